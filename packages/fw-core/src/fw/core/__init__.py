@@ -1,0 +1,20 @@
+"""fw.core: tensor, dtypes, devices, the op table and kernels, the IR, passes,
+the executor and the model file format. See README.md beside this package."""
+
+__version__ = "0.1.0"
+
+import numpy as _np
+
+# Deep-learning code routinely makes inf/nan on purpose (log(0), masks, overflow
+# checks in loss scaling); NumPy's floating-point warnings would be noise, as
+# they are not raised by PyTorch or Paddle either.
+_np.seterr(divide="ignore", invalid="ignore", over="ignore", under="ignore")
+
+from fw.core import dtypes, errors, place  # noqa: E402
+from fw.core.tensor import Tensor, is_tensor, to_tensor  # noqa: E402
+from fw.core import ops  # noqa: E402
+from fw.core.ops import OPS, FUNCTIONS  # noqa: E402
+from fw.core import ir  # noqa: E402
+
+__all__ = ["Tensor", "to_tensor", "is_tensor", "dtypes", "place", "errors", "ops", "OPS",
+           "FUNCTIONS", "ir", "__version__"]

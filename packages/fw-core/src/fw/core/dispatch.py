@@ -1,0 +1,325 @@
+"""Calling an op: eager on tensors, or emitting IR on symbolic values.
+
+`invoke(op, args, attrs)` is the one general entry. When a program builder is
+active (fw.core.ir.trace, fw.static, fw.jit.to_static) it emits an operation;
+otherwise it runs the op's kernel for the inputs' device:
+
+1. promotion: inputs listed in ``op.promote_idx`` (tensors and Python scalars)
+   are brought to one dtype by the promotion table — a tensor through the
+   ``cast`` op, so the cast is differentiable; a scalar becomes a NumPy scalar;
+2. the kernel runs on the arrays (``op.kernels[backend]`` or the reference);
+3. the arrays are wrapped as Tensors; if grad mode is on and an input requires
+   grad, fw-autograd's recorder builds the tape node.
+
+`infer` is not called on success — the arrays carry shape and dtype. When a
+kernel raises, `infer` is called to give the user a precise message.
+
+`fw.core.ops._api` builds faster specialised entry points for the hottest ops
+(binary/unary elementwise) that fall back to `invoke` for anything unusual.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fw.core import dtypes as _dt
+from fw.core import place as _pl
+from fw.core.errors import (FwError, InvalidArgumentError, InvalidTypeError, UnsupportedError,
+                             with_op_name)
+from fw.core.ir.core import Value
+from fw.core.ir.core import _state as _build
+from fw.core.ir.types import TensorType
+from fw.core.tensor import Tensor, _new
+
+__all__ = ["invoke", "grad_state", "target_dtype", "explain_failure"]
+
+_ndarray = np.ndarray
+_generic = np.generic
+_BY_NP = _dt._BY_NP
+_BY_ARRAY_TYPE = _pl._BY_ARRAY_TYPE
+_SCALARS = (bool, int, float, complex)
+
+
+class _GradState:
+    """fw-autograd fills this in: `enabled` is grad mode, `record` builds a node."""
+
+    __slots__ = ("enabled", "record", "available")
+
+    def __init__(self):
+        self.enabled = False
+        self.record = None
+        self.available = False
+
+
+grad_state = _GradState()
+_CAST = None  # the cast OpDef, bound when the op table is loaded
+
+
+def _dtype_of_arg(a):
+    t = type(a)
+    if t is Tensor or isinstance(a, Tensor):
+        d = a._data.dtype
+        return _BY_NP.get(d) or _dt.from_numpy(d)
+    if t is Value:
+        return a.type.dtype
+    if isinstance(a, _ndarray):
+        return _dt.from_numpy(a.dtype)
+    if isinstance(a, _generic):
+        return _dt.from_numpy(a.dtype)
+    return None
+
+
+def target_dtype(op, args):
+    """The dtype the promoted inputs of `op` share, or None if none are tensors or
+    scalars. Scalars are weak (see fw.core.dtypes)."""
+    dts = []
+    scalars = []
+    var = op.variadic
+    for i in op.promote_idx:
+        if i >= len(args):
+            continue
+        a = args[i]
+        items = a if i == var else (a,)
+        for x in items:
+            if x is None:
+                continue
+            d = _dtype_of_arg(x)
+            if d is not None:
+                dts.append(d)
+            elif isinstance(x, _SCALARS):
+                scalars.append(x)
+            elif isinstance(x, (list, tuple)):
+                dts.append(_dt.from_numpy(_list_array(x).dtype))
+    if not dts and not scalars:
+        return None
+    out = _dt.result_type(*dts, *scalars)
+    if op.to_float and out.kind < _dt._FLOAT:
+        out = _dt.get_default_dtype()
+    return out
+
+
+def _list_array(x):
+    from fw.core.tensor import to_tensor
+
+    return to_tensor(x)._data
+
+
+def _cast_tensor(t, dtype):
+    return invoke(_CAST, [t], {"dtype": dtype})
+
+
+def _scalar_as(v, dtype):
+    return dtype.np.type(v)
+
+
+def _symbolic_outside_builder(op):
+    raise UnsupportedError(
+        f"{op.name}: got a symbolic tensor (an IR Value) but no program is being built; "
+        f"symbolic values can only be used inside fw.core.ir.trace, fw.static.program_guard "
+        f"or a fw.jit.to_static function")
+
+
+def invoke(op, args, attrs):
+    """Run `op` on `args` (aligned with op.inputs; the variadic slot is a list)."""
+    if _build.builder is not None:
+        return _build.builder.emit(op, args, attrs)
+    return _eager(op, list(args), attrs)
+
+
+def _eager(op, args, attrs):
+    if op.canon is not None:
+        attrs = op.canon(attrs)
+    pidx = op.promote_idx
+    target = target_dtype(op, args) if pidx else None
+    var = op.variadic
+    n = len(args)
+    arrays = [None] * n
+    need_grad = False
+    backend = None
+    for i in range(n):
+        a = args[i]
+        promoted = target is not None and i in pidx
+        if i == var:
+            items = list(a)
+            arrs = []
+            for j, x in enumerate(items):
+                x, arr, g = _convert(op, i, x, target if promoted else None)
+                items[j] = x
+                arrs.append(arr)
+                need_grad = need_grad or g
+                if backend is None and arr is not None and not isinstance(arr, _generic):
+                    backend = arr
+            args[i] = items
+            arrays[i] = arrs
+            continue
+        if a is None:
+            if i not in op.optional:
+                raise InvalidArgumentError(f"{op.name}: argument '{op.input_names[i]}' is "
+                                           f"required, got None")
+            continue
+        a, arr, g = _convert(op, i, a, target if promoted else None)
+        args[i] = a
+        arrays[i] = arr
+        need_grad = need_grad or g
+        if backend is None and not isinstance(arr, _generic):
+            backend = arr
+    if backend is not None:
+        be = _BY_ARRAY_TYPE.get(type(backend)) or _pl.backend_of(backend)
+        if len(_BY_ARRAY_TYPE) > 1:
+            _check_same_device(op, arrays)
+    else:
+        be = _pl.get_backend(_pl.current_place().kind)
+    kern = op.kernels.get(be.name) or op.reference
+    try:
+        out = kern(*arrays, **attrs)
+    except FwError as e:
+        raise with_op_name(op.name, e) from None
+    except Exception as e:  # numpy/kernel error: explain it in the user's terms
+        raise explain_failure(op, args, attrs, e) from e
+    if backend is None and be.name != "cpu":
+        out = _move_outputs(out, be)
+    if op.num_outputs == 1:
+        r = _wrap(out)
+        if need_grad and grad_state.enabled and op.differentiable:
+            grad_state.record(op, args, attrs, (r,))
+        return r
+    rs = tuple(_wrap(o) for o in out)
+    if need_grad and grad_state.enabled and op.differentiable:
+        grad_state.record(op, args, attrs, rs)
+    return rs
+
+
+def _wrap(a):
+    if type(a) is not _ndarray:
+        if isinstance(a, _generic) or not hasattr(a, "shape"):
+            a = np.asarray(a)
+    t = _new(Tensor)
+    t._data = a
+    t._sg = True
+    t._node = None
+    return t
+
+
+def _move_outputs(out, be):
+    p = _pl.current_place()
+    if isinstance(out, tuple):
+        return tuple(be.asarray(np.asarray(o), p.index) for o in out)
+    return be.asarray(np.asarray(out), p.index)
+
+
+def _convert(op, i, a, target):
+    """-> (arg as kept for autograd, array for the kernel, requires_grad)."""
+    if isinstance(a, Tensor):
+        if target is not None:
+            d = a._data.dtype
+            if (_BY_NP.get(d) or _dt.from_numpy(d)) is not target:
+                a = _cast_tensor(a, target)
+        return a, a._data, not a._sg
+    if type(a) is Value:
+        _symbolic_outside_builder(op)
+    if isinstance(a, _SCALARS):
+        d = target if target is not None else _dt.scalar_dtype(a)
+        try:
+            return a, _scalar_as(a, d), False
+        except (OverflowError, ValueError) as e:
+            raise InvalidArgumentError(f"{op.name}: argument '{op.input_names[i]}' = {a!r} "
+                                       f"does not fit dtype {d.name}: {e}") from None
+    if isinstance(a, (_ndarray, _generic)):
+        arr = np.asarray(a)
+        if arr.dtype not in _BY_NP:
+            from fw.core.tensor import _coerce_foreign
+
+            arr = _coerce_foreign(arr)
+        if target is not None and arr.dtype != target.np:
+            arr = arr.astype(target.np)
+        return a, arr, False
+    if isinstance(a, (list, tuple)):
+        arr = _list_array(a)
+        if target is not None and arr.dtype != target.np:
+            arr = arr.astype(target.np)
+        return a, arr, False
+    if type(a).__module__.split(".")[0] == "cupy":
+        return a, a, False
+    raise InvalidTypeError(f"{op.name}: argument '{op.input_names[i]}' must be a Tensor, a "
+                           f"Python number or an array, got {type(a).__name__}")
+
+
+def _check_same_device(op, arrays):
+    seen = None
+    for a in arrays:
+        items = a if isinstance(a, list) else (a,)
+        for x in items:
+            if x is None or isinstance(x, _generic):
+                continue
+            p = _pl.place_of(x)
+            if seen is None:
+                seen = p
+            elif p != seen:
+                raise InvalidArgumentError(f"{op.name}: inputs are on different devices "
+                                           f"({seen} and {p}); move them with .to(device)")
+
+
+def _type_of(a):
+    if isinstance(a, Tensor):
+        return TensorType(a._data.shape, a.dtype)
+    if type(a) is Value:
+        return a.type
+    if isinstance(a, (_ndarray, _generic)):
+        return TensorType(np.shape(a), _dt.from_numpy(np.asarray(a).dtype))
+    if isinstance(a, _SCALARS):
+        return TensorType((), _dt.scalar_dtype(a))
+    if isinstance(a, (list, tuple)):
+        arr = _list_array(a)
+        return TensorType(arr.shape, _dt.from_numpy(arr.dtype))
+    return None
+
+
+def input_types(op, args):
+    out = []
+    for i, a in enumerate(args):
+        if i == op.variadic:
+            out.append([_type_of(x) for x in a])
+        else:
+            out.append(None if a is None else _type_of(a))
+    return out
+
+
+def describe_inputs(op, args) -> str:
+    parts = []
+    for name, t in zip(op.input_names, input_types(op, args)):
+        if isinstance(t, list):
+            parts.append(f"{name}=[{', '.join(_fmt(x) for x in t)}]")
+        else:
+            parts.append(f"{name}: {_fmt(t)}")
+    return ", ".join(parts)
+
+
+def _fmt(t):
+    if t is None:
+        return "None"
+    return f"{t.dtype.name}{list(t.shape)}"
+
+
+def explain_failure(op, args, attrs, exc) -> Exception:
+    """Turn a kernel's exception into one naming the op, the arguments, their shapes
+    and dtypes; `infer` gives the precise reason when it can."""
+    try:
+        types = input_types(op, args)
+        op.infer(*types, **attrs)
+    except FwError as precise:
+        return precise
+    except Exception:
+        pass
+    msg = (f"{op.name} failed on {describe_inputs(op, args)}"
+           + (f" with {_fmt_attrs(attrs)}" if attrs else "") + f": {type(exc).__name__}: {exc}")
+    if isinstance(exc, (TypeError,)):
+        return InvalidTypeError(msg)
+    if isinstance(exc, (ValueError, IndexError, np.linalg.LinAlgError)):
+        return InvalidArgumentError(msg)
+    if isinstance(exc, (MemoryError,)):
+        return MemoryError(msg)
+    return InvalidArgumentError(msg)
+
+
+def _fmt_attrs(attrs) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in attrs.items())

@@ -1,0 +1,281 @@
+"""The IR: Program > Block > Operation, with SSA `Value`\\ s.
+
+- A `Value` has a static `TensorType`. It is either an operation result or a
+  block argument. Block 0's arguments are the program's inputs (role ``input``),
+  its parameters (role ``param``: named persistable values, trainable) and its
+  captured constants (role ``const``: named persistable values, not trained).
+- An `Operation` names an op of the op table, refers to operand Values (None for
+  an absent optional input), holds attributes, and owns nested `Block`\\ s for
+  control flow (``cond``: then/else; ``while``: cond/body). A nested block can
+  use any value that dominates it (the regions of MLIR), and ends with ``yield``.
+- A `Value` is also what user code holds while a function is traced: it has the
+  Tensor API (``x.shape``, ``x + y``, ``x.sum()``), and every fw op called on it
+  emits an operation into the block being built instead of computing.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+
+from fw.core.ir.types import TensorType
+
+__all__ = ["Value", "Operation", "Block", "Program", "current_builder"]
+
+_ids = itertools.count()
+
+
+class Value:
+    """An SSA value (symbolic tensor)."""
+
+    __slots__ = ("type", "owner", "index", "role", "label", "_sg", "_id", "__weakref__",
+                 "__dict__")
+
+    def __init__(self, type_: TensorType, owner=None, index: int = 0, role: str = "result",
+                 label: str | None = None):
+        self.type = type_
+        self.owner = owner  # Operation (result) or Block (argument)
+        self.index = index
+        self.role = role  # result | arg | input | param | const
+        self.label = label  # input name, or the parameter/constant name
+        self._sg = role not in ("param",)
+        self._id = next(_ids)
+
+    # tensor-like metadata
+    @property
+    def shape(self) -> list:
+        return list(self.type.shape)
+
+    @property
+    def dtype(self):
+        return self.type.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.type.shape)
+
+    def dim(self) -> int:
+        return len(self.type.shape)
+
+    @property
+    def size(self) -> int:
+        return self.type.numel()
+
+    @property
+    def name(self) -> str:
+        return self.label if self.label is not None else f"%{self._id}"
+
+    @name.setter
+    def name(self, v):
+        self.label = v
+
+    @property
+    def stop_gradient(self) -> bool:
+        return self._sg
+
+    @stop_gradient.setter
+    def stop_gradient(self, v):
+        self._sg = bool(v)
+
+    @property
+    def persistable(self) -> bool:
+        return self.role in ("param", "const")
+
+    @property
+    def is_parameter(self) -> bool:
+        return self.role == "param"
+
+    @property
+    def defining_op(self):
+        return self.owner if isinstance(self.owner, Operation) else None
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        what = self.role if self.label is None else f"{self.role} {self.label!r}"
+        return f"Value({what}: {self.type})"
+
+    def __bool__(self):
+        from fw.core.errors import UnsupportedError
+
+        raise UnsupportedError(
+            f"the truth value of a symbolic tensor ({self.type}) is not known while a program "
+            f"is being built; inside fw.jit.to_static, `if`/`while` on tensors are converted to "
+            f"cond/while ops — elsewhere use fw.static.nn.cond / while_loop")
+
+    def __len__(self) -> int:
+        d = self.type.shape[0] if self.type.shape else None
+        if d is None:
+            raise TypeError("len() of a 0-D symbolic tensor")
+        if d < 0:
+            from fw.core.errors import UnsupportedError
+
+            raise UnsupportedError(f"len() of a symbolic tensor whose first dimension is "
+                                   f"dynamic ({self.type})")
+        return d
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def numpy(self):
+        from fw.core.errors import UnsupportedError
+
+        raise UnsupportedError(f"a symbolic tensor ({self.type}) has no values while a program "
+                               f"is being built; fetch it from the executor's results instead")
+
+    def item(self):
+        self.numpy()
+
+    def __index__(self):
+        self.numpy()
+
+
+class Operation:
+    __slots__ = ("opdef", "operands", "attrs", "results", "blocks", "parent", "loc")
+
+    def __init__(self, opdef, operands, attrs, result_types, blocks=(), loc=None):
+        self.opdef = opdef
+        self.operands = list(operands)
+        self.attrs = dict(attrs)
+        self.results = [Value(t, self, i) for i, t in enumerate(result_types)]
+        self.blocks = list(blocks)
+        for b in self.blocks:
+            b.parent = self
+        self.parent = None  # the Block holding this operation
+        self.loc = loc  # (filename, lineno) of the user code that emitted it
+
+    @property
+    def name(self) -> str:
+        return self.opdef.name
+
+    def __repr__(self) -> str:
+        return f"<Operation {self.name} -> {[str(r.type) for r in self.results]}>"
+
+
+class Block:
+    __slots__ = ("args", "ops", "outputs", "parent", "program")
+
+    def __init__(self, program=None):
+        self.args: list = []
+        self.ops: list = []
+        self.outputs: list = []
+        self.parent = None  # the Operation owning this block (None for block 0)
+        self.program = program
+
+    def add_arg(self, type_: TensorType, role: str = "arg", label=None) -> Value:
+        v = Value(type_, self, len(self.args), role, label)
+        self.args.append(v)
+        return v
+
+    def append(self, op: Operation) -> Operation:
+        op.parent = self
+        self.ops.append(op)
+        if self.program is not None:
+            self.program._version += 1
+        return op
+
+    def walk(self):
+        """Every operation in this block and its nested blocks, in order."""
+        for op in self.ops:
+            yield op
+            for b in op.blocks:
+                yield from b.walk()
+
+
+class Program:
+    """A whole program: block 0 plus the values captured for its params/consts."""
+
+    def __init__(self):
+        self.block = Block(self)
+        self.captured: dict = {}  # label -> Tensor holding the param/const's value
+        self._version = 0
+        self._compiled = None  # executor cache: (version, schedule)
+        self.meta: dict = {}
+
+    # block 0
+    @property
+    def global_block(self) -> Block:
+        return self.block
+
+    def inputs(self) -> list:
+        return [a for a in self.block.args if a.role == "input"]
+
+    def params(self) -> list:
+        return [a for a in self.block.args if a.role in ("param", "const")]
+
+    def parameters(self) -> list:
+        return [a for a in self.block.args if a.role == "param"]
+
+    @property
+    def outputs(self) -> list:
+        return self.block.outputs
+
+    def walk(self):
+        return self.block.walk()
+
+    def all_blocks(self):
+        out = [self.block]
+        for op in self.block.walk():
+            out.extend(op.blocks)
+        return out
+
+    def touch(self) -> None:
+        """Mark the program changed (invalidates compiled schedules)."""
+        self._version += 1
+
+    def __str__(self) -> str:
+        from fw.core.ir.printer import print_program
+
+        return print_program(self)
+
+    def __repr__(self) -> str:
+        return (f"<Program: {len(self.inputs())} inputs, {len(self.params())} params, "
+                f"{sum(1 for _ in self.walk())} ops>")
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Program) and str(self) == str(other)
+
+    __hash__ = object.__hash__
+
+    def clone(self) -> "Program":
+        from fw.core.ir.parser import parse
+
+        p = parse(str(self))
+        p.captured = dict(self.captured)
+        p.meta = dict(self.meta)
+        return p
+
+
+# ---------------------------------------------------------------- building state
+class _BuildState:
+    __slots__ = ("builder",)
+
+    def __init__(self):
+        self.builder = None
+
+
+_state = _BuildState()
+
+
+def current_builder():
+    return _state.builder
+
+
+_FW_DIRS: tuple = ()
+
+
+def user_location():
+    """(filename, lineno) of the innermost frame outside fw's own packages."""
+    global _FW_DIRS
+    if not _FW_DIRS:
+        import fw
+
+        _FW_DIRS = tuple(list(fw.__path__))
+    f = sys._getframe(2)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not fn.startswith(_FW_DIRS) and not fn.startswith("<fw"):
+            return (fn, f.f_lineno)
+        f = f.f_back
+    return None

@@ -1,0 +1,27 @@
+"""The op table (`OPS`) and the public functions derived from it.
+
+Each family module declares its ops with `defop` (and hand-written public
+wrappers with `public`); importing this package loads every family, then
+`_api.install()` generates the functions and attaches Tensor/Value methods.
+Add a family by adding its module to `FAMILIES`.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from fw.core import dispatch as _dispatch
+from fw.core.ops import _api
+from fw.core.ops._registry import OPS, OpDef, defop, get_op, register_kernel
+
+FAMILIES = ("creation", "elementwise", "reduce", "shape", "indexing", "search", "linalg", "fft",
+            "random", "control")
+
+for _m in FAMILIES:
+    importlib.import_module(f"fw.core.ops.{_m}")
+
+_dispatch._CAST = OPS["cast"]
+FUNCTIONS = _api.install()
+call = _api.call
+
+__all__ = ["OPS", "OpDef", "defop", "get_op", "register_kernel", "FUNCTIONS", "call", "FAMILIES"]

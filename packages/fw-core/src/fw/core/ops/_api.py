@@ -1,0 +1,253 @@
+"""The public functions and Tensor methods, derived from the op table.
+
+For each op with ``api`` set, a function with the Paddle signature
+``name(inputs..., attrs=defaults..., name=None)`` is generated (real Python
+source, so signatures and defaults are introspectable and argument binding is
+as cheap as a hand-written function). Ops whose public signature is not a plain
+mapping of inputs and attributes get a hand-written wrapper registered with
+`public` next to their declaration; it takes precedence.
+
+The hottest ops get specialised entry points (`_make_binary`, `_make_unary`):
+when every input is a cpu Tensor of one dtype (or a Python number next to a
+floating tensor) and no program is being built, they call the kernel directly
+and skip the general dispatcher; everything else falls through to
+`fw.core.dispatch.invoke`, which has the full semantics.
+
+The same function objects are attached to `Tensor` and to the IR `Value`, so a
+method call behaves identically in eager and static code.
+"""
+
+from __future__ import annotations
+
+import keyword
+
+import numpy as np
+
+from fw.core.dispatch import grad_state, invoke
+from fw.core.ir.core import Value
+from fw.core.ir.core import _state as _build
+from fw.core.ops._registry import OPS, get_op
+from fw.core.tensor import Tensor, _new
+
+__all__ = ["public", "PUBLIC", "METHODS", "call", "install", "FUNCTIONS"]
+
+PUBLIC: dict = {}  # name -> hand-written public function
+METHODS: dict = {}  # method name -> function (self first)
+DUNDERS: dict = {}
+FUNCTIONS: dict = {}  # every public function, after install()
+_installed = [False]
+
+_ndarray = np.ndarray
+_asarray = np.asarray
+
+
+def public(name=None, *, method=False, dunders=(), aliases=(), method_aliases=()):
+    """Register a hand-written public function (and optionally a Tensor method)."""
+
+    def deco(fn):
+        n = name or fn.__name__
+        PUBLIC[n] = fn
+        for a in aliases:
+            PUBLIC[a] = fn
+        if method:
+            METHODS[n if method is True else method] = fn
+        for m in method_aliases:
+            METHODS[m] = fn
+        for d in dunders:
+            DUNDERS[d] = fn
+        return fn
+
+    return deco
+
+
+def call(op_name: str, *args, **attrs):
+    """Invoke an op by name: positional tensor inputs, keyword attributes."""
+    op = get_op(op_name)
+    n = len(op.input_names)
+    ins = list(args[:n]) + [None] * (n - len(args))
+    at = dict(op.attrs)
+    for k, v in attrs.items():
+        if k not in at:
+            raise TypeError(f"{op_name}() got an unexpected attribute {k!r}; "
+                            f"it has {list(op.attrs)}")
+        at[k] = v
+    return invoke(op, ins, at)
+
+
+# ---------------------------------------------------------------- generation
+def _make_generic(op, fname):
+    params, ins = [], []
+    ns = {"_invoke": invoke, "_op": op}
+    for i, n in enumerate(op.input_names):
+        if i in op.optional:
+            params.append(f"{n}=None")
+        else:
+            params.append(n)
+        ins.append(n)
+    items = []
+    for j, (k, v) in enumerate(op.attrs.items()):
+        ns[f"_d{j}"] = v
+        params.append(f"{k}=_d{j}")
+        items.append(f"{k!r}: {k}")
+    if "name" not in op.attrs and "name" not in op.input_names:
+        params.append("name=None")
+    src = (f"def {fname}({', '.join(params)}):\n"
+           f"    return _invoke(_op, [{', '.join(ins)}], {{{', '.join(items)}}})\n")
+    exec(compile(src, f"<fw op {op.name}>", "exec"), ns)
+    fn = ns[fname]
+    fn.__doc__ = op.doc or f"The ``{op.name}`` op (generated from the op table)."
+    fn.__module__ = "fw"
+    fn.__qualname__ = fname
+    fn.op = op
+    return fn
+
+
+def _make_binary(op, fname):
+    kern = op.kernels.get("cpu") or op.reference
+    gs = grad_state
+    bs = _build
+    inv = invoke
+    T = Tensor
+    nd = _ndarray
+    new = _new
+    asarray = _asarray
+    diff = op.differentiable
+    float_only = op.to_float
+
+    def f(x, y, name=None):
+        if type(x) is T and bs.builder is None:
+            a = x._data
+            ty = type(y)
+            if ty is T:
+                b = y._data
+                if a.dtype is b.dtype and type(a) is nd and type(b) is nd and (
+                        not float_only or a.dtype.kind in "fc"):
+                    try:
+                        r = kern(a, b)
+                    except Exception:
+                        return inv(op, [x, y], {})
+                    if type(r) is not nd:
+                        r = asarray(r)
+                    t = new(T)
+                    t._data = r
+                    t._sg = True
+                    t._node = None
+                    if diff and gs.enabled and not (x._sg and y._sg):
+                        gs.record(op, [x, y], {}, (t,))
+                    return t
+            elif (ty is float or ty is int) and type(a) is nd and a.dtype.kind == "f":
+                try:
+                    r = kern(a, y)
+                except Exception:
+                    return inv(op, [x, y], {})
+                if type(r) is not nd:
+                    r = asarray(r)
+                t = new(T)
+                t._data = r
+                t._sg = True
+                t._node = None
+                if diff and gs.enabled and not x._sg:
+                    gs.record(op, [x, y], {}, (t,))
+                return t
+        return inv(op, [x, y], {})
+
+    f.__name__ = f.__qualname__ = fname
+    f.__doc__ = op.doc or f"Elementwise ``{op.name}`` with broadcasting and dtype promotion."
+    f.__module__ = "fw"
+    f.op = op
+    return f
+
+
+def _make_unary(op, fname):
+    kern = op.kernels.get("cpu") or op.reference
+    gs = grad_state
+    bs = _build
+    inv = invoke
+    T = Tensor
+    nd = _ndarray
+    new = _new
+    asarray = _asarray
+    diff = op.differentiable
+    kinds = "fc" if op.to_float else "biufcV"
+
+    def f(x, name=None):
+        if type(x) is T and bs.builder is None:
+            a = x._data
+            if type(a) is nd and a.dtype.kind in kinds:
+                try:
+                    r = kern(a)
+                except Exception:
+                    return inv(op, [x], {})
+                if type(r) is not nd:
+                    r = asarray(r)
+                t = new(T)
+                t._data = r
+                t._sg = True
+                t._node = None
+                if diff and not x._sg and gs.enabled:
+                    gs.record(op, [x], {}, (t,))
+                return t
+        return inv(op, [x], {})
+
+    f.__name__ = f.__qualname__ = fname
+    f.__doc__ = op.doc or f"Elementwise ``{op.name}``."
+    f.__module__ = "fw"
+    f.op = op
+    return f
+
+
+def _function_for(op, fname):
+    fast = getattr(op, "fast", None)
+    if fast == "binary" and len(op.input_names) == 2 and not op.attrs:
+        return _make_binary(op, fname)
+    if fast == "unary" and len(op.input_names) == 1 and not op.attrs:
+        return _make_unary(op, fname)
+    return _make_generic(op, fname)
+
+
+def _reflected(fn):
+    def r(self, other):
+        return fn(other, self)
+
+    r.__name__ = f"r{fn.__name__}"
+    return r
+
+
+def install():
+    """Build every public function and attach methods to Tensor and Value."""
+    if _installed[0]:
+        return FUNCTIONS
+    for op in OPS.values():
+        if op.api is False and op.method is False and not op.dunders:
+            continue
+        key = op.api if isinstance(op.api, str) else op.name  # may be dotted: "linalg.inv"
+        fname = key.rsplit(".", 1)[-1]
+        if keyword.iskeyword(fname):
+            fname = fname + "_"
+        fn = PUBLIC.get(key) or _function_for(op, fname)
+        if op.api is not False:
+            FUNCTIONS.setdefault(key, fn)
+            for a in op.aliases:
+                FUNCTIONS.setdefault(a, fn)
+        if op.method:
+            mname = op.method if isinstance(op.method, str) else fname
+            METHODS.setdefault(mname, fn)
+            for a in op.aliases:
+                METHODS.setdefault(a, fn)
+        for d in op.dunders:
+            if d.startswith("__r") and d not in ("__rshift__",):
+                DUNDERS.setdefault(d, _reflected(fn))
+            else:
+                DUNDERS.setdefault(d, fn)
+    for n, fn in PUBLIC.items():
+        FUNCTIONS[n] = fn
+    for cls in (Tensor, Value):
+        for m, fn in METHODS.items():
+            if m in cls.__dict__ and not getattr(cls.__dict__[m], "op", None) and \
+                    not getattr(cls.__dict__[m], "_fw_method", False):
+                continue  # a hand-written member wins
+            setattr(cls, m, fn)
+        for d, fn in DUNDERS.items():
+            setattr(cls, d, fn)
+    _installed[0] = True
+    return FUNCTIONS

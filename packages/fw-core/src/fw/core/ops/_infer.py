@@ -1,0 +1,188 @@
+"""Shared shape/dtype rules for `infer` functions.
+
+Rules raise `InvalidArgumentError`/`InvalidTypeError`; the op table prefixes
+the op name, so messages here say which argument and which shapes.
+Dynamic dimensions are -1 and are assumed compatible with anything.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fw.core import dtypes as _dt
+from fw.core.errors import InvalidArgumentError, InvalidTypeError
+from fw.core.ir.types import DYN, TensorType
+
+__all__ = [
+    "broadcast_shapes", "norm_axis", "norm_axes", "same", "binary", "compare", "to_bool",
+    "to_dtype", "reduce", "infer_by_eval", "shp", "require_float", "require_int", "real_of",
+    "complex_of",
+]
+
+
+def shp(shape) -> str:
+    return "[" + ", ".join(str(d) for d in shape) + "]"
+
+
+def broadcast_shapes(*shapes, names=None) -> tuple:
+    names = names or [f"input {i}" for i in range(len(shapes))]
+    nd = max((len(s) for s in shapes), default=0)
+    out = [1] * nd
+    owner = [None] * nd
+    for s, nm in zip(shapes, names):
+        off = nd - len(s)
+        for i, d in enumerate(s):
+            j = off + i
+            o = out[j]
+            if d == o or d == 1:
+                continue
+            if o == 1:
+                out[j] = d
+                owner[j] = (nm, s)
+            elif d == DYN:
+                continue
+            elif o == DYN:
+                out[j] = d
+                owner[j] = (nm, s)
+            else:
+                other_nm, other_s = owner[j] if owner[j] else ("another input", ())
+                raise InvalidArgumentError(
+                    f"'{nm}' with shape {shp(s)} cannot broadcast with '{other_nm}' with shape "
+                    f"{shp(other_s)} (dimension {j - nd} is {d} vs {o})")
+        for i, d in enumerate(s):
+            j = off + i
+            if owner[j] is None and d != 1:
+                owner[j] = (nm, s)
+    return tuple(out)
+
+
+def norm_axis(axis, ndim: int, arg: str = "axis") -> int:
+    try:
+        a = int(axis)
+    except (TypeError, ValueError):
+        raise InvalidTypeError(f"'{arg}' must be an int, got {type(axis).__name__}") from None
+    lo, hi = (-ndim, ndim - 1) if ndim > 0 else (-1, 0)
+    if a < lo or a > hi:
+        raise InvalidArgumentError(f"'{arg}'={a} is out of range for a tensor of rank {ndim} "
+                                   f"(expected {lo} <= {arg} <= {hi})")
+    return a % ndim if ndim > 0 else 0
+
+
+def norm_axes(axis, ndim: int, arg: str = "axis") -> tuple:
+    """None -> all axes; int or sequence -> sorted unique non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (int, np.integer)):
+        return (norm_axis(axis, ndim, arg),)
+    axes = tuple(norm_axis(a, ndim, arg) for a in axis)
+    if len(set(axes)) != len(axes):
+        raise InvalidArgumentError(f"'{arg}'={list(axis)} repeats an axis")
+    return tuple(sorted(axes))
+
+
+def same(x, **_):
+    return x
+
+
+def binary(x, y, **_):
+    return TensorType(broadcast_shapes(x.shape, y.shape, names=("x", "y")), x.dtype)
+
+
+def compare(x, y, **_):
+    return TensorType(broadcast_shapes(x.shape, y.shape, names=("x", "y")), _dt.bool_)
+
+
+def to_bool(x, **_):
+    return TensorType(x.shape, _dt.bool_)
+
+
+def to_dtype(dtype):
+    d = _dt.convert_dtype(dtype)
+
+    def rule(x, **_):
+        return TensorType(x.shape, d)
+
+    return rule
+
+
+def real_of(d):
+    if d is _dt.complex64:
+        return _dt.float32
+    if d is _dt.complex128:
+        return _dt.float64
+    return d
+
+
+def complex_of(d):
+    if d is _dt.float64 or d is _dt.complex128:
+        return _dt.complex128
+    return _dt.complex64
+
+
+def require_float(t, arg="x", complex_ok=True):
+    if t.dtype.kind < _dt._FLOAT or (not complex_ok and t.dtype.kind == _dt._COMPLEX):
+        raise InvalidTypeError(f"'{arg}' must be a floating{' or complex' if complex_ok else ''} "
+                               f"tensor, got {t.dtype.name}")
+
+
+def require_int(t, arg="x", bool_ok=False):
+    ok = (_dt._INT, _dt._BOOL) if bool_ok else (_dt._INT,)
+    if t.dtype.kind not in ok:
+        raise InvalidTypeError(f"'{arg}' must be an integer tensor, got {t.dtype.name}")
+
+
+def reduce(x, axis=None, keepdim=False, dtype=None, **_):
+    axes = norm_axes(axis, len(x.shape))
+    if keepdim:
+        shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+    else:
+        shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
+    return TensorType(shape, x.dtype if dtype is None else _dt.convert_dtype(dtype))
+
+
+# ---------------------------------------------------------------- infer by evaluation
+_SENTINELS = (2, 3)
+
+
+def infer_by_eval(reference, int_fill=0):
+    """An `infer` that runs the NumPy reference on small stand-in arrays.
+
+    Static dims are used as they are; each dynamic dim is replaced by 2 and then
+    by 3, and output dims that differ between the two runs are reported as -1.
+    Use it only for ops whose output shape depends on input shapes alone and
+    whose reference accepts arbitrary values (floats are drawn from a fixed
+    seed; integers are `int_fill`).
+    """
+
+    def make(t, sub, rng):
+        shape = tuple(sub if d == DYN else d for d in t.shape)
+        if t.dtype.kind >= _dt._FLOAT:
+            a = rng.standard_normal(shape)
+            if t.dtype.kind == _dt._COMPLEX:
+                a = a + 1j * rng.standard_normal(shape)
+            return a.astype(t.dtype.np)
+        return np.full(shape, int_fill, dtype=t.dtype.np)
+
+    def run(types, attrs, sub):
+        rng = np.random.default_rng(0)
+        args = [None if t is None else ([make(u, sub, rng) for u in t] if isinstance(t, list)
+                                        else make(t, sub, rng)) for t in types]
+        out = reference(*args, **attrs)
+        return out if isinstance(out, tuple) else (out,)
+
+    def rule(*types, **attrs):
+        dyn = any(DYN in (t.shape if not isinstance(t, list) else sum((u.shape for u in t), ()))
+                  for t in types if t is not None)
+        a = run(types, attrs, _SENTINELS[0])
+        b = run(types, attrs, _SENTINELS[1]) if dyn else a
+        res = []
+        for x, y in zip(a, b):
+            x = np.asarray(x)
+            y = np.asarray(y)
+            shape = tuple(dx if dx == dy else DYN for dx, dy in zip(x.shape, y.shape))
+            if len(x.shape) != len(y.shape):
+                raise InvalidArgumentError("the result rank depends on dynamic dimensions")
+            res.append(TensorType(shape, _dt.from_numpy(x.dtype)))
+        return res[0] if len(res) == 1 else tuple(res)
+
+    return rule

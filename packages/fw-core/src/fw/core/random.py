@@ -1,0 +1,94 @@
+"""Random number generators: one per device kind, reseeded together by `seed`.
+
+Random ops draw from the generator of the device they run on at the moment
+they run (also inside compiled programs), so a program with dropout gives new
+masks each run, and `fw.seed(s)` makes eager and compiled runs reproducible.
+The cpu generator is NumPy's PCG64; a gpu generator wraps CuPy's.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+__all__ = ["Generator", "seed", "default_generator", "get_rng_state", "set_rng_state",
+           "initial_seed"]
+
+
+class Generator:
+    """Paddle's ``paddle.framework.Generator``: a seedable stream of random bits."""
+
+    def __init__(self, seed_: int | None = None, kind: str = "cpu"):
+        self.kind = kind
+        self._lock = threading.Lock()
+        self.manual_seed(np.random.SeedSequence().entropy % (2**63) if seed_ is None else seed_)
+
+    def manual_seed(self, s: int) -> "Generator":
+        s = int(s)
+        self._seed = s
+        if self.kind == "cpu":
+            self._gen = np.random.Generator(np.random.PCG64(s))
+        else:
+            import cupy
+
+            self._gen = cupy.random.Generator(cupy.random.XORWOW(s))
+        return self
+
+    def seed(self) -> int:
+        """Reseed from fresh entropy; returns the new seed."""
+        s = int(np.random.SeedSequence().entropy % (2**63))
+        self.manual_seed(s)
+        return s
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    @property
+    def np(self):
+        """The underlying array-library generator (numpy.random.Generator on cpu)."""
+        return self._gen
+
+    def get_state(self):
+        if self.kind == "cpu":
+            return {"seed": self._seed, "bit_generator": self._gen.bit_generator.state}
+        return {"seed": self._seed, "state": None}
+
+    def set_state(self, state) -> None:
+        self._seed = state["seed"]
+        if self.kind == "cpu":
+            self._gen.bit_generator.state = state["bit_generator"]
+        else:
+            self.manual_seed(self._seed)
+
+
+_generators: dict = {}
+
+
+def default_generator(kind: str = "cpu") -> Generator:
+    g = _generators.get(kind)
+    if g is None:
+        g = Generator(None, kind)
+        _generators[kind] = g
+    return g
+
+
+def seed(s: int) -> Generator:
+    """Seed every device's generator (``paddle.seed``); returns the cpu generator."""
+    s = int(s)
+    for kind in set(_generators) | {"cpu"}:
+        default_generator(kind).manual_seed(s)
+    return default_generator("cpu")
+
+
+def initial_seed() -> int:
+    return default_generator("cpu").initial_seed()
+
+
+def get_rng_state(device=None) -> list:
+    return [default_generator("cpu" if device is None else str(device).split(":")[0]).get_state()]
+
+
+def set_rng_state(states, device=None) -> None:
+    st = states[0] if isinstance(states, (list, tuple)) else states
+    default_generator("cpu" if device is None else str(device).split(":")[0]).set_state(st)

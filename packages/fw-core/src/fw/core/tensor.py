@@ -1,0 +1,570 @@
+"""`Tensor`: an array (NumPy on cpu, CuPy on gpu) plus autograd state.
+
+Layout, chosen for the eager hot path: the three fields every op touches live in
+``__slots__`` (``_data`` the array, ``_sg`` stop_gradient, ``_node`` the autograd
+node that produced it); rarely set state (``.grad``, hooks, a name) goes to a
+``__dict__`` that is only allocated when written, with class-level defaults.
+Creating a tensor is therefore ``object.__new__`` plus three slot stores.
+
+Op methods (``x.sum()``, ``x + y``, …) are not written here: `fw.core.ops._api`
+attaches them from the op table. Autograd methods (``backward``,
+``register_hook``) forward to whatever fw-autograd installed in `_autograd`.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from fw.core import dtypes as _dt
+from fw.core import place as _pl
+
+__all__ = ["Tensor", "to_tensor", "is_tensor", "wrap", "version_of", "bump_version"]
+
+_ndarray = np.ndarray
+_new = object.__new__
+_BY_NP = _dt._BY_NP
+
+
+class _AutogradHooks:
+    """Filled in by fw-autograd when it is imported."""
+
+    backward = None
+    register_hook = None
+    retain_grads = None
+    grad_enabled = None
+
+
+_autograd = _AutogradHooks()
+
+
+def _need_autograd(what: str):
+    raise ModuleNotFoundError(f"Tensor.{what} needs automatic differentiation, which is provided "
+                              f"by the fw-autograd package: pip install fw-autograd")
+
+
+class Tensor:
+    """A multi-dimensional array on a device, with Paddle's autograd semantics
+    (``stop_gradient=True`` unless it is a parameter or computed from one)."""
+
+    __slots__ = ("_data", "_sg", "_node", "__dict__", "__weakref__")
+
+    # NumPy must hand `ndarray op Tensor` to our reflected operators.
+    __array_ufunc__ = None
+    __array_priority__ = 1000.0
+
+    # defaults of state kept in __dict__ only when set
+    _grad = None
+    _hooks = None
+    _retain = False
+    _name = None
+    persistable = False
+    trainable = False
+
+    def __init__(self, data=None, dtype=None, place=None, stop_gradient=True):
+        t = to_tensor(np.zeros([0], np.float32) if data is None else data, dtype=dtype,
+                      place=place, stop_gradient=stop_gradient)
+        self._data = t._data
+        self._sg = bool(stop_gradient)
+        self._node = None
+
+    # ------------------------------------------------------------ metadata
+    @property
+    def shape(self) -> list:
+        return list(self._data.shape)
+
+    @property
+    def dtype(self):
+        try:
+            return _BY_NP[self._data.dtype]
+        except KeyError:
+            return _dt.from_numpy(self._data.dtype)
+
+    @property
+    def place(self):
+        return _pl.place_of(self._data)
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def size(self) -> int:
+        return int(self._data.size)
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def ndimension(self) -> int:
+        return self._data.ndim
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._data.nbytes)
+
+    @property
+    def stop_gradient(self) -> bool:
+        return self._sg
+
+    @stop_gradient.setter
+    def stop_gradient(self, value: bool):
+        self._sg = bool(value)
+
+    @property
+    def requires_grad(self) -> bool:
+        return not self._sg
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool):
+        self._sg = not value
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._node is None
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None and not isinstance(value, Tensor):
+            value = to_tensor(value)
+        self._grad = value
+
+    @property
+    def name(self) -> str:
+        n = self._name
+        if n is None:
+            n = _auto_name("generated_tensor")
+            self._name = n
+        return n
+
+    @name.setter
+    def name(self, value):
+        self._name = value
+
+    def is_dense(self) -> bool:
+        return True
+
+    def is_sparse(self) -> bool:
+        return False
+
+    # ------------------------------------------------------------ conversion
+    def numpy(self) -> np.ndarray:
+        """The values as a NumPy array (shares memory on cpu, copies from gpu)."""
+        a = self._data
+        if type(a) is _ndarray:
+            return a
+        return _pl.backend_of(a).to_numpy(a)
+
+    def item(self, *index):
+        a = self.numpy()
+        if index:
+            return a[index if len(index) > 1 else index[0]].item()
+        if a.size != 1:
+            raise ValueError(f"Tensor.item(): only a tensor with one element can be converted "
+                             f"to a Python scalar, this one has shape {list(a.shape)}")
+        return a.reshape(()).item() if a.dtype != _dt.bfloat16.np else float(a.reshape(()))
+
+    def tolist(self):
+        a = self.numpy()
+        if a.dtype == _dt.bfloat16.np:
+            a = a.astype(np.float32)
+        return a.tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        if dtype is not None:
+            a = a.astype(dtype, copy=False)
+        if copy:
+            a = a.copy()
+        return a
+
+    def __dlpack__(self, stream=None, **kw):
+        a = self._data
+        if stream is not None or kw:
+            return a.__dlpack__(stream=stream, **kw) if stream is not None else a.__dlpack__(**kw)
+        return a.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self._data.__dlpack_device__()
+
+    @property
+    def __cuda_array_interface__(self):
+        a = self._data
+        if type(a) is _ndarray:
+            raise AttributeError("__cuda_array_interface__ exists only for gpu tensors")
+        return a.__cuda_array_interface__
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise ValueError(f"the truth value of a tensor with {self._data.size} elements "
+                             f"(shape {list(self._data.shape)}) is ambiguous; use .any() or .all()")
+        return bool(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in (_dt._INT, _dt._BOOL):
+            raise TypeError(f"only integer tensors can be used as an index, got {self.dtype.name}")
+        return int(self.item())
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-D tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-D tensor")
+        for i in range(self._data.shape[0]):
+            yield self[i]
+
+    def __format__(self, spec: str) -> str:
+        if spec and self._data.size == 1:
+            return format(self.item(), spec)
+        return str(self) if not spec else format(str(self), spec)
+
+    __hash__ = object.__hash__
+
+    # ------------------------------------------------------------ copies and devices
+    def detach(self) -> "Tensor":
+        """A tensor sharing this one's data, cut from the autograd graph."""
+        return wrap(self._data)
+
+    def detach_(self) -> "Tensor":
+        self._node = None
+        self._sg = True
+        return self
+
+    def cpu(self) -> "Tensor":
+        return self.to("cpu")
+
+    def cuda(self, device_id=None, blocking=True) -> "Tensor":
+        return self.to("gpu" if device_id is None else f"gpu:{device_id}")
+
+    def pin_memory(self) -> "Tensor":
+        return self
+
+    def to(self, *args, **kwargs) -> "Tensor":
+        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``;
+        keywords ``device``, ``dtype``, ``blocking``."""
+        from fw.core.ops import _api
+
+        device = kwargs.pop("device", None)
+        dtype = kwargs.pop("dtype", None)
+        kwargs.pop("blocking", None)
+        kwargs.pop("non_blocking", None)
+        if kwargs:
+            raise TypeError(f"Tensor.to() got unexpected keywords {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                device, dtype = a.place, a.dtype
+            elif isinstance(a, (_pl.Place,)) or (isinstance(a, str) and _looks_like_device(a)):
+                device = a
+            elif a is not None:
+                dtype = a
+        out = self
+        if dtype is not None and _dt.convert_dtype(dtype) is not self.dtype:
+            out = _api.call("cast", out, dtype=_dt.convert_dtype(dtype))
+        if device is not None:
+            p = _pl.parse_place(device)
+            if p != out.place:
+                out = _api.call("to_device", out, place=str(p))
+        return out
+
+    # ------------------------------------------------------------ autograd
+    def backward(self, grad_tensor=None, retain_graph=False):
+        if _autograd.backward is None:
+            _need_autograd("backward")
+        _autograd.backward([self], [grad_tensor], retain_graph)
+
+    def register_hook(self, hook):
+        if _autograd.register_hook is None:
+            _need_autograd("register_hook")
+        return _autograd.register_hook(self, hook)
+
+    def retain_grads(self):
+        if _autograd.retain_grads is None:
+            _need_autograd("retain_grads")
+        _autograd.retain_grads(self)
+
+    def clear_grad(self, set_to_zero: bool = False):
+        g = self._grad
+        if g is None:
+            return
+        if set_to_zero:
+            g._data[...] = 0
+            bump_version(g)
+        else:
+            self._grad = None
+
+    def clear_gradient(self, set_to_zero: bool = True):
+        self.clear_grad(set_to_zero)
+
+    def gradient(self):
+        """Paddle's legacy accessor: the gradient as a NumPy array (or None)."""
+        return None if self._grad is None else self._grad.numpy()
+
+    # ------------------------------------------------------------ in-place value setting
+    def set_value(self, value) -> "Tensor":
+        """Overwrite the values in place (same shape; cast to this dtype)."""
+        a = self._data
+        src = value._data if isinstance(value, Tensor) else value
+        src = np.asarray(src) if type(a) is _ndarray else _pl.backend_of(a).xp.asarray(src)
+        if tuple(src.shape) != a.shape:
+            raise ValueError(f"set_value: the value's shape {list(src.shape)} differs from the "
+                             f"tensor's shape {list(a.shape)}")
+        a[...] = src.astype(a.dtype, copy=False)
+        bump_version(self)
+        return self
+
+    def _replace_data(self, array) -> None:
+        """Swap the array (used by in-place ops that change storage)."""
+        self._data = array
+        bump_version(self)
+
+    # ------------------------------------------------------------ printing
+    def __repr__(self) -> str:
+        return _format_tensor(self)
+
+    __str__ = __repr__
+
+    def __deepcopy__(self, memo):
+        t = _new(type(self))
+        t._data = self._data.copy()
+        t._sg = self._sg
+        t._node = None
+        d = getattr(self, "__dict__", None)
+        if d:
+            import copy as _copy
+
+            for k, v in d.items():
+                if k != "_grad":
+                    t.__dict__[k] = _copy.deepcopy(v, memo)
+        memo[id(self)] = t
+        return t
+
+    def __reduce_ex__(self, protocol):
+        # In-memory transport (DataLoader workers, deepcopy). Files never use pickle.
+        return (_rebuild, (type(self), self.numpy(), self._sg))
+
+
+def _rebuild(cls, array, sg):
+    t = _new(cls)
+    t._data = array
+    t._sg = sg
+    t._node = None
+    return t
+
+
+def _looks_like_device(s: str) -> bool:
+    s = s.lower()
+    return s == "cpu" or s.startswith(("gpu", "cuda")) or ":" in s
+
+
+_name_counters: dict = {}
+
+
+def _auto_name(prefix: str) -> str:
+    n = _name_counters.get(prefix, 0)
+    _name_counters[prefix] = n + 1
+    return f"{prefix}_{n}"
+
+
+# ---------------------------------------------------------------- construction
+def wrap(array) -> Tensor:
+    """A Tensor over `array` (no copy); stop_gradient=True."""
+    if type(array) is not _ndarray:
+        if isinstance(array, np.generic):
+            array = np.asarray(array)
+    t = _new(Tensor)
+    t._data = array
+    t._sg = True
+    t._node = None
+    return t
+
+
+def is_tensor(x) -> bool:
+    return isinstance(x, Tensor)
+
+
+def _is_scalar(v) -> bool:
+    return isinstance(v, (bool, int, float, complex, np.generic))
+
+
+def _nested_tensors_to_numpy(data):
+    if isinstance(data, Tensor):
+        return data.numpy()
+    if isinstance(data, (list, tuple)):
+        return [_nested_tensors_to_numpy(d) for d in data]
+    return data
+
+
+def to_tensor(data, dtype=None, place=None, stop_gradient=True) -> Tensor:
+    """Paddle's ``to_tensor``: Python scalars and (nested) lists take fw's default
+    dtypes (float -> default float dtype, int -> int64, bool -> bool); NumPy arrays
+    keep their dtype; a Tensor is copied."""
+    target = None if dtype is None else _dt.convert_dtype(dtype)
+    xp_place = None if place is None else _pl.parse_place(place)
+    if isinstance(data, Tensor):
+        arr = data._data
+        if target is not None and _BY_NP.get(arr.dtype) is not target:
+            arr = arr.astype(target.np)
+        else:
+            arr = arr.copy()
+    else:
+        if hasattr(data, "__dlpack__") and not isinstance(data, np.ndarray) and \
+                type(data).__module__.split(".")[0] in ("torch", "jax", "jaxlib"):
+            data = np.from_dlpack(data)
+        if _is_scalar(data) and not isinstance(data, np.generic):
+            d = target or _dt.scalar_dtype(data)
+            arr = np.asarray(data, dtype=d.np)
+        elif isinstance(data, np.ndarray) or isinstance(data, np.generic):
+            arr = np.array(data, dtype=target.np if target else None, copy=True)
+            if target is None and arr.dtype not in _BY_NP:
+                arr = _coerce_foreign(arr)
+        else:
+            if type(data).__module__.split(".")[0] == "cupy":
+                backend = _pl.get_backend("gpu")
+                arr = data.astype(target.np) if target is not None else data.copy()
+                t = wrap(arr)
+                t._sg = bool(stop_gradient)
+                return t
+            data = _nested_tensors_to_numpy(data)
+            arr = np.asarray(data)
+            if arr.dtype == object:
+                raise TypeError(f"to_tensor: cannot build a tensor from {type(data).__name__} "
+                                f"with ragged or non-numeric entries")
+            if target is not None:
+                arr = arr.astype(target.np)
+            elif arr.dtype.kind == "f":
+                arr = arr.astype(_dt.get_default_dtype().np)
+            elif arr.dtype.kind == "c":
+                arr = arr.astype(np.complex128 if _dt.get_default_dtype() is _dt.float64
+                                 else np.complex64)
+            elif arr.dtype.kind in "iu" and arr.dtype != np.uint8:
+                arr = arr.astype(np.int64)
+            elif arr.dtype not in _BY_NP:
+                arr = _coerce_foreign(arr)
+    p = xp_place or _pl.current_place()
+    if p.kind != "cpu" or type(arr) is not _ndarray:
+        cur = _pl.place_of(arr) if not isinstance(arr, np.ndarray) else _pl.CPUPlace()
+        if cur != p:
+            if p.kind == "cpu":
+                arr = _pl.backend_of(arr).to_numpy(arr)
+            else:
+                host = arr if isinstance(arr, np.ndarray) else _pl.backend_of(arr).to_numpy(arr)
+                arr = _pl.get_backend(p.kind).asarray(host, p.index)
+    t = wrap(arr)
+    t._sg = bool(stop_gradient)
+    return t
+
+
+def _coerce_foreign(arr: np.ndarray) -> np.ndarray:
+    k = arr.dtype.kind
+    if k == "U" or k == "S" or k == "O":
+        raise TypeError(f"to_tensor: NumPy dtype {arr.dtype} has no fw equivalent")
+    if k == "u":  # uint16/32/64: widen to a signed type that holds them
+        return arr.astype(np.int64)
+    if k == "f" and arr.dtype.itemsize > 8:
+        return arr.astype(np.float64)
+    if k == "c" and arr.dtype.itemsize > 16:
+        return arr.astype(np.complex128)
+    return arr.astype(_dt.from_numpy(arr.dtype).np)
+
+
+# ---------------------------------------------------------------- versions (in-place checks)
+# A version per storage root, so a view and its base share one counter: writing
+# through either invalidates values saved for backward from both.
+_versions: dict = {}
+
+
+def _root(a):
+    b = a.base
+    while b is not None and hasattr(b, "base") and hasattr(b, "shape"):
+        a = b
+        b = a.base
+    return a
+
+
+def _forget(key):
+    _versions.pop(key, None)
+
+
+def version_of(t: Tensor) -> int:
+    rec = _versions.get(id(_root(t._data)))
+    return 0 if rec is None else rec[0]
+
+
+def bump_version(t: Tensor) -> None:
+    r = _root(t._data)
+    key = id(r)
+    rec = _versions.get(key)
+    if rec is None:
+        try:
+            ref = weakref.ref(r, lambda _w, k=key: _forget(k))
+        except TypeError:
+            ref = None
+        _versions[key] = [1, ref]
+    else:
+        rec[0] += 1
+
+
+# ---------------------------------------------------------------- repr
+_PRINT = {"precision": 8, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, sci_mode=None,
+                     linewidth=None):
+    for k, v in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
+                 ("sci_mode", sci_mode), ("linewidth", linewidth)):
+        if v is not None:
+            _PRINT[k] = v
+
+
+def _format_array(a: np.ndarray, prefix: str) -> str:
+    if a.dtype == _dt.bfloat16.np:
+        a = a.astype(np.float32)
+    kw = dict(precision=_PRINT["precision"], threshold=_PRINT["threshold"],
+              edgeitems=_PRINT["edgeitems"], max_line_width=_PRINT["linewidth"],
+              separator=", ", prefix=prefix, floatmode=_floatmode(a))
+    if _PRINT["sci_mode"] is not None and a.dtype.kind in "fc":
+        kw["suppress_small"] = not _PRINT["sci_mode"]
+    if a.ndim == 0:
+        return np.array2string(a.reshape(()), **kw)
+    return np.array2string(a, **kw)
+
+
+def _floatmode(a) -> str:
+    # Paddle prints integral floats as "1." and others with every digit of the
+    # precision ("0.25000000"): NumPy's 'maxprec' and 'fixed' modes respectively.
+    if a.dtype.kind not in "fc" or a.size == 0:
+        return "maxprec"
+    vals = a.ravel()
+    if a.size > _PRINT["threshold"]:
+        vals = vals[: 2 * _PRINT["edgeitems"] * 1000]
+    if a.dtype.kind == "c":
+        vals = np.concatenate([vals.real, vals.imag])
+    fin = vals[np.isfinite(vals)]
+    return "maxprec" if np.all(fin == np.round(fin)) else "fixed"
+
+
+def _format_tensor(t: Tensor) -> str:
+    a = t.numpy()
+    head = (f"Tensor(shape={list(a.shape)}, dtype={t.dtype.name}, place={t.place!r}, "
+            f"stop_gradient={t._sg},")
+    pad = " " * 7
+    return f"{head}\n{pad}{_format_array(a, pad)})"

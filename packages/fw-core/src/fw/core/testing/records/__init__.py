@@ -1,0 +1,1 @@
+"""One module per op family; each calls `fw.core.testing.record(...)` per op."""

@@ -1,0 +1,130 @@
+"""Generic op tests driven by the records of fw.core.testing (one per op)."""
+
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import fw
+from fw.core import dtypes as _dt
+from fw.core.dispatch import invoke
+from fw.core.errors import FwError
+from fw.core.ir import TensorType, trace
+from fw.core.ops import OPS
+from fw.core.testing import (as_tuple, assert_close, load_all, reference_call, to_args,
+                             tolerance)
+
+RECORDS = load_all()
+# ops tested by their own dedicated tests (control flow needs nested blocks)
+EXEMPT = {"cond", "while"}
+CASES = [pytest.param(r, id=f"{name}-{i}") for name, recs in sorted(RECORDS.items())
+         for i, r in enumerate(recs)]
+
+
+def test_every_op_has_a_record():
+    missing = sorted(n for n in OPS if n not in RECORDS and n not in EXEMPT)
+    assert not missing, f"ops without a test record: {missing}"
+
+
+def test_records_name_real_ops():
+    unknown = sorted(n for n in RECORDS if n not in OPS)
+    assert not unknown, f"records for ops that do not exist: {unknown}"
+
+
+def _draw(rec, data):
+    dtype = data.draw(st.sampled_from(rec.dtypes), label="dtype")
+    return dtype, rec.sample(data.draw, dtype)
+
+
+@pytest.mark.parametrize("rec", CASES)
+@given(data=st.data())
+def test_eager_matches_reference_and_infer(rec, data):
+    """The eager path (fast kernels, specialised entry points) computes what the
+    NumPy reference computes, and `infer` predicts its shapes and dtypes."""
+    op = OPS[rec.op]
+    dtype, s = _draw(rec, data)
+    fw.seed(0) if rec.nondeterministic else None
+    out = as_tuple(invoke(op, to_args(s.args), dict(s.attrs)))
+    fw.seed(0) if rec.nondeterministic else None
+    want, attrs = reference_call(op, s.args, dict(s.attrs))
+    want = as_tuple(want)
+    assert len(out) == len(want) == op.num_outputs
+    from fw.core.dispatch import input_types
+
+    types = input_types(op, to_args(s.args))
+    inferred = as_tuple(op.infer(*types, **attrs))
+    for k, (o, w, t) in enumerate(zip(out, want, inferred)):
+        w = np.asarray(w)
+        assert list(t.shape) == list(w.shape) or -1 in t.shape, \
+            f"{op.name} output {k}: infer says {t}, kernel gives {w.shape}"
+        assert t.dtype.np == w.dtype, f"{op.name} output {k}: infer dtype {t.dtype} vs {w.dtype}"
+        if rec.nondeterministic:
+            assert o.shape == list(w.shape) and o.numpy().dtype == w.dtype
+        else:
+            r, a = rec.tol.get(dtype.name, tolerance(dtype))
+            assert_close(o.numpy(), w, dtype, r, a, what=f"{op.name} output {k}")
+
+
+def _symbolic_call(op, s, dynamic):
+    """Trace op(sample) with every array argument as a program input."""
+    flat, pos = [], []
+    for i, a in enumerate(s.args):
+        if isinstance(a, np.ndarray):
+            pos.append((i, None))
+            flat.append(a)
+        elif isinstance(a, list) and a and all(isinstance(x, np.ndarray) for x in a):
+            for j, x in enumerate(a):
+                pos.append((i, j))
+                flat.append(x)
+    types = [TensorType([-1] * x.ndim if dynamic else x.shape, _dt.from_numpy(x.dtype))
+             for x in flat]
+
+    def fn(*vals):
+        args = [list(a) if isinstance(a, list) else a for a in s.args]
+        for v, (i, j) in zip(vals, pos):
+            if j is None:
+                args[i] = v
+            else:
+                args[i][j] = v
+        return invoke(op, args, dict(s.attrs))
+
+    return trace(fn, types), flat
+
+
+@pytest.mark.parametrize("rec", [c for c in CASES if c.values[0].ir])
+@given(data=st.data())
+def test_executor_matches_eager(rec, data):
+    """Tracing the op and running the program gives the eager result."""
+    op = OPS[rec.op]
+    dtype, s = _draw(rec, data)
+    dynamic = rec.dynamic_ok and data.draw(st.booleans(), label="dynamic")
+    fw.seed(1)
+    want = as_tuple(invoke(op, to_args(s.args), dict(s.attrs)))
+    prog, flat = _symbolic_call(op, s, dynamic)
+    fw.seed(1)
+    got = as_tuple(fw.core.ir.run(prog, *[fw.to_tensor(x) for x in flat]))
+    for k, (g, w) in enumerate(zip(got, want)):
+        if rec.nondeterministic:
+            assert g.shape == w.shape and g.dtype == w.dtype
+        else:
+            assert_close(g.numpy(), w.numpy(), dtype, what=f"{op.name} output {k} (executor)")
+
+
+ERROR_CASES = [pytest.param(r, e, id=f"{r.op}-{i}") for recs in RECORDS.values() for r in recs
+               for i, e in enumerate(r.errors)]
+
+
+@pytest.mark.parametrize("rec,case", ERROR_CASES)
+def test_bad_input_gives_clear_error(rec, case):
+    args, attrs, exc, pattern = case
+    op = OPS[rec.op]
+    full = dict(op.attrs)
+    full.update(attrs)
+    with pytest.raises(exc) as info:
+        invoke(op, to_args([np.asarray(a) if isinstance(a, list) else a for a in args]), full)
+    msg = str(info.value)
+    assert msg.startswith(op.name), f"error does not name the op: {msg}"
+    assert re.search(pattern, msg), f"{msg!r} does not match {pattern!r}"
+    assert isinstance(info.value, FwError)
