@@ -41,13 +41,15 @@ _SCALARS = (bool, int, float, complex)
 
 
 class _GradState:
-    """fw-autograd fills this in: `enabled` is grad mode, `record` builds a node."""
+    """fw-autograd fills this in: `enabled` is grad mode, `record` builds a node,
+    `rebase(x, out)` moves `out`'s place in the graph onto `x` after an in-place op."""
 
-    __slots__ = ("enabled", "record", "available")
+    __slots__ = ("enabled", "record", "rebase", "available")
 
     def __init__(self):
         self.enabled = False
         self.record = None
+        self.rebase = None
         self.available = False
 
 
@@ -323,3 +325,42 @@ def explain_failure(op, args, attrs, exc) -> Exception:
 
 def _fmt_attrs(attrs) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in attrs.items())
+
+
+def assign_inplace(op_name: str, x, out):
+    """Finish an in-place op ``x.op_(...)``: `out` was computed out of place; write
+    it into `x` and give `x` its autograd history. While a program is being built
+    values are immutable, so the new value is returned instead (fw.jit's
+    conversion rebinds the variable: ``x.add_(y)`` becomes ``x = x.add_(y)``)."""
+    if type(x) is Value or type(out) is Value:
+        return out
+    if not isinstance(x, Tensor):
+        raise InvalidTypeError(f"{op_name}: the in-place target must be a Tensor, got "
+                               f"{type(x).__name__}")
+    a = x._data
+    b = out._data
+    if a.shape != b.shape:
+        raise InvalidArgumentError(
+            f"{op_name}: the result has shape {list(b.shape)} but the in-place target x has "
+            f"shape {list(a.shape)}; an in-place op cannot change the shape of x")
+    needs_grad = not out._sg
+    if needs_grad and grad_state.enabled and x._node is None and not x._sg:
+        raise InvalidArgumentError(
+            f"{op_name}: x is a leaf tensor that requires grad (stop_gradient=False); an "
+            f"in-place op on it would lose its gradient. Use the out-of-place op, or do it "
+            f"under fw.no_grad()")
+    if not a.flags.writeable:
+        raise InvalidArgumentError(f"{op_name}: x's memory is read-only (it may come from "
+                                   f"np.broadcast_to or a read-only buffer); clone it first")
+    if b.dtype != a.dtype:
+        b = b.astype(a.dtype)
+    a[...] = b
+    from fw.core.tensor import bump_version
+
+    bump_version(x)
+    if needs_grad and grad_state.rebase is not None:
+        grad_state.rebase(x, out)
+    elif not needs_grad and x._node is not None and grad_state.enabled:
+        x._node = None
+        x._sg = True
+    return x

@@ -205,6 +205,24 @@ def _function_for(op, fname):
     return _make_generic(op, fname)
 
 
+def _make_inplace(op, fn, fname):
+    from fw.core.dispatch import assign_inplace
+
+    def f(x, *args, **kwargs):
+        return assign_inplace(fname, x, fn(x, *args, **kwargs))
+
+    f.__name__ = f.__qualname__ = fname
+    f.__doc__ = f"In-place version of ``{fn.__name__}``: writes the result into x."
+    f.__module__ = "fw"
+    f.op = op
+    return f
+
+
+_REFLECTED = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rfloordiv__", "__rmod__",
+              "__rpow__", "__rmatmul__", "__rand__", "__ror__", "__rxor__", "__rlshift__",
+              "__rrshift__", "__rdivmod__"}
+
+
 def _reflected(fn):
     def r(self, other):
         return fn(other, self)
@@ -234,8 +252,14 @@ def install():
             METHODS.setdefault(mname, fn)
             for a in op.aliases:
                 METHODS.setdefault(a, fn)
+        if op.inplace:
+            iname = fname + "_"
+            ifn = PUBLIC.get(iname) or _make_inplace(op, fn, iname)
+            if op.api is not False:
+                FUNCTIONS.setdefault(iname if "." not in key else key + "_", ifn)
+            METHODS.setdefault((op.method if isinstance(op.method, str) else fname) + "_", ifn)
         for d in op.dunders:
-            if d.startswith("__r") and d not in ("__rshift__",):
+            if d in _REFLECTED:
                 DUNDERS.setdefault(d, _reflected(fn))
             else:
                 DUNDERS.setdefault(d, fn)

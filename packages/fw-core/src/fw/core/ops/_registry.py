@@ -20,6 +20,8 @@ An `OpDef` holds what every other part of fw derives from an op:
 - ``random``: draws random numbers (never CSE'd or constant-folded).
 - ``canon(attrs) -> attrs``: normalises attribute spellings (``axis=1`` -> ``(1,)``).
 - ``method``/``dunders``/``api``: how the op is exposed (see `_api.py`).
+- ``inplace``: also generate ``name_`` (Paddle's in-place variant): the op runs
+  out of place and its result is written into input 0 (see `dispatch.assign_inplace`).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class OpDef:
     side_effect: bool = False
     canon: Callable | None = None
     fast: str | None = None  # "unary" / "binary": give it a specialised eager entry point
+    inplace: bool = False  # also expose ``name_`` / ``Tensor.name_`` writing into input 0
     family: str = ""
     doc: str = ""
     # exposure

@@ -13,17 +13,18 @@ from fw.core.ops._registry import defop
 
 
 def _binary(name, ref, *, dunders=(), to_float=False, differentiable=True, out_bool=False,
-            aliases=(), doc=""):
+            aliases=(), doc="", inplace=True):
     return defop(name, ("x", "y"), infer=compare if out_bool else binary, reference=ref,
                  fast="binary", to_float=to_float, differentiable=differentiable and not out_bool,
-                 dunders=dunders, aliases=aliases, family="elementwise", doc=doc)
+                 dunders=dunders, aliases=aliases, family="elementwise", doc=doc,
+                 inplace=inplace and not out_bool)
 
 
 def _unary(name, ref, *, to_float=False, differentiable=True, dunders=(), aliases=(), doc="",
-           infer=same):
+           infer=same, inplace=True):
     return defop(name, ("x",), infer=infer, reference=ref, fast="unary", to_float=to_float,
                  differentiable=differentiable, dunders=dunders, aliases=aliases,
-                 family="elementwise", doc=doc)
+                 family="elementwise", doc=doc, inplace=inplace)
 
 
 # ---------------------------------------------------------------- arithmetic
