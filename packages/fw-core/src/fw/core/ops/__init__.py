@@ -15,7 +15,7 @@ from fw.core.ops import _api
 from fw.core.ops._registry import OPS, OpDef, defop, get_op, register_kernel
 
 FAMILIES = ("creation", "elementwise", "reduce", "shape", "indexing", "search", "linalg", "fft",
-            "random", "control")
+            "random", "control", "activation", "conv", "pool", "norm", "nn_misc", "loss")
 
 for _m in FAMILIES:
     importlib.import_module(f"fw.core.ops.{_m}")
