@@ -31,7 +31,8 @@ from fw.core.ir.core import _state as _build
 from fw.core.ir.types import TensorType
 from fw.core.tensor import Tensor, _new
 
-__all__ = ["invoke", "grad_state", "target_dtype", "explain_failure"]
+__all__ = ["invoke", "grad_state", "amp_state", "target_dtype", "explain_failure",
+           "assign_inplace"]
 
 _ndarray = np.ndarray
 _generic = np.generic
@@ -54,6 +55,22 @@ class _GradState:
 
 
 grad_state = _GradState()
+
+
+class _AmpState:
+    """fw.amp fills this in: while `enabled`, `cast_args(op, args) -> args` may cast
+    the inputs of an op (auto_cast's white/black lists) before it runs or is emitted.
+    Ops on the specialised fast paths (attribute-free elementwise ops) keep their
+    input dtypes, which is what auto_cast wants for them."""
+
+    __slots__ = ("enabled", "cast_args")
+
+    def __init__(self):
+        self.enabled = False
+        self.cast_args = None
+
+
+amp_state = _AmpState()
 _CAST = None  # the cast OpDef, bound when the op table is loaded
 
 
@@ -123,24 +140,39 @@ def _symbolic_outside_builder(op):
 
 def invoke(op, args, attrs):
     """Run `op` on `args` (aligned with op.inputs; the variadic slot is a list)."""
+    if amp_state.enabled:
+        args = amp_state.cast_args(op, args)
     if _build.builder is not None:
         return _build.builder.emit(op, args, attrs)
-    return _eager(op, list(args), attrs)
+    return _eager(op, args, attrs)
 
 
 def _eager(op, args, attrs):
     if op.canon is not None:
         attrs = op.canon(attrs)
-    pidx = op.promote_idx
-    target = target_dtype(op, args) if pidx else None
-    var = op.variadic
+    target = target_dtype(op, args) if op.promote_idx else None
     n = len(args)
     arrays = [None] * n
     need_grad = False
-    backend = None
+    first = None
+    copied = False
+    var = op.variadic
     for i in range(n):
         a = args[i]
-        promoted = target is not None and i in pidx
+        # the common case inline: a Tensor that needs no cast
+        if isinstance(a, Tensor) and i != var:
+            d = a._data
+            if target is None or _BY_NP.get(d.dtype) is target or i not in op.promote_idx:
+                arrays[i] = d
+                if not a._sg:
+                    need_grad = True
+                if first is None:
+                    first = d
+                continue
+        if not copied:
+            args = list(args)
+            copied = True
+        promoted = target is not None and i in op.promote_idx
         if i == var:
             items = list(a)
             arrs = []
@@ -149,8 +181,8 @@ def _eager(op, args, attrs):
                 items[j] = x
                 arrs.append(arr)
                 need_grad = need_grad or g
-                if backend is None and arr is not None and not isinstance(arr, _generic):
-                    backend = arr
+                if first is None and arr is not None and not isinstance(arr, _generic):
+                    first = arr
             args[i] = items
             arrays[i] = arrs
             continue
@@ -163,30 +195,41 @@ def _eager(op, args, attrs):
         args[i] = a
         arrays[i] = arr
         need_grad = need_grad or g
-        if backend is None and not isinstance(arr, _generic):
-            backend = arr
-    if backend is not None:
-        be = _BY_ARRAY_TYPE.get(type(backend)) or _pl.backend_of(backend)
+        if first is None and not isinstance(arr, _generic):
+            first = arr
+    if first is not None and type(first) is _ndarray:
+        name = "cpu"
         if len(_BY_ARRAY_TYPE) > 1:
             _check_same_device(op, arrays)
+        be = None
+    elif first is not None:
+        be = _BY_ARRAY_TYPE.get(type(first)) or _pl.backend_of(first)
+        name = be.name
+        _check_same_device(op, arrays)
     else:
         be = _pl.get_backend(_pl.current_place().kind)
-    kern = op.kernels.get(be.name) or op.reference
+        name = be.name
+    kern = op.kernels.get(name) or op.reference
     try:
         out = kern(*arrays, **attrs)
     except FwError as e:
         raise with_op_name(op.name, e) from None
     except Exception as e:  # numpy/kernel error: explain it in the user's terms
         raise explain_failure(op, args, attrs, e) from e
-    if backend is None and be.name != "cpu":
+    if first is None and name != "cpu":
         out = _move_outputs(out, be)
     if op.num_outputs == 1:
-        r = _wrap(out)
-        if need_grad and grad_state.enabled and op.differentiable:
+        if type(out) is not _ndarray and (isinstance(out, _generic) or not hasattr(out, "shape")):
+            out = np.asarray(out)
+        r = _new(Tensor)
+        r._data = out
+        r._sg = True
+        r._node = None
+        if need_grad and op.differentiable and grad_state.enabled:
             grad_state.record(op, args, attrs, (r,))
         return r
     rs = tuple(_wrap(o) for o in out)
-    if need_grad and grad_state.enabled and op.differentiable:
+    if need_grad and op.differentiable and grad_state.enabled:
         grad_state.record(op, args, attrs, rs)
     return rs
 
