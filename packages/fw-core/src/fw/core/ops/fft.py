@@ -1,1 +1,535 @@
-"""(being written)"""
+"""Discrete Fourier transforms: Paddle's ``paddle.fft``.
+
+Three ops carry every transform, so fw-autograd needs three VJP rules:
+
+- ``fft_c2c``: complex to complex (fft, ifft, fft2, ifft2, fftn, ifftn);
+- ``fft_r2c``: real to one-sided complex (rfft*, and ihfft* with forward=False);
+- ``fft_c2r``: one-sided complex to real (irfft*, and hfft* with forward=True).
+
+Each takes ``axes``, ``norm`` ("backward", "ortho", "forward"), ``forward`` and
+``s``: the signal lengths along ``axes``. For c2c and r2c the input is
+zero-padded or cropped to ``s`` before the transform; for c2r ``s`` is the
+output length (the input's last axis is resized to ``s[-1] // 2 + 1``, the other
+axes to ``s``), and None means ``2 * (m - 1)`` on the last axis. Keeping the
+resizing inside the ops keeps the edge handling of n/s in one place.
+
+Dtypes follow Paddle: float32 -> complex64, float64 -> complex128 (NumPy's
+results are cast back), integers use the default float dtype, and c2r of
+complex64 gives float32. The public functions (``fw.fft.fft`` …) are thin
+wrappers that convert the input dtype and spell n/axis as s/axes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fw.core import dtypes as _dt
+from fw.core.dispatch import invoke
+from fw.core.errors import InvalidArgumentError, InvalidTypeError
+from fw.core.ir.core import Value
+from fw.core.ir.types import DYN, TensorType
+from fw.core.ops._api import call, public
+from fw.core.ops._infer import complex_of, norm_axis, real_of, shp
+from fw.core.ops._registry import defop
+from fw.core.tensor import Tensor, to_tensor
+
+_NORMS = ("backward", "ortho", "forward")
+# an inverse transform with norm n scales like the forward one with _SWAP[n]
+_SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
+# ---------------------------------------------------------------- attributes
+def _norm_value(norm, where):
+    if norm is None:
+        return "backward"
+    if norm not in _NORMS:
+        raise InvalidArgumentError(f"{where}'norm' must be one of {_NORMS}, got {norm!r}")
+    return norm
+
+
+def _int_seq(v, arg, where):
+    if isinstance(v, Tensor):
+        v = v.tolist()
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return (int(v),)
+    if not isinstance(v, (list, tuple)):
+        raise InvalidTypeError(f"{where}'{arg}' must be a sequence of ints, got "
+                               f"{type(v).__name__}")
+    out = []
+    for a in v:
+        if isinstance(a, Tensor):
+            a = a.item()
+        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
+            raise InvalidTypeError(f"{where}'{arg}' must contain ints, got {v!r}")
+        out.append(int(a))
+    return tuple(out)
+
+
+def _fft_canon(attrs):
+    axes = _int_seq(attrs["axes"], "axes", "")
+    s = attrs["s"]
+    if s is not None:
+        s = _int_seq(s, "s", "")
+        if len(s) != len(axes):
+            raise InvalidArgumentError(f"'s' {list(s)} and 'axes' {list(axes)} must have the "
+                                       f"same length")
+        bad = [n for n in s if n < 1]
+        if bad:
+            raise InvalidArgumentError(f"the signal lengths 's' (or 'n') must be positive, got "
+                                       f"{list(s)}")
+    return {"axes": axes, "norm": _norm_value(attrs["norm"], ""),
+            "forward": bool(attrs["forward"]), "s": s}
+
+
+def _axes_of(shape, axes):
+    nd = len(shape)
+    out = tuple(norm_axis(a, nd, "axes") for a in axes)
+    if len(set(out)) != len(out):
+        raise InvalidArgumentError(f"'axes' {list(axes)} repeats an axis")
+    return out
+
+
+# ---------------------------------------------------------------- c2c
+def _c2c_infer(x, axes=(-1,), norm="backward", forward=True, s=None):
+    if x.dtype.kind != _dt._COMPLEX:
+        raise InvalidTypeError(f"x must be complex, got {x.dtype.name}")
+    ax = _axes_of(x.shape, axes)
+    shape = list(x.shape)
+    if s is not None:
+        for a, n in zip(ax, s):
+            shape[a] = n
+    for a in ax:
+        if shape[a] == 0:
+            raise InvalidArgumentError(f"the transformed axis {a} of x with shape "
+                                       f"{shp(x.shape)} is empty")
+    return TensorType(shape, x.dtype)
+
+
+def _c2c_ref(x, axes=(-1,), norm="backward", forward=True, s=None):
+    d = _dt.from_numpy(x.dtype)
+    if d.kind != _dt._COMPLEX:
+        raise InvalidTypeError(f"x must be complex, got {d.name}")
+    ax = _axes_of(x.shape, axes)
+    f = np.fft.fftn if forward else np.fft.ifftn
+    return f(x, s=s, axes=ax, norm=norm).astype(x.dtype, copy=False)
+
+
+fft_c2c_op = defop("fft_c2c", ("x",), {"axes": (-1,), "norm": "backward", "forward": True,
+                                       "s": None},
+                   infer=_c2c_infer, reference=_c2c_ref, canon=_fft_canon, promote=None,
+                   family="fft", api=False, method=False,
+                   doc="Complex-to-complex DFT over `axes` (inverse when forward=False), the "
+                       "input resized to `s` first.")
+
+
+# ---------------------------------------------------------------- r2c
+def _r2c_infer(x, axes=(-1,), norm="backward", forward=True, s=None):
+    if x.dtype.kind != _dt._FLOAT:
+        raise InvalidTypeError(f"x must be a real floating tensor, got {x.dtype.name}")
+    ax = _axes_of(x.shape, axes)
+    shape = list(x.shape)
+    if s is not None:
+        for a, n in zip(ax, s):
+            shape[a] = n
+    for a in ax:
+        if shape[a] == 0:
+            raise InvalidArgumentError(f"the transformed axis {a} of x with shape "
+                                       f"{shp(x.shape)} is empty")
+    if ax:
+        last = shape[ax[-1]]
+        shape[ax[-1]] = DYN if last == DYN else last // 2 + 1
+    return TensorType(shape, complex_of(x.dtype))
+
+
+def _r2c_ref(x, axes=(-1,), norm="backward", forward=True, s=None):
+    d = _dt.from_numpy(x.dtype)
+    if d.kind != _dt._FLOAT:
+        raise InvalidTypeError(f"x must be a real floating tensor, got {d.name}")
+    ax = _axes_of(x.shape, axes)
+    a = x.astype(np.float32) if d in (_dt.float16, _dt.bfloat16) else x
+    if forward:
+        r = np.fft.rfftn(a, s=s, axes=ax, norm=norm)
+    else:  # the one-sided inverse of a real signal: conj of the forward one, rescaled
+        r = np.conj(np.fft.rfftn(a, s=s, axes=ax, norm=_SWAP[norm]))
+    return r.astype(complex_of(d).np, copy=False)
+
+
+fft_r2c_op = defop("fft_r2c", ("x",), {"axes": (-1,), "norm": "backward", "forward": True,
+                                       "s": None},
+                   infer=_r2c_infer, reference=_r2c_ref, canon=_fft_canon, promote=None,
+                   family="fft", api=False, method=False,
+                   doc="Real-to-complex DFT keeping the non-negative frequencies of the last "
+                       "axis (the inverse transform, as ihfft, when forward=False).")
+
+
+# ---------------------------------------------------------------- c2r
+def _c2r_sizes(shape, ax, s):
+    if s is not None:
+        return tuple(s)
+    sizes = [shape[a] for a in ax]
+    if sizes:
+        m = sizes[-1]
+        sizes[-1] = DYN if m == DYN else 2 * (m - 1)
+    return tuple(sizes)
+
+
+def _c2r_infer(x, axes=(-1,), norm="backward", forward=False, s=None):
+    if x.dtype.kind != _dt._COMPLEX:
+        raise InvalidTypeError(f"x must be complex, got {x.dtype.name}")
+    ax = _axes_of(x.shape, axes)
+    sizes = _c2r_sizes(x.shape, ax, s)
+    shape = list(x.shape)
+    for a, n in zip(ax, sizes):
+        if n == 0 or (n != DYN and n < 1):
+            raise InvalidArgumentError(f"x with shape {shp(x.shape)} gives an output length "
+                                       f"of {n} along axis {a}; pass n (or s) explicitly")
+        shape[a] = n
+    return TensorType(shape, real_of(x.dtype))
+
+
+def _c2r_ref(x, axes=(-1,), norm="backward", forward=False, s=None):
+    d = _dt.from_numpy(x.dtype)
+    if d.kind != _dt._COMPLEX:
+        raise InvalidTypeError(f"x must be complex, got {d.name}")
+    ax = _axes_of(x.shape, axes)
+    sizes = _c2r_sizes(x.shape, ax, s)
+    for a, n in zip(ax, sizes):
+        if n < 1:
+            raise InvalidArgumentError(f"x with shape {list(x.shape)} gives an output length "
+                                       f"of {n} along axis {a}; pass n (or s) explicitly")
+    if forward:  # hfft: the forward transform of a Hermitian-symmetric signal
+        r = np.fft.irfftn(np.conj(x), s=sizes, axes=ax, norm=_SWAP[norm])
+    else:
+        r = np.fft.irfftn(x, s=sizes, axes=ax, norm=norm)
+    return r.astype(real_of(d).np, copy=False)
+
+
+fft_c2r_op = defop("fft_c2r", ("x",), {"axes": (-1,), "norm": "backward", "forward": False,
+                                       "s": None},
+                   infer=_c2r_infer, reference=_c2r_ref, canon=_fft_canon, promote=None,
+                   family="fft", api=False, method=False,
+                   doc="One-sided complex-to-real inverse DFT (irfft) or, with forward=True, "
+                       "the forward DFT of a Hermitian signal (hfft); `s` is the output length.")
+
+
+# ---------------------------------------------------------------- public transforms
+def _tensor(x):
+    return x if isinstance(x, (Tensor, Value)) else to_tensor(x)
+
+
+def _default_complex():
+    return _dt.complex128 if _dt.get_default_dtype() is _dt.float64 else _dt.complex64
+
+
+def _as_complex(x):
+    x = _tensor(x)
+    k = x.dtype.kind
+    if k == _dt._COMPLEX:
+        return x
+    return call("cast", x, dtype=complex_of(x.dtype) if k == _dt._FLOAT else _default_complex())
+
+
+def _as_real(x, fname):
+    x = _tensor(x)
+    k = x.dtype.kind
+    if k == _dt._COMPLEX:
+        raise InvalidTypeError(f"{fname}: x must be real, got {x.dtype.name}; use fft.fft for "
+                               f"complex input")
+    if k == _dt._FLOAT and x.dtype not in (_dt.float16, _dt.bfloat16):
+        return x
+    return call("cast", x, dtype=_dt.get_default_dtype() if k != _dt._FLOAT else _dt.float32)
+
+
+def _one_d(fname, n, axis, norm):
+    where = f"{fname}: "
+    if n is not None:
+        n = _int_seq(n, "n", where)
+        if len(n) != 1:
+            raise InvalidArgumentError(f"{where}'n' must be one int, got {list(n)}")
+        if n[0] < 1:
+            raise InvalidArgumentError(f"{where}'n' must be positive, got {n[0]}")
+    if isinstance(axis, Tensor):
+        axis = axis.item()
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise InvalidTypeError(f"{where}'axis' must be an int, got {type(axis).__name__}")
+    return n, (int(axis),), _norm_value(norm, where)
+
+
+def _n_d(fname, x, s, axes, norm, two_d):
+    """Resolve Paddle's (s, axes) defaults: fft2 uses the last two axes, fftn
+    all axes, or the last len(s) when only s is given."""
+    where = f"{fname}: "
+    if s is not None:
+        s = _int_seq(s, "s", where)
+        if any(n < 1 for n in s):
+            raise InvalidArgumentError(f"{where}the lengths 's' must be positive, got {list(s)}")
+    if axes is not None:
+        axes = _int_seq(axes, "axes", where)
+    elif two_d:
+        axes = (-2, -1)
+    elif s is not None:
+        axes = tuple(range(-len(s), 0))
+    else:
+        axes = tuple(range(len(x.shape)))
+    if two_d and len(axes) != 2:
+        raise InvalidArgumentError(f"{where}'axes' must name 2 axes, got {list(axes)}")
+    if s is not None and len(s) != len(axes):
+        raise InvalidArgumentError(f"{where}'s' {list(s)} and 'axes' {list(axes)} must have "
+                                   f"the same length")
+    if len(axes) > len(x.shape):
+        raise InvalidArgumentError(f"{where}x with shape {shp(x.shape)} has fewer than "
+                                   f"{len(axes)} axes")
+    return s, axes, _norm_value(norm, where)
+
+
+def _c2c(x, s, axes, norm, forward):
+    return invoke(fft_c2c_op, [_as_complex(x)], {"axes": axes, "norm": norm,
+                                                 "forward": forward, "s": s})
+
+
+def _r2c(fname, x, s, axes, norm, forward):
+    return invoke(fft_r2c_op, [_as_real(x, fname)], {"axes": axes, "norm": norm,
+                                                     "forward": forward, "s": s})
+
+
+def _c2r(x, s, axes, norm, forward):
+    return invoke(fft_c2r_op, [_as_complex(x)], {"axes": axes, "norm": norm,
+                                                 "forward": forward, "s": s})
+
+
+@public("fft.fft")
+def fft(x, n=None, axis=-1, norm="backward", name=None):
+    """One-dimensional discrete Fourier transform along `axis`.
+
+    Args:
+        x (Tensor): real or complex input (real input is made complex).
+        n (int, optional): transform length; x is zero-padded or cropped to n.
+        axis (int): the axis to transform.
+        norm (str): "backward" (no scaling forward, 1/n inverse), "ortho"
+            (1/sqrt(n) both ways) or "forward" (1/n forward).
+
+    Returns:
+        Tensor: complex64 for float32/complex64 input, complex128 for 64-bit.
+
+    Example:
+        >>> fw.fft.fft(fw.to_tensor([1., 0., 0., 0.])).tolist()
+        [(1+0j), (1+0j), (1+0j), (1+0j)]
+    """
+    n, axes, norm = _one_d("fft.fft", n, axis, norm)
+    return _c2c(x, n, axes, norm, True)
+
+
+@public("fft.ifft")
+def ifft(x, n=None, axis=-1, norm="backward", name=None):
+    """Inverse of `fft.fft` along `axis` (scaled by 1/n with norm="backward").
+
+    Example:
+        >>> fw.fft.ifft(fw.to_tensor([4., 0., 0., 0.])).tolist()
+        [(1+0j), (1+0j), (1+0j), (1+0j)]
+    """
+    n, axes, norm = _one_d("fft.ifft", n, axis, norm)
+    return _c2c(x, n, axes, norm, False)
+
+
+@public("fft.rfft")
+def rfft(x, n=None, axis=-1, norm="backward", name=None):
+    """Fourier transform of a real signal, keeping the n // 2 + 1 non-negative
+    frequencies.
+
+    Example:
+        >>> fw.fft.rfft(fw.to_tensor([0., 1., 0., 0.])).shape
+        [3]
+    """
+    n, axes, norm = _one_d("fft.rfft", n, axis, norm)
+    return _r2c("fft.rfft", x, n, axes, norm, True)
+
+
+@public("fft.irfft")
+def irfft(x, n=None, axis=-1, norm="backward", name=None):
+    """Inverse of `fft.rfft`: a real signal of length n (default 2 * (m - 1)
+    for an input of length m along `axis`).
+
+    Example:
+        >>> fw.fft.irfft(fw.fft.rfft(fw.ones([5])), n=5).shape
+        [5]
+    """
+    n, axes, norm = _one_d("fft.irfft", n, axis, norm)
+    return _c2r(x, n, axes, norm, False)
+
+
+@public("fft.hfft")
+def hfft(x, n=None, axis=-1, norm="backward", name=None):
+    """Fourier transform of a Hermitian-symmetric signal given by its first
+    half; the result is real of length n (default 2 * (m - 1)).
+
+    Example:
+        >>> fw.fft.hfft(fw.to_tensor([1., 0., 0.])).shape
+        [4]
+    """
+    n, axes, norm = _one_d("fft.hfft", n, axis, norm)
+    return _c2r(x, n, axes, norm, True)
+
+
+@public("fft.ihfft")
+def ihfft(x, n=None, axis=-1, norm="backward", name=None):
+    """Inverse of `fft.hfft`: the one-sided inverse transform of a real signal.
+
+    Example:
+        >>> fw.fft.ihfft(fw.ones([4])).shape
+        [3]
+    """
+    n, axes, norm = _one_d("fft.ihfft", n, axis, norm)
+    return _r2c("fft.ihfft", x, n, axes, norm, False)
+
+
+def _make_nd(fname, kind, forward, two_d):
+    def f(x, s=None, axes=(-2, -1) if two_d else None, norm="backward", name=None):
+        x = _tensor(x)
+        ss, ax, nm = _n_d(fname, x, s, axes, norm, two_d)
+        if kind == "c2c":
+            return _c2c(x, ss, ax, nm, forward)
+        if kind == "r2c":
+            return _r2c(fname, x, ss, ax, nm, forward)
+        return _c2r(x, ss, ax, nm, forward)
+
+    short = fname.split(".")[1]
+    f.__name__ = f.__qualname__ = short
+    f.__module__ = "fw.fft"
+    return f
+
+
+_ND_DOCS = {
+    "fft2": ("c2c", True, "2-D discrete Fourier transform over `axes` (default the last two)."),
+    "ifft2": ("c2c", False, "Inverse of fft.fft2."),
+    "rfft2": ("r2c", True, "2-D transform of a real signal, one-sided on the last axis."),
+    "irfft2": ("c2r", False, "Inverse of fft.rfft2; `s` gives the output lengths."),
+    "hfft2": ("c2r", True, "2-D transform of a Hermitian signal given by its first half."),
+    "ihfft2": ("r2c", False, "Inverse of fft.hfft2."),
+    "fftn": ("c2c", True, "N-D discrete Fourier transform over `axes` (default all, or the "
+                          "last len(s) when only s is given)."),
+    "ifftn": ("c2c", False, "Inverse of fft.fftn."),
+    "rfftn": ("r2c", True, "N-D transform of a real signal, one-sided on the last axis."),
+    "irfftn": ("c2r", False, "Inverse of fft.rfftn; `s` gives the output lengths."),
+    "hfftn": ("c2r", True, "N-D transform of a Hermitian signal given by its first half."),
+    "ihfftn": ("r2c", False, "Inverse of fft.hfftn."),
+}
+
+_EXAMPLE_SHAPE = {"c2c": "[4, 4]", "r2c": "[4, 3]", "c2r": "[4, 6]"}
+
+for _name, (_kind, _fwd, _doc) in _ND_DOCS.items():
+    _fn = _make_nd(f"fft.{_name}", _kind, _fwd, _name.endswith("2"))
+    _fn.__doc__ = (f"{_doc}\n\n    Args:\n        x (Tensor): the input.\n        s (list of "
+                   f"int, optional): signal lengths along `axes`.\n        axes (list of int): "
+                   f"the axes to transform.\n        norm (str): 'backward', 'ortho' or "
+                   f"'forward'.\n\n    Example:\n        >>> fw.fft.{_name}(fw.ones([4, 4]))"
+                   f".shape\n        {_EXAMPLE_SHAPE[_kind]}\n    ")
+    public(f"fft.{_name}")(_fn)
+    globals()[_name] = _fn
+del _name, _kind, _fwd, _doc, _fn
+
+
+# ---------------------------------------------------------------- frequencies
+def _freq_canon(attrs):
+    n = attrs["n"]
+    if isinstance(n, Tensor):
+        n = n.item()
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
+        raise InvalidArgumentError(f"'n' must be a positive int, got {n!r}")
+    d = attrs["d"]
+    if isinstance(d, Tensor):
+        d = d.item()
+    dt = attrs["dtype"]
+    return {"n": int(n), "d": float(d), "onesided": bool(attrs["onesided"]),
+            "dtype": _dt.get_default_dtype() if dt is None else _dt.convert_dtype(dt)}
+
+
+def _freq_infer(n=1, d=1.0, onesided=False, dtype=None):
+    return TensorType((n // 2 + 1 if onesided else n,), dtype)
+
+
+def _freq_ref(n=1, d=1.0, onesided=False, dtype=None):
+    f = np.fft.rfftfreq(n, d) if onesided else np.fft.fftfreq(n, d)
+    return f.astype(dtype.np)
+
+
+fftfreq_op = defop("fftfreq", (), {"n": 1, "d": 1.0, "onesided": False, "dtype": None},
+                   infer=_freq_infer, reference=_freq_ref, canon=_freq_canon, promote=None,
+                   differentiable=False, family="fft", api=False, method=False,
+                   doc="Sample frequencies of an n-point DFT with spacing d (only the "
+                       "non-negative ones when onesided).")
+
+
+@public("fft.fftfreq")
+def fftfreq(n, d=1.0, dtype=None, name=None):
+    """The sample frequencies ``[0, 1, …, -1] / (d * n)`` of an n-point DFT.
+
+    Example:
+        >>> fw.fft.fftfreq(4).tolist()
+        [0.0, 0.25, -0.5, -0.25]
+    """
+    return invoke(fftfreq_op, [], {"n": n, "d": d, "onesided": False, "dtype": dtype})
+
+
+@public("fft.rfftfreq")
+def rfftfreq(n, d=1.0, dtype=None, name=None):
+    """The n // 2 + 1 non-negative sample frequencies of an n-point real DFT.
+
+    Example:
+        >>> fw.fft.rfftfreq(4).tolist()
+        [0.0, 0.25, 0.5]
+    """
+    return invoke(fftfreq_op, [], {"n": n, "d": d, "onesided": True, "dtype": dtype})
+
+
+# ---------------------------------------------------------------- shifts
+def _shift_canon(attrs):
+    axes = attrs["axes"]
+    return {"axes": None if axes is None else _int_seq(axes, "axes", ""),
+            "inverse": bool(attrs["inverse"])}
+
+
+def _shift_axes(shape, axes):
+    if axes is None:
+        return tuple(range(len(shape)))
+    return tuple(norm_axis(a, len(shape), "axes") for a in axes)
+
+
+def _shift_infer(x, axes=None, inverse=False):
+    _shift_axes(x.shape, axes)
+    return x
+
+
+def _shift_ref(x, axes=None, inverse=False):
+    ax = _shift_axes(x.shape, axes)
+    if not ax:  # NumPy rejects an empty axes tuple (0-D input)
+        return x.copy()
+    return (np.fft.ifftshift if inverse else np.fft.fftshift)(x, axes=ax)
+
+
+fftshift_op = defop("fftshift", ("x",), {"axes": None, "inverse": False}, infer=_shift_infer,
+                    reference=_shift_ref, canon=_shift_canon, promote=None, family="fft",
+                    api=False, method=False,
+                    doc="Roll the zero frequency to the centre of `axes` (inverse=True undoes "
+                        "it).")
+
+
+@public("fft.fftshift")
+def fftshift(x, axes=None, name=None):
+    """Move the zero-frequency term to the centre of `axes` (all when None).
+
+    Example:
+        >>> fw.fft.fftshift(fw.fft.fftfreq(4)).tolist()
+        [-0.5, -0.25, 0.0, 0.25]
+    """
+    return invoke(fftshift_op, [x], {"axes": axes, "inverse": False})
+
+
+@public("fft.ifftshift")
+def ifftshift(x, axes=None, name=None):
+    """Inverse of `fft.fftshift`.
+
+    Example:
+        >>> fw.fft.ifftshift(fw.to_tensor([-0.5, -0.25, 0.0, 0.25])).tolist()
+        [0.0, 0.25, -0.5, -0.25]
+    """
+    return invoke(fftshift_op, [x], {"axes": axes, "inverse": True})
