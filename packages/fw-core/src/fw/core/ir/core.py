@@ -269,9 +269,9 @@ def user_location():
     """(filename, lineno) of the innermost frame outside fw's own packages."""
     global _FW_DIRS
     if not _FW_DIRS:
-        import fw
-
-        _FW_DIRS = tuple(list(fw.__path__))
+        # the directories of the `fw` namespace (every installed fw package), read from
+        # sys.modules so fw.core never imports the facade
+        _FW_DIRS = tuple(list(sys.modules["fw"].__path__))
     f = sys._getframe(2)
     while f is not None:
         fn = f.f_code.co_filename

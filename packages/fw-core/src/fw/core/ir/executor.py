@@ -1,36 +1,83 @@
 """The executor: compile a program once into a flat schedule, then run it.
 
-Compilation gives every Value a slot in one environment list and turns each
-operation into a step ``(fn, input slots, output slots, slots to free)`` where
-``fn`` is the op's kernel for the backend with its attributes bound. Running is
-then a loop with no per-op lookups: gather inputs, call, store outputs, drop the
-values whose last use was this step (so their memory is released or reused as
-soon as possible — the liveness part of memory planning).
+Compilation gives every Value a slot and turns each operation into a `Step`
+(op, kernel, input slots, output slots, slots freed after it, buffer reused).
+The schedule is then rendered as one straight-line Python function (generated
+source, kept in ``Compiled.source``) in which each slot is a local variable and
+each step is one kernel call::
 
-``cond`` and ``while`` compile their blocks into nested schedules over the same
-environment. Parameters and constants are read from the tensors the program
-captured at each run, so updates made between runs are seen.
+    def _main(_ins, _ps):
+        v1, = _ins
+        v2, v3 = _ps
+        v4 = k0(v1, v2, transpose_x=a0_0, transpose_y=a0_1)
+        v5 = k1(v4, v3)
+        del v4
+        ...
+        return (v9,)
+
+so running costs one kernel call per op and nothing else: no per-op lookups,
+no argument lists, no environment list. The generated text contains only
+identifiers the compiler makes up (``vN`` slots, ``kN`` kernels, ``aN_M``
+attribute values — all bound in the function's namespace), never text taken
+from the program, so compiling a loaded model executes nothing from the file.
+
+Memory (``memory_optimize=True``, the default):
+
+- liveness: each value is deleted right after its last use (``del vN``), so
+  its memory is released as soon as possible;
+- buffer reuse: an elementwise op whose kernel is a NumPy ufunc (or wraps one,
+  with ``__wrapped__``, and passes ``out=`` on to it) writes its result into the
+  buffer of an operand that dies at this op and has the result's shape and dtype
+  (``k(v4, v5, out=v4)``). It is planned at compile time (last use,
+  not a program output, not an input/param/const, same dtype, shape provably
+  equal) and confirmed at run time: the operand must be a base ndarray (not a
+  view of other memory) that nothing else references (``sys.getrefcount``), so
+  a buffer shared with a live view, a program input, a parameter, a constant or
+  a value held twice is never written — the rule NumPy itself uses to elide
+  temporaries.
+
+Constant ops (no operands, not random: ``full``, ``arange``, …) with small
+static results are run once at compile time; each run reads the (read-only)
+array.
+
+``cond`` runs as a Python ``if`` on the predicate, ``while`` as a generated
+function looping over its cond and body blocks (carried values are locals).
+Parameters and constants are read from the tensors the program captured at each
+run, so updates made between runs are seen.
 
 `run(program, *inputs)` compiles on first use and caches the result on the
-program (keyed by its version and the inputs' backend).
+program (keyed by its version, the inputs' backend and ``memory_optimize``).
 """
 
 from __future__ import annotations
 
-import functools
+import keyword
+import sys
+from typing import NamedTuple
 
 import numpy as np
 
 from fw.core import dtypes as _dt
 from fw.core import place as _pl
-from fw.core.errors import InvalidArgumentError, InvalidTypeError
+from fw.core.errors import FwError, InvalidArgumentError, InvalidTypeError
 from fw.core.ir.types import DYN
 from fw.core.tensor import Tensor, _new
 
-__all__ = ["run", "compile_program", "Compiled"]
+__all__ = ["run", "compile_program", "Compiled", "Step"]
 
 _ndarray = np.ndarray
-_CTRL = 1
+_SOURCE_NAME = "<fw program>"
+_HOIST_BYTES = 1 << 16  # constants up to this size are computed once, at compile time
+
+
+class Step(NamedTuple):
+    """One scheduled operation (for inspection; the generated function runs them)."""
+
+    op: object
+    ins: tuple  # operand slots (0 for an absent optional operand)
+    outs: tuple  # result slots
+    frees: tuple  # slots whose values die after this step
+    reuse: int  # operand slot whose buffer receives the result (0: none)
 
 
 class _Schedule:
@@ -41,19 +88,38 @@ class _Schedule:
         self.out_slots = out_slots
 
 
-class Compiled:
-    """A program compiled for one backend."""
+def _truth(p) -> bool:
+    """The value of a cond/while predicate (a one-element bool tensor)."""
+    if getattr(p, "size", 1) != 1:
+        raise InvalidArgumentError(f"a cond/while predicate must hold one value, got shape "
+                                   f"{list(p.shape)}")
+    return bool(p)
 
-    def __init__(self, program, backend: str = "cpu", kernel_override=None):
+
+class Compiled:
+    """A program compiled for one backend.
+
+    Args:
+        program: the Program (verified programs only: compile what `verify` accepts).
+        backend: ``"cpu"`` or another backend name (``"gpu"``).
+        kernel_override: ``{op name: kernel}`` used instead of the table's kernels.
+        memory_optimize: free values after their last use and reuse dead buffers.
+    """
+
+    def __init__(self, program, backend: str = "cpu", kernel_override=None,
+                 memory_optimize: bool = True):
         self.program = program
         self.backend = backend
+        self.memory_optimize = memory_optimize
         self._kernel_override = kernel_override or {}
         self.slot: dict = {}
-        self.n = 1  # slot 0 is always None (absent optional operands)
+        self.n = 1  # slot 0 is never a value (absent optional operands)
         blk = program.block
         self.input_slots = []
         self.input_types = []
         self.param_slots = []  # (slot, label)
+        self._param_checks = []  # (label, shape or None, np dtype, type)
+        self._block0 = set(blk.args)
         for a in blk.args:
             s = self._new_slot(a)
             if a.role == "input":
@@ -61,7 +127,36 @@ class Compiled:
                 self.input_types.append(a.type)
             else:
                 self.param_slots.append((s, a.label))
-        self.main = self._compile_block(blk, top=True)
+                self._param_checks.append((a.label, a.type.shape if a.type.is_static else None,
+                                           a.type.dtype.np, a.type))
+        self._input_names = [a.label or f"input {i}" for i, a in enumerate(program.inputs())]
+        self._ns = {"_nd": _ndarray, "_rc": sys.getrefcount, "_truth": _truth,
+                    "_asarray": np.asarray, "_gen": np.generic}
+        self._funcs: list = []  # generated function sources
+        self._line_op: dict = {}  # generated line number -> op
+        self._nk = 0
+        self._nw = 0
+        self._hoisted: set = set()  # slots holding constants computed at compile time
+        body: list = []
+        self.main = self._gen_block(blk, body, "    ", top=True)
+        head = ["def _main(_ins, _ps):"]
+        if self.input_slots:
+            head.append(f"    {_targets(self.input_slots)} = _ins")
+        if self.param_slots:
+            head.append(f"    {_targets([s for s, _ in self.param_slots])} = _ps")
+        main_src = head + body + [f"    return ({_targets(self.main.out_slots)})"]
+        self._funcs.append(main_src)
+        lines = []
+        for f in self._funcs:
+            for ln in f:
+                if isinstance(ln, tuple):  # (text, op): remember which op a line runs
+                    self._line_op[len(lines) + 1] = ln[1]
+                    ln = ln[0]
+                lines.append(ln)
+            lines.append("")
+        self.source = "\n".join(lines)
+        exec(compile(self.source, _SOURCE_NAME, "exec"), self._ns)
+        self._run = self._ns["_main"]
 
     # ---------------------------------------------------------- compilation
     def _new_slot(self, v) -> int:
@@ -74,130 +169,303 @@ class Compiled:
         k = self._kernel_override.get(op.name)
         if k is None:
             k = op.opdef.kernels.get(self.backend) or op.opdef.reference
-        return functools.partial(k, **op.attrs) if op.attrs else k
+        return k
 
-    def _compile_block(self, block, top=False) -> _Schedule:
-        if not top:
+    def _bind(self, obj, prefix) -> str:
+        name = f"{prefix}{self._nk}"
+        self._nk += 1
+        self._ns[name] = obj
+        return name
+
+    def _gen_block(self, block, out: list, ind: str, top=False, assign_args=True) -> _Schedule:
+        """Append the lines running `block` to `out`; returns its schedule."""
+        if not top and assign_args:
             for a in block.args:
                 self._new_slot(a)
-        # last use (step index in this block) of values used here or in nested blocks
-        last: dict = {}
+        mem = self.memory_optimize
+        last: dict = {}  # value -> index of its last use here (uses in nested blocks count)
         for i, op in enumerate(block.ops):
             for v in _uses(op):
                 last[v] = i
+        dying: dict = {}  # step index -> values whose last use it is
+        for v, i in last.items():
+            dying.setdefault(i, []).append(v)
         keep = set(block.outputs)
         defined_here = set(block.args)
         steps = []
+        if mem and not top:  # arguments nobody reads must not pin their buffers
+            dead = [self.slot[a] for a in block.args if a not in last and a not in keep]
+            if dead:
+                out.append(f"{ind}del {_names(dead)}")
         for i, op in enumerate(block.ops):
             ins = tuple(0 if v is None else self.slot[v] for v in op.operands)
             outs = tuple(self._new_slot(r) for r in op.results)
             defined_here.update(op.results)
-            if op.name == "cond":
-                fn = self._cond_fn(op)
-                kind = _CTRL
-            elif op.name == "while":
-                fn = self._while_fn(op)
-                kind = _CTRL
-            else:
-                fn = self._kernel(op)
-                kind = 0
-            frees = tuple(self.slot[v] for v, j in last.items()
-                          if j == i and v in defined_here and v not in keep)
-            # results nobody uses are dropped right away
+            frees = tuple(self.slot[v] for v in dying.get(i, ())
+                          if v in defined_here and v not in keep)
             frees += tuple(self.slot[r] for r in op.results if r not in last and r not in keep)
-            steps.append((fn, ins, outs, frees, kind))
+            reuse = 0
+            if op.name == "cond":
+                self._gen_cond(op, ins, outs, out, ind)
+            elif op.name == "while":
+                self._gen_while(op, ins, outs, out, ind)
+            elif self._hoist(op, keep, outs, out, ind):
+                pass
+            else:
+                plan = self._reuse_plan(op, last, i, keep, defined_here) if mem else None
+                reuse = self._gen_call(op, ins, outs, out, ind, plan)
+            if mem and frees:
+                out.append(f"{ind}del {', '.join(f'v{s}' for s in frees)}")
+            steps.append(Step(op, ins, outs, frees if mem else (), reuse))
         return _Schedule(steps, tuple(self.slot[v] for v in block.outputs))
 
-    def _cond_fn(self, op):
-        then_s = self._compile_block(op.blocks[0])
-        else_s = self._compile_block(op.blocks[1])
-        run_block = _run_block
+    def _hoist(self, op, keep, outs, out, ind) -> bool:
+        """Compute a constant op (no operands: ``full``, ``arange``, …) once, now,
+        and let every run read the result; True if done. Only small, static,
+        deterministic results that are not block outputs; the array is made
+        read-only so that nothing (a view handed to the user) can change it."""
+        d = op.opdef
+        if op.operands or op.blocks or not op.results or d.random or d.side_effect or \
+                any(r in keep for r in op.results):
+            return False
+        if not all(r.type.is_static for r in op.results) or \
+                sum(r.type.numel() * r.type.dtype.itemsize for r in op.results) > _HOIST_BYTES:
+            return False
+        try:
+            res = self._kernel(op)(**op.attrs)
+        except Exception:  # noqa: BLE001 - left to fail at run time, with its message
+            return False
+        if op.opdef.num_outputs != 1 and not isinstance(res, (tuple, list)):
+            return False
+        vals = [res] if op.opdef.num_outputs == 1 else list(res)
+        if len(vals) != len(op.results):
+            return False
+        arrays = []
+        for r, v in zip(op.results, vals):
+            if isinstance(v, np.generic):
+                v = np.asarray(v)
+            if type(v) is not _ndarray or v.shape != r.type.shape or v.dtype != r.type.dtype.np:
+                return False
+            arrays.append(v)
+        for s, v in zip(outs, arrays):
+            v.flags.writeable = False
+            out.append((f"{ind}v{s} = {self._bind(v, 'c')}", op))
+            self._hoisted.add(s)
+        return True
 
-        def fn(env, pred):
-            s = then_s if bool(np.asarray(pred).reshape(-1)[0]) else else_s
-            run_block(s.steps, env)
-            return tuple(env[k] for k in s.out_slots)
+    def _gen_call(self, op, ins, outs, out, ind, reuse) -> int:
+        k = self._bind(self._kernel(op), "k")
+        args = ["None" if s == 0 else f"v{s}" for s in ins]
+        var = op.opdef.variadic
+        if var >= 0:  # the kernel takes the variadic input as one list, as in eager mode
+            n = len(args) - (len(op.opdef.input_names) - 1)
+            args = args[:var] + [f"[{', '.join(args[var:var + n])}]"] + args[var + n:]
+        for name, val in op.attrs.items():
+            if name in op.opdef.attrs and name.isidentifier() and not keyword.iskeyword(name):
+                args.append(f"{name}={self._bind(val, 'a')}")
+            else:  # cannot be a keyword in source: pass it through a dict
+                args.append(f"**{self._bind({name: val}, 'a')}")
+        call = f"{k}({', '.join(args)})"
+        # a kernel returns one result bare, several (or a variable number) as a tuple
+        target = _names(outs) if op.opdef.num_outputs == 1 else _targets(outs)
+        if reuse is not None:
+            slot, cond = reuse
+            out.append((f"{ind}if {cond}:", op))
+            out.append((f"{ind}    {target} = {call[:-1]}, out=v{slot})", op))
+            out.append((f"{ind}else:", op))
+            out.append((f"{ind}    {target} = {call}", op))
+        else:
+            out.append((f"{ind}{target} = {call}" if outs else f"{ind}{call}", op))
+        # eager mode gives 0-d arrays, NumPy scalar math gives scalars: keep arrays
+        for s, r in zip(outs, op.results):
+            if r.type.ndim == 0:
+                out.append((f"{ind}if isinstance(v{s}, _gen): v{s} = _asarray(v{s})", op))
+        return 0 if reuse is None else reuse[0]
 
-        return fn
+    def _reuse_plan(self, op, last, i, keep, defined_here):
+        """(operand slot, run-time condition) when the result may go into a dead
+        operand's buffer, else None."""
+        kern = self._kernel(op)
+        # a ufunc, or a kernel wrapping one (a dtype check in front) that passes `out=` on
+        uf = kern if isinstance(kern, np.ufunc) else getattr(kern, "__wrapped__", None)
+        if self.backend != "cpu" or not isinstance(uf, np.ufunc) or op.attrs or \
+                len(op.results) != 1 or uf.nout != 1 or uf.nin != len(op.operands):
+            return None
+        rt = op.results[0].type
+        for v in op.operands:
+            if v is None or last.get(v) != i or v in keep or v not in defined_here or \
+                    v in self._block0 or v.type.dtype is not rt.dtype or \
+                    self.slot[v] in self._hoisted:
+                continue
+            s = self.slot[v]
+            cond = f"v{s}.__class__ is _nd and v{s}.base is None and _rc(v{s}) == 2"
+            others = [w for w in op.operands if w is not v]
+            if v.type.shape == rt.shape and v.type.is_static:
+                return s, cond
+            # the others broadcast into v's shape whatever v's dynamic sizes are
+            if all(len(w.type.shape) <= len(v.type.shape) and all(d == 1 for d in w.type.shape)
+                   for w in others if w is not None):
+                return s, cond
+            if len(others) == 1 and others[0] is not None and \
+                    others[0].type.shape == v.type.shape == rt.shape:
+                return s, cond + f" and v{s}.shape == v{self.slot[others[0]]}.shape"
+        return None
 
-    def _while_fn(self, op):
+    def _gen_cond(self, op, ins, outs, out, ind):
+        out.append((f"{ind}if _truth(v{ins[0]}):", op))
+        for blk in op.blocks:
+            inner: list = []
+            sched = self._gen_block(blk, inner, ind + "    ")
+            if outs:
+                inner.append(f"{ind}    {_names(outs)} = {_names(sched.out_slots)}")
+                local = {self.slot[v] for v in blk.outputs if v in _defined_in(blk)}
+                if self.memory_optimize and local:
+                    inner.append(f"{ind}    del {', '.join(f'v{s}' for s in sorted(local))}")
+            out.extend(inner or [f"{ind}    pass"])
+            if blk is op.blocks[0]:
+                out.append(f"{ind}else:")
+
+    def _gen_while(self, op, ins, outs, out, ind):
         cblk, bblk = op.blocks
-        cond_s = self._compile_block(cblk)
-        body_s = self._compile_block(bblk)
-        c_args = [self.slot[a] for a in cblk.args]
-        b_args = [self.slot[a] for a in bblk.args]
-        run_block = _run_block
-
-        def fn(env, *init):
-            vals = init
-            while True:
-                for s, v in zip(c_args, vals):
-                    env[s] = v
-                run_block(cond_s.steps, env)
-                if not bool(np.asarray(env[cond_s.out_slots[0]]).reshape(-1)[0]):
-                    return tuple(vals)
-                for s, v in zip(b_args, vals):
-                    env[s] = v
-                run_block(body_s.steps, env)
-                vals = tuple(env[k] for k in body_s.out_slots)
-
-        return fn
+        free = list(dict.fromkeys(_free_uses(op)))
+        name = f"_w{self._nw}"
+        self._nw += 1
+        fsrc: list = []
+        params = ", ".join(["_init"] + [f"v{self.slot[v]}" for v in free])
+        fsrc.append(f"def {name}({params}):")
+        for a in cblk.args:
+            self._new_slot(a)
+        for a in bblk.args:
+            self._new_slot(a)
+        carried = [self.slot[a] for a in bblk.args]
+        cargs = [self.slot[a] for a in cblk.args]
+        if carried:
+            fsrc.append(f"    {_targets(carried)} = _init")
+        fsrc.append("    del _init")  # the carried buffers are owned by the loop alone
+        fsrc.append("    while True:")
+        if cargs:
+            fsrc.append(f"        {_names(cargs)} = {_names(carried)}")
+        c_sched = self._gen_block(cblk, fsrc, "        ", assign_args=False)
+        (flag,) = c_sched.out_slots
+        fsrc.append((f"        if not _truth(v{flag}):", op))
+        fsrc.append("            break")
+        b_sched = self._gen_block(bblk, fsrc, "        ", assign_args=False)
+        if carried:
+            fsrc.append(f"        {_names(carried)} = {_names(b_sched.out_slots)}")
+            local = _defined_in(bblk) - set(bblk.args)
+            done = sorted({self.slot[v] for v in bblk.outputs if v in local})
+            if self.memory_optimize and done:  # the carried names now own the buffers
+                fsrc.append(f"        del {_names(done)}")
+        fsrc.append(f"    return ({_targets(carried)})")
+        self._funcs.append(fsrc)
+        self._ns[name] = None  # bound when the source is executed
+        init = ", ".join(f"v{s}" for s in ins)
+        fargs = "".join(f", v{self.slot[v]}" for v in free)
+        call = f"{name}([{init}]{fargs})"
+        out.append((f"{ind}{_targets(outs)} = {call}" if outs else f"{ind}{call}", op))
 
     # ---------------------------------------------------------- running
     def check_inputs(self, arrays) -> None:
         if len(arrays) != len(self.input_slots):
-            names = [a.label or f"input {i}" for i, a in enumerate(self.program.inputs())]
             raise InvalidArgumentError(f"the program takes {len(self.input_slots)} inputs "
-                                       f"({', '.join(names)}), got {len(arrays)}")
+                                       f"({', '.join(self._input_names)}), got {len(arrays)}")
         for i, (a, t) in enumerate(zip(arrays, self.input_types)):
-            shape = a.shape
-            d = _dt._BY_NP.get(a.dtype)
-            ok = d is t.dtype and len(shape) == len(t.shape) and all(
+            shape = getattr(a, "shape", None)
+            d = _dt._BY_NP.get(getattr(a, "dtype", None))
+            ok = d is t.dtype and shape is not None and len(shape) == len(t.shape) and all(
                 e == DYN or e == g for e, g in zip(t.shape, shape))
             if not ok:
-                label = self.program.inputs()[i].label or f"input {i}"
+                got = f"{getattr(d, 'name', getattr(a, 'dtype', type(a).__name__))}" \
+                      f"{list(shape) if shape is not None else ''}"
                 raise InvalidArgumentError(
-                    f"program input '{label}' expects {t.dtype.name}{list(t.shape)} (-1: any "
-                    f"size), got {getattr(d, 'name', a.dtype)}{list(shape)}")
+                    f"program input '{self._input_names[i]}' expects {t.dtype.name}"
+                    f"{list(t.shape)} (-1: any size), got {got}")
+
+    def _params(self, cap, check) -> list:
+        try:
+            ps = [cap[label] for label, _, _, _ in self._param_checks]
+        except KeyError:
+            missing = [lab for lab, _, _, _ in self._param_checks if lab not in cap]
+            t = {lab: t for lab, _, _, t in self._param_checks}
+            raise InvalidArgumentError(
+                f"the program needs the parameters/constants "
+                f"{', '.join(f'{m!r} ({t[m]})' for m in missing)} but they were not given "
+                f"(program.captured has no such entry; load the model with fw.core.ir.load or "
+                f"pass params=)") from None
+        ps = [v._data if isinstance(v, Tensor) else v for v in ps]
+        if check:
+            for a, (label, shape, npd, t) in zip(ps, self._param_checks):
+                if shape is not None and (getattr(a, "shape", None) != shape or
+                                          getattr(a, "dtype", None) != npd):
+                    raise InvalidArgumentError(
+                        f"parameter/constant '{label}' must be {t}, got "
+                        f"{getattr(a, 'dtype', type(a).__name__)}"
+                        f"{list(getattr(a, 'shape', []))}")
+        return ps
 
     def __call__(self, arrays, params=None, check=True):
-        """Run on input arrays; returns the output arrays (a list)."""
+        """Run on input arrays (`params`: ``{label: Tensor or array}`` instead of the
+        program's captured tensors; `check`: check the inputs' and params' types).
+        Returns the output arrays (a list)."""
         if check:
             self.check_inputs(arrays)
-        env = [None] * self.n
-        for s, a in zip(self.input_slots, arrays):
-            env[s] = a
-        cap = self.program.captured if params is None else params
-        for s, label in self.param_slots:
-            t = cap[label]
-            env[s] = t._data if isinstance(t, Tensor) else t
-        _run_block(self.main.steps, env)
-        return [env[s] for s in self.main.out_slots]
+        ps = self._params(self.program.captured if params is None else params, check)
+        try:
+            outs = self._run(arrays, ps)
+        except Exception as e:
+            raise self._explain(e) from e
+        return list(outs)
+
+    def _explain(self, e) -> Exception:
+        """The op that failed, from the generated line in the traceback."""
+        tb = e.__traceback__
+        op = None
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == _SOURCE_NAME:
+                op = self._line_op.get(tb.tb_lineno, op)
+            tb = tb.tb_next
+        if op is None:
+            return e
+        from fw.core.ir.printer import print_program
+
+        lines: dict = {}
+        text = print_program(self.program, lenient=True, op_lines=lines).splitlines()
+        ln = lines.get(op, 0)
+        where = f"`{text[ln - 1].strip()}` (line {ln} of the program)" if ln else op.name
+        if op.loc:
+            where += f", traced at {op.loc[0]}:{op.loc[1]}"
+        msg = f"{op.name}: failed while running {where}: {type(e).__name__}: {e}"
+        if isinstance(e, FwError):
+            return type(e)(msg)
+        if isinstance(e, TypeError):
+            return InvalidTypeError(msg)
+        if isinstance(e, MemoryError):
+            return MemoryError(msg)
+        return InvalidArgumentError(msg)
 
 
-def _run_block(steps, env):
-    for fn, ins, outs, frees, kind in steps:
-        if kind:
-            r = fn(env, *[env[i] for i in ins])
-        else:
-            r = fn(*[env[i] for i in ins])
-        if len(outs) == 1:
-            env[outs[0]] = r
-        else:
-            for s, v in zip(outs, r):
-                env[s] = v
-        for s in frees:
-            env[s] = None
+def _names(slots) -> str:
+    return ", ".join(f"v{s}" for s in slots)
 
 
-def _uses(op):
-    """Values an op reads, including those read inside its nested blocks from
-    enclosing scopes."""
-    seen = [v for v in op.operands if v is not None]
+def _targets(slots) -> str:
+    """Unpacking targets for a sequence of `slots` values."""
+    names = ", ".join(f"v{s}" for s in slots)
+    return names + "," if len(slots) == 1 else names
+
+
+def _defined_in(block) -> set:
+    out = set(block.args)
+    for op in block.ops:
+        out.update(op.results)
+    return out
+
+
+def _free_uses(op) -> list:
+    """Values the op's blocks read from enclosing scopes (in first-use order)."""
+    seen = []
     for b in op.blocks:
-        inner = set(b.args)
-        for o in b.ops:
-            inner.update(o.results)
+        inner = _defined_in(b)
         for o in b.ops:
             for v in _uses(o):
                 if v not in inner:
@@ -208,15 +476,24 @@ def _uses(op):
     return seen
 
 
-def compile_program(program, backend: str = "cpu") -> Compiled:
+def _uses(op):
+    """Values an op reads, including those read inside its nested blocks from
+    enclosing scopes."""
+    return [v for v in op.operands if v is not None] + _free_uses(op)
+
+
+def compile_program(program, backend: str = "cpu", memory_optimize: bool = True) -> Compiled:
+    """The `Compiled` form of `program` for `backend`, cached on the program until
+    it changes (``program.touch()``)."""
     cache = program._compiled
     if cache is None or cache[0] != program._version:
         cache = (program._version, {})
         program._compiled = cache
-    c = cache[1].get(backend)
+    key = (backend, bool(memory_optimize))
+    c = cache[1].get(key)
     if c is None:
-        c = Compiled(program, backend)
-        cache[1][backend] = c
+        c = Compiled(program, backend, memory_optimize=memory_optimize)
+        cache[1][key] = c
     return c
 
 
@@ -245,15 +522,22 @@ def _wrap(a):
     return t
 
 
-def run(program, *inputs):
-    """Run `program` on `inputs` (Tensors or arrays). Returns one Tensor for a
-    single output, else a tuple of Tensors."""
+def run(program, *inputs, memory_optimize: bool = True):
+    """Run `program` on `inputs` (Tensors or arrays, checked against the program's
+    input types). Returns one Tensor for a single output, else a tuple of Tensors.
+
+    >>> import fw, numpy as np
+    >>> from fw.core.ir import TensorType, trace, run
+    >>> p = trace(lambda x: fw.tanh(x) * 2.0, [TensorType([-1, 2], "float32")])
+    >>> run(p, np.zeros((1, 2), np.float32)).numpy().tolist()
+    [[0.0, 0.0]]
+    """
     arrays = [_to_array(x, i) for i, x in enumerate(inputs)]
     backend = "cpu"
     for a in arrays:
         if type(a) is not _ndarray:
             backend = _pl.backend_of(a).name
             break
-    outs = compile_program(program, backend)(arrays)
+    outs = compile_program(program, backend, memory_optimize)(arrays)
     res = tuple(_wrap(o) for o in outs)
     return res[0] if len(res) == 1 else res

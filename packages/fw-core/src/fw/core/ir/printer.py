@@ -20,9 +20,11 @@
     }
 
 Results are numbered in print order; block-0 inputs keep their name when it is
-an identifier; parameters and constants are ``%pN``/``%cN`` followed by
-``param "name"``/``const "name"``. Every attribute of the op is printed, in
-the op table's order. An absent optional operand prints as ``none``.
+an identifier (other than the reserved ``argN``/``pN``/``cN``) not used before;
+any other input is ``%argI`` (I its position in the block's arguments) followed
+by ``input "name"`` when it has a name; parameters and constants are
+``%pN``/``%cN`` followed by ``param "name"``/``const "name"``. Every attribute
+of the op is printed, in the op table's order. An absent optional operand prints as ``none``.
 Attribute values: ``none``, ``true``/``false``, ints, floats (``repr``, so they
 read back exactly; ``inf``/``-inf``/``nan``), ``complex(re, im)``, strings as
 JSON strings, dtypes by short name (``f32``), lists as ``[a, b]``.
@@ -39,6 +41,9 @@ from fw.core.dtypes import DType
 __all__ = ["print_program", "format_attr"]
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# names the printer gives to unnamed inputs, parameters and constants: an input
+# label of this form is printed as ``%argI ... input "label"`` so names never clash
+_RESERVED = re.compile(r"^(arg|p|c)[0-9]+$")
 
 
 def format_attr(v) -> str:
@@ -72,17 +77,29 @@ def format_attr(v) -> str:
 
 
 class _Namer:
-    def __init__(self):
+    def __init__(self, lenient=False, op_lines=None):
         self.names: dict = {}
         self.used: set = set()
         self.counter = 0
+        self.lenient = lenient
+        self.op_lines = op_lines
 
     def name(self, v) -> str:
         n = self.names.get(v)
         if n is None:
+            if self.lenient:  # the verifier prints broken programs to point at their lines
+                return "%<undefined>"
             raise ValueError(f"value {v!r} is used before it is defined (or comes from another "
                              f"program)")
         return n
+
+    def attr(self, v) -> str:
+        try:
+            return format_attr(v)
+        except TypeError:
+            if self.lenient:
+                return f"<{type(v).__name__}>"
+            raise
 
     def result(self, v) -> str:
         n = f"%{self.counter}"
@@ -96,8 +113,19 @@ class _Namer:
         return n
 
 
-def print_program(prog) -> str:
-    namer = _Namer()
+def print_program(prog, *, lenient=False, op_lines=None) -> str:
+    """The text form of `prog`.
+
+    Args:
+        prog: the Program.
+        lenient: print even a broken program (a value used before its definition
+            prints as ``%<undefined>``, an attribute with no text form as ``<type>``);
+            the verifier uses it to quote the offending lines.
+        op_lines: if a dict, filled with ``operation -> line number`` (1-based).
+    Returns:
+        the text, ending with a newline.
+    """
+    namer = _Namer(lenient, op_lines)
     out = ["program {"]
     _print_block(prog.block, 0, namer, out, "  ", [0], top=True)
     out.append("}")
@@ -109,12 +137,14 @@ def _print_block(block, bid, namer, out, ind, counter, top=False):
     p = c = 0
     for i, a in enumerate(block.args):
         if top and a.role == "input":
-            n = f"%{a.label}" if a.label and _IDENT.match(a.label) and \
-                f"%{a.label}" not in namer.used and not a.label.isdigit() else f"%arg{i}"
-            if n in namer.used:
-                n = f"%arg{i}"
-            namer.named(a, n)
-            args.append(f"{n}: {a.type}")
+            lab = a.label
+            if lab is not None and _IDENT.match(lab) and not _RESERVED.match(lab) and \
+                    f"%{lab}" not in namer.used:
+                args.append(f"{namer.named(a, '%' + lab)}: {a.type}")
+            else:
+                n = namer.named(a, f"%arg{i}")
+                args.append(f"{n}: {a.type}" + ("" if lab is None else
+                                                f" input {json.dumps(lab)}"))
         elif top and a.role == "param":
             n = namer.named(a, f"%p{p}")
             p += 1
@@ -131,12 +161,14 @@ def _print_block(block, bid, namer, out, ind, counter, top=False):
     for op in block.ops:
         operands = ", ".join("none" if v is None else namer.name(v) for v in op.operands)
         line = inner
+        if namer.op_lines is not None:
+            namer.op_lines[op] = len(out) + 1
         if op.results:
             line += ", ".join(namer.result(r) for r in op.results) + " = "
         line += f"{op.name}({operands})"
         if op.attrs:
             keys = list(op.opdef.attrs) + [k for k in op.attrs if k not in op.opdef.attrs]
-            line += " {" + ", ".join(f"{k}={format_attr(op.attrs[k])}" for k in keys
+            line += " {" + ", ".join(f"{k}={namer.attr(op.attrs[k])}" for k in keys
                                      if k in op.attrs) + "}"
         if op.results:
             line += " : " + ", ".join(str(r.type) for r in op.results)

@@ -1,0 +1,369 @@
+"""The verifier: is a Program well formed? Run after every pass (see
+`fw.core.ir.passes.PassManager`) and on every loaded model file.
+
+It checks, and reports every problem it finds at once (each with the op's line
+in the text form):
+
+- SSA: every value is defined once (a block argument or an op result) and every
+  use is dominated by its definition: earlier in the same block, or in an
+  enclosing block before the op holding the nested block;
+- structure: ops name ops of the op table, each op's `parent` is its block,
+  results belong to their op, block 0's arguments are inputs/params/consts with
+  unique param/const labels, nested blocks have plain arguments;
+- operands: the count matches the op's inputs (variadic and optional inputs
+  accounted for), None only for optional inputs;
+- attributes: only names the op declares, with values that have a text form;
+- types: the recorded result types are *compatible* with what the op's `infer`
+  gives for the operand types: same count, dtype and rank, and each dim equal
+  unless one of them is -1. A recorded dim may be more precise than the
+  re-inferred one (infer works from operand types alone: when an operand is
+  dynamic, or for data-dependent sizes, infer says -1 where a pass or the
+  tracer knew the size) and a recorded -1 may stand for a size infer knows;
+  two different static sizes are an error;
+- control flow: ``cond`` has one bool scalar operand and two argument-less
+  blocks whose yields match the result types; ``while`` has a cond block taking
+  the carried values and yielding one bool scalar and a body block taking and
+  yielding the carried types; the initial values match the carried types.
+"""
+
+from __future__ import annotations
+
+from fw.core.errors import FwError, InvalidArgumentError
+from fw.core.ir.core import Block, Operation, Value
+from fw.core.ir.types import DYN, TensorType
+
+__all__ = ["verify", "VerificationError", "problems"]
+
+_ATTR_TYPES = (type(None), bool, int, float, complex, str)
+
+
+class VerificationError(InvalidArgumentError):
+    """The program is not well formed. ``problems`` lists (line, message) pairs."""
+
+    def __init__(self, message: str, problems: list):
+        super().__init__(message)
+        self.problems = problems
+
+
+def _attr_ok(v) -> bool:
+    from fw.core.dtypes import DType
+
+    if isinstance(v, _ATTR_TYPES) or isinstance(v, DType):
+        return True
+    if isinstance(v, tuple):
+        return all(_attr_ok(x) for x in v)
+    return False
+
+
+def _compatible(a: TensorType, b: TensorType) -> bool:
+    return a.dtype is b.dtype and len(a.shape) == len(b.shape) and all(
+        x == y or x == DYN or y == DYN for x, y in zip(a.shape, b.shape))
+
+
+def _is_scalar_bool(t: TensorType) -> bool:
+    from fw.core import dtypes as _dt
+
+    return t.dtype is _dt.bool_ and t.numel() in (1, DYN)
+
+
+class _Verifier:
+    def __init__(self, program):
+        self.program = program
+        self.found: list = []  # (op or None, message)
+        self.defined: set = set()
+
+    def problem(self, op, msg):
+        self.found.append((op, msg))
+
+    # ------------------------------------------------------------ values
+    def define(self, op, v, what) -> bool:
+        if not isinstance(v, Value):
+            self.problem(op, f"{what} is a {type(v).__name__}, not a Value")
+            return False
+        if v in self.defined:
+            self.problem(op, f"{what} ({v!r}) is defined twice; every value is assigned once")
+            return False
+        if not isinstance(v.type, TensorType):
+            self.problem(op, f"{what} has no TensorType (type is {v.type!r})")
+        self.defined.add(v)
+        return True
+
+    def use(self, op, v, visible, what) -> None:
+        if not isinstance(v, Value):
+            self.problem(op, f"{what} is a {type(v).__name__}, not a Value")
+        elif v not in visible:
+            self.problem(op, f"{what} uses a value ({v!r}) that is not defined before it in "
+                             f"this block or an enclosing one (defined later, inside another "
+                             f"block, or in another program)")
+
+    # ------------------------------------------------------------ blocks
+    def run(self) -> None:
+        blk = self.program.block
+        if blk.parent is not None:
+            self.problem(None, "block 0 has a parent operation")
+        labels: dict = {}
+        for i, a in enumerate(blk.args):
+            what = f"block 0 argument {i}"
+            if not self.define(None, a, what):
+                continue
+            if a.owner is not blk or a.index != i:
+                self.problem(None, f"{what} does not record block 0 / position {i} as its "
+                                   f"owner")
+            if a.role not in ("input", "param", "const"):
+                self.problem(None, f"{what} has role {a.role!r}; block 0 arguments are "
+                                   f"inputs, params or consts")
+            elif a.role != "input":
+                if not isinstance(a.label, str) or not a.label:
+                    self.problem(None, f"{what} is a {a.role} without a name")
+                elif a.label in labels:
+                    self.problem(None, f"{a.role} name {a.label!r} is used by block 0 "
+                                       f"arguments {labels[a.label]} and {i}")
+                else:
+                    labels[a.label] = i
+        self.block(blk, set(blk.args), None)
+
+    def block(self, block: Block, visible: set, owner) -> None:
+        if owner is not None:
+            for i, a in enumerate(block.args):
+                what = f"block argument {i}"
+                if self.define(owner, a, what):
+                    if a.owner is not block or a.index != i:
+                        self.problem(owner, f"{what} does not record its block / position as "
+                                            f"its owner")
+                    if a.role != "arg":
+                        self.problem(owner, f"{what} of a nested block has role {a.role!r}")
+                    visible.add(a)
+        for op in block.ops:
+            if not isinstance(op, Operation):
+                self.problem(owner, f"the block holds a {type(op).__name__}, not an Operation")
+                continue
+            self.op(op, block, visible)
+        for i, v in enumerate(block.outputs):
+            self.use(owner, v, visible, f"{'return' if owner is None else 'yield'} value {i}")
+
+    # ------------------------------------------------------------ operations
+    def op(self, op: Operation, block: Block, visible: set) -> None:
+        from fw.core.ops._registry import OPS
+
+        if op.parent is not block:
+            self.problem(op, "the op's parent is not the block holding it (set op.parent when "
+                             "inserting it)")
+        opdef = op.opdef
+        known = OPS.get(getattr(opdef, "name", None)) is opdef
+        if not known:
+            self.problem(op, f"op {getattr(opdef, 'name', opdef)!r} is not in the op table")
+        for i, v in enumerate(op.operands):
+            if v is not None:
+                self.use(op, v, visible, f"operand {i}")
+        attrs_ok = True
+        if known:
+            attrs_ok = self.operand_count(op)
+            for k, v in op.attrs.items():
+                if k not in opdef.attrs:
+                    attrs_ok = False
+                    self.problem(op, f"unknown attribute {k!r} (the op has "
+                                     f"{list(opdef.attrs) or 'no attributes'})")
+                if not _attr_ok(v):
+                    attrs_ok = False
+                    self.problem(op, f"attribute {k!r} has a value of type "
+                                     f"{type(v).__name__}, which has no text form (attributes "
+                                     f"are None, bool, int, float, complex, str, dtype or "
+                                     f"tuples of those)")
+        for b in op.blocks:
+            if not isinstance(b, Block):
+                self.problem(op, f"a nested block is a {type(b).__name__}")
+                continue
+            if b.parent is not op:
+                self.problem(op, "a nested block does not record this op as its parent")
+            self.block(b, set(visible), op)
+        ok = True
+        for i, r in enumerate(op.results):
+            if self.define(op, r, f"result {i}"):
+                if r.owner is not op or r.index != i:
+                    self.problem(op, f"result {i} does not record this op / position {i} as "
+                                     f"its owner")
+            else:
+                ok = False
+        if known and ok and attrs_ok:  # (infer would only repeat an attribute problem)
+            if op.name == "cond":
+                self.cond(op)
+            elif op.name == "while":
+                self.while_(op)
+            else:
+                if op.blocks:
+                    self.problem(op, f"{op.name} does not take nested blocks")
+                self.types(op)
+        visible.update(r for r in op.results if isinstance(r, Value))
+
+    def operand_count(self, op) -> bool:
+        """Check the operands against the op's inputs; True when they fit."""
+        n_problems = len(self.found)
+        d = op.opdef
+        n_in = len(d.input_names)
+        n = len(op.operands)
+        if d.variadic >= 0:
+            if n < n_in - 1:
+                self.problem(op, f"{op.name} takes at least {n_in - 1} operands "
+                                 f"({', '.join(d.inputs)}), got {n}")
+                return False
+            k = n - (n_in - 1)  # operands in the variadic group
+            groups = []
+            for i in range(n_in):
+                if i < d.variadic:
+                    groups.append((i, [i]))
+                elif i == d.variadic:
+                    groups.append((i, list(range(i, i + k))))
+                else:
+                    groups.append((i, [i + k - 1]))
+        else:
+            if n != n_in:
+                self.problem(op, f"{op.name} takes {n_in} operands ({', '.join(d.inputs)}), "
+                                 f"got {n}")
+                return False
+            groups = [(i, [i]) for i in range(n_in)]
+        for i, idx in groups:
+            if i == d.variadic or i in d.optional:
+                if i == d.variadic:
+                    for j in idx:
+                        if op.operands[j] is None:
+                            self.problem(op, f"operand {j} (in the variadic input "
+                                             f"'{d.input_names[i]}') is none")
+                continue
+            if op.operands[idx[0]] is None:
+                self.problem(op, f"operand {idx[0]} ('{d.input_names[i]}') is required but is "
+                                 f"none")
+        return len(self.found) == n_problems
+
+    def _grouped_types(self, op):
+        d = op.opdef
+        ts = [None if v is None else v.type for v in op.operands]
+        if d.variadic < 0:
+            return ts
+        k = len(ts) - (len(d.input_names) - 1)
+        return ts[:d.variadic] + [ts[d.variadic:d.variadic + k]] + ts[d.variadic + k:]
+
+    def types(self, op) -> None:
+        if any(v is not None and not isinstance(getattr(v, "type", None), TensorType)
+               for v in op.operands):
+            return
+        try:
+            res = op.opdef.infer(*self._grouped_types(op), **op.attrs)
+        except FwError as e:
+            self.problem(op, f"the op rejects its operand types: {e}")
+            return
+        except Exception as e:  # infer bug or an attribute of the wrong kind
+            self.problem(op, f"inferring the result types failed: {type(e).__name__}: {e}")
+            return
+        inferred = list(res) if isinstance(res, (tuple, list)) else [res]
+        if len(inferred) != len(op.results):
+            self.problem(op, f"{op.name} gives {len(inferred)} results, the op records "
+                             f"{len(op.results)}")
+            return
+        for i, (r, t) in enumerate(zip(op.results, inferred)):
+            if not isinstance(t, TensorType):
+                self.problem(op, f"infer gave {t!r} for result {i}, not a TensorType")
+            elif not _compatible(r.type, t):
+                self.problem(op, f"result {i} is recorded as {r.type} but the operand types "
+                                 f"give {t}")
+
+    # ------------------------------------------------------------ control flow
+    def _yields(self, op, blk, types, what) -> None:
+        outs = blk.outputs
+        if len(outs) != len(types):
+            self.problem(op, f"{what} yields {len(outs)} values, expected {len(types)}")
+            return
+        for i, (v, t) in enumerate(zip(outs, types)):
+            if isinstance(v, Value) and not _compatible(v.type, t):
+                self.problem(op, f"{what} yields {v.type} for value {i}, expected {t}")
+
+    def cond(self, op) -> None:
+        if len(op.operands) != 1 or op.operands[0] is None:
+            self.problem(op, f"cond takes one operand (the predicate), got "
+                             f"{len(op.operands)}")
+        elif not _is_scalar_bool(op.operands[0].type):
+            self.problem(op, f"the predicate of cond must be a bool scalar, got "
+                             f"{op.operands[0].type}")
+        if len(op.blocks) != 2:
+            self.problem(op, f"cond holds two blocks (then, else), got {len(op.blocks)}")
+            return
+        types = [r.type for r in op.results]
+        for name, b in zip(("then", "else"), op.blocks):
+            if b.args:
+                self.problem(op, f"the {name} block of cond takes no arguments, got "
+                                 f"{len(b.args)}")
+            self._yields(op, b, types, f"the {name} block")
+
+    def while_(self, op) -> None:
+        types = [r.type for r in op.results]
+        if len(op.operands) != len(types):
+            self.problem(op, f"while carries {len(types)} values (results) but has "
+                             f"{len(op.operands)} initial values")
+        for i, (v, t) in enumerate(zip(op.operands, types)):
+            if v is None:
+                self.problem(op, f"initial value {i} is none")
+            elif not _compatible(v.type, t):
+                self.problem(op, f"initial value {i} is {v.type} but the loop carries {t}")
+        if len(op.blocks) != 2:
+            self.problem(op, f"while holds two blocks (cond, body), got {len(op.blocks)}")
+            return
+        for name, b in zip(("cond", "body"), op.blocks):
+            if len(b.args) != len(types):
+                self.problem(op, f"the {name} block takes {len(b.args)} arguments, expected "
+                                 f"the {len(types)} carried values")
+                continue
+            for i, (a, t) in enumerate(zip(b.args, types)):
+                if isinstance(a, Value) and not _compatible(a.type, t):
+                    self.problem(op, f"argument {i} of the {name} block is {a.type}, the loop "
+                                     f"carries {t}")
+        cb, bb = op.blocks
+        if len(cb.outputs) != 1:
+            self.problem(op, f"the cond block yields {len(cb.outputs)} values, expected one "
+                             f"bool scalar")
+        elif isinstance(cb.outputs[0], Value) and not _is_scalar_bool(cb.outputs[0].type):
+            self.problem(op, f"the cond block yields {cb.outputs[0].type}, expected a bool "
+                             f"scalar")
+        self._yields(op, bb, types, "the body block")
+
+
+def problems(program) -> list:
+    """Every problem in `program` as ``(line, message)`` (line 0: not tied to an op;
+    line numbers refer to ``print_program(program, lenient=True)``)."""
+    from fw.core.ir.printer import print_program
+
+    v = _Verifier(program)
+    v.run()
+    if not v.found:
+        return []
+    lines: dict = {}
+    text = ""
+    try:
+        text = print_program(program, lenient=True, op_lines=lines)
+    except Exception:  # a program too broken to print still gets its messages
+        lines = {}
+    src = text.splitlines()
+    out = []
+    for op, msg in v.found:
+        ln = lines.get(op, 0) if op is not None else 0
+        where = src[ln - 1].strip() if 0 < ln <= len(src) else (
+            repr(op) if op is not None else "")
+        out.append((ln, f"{msg}" if not where else f"{msg}\n      at: {where}"))
+    return out
+
+
+def verify(program) -> None:
+    """Check that `program` is well formed (see the module docstring).
+
+    Args:
+        program: the Program.
+    Raises:
+        VerificationError: listing every problem with the op's text line.
+
+    >>> import fw
+    >>> from fw.core.ir import TensorType, trace, verify
+    >>> verify(trace(lambda x: fw.tanh(x) + 1.0, [TensorType([-1, 4], "float32")]))
+    """
+    found = problems(program)
+    if found:
+        body = "\n".join(f"  line {ln}: {msg}" if ln else f"  {msg}" for ln, msg in found)
+        raise VerificationError(f"the program is not valid ({len(found)} problem"
+                                f"{'s' if len(found) > 1 else ''}):\n{body}", found)
