@@ -1,1 +1,623 @@
-"""(being written)"""
+"""Random ops: rand, randn, uniform, normal, randint, randperm, bernoulli,
+multinomial, poisson, … and the in-place fills ``uniform_``, ``normal_``,
+``exponential_``, ``bernoulli_``.
+
+Every kernel draws at the moment it runs — also inside a compiled program, so a
+program gives fresh numbers on every run — from the generator of the device its
+input lives on (`fw.core.random.default_generator`); ops without tensor inputs
+draw on the cpu generator and the dispatcher moves the result to the current
+device. `fw.seed(s)` therefore makes eager and compiled runs reproducible.
+
+Paddle's per-op ``seed`` argument: 0 means "use the global generator"; any other
+value draws from a fresh generator seeded with it, so every call with that seed
+gives the same numbers.
+
+Float results default to `fw.get_default_dtype()`. float16/bfloat16 samples are
+drawn in float32 and rounded. All random ops are non-differentiable.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fw.core import dtypes as _dt
+from fw.core import random as _rnd
+from fw.core.errors import InvalidArgumentError, InvalidTypeError, UnsupportedError
+from fw.core.ir.types import TensorType
+from fw.core.ops._api import public
+from fw.core.ops._infer import broadcast_shapes
+from fw.core.ops._registry import defop
+from fw.core.ops.creation import as_shape
+
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+_I64 = np.dtype(np.int64)
+_LOW = frozenset({np.dtype(np.float16), _dt.bfloat16.np})
+
+
+# ---------------------------------------------------------------- generators and helpers
+def _gen(x=None, seed=0):
+    """The generator to draw from: the global one of x's device (cpu without x), or a
+    fresh one for a non-zero per-call seed."""
+    kind = "cpu" if x is None or type(x) is np.ndarray else "gpu"
+    if seed:
+        return _rnd.Generator(int(seed), kind).np
+    return _rnd.default_generator(kind).np
+
+
+def _scalar(v, arg):
+    if hasattr(v, "item") and not isinstance(v, (int, float)):
+        if getattr(v, "size", 1) != 1:
+            raise InvalidArgumentError(f"'{arg}' must be a number or a one-element tensor, got "
+                                       f"shape {list(v.shape)}")
+        v = v.item()
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise InvalidTypeError(f"'{arg}' must be a number, got {type(v).__name__}")
+    return v
+
+
+def _float_dtype(d):
+    d = _dt.get_default_dtype() if d is None else _dt.convert_dtype(d)
+    if d.kind != _dt._FLOAT:
+        raise InvalidTypeError(f"'dtype' must be a floating dtype, got {d.name}")
+    return d
+
+
+def _int_dtype(d, default=_dt.int64):
+    d = default if d is None else _dt.convert_dtype(d)
+    if d not in (_dt.int32, _dt.int64):
+        raise InvalidTypeError(f"'dtype' must be int32 or int64, got {d.name}")
+    return d
+
+
+def _seed(v):
+    v = int(_scalar(v, "seed"))
+    if v < 0:
+        raise InvalidArgumentError(f"'seed' must be >= 0, got {v}")
+    return v
+
+
+def _uniform01(gen, shape, npd):
+    """Samples in [0, 1) of NumPy dtype npd (float32 draws for float16/bfloat16,
+    kept below 1 after rounding)."""
+    if npd in _LOW:
+        u = np.asarray(gen.random(shape, dtype=_F32)).astype(npd)
+        one = np.asarray(1.0, npd)
+        return np.where(u >= one, np.nextafter(one, np.asarray(0.0, npd)), u)
+    return np.asarray(gen.random(shape, dtype=npd))
+
+
+def _normal01(gen, shape, npd):
+    if npd in _LOW:
+        return np.asarray(gen.standard_normal(shape, dtype=_F32)).astype(npd)
+    return np.asarray(gen.standard_normal(shape, dtype=npd))
+
+
+def _shape_type(shape, dtype):
+    for d in shape:
+        if d < 0:
+            raise InvalidArgumentError(f"shape {list(shape)} has a negative dimension")
+    return TensorType(shape, dtype)
+
+
+# ---------------------------------------------------------------- uniform / rand
+def _uniform_canon(attrs):
+    a = dict(attrs)
+    a["shape"] = as_shape(a["shape"], "uniform")
+    a["dtype"] = _float_dtype(a["dtype"])
+    a["min"] = float(_scalar(a["min"], "min"))
+    a["max"] = float(_scalar(a["max"], "max"))
+    if a["min"] > a["max"]:
+        raise InvalidArgumentError(f"'min' ({a['min']}) must be <= 'max' ({a['max']})")
+    a["seed"] = _seed(a["seed"])
+    return a
+
+
+def _uniform_scale(u, lo, hi):
+    """lo + (hi - lo) * u in u's dtype, kept below hi after rounding."""
+    if lo == 0.0 and hi == 1.0:
+        return u
+    t = u.dtype.type
+    r = t(lo) + t(hi - lo) * u
+    if hi > lo:
+        top = np.nextafter(np.asarray(hi, u.dtype), np.asarray(lo, u.dtype))
+        r = np.minimum(np.maximum(r, t(lo)), top)
+    return r.astype(u.dtype, copy=False)
+
+
+def _uniform_ref(shape=(), dtype=None, min=-1.0, max=1.0, seed=0):
+    return _uniform_scale(_uniform01(_gen(None, seed), shape, dtype.np), min, max)
+
+
+uniform_op = defop("uniform", (), {"shape": (), "dtype": None, "min": -1.0, "max": 1.0,
+                                   "seed": 0},
+                   infer=lambda shape=(), dtype=None, **_: _shape_type(shape, dtype),
+                   reference=_uniform_ref, canon=_uniform_canon, promote=None,
+                   differentiable=False, random=True, family="random", method=False,
+                   doc="""Samples uniform on [min, max) in a tensor of `shape`.
+
+Args:
+    shape (list|tuple|Tensor): the result shape.
+    dtype (str|DType|None): a float dtype; the default float dtype when None.
+    min, max (float): the interval.
+    seed (int): 0 draws from the global generator (see fw.seed); another value gives
+        the same numbers on every call.
+
+Example:
+    >>> fw.uniform([2, 3], min=-1.0, max=1.0)
+""")
+
+
+@public("rand")
+def rand(shape, dtype=None, name=None):
+    """Samples uniform on [0, 1) in a tensor of `shape` (default float dtype).
+
+    Example:
+        >>> fw.rand([2, 3])
+    """
+    from fw.core.dispatch import invoke
+
+    return invoke(uniform_op, [], {"shape": shape, "dtype": dtype, "min": 0.0, "max": 1.0,
+                                   "seed": 0})
+
+
+# ---------------------------------------------------------------- gaussian / randn / normal
+def _gaussian_canon(attrs):
+    a = dict(attrs)
+    a["shape"] = as_shape(a["shape"], "gaussian")
+    a["dtype"] = _float_dtype(a["dtype"])
+    a["mean"] = float(_scalar(a["mean"], "mean"))
+    a["std"] = float(_scalar(a["std"], "std"))
+    if a["std"] < 0:
+        raise InvalidArgumentError(f"'std' must be >= 0, got {a['std']}")
+    a["seed"] = _seed(a["seed"])
+    return a
+
+
+def _gaussian_ref(shape=(), mean=0.0, std=1.0, seed=0, dtype=None):
+    z = _normal01(_gen(None, seed), shape, dtype.np)
+    if mean == 0.0 and std == 1.0:
+        return z
+    t = z.dtype.type
+    return (t(mean) + t(std) * z).astype(z.dtype, copy=False)
+
+
+gaussian_op = defop("gaussian", (), {"shape": (), "mean": 0.0, "std": 1.0, "seed": 0,
+                                     "dtype": None},
+                    infer=lambda shape=(), dtype=None, **_: _shape_type(shape, dtype),
+                    reference=_gaussian_ref, canon=_gaussian_canon, promote=None,
+                    differentiable=False, random=True, family="random", method=False,
+                    doc="""Samples of the normal distribution N(mean, std²) in a tensor of
+`shape` (default float dtype); `seed` as in `uniform`.
+
+Example:
+    >>> fw.gaussian([2, 3], mean=1.0, std=2.0)
+""")
+
+
+@public("randn")
+def randn(shape, dtype=None, name=None):
+    """Standard normal samples in a tensor of `shape` (default float dtype).
+
+    Example:
+        >>> fw.randn([2, 3])
+    """
+    from fw.core.dispatch import invoke
+
+    return invoke(gaussian_op, [], {"shape": shape, "mean": 0.0, "std": 1.0, "seed": 0,
+                                    "dtype": dtype})
+
+
+@public("standard_normal")
+def standard_normal(shape, dtype=None, name=None):
+    """Standard normal samples in a tensor of `shape` (same as `randn`).
+
+    Example:
+        >>> fw.standard_normal([2, 3])
+    """
+    return randn(shape, dtype)
+
+
+def _normal_infer(mean, std):
+    d = mean.dtype
+    if d.kind != _dt._FLOAT:
+        raise InvalidTypeError(f"mean and std must be floating, got {d.name}")
+    return TensorType(broadcast_shapes(mean.shape, std.shape, names=("mean", "std")), d)
+
+
+def _normal_ref(mean, std):
+    if np.any(std < 0):
+        raise InvalidArgumentError("normal: 'std' must be >= 0")
+    shape = np.broadcast_shapes(np.shape(mean), np.shape(std))
+    npd = np.result_type(mean, std)
+    z = _normal01(_gen(mean if isinstance(mean, np.ndarray) else std), shape, npd)
+    return (mean + std * z).astype(npd, copy=False)
+
+
+normal_op = defop("normal", ("mean", "std"), infer=_normal_infer, reference=_normal_ref,
+                  promote="all", to_float=True, differentiable=False, random=True,
+                  family="random", api=False, method=False,
+                  doc="Normal samples with per-element mean and std (broadcast together).")
+
+
+def _is_tensorish(v):
+    return hasattr(v, "shape") and hasattr(v, "dtype") and not isinstance(v, np.generic)
+
+
+@public("normal")
+def normal(mean=0.0, std=1.0, shape=None, name=None):
+    """Samples of N(mean, std²).
+
+    Args:
+        mean (float|Tensor): the mean, per element when a tensor.
+        std (float|Tensor): the standard deviation, per element when a tensor.
+        shape (list|tuple|Tensor|None): the result shape when mean and std are both
+            numbers (ignored otherwise: the result has the broadcast shape of the
+            tensor arguments and their dtype).
+
+    Example:
+        >>> fw.normal(mean=fw.to_tensor([0., 10.]), std=1.0)
+    """
+    from fw.core.dispatch import invoke
+
+    if _is_tensorish(mean) or _is_tensorish(std):
+        if isinstance(mean, complex) or (_is_tensorish(mean) and mean.dtype.is_complex):
+            raise UnsupportedError("normal: complex mean is not supported")
+        return invoke(normal_op, [mean, std], {})
+    if isinstance(mean, complex):
+        raise UnsupportedError("normal: complex mean is not supported")
+    return invoke(gaussian_op, [], {"shape": () if shape is None else shape, "mean": mean,
+                                    "std": std, "seed": 0, "dtype": None})
+
+
+# ---------------------------------------------------------------- randint / randint_like
+def _randint_bounds(a):
+    lo, hi = a["low"], a["high"]
+    lo = int(_scalar(lo, "low"))
+    if hi is None:
+        lo, hi = 0, lo
+    else:
+        hi = int(_scalar(hi, "high"))
+    if lo >= hi:
+        raise InvalidArgumentError(f"'high' ({hi}) must be greater than 'low' ({lo})")
+    a["low"], a["high"] = lo, hi
+
+
+def _randint_canon(attrs):
+    a = dict(attrs)
+    _randint_bounds(a)
+    a["shape"] = as_shape(a["shape"], "randint")
+    a["dtype"] = _int_dtype(a["dtype"])
+    return a
+
+
+def _randint_ref(low=0, high=None, shape=(1,), dtype=None):
+    r = np.asarray(_gen().integers(low, high, size=shape, dtype=_I64))
+    return r.astype(dtype.np, copy=False)
+
+
+defop("randint", (), {"low": 0, "high": None, "shape": (1,), "dtype": None},
+      infer=lambda shape=(1,), dtype=None, **_: _shape_type(shape, dtype),
+      reference=_randint_ref, canon=_randint_canon, promote=None, differentiable=False,
+      random=True, family="random", method=False,
+      doc="""Integers drawn uniformly from [low, high) (from [0, low) when high is
+None), int64 by default (int32 allowed).
+
+Example:
+    >>> fw.randint(0, 10, [2, 3])
+""")
+
+
+def _randint_like_canon(attrs):
+    a = dict(attrs)
+    _randint_bounds(a)
+    if a["dtype"] is not None:
+        a["dtype"] = _dt.convert_dtype(a["dtype"])
+    return a
+
+
+def _randint_like_infer(x, low=0, high=None, dtype=None):
+    return TensorType(x.shape, x.dtype if dtype is None else dtype)
+
+
+def _randint_like_ref(x, low=0, high=None, dtype=None):
+    out = x.dtype if dtype is None else dtype.np
+    r = np.asarray(_gen(x).integers(low, high, size=x.shape, dtype=_I64))
+    return r.astype(out, copy=False)
+
+
+defop("randint_like", ("x",), {"low": 0, "high": None, "dtype": None},
+      infer=_randint_like_infer, reference=_randint_like_ref, canon=_randint_like_canon,
+      promote=None, differentiable=False, random=True, family="random", method=False,
+      doc="""Integers from [low, high) (from [0, low) when high is None) in a tensor of
+x's shape, of `dtype` (x's dtype when None).
+
+Example:
+    >>> fw.randint_like(fw.zeros([2, 3]), 0, 10)
+""")
+
+
+# ---------------------------------------------------------------- randperm
+def _randperm_canon(attrs):
+    n = int(_scalar(attrs["n"], "n"))
+    if n < 0:
+        raise InvalidArgumentError(f"'n' must be >= 0, got {n}")
+    d = _dt.convert_dtype(attrs["dtype"])
+    if d.kind not in (_dt._INT, _dt._FLOAT):
+        raise InvalidTypeError(f"'dtype' must be an integer or float dtype, got {d.name}")
+    return {"n": n, "dtype": d}
+
+
+def _randperm_ref(n=1, dtype=_dt.int64):
+    return _gen().permutation(n).astype(dtype.np, copy=False)
+
+
+defop("randperm", (), {"n": 1, "dtype": "int64"},
+      infer=lambda n=1, dtype=_dt.int64: TensorType((n,), dtype), reference=_randperm_ref,
+      canon=_randperm_canon, promote=None, differentiable=False, random=True,
+      family="random", method=False,
+      doc="""A random permutation of 0 .. n-1 (int64 by default).
+
+Example:
+    >>> fw.randperm(5)
+""")
+
+
+# ---------------------------------------------------------------- bernoulli / poisson
+def _bern_canon(attrs):
+    p = attrs["p"]
+    if p is None or type(p) is float:
+        return attrs
+    return {"p": float(_scalar(p, "p"))}
+
+
+def _require_float(x, arg="x"):
+    if x.dtype.kind != _dt._FLOAT:
+        raise InvalidTypeError(f"'{arg}' must be a floating tensor, got {x.dtype.name}")
+
+
+def _bern_infer(x, p=None):
+    if p is not None and not 0.0 <= p <= 1.0:
+        raise InvalidArgumentError(f"'p' must be in [0, 1], got {p}")
+    if p is None:
+        _require_float(x)
+    return x
+
+
+def _bern_ref(x, p=None):
+    if p is None and x.dtype.kind != "f" and x.dtype not in _LOW:
+        raise InvalidTypeError(f"bernoulli: 'x' (the probabilities) must be a floating tensor, "
+                               f"got {x.dtype}")
+    if p is not None and not 0.0 <= p <= 1.0:
+        raise InvalidArgumentError(f"bernoulli: 'p' must be in [0, 1], got {p}")
+    u = np.asarray(_gen(x).random(x.shape))
+    prob = p if p is not None else x.astype(_F64)
+    return (u < prob).astype(x.dtype)
+
+
+bernoulli_op = defop("bernoulli", ("x",), {"p": None}, infer=_bern_infer,
+                     reference=_bern_ref, canon=_bern_canon, promote=None,
+                     differentiable=False, random=True, family="random",
+                     doc="""1 with probability x (element-wise; or with probability p for every
+element when p is given), else 0, in x's shape and dtype.
+
+Example:
+    >>> fw.bernoulli(fw.to_tensor([0.0, 0.5, 1.0]))
+""")
+
+
+def _poisson_infer(x):
+    _require_float(x)
+    return x
+
+
+def _poisson_ref(x):
+    lam = x.astype(_F64)
+    if np.any(lam < 0):
+        raise InvalidArgumentError("poisson: the rates in x must be >= 0")
+    return np.asarray(_gen(x).poisson(lam)).astype(x.dtype)
+
+
+defop("poisson", ("x",), infer=_poisson_infer, reference=_poisson_ref, promote=None,
+      differentiable=False, random=True, family="random",
+      doc="""Samples of the Poisson distribution with rate x (element-wise), in x's
+shape and dtype.
+
+Example:
+    >>> fw.poisson(fw.full([2, 3], 4.0))
+""")
+
+
+# ---------------------------------------------------------------- multinomial
+def _multinomial_canon(attrs):
+    n = int(_scalar(attrs["num_samples"], "num_samples"))
+    if n < 1:
+        raise InvalidArgumentError(f"'num_samples' must be >= 1, got {n}")
+    return {"num_samples": n, "replacement": bool(attrs["replacement"])}
+
+
+def _multinomial_infer(x, num_samples=1, replacement=False):
+    _require_float(x)
+    if len(x.shape) not in (1, 2):
+        raise InvalidArgumentError(f"x must be 1-D or 2-D (rows of category weights), got "
+                                   f"shape {list(x.shape)}")
+    k = x.shape[-1]
+    if not replacement and k != -1 and num_samples > k:
+        raise InvalidArgumentError(f"'num_samples' ({num_samples}) exceeds the {k} categories; "
+                                   f"sampling without replacement needs replacement=True")
+    return TensorType(tuple(x.shape[:-1]) + (num_samples,), _dt.int64)
+
+
+def _multinomial_ref(x, num_samples=1, replacement=False):
+    _multinomial_infer(TensorType(x.shape, _dt.from_numpy(x.dtype)), num_samples, replacement)
+    p = x.astype(_F64).reshape(-1, x.shape[-1])
+    rows, k = p.shape
+    if np.any(p < 0) or not np.all(np.isfinite(p)):
+        raise InvalidArgumentError("multinomial: x must hold finite, non-negative weights")
+    total = np.add.reduce(p, axis=1)
+    if np.any(total <= 0):
+        raise InvalidArgumentError("multinomial: every row of x needs a positive weight")
+    gen = _gen(x)
+    if replacement:
+        cdf = np.cumsum(p, axis=1) / total[:, None]
+        u = gen.random((rows, num_samples))
+        out = np.empty((rows, num_samples), _I64)
+        for r in range(rows):  # inverse CDF; a zero-weight category is never chosen
+            out[r] = np.searchsorted(cdf[r], u[r], side="right")
+        out = np.minimum(out, k - 1)
+    else:
+        nz = np.add.reduce(p > 0, axis=1)
+        if np.any(nz < num_samples):
+            raise InvalidArgumentError(
+                f"multinomial: {num_samples} samples without replacement need at least as "
+                f"many categories with positive weight, a row has {int(nz.min())}")
+        # Gumbel-top-k: the k largest log(p) + Gumbel noise are a draw without replacement
+        keys = np.log(p) - np.log(gen.standard_exponential((rows, k)))
+        out = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples].astype(_I64)
+    return out.reshape(x.shape[:-1] + (num_samples,))
+
+
+defop("multinomial", ("x",), {"num_samples": 1, "replacement": False},
+      infer=_multinomial_infer, reference=_multinomial_ref, canon=_multinomial_canon,
+      promote=None, differentiable=False, random=True, family="random",
+      doc="""Draw `num_samples` category indices from each row of x (non-negative
+weights, normalised per row). Without replacement the indices of a row are
+distinct.
+
+Returns:
+    Tensor: int64, shape x.shape[:-1] + [num_samples].
+
+Example:
+    >>> fw.multinomial(fw.to_tensor([0.2, 0.3, 0.5]), num_samples=2)
+""")
+
+
+# ---------------------------------------------------------------- in-place fills
+def _like_uniform_canon(attrs):
+    a = dict(attrs)
+    a["min"] = float(_scalar(a["min"], "min"))
+    a["max"] = float(_scalar(a["max"], "max"))
+    if a["min"] > a["max"]:
+        raise InvalidArgumentError(f"'min' ({a['min']}) must be <= 'max' ({a['max']})")
+    a["seed"] = _seed(a["seed"])
+    return a
+
+
+def _float_like_infer(x, **_):
+    _require_float(x)
+    return x
+
+
+def _uniform_like_ref(x, min=-1.0, max=1.0, seed=0):
+    return _uniform_scale(_uniform01(_gen(x, seed), x.shape, x.dtype), min, max)
+
+
+uniform_like_op = defop("uniform_like", ("x",), {"min": -1.0, "max": 1.0, "seed": 0},
+                        infer=_float_like_infer, reference=_uniform_like_ref,
+                        canon=_like_uniform_canon, promote=None, differentiable=False,
+                        random=True, family="random", api=False, method=False,
+                        doc="Uniform samples on [min, max) in x's shape and dtype.")
+
+
+def _gaussian_like_canon(attrs):
+    a = {"mean": float(_scalar(attrs["mean"], "mean")), "std": float(_scalar(attrs["std"],
+                                                                               "std"))}
+    if a["std"] < 0:
+        raise InvalidArgumentError(f"'std' must be >= 0, got {a['std']}")
+    return a
+
+
+def _gaussian_like_ref(x, mean=0.0, std=1.0):
+    z = _normal01(_gen(x), x.shape, x.dtype)
+    t = z.dtype.type
+    return (t(mean) + t(std) * z).astype(x.dtype, copy=False)
+
+
+gaussian_like_op = defop("gaussian_like", ("x",), {"mean": 0.0, "std": 1.0},
+                         infer=_float_like_infer, reference=_gaussian_like_ref,
+                         canon=_gaussian_like_canon, promote=None, differentiable=False,
+                         random=True, family="random", api=False, method=False,
+                         doc="Normal samples N(mean, std²) in x's shape and dtype.")
+
+
+def _exp_canon(attrs):
+    lam = float(_scalar(attrs["lam"], "lam"))
+    if not lam > 0:
+        raise InvalidArgumentError(f"'lam' must be > 0, got {lam}")
+    return {"lam": lam}
+
+
+def _exponential_ref(x, lam=1.0):
+    g = _gen(x)
+    if x.dtype in _LOW:
+        e = np.asarray(g.standard_exponential(x.shape, dtype=_F32))
+    else:
+        e = np.asarray(g.standard_exponential(x.shape, dtype=x.dtype))
+    return (e / e.dtype.type(lam)).astype(x.dtype, copy=False)
+
+
+exponential_op = defop("exponential", ("x",), {"lam": 1.0}, infer=_float_like_infer,
+                       reference=_exponential_ref, canon=_exp_canon, promote=None,
+                       differentiable=False, random=True, family="random", api=False,
+                       method=False,
+                       doc="Exponential samples with rate lam in x's shape and dtype.")
+
+
+@public("uniform_", method=True)
+def uniform_(x, min=-1.0, max=1.0, seed=0, name=None):
+    """Fill x in place with samples uniform on [min, max); returns x.
+
+    Example:
+        >>> x = fw.zeros([2, 3]); x.uniform_(0.0, 1.0)
+    """
+    from fw.core.dispatch import assign_inplace, invoke
+
+    return assign_inplace("uniform_", x, invoke(uniform_like_op, [x],
+                                                {"min": min, "max": max, "seed": seed}))
+
+
+@public("normal_", method=True)
+def normal_(x, mean=0.0, std=1.0, name=None):
+    """Fill x in place with samples of N(mean, std²); returns x.
+
+    Example:
+        >>> x = fw.zeros([2, 3]); x.normal_()
+    """
+    from fw.core.dispatch import assign_inplace, invoke
+
+    return assign_inplace("normal_", x, invoke(gaussian_like_op, [x],
+                                               {"mean": mean, "std": std}))
+
+
+@public("exponential_", method=True)
+def exponential_(x, lam=1.0, name=None):
+    """Fill x in place with samples of the exponential distribution with rate `lam`
+    (mean 1/lam); returns x.
+
+    Example:
+        >>> x = fw.zeros([2, 3]); x.exponential_(2.0)
+    """
+    from fw.core.dispatch import assign_inplace, invoke
+
+    return assign_inplace("exponential_", x, invoke(exponential_op, [x], {"lam": lam}))
+
+
+@public("bernoulli_", method=True)
+def bernoulli_(x, p=0.5, name=None):
+    """Fill x in place with 1 (probability p) or 0; returns x.
+
+    Args:
+        x (Tensor): the tensor to fill (its dtype is kept).
+        p (float|Tensor): the probability; a tensor must hold one value.
+
+    Example:
+        >>> x = fw.zeros([2, 3]); x.bernoulli_(0.3)
+    """
+    from fw.core.dispatch import assign_inplace, invoke
+
+    if _is_tensorish(p):
+        if getattr(p, "size", 1) != 1:
+            raise UnsupportedError("bernoulli_: a per-element probability tensor is not "
+                                   "supported; use fw.bernoulli(p) and assign it")
+        p = p.item()
+    return assign_inplace("bernoulli_", x, invoke(bernoulli_op, [x], {"p": p}))
