@@ -50,7 +50,7 @@ def test_eager_matches_reference_and_infer(rec, data):
     fw.seed(0) if rec.nondeterministic else None
     want, attrs = reference_call(op, s.args, dict(s.attrs))
     want = as_tuple(want)
-    assert len(out) == len(want) == op.num_outputs
+    assert len(out) == len(want) and op.num_outputs in (len(out), -1)
     from fw.core.dispatch import input_types
 
     types = input_types(op, to_args(s.args))

@@ -5,7 +5,9 @@ An `OpDef` holds what every other part of fw derives from an op:
 - ``inputs``: tensor input names. ``"x*"`` is a variadic input (a list of tensors;
   at most one per op), ``"bias?"`` an optional one (may be None).
 - ``attrs``: attribute names with defaults, in the order of the Paddle signature.
-- ``outputs``: output names (one entry per result).
+- ``outputs``: output names (one entry per result). ``("out*",)`` declares a
+  variable number of results fixed by the attributes (``split``, ``unbind``):
+  infer and the kernels return a tuple, and `num_outputs` is -1.
 - ``infer(*input_types, **attrs)``: result `TensorType`\\ (s) from input types
   (dynamic dims are -1); raises `InvalidArgumentError` naming the op and argument.
   The eager path never calls it: the kernel's array carries shape and dtype.
@@ -61,6 +63,7 @@ class OpDef:
     # derived
     input_names: tuple = ()
     variadic: int = -1  # index of the variadic input, -1 if none
+    variadic_out: bool = False  # outputs=("name*",): as many results as the attrs say
     optional: frozenset = frozenset()
     promote_idx: tuple = ()
 
@@ -78,6 +81,10 @@ class OpDef:
                 n = n[:-1]
             names.append(n)
         self.input_names = tuple(names)
+        if any(o.endswith("*") for o in self.outputs):
+            if len(self.outputs) != 1:
+                raise ValueError(f"op {self.name}: a variadic output must be the only output")
+            self.variadic_out = True
         self.optional = frozenset(opt)
         self.infer = _named_infer(self.name, self.infer)
         if self.canon is not None:
@@ -91,7 +98,8 @@ class OpDef:
 
     @property
     def num_outputs(self) -> int:
-        return len(self.outputs)
+        """The number of results; -1 when it depends on the attributes."""
+        return -1 if self.variadic_out else len(self.outputs)
 
     def kernel(self, backend: str) -> Callable:
         return self.kernels.get(backend) or self.reference

@@ -1,16 +1,77 @@
-"""Shape ops: reshape, transpose, …"""
+"""Shape ops: reshape, transpose, squeeze, concat, split, expand, tile, flip, pad, …
+
+Ops that only move data (reshape, transpose, squeeze, flip, split, …) return
+NumPy views where NumPy can, so they cost no copy in eager mode; ops that
+broadcast (expand, broadcast_to, broadcast_tensors) return fresh arrays, as
+Paddle does, so their results can be written in place.
+
+Composite public functions (hstack, moveaxis, chunk, atleast_2d, …) are written
+with the primitive ops here, so autograd and IR building need no extra rules.
+Ops with a number of results fixed by the attributes (split, unbind,
+broadcast_tensors) declare ``outputs=("out*",)``.
+"""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
-from fw.core.errors import InvalidArgumentError
+from fw.core import dtypes as _dt
+from fw.core.dispatch import grad_state, invoke
+from fw.core.errors import InvalidArgumentError, InvalidTypeError, UnsupportedError
+from fw.core.ir.core import Value
 from fw.core.ir.types import DYN, TensorType
-from fw.core.ops._infer import norm_axis, shp
-from fw.core.ops._registry import defop
+from fw.core.ops import _api
+from fw.core.ops._api import public
+from fw.core.ops._args import as_axes, as_int, as_ints
+from fw.core.ops._infer import broadcast_shapes, norm_axis, shp
+from fw.core.ops._registry import OPS, defop
 from fw.core.ops.creation import as_shape
+from fw.core.tensor import Tensor
+
+__all__ = ["broadcast_shape", "pad"]
+
+_INT_MAX = 2**63 - 1
 
 
+def _mul(dims):
+    """Product of dims, -1 if any is dynamic (0 wins: a 0-size tensor stays empty)."""
+    n = 1
+    dyn = False
+    for d in dims:
+        if d == 0:
+            return 0
+        if d == DYN:
+            dyn = True
+        else:
+            n *= d
+    return DYN if dyn else n
+
+
+def _swap_in(name, x, out):
+    """Finish an in-place op that may change x's shape (``reshape_``, ``squeeze_``…):
+    x takes out's array (a view of its own data) and its autograd history. While a
+    program is being built the new value is returned instead."""
+    if type(x) is Value or type(out) is Value:
+        return out
+    if not isinstance(x, Tensor):
+        raise InvalidTypeError(f"{name}: the in-place target must be a Tensor, got "
+                               f"{type(x).__name__}")
+    needs_grad = not out._sg
+    if needs_grad and grad_state.enabled and x._node is None and not x._sg:
+        raise InvalidArgumentError(
+            f"{name}: x is a leaf tensor that requires grad (stop_gradient=False); an in-place "
+            f"op on it would lose its gradient. Use the out-of-place op, or do it under "
+            f"fw.no_grad()")
+    # a version bump: values saved for backward from the old x must not be reused
+    x._replace_data(out._data)
+    if needs_grad and grad_state.rebase is not None:
+        grad_state.rebase(x, out)
+    return x
+
+
+# ---------------------------------------------------------------- reshape
 def _reshape_canon(attrs):
     return {"shape": as_shape(attrs["shape"], "reshape")}
 
@@ -65,14 +126,113 @@ def _reshape_ref(x, shape=()):
     return np.reshape(x, tgt)
 
 
-defop("reshape", ("x",), {"shape": ()}, infer=_reshape_infer, reference=_reshape_ref,
-      canon=_reshape_canon, promote=None, family="shape",
-      doc="Same values in a new shape; 0 keeps a dimension, one -1 is inferred.")
+reshape_op = defop("reshape", ("x",), {"shape": ()}, infer=_reshape_infer,
+                   reference=_reshape_ref, canon=_reshape_canon, promote=None, family="shape",
+                   doc="Same values in a new shape; 0 keeps a dimension, one -1 is inferred.")
 
 
+def _shape_args(shape, more, op):
+    """``reshape(x, [2, 3])`` or ``x.reshape(2, 3)`` (PyTorch style)."""
+    if more:
+        if len(more) == 1 and isinstance(more[0], str):  # positional name=
+            return shape
+        return (shape, *more)
+    return shape
+
+
+@public(method=True)
+def reshape(x, shape, *more, name=None):
+    """A tensor with x's values in a new shape.
+
+    Args:
+        x: the input tensor.
+        shape: the new shape: a list/tuple of ints or 0-D tensors, or a 1-D integer
+            tensor (ints may also be passed as separate arguments). ``0`` keeps
+            x's dimension at that position; one ``-1`` is inferred.
+    Returns:
+        a tensor of the new shape (a view of x's memory when possible).
+
+    >>> import fw
+    >>> fw.reshape(fw.arange(6), [2, -1]).shape
+    [2, 3]
+    """
+    return invoke(reshape_op, [x], {"shape": _shape_args(shape, more, "reshape")})
+
+
+@public(method=True)
+def reshape_(x, shape, *more, name=None):
+    """In-place ``reshape``: x itself takes the new shape."""
+    return _swap_in("reshape_", x, reshape(x, _shape_args(shape, more, "reshape_")))
+
+
+# ---------------------------------------------------------------- view
+def _view_dtype_canon(attrs):
+    return {"dtype": _dt.convert_dtype(attrs["dtype"])}
+
+
+def _view_dtype_shape(shape, src, dst):
+    if src.itemsize == dst.itemsize:
+        return tuple(shape)
+    if len(shape) == 0:
+        raise InvalidArgumentError(f"a 0-D tensor of {src.name} cannot be viewed as "
+                                   f"{dst.name} (the element sizes differ)")
+    last = shape[-1]
+    if last == DYN:
+        return tuple(shape)
+    nbytes = last * src.itemsize
+    if nbytes % dst.itemsize:
+        raise InvalidArgumentError(
+            f"the last dimension of x ({last} x {src.itemsize} bytes of {src.name}) is not a "
+            f"multiple of the size of {dst.name} ({dst.itemsize} bytes)")
+    return tuple(shape[:-1]) + (nbytes // dst.itemsize,)
+
+
+def _view_dtype_infer(x, dtype=None):
+    return TensorType(_view_dtype_shape(x.shape, x.dtype, dtype), dtype)
+
+
+def _view_dtype_ref(x, dtype=None):
+    src = _dt.from_numpy(x.dtype)
+    _view_dtype_shape(x.shape, src, dtype)
+    a = x if x.flags.c_contiguous else np.ascontiguousarray(x)
+    return a.view(dtype.np)
+
+
+view_dtype_op = defop("view_dtype", ("x",), {"dtype": None}, infer=_view_dtype_infer,
+                      reference=_view_dtype_ref, canon=_view_dtype_canon, promote=None,
+                      differentiable=False, family="shape", api=False, method=False,
+                      doc="Reinterpret x's bytes as another dtype (the last dimension "
+                          "scales by the ratio of element sizes).")
+
+
+def _is_shape_spec(v):
+    return isinstance(v, (list, tuple, Tensor, Value)) or isinstance(v, (int, np.integer))
+
+
+@public(method=True)
+def view(x, shape_or_dtype, *more, name=None):
+    """x with a new shape (like ``reshape``) or its bytes reinterpreted as another
+    dtype (``x.view("uint8")``: the last dimension scales by the element sizes).
+
+    >>> import fw
+    >>> fw.view(fw.zeros([2, 4, 6]), [8, 6]).shape
+    [8, 6]
+    """
+    if more or (_is_shape_spec(shape_or_dtype) and not isinstance(shape_or_dtype, bool)):
+        return reshape(x, _shape_args(shape_or_dtype, more, "view"))
+    return invoke(view_dtype_op, [x], {"dtype": shape_or_dtype})
+
+
+@public(method=True)
+def view_as(x, other, name=None):
+    """x viewed with the shape of `other`."""
+    return reshape(x, list(other.shape))
+
+
+# ---------------------------------------------------------------- transpose & co
 def _perm_canon(attrs):
     p = attrs.get("perm")
-    return {"perm": None if p is None else tuple(int(v) for v in p)}
+    return {"perm": None if p is None else as_ints(p, "transpose", "perm")}
 
 
 def _transpose_infer(x, perm=None):
@@ -89,6 +249,1269 @@ def _transpose_ref(x, perm=None):
     return np.transpose(x, perm)
 
 
-defop("transpose", ("x",), {"perm": None}, infer=_transpose_infer, reference=_transpose_ref,
-      canon=_perm_canon, promote=None, family="shape",
-      doc="Permute the axes (reverse them when perm is None).")
+transpose_op = defop("transpose", ("x",), {"perm": None}, infer=_transpose_infer,
+                     reference=_transpose_ref, canon=_perm_canon, promote=None,
+                     family="shape", doc="Permute the axes (reverse them when perm is None).")
+
+
+def _ndim(x):
+    return len(x.shape)
+
+
+@public(method=True)
+def permute(x, *perm, name=None):
+    """Permute the axes: ``permute(x, [1, 0, 2])`` or ``x.permute(1, 0, 2)``."""
+    if len(perm) == 1 and isinstance(perm[0], (list, tuple, Tensor)):
+        perm = perm[0]
+    return invoke(transpose_op, [x], {"perm": perm})
+
+
+@public(method=True)
+def t(input, name=None):
+    """The transpose of a matrix; 0-D and 1-D tensors are returned unchanged.
+
+    >>> import fw
+    >>> fw.t(fw.zeros([2, 3])).shape
+    [3, 2]
+    """
+    nd = _ndim(input)
+    if nd > 2:
+        raise InvalidArgumentError(f"t: input must have at most 2 dimensions, got shape "
+                                   f"{list(input.shape)}; use transpose(x, perm) instead")
+    return invoke(transpose_op, [input], {"perm": tuple(range(nd))[::-1]})
+
+
+@public(method=True)
+def t_(input, name=None):
+    """In-place ``t``."""
+    return _swap_in("t_", input, t(input))
+
+
+def _moveaxis_perm(nd, source, destination):
+    src = as_ints(source, "moveaxis", "source")
+    dst = as_ints(destination, "moveaxis", "destination")
+    if len(src) != len(dst):
+        raise InvalidArgumentError(f"moveaxis: 'source' {list(src)} and 'destination' "
+                                   f"{list(dst)} must have the same number of axes")
+    src = [norm_axis(a, nd, "source") for a in src]
+    dst = [norm_axis(a, nd, "destination") for a in dst]
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise InvalidArgumentError(f"moveaxis: repeated axis in 'source' {list(src)} or "
+                                   f"'destination' {list(dst)}")
+    order = [a for a in range(nd) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return tuple(order)
+
+
+@public(method=True)
+def moveaxis(x, source, destination, name=None):
+    """Move axes `source` to positions `destination` (ints or lists of ints).
+
+    >>> import fw
+    >>> fw.moveaxis(fw.zeros([3, 2, 1]), [0, 1], [2, 0]).shape
+    [2, 1, 3]
+    """
+    return invoke(transpose_op, [x], {"perm": _moveaxis_perm(_ndim(x), source, destination)})
+
+
+def _swap_perm(nd, a, b, op):
+    a = norm_axis(as_int(a, op, "axis0"), nd, "axis0")
+    b = norm_axis(as_int(b, op, "axis1"), nd, "axis1")
+    perm = list(range(nd))
+    perm[a], perm[b] = perm[b], perm[a]
+    return tuple(perm)
+
+
+@public(method=True)
+def swapaxes(x, axis0=None, axis1=None, name=None, *, perm=None):
+    """Swap two axes (``swapaxes(x, 0, 2)``). As Paddle's alias of ``transpose``,
+    a permutation is also accepted: ``swapaxes(x, [1, 0, 2])`` or ``perm=``."""
+    if perm is None and isinstance(axis0, (list, tuple)) and axis1 is None:
+        perm = axis0
+    if perm is not None:
+        return invoke(transpose_op, [x], {"perm": perm})
+    if axis0 is None or axis1 is None:
+        raise InvalidArgumentError("swapaxes: give two axes (axis0, axis1) or a permutation")
+    return invoke(transpose_op, [x], {"perm": _swap_perm(_ndim(x), axis0, axis1, "swapaxes")})
+
+
+@public(method=True)
+def swapdims(x, dim0=None, dim1=None, name=None, *, perm=None):
+    """Swap two dimensions; the same as ``swapaxes``."""
+    return swapaxes(x, dim0, dim1, perm=perm)
+
+
+def _T(self):
+    """The tensor with its axes reversed (``x.transpose(range(ndim)[::-1])``)."""
+    return invoke(transpose_op, [self], {"perm": None})
+
+
+def _mT(self):
+    """The matrix transpose of the last two axes (batched)."""
+    nd = _ndim(self)
+    if nd < 2:
+        raise InvalidArgumentError(f"mT: the tensor must have at least 2 dimensions, got shape "
+                                   f"{list(self.shape)}")
+    return invoke(transpose_op, [self], {"perm": _swap_perm(nd, -1, -2, "mT")})
+
+
+# properties are attached to Tensor and Value by _api.install, like methods
+_api.METHODS.setdefault("T", property(_T))
+_api.METHODS.setdefault("mT", property(_mT))
+
+
+# ---------------------------------------------------------------- squeeze / unsqueeze
+def _squeeze_canon(attrs):
+    return {"axis": as_axes(attrs["axis"], "squeeze")}
+
+
+def _squeeze_keep(shape, axis):
+    """Indices of the dims that stay. Paddle ignores listed axes whose size is not 1.
+    A dynamic dim is squeezed only when listed explicitly."""
+    nd = len(shape)
+    if axis is None:
+        return [i for i, d in enumerate(shape) if d != 1]
+    if nd == 0:
+        for a in axis:
+            norm_axis(a, 0)
+        return []
+    drop = {norm_axis(a, nd) for a in axis}
+    return [i for i, d in enumerate(shape) if not (i in drop and d in (1, DYN))]
+
+
+def _squeeze_infer(x, axis=None):
+    return TensorType([x.shape[i] for i in _squeeze_keep(x.shape, axis)], x.dtype)
+
+
+def _squeeze_ref(x, axis=None):
+    keep = _squeeze_keep(x.shape, axis)
+    return np.reshape(x, [x.shape[i] for i in keep])
+
+
+squeeze_op = defop("squeeze", ("x",), {"axis": None}, infer=_squeeze_infer,
+                   reference=_squeeze_ref, canon=_squeeze_canon, promote=None, family="shape",
+                   api=False, method=False,
+                   doc="Remove dimensions of size 1 (all of them, or those in `axis`).")
+
+
+@public(method=True)
+def squeeze(x, axis=None, name=None):
+    """Remove size-1 dimensions: all of them when axis is None, else those listed
+    in `axis` (an int or list; listed axes whose size is not 1 are kept).
+
+    >>> import fw
+    >>> fw.squeeze(fw.zeros([1, 3, 1]), axis=0).shape
+    [3, 1]
+    """
+    return invoke(squeeze_op, [x], {"axis": axis})
+
+
+@public(method=True)
+def squeeze_(x, axis=None, name=None):
+    """In-place ``squeeze``."""
+    return _swap_in("squeeze_", x, squeeze(x, axis))
+
+
+def _unsqueeze_canon(attrs):
+    return {"axis": as_ints(attrs["axis"], "unsqueeze", "axis")}
+
+
+def _unsqueeze_shape(shape, axis):
+    # Paddle inserts the axes one after another, each relative to the shape so far
+    out = list(shape)
+    for a in axis:
+        n = len(out)
+        if a < -(n + 1) or a > n:
+            raise InvalidArgumentError(f"'axis' {a} is out of range for inserting into a shape "
+                                       f"of rank {n} (expected {-(n + 1)} <= axis <= {n}) "
+                                       f"(x has shape {shp(shape)}, axis={list(axis)})")
+        out.insert(a + n + 1 if a < 0 else a, 1)
+    return out
+
+
+def _unsqueeze_infer(x, axis=()):
+    return TensorType(_unsqueeze_shape(x.shape, axis), x.dtype)
+
+
+def _unsqueeze_ref(x, axis=()):
+    return np.reshape(x, _unsqueeze_shape(x.shape, axis))
+
+
+unsqueeze_op = defop("unsqueeze", ("x",), {"axis": ()}, infer=_unsqueeze_infer,
+                     reference=_unsqueeze_ref, canon=_unsqueeze_canon, promote=None,
+                     family="shape", api=False, method=False,
+                     doc="Insert dimensions of size 1 at `axis`.")
+
+
+@public(method=True)
+def unsqueeze(x, axis, name=None):
+    """Insert size-1 dimensions at `axis` (an int, a list of ints, or an integer
+    tensor); with several axes each is relative to the shape built so far.
+
+    >>> import fw
+    >>> fw.unsqueeze(fw.zeros([5, 10]), [0, 2]).shape
+    [1, 5, 1, 10]
+    """
+    return invoke(unsqueeze_op, [x], {"axis": axis})
+
+
+@public(method=True)
+def unsqueeze_(x, axis, name=None):
+    """In-place ``unsqueeze``."""
+    return _swap_in("unsqueeze_", x, unsqueeze(x, axis))
+
+
+# ---------------------------------------------------------------- flatten / unflatten
+def _flatten_canon(attrs):
+    return {"start_axis": as_int(attrs["start_axis"], "flatten", "start_axis"),
+            "stop_axis": as_int(attrs["stop_axis"], "flatten", "stop_axis")}
+
+
+def _flatten_shape(shape, start_axis, stop_axis):
+    nd = len(shape)
+    if nd == 0:
+        norm_axis(start_axis, 0, "start_axis")
+        norm_axis(stop_axis, 0, "stop_axis")
+        return [1]
+    s = norm_axis(start_axis, nd, "start_axis")
+    e = norm_axis(stop_axis, nd, "stop_axis")
+    if s > e:
+        raise InvalidArgumentError(f"'start_axis' ({start_axis}) must not come after "
+                                   f"'stop_axis' ({stop_axis}) for x of shape {shp(shape)}")
+    return list(shape[:s]) + [_mul(shape[s:e + 1])] + list(shape[e + 1:])
+
+
+def _flatten_infer(x, start_axis=0, stop_axis=-1):
+    return TensorType(_flatten_shape(x.shape, start_axis, stop_axis), x.dtype)
+
+
+def _flatten_ref(x, start_axis=0, stop_axis=-1):
+    return np.reshape(x, _flatten_shape(x.shape, start_axis, stop_axis))
+
+
+flatten_op = defop("flatten", ("x",), {"start_axis": 0, "stop_axis": -1}, infer=_flatten_infer,
+                   reference=_flatten_ref, canon=_flatten_canon, promote=None, family="shape",
+                   api=False, method=False,
+                   doc="Merge the axes start_axis..stop_axis into one.")
+
+
+@public(method=True)
+def flatten(x, start_axis=0, stop_axis=-1, name=None):
+    """Merge axes ``start_axis..stop_axis`` (inclusive) into one; a 0-D tensor
+    becomes shape [1].
+
+    >>> import fw
+    >>> fw.flatten(fw.zeros([2, 3, 4, 4]), start_axis=1, stop_axis=2).shape
+    [2, 12, 4]
+    """
+    return invoke(flatten_op, [x], {"start_axis": start_axis, "stop_axis": stop_axis})
+
+
+@public(method=True)
+def flatten_(x, start_axis=0, stop_axis=-1, name=None):
+    """In-place ``flatten``."""
+    return _swap_in("flatten_", x, flatten(x, start_axis, stop_axis))
+
+
+@public(method=True)
+def ravel(input, name=None):
+    """All of x's values as a 1-D tensor (``flatten(x)``)."""
+    return invoke(flatten_op, [input], {"start_axis": 0, "stop_axis": -1})
+
+
+def _unflatten_canon(attrs):
+    return {"axis": as_int(attrs["axis"], "unflatten", "axis"),
+            "shape": as_ints(attrs["shape"], "unflatten", "shape")}
+
+
+def _unflatten_shape(shape, axis, sizes):
+    nd = len(shape)
+    if nd == 0:
+        raise InvalidArgumentError("x must have at least one dimension")
+    a = norm_axis(axis, nd)
+    if len(sizes) == 0:
+        raise InvalidArgumentError("'shape' must not be empty")
+    if sum(1 for s in sizes if s == -1) > 1 or any(s < -1 for s in sizes):
+        raise InvalidArgumentError(f"'shape' {list(sizes)} may hold one -1 and no other "
+                                   f"negative size")
+    d = shape[a]
+    known = _mul([s for s in sizes if s != -1])
+    out = list(sizes)
+    if -1 in sizes:
+        i = sizes.index(-1)
+        if d == DYN:
+            out[i] = DYN
+        elif known == 0 or d % known:
+            raise InvalidArgumentError(f"cannot split axis {a} of size {d} into {list(sizes)}")
+        else:
+            out[i] = d // known
+    elif d != DYN and known != d:
+        raise InvalidArgumentError(f"'shape' {list(sizes)} has {known} elements but axis {a} "
+                                   f"of x (shape {shp(shape)}) has size {d}")
+    return list(shape[:a]) + out + list(shape[a + 1:])
+
+
+def _unflatten_infer(x, axis=0, shape=()):
+    return TensorType(_unflatten_shape(x.shape, axis, shape), x.dtype)
+
+
+def _unflatten_ref(x, axis=0, shape=()):
+    return np.reshape(x, _unflatten_shape(x.shape, axis, shape))
+
+
+defop("unflatten", ("x",), {"axis": 0, "shape": ()}, infer=_unflatten_infer,
+      reference=_unflatten_ref, canon=_unflatten_canon, promote=None, family="shape",
+      doc="Split axis `axis` into the dimensions `shape` (one -1 is inferred).")
+
+
+# ---------------------------------------------------------------- concat / stack
+def _axis_canon(op):
+    def canon(attrs):
+        a = dict(attrs)
+        a["axis"] = as_int(a["axis"], op, "axis")
+        return a
+
+    return canon
+
+
+def _list_dtype(xs):
+    return _dt.result_type(*[t.dtype for t in xs])
+
+
+def _concat_infer(x, axis=0):
+    if not x:
+        raise InvalidArgumentError("'x' must be a non-empty list of tensors")
+    nd = len(x[0].shape)
+    if nd == 0:
+        raise InvalidArgumentError("0-D tensors cannot be concatenated; use stack")
+    a = norm_axis(axis, nd)
+    out = list(x[0].shape)
+    for i, t in enumerate(x[1:], 1):
+        if len(t.shape) != nd:
+            raise InvalidArgumentError(f"x[{i}] has rank {len(t.shape)} but x[0] has rank {nd} "
+                                       f"(shapes {shp(x[0].shape)} and {shp(t.shape)})")
+        for j, (d, e) in enumerate(zip(out, t.shape)):
+            if j == a:
+                continue
+            if d != e and d != DYN and e != DYN:
+                raise InvalidArgumentError(
+                    f"x[{i}] has shape {shp(t.shape)} but x[0] has shape {shp(x[0].shape)}: "
+                    f"they must agree except along axis {a}")
+            if d == DYN:
+                out[j] = e
+    sizes = [t.shape[a] for t in x]
+    out[a] = DYN if DYN in sizes else sum(sizes)
+    return TensorType(out, _list_dtype(x))
+
+
+def _concat_ref(x, axis=0):
+    return np.concatenate(x, axis=axis)
+
+
+concat_op = defop("concat", ("x*",), {"axis": 0}, infer=_concat_infer, reference=_concat_ref,
+                  canon=_axis_canon("concat"), family="shape", api=False, method=False,
+                  doc="Join tensors along an existing axis.")
+
+
+def _tensor_list(x, op, arg="x"):
+    if isinstance(x, (Tensor, Value)) or not isinstance(x, (list, tuple)):
+        raise InvalidTypeError(f"{op}: '{arg}' must be a list or tuple of tensors, got "
+                               f"{type(x).__name__}")
+    return list(x)
+
+
+@public(aliases=("cat",))
+def concat(x, axis=0, name=None):
+    """Join a list of tensors along `axis` (an int or a 1-element tensor); inputs
+    are promoted to one dtype.
+
+    >>> import fw
+    >>> fw.concat([fw.zeros([2, 3]), fw.ones([2, 2])], axis=-1).shape
+    [2, 5]
+    """
+    return invoke(concat_op, [_tensor_list(x, "concat")], {"axis": axis})
+
+
+def _stack_infer(x, axis=0):
+    if not x:
+        raise InvalidArgumentError("'x' must be a non-empty list of tensors")
+    shape = list(x[0].shape)
+    for i, t in enumerate(x[1:], 1):
+        if len(t.shape) != len(shape) or any(d != e and DYN not in (d, e)
+                                             for d, e in zip(shape, t.shape)):
+            raise InvalidArgumentError(f"all tensors must have one shape: x[0] has "
+                                       f"{shp(x[0].shape)}, x[{i}] has {shp(t.shape)}")
+        shape = [e if d == DYN else d for d, e in zip(shape, t.shape)]
+    nd = len(shape) + 1
+    a = norm_axis(axis, nd)
+    shape.insert(a, len(x))
+    return TensorType(shape, _list_dtype(x))
+
+
+def _stack_ref(x, axis=0):
+    return np.stack(x, axis=axis)
+
+
+stack_op = defop("stack", ("x*",), {"axis": 0}, infer=_stack_infer, reference=_stack_ref,
+                 canon=_axis_canon("stack"), family="shape", api=False, method=False,
+                 doc="Join tensors of one shape along a new axis.")
+
+
+@public()
+def stack(x, axis=0, name=None):
+    """Stack tensors of one shape along a new axis `axis`.
+
+    >>> import fw
+    >>> fw.stack([fw.zeros([2]), fw.ones([2])], axis=1).shape
+    [2, 2]
+    """
+    return invoke(stack_op, [_tensor_list(x, "stack")], {"axis": axis})
+
+
+def _atleast(x, n):
+    nd = _ndim(x)
+    if nd >= n:
+        return x
+    if n == 1 or nd == 0:
+        return reshape(x, [1] * (n - nd) + list(x.shape) if nd else [1] * n)
+    if n == 2:  # [k] -> [1, k]
+        return unsqueeze(x, 0)
+    # n == 3: [k] -> [1, k, 1], [a, b] -> [a, b, 1]
+    return unsqueeze(x, [0, 2]) if nd == 1 else unsqueeze(x, -1)
+
+
+def _atleast_public(n):
+    def f(*inputs, name=None):
+        outs = [_atleast(x if isinstance(x, (Tensor, Value)) else _to_tensor(x), n)
+                for x in inputs]
+        return outs[0] if len(outs) == 1 else outs
+
+    f.__name__ = f.__qualname__ = f"atleast_{n}d"
+    f.__doc__ = (f"Each input viewed with at least {n} dimensions (size-1 axes are added); "
+                 f"one input gives a tensor, several a list.")
+    return public(f.__name__)(f)
+
+
+def _to_tensor(x):
+    from fw.core.tensor import to_tensor
+
+    return to_tensor(x)
+
+
+atleast_1d = _atleast_public(1)
+atleast_2d = _atleast_public(2)
+atleast_3d = _atleast_public(3)
+
+
+@public()
+def hstack(x, name=None):
+    """Stack horizontally: concat along axis 1 (axis 0 for 1-D inputs)."""
+    xs = [_atleast(t, 1) for t in _tensor_list(x, "hstack")]
+    return concat(xs, axis=0 if _ndim(xs[0]) == 1 else 1)
+
+
+@public(aliases=("row_stack",))
+def vstack(x, name=None):
+    """Stack vertically: concat along axis 0 of the inputs made at least 2-D."""
+    return concat([_atleast(t, 2) for t in _tensor_list(x, "vstack")], axis=0)
+
+
+@public()
+def dstack(x, name=None):
+    """Stack along the third axis of the inputs made at least 3-D."""
+    return concat([_atleast(t, 3) for t in _tensor_list(x, "dstack")], axis=2)
+
+
+@public()
+def column_stack(x, name=None):
+    """Stack as columns: 0-D/1-D inputs become [n, 1] columns, then concat on axis 1."""
+    cols = []
+    for t in _tensor_list(x, "column_stack"):
+        nd = _ndim(t)
+        cols.append(reshape(t, [-1, 1]) if nd <= 1 else t)
+    return concat(cols, axis=1)
+
+
+# ---------------------------------------------------------------- split family
+def _split_canon(attrs):
+    ns = attrs["num_or_sections"]
+    if isinstance(ns, (list, tuple)) or (isinstance(ns, Tensor) and ns.ndim == 1):
+        ns = as_ints(ns, "split", "num_or_sections")
+    else:
+        ns = as_int(ns, "split", "num_or_sections")
+    return {"num_or_sections": ns, "axis": as_int(attrs["axis"], "split", "axis")}
+
+
+def _split_sizes(shape, num_or_sections, axis):
+    nd = len(shape)
+    if nd == 0:
+        raise InvalidArgumentError("a 0-D tensor cannot be split")
+    a = norm_axis(axis, nd)
+    d = shape[a]
+    if isinstance(num_or_sections, int):
+        n = num_or_sections
+        if n <= 0:
+            raise InvalidArgumentError(f"'num_or_sections' must be positive, got {n}")
+        if d == DYN:
+            return a, [DYN] * n
+        if d % n:
+            raise InvalidArgumentError(f"axis {a} of x (shape {shp(shape)}) has size {d}, "
+                                       f"which cannot be split into {n} equal parts")
+        return a, [d // n] * n
+    secs = list(num_or_sections)
+    if not secs:
+        raise InvalidArgumentError("'num_or_sections' must not be an empty list")
+    if sum(1 for s in secs if s == -1) > 1 or any(s < -1 for s in secs):
+        raise InvalidArgumentError(f"'num_or_sections' {secs} may hold one -1 and no other "
+                                   f"negative size")
+    known = sum(s for s in secs if s != -1)
+    if -1 in secs:
+        i = secs.index(-1)
+        if d == DYN:
+            secs[i] = DYN
+        elif known > d:
+            raise InvalidArgumentError(f"sections {list(num_or_sections)} need more than the "
+                                       f"{d} elements of axis {a}")
+        else:
+            secs[i] = d - known
+    elif d != DYN and known != d:
+        raise InvalidArgumentError(f"sections {secs} add up to {known} but axis {a} of x "
+                                   f"(shape {shp(shape)}) has size {d}")
+    return a, secs
+
+
+def _split_infer(x, num_or_sections=1, axis=0):
+    a, sizes = _split_sizes(x.shape, num_or_sections, axis)
+    return tuple(TensorType(x.shape[:a] + (s,) + x.shape[a + 1:], x.dtype) for s in sizes)
+
+
+def _split_ref(x, num_or_sections=1, axis=0):
+    a, sizes = _split_sizes(x.shape, num_or_sections, axis)
+    out = []
+    start = 0
+    idx = [slice(None)] * x.ndim
+    for s in sizes:
+        idx[a] = slice(start, start + s)
+        out.append(x[tuple(idx)])
+        start += s
+    return tuple(out)
+
+
+split_op = defop("split", ("x",), {"num_or_sections": 1, "axis": 0}, ("out*",),
+                 infer=_split_infer, reference=_split_ref, canon=_split_canon, promote=None,
+                 family="shape", api=False, method=False,
+                 doc="Split into equal parts or parts of the given sizes along `axis`.")
+
+
+@public(method=True)
+def split(x, num_or_sections, axis=0, name=None):
+    """Split x along `axis` into `num_or_sections` equal parts (an int) or parts of
+    the listed sizes (one of them may be -1).
+
+    Returns:
+        a list of tensors (views of x).
+
+    >>> import fw
+    >>> [t.shape for t in fw.split(fw.zeros([3, 9]), [2, 3, -1], axis=1)]
+    [[3, 2], [3, 3], [3, 4]]
+    """
+    return list(invoke(split_op, [x], {"num_or_sections": num_or_sections, "axis": axis}))
+
+
+@public(method=True)
+def chunk(x, chunks, axis=0, name=None):
+    """Split x into `chunks` equal parts along `axis`."""
+    return split(x, as_int(chunks, "chunk", "chunks"), axis)
+
+
+def _tensor_split_sections(d, num_or_indices, op):
+    if isinstance(num_or_indices, (list, tuple)) or (
+            isinstance(num_or_indices, Tensor) and num_or_indices.ndim == 1):
+        idx = as_ints(num_or_indices, op, "num_or_indices")
+        if d == DYN:
+            if any(i < 0 for i in idx):
+                raise UnsupportedError(f"{op}: negative indices need a static axis size")
+            prev, secs = 0, []
+            for i in idx:
+                secs.append(max(i - prev, 0))
+                prev = max(prev, i)
+            return secs + [-1]
+        bounds = [0] + [min(max(i + d if i < 0 else i, 0), d) for i in idx] + [d]
+        return [max(b - a, 0) for a, b in zip(bounds, bounds[1:])] if _monotone(bounds) else \
+            _clamped_sections(bounds)
+    n = as_int(num_or_indices, op, "num_or_indices")
+    if n <= 0:
+        raise InvalidArgumentError(f"{op}: 'num_or_indices' must be positive, got {n}")
+    if d == DYN:
+        raise UnsupportedError(f"{op}: splitting a dynamic axis into {n} parts needs its size; "
+                               f"give split indices instead")
+    q, r = divmod(d, n)
+    return [q + 1] * r + [q] * (n - r)
+
+
+def _monotone(bounds):
+    return all(a <= b for a, b in zip(bounds, bounds[1:]))
+
+
+def _clamped_sections(bounds):
+    # like NumPy: a later index before an earlier one gives an empty part
+    secs = []
+    hi = 0
+    for b in bounds[1:]:
+        b2 = max(b, hi)
+        secs.append(b2 - hi)
+        hi = b2
+    return secs
+
+
+@public(method=True)
+def tensor_split(x, num_or_indices, axis=0, name=None):
+    """Split into `num_or_indices` nearly equal parts (the first ``size % n`` parts get
+    one more element), or at the listed indices.
+
+    >>> import fw
+    >>> [t.shape for t in fw.tensor_split(fw.zeros([8]), 3)]
+    [[3], [3], [2]]
+    """
+    nd = _ndim(x)
+    if nd == 0:
+        raise InvalidArgumentError("tensor_split: x must have at least one dimension")
+    a = norm_axis(as_int(axis, "tensor_split", "axis"), nd)
+    secs = _tensor_split_sections(x.shape[a], num_or_indices, "tensor_split")
+    if len(secs) == 1 and secs[0] == -1:
+        return [split(x, 1, a)[0]]
+    return split(x, secs, a)
+
+
+def _dir_split(op, min_nd, axis_of):
+    def f(x, num_or_indices, name=None):
+        nd = _ndim(x)
+        if nd < min_nd:
+            raise InvalidArgumentError(f"{op}: x must have at least {min_nd} dimensions, got "
+                                       f"shape {list(x.shape)}")
+        return tensor_split(x, num_or_indices, axis_of(nd))
+
+    f.__name__ = f.__qualname__ = op
+    f.__doc__ = f"``tensor_split`` along the axis ``{op}`` names."
+    return public(op, method=True)(f)
+
+
+hsplit = _dir_split("hsplit", 1, lambda nd: 0 if nd == 1 else 1)
+vsplit = _dir_split("vsplit", 2, lambda nd: 0)
+dsplit = _dir_split("dsplit", 3, lambda nd: 2)
+
+
+def _unbind_infer(input, axis=0):
+    nd = len(input.shape)
+    if nd == 0:
+        raise InvalidArgumentError("a 0-D tensor cannot be unbound")
+    a = norm_axis(axis, nd)
+    n = input.shape[a]
+    if n == DYN:
+        raise UnsupportedError(f"axis {a} has a dynamic size, so the number of results is "
+                               f"unknown; unbind needs a static size")
+    rest = input.shape[:a] + input.shape[a + 1:]
+    return tuple(TensorType(rest, input.dtype) for _ in range(n))
+
+
+def _unbind_ref(input, axis=0):
+    a = norm_axis(axis, input.ndim)
+    return tuple(np.moveaxis(input, a, 0))
+
+
+defop("unbind", ("input",), {"axis": 0}, ("out*",), infer=_unbind_infer, reference=_unbind_ref,
+      canon=_axis_canon("unbind"), promote=None, family="shape", api=False, method=False,
+      doc="The slices of `input` along `axis`, each without that axis.")
+
+
+@public(method=True)
+def unbind(input, axis=0, name=None):
+    """The slices of `input` along `axis` as a list of tensors without that axis.
+
+    >>> import fw
+    >>> len(fw.unbind(fw.zeros([3, 4]), axis=1))
+    4
+    """
+    return list(invoke(OPS["unbind"], [input], {"axis": axis}))
+
+
+@public(method=True)
+def unstack(x, axis=0, num=None, name=None):
+    """The slices of x along `axis` (like ``unbind``); `num`, if given, must equal
+    the size of that axis."""
+    outs = unbind(x, axis)
+    if num is not None and as_int(num, "unstack", "num") != len(outs):
+        raise InvalidArgumentError(f"unstack: 'num' is {num} but axis {axis} of x has size "
+                                   f"{len(outs)}")
+    return outs
+
+
+# ---------------------------------------------------------------- broadcasting
+def _expand_shape(shape, target, keep=True):
+    """The shape x broadcasts to. With `keep`, -1 in target keeps x's dim (expand's
+    spelling); without, -1 is a dynamic dim of the target (expand_as on IR values)."""
+    nd, nt = len(shape), len(target)
+    if nt < nd:
+        raise InvalidArgumentError(f"the target shape {list(target)} has fewer dimensions than "
+                                   f"x with shape {shp(shape)}")
+    out = []
+    for i, t in enumerate(target):
+        j = i - (nt - nd)
+        d = shape[j] if j >= 0 else None
+        if t == DYN and not keep:
+            out.append(d if d not in (None, 1) else DYN)
+        elif t == -1:
+            if d is None:
+                raise InvalidArgumentError(f"-1 in the target shape {list(target)} at a new "
+                                           f"leading dimension {i} (it can only keep an "
+                                           f"existing dimension of x)")
+            out.append(d)
+        elif t < -1:
+            raise InvalidArgumentError(f"the target shape {list(target)} has a negative size")
+        elif d is None or d == 1 or d == t or d == DYN:
+            out.append(t)
+        else:
+            raise InvalidArgumentError(f"x with shape {shp(shape)} cannot be expanded to "
+                                       f"{list(target)}: dimension {j} has size {d}, which is "
+                                       f"not 1 and differs from {t}")
+    return out
+
+
+def _expand_canon(attrs):
+    return {"shape": as_shape(attrs["shape"], "expand")}
+
+
+def _expand_infer(x, shape=()):
+    return TensorType(_expand_shape(x.shape, shape), x.dtype)
+
+
+def _expand_ref(x, shape=()):
+    return np.broadcast_to(x, _expand_shape(x.shape, shape)).copy()
+
+
+expand_op = defop("expand", ("x",), {"shape": ()}, infer=_expand_infer, reference=_expand_ref,
+                  canon=_expand_canon, promote=None, family="shape", api=False, method=False,
+                  doc="Broadcast x to `shape` (-1 keeps a dimension).")
+
+
+@public(method=True)
+def expand(x, shape, *more, name=None):
+    """Broadcast x to `shape` (a list, tuple or 1-D integer tensor; -1 keeps x's
+    dimension). The result is a new tensor.
+
+    >>> import fw
+    >>> fw.expand(fw.zeros([1, 3]), [2, -1]).shape
+    [2, 3]
+    """
+    return invoke(expand_op, [x], {"shape": _shape_args(shape, more, "expand")})
+
+
+@public(method=True)
+def broadcast_to(x, shape, name=None):
+    """Broadcast x to `shape` (the same as ``expand``)."""
+    return invoke(expand_op, [x], {"shape": shape})
+
+
+def _expand_as_infer(x, y):
+    return TensorType(_expand_shape(x.shape, y.shape, keep=False), x.dtype)
+
+
+def _expand_as_ref(x, y):
+    return np.broadcast_to(x, y.shape).copy()
+
+
+defop("expand_as", ("x", "y"), infer=_expand_as_infer, reference=_expand_as_ref, promote=None,
+      family="shape",
+      doc="Broadcast x to the shape of y (y's values are not used).")
+
+
+def _bcast_infer(input):
+    if not input:
+        raise InvalidArgumentError("'input' must be a non-empty list of tensors")
+    shape = broadcast_shapes(*[t.shape for t in input],
+                             names=[f"input[{i}]" for i in range(len(input))])
+    return tuple(TensorType(shape, t.dtype) for t in input)
+
+
+def _bcast_ref(input):
+    return tuple(a.copy() for a in np.broadcast_arrays(*input))
+
+
+defop("broadcast_tensors", ("input*",), outputs=("out*",), infer=_bcast_infer,
+      reference=_bcast_ref, promote=None, family="shape", api=False, method=False,
+      doc="Broadcast a list of tensors to their common shape.")
+
+
+@public()
+def broadcast_tensors(input, name=None):
+    """The tensors of `input` broadcast to their common shape (a list).
+
+    >>> import fw
+    >>> [t.shape for t in fw.broadcast_tensors([fw.zeros([2, 1]), fw.zeros([3])])]
+    [[2, 3], [2, 3]]
+    """
+    return list(invoke(OPS["broadcast_tensors"], [_tensor_list(input, "broadcast_tensors",
+                                                                "input")], {}))
+
+
+def broadcast_shape(x_shape, y_shape):
+    """The shape two shapes broadcast to (a list of ints; no tensors involved).
+
+    >>> import fw
+    >>> fw.broadcast_shape([2, 1, 3], [1, 3, 1])
+    [2, 3, 3]
+    """
+    xs = as_ints(x_shape, "broadcast_shape", "x_shape")
+    ys = as_ints(y_shape, "broadcast_shape", "y_shape")
+    try:
+        return list(broadcast_shapes(xs, ys, names=("x_shape", "y_shape")))
+    except InvalidArgumentError as e:
+        raise InvalidArgumentError(f"broadcast_shape: {e}") from None
+
+
+public("broadcast_shape")(broadcast_shape)
+
+
+# ---------------------------------------------------------------- tile / repeat
+def _tile_canon(attrs):
+    return {"repeat_times": as_shape(attrs["repeat_times"], "tile", "repeat_times")}
+
+
+def _tile_shape(shape, reps):
+    if any(r < 0 for r in reps):
+        raise InvalidArgumentError(f"'repeat_times' {list(reps)} must not be negative")
+    n = max(len(shape), len(reps))
+    shape = (1,) * (n - len(shape)) + tuple(shape)
+    reps = (1,) * (n - len(reps)) + tuple(reps)
+    return [0 if r == 0 else (DYN if d == DYN else d * r) for d, r in zip(shape, reps)]
+
+
+def _tile_infer(x, repeat_times=()):
+    return TensorType(_tile_shape(x.shape, repeat_times), x.dtype)
+
+
+def _tile_ref(x, repeat_times=()):
+    _tile_shape(x.shape, repeat_times)
+    return np.tile(x, repeat_times) if repeat_times else x.copy()
+
+
+tile_op = defop("tile", ("x",), {"repeat_times": ()}, infer=_tile_infer, reference=_tile_ref,
+                canon=_tile_canon, promote=None, family="shape", api=False, method=False,
+                doc="Repeat x `repeat_times[i]` times along each axis.")
+
+
+@public(method=True)
+def tile(x, repeat_times, *more, name=None):
+    """Repeat x along each axis; `repeat_times` is a list/tuple/1-D tensor (a shorter
+    list applies to the trailing axes, a longer one adds leading axes).
+
+    >>> import fw
+    >>> fw.tile(fw.zeros([2, 3]), [2, 1]).shape
+    [4, 3]
+    """
+    return invoke(tile_op, [x], {"repeat_times": _shape_args(repeat_times, more, "tile")})
+
+
+def _rep_canon(attrs):
+    a = dict(attrs)
+    a["repeats"] = as_int(a["repeats"], "repeat_interleave", "repeats")
+    if a["axis"] is not None:
+        a["axis"] = as_int(a["axis"], "repeat_interleave", "axis")
+    return a
+
+
+def _rep_infer(x, repeats_tensor=None, repeats=1, axis=None):
+    if axis is None:
+        n = _mul(x.shape)
+        shape, a = [n], 0
+    else:
+        shape, a = list(x.shape), norm_axis(axis, len(x.shape))
+        if not shape:
+            shape = [1]
+    if repeats_tensor is not None:
+        if repeats_tensor.dtype.kind != _dt._INT or len(repeats_tensor.shape) > 1:
+            raise InvalidTypeError(f"'repeats' given as a tensor must be a 0-D or 1-D integer "
+                                   f"tensor, got {repeats_tensor.dtype.name}"
+                                   f"{list(repeats_tensor.shape)}")
+        r = repeats_tensor.shape[0] if repeats_tensor.shape else 1
+        if r not in (1, DYN) and shape[a] not in (r, DYN):
+            raise InvalidArgumentError(f"'repeats' has {r} entries but the axis has size "
+                                       f"{shape[a]}")
+        shape[a] = DYN
+    else:
+        if repeats < 0:
+            raise InvalidArgumentError(f"'repeats' must not be negative, got {repeats}")
+        shape[a] = DYN if shape[a] == DYN else shape[a] * repeats
+    return TensorType(shape, x.dtype)
+
+
+def _rep_ref(x, repeats_tensor=None, repeats=1, axis=None):
+    r = repeats if repeats_tensor is None else repeats_tensor.reshape(-1)
+    if repeats_tensor is not None and r.size and r.min() < 0:
+        raise InvalidArgumentError(f"'repeats' must not be negative, got {r.tolist()}")
+    if axis is None:
+        return np.repeat(x.reshape(-1), r)
+    return np.repeat(x.reshape(1) if x.ndim == 0 else x, r, axis=axis)
+
+
+rep_op = defop("repeat_interleave", ("x", "repeats_tensor?"), {"repeats": 1, "axis": None},
+               infer=_rep_infer, reference=_rep_ref, canon=_rep_canon, promote=None,
+               family="shape", api=False, method=False,
+               doc="Repeat each element `repeats` times (an int attr, or per element from "
+                   "the repeats_tensor input) along `axis` (flattened when None).")
+
+
+@public(method=True)
+def repeat_interleave(x, repeats, axis=None, name=None):
+    """Repeat each element of x `repeats` times along `axis` (x is flattened when
+    axis is None); `repeats` is an int or an integer tensor with one count per element.
+
+    >>> import fw
+    >>> fw.repeat_interleave(fw.to_tensor([1, 2]), 2).tolist()
+    [1, 1, 2, 2]
+    """
+    if isinstance(repeats, (Tensor, Value)) and not (isinstance(repeats, Tensor) and
+                                                      repeats.ndim == 0):
+        return invoke(rep_op, [x, repeats], {"repeats": 1, "axis": axis})
+    if isinstance(repeats, (list, tuple, np.ndarray)):
+        return invoke(rep_op, [x, np.asarray(repeats, dtype=np.int64)],
+                      {"repeats": 1, "axis": axis})
+    return invoke(rep_op, [x, None], {"repeats": repeats, "axis": axis})
+
+
+# ---------------------------------------------------------------- flip / rot90 / roll
+def _flip_canon(attrs):
+    return {"axis": as_ints(attrs["axis"], "flip", "axis")}
+
+
+def _flip_axes(nd, axis):
+    axes = tuple(norm_axis(a, nd) for a in axis)
+    if len(set(axes)) != len(axes):
+        raise InvalidArgumentError(f"'axis' {list(axis)} repeats an axis")
+    return axes
+
+
+def _flip_infer(x, axis=()):
+    _flip_axes(len(x.shape), axis)
+    return x
+
+
+def _flip_ref(x, axis=()):
+    return np.flip(x, _flip_axes(x.ndim, axis))
+
+
+defop("flip", ("x",), {"axis": ()}, infer=_flip_infer, reference=_flip_ref, canon=_flip_canon,
+      promote=None, family="shape", doc="Reverse the order of elements along the given axes.")
+
+
+def _rot90_canon(attrs):
+    return {"k": as_int(attrs["k"], "rot90", "k"), "axes": as_ints(attrs["axes"], "rot90",
+                                                                     "axes")}
+
+
+def _rot90_axes(nd, axes):
+    if nd < 2:
+        raise InvalidArgumentError(f"x must have at least 2 dimensions, got {nd}")
+    if len(axes) != 2:
+        raise InvalidArgumentError(f"'axes' must name exactly 2 axes, got {list(axes)}")
+    a, b = norm_axis(axes[0], nd, "axes"), norm_axis(axes[1], nd, "axes")
+    if a == b:
+        raise InvalidArgumentError(f"'axes' {list(axes)} names the same axis twice")
+    return a, b
+
+
+def _rot90_infer(x, k=1, axes=(0, 1)):
+    a, b = _rot90_axes(len(x.shape), axes)
+    shape = list(x.shape)
+    if k % 2:
+        shape[a], shape[b] = shape[b], shape[a]
+    return TensorType(shape, x.dtype)
+
+
+def _rot90_ref(x, k=1, axes=(0, 1)):
+    return np.rot90(x, k, _rot90_axes(x.ndim, axes))
+
+
+defop("rot90", ("x",), {"k": 1, "axes": (0, 1)}, infer=_rot90_infer, reference=_rot90_ref,
+      canon=_rot90_canon, promote=None, family="shape",
+      doc="Rotate by 90 degrees k times in the plane of `axes` (from the first axis "
+          "towards the second).")
+
+
+def _roll_canon(attrs):
+    return {"shifts": as_ints(attrs["shifts"], "roll", "shifts"),
+            "axis": as_axes(attrs["axis"], "roll")}
+
+
+def _roll_check(nd, shifts, axis):
+    if axis is None:
+        if len(shifts) != 1:
+            raise InvalidArgumentError(f"without 'axis', 'shifts' must be one number, got "
+                                       f"{list(shifts)}")
+        return None
+    if len(axis) != len(shifts):
+        raise InvalidArgumentError(f"'shifts' {list(shifts)} and 'axis' {list(axis)} must have "
+                                   f"the same length")
+    return tuple(norm_axis(a, nd) for a in axis)
+
+
+def _roll_infer(x, shifts=(), axis=None):
+    _roll_check(len(x.shape), shifts, axis)
+    return x
+
+
+def _roll_ref(x, shifts=(), axis=None):
+    axes = _roll_check(x.ndim, shifts, axis)
+    if axes is None:
+        return np.roll(x, shifts[0])
+    return np.roll(x, shifts, axes) if axes else x.copy()
+
+
+defop("roll", ("x",), {"shifts": (), "axis": None}, infer=_roll_infer, reference=_roll_ref,
+      canon=_roll_canon, promote=None, family="shape",
+      doc="Shift elements circularly along `axis` (over the flattened tensor when None).")
+
+
+# ---------------------------------------------------------------- pad
+_PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge",
+              "circular": "wrap"}
+
+
+def _pad_canon(attrs):
+    mode = attrs["mode"]
+    if mode not in _PAD_MODES:
+        raise InvalidArgumentError(f"pad: 'mode' must be one of {sorted(_PAD_MODES)}, got "
+                                   f"{mode!r}")
+    v = attrs["value"]
+    if isinstance(v, Tensor):
+        v = v.item()
+    elif isinstance(v, np.generic):
+        v = v.item()
+    return {"paddings": as_ints(attrs["paddings"], "pad", "paddings"), "mode": mode, "value": v}
+
+
+def _pad_pairs(shape, paddings, mode):
+    nd = len(shape)
+    if len(paddings) != 2 * nd:
+        raise InvalidArgumentError(f"'paddings' must hold 2 numbers (before, after) per axis, "
+                                   f"{2 * nd} for x of shape {shp(shape)}; got {list(paddings)}")
+    pairs = [(paddings[2 * i], paddings[2 * i + 1]) for i in range(nd)]
+    for i, ((b, a), d) in enumerate(zip(pairs, shape)):
+        if mode != "constant" and (b < 0 or a < 0):
+            raise InvalidArgumentError(f"negative padding {[b, a]} on axis {i} is only allowed "
+                                       f"with mode='constant'")
+        if d == DYN:
+            continue
+        if b + a + d < 0:
+            raise InvalidArgumentError(f"padding {[b, a]} removes more than the {d} elements of "
+                                       f"axis {i}")
+        if mode == "reflect" and (b >= d or a >= d) and (b or a):
+            raise InvalidArgumentError(f"reflect padding {[b, a]} on axis {i} must be smaller "
+                                       f"than its size {d}")
+        if mode in ("replicate", "circular") and d == 0 and (b or a):
+            raise InvalidArgumentError(f"{mode} padding needs a non-empty axis {i}")
+        if mode == "circular" and (b > d or a > d):
+            raise InvalidArgumentError(f"circular padding {[b, a]} on axis {i} must not exceed "
+                                       f"its size {d}")
+    return pairs
+
+
+def _pad_infer(x, paddings=(), mode="constant", value=0.0):
+    pairs = _pad_pairs(x.shape, paddings, mode)
+    return TensorType([DYN if d == DYN else d + b + a for d, (b, a) in zip(x.shape, pairs)],
+                      x.dtype)
+
+
+def _pad_ref(x, paddings=(), mode="constant", value=0.0):
+    pairs = _pad_pairs(x.shape, paddings, mode)
+    crop = tuple(slice(max(-b, 0), d - max(-a, 0)) for d, (b, a) in zip(x.shape, pairs))
+    if any(b < 0 or a < 0 for b, a in pairs):
+        x = x[crop]
+    pos = [(max(b, 0), max(a, 0)) for b, a in pairs]
+    if not any(b or a for b, a in pos):
+        return x.copy()
+    if mode == "constant":
+        out = np.full([d + b + a for d, (b, a) in zip(x.shape, pos)],
+                      _pad_value(value, x.dtype), dtype=x.dtype)
+        out[tuple(slice(b, b + d) for d, (b, _) in zip(x.shape, pos))] = x
+        return out
+    return np.pad(x, pos, mode=_PAD_MODES[mode])
+
+
+def _pad_value(value, dtype):
+    if dtype.kind != "c" and isinstance(value, complex):
+        raise InvalidTypeError(f"a complex pad value {value} cannot fill a {dtype} tensor")
+    return value
+
+
+pad_op = defop("pad", ("x",), {"paddings": (), "mode": "constant", "value": 0.0},
+               infer=_pad_infer, reference=_pad_ref, canon=_pad_canon, promote=None,
+               family="shape", api=False, method=False,
+               doc="Pad every axis explicitly: paddings = [before_0, after_0, before_1, …] "
+                   "(negative values crop in constant mode); modes constant, reflect, "
+                   "replicate, circular.")
+
+
+def pad(x, paddings, mode="constant", value=0.0):
+    """The core padding op that ``fw.nn.functional.pad`` builds on.
+
+    Args:
+        x: the tensor.
+        paddings: ``[before_0, after_0, before_1, after_1, …]`` for every axis of x,
+            from axis 0 (negative amounts crop; constant mode only).
+        mode: ``"constant"`` (fill with `value`), ``"reflect"`` (mirror without the
+            edge), ``"replicate"`` (repeat the edge) or ``"circular"`` (wrap around).
+        value: the fill value of constant mode.
+    Returns:
+        the padded tensor.
+
+    >>> import fw
+    >>> from fw.core.ops.shape import pad
+    >>> pad(fw.ones([2]), [1, 2]).tolist()
+    [0.0, 1.0, 1.0, 0.0, 0.0]
+    """
+    return invoke(pad_op, [x], {"paddings": paddings, "mode": mode, "value": value})
+
+
+# ---------------------------------------------------------------- crop
+@public(method=True)
+def crop(x, shape=None, offsets=None, name=None):
+    """The block of x of size `shape` starting at `offsets` (default 0s). `shape`
+    defaults to x's shape; -1 in it means "to the end of that axis".
+
+    >>> import fw
+    >>> fw.crop(fw.arange(9).reshape([3, 3]), [2, 2], [0, 1]).tolist()
+    [[1, 2], [4, 5]]
+    """
+    nd = _ndim(x)
+    shape = list(x.shape) if shape is None else list(as_ints(shape, "crop", "shape"))
+    offsets = [0] * nd if offsets is None else list(as_ints(offsets, "crop", "offsets"))
+    if len(shape) != nd or len(offsets) != nd:
+        raise InvalidArgumentError(f"crop: 'shape' {shape} and 'offsets' {offsets} must have "
+                                   f"one entry per axis of x (shape {list(x.shape)})")
+    ends = []
+    for i, (s, o, d) in enumerate(zip(shape, offsets, x.shape)):
+        if o < 0 or s < -1:
+            raise InvalidArgumentError(f"crop: offset {o} / size {s} on axis {i} must not be "
+                                       f"negative (size may be -1)")
+        e = _INT_MAX if s == -1 else o + s
+        if d != DYN and s != -1 and e > d:
+            raise InvalidArgumentError(f"crop: offset {o} + size {s} exceeds axis {i} of size {d}")
+        ends.append(e)
+    return invoke(OPS["strided_slice"], [x], {"axes": tuple(range(nd)), "starts": offsets,
+                                             "ends": ends, "strides": (1,) * nd})
+
+
+# ---------------------------------------------------------------- kron
+def _kron_infer(x, y):
+    n = max(len(x.shape), len(y.shape))
+    xs = (1,) * (n - len(x.shape)) + tuple(x.shape)
+    ys = (1,) * (n - len(y.shape)) + tuple(y.shape)
+    return TensorType([_mul((a, b)) for a, b in zip(xs, ys)],
+                      _dt.promote_types(x.dtype, y.dtype))
+
+
+def _kron_ref(x, y):
+    return np.kron(x, y).astype(np.result_type(x, y), copy=False)
+
+
+defop("kron", ("x", "y"), infer=_kron_infer, reference=_kron_ref, family="shape",
+      doc="Kronecker product (block (i, j) is x[i, j] * y).")
+
+
+# ---------------------------------------------------------------- as_strided
+def _as_strided_canon(attrs):
+    return {"shape": as_ints(attrs["shape"], "as_strided", "shape"),
+            "stride": as_ints(attrs["stride"], "as_strided", "stride"),
+            "offset": as_int(attrs["offset"], "as_strided", "offset")}
+
+
+def _as_strided_check(numel, shape, stride, offset):
+    if len(shape) != len(stride):
+        raise InvalidArgumentError(f"'shape' {list(shape)} and 'stride' {list(stride)} must "
+                                   f"have the same length")
+    if any(s < 0 for s in shape) or any(s < 0 for s in stride) or offset < 0:
+        raise InvalidArgumentError("'shape', 'stride' and 'offset' must not be negative")
+    if numel == DYN or 0 in shape:
+        return
+    last = offset + sum((n - 1) * s for n, s in zip(shape, stride))
+    if last >= numel:
+        raise InvalidArgumentError(
+            f"shape {list(shape)} with stride {list(stride)} and offset {offset} reaches "
+            f"element {last}, but x has only {numel} elements")
+
+
+def _as_strided_infer(x, shape=(), stride=(), offset=0):
+    _as_strided_check(_mul(x.shape), shape, stride, offset)
+    return TensorType(shape, x.dtype)
+
+
+def _as_strided_ref(x, shape=(), stride=(), offset=0):
+    _as_strided_check(x.size, shape, stride, offset)
+    if 0 in shape:
+        return np.zeros(shape, dtype=x.dtype)
+    flat = np.ascontiguousarray(x).reshape(-1)[offset:]
+    it = flat.itemsize
+    out = np.lib.stride_tricks.as_strided(flat, shape, [s * it for s in stride],
+                                          writeable=False)
+    return out.copy()
+
+
+defop("as_strided", ("x",), {"shape": (), "stride": (), "offset": 0}, infer=_as_strided_infer,
+      reference=_as_strided_ref, canon=_as_strided_canon, promote=None, family="shape",
+      doc="A new tensor read from x's elements (in row-major order) with the given shape, "
+          "strides (in elements) and offset.")
+
+
+# ---------------------------------------------------------------- products of tensors
+@public()
+def cartesian_prod(x, name=None):
+    """The Cartesian product of 1-D tensors: a [prod(n_i), len(x)] tensor (a single
+    tensor is returned as it is).
+
+    >>> import fw
+    >>> fw.cartesian_prod([fw.to_tensor([1, 2]), fw.to_tensor([3, 4])]).tolist()
+    [[1, 3], [1, 4], [2, 3], [2, 4]]
+    """
+    xs = _tensor_list(x, "cartesian_prod")
+    for i, t in enumerate(xs):
+        if _ndim(t) != 1:
+            raise InvalidArgumentError(f"cartesian_prod: x[{i}] must be 1-D, got shape "
+                                       f"{list(t.shape)}")
+    if len(xs) == 1:
+        return xs[0]
+    n = len(xs)
+    # axis i of the grid runs over x[i]; flattening the grids lists the rows in order
+    cols = [reshape(t, [1] * i + [-1] + [1] * (n - i - 1)) for i, t in enumerate(xs)]
+    return stack([flatten(g) for g in broadcast_tensors(cols)], axis=1)
+
+
+@public()
+def combinations(x, r=2, with_replacement=False, name=None):
+    """All length-`r` combinations of the elements of 1-D x, as rows of a [C, r]
+    tensor (like ``itertools.combinations``; with repetition when
+    `with_replacement`).
+
+    >>> import fw
+    >>> fw.combinations(fw.to_tensor([1, 2, 3])).tolist()
+    [[1, 2], [1, 3], [2, 3]]
+    """
+    if _ndim(x) != 1:
+        raise InvalidArgumentError(f"combinations: x must be 1-D, got shape {list(x.shape)}")
+    r = as_int(r, "combinations", "r")
+    if r < 0:
+        raise InvalidArgumentError(f"combinations: 'r' must not be negative, got {r}")
+    n = x.shape[0]
+    if n == DYN:
+        raise UnsupportedError("combinations: x's length must be static")
+    gen = itertools.combinations_with_replacement if with_replacement else \
+        itertools.combinations
+    idx = list(gen(range(n), r))
+    if r == 0 or not idx:
+        return reshape(invoke(OPS["gather"], [x, np.zeros([0], np.int64)], {"axis": 0}),
+                       [0, r] if r else [0])
+    cols = np.asarray(idx, dtype=np.int64).T
+    return stack([invoke(OPS["gather"], [x, np.ascontiguousarray(c)], {"axis": 0})
+                  for c in cols], axis=1)
+
