@@ -22,6 +22,7 @@ from fw.core.place import (  # noqa: E402,F401
 )
 from fw.core.tensor import Tensor, is_tensor, set_printoptions, to_tensor  # noqa: E402,F401
 from fw.core.random import get_rng_state, seed, set_rng_state  # noqa: E402,F401
+from fw.utils.dlpack import from_dlpack, to_dlpack  # noqa: E402,F401
 
 globals().update({k: v for k, v in _FUNCTIONS.items() if "." not in k})
 globals()["bool"] = _dtypes.bool_

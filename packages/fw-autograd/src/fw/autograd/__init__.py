@@ -1,0 +1,48 @@
+"""fw.autograd — reverse- and forward-mode automatic differentiation on fw's op
+table, eager (a tape of nodes) and on IR programs (`append_backward`).
+
+Importing it switches gradient recording on: it installs its recorder into
+fw-core's dispatch hooks and its backward into ``Tensor.backward``. See
+README.md beside this package for the design.
+"""
+
+from __future__ import annotations
+
+from fw.core import dispatch as _dispatch
+from fw.core import tensor as _tensor
+from fw.autograd import _graph, _hooks, _mode
+from fw.autograd import rules  # noqa: F401  (registers every VJP rule)
+from fw.autograd._backward import backward, grad
+from fw.autograd._backward import _tensor_backward
+from fw.autograd._mode import (detect_anomaly, enable_grad, is_anomaly_enabled,
+                               is_grad_enabled, no_grad, set_detect_anomaly,
+                               set_grad_enabled)
+from fw.autograd.errors import AnomalyError, GradientError
+from fw.autograd._hooks import RemovableHandle
+from fw.autograd.functional import Hessian, Jacobian, hessian, jacobian, jvp, vjp
+from fw.autograd.py_layer import PyLayer, PyLayerContext
+from fw.autograd.recompute import recompute
+from fw.autograd.static import append_backward, gradients
+
+__all__ = [
+    "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
+    "set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled", "GradientError",
+    "AnomalyError", "RemovableHandle", "vjp", "jvp", "jacobian", "hessian", "Jacobian",
+    "Hessian", "PyLayer", "PyLayerContext", "recompute", "append_backward", "gradients",
+]
+
+
+def _install():
+    gs = _dispatch.grad_state
+    gs.record = _graph.record
+    gs.rebase = _graph.rebase
+    gs.enabled = True if _mode._off_threads[0] == 0 else _mode._PER_THREAD
+    gs.available = True
+    hooks = _tensor._autograd
+    hooks.backward = _tensor_backward
+    hooks.register_hook = _hooks.register_hook
+    hooks.retain_grads = _hooks.retain_grads
+    hooks.grad_enabled = is_grad_enabled
+
+
+_install()

@@ -1,0 +1,193 @@
+"""`PyLayer`: an op whose forward and backward are Python functions (Paddle's
+``paddle.autograd.PyLayer``, PyTorch's ``autograd.Function``).
+
+``MyOp.apply(*args, **kwargs)`` runs ``forward(ctx, ...)`` without recording,
+then (if grad mode is on and a tensor argument requires grad) records one tape
+node whose VJP rule calls ``backward(ctx, *grads)``. ``backward`` returns one
+gradient per tensor argument of ``forward`` (None for none). Written with fw
+ops, it is recorded under ``create_graph=True`` like any rule, so a PyLayer can
+be differentiated to higher orders — the tensors saved with
+``ctx.save_for_backward`` keep their history (an output saved there is linked
+to the PyLayer's own node).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fw.core.tensor import Tensor, _new, wrap
+from fw.autograd import _graph, _mode
+from fw.autograd._graph import Node, Port, _FLOATISH
+from fw.autograd.errors import GradientError
+from fw.autograd.rules._registry import Rule
+
+__all__ = ["PyLayer", "PyLayerContext"]
+
+
+class PyLayerContext:
+    """The ``ctx`` passed to a PyLayer's forward and backward; attributes set on it
+    in forward are visible in backward."""
+
+    def __init__(self):
+        self._saved = ()
+        self._non_diff = set()
+        self._not_inplace = set()
+        self._materialize = True
+
+    def save_for_backward(self, *tensors):
+        """Keep tensors for backward (read them back with `saved_tensor`)."""
+        self._saved = tensors
+
+    def saved_tensor(self):
+        """The tensors given to `save_for_backward` (a tuple)."""
+        return self._saved
+
+    # PyTorch's spelling, for ported code
+    @property
+    def saved_tensors(self):
+        return self._saved
+
+    def mark_not_inplace(self, *tensors):
+        """Declare that forward returns these input tensors unmodified (fw always
+        returns such an output as a new tensor object, so the input keeps its
+        history)."""
+        self._not_inplace.update(id(t) for t in tensors)
+
+    def mark_non_differentiable(self, *tensors):
+        """Declare outputs that have no gradient: they get stop_gradient=True and
+        backward receives zeros (or None, see `set_materialize_grads`) for them."""
+        self._non_diff.update(id(t) for t in tensors)
+
+    def set_materialize_grads(self, value: bool):
+        """With True (the default) backward receives zeros for outputs that got no
+        gradient; with False it receives None."""
+        self._materialize = bool(value)
+
+
+class _LayerOp:
+    """Stands in for an OpDef in the node of a PyLayer (name, one variadic input)."""
+
+    inputs = ("inputs*",)
+    input_names = ("inputs",)
+    variadic = 0
+    variadic_out = True
+    differentiable = True
+    optional = frozenset()
+
+    def __init__(self, name):
+        self.name = name
+
+
+def _backward_rule(cls):
+    def rule(node, g):
+        ctx = node.attrs["ctx"]
+        metas = node.attrs["out_meta"]
+        gs = g if isinstance(g, tuple) else (g,)
+        grads = []
+        for gi, (shape, dtype, diff) in zip(gs, metas):
+            if gi is None and ctx._materialize and dtype.kind in _FLOATISH:
+                gi = wrap(np.zeros(shape, dtype))
+            grads.append(gi)
+        res = cls.backward(ctx, *grads)
+        if not isinstance(res, (tuple, list)):
+            res = (res,)
+        n = node.nvar
+        if len(res) != n:
+            raise GradientError(f"{cls.__name__}.backward returned {len(res)} gradients, but "
+                                f"forward had {n} tensor arguments (return one per tensor "
+                                f"argument, None for none)")
+        out = []
+        for i, (r, m) in enumerate(zip(res, node.meta)):
+            if r is not None and not isinstance(r, Tensor) and type(r).__name__ != "Value":
+                raise GradientError(f"{cls.__name__}.backward returned a "
+                                    f"{type(r).__name__} as gradient {i}; return Tensors")
+            if r is not None and m is not None and list(r.shape) != list(m[0]):
+                raise GradientError(f"{cls.__name__}.backward returned a gradient of shape "
+                                    f"{list(r.shape)} for argument {i} of shape {list(m[0])}")
+            out.append(r)
+        return (out,)
+
+    return rule
+
+
+class PyLayer:
+    """Subclass it with static ``forward(ctx, *args, **kwargs)`` and
+    ``backward(ctx, *grads)``; call ``MyLayer.apply(...)``.
+
+    >>> import fw
+    >>> from fw.autograd import PyLayer
+    >>> class Cube(PyLayer):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x * x * x
+    ...     @staticmethod
+    ...     def backward(ctx, dy):
+    ...         (x,) = ctx.saved_tensor()
+    ...         return dy * 3 * x * x
+    >>> x = fw.to_tensor([2.0], stop_gradient=False)
+    >>> Cube.apply(x).sum().backward()
+    >>> x.grad.numpy().tolist()
+    [12.0]
+    """
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("a PyLayer must define a static forward(ctx, ...)")
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise NotImplementedError("a PyLayer must define a static backward(ctx, *grads)")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        ctx = PyLayerContext()
+        tensors = [a for a in args if isinstance(a, Tensor)]
+        tensors += [v for v in kwargs.values() if isinstance(v, Tensor)]
+        with _mode.no_grad():
+            result = cls.forward(ctx, *args, **kwargs)
+        needs = _mode.is_grad_enabled() and any(not t._sg for t in tensors)
+        single = not isinstance(result, (tuple, list))
+        outs = [result] if single else list(result)
+        ids = {id(t) for t in tensors}
+        for i, o in enumerate(outs):
+            # an input returned as it is: give the caller a new tensor object, so the
+            # input's own history is left alone
+            if isinstance(o, Tensor) and id(o) in ids:
+                outs[i] = wrap(o._data)
+        if needs:
+            _link(cls, ctx, tensors, outs)
+        if single:
+            return outs[0]
+        return type(result)(outs) if isinstance(result, tuple) else outs
+
+
+def _link(cls, ctx, tensors, outs):
+    node = _new(Node)
+    node.op = _LayerOp(cls.__name__)
+    node.rule = Rule(cls.__name__, _backward_rule(cls), inputs=False, outputs=False)
+    node.extra = None
+    node.args = None
+    node.outs = None
+    node.edges, node.meta = _graph._edges([tensors], node)
+    out_meta = []
+    tensor_outs = []
+    for o in outs:
+        if isinstance(o, Tensor):
+            d = o._data
+            diff = d.dtype.kind in _FLOATISH and id(o) not in ctx._non_diff
+            out_meta.append((d.shape, d.dtype, diff))
+            tensor_outs.append(o)
+    # the engine materializes zeros for missing gradients only where the flag is set;
+    # the rule does it itself (it knows set_materialize_grads)
+    node.out_meta = [(s, d, False) for s, d, _ in out_meta]
+    node.attrs = {"ctx": ctx, "out_meta": out_meta}
+    for i, (o, (_, _, diff)) in enumerate(zip(tensor_outs, out_meta)):
+        if diff:
+            o._sg = False
+            o._node = Port(node, i)
+    if _mode._anomaly_any[0] and _mode._tls.anomaly:
+        _graph.extra(node).loc = _graph._user_frames()
+    obs = _graph._link_observer[0]
+    if obs is not None:
+        obs.add(id(node))

@@ -1,0 +1,126 @@
+"""VJP rules of normalisation layers, through re-expressions of their reference
+kernels with fw ops (`_util.composite`): the statistics outputs (mean, inv_std,
+the updated running stats) are differentiable functions of the input too."""
+
+from __future__ import annotations
+
+import math
+
+import fw
+from fw.autograd.rules._util import reshape_to
+from fw.autograd.rules._util import composite
+
+
+def _mean_var(x, axes):
+    mean = fw.mean(x, axis=axes, keepdim=True)
+    dev = x - mean
+    return mean, fw.mean(dev * dev, axis=axes, keepdim=True)
+
+
+def _affine(y, weight, bias, shape):
+    if weight is not None:
+        y = y * reshape_to(weight, shape)
+    if bias is not None:
+        y = y + reshape_to(bias, shape)
+    return y
+
+
+@composite("batch_norm")
+def _bn_fn(x, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.9,
+           epsilon=1e-5, channel_last=False, use_global_stats=None):
+    nd = x.ndim
+    ax = nd - 1 if channel_last else 1
+    c = x.shape[ax]
+    bshape = [1] * nd
+    bshape[ax] = c
+    rm = reshape_to(running_mean.astype(x.dtype), bshape)
+    rv = reshape_to(running_var.astype(x.dtype), bshape)
+    if training and not use_global_stats:
+        axes = [i for i in range(nd) if i != ax]
+        mean, var = _mean_var(x, axes)
+        mean_out = momentum * rm + (1.0 - momentum) * mean
+        var_out = momentum * rv + (1.0 - momentum) * var
+    else:
+        mean, var = rm, rv
+        mean_out, var_out = rm, rv
+    inv_std = 1.0 / fw.sqrt(var + epsilon)
+    y = _affine((x - mean) * inv_std, weight, bias, bshape)
+    return (y, reshape_to(mean_out, list(running_mean.shape)),
+            reshape_to(var_out, list(running_var.shape)), reshape_to(mean, [c]),
+            reshape_to(inv_std, [c]))
+
+
+def _begin(b, nd):
+    return b % nd if b < 0 else b
+
+
+@composite("layer_norm")
+def _ln_fn(x, weight=None, bias=None, epsilon=1e-5, begin_norm_axis=1):
+    b = _begin(begin_norm_axis, x.ndim)
+    axes = list(range(b, x.ndim))
+    mean, var = _mean_var(x, axes)
+    inv_std = 1.0 / fw.sqrt(var + epsilon)
+    y = _affine((x - mean) * inv_std, weight, bias, list(x.shape[b:]))
+    lead = list(x.shape[:b])
+    return y, reshape_to(mean, lead), reshape_to(inv_std, lead)
+
+
+@composite("rms_norm")
+def _rms_fn(x, weight=None, bias=None, epsilon=1e-5, begin_norm_axis=-1):
+    b = _begin(begin_norm_axis, x.ndim)
+    axes = list(range(b, x.ndim))
+    ms = fw.mean(x * x, axis=axes, keepdim=True)
+    inv = 1.0 / fw.sqrt(ms + epsilon)
+    y = _affine(x * inv, weight, bias, list(x.shape[b:]))
+    return y, reshape_to(inv, list(x.shape[:b]))
+
+
+def _grouped(x, weight, bias, groups, epsilon, channel_last):
+    xf = fw.moveaxis(x, -1, 1) if channel_last else x
+    n, c = xf.shape[:2]
+    sp = list(xf.shape[2:])
+    xg = reshape_to(xf, [n, groups, c // groups] + sp)
+    axes = list(range(2, xg.ndim))
+    mean, var = _mean_var(xg, axes)
+    inv_std = 1.0 / fw.sqrt(var + epsilon)
+    y = reshape_to((xg - mean) * inv_std, list(xf.shape))
+    y = _affine(y, weight, bias, [1, c] + [1] * len(sp))
+    if channel_last:
+        y = fw.moveaxis(y, 1, -1)
+    return y, reshape_to(mean, [n, groups]), reshape_to(inv_std, [n, groups])
+
+
+@composite("group_norm")
+def _gn_fn(x, weight=None, bias=None, num_groups=None, epsilon=1e-5, channel_last=False):
+    return _grouped(x, weight, bias, num_groups, epsilon, channel_last)
+
+
+@composite("instance_norm")
+def _in_fn(x, weight=None, bias=None, epsilon=1e-5, channel_last=False):
+    c = x.shape[-1] if channel_last else x.shape[1]
+    return _grouped(x, weight, bias, c, epsilon, channel_last)
+
+
+@composite("local_response_norm")
+def _lrn_fn(x, size=None, alpha=1e-4, beta=0.75, k=1.0, channel_last=False):
+    ax = x.ndim - 1 if channel_last else 1
+    sq = fw.moveaxis(x * x, ax, -1)
+    c = sq.shape[-1]
+    pads = [0] * (2 * sq.ndim)
+    pads[-2], pads[-1] = size // 2, (size - 1) // 2
+    padded = fw.core.ops.call("pad", sq, paddings=pads, mode="constant", value=0.0)
+    s = None
+    for j in range(size):  # the window sum as a sum of shifted slices
+        part = fw.slice(padded, [sq.ndim - 1], [j], [j + c])
+        s = part if s is None else s + part
+    s = fw.moveaxis(s, -1, ax)
+    return x / (k + (alpha / size) * s) ** beta
+
+
+@composite("normalize")
+def _normalize_fn(x, p=2.0, axis=1, epsilon=1e-12):
+    if math.isinf(p):
+        nrm = fw.amax(fw.abs(x), axis=axis, keepdim=True)
+    else:  # vector_norm's rule is safe at zero vectors
+        nrm = fw.linalg.vector_norm(x, p, axis=axis, keepdim=True)
+    return x / fw.maximum(nrm, epsilon)
