@@ -75,14 +75,47 @@ def call(op_name: str, *args, **attrs):
 
 
 # ---------------------------------------------------------------- generation
+def _finish1(op, args, attrs, r, need):
+    if type(r) is not _ndarray:
+        r = _asarray(r)
+    t = _new(Tensor)
+    t._data = r
+    t._sg = True
+    t._node = None
+    if need and op.differentiable and grad_state.enabled:
+        grad_state.record(op, args, attrs, (t,))
+    return t
+
+
+def _finishn(op, args, attrs, rs, need):
+    out = []
+    for r in rs:
+        if type(r) is not _ndarray:
+            r = _asarray(r)
+        t = _new(Tensor)
+        t._data = r
+        t._sg = True
+        t._node = None
+        out.append(t)
+    out = tuple(out)
+    if need and op.differentiable and grad_state.enabled:
+        grad_state.record(op, args, attrs, out)
+    return out
+
+
 def _make_generic(op, fname):
+    """The public function of `op`: an inlined eager lane for the common case
+    (every input a cpu Tensor, no dtype cast needed, no program being built, no
+    autocast), else the general dispatcher `invoke`."""
+    from fw.core import place as _pl
+    from fw.core.dispatch import amp_state
+
     params, ins = [], []
-    ns = {"_invoke": invoke, "_op": op}
+    ns = {"_invoke": invoke, "_op": op, "_ref": op.reference, "_bs": _build, "_amp": amp_state,
+          "_T": Tensor, "_nd": _ndarray, "_canon": op.canon, "_pl": _pl,
+          "_fin": _finish1 if op.num_outputs == 1 else _finishn}
     for i, n in enumerate(op.input_names):
-        if i in op.optional:
-            params.append(f"{n}=None")
-        else:
-            params.append(n)
+        params.append(f"{n}=None" if i in op.optional else n)
         ins.append(n)
     items = []
     for j, (k, v) in enumerate(op.attrs.items()):
@@ -91,14 +124,67 @@ def _make_generic(op, fname):
         items.append(f"{k!r}: {k}")
     if "name" not in op.attrs and "name" not in op.input_names:
         params.append("name=None")
-    src = (f"def {fname}({', '.join(params)}):\n"
-           f"    return _invoke(_op, [{', '.join(ins)}], {{{', '.join(items)}}})\n")
+    call_args = f"[{', '.join(ins)}], {{{', '.join(items)}}}"
+    lines = [f"def {fname}({', '.join(params)}):"]
+    fast = op.variadic < 0 and op.num_outputs >= 1
+    if fast:
+        tconds, aconds, arrs, grads, prom = [], [], [], [], []
+        for i, n in enumerate(op.input_names):
+            if i in op.optional:
+                tconds.append(f"({n} is None or isinstance({n}, _T))")
+                arrs.append(f"_a{i} = None if {n} is None else {n}._data")
+                aconds.append(f"(_a{i} is None or type(_a{i}) is _nd)")
+                grads.append(f"({n} is not None and not {n}._sg)")
+            else:
+                tconds.append(f"isinstance({n}, _T)")
+                arrs.append(f"_a{i} = {n}._data")
+                aconds.append(f"type(_a{i}) is _nd")
+                grads.append(f"not {n}._sg")
+            if i in op.promote_idx:
+                prom.append(i)
+        # promoted inputs must already share one dtype (and be inexact if to_float)
+        req = [i for i in prom if i not in op.optional]
+        for i in prom[1:]:
+            ref = prom[0]
+            if i in op.optional or ref in op.optional:
+                aconds.append(f"(_a{i} is None or _a{ref} is None or _a{i}.dtype is _a{ref}.dtype)")
+            else:
+                aconds.append(f"_a{i}.dtype is _a{ref}.dtype")
+        if op.to_float and req:
+            aconds.append(f"_a{req[0]}.dtype.kind in 'fc'")
+        elif op.to_float and prom:
+            fast = False
+        if not op.input_names:  # creation ops: only when the current device is the cpu
+            tconds.append("_pl._current[0].kind == 'cpu'")
+    if fast:
+        head = " and ".join(["_bs.builder is None", "not _amp.enabled"] + tconds)
+        need = " or ".join(grads) if grads else "False"
+        lines.append(f"    if {head}:")
+        for a in arrs:
+            lines.append(f"        {a}")
+        if aconds:
+            lines.append(f"        if {' and '.join(aconds)}:")
+            ind = "            "
+        else:
+            ind = "        "
+        lines.append(f"{ind}_at = {{{', '.join(items)}}}")
+        if op.canon is not None:
+            lines.append(f"{ind}_at = _canon(_at)")
+        karrs = ", ".join(f"_a{i}" for i in range(len(op.input_names)))
+        lines.append(f"{ind}try:")
+        lines.append(f"{ind}    _r = (_op.kernels.get('cpu') or _ref)({karrs}{', ' if karrs else ''}**_at)")
+        lines.append(f"{ind}except Exception:")
+        lines.append(f"{ind}    return _invoke(_op, {call_args})")
+        lines.append(f"{ind}return _fin(_op, [{', '.join(ins)}], _at, _r, {need})")
+    lines.append(f"    return _invoke(_op, {call_args})")
+    src = "\n".join(lines) + "\n"
     exec(compile(src, f"<fw op {op.name}>", "exec"), ns)
     fn = ns[fname]
     fn.__doc__ = op.doc or f"The ``{op.name}`` op (generated from the op table)."
     fn.__module__ = "fw"
     fn.__qualname__ = fname
     fn.op = op
+    fn.source = src
     return fn
 
 
@@ -151,10 +237,33 @@ def _make_binary(op, fname):
                 return t
         return inv(op, [x, y], {})
 
+    def rf(y, x):
+        # reflected operator (``2.0 - t`` calls t.__rsub__(2.0)): computes x op y
+        if type(y) is T and bs.builder is None:
+            b = y._data
+            tx = type(x)
+            if (tx is float or tx is int) and type(b) is nd and b.dtype.kind == "f":
+                try:
+                    r = kern(x, b)
+                except Exception:
+                    return inv(op, [x, y], {})
+                if type(r) is not nd:
+                    r = asarray(r)
+                t = new(T)
+                t._data = r
+                t._sg = True
+                t._node = None
+                if diff and gs.enabled and not y._sg:
+                    gs.record(op, [x, y], {}, (t,))
+                return t
+        return inv(op, [x, y], {})
+
     f.__name__ = f.__qualname__ = fname
     f.__doc__ = op.doc or f"Elementwise ``{op.name}`` with broadcasting and dtype promotion."
     f.__module__ = "fw"
     f.op = op
+    rf.__name__ = rf.__qualname__ = f"r{fname}"
+    f.reflected = rf
     return f
 
 
@@ -260,7 +369,7 @@ def install():
             METHODS.setdefault((op.method if isinstance(op.method, str) else fname) + "_", ifn)
         for d in op.dunders:
             if d in _REFLECTED:
-                DUNDERS.setdefault(d, _reflected(fn))
+                DUNDERS.setdefault(d, getattr(fn, "reflected", None) or _reflected(fn))
             else:
                 DUNDERS.setdefault(d, fn)
     for n, fn in PUBLIC.items():

@@ -86,6 +86,8 @@ class OpDef:
                 raise ValueError(f"op {self.name}: a variadic output must be the only output")
             self.variadic_out = True
         self.optional = frozenset(opt)
+        # the number of results; -1 when it depends on the attributes
+        self.num_outputs = -1 if self.variadic_out else len(self.outputs)
         self.infer = _named_infer(self.name, self.infer)
         if self.canon is not None:
             self.canon = _named_canon(self.name, self.canon)
@@ -96,10 +98,6 @@ class OpDef:
         else:
             self.promote_idx = tuple(self.promote)
 
-    @property
-    def num_outputs(self) -> int:
-        """The number of results; -1 when it depends on the attributes."""
-        return -1 if self.variadic_out else len(self.outputs)
 
     def kernel(self, backend: str) -> Callable:
         return self.kernels.get(backend) or self.reference
