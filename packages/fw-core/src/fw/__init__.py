@@ -44,7 +44,7 @@ _TOP_LEVEL = {
     "set_grad_enabled": "fw.autograd", "is_grad_enabled": "fw.autograd",
     "save": "fw.nn.serialization", "load": "fw.nn.serialization",
     "Model": "fw.hapi", "summary": "fw.hapi", "flops": "fw.hapi",
-    "ParamAttr": "fw.nn", "create_parameter": "fw.nn",
+    "ParamAttr": "fw.nn", "create_parameter": "fw.nn", "LazyGuard": "fw.nn",
     "enable_static": "fw.static", "disable_static": "fw.static", "in_dynamic_mode": "fw.static",
     "DataParallel": "fw.distributed",
 }

@@ -1,0 +1,201 @@
+"""Decoding loops: the `Decoder` interface, `BeamSearchDecoder` and
+`dynamic_decode` (Paddle's ``paddle.nn.dynamic_decode``). Eager only: the loop
+runs in Python until every sequence has finished or `max_step_num` is passed.
+"""
+
+from __future__ import annotations
+
+import collections
+
+import fw
+from fw.core.errors import InvalidArgumentError
+from fw.nn import functional as F
+
+__all__ = ["Decoder", "BeamSearchDecoder", "dynamic_decode"]
+
+
+def _map(fn, *structs):
+    s = structs[0]
+    if isinstance(s, tuple) and hasattr(s, "_fields"):
+        return type(s)(*(_map(fn, *parts) for parts in zip(*structs)))
+    if isinstance(s, (tuple, list)):
+        return type(s)(_map(fn, *parts) for parts in zip(*structs))
+    return fn(*structs)
+
+
+class Decoder:
+    """The interface `dynamic_decode` drives:
+
+    - ``initialize(inits) -> (initial_inputs, initial_states, initial_finished)``
+    - ``step(time, inputs, states, **kwargs) -> (outputs, next_states, next_inputs,
+      finished)``
+    - ``finalize(outputs, final_states, sequence_lengths) -> (outputs, final_states)``
+      (optional; the default returns them unchanged)
+    - ``tracks_own_finished``: True when `step` keeps finished sequences finished.
+    """
+
+    def initialize(self, inits):
+        raise NotImplementedError
+
+    def step(self, time, inputs, states, **kwargs):
+        raise NotImplementedError
+
+    def finalize(self, outputs, final_states, sequence_lengths):
+        return outputs, final_states
+
+    @property
+    def tracks_own_finished(self) -> bool:
+        return False
+
+
+class BeamSearchDecoder(Decoder):
+    """Beam search over an RNN cell.
+
+    Args:
+        cell: an RNN cell (``cell(inputs, states) -> (outputs, new_states)``).
+        start_token, end_token: ids starting and ending a sequence.
+        beam_size: beams per batch entry.
+        embedding_fn: maps ids ``[batch, beam]`` to cell inputs.
+        output_fn: maps cell outputs to vocabulary logits.
+
+    Outputs per step are ``OutputWrapper(scores, predicted_ids, parent_ids)``
+    ``[batch, beam]``; `finalize` back-traces the beams (`gather_tree`) so the decoded
+    ids are ``[time, batch, beam]`` (batch-major after `dynamic_decode` unless
+    ``output_time_major``).
+    """
+
+    OutputWrapper = collections.namedtuple("OutputWrapper",
+                                           ("scores", "predicted_ids", "parent_ids"))
+    StateWrapper = collections.namedtuple("StateWrapper",
+                                          ("cell_states", "log_probs", "finished", "lengths"))
+
+    def __init__(self, cell, start_token, end_token, beam_size, embedding_fn=None,
+                 output_fn=None):
+        if beam_size < 1:
+            raise InvalidArgumentError(f"BeamSearchDecoder: beam_size must be >= 1, got "
+                                       f"{beam_size}")
+        self.cell = cell
+        self.start_token = int(start_token)
+        self.end_token = int(end_token)
+        self.beam_size = int(beam_size)
+        self.embedding_fn = embedding_fn
+        self.output_fn = output_fn
+
+    @staticmethod
+    def tile_beam_merge_with_batch(x, beam_size):
+        """``[batch, ...] -> [batch * beam_size, ...]``, each entry repeated beam_size
+        times."""
+        return fw.repeat_interleave(x, beam_size, axis=0)
+
+    def _expand(self, x):
+        """[batch, ...] -> [batch, beam, ...]"""
+        return x.unsqueeze(1).expand([x.shape[0], self.beam_size] + list(x.shape[1:]))
+
+    def _merge(self, x):
+        return x.reshape([-1] + list(x.shape[2:]))
+
+    def _split(self, x):
+        return x.reshape([-1, self.beam_size] + list(x.shape[1:]))
+
+    def _gather(self, x, beam_idx):
+        """x ``[batch, beam, ...]`` re-ordered along the beam axis by beam_idx ``[batch,
+        beam]``."""
+        b = x.shape[0]
+        flat = beam_idx + fw.arange(b, dtype=beam_idx.dtype).unsqueeze(1) * self.beam_size
+        return fw.gather(self._merge(x), flat.reshape([-1])).reshape(list(x.shape))
+
+    def initialize(self, initial_cell_states):
+        states = _map(self._expand, initial_cell_states)
+        ref = states
+        while isinstance(ref, (tuple, list)):
+            ref = ref[0]
+        b = ref.shape[0]
+        ids = fw.full([b, self.beam_size], self.start_token, "int64")
+        inputs = self.embedding_fn(ids) if self.embedding_fn is not None else ids
+        first = [0.0] + [float("-inf")] * (self.beam_size - 1)
+        log_probs = fw.to_tensor([first] * b, dtype=ref.dtype)
+        finished = fw.zeros([b, self.beam_size], dtype="bool")
+        lengths = fw.zeros([b, self.beam_size], dtype="int64")
+        return inputs, self.StateWrapper(states, log_probs, finished, lengths), finished
+
+    def step(self, time, inputs, states, **kwargs):
+        cell_in = _map(self._merge, inputs)
+        cell_states = _map(self._merge, states.cell_states)
+        out, next_cell = self.cell(cell_in, cell_states, **kwargs)
+        out = _map(self._split, out)
+        next_cell = _map(self._split, next_cell)
+        logits = self.output_fn(out) if self.output_fn is not None else out
+        step_lp = F.log_softmax(logits, axis=-1)
+        v = step_lp.shape[-1]
+        # a finished beam only continues with end_token, at no cost
+        only_end = fw.full([v], float("-inf"), step_lp.dtype)
+        only_end[self.end_token] = 0.0
+        step_lp = fw.where(states.finished.unsqueeze(-1), only_end, step_lp)
+        total = step_lp + states.log_probs.unsqueeze(-1)
+        b = total.shape[0]
+        scores, idx = fw.topk(total.reshape([b, -1]), self.beam_size, axis=-1)
+        beam_idx = idx // v
+        token = idx % v
+        next_cell = _map(lambda s: self._gather(s, beam_idx), next_cell)
+        prev_finished = self._gather(states.finished, beam_idx)
+        finished = fw.logical_or(prev_finished, token == self.end_token)
+        lengths = self._gather(states.lengths, beam_idx) + fw.logical_not(
+            prev_finished).astype("int64")
+        next_inputs = self.embedding_fn(token) if self.embedding_fn is not None else token
+        outputs = self.OutputWrapper(scores, token, beam_idx)
+        return outputs, self.StateWrapper(next_cell, scores, finished, lengths), \
+            next_inputs, finished
+
+    def finalize(self, outputs, final_states, sequence_lengths):
+        ids = F.gather_tree(outputs.predicted_ids, outputs.parent_ids)
+        return ids, final_states
+
+    @property
+    def tracks_own_finished(self) -> bool:
+        return True
+
+
+def _keep_where(finished):
+    def keep(new, old):
+        extra = [1] * (len(new.shape) - len(finished.shape))
+        return fw.where(finished.reshape(list(finished.shape) + extra), old, new)
+
+    return keep
+
+
+def dynamic_decode(decoder, inits=None, max_step_num=None, output_time_major=False,
+                   impute_finished=False, is_test=False, return_length=False, **kwargs):
+    """Run `decoder` step by step until every sequence is finished or more than
+    `max_step_num` steps have run.
+
+    Returns:
+        ``(final_outputs, final_states)`` (plus ``sequence_lengths`` with
+        `return_length`); outputs are stacked along time, batch-major unless
+        `output_time_major`.
+    """
+    inputs, states, finished = decoder.initialize(inits)
+    seq_lens = fw.zeros(finished.shape, dtype="int64")
+    steps = []
+    t = 0
+    while True:
+        outputs, next_states, next_inputs, next_finished = decoder.step(
+            fw.to_tensor(t, dtype="int64"), inputs, states, **kwargs)
+        if not decoder.tracks_own_finished:
+            next_finished = fw.logical_or(next_finished, finished)
+            seq_lens = seq_lens + fw.logical_not(finished).astype("int64")
+            if impute_finished:  # finished sequences keep their state
+                next_states = _map(_keep_where(finished), next_states, states)
+        steps.append(outputs)
+        inputs, states, finished = next_inputs, next_states, next_finished
+        t += 1
+        if bool(fw.all(finished).item()):
+            break
+        if max_step_num is not None and t > max_step_num:
+            break
+    final = _map(lambda *xs: fw.stack(list(xs), axis=0), *steps)
+    if decoder.tracks_own_finished and hasattr(states, "lengths"):
+        seq_lens = states.lengths
+    final, states = decoder.finalize(final, states, seq_lens)
+    if not output_time_major:
+        final = _map(lambda x: x.transpose([1, 0] + list(range(2, len(x.shape)))), final)
+    return (final, states, seq_lens) if return_length else (final, states)

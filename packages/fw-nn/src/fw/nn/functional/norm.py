@@ -1,0 +1,159 @@
+"""Normalization functions of ``paddle.nn.functional`` on fw-core's norm ops, which
+return their statistics as extra outputs; only ``out`` reaches the user.
+
+`batch_norm` in training mode writes the updated running statistics (the op's
+``mean_out``/``variance_out`` outputs) back into ``running_mean``/``running_var``
+in place, as Paddle does. While a program is being built the values cannot be
+written; they are recorded instead in ``program.buffer_updates`` (a dict from the
+captured buffer's name to the IR value of its new contents) for fw.jit to apply.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import fw
+from fw.core.errors import InvalidArgumentError
+from fw.core.ir.core import Value, current_builder
+from fw.core.tensor import Tensor, bump_version, wrap
+from fw.nn.functional._helpers import channel_last, op
+
+__all__ = ["batch_norm", "layer_norm", "instance_norm", "group_norm", "local_response_norm",
+           "normalize", "rms_norm", "assign_buffer"]
+
+_ALL_FORMATS = ("NC", "NCL", "NCHW", "NCDHW", "NLC", "NHWC", "NDHWC")
+
+
+def assign_buffer(buf, value) -> None:
+    """Overwrite buffer `buf` with `value` outside autograd (eager), or record the
+    update in the program being built (see the module docstring)."""
+    if isinstance(value, Value) or type(buf) is Value:
+        b = current_builder()
+        if b is not None and isinstance(buf, Tensor):
+            updates = b.program.__dict__.setdefault("buffer_updates", {})
+            updates[buf.name] = value
+        return
+    a = buf._data
+    v = value._data
+    if v.dtype != a.dtype:
+        v = v.astype(a.dtype)
+    a[...] = v
+    bump_version(buf)
+
+
+def _snapshot(t):
+    return wrap(t._data.copy()) if isinstance(t, Tensor) else t
+
+
+def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.9, epsilon=1e-05, data_format="NCHW", use_global_stats=None,
+               name=None):
+    """Batch normalization over every axis but the channel axis.
+
+    With ``training`` (and not ``use_global_stats``) the batch statistics normalise x
+    and the running statistics are updated in place:
+    ``running = momentum * running + (1 - momentum) * batch`` (biased batch variance).
+
+    >>> import fw
+    >>> x = fw.to_tensor([[1.0], [3.0]])
+    >>> rm, rv = fw.zeros([1]), fw.ones([1])
+    >>> [round(v, 4) for v in fw.nn.functional.batch_norm(x, rm, rv, training=True).
+    ...  numpy().ravel().tolist()]
+    [-1.0, 1.0]
+    >>> round(rm.item(), 4)
+    0.2
+    """
+    cl = channel_last(data_format, _ALL_FORMATS, "batch_norm")
+    update = training and not use_global_stats
+    rm, rv = running_mean, running_var
+    if update and isinstance(rm, Tensor) and current_builder() is None:
+        # the op's inputs may be saved for the backward pass; the buffers are about to be
+        # overwritten, so hand it snapshots (C numbers each)
+        rm, rv = _snapshot(rm), _snapshot(rv)
+    out, mean_out, var_out, _, _ = op("batch_norm", [x, rm, rv, weight, bias],
+                                      training=training, momentum=momentum, epsilon=epsilon,
+                                      channel_last=cl, use_global_stats=use_global_stats)
+    if update:
+        assign_buffer(running_mean, mean_out)
+        assign_buffer(running_var, var_out)
+    return out
+
+
+def _norm_shape(normalized_shape):
+    if isinstance(normalized_shape, int):
+        return [normalized_shape]
+    if hasattr(normalized_shape, "tolist") and not isinstance(normalized_shape, (list, tuple)):
+        normalized_shape = normalized_shape.tolist()
+    return [int(s) for s in normalized_shape]
+
+
+def layer_norm(x, normalized_shape, weight=None, bias=None, epsilon=1e-05, name=None):
+    """Normalise over the last ``len(normalized_shape)`` axes, then scale and shift.
+
+    >>> import fw
+    >>> fw.nn.functional.layer_norm(fw.to_tensor([[1.0, 3.0]]), 2).numpy().round(3).tolist()
+    [[-1.0, 1.0]]
+    """
+    ns = _norm_shape(normalized_shape)
+    nd = len(x.shape)
+    if len(ns) > nd or list(x.shape[nd - len(ns):]) != ns and -1 not in x.shape:
+        raise InvalidArgumentError(f"layer_norm: normalized_shape {ns} must match the last "
+                                   f"dimensions of x {list(x.shape)}")
+    return op("layer_norm", [x, weight, bias], epsilon=epsilon,
+              begin_norm_axis=nd - len(ns))[0]
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=1e-05, name=None):  # noqa: A002
+    """x / sqrt(mean(x^2) + eps) * weight over the last ``len(normalized_shape)`` axes."""
+    ns = _norm_shape(normalized_shape)
+    nd = len(input.shape)
+    return op("rms_norm", [input, weight, None], epsilon=1e-05 if eps is None else eps,
+              begin_norm_axis=nd - len(ns))[0]
+
+
+def instance_norm(x, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.9, eps=1e-05, data_format="NCHW",
+                  name=None):
+    """Normalise every (sample, channel) over its spatial axes. With
+    ``use_input_stats=False`` the given running statistics are used instead (an affine
+    map per channel)."""
+    cl = channel_last(data_format, _ALL_FORMATS, "instance_norm")
+    if use_input_stats or running_mean is None:
+        return op("instance_norm", [x, weight, bias], epsilon=eps, channel_last=cl)[0]
+    nd = len(x.shape)
+    shape = [1] * nd
+    shape[nd - 1 if cl else 1] = -1
+    out = (x - running_mean.reshape(shape)) * fw.rsqrt(running_var.reshape(shape) + eps)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def group_norm(x, num_groups, epsilon=1e-05, weight=None, bias=None, data_format="NCHW",
+               name=None):
+    """Normalise groups of ``C / num_groups`` channels (with the spatial axes) per sample."""
+    cl = channel_last(data_format, _ALL_FORMATS, "group_norm")
+    return op("group_norm", [x, weight, bias], num_groups=num_groups, epsilon=epsilon,
+              channel_last=cl)[0]
+
+
+def local_response_norm(x, size, alpha=1e-4, beta=0.75, k=1.0, data_format="NCHW", name=None):
+    """x / (k + alpha / size * sum of x^2 over `size` neighbouring channels)^beta."""
+    cl = channel_last(data_format, ("NCL", "NLC", "NCHW", "NHWC", "NCDHW", "NDHWC"),
+                      "local_response_norm")
+    return op("local_response_norm", [x], size=size, alpha=alpha, beta=beta, k=k,
+              channel_last=cl)
+
+
+def normalize(x, p=2, axis=1, epsilon=1e-12, name=None):
+    """x / max(||x||_p, epsilon) along `axis`.
+
+    >>> import fw
+    >>> fw.nn.functional.normalize(fw.to_tensor([[3.0, 4.0]])).tolist()
+    [[0.6000000238418579, 0.800000011920929]]
+    """
+    if isinstance(p, (np.floating, np.integer)):
+        p = float(p)
+    return op("normalize", [x], p=p, axis=axis, epsilon=epsilon)

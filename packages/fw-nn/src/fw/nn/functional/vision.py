@@ -1,0 +1,138 @@
+"""Pixel and channel rearrangements and spatial sampling (``affine_grid``,
+``grid_sample``) of ``paddle.nn.functional``."""
+
+from __future__ import annotations
+
+import fw
+from fw.core.errors import InvalidArgumentError
+from fw.nn.functional._helpers import channel_last, op
+
+__all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "affine_grid", "grid_sample"]
+
+
+def pixel_shuffle(x, upscale_factor, data_format="NCHW", name=None):
+    """``[N, C*r*r, H, W] -> [N, C, H*r, W*r]``.
+
+    >>> import fw
+    >>> fw.nn.functional.pixel_shuffle(fw.ones([1, 4, 2, 2]), 2).shape
+    [1, 1, 4, 4]
+    """
+    cl = channel_last(data_format, ("NCHW", "NHWC"), "pixel_shuffle")
+    return op("pixel_shuffle", [x], upscale_factor=upscale_factor, channel_last=cl)
+
+
+def pixel_unshuffle(x, downscale_factor, data_format="NCHW", name=None):
+    """``[N, C, H*r, W*r] -> [N, C*r*r, H, W]`` (inverse of `pixel_shuffle`)."""
+    cl = channel_last(data_format, ("NCHW", "NHWC"), "pixel_unshuffle")
+    return op("pixel_unshuffle", [x], downscale_factor=downscale_factor, channel_last=cl)
+
+
+def channel_shuffle(x, groups, data_format="NCHW", name=None):
+    """View the channels as ``[groups, C/groups]`` and transpose them."""
+    cl = channel_last(data_format, ("NCHW", "NHWC"), "channel_shuffle")
+    return op("channel_shuffle", [x], groups=groups, channel_last=cl)
+
+
+def _base_coords(n, align_corners, dtype):
+    """Normalised pixel-centre coordinates of an axis of size n in [-1, 1]."""
+    if n == 1:
+        return fw.zeros([1], dtype=dtype)
+    if align_corners:
+        return fw.linspace(-1.0, 1.0, n, dtype=dtype)
+    return (fw.arange(n, dtype=dtype) * 2.0 + 1.0) / n - 1.0
+
+
+def affine_grid(theta, out_shape, align_corners=True, name=None):
+    """Sampling grid of an affine transform: theta ``[N, 2, 3]`` and out_shape ``[N, C, H,
+    W]`` give ``[N, H, W, 2]`` (x, y) coordinates in [-1, 1]; theta ``[N, 3, 4]`` and a
+    5-D out_shape give ``[N, D, H, W, 3]``.
+
+    >>> import fw
+    >>> eye = fw.to_tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
+    >>> fw.nn.functional.affine_grid(eye, [1, 1, 2, 2]).numpy()[0, 0].tolist()
+    [[-1.0, -1.0], [1.0, -1.0]]
+    """
+    if hasattr(out_shape, "tolist") and not isinstance(out_shape, (list, tuple)):
+        out_shape = out_shape.tolist()
+    out_shape = [int(s) for s in out_shape]
+    nd = len(out_shape) - 2
+    if nd not in (2, 3) or list(theta.shape[1:]) != [nd, nd + 1]:
+        raise InvalidArgumentError(f"affine_grid: theta {list(theta.shape)} and out_shape "
+                                   f"{out_shape} must be [N, 2, 3] with [N, C, H, W] or "
+                                   f"[N, 3, 4] with [N, C, D, H, W]")
+    dt = theta.dtype
+    sizes = out_shape[2:]  # (H, W) or (D, H, W)
+    axes = [_base_coords(s, align_corners, dt) for s in sizes]
+    mesh = fw.meshgrid(*axes)  # 'ij' order: mesh[k] varies along spatial axis k
+    coords = [mesh[k] for k in range(nd - 1, -1, -1)]  # x (last axis) first
+    base = fw.stack(coords + [fw.ones(sizes, dtype=dt)], axis=-1)  # [*S, nd+1]
+    flat = base.reshape([1, -1, nd + 1])
+    grid = fw.matmul(flat, theta, transpose_y=True)  # [N, prod(S), nd]
+    return grid.reshape([out_shape[0]] + sizes + [nd])
+
+
+def _unnormalize(coord, size, align_corners):
+    if align_corners:
+        return (coord + 1.0) * 0.5 * (size - 1)
+    return ((coord + 1.0) * size - 1.0) * 0.5
+
+
+def _reflect(coord, size, align_corners):
+    """Reflect unnormalised coordinates into the image (PyTorch's reflection rule)."""
+    if align_corners:
+        lo, span = 0.0, 2.0 * (size - 1)
+    else:
+        lo, span = -0.5, 2.0 * size
+    if span <= 0:
+        return fw.zeros_like(coord)
+    c = fw.abs(coord - lo)
+    extra = fw.remainder(c, span)
+    c = fw.where(extra > span / 2, span - extra, extra) + lo
+    return fw.clip(c, 0.0, size - 1.0)
+
+
+def grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=True,
+                name=None):
+    """Sample x ``[N, C, H, W]`` at the normalised (x, y) locations of grid ``[N, Ho, Wo,
+    2]``: result ``[N, C, Ho, Wo]``. Modes ``bilinear``/``nearest``; padding modes
+    ``zeros`` (out-of-image taps read 0), ``border`` (clamped) and ``reflection``.
+    Differentiable in x and (bilinear) in grid. 5-D input is not supported."""
+    if len(x.shape) != 4 or len(grid.shape) != 4 or grid.shape[-1] != 2:
+        raise InvalidArgumentError(f"grid_sample: x must be [N, C, H, W] and grid [N, Ho, Wo, "
+                                   f"2]; got {list(x.shape)} and {list(grid.shape)} (5-D "
+                                   f"input is not supported)")
+    if mode not in ("bilinear", "nearest"):
+        raise InvalidArgumentError(f"grid_sample: mode must be 'bilinear' or 'nearest', got "
+                                   f"{mode!r}")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise InvalidArgumentError(f"grid_sample: padding_mode must be 'zeros', 'border' or "
+                                   f"'reflection', got {padding_mode!r}")
+    n, c, h, w = x.shape
+    ho, wo = grid.shape[1], grid.shape[2]
+    grid = grid.astype(x.dtype)
+    ix = _unnormalize(grid[..., 0], w, align_corners)
+    iy = _unnormalize(grid[..., 1], h, align_corners)
+    if padding_mode == "border":
+        ix, iy = fw.clip(ix, 0.0, w - 1.0), fw.clip(iy, 0.0, h - 1.0)
+    elif padding_mode == "reflection":
+        ix, iy = _reflect(ix, w, align_corners), _reflect(iy, h, align_corners)
+    flat = x.reshape([n, c, h * w])
+
+    def tap(px, py):
+        """Values at integer positions (float tensors) with zeros outside the image."""
+        inside = (px >= 0) & (px <= w - 1) & (py >= 0) & (py <= h - 1)
+        cx = fw.clip(px, 0, w - 1).astype("int64")
+        cy = fw.clip(py, 0, h - 1).astype("int64")
+        idx = (cy * w + cx).reshape([n, 1, ho * wo]).expand([n, c, ho * wo])
+        vals = fw.take_along_axis(flat, idx, axis=2).reshape([n, c, ho, wo])
+        return fw.where(inside.unsqueeze(1), vals, fw.zeros_like(vals))
+
+    if mode == "nearest":
+        return tap(fw.round(ix), fw.round(iy))
+    x0, y0 = fw.floor(ix), fw.floor(iy)
+    x1, y1 = x0 + 1.0, y0 + 1.0
+    wx1, wy1 = ix - x0, iy - y0
+    wx0, wy0 = 1.0 - wx1, 1.0 - wy1
+    out = (tap(x0, y0) * (wx0 * wy0).unsqueeze(1) + tap(x1, y0) * (wx1 * wy0).unsqueeze(1)
+           + tap(x0, y1) * (wx0 * wy1).unsqueeze(1) + tap(x1, y1) * (wx1 * wy1).unsqueeze(1))
+    return out

@@ -1,0 +1,575 @@
+"""`Layer`: the base class of every model and layer (Paddle's ``paddle.nn.Layer``).
+
+Registration is by attribute assignment: assigning a `Parameter` registers a
+parameter, a `Layer` a sublayer; a Tensor assigned to a name registered with
+`register_buffer` replaces that buffer. Registered objects live in three
+ordered dicts (``_parameters``, ``_sub_layers``, ``_buffers``) and are found by
+``__getattr__``; their order is the order of assignment, which fixes the order
+of `parameters()` and of `state_dict()` keys (``"fc1.weight"``).
+
+`set_state_dict` never drops anything silently: it returns a `LoadReport` of
+matched, missing, unexpected and mismatched (shape or dtype) keys — it unpacks
+like Paddle's ``(missing_keys, unexpected_keys)`` — and warns about what it did
+not load.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections import OrderedDict, namedtuple
+
+import numpy as np
+
+from fw.core import dtypes as _dt
+from fw.core.ir import no_building
+from fw.core.tensor import Tensor, bump_version
+from fw.nn.parameter import ParamAttr, Parameter, create_parameter, unique_name
+
+__all__ = ["Layer", "HookRemoveHelper", "LoadReport", "Mismatch"]
+
+
+def _camel_to_snake(name: str) -> str:
+    s = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s).lower()
+
+
+def _indent(s: str, n: int) -> str:
+    lines = s.split("\n")
+    if len(lines) == 1:
+        return s
+    return lines[0] + "\n" + "\n".join(" " * n + ln for ln in lines[1:])
+
+
+class HookRemoveHelper:
+    """Handle returned by the ``register_*_hook`` methods; `remove()` unregisters."""
+
+    _next_id = 0
+
+    def __init__(self, hooks: dict):
+        self._hooks = hooks
+        self._id = HookRemoveHelper._next_id
+        HookRemoveHelper._next_id += 1
+
+    def remove(self) -> None:
+        self._hooks.pop(self._id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+        return False
+
+
+Mismatch = namedtuple("Mismatch", ["key", "expected_shape", "expected_dtype", "got_shape",
+                                   "got_dtype"])
+
+
+class LoadReport(tuple):
+    """What `Layer.set_state_dict` did. Unpacks as ``(missing_keys, unexpected_keys)``
+    (Paddle's return value); also has ``matched_keys`` and ``mismatched_keys`` (a list of
+    `Mismatch`: the key, the expected and the provided shape and dtype — not loaded)."""
+
+    def __new__(cls, matched, missing, unexpected, mismatched):
+        r = super().__new__(cls, (missing, unexpected))
+        r.matched_keys = matched
+        r.missing_keys = missing
+        r.unexpected_keys = unexpected
+        r.mismatched_keys = mismatched
+        return r
+
+    @property
+    def ok(self) -> bool:
+        """True when every key matched and was loaded."""
+        return not (self.missing_keys or self.unexpected_keys or self.mismatched_keys)
+
+    def __repr__(self) -> str:
+        return (f"LoadReport(matched={len(self.matched_keys)}, missing={self.missing_keys}, "
+                f"unexpected={self.unexpected_keys}, mismatched={self.mismatched_keys})")
+
+
+def _array_of(v):
+    """(shape, fw dtype or None, host array) of a state-dict value."""
+    if isinstance(v, Tensor):
+        return tuple(v._data.shape), v.dtype, v._data
+    a = np.asarray(v)
+    try:
+        d = _dt.from_numpy(a.dtype)
+    except Exception:
+        d = None
+    return tuple(a.shape), d, a
+
+
+class Layer:
+    """Base class of layers and models.
+
+    Subclasses call ``super().__init__()`` first, create parameters (attribute
+    assignment of `Parameter`\\ s or `create_parameter`) and sublayers in ``__init__``,
+    and implement ``forward``. Calling the layer runs the forward pre-hooks,
+    ``forward`` and the forward post-hooks.
+
+    Args:
+        name_scope: prefix of `full_name()` and of generated parameter names; the
+            class name in snake case when None.
+        dtype: default dtype of the layer's parameters (the global default when None).
+
+    >>> import fw
+    >>> class MLP(fw.nn.Layer):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.fc1 = fw.nn.Linear(4, 8)
+    ...         self.fc2 = fw.nn.Linear(8, 2)
+    ...     def forward(self, x):
+    ...         return self.fc2(fw.nn.functional.relu(self.fc1(x)))
+    >>> list(MLP().state_dict())
+    ['fc1.weight', 'fc1.bias', 'fc2.weight', 'fc2.bias']
+    """
+
+    def __init__(self, name_scope=None, dtype=None):
+        d = self.__dict__
+        d["training"] = True
+        d["_parameters"] = OrderedDict()
+        d["_sub_layers"] = OrderedDict()
+        d["_buffers"] = OrderedDict()
+        d["_non_persistable_buffer_names_set"] = set()
+        d["_forward_pre_hooks"] = OrderedDict()
+        d["_forward_post_hooks"] = OrderedDict()
+        d["_dtype"] = _dt.convert_dtype(dtype).name if dtype is not None else \
+            _dt.get_default_dtype().name
+        scope = name_scope if name_scope is not None else _camel_to_snake(type(self).__name__)
+        d["_name_scope"] = scope
+        d["_full_name"] = unique_name(scope)
+
+    # ------------------------------------------------------------ forward
+    def forward(self, *inputs, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} must implement forward()")
+
+    def __call__(self, *inputs, **kwargs):
+        if not self._forward_pre_hooks and not self._forward_post_hooks:
+            return self.forward(*inputs, **kwargs)
+        for hook in list(self._forward_pre_hooks.values()):
+            r = hook(self, inputs)
+            if r is not None:
+                inputs = r if isinstance(r, tuple) else (r,)
+        out = self.forward(*inputs, **kwargs)
+        for hook in list(self._forward_post_hooks.values()):
+            r = hook(self, inputs, out)
+            if r is not None:
+                out = r
+        return out
+
+    def register_forward_pre_hook(self, hook) -> HookRemoveHelper:
+        """``hook(layer, inputs) -> None | new inputs`` runs before forward."""
+        h = HookRemoveHelper(self._forward_pre_hooks)
+        self._forward_pre_hooks[h._id] = hook
+        return h
+
+    def register_forward_post_hook(self, hook) -> HookRemoveHelper:
+        """``hook(layer, inputs, output) -> None | new output`` runs after forward."""
+        h = HookRemoveHelper(self._forward_post_hooks)
+        self._forward_post_hooks[h._id] = hook
+        return h
+
+    # torch-style spellings that Paddle 3 also accepts
+    register_forward_hook = register_forward_post_hook
+
+    # ------------------------------------------------------------ modes
+    def train(self, mode: bool = True) -> Layer:
+        for layer in self.sublayers(include_self=True):
+            layer.__dict__["training"] = bool(mode)
+        return self
+
+    def eval(self) -> Layer:
+        return self.train(False)
+
+    # ------------------------------------------------------------ names
+    def full_name(self) -> str:
+        """The unique name of this layer instance, e.g. ``linear_0``."""
+        return self._full_name
+
+    # ------------------------------------------------------------ registration
+    def _check_init(self, what):
+        if "_parameters" not in self.__dict__:
+            raise RuntimeError(f"{type(self).__name__}: call super().__init__() in __init__ "
+                               f"before {what}")
+
+    def create_parameter(self, shape, attr=None, dtype=None, is_bias=False,
+                         default_initializer=None) -> Parameter | None:
+        """A new parameter named after this layer (``linear_0.w_0``); not registered
+        until assigned to an attribute. Returns None when ``attr`` is False."""
+        a = ParamAttr._to_attr(attr)
+        if a is False:
+            return None
+        if a.name is None:
+            a = ParamAttr(unique_name(f"{self._full_name}.{'b' if is_bias else 'w'}"),
+                          a.initializer, a.learning_rate, a.regularizer, a.trainable,
+                          a.do_model_average, a.need_clip)
+        return create_parameter(shape, dtype if dtype is not None else self._dtype, attr=a,
+                                is_bias=is_bias, default_initializer=default_initializer)
+
+    def add_parameter(self, name: str, parameter) -> Parameter | None:
+        """Register `parameter` (a Parameter or None) under `name`."""
+        self._check_init("add_parameter")
+        if not isinstance(name, str) or not name or "." in name:
+            raise KeyError(f"add_parameter: the name must be a non-empty str without '.', "
+                           f"got {name!r}")
+        if hasattr(type(self), name) or (name in self.__dict__):
+            raise KeyError(f"add_parameter: {name!r} is already an attribute of "
+                           f"{type(self).__name__}")
+        if parameter is not None and not isinstance(parameter, Parameter):
+            raise TypeError(f"add_parameter: {name!r} must be a Parameter or None, got "
+                            f"{type(parameter).__name__}")
+        self._parameters[name] = parameter
+        return parameter
+
+    def add_sublayer(self, name: str, sublayer) -> Layer:
+        """Register `sublayer` (a Layer or None) under `name`."""
+        self._check_init("add_sublayer")
+        if sublayer is not None and not isinstance(sublayer, Layer):
+            raise TypeError(f"add_sublayer: {name!r} must be a Layer, got "
+                            f"{type(sublayer).__name__}")
+        name = str(name)
+        self._sub_layers[name] = sublayer
+        return sublayer
+
+    def register_buffer(self, name: str, tensor, persistable: bool = True) -> None:
+        """Register `tensor` (or None) as a buffer: state that is not trained (running
+        statistics). Persistable buffers are part of `state_dict`."""
+        self._check_init("register_buffer")
+        if not isinstance(name, str) or not name or "." in name:
+            raise KeyError(f"register_buffer: the name must be a non-empty str without '.', "
+                           f"got {name!r}")
+        if hasattr(type(self), name) or (name in self.__dict__ and name not in self._buffers):
+            raise KeyError(f"register_buffer: {name!r} is already an attribute of "
+                           f"{type(self).__name__}")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"register_buffer: {name!r} must be a Tensor or None, got "
+                            f"{type(tensor).__name__}")
+        self._parameters.pop(name, None)
+        self._sub_layers.pop(name, None)
+        self._buffers[name] = tensor
+        if tensor is not None:
+            tensor.persistable = bool(persistable)
+            if tensor.__dict__.get("_name") is None:
+                tensor.name = unique_name(f"{self._full_name}.{name}")
+        if persistable:
+            self._non_persistable_buffer_names_set.discard(name)
+        else:
+            self._non_persistable_buffer_names_set.add(name)
+
+    def __setattr__(self, name, value):
+        d = self.__dict__
+        params = d.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                self._check_init(f"assigning parameter {name!r}")
+            d.pop(name, None)
+            self._sub_layers.pop(name, None)
+            self._buffers.pop(name, None)
+            params[name] = value
+            return
+        if params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"{type(self).__name__}.{name} is a parameter: assign a "
+                                f"Parameter or None, got {type(value).__name__}")
+            params[name] = None
+            return
+        if isinstance(value, Layer):
+            if params is None:
+                self._check_init(f"assigning sublayer {name!r}")
+            d.pop(name, None)
+            self._buffers.pop(name, None)
+            self._sub_layers[name] = value
+            return
+        layers = d.get("_sub_layers")
+        if layers is not None and name in layers:
+            if value is not None:
+                raise TypeError(f"{type(self).__name__}.{name} is a sublayer: assign a Layer or "
+                                f"None, got {type(value).__name__}")
+            layers[name] = None
+            return
+        buffers = d.get("_buffers")
+        if buffers is not None and name in buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"{type(self).__name__}.{name} is a buffer: assign a Tensor or "
+                                f"None, got {type(value).__name__}")
+            if value is not None:
+                value.persistable = name not in self._non_persistable_buffer_names_set
+            buffers[name] = value
+            return
+        object.__setattr__(self, name, value)
+
+    def __getattr__(self, name):
+        d = self.__dict__
+        for store in ("_parameters", "_sub_layers", "_buffers"):
+            s = d.get(store)
+            if s is not None and name in s:
+                return s[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name):
+        for store in ("_parameters", "_sub_layers", "_buffers"):
+            s = self.__dict__.get(store)
+            if s is not None and name in s:
+                del s[name]
+                self._non_persistable_buffer_names_set.discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def __dir__(self):
+        keys = list(super().__dir__())
+        for store in ("_parameters", "_sub_layers", "_buffers"):
+            keys += list(self.__dict__.get(store, {}))
+        return sorted(set(k for k in keys if not k[:1].isdigit()))
+
+    # ------------------------------------------------------------ traversal
+    def named_sublayers(self, prefix: str = "", include_self: bool = False, layers_set=None):
+        """Yield ``(qualified name, layer)`` for every sublayer, depth first, once each."""
+        if layers_set is None:
+            layers_set = set()
+        if include_self and id(self) not in layers_set:
+            layers_set.add(id(self))
+            yield prefix, self
+        for key, layer in self._sub_layers.items():
+            if layer is None:
+                continue
+            p = prefix + ("." if prefix else "") + key
+            yield from layer.named_sublayers(p, True, layers_set)
+
+    def sublayers(self, include_self: bool = False) -> list:
+        return [layer for _, layer in self.named_sublayers(include_self=include_self)]
+
+    def named_children(self):
+        seen = set()
+        for name, layer in self._sub_layers.items():
+            if layer is not None and id(layer) not in seen:
+                seen.add(id(layer))
+                yield name, layer
+
+    def children(self):
+        for _, layer in self.named_children():
+            yield layer
+
+    def named_parameters(self, prefix: str = "", include_sublayers: bool = True,
+                         remove_duplicate: bool = True):
+        """Yield ``(qualified name, parameter)`` pairs (each parameter once)."""
+        seen = set()
+        layers = self.named_sublayers(prefix=prefix, include_self=True) if include_sublayers \
+            else [(prefix, self)]
+        for lp, layer in layers:
+            for name, p in layer._parameters.items():
+                if p is None or (remove_duplicate and id(p) in seen):
+                    continue
+                seen.add(id(p))
+                yield lp + ("." if lp else "") + name, p
+
+    def parameters(self, include_sublayers: bool = True) -> list:
+        return [p for _, p in self.named_parameters(include_sublayers=include_sublayers)]
+
+    def named_buffers(self, prefix: str = "", include_sublayers: bool = True):
+        seen = set()
+        layers = self.named_sublayers(prefix=prefix, include_self=True) if include_sublayers \
+            else [(prefix, self)]
+        for lp, layer in layers:
+            for name, b in layer._buffers.items():
+                if b is None or id(b) in seen:
+                    continue
+                seen.add(id(b))
+                yield lp + ("." if lp else "") + name, b
+
+    def buffers(self, include_sublayers: bool = True) -> list:
+        return [b for _, b in self.named_buffers(include_sublayers=include_sublayers)]
+
+    def apply(self, fn) -> Layer:
+        """Call ``fn(layer)`` on every sublayer (children first) and on self."""
+        for layer in self.children():
+            layer.apply(fn)
+        fn(self)
+        return self
+
+    # ------------------------------------------------------------ state
+    def state_dict(self, destination=None, include_sublayers: bool = True,
+                   structured_name_prefix: str = "", use_hook: bool = True,
+                   keep_vars: bool = True) -> OrderedDict:
+        """Parameters and persistable buffers by structured name (``"fc1.weight"``).
+        The values are the layer's own tensors (not copies): save them, or copy them
+        before changing the layer if you need a snapshot."""
+        dest = OrderedDict() if destination is None else destination
+        self._state_into(dest, structured_name_prefix, include_sublayers)
+        return dest
+
+    def _state_into(self, dest, prefix, include_sublayers):
+        for name, p in self._parameters.items():
+            if p is not None:
+                dest[prefix + name] = p
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistable_buffer_names_set:
+                dest[prefix + name] = b
+        if include_sublayers:
+            for name, layer in self._sub_layers.items():
+                if layer is not None:
+                    layer._state_into(dest, prefix + name + ".", True)
+
+    def set_state_dict(self, state_dict, use_structured_name: bool = True) -> LoadReport:
+        """Load values from `state_dict` into this layer's parameters and buffers, in
+        place (so optimizers keep their references).
+
+        Args:
+            state_dict: mapping of names to Tensors or arrays (`state_dict()` output,
+                `fw.load` output).
+            use_structured_name: match by structured name (``"fc1.weight"``); False
+                matches by each tensor's ``.name`` (``"linear_0.w_0"``).
+
+        Returns:
+            a `LoadReport` (unpacks as ``missing_keys, unexpected_keys``). Entries whose
+            shape or dtype differs from the layer's are not loaded and are listed in
+            ``mismatched_keys``; a warning names everything not loaded.
+        """
+        own = self.state_dict()
+        if use_structured_name:
+            targets = own
+        else:
+            targets = OrderedDict((t.name, t) for t in own.values())
+        matched, missing, mismatched = [], [], []
+        for key, t in targets.items():
+            if key not in state_dict:
+                missing.append(key)
+                continue
+            shape, dtype, arr = _array_of(state_dict[key])
+            if shape != tuple(t._data.shape) or dtype is not t.dtype:
+                mismatched.append(Mismatch(key, list(t._data.shape), t.dtype.name,
+                                           list(shape), getattr(dtype, "name", str(dtype))))
+                continue
+            with no_building():
+                _copy_into(t, arr)
+            matched.append(key)
+        unexpected = [k for k in state_dict if k not in targets]
+        report = LoadReport(matched, missing, unexpected, mismatched)
+        if missing or mismatched:
+            parts = []
+            if missing:
+                parts.append(f"missing from the state dict (left unchanged): {missing}")
+            if mismatched:
+                parts.append("shape/dtype mismatch (not loaded): " + "; ".join(
+                    f"{m.key}: expected {m.expected_shape} {m.expected_dtype}, got "
+                    f"{m.got_shape} {m.got_dtype}" for m in mismatched))
+            warnings.warn(f"{type(self).__name__}.set_state_dict: " + "; ".join(parts),
+                          stacklevel=2)
+        return report
+
+    load_dict = set_state_dict
+    set_dict = set_state_dict
+
+    def load_state_dict(self, state_dict, strict: bool = True):
+        """torch-style alias of `set_state_dict`."""
+        return self.set_state_dict(state_dict)
+
+    # ------------------------------------------------------------ gradients, devices, dtypes
+    def clear_gradients(self, set_to_zero: bool = True) -> None:
+        """Clear the ``.grad`` of every trainable parameter (zero it in place when
+        `set_to_zero`, else drop it)."""
+        for p in self.parameters():
+            if p.trainable:
+                p.clear_gradient(set_to_zero)
+
+    def clear_grad(self, set_to_zero: bool = True) -> None:
+        self.clear_gradients(set_to_zero)
+
+    def _transform(self, fn, floating_only: bool, excluded=()):
+        for layer in self.sublayers(include_self=True):
+            if excluded and isinstance(layer, excluded):
+                continue
+            for store in (layer._parameters, layer._buffers):
+                for t in store.values():
+                    if t is None or (floating_only and not t.dtype.is_floating_point):
+                        continue
+                    new = fn(t)
+                    if new is not t:
+                        t._replace_data(new._data)
+                        g = t._grad
+                        if g is not None:
+                            t._grad = fn(g)
+        return self
+
+    def to(self, device=None, dtype=None, blocking=None) -> Layer:
+        """Move parameters and buffers to `device` and/or cast the floating ones to
+        `dtype`, in place (the Parameter objects stay the same)."""
+        from fw.autograd import no_grad
+
+        with no_building(), no_grad():
+            if dtype is not None:
+                d = _dt.convert_dtype(dtype)
+                self._transform(lambda t: t.astype(d) if t.dtype is not d else t, True)
+                for layer in self.sublayers(include_self=True):
+                    layer.__dict__["_dtype"] = d.name
+            if device is not None:
+                self._transform(lambda t: t.to(device=device), False)
+        return self
+
+    def astype(self, dtype=None) -> Layer:
+        return self.to(dtype=dtype)
+
+    def _cast_floats(self, dtype, excluded_layers):
+        ex = excluded_layers or ()
+        if isinstance(ex, type):
+            ex = (ex,)
+        ex = tuple(ex)
+        d = _dt.convert_dtype(dtype)
+        from fw.autograd import no_grad
+
+        with no_building(), no_grad():
+            self._transform(lambda t: t.astype(d) if t.dtype is not d else t, True, ex)
+        for layer in self.sublayers(include_self=True):
+            if not (ex and isinstance(layer, ex)):
+                layer.__dict__["_dtype"] = d.name
+        return self
+
+    def float(self, excluded_layers=None) -> Layer:
+        return self._cast_floats(_dt.float32, excluded_layers)
+
+    def double(self, excluded_layers=None) -> Layer:
+        return self._cast_floats(_dt.float64, excluded_layers)
+
+    def float16(self, excluded_layers=None) -> Layer:
+        return self._cast_floats(_dt.float16, excluded_layers)
+
+    half = float16
+
+    def bfloat16(self, excluded_layers=None) -> Layer:
+        return self._cast_floats(_dt.bfloat16, excluded_layers)
+
+    def cpu(self) -> Layer:
+        return self.to(device="cpu")
+
+    def cuda(self, device_id=None) -> Layer:
+        return self.to(device="gpu" if device_id is None else f"gpu:{device_id}")
+
+    # ------------------------------------------------------------ printing
+    def extra_repr(self) -> str:
+        """Layer-specific text inside the parentheses of its repr."""
+        return ""
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        lines = [f"({name}): {_indent(repr(layer), 2)}"
+                 for name, layer in self._sub_layers.items() if layer is not None]
+        s = type(self).__name__ + "("
+        if extra and not lines and "\n" not in extra:
+            return s + extra + ")"
+        body = ([_indent(extra, 2)] if extra else []) + lines
+        if body:
+            s += "\n  " + "\n  ".join(body) + "\n"
+        return s + ")"
+
+
+def _copy_into(t: Tensor, arr) -> None:
+    from fw.core import place as _pl
+
+    a = t._data
+    if type(arr) is not np.ndarray and not isinstance(arr, type(a)):
+        arr = _pl.backend_of(arr).to_numpy(arr)  # another device: via the host
+    if type(a) is not np.ndarray and isinstance(arr, np.ndarray):
+        arr = _pl.backend_of(a).xp.asarray(arr)
+    a[...] = arr
+    bump_version(t)

@@ -1,0 +1,59 @@
+"""In-place gradient clipping of parameters' ``.grad`` (torch-style helpers that
+Paddle 3 also provides)."""
+
+from __future__ import annotations
+
+import math
+
+import fw
+from fw.autograd import no_grad
+from fw.core.tensor import Tensor
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_"]
+
+
+def _params(parameters):
+    return [parameters] if isinstance(parameters, Tensor) else list(parameters)
+
+
+def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False):
+    """Scale the gradients of `parameters` in place so that their total `norm_type`-norm
+    is at most `max_norm`; returns the total norm before clipping (a 0-D tensor).
+
+    >>> import fw
+    >>> p = fw.nn.Parameter(fw.zeros([2]))
+    >>> p.grad = fw.to_tensor([3.0, 4.0])
+    >>> round(fw.nn.utils.clip_grad_norm_([p], 1.0).item(), 4)
+    5.0
+    >>> [round(v, 3) for v in p.grad.tolist()]
+    [0.6, 0.8]
+    """
+    grads = [p.grad for p in _params(parameters) if p.grad is not None]
+    if not grads:
+        return fw.to_tensor(0.0)
+    norm_type = float(norm_type)
+    with no_grad():
+        if math.isinf(norm_type):
+            norms = [g.abs().max().astype("float32") for g in grads]
+            total = fw.stack(norms).max()
+        else:
+            norms = [(g.abs().astype("float32") ** norm_type).sum() for g in grads]
+            total = fw.stack(norms).sum() ** (1.0 / norm_type)
+        if error_if_nonfinite and not bool(fw.isfinite(total).item()):
+            raise RuntimeError(f"clip_grad_norm_: the total {norm_type}-norm of the gradients "
+                               f"is {total.item()}; set error_if_nonfinite=False to clip anyway")
+        coef = float(max_norm) / (float(total.item()) + 1e-6)
+        if coef < 1.0:
+            for g in grads:
+                g.set_value(g * coef)
+    return total
+
+
+def clip_grad_value_(parameters, clip_value):
+    """Clip every gradient element of `parameters` into ``[-clip_value, clip_value]``, in
+    place."""
+    c = float(clip_value)
+    with no_grad():
+        for p in _params(parameters):
+            if p.grad is not None:
+                p.grad.set_value(fw.clip(p.grad, -c, c))
