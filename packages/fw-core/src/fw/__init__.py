@@ -26,6 +26,12 @@ from fw.utils.dlpack import from_dlpack, to_dlpack  # noqa: E402,F401
 
 globals().update({k: v for k, v in _FUNCTIONS.items() if "." not in k})
 globals()["bool"] = _dtypes.bool_
+# fw.tensor is a module (Paddle's paddle.tensor.math …) that is also callable
+# (paddle.tensor(data)); it replaces the plain `tensor` function set just above.
+import importlib as _importlib  # noqa: E402
+
+globals()["tensor"] = _importlib.import_module("fw.tensor")
+globals()["framework"] = _importlib.import_module("fw.framework")
 
 # Subpackages and names provided by other distributions, resolved on first use.
 _PROVIDERS = {
