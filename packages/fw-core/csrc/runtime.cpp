@@ -1,0 +1,64 @@
+#include "runtime.hpp"
+
+#include <omp.h>
+#include <pthread.h>
+
+#include <algorithm>
+#include <atomic>
+#include <string>
+#include <stdexcept>
+
+namespace fw {
+namespace {
+
+// 0 means "not set yet": the OpenMP default of the first caller (which honours
+// OMP_NUM_THREADS) is taken on first use.
+std::atomic<int> g_num_threads{0};
+
+}  // namespace
+
+const dnnl::engine &cpu_engine() {
+    // Intentionally leaked: oneDNN objects must not be destroyed after libdnnl
+    // itself has been torn down at interpreter exit.
+    static const dnnl::engine *engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+    return *engine;
+}
+
+dnnl::stream &cpu_stream() {
+    static dnnl::stream *stream = new dnnl::stream(cpu_engine());
+    return *stream;
+}
+
+void set_num_threads(int n) {
+    if (n < 1) throw std::invalid_argument("set_num_threads: n must be >= 1, got " + std::to_string(n));
+    g_num_threads.store(n, std::memory_order_relaxed);
+    omp_set_num_threads(n);
+}
+
+int get_num_threads() {
+    int n = g_num_threads.load(std::memory_order_relaxed);
+    if (n > 0) return n;
+    int expected = 0;
+    n = omp_get_max_threads();
+    g_num_threads.compare_exchange_strong(expected, n, std::memory_order_relaxed);
+    return g_num_threads.load(std::memory_order_relaxed);
+}
+
+void install_fork_handler() {
+    static const bool installed = [] {
+        pthread_atfork(nullptr, nullptr, [] {
+            g_num_threads.store(1, std::memory_order_relaxed);
+            omp_set_num_threads(1);
+        });
+        return true;
+    }();
+    (void)installed;
+}
+
+int apply_num_threads(int cap) {
+    const int n = std::min(get_num_threads(), cap);
+    if (omp_get_max_threads() != n) omp_set_num_threads(n);
+    return n;
+}
+
+}  // namespace fw
