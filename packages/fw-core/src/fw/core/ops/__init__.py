@@ -15,12 +15,15 @@ from fw.core.ops import _api
 from fw.core.ops._registry import OPS, OpDef, defop, get_op, register_kernel
 
 FAMILIES = ("creation", "elementwise", "reduce", "shape", "indexing", "search", "linalg", "fft",
-            "random", "control", "activation", "conv", "pool", "norm", "nn_misc", "loss")
+            "random", "control", "activation", "conv", "pool", "norm", "nn_misc", "loss",
+            "optimizer", "fused")
 
 for _m in FAMILIES:
     importlib.import_module(f"fw.core.ops.{_m}")
 
 _dispatch._CAST = OPS["cast"]
+
+from fw.core import kernels as _kernels  # noqa: E402,F401  (attaches fast cpu kernels)
 FUNCTIONS = _api.install()
 call = _api.call
 

@@ -85,6 +85,10 @@ def _matmul_ref(x, y, transpose_x=False, transpose_y=False):
         x = np.swapaxes(x, -1, -2)
     if transpose_y and y.ndim >= 2:
         y = np.swapaxes(y, -1, -2)
+    if x.dtype.itemsize == 2 and x.dtype.kind in "fV":
+        # float16/bfloat16: NumPy upcasts ml_dtypes' bfloat16; accumulate in float32
+        # and round once, as the low-precision GEMMs of oneDNN do
+        return np.matmul(x.astype(np.float32), y.astype(np.float32)).astype(x.dtype)
     return np.matmul(x, y)
 
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from fw.core import dtypes as _dt
 from fw.core.errors import InvalidArgumentError, InvalidTypeError
-from fw.core.testing import FLOATS, INTS, Sample, arrays, broadcast_pair, record, shapes
+from fw.core.testing import FLOATS_LOW, FLOATS, INTS, Sample, arrays, broadcast_pair, record, shapes
 
 COMPLEX = (_dt.complex64, _dt.complex128)
 INEXACT = FLOATS + COMPLEX
@@ -30,7 +30,7 @@ def _matmul(draw, dtype):
                   {"transpose_x": tx, "transpose_y": ty})
 
 
-record("matmul", _matmul, dtypes=FLOATS, grad_order=2,
+record("matmul", _matmul, dtypes=FLOATS + FLOATS_LOW, grad_order=2,
        errors=[([np.ones((2, 3), np.float32), np.ones((4, 5), np.float32)], {},
                 InvalidArgumentError, "contracted dimensions differ")])
 

@@ -1,0 +1,927 @@
+"""Optimizer update ops: one op per update rule, ``(param, grad, learning_rate, state...)
+-> (param_out, state_out...)``.
+
+They are the IR form of a parameter update (fw.jit puts them into static training
+programs after the backward ops) and the specification of fw-nn's eager optimizers,
+which run the same kernels over flat buffers holding many parameters at once. They
+are functional (the outputs are new values; nothing is written in place), not
+differentiable, and not public functions (``fw.optimizer`` is the user-facing API).
+
+Conventions shared by every op:
+
+- ``learning_rate`` is a one-element tensor (shape ``[]`` or ``[1]``): the effective
+  rate of this parameter (the optimizer's rate times the parameter's multiplier), so a
+  learning-rate schedule changes an input, not the program.
+- ``param`` and ``grad`` have one shape and one real floating dtype. State tensors
+  (moments, accumulators) have the param's shape and a real floating dtype of their
+  own (float32 state for a float16/bfloat16 param is allowed); the update is computed
+  in the state's dtype (float16/bfloat16 are widened to float32) and ``param_out`` is
+  rounded back to the param's dtype. Master weights (``multi_precision``) are not an
+  op concern: the optimizer passes the float32 master copy as ``param`` and casts it
+  into the low-precision parameter afterwards.
+- ``beta1_pow``/``beta2_pow`` are one-element tensors holding ``beta^t`` for the step
+  being taken (Paddle's convention: they start at ``beta``); the ops return them times
+  ``beta`` for the next step.
+- An optional state input (``moment2_max?`` of adam/adamw, ``mean_grad?`` of rmsprop)
+  used only in one mode gives a 0-size ``[0]`` output when it is absent.
+
+The ops (``t`` the step, ``g`` the gradient, ``lr`` the learning rate):
+
+``sgd(param, grad, learning_rate) -> param_out``
+    ``p - lr * g``.
+``momentum(param, grad, learning_rate, velocity) -> (param_out, velocity_out)`` --
+    ``mu=0.9, use_nesterov=False, regularization_method="", regularization_coeff=0.0,
+    rescale_grad=1.0``: ``g = rescale_grad * g`` (``+ coeff * p`` when
+    ``regularization_method="l2_decay"``), ``v = mu * v + g``, ``p - lr * v`` or, with
+    Nesterov, ``p - lr * (g + mu * v)``.
+``adam(param, grad, learning_rate, moment1, moment2, beta1_pow, beta2_pow, moment2_max?)
+    -> (param_out, moment1_out, moment2_out, beta1_pow_out, beta2_pow_out,
+    moment2_max_out)`` -- ``beta1=0.9, beta2=0.999, epsilon=1e-8, amsgrad=False``:
+    ``m = b1 m + (1-b1) g``, ``v = b2 v + (1-b2) g^2``; with amsgrad ``vmax = max(vmax, v)``
+    is used in place of ``v`` below; ``p - lr * (m / (1-b1^t)) / (sqrt(v / (1-b2^t)) +
+    epsilon)`` (the bias-corrected form of the paper; Paddle's kernel computes the same
+    value as ``lr sqrt(1-b2^t)/(1-b1^t) * m / (sqrt(v) + epsilon sqrt(1-b2^t))``).
+``adamw(...)`` -- adam's inputs and outputs; ``beta1, beta2, epsilon, lr_ratio=1.0,
+    coeff=0.01, with_decay=True, amsgrad=False``: decoupled weight decay. With
+    ``lr' = lr * lr_ratio``: ``p = p * (1 - lr' * coeff)`` (when ``with_decay``), then the
+    adam update with ``lr'``.
+``adamax(param, grad, learning_rate, moment, inf_norm, beta1_pow) -> (param_out,
+    moment_out, inf_norm_out, beta1_pow_out)`` -- ``beta1=0.9, beta2=0.999,
+    epsilon=1e-8``: ``m = b1 m + (1-b1) g``, ``u = max(b2 u + epsilon, |g|)``,
+    ``p - lr / (1-b1^t) * m / u``.
+``adagrad(param, grad, learning_rate, moment) -> (param_out, moment_out)`` --
+    ``epsilon=1e-6``: ``G = G + g^2``, ``p - lr * g / (sqrt(G) + epsilon)``.
+``adadelta(param, grad, learning_rate, avg_squared_grad, avg_squared_update) ->
+    (param_out, avg_squared_grad_out, avg_squared_update_out)`` -- ``rho=0.95,
+    epsilon=1e-6``: ``Eg = rho Eg + (1-rho) g^2``, ``d = -sqrt((Ed + eps) / (Eg + eps)) g``,
+    ``Ed = rho Ed + (1-rho) d^2``, ``p + lr * d``.
+``rmsprop(param, grad, learning_rate, mean_square, moment, mean_grad?) -> (param_out,
+    mean_square_out, moment_out, mean_grad_out)`` -- ``rho=0.95, epsilon=1e-6,
+    momentum=0.0, centered=False``: ``ms = rho ms + (1-rho) g^2``; centered: ``mg = rho mg
+    + (1-rho) g`` and ``den = sqrt(ms - mg^2 + eps)``, else ``den = sqrt(ms + eps)``;
+    ``mom = momentum * mom + lr * g / den``; ``p - mom``.
+``lamb(param, grad, learning_rate, moment1, moment2, beta1_pow, beta2_pow) ->
+    (param_out, moment1_out, moment2_out, beta1_pow_out, beta2_pow_out)`` --
+    ``beta1=0.9, beta2=0.999, epsilon=1e-6, weight_decay=0.01, always_adapt=False``:
+    adam's moments, ``r = (m / (1-b1^t)) / (sqrt(v / (1-b2^t)) + eps) + weight_decay * p``,
+    trust ratio ``||p|| / ||r||`` (1 when either norm is 0, or when ``weight_decay`` is 0
+    and not ``always_adapt``), ``p - lr * trust * r``. The norms are over the whole param.
+``asgd(param, grad, learning_rate, d, y, n) -> (param_out, d_out, y_out)``
+    Paddle's ASGD (stochastic average gradient): ``d = d - y + g``, ``y = g``,
+    ``p - lr / n * d`` where ``y`` is the gradient this slot saw last time round and ``n``
+    (one element) is ``min(step, batch_num)``.
+
+Fast kernels (``kernels["cpu"]``, replaced by native ones through
+``register_kernel(name, "cpu")``) have the reference's signature plus two keywords the
+eager optimizers use and the executor never passes:
+
+- ``out=None``: a tuple with one entry per output, each an array to write that output
+  into or None (allocate). An entry may be the very array passed as the matching input
+  (``out=(param, moment1, moment2, None, None, None)``): the update is then in place,
+  which is how fw-nn updates a flat buffer of many parameters with one call. The
+  kernel returns the outputs (the ``out`` arrays where given).
+- ``segments=None`` (lamb only): the start offsets (1-D int array, first 0) of the
+  parameters packed one after another in 1-D buffers; the trust ratio is computed per
+  segment instead of over the whole buffer.
+
+A native kernel gets C-contiguous arrays (1-D when called by the optimizers; any
+shape through the executor), scalars as Python floats/bools/ints, and must treat an
+``out`` entry that aliases its input as in-place (every update is elementwise, so one
+pass that reads then writes each element is correct).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from fw.core import dtypes as _dt
+from fw.core.errors import InvalidArgumentError, InvalidTypeError
+from fw.core.ir.types import DYN, TensorType
+from fw.core.ops._infer import shp
+from fw.core.ops._registry import defop
+
+__all__ = ["UPDATE_OPS"]
+
+_LOW = (_dt.float16.np, _dt.bfloat16.np)
+_F32 = np.dtype(np.float32)
+
+# name -> (state input names, outputs) of every update op, for fw-nn
+UPDATE_OPS: dict = {}
+
+
+# ---------------------------------------------------------------- infer helpers
+def _real_float(t, arg):
+    if t.dtype.kind != _dt._FLOAT:
+        raise InvalidTypeError(f"'{arg}' must be a real floating tensor, got {t.dtype.name}"
+                               f"{shp(t.shape)}")
+
+
+def _same_shape(t, param, arg):
+    if len(t.shape) != len(param.shape) or any(
+            a != b and a != DYN and b != DYN for a, b in zip(t.shape, param.shape)):
+        raise InvalidArgumentError(f"'{arg}' has shape {shp(t.shape)} but 'param' has shape "
+                                   f"{shp(param.shape)}; they must be equal")
+
+
+def _one_element(t, arg):
+    n = 1
+    for d in t.shape:
+        if d == DYN:
+            return
+        n *= d
+    if n != 1 or len(t.shape) > 1:
+        raise InvalidArgumentError(f"'{arg}' must hold one value (shape [] or [1]), got shape "
+                                   f"{shp(t.shape)}")
+
+
+def _check_common(param, grad, learning_rate, states, scalars=()):
+    """Types of the shared inputs; `states` maps names to types of param-shaped
+    state, `scalars` to one-element inputs."""
+    _real_float(param, "param")
+    _real_float(grad, "grad")
+    if grad.dtype is not param.dtype:
+        raise InvalidTypeError(f"'grad' has dtype {grad.dtype.name} but 'param' has dtype "
+                               f"{param.dtype.name}; they must be equal")
+    _same_shape(grad, param, "grad")
+    _real_float(learning_rate, "learning_rate")
+    _one_element(learning_rate, "learning_rate")
+    for name, t in states.items():
+        if t is None:
+            continue
+        _real_float(t, name)
+        _same_shape(t, param, name)
+    for name, t in scalars:
+        _real_float(t, name)
+        _one_element(t, name)
+
+
+def _state_type(t, param):
+    return TensorType(param.shape, t.dtype)
+
+
+# ---------------------------------------------------------------- kernel helpers
+def _lr(a, arg="learning_rate") -> float:
+    """A one-element input as a Python float."""
+    if a.size != 1 or a.ndim > 1:
+        raise InvalidArgumentError(f"'{arg}' must hold one value (shape [] or [1]), got shape "
+                                   f"{list(a.shape)}")
+    return float(a.reshape(-1)[0])
+
+
+def _ct(state_dtype):
+    """The dtype to compute in for state of `state_dtype` (float16/bfloat16 widen)."""
+    return _F32 if state_dtype in _LOW else state_dtype
+
+
+def _check_arrays(op, param, grad, **states):
+    """The fast kernels' own shape check (they run without infer)."""
+    s = param.shape
+    for name, a in (("grad", grad),) + tuple(states.items()):
+        if a is not None and a.shape != s:
+            raise InvalidArgumentError(f"{op}: '{name}' has shape {list(a.shape)} but 'param' "
+                                       f"has shape {list(s)}; they must be equal")
+    if grad.dtype != param.dtype:
+        raise InvalidTypeError(f"{op}: 'grad' has dtype {grad.dtype} but 'param' has dtype "
+                               f"{param.dtype}; they must be equal")
+    if param.dtype.kind != "f" and param.dtype not in _LOW:
+        raise InvalidTypeError(f"{op}: 'param' must be a real floating tensor, got "
+                               f"{param.dtype}")
+
+
+def _slot(src, out, i, ct):
+    """The compute-dtype array the kernel updates in place for output `i`, and the
+    array to write it back into (None when they are the same)."""
+    dst = None if out is None else out[i]
+    if dst is None:
+        return src.astype(ct, copy=True), None
+    if dst.dtype == ct:
+        if dst is not src:
+            np.copyto(dst, src, casting="unsafe")
+        return dst, None
+    return src.astype(ct, copy=True), dst
+
+
+def _finish(work, back, orig_dtype):
+    """Write `work` into `back` (an out array) or return it in `orig_dtype`."""
+    if back is not None:
+        np.copyto(back, work, casting="unsafe")
+        return back
+    return work if work.dtype == orig_dtype else work.astype(orig_dtype)
+
+
+def _pow_out(pow_, beta, out, i):
+    r = _out(pow_ * beta, pow_.dtype)
+    dst = None if out is None else out[i]
+    if dst is None:
+        return r
+    np.copyto(dst, r.reshape(dst.shape), casting="unsafe")
+    return dst
+
+
+def _empty(dtype, like):
+    return np.empty((0,), dtype=dtype, like=like)
+
+
+def _out(x, dtype):
+    """A result in `dtype`, as an array (NumPy turns 0-d results into scalars)."""
+    x = x.astype(dtype)
+    return np.asarray(x) if isinstance(x, np.generic) else x
+
+
+def _up(a, ct):
+    return a if a.dtype == ct else a.astype(ct)
+
+
+def _register(name, states, outputs):
+    UPDATE_OPS[name] = (tuple(states), tuple(outputs))
+
+
+# ================================================================ sgd
+def _sgd_infer(param, grad, learning_rate):
+    _check_common(param, grad, learning_rate, {})
+    return TensorType(param.shape, param.dtype)
+
+
+def _sgd_ref(param, grad, learning_rate):
+    ct = _ct(param.dtype)
+    p = _up(param, ct) - _lr(learning_rate) * _up(grad, ct)
+    return _out(p, param.dtype)
+
+
+def _sgd_cpu(param, grad, learning_rate, out=None):
+    _check_arrays("sgd", param, grad)
+    ct = _ct(param.dtype)
+    p, back = _slot(param, out, 0, ct)
+    p -= _lr(learning_rate) * _up(grad, ct)
+    return _finish(p, back, param.dtype)
+
+
+defop("sgd", ("param", "grad", "learning_rate"), {}, ("param_out",),
+      infer=_sgd_infer, reference=_sgd_ref, kernels={"cpu": _sgd_cpu}, promote=None,
+      differentiable=False, family="optimizer", api=False, method=False,
+      doc="Plain SGD: param - learning_rate * grad.")
+_register("sgd", (), ("param_out",))
+
+
+# ================================================================ momentum
+_MOM_ATTRS = {"mu": 0.9, "use_nesterov": False, "regularization_method": "",
+              "regularization_coeff": 0.0, "rescale_grad": 1.0}
+
+
+def _mom_canon(attrs):
+    a = dict(attrs)
+    m = a["regularization_method"]
+    if m is None:
+        m = ""
+    if m not in ("", "l2_decay"):
+        raise InvalidArgumentError(f"'regularization_method' must be '' or 'l2_decay', got "
+                                   f"{m!r}")
+    a["regularization_method"] = m
+    for k in ("mu", "regularization_coeff", "rescale_grad"):
+        a[k] = float(a[k])
+    a["use_nesterov"] = bool(a["use_nesterov"])
+    return a
+
+
+def _mom_infer(param, grad, learning_rate, velocity, mu=0.9, use_nesterov=False,
+               regularization_method="", regularization_coeff=0.0, rescale_grad=1.0):
+    _check_common(param, grad, learning_rate, {"velocity": velocity})
+    return TensorType(param.shape, param.dtype), _state_type(velocity, param)
+
+
+def _mom_ref(param, grad, learning_rate, velocity, mu=0.9, use_nesterov=False,
+             regularization_method="", regularization_coeff=0.0, rescale_grad=1.0):
+    ct = _ct(velocity.dtype)
+    p = _up(param, ct)
+    g = _up(grad, ct) * rescale_grad
+    if regularization_method == "l2_decay":
+        g = g + regularization_coeff * p
+    v = mu * _up(velocity, ct) + g
+    lr = _lr(learning_rate)
+    p = p - lr * (g + mu * v) if use_nesterov else p - lr * v
+    return _out(p, param.dtype), _out(v, velocity.dtype)
+
+
+def _mom_cpu(param, grad, learning_rate, velocity, mu=0.9, use_nesterov=False,
+             regularization_method="", regularization_coeff=0.0, rescale_grad=1.0, out=None):
+    _check_arrays("momentum", param, grad, velocity=velocity)
+    ct = _ct(velocity.dtype)
+    p, pback = _slot(param, out, 0, ct)
+    v, vback = _slot(velocity, out, 1, ct)
+    g = _up(grad, ct)
+    if rescale_grad != 1.0:
+        g = g * rescale_grad
+    if regularization_method == "l2_decay" and regularization_coeff != 0.0:
+        g = g + regularization_coeff * p
+    v *= mu
+    v += g
+    lr = _lr(learning_rate)
+    if use_nesterov:
+        t = np.multiply(v, mu, out=np.empty_like(v))
+        t += g
+        t *= lr
+        p -= t
+    else:
+        p -= lr * v
+    return _finish(p, pback, param.dtype), _finish(v, vback, velocity.dtype)
+
+
+defop("momentum", ("param", "grad", "learning_rate", "velocity"), dict(_MOM_ATTRS),
+      ("param_out", "velocity_out"), infer=_mom_infer, reference=_mom_ref,
+      kernels={"cpu": _mom_cpu}, canon=_mom_canon, promote=None, differentiable=False,
+      family="optimizer", api=False, method=False,
+      doc="Momentum SGD (optionally Nesterov) with an optional fused L2 decay.")
+_register("momentum", ("velocity",), ("param_out", "velocity_out"))
+
+
+# ================================================================ adam / adamw
+_ADAM_IN = ("param", "grad", "learning_rate", "moment1", "moment2", "beta1_pow", "beta2_pow",
+            "moment2_max?")
+_ADAM_OUT = ("param_out", "moment1_out", "moment2_out", "beta1_pow_out", "beta2_pow_out",
+             "moment2_max_out")
+
+
+def _adam_canon_floats(keys):
+    def canon(attrs):
+        a = dict(attrs)
+        for k in keys:
+            a[k] = float(a[k])
+        for k in ("amsgrad", "with_decay", "always_adapt"):
+            if k in a:
+                a[k] = bool(a[k])
+        for k in ("beta1", "beta2"):
+            if k in a and not 0.0 <= a[k] < 1.0:
+                raise InvalidArgumentError(f"'{k}' must be in [0, 1), got {a[k]}")
+        return a
+
+    return canon
+
+
+def _adam_infer_common(param, grad, learning_rate, moment1, moment2, beta1_pow, beta2_pow,
+                       moment2_max, amsgrad):
+    _check_common(param, grad, learning_rate,
+                  {"moment1": moment1, "moment2": moment2, "moment2_max": moment2_max},
+                  (("beta1_pow", beta1_pow), ("beta2_pow", beta2_pow)))
+    if amsgrad and moment2_max is None:
+        raise InvalidArgumentError("amsgrad=True needs the 'moment2_max' state input")
+    vmax = TensorType((0,), moment2.dtype) if moment2_max is None else \
+        _state_type(moment2_max, param)
+    return (TensorType(param.shape, param.dtype), _state_type(moment1, param),
+            _state_type(moment2, param), TensorType(beta1_pow.shape, beta1_pow.dtype),
+            TensorType(beta2_pow.shape, beta2_pow.dtype), vmax)
+
+
+def _adam_infer(param, grad, learning_rate, moment1, moment2, beta1_pow, beta2_pow,
+                moment2_max=None, beta1=0.9, beta2=0.999, epsilon=1e-8, amsgrad=False):
+    return _adam_infer_common(param, grad, learning_rate, moment1, moment2, beta1_pow,
+                              beta2_pow, moment2_max, amsgrad)
+
+
+def _adamw_infer(param, grad, learning_rate, moment1, moment2, beta1_pow, beta2_pow,
+                 moment2_max=None, beta1=0.9, beta2=0.999, epsilon=1e-8, lr_ratio=1.0,
+                 coeff=0.01, with_decay=True, amsgrad=False):
+    return _adam_infer_common(param, grad, learning_rate, moment1, moment2, beta1_pow,
+                              beta2_pow, moment2_max, amsgrad)
+
+
+def _adam_math(p, g, m, v, vmax, lr, b1p, b2p, beta1, beta2, epsilon, amsgrad):
+    """Functional adam in the compute dtype: the paper's bias-corrected form."""
+    m = beta1 * m + (1 - beta1) * g
+    v = beta2 * v + (1 - beta2) * g * g
+    if amsgrad:
+        vmax = np.maximum(vmax, v)
+    vv = vmax if amsgrad else v
+    mhat = m / (1 - b1p)
+    vhat = vv / (1 - b2p)
+    p = p - lr * mhat / (np.sqrt(vhat) + epsilon)
+    return p, m, v, vmax
+
+
+def _adam_ref_common(param, grad, learning_rate, moment1, moment2, beta1_pow, beta2_pow,
+                     moment2_max, beta1, beta2, epsilon, amsgrad, decay):
+    if amsgrad and moment2_max is None:
+        raise InvalidArgumentError("amsgrad=True needs the 'moment2_max' state input")
+    ct = _ct(moment1.dtype)
+    lr = _lr(learning_rate)
+    p = _up(param, ct)
+    if decay:
+        lr_ratio, coeff = decay
+        lr = lr * lr_ratio
+        p = p * (1 - lr * coeff)
+    vmax = None if moment2_max is None else _up(moment2_max, ct)
+    b1p, b2p = _lr(beta1_pow, "beta1_pow"), _lr(beta2_pow, "beta2_pow")
+    p, m, v, vmax2 = _adam_math(p, _up(grad, ct), _up(moment1, ct), _up(moment2, ct), vmax, lr,
+                                b1p, b2p, beta1, beta2, epsilon, amsgrad)
+    if moment2_max is None:
+        vout = _empty(moment2.dtype, param)
+    else:
+        vout = _out(vmax2 if amsgrad else moment2_max.copy(), moment2_max.dtype)
+    return (_out(p, param.dtype), _out(m, moment1.dtype), _out(v, moment2.dtype),
+            _out(beta1_pow * beta1, beta1_pow.dtype),
+            _out(beta2_pow * beta2, beta2_pow.dtype), vout)
+
+
+def _adam_ref(param, grad, learning_rate, moment1, moment2, beta1_pow, beta2_pow,
+              moment2_max=None, beta1=0.9, beta2=0.999, epsilon=1e-8, amsgrad=False):
+    return _adam_ref_common(param, grad, learning_rate, moment1, moment2, beta1_pow, beta2_pow,
+                            moment2_max, beta1, beta2, epsilon, amsgrad, None)
+
+
+def _adamw_ref(param, grad, learning_rate, moment1, moment2, beta1_pow, beta2_pow,
+               moment2_max=None, beta1=0.9, beta2=0.999, epsilon=1e-8, lr_ratio=1.0,
+               coeff=0.01, with_decay=True, amsgrad=False):
+    return _adam_ref_common(param, grad, learning_rate, moment1, moment2, beta1_pow, beta2_pow,
+                            moment2_max, beta1, beta2, epsilon, amsgrad,
+                            (lr_ratio, coeff if with_decay else 0.0))
+
+
+def _adam_cpu_common(op, param, grad, learning_rate, moment1, moment2, beta1_pow, beta2_pow,
+                     moment2_max, beta1, beta2, epsilon, amsgrad, decay, out):
+    _check_arrays(op, param, grad, moment1=moment1, moment2=moment2, moment2_max=moment2_max)
+    if amsgrad and moment2_max is None:
+        raise InvalidArgumentError(f"{op}: amsgrad=True needs the 'moment2_max' state input")
+    ct = _ct(moment1.dtype)
+    lr = _lr(learning_rate)
+    b1p, b2p = _lr(beta1_pow, "beta1_pow"), _lr(beta2_pow, "beta2_pow")
+    p, pback = _slot(param, out, 0, ct)
+    m, mback = _slot(moment1, out, 1, ct)
+    v, vback = _slot(moment2, out, 2, ct)
+    g = _up(grad, ct)
+    if decay is not None:
+        lr_ratio, coeff = decay
+        lr = lr * lr_ratio
+        if coeff != 0.0:
+            p *= 1.0 - lr * coeff
+    # m += (1-b1)(g - m); v += (1-b2)(g^2 - v): one scratch buffer, no other temporaries
+    t = np.subtract(g, m, out=np.empty_like(m))
+    t *= 1.0 - beta1
+    m += t
+    np.multiply(g, g, out=t)
+    t -= v
+    t *= 1.0 - beta2
+    v += t
+    if amsgrad:
+        vm, vmback = _slot(moment2_max, out, 5, ct)
+        np.maximum(vm, v, out=vm)
+        den_src = vm
+    else:
+        vm = vmback = None
+        den_src = v
+    # p -= lr sqrt(1-b2^t)/(1-b1^t) * m / (sqrt(v) + eps sqrt(1-b2^t))
+    c2 = math.sqrt(1.0 - b2p)
+    np.sqrt(den_src, out=t)
+    t += epsilon * c2
+    np.divide(m, t, out=t)
+    t *= lr * c2 / (1.0 - b1p)
+    p -= t
+    if moment2_max is None:
+        vout = _empty(moment2.dtype, param)
+    elif amsgrad:
+        vout = _finish(vm, vmback, moment2_max.dtype)
+    else:
+        dst = None if out is None else out[5]
+        vout = moment2_max.copy() if dst is None else dst
+        if dst is not None and dst is not moment2_max:
+            np.copyto(dst, moment2_max)
+    return (_finish(p, pback, param.dtype), _finish(m, mback, moment1.dtype),
+            _finish(v, vback, moment2.dtype), _pow_out(beta1_pow, beta1, out, 3),
+            _pow_out(beta2_pow, beta2, out, 4), vout)
+
+
+def _adam_cpu(param, grad, learning_rate, moment1, moment2, beta1_pow, beta2_pow,
+              moment2_max=None, beta1=0.9, beta2=0.999, epsilon=1e-8, amsgrad=False,
+              out=None):
+    return _adam_cpu_common("adam", param, grad, learning_rate, moment1, moment2, beta1_pow,
+                            beta2_pow, moment2_max, beta1, beta2, epsilon, amsgrad, None, out)
+
+
+def _adamw_cpu(param, grad, learning_rate, moment1, moment2, beta1_pow, beta2_pow,
+               moment2_max=None, beta1=0.9, beta2=0.999, epsilon=1e-8, lr_ratio=1.0,
+               coeff=0.01, with_decay=True, amsgrad=False, out=None):
+    return _adam_cpu_common("adamw", param, grad, learning_rate, moment1, moment2, beta1_pow,
+                            beta2_pow, moment2_max, beta1, beta2, epsilon, amsgrad,
+                            (lr_ratio, coeff if with_decay else 0.0), out)
+
+
+defop("adam", _ADAM_IN, {"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, "amsgrad": False},
+      _ADAM_OUT, infer=_adam_infer, reference=_adam_ref, kernels={"cpu": _adam_cpu},
+      canon=_adam_canon_floats(("beta1", "beta2", "epsilon")), promote=None,
+      differentiable=False, family="optimizer", api=False, method=False,
+      doc="Adam (optionally AMSGrad) with Paddle's beta-power state.")
+_register("adam", ("moment1", "moment2", "beta1_pow", "beta2_pow", "moment2_max"), _ADAM_OUT)
+
+defop("adamw", _ADAM_IN, {"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, "lr_ratio": 1.0,
+                          "coeff": 0.01, "with_decay": True, "amsgrad": False},
+      _ADAM_OUT, infer=_adamw_infer, reference=_adamw_ref, kernels={"cpu": _adamw_cpu},
+      canon=_adam_canon_floats(("beta1", "beta2", "epsilon", "lr_ratio", "coeff")),
+      promote=None, differentiable=False, family="optimizer", api=False, method=False,
+      doc="AdamW: Adam with decoupled weight decay p *= 1 - lr * lr_ratio * coeff.")
+_register("adamw", ("moment1", "moment2", "beta1_pow", "beta2_pow", "moment2_max"), _ADAM_OUT)
+
+
+# ================================================================ adamax
+def _adamax_infer(param, grad, learning_rate, moment, inf_norm, beta1_pow, beta1=0.9,
+                  beta2=0.999, epsilon=1e-8):
+    _check_common(param, grad, learning_rate, {"moment": moment, "inf_norm": inf_norm},
+                  (("beta1_pow", beta1_pow),))
+    return (TensorType(param.shape, param.dtype), _state_type(moment, param),
+            _state_type(inf_norm, param), TensorType(beta1_pow.shape, beta1_pow.dtype))
+
+
+def _adamax_ref(param, grad, learning_rate, moment, inf_norm, beta1_pow, beta1=0.9,
+                beta2=0.999, epsilon=1e-8):
+    ct = _ct(moment.dtype)
+    g = _up(grad, ct)
+    m = beta1 * _up(moment, ct) + (1 - beta1) * g
+    u = np.maximum(beta2 * _up(inf_norm, ct) + epsilon, np.abs(g))
+    p = _up(param, ct) - _lr(learning_rate) / (1 - _lr(beta1_pow, "beta1_pow")) * m / u
+    return (_out(p, param.dtype), _out(m, moment.dtype), _out(u, inf_norm.dtype),
+            _out(beta1_pow * beta1, beta1_pow.dtype))
+
+
+def _adamax_cpu(param, grad, learning_rate, moment, inf_norm, beta1_pow, beta1=0.9,
+                beta2=0.999, epsilon=1e-8, out=None):
+    _check_arrays("adamax", param, grad, moment=moment, inf_norm=inf_norm)
+    ct = _ct(moment.dtype)
+    p, pback = _slot(param, out, 0, ct)
+    m, mback = _slot(moment, out, 1, ct)
+    u, uback = _slot(inf_norm, out, 2, ct)
+    g = _up(grad, ct)
+    t = np.subtract(g, m, out=np.empty_like(m))
+    t *= 1.0 - beta1
+    m += t
+    u *= beta2
+    u += epsilon
+    np.abs(g, out=t)
+    np.maximum(u, t, out=u)
+    np.divide(m, u, out=t)
+    t *= _lr(learning_rate) / (1.0 - _lr(beta1_pow, "beta1_pow"))
+    p -= t
+    return (_finish(p, pback, param.dtype), _finish(m, mback, moment.dtype),
+            _finish(u, uback, inf_norm.dtype), _pow_out(beta1_pow, beta1, out, 3))
+
+
+defop("adamax", ("param", "grad", "learning_rate", "moment", "inf_norm", "beta1_pow"),
+      {"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8},
+      ("param_out", "moment_out", "inf_norm_out", "beta1_pow_out"),
+      infer=_adamax_infer, reference=_adamax_ref, kernels={"cpu": _adamax_cpu},
+      canon=_adam_canon_floats(("beta1", "beta2", "epsilon")), promote=None,
+      differentiable=False, family="optimizer", api=False, method=False,
+      doc="Adamax: Adam with the infinity norm.")
+_register("adamax", ("moment", "inf_norm", "beta1_pow"),
+          ("param_out", "moment_out", "inf_norm_out", "beta1_pow_out"))
+
+
+# ================================================================ adagrad
+def _floats_canon(*keys):
+    def canon(attrs):
+        a = dict(attrs)
+        for k in keys:
+            a[k] = float(a[k])
+        for k in ("centered",):
+            if k in a:
+                a[k] = bool(a[k])
+        return a
+
+    return canon
+
+
+def _adagrad_infer(param, grad, learning_rate, moment, epsilon=1e-6):
+    _check_common(param, grad, learning_rate, {"moment": moment})
+    return TensorType(param.shape, param.dtype), _state_type(moment, param)
+
+
+def _adagrad_ref(param, grad, learning_rate, moment, epsilon=1e-6):
+    ct = _ct(moment.dtype)
+    g = _up(grad, ct)
+    G = _up(moment, ct) + g * g
+    p = _up(param, ct) - _lr(learning_rate) * g / (np.sqrt(G) + epsilon)
+    return _out(p, param.dtype), _out(G, moment.dtype)
+
+
+def _adagrad_cpu(param, grad, learning_rate, moment, epsilon=1e-6, out=None):
+    _check_arrays("adagrad", param, grad, moment=moment)
+    ct = _ct(moment.dtype)
+    p, pback = _slot(param, out, 0, ct)
+    G, gback = _slot(moment, out, 1, ct)
+    g = _up(grad, ct)
+    t = np.multiply(g, g, out=np.empty_like(g))
+    G += t
+    np.sqrt(G, out=t)
+    t += epsilon
+    np.divide(g, t, out=t)
+    t *= _lr(learning_rate)
+    p -= t
+    return _finish(p, pback, param.dtype), _finish(G, gback, moment.dtype)
+
+
+defop("adagrad", ("param", "grad", "learning_rate", "moment"), {"epsilon": 1e-6},
+      ("param_out", "moment_out"), infer=_adagrad_infer, reference=_adagrad_ref,
+      kernels={"cpu": _adagrad_cpu}, canon=_floats_canon("epsilon"), promote=None,
+      differentiable=False, family="optimizer", api=False, method=False,
+      doc="Adagrad: accumulated squared gradients scale the step.")
+_register("adagrad", ("moment",), ("param_out", "moment_out"))
+
+
+# ================================================================ adadelta
+def _adadelta_infer(param, grad, learning_rate, avg_squared_grad, avg_squared_update, rho=0.95,
+                    epsilon=1e-6):
+    _check_common(param, grad, learning_rate, {"avg_squared_grad": avg_squared_grad,
+                                               "avg_squared_update": avg_squared_update})
+    return (TensorType(param.shape, param.dtype), _state_type(avg_squared_grad, param),
+            _state_type(avg_squared_update, param))
+
+
+def _adadelta_ref(param, grad, learning_rate, avg_squared_grad, avg_squared_update, rho=0.95,
+                  epsilon=1e-6):
+    ct = _ct(avg_squared_grad.dtype)
+    g = _up(grad, ct)
+    eg = rho * _up(avg_squared_grad, ct) + (1 - rho) * g * g
+    ed = _up(avg_squared_update, ct)
+    d = -np.sqrt((ed + epsilon) / (eg + epsilon)) * g
+    ed = rho * ed + (1 - rho) * d * d
+    p = _up(param, ct) + _lr(learning_rate) * d
+    return (_out(p, param.dtype), _out(eg, avg_squared_grad.dtype),
+            _out(ed, avg_squared_update.dtype))
+
+
+def _adadelta_cpu(param, grad, learning_rate, avg_squared_grad, avg_squared_update, rho=0.95,
+                  epsilon=1e-6, out=None):
+    _check_arrays("adadelta", param, grad, avg_squared_grad=avg_squared_grad,
+                  avg_squared_update=avg_squared_update)
+    ct = _ct(avg_squared_grad.dtype)
+    p, pback = _slot(param, out, 0, ct)
+    eg, egback = _slot(avg_squared_grad, out, 1, ct)
+    ed, edback = _slot(avg_squared_update, out, 2, ct)
+    g = _up(grad, ct)
+    t = np.multiply(g, g, out=np.empty_like(g))
+    t -= eg
+    t *= 1.0 - rho
+    eg += t
+    # d = -sqrt((ed + eps) / (eg + eps)) * g, kept in t
+    u = np.add(eg, epsilon, out=np.empty_like(eg))
+    np.add(ed, epsilon, out=t)
+    np.divide(t, u, out=t)
+    np.sqrt(t, out=t)
+    t *= g
+    np.negative(t, out=t)
+    np.multiply(t, t, out=u)
+    u -= ed
+    u *= 1.0 - rho
+    ed += u
+    t *= _lr(learning_rate)
+    p += t
+    return (_finish(p, pback, param.dtype), _finish(eg, egback, avg_squared_grad.dtype),
+            _finish(ed, edback, avg_squared_update.dtype))
+
+
+defop("adadelta", ("param", "grad", "learning_rate", "avg_squared_grad", "avg_squared_update"),
+      {"rho": 0.95, "epsilon": 1e-6},
+      ("param_out", "avg_squared_grad_out", "avg_squared_update_out"),
+      infer=_adadelta_infer, reference=_adadelta_ref, kernels={"cpu": _adadelta_cpu},
+      canon=_floats_canon("rho", "epsilon"), promote=None, differentiable=False,
+      family="optimizer", api=False, method=False,
+      doc="Adadelta with Paddle's learning-rate factor.")
+_register("adadelta", ("avg_squared_grad", "avg_squared_update"),
+          ("param_out", "avg_squared_grad_out", "avg_squared_update_out"))
+
+
+# ================================================================ rmsprop
+def _rms_infer(param, grad, learning_rate, mean_square, moment, mean_grad=None, rho=0.95,
+               epsilon=1e-6, momentum=0.0, centered=False):
+    _check_common(param, grad, learning_rate, {"mean_square": mean_square, "moment": moment,
+                                               "mean_grad": mean_grad})
+    if centered and mean_grad is None:
+        raise InvalidArgumentError("centered=True needs the 'mean_grad' state input")
+    mg = TensorType((0,), mean_square.dtype) if mean_grad is None else \
+        _state_type(mean_grad, param)
+    return (TensorType(param.shape, param.dtype), _state_type(mean_square, param),
+            _state_type(moment, param), mg)
+
+
+def _rms_ref(param, grad, learning_rate, mean_square, moment, mean_grad=None, rho=0.95,
+             epsilon=1e-6, momentum=0.0, centered=False):
+    if centered and mean_grad is None:
+        raise InvalidArgumentError("centered=True needs the 'mean_grad' state input")
+    ct = _ct(mean_square.dtype)
+    g = _up(grad, ct)
+    ms = rho * _up(mean_square, ct) + (1 - rho) * g * g
+    if centered:
+        mg = rho * _up(mean_grad, ct) + (1 - rho) * g
+        den = np.sqrt(ms - mg * mg + epsilon)
+    else:
+        mg = None
+        den = np.sqrt(ms + epsilon)
+    mom = momentum * _up(moment, ct) + _lr(learning_rate) * g / den
+    p = _up(param, ct) - mom
+    if mean_grad is None:
+        mgout = _empty(mean_square.dtype, param)
+    else:
+        mgout = _out(mg if centered else mean_grad.copy(), mean_grad.dtype)
+    return _out(p, param.dtype), _out(ms, mean_square.dtype), _out(mom, moment.dtype), mgout
+
+
+def _rms_cpu(param, grad, learning_rate, mean_square, moment, mean_grad=None, rho=0.95,
+             epsilon=1e-6, momentum=0.0, centered=False, out=None):
+    _check_arrays("rmsprop", param, grad, mean_square=mean_square, moment=moment,
+                  mean_grad=mean_grad)
+    if centered and mean_grad is None:
+        raise InvalidArgumentError("rmsprop: centered=True needs the 'mean_grad' state input")
+    ct = _ct(mean_square.dtype)
+    p, pback = _slot(param, out, 0, ct)
+    ms, msback = _slot(mean_square, out, 1, ct)
+    mom, momback = _slot(moment, out, 2, ct)
+    g = _up(grad, ct)
+    t = np.multiply(g, g, out=np.empty_like(g))
+    t -= ms
+    t *= 1.0 - rho
+    ms += t
+    if centered:
+        mg, mgback = _slot(mean_grad, out, 3, ct)
+        np.subtract(g, mg, out=t)
+        t *= 1.0 - rho
+        mg += t
+        np.multiply(mg, mg, out=t)
+        np.subtract(ms, t, out=t)
+    else:
+        mg = mgback = None
+        np.copyto(t, ms)
+    t += epsilon
+    np.sqrt(t, out=t)
+    np.divide(g, t, out=t)
+    t *= _lr(learning_rate)
+    mom *= momentum
+    mom += t
+    p -= mom
+    if mean_grad is None:
+        mgout = _empty(mean_square.dtype, param)
+    elif centered:
+        mgout = _finish(mg, mgback, mean_grad.dtype)
+    else:
+        dst = None if out is None else out[3]
+        mgout = mean_grad.copy() if dst is None else dst
+        if dst is not None and dst is not mean_grad:
+            np.copyto(dst, mean_grad)
+    return (_finish(p, pback, param.dtype), _finish(ms, msback, mean_square.dtype),
+            _finish(mom, momback, moment.dtype), mgout)
+
+
+defop("rmsprop", ("param", "grad", "learning_rate", "mean_square", "moment", "mean_grad?"),
+      {"rho": 0.95, "epsilon": 1e-6, "momentum": 0.0, "centered": False},
+      ("param_out", "mean_square_out", "moment_out", "mean_grad_out"),
+      infer=_rms_infer, reference=_rms_ref, kernels={"cpu": _rms_cpu},
+      canon=_floats_canon("rho", "epsilon", "momentum"), promote=None, differentiable=False,
+      family="optimizer", api=False, method=False,
+      doc="RMSProp (optionally centered) with momentum.")
+_register("rmsprop", ("mean_square", "moment", "mean_grad"),
+          ("param_out", "mean_square_out", "moment_out", "mean_grad_out"))
+
+
+# ================================================================ lamb
+_LAMB_ATTRS = {"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-6, "weight_decay": 0.01,
+               "always_adapt": False}
+
+
+def _lamb_infer(param, grad, learning_rate, moment1, moment2, beta1_pow, beta2_pow, beta1=0.9,
+                beta2=0.999, epsilon=1e-6, weight_decay=0.01, always_adapt=False):
+    _check_common(param, grad, learning_rate, {"moment1": moment1, "moment2": moment2},
+                  (("beta1_pow", beta1_pow), ("beta2_pow", beta2_pow)))
+    return (TensorType(param.shape, param.dtype), _state_type(moment1, param),
+            _state_type(moment2, param), TensorType(beta1_pow.shape, beta1_pow.dtype),
+            TensorType(beta2_pow.shape, beta2_pow.dtype))
+
+
+def _lamb_ref(param, grad, learning_rate, moment1, moment2, beta1_pow, beta2_pow, beta1=0.9,
+              beta2=0.999, epsilon=1e-6, weight_decay=0.01, always_adapt=False):
+    ct = _ct(moment1.dtype)
+    g = _up(grad, ct)
+    p = _up(param, ct)
+    m = beta1 * _up(moment1, ct) + (1 - beta1) * g
+    v = beta2 * _up(moment2, ct) + (1 - beta2) * g * g
+    b1p, b2p = _lr(beta1_pow, "beta1_pow"), _lr(beta2_pow, "beta2_pow")
+    r = (m / (1 - b1p)) / (np.sqrt(v / (1 - b2p)) + epsilon) + weight_decay * p
+    trust = 1.0
+    if weight_decay > 0 or always_adapt:
+        pn = float(np.sqrt(np.sum(p.astype(np.float64) ** 2)))
+        rn = float(np.sqrt(np.sum(r.astype(np.float64) ** 2)))
+        if pn > 0 and rn > 0:
+            trust = pn / rn
+    p = p - _lr(learning_rate) * trust * r
+    return (_out(p, param.dtype), _out(m, moment1.dtype), _out(v, moment2.dtype),
+            _out(beta1_pow * beta1, beta1_pow.dtype),
+            _out(beta2_pow * beta2, beta2_pow.dtype))
+
+
+def _lamb_cpu(param, grad, learning_rate, moment1, moment2, beta1_pow, beta2_pow, beta1=0.9,
+              beta2=0.999, epsilon=1e-6, weight_decay=0.01, always_adapt=False, out=None,
+              segments=None):
+    _check_arrays("lamb", param, grad, moment1=moment1, moment2=moment2)
+    ct = _ct(moment1.dtype)
+    p, pback = _slot(param, out, 0, ct)
+    m, mback = _slot(moment1, out, 1, ct)
+    v, vback = _slot(moment2, out, 2, ct)
+    g = _up(grad, ct)
+    t = np.subtract(g, m, out=np.empty_like(m))
+    t *= 1.0 - beta1
+    m += t
+    np.multiply(g, g, out=t)
+    t -= v
+    t *= 1.0 - beta2
+    v += t
+    # r = m / (1-b1^t) / (sqrt(v / (1-b2^t)) + eps) + wd * p, kept in t
+    np.multiply(v, 1.0 / (1.0 - _lr(beta2_pow, "beta2_pow")), out=t)
+    np.sqrt(t, out=t)
+    t += epsilon
+    np.divide(m, t, out=t)
+    t *= 1.0 / (1.0 - _lr(beta1_pow, "beta1_pow"))
+    if weight_decay != 0.0:
+        t += weight_decay * p
+    lr = _lr(learning_rate)
+    if weight_decay > 0 or always_adapt:
+        flat_p = p.reshape(-1)
+        flat_t = t.reshape(-1)
+        if segments is None:
+            pn = math.sqrt(float(np.dot(flat_p, flat_p))) if p.size else 0.0
+            rn = math.sqrt(float(np.dot(flat_t, flat_t))) if p.size else 0.0
+            scale = lr * (pn / rn if pn > 0 and rn > 0 else 1.0)
+            t *= scale
+        else:
+            seg = np.asarray(segments, dtype=np.intp)
+            ends = np.append(seg[1:], flat_p.size)
+            sq = np.multiply(flat_p, flat_p, out=np.empty_like(flat_p))
+            pn = np.sqrt(np.add.reduceat(sq, seg, dtype=np.float64))
+            np.multiply(flat_t, flat_t, out=sq)
+            rn = np.sqrt(np.add.reduceat(sq, seg, dtype=np.float64))
+            ok = (pn > 0) & (rn > 0) & (ends > seg)
+            ratio = np.where(ok, pn / np.where(ok, rn, 1.0), 1.0) * lr
+            for a, b, r in zip(seg.tolist(), ends.tolist(), ratio.tolist()):
+                flat_t[a:b] *= r  # one pass in all: a slice per parameter
+    else:
+        t *= lr
+    p -= t
+    return (_finish(p, pback, param.dtype), _finish(m, mback, moment1.dtype),
+            _finish(v, vback, moment2.dtype), _pow_out(beta1_pow, beta1, out, 3),
+            _pow_out(beta2_pow, beta2, out, 4))
+
+
+defop("lamb", ("param", "grad", "learning_rate", "moment1", "moment2", "beta1_pow", "beta2_pow"),
+      dict(_LAMB_ATTRS),
+      ("param_out", "moment1_out", "moment2_out", "beta1_pow_out", "beta2_pow_out"),
+      infer=_lamb_infer, reference=_lamb_ref, kernels={"cpu": _lamb_cpu},
+      canon=_adam_canon_floats(("beta1", "beta2", "epsilon", "weight_decay")), promote=None,
+      differentiable=False, family="optimizer", api=False, method=False,
+      doc="LAMB: Adam direction plus weight decay, scaled by the layer-wise trust ratio.")
+_register("lamb", ("moment1", "moment2", "beta1_pow", "beta2_pow"),
+          ("param_out", "moment1_out", "moment2_out", "beta1_pow_out", "beta2_pow_out"))
+
+
+# ================================================================ asgd
+def _asgd_infer(param, grad, learning_rate, d, y, n):
+    _check_common(param, grad, learning_rate, {"d": d, "y": y})
+    if n.dtype.kind not in (_dt._FLOAT, _dt._INT):
+        raise InvalidTypeError(f"'n' must be a real number tensor, got {n.dtype.name}")
+    _one_element(n, "n")
+    return (TensorType(param.shape, param.dtype), _state_type(d, param), _state_type(y, param))
+
+
+def _n(a) -> float:
+    n = _lr(a, "n")
+    if not n > 0:
+        raise InvalidArgumentError(f"asgd: 'n' must be positive, got {n}")
+    return n
+
+
+def _asgd_ref(param, grad, learning_rate, d, y, n):
+    ct = _ct(d.dtype)
+    g = _up(grad, ct)
+    d2 = _up(d, ct) - _up(y, ct) + g
+    p = _up(param, ct) - _lr(learning_rate) / _n(n) * d2
+    return _out(p, param.dtype), _out(d2, d.dtype), _out(g, y.dtype)
+
+
+def _asgd_cpu(param, grad, learning_rate, d, y, n, out=None):
+    _check_arrays("asgd", param, grad, d=d, y=y)
+    ct = _ct(d.dtype)
+    p, pback = _slot(param, out, 0, ct)
+    dd, dback = _slot(d, out, 1, ct)
+    g = _up(grad, ct)
+    dd -= _up(y, ct)
+    dd += g
+    p -= (_lr(learning_rate) / _n(n)) * dd
+    ydst = None if out is None else out[2]
+    if ydst is None:
+        yout = g.astype(y.dtype, copy=True)
+    else:
+        np.copyto(ydst, g, casting="unsafe")
+        yout = ydst
+    return _finish(p, pback, param.dtype), _finish(dd, dback, d.dtype), yout
+
+
+defop("asgd", ("param", "grad", "learning_rate", "d", "y", "n"), {},
+      ("param_out", "d_out", "y_out"), infer=_asgd_infer, reference=_asgd_ref,
+      kernels={"cpu": _asgd_cpu}, promote=None, differentiable=False, family="optimizer",
+      api=False, method=False,
+      doc="Paddle's ASGD (stochastic average gradient) update.")
+_register("asgd", ("d", "y", "n"), ("param_out", "d_out", "y_out"))

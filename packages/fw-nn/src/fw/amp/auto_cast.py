@@ -1,0 +1,324 @@
+"""`auto_cast` and `decorate`: automatic mixed precision.
+
+While an `auto_cast` region is active, fw-core's general dispatcher calls
+`_cast_args(op, args)` (the ``dispatch.amp_state`` hook) before running or emitting
+an op; it casts the op's floating inputs per the lists in `fw.amp.lists`:
+
+- O1: WHITE ops run in the low-precision dtype, BLACK ops in float32, the rest keep
+  their inputs' dtypes (mixed float32/low inputs promote to float32, as always);
+- O2: every op except BLACK (and the bookkeeping ops of ``NEVER``) runs low.
+
+Casts go through the differentiable ``cast`` op, so gradients reach float32
+parameters in float32. A parameter cast once in a region is reused for the rest of
+the region (until it changes). Ops on fw-core's specialised fast paths (plain
+elementwise arithmetic on Tensors) skip the hook and simply follow their inputs.
+
+On CPU bfloat16 is the default low dtype: it keeps float32's range, so no loss
+scaling is needed. float16 works too but NumPy computes it slowly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+import weakref
+
+from fw.amp import lists as _lists
+from fw.core import dispatch as _dispatch
+from fw.core import dtypes as _dt
+from fw.core.errors import InvalidArgumentError
+from fw.core.ops import OPS
+from fw.core.tensor import Tensor, version_of
+
+__all__ = ["auto_cast", "amp_guard", "decorate", "amp_decorate", "is_bfloat16_supported",
+           "is_float16_supported", "current_state"]
+
+_LOW = {"float16": _dt.float16, "bfloat16": _dt.bfloat16}
+_CAST_OP = OPS["cast"]
+
+
+class _State:
+    def __init__(self, white, black, level, dtype, use_promote):
+        self.white = white
+        self.black = black
+        self.level = level
+        self.dtype = dtype
+        self.use_promote = use_promote
+        self.cache = {}
+
+
+_local = threading.local()
+
+
+def _stack():
+    s = getattr(_local, "stack", None)
+    if s is None:
+        s = _local.stack = []
+    return s
+
+
+def current_state():
+    """The innermost active auto_cast configuration (None outside a region or when
+    it is disabled)."""
+    s = _stack()
+    return s[-1] if s else None
+
+
+def _default_dtype():
+    from fw.core import place as _pl
+
+    return "float16" if _pl.current_place().kind == "gpu" else "bfloat16"
+
+
+def _target(st, op):
+    name = op.name
+    if name in _lists.NEVER or op.family in _lists.NEVER_FAMILIES:
+        return None
+    if name in st.black:
+        return _dt.float32
+    if name in st.white:
+        return st.dtype
+    if st.level == "O2":
+        return st.dtype
+    return None
+
+
+def _cast_one(st, t, target):
+    if type(t) is not Tensor and not isinstance(t, Tensor):
+        return t
+    try:
+        fd = t.dtype
+    except TypeError:  # an array dtype fw does not have
+        return t
+    if fd is target or not fd.is_floating_point:
+        return t
+    leaf = t._node is None and not t._sg
+    if leaf:
+        key = (id(t), target.name)
+        hit = st.cache.get(key)
+        if hit is not None:
+            ref, ver, out = hit
+            if ref() is t and ver == version_of(t):
+                return out
+    out = _dispatch.invoke(_CAST_OP, [t], {"dtype": target})
+    if leaf:
+        st.cache[key] = (weakref.ref(t), version_of(t), out)
+    return out
+
+
+def _cast_args(op, args):
+    st = current_state()
+    if st is None:
+        return args
+    target = _target(st, op)
+    if target is None:
+        return args
+    out = None
+    for i, a in enumerate(args):
+        if i == op.variadic and isinstance(a, (list, tuple)):
+            new = [_cast_one(st, x, target) for x in a]
+            if any(x is not y for x, y in zip(new, a)):
+                out = out or list(args)
+                out[i] = new
+            continue
+        if isinstance(a, Tensor):
+            c = _cast_one(st, a, target)
+            if c is not a:
+                out = out or list(args)
+                out[i] = c
+    return args if out is None else out
+
+
+def _refresh_hook():
+    st = current_state()
+    _dispatch.amp_state.enabled = st is not None
+    _dispatch.amp_state.cast_args = _cast_args if st is not None else None
+
+
+class auto_cast(contextlib.ContextDecorator):  # noqa: N801 - Paddle's name
+    """Run the ops in this region in mixed precision (context manager or decorator).
+
+    Args:
+        enable: False makes the region a no-op.
+        custom_white_list: op names (or Paddle layer/op names) added to the white list.
+        custom_black_list: op names added to the black list (it wins over white).
+        level: ``"O1"`` (lists decide) or ``"O2"`` (everything low except black);
+            ``"O0"`` disables.
+        dtype: ``"float16"`` or ``"bfloat16"``; None picks bfloat16 on CPU and
+            float16 on GPU.
+        use_promote: mixed float32/low inputs of non-listed ops compute in float32
+            (always the case in fw, whose promotion table does it).
+
+    >>> import fw
+    >>> lin = fw.nn.Linear(4, 4)
+    >>> with fw.amp.auto_cast(dtype="bfloat16"):
+    ...     y = lin(fw.ones([2, 4]))
+    >>> y.dtype
+    fw.bfloat16
+    """
+
+    def __init__(self, enable=True, custom_white_list=None, custom_black_list=None,
+                 level="O1", dtype=None, use_promote=True):
+        level = str(level).upper()
+        if level not in ("O0", "O1", "O2", "OD"):
+            raise InvalidArgumentError(f"auto_cast: 'level' must be 'O0', 'O1', 'O2' or 'OD', "
+                                       f"got {level!r}")
+        dtype = _default_dtype() if dtype is None else str(getattr(dtype, "name", dtype))
+        if dtype not in _LOW:
+            raise InvalidArgumentError(f"auto_cast: 'dtype' must be 'float16' or 'bfloat16', "
+                                       f"got {dtype!r}")
+        white = set(_lists.WHITE) | set(custom_white_list or ())
+        black = (set(_lists.BLACK) | set(custom_black_list or ())) - \
+            set(custom_white_list or ())
+        white -= set(custom_black_list or ())
+        if level == "OD":  # Paddle's "default": only the white list goes low
+            level = "O1"
+            black = set()
+        self._enabled = bool(enable) and level != "O0"
+        self._state = _State(frozenset(white), frozenset(black), level, _LOW[dtype],
+                             use_promote)
+
+    def __enter__(self):
+        st = self._state if self._enabled else None  # None: a disabled region
+        if st is not None:
+            st.cache = {}
+        _stack().append(st)
+        _refresh_hook()
+        return self
+
+    def __exit__(self, *exc):
+        s = _stack()
+        if s:
+            top = s.pop()
+            if top is not None:
+                top.cache = {}
+        _refresh_hook()
+        return False
+
+
+amp_guard = auto_cast
+
+
+# ---------------------------------------------------------------- decorate
+def _norm_layer_types():
+    import fw.nn as nn
+
+    names = ("BatchNorm", "BatchNorm1D", "BatchNorm2D", "BatchNorm3D", "SyncBatchNorm",
+             "LayerNorm", "GroupNorm", "InstanceNorm1D", "InstanceNorm2D", "InstanceNorm3D",
+             "LocalResponseNorm", "RMSNorm", "SpectralNorm")
+    return tuple(getattr(nn, n) for n in names if isinstance(getattr(nn, n, None), type))
+
+
+def decorate(models, optimizers=None, level="O1", dtype=None, master_weight=None,
+             save_dtype=None, master_grad=False, excluded_layers=None):
+    """Prepare models (and optimizers) for mixed precision.
+
+    At level O2 the models' floating parameters and buffers are cast to the low
+    dtype, except normalization layers (and `excluded_layers`), which stay float32;
+    the optimizers keep float32 master weights (``multi_precision``) unless
+    ``master_weight=False``. At level O1 nothing changes.
+
+    Args:
+        models: a Layer or a list of Layers.
+        optimizers: an optimizer or a list of them (or None).
+        level: ``"O1"`` or ``"O2"``.
+        dtype: ``"float16"``/``"bfloat16"`` (None: bfloat16 on CPU, float16 on GPU).
+        master_weight: keep float32 master weights in the optimizers (default True at O2).
+        save_dtype: the dtype the models' ``state_dict()`` returns parameters in
+            (e.g. ``"float32"`` to save full-precision checkpoints).
+        master_grad: accepted for compatibility (gradients are cast to float32 by the
+            optimizer's master-weight update).
+        excluded_layers: Layer instances or types kept in float32.
+
+    Returns:
+        the models (and optimizers, when given) in the same structure.
+    """
+    level = str(level).upper()
+    if level not in ("O0", "O1", "O2"):
+        raise InvalidArgumentError(f"decorate: 'level' must be 'O1' or 'O2', got {level!r}")
+    dtype = _default_dtype() if dtype is None else str(getattr(dtype, "name", dtype))
+    if dtype not in _LOW:
+        raise InvalidArgumentError(f"decorate: 'dtype' must be 'float16' or 'bfloat16', got "
+                                   f"{dtype!r}")
+    single_model = not isinstance(models, (list, tuple))
+    model_list = [models] if single_model else list(models)
+    single_opt = optimizers is not None and not isinstance(optimizers, (list, tuple))
+    opt_list = [] if optimizers is None else ([optimizers] if single_opt else list(optimizers))
+    if level == "O2":
+        keep = _norm_layer_types()
+        ex_types = tuple(x for x in (excluded_layers or ()) if isinstance(x, type))
+        ex_objs = {id(x) for x in (excluded_layers or ()) if not isinstance(x, type)}
+        low = _LOW[dtype]
+        from fw.autograd import no_grad
+        from fw.core.ir import no_building
+
+        for m in model_list:
+            with no_grad(), no_building():
+                for layer in m.sublayers(include_self=True):
+                    if isinstance(layer, keep + ex_types) or id(layer) in ex_objs:
+                        continue
+                    for store in (layer._parameters, layer._buffers):
+                        for t in store.values():
+                            if t is not None and t.dtype.is_floating_point and \
+                                    t.dtype is not low:
+                                t._replace_data(t._data.astype(low.np))
+                                if t._grad is not None:
+                                    t._grad = None
+        if master_weight is None or master_weight:
+            for o in opt_list:
+                o._multi_precision = True
+                o._invalidate()
+    if save_dtype is not None:
+        sd = _dt.convert_dtype(save_dtype)
+        for m in model_list:
+            _wrap_state_dict(m, sd)
+    out_models = model_list[0] if single_model else model_list
+    if optimizers is None:
+        return out_models
+    return out_models, (opt_list[0] if single_opt else opt_list)
+
+
+amp_decorate = decorate
+
+
+def _wrap_state_dict(model, dtype):
+    orig = model.state_dict
+
+    @functools.wraps(orig)
+    def state_dict(*args, **kwargs):
+        d = orig(*args, **kwargs)
+        for k, v in list(d.items()):
+            if isinstance(v, Tensor) and v.dtype.is_floating_point and v.dtype is not dtype:
+                d[k] = v.astype(dtype)
+        return d
+
+    model.state_dict = state_dict
+
+
+# ---------------------------------------------------------------- support queries
+def is_bfloat16_supported(device=None) -> bool:
+    """Whether `device` (default: the current one) can compute in bfloat16. On CPU it
+    always can (through ml_dtypes); on GPU it needs compute capability 8.0."""
+    return _supported(device, "bfloat16")
+
+
+def is_float16_supported(device=None) -> bool:
+    """Whether `device` (default: the current one) can compute in float16 (always on
+    CPU, though slowly; on GPU from compute capability 5.3)."""
+    return _supported(device, "float16")
+
+
+def _supported(device, which):
+    from fw.core import place as _pl
+
+    p = _pl.current_place() if device is None else _pl.parse_place(device)
+    if p.kind == "cpu":
+        return True
+    try:
+        import cupy
+
+        cc = int(cupy.cuda.Device(p.index or 0).compute_capability)  # e.g. "80"
+    except Exception:
+        return False
+    return cc >= (80 if which == "bfloat16" else 53)

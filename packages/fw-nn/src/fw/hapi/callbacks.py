@@ -1,0 +1,513 @@
+"""Callbacks of `fw.Model` (Paddle's ``paddle.callbacks``).
+
+A callback gets ``set_model(model)``, ``set_params(params)`` (``epochs``, ``steps``,
+``verbose``, ``metrics``, ``save_dir``, ``batch_size``, ``log_freq``, ``save_freq``) and
+the ``on_*`` events of training, evaluation and prediction, with ``logs`` holding
+``loss``, the metrics, ``step`` and ``batch_size``.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+__all__ = ["Callback", "CallbackList", "ProgBarLogger", "ModelCheckpoint", "EarlyStopping",
+           "LRScheduler", "ReduceLROnPlateau", "VisualDL", "TensorBoard", "config_callbacks"]
+
+
+class Callback:
+    """Base class: override the events you need.
+
+    >>> import fw
+    >>> class Count(fw.callbacks.Callback):
+    ...     def on_train_batch_end(self, step, logs=None):
+    ...         self.n = step + 1
+    """
+
+    def __init__(self):
+        self.model = None
+        self.params = {}
+
+    def set_params(self, params):
+        self.params = params
+
+    def set_model(self, model):
+        self.model = model
+
+    def on_train_begin(self, logs=None):
+        pass
+
+    def on_train_end(self, logs=None):
+        pass
+
+    def on_eval_begin(self, logs=None):
+        pass
+
+    def on_eval_end(self, logs=None):
+        pass
+
+    def on_predict_begin(self, logs=None):
+        pass
+
+    def on_predict_end(self, logs=None):
+        pass
+
+    def on_epoch_begin(self, epoch, logs=None):
+        pass
+
+    def on_epoch_end(self, epoch, logs=None):
+        pass
+
+    def on_train_batch_begin(self, step, logs=None):
+        pass
+
+    def on_train_batch_end(self, step, logs=None):
+        pass
+
+    def on_eval_batch_begin(self, step, logs=None):
+        pass
+
+    def on_eval_batch_end(self, step, logs=None):
+        pass
+
+    def on_predict_batch_begin(self, step, logs=None):
+        pass
+
+    def on_predict_batch_end(self, step, logs=None):
+        pass
+
+
+class CallbackList:
+    """Dispatches each event to every callback, in order."""
+
+    def __init__(self, callbacks=None):
+        self.callbacks = list(callbacks or [])
+        self.params = {}
+        self.model = None
+
+    def append(self, cb):
+        self.callbacks.append(cb)
+
+    def __iter__(self):
+        return iter(self.callbacks)
+
+    def set_params(self, params):
+        self.params = params
+        for c in self.callbacks:
+            c.set_params(params)
+
+    def set_model(self, model):
+        self.model = model
+        for c in self.callbacks:
+            c.set_model(model)
+
+    def _call(self, name, *args):
+        for c in self.callbacks:
+            getattr(c, name)(*args)
+
+    def on_begin(self, mode, logs=None):
+        self._call(f"on_{mode}_begin", logs)
+
+    def on_end(self, mode, logs=None):
+        self._call(f"on_{mode}_end", logs)
+
+    def on_epoch_begin(self, epoch=None, logs=None):
+        self._call("on_epoch_begin", epoch, logs)
+
+    def on_epoch_end(self, epoch=None, logs=None):
+        self._call("on_epoch_end", epoch, logs)
+
+    def on_batch_begin(self, mode, step=None, logs=None):
+        self._call(f"on_{mode}_batch_begin", step, logs)
+
+    def on_batch_end(self, mode, step=None, logs=None):
+        self._call(f"on_{mode}_batch_end", step, logs)
+
+
+def _fmt(v):
+    if isinstance(v, (list, tuple)):
+        return " ".join(_fmt(x) for x in v)
+    if isinstance(v, np.ndarray):
+        v = v.reshape(-1)
+        return " ".join(f"{float(x):.4f}" for x in v[:4])
+    if isinstance(v, numbers.Number):
+        return f"{float(v):.4f}" if isinstance(v, float) else str(v)
+    return str(v)
+
+
+class ProgBarLogger(Callback):
+    """Report progress: ``verbose=1`` draws a tqdm bar per epoch (tqdm hides it when
+    the output is not a terminal), ``verbose=2`` prints a line every ``log_freq``
+    steps and one per epoch, ``verbose=0`` is silent.
+
+    Args:
+        log_freq: steps between log lines (verbose=2) or bar refreshes.
+        verbose: 0, 1 or 2.
+    """
+
+    def __init__(self, log_freq=1, verbose=2):
+        super().__init__()
+        self.log_freq = max(int(log_freq), 1)
+        self.verbose = verbose
+        self._bar = None
+
+    def _keys(self, logs):
+        keys = ["loss"] + [k for k in (logs or {}) if k not in ("loss", "step", "batch_size")]
+        return [k for k in keys if k in (logs or {})]
+
+    def _line(self, logs):
+        return " - ".join(f"{k}: {_fmt(logs[k])}" for k in self._keys(logs))
+
+    def _open_bar(self, total, desc):
+        try:
+            from tqdm import tqdm
+        except ImportError:  # tqdm is a dependency; still work without it
+            return None
+        return tqdm(total=total, desc=desc, leave=True, dynamic_ncols=True, disable=None,
+                    file=sys.stdout)
+
+    def on_train_begin(self, logs=None):
+        self.epochs = self.params.get("epochs")
+        self.train_metrics = self.params.get("metrics", [])
+
+    def on_epoch_begin(self, epoch=None, logs=None):
+        self.steps = self.params.get("steps")
+        self.epoch = epoch
+        self._t0 = time.time()
+        if self.verbose and self.epochs:
+            if self.verbose == 1:
+                self._bar = self._open_bar(self.steps, f"Epoch {epoch + 1}/{self.epochs}")
+            else:
+                print(f"Epoch {epoch + 1}/{self.epochs}", flush=True)
+
+    def _progress(self, step, logs, total):
+        if self._bar is not None:
+            self._bar.update(step + 1 - self._bar.n)
+            self._bar.set_postfix_str(self._line(logs), refresh=False)
+        elif self.verbose == 2 and (step + 1) % self.log_freq == 0:
+            ms = (time.time() - self._t0) * 1000 / (step + 1)
+            of = f"/{total}" if total else ""
+            print(f"step {step + 1}{of} - {self._line(logs)} - {ms:.0f}ms/step", flush=True)
+
+    def on_train_batch_end(self, step, logs=None):
+        if self.verbose:
+            self._progress(step, logs or {}, self.steps)
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self._bar is not None:
+            self._bar.set_postfix_str(self._line(logs or {}))
+            self._bar.close()
+            self._bar = None
+        elif self.verbose == 2 and logs:
+            print(f"Epoch {epoch + 1} done - {self._line(logs)}", flush=True)
+
+    def on_eval_begin(self, logs=None):
+        self.eval_steps = (logs or {}).get("steps")
+        self._t0 = time.time()
+        if self.verbose:
+            if self.verbose == 1:
+                self._bar = self._open_bar(self.eval_steps, "Eval")
+            else:
+                print("Eval begin...", flush=True)
+
+    def on_eval_batch_end(self, step, logs=None):
+        if self.verbose:
+            self._progress(step, logs or {}, self.eval_steps)
+
+    def on_eval_end(self, logs=None):
+        if self._bar is not None:
+            self._bar.set_postfix_str(self._line(logs or {}))
+            self._bar.close()
+            self._bar = None
+        elif self.verbose == 2:
+            print(f"Eval samples: {(logs or {}).get('samples', '?')} - "
+                  f"{self._line(logs or {})}", flush=True)
+
+    def on_predict_begin(self, logs=None):
+        self._t0 = time.time()
+        if self.verbose == 1:
+            self._bar = self._open_bar((logs or {}).get("steps"), "Predict")
+
+    def on_predict_batch_end(self, step, logs=None):
+        if self._bar is not None:
+            self._bar.update(step + 1 - self._bar.n)
+
+    def on_predict_end(self, logs=None):
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+
+class ModelCheckpoint(Callback):
+    """Save the model every ``save_freq`` epochs to ``save_dir/<epoch>`` and at the end
+    of training to ``save_dir/final`` (``.pdparams`` and ``.pdopt`` files)."""
+
+    def __init__(self, save_freq=1, save_dir=None):
+        super().__init__()
+        self.save_freq = max(int(save_freq), 1)
+        self.save_dir = save_dir
+
+    def _dir(self):
+        return self.save_dir or self.params.get("save_dir")
+
+    def on_epoch_begin(self, epoch=None, logs=None):
+        self.epoch = epoch
+
+    def on_epoch_end(self, epoch, logs=None):
+        d = self._dir()
+        if d and self.model is not None and (epoch + 1) % self.save_freq == 0:
+            self.model.save(os.path.join(d, str(epoch)))
+
+    def on_train_end(self, logs=None):
+        d = self._dir()
+        if d and self.model is not None:
+            self.model.save(os.path.join(d, "final"))
+
+
+class EarlyStopping(Callback):
+    """Stop training when an evaluated quantity stops improving.
+
+    Args:
+        monitor: the log key to watch (``"loss"`` or a metric name) — from the
+            evaluation run after each epoch (``eval_data`` must be given to fit).
+        mode: ``"min"``, ``"max"`` or ``"auto"`` (max for accuracy-like names).
+        patience: evaluations without improvement tolerated.
+        verbose: print when stopping.
+        min_delta: the smallest change that counts as improvement.
+        baseline: a value the quantity must beat first.
+        save_best_model: save the best model to ``save_dir/best_model``.
+    """
+
+    def __init__(self, monitor="loss", mode="auto", patience=0, verbose=1, min_delta=0,
+                 baseline=None, save_best_model=True):
+        super().__init__()
+        self.monitor = monitor
+        self.patience = patience
+        self.verbose = verbose
+        self.baseline = baseline
+        self.min_delta = abs(min_delta)
+        self.save_best_model = save_best_model
+        self.wait_epoch = 0
+        self.best_weights = None
+        self.stopped_epoch = 0
+        if mode not in ("auto", "min", "max"):
+            warnings.warn(f"EarlyStopping mode {mode!r} is unknown, using 'auto'", stacklevel=2)
+            mode = "auto"
+        if mode == "min" or (mode == "auto" and "acc" not in monitor):
+            self.monitor_op = np.less
+            self.min_delta *= -1
+        else:
+            self.monitor_op = np.greater
+
+    def on_train_begin(self, logs=None):
+        self.wait_epoch = 0
+        self.stopped_epoch = 0
+        if self.baseline is not None:
+            self.best_value = self.baseline
+        else:
+            self.best_value = np.inf if self.monitor_op is np.less else -np.inf
+        self.save_dir = self.params.get("save_dir")
+
+    def on_eval_end(self, logs=None):
+        if logs is None or self.monitor not in logs:
+            warnings.warn(f"EarlyStopping: the monitored key '{self.monitor}' is not in the "
+                          f"evaluation logs {sorted(logs or {})}", stacklevel=2)
+            return
+        current = logs[self.monitor]
+        if isinstance(current, (list, tuple, np.ndarray)):
+            current = float(np.asarray(current).reshape(-1)[0])
+        elif not isinstance(current, numbers.Number):
+            return
+        if self.monitor_op(current - self.min_delta, self.best_value):
+            self.best_value = current
+            self.wait_epoch = 0
+            if self.save_best_model and self.save_dir is not None and self.model is not None:
+                self.model.save(os.path.join(self.save_dir, "best_model"))
+        else:
+            self.wait_epoch += 1
+        if self.wait_epoch > self.patience and self.model is not None:
+            self.model.stop_training = True
+            if self.verbose > 0:
+                print(f"Epoch {self.stopped_epoch + 1}: Early stopping.", flush=True)
+        self.stopped_epoch += 1
+
+
+class LRScheduler(Callback):
+    """Step the optimizer's learning-rate scheduler after every batch (``by_step``)
+    or every epoch (``by_epoch``)."""
+
+    def __init__(self, by_step=True, by_epoch=False):
+        super().__init__()
+        if by_step and by_epoch:
+            raise ValueError("LRScheduler callback: by_step and by_epoch are exclusive")
+        self.by_step = by_step
+        self.by_epoch = by_epoch
+
+    def _scheduler(self):
+        from fw.optimizer.lr import LRScheduler as Sched
+
+        opt = getattr(self.model, "_optimizer", None)
+        lr = getattr(opt, "_learning_rate", None)
+        return lr if isinstance(lr, Sched) else None
+
+    def on_epoch_end(self, epoch, logs=None):
+        s = self._scheduler()
+        if self.by_epoch and s is not None:
+            s.step()
+
+    def on_train_batch_end(self, step, logs=None):
+        s = self._scheduler()
+        if self.by_step and s is not None:
+            s.step()
+
+
+class ReduceLROnPlateau(Callback):
+    """Multiply the (float) learning rate by ``factor`` when the monitored evaluation
+    quantity has not improved for ``patience`` evaluations.
+
+    Args:
+        monitor, mode, min_delta: as `EarlyStopping`.
+        factor: the reduction factor (< 1).
+        patience: evaluations without improvement before reducing.
+        verbose: print reductions.
+        cooldown: evaluations to wait after a reduction.
+        min_lr: the lower bound of the rate.
+    """
+
+    def __init__(self, monitor="loss", factor=0.1, patience=10, verbose=1, mode="auto",
+                 min_delta=1e-4, cooldown=0, min_lr=0):
+        super().__init__()
+        if factor >= 1.0:
+            raise ValueError(f"ReduceLROnPlateau: 'factor' must be < 1.0, got {factor}")
+        self.monitor = monitor
+        self.factor = factor
+        self.patience = patience
+        self.verbose = verbose
+        self.min_delta = min_delta
+        self.cooldown = cooldown
+        self.min_lr = min_lr
+        self.cooldown_counter = 0
+        self.wait = 0
+        if mode not in ("auto", "min", "max"):
+            mode = "auto"
+        self.mode = "max" if mode == "max" or (mode == "auto" and "acc" in monitor) else "min"
+        self._reset()
+
+    def _reset(self):
+        self.best = np.inf if self.mode == "min" else -np.inf
+        self.cooldown_counter = 0
+        self.wait = 0
+
+    def on_train_begin(self, logs=None):
+        self._reset()
+
+    def _better(self, a, b):
+        return a < b - self.min_delta if self.mode == "min" else a > b + self.min_delta
+
+    def on_eval_end(self, logs=None):
+        if logs is None or self.monitor not in logs:
+            warnings.warn(f"ReduceLROnPlateau: the monitored key '{self.monitor}' is not in "
+                          f"the evaluation logs {sorted(logs or {})}", stacklevel=2)
+            return
+        cur = logs[self.monitor]
+        cur = float(np.asarray(cur).reshape(-1)[0])
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            self.wait = 0
+        if self._better(cur, self.best):
+            self.best = cur
+            self.wait = 0
+        elif self.cooldown_counter <= 0:
+            self.wait += 1
+            if self.wait >= self.patience:
+                opt = getattr(self.model, "_optimizer", None)
+                from fw.optimizer.lr import LRScheduler as Sched
+
+                if opt is None or isinstance(opt._learning_rate, Sched):
+                    warnings.warn("ReduceLROnPlateau: the optimizer's learning rate is driven "
+                                  "by an LRScheduler; not changing it", stacklevel=2)
+                    return
+                old = opt.get_lr()
+                new = max(old * self.factor, self.min_lr)
+                if old - new > 1e-12:
+                    opt.set_lr(new)
+                    if self.verbose > 0:
+                        print(f"ReduceLROnPlateau: learning rate reduced to {new}.", flush=True)
+                self.cooldown_counter = self.cooldown
+                self.wait = 0
+
+
+class TensorBoard(Callback):
+    """Log the training/evaluation scalars (loss and metrics) to TensorBoard event
+    files in `log_dir` (``train/`` per step, ``eval/`` per evaluation)."""
+
+    def __init__(self, log_dir):
+        super().__init__()
+        self.log_dir = log_dir
+        self._writer = None
+        self.train_step = 0
+        self.eval_step = 0
+
+    def _w(self):
+        if self._writer is None:
+            from fw.hapi.tensorboard import EventFileWriter
+
+            self._writer = EventFileWriter(self.log_dir)
+        return self._writer
+
+    def _write(self, prefix, logs, step):
+        for k, v in (logs or {}).items():
+            if k in ("step", "batch_size", "samples", "steps"):
+                continue
+            vals = np.asarray(v, dtype=np.float64).reshape(-1)
+            if vals.size == 0 or not np.isfinite(vals[0]):
+                continue
+            self._w().add_scalar(f"{prefix}/{k}", float(vals[0]), step)
+
+    def on_train_batch_end(self, step, logs=None):
+        self.train_step += 1
+        self._write("train", logs, self.train_step)
+
+    def on_eval_end(self, logs=None):
+        self.eval_step += 1
+        self._write("eval", logs, self.eval_step)
+        if self._writer is not None:
+            self._writer.flush()
+
+    def on_train_end(self, logs=None):
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+
+class VisualDL(TensorBoard):
+    """Paddle's VisualDL logging callback; fw writes TensorBoard event files instead
+    (VisualDL and TensorBoard both display them)."""
+
+
+def config_callbacks(callbacks=None, model=None, batch_size=None, epochs=None, steps=None,
+                     log_freq=2, verbose=2, save_freq=1, save_dir=None, metrics=None,
+                     mode="train"):
+    """The CallbackList `fw.Model` uses: the user's callbacks plus a ProgBarLogger,
+    a ModelCheckpoint (training with ``save_dir``) and an LRScheduler stepper, unless
+    given."""
+    cbks = list(callbacks or [])
+    if not any(isinstance(c, ProgBarLogger) for c in cbks) and verbose:
+        cbks = [ProgBarLogger(log_freq, verbose=verbose)] + cbks
+    if mode == "train":
+        if not any(isinstance(c, ModelCheckpoint) for c in cbks):
+            cbks = cbks + [ModelCheckpoint(save_freq, save_dir)]
+        if not any(isinstance(c, LRScheduler) for c in cbks):
+            cbks = cbks + [LRScheduler()]
+    lst = CallbackList(cbks)
+    lst.set_model(model)
+    params = {"batch_size": batch_size, "epochs": epochs, "steps": steps, "verbose": verbose,
+              "metrics": metrics or [], "save_dir": save_dir, "log_freq": log_freq,
+              "save_freq": save_freq}
+    lst.set_params(params)
+    return lst

@@ -1,0 +1,710 @@
+"""`Optimizer`: the base of every optimizer (Paddle's ``paddle.optimizer.Optimizer``).
+
+An optimizer subclass declares its update op (from fw-core's op table, family
+``optimizer``) and its state; this base does the rest:
+
+- parameters and parameter groups (``parameters=[{"params": ..., "learning_rate":
+  0.1, "weight_decay": ...}, ...]``; a group's ``learning_rate`` scales the global
+  rate), per-parameter multipliers (``ParamAttr(learning_rate=...)``), regularizers
+  (a parameter's own, else its group's, else ``weight_decay``), gradient clipping
+  (``fw.nn.ClipGradByValue/ByNorm/ByGlobalNorm``), ``multi_precision`` master weights;
+- the fused eager update: parameters are packed into flat buffers per group of
+  equal dtype and hyper-parameters (see `_flat.FlatGroup`) and each group is
+  updated by ONE call of the op's cpu kernel writing in place (``out=``), after
+  clipping and regularization done as whole-buffer NumPy operations;
+- ``state_dict()``/``set_state_dict()`` keyed like Paddle (``"<param name>_<state>_0"``,
+  ``"master_weights"``, ``"LR_Scheduler"``), round-tripping through fw.save/fw.load;
+- `_functional_update`: the same update as op calls on one parameter, eager or on
+  IR values (fw.jit's static training programs, and tests of the fused path).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from fw.core import dtypes as _dt
+from fw.core.dispatch import invoke
+from fw.core.errors import InvalidArgumentError, UnsupportedError
+from fw.core.ir.core import Value, current_builder, value_hooks
+from fw.core.ops import OPS
+from fw.core.ops.optimizer import UPDATE_OPS
+from fw.core.tensor import Tensor, wrap
+from fw.optimizer._flat import FlatGroup
+from fw.optimizer.lr import LRScheduler
+
+__all__ = ["Optimizer"]
+
+_LOW = (np.dtype(_dt.float16.np), np.dtype(_dt.bfloat16.np))
+
+
+def _as_float(v, what):
+    if isinstance(v, Tensor):
+        if v.size != 1:
+            raise InvalidArgumentError(f"{what} must hold one value, got shape {v.shape}")
+        return float(v.item())
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
+        raise TypeError(f"{what} must be a float, got {type(v).__name__}")
+    return float(v)
+
+
+def _regularizer(wd):
+    """float -> L2Decay; a regularizer stays; None/0 -> None."""
+    if wd is None:
+        return None
+    if isinstance(wd, (int, float, np.floating)) and not isinstance(wd, bool):
+        from fw.regularizer import L2Decay
+
+        return L2Decay(float(wd)) if wd != 0 else None
+    if isinstance(wd, Tensor):
+        from fw.regularizer import L2Decay
+
+        return L2Decay(float(wd.item()))
+    if hasattr(wd, "kind") or callable(wd):
+        return wd
+    raise TypeError(f"weight_decay must be a float or a regularizer (fw.regularizer.L1Decay/"
+                    f"L2Decay), got {type(wd).__name__}")
+
+
+def _root(a):
+    """The array owning `a`'s memory (views share their base's)."""
+    while isinstance(getattr(a, "base", None), np.ndarray):
+        a = a.base
+    return a
+
+
+def _reg_key(reg):
+    if reg is None:
+        return None
+    kind = getattr(reg, "kind", None)
+    if kind in ("l1", "l2"):
+        c = float(reg.coeff)
+        return None if c == 0 else (kind, c)
+    return ("custom", reg)
+
+
+class Optimizer:
+    """Base class of optimizers.
+
+    Args:
+        learning_rate: a float or an `fw.optimizer.lr.LRScheduler`.
+        parameters: the parameters to update (a list of Tensors), or a list of
+            parameter-group dicts ``{"params": [...], <hyper-parameter>: value}``.
+        weight_decay: a float (L2 coefficient) or an `fw.regularizer` regularizer,
+            for parameters that have none of their own.
+        grad_clip: ``fw.nn.ClipGradByValue``, ``ClipGradByNorm`` or
+            ``ClipGradByGlobalNorm``.
+        name: an optional name.
+
+    Use: ``loss.backward(); opt.step(); opt.clear_grad()``.
+    """
+
+    _op = None  # the update op's name
+    # (state name in state_dict, op input name, kind, init(hp) -> value, enabled(hp) -> bool)
+    _states: tuple = ()
+    _default_hp: dict = {}
+
+    def __init__(self, learning_rate=0.001, parameters=None, weight_decay=None, grad_clip=None,
+                 name=None):
+        if learning_rate is None:
+            raise ValueError(f"{type(self).__name__}: learning_rate must not be None")
+        if isinstance(learning_rate, LRScheduler):
+            self._learning_rate = learning_rate
+        else:
+            self._learning_rate = _as_float(learning_rate,
+                                            f"{type(self).__name__}: 'learning_rate'")
+        if grad_clip is not None and not callable(grad_clip):
+            raise TypeError(f"{type(self).__name__}: 'grad_clip' must be a gradient clipping "
+                            f"strategy (fw.nn.ClipGradByGlobalNorm, ...), got "
+                            f"{type(grad_clip).__name__}")
+        self.regularization = _regularizer(weight_decay)
+        self._grad_clip = grad_clip
+        self._name = name
+        self._multi_precision = getattr(self, "_multi_precision", False)
+        self._default_dict = {"weight_decay": weight_decay, "grad_clip": grad_clip}
+        self._default_dict.update(self._default_hp)
+        self._param_groups = []
+        self._parameter_list = None
+        self._flat = None
+        self._loose = []  # parameters outside the flat groups (0-size)
+        if parameters is not None:
+            if isinstance(parameters, Tensor):
+                raise TypeError(f"{type(self).__name__}: 'parameters' must be a list of "
+                                f"Tensors or of parameter-group dicts, not a single Tensor")
+            parameters = list(parameters)
+            if parameters and isinstance(parameters[0], dict):
+                for g in parameters:
+                    self._add_param_group(dict(g))
+            else:
+                self._add_param_group({"params": parameters})
+            self._parameter_list = [p for g in self._param_groups for p in g["params"]]
+        self._warned_low = False
+
+    # ------------------------------------------------------------ parameter groups
+    def _add_param_group(self, group):
+        if "params" not in group:
+            raise ValueError(f"{type(self).__name__}: a parameter group needs 'params'")
+        ps = group["params"]
+        ps = [ps] if isinstance(ps, Tensor) else list(ps)
+        seen = {id(p) for g in self._param_groups for p in g["params"]}
+        for p in ps:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"{type(self).__name__}: parameters must be Tensors, got "
+                                f"{type(p).__name__}")
+            if id(p) in seen:
+                raise ValueError(f"{type(self).__name__}: parameter '{p.name}' appears in more "
+                                 f"than one parameter group")
+            seen.add(id(p))
+        group["params"] = ps
+        self._param_groups.append(group)
+        self._parameter_list = [p for g in self._param_groups for p in g["params"]]
+        self._invalidate()
+
+    def add_param_group(self, param_group):
+        """Add a parameter group (a dict with ``"params"`` and hyper-parameters)."""
+        self._add_param_group(dict(param_group))
+
+    def _hp(self, gi) -> dict:
+        hp = dict(self._default_dict)
+        hp.update({k: v for k, v in self._param_groups[gi].items() if k != "params"})
+        return hp
+
+    # ------------------------------------------------------------ learning rate
+    def get_lr(self) -> float:
+        """The current global learning rate."""
+        lr = self._learning_rate
+        return lr() if isinstance(lr, LRScheduler) else lr
+
+    def set_lr(self, value):
+        """Set a float learning rate (not allowed while a scheduler drives it)."""
+        if isinstance(self._learning_rate, LRScheduler):
+            raise RuntimeError(f"{type(self).__name__}.set_lr: the learning rate is driven by "
+                               f"an LRScheduler; use set_lr_scheduler or the scheduler")
+        self._learning_rate = _as_float(value, f"{type(self).__name__}.set_lr: 'value'")
+
+    def set_lr_scheduler(self, scheduler):
+        """Let `scheduler` (an `LRScheduler`) drive the learning rate."""
+        if not isinstance(scheduler, LRScheduler):
+            raise TypeError(f"{type(self).__name__}.set_lr_scheduler: expected an "
+                            f"LRScheduler, got {type(scheduler).__name__}")
+        self._learning_rate = scheduler
+
+    # ------------------------------------------------------------ per-parameter settings
+    def _lr_mult(self, p, hp) -> float:
+        """The parameter's multiplier of the global rate: its ParamAttr learning_rate
+        times its group's ``learning_rate`` (a scale, as in Paddle)."""
+        attr = getattr(p, "optimize_attr", None)
+        m = float(attr.get("learning_rate", 1.0)) if attr else 1.0
+        return m * _as_float(hp.get("learning_rate", 1.0), "a parameter group's learning_rate")
+
+    def _param_reg(self, p, hp, group):
+        """The regularizer of `p`: its own (ParamAttr), else its group's
+        ``weight_decay``, else the optimizer's."""
+        own = getattr(p, "regularizer", None)
+        if own is not None:
+            return own
+        return _regularizer(hp.get("weight_decay"))
+
+    def _extra_key(self, p, hp):
+        """Per-parameter values an optimizer passes to its op (AdamW's lr_ratio...)."""
+        return ()
+
+    def _state_specs(self, hp):
+        out = []
+        for st in self._states:
+            name, inp, kind, init = st[:4]
+            enabled = st[4](hp) if len(st) > 4 else True
+            if enabled:
+                out.append((name, inp, kind, init))
+        return out
+
+    # ------------------------------------------------------------ flat groups
+    def _invalidate(self):
+        if self._flat is not None:
+            saved = self._export_state()
+            self._unpack()
+            self._flat = None
+            self._carry = saved
+
+    def _unpack(self):
+        """Give every packed parameter (and adopted gradient) its own array again."""
+        for fg in self._flat or ():
+            for i, p in enumerate(fg.params):
+                if p._data is fg.pviews[i]:
+                    p._data = p._data.copy()
+                g = p._grad
+                if g is not None and g._data is fg.gviews[i]:
+                    g._data = g._data.copy()
+
+    def _groups(self):
+        flat = self._flat
+        if flat is None:
+            flat = self._build()
+        else:
+            for fg in flat:
+                if not fg.check_storage():
+                    self._invalidate()
+                    flat = self._build()
+                    break
+        return flat
+
+    def _build(self):
+        if self._parameter_list is None:
+            raise ValueError(f"{type(self).__name__}: no parameters to optimize; pass "
+                             f"parameters=model.parameters() (required in dynamic mode)")
+        roots: dict = {}
+        for p in self._parameter_list:
+            roots.setdefault(id(_root(p._data)), []).append(id(p))
+        shared = {i for ids in roots.values() if len(ids) > 1 for i in ids}
+        buckets: dict = {}
+        self._loose = []
+        for gi, group in enumerate(self._param_groups):
+            hp = self._hp(gi)
+            for p in group["params"]:
+                a = p._data
+                if a.size == 0:
+                    del a
+                    self._loose.append(p)
+                    continue
+                if a.dtype.kind not in "fV" or (a.dtype.kind == "V" and a.dtype not in _LOW):
+                    raise InvalidArgumentError(
+                        f"{type(self).__name__}: parameter '{p.name}' has dtype "
+                        f"{p.dtype.name}; only floating parameters can be optimized")
+                master = bool(self._multi_precision) and a.dtype in _LOW
+                if a.dtype in _LOW and not master and not self._warned_low:
+                    self._warned_low = True
+                    warnings.warn(f"{type(self).__name__}: updating {p.dtype.name} parameters "
+                                  f"without float32 master weights loses precision; pass "
+                                  f"multi_precision=True", stacklevel=4)
+                reg = self._param_reg(p, hp, group)
+                key = (gi, type(a), a.dtype.str, master, self._lr_mult(p, hp), _reg_key(reg),
+                       bool(getattr(p, "need_clip", True)), self._extra_key(p, hp))
+                buckets.setdefault(key, []).append(p)
+                del a  # the flat group checks that nothing else holds the array
+        flat = []
+        for key, ps in buckets.items():
+            gi = key[0]
+            hp = self._hp(gi)
+            specs = [(name, kind, (lambda fg, f=init, h=hp: f(h, fg)) if callable(init)
+                      else init) for name, inp, kind, init in self._state_specs(hp)]
+            fg = FlatGroup(ps, key, specs, key[3], shared)
+            fg.hp = hp
+            fg.gi = gi
+            fg.lr_mult = key[4]
+            fg.reg = key[5]
+            fg.need_clip = key[6]
+            fg.extra = key[7]
+            fg.specs = self._state_specs(hp)
+            fg.attrs = self._op_attrs(hp, fg)
+            flat.append(fg)
+        self._flat = flat
+        carry = getattr(self, "_carry", None)
+        if carry:
+            self._import_state(carry)
+        self._carry = None
+        return flat
+
+    # ------------------------------------------------------------ the op
+    def _op_attrs(self, hp, fg) -> dict:
+        """The update op's attributes for a flat group."""
+        return {}
+
+    def _kernel(self, fg):
+        op = OPS[self._op]
+        if type(fg.flat) is np.ndarray:
+            return op.kernels.get("cpu") or op.reference
+        from fw.core import place as _pl
+
+        return op.kernels.get(_pl.backend_of(fg.flat).name) or op.reference
+
+    def _run(self, fg, kern, P, G, lr, i0, i1, o0, o1):
+        """Update parameters i0..i1 (elements o0..o1 of the buffers) in one call."""
+        state_in, outs = UPDATE_OPS[self._op]
+        by_input = {inp: (name, kind) for name, inp, kind, _ in fg.specs}
+        p = P[o0:o1]
+        args = [p, G[o0:o1], np.array([lr], dtype=np.float64)]
+        out = [p]
+        scalar_out = []
+        for k, inp in enumerate(state_in, 1):
+            spec = by_input.get(inp)
+            if spec is None:
+                args.append(None)
+                out.append(None)
+                continue
+            name, kind = spec
+            if kind == "tensor":
+                a = fg.state[name][o0:o1]
+                args.append(a)
+                out.append(a)
+            else:
+                sc = fg.scalars[name]
+                args.append(sc[i0:i0 + 1])
+                out.append(None)
+                scalar_out.append((k, name))
+        res = kern(*args, **fg.attrs, **self._kernel_kw(fg, i0, i1, o0), out=tuple(out))
+        for k, name in scalar_out:
+            fg.scalars[name][i0:i1] = res[k].reshape(-1)[0]
+
+    def _kernel_kw(self, fg, i0, i1, o0):
+        return {}
+
+    # ------------------------------------------------------------ step
+    def _hooked(self, name, args, kwargs=None):
+        """While a program is being built, fw-jit decides what a method means
+        (fw-core's ``value_hooks.optimizer_call``); NotImplemented runs it eagerly."""
+        hook = value_hooks.optimizer_call
+        if hook is None or current_builder() is None:
+            return NotImplemented
+        return hook(self, name, args, kwargs or {})
+
+    def step(self):
+        """Update every parameter that has a gradient (one fused update per group)."""
+        r = self._hooked("step", ())
+        if r is not NotImplemented:
+            return r
+        flat = self._groups()
+        active = [fg for fg in flat if fg.gather()]
+        if not active:
+            return
+        self._update(active)
+
+    def _update(self, active):
+        lr = self.get_lr()
+        clip = self._grad_clip
+        gscale = None
+        if clip is not None:
+            gscale = self._global_scale(clip, active)
+        for fg in active:
+            if not fg.all_packed:
+                fg.sync_in()
+            G = self._effective_grad(fg, clip if fg.need_clip else None, gscale)
+            P = fg.master if fg.master is not None else fg.flat
+            kern = self._kernel(fg)
+            runs = fg.runs()
+            glr = lr * fg.lr_mult
+            for i0, i1, o0, o1 in runs:
+                self._run(fg, kern, P, G, glr, i0, i1, o0, o1)
+                if fg.master is not None:
+                    np.copyto(fg.flat[o0:o1], fg.master[o0:o1], casting="unsafe")
+            if fg.scalars and not (len(runs) == 1 and fg.all_present):
+                fg.resync()
+            fg.sync_out()
+
+    # ------------------------------------------------------------ clipping, regularization
+    def _clip_kind(self, clip):
+        try:
+            from fw.nn.clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
+        except ImportError:  # pragma: no cover - fw.nn always ships them
+            return "custom"
+        if type(clip) is ClipGradByValue:
+            return "value"
+        if type(clip) is ClipGradByNorm:
+            return "norm"
+        if type(clip) is ClipGradByGlobalNorm:
+            return "global"
+        return "custom"
+
+    def _global_scale(self, clip, active):
+        if self._clip_kind(clip) != "global":
+            return None
+        sq = 0.0
+        any_clip = False
+        for fg in active:
+            if not fg.need_clip:
+                continue
+            any_clip = True
+            g = fg.gflat
+            if g.dtype in _LOW:
+                g = g.astype(np.float32)
+            sq += float(np.dot(g, g))
+        if not any_clip:
+            return 1.0
+        norm = math.sqrt(sq)
+        c = clip.clip_norm
+        if getattr(clip, "auto_skip_clip", False) and norm <= c:
+            return 1.0
+        return c / max(norm, c)
+
+    def _effective_grad(self, fg, clip, gscale):
+        """The gradient the kernel sees: clipped, regularized, and cast to the master
+        dtype. Computed in a workspace: the parameters' .grad stay untouched."""
+        g = fg.gflat
+        kind = None if clip is None else self._clip_kind(clip)
+        if kind == "global" and gscale == 1.0:
+            kind = None
+        reg = fg.reg
+        if kind is None and reg is None and fg.master is None:
+            return g
+        w = fg.workspace()
+        if kind == "value":
+            np.copyto(w, g, casting="unsafe")
+            np.clip(w, clip.min, clip.max, out=w)
+        elif kind == "global":
+            np.multiply(g, np.asarray(gscale, dtype=w.dtype), out=w, casting="unsafe")
+        elif kind == "norm":
+            np.copyto(w, g, casting="unsafe")
+            acc = w if w.dtype.itemsize >= 4 else w.astype(np.float32)
+            sq = np.add.reduceat(acc * acc, fg.seg_starts)
+            norms = np.sqrt(sq.astype(np.float64))
+            c = clip.clip_norm
+            scales = c / np.maximum(norms, c)
+            w *= np.repeat(scales.astype(w.dtype), fg.sizes)
+        elif kind == "custom":
+            self._custom_clip(fg, clip, w)
+        else:
+            np.copyto(w, g, casting="unsafe")
+        if reg is not None:
+            P = fg.master if fg.master is not None else fg.flat
+            if reg[0] == "l2":
+                w += reg[1] * P
+            elif reg[0] == "l1":
+                w += reg[1] * np.sign(P)
+            else:
+                self._custom_reg(fg, reg[1], w)
+        return w
+
+    def _custom_clip(self, fg, clip, w):
+        pairs = [(p, wrap(fg.gviews[i]) if fg.present[i] else None)
+                 for i, p in enumerate(fg.params)]
+        out = clip(pairs)
+        for i, (_, g) in enumerate(out):
+            o, s = fg.offsets[i], fg.sizes[i]
+            if g is None:
+                w[o:o + s] = 0
+            else:
+                np.copyto(w[o:o + s], g.numpy().reshape(-1), casting="unsafe")
+
+    def _custom_reg(self, fg, reg, w):
+        for i, p in enumerate(fg.params):
+            if not fg.present[i]:
+                continue
+            o, s = fg.offsets[i], fg.sizes[i]
+            g = wrap(w[o:o + s].reshape(fg.shapes[i]).copy())
+            r = reg(p, g)
+            np.copyto(w[o:o + s], r.numpy().reshape(-1), casting="unsafe")
+
+    # ------------------------------------------------------------ gradients
+    def clear_grad(self, set_to_zero=True):
+        """Clear the gradients of the parameters: zero them in place (one fill per
+        flat group) or, with ``set_to_zero=False``, drop them."""
+        r = self._hooked("clear_grad", (set_to_zero,))
+        if r is not NotImplemented:
+            return r
+        if self._parameter_list is None:
+            return
+        if set_to_zero and self._flat is not None:
+            for fg in self._flat:
+                fg.zero_grads()
+            for p in self._loose:
+                p.clear_gradient(True)
+            return
+        for p in self._parameter_list:
+            if not p.stop_gradient:
+                p.clear_gradient(set_to_zero)
+
+    clear_gradients = clear_grad
+
+    def _unscale_grads(self, inv_scale) -> bool:
+        """Multiply every gradient by `inv_scale` in place (GradScaler.unscale_);
+        returns True when any gradient holds inf or NaN."""
+        found = False
+        for fg in self._groups():
+            if not fg.gather():
+                continue
+            g = fg.gflat
+            if inv_scale != 1.0:
+                np.multiply(g, np.asarray(inv_scale, dtype=g.dtype), out=g, casting="unsafe")
+            if not found:
+                found = not bool(np.isfinite(g).all())
+            fg.write_back_grads()
+        return found
+
+    # ------------------------------------------------------------ minimize
+    def minimize(self, loss, startup_program=None, parameters=None, no_grad_set=None):
+        """Apply the gradients already computed by ``loss.backward()`` (as in
+        Paddle's dynamic mode, `minimize` does not run backward). `parameters`
+        restricts the update; `no_grad_set` excludes parameters (or their names).
+
+        Returns:
+            ``(None, params_grads)``: the (parameter, gradient) pairs used."""
+        r = self._hooked("minimize", (loss, startup_program, parameters, no_grad_set))
+        if r is not NotImplemented:
+            return r
+        if isinstance(loss, Value):
+            if value_hooks.minimize is not None:  # fw.static: backward + update ops
+                return value_hooks.minimize(self, loss, startup_program, parameters,
+                                            no_grad_set)
+            raise UnsupportedError(
+                f"{type(self).__name__}.minimize on a static program is provided by fw-jit "
+                f"(fw.static): pip install fw-jit; in dynamic mode call loss.backward() "
+                f"then minimize/step")
+        exclude = set()
+        for x in no_grad_set or ():
+            exclude.add(x if isinstance(x, str) else getattr(x, "name", x))
+        if parameters is None and not exclude:
+            self.step()
+            pl = self._parameter_list or []
+            return None, [(p, p.grad) for p in pl if p.grad is not None]
+        chosen = list(parameters) if parameters is not None else list(self._parameter_list)
+        keep = {id(p) for p in chosen if p.name not in exclude}
+        hidden = []
+        for p in self._parameter_list or ():
+            if id(p) not in keep and p._grad is not None:
+                hidden.append((p, p._grad))
+                p._grad = None
+        try:
+            self.step()
+        finally:
+            for p, g in hidden:
+                p._grad = g
+        return None, [(p, p.grad) for p in chosen if p.grad is not None and id(p) in keep]
+
+    # ------------------------------------------------------------ state
+    def _pnames(self):
+        return {id(p): p.name for p in self._parameter_list or ()}
+
+    def state_dict(self) -> dict:
+        """The optimizer's state: each parameter's accumulators as
+        ``"<param name>_<state>_0"`` tensors, ``"master_weights"`` (multi_precision)
+        and ``"LR_Scheduler"`` (when a scheduler drives the rate)."""
+        out = {}
+        if self._flat is not None:
+            masters = {}
+            for fg in self._flat:
+                for i, p in enumerate(fg.params):
+                    for name, _, kind, _ in fg.specs:
+                        v = fg.param_state(i, name)
+                        if kind == "rows":
+                            v = v.copy()
+                        out[f"{p.name}_{name}_0"] = wrap(v)
+                    if fg.master is not None:
+                        masters[p.name] = wrap(fg.master_of(i))
+            if masters:
+                out["master_weights"] = masters
+        if isinstance(self._learning_rate, LRScheduler):
+            out["LR_Scheduler"] = self._learning_rate.state_dict()
+        return out
+
+    def set_state_dict(self, state_dict):
+        """Load a state saved by `state_dict` (also after fw.save/fw.load). Entries
+        of parameters this optimizer does not have are ignored; missing ones keep
+        their initial values."""
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"{type(self).__name__}.set_state_dict: expected a dict, got "
+                            f"{type(state_dict).__name__}")
+        sched = state_dict.get("LR_Scheduler")
+        if sched is not None and isinstance(self._learning_rate, LRScheduler):
+            self._learning_rate.set_state_dict(sched)
+        if self._parameter_list is None:
+            return
+        flat = self._groups()
+        masters = state_dict.get("master_weights") or {}
+        for fg in flat:
+            for i, p in enumerate(fg.params):
+                for name, _, _, _ in fg.specs:
+                    key = f"{p.name}_{name}_0"
+                    if key in state_dict:
+                        fg.set_param_state(i, name, state_dict[key])
+                if fg.master is not None and p.name in masters:
+                    m = masters[p.name]
+                    m = m.numpy() if isinstance(m, Tensor) else np.asarray(m)
+                    o, s = fg.offsets[i], fg.sizes[i]
+                    np.copyto(fg.master[o:o + s], m.reshape(-1), casting="unsafe")
+
+    load_state_dict = set_state_dict
+
+    def _export_state(self):
+        """{id(param): {state: copy}} (+ "__master__") for rebuilding the groups."""
+        out = {}
+        for fg in self._flat or ():
+            for i, p in enumerate(fg.params):
+                d = {name: np.array(fg.param_state(i, name), copy=True)
+                     for name, _, _, _ in fg.specs}
+                if fg.master is not None:
+                    d["__master__"] = fg.master_of(i).copy()
+                out[id(p)] = d
+        return out
+
+    def _import_state(self, saved):
+        for fg in self._flat:
+            for i, p in enumerate(fg.params):
+                d = saved.get(id(p))
+                if not d:
+                    continue
+                for name, _, _, _ in fg.specs:
+                    if name in d:
+                        fg.set_param_state(i, name, d[name])
+                m = d.get("__master__")
+                if fg.master is not None and m is not None and m.shape == fg.shapes[i] and \
+                        np.array_equal(m.astype(fg.dtype), fg.pviews[i]):
+                    # the old master still rounds to the parameter: keep its precision
+                    o, s = fg.offsets[i], fg.sizes[i]
+                    np.copyto(fg.master[o:o + s], m.reshape(-1))
+
+    # ------------------------------------------------------------ functional form
+    def _init_state(self, param, hp=None):
+        """The initial state of one parameter: {state name: NumPy array} (scalars as
+        one-element arrays) — what fw.jit stores as persistable variables."""
+        hp = self._hp(0) if hp is None else hp
+        a = param._data if isinstance(param, Tensor) else np.zeros(param.type.shape,
+                                                                   param.type.dtype.np)
+        dt = np.dtype(np.float32) if a.dtype in _LOW else a.dtype
+        out = {}
+
+        class _G:  # what an init function may ask of a group
+            n = int(np.prod(a.shape)) if a.shape else 1
+
+        for name, _, kind, init in self._state_specs(hp):
+            v = init(hp, _G) if callable(init) else init
+            if kind == "tensor":
+                out[name] = np.full(a.shape, v, dtype=dt)
+            elif kind == "rows":
+                out[name] = np.zeros((v,) + tuple(a.shape), dtype=dt)
+            elif kind == "count":
+                out[name] = np.full([1], v, dtype=np.int64)
+            else:
+                out[name] = np.full([1], v, dtype=np.float32 if dt in _LOW else dt)
+        return out
+
+    def _functional_update(self, param, grad, state, lr, hp=None):
+        """One parameter's update as calls of the update op (through
+        `fw.core.dispatch.invoke`, so it builds IR on symbolic values).
+
+        Args:
+            param, grad: Tensors (or IR Values); `grad` already clipped/regularized.
+            state: {state name: Tensor/Value} as `_init_state` gives.
+            lr: the effective learning rate (float, Tensor or Value).
+            hp: the hyper-parameters (the first group's by default).
+
+        Returns:
+            ``(new_param, {state name: new value})``.
+        """
+        hp = self._hp(0) if hp is None else hp
+        specs = self._state_specs(hp)
+        by_input = {inp: name for name, inp, _, _ in specs}
+        state_in, outs = UPDATE_OPS[self._op]
+        if not isinstance(lr, (Tensor, Value)):
+            lr = np.array([lr], dtype=np.float32)
+        args = [param, grad, lr] + [state.get(by_input[i]) if i in by_input else None
+                                    for i in state_in]
+
+        class _FG:
+            pass
+
+        fg = _FG()
+        fg.extra = self._extra_key(param, hp) if isinstance(param, Tensor) else ()
+        fg.reg = None
+        attrs = dict(OPS[self._op].attrs)
+        attrs.update(self._op_attrs(hp, fg))
+        res = invoke(OPS[self._op], args, attrs)
+        res = res if isinstance(res, tuple) else (res,)
+        new_state = {}
+        for k, inp in enumerate(state_in, 1):
+            if inp in by_input:
+                new_state[by_input[inp]] = res[k]
+        return res[0], new_state
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(learning_rate={self._learning_rate!r})"

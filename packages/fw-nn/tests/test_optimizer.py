@@ -1,0 +1,531 @@
+"""fw.optimizer: every optimizer against a NumPy textbook implementation over several
+steps, and the machinery around the fused flat-buffer update (groups, multipliers,
+regularizers, clipping, master weights, missing gradients, state dicts, repacking)."""
+
+import math
+
+import numpy as np
+import pytest
+
+import fw
+from fw.nn import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue, Parameter
+from fw.optimizer import lr as lrs
+from fw.regularizer import L1Decay, L2Decay
+
+SHAPES = [(3, 4), (4,), (2, 2, 2)]
+
+
+def make_params(seed=0, shapes=SHAPES, dtype="float32"):
+    rng = np.random.default_rng(seed)
+    return [Parameter(rng.standard_normal(s).astype(dtype), name=f"p{seed}_{i}")
+            for i, s in enumerate(shapes)]
+
+
+def grads_for(step, shapes=SHAPES, seed=100):
+    rng = np.random.default_rng(seed + step)
+    return [rng.standard_normal(s).astype(np.float32) for s in shapes]
+
+
+def run(opt, params, steps=5, shapes=SHAPES, skip=None):
+    for t in range(steps):
+        for i, (p, g) in enumerate(zip(params, grads_for(t, shapes))):
+            p.grad = None if skip and (t, i) in skip else fw.to_tensor(g)
+        opt.step()
+        opt.clear_grad(set_to_zero=False)
+    return [p.numpy().astype(np.float64) for p in params]
+
+
+# ---------------------------------------------------------------- textbook updates
+def tb_sgd(ps, gs_steps, lr=0.1, wd=0.0):
+    ps = [p.copy() for p in ps]
+    for gs in gs_steps:
+        for p, g in zip(ps, gs):
+            p -= lr * (g + wd * p)
+    return ps
+
+
+def tb_momentum(ps, gs_steps, lr=0.1, mu=0.9, nesterov=False, wd=0.0):
+    ps = [p.copy() for p in ps]
+    vs = [np.zeros_like(p) for p in ps]
+    for gs in gs_steps:
+        for i, g in enumerate(gs):
+            g = g + wd * ps[i]
+            vs[i] = mu * vs[i] + g
+            ps[i] -= lr * (g + mu * vs[i] if nesterov else vs[i])
+    return ps
+
+
+def tb_adam(ps, gs_steps, lr=0.01, b1=0.9, b2=0.999, eps=1e-8, wd=0.0, decoupled=0.0,
+            amsgrad=False):
+    ps = [p.copy() for p in ps]
+    ms = [np.zeros_like(p) for p in ps]
+    vs = [np.zeros_like(p) for p in ps]
+    vm = [np.zeros_like(p) for p in ps]
+    for t, gs in enumerate(gs_steps, 1):
+        for i, g in enumerate(gs):
+            ps[i] = ps[i] * (1 - lr * decoupled)
+            g = g + wd * ps[i]
+            ms[i] = b1 * ms[i] + (1 - b1) * g
+            vs[i] = b2 * vs[i] + (1 - b2) * g * g
+            vm[i] = np.maximum(vm[i], vs[i])
+            v = vm[i] if amsgrad else vs[i]
+            ps[i] -= lr * (ms[i] / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)) + eps)
+    return ps
+
+
+def tb_adamax(ps, gs_steps, lr=0.01, b1=0.9, b2=0.999, eps=1e-8):
+    ps = [p.copy() for p in ps]
+    ms = [np.zeros_like(p) for p in ps]
+    us = [np.zeros_like(p) for p in ps]
+    for t, gs in enumerate(gs_steps, 1):
+        for i, g in enumerate(gs):
+            ms[i] = b1 * ms[i] + (1 - b1) * g
+            us[i] = np.maximum(b2 * us[i] + eps, np.abs(g))
+            ps[i] -= lr / (1 - b1 ** t) * ms[i] / us[i]
+    return ps
+
+
+def tb_adagrad(ps, gs_steps, lr=0.1, eps=1e-6, init=0.0):
+    ps = [p.copy() for p in ps]
+    Gs = [np.full_like(p, init) for p in ps]
+    for gs in gs_steps:
+        for i, g in enumerate(gs):
+            Gs[i] += g * g
+            ps[i] -= lr * g / (np.sqrt(Gs[i]) + eps)
+    return ps
+
+
+def tb_adadelta(ps, gs_steps, lr=1.0, rho=0.95, eps=1e-6):
+    ps = [p.copy() for p in ps]
+    eg = [np.zeros_like(p) for p in ps]
+    ed = [np.zeros_like(p) for p in ps]
+    for gs in gs_steps:
+        for i, g in enumerate(gs):
+            eg[i] = rho * eg[i] + (1 - rho) * g * g
+            d = -np.sqrt(ed[i] + eps) / np.sqrt(eg[i] + eps) * g
+            ed[i] = rho * ed[i] + (1 - rho) * d * d
+            ps[i] += lr * d
+    return ps
+
+
+def tb_rmsprop(ps, gs_steps, lr=0.01, rho=0.95, eps=1e-6, mom=0.0, centered=False):
+    ps = [p.copy() for p in ps]
+    ms = [np.zeros_like(p) for p in ps]
+    mg = [np.zeros_like(p) for p in ps]
+    mo = [np.zeros_like(p) for p in ps]
+    for gs in gs_steps:
+        for i, g in enumerate(gs):
+            ms[i] = rho * ms[i] + (1 - rho) * g * g
+            mg[i] = rho * mg[i] + (1 - rho) * g
+            var = ms[i] - mg[i] ** 2 if centered else ms[i]
+            mo[i] = mom * mo[i] + lr * g / np.sqrt(var + eps)
+            ps[i] -= mo[i]
+    return ps
+
+
+def tb_lamb(ps, gs_steps, lr=0.01, wd=0.01, b1=0.9, b2=0.999, eps=1e-6, excluded=()):
+    ps = [p.copy() for p in ps]
+    ms = [np.zeros_like(p) for p in ps]
+    vs = [np.zeros_like(p) for p in ps]
+    for t, gs in enumerate(gs_steps, 1):
+        for i, g in enumerate(gs):
+            w = 0.0 if i in excluded else wd
+            ms[i] = b1 * ms[i] + (1 - b1) * g
+            vs[i] = b2 * vs[i] + (1 - b2) * g * g
+            r = (ms[i] / (1 - b1 ** t)) / (np.sqrt(vs[i] / (1 - b2 ** t)) + eps) + w * ps[i]
+            pn, rn = np.linalg.norm(ps[i]), np.linalg.norm(r)
+            trust = pn / rn if w > 0 and pn > 0 and rn > 0 else 1.0
+            ps[i] -= lr * trust * r
+    return ps
+
+
+def tb_asgd(ps, gs_steps, lr=0.1, n=3):
+    ps = [p.copy() for p in ps]
+    hist = [[] for _ in ps]
+    for m, gs in enumerate(gs_steps):
+        for i, g in enumerate(gs):
+            hist[i].append(g)
+            window = hist[i][-n:]
+            ps[i] -= lr * np.sum(window, axis=0) / min(m + 1, n)
+    return ps
+
+
+CASES = {
+    "sgd": (lambda ps: fw.optimizer.SGD(0.1, parameters=ps), lambda p, g: tb_sgd(p, g)),
+    "sgd_wd": (lambda ps: fw.optimizer.SGD(0.1, parameters=ps, weight_decay=0.05),
+               lambda p, g: tb_sgd(p, g, wd=0.05)),
+    "momentum": (lambda ps: fw.optimizer.Momentum(0.1, 0.9, parameters=ps),
+                 lambda p, g: tb_momentum(p, g)),
+    "nesterov_l2": (lambda ps: fw.optimizer.Momentum(0.1, 0.8, parameters=ps, use_nesterov=True,
+                                                     weight_decay=0.01),
+                    lambda p, g: tb_momentum(p, g, mu=0.8, nesterov=True, wd=0.01)),
+    "adam": (lambda ps: fw.optimizer.Adam(0.01, parameters=ps), lambda p, g: tb_adam(p, g)),
+    "adam_l2": (lambda ps: fw.optimizer.Adam(0.01, parameters=ps, weight_decay=L2Decay(0.1)),
+                lambda p, g: tb_adam(p, g, wd=0.1)),
+    "amsgrad": (lambda ps: fw.optimizer.Adam(0.01, 0.8, 0.9, parameters=ps, amsgrad=True),
+                lambda p, g: tb_adam(p, g, b1=0.8, b2=0.9, amsgrad=True)),
+    "adamw": (lambda ps: fw.optimizer.AdamW(0.01, parameters=ps, weight_decay=0.1),
+              lambda p, g: tb_adam(p, g, decoupled=0.1)),
+    "adamax": (lambda ps: fw.optimizer.Adamax(0.01, parameters=ps), lambda p, g: tb_adamax(p, g)),
+    "adagrad": (lambda ps: fw.optimizer.Adagrad(0.1, parameters=ps,
+                                                initial_accumulator_value=0.1),
+                lambda p, g: tb_adagrad(p, g, init=0.1)),
+    "adadelta": (lambda ps: fw.optimizer.Adadelta(1.0, parameters=ps),
+                 lambda p, g: tb_adadelta(p, g)),
+    "rmsprop": (lambda ps: fw.optimizer.RMSProp(0.01, parameters=ps, momentum=0.5),
+                lambda p, g: tb_rmsprop(p, g, mom=0.5)),
+    "rmsprop_centered": (lambda ps: fw.optimizer.RMSProp(0.01, parameters=ps, centered=True),
+                         lambda p, g: tb_rmsprop(p, g, centered=True)),
+    "lamb": (lambda ps: fw.optimizer.Lamb(0.01, parameters=ps), lambda p, g: tb_lamb(p, g)),
+    "asgd": (lambda ps: fw.optimizer.ASGD(0.1, batch_num=3, parameters=ps),
+             lambda p, g: tb_asgd(p, g)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_optimizer_matches_textbook_over_steps(case):
+    make, textbook = CASES[case]
+    ps = make_params()
+    start = [p.numpy().astype(np.float64) for p in ps]
+    got = run(make(ps), ps, steps=5)
+    want = textbook(start, [[g.astype(np.float64) for g in grads_for(t)] for t in range(5)])
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=2e-6, err_msg=case)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_fused_update_equals_per_parameter_op_calls(case):
+    """The flat-buffer update equals calling the update op on each parameter."""
+    make, _ = CASES[case]
+    ps = make_params(1)
+    ref = make_params(1)
+    opt = make(ps)
+    ref_opt = make(ref)
+    states = [ref_opt._init_state(p) for p in ref]
+    for t in range(3):
+        gs = grads_for(t)
+        for p, g in zip(ps, gs):
+            p.grad = fw.to_tensor(g)
+        opt.step()
+        for i, (p, g) in enumerate(zip(ref, gs)):
+            g = fw.to_tensor(g)
+            reg = ref_opt._param_reg(p, ref_opt._hp(0), ref_opt._param_groups[0])
+            if reg is not None:
+                g = reg(p, g)
+            st = {k: fw.to_tensor(v) for k, v in states[i].items()}
+            new_p, new_st = ref_opt._functional_update(p, g, st, ref_opt.get_lr())
+            p.set_value(new_p)
+            states[i] = {k: v.numpy() for k, v in new_st.items()}
+    for a, b in zip(ps, ref):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6, err_msg=case)
+
+
+def test_params_are_packed_into_one_buffer_and_grads_adopted():
+    lin = fw.nn.Linear(5, 3)
+    opt = fw.optimizer.Adam(0.1, parameters=lin.parameters())
+    for _ in range(2):
+        lin(fw.ones([2, 5])).sum().backward()
+        opt.step()
+        opt.clear_grad()
+    fg = opt._flat[0]
+    assert len(opt._flat) == 1
+    for p in lin.parameters():
+        assert np.shares_memory(p.numpy(), fg.flat)
+        assert np.shares_memory(p.grad.numpy(), fg.gflat)
+        assert not p.grad.numpy().any()  # cleared in place
+    # the next backward accumulates straight into the flat gradient buffer
+    lin(fw.ones([2, 5])).sum().backward()
+    assert np.allclose(fg.gflat[fg.offsets[1]:], 2.0)
+
+
+def test_param_groups_scale_lr_and_set_weight_decay():
+    a, b = make_params(2)[:2], make_params(3)[:2]
+    opt = fw.optimizer.SGD(0.1, parameters=[{"params": a}, {"params": b, "learning_rate": 0.5,
+                                                            "weight_decay": 0.2}])
+    sa, sb = [p.numpy().copy() for p in a], [p.numpy().copy() for p in b]
+    for p in a + b:
+        p.grad = fw.ones(p.shape)
+    opt.step()
+    for p, s in zip(a, sa):
+        np.testing.assert_allclose(p.numpy(), s - 0.1, rtol=1e-6)
+    for p, s in zip(b, sb):
+        np.testing.assert_allclose(p.numpy(), s - 0.05 * (1 + 0.2 * s), rtol=1e-5)
+    assert len(opt._flat) == 2
+
+
+def test_param_attr_learning_rate_and_regularizer():
+    attr = fw.ParamAttr(learning_rate=0.5, regularizer=L1Decay(0.1))
+    w = fw.create_parameter([3], "float32", attr=attr,
+                            default_initializer=fw.nn.initializer.Constant(2.0))
+    v = fw.create_parameter([3], "float32", default_initializer=fw.nn.initializer.Constant(2.0))
+    opt = fw.optimizer.SGD(1.0, parameters=[w, v], weight_decay=0.01)
+    w.grad = fw.ones([3])
+    v.grad = fw.ones([3])
+    opt.step()
+    # w: its own L1 (0.1 * sign) and half the rate; v: the optimizer's L2
+    np.testing.assert_allclose(w.numpy(), 2.0 - 0.5 * (1 + 0.1), rtol=1e-6)
+    np.testing.assert_allclose(v.numpy(), 2.0 - (1 + 0.01 * 2.0), rtol=1e-6)
+
+
+@pytest.mark.parametrize("clip", ["value", "norm", "global"])
+def test_gradient_clipping_matches_fw_nn_clip_and_leaves_grads(clip):
+    ps = make_params(4)
+    ps[2].need_clip = False
+    c = {"value": ClipGradByValue(0.3), "norm": ClipGradByNorm(0.5),
+         "global": ClipGradByGlobalNorm(0.7)}[clip]
+    opt = fw.optimizer.SGD(1.0, parameters=ps, grad_clip=c)
+    gs = [g * 3 for g in grads_for(0)]
+    start = [p.numpy().copy() for p in ps]
+    for p, g in zip(ps, gs):
+        p.grad = fw.to_tensor(g)
+    want = c([(p, fw.to_tensor(g)) for p, g in zip(ps, gs)])
+    opt.step()
+    for p, s, (_, g), raw in zip(ps, start, want, gs):
+        np.testing.assert_allclose(p.numpy(), s - g.numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(p.grad.numpy(), raw)  # .grad itself is not clipped
+    np.testing.assert_allclose(ps[2].numpy(), start[2] - gs[2], rtol=1e-6)
+
+
+def test_multi_precision_keeps_float32_master_weights():
+    ps = make_params(5, dtype="float32")
+    low = [Parameter(p.numpy().astype(fw.bfloat16.np), name=f"low{i}") for i, p in enumerate(ps)]
+    opt32 = fw.optimizer.Adam(0.01, parameters=ps)
+    opt16 = fw.optimizer.Adam(0.01, parameters=low, multi_precision=True)
+    for t in range(4):
+        for a, b, g in zip(ps, low, grads_for(t)):
+            a.grad = fw.to_tensor(g)
+            b.grad = fw.to_tensor(g.astype(fw.bfloat16.np))
+        opt32.step()
+        opt16.step()
+    sd = opt16.state_dict()
+    assert set(sd["master_weights"]) == {p.name for p in low}
+    for a, b in zip(ps, low):
+        assert b.dtype == fw.bfloat16
+        m = sd["master_weights"][b.name].numpy()
+        assert m.dtype == np.float32
+        np.testing.assert_allclose(m, a.numpy(), rtol=2e-2, atol=2e-2)
+        np.testing.assert_array_equal(b.numpy(), m.astype(fw.bfloat16.np))
+
+
+def test_low_precision_without_master_weights_warns():
+    p = Parameter(np.ones(3, fw.bfloat16.np))
+    opt = fw.optimizer.SGD(0.5, parameters=[p])
+    p.grad = fw.ones([3]).astype("bfloat16")
+    with pytest.warns(UserWarning, match="multi_precision=True"):
+        opt.step()
+    np.testing.assert_allclose(p.numpy().astype(np.float32), 0.5)
+
+
+def test_parameters_without_grad_are_skipped_with_their_own_step_count():
+    ps = make_params(6)
+    start = [p.numpy().astype(np.float64) for p in ps]
+    skip = {(0, 1), (1, 1), (2, 0)}  # p1 misses steps 0 and 1, p0 misses step 2
+    got = run(fw.optimizer.Adam(0.01, parameters=ps), ps, steps=4, skip=skip)
+    for i in range(3):
+        seq = [[grads_for(t)[i].astype(np.float64)] for t in range(4) if (t, i) not in skip]
+        want = tb_adam([start[i]], seq)[0]
+        np.testing.assert_allclose(got[i], want, rtol=2e-5, atol=2e-6)
+
+
+def test_state_dict_round_trips_through_save_and_load(tmp_path):
+    sched = lrs.StepDecay(0.01, step_size=2, gamma=0.5)
+    ps = make_params(7)
+    opt = fw.optimizer.Adam(sched, parameters=ps, amsgrad=True)
+    run(opt, ps, steps=3)
+    sched.step()
+    path = str(tmp_path / "opt.pdopt")
+    fw.save(opt.state_dict(), path)
+    keys = set(opt.state_dict())
+    assert f"{ps[0].name}_moment1_0" in keys and f"{ps[0].name}_beta1_pow_acc_0" in keys
+    assert "LR_Scheduler" in keys
+    # a fresh optimizer over parameters with the same names and values
+    ps2 = make_params(7)
+    for a, b in zip(ps2, ps):
+        a.set_value(b.numpy())
+    sched2 = lrs.StepDecay(0.01, step_size=2, gamma=0.5)
+    opt2 = fw.optimizer.Adam(sched2, parameters=ps2, amsgrad=True)
+    opt2.set_state_dict(fw.load(path))
+    assert sched2.last_epoch == sched.last_epoch and sched2() == sched()
+    for t in range(3, 5):
+        for a, b, g in zip(ps, ps2, grads_for(t)):
+            a.grad = fw.to_tensor(g)
+            b.grad = fw.to_tensor(g)
+        opt.step()
+        opt2.step()
+    for a, b in zip(ps, ps2):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_repacking_after_storage_is_replaced():
+    lin = fw.nn.Linear(3, 2)
+    opt = fw.optimizer.Momentum(0.1, parameters=lin.parameters())
+    lin(fw.ones([1, 3])).sum().backward()
+    opt.step()
+    # the same dtype: the new array is adopted into the flat buffer
+    w = lin.weight
+    w._replace_data(np.full(w.shape, 5.0, np.float32))
+    w.grad = fw.ones(w.shape)
+    lin.bias.grad = fw.ones([2])
+    opt.step()
+    assert np.shares_memory(w.numpy(), opt._flat[0].flat)
+    v = opt._flat[0].param_state(0, "velocity")
+    np.testing.assert_allclose(w.numpy(), 5.0 - 0.1 * v, rtol=1e-6)
+    # a dtype change rebuilds the groups and keeps the moments
+    lin.to(dtype="float64")
+    for p in lin.parameters():
+        p.grad = fw.ones(p.shape, dtype="float64")
+    before = {p.name: opt.state_dict()[f"{p.name}_velocity_0"].numpy().copy()
+              for p in lin.parameters()}
+    opt.step()
+    assert opt._flat[0].dtype == np.float64
+    for p in lin.parameters():
+        np.testing.assert_allclose(opt.state_dict()[f"{p.name}_velocity_0"].numpy(),
+                                   0.9 * before[p.name] + 1.0, rtol=1e-6)
+
+
+def test_parameters_sharing_storage_stay_shared():
+    a = Parameter(np.ones(3, np.float32), name="shared_a")
+    b = Parameter(a, name="shared_b")  # same storage
+    opt = fw.optimizer.SGD(0.1, parameters=[a, b])
+    a.grad = fw.ones([3])
+    b.grad = fw.ones([3])
+    opt.step()
+    assert np.shares_memory(a.numpy(), b.numpy())
+
+
+def test_lamb_trust_ratio_is_per_parameter_and_respects_exclusion():
+    ps = make_params(8)
+    start = [p.numpy().astype(np.float64) for p in ps]
+    opt = fw.optimizer.Lamb(0.01, lamb_weight_decay=0.1, parameters=ps,
+                            exclude_from_weight_decay_fn=lambda p: p.name.endswith("_1"))
+    got = run(opt, ps, steps=3)
+    want = tb_lamb(start, [[g.astype(np.float64) for g in grads_for(t)] for t in range(3)],
+                   wd=0.1, excluded=(1,))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=2e-6)
+
+
+def test_adamw_lr_ratio_and_apply_decay_param_fun():
+    ps = make_params(9)
+    start = [p.numpy().astype(np.float64) for p in ps]
+    opt = fw.optimizer.AdamW(0.01, parameters=ps, weight_decay=0.5,
+                             lr_ratio=lambda p: 0.5 if p.name.endswith("_0") else 1.0,
+                             apply_decay_param_fun=lambda n: not n.endswith("_2"))
+    got = run(opt, ps, steps=2)
+    seq = [[g.astype(np.float64) for g in grads_for(t)] for t in range(2)]
+    for i in range(3):
+        lr = 0.005 if i == 0 else 0.01
+        dec = 0.0 if i == 2 else 0.5
+        want = tb_adam([start[i]], [[s[i]] for s in seq], lr=lr, decoupled=dec)[0]
+        np.testing.assert_allclose(got[i], want, rtol=2e-5, atol=2e-6)
+
+
+def test_learning_rate_api():
+    ps = make_params(10)
+    opt = fw.optimizer.SGD(0.1, parameters=ps)
+    assert opt.get_lr() == 0.1
+    opt.set_lr(0.2)
+    assert opt.get_lr() == 0.2
+    sched = lrs.ExponentialDecay(0.5, gamma=0.5)
+    opt.set_lr_scheduler(sched)
+    sched.step()
+    assert opt.get_lr() == 0.25
+    with pytest.raises(RuntimeError, match="LRScheduler"):
+        opt.set_lr(0.1)
+    with pytest.raises(TypeError, match="LRScheduler"):
+        opt.set_lr_scheduler(0.1)
+
+
+def test_minimize_and_clear_grad():
+    lin = fw.nn.Linear(2, 1)
+    opt = fw.optimizer.SGD(0.1, parameters=lin.parameters())
+    w0, b0 = lin.weight.numpy().copy(), lin.bias.numpy().copy()
+    loss = lin(fw.ones([4, 2])).mean()
+    loss.backward()
+    _, pg = opt.minimize(loss, no_grad_set={lin.bias.name})
+    assert [p.name for p, _ in pg] == [lin.weight.name]
+    np.testing.assert_allclose(lin.bias.numpy(), b0)
+    assert not np.allclose(lin.weight.numpy(), w0)
+    opt.clear_grad(set_to_zero=False)
+    assert lin.weight.grad is None
+
+
+def test_errors_name_the_problem():
+    with pytest.raises(ValueError, match="no parameters"):
+        fw.optimizer.SGD(0.1).step()
+    with pytest.raises(ValueError, match="beta1"):
+        fw.optimizer.Adam(0.1, beta1=1.5, parameters=make_params(11))
+    with pytest.raises(TypeError, match="single Tensor"):
+        fw.optimizer.SGD(0.1, parameters=make_params(12)[0])
+    p = make_params(13)[0]
+    with pytest.raises(ValueError, match="more than one parameter group"):
+        fw.optimizer.SGD(0.1, parameters=[{"params": [p]}, {"params": [p]}])
+
+
+def test_scheduler_drives_the_optimizer_each_step():
+    p = Parameter(np.zeros(1, np.float32))
+    sched = lrs.PiecewiseDecay([2], [1.0, 0.1])
+    opt = fw.optimizer.SGD(sched, parameters=[p])
+    for _ in range(4):
+        p.grad = fw.ones([1])
+        opt.step()
+        sched.step()
+    np.testing.assert_allclose(p.numpy(), [-(1 + 1 + 0.1 + 0.1)], rtol=1e-6)
+
+
+def test_a_training_loop_lowers_the_loss():
+    fw.seed(0)
+    rng = np.random.default_rng(0)
+    x = fw.to_tensor(rng.standard_normal([64, 8]).astype(np.float32))
+    y = fw.to_tensor((x.numpy() @ rng.standard_normal(8) > 0).astype(np.int64))
+    net = fw.nn.Sequential(fw.nn.Linear(8, 16), fw.nn.ReLU(), fw.nn.Linear(16, 2))
+    opt = fw.optimizer.AdamW(0.05, parameters=net.parameters(),
+                             grad_clip=ClipGradByGlobalNorm(1.0))
+    losses = []
+    for _ in range(30):
+        loss = fw.nn.functional.cross_entropy(net(x), y)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        losses.append(loss.item())
+    assert losses[-1] < 0.5 * losses[0]
+    assert math.isfinite(losses[-1])
+
+
+def test_functional_update_builds_ir_that_runs_like_eager():
+    from fw.core.ir import TensorType, run, trace
+
+    p = Parameter(np.ones((2, 3), np.float32))
+    opt = fw.optimizer.Adam(0.1, parameters=[p], amsgrad=True)
+    state = opt._init_state(p)
+    names = list(state)
+
+    def update(param, grad, lr, *states):
+        new_p, new_st = opt._functional_update(param, grad, dict(zip(names, states)), lr)
+        return (new_p,) + tuple(new_st[n] for n in names)
+
+    types = [TensorType([2, 3], fw.float32)] * 2 + [TensorType([1], fw.float32)] + \
+        [TensorType(list(v.shape), fw.core.dtypes.from_numpy(v.dtype)) for v in state.values()]
+    prog = trace(update, types)
+    assert "adam(" in str(prog) and "amsgrad=true" in str(prog)
+    g = fw.to_tensor(np.full((2, 3), 0.5, np.float32))
+    args = [fw.ones([2, 3]), g, fw.to_tensor([0.1])] + [fw.to_tensor(v) for v in state.values()]
+    got = run(prog, *args)
+    want = update(*args)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    p.grad = g
+    opt.step()  # the fused eager update agrees with the program
+    np.testing.assert_allclose(p.numpy(), got[0].numpy(), rtol=1e-6)
+
+
+def test_master_weights_follow_values_written_in_place():
+    p = Parameter(np.ones(4, fw.bfloat16.np))
+    opt = fw.optimizer.SGD(0.5, parameters=[p], multi_precision=True)
+    p.grad = fw.ones([4]).astype("bfloat16")
+    opt.step()
+    np.testing.assert_allclose(p.numpy().astype(np.float32), 0.5)
+    p.set_value(np.full(4, 3.0, np.float32))  # e.g. set_state_dict
+    opt.step()
+    np.testing.assert_allclose(p.numpy().astype(np.float32), 2.5)
+    np.testing.assert_allclose(opt.state_dict()["master_weights"][p.name].numpy(), 2.5)
