@@ -207,6 +207,13 @@ Raises TypeError for unsupported dtypes, ValueError for bad shapes or layouts.)"
 
 }  // namespace
 
+// Kernel families bind themselves from their own files, so each family's code
+// (and the people working on it) stays in its own translation units:
+//   bind_nn.cpp     convolution, pooling, normalization, softmax (oneDNN primitives)
+//   bind_fused.cpp  optimizer updates and fused elementwise chains (own C++)
+void bind_nn(nb::module_ &m);
+void bind_fused(nb::module_ &m);
+
 NB_MODULE(_C, m) {
     m.doc() = "fw-core native kernels (oneDNN, CPU)";
     m.attr("__version__") = FW_CORE_VERSION;
@@ -255,4 +262,6 @@ NB_MODULE(_C, m) {
             return d;
         },
         "Primitive cache statistics: dict with hits, misses, evictions, size, capacity.");
+    bind_nn(m);
+    bind_fused(m);
 }
