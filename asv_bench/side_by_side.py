@@ -1,0 +1,200 @@
+"""Run the same workloads in fw, PyTorch and Paddle (when importable) and print
+the times and ratios. Usage:
+
+    python asv_bench/side_by_side.py [--only NAME] [--repeat N]
+
+Each workload builds its state once per framework (`setup`) and times one call
+of the returned closure (best of several runs of a timed loop). Frameworks that
+are not installed, or workloads whose fw parts are not available yet, are
+reported as "-". The figures in the issues come from this script and from asv.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib
+import os
+import sys
+import time
+
+import numpy as np
+
+WORKLOADS: dict = {}
+
+
+def workload(name, unit="us"):
+    def deco(cls):
+        WORKLOADS[name] = (cls, unit)
+        return cls
+
+    return deco
+
+
+def _have(mod):
+    try:
+        importlib.import_module(mod)
+        return True
+    except Exception:
+        return False
+
+
+def timeit(fn, min_time=0.2, repeat=5):
+    fn()
+    n = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        dt = time.perf_counter() - t0
+        if dt >= min_time / 5:
+            break
+        n *= 4
+    best = float("inf")
+    for _ in range(repeat):
+        gc.disable()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / n)
+        gc.enable()
+    return best
+
+
+# ---------------------------------------------------------------- workloads
+@workload("add_8 (a + b, 8 floats)")
+class Add8:
+    @staticmethod
+    def fw():
+        import fw
+
+        a = fw.to_tensor(np.ones(8, np.float32))
+        b = fw.to_tensor(np.ones(8, np.float32))
+        return lambda: a + b
+
+    @staticmethod
+    def torch():
+        import torch
+
+        a, b = torch.ones(8), torch.ones(8)
+        return lambda: a + b
+
+    @staticmethod
+    def paddle():
+        import paddle
+
+        a, b = paddle.ones([8]), paddle.ones([8])
+        return lambda: a + b
+
+
+@workload("add_8_requires_grad")
+class Add8Grad:
+    @staticmethod
+    def fw():
+        import fw
+
+        a = fw.to_tensor(np.ones(8, np.float32), stop_gradient=False)
+        b = fw.to_tensor(np.ones(8, np.float32), stop_gradient=False)
+        if not fw.core.dispatch.grad_state.available:
+            raise RuntimeError("fw-autograd not available")
+        return lambda: a + b
+
+    @staticmethod
+    def torch():
+        import torch
+
+        a = torch.ones(8, requires_grad=True)
+        b = torch.ones(8, requires_grad=True)
+        return lambda: a + b
+
+    @staticmethod
+    def paddle():
+        import paddle
+
+        a, b = paddle.ones([8]), paddle.ones([8])
+        a.stop_gradient = False
+        b.stop_gradient = False
+        return lambda: a + b
+
+
+@workload("matmul_1024 (fp32, GFLOP/s)", unit="gflops")
+class Matmul1024:
+    flops = 2 * 1024**3
+
+    @staticmethod
+    def fw():
+        import fw
+
+        a = fw.to_tensor(np.random.rand(1024, 1024).astype(np.float32))
+        b = fw.to_tensor(np.random.rand(1024, 1024).astype(np.float32))
+        return lambda: fw.matmul(a, b)
+
+    @staticmethod
+    def torch():
+        import torch
+
+        a, b = torch.rand(1024, 1024), torch.rand(1024, 1024)
+        return lambda: a @ b
+
+    @staticmethod
+    def paddle():
+        import paddle
+
+        a, b = paddle.rand([1024, 1024]), paddle.rand([1024, 1024])
+        return lambda: paddle.matmul(a, b)
+
+
+def _extra_workloads():
+    """Workloads for other packages register themselves from asv_bench/workloads_*.py."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    for f in sorted(os.listdir(here)):
+        if f.startswith("workloads_") and f.endswith(".py"):
+            importlib.import_module(f[:-3])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", default=None)
+    ap.add_argument("--frameworks", default="fw,torch,paddle")
+    args = ap.parse_args(argv)
+    _extra_workloads()
+    fws = [f for f in args.frameworks.split(",") if f == "fw" or _have(f)]
+    if "paddle" in fws:
+        import paddle
+
+        paddle.set_device("cpu")
+    print(f"{'workload':44s}" + "".join(f"{f:>12s}" for f in fws) + "   fw/torch  fw/paddle")
+    for name, (cls, unit) in WORKLOADS.items():
+        if args.only and args.only not in name:
+            continue
+        row = {}
+        for f in fws:
+            try:
+                fn = getattr(cls, f)()
+                t = timeit(fn)
+                row[f] = (getattr(cls, "flops", 0) / t / 1e9) if unit == "gflops" else t
+            except Exception as e:  # a missing piece of fw, or of a peer
+                row[f] = None
+                if os.environ.get("FW_BENCH_DEBUG"):
+                    print(f"  {f}: {type(e).__name__}: {e}")
+
+        def fmt(v):
+            if v is None:
+                return f"{'-':>12s}"
+            if unit == "gflops":
+                return f"{v:10.1f}GF"
+            return f"{v * 1e6:10.2f}us" if v < 1e-3 else f"{v * 1e3:10.2f}ms"
+
+        def ratio(a, b):
+            if row.get(a) is None or row.get(b) is None:
+                return "      -"
+            r = row[b] / row[a] if unit == "gflops" else row[a] / row[b]
+            return f"{r:8.2f}x"
+
+        print(f"{name:44s}" + "".join(fmt(row.get(f)) for f in fws)
+              + f"  {ratio('fw', 'torch')} {ratio('fw', 'paddle')}")
+
+
+if __name__ == "__main__":
+    main()
