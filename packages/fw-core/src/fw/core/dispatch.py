@@ -131,7 +131,14 @@ def _scalar_as(v, dtype):
     return dtype.np.type(v)
 
 
+class _SymbolicArgument(Exception):
+    """Raised by the eager path when it meets a symbolic Value while an implicit
+    builder (static mode) is installed; `invoke` then emits the op."""
+
+
 def _symbolic_outside_builder(op):
+    if _build.implicit is not None:
+        raise _SymbolicArgument()
     raise UnsupportedError(
         f"{op.name}: got a symbolic tensor (an IR Value) but no program is being built; "
         f"symbolic values can only be used inside fw.core.ir.trace, fw.static.program_guard "
@@ -144,7 +151,10 @@ def invoke(op, args, attrs):
         args = amp_state.cast_args(op, args)
     if _build.builder is not None:
         return _build.builder.emit(op, args, attrs)
-    return _eager(op, args, attrs)
+    try:
+        return _eager(op, args, attrs)
+    except _SymbolicArgument:  # static mode: a Value's op goes into its program
+        return _build.implicit(op, args, attrs)
 
 
 def _eager(op, args, attrs):
@@ -374,8 +384,12 @@ def assign_inplace(op_name: str, x, out):
     """Finish an in-place op ``x.op_(...)``: `out` was computed out of place; write
     it into `x` and give `x` its autograd history. While a program is being built
     values are immutable, so the new value is returned instead (fw.jit's
-    conversion rebinds the variable: ``x.add_(y)`` becomes ``x = x.add_(y)``)."""
+    conversion rebinds the variable: ``x.add_(y)`` becomes ``x = x.add_(y)``); when
+    x is a concrete tensor captured by that program (a parameter, a buffer), the
+    write is recorded as a state update of the program (`Builder.record_update`)."""
     if type(x) is Value or type(out) is Value:
+        if type(x) is not Value and isinstance(x, Tensor) and _build.builder is not None:
+            _build.builder.record_update(x, out)
         return out
     if not isinstance(x, Tensor):
         raise InvalidTypeError(f"{op_name}: the in-place target must be a Tensor, got "

@@ -320,7 +320,15 @@ class Tensor:
 
     # ------------------------------------------------------------ in-place value setting
     def set_value(self, value) -> "Tensor":
-        """Overwrite the values in place (same shape; cast to this dtype)."""
+        """Overwrite the values in place (same shape; cast to this dtype). While a
+        program is being built the write is recorded as a state update of that
+        program (applied after each run; see fw.core.ir.builder)."""
+        from fw.core.ir.core import _state
+
+        b = _state.builder
+        if b is not None and (type(value).__name__ == "Value" or id(self) in b._state_args):
+            b.record_update(self, value)
+            return self
         a = self._data
         src = value._data if isinstance(value, Tensor) else value
         src = np.asarray(src) if type(a) is _ndarray else _pl.backend_of(a).xp.asarray(src)

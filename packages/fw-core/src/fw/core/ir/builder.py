@@ -6,6 +6,15 @@ way are captured as block-0 arguments — a tensor that is a parameter
 (``trainable``/``persistable`` with a name) becomes a ``param`` named after it,
 any other tensor a ``const`` — and Python scalars become ``full`` constants of
 the promoted dtype. Mixed dtypes are promoted by explicit ``cast`` operations.
+
+State updates: code that writes a captured tensor while a program is being built
+(an optimizer step, a batch-norm running statistic, ``t.set_value(v)``, an
+in-place op ``t.add_(v)``) calls `Builder.record_update(t, value)`. The program
+then writes ``value`` into ``t`` after each run (``program.updates``), and reads of
+``t`` later in the same trace see ``value``. Inside a nested block (a ``cond``
+branch or a ``while`` body) an update is kept in the innermost *update scope*
+(`push_update_scope`/`pop_update_scope`) so that the code building the control
+flow op can carry it out as a result of the op.
 """
 
 from __future__ import annotations
@@ -29,13 +38,23 @@ class Builder:
     def __init__(self, program: Program | None = None):
         self.program = program if program is not None else Program()
         self.blocks = [self.program.block]
-        self._captured: dict = {}  # id(tensor) -> Value
+        self._captured: dict = {}  # id(tensor) -> Value (its latest value in the trace)
+        self._state_args: dict = {}  # id(tensor) -> its block-0 argument (before updates)
         for label, t in self.program.captured.items():
             for a in self.program.block.args:
                 if a.label == label and a.role in ("param", "const"):
                     self._captured[id(t)] = a
+                    self._state_args[id(t)] = a
+        for label, v in self.program.updates:  # reads see the values already written
+            t = self.program.captured.get(label)
+            if t is not None:
+                self._captured[id(t)] = v
         self._prev = None
         self._const_count = sum(1 for a in self.program.block.args if a.role == "const")
+        self.update_scopes: list = []  # one {id(tensor): (tensor, value)} per nested scope
+        # gradients computed while tracing (``loss.backward()`` on a Value, see
+        # fw.core.ir.core.value_hooks): id(param tensor) -> (tensor, grad Value)
+        self.grads: dict = {}
 
     # -------------------------------------------------------- context
     def __enter__(self) -> "Builder":
@@ -86,8 +105,101 @@ class Builder:
         v._sg = t._sg
         self.program.captured[label] = t
         self._captured[id(t)] = v
+        self._state_args[id(t)] = v
         self.program.touch()
         return v
+
+    # -------------------------------------------------------- state updates
+    def state_arg(self, t: Tensor) -> Value:
+        """The block-0 param/const argument standing for tensor `t` (captured now if
+        it was not), regardless of updates recorded for it."""
+        a = self._state_args.get(id(t))
+        if a is None:
+            a = self.capture(t)  # (capture registers new arguments in _state_args)
+        return a
+
+    def current_value(self, t: Tensor) -> Value:
+        """What `t` reads as at this point of the trace (its last recorded update, or
+        its argument)."""
+        return self.capture(t)
+
+    def record_update(self, target, value) -> Value:
+        """Record that captured tensor `target` (a Tensor, or its block-0 argument
+        Value) holds `value` after this point of the program; the executor writes it
+        into the tensor after each run. `value` (a Value, Tensor or number) is cast to
+        the target's dtype; its shape must match. Returns the Value recorded.
+
+        Inside a nested block the update goes into the innermost update scope (see the
+        module docstring); with no scope open that is an `UnsupportedError`."""
+        from fw.core.errors import UnsupportedError
+
+        if type(target) is Value:
+            if target.owner is not self.program.block or target.role not in ("param", "const"):
+                raise InvalidArgumentError(f"record_update: the target must be a captured "
+                                           f"parameter/constant of the program, got {target!r}")
+            t = self.program.captured.get(target.label)
+            if t is None:
+                raise InvalidArgumentError(f"record_update: {target.label!r} has no captured "
+                                           f"tensor")
+            arg = target
+        elif isinstance(target, Tensor):
+            t = target
+            arg = self.state_arg(t)
+        else:
+            raise InvalidTypeError(f"record_update: the target must be a Tensor, got "
+                                   f"{type(target).__name__}")
+        tt = arg.type
+        if type(value) is not Value:
+            if isinstance(value, Tensor):
+                value = self.capture(value)
+            elif isinstance(value, _SCALARS):
+                from fw.core.ops import call
+
+                value = call("full", shape=list(tt.shape), fill_value=value, dtype=tt.dtype)
+            else:
+                raise InvalidTypeError(f"record_update: the new value of {arg.label!r} must be "
+                                       f"a tensor or a number, got {type(value).__name__}")
+        if value.type.dtype is not tt.dtype:
+            from fw.core.ops import call
+
+            value = call("cast", value, dtype=tt.dtype)
+        vt = value.type
+        if len(vt.shape) != len(tt.shape) or any(a != b and a != -1 for a, b in
+                                                  zip(vt.shape, tt.shape)):
+            raise InvalidArgumentError(f"record_update: {arg.label!r} is {tt} but the new value "
+                                       f"is {vt}; a state update cannot change the shape")
+        if len(self.blocks) > 1:
+            if not self.update_scopes:
+                raise UnsupportedError(
+                    f"writing the captured tensor {arg.label!r} inside a cond/while block: "
+                    f"the update cannot leave the block (fw.jit.to_static carries such "
+                    f"updates out of converted if/while; with fw.static.nn.cond/while_loop "
+                    f"return the new value and assign it after the op)")
+            self.update_scopes[-1][id(t)] = (t, value)
+        else:
+            self.program.updates.set(arg.label, value)
+            self.program.touch()
+        self._captured[id(t)] = value
+        return value
+
+    def push_update_scope(self) -> None:
+        """Open a scope collecting the updates recorded in a nested block."""
+        self.update_scopes.append({})
+
+    def pop_update_scope(self) -> dict:
+        """Close the innermost scope: returns ``{id(tensor): (tensor, value)}`` of the
+        updates recorded in it and makes the tensors read as they did before it."""
+        scope = self.update_scopes.pop()
+        for key, (t, _v) in scope.items():
+            outer = None
+            for s in reversed(self.update_scopes):
+                if key in s:
+                    outer = s[key][1]
+                    break
+            if outer is None:
+                outer = self.program.updates.get(self.state_arg(t).label)
+            self._captured[key] = outer if outer is not None else self.state_arg(t)
+        return scope
 
     def constant(self, value, dtype) -> Value:
         """A 0-D constant of `dtype` (emitted as a ``full`` op)."""

@@ -20,7 +20,8 @@ import sys
 
 from fw.core.ir.types import TensorType
 
-__all__ = ["Value", "Operation", "Block", "Program", "current_builder"]
+__all__ = ["Value", "Operation", "Block", "Program", "StateUpdates", "current_builder",
+           "value_hooks"]
 
 _ids = itertools.count()
 
@@ -118,6 +119,20 @@ class Value:
         for i in range(len(self)):
             yield self[i]
 
+    def backward(self, grad_tensor=None, retain_graph=False):
+        """``loss.backward()`` inside a program being built: what it means is set by
+        the package that traces training code (fw-jit: the gradients of the trainable
+        captured parameters are emitted and kept on the builder for ``opt.step()``)."""
+        hook = value_hooks.backward
+        if hook is None:
+            from fw.core.errors import UnsupportedError
+
+            raise UnsupportedError(
+                "backward() on a symbolic tensor: inside fw.jit.to_static it computes the "
+                "parameters' gradients (install fw-jit); in fw.static code use "
+                "fw.static.append_backward(loss) or optimizer.minimize(loss)")
+        return hook(self, grad_tensor, retain_graph)
+
     def numpy(self):
         from fw.core.errors import UnsupportedError
 
@@ -183,12 +198,68 @@ class Block:
                 yield from b.walk()
 
 
+class StateUpdates:
+    """The state updates of a program: after each run, the captured param/const
+    labelled ``labels[i]`` is overwritten (in place) with the value ``outputs[i]``
+    of block 0. Ordered; one entry per label (setting a label again replaces its
+    value). ``outputs`` is a list of Values like a block's, so rewriters treat an
+    entry as a use of its value (``(updates, i)`` in `Rewriter.users`)."""
+
+    __slots__ = ("labels", "outputs")
+
+    def __init__(self):
+        self.labels: list = []
+        self.outputs: list = []
+
+    def set(self, label: str, value) -> None:
+        for i, lab in enumerate(self.labels):
+            if lab == label:
+                self.outputs[i] = value
+                return
+        self.labels.append(label)
+        self.outputs.append(value)
+
+    def get(self, label: str):
+        for lab, v in zip(self.labels, self.outputs):
+            if lab == label:
+                return v
+        return None
+
+    def remove(self, label: str) -> None:
+        for i, lab in enumerate(self.labels):
+            if lab == label:
+                del self.labels[i]
+                del self.outputs[i]
+                return
+
+    def clear(self) -> None:
+        self.labels.clear()
+        self.outputs.clear()
+
+    def __iter__(self):
+        return iter(list(zip(self.labels, self.outputs)))
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    def __bool__(self) -> bool:
+        return bool(self.labels)
+
+    def __repr__(self) -> str:
+        return f"StateUpdates({self.labels})"
+
+
 class Program:
-    """A whole program: block 0 plus the values captured for its params/consts."""
+    """A whole program: block 0 plus the values captured for its params/consts.
+
+    ``updates`` (a `StateUpdates`) lists the params/consts the program writes:
+    after each run the executor stores each update value into the captured
+    tensor, in place (training steps, running statistics)."""
 
     def __init__(self):
         self.block = Block(self)
         self.captured: dict = {}  # label -> Tensor holding the param/const's value
+        self.updates = StateUpdates()
         self._version = 0
         self._compiled = None  # executor cache: (version, schedule)
         self.meta: dict = {}
@@ -247,12 +318,44 @@ class Program:
         return p
 
 
+# ---------------------------------------------------------------- hooks
+class _ValueHooks:
+    """Filled in by the packages above fw-core (fw-jit sets them):
+
+    - ``backward(value, grad, retain_graph)`` runs for ``Value.backward()``;
+    - ``minimize(optimizer, loss, startup_program, parameters, no_grad_set)`` is
+      what ``optimizer.minimize(loss)`` means on a symbolic loss (fw.static):
+      optimizers call it when `loss` is a Value;
+    - ``optimizer_call(optimizer, method_name, args, kwargs)`` is what an optimizer
+      method (``step``, ``clear_grad``, ``minimize``) means while a program is being
+      built (`current_builder()` is not None): optimizers call it first and return
+      its result unless it returns ``NotImplemented`` (fw.jit.to_static emits the
+      update into the program instead of running it).
+    """
+
+    __slots__ = ("backward", "minimize", "optimizer_call")
+
+    def __init__(self):
+        self.backward = None
+        self.minimize = None
+        self.optimizer_call = None
+
+
+value_hooks = _ValueHooks()
+
+
 # ---------------------------------------------------------------- building state
 class _BuildState:
-    __slots__ = ("builder",)
+    """``builder``: the Builder ops emit into (None: eager). ``implicit``: when set
+    (fw.static's static mode), an op called eagerly on a symbolic Value calls
+    ``implicit(op, args, attrs)`` to emit it into that Value's program instead of
+    raising (see fw.core.dispatch.invoke)."""
+
+    __slots__ = ("builder", "implicit")
 
     def __init__(self):
         self.builder = None
+        self.implicit = None
 
 
 _state = _BuildState()

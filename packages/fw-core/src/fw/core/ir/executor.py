@@ -45,6 +45,17 @@ function looping over its cond and body blocks (carried values are locals).
 Parameters and constants are read from the tensors the program captured at each
 run, so updates made between runs are seen.
 
+State updates (``program.updates``): the generated function also returns the
+update values; after the run each is written into its captured tensor in place
+(``a[...] = new``, then the tensor's version is bumped), so views of the
+parameter's storage (an optimizer's flat buffer) stay valid. All new values are
+computed before any is written; one that shares a target's memory (a view or the
+array itself) is copied first. An update op of the ``optimizer`` family whose
+results are state updates of the very params/consts it reads (``adam(%p0, …,
+%c1, …)`` with ``update %p0 = result 0``, ``update %c1 = result 1``) gets those
+tensors' arrays as its ``out=`` arrays (its kernels update in place), when
+nothing reads their old values after it: then nothing is copied at all.
+
 `run(program, *inputs)` compiles on first use and caches the result on the
 program (keyed by its version, the inputs' backend and ``memory_optimize``).
 """
@@ -62,11 +73,17 @@ from fw.core import place as _pl
 from fw.core.errors import FwError, InvalidArgumentError, InvalidTypeError
 from fw.core.ir.types import DYN
 from fw.core.tensor import Tensor, _new
+from fw.core.tensor import bump_version as _bump
 
 __all__ = ["run", "compile_program", "Compiled", "Step"]
 
 _ndarray = np.ndarray
 _SOURCE_NAME = "<fw program>"
+# ops whose NumPy kernels may return a view of an input (for the in-place updates)
+_VIEW_FAMILIES = frozenset({"shape", "indexing"})
+_VIEW_OPS = frozenset({"cast", "real", "imag", "to_device", "assign", "detach", "flatten",
+                       "reshape", "squeeze", "unsqueeze", "transpose", "expand",
+                       "broadcast_to", "diagonal", "view_as_real", "view_as_complex"})
 _HOIST_BYTES = 1 << 16  # constants up to this size are computed once, at compile time
 
 
@@ -137,14 +154,21 @@ class Compiled:
         self._nk = 0
         self._nw = 0
         self._hoisted: set = set()  # slots holding constants computed at compile time
+        ups = getattr(program, "updates", None)
+        self.update_labels = list(ups.labels) if ups else []
+        update_values = list(ups.outputs) if ups else []
+        self.n_outputs = len(blk.outputs)
+        self._inplace = self._plan_inplace(blk, update_values) if memory_optimize else {}
         body: list = []
-        self.main = self._gen_block(blk, body, "    ", top=True)
+        self.main = self._gen_block(blk, body, "    ", top=True, extra_keep=update_values)
+        self.update_slots = tuple(self.slot[v] for v in update_values)
         head = ["def _main(_ins, _ps):"]
         if self.input_slots:
             head.append(f"    {_targets(self.input_slots)} = _ins")
         if self.param_slots:
             head.append(f"    {_targets([s for s, _ in self.param_slots])} = _ps")
-        main_src = head + body + [f"    return ({_targets(self.main.out_slots)})"]
+        main_src = head + body + [
+            f"    return ({_targets(self.main.out_slots + self.update_slots)})"]
         self._funcs.append(main_src)
         lines = []
         for f in self._funcs:
@@ -177,8 +201,10 @@ class Compiled:
         self._ns[name] = obj
         return name
 
-    def _gen_block(self, block, out: list, ind: str, top=False, assign_args=True) -> _Schedule:
-        """Append the lines running `block` to `out`; returns its schedule."""
+    def _gen_block(self, block, out: list, ind: str, top=False, assign_args=True,
+                   extra_keep=()) -> _Schedule:
+        """Append the lines running `block` to `out`; returns its schedule. Values in
+        `extra_keep` (state updates) live to the end like the block's outputs."""
         if not top and assign_args:
             for a in block.args:
                 self._new_slot(a)
@@ -191,6 +217,7 @@ class Compiled:
         for v, i in last.items():
             dying.setdefault(i, []).append(v)
         keep = set(block.outputs)
+        keep.update(extra_keep)
         defined_here = set(block.args)
         steps = []
         if mem and not top:  # arguments nobody reads must not pin their buffers
@@ -213,7 +240,8 @@ class Compiled:
                 pass
             else:
                 plan = self._reuse_plan(op, last, i, keep, defined_here) if mem else None
-                reuse = self._gen_call(op, ins, outs, out, ind, plan)
+                reuse = self._gen_call(op, ins, outs, out, ind, plan,
+                                       self._inplace.get(op) if top else None)
             if mem and frees:
                 out.append(f"{ind}del {', '.join(f'v{s}' for s in frees)}")
             steps.append(Step(op, ins, outs, frees if mem else (), reuse))
@@ -253,7 +281,75 @@ class Compiled:
             self._hoisted.add(s)
         return True
 
-    def _gen_call(self, op, ins, outs, out, ind, reuse) -> int:
+    def _plan_inplace(self, blk, update_values) -> dict:
+        """{op: [target arg or None per result]} for optimizer-family ops whose results
+        can be computed straight into the updated tensors (see the module doc)."""
+        import inspect
+
+        try:
+            from fw.core.ops.optimizer import UPDATE_OPS
+        except ImportError:  # pragma: no cover - the optimizer family ships with fw-core
+            return {}
+        if not update_values:
+            return {}
+        targets = {}  # update value -> target arg
+        by_label = {a.label: a for a in blk.args if a.role in ("param", "const")}
+        counts: dict = {}
+        for v in update_values:
+            counts[v] = counts.get(v, 0) + 1
+        for label, v in zip(self.update_labels, update_values):
+            a = by_label.get(label)
+            if a is not None and counts[v] == 1:
+                targets[v] = a
+        outputs = set(blk.outputs)
+        keep = outputs | set(update_values)
+        last: dict = {}
+        for i, op in enumerate(blk.ops):
+            for v in _uses(op):
+                last[v] = i
+        # values that may share a target's memory: results of ops that can return a
+        # view (reshape, slicing, a no-op cast…) of the target or of such a value
+        aliases: dict = {a: {a} for a in targets.values()}
+        for op in blk.ops:
+            d = op.opdef
+            if op.blocks or not (d.family in _VIEW_FAMILIES or d.name in _VIEW_OPS):
+                continue
+            for al in aliases.values():
+                if any(v in al for v in op.operands if v is not None):
+                    al.update(op.results)
+        plan = {}
+        for i, op in enumerate(blk.ops):
+            spec = UPDATE_OPS.get(op.name)
+            if spec is None or op.opdef.family != "optimizer" or op.blocks:
+                continue
+            kern = self._kernel(op)
+            try:
+                if "out" not in inspect.signature(kern).parameters:
+                    continue
+            except (TypeError, ValueError):
+                continue
+            states, _outs = spec
+            # result j updates the input it was computed from: 0 <- param, k <- state k
+            match = {0: 0}
+            for k, _name in enumerate(states, 1):
+                match[k] = 2 + k
+            entry = []
+            for j, r in enumerate(op.results):
+                a = targets.get(r)
+                src = match.get(j)
+                ok = a is not None and r not in outputs and src is not None and \
+                    src < len(op.operands) and op.operands[src] is a and \
+                    last.get(a, -1) <= i and \
+                    sum(1 for v in op.operands if v is a) == 1 and \
+                    a.type.is_static and a.type == r.type and \
+                    all(w is a or (last.get(w, -1) < i and w not in keep)
+                        for w in aliases.get(a, ()))
+                entry.append(a if ok else None)
+            if any(e is not None for e in entry):
+                plan[op] = entry
+        return plan
+
+    def _gen_call(self, op, ins, outs, out, ind, reuse, inplace=None) -> int:
         k = self._bind(self._kernel(op), "k")
         args = ["None" if s == 0 else f"v{s}" for s in ins]
         var = op.opdef.variadic
@@ -265,6 +361,10 @@ class Compiled:
                 args.append(f"{name}={self._bind(val, 'a')}")
             else:  # cannot be a keyword in source: pass it through a dict
                 args.append(f"**{self._bind({name: val}, 'a')}")
+        if inplace is not None:
+            outs_arg = ", ".join("None" if a is None else f"v{self.slot[a]}" for a in inplace)
+            args.append(f"out=({outs_arg},)")
+            reuse = None
         call = f"{k}({', '.join(args)})"
         # a kernel returns one result bare, several (or a variable number) as a tuple
         target = _names(outs) if op.opdef.num_outputs == 1 else _targets(outs)
@@ -409,12 +509,56 @@ class Compiled:
         Returns the output arrays (a list)."""
         if check:
             self.check_inputs(arrays)
-        ps = self._params(self.program.captured if params is None else params, check)
+        cap = self.program.captured if params is None else params
+        ps = self._params(cap, check)
         try:
             outs = self._run(arrays, ps)
         except Exception as e:
             raise self._explain(e) from e
+        if self.update_slots:
+            n = self.n_outputs
+            res = list(outs[:n])
+            if res:  # an output never sees the writes that follow it
+                targets = [getattr(t, "_data", t) for t in
+                           (cap[lab] for lab in self.update_labels)]
+                for k, o in enumerate(res):
+                    view = getattr(o, "base", None) is not None
+                    if any(o is a or (view and np.may_share_memory(o, a)) for a in targets):
+                        res[k] = o.copy()
+            self._write_updates(cap, outs[n:])
+            return res
         return list(outs)
+
+    def _write_updates(self, cap, values) -> None:
+        """Store the state updates into the captured tensors (see the module doc)."""
+        targets = []
+        for label in self.update_labels:
+            t = cap[label]
+            targets.append((t, t._data if isinstance(t, Tensor) else t))
+        ids = {id(a) for _, a in targets}
+        values = list(values)
+        for i, v in enumerate(values):  # nothing is written before every value is safe
+            a = targets[i][1]
+            if v is a:  # computed in place
+                continue
+            if id(v) in ids or getattr(v, "base", None) is not None:
+                values[i] = v.copy()
+        for label, (t, a), v in zip(self.update_labels, targets, values):
+            if v is a:
+                if isinstance(t, Tensor):
+                    _bump(t)
+                continue
+            if getattr(v, "shape", None) != a.shape:
+                raise InvalidArgumentError(
+                    f"state update of {label!r}: the program computed shape "
+                    f"{list(getattr(v, 'shape', ()))} for a tensor of shape {list(a.shape)}")
+            try:
+                a[...] = v
+            except ValueError as e:  # e.g. read-only memory
+                raise InvalidArgumentError(f"state update of {label!r}: cannot write into the "
+                                           f"captured tensor: {e}") from None
+            if isinstance(t, Tensor):
+                _bump(t)
 
     def _explain(self, e) -> Exception:
         """The op that failed, from the generated line in the traceback."""

@@ -11,7 +11,8 @@ the model file (`fw.core.ir.load`) or from the caller.
 Grammar (whitespace and newlines separate tokens and are otherwise ignored)::
 
     program  := "program" "{" block "}"
-    block    := "block" INT "(" [arg ("," arg)*] ")" "{" op* term "}"
+    block    := "block" INT "(" [arg ("," arg)*] ")" "{" (op | update)* term "}"
+    update   := "update" VALUE "=" VALUE       # block 0 only: param/const <- value
     arg      := VALUE ":" type [("param" | "const" | "input") STRING]   # roles: block 0 only
     op       := [VALUE ("," VALUE)* "="] NAME "(" [operand ("," operand)*] ")"
                 ["{" [NAME "=" attr ("," NAME "=" attr)*] "}"] [":" type ("," type)*]
@@ -221,6 +222,12 @@ class _Parser:
                 self.next()
                 block.outputs = self.parse_value_list()
                 break
+            if t.kind == "name" and t.text == "update" and self.peek().kind == "value":
+                if not top:
+                    raise self.error("state updates ('update %p = %v') are only allowed in "
+                                     "block 0")
+                self.parse_update()
+                continue
             if t.kind in ("value", "name"):
                 self.parse_op(block)
                 continue
@@ -228,6 +235,19 @@ class _Parser:
         self.expect("}", f"to close the block after {term!r}")
         self.scopes.pop()
         self.depth -= 1
+
+    def parse_update(self) -> None:
+        self.next()  # 'update'
+        tt = self.expect_kind("value", "the updated parameter/constant (%pN or %cN)")
+        target = self.lookup(tt)
+        if target.owner is not self.program.block or target.role not in ("param", "const"):
+            raise self.error(f"{tt.text} is not a param/const of block 0; only those can be "
+                             f"updated", tt)
+        if self.program.updates.get(target.label) is not None:
+            raise self.error(f"{tt.text} ({json.dumps(target.label)}) is updated twice", tt)
+        self.expect("=", f"after 'update {tt.text}'")
+        value = self.lookup(self.expect_kind("value", "the new value (%name)"))
+        self.program.updates.set(target.label, value)
 
     def parse_value_list(self) -> list:
         vals = []

@@ -21,7 +21,11 @@
 
 Results are numbered in print order; block-0 inputs keep their name when it is
 an identifier (other than the reserved ``argN``/``pN``/``cN``) not used before;
-any other input is ``%argI`` (I its position in the block's arguments) followed
+State updates (``program.updates``) print in block 0 after its operations, one
+``update %pN = %V`` line each (the param/const argument, then the value written
+into it after every run), before ``return``.
+
+Any other input is ``%argI`` (I its position in the block's arguments) followed
 by ``input "name"`` when it has a name; parameters and constants are
 ``%pN``/``%cN`` followed by ``param "name"``/``const "name"``. Every attribute
 of the op is printed, in the op table's order. An absent optional operand prints as ``none``.
@@ -180,6 +184,20 @@ def _print_block(block, bid, namer, out, ind, counter, top=False):
             out.append(inner + "}")
         else:
             out.append(line)
+    if top and block.program is not None:
+        updates = getattr(block.program, "updates", None)
+        if updates:
+            targets = {a.label: a for a in block.args if a.role in ("param", "const")}
+            for label, v in updates:
+                a = targets.get(label)
+                if a is None:
+                    if not namer.lenient:
+                        raise ValueError(f"state update of {label!r}, which is not a "
+                                         f"param/const of the program")
+                    tname = f"<{label}>"
+                else:
+                    tname = namer.name(a)
+                out.append(f"{inner}update {tname} = {namer.name(v)}")
     term = "return" if top else "yield"
     outs = ", ".join(namer.name(v) for v in block.outputs)
     out.append(f"{inner}{term}{' ' + outs if outs else ''}")

@@ -20,6 +20,9 @@ in the text form):
   dynamic, or for data-dependent sizes, infer says -1 where a pass or the
   tracer knew the size) and a recorded -1 may stand for a size infer knows;
   two different static sizes are an error;
+- state updates (``program.updates``): each names a param/const of block 0 (at
+  most once) and a value visible at the end of block 0 whose type is compatible
+  with the target's (same dtype and rank, equal dims where both are known);
 - control flow: ``cond`` has one bool scalar operand and two argument-less
   blocks whose yields match the result types; ``while`` has a cond block taking
   the carried values and yielding one bool scalar and a body block taking and
@@ -120,7 +123,32 @@ class _Verifier:
                                        f"arguments {labels[a.label]} and {i}")
                 else:
                     labels[a.label] = i
-        self.block(blk, set(blk.args), None)
+        visible = set(blk.args)
+        self.block(blk, visible, None)
+        self.updates(blk, visible)
+
+    def updates(self, blk, visible) -> None:
+        ups = getattr(self.program, "updates", None)
+        if not ups:
+            return
+        if len(ups.labels) != len(ups.outputs):
+            self.problem(None, "the state updates have different numbers of labels and values")
+            return
+        targets = {a.label: a for a in blk.args if isinstance(a, Value) and
+                   a.role in ("param", "const")}
+        seen = set()
+        for label, v in zip(ups.labels, ups.outputs):
+            what = f"the state update of {label!r}"
+            if label in seen:
+                self.problem(None, f"{what} is given twice")
+            seen.add(label)
+            a = targets.get(label)
+            if a is None:
+                self.problem(None, f"{what}: {label!r} is not a param/const of block 0")
+            self.use(None, v, visible, what)
+            if a is not None and isinstance(v, Value) and isinstance(v.type, TensorType) and \
+                    not _compatible(v.type, a.type):
+                self.problem(None, f"{what}: the value is {v.type} but {label!r} is {a.type}")
 
     def block(self, block: Block, visible: set, owner) -> None:
         if owner is not None:

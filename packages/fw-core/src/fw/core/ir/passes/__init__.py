@@ -24,6 +24,12 @@ bookkeeping (use lists, insertion, erasure, new constants).
 Built-in passes: ``dce``, ``cse``, ``constant_folding``, ``algebraic_simplify``.
 Pipelines: ``default`` (all four, simplification first, DCE last) and
 ``cleanup`` (cse, dce).
+
+Fusion passes (they emit the ops of ``fw.core.ops.fused``): ``fold_batch_norm``
+(inference only), ``fuse_conv_bias_act``, ``fuse_matmul_bias_act``,
+``fuse_elementwise``. Pipeline ``inference``: constant folding and
+simplification, then batch-norm folding, then the fusions (product ops first, so
+their epilogues are not taken by the elementwise fusion), then cse and dce.
 """
 
 from __future__ import annotations
@@ -40,6 +46,9 @@ PASSES: dict = {}  # name -> Pass subclass
 PIPELINES: dict = {
     "default": ("algebraic_simplify", "constant_folding", "cse", "dce"),
     "cleanup": ("cse", "dce"),
+    "inference": ("constant_folding", "algebraic_simplify", "fold_batch_norm",
+                  "fuse_conv_bias_act", "fuse_matmul_bias_act", "fuse_elementwise", "cse",
+                  "dce"),
 }
 
 
@@ -191,4 +200,13 @@ def run_passes(program, passes="default", **kw) -> bool:
 
 
 # the built-in passes register themselves on import
-from fw.core.ir.passes import algebraic_simplify, constant_folding, cse, dce  # noqa: E402,F401
+from fw.core.ir.passes import (  # noqa: E402,F401  # noqa: E402,F401
+    algebraic_simplify,
+    constant_folding,
+    cse,
+    dce,
+    fold_batch_norm,
+    fuse_conv,
+    fuse_elementwise,
+    fuse_matmul,
+)

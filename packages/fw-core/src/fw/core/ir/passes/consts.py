@@ -1,5 +1,6 @@
 """What passes may know about constant values: ``full`` results and block-0
-constants (never parameters: their values change between runs)."""
+constants (never parameters, nor constants the program's state updates write:
+their values change between runs)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ def _full_op(v):
 
 def _captured_array(v, program):
     if not isinstance(v, Value) or v.role != "const" or v.owner is not program.block:
+        return None
+    ups = getattr(program, "updates", None)
+    if ups and v.label in ups.labels:
         return None
     t = program.captured.get(v.label)
     a = getattr(t, "_data", t)

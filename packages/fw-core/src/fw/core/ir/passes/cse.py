@@ -65,4 +65,9 @@ class CommonSubexpressionElimination(Pass):
     name = "cse"
 
     def run(self, program) -> bool:
-        return _cse(program.block, {}, {})
+        repl: dict = {}
+        changed = _cse(program.block, {}, repl)
+        ups = getattr(program, "updates", None)
+        if ups and repl:
+            ups.outputs[:] = [repl.get(v, v) for v in ups.outputs]
+        return changed

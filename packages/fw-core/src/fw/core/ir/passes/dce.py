@@ -6,7 +6,8 @@ side-effecting op inside its nested blocks). Random ops whose results are unused
 are dropped: nothing observes their draws (later random ops then draw from an
 earlier point of the generator's stream than without the pass). Nested blocks of
 the kept ``cond``/``while`` ops are cleaned the same way, their yields being
-their roots. Block-0 constants that nothing reads any more are removed with
+their roots. The values of the program's state updates are roots like its
+outputs. Block-0 constants that nothing reads any more are removed with
 their captured tensor; inputs and parameters are kept (they are the program's
 signature).
 """
@@ -25,9 +26,10 @@ def has_side_effects(op) -> bool:
     return any(has_side_effects(o) for b in op.blocks for o in b.ops)
 
 
-def _sweep(block) -> tuple:
+def _sweep(block, roots=()) -> tuple:
     """Remove dead ops of `block` (recursively); returns (changed, values used)."""
     live = set(block.outputs)
+    live.update(roots)
     kept = []
     changed = False
     for op in reversed(block.ops):
@@ -52,8 +54,11 @@ class DeadCodeElimination(Pass):
     name = "dce"
 
     def run(self, program) -> bool:
-        changed, used = _sweep(program.block)
-        dead = [a for a in program.block.args if a.role == "const" and a not in used]
+        ups = getattr(program, "updates", None)
+        changed, used = _sweep(program.block, ups.outputs if ups else ())
+        targets = set(ups.labels) if ups else set()
+        dead = [a for a in program.block.args if a.role == "const" and a not in used and
+                a.label not in targets]
         if dead:
             from fw.core.ir.passes.rewrite import Rewriter
 

@@ -65,11 +65,16 @@ class Rewriter:
                             users.setdefault(v, []).append((op, i))
                 for i, v in enumerate(blk.outputs):
                     users.setdefault(v, []).append((blk, i))
+            ups = getattr(self.program, "updates", None)
+            if ups:  # a state update reads its value like a block output
+                for i, v in enumerate(ups.outputs):
+                    users.setdefault(v, []).append((ups, i))
             self._users = users
         return self._users
 
     def users(self, v: Value) -> list:
-        """``[(op, operand index) or (block, output index)]`` reading `v`."""
+        """``[(op, operand index) or (block, output index)]`` reading `v` (a state
+        update reading `v` appears as ``(program.updates, index)``)."""
         return list(self._map().get(v, ()))
 
     def has_uses(self, v: Value) -> bool:

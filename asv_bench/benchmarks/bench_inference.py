@@ -1,0 +1,116 @@
+"""fw-inference: the Predictor on a 784-256-256-10 MLP (relu) at batch 1.
+
+Target (2-core reference machine): handle to handle — ``copy_from_cpu`` + ``run`` +
+``copy_to_cpu`` — <= 20 us (PyTorch 2.13 ``no_grad`` eager: 46 us, Paddle Inference
+3.3: 78 us).
+
+- ``time_handles``: the full handle-to-handle call;
+- ``time_run``: ``run()`` alone (inputs already set);
+- ``time_run_list``: Paddle 3's ``run([x])``;
+- ``time_compiled``: fw-core's compiled program called directly (no predictor);
+- ``time_numpy_floor``: the same three layers as bare NumPy calls (matmul, in-place
+  bias add and relu): the floor for the NumPy reference kernels;
+- ``Unfused``: the same with ``switch_ir_optim(False)`` (linear + relu ops);
+- ``TorchPeer``: PyTorch eager under ``no_grad`` (when PyTorch is installed).
+
+All run with one BLAS/oneDNN thread (``set_cpu_math_library_num_threads(1)``): at
+batch 1 the products are matrix-vector products that a second thread slows down.
+"""
+
+import os
+import tempfile
+
+import numpy as np
+
+import fw
+import fw.inference as infer
+from fw.core.ir import TensorType, save, trace
+from fw.core.ops import call
+
+SIZES = (784, 256, 256, 10)
+
+
+def _mlp_file(directory):
+    rng = np.random.default_rng(0)
+    layers = []
+    for i, (a, b) in enumerate(zip(SIZES, SIZES[1:])):
+        w = fw.to_tensor((rng.standard_normal((a, b)) / np.sqrt(a)).astype(np.float32))
+        bias = fw.to_tensor(np.zeros(b, np.float32))
+        for t, n in ((w, "weight"), (bias, "bias")):
+            t.name, t.persistable, t.trainable = f"fc{i}.{n}", True, True
+        layers.append((w, bias))
+
+    def mlp(x):
+        for i, (w, b) in enumerate(layers):
+            x = call("linear", x, w, b)
+            if i < len(layers) - 1:
+                x = call("relu", x)
+        return x
+
+    path = os.path.join(directory, "mlp.fwmodel")
+    save(trace(mlp, [TensorType([-1, SIZES[0]], "float32")], ["x"]), path)
+    return path, [(w.numpy(), b.numpy()) for w, b in layers]
+
+
+class Predictor:
+    ir_optim = True
+
+    def setup(self):
+        self.dir = tempfile.TemporaryDirectory()
+        path, self.weights = _mlp_file(self.dir.name)
+        config = infer.Config(path)
+        config.switch_ir_optim(self.ir_optim)
+        config.set_cpu_math_library_num_threads(1)
+        self.pred = infer.create_predictor(config)
+        self.x = np.random.default_rng(1).standard_normal((1, SIZES[0])).astype(np.float32)
+        self.inp = self.pred.get_input_handle("x")
+        self.out = self.pred.get_output_handle("output_0")
+        self.inp.copy_from_cpu(self.x)
+        self.compiled = self.pred._s.compiled
+
+    def teardown(self):
+        self.dir.cleanup()
+
+    def time_handles(self):
+        self.inp.copy_from_cpu(self.x)
+        self.pred.run()
+        self.out.copy_to_cpu()
+
+    def time_run(self):
+        self.pred.run()
+
+    def time_run_list(self):
+        self.pred.run([self.x])
+
+    def time_compiled(self):
+        self.compiled([self.x], None, False)
+
+    def time_numpy_floor(self):
+        h = self.x
+        for i, (w, b) in enumerate(self.weights):
+            h = np.matmul(h, w)
+            h += b
+            if i < len(self.weights) - 1:
+                np.maximum(h, 0, out=h)
+
+
+class Unfused(Predictor):
+    ir_optim = False
+
+
+class TorchPeer:
+    def setup(self):
+        try:
+            import torch
+        except ImportError:
+            raise NotImplementedError("PyTorch is not installed") from None
+        torch.set_num_threads(1)
+        self.torch = torch
+        self.model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(),
+                                         torch.nn.Linear(256, 256), torch.nn.ReLU(),
+                                         torch.nn.Linear(256, 10)).eval()
+        self.x = np.random.default_rng(1).standard_normal((1, 784)).astype(np.float32)
+
+    def time_no_grad_numpy_to_numpy(self):
+        with self.torch.no_grad():
+            self.model(self.torch.from_numpy(self.x)).numpy()

@@ -1,0 +1,43 @@
+"""fw.inference — run saved fw models (Paddle Inference's API).
+
+>>> import numpy as np
+>>> import fw.inference as infer
+>>> config = infer.Config("model.fwmodel")                      # doctest: +SKIP
+>>> predictor = infer.create_predictor(config)                  # doctest: +SKIP
+>>> h = predictor.get_input_handle(predictor.get_input_names()[0])  # doctest: +SKIP
+>>> h.copy_from_cpu(np.ones((1, 784), np.float32))              # doctest: +SKIP
+>>> predictor.run()                                             # doctest: +SKIP
+>>> out = predictor.get_output_handle("output_0").copy_to_cpu()  # doctest: +SKIP
+
+Depends on fw-core only (an import-linter contract checks it). See README.md.
+"""
+
+from fw.inference.config import MODEL_SUFFIX, Config, PassBuilder
+from fw.inference.enums import DataType, PlaceType, PrecisionType, get_num_bytes_of_data_type
+from fw.inference.predictor import Predictor, create_predictor
+from fw.inference.tensor import Tensor
+
+__version__ = "0.1.0"
+
+__all__ = ["Config", "PassBuilder", "Predictor", "create_predictor", "Tensor", "DataType",
+           "PrecisionType", "PlaceType", "get_num_bytes_of_data_type", "get_version",
+           "MODEL_SUFFIX", "__version__"]
+
+
+def get_version() -> str:
+    """The versions of fw-inference and the fw-core it runs on.
+
+    >>> import fw.inference
+    >>> fw.inference.get_version().startswith("fw-inference ")
+    True
+    """
+    from fw.core import __version__ as core
+
+    native = "not built"
+    try:
+        from fw.core import _native
+
+        native = "oneDNN" if _native.available else "disabled (FW_DISABLE_NATIVE=1)"
+    except ImportError:
+        pass
+    return f"fw-inference {__version__}, fw-core {core}, native kernels: {native}"

@@ -1,0 +1,346 @@
+"""`Config`: where the model is and how a predictor should run it (Paddle
+Inference's ``paddle.inference.Config``), and `PassBuilder`, the editable list of
+IR passes a predictor runs."""
+
+from __future__ import annotations
+
+import copy
+import glob
+import os
+
+from fw.core.errors import InvalidArgumentError, InvalidTypeError, UnsupportedError
+
+__all__ = ["Config", "PassBuilder", "MODEL_SUFFIX"]
+
+#: The suffix `fw.jit.save(layer, path)` gives the model file (``path + ".fwmodel"``).
+MODEL_SUFFIX = ".fwmodel"
+
+
+def _pipeline() -> list:
+    from fw.core.ir.passes import PIPELINES
+
+    return list(PIPELINES["inference"])
+
+
+class PassBuilder:
+    """The IR passes a predictor runs, in order (``config.pass_builder()``).
+
+    Starts as fw-core's ``inference`` pipeline (constant folding, algebraic
+    simplification, batch-norm folding, conv/matmul epilogue fusion, elementwise
+    fusion, CSE, DCE). Names are those of ``fw.core.ir.passes.PASSES``.
+
+    >>> from fw.inference import Config
+    >>> pb = Config().pass_builder()
+    >>> pb.delete_pass("fuse_elementwise")
+    >>> "fuse_elementwise" in pb.all_passes()
+    False
+    """
+
+    def __init__(self, passes=None):
+        self._passes = _pipeline() if passes is None else list(passes)
+
+    @staticmethod
+    def _known(name) -> str:
+        from fw.core.ir.passes import PASSES
+
+        if not isinstance(name, str):
+            raise InvalidTypeError(f"a pass is named by a string, got {type(name).__name__}")
+        if name not in PASSES:
+            raise InvalidArgumentError(f"no IR pass named {name!r}; registered passes: "
+                                       f"{sorted(PASSES)}")
+        return name
+
+    def all_passes(self) -> list:
+        """The pass names, in the order they run."""
+        return list(self._passes)
+
+    def append_pass(self, name: str) -> None:
+        self._passes.append(self._known(name))
+
+    def insert_pass(self, idx: int, name: str) -> None:
+        self._passes.insert(int(idx), self._known(name))
+
+    def delete_pass(self, name) -> None:
+        """Remove every occurrence of pass `name` (absent names are ignored, as in
+        Paddle); an int removes the pass at that position."""
+        if isinstance(name, int):
+            del self._passes[name]
+        else:
+            self._passes = [p for p in self._passes if p != name]
+
+    def clear_passes(self) -> None:
+        self._passes = []
+
+    def debug_string(self) -> str:
+        return " -> ".join(self._passes) or "(no passes)"
+
+    def __repr__(self) -> str:
+        return f"PassBuilder({self._passes})"
+
+
+class Config:
+    """How to build a `Predictor`.
+
+    ``Config(model_path)`` names the model file that ``fw.jit.save`` writes
+    (``prefix + ".fwmodel"``; the prefix alone is accepted too) or a directory
+    holding exactly one ``*.fwmodel`` file; ``Config(model_path, params_path)``
+    adds a safetensors file whose tensors replace, by label, the weights stored
+    in the model file (the model file always carries its own weights; the same
+    path twice is the plain model). ``Config(other_config)`` copies a config.
+
+    Switches (Paddle's names): `switch_ir_optim` (run the IR passes, default on),
+    `enable_memory_optim` (free intermediates early and reuse their buffers,
+    default off), `set_cpu_math_library_num_threads`, `enable_mkldnn` (always
+    on: fw's CPU kernels are oneDNN), `disable_glog_info`, `switch_ir_debug`
+    (dump the program after every pass), `delete_pass` / `pass_builder`,
+    `set_optim_cache_dir` + `enable_save_optim_model` (write the optimised
+    model), `enable_use_gpu` (raises: CPU only for now), `summary`.
+
+    >>> from fw.inference import Config
+    >>> config = Config("model.fwmodel")
+    >>> config.switch_ir_optim(True)
+    >>> config.enable_memory_optim()
+    >>> config.ir_optim()
+    True
+    """
+
+    def __init__(self, model_path=None, params_path=None):
+        self._model_path = None
+        self._params_path = None
+        self._ir_optim = True
+        self._memory_optim = False
+        self._threads = 1
+        self._threads_set = False
+        self._glog_disabled = False
+        self._ir_debug = False
+        self._ir_debug_dir = None
+        self._optim_cache_dir = None
+        self._save_optim_model = False
+        self._mkldnn_cache_capacity = None
+        self._pass_builder = PassBuilder()
+        if isinstance(model_path, Config):
+            if params_path is not None:
+                raise InvalidArgumentError("Config(config) copies a config; it takes no "
+                                           "params_path")
+            self.__dict__.update(copy.deepcopy(model_path.__dict__))
+            return
+        self.set_model(model_path, params_path)
+
+    # ------------------------------------------------------------ the model
+    def set_model(self, model_path, params_path=None) -> None:
+        """Set the model file (or a directory, or the ``fw.jit.save`` prefix) and an
+        optional safetensors file of replacement weights."""
+        self._model_path = None if model_path is None else os.fspath(model_path)
+        self._params_path = None if params_path is None else os.fspath(params_path)
+
+    def set_prog_file(self, path) -> None:
+        self._model_path = os.fspath(path)
+
+    def set_params_file(self, path) -> None:
+        self._params_path = os.fspath(path)
+
+    def set_model_dir(self, path) -> None:
+        self._model_path = os.fspath(path)
+
+    def prog_file(self) -> str:
+        """The model file the predictor will load (resolved when it exists, else the
+        path as given; '' when none is set)."""
+        if self._model_path is None:
+            return ""
+        try:
+            return self.model_file()
+        except (FileNotFoundError, InvalidArgumentError):
+            return self._model_path
+
+    def params_file(self) -> str:
+        """The replacement-weights file ('' when the model file's own weights are used)."""
+        return self._params_path or ""
+
+    def model_dir(self) -> str:
+        """The directory of the model ('' when none is set)."""
+        if self._model_path is None:
+            return ""
+        if os.path.isdir(self._model_path):
+            return self._model_path
+        return os.path.dirname(self.prog_file()) or "."
+
+    def model_file(self) -> str:
+        """The model file to load: ``model_path`` itself, ``model_path + ".fwmodel"``,
+        or the one ``*.fwmodel`` file in the directory ``model_path``.
+
+        Raises:
+            FileNotFoundError: nothing there. InvalidArgumentError: no path set, or
+            a directory with several model files.
+        """
+        p = self._model_path
+        if p is None:
+            raise InvalidArgumentError("Config: no model is set; pass the file written by "
+                                       "fw.jit.save: Config('model.fwmodel') (or "
+                                       "config.set_model(path))")
+        if os.path.isfile(p):
+            return p
+        if not p.endswith(MODEL_SUFFIX) and os.path.isfile(p + MODEL_SUFFIX):
+            return p + MODEL_SUFFIX
+        if os.path.isdir(p):
+            found = sorted(glob.glob(os.path.join(glob.escape(p), "*" + MODEL_SUFFIX)))
+            if len(found) == 1:
+                return found[0]
+            if not found:
+                raise FileNotFoundError(f"Config: the model directory {p!r} has no "
+                                        f"'*{MODEL_SUFFIX}' file")
+            raise InvalidArgumentError(f"Config: the model directory {p!r} holds several "
+                                       f"model files {[os.path.basename(f) for f in found]}; "
+                                       f"name one: Config(path)")
+        raise FileNotFoundError(f"Config: no model file at {p!r}"
+                                + ("" if p.endswith(MODEL_SUFFIX) else
+                                   f" (nor {p + MODEL_SUFFIX!r})"))
+
+    # ------------------------------------------------------------ optimisation
+    def switch_ir_optim(self, x: bool = True) -> None:
+        """Run the IR passes (`pass_builder`) on the program before compiling it."""
+        self._ir_optim = bool(x)
+
+    def ir_optim(self) -> bool:
+        return self._ir_optim
+
+    def pass_builder(self) -> PassBuilder:
+        """The editable list of passes the predictor runs when `ir_optim` is on."""
+        return self._pass_builder
+
+    def delete_pass(self, name: str) -> None:
+        """Do not run pass `name` (``pass_builder().delete_pass(name)``)."""
+        self._pass_builder.delete_pass(name)
+
+    def switch_ir_debug(self, x: bool = True, dump_dir=None) -> None:
+        """Write the program text after every pass when the predictor is created:
+        ``00-input.fw``, ``01-<pass>.fw``, … in `dump_dir` (default: ``ir_debug``
+        under `set_optim_cache_dir`'s directory, else ``./fw_ir_debug``)."""
+        self._ir_debug = bool(x)
+        if dump_dir is not None:
+            self._ir_debug_dir = os.fspath(dump_dir)
+
+    def ir_debug_dir(self) -> str:
+        if self._ir_debug_dir is not None:
+            return self._ir_debug_dir
+        if self._optim_cache_dir is not None:
+            return os.path.join(self._optim_cache_dir, "ir_debug")
+        return os.path.join(os.getcwd(), "fw_ir_debug")
+
+    def set_optim_cache_dir(self, path) -> None:
+        """Where `enable_save_optim_model` writes (and the default IR debug dump)."""
+        self._optim_cache_dir = os.fspath(path)
+
+    def enable_save_optim_model(self, save_optimized_model: bool = False) -> None:
+        """Save the optimised program as ``_optimized.fwmodel`` in the optim cache
+        directory (default: the model's directory) when the predictor is created."""
+        self._save_optim_model = bool(save_optimized_model)
+
+    def optim_model_path(self) -> str:
+        d = self._optim_cache_dir if self._optim_cache_dir is not None else self.model_dir()
+        return os.path.join(d, "_optimized" + MODEL_SUFFIX)
+
+    def enable_memory_optim(self, x: bool = True) -> None:
+        """Free each intermediate after its last use and let elementwise ops write
+        into dead buffers (the executor's ``memory_optimize``)."""
+        self._memory_optim = bool(x)
+
+    def memory_optim_enabled(self) -> bool:
+        return self._memory_optim
+
+    # ------------------------------------------------------------ devices and threads
+    def set_cpu_math_library_num_threads(self, n: int) -> None:
+        """Threads of the CPU math libraries (oneDNN's OpenMP pool through
+        ``fw.core._native`` when the native kernels are built, else NumPy's BLAS
+        through threadpoolctl). Applied when a predictor is created; the pools are
+        per process, so the last predictor created sets them for all."""
+        n = int(n)
+        if n < 1:
+            raise InvalidArgumentError(f"set_cpu_math_library_num_threads: n must be >= 1, "
+                                       f"got {n}")
+        self._threads = n
+        self._threads_set = True
+
+    def cpu_math_library_num_threads(self) -> int:
+        return self._threads
+
+    def enable_mkldnn(self) -> None:
+        """Accepted for Paddle compatibility: fw's CPU kernels always use oneDNN."""
+
+    def mkldnn_enabled(self) -> bool:
+        return True
+
+    def set_mkldnn_cache_capacity(self, capacity: int = 0) -> None:
+        """Bound oneDNN's primitive cache (entries; 0: no cache), applied when a
+        predictor is created and the native kernels are present."""
+        capacity = int(capacity)
+        if capacity < 0:
+            raise InvalidArgumentError(f"set_mkldnn_cache_capacity: capacity must be >= 0, "
+                                       f"got {capacity}")
+        self._mkldnn_cache_capacity = capacity
+
+    def disable_mkldnn(self) -> None:
+        raise UnsupportedError("Config.disable_mkldnn: fw's CPU kernels are oneDNN's; they "
+                               "cannot be switched off")
+
+    def enable_use_gpu(self, memory_pool_init_size_mb: int = 100, device_id: int = 0,
+                       precision_mode=None) -> None:
+        """GPU predictors are not available: fw-inference runs on the CPU. Raises
+        UnsupportedError naming why (no GPU backend, or none in this version)."""
+        from fw.core import place
+
+        if not place.is_compiled_with_cuda():
+            raise UnsupportedError(
+                "Config.enable_use_gpu: fw has no GPU backend here (it needs CuPy and a CUDA "
+                "device: pip install fw-core[gpu]); remove enable_use_gpu() to run on the CPU")
+        raise UnsupportedError(
+            f"Config.enable_use_gpu(device_id={device_id}): fw-inference 0.1 runs programs on "
+            f"the CPU only; GPU predictors are not implemented yet")
+
+    def use_gpu(self) -> bool:
+        return False
+
+    def disable_gpu(self) -> None:
+        """Run on the CPU (the only place fw-inference runs)."""
+
+    def gpu_device_id(self) -> int:
+        return -1
+
+    # ------------------------------------------------------------ logging
+    def disable_glog_info(self) -> None:
+        """Do not log the passes run while a predictor is created (logger
+        ``fw.inference``, level INFO)."""
+        self._glog_disabled = True
+
+    def glog_info_disabled(self) -> bool:
+        return self._glog_disabled
+
+    # ------------------------------------------------------------ summary
+    def summary(self) -> str:
+        """A table of the settings."""
+        rows = [("model_file", self.prog_file() or "(none)"),
+                ("params_file", self.params_file() or "(in the model file)"),
+                ("model_dir", self.model_dir() or "(none)"), None,
+                ("cpu_math_thread", str(self._threads)), ("enable_mkldnn", "true"),
+                ("mkldnn_cache_capacity", "default" if self._mkldnn_cache_capacity is None
+                 else str(self._mkldnn_cache_capacity)), ("use_gpu", "false"), None,
+                ("ir_optim", _b(self._ir_optim))]
+        passes = self._pass_builder.all_passes() or ["(none)"]
+        rows += [("ir_passes" if i == 0 else "", p) for i, p in enumerate(passes)]
+        rows += [("ir_debug", _b(self._ir_debug)), ("memory_optim", _b(self._memory_optim)),
+                ("save_optim_model", _b(self._save_optim_model)),
+                ("enable_log", _b(not self._glog_disabled))]
+        w1 = max(len(r[0]) for r in rows if r) + 2
+        w2 = max(len(r[1]) for r in rows if r) + 2
+        line = "+" + "-" * w1 + "+" + "-" * w2 + "+"
+        out = [line, f"| {'Option':<{w1 - 1}}| {'Value':<{w2 - 1}}|", line]
+        for r in rows:
+            out.append(line if r is None else f"| {r[0]:<{w1 - 1}}| {r[1]:<{w2 - 1}}|")
+        out.append(line)
+        return "\n".join(out)
+
+    def __repr__(self) -> str:
+        return f"Config(model={self.prog_file() or None!r}, ir_optim={self._ir_optim})"
+
+
+def _b(v: bool) -> str:
+    return "true" if v else "false"

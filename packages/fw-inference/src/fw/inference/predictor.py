@@ -1,0 +1,309 @@
+"""`create_predictor` and `Predictor`: load a model file, optimise its program,
+compile it once, run it.
+
+Creation (`create_predictor`): ``fw.core.ir.load`` reads the model file (a
+malformed file raises ``ModelFormatError`` naming it); weights from a separate
+params file replace stored ones by label; with ``ir_optim`` the parameters
+become constants (a predictor never trains: constant folding may then
+precompute weight-only expressions) and the passes of ``config.pass_builder()``
+run under fw-core's ``PassManager`` (the program is verified after each;
+``switch_ir_debug`` dumps it after each); weights nothing reads any more
+(folded batch norms) are dropped; the executor compiles the program once
+(``fw.core.ir.executor.Compiled``).
+
+Running: a predictor holds one slot per input (filled by its handles) and the
+outputs of its last run. Everything else — the compiled program and the
+weights — is shared, read-only, by the predictors `Predictor.clone` makes: the
+compiled function keeps its intermediates in local variables, never writes into
+inputs, parameters or constants, and its kernels are reentrant, so clones can
+run concurrently from several threads (one predictor per thread; a predictor's
+own handles are not synchronised).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import numpy as np
+
+from fw.core.errors import InvalidArgumentError, InvalidTypeError
+from fw.inference.config import Config
+from fw.inference.tensor import Tensor, _host_array
+
+__all__ = ["Predictor", "create_predictor"]
+
+_log = logging.getLogger("fw.inference")
+_ndarray = np.ndarray
+
+
+def _apply_threads(config) -> None:
+    """Set the CPU math libraries' threads (process-wide) when the config asks."""
+    try:
+        from fw.core import _native  # oneDNN's pool when the extension is built
+    except ImportError:
+        _native = None
+    if config._threads_set:
+        if _native is not None:
+            _native.set_num_threads(config._threads)
+        else:
+            from threadpoolctl import threadpool_limits
+
+            threadpool_limits(limits=config._threads, user_api="blas")
+    if config._mkldnn_cache_capacity is not None and _native is not None:
+        _native.set_cache_capacity(config._mkldnn_cache_capacity)
+
+
+def _replace_weights(program, path) -> None:
+    """Replace the program's params/consts by the tensors of safetensors file `path`."""
+    from safetensors import safe_open
+
+    from fw.core.ir.serialize import ModelFormatError
+    from fw.core.tensor import wrap
+
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"no params file at {path!r}")
+    slots = {a.label: a for a in program.params()}
+    try:
+        with safe_open(path, framework="np") as f:
+            names = list(f.keys())
+            unknown = [n for n in names if n not in slots]
+            if unknown:
+                raise ModelFormatError(f"{path}: tensors {unknown} are not parameters of the "
+                                       f"model (it has {sorted(slots)})")
+            for n in names:
+                a, t = f.get_tensor(n), slots[n].type
+                if a.dtype != t.dtype.np or a.ndim != t.ndim or any(
+                        e not in (-1, g) for e, g in zip(t.shape, a.shape)):
+                    raise ModelFormatError(f"{path}: tensor {n!r} is {a.dtype}{list(a.shape)}, "
+                                           f"the model needs {t}")
+                w = wrap(np.array(a, copy=True))
+                w.name = n
+                w.persistable = True
+                program.captured[n] = w
+    except ModelFormatError:
+        raise
+    except Exception as e:  # a damaged or foreign file
+        raise ModelFormatError(f"{path}: cannot read the params file: {type(e).__name__}: "
+                               f"{e}") from e
+
+
+def _freeze(program) -> None:
+    """Make every parameter a constant: a predictor never trains, so constant folding
+    may precompute what depends on weights alone (a transposed weight) and dce may
+    drop the weights nothing reads any more."""
+    for a in program.block.args:
+        if a.role == "param":
+            a.role = "const"
+    program.touch()
+
+
+def _drop_unused_weights(program) -> None:
+    from fw.core.ir.passes.rewrite import Rewriter
+
+    rw = Rewriter(program)
+    for a in list(program.params()):
+        if not rw.has_uses(a):
+            rw.remove_arg(a)
+
+
+class _Shared:
+    """What clones share: the program, its compiled form, names and types."""
+
+    def __init__(self, program, compiled, config):
+        self.program = program
+        self.compiled = compiled
+        self.config = config
+        ins = program.inputs()
+        self.input_names = [a.label if a.label else f"input_{i}" for i, a in enumerate(ins)]
+        if len(set(self.input_names)) != len(self.input_names):
+            self.input_names = [f"{n}_{i}" for i, n in enumerate(self.input_names)]
+        self.input_types = [a.type for a in ins]
+        outs = program.outputs
+        self.output_names = [f"output_{i}" for i in range(len(outs))]
+        self.output_types = [v.type for v in outs]
+        # outputs that are block-0 values (an input, a weight) are handed out as copies
+        self.aliased = {i for i, v in enumerate(outs) if v.owner is program.block}
+        self.in_index = {n: i for i, n in enumerate(self.input_names)}
+        self.out_index = {n: i for i, n in enumerate(self.output_names)}
+
+
+def create_predictor(config: Config) -> Predictor:
+    """Build a `Predictor` from `config`.
+
+    Raises:
+        FileNotFoundError: no model file where the config says.
+        ModelFormatError: the model (or params) file is malformed (names the file).
+        VerificationError: a pass produced an invalid program (names the pass).
+
+    >>> import fw.inference as infer
+    >>> predictor = infer.create_predictor(infer.Config("model.fwmodel"))  # doctest: +SKIP
+    """
+    from fw.core.ir import load
+    from fw.core.ir.executor import Compiled
+
+    if not isinstance(config, Config):
+        raise InvalidTypeError(f"create_predictor takes a fw.inference.Config, got "
+                               f"{type(config).__name__}")
+    config = Config(config)  # later edits of the caller's config do not leak in
+    path = config.model_file()
+    program, _ = load(path)
+    params = config.params_file()
+    if params and os.path.abspath(params) != os.path.abspath(path):
+        _replace_weights(program, params)
+    _apply_threads(config)
+    if config.ir_optim():
+        _freeze(program)
+        from fw.core.ir.passes import PassManager
+
+        dump = config.ir_debug_dir() if config._ir_debug else None
+        pm = PassManager(config.pass_builder().all_passes(), dump=dump)
+        pm.run(program)
+        if not config.glog_info_disabled():
+            for name, changed, seconds in pm.log:
+                _log.info("--- Running IR pass [%s] (%.2f ms%s)", name, seconds * 1e3,
+                          ", changed" if changed else "")
+    _drop_unused_weights(program)
+    if config._save_optim_model:
+        from fw.core.ir import save
+
+        out = config.optim_model_path()
+        os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+        save(program, out)
+    compiled = Compiled(program, "cpu", memory_optimize=config.memory_optim_enabled())
+    return Predictor(_Shared(program, compiled, config))
+
+
+class Predictor:
+    """Runs one compiled program (made by `create_predictor`).
+
+    Handle style (Paddle Inference)::
+
+        h = predictor.get_input_handle(predictor.get_input_names()[0])
+        h.copy_from_cpu(x)
+        predictor.run()
+        y = predictor.get_output_handle(predictor.get_output_names()[0]).copy_to_cpu()
+
+    List style (Paddle 3): ``outputs = predictor.run([x])`` takes arrays or fw
+    Tensors in input order and returns fw Tensors.
+
+    `clone` gives a predictor sharing the compiled program and the weights with
+    its own handles, for another thread.
+    """
+
+    def __init__(self, shared: _Shared):
+        self._s = shared
+        self._in: list = [None] * len(shared.input_names)
+        self._out: list = [None] * len(shared.output_names)
+        self._handles: dict = {}
+
+    # ------------------------------------------------------------ names and handles
+    def get_input_names(self) -> list:
+        return list(self._s.input_names)
+
+    def get_output_names(self) -> list:
+        return list(self._s.output_names)
+
+    def get_input_handle(self, name: str) -> Tensor:
+        """The handle of input `name` (the same object on every call)."""
+        i = self._s.in_index.get(name)
+        if i is None:
+            raise InvalidArgumentError(f"the model has no input named {name!r}; its inputs are "
+                                       f"{self._s.input_names}")
+        return self._handle(("in", i), True, i, name, self._s.input_types[i])
+
+    def get_output_handle(self, name: str) -> Tensor:
+        """The handle of output `name` (``output_0``, ``output_1``, …)."""
+        i = self._s.out_index.get(name)
+        if i is None:
+            raise InvalidArgumentError(f"the model has no output named {name!r}; its outputs "
+                                       f"are {self._s.output_names}")
+        return self._handle(("out", i), False, i, name, self._s.output_types[i])
+
+    def _handle(self, key, is_input, i, name, t):
+        h = self._handles.get(key)
+        if h is None:
+            h = self._handles[key] = Tensor(self, i, is_input, name, t)
+        return h
+
+    def get_input_tensor_shape(self) -> dict:
+        """``{input name: shape}`` as the program declares them (-1: dynamic)."""
+        return {n: list(t.shape) for n, t in zip(self._s.input_names, self._s.input_types)}
+
+    @property
+    def program(self):
+        """The (optimised) program this predictor runs."""
+        return self._s.program
+
+    # ------------------------------------------------------------ running
+    def run(self, inputs=None):
+        """Run the program.
+
+        Without arguments: on the data set through the input handles; the results
+        are read through the output handles. Returns None.
+
+        With `inputs` (a list of arrays or fw Tensors, one per input in
+        `get_input_names` order): runs on them (no copy; the handles' data is left
+        alone) and returns the outputs as a list of fw Tensors (the output handles
+        see them too).
+        """
+        if inputs is not None:
+            return self._run_list(inputs)
+        ins = self._in
+        for a in ins:
+            if a is None:
+                self._missing_inputs()
+        self._out = self._s.compiled(ins, None, False)
+
+    def _missing_inputs(self):
+        missing = [n for n, a in zip(self._s.input_names, self._in) if a is None]
+        raise InvalidArgumentError(
+            f"run(): input(s) {missing} have no data; set each with "
+            f"predictor.get_input_handle(name).copy_from_cpu(array) first, or pass the "
+            f"inputs: predictor.run([arrays])")
+
+    def _run_list(self, inputs):
+        from fw.core.tensor import wrap
+
+        s = self._s
+        if isinstance(inputs, (_ndarray,)) or not isinstance(inputs, (list, tuple)):
+            raise InvalidTypeError(f"run(inputs): inputs is a list with one array per input "
+                                   f"{s.input_names}, got {type(inputs).__name__}")
+        if len(inputs) != len(s.input_names):
+            raise InvalidArgumentError(f"run(inputs): the model takes {len(s.input_names)} "
+                                       f"input(s) {s.input_names}, got {len(inputs)}")
+        arrays = []
+        for i, x in enumerate(inputs):
+            a = x if type(x) is _ndarray else _host_array(x, "run")
+            if a is None:
+                a = np.asarray(x, dtype=s.input_types[i].dtype.np)
+            h = self._handles.get(("in", i)) or self.get_input_handle(s.input_names[i])
+            if not h._fits(a):
+                h._check(a, "run")
+            arrays.append(a)
+        outs = s.compiled(arrays, None, False)
+        for i, o in enumerate(outs):
+            if i in s.aliased or (type(o) is _ndarray and o.base is not None):
+                outs[i] = o.copy()  # never hand out a view of the caller's data or a weight
+        self._out = outs
+        return [wrap(o) for o in outs]
+
+    def clone(self) -> Predictor:
+        """A predictor sharing this one's compiled program and weights, with its own
+        input and output handles (safe to run concurrently from another thread)."""
+        return Predictor(self._s)
+
+    def clear_intermediate_tensor(self) -> None:
+        """Intermediates never outlive ``run()`` in fw (they are locals of the compiled
+        program), so there is nothing to clear; kept for Paddle's API."""
+
+    def try_shrink_memory(self) -> int:
+        """Release the outputs of the last run held by this predictor (read them first);
+        returns the number of bytes released."""
+        n = sum(getattr(o, "nbytes", 0) for o in self._out if o is not None)
+        self._out = [None] * len(self._out)
+        return int(n)
+
+    def __repr__(self) -> str:
+        return (f"<fw.inference.Predictor inputs={self._s.input_names} "
+                f"outputs={self._s.output_names}>")
