@@ -1,0 +1,33 @@
+"""``fw.device``: Paddle's ``paddle.device`` namespace (current device, device
+queries, synchronisation). ``fw.device.cuda`` holds the CUDA-specific calls."""
+
+from fw.core import place as _pl
+from fw.core.place import get_device, is_compiled_with_cuda, set_device  # noqa: F401
+from fw.device import cuda  # noqa: F401
+
+__all__ = ["set_device", "get_device", "is_compiled_with_cuda", "get_all_device_type",
+           "get_available_device", "synchronize", "cuda", "device_count"]
+
+
+def get_all_device_type() -> list:
+    """Device kinds fw can use here ('cpu', plus 'gpu' when CuPy sees a GPU)."""
+    kinds = ["cpu"]
+    if _pl.device_count("gpu"):
+        kinds.append("gpu")
+    return kinds
+
+
+def get_available_device() -> list:
+    out = ["cpu"]
+    out += [f"gpu:{i}" for i in range(_pl.device_count("gpu"))]
+    return out
+
+
+def device_count(kind: str = "gpu") -> int:
+    return _pl.device_count(kind)
+
+
+def synchronize(device=None) -> None:
+    """Wait for all work queued on `device` (the current one by default)."""
+    p = _pl.parse_place(device) if device is not None else _pl.current_place()
+    _pl.get_backend(p.kind).synchronize(p.index)
