@@ -23,6 +23,7 @@ from fw.core.place import (  # noqa: E402,F401
 from fw.core.tensor import Tensor, is_tensor, set_printoptions, to_tensor  # noqa: E402,F401
 from fw.core.random import get_rng_state, seed, set_rng_state  # noqa: E402,F401
 from fw.utils.dlpack import from_dlpack, to_dlpack  # noqa: E402,F401
+from fw.core.misc import Size, batch, get_flags, set_flags  # noqa: E402,F401
 
 globals().update({k: v for k, v in _FUNCTIONS.items() if "." not in k})
 globals()["bool"] = _dtypes.bool_
@@ -32,6 +33,7 @@ import importlib as _importlib  # noqa: E402
 
 globals()["tensor"] = _importlib.import_module("fw.tensor")
 globals()["framework"] = _importlib.import_module("fw.framework")
+from fw.compat import disable_compat, enable_compat  # noqa: E402,F401
 
 # Subpackages and names provided by other distributions, resolved on first use.
 _PROVIDERS = {
