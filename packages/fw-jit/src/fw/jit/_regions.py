@@ -1,0 +1,158 @@
+"""``full_graph=False``: run what cannot be converted eagerly, region by region.
+
+When a function cannot be converted or traced as a whole, it is converted again
+in *region form*: each top-level statement of its body becomes a nested function
+(sharing the function's variables through ``nonlocal``, like the branches of a
+converted ``if``), and the body becomes one call of `run_regions`. The regions
+are the top-level statements:
+
+- consecutive statements that trace are traced together into one program
+  (cached per signature of the variables at their entry: tensors by shape and
+  dtype, Python values by value); a group ends after a statement that may
+  ``return`` (the return flag is then checked on concrete values);
+- a statement is *eager* when it is known to need concrete values without
+  running it (it calls ``.numpy()``, ``.item()`` or ``.tolist()``) or when tracing
+  it failed (any error: an unconvertible construct, a library that needs arrays);
+  it then runs as Python on concrete tensors, with autograd recording as usual,
+  and the next statements start a new program. (An error that also happens
+  eagerly is the user's and is raised.)
+
+Every eager statement is listed once in ``static_fn.conversion_report`` with its
+file, line, text and the reason, and logged once on the ``fw.jit`` logger.
+Gradients flow through the whole call: traced groups are autograd nodes
+(`fw.jit._program_op`), eager statements record the usual tape.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from fw.core.tensor import Tensor
+
+__all__ = ["RegionRunner", "run_regions"]
+
+_log = logging.getLogger("fw.jit")
+_RUNNERS: list = []
+_REGION_CODE: dict = {}
+
+
+def _truth(flag) -> bool:
+    if flag is True:
+        return True
+    if isinstance(flag, Tensor):
+        return bool(flag)
+    return False
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().split("\n")[0]
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+class RegionRunner:
+    """Runs a `StaticFunction` in region form (see the module docstring)."""
+
+    def __init__(self, sf, error=None):
+        from fw.jit import _runtime
+        from fw.jit._convert_call import _instantiate
+        from fw.jit._transform import convert_source
+
+        self.sf = sf
+        fn = sf._function
+        entry = _REGION_CODE.get(fn.__code__)
+        if entry is None:
+            conv = convert_source(fn, _runtime, regions=True)
+            entry = (conv.fn.__code__, conv.code)
+            _REGION_CODE[fn.__code__] = entry
+        self.fn = _instantiate(fn, entry[0], _runtime)
+        self.code = entry[1]
+        self.first_error = error
+        self.eager = None
+        self.cache: dict = {}
+        self.at = None
+
+    def __call__(self, args, kwargs):
+        _RUNNERS.append(self)
+        try:
+            if self.sf._instance is not None:
+                return self.fn(self.sf._instance, *args, **kwargs)
+            return self.fn(*args, **kwargs)
+        finally:
+            _RUNNERS.pop()
+
+    def _fallback(self, lines, texts, k, reason) -> None:
+        fn = self.sf._function.__code__.co_filename
+        if self.sf.conversion_report.add_fallback(fn, lines[k], texts[k], reason):
+            _log.warning("fw.jit.to_static(%s, full_graph=False): %s:%s runs eagerly (%s): %s",
+                         self.sf.__qualname__, fn, lines[k], reason, texts[k])
+
+    def run(self, stmts, get, set_, names, lines, texts, eager, rets):
+        from fw.jit._function import _flatten, trace_program
+
+        n = len(stmts)
+        if self.eager is None:
+            self.eager = [r is not None for r in eager]
+            for k, r in enumerate(eager):
+                if r is not None:
+                    self._fallback(lines, texts, k, r)
+        ret_i = names.index("__fw_ret")
+        val_i = names.index("__fw_retval")
+        i = 0
+        while i < n:
+            vals = tuple(get())
+            if _truth(vals[ret_i]):
+                break
+            if self.eager[i]:
+                stmts[i]()
+                i += 1
+                continue
+            j = i
+            while j < n and not self.eager[j]:
+                j += 1
+                if rets[j - 1]:
+                    break
+            leaves: list = []
+            parts = [_flatten(v, None, leaves, f"variable {nm!r}", nm, arrays=False)
+                     for v, nm in zip(vals, names)]
+            tmpl = (tuple, [p[0] for p in parts])
+            key = tuple(p[1] for p in parts)
+            full_key = (i, j, key)
+            cp = self.cache.get(full_key)
+            if cp is None or not all(g() for g in cp.guards):
+                self.at = i
+
+                def invoke(sargs, skw, i=i, j=j):
+                    set_(tuple(sargs[0]))
+                    for k in range(i, j):
+                        self.at = k
+                        stmts[k]()
+                    return tuple(get())
+
+                try:
+                    cp = trace_program(self.sf, f"{self.sf.__qualname__} (statements "
+                                                f"{lines[i]}-{lines[j - 1]})", full_key,
+                                       ([tmpl], []), leaves, invoke, strict=False)
+                except Exception as e:  # noqa: BLE001 - any trace failure: run it eagerly
+                    k = self.at if self.at is not None else i
+                    set_(vals)
+                    self.eager[k] = True
+                    self._fallback(lines, texts, k, _first_line(e))
+                    continue
+                self.cache[full_key] = cp
+            outs = cp.run([t for t, _, _ in leaves])
+            set_(tuple(outs))
+            i = j
+        return get()[val_i]
+
+
+def run_regions(stmts, get, set_, names, lines, texts, eager, rets):
+    """Converted code of a function in region form calls this (see the module doc)."""
+    if not _RUNNERS:  # called outside a runner (e.g. eagerly): plain sequential Python
+        for s in stmts:
+            vals = get()
+            if _truth(vals[names.index("__fw_ret")]):
+                break
+            s()
+        return get()[names.index("__fw_retval")]
+    return _RUNNERS[-1].run(stmts, get, set_, names, lines, texts, eager, rets)
+

@@ -1,0 +1,234 @@
+"""`Program` with Paddle's static API, the default programs, `program_guard`, `data`.
+
+A `fw.static.Program` *is* an `fw.core.ir.Program` (a subclass adding Paddle's
+methods: ``global_block()``, ``get_block(i)``, ``num_blocks``, ``clone()``,
+``list_vars()``, ``all_parameters()``), so everything in fw that takes a program
+takes it. The default startup program stays empty: fw initialises parameters
+eagerly when they are created, and a program reads them when it runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from fw.core import dtypes as _dt
+from fw.core.errors import InvalidArgumentError
+from fw.core.ir.core import Program as _IRProgram
+from fw.core.ir.core import Value
+from fw.core.ir.types import TensorType
+
+__all__ = ["Program", "program_guard", "default_main_program", "default_startup_program",
+           "data", "as_static_program", "Block", "Scope", "global_scope", "scope_guard"]
+
+
+class Block:
+    """Paddle's view of a block: ``ops``, ``vars`` (name -> Value), ``var(name)``,
+    ``all_parameters()``; ``idx`` is its index in the program."""
+
+    def __init__(self, program, block, idx):
+        self.program = program
+        self.block = block
+        self.idx = idx
+
+    @property
+    def ops(self) -> list:
+        return list(self.block.ops)
+
+    @property
+    def vars(self) -> dict:
+        out = {}
+        for v in _block_values(self.block):
+            out[v.name] = v
+        return out
+
+    def var(self, name: str) -> Value:
+        v = self.vars.get(name)
+        if v is None:
+            raise ValueError(f"block {self.idx} has no variable named {name!r}")
+        return v
+
+    def has_var(self, name: str) -> bool:
+        return name in self.vars
+
+    def all_parameters(self) -> list:
+        return [a for a in self.block.args if a.role == "param"]
+
+    def __repr__(self) -> str:
+        return f"<Block {self.idx}: {len(self.block.ops)} ops>"
+
+
+def _block_values(block):
+    yield from block.args
+    for op in block.ops:
+        yield from op.results
+
+
+class Program(_IRProgram):
+    """A static program (Paddle's ``paddle.static.Program``).
+
+    >>> import fw
+    >>> p = fw.static.Program()
+    >>> with fw.static.program_guard(p):
+    ...     x = fw.static.data("x", [None, 4], "float32")
+    >>> p.num_blocks, [v.name for v in p.list_vars()]
+    (1, ['x'])
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.random_seed = 0
+
+    def global_block(self) -> Block:  # a method, as in Paddle
+        return Block(self, self.block, 0)
+
+    def get_block(self, index: int) -> Block:
+        """Block `index` (0: the global block; nested blocks of cond/while follow in
+        print order). (``program.block`` itself is block 0 of the IR.)"""
+        blocks = self.all_blocks()
+        if not 0 <= index < len(blocks):
+            raise IndexError(f"the program has {len(blocks)} blocks, asked for block {index}")
+        return Block(self, blocks[index], index)
+
+    def current_block(self) -> Block:
+        return self.global_block()
+
+    @property
+    def num_blocks(self) -> int:
+        return len(self.all_blocks())
+
+    def list_vars(self):
+        """Every variable (block arguments and op results) of every block."""
+        for b in self.all_blocks():
+            yield from _block_values(b)
+
+    def all_parameters(self) -> list:
+        return [a for a in self.block.args if a.role == "param"]
+
+    def clone(self, for_test: bool = False) -> Program:
+        """A copy (same parameters). With ``for_test`` the state updates (optimizer
+        steps, running statistics) are dropped, as Paddle prunes the optimizer."""
+        p = as_static_program(_IRProgram.clone(self))
+        if for_test:
+            p.updates.clear()
+        return p
+
+    def state_dict(self, mode="all", scope=None) -> dict:
+        """The captured parameters/constants by label."""
+        return dict(self.captured)
+
+
+def as_static_program(p) -> Program:
+    """`p` (an IR Program) as a `fw.static.Program` (the same object, re-classed)."""
+    if not isinstance(p, Program):
+        p.__class__ = Program
+        if not hasattr(p, "random_seed"):
+            p.random_seed = 0
+    return p
+
+
+_MAIN = [Program()]
+_STARTUP = [Program()]
+
+
+def default_main_program() -> Program:
+    """The program `data` and static ops build into (see `program_guard`)."""
+    return _MAIN[0]
+
+
+def default_startup_program() -> Program:
+    """The startup program. fw initialises parameters eagerly, so it holds no ops
+    and running it does nothing; it exists for Paddle code."""
+    return _STARTUP[0]
+
+
+@contextlib.contextmanager
+def program_guard(main_program, startup_program=None):
+    """Make `main_program` (and `startup_program`) the default programs inside the
+    ``with`` block; ops on its variables build it (also outside static mode)."""
+    if not isinstance(main_program, _IRProgram):
+        raise TypeError(f"program_guard: main_program must be a Program, got "
+                        f"{type(main_program).__name__}")
+    if startup_program is not None and not isinstance(startup_program, _IRProgram):
+        raise TypeError(f"program_guard: startup_program must be a Program, got "
+                        f"{type(startup_program).__name__}")
+    from fw.core.ir.core import _state
+    from fw.static._mode import _implicit
+
+    prev = (_MAIN[0], _STARTUP[0], _state.implicit)
+    _MAIN[0] = as_static_program(main_program)
+    if startup_program is not None:
+        _STARTUP[0] = as_static_program(startup_program)
+    _state.implicit = _implicit
+    try:
+        yield
+    finally:
+        _MAIN[0], _STARTUP[0], _state.implicit = prev
+
+
+def data(name, shape, dtype=None, lod_level=0):
+    """An input variable of the default main program (Paddle's
+    ``paddle.static.data``): ``None``/``-1`` dims take any size at run time.
+
+    >>> import fw
+    >>> with fw.static.program_guard(fw.static.Program()):
+    ...     x = fw.static.data("x", [None, 3])
+    >>> x.shape
+    [-1, 3]
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"data: 'name' must be a non-empty str, got {name!r}")
+    if lod_level:
+        raise InvalidArgumentError("data: lod_level > 0 (LoD tensors) is not supported by fw")
+    dims = []
+    for d in shape:
+        if d is None:
+            dims.append(-1)
+        else:
+            dims.append(int(d))
+    d = _dt.get_default_dtype() if dtype is None else _dt.convert_dtype(dtype)
+    prog = default_main_program()
+    # declaring a name again adds another input (as Paddle does); a run feeds every
+    # input of that name the array given for it
+    v = prog.block.add_arg(TensorType(dims, d), "input", name)
+    v._sg = True
+    prog.touch()
+    return v
+
+
+class _Var:
+    def __init__(self, t):
+        self._t = t
+
+    def get_tensor(self):
+        return self._t
+
+
+class Scope:
+    """Paddle's scope: ``find_var(name).get_tensor()`` finds a parameter or a
+    constant captured by the default main program (by its label or tensor name)."""
+
+    def find_var(self, name):
+        for prog in (default_main_program(), default_startup_program()):
+            t = prog.captured.get(name)
+            if t is None:
+                for x in prog.captured.values():
+                    if getattr(x, "name", None) == name:
+                        t = x
+            if t is not None:
+                return _Var(t)
+        return None
+
+    def var(self, name):
+        return self.find_var(name)
+
+
+_SCOPE = Scope()
+
+
+def global_scope() -> Scope:
+    return _SCOPE
+
+
+@contextlib.contextmanager
+def scope_guard(scope):
+    yield

@@ -1,0 +1,70 @@
+"""Inference models of static programs: `save_inference_model`,
+`load_inference_model`, `normalize_program`.
+
+The file is fw's model format (fw.core.ir.save: one safetensors file holding the
+program text and the weights): ``path_prefix + ".fwmodel"`` (Paddle writes
+``.pdmodel`` + ``.pdiparams``; one file here). Loading reads data only.
+"""
+
+from __future__ import annotations
+
+import os
+
+from fw.core.ir import serialize
+from fw.static._program import as_static_program
+from fw.static._prune import prune
+
+__all__ = ["save_inference_model", "load_inference_model", "normalize_program", "MODEL_SUFFIX",
+           "model_path"]
+
+MODEL_SUFFIX = ".fwmodel"
+
+
+def model_path(path_prefix: str) -> str:
+    """The model file of `path_prefix` (``path_prefix + ".fwmodel"``; a path that
+    already ends with the suffix is used as it is)."""
+    p = os.fspath(path_prefix)
+    return p if p.endswith(MODEL_SUFFIX) else p + MODEL_SUFFIX
+
+
+def _as_list(v):
+    return list(v) if isinstance(v, (list, tuple)) else [v]
+
+
+def normalize_program(program, feed_vars, fetch_vars, **kwargs):
+    """The inference form of `program`: inputs = `feed_vars` (in that order),
+    outputs = `fetch_vars`, only the ops they need, no state updates (Paddle's
+    ``static.normalize_program``). `program` is not changed."""
+    from fw.static._program import default_main_program
+
+    program = program if program is not None else default_main_program()
+    new, _ = prune(program, _as_list(fetch_vars), _as_list(feed_vars), keep_updates=False)
+    return new
+
+
+def save_inference_model(path_prefix, feed_vars, fetch_vars, executor=None, **kwargs):
+    """Write the inference program of (`feed_vars` -> `fetch_vars`) and its weights
+    to ``path_prefix + ".fwmodel"`` (atomically). ``program=`` selects the program
+    (default: the default main program)."""
+    program = kwargs.get("program")
+    prog = normalize_program(program, feed_vars, fetch_vars)
+    path = model_path(path_prefix)
+    d = os.path.dirname(path)
+    if d:
+        os.makedirs(d, exist_ok=True)
+    serialize.save(prog, path)
+    return path
+
+
+def load_inference_model(path_prefix, executor=None, **kwargs):
+    """Read a model written by `save_inference_model` (or `fw.jit.save`).
+
+    Returns:
+        ``[program, feed_target_names, fetch_targets]``: run it with
+        ``executor.run(program, feed={name: array}, fetch_list=fetch_targets)``.
+    Raises:
+        ModelFormatError: a malformed file (naming the file).
+    """
+    program, _params = serialize.load(model_path(path_prefix))
+    program = as_static_program(program)
+    return [program, [a.label for a in program.inputs()], list(program.outputs)]

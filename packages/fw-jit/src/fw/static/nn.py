@@ -1,0 +1,131 @@
+"""``fw.static.nn``: control flow and the classic ``fc`` layer for static programs.
+
+`cond` and `while_loop` are fw.core.ir.control's builders: on symbolic values they
+emit ``cond``/``while`` ops into the values' program, on concrete tensors they run
+as Python control flow.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fw.core.ir import control as _control
+from fw.core.ir.core import Value, _state
+
+__all__ = ["cond", "while_loop", "fc"]
+
+
+def _first_value(xs):
+    for x in xs:
+        if type(x) is Value:
+            return x
+        if isinstance(x, (list, tuple)):
+            v = _first_value(x)
+            if v is not None:
+                return v
+    return None
+
+
+def cond(pred, true_fn=None, false_fn=None, name=None, return_names=None):
+    """``true_fn()`` if `pred` else ``false_fn()`` (Paddle's ``static.nn.cond``): a
+    ``cond`` op when `pred` is symbolic.
+
+    >>> import fw
+    >>> x = fw.to_tensor(3.0)
+    >>> float(fw.static.nn.cond(x > 2, lambda: x * 2, lambda: x - 1))
+    6.0
+    """
+    if type(pred) is Value and _state.builder is None:
+        from fw.static._mode import builder_for
+
+        with builder_for(pred):
+            return _control.cond(pred, true_fn, false_fn, name)
+    return _control.cond(pred, true_fn, false_fn, name)
+
+
+def while_loop(cond, body, loop_vars, is_test=False, name=None):
+    """``while cond(*vars): vars = body(*vars)`` (Paddle's ``static.nn.while_loop``);
+    returns the final loop variables as a list. A ``while`` op when a loop variable
+    is symbolic.
+
+    >>> import fw
+    >>> i, s = fw.static.nn.while_loop(lambda i, s: i < 3, lambda i, s: [i + 1, s + i],
+    ...                                [fw.to_tensor(0), fw.to_tensor(0)])
+    >>> int(i), int(s)
+    (3, 3)
+    """
+    v = _first_value(list(loop_vars))
+    if v is None and _state.builder is None:
+        # concrete starting values: the loop is symbolic when its condition is
+        c = cond(*loop_vars)
+        v = c if type(c) is Value else None
+    if v is not None and _state.builder is None:
+        from fw.static._mode import builder_for
+
+        with builder_for(v):
+            return _control.while_loop(cond, body, loop_vars, is_test, name)
+    return _control.while_loop(cond, body, loop_vars, is_test, name)
+
+
+_FC_COUNT = [0]
+
+
+def fc(x, size, num_flatten_dims=1, weight_attr=None, bias_attr=None, activation=None,
+       name=None):
+    """A fully connected layer on `x` (Paddle's ``static.nn.fc``): the dims of `x`
+    from ``num_flatten_dims`` on are flattened into the input features; the result
+    has `x`'s leading dims and `size` features. Creates its weight
+    ``[in_features, size]`` and bias ``[size]`` (initialised now, eagerly) named
+    ``<name or fc_N>.w_0`` / ``.b_0``; `activation` is the name of an fw.nn.functional
+    activation (``"relu"``, ``"softmax"``, …).
+
+    >>> import fw
+    >>> out = fw.static.nn.fc(fw.ones([2, 3]), size=4)
+    >>> out.shape
+    [2, 4]
+    """
+    import fw
+    from fw.nn import ParamAttr, create_parameter
+
+    if isinstance(x, (list, tuple)):
+        if len(x) != 1:
+            raise ValueError("fc: give one input tensor (several inputs are not supported)")
+        x = x[0]
+    shape = list(x.shape)
+    if not 1 <= num_flatten_dims < len(shape) + (1 if len(shape) == 1 else 0):
+        if not (len(shape) >= 1 and num_flatten_dims == len(shape)):
+            raise ValueError(f"fc: num_flatten_dims={num_flatten_dims} does not fit an input of "
+                             f"rank {len(shape)}")
+    feat = shape[num_flatten_dims:]
+    if any(d < 0 for d in feat):
+        raise ValueError(f"fc: the feature dims {feat} of the input must be known")
+    in_features = int(np.prod(feat)) if feat else 1
+    prefix = name or f"fc_{_FC_COUNT[0]}"
+    _FC_COUNT[0] += 1
+    wa = ParamAttr._to_attr(weight_attr)
+    if wa.name is None:
+        wa = ParamAttr(f"{prefix}.w_0", wa.initializer, wa.learning_rate, wa.regularizer,
+                       wa.trainable, wa.do_model_average, wa.need_clip)
+    dtype = x.dtype
+    w = create_parameter([in_features, size], dtype, attr=wa)
+    b = None
+    if bias_attr is not False:
+        ba = ParamAttr._to_attr(bias_attr)
+        if ba.name is None:
+            ba = ParamAttr(f"{prefix}.b_0", ba.initializer, ba.learning_rate, ba.regularizer,
+                           ba.trainable, ba.do_model_average, ba.need_clip)
+        b = create_parameter([size], dtype, attr=ba, is_bias=True)
+    lead = shape[:num_flatten_dims]
+    h = x
+    if len(feat) != 1:
+        h = fw.reshape(x, lead + [in_features] if all(d >= 0 for d in lead) else
+                       [-1 if i == 0 else d for i, d in enumerate(lead)] + [in_features])
+    out = fw.matmul(h, w)
+    if b is not None:
+        out = out + b
+    if activation is not None:
+        fn = getattr(fw.nn.functional, activation, None)
+        if fn is None:
+            raise ValueError(f"fc: unknown activation {activation!r}")
+        out = fn(out)
+    return out
