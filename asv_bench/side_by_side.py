@@ -144,10 +144,29 @@ class Matmul1024:
         return lambda: paddle.matmul(a, b)
 
 
+def _fmt(v, unit):
+    if v is None:
+        return f"{'-':>12s}"
+    if unit == "gflops":
+        return f"{v:10.1f}GF"
+    return f"{v * 1e6:10.2f}us" if v < 1e-3 else f"{v * 1e3:10.2f}ms"
+
+
+def _ratio(row, a, b, unit):
+    """time(a)/time(b): below 1 means `a` is faster."""
+    if row.get(a) is None or row.get(b) is None:
+        return "      -"
+    r = row[b] / row[a] if unit == "gflops" else row[a] / row[b]
+    return f"{r:8.2f}x"
+
+
 def _extra_workloads():
     """Workloads for other packages register themselves from asv_bench/workloads_*.py."""
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, here)
+    # they do `from side_by_side import workload`: run as a script this module is
+    # `__main__`, and that import must not create a second WORKLOADS
+    sys.modules.setdefault("side_by_side", sys.modules[__name__])
     for f in sorted(os.listdir(here)):
         if f.startswith("workloads_") and f.endswith(".py"):
             importlib.import_module(f[:-3])
@@ -179,21 +198,8 @@ def main(argv=None):
                 if os.environ.get("FW_BENCH_DEBUG"):
                     print(f"  {f}: {type(e).__name__}: {e}")
 
-        def fmt(v):
-            if v is None:
-                return f"{'-':>12s}"
-            if unit == "gflops":
-                return f"{v:10.1f}GF"
-            return f"{v * 1e6:10.2f}us" if v < 1e-3 else f"{v * 1e3:10.2f}ms"
-
-        def ratio(a, b):
-            if row.get(a) is None or row.get(b) is None:
-                return "      -"
-            r = row[b] / row[a] if unit == "gflops" else row[a] / row[b]
-            return f"{r:8.2f}x"
-
-        print(f"{name:44s}" + "".join(fmt(row.get(f)) for f in fws)
-              + f"  {ratio('fw', 'torch')} {ratio('fw', 'paddle')}")
+        print(f"{name:44s}" + "".join(_fmt(row.get(f), unit) for f in fws)
+              + f"  {_ratio(row, 'fw', 'torch', unit)} {_ratio(row, 'fw', 'paddle', unit)}")
 
 
 if __name__ == "__main__":
