@@ -22,6 +22,16 @@ T = TensorType
 F32 = np.float32
 
 
+@pytest.fixture(autouse=True)
+def _reference_kernels(monkeypatch):
+    """The passes must reproduce the unfused program bit for bit with the NumPy
+    reference kernels; the native kernels are checked against those references
+    (within a few ulp) in test_native_fused.py."""
+    for n in ("fused_elementwise", "fused_matmul", "relu", "gelu", "silu"):
+        if "cpu" in OPS[n].kernels:
+            monkeypatch.delitem(OPS[n].kernels, "cpu")
+
+
 def _param(rng, shape, name, dtype=F32, scale=0.5):
     t = fw.to_tensor((rng.standard_normal(shape) * scale).astype(dtype))
     t.name = name
