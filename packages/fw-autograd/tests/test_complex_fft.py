@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import fw
-from fw.core.testing import Sample
 from fw.autograd.testing import GradCase, check_vjp, prepare
+from fw.core.testing import Sample
 
 
 def _fd_complex(loss, zv, eps=1e-6):

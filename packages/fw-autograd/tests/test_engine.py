@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import fw
-from fw.core.errors import UnsupportedError
 from fw.autograd import AnomalyError, GradientError
+from fw.core.errors import UnsupportedError
 
 
 def leaf(values, dtype="float64"):

@@ -9,9 +9,9 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 import fw
+from fw.autograd.testing import check_record
 from fw.core.ops import OPS
 from fw.core.testing import load_all
-from fw.autograd.testing import check_record
 
 RECORDS = load_all()
 

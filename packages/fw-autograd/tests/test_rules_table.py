@@ -2,8 +2,8 @@
 and every rule names an op that exists."""
 
 import fw
-from fw.core.ops import OPS
 from fw.autograd.rules import RULES
+from fw.core.ops import OPS
 
 # ops differentiated by the static engine itself (they hold nested blocks)
 CONTROL_FLOW = {"cond", "while"}

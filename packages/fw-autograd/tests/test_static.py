@@ -7,11 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fw
+from fw.autograd import append_backward
 from fw.core.errors import UnsupportedError
 from fw.core.ir import TensorType, building, run
-from fw.core.ops import call
 from fw.core.ir.control import cond, while_loop
-from fw.autograd import append_backward
+from fw.core.ops import call
 
 
 def param(values, name):

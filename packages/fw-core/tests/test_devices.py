@@ -14,7 +14,8 @@ from fw.core.testing.fake_device import FakeArray
 @pytest.fixture
 def fake_plugin(monkeypatch):
     """Expose FakeBackend through the 'fw.backends' entry-point group."""
-    ep = metadata.EntryPoint(name="fake", value="fw.core.testing.fake_device:FakeBackend", group="fw.backends")
+    ep = metadata.EntryPoint(name="fake", value="fw.core.testing.fake_device:FakeBackend",
+                             group="fw.backends")
     real = metadata.entry_points
 
     def entry_points(**kw):

@@ -1,13 +1,14 @@
 """fw.fft: every public transform against NumPy, Paddle's dtype rules, the
 round-trip and Parseval identities on hypothesis-drawn signals, and errors."""
 
-import fw
 import numpy as np
 import pytest
-from fw.core.errors import InvalidArgumentError, InvalidTypeError
-from fw.core.ir import TensorType, run, trace
 from hypothesis import given
 from hypothesis import strategies as st
+
+import fw
+from fw.core.errors import InvalidArgumentError, InvalidTypeError
+from fw.core.ir import TensorType, run, trace
 
 F = fw.fft
 T = fw.to_tensor

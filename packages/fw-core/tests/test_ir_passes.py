@@ -13,8 +13,15 @@ from fw.core.errors import InvalidArgumentError
 from fw.core.ir import TensorType, run, trace, verify
 from fw.core.ir.builder import Builder
 from fw.core.ir.control import cond, while_loop
-from fw.core.ir.passes import (PASSES, PIPELINES, Pass, PassManager, get_pass, register_pass,
-                               run_passes)
+from fw.core.ir.passes import (
+    PASSES,
+    PIPELINES,
+    Pass,
+    PassManager,
+    get_pass,
+    register_pass,
+    run_passes,
+)
 from fw.core.ir.passes.rewrite import Rewriter, apply_patterns
 from fw.core.ir.verifier import VerificationError
 from fw.core.ops import OPS, call

@@ -3,14 +3,15 @@ matrices, and checks against independent oracles (SciPy/LAPACK, NumPy)."""
 
 import types
 
-import fw
 import numpy as np
 import pytest
 import scipy.linalg as sla
-from fw.core.errors import InvalidArgumentError, InvalidTypeError
-from fw.core.ir import TensorType, run, trace
 from hypothesis import given
 from hypothesis import strategies as st
+
+import fw
+from fw.core.errors import InvalidArgumentError, InvalidTypeError
+from fw.core.ir import TensorType, run, trace
 
 L = fw.linalg
 T = fw.to_tensor

@@ -13,8 +13,7 @@ from fw.core.dispatch import invoke
 from fw.core.errors import FwError
 from fw.core.ir import TensorType, trace
 from fw.core.ops import OPS
-from fw.core.testing import (as_tuple, assert_close, load_all, reference_call, to_args,
-                             tolerance)
+from fw.core.testing import as_tuple, assert_close, load_all, reference_call, to_args, tolerance
 
 RECORDS = load_all()
 # ops tested by their own dedicated tests (control flow needs nested blocks)

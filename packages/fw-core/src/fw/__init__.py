@@ -10,20 +10,42 @@ from pkgutil import extend_path
 
 __path__ = extend_path(__path__, __name__)
 
+from fw.core import FUNCTIONS as _FUNCTIONS  # noqa: E402
 from fw.core import __version__  # noqa: E402
 from fw.core import dtypes as _dtypes  # noqa: E402
-from fw.core import FUNCTIONS as _FUNCTIONS  # noqa: E402
 from fw.core.dtypes import (  # noqa: E402,F401
-    DType as dtype, bfloat16, complex64, complex128, finfo, float16, float32, float64,
-    get_default_dtype, iinfo, int8, int16, int32, int64, set_default_dtype, uint8,
+    DType as dtype,
 )
-from fw.core.place import (  # noqa: E402,F401
-    CPUPlace, CUDAPinnedPlace, CUDAPlace, Place, get_device, is_compiled_with_cuda, set_device,
+from fw.core.dtypes import (
+    bfloat16,
+    complex64,
+    complex128,
+    finfo,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    iinfo,
+    int8,
+    int16,
+    int32,
+    int64,
+    set_default_dtype,
+    uint8,
 )
-from fw.core.tensor import Tensor, is_tensor, set_printoptions, to_tensor  # noqa: E402,F401
-from fw.core.random import get_rng_state, seed, set_rng_state  # noqa: E402,F401
-from fw.utils.dlpack import from_dlpack, to_dlpack  # noqa: E402,F401
 from fw.core.misc import Size, batch, get_flags, set_flags  # noqa: E402,F401
+from fw.core.place import (  # noqa: E402,F401
+    CPUPlace,
+    CUDAPinnedPlace,
+    CUDAPlace,
+    Place,
+    get_device,
+    is_compiled_with_cuda,
+    set_device,
+)
+from fw.core.random import get_rng_state, seed, set_rng_state  # noqa: E402,F401
+from fw.core.tensor import Tensor, is_tensor, set_printoptions, to_tensor  # noqa: E402,F401
+from fw.utils.dlpack import from_dlpack, to_dlpack  # noqa: E402,F401
 
 globals().update({k: v for k, v in _FUNCTIONS.items() if "." not in k})
 globals()["bool"] = _dtypes.bool_

@@ -8,21 +8,30 @@ README.md beside this package for the design.
 
 from __future__ import annotations
 
-from fw.core import dispatch as _dispatch
-from fw.core import tensor as _tensor
-from fw.autograd import _graph, _hooks, _mode
-from fw.autograd import rules  # noqa: F401  (registers every VJP rule)
-from fw.autograd._backward import backward, grad
-from fw.autograd._backward import _tensor_backward
-from fw.autograd._mode import (detect_anomaly, enable_grad, is_anomaly_enabled,
-                               is_grad_enabled, no_grad, set_detect_anomaly,
-                               set_grad_enabled)
-from fw.autograd.errors import AnomalyError, GradientError
+from fw.autograd import (
+    _graph,
+    _hooks,
+    _mode,
+    rules,  # noqa: F401  (registers every VJP rule)
+)
+from fw.autograd._backward import _tensor_backward, backward, grad
 from fw.autograd._hooks import RemovableHandle
+from fw.autograd._mode import (
+    detect_anomaly,
+    enable_grad,
+    is_anomaly_enabled,
+    is_grad_enabled,
+    no_grad,
+    set_detect_anomaly,
+    set_grad_enabled,
+)
+from fw.autograd.errors import AnomalyError, GradientError
 from fw.autograd.functional import Hessian, Jacobian, hessian, jacobian, jvp, vjp
 from fw.autograd.py_layer import PyLayer, PyLayerContext
 from fw.autograd.recompute import recompute
 from fw.autograd.static import append_backward, gradients
+from fw.core import dispatch as _dispatch
+from fw.core import tensor as _tensor
 
 __all__ = [
     "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",

@@ -7,10 +7,10 @@ backward into the program (`fw.autograd.static`).
 
 from __future__ import annotations
 
-from fw.core.ir.core import Value
-from fw.core.tensor import Tensor
 from fw.autograd._engine import run_backward
 from fw.autograd.errors import GradientError
+from fw.core.ir.core import Value
+from fw.core.tensor import Tensor
 
 __all__ = ["backward", "grad"]
 

@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from fw.autograd import _mode
+from fw.autograd._graph import _FLOATISH, Node, Port
+from fw.autograd.errors import AnomalyError, GradientError
 from fw.core.errors import InternalError, UnsupportedError
 from fw.core.tensor import Tensor, version_of, wrap
-from fw.autograd import _mode
-from fw.autograd._graph import Node, Port, _FLOATISH
-from fw.autograd.errors import AnomalyError, GradientError
 
 __all__ = ["run_backward", "fit_grad"]
 

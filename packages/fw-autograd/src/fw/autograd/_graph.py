@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from fw.core.tensor import Tensor, _new, version_of, wrap
 from fw.autograd import _mode
 from fw.autograd.errors import GradientError
 from fw.autograd.rules._registry import RULES
+from fw.core.tensor import Tensor, _new, version_of, wrap
 
 _RULES_GET = RULES.get
 _version_of = version_of

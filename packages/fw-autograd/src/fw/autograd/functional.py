@@ -18,10 +18,10 @@ from __future__ import annotations
 import numpy as np
 
 import fw
-from fw.core.tensor import Tensor
 from fw.autograd._backward import grad
 from fw.autograd._mode import enable_grad
 from fw.autograd.errors import GradientError
+from fw.core.tensor import Tensor
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "Jacobian", "Hessian"]
 
@@ -227,7 +227,7 @@ class Jacobian:
     def __repr__(self) -> str:
         return f"Jacobian(shape={self._shape})"
 
-    def _full_rows(self, rows_idx) -> "Tensor":
+    def _full_rows(self, rows_idx) -> Tensor:
         parts = [self._rows.row(r)[self._j] for r in rows_idx]
         return fw.stack(parts, axis=1 if self._rows.batched else 0)
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from fw.core.tensor import Tensor, _new, wrap
 from fw.autograd import _graph, _mode
-from fw.autograd._graph import Node, Port, _FLOATISH
+from fw.autograd._graph import _FLOATISH, Node, Port
 from fw.autograd.errors import GradientError
 from fw.autograd.rules._registry import Rule
+from fw.core.tensor import Tensor, _new, wrap
 
 __all__ = ["PyLayer", "PyLayerContext"]
 
@@ -84,7 +84,7 @@ def _backward_rule(cls):
         metas = node.attrs["out_meta"]
         gs = g if isinstance(g, tuple) else (g,)
         grads = []
-        for gi, (shape, dtype, diff) in zip(gs, metas):
+        for gi, (shape, dtype, _diff) in zip(gs, metas):
             if gi is None and ctx._materialize and dtype.kind in _FLOATISH:
                 gi = wrap(np.zeros(shape, dtype))
             grads.append(gi)

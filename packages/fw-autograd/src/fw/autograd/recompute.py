@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from fw.autograd import _graph, _mode
+from fw.autograd._engine import run_backward
+from fw.autograd._graph import _FLOATISH, Node, Port
+from fw.autograd.errors import GradientError
+from fw.autograd.rules._registry import Rule
 from fw.core import dispatch as _dispatch
 from fw.core import random as _random
 from fw.core.tensor import Tensor, _new, version_of, wrap
-from fw.autograd import _graph, _mode
-from fw.autograd._engine import run_backward
-from fw.autograd._graph import Node, Port, _FLOATISH
-from fw.autograd.errors import GradientError
-from fw.autograd.rules._registry import Rule
 
 __all__ = ["recompute"]
 

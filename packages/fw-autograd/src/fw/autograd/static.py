@@ -26,13 +26,13 @@ with one dynamic dim, ``expand_as``/``reduce_as`` for broadcasting) and raise
 
 from __future__ import annotations
 
+from fw.autograd.errors import GradientError
+from fw.autograd.rules._registry import RULES
 from fw.core import dtypes as _dt
 from fw.core.errors import InternalError, InvalidArgumentError, UnsupportedError
 from fw.core.ir.builder import Builder
 from fw.core.ir.core import Block, Operation, Program, Value, _state
 from fw.core.ir.types import DYN
-from fw.autograd.errors import GradientError
-from fw.autograd.rules._registry import RULES
 
 __all__ = ["gradients", "append_backward", "OpView"]
 

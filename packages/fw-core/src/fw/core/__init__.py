@@ -10,11 +10,15 @@ import numpy as _np
 # they are not raised by PyTorch or Paddle either.
 _np.seterr(divide="ignore", invalid="ignore", over="ignore", under="ignore")
 
-from fw.core import dtypes, errors, place  # noqa: E402
+from fw.core import (  # noqa: E402
+           dtypes,
+           errors,
+           ir,  # noqa: E402
+           ops,  # noqa: E402
+           place,
+)
+from fw.core.ops import FUNCTIONS, OPS  # noqa: E402
 from fw.core.tensor import Tensor, is_tensor, to_tensor  # noqa: E402
-from fw.core import ops  # noqa: E402
-from fw.core.ops import OPS, FUNCTIONS  # noqa: E402
-from fw.core import ir  # noqa: E402
 
 __all__ = ["Tensor", "to_tensor", "is_tensor", "dtypes", "place", "errors", "ops", "OPS",
            "FUNCTIONS", "ir", "__version__"]

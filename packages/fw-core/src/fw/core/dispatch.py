@@ -24,8 +24,13 @@ import numpy as np
 
 from fw.core import dtypes as _dt
 from fw.core import place as _pl
-from fw.core.errors import (FwError, InvalidArgumentError, InvalidTypeError, UnsupportedError,
-                             with_op_name)
+from fw.core.errors import (
+    FwError,
+    InvalidArgumentError,
+    InvalidTypeError,
+    UnsupportedError,
+    with_op_name,
+)
 from fw.core.ir.core import Value
 from fw.core.ir.core import _state as _build
 from fw.core.ir.types import TensorType

@@ -24,7 +24,7 @@ class Generator:
         self._lock = threading.Lock()
         self.manual_seed(np.random.SeedSequence().entropy % (2**63) if seed_ is None else seed_)
 
-    def manual_seed(self, s: int) -> "Generator":
+    def manual_seed(self, s: int) -> Generator:
         s = int(s)
         self._seed = s
         if self.kind == "cpu":

@@ -240,25 +240,25 @@ class Tensor:
     __hash__ = object.__hash__
 
     # ------------------------------------------------------------ copies and devices
-    def detach(self) -> "Tensor":
+    def detach(self) -> Tensor:
         """A tensor sharing this one's data, cut from the autograd graph."""
         return wrap(self._data)
 
-    def detach_(self) -> "Tensor":
+    def detach_(self) -> Tensor:
         self._node = None
         self._sg = True
         return self
 
-    def cpu(self) -> "Tensor":
+    def cpu(self) -> Tensor:
         return self.to("cpu")
 
-    def cuda(self, device_id=None, blocking=True) -> "Tensor":
+    def cuda(self, device_id=None, blocking=True) -> Tensor:
         return self.to("gpu" if device_id is None else f"gpu:{device_id}")
 
-    def pin_memory(self) -> "Tensor":
+    def pin_memory(self) -> Tensor:
         return self
 
-    def to(self, *args, **kwargs) -> "Tensor":
+    def to(self, *args, **kwargs) -> Tensor:
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``;
         keywords ``device``, ``dtype``, ``blocking``."""
         from fw.core.ops import _api
@@ -319,7 +319,7 @@ class Tensor:
         return None if self._grad is None else self._grad.numpy()
 
     # ------------------------------------------------------------ in-place value setting
-    def set_value(self, value) -> "Tensor":
+    def set_value(self, value) -> Tensor:
         """Overwrite the values in place (same shape; cast to this dtype). While a
         program is being built the write is recorded as a state update of that
         program (applied after each run; see fw.core.ir.builder)."""
@@ -446,7 +446,7 @@ def to_tensor(data, dtype=None, place=None, stop_gradient=True) -> Tensor:
                 arr = _coerce_foreign(arr)
         else:
             if type(data).__module__.split(".")[0] == "cupy":
-                backend = _pl.get_backend("gpu")
+                _pl.get_backend("gpu")  # a clear error when CuPy or a GPU is missing
                 arr = data.astype(target.np) if target is not None else data.copy()
                 t = wrap(arr)
                 t._sg = bool(stop_gradient)

@@ -34,8 +34,8 @@ when it reads ``ctx.outputs``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 __all__ = ["Rule", "RULES", "vjp", "get_rule"]
 

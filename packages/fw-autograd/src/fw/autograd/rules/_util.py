@@ -116,12 +116,12 @@ def composite(*names, inputs=True):
 def vjp_of(fn, ctx, g):
     """The gradients of ``fn(*ctx.inputs, **ctx.attrs)`` for output gradient(s) `g`,
     laid out as a rule's return value."""
-    from fw.core.ir.core import Value
-    from fw.core.tensor import Tensor, wrap
     from fw.autograd import _mode
     from fw.autograd._backward import grad as _grad
     from fw.autograd._engine import run_backward
     from fw.autograd._graph import Port
+    from fw.core.ir.core import Value
+    from fw.core.tensor import Tensor, wrap
 
     ins = list(ctx.inputs)
     op = ctx.op

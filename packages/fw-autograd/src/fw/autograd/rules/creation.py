@@ -4,10 +4,9 @@ diagonal/triangular constructions, complex numbers from parts, meshgrid."""
 from __future__ import annotations
 
 import fw
-from fw.core.ops import call
 from fw.autograd.rules._registry import vjp
-from fw.autograd.rules._util import reshape_to
-from fw.autograd.rules._util import reshape_like
+from fw.autograd.rules._util import reshape_like, reshape_to
+from fw.core.ops import call
 
 
 @vjp("cast", inputs=False)

@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 
 import fw
-from fw.core.errors import UnsupportedError
 from fw.autograd.rules._registry import vjp
 from fw.autograd.rules._util import conj, is_tensor_like, zeros_like
+from fw.core.errors import UnsupportedError
 
 
 def _holo(g, d):

@@ -21,9 +21,9 @@ transforms with a conjugation, which the rules apply to the gradient.
 from __future__ import annotations
 
 import fw
-from fw.core.ops import call
 from fw.autograd.rules._registry import vjp
 from fw.autograd.rules._util import reshape_to
+from fw.core.ops import call
 
 _SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 

@@ -11,12 +11,16 @@ the function itself says (`_winners`).
 from __future__ import annotations
 
 import fw
-from fw.core.ops import call
 from fw.autograd.rules._registry import vjp
-from fw.autograd.rules._util import reshape_to
-from fw.autograd.rules._util import numel
-from fw.autograd.rules._util import (gather_transpose, reshape_like,
-                                     static_shape, zeros_like)
+from fw.autograd.rules._util import (
+    gather_transpose,
+    numel,
+    reshape_like,
+    reshape_to,
+    static_shape,
+    zeros_like,
+)
+from fw.core.ops import call
 
 
 def _winners(shape, write, read):

@@ -24,10 +24,16 @@ from __future__ import annotations
 import math
 
 import fw
-from fw.core.errors import UnsupportedError
 from fw.autograd.rules._registry import vjp
-from fw.autograd.rules._util import reshape_to
-from fw.autograd.rules._util import composite, conj, norm_axes, keepdim_shape, zeros_like
+from fw.autograd.rules._util import (
+    composite,
+    conj,
+    keepdim_shape,
+    norm_axes,
+    reshape_to,
+    zeros_like,
+)
+from fw.core.errors import UnsupportedError
 
 
 def mT(x):

@@ -12,11 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 import fw
+from fw.autograd.rules._registry import vjp
+from fw.autograd.rules._util import composite, reshape_to
 from fw.core.errors import UnsupportedError
 from fw.core.ops import call
-from fw.autograd.rules._registry import vjp
-from fw.autograd.rules._util import reshape_to
-from fw.autograd.rules._util import composite
 
 
 def _reduce(loss, reduction):

@@ -7,11 +7,16 @@ from __future__ import annotations
 import numpy as np
 
 import fw
+from fw.autograd.rules._registry import vjp
+from fw.autograd.rules._util import (
+    composite,
+    flatten_lead,
+    gather_transpose,
+    reshape_to,
+    zeros_like,
+)
 from fw.core.ir import no_building
 from fw.core.ops import call
-from fw.autograd.rules._registry import vjp
-from fw.autograd.rules._util import (composite, flatten_lead, gather_transpose, reshape_to,
-                                     zeros_like)
 from fw.core.ops.conv import split_layout
 
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 import math
 
 import fw
-from fw.autograd.rules._util import reshape_to
-from fw.autograd.rules._util import composite
+from fw.autograd.rules._util import composite, reshape_to
 
 
 def _mean_var(x, axes):

@@ -11,9 +11,16 @@ from __future__ import annotations
 
 import fw
 from fw.autograd.rules._registry import vjp
-from fw.autograd.rules._util import reshape_to
-from fw.autograd.rules._util import (composite, conj, expand_as_input, keepdim_shape,
-                                     norm_axes, static_shape, zeros_like)
+from fw.autograd.rules._util import (
+    composite,
+    conj,
+    expand_as_input,
+    keepdim_shape,
+    norm_axes,
+    reshape_to,
+    static_shape,
+    zeros_like,
+)
 
 
 def _axes(ctx, key="axis"):

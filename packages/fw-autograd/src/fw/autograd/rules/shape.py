@@ -11,11 +11,10 @@ element came from.
 from __future__ import annotations
 
 import fw
-from fw.core.ops import call
 from fw.autograd.rules._registry import vjp
-from fw.autograd.rules._util import reshape_to
+from fw.autograd.rules._util import conj, gather_transpose, reshape_like, reshape_to
 from fw.core.errors import UnsupportedError
-from fw.autograd.rules._util import conj, gather_transpose, reshape_like
+from fw.core.ops import call
 
 
 @vjp("reshape", "squeeze", "unsqueeze", "flatten", "unflatten", inputs=False)

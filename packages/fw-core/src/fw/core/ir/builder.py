@@ -57,7 +57,7 @@ class Builder:
         self.grads: dict = {}
 
     # -------------------------------------------------------- context
-    def __enter__(self) -> "Builder":
+    def __enter__(self) -> Builder:
         self._prev = _state.builder
         _state.builder = self
         return self

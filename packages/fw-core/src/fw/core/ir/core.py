@@ -309,7 +309,7 @@ class Program:
 
     __hash__ = object.__hash__
 
-    def clone(self) -> "Program":
+    def clone(self) -> Program:
         from fw.core.ir.parser import parse
 
         p = parse(str(self))

@@ -46,10 +46,10 @@ class TensorType:
             n *= d
         return n
 
-    def with_shape(self, shape) -> "TensorType":
+    def with_shape(self, shape) -> TensorType:
         return TensorType(shape, self.dtype)
 
-    def with_dtype(self, dtype) -> "TensorType":
+    def with_dtype(self, dtype) -> TensorType:
         return TensorType(self.shape, dtype)
 
     def __eq__(self, other) -> bool:
@@ -65,7 +65,7 @@ class TensorType:
     def __repr__(self) -> str:
         return f"TensorType({list(self.shape)}, {self.dtype.name})"
 
-    def compatible(self, other: "TensorType") -> bool:
+    def compatible(self, other: TensorType) -> bool:
         """Same dtype and rank, and every pair of dims equal or one of them dynamic."""
         if other.dtype is not self.dtype or len(other.shape) != len(self.shape):
             return False

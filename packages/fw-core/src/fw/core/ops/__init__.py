@@ -24,6 +24,7 @@ for _m in FAMILIES:
 _dispatch._CAST = OPS["cast"]
 
 from fw.core import kernels as _kernels  # noqa: E402,F401  (attaches fast cpu kernels)
+
 FUNCTIONS = _api.install()
 call = _api.call
 

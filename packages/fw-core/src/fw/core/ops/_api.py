@@ -172,7 +172,8 @@ def _make_generic(op, fname):
             lines.append(f"{ind}_at = _canon(_at)")
         karrs = ", ".join(f"_a{i}" for i in range(len(op.input_names)))
         lines.append(f"{ind}try:")
-        lines.append(f"{ind}    _r = (_op.kernels.get('cpu') or _ref)({karrs}{', ' if karrs else ''}**_at)")
+        sep = ", " if karrs else ""
+        lines.append(f"{ind}    _r = (_op.kernels.get('cpu') or _ref)({karrs}{sep}**_at)")
         lines.append(f"{ind}except Exception:")
         lines.append(f"{ind}    return _invoke(_op, {call_args})")
         lines.append(f"{ind}return _fin(_op, [{', '.join(ins)}], _at, _r, {need})")

@@ -28,12 +28,13 @@ An `OpDef` holds what every other part of fw derives from an op:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 __all__ = ["OpDef", "defop", "OPS", "get_op"]
 
-OPS: dict[str, "OpDef"] = {}
+OPS: dict[str, OpDef] = {}
 
 
 @dataclass(eq=False)

@@ -15,8 +15,8 @@ collected into `RECORDS` by op name.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 

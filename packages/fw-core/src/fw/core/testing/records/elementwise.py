@@ -5,8 +5,18 @@ from hypothesis import strategies as st
 
 from fw.core import dtypes as _dt
 from fw.core.errors import InvalidArgumentError, InvalidTypeError
-from fw.core.testing import (ALL_NUMERIC, COMPLEX, FLOATS, FLOATS_LOW, INTS, Sample, arrays,
-                             broadcast_pair, record, shapes)
+from fw.core.testing import (
+    ALL_NUMERIC,
+    COMPLEX,
+    FLOATS,
+    FLOATS_LOW,
+    INTS,
+    Sample,
+    arrays,
+    broadcast_pair,
+    record,
+    shapes,
+)
 
 BOOL = (_dt.bool_,)
 SMALL_INTS = (_dt.int8, _dt.uint8, _dt.int16)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from fw.core import dtypes as _dt
 from fw.core.errors import InvalidArgumentError, InvalidTypeError
-from fw.core.testing import FLOATS_LOW, FLOATS, INTS, Sample, arrays, broadcast_pair, record, shapes
+from fw.core.testing import FLOATS, FLOATS_LOW, INTS, Sample, arrays, broadcast_pair, record, shapes
 
 COMPLEX = (_dt.complex64, _dt.complex128)
 INEXACT = FLOATS + COMPLEX
