@@ -90,7 +90,11 @@ def test_digits_with_loader_workers():
     r = _example("digits").main(["--quick", "--no-export", "--epochs", "1",
                                  "--num-workers", "2"])
     ref = _example("digits").main(["--quick", "--no-export", "--epochs", "1"])
-    assert r["losses"] == ref["losses"]  # same batches, same order, same numbers
+    # Same batches in the same order. The numbers agree to float32 rounding, not
+    # bit for bit: batches from workers live in page-aligned shared memory, and
+    # oneDNN's convolution kernels sum in a slightly different order on buffers
+    # of another alignment.
+    np.testing.assert_allclose(r["losses"], ref["losses"], rtol=1e-6)
 
 
 @pytest.mark.slow

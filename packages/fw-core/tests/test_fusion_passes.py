@@ -27,7 +27,8 @@ def _reference_kernels(monkeypatch):
     """The passes must reproduce the unfused program bit for bit with the NumPy
     reference kernels; the native kernels are checked against those references
     (within a few ulp) in test_native_fused.py."""
-    for n in ("fused_elementwise", "fused_matmul", "relu", "gelu", "silu"):
+    for n in ("fused_elementwise", "fused_matmul", "relu", "gelu", "silu", "conv", "fused_conv",
+              "conv_transpose"):
         if "cpu" in OPS[n].kernels:
             monkeypatch.delitem(OPS[n].kernels, "cpu")
 

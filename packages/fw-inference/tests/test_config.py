@@ -188,33 +188,27 @@ def test_enable_memory_optim(convbn_file):
 
 
 # ---------------------------------------------------------------- devices, threads, logs
-def test_cpu_threads(mlp_file):
-    from threadpoolctl import threadpool_info
-
+def test_cpu_threads_apply_while_the_predictor_runs(mlp_file, monkeypatch):
+    _native = pytest.importorskip("fw.core._native")
+    if not _native.available:
+        pytest.skip("native kernels are off")
     _, path = mlp_file
     config = infer.Config(path)
     assert config.cpu_math_library_num_threads() == 1
     with pytest.raises(InvalidArgumentError, match="must be >= 1"):
         config.set_cpu_math_library_num_threads(0)
-    before = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
-    try:
-        config.set_cpu_math_library_num_threads(1)
-        assert config.cpu_math_library_num_threads() == 1
-        infer.create_predictor(config)
-        try:
-            from fw.core import _native
-        except ImportError:
-            _native = None
-        if _native is not None:
-            assert _native.get_num_threads() == 1
-        else:
-            assert all(i["num_threads"] == 1 for i in threadpool_info()
-                       if i["user_api"] == "blas")
-    finally:
-        from threadpoolctl import threadpool_limits
-
-        if before:
-            threadpool_limits(limits=max(before), user_api="blas")
+    before = _native.get_num_threads()
+    want = 1 if before != 1 else 2
+    config.set_cpu_math_library_num_threads(want)
+    assert config.cpu_math_library_num_threads() == want
+    seen = []
+    real = _native.set_num_threads
+    monkeypatch.setattr(_native, "set_num_threads", lambda n: (seen.append(n), real(n)))
+    predictor = infer.create_predictor(config)
+    assert _native.get_num_threads() == before and not seen  # nothing global changed
+    predictor.run([np.ones((2, 8), np.float32)])
+    assert seen == [want, before]  # set for the run, restored after it
+    assert _native.get_num_threads() == before
 
 
 def test_mkldnn_switches_and_gpu(mlp_file):

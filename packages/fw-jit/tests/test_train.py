@@ -78,6 +78,11 @@ def test_static_step_equals_eager_step(name, bn):
         le, ls = eager(x, y), static(x, y)
         np.testing.assert_allclose(float(le), float(ls), rtol=1e-6)
         for (n, p), q in zip(a.named_parameters(), b.parameters()):
+            if bn and n == "fc1.bias":
+                # batch norm removes fc1's bias: its true gradient is exactly 0 and
+                # what remains is float32 rounding noise, which Adam's normalised
+                # update amplifies to full-size steps of either sign
+                continue
             np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-5, atol=1e-6,
                                        err_msg=f"{name} step {i} {n}")
     if bn:

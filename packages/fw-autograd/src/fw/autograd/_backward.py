@@ -106,7 +106,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if _is_symbolic(outs, ins, gos, ngv):
         from fw.autograd.static import gradients
 
-        return gradients(outs, ins, gos, no_grad_set=ngv, allow_unused=allow_unused)
+        return gradients(outs, ins, gos, no_grad_set=ngv, allow_unused=allow_unused,
+                         create_graph=bool(create_graph))
     if retain_graph is None:
         retain_graph = create_graph
     return run_backward(outs, gos, retain_graph=bool(retain_graph),

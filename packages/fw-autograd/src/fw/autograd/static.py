@@ -36,12 +36,18 @@ from fw.core.ir.types import DYN
 
 __all__ = ["gradients", "append_backward", "OpView"]
 
+_create_graph = [False]  # set by `gradients` for the rules it runs
+
 
 class OpView:
     """The ``ctx`` of a VJP rule for an IR operation (see rules/_registry.py)."""
 
     def __init__(self, op: Operation, want):
         self._op = op
+        # whether this backward must itself be differentiable (fw.grad with
+        # create_graph=True on Values); rules use fast non-differentiable backward
+        # ops only when it need not be (see rules/_explicit.py)
+        self.create_graph = _create_graph[0]
         self.op = op.opdef
         self.attrs = dict(op.attrs)
         self.want = want  # per operand slot
@@ -361,12 +367,16 @@ def _enter(program):
     return nb, nb
 
 
-def gradients(targets, inputs, target_gradients=None, no_grad_set=None, allow_unused=False):
+def gradients(targets, inputs, target_gradients=None, no_grad_set=None, allow_unused=False,
+              create_graph=False):
     """Emit the backward of `targets` with respect to `inputs` into their program
     (``paddle.static.gradients``). Returns one gradient Value (or None) per input.
 
     Works inside a program being built (``fw.grad`` on Values calls it) and on a
-    finished program (the ops are appended to it).
+    finished program (the ops are appended to it). With ``create_graph=True`` the
+    emitted backward is made of differentiable ops, so it can be differentiated
+    again (higher-order gradients); otherwise rules may use the faster explicit
+    backward ops (conv_grad_weight, batch_norm_grad, …), as eager backward does.
     """
     targets = list(targets)
     inputs = list(inputs)
@@ -390,7 +400,12 @@ def gradients(targets, inputs, target_gradients=None, no_grad_set=None, allow_un
             seeds.append(g)
         blocked = frozenset(no_grad_set or ())
         ops = _scope_ops(builder.block)
-        res = _grad_ops(ops, targets, seeds, inputs, blocked)
+        prev = _create_graph[0]
+        _create_graph[0] = bool(create_graph)
+        try:
+            res = _grad_ops(ops, targets, seeds, inputs, blocked)
+        finally:
+            _create_graph[0] = prev
     finally:
         if own is not None:
             own.__exit__(None, None, None)

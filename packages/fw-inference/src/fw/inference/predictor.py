@@ -37,21 +37,47 @@ _log = logging.getLogger("fw.inference")
 _ndarray = np.ndarray
 
 
-def _apply_threads(config) -> None:
-    """Set the CPU math libraries' threads (process-wide) when the config asks."""
+def _apply_cache_capacity(config) -> None:
+    if config._mkldnn_cache_capacity is not None:
+        try:
+            from fw.core import _native
+        except ImportError:
+            return
+        _native.set_cache_capacity(config._mkldnn_cache_capacity)
+
+
+def _executor(compiled, config):
+    """The compiled program, run with the config's CPU thread count when it sets
+    one. The count applies while this predictor runs and is restored afterwards,
+    so one predictor's setting does not change the rest of the process."""
+    if not config._threads_set:
+        return compiled
+    n = config._threads
     try:
-        from fw.core import _native  # oneDNN's pool when the extension is built
+        from fw.core import _native
     except ImportError:
         _native = None
-    if config._threads_set:
-        if _native is not None:
-            _native.set_num_threads(config._threads)
-        else:
-            from threadpoolctl import threadpool_limits
+    if _native is None:
+        from threadpoolctl import threadpool_limits
 
-            threadpool_limits(limits=config._threads, user_api="blas")
-    if config._mkldnn_cache_capacity is not None and _native is not None:
-        _native.set_cache_capacity(config._mkldnn_cache_capacity)
+        def run_blas(arrays, params, check):
+            with threadpool_limits(limits=n, user_api="blas"):
+                return compiled(arrays, params, check)
+
+        return run_blas
+    get, put = _native.get_num_threads, _native.set_num_threads
+
+    def run(arrays, params, check):
+        prev = get()
+        if prev == n:
+            return compiled(arrays, params, check)
+        put(n)
+        try:
+            return compiled(arrays, params, check)
+        finally:
+            put(prev)
+
+    return run
 
 
 def _replace_weights(program, path) -> None:
@@ -113,6 +139,7 @@ class _Shared:
     def __init__(self, program, compiled, config):
         self.program = program
         self.compiled = compiled
+        self.execute = _executor(compiled, config)
         self.config = config
         ins = program.inputs()
         self.input_names = [a.label if a.label else f"input_{i}" for i, a in enumerate(ins)]
@@ -151,7 +178,7 @@ def create_predictor(config: Config) -> Predictor:
     params = config.params_file()
     if params and os.path.abspath(params) != os.path.abspath(path):
         _replace_weights(program, params)
-    _apply_threads(config)
+    _apply_cache_capacity(config)
     if config.ir_optim():
         _freeze(program)
         from fw.core.ir.passes import PassManager
@@ -253,7 +280,7 @@ class Predictor:
         for a in ins:
             if a is None:
                 self._missing_inputs()
-        self._out = self._s.compiled(ins, None, False)
+        self._out = self._s.execute(ins, None, False)
 
     def _missing_inputs(self):
         missing = [n for n, a in zip(self._s.input_names, self._in) if a is None]
@@ -281,7 +308,7 @@ class Predictor:
             if not h._fits(a):
                 h._check(a, "run")
             arrays.append(a)
-        outs = s.compiled(arrays, None, False)
+        outs = s.execute(arrays, None, False)
         for i, o in enumerate(outs):
             if i in s.aliased or (type(o) is _ndarray and o.base is not None):
                 outs[i] = o.copy()  # never hand out a view of the caller's data or a weight

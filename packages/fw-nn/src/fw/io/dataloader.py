@@ -258,6 +258,16 @@ class _SingleProcessIter:
         return len(self.loader)
 
 
+def _peek_base_seed() -> int:
+    """A seed for the workers derived from NumPy's global random state WITHOUT
+    drawing from it: starting workers must not shift the shuffle order, so a run
+    with num_workers=0 and one with workers see the same batches (both are
+    reproducible from np.random.seed)."""
+    _, keys, pos, has_gauss, gauss = np.random.get_state()
+    words = [int(w) for w in np.asarray(keys, dtype=np.uint32)[::61]] + [int(pos)]
+    return int(np.random.SeedSequence(words).generate_state(1)[0] & 0x7FFFFFFF)
+
+
 class _MultiProcessIter:
     def __init__(self, loader):
         self.loader = loader
@@ -270,7 +280,7 @@ class _MultiProcessIter:
         self._index_queues = [ctx.Queue() for _ in range(n)]
         self._result_queue = ctx.Queue()
         self._done_event = ctx.Event()
-        base_seed = int(np.random.randint(0, 2**31 - 1))
+        base_seed = _peek_base_seed()
         self._workers = []
         self._shutdown = False
         _live_iters.add(self)

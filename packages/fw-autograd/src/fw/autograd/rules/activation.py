@@ -11,9 +11,10 @@ from __future__ import annotations
 import math
 
 import fw
+from fw.core.ops import call
+from fw.autograd.rules._explicit import explicit
 from fw.autograd.rules._registry import vjp
 from fw.autograd.rules._util import reshape_to, zeros_like
-from fw.core.ops import call
 
 
 def _mask(cond, g):
@@ -229,12 +230,16 @@ def _softmax_vjp(s, g, axis):
 
 @vjp("softmax", inputs=False, outputs=True)
 def _softmax(ctx, g):
+    if explicit(ctx):  # one native kernel (see _explicit)
+        return call("softmax_grad", ctx.outputs[0], g, axis=ctx.attrs["axis"])
     return _softmax_vjp(ctx.outputs[0], g, ctx.attrs["axis"])
 
 
 @vjp("log_softmax", inputs=False, outputs=True)
 def _log_softmax(ctx, g):
     out = ctx.outputs[0]
+    if explicit(ctx):
+        return call("log_softmax_grad", out, g, axis=ctx.attrs["axis"])
     return g - fw.exp(out) * fw.sum(g, axis=ctx.attrs["axis"], keepdim=True)
 
 

@@ -7,6 +7,11 @@ turns a convolution into an einsum and a pooling into a reduction over k, both
 of which have rules; so ``conv``/``conv_transpose``/``avg_pool``/``lp_pool``/
 ``adaptive_avg_pool`` are differentiated (to any order) through those
 re-expressions. Max pooling routes the gradient to the recorded argmax.
+
+A first-order eager backward (grad mode off, see `_explicit`) skips the
+re-expressions: the input gradient of a convolution is the transposed convolution of
+the output gradient (and vice versa), weight gradients are ``conv_grad_weight``, and
+pooling uses ``max_pool_grad`` / ``avg_pool_grad`` -- each one native kernel.
 """
 
 from __future__ import annotations
@@ -16,11 +21,13 @@ import math
 import numpy as np
 
 import fw
-from fw.autograd.rules._registry import vjp
-from fw.autograd.rules._util import composite, reshape_to
 from fw.core.ops import call
 from fw.core.ops.conv import conv_geometry, conv_transpose_geometry, split_layout
+from fw.core.ops.nn_grad import conv_transpose_pads
 from fw.core.ops.pool import adaptive_windows, pool_geometry
+from fw.autograd.rules._explicit import explicit, spatial
+from fw.autograd.rules._registry import vjp
+from fw.autograd.rules._util import composite, reshape_to, vjp_of
 
 
 def window_index(in_sizes, ks, strides, dils, pads, outs):
@@ -64,7 +71,6 @@ def gather_windows(xt, index):
 # ---------------------------------------------------------------- convolutions
 
 
-@composite("conv")
 def _conv_fn(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
              channel_last=False):
     n, c, sp = split_layout(x.shape, channel_last)
@@ -84,7 +90,6 @@ def _conv_fn(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
     return _channels_back(out, channel_last)
 
 
-@composite("conv_transpose")
 def _conv_t_fn(x, weight, bias=None, stride=1, padding=0, output_padding=0, dilation=1,
                groups=1, output_size=None, channel_last=False):
     n, c, sp = split_layout(x.shape, channel_last)
@@ -115,6 +120,62 @@ def _conv_t_fn(x, weight, bias=None, stride=1, padding=0, output_padding=0, dila
     return _channels_back(out, channel_last)
 
 
+def _flat(pads):
+    return [v for p in pads for v in p]
+
+
+@vjp("conv")
+def _conv_vjp(ctx, g):
+    if not explicit(ctx):
+        return vjp_of(_conv_fn, ctx, g)
+    x, w, b = ctx.inputs
+    a = ctx.attrs
+    cl = a["channel_last"]
+    sp = spatial(ctx.shape(0), cl)
+    ks = list(ctx.shape(1)[2:])
+    strides, pads, dils, _ = conv_geometry(sp, ks, a["stride"], a["padding"], a["dilation"])
+    geo = {"stride": list(strides), "padding": _flat(pads), "dilation": list(dils),
+           "groups": a["groups"], "channel_last": cl}
+    gx = gw = gb = None
+    if ctx.needs(0):  # the adjoint of the convolution is the transposed one
+        gx = call("conv_transpose", g, w, output_size=sp, **geo)
+    want_b = b is not None and ctx.needs(2)
+    if ctx.needs(1) or want_b:
+        gw, gbias = call("conv_grad_weight", x, g, kernel_size=ks, **geo)
+        gw = gw if ctx.needs(1) else None
+        gb = gbias if want_b else None
+    return gx, gw, gb
+
+
+@vjp("conv_transpose")
+def _conv_t_vjp(ctx, g):
+    if not explicit(ctx):
+        return vjp_of(_conv_t_fn, ctx, g)
+    x, w, b = ctx.inputs
+    a = ctx.attrs
+    cl = a["channel_last"]
+    sp = spatial(ctx.shape(0), cl)
+    ks = list(ctx.shape(1)[2:])
+    strides, pads, dils, outs = conv_transpose_geometry(
+        sp, ks, a["stride"], a["padding"], a["output_padding"], a["dilation"], a["output_size"])
+    # the convolution mapping this op's output back onto its input
+    cpads = conv_transpose_pads(sp, outs, ks, strides, dils, pads)
+    if cpads is None:
+        return vjp_of(_conv_t_fn, ctx, g)
+    geo = {"stride": list(strides), "padding": _flat(cpads), "dilation": list(dils),
+           "groups": a["groups"], "channel_last": cl}
+    gx = gw = gb = None
+    if ctx.needs(0):
+        gx = call("conv", g, w, None, **geo)
+    if ctx.needs(1):  # roles swapped: g is that convolution's input, x its output
+        gw = call("conv_grad_weight", g, x, kernel_size=ks, **geo)[0]
+    if b is not None and ctx.needs(2):
+        nd = len(sp)
+        axes = [0] + (list(range(1, nd + 1)) if cl else list(range(2, nd + 2)))
+        gb = fw.sum(g, axis=axes)
+    return gx, gw, gb
+
+
 # ---------------------------------------------------------------- pooling
 
 
@@ -125,7 +186,6 @@ def _pool_windows(x, kernel_size, stride, padding, ceil_mode, channel_last):
     return _channels_first(x, channel_last), index, (n, c, sp, ks, strides, pads, outs)
 
 
-@composite("avg_pool")
 def _avg_pool_fn(x, kernel_size=None, stride=None, padding=0, ceil_mode=False, exclusive=True,
                  divisor_override=None, channel_last=False):
     xt, index, (n, c, sp, ks, strides, pads, outs) = _pool_windows(
@@ -145,6 +205,14 @@ def _avg_pool_fn(x, kernel_size=None, stride=None, padding=0, ceil_mode=False, e
         div = np.maximum(cnt, 1).reshape(-1)
         out = total / fw.to_tensor(div, dtype=total.dtype)
     return _channels_back(reshape_to(out, [n, c] + list(outs)), channel_last)
+
+
+@vjp("avg_pool")
+def _avg_pool_vjp(ctx, g):
+    if not explicit(ctx):
+        return vjp_of(_avg_pool_fn, ctx, g)
+    return call("avg_pool_grad", g, input_size=spatial(ctx.shape(0), ctx.attrs["channel_last"]),
+                **ctx.attrs)
 
 
 @composite("lp_pool")
@@ -178,16 +246,24 @@ def _scatter_plane(g, mask, x_shape, channel_last):
     return _channels_back(reshape_to(r, [n, c] + list(sp)), channel_last)
 
 
+def _max_pool_grad(ctx, g, mask):
+    cl = ctx.attrs["channel_last"]
+    if explicit(ctx):
+        return call("max_pool_grad", g, mask, input_size=spatial(ctx.shape(0), cl),
+                    channel_last=cl)
+    return _scatter_plane(g, mask, ctx.shape(0), cl)
+
+
 @vjp("max_pool_with_index", "adaptive_max_pool", inputs=False, outputs=True)
 def _max_pool_idx(ctx, g):
-    return _scatter_plane(g[0], ctx.outputs[1], ctx.shape(0), ctx.attrs["channel_last"])
+    return _max_pool_grad(ctx, g[0], ctx.outputs[1])
 
 
 @vjp("max_pool")
 def _max_pool(ctx, g):
     x = ctx.inputs[0]
     _, mask = call("max_pool_with_index", x, **ctx.attrs)
-    return _scatter_plane(g, mask, ctx.shape(0), ctx.attrs["channel_last"])
+    return _max_pool_grad(ctx, g, mask)
 
 
 @composite("adaptive_avg_pool")

@@ -5,6 +5,11 @@ reference kernel (`_util.composite`), so weights, ``ignore_index``, soft labels 
 every reduction get their gradients from the same code path, and second
 derivatives come for free. ``ctc_loss`` returns its own gradient (as warp-ctc
 does); its rule scales that and supports first order only.
+
+cross_entropy_with_softmax (its use_softmax form) uses the explicit backward op
+``cross_entropy_with_softmax_grad`` for a first-order eager backward (see
+`_explicit`): the gradient is ``softmax - onehot`` scaled per sample, from the
+softmax the forward returned.
 """
 
 from __future__ import annotations
@@ -12,10 +17,11 @@ from __future__ import annotations
 import numpy as np
 
 import fw
-from fw.autograd.rules._registry import vjp
-from fw.autograd.rules._util import composite, reshape_to
 from fw.core.errors import UnsupportedError
 from fw.core.ops import call
+from fw.autograd.rules._explicit import all_zero, explicit
+from fw.autograd.rules._registry import vjp
+from fw.autograd.rules._util import composite, reshape_to, vjp_of
 
 
 def _reduce(loss, reduction):
@@ -30,7 +36,6 @@ def _log_softmax(x, axis):
     return call("log_softmax", x, axis=axis)
 
 
-@composite("cross_entropy_with_softmax")
 def _ce_fn(logits, label, weight=None, soft_label=False, ignore_index=-100, reduction="mean",
            axis=-1, use_softmax=True):
     nd = logits.ndim
@@ -79,6 +84,24 @@ def _ce_fn(logits, label, weight=None, soft_label=False, ignore_index=-100, redu
     else:
         out = _reduce(loss, reduction)
     return out, sm
+
+
+@vjp("cross_entropy_with_softmax", outputs=True)
+def _ce_vjp(ctx, g):
+    a = ctx.attrs
+    # a weight or soft label that requires grad, or the use_softmax=False form (log of
+    # probabilities), go through the re-expression
+    if not explicit(ctx) or not a["use_softmax"] or ctx.needs(1) or ctx.needs(2) \
+            or not ctx.needs(0):
+        return vjp_of(_ce_fn, ctx, g)
+    _, label, weight = ctx.inputs
+    sm = ctx.outputs[1]
+    gl = call("cross_entropy_with_softmax_grad", sm, label, weight, g[0],
+              soft_label=a["soft_label"], ignore_index=a["ignore_index"],
+              reduction=a["reduction"], axis=a["axis"])
+    if not all_zero(g[1]):  # the returned softmax has a gradient of its own
+        gl = gl + call("softmax_grad", sm, g[1], axis=a["axis"])
+    return gl, None, None
 
 
 @composite("nll_loss")

@@ -1,13 +1,20 @@
 """VJP rules of normalisation layers, through re-expressions of their reference
 kernels with fw ops (`_util.composite`): the statistics outputs (mean, inv_std,
-the updated running stats) are differentiable functions of the input too."""
+the updated running stats) are differentiable functions of the input too.
+
+batch_norm and layer_norm use their explicit backward ops (``batch_norm_grad``,
+``layer_norm_grad``: one native kernel each) for a first-order eager backward in
+which only ``out`` has a gradient (see `_explicit`)."""
 
 from __future__ import annotations
 
 import math
 
 import fw
-from fw.autograd.rules._util import composite, reshape_to
+from fw.core.ops import call
+from fw.autograd.rules._explicit import all_zero, explicit
+from fw.autograd.rules._registry import vjp
+from fw.autograd.rules._util import composite, reshape_to, vjp_of
 
 
 def _mean_var(x, axes):
@@ -24,7 +31,6 @@ def _affine(y, weight, bias, shape):
     return y
 
 
-@composite("batch_norm")
 def _bn_fn(x, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.9,
            epsilon=1e-5, channel_last=False, use_global_stats=None):
     nd = x.ndim
@@ -49,11 +55,27 @@ def _bn_fn(x, running_mean, running_var, weight=None, bias=None, training=False,
             reshape_to(inv_std, [c]))
 
 
+@vjp("batch_norm", outputs=True)
+def _bn_vjp(ctx, g):
+    # the running statistics rarely require grad (they are buffers); when they do, or
+    # when a statistics output has a gradient, the re-expression handles it
+    if not explicit(ctx) or ctx.needs(1) or ctx.needs(2) or not all_zero(*g[1:]):
+        return vjp_of(_bn_fn, ctx, g)
+    x, _, _, w, b = ctx.inputs
+    a = ctx.attrs
+    outs = ctx.outputs
+    gx, gw, gb = call("batch_norm_grad", x, w, outs[3], outs[4], g[0], epsilon=a["epsilon"],
+                      channel_last=a["channel_last"],
+                      batch_stats=bool(a["training"] and not a["use_global_stats"]))
+    return (gx if ctx.needs(0) else None, None, None,
+            gw if w is not None and ctx.needs(3) else None,
+            gb if b is not None and ctx.needs(4) else None)
+
+
 def _begin(b, nd):
     return b % nd if b < 0 else b
 
 
-@composite("layer_norm")
 def _ln_fn(x, weight=None, bias=None, epsilon=1e-5, begin_norm_axis=1):
     b = _begin(begin_norm_axis, x.ndim)
     axes = list(range(b, x.ndim))
@@ -62,6 +84,20 @@ def _ln_fn(x, weight=None, bias=None, epsilon=1e-5, begin_norm_axis=1):
     y = _affine((x - mean) * inv_std, weight, bias, list(x.shape[b:]))
     lead = list(x.shape[:b])
     return y, reshape_to(mean, lead), reshape_to(inv_std, lead)
+
+
+@vjp("layer_norm", outputs=True)
+def _ln_vjp(ctx, g):
+    if not explicit(ctx) or not all_zero(g[1], g[2]):
+        return vjp_of(_ln_fn, ctx, g)
+    x, w, b = ctx.inputs
+    a = ctx.attrs
+    outs = ctx.outputs
+    gx, gw, gb = call("layer_norm_grad", x, w, outs[1], outs[2], g[0], epsilon=a["epsilon"],
+                      begin_norm_axis=a["begin_norm_axis"])
+    return (gx if ctx.needs(0) else None,
+            reshape_to(gw, ctx.shape(1)) if w is not None and ctx.needs(1) else None,
+            reshape_to(gb, ctx.shape(2)) if b is not None and ctx.needs(2) else None)
 
 
 @composite("rms_norm")
