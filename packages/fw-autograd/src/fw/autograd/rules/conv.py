@@ -21,13 +21,13 @@ import math
 import numpy as np
 
 import fw
+from fw.autograd.rules._explicit import explicit, spatial
+from fw.autograd.rules._registry import vjp
+from fw.autograd.rules._util import composite, reshape_to, vjp_of
 from fw.core.ops import call
 from fw.core.ops.conv import conv_geometry, conv_transpose_geometry, split_layout
 from fw.core.ops.nn_grad import conv_transpose_pads
 from fw.core.ops.pool import adaptive_windows, pool_geometry
-from fw.autograd.rules._explicit import explicit, spatial
-from fw.autograd.rules._registry import vjp
-from fw.autograd.rules._util import composite, reshape_to, vjp_of
 
 
 def window_index(in_sizes, ks, strides, dils, pads, outs):
