@@ -32,11 +32,11 @@ def workload(name, unit="us"):
 
 
 def _have(mod):
-    try:
-        importlib.import_module(mod)
-        return True
-    except Exception:
-        return False
+    """Whether `mod` is installed (found, not imported: the parent process stays
+    free of every framework)."""
+    import importlib.util
+
+    return importlib.util.find_spec(mod) is not None
 
 
 def timeit(fn, min_time=0.2, repeat=5):
@@ -172,32 +172,63 @@ def _extra_workloads():
             importlib.import_module(f[:-3])
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--only", default=None)
-    ap.add_argument("--frameworks", default="fw,torch,paddle")
-    args = ap.parse_args(argv)
-    _extra_workloads()
-    fws = [f for f in args.frameworks.split(",") if f == "fw" or _have(f)]
-    if "paddle" in fws:
+def _measure(framework, only):
+    """Time every workload for one framework (run in its own process)."""
+    # The framework under test loads first: Paddle ships its own libdnnl.so.3,
+    # and once fw's (an older oneDNN with the same soname) is loaded, Paddle's
+    # libraries would bind to it. The workload modules import fw at the top.
+    importlib.import_module(framework)
+    if framework == "paddle":
         import paddle
 
         paddle.set_device("cpu")
+    _extra_workloads()
+    out = {}
+    for name, (cls, unit) in WORKLOADS.items():
+        if only and only not in name:
+            continue
+        try:
+            fn = getattr(cls, framework)()
+            t = timeit(fn)
+            out[name] = (getattr(cls, "flops", 0) / t / 1e9) if unit == "gflops" else t
+        except Exception as e:  # a missing piece of fw, or of a peer
+            out[name] = None
+            if os.environ.get("FW_BENCH_DEBUG"):
+                print(f"  {framework} {name}: {type(e).__name__}: {e}", file=sys.stderr)
+    return out
+
+
+def main(argv=None):
+    import json
+    import subprocess
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", default=None)
+    ap.add_argument("--frameworks", default="fw,torch,paddle")
+    ap.add_argument("--measure", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.measure:  # child process: one framework, results as JSON on stdout
+        print(json.dumps(_measure(args.measure, args.only)))
+        return
+    # Each framework runs in its own process: their thread pools and native
+    # libraries (each brings its own oneDNN/OpenMP) must not meet.
+    _extra_workloads()
+    fws = [f for f in args.frameworks.split(",") if f == "fw" or _have(f)]
+    results = {}
+    for f in fws:
+        cmd = [sys.executable, os.path.abspath(__file__), "--measure", f]
+        if args.only:
+            cmd += ["--only", args.only]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
+        results[f] = json.loads(lines[-1]) if lines else {}
+        if r.returncode and os.environ.get("FW_BENCH_DEBUG"):
+            print(r.stderr[-2000:], file=sys.stderr)
     print(f"{'workload':44s}" + "".join(f"{f:>12s}" for f in fws) + "   fw/torch  fw/paddle")
     for name, (cls, unit) in WORKLOADS.items():
         if args.only and args.only not in name:
             continue
-        row = {}
-        for f in fws:
-            try:
-                fn = getattr(cls, f)()
-                t = timeit(fn)
-                row[f] = (getattr(cls, "flops", 0) / t / 1e9) if unit == "gflops" else t
-            except Exception as e:  # a missing piece of fw, or of a peer
-                row[f] = None
-                if os.environ.get("FW_BENCH_DEBUG"):
-                    print(f"  {f}: {type(e).__name__}: {e}")
-
+        row = {f: results.get(f, {}).get(name) for f in fws}
         print(f"{name:44s}" + "".join(_fmt(row.get(f), unit) for f in fws)
               + f"  {_ratio(row, 'fw', 'torch', unit)} {_ratio(row, 'fw', 'paddle', unit)}")
 
