@@ -225,7 +225,7 @@ def main(argv=None):
         if r.returncode and os.environ.get("FW_BENCH_DEBUG"):
             print(r.stderr[-2000:], file=sys.stderr)
     print(f"{'workload':44s}" + "".join(f"{f:>12s}" for f in fws) + "   fw/torch  fw/paddle")
-    for name, (cls, unit) in WORKLOADS.items():
+    for name, (_cls, unit) in WORKLOADS.items():
         if args.only and args.only not in name:
             continue
         row = {f: results.get(f, {}).get(name) for f in fws}
