@@ -131,7 +131,7 @@ def export(model, path, size):
     return fw.jit.save(static, path, input_spec=spec)
 
 
-def predict_with_inference(model_file, dataset, batch_size, threads=1):
+def predict_with_inference(model_file, dataset, batch_size, threads=None):
     """Predict `dataset` with fw.inference alone: Config + create_predictor.
 
     Only NumPy arrays go in and out: nothing of fw.nn or of the model's Python
@@ -143,7 +143,8 @@ def predict_with_inference(model_file, dataset, batch_size, threads=1):
     import fw.inference as infer
 
     config = infer.Config(model_file)
-    config.set_cpu_math_library_num_threads(threads)
+    if threads is not None:  # default: the threads eager mode uses too (all cores)
+        config.set_cpu_math_library_num_threads(threads)
     predictor = infer.create_predictor(config)
     images, labels = dataset.images, dataset.labels
     preds, lat = [], []

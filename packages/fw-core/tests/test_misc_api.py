@@ -57,3 +57,22 @@ def test_enable_compat_makes_import_torch_give_fw():
         fw.disable_compat()
     assert not fw.compat.is_compat_enabled()
     assert sys.modules.get("torch") is real
+
+
+def test_check_nan_inf_flag_turns_on_anomaly_mode():
+    autograd = pytest.importorskip("fw.autograd")
+    try:
+        fw.set_flags({"FLAGS_check_nan_inf": True})
+        assert autograd.is_anomaly_enabled()
+    finally:
+        fw.set_flags({"FLAGS_check_nan_inf": False})
+    assert not autograd.is_anomaly_enabled()
+
+
+def test_malloc_tuning_can_be_turned_off():
+    import subprocess
+
+    code = "import fw.core._memory as m, fw; print(m.TUNED)"
+    env = dict(__import__("os").environ, FW_MALLOC_TUNING="0")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.strip() == "False", out.stderr

@@ -52,6 +52,10 @@ def _install():
     hooks.register_hook = _hooks.register_hook
     hooks.retain_grads = _hooks.retain_grads
     hooks.grad_enabled = is_grad_enabled
+    # Paddle's FLAGS_check_nan_inf turns on the NaN/Inf check: anomaly mode here
+    from fw.core.misc import register_flag
+
+    register_flag("FLAGS_check_nan_inf", lambda on: set_detect_anomaly(bool(on)))
 
 
 _install()

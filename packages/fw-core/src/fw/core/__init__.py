@@ -10,13 +10,11 @@ import numpy as _np
 # they are not raised by PyTorch or Paddle either.
 _np.seterr(divide="ignore", invalid="ignore", over="ignore", under="ignore")
 
-from fw.core import (  # noqa: E402
-           dtypes,
-           errors,
-           ir,  # noqa: E402
-           ops,  # noqa: E402
-           place,
-)
+from fw.core import _memory  # noqa: E402
+
+_memory.tune_malloc()  # freed tensor memory stays in the process (see _memory.py)
+
+from fw.core import dtypes, errors, ir, ops, place  # noqa: E402
 from fw.core.ops import FUNCTIONS, OPS  # noqa: E402
 from fw.core.tensor import Tensor, is_tensor, to_tensor  # noqa: E402
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["Size", "batch", "set_flags", "get_flags"]
+__all__ = ["Size", "batch", "set_flags", "get_flags", "register_flag"]
 
 
 class Size(tuple):
@@ -45,21 +45,20 @@ def batch(reader, batch_size, drop_last=False):
     return batch_reader
 
 
-# Paddle's global FLAGS_*: fw acts on the ones listed in _ACTING; every other
-# FLAGS_ name is recorded (so scripts that tune Paddle's allocator keep running)
-# and reported back by get_flags, and has no effect.
+# Paddle's global FLAGS_*: fw acts on the ones a package registered a handler for
+# (`register_flag`; fw-autograd registers FLAGS_check_nan_inf -> anomaly mode);
+# every other FLAGS_ name is recorded (so scripts that tune Paddle's allocator
+# keep running) and reported back by get_flags, and has no effect.
 _FLAGS: dict = {}
+_ACTING: dict = {}
 
 
-def _check_nan_inf(on: bool):
-    try:
-        from fw.autograd import set_detect_anomaly
-    except ImportError:
-        return
-    set_detect_anomaly(bool(on))
-
-
-_ACTING = {"FLAGS_check_nan_inf": _check_nan_inf}
+def register_flag(name: str, handler) -> None:
+    """Let a package act on a flag: `handler(value)` runs on each set_flags of it
+    (and at once if the flag was already set)."""
+    _ACTING[name] = handler
+    if name in _FLAGS:
+        handler(_FLAGS[name])
 
 
 def set_flags(flags: dict) -> None:
