@@ -23,6 +23,8 @@ def _mask(cond, g):
 
 @vjp("relu", inputs=False, outputs=True)
 def _relu(ctx, g):
+    if explicit(ctx):
+        return call("relu_grad", ctx.outputs[0], g)
     return g * _mask(ctx.outputs[0] > 0, g)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 import fw
+from fw.autograd.rules._explicit import explicit
 from fw.autograd.rules._registry import vjp
 from fw.autograd.rules._util import (
     composite,
@@ -57,13 +58,14 @@ def _embedding(ctx, g):
 @vjp("dropout", inputs=False, outputs=True)
 def _dropout(ctx, g):
     a = ctx.attrs
-    keep = ctx.outputs[1].astype(g[0].dtype)
     p = a["p"]
     if not a["training"]:
         return g[0] if a["mode"] == "upscale_in_train" else g[0] * (1.0 - p)
-    if a["mode"] == "upscale_in_train":
-        return g[0] * keep * (0.0 if p >= 1.0 else 1.0 / (1.0 - p))
-    return g[0] * keep
+    scale = (0.0 if p >= 1.0 else 1.0 / (1.0 - p)) if a["mode"] == "upscale_in_train" else 1.0
+    if explicit(ctx):
+        return call("dropout_grad", ctx.outputs[1], g[0], scale=scale)
+    keep = ctx.outputs[1].astype(g[0].dtype)
+    return g[0] * keep if scale == 1.0 else g[0] * keep * scale
 
 
 _ALPHA_P = -1.6732632423543772848170429916717 * 1.0507009873554804934193349852946

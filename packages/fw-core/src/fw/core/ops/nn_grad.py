@@ -56,6 +56,11 @@ No public API (``api=False, method=False``).
 ``softmax_grad(out, grad_out) -> grad_x`` / ``log_softmax_grad(out, grad_out) -> grad_x``
     Attribute ``axis=-1``; ``out`` is the forward result: ``out * (grad_out -
     sum(grad_out * out))`` resp. ``grad_out - exp(out) * sum(grad_out)`` along axis.
+``relu_grad(out, grad_out) -> grad_x``
+    ``grad_out`` where relu's result ``out`` is positive, else 0 (one pass instead of a
+    compare, a cast and a multiply).
+``dropout_grad(mask, grad_out) -> grad_x``
+    Attribute ``scale=1.0``: ``grad_out * mask * scale`` with dropout's bool keep mask.
 ``cross_entropy_with_softmax_grad(softmax, label, weight?, grad_loss) -> grad_logits``
     Attributes ``soft_label, ignore_index, reduction, axis`` of
     ``cross_entropy_with_softmax`` (its ``use_softmax=True`` form; softmax is its second
@@ -500,6 +505,43 @@ defop("log_softmax_grad", ("out", "grad_out"), {"axis": -1}, infer=_smg_infer,
       reference=_lsmg_ref, canon=_axis_canon, promote=None, differentiable=False,
       family="nn_grad", api=False, method=False,
       doc="Gradient of log_softmax from its result: g - exp(out) * sum(g).")
+
+
+def _relug_infer(out, grad_out):
+    require_real_float(out, "out")
+    _same_float(grad_out, out, "grad_out", "out")
+    _check_shape(grad_out, out.shape, "grad_out", "the shape of out")
+    return out
+
+
+def _relu_grad_ref(out, grad_out):
+    _relug_infer(*_types(out, grad_out))
+    # bool -> float multiplication in one ufunc pass (where() would be two)
+    return np.multiply(grad_out, out > 0, dtype=grad_out.dtype)
+
+
+def _dropg_infer(mask, grad_out, scale=1.0):
+    require_real_float(grad_out, "grad_out")
+    if mask.dtype != _dt.bool_:
+        raise InvalidTypeError(f"'mask' must be bool, got {mask.dtype}")
+    _check_shape(mask, grad_out.shape, "mask", "the shape of grad_out")
+    return grad_out
+
+
+def _dropg_ref(mask, grad_out, scale=1.0):
+    _dropg_infer(*_types(mask, grad_out), scale=scale)
+    g = np.multiply(grad_out, mask, dtype=grad_out.dtype)
+    if scale != 1.0:
+        g *= g.dtype.type(scale)
+    return g
+
+
+defop("relu_grad", ("out", "grad_out"), infer=_relug_infer,
+      reference=_relu_grad_ref, promote=None, differentiable=False, family="nn_grad",
+      api=False, method=False, doc="Gradient of relu from its result: grad_out * (out > 0).")
+defop("dropout_grad", ("mask", "grad_out"), {"scale": 1.0}, infer=_dropg_infer,
+      reference=_dropg_ref, promote=None, differentiable=False, family="nn_grad", api=False,
+      method=False, doc="Gradient of dropout from its keep mask: grad_out * mask * scale.")
 
 
 # ---------------------------------------------------------------- cross entropy

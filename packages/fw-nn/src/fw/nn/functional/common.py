@@ -46,6 +46,8 @@ def dropout(x, p=0.5, axis=None, training=True, mode="upscale_in_train", name=No
         mode = "downscale_in_infer"
     if not training and mode == "upscale_in_train":
         return x
+    if isinstance(p, (int, float)) and p == 0:  # nothing is dropped, nothing is scaled
+        return x
     if isinstance(axis, int):
         axis = [axis]
     return op("dropout", [x], p=p, axis=axis, training=training, mode=mode)[0]

@@ -193,3 +193,26 @@ record("cross_entropy_with_softmax_grad", _ce_grad, dtypes=FLOATS, grad_order=0,
                 "out of range for 3 classes"),
                ([SMX, LAB, np.ones(2, F32), np.ones((), F32)], {}, InvalidArgumentError,
                 "weight \\[2\\] must be \\[3\\]")])
+
+
+# ---------------------------------------------------------------- relu, dropout
+def _relu_grad(draw, dtype):
+    shape = shapes(draw)
+    x = arrays(draw, dtype, shape, special=True)
+    out = np.where(x > 0, x, np.zeros_like(x))
+    return Sample([out, arrays(draw, dtype, shape)], {})
+
+
+def _dropout_grad(draw, dtype):
+    shape = shapes(draw)
+    mask = arrays(draw, _dt.bool_, shape)
+    scale = draw(st.sampled_from([1.0, 2.0, 1 / 0.7]))
+    return Sample([mask, arrays(draw, dtype, shape)], {"scale": scale})
+
+
+record("relu_grad", _relu_grad, dtypes=ALL_F, grad_order=0,
+       errors=[([X23, X23[:1]], {}, InvalidArgumentError, "the shape of out"),
+               ([X23, X23.astype(np.float64)], {}, InvalidTypeError, "dtype of 'out'")])
+record("dropout_grad", _dropout_grad, dtypes=ALL_F, grad_order=0,
+       errors=[([X23, X23], {}, InvalidTypeError, "'mask' must be bool"),
+               ([X23 > 0, X23[:1]], {}, InvalidArgumentError, "the shape of grad_out")])
