@@ -7,6 +7,6 @@ NumPy's own call is cheaper (tiny problems) or the case is not covered. The
 record tests compare every registered kernel with its reference.
 """
 
-from fw.core.kernels import cpu, cpu_fused, cpu_nn
+from fw.core.kernels import cpu, cpu_fused, cpu_loss, cpu_nn
 
-__all__ = ["cpu", "cpu_fused", "cpu_nn"]
+__all__ = ["cpu", "cpu_fused", "cpu_loss", "cpu_nn"]

@@ -567,6 +567,58 @@ def _make_activation(name, reference):
     return activation_cpu
 
 
+# ================================================================ mask gradients
+def _make_mask_grad(reference, with_scale):
+    """relu_grad (``grad_out * (out > 0)``) and dropout_grad (``grad_out * mask *
+    scale``) as fixed interpreter programs: one pass over memory instead of NumPy's
+    compare, cast and multiply. The mask is cast and multiplied (not selected), so NaN
+    and Inf gradients behave exactly as in the reference."""
+    names = {n: i for i, n in enumerate(C.ew_opcode_names())}
+    programs: dict = {}
+
+    def program(dtype, scale):
+        key = (dtype, scale)
+        prog = programs.get(key)
+        if prog is None:
+            dc = _ACT_DT[dtype]
+            if with_scale:  # inputs: mask (bool), grad_out
+                code = [(names["cast"], dc, 0, -1, -1, 0.0), (names["multiply"], dc, 1, 2, -1, 0.0)]
+                if scale != 1.0:
+                    code += [(names["const"], dc, -1, -1, -1, _rounded(scale, _dt.from_numpy(
+                        dtype))), (names["multiply"], dc, 3, 4, -1, 0.0)]
+            else:  # inputs: out, grad_out
+                code = [(names["const"], dc, -1, -1, -1, 0.0),
+                        (names["greater_than"], 0, 0, 2, -1, 0.0),
+                        (names["cast"], dc, 3, -1, -1, 0.0),
+                        (names["multiply"], dc, 1, 4, -1, 0.0)]
+            prog = programs[key] = C.EwProgram(2, code)
+        return prog
+
+    def native(first, grad_out, scale):
+        if (type(first) is _ndarray and type(grad_out) is _ndarray
+                and first.shape == grad_out.shape and grad_out.dtype in _ACT_DT
+                and (first.dtype == bool if with_scale else first.dtype == grad_out.dtype)
+                and grad_out.size and first.flags.c_contiguous and grad_out.flags.c_contiguous):
+            out = np.empty(grad_out.shape, grad_out.dtype)
+            program(grad_out.dtype, scale).run([_bits(first), _bits(grad_out)], [0, 0], 0,
+                                               _bits(out))
+            return out
+        return None
+
+    if with_scale:
+        def dropout_grad_cpu(mask, grad_out, scale=1.0):
+            out = native(mask, grad_out, float(scale))
+            return reference(mask, grad_out, scale=scale) if out is None else out
+
+        return dropout_grad_cpu
+
+    def relu_grad_cpu(out, grad_out):
+        res = native(out, grad_out, 1.0)
+        return reference(out, grad_out) if res is None else res
+
+    return relu_grad_cpu
+
+
 # ================================================================ registration
 def register() -> None:
     """Attach the native kernels (idempotent: a previous wrapper is unwrapped)."""
@@ -579,7 +631,9 @@ def register() -> None:
         k = op.kernels.get("cpu") or op.reference
         op.kernels["cpu"] = make(getattr(k, "numpy_kernel", k))
     for name, make in (("fused_elementwise", _make_fused_elementwise),
-                       ("fused_matmul", _make_fused_matmul)):
+                       ("fused_matmul", _make_fused_matmul),
+                       ("relu_grad", lambda ref: _make_mask_grad(ref, False)),
+                       ("dropout_grad", lambda ref: _make_mask_grad(ref, True))):
         op = OPS.get(name)
         if op is not None:
             op.kernels["cpu"] = make(op.reference)
