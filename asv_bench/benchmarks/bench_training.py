@@ -8,7 +8,8 @@ of three models, in fw and, when installed, PyTorch:
   512, no dropout), batch 16 of 64 positions, mean-squared error, AdamW.
 
 The builders (`fw_step`, `torch_step`) are shared with the side-by-side script
-(asv_bench/workloads_nn.py adds Paddle): each returns a zero-argument closure
+(asv_bench/workloads_nn.py adds Paddle, built by `paddle_api_step` like fw: the two
+spell the models, optimizers and steps alike): each returns a zero-argument closure
 running one step on fixed random data.
 """
 
@@ -36,9 +37,23 @@ def data(name, seed=0):
     return x, y
 
 
-# ---------------------------------------------------------------- fw
-def _fw_model(name):
-    nn = fw.nn
+def _step(model, loss_fn, x, y, opt, clear_grad):
+    """The timed closure: forward, loss, backward, optimizer step, clear grads."""
+
+    def step():
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        clear_grad()
+        return loss
+
+    return step
+
+
+# ---------------------------------------------------------------- fw (and Paddle)
+def _paddle_api_model(nn, name):
+    """Model `name` from `nn`: fw.nn or paddle.nn, whose layers have the same names and
+    signatures."""
     if name == "mlp":
         return nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(),
                              nn.Linear(256, 10))
@@ -51,26 +66,24 @@ def _fw_model(name):
     return nn.TransformerEncoder(layer, 2)
 
 
+def paddle_api_step(lib, name):
+    """One eager training step of model `name` as a closure, in `lib`: the fw or the
+    paddle module (seed, nn, optimizer, to_tensor and clear_grad are spelled alike)."""
+    lib.seed(0)
+    model = _paddle_api_model(lib.nn, name)
+    if name == "transformer":
+        opt = lib.optimizer.AdamW(1e-3, parameters=model.parameters())
+        loss_fn = lib.nn.functional.mse_loss
+    else:
+        opt = lib.optimizer.Adam(1e-3, parameters=model.parameters())
+        loss_fn = lib.nn.functional.cross_entropy
+    x, y = (lib.to_tensor(a) for a in data(name))
+    return _step(model, loss_fn, x, y, opt, opt.clear_grad)
+
+
 def fw_step(name):
     """One fw eager training step of model `name` as a closure."""
-    fw.seed(0)
-    model = _fw_model(name)
-    if name == "transformer":
-        opt = fw.optimizer.AdamW(1e-3, parameters=model.parameters())
-        loss_fn = fw.nn.functional.mse_loss
-    else:
-        opt = fw.optimizer.Adam(1e-3, parameters=model.parameters())
-        loss_fn = fw.nn.functional.cross_entropy
-    x, y = (fw.to_tensor(a) for a in data(name))
-
-    def step():
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        opt.step()
-        opt.clear_grad()
-        return loss
-
-    return step
+    return paddle_api_step(fw, name)
 
 
 # ---------------------------------------------------------------- PyTorch
@@ -103,15 +116,7 @@ def torch_step(name):
         opt = torch.optim.Adam(model.parameters(), lr=1e-3)
         loss_fn = torch.nn.functional.cross_entropy
     x, y = (torch.from_numpy(a) for a in data(name))
-
-    def step():
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-        return loss
-
-    return step
+    return _step(model, loss_fn, x, y, opt, opt.zero_grad)
 
 
 # ---------------------------------------------------------------- asv

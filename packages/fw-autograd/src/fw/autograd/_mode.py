@@ -118,7 +118,22 @@ class _ModeGuard:
         return wrapper
 
 
-class no_grad(_ModeGuard):
+class _FixedModeGuard(_ModeGuard):
+    """A guard whose mode is fixed by the class (`no_grad`, `enable_grad`); it takes an
+    optional function so that it also decorates without parentheses."""
+
+    def __new__(cls, func=None):
+        # ``@fw.no_grad`` without parentheses (Paddle allows both spellings)
+        self = super().__new__(cls)
+        if func is not None and callable(func):
+            return self(func)
+        return self
+
+    def __init__(self, func=None):
+        pass
+
+
+class no_grad(_FixedModeGuard):
     """Context manager and decorator: operations inside are not recorded, so results
     have ``stop_gradient=True`` and use no memory for backward.
 
@@ -132,18 +147,8 @@ class no_grad(_ModeGuard):
 
     _mode = False
 
-    def __new__(cls, func=None):
-        # ``@fw.no_grad`` without parentheses (Paddle allows both spellings)
-        self = super().__new__(cls)
-        if func is not None and callable(func):
-            return self(func)
-        return self
 
-    def __init__(self, func=None):
-        pass
-
-
-class enable_grad(_ModeGuard):
+class enable_grad(_FixedModeGuard):
     """Context manager and decorator: turn recording back on inside ``no_grad``.
 
     >>> import fw
@@ -156,15 +161,6 @@ class enable_grad(_ModeGuard):
     """
 
     _mode = True
-
-    def __new__(cls, func=None):
-        self = super().__new__(cls)
-        if func is not None and callable(func):
-            return self(func)
-        return self
-
-    def __init__(self, func=None):
-        pass
 
 
 class set_grad_enabled(_ModeGuard):

@@ -89,11 +89,20 @@ def _axes_of(shape, axes):
     return out
 
 
-# ---------------------------------------------------------------- c2c
-def _c2c_infer(x, axes=(-1,), norm="backward", forward=True, s=None):
-    if x.dtype.kind != _dt._COMPLEX:
-        raise InvalidTypeError(f"x must be complex, got {x.dtype.name}")
-    ax = _axes_of(x.shape, axes)
+_KIND_WORDS = {_dt._COMPLEX: "complex", _dt._FLOAT: "a real floating tensor"}
+
+
+def _checked_axes(x, d, kind, axes):
+    """The input check every infer and reference function starts with: x's dtype `d`
+    (an fw dtype) must be of `kind`; returns x's normalised `axes`."""
+    if d.kind != kind:
+        raise InvalidTypeError(f"x must be {_KIND_WORDS[kind]}, got {d.name}")
+    return _axes_of(x.shape, axes)
+
+
+def _resized_shape(x, ax, s):
+    """x's shape with the axes `ax` resized to `s` (c2c and r2c inputs); none may be
+    empty."""
     shape = list(x.shape)
     if s is not None:
         for a, n in zip(ax, s):
@@ -102,39 +111,38 @@ def _c2c_infer(x, axes=(-1,), norm="backward", forward=True, s=None):
         if shape[a] == 0:
             raise InvalidArgumentError(f"the transformed axis {a} of x with shape "
                                        f"{shp(x.shape)} is empty")
-    return TensorType(shape, x.dtype)
+    return shape
+
+
+def _defop_fft(name, forward, infer, reference, doc):
+    """One of the three transform ops: same attributes and canonicalisation."""
+    return defop(name, ("x",), {"axes": (-1,), "norm": "backward", "forward": forward,
+                                "s": None},
+                 infer=infer, reference=reference, canon=_fft_canon, promote=None,
+                 family="fft", api=False, method=False, doc=doc)
+
+
+# ---------------------------------------------------------------- c2c
+def _c2c_infer(x, axes=(-1,), norm="backward", forward=True, s=None):
+    ax = _checked_axes(x, x.dtype, _dt._COMPLEX, axes)
+    return TensorType(_resized_shape(x, ax, s), x.dtype)
 
 
 def _c2c_ref(x, axes=(-1,), norm="backward", forward=True, s=None):
-    d = _dt.from_numpy(x.dtype)
-    if d.kind != _dt._COMPLEX:
-        raise InvalidTypeError(f"x must be complex, got {d.name}")
-    ax = _axes_of(x.shape, axes)
+    ax = _checked_axes(x, _dt.from_numpy(x.dtype), _dt._COMPLEX, axes)
     f = np.fft.fftn if forward else np.fft.ifftn
     return f(x, s=s, axes=ax, norm=norm).astype(x.dtype, copy=False)
 
 
-fft_c2c_op = defop("fft_c2c", ("x",), {"axes": (-1,), "norm": "backward", "forward": True,
-                                       "s": None},
-                   infer=_c2c_infer, reference=_c2c_ref, canon=_fft_canon, promote=None,
-                   family="fft", api=False, method=False,
-                   doc="Complex-to-complex DFT over `axes` (inverse when forward=False), the "
-                       "input resized to `s` first.")
+fft_c2c_op = _defop_fft("fft_c2c", True, _c2c_infer, _c2c_ref,
+                        "Complex-to-complex DFT over `axes` (inverse when forward=False), the "
+                        "input resized to `s` first.")
 
 
 # ---------------------------------------------------------------- r2c
 def _r2c_infer(x, axes=(-1,), norm="backward", forward=True, s=None):
-    if x.dtype.kind != _dt._FLOAT:
-        raise InvalidTypeError(f"x must be a real floating tensor, got {x.dtype.name}")
-    ax = _axes_of(x.shape, axes)
-    shape = list(x.shape)
-    if s is not None:
-        for a, n in zip(ax, s):
-            shape[a] = n
-    for a in ax:
-        if shape[a] == 0:
-            raise InvalidArgumentError(f"the transformed axis {a} of x with shape "
-                                       f"{shp(x.shape)} is empty")
+    ax = _checked_axes(x, x.dtype, _dt._FLOAT, axes)
+    shape = _resized_shape(x, ax, s)
     if ax:
         last = shape[ax[-1]]
         shape[ax[-1]] = DYN if last == DYN else last // 2 + 1
@@ -143,9 +151,7 @@ def _r2c_infer(x, axes=(-1,), norm="backward", forward=True, s=None):
 
 def _r2c_ref(x, axes=(-1,), norm="backward", forward=True, s=None):
     d = _dt.from_numpy(x.dtype)
-    if d.kind != _dt._FLOAT:
-        raise InvalidTypeError(f"x must be a real floating tensor, got {d.name}")
-    ax = _axes_of(x.shape, axes)
+    ax = _checked_axes(x, d, _dt._FLOAT, axes)
     a = x.astype(np.float32) if d in (_dt.float16, _dt.bfloat16) else x
     if forward:
         r = np.fft.rfftn(a, s=s, axes=ax, norm=norm)
@@ -154,12 +160,9 @@ def _r2c_ref(x, axes=(-1,), norm="backward", forward=True, s=None):
     return r.astype(complex_of(d).np, copy=False)
 
 
-fft_r2c_op = defop("fft_r2c", ("x",), {"axes": (-1,), "norm": "backward", "forward": True,
-                                       "s": None},
-                   infer=_r2c_infer, reference=_r2c_ref, canon=_fft_canon, promote=None,
-                   family="fft", api=False, method=False,
-                   doc="Real-to-complex DFT keeping the non-negative frequencies of the last "
-                       "axis (the inverse transform, as ihfft, when forward=False).")
+fft_r2c_op = _defop_fft("fft_r2c", True, _r2c_infer, _r2c_ref,
+                        "Real-to-complex DFT keeping the non-negative frequencies of the last "
+                        "axis (the inverse transform, as ihfft, when forward=False).")
 
 
 # ---------------------------------------------------------------- c2r
@@ -174,9 +177,7 @@ def _c2r_sizes(shape, ax, s):
 
 
 def _c2r_infer(x, axes=(-1,), norm="backward", forward=False, s=None):
-    if x.dtype.kind != _dt._COMPLEX:
-        raise InvalidTypeError(f"x must be complex, got {x.dtype.name}")
-    ax = _axes_of(x.shape, axes)
+    ax = _checked_axes(x, x.dtype, _dt._COMPLEX, axes)
     sizes = _c2r_sizes(x.shape, ax, s)
     shape = list(x.shape)
     for a, n in zip(ax, sizes):
@@ -189,9 +190,7 @@ def _c2r_infer(x, axes=(-1,), norm="backward", forward=False, s=None):
 
 def _c2r_ref(x, axes=(-1,), norm="backward", forward=False, s=None):
     d = _dt.from_numpy(x.dtype)
-    if d.kind != _dt._COMPLEX:
-        raise InvalidTypeError(f"x must be complex, got {d.name}")
-    ax = _axes_of(x.shape, axes)
+    ax = _checked_axes(x, d, _dt._COMPLEX, axes)
     sizes = _c2r_sizes(x.shape, ax, s)
     for a, n in zip(ax, sizes):
         if n < 1:
@@ -204,12 +203,9 @@ def _c2r_ref(x, axes=(-1,), norm="backward", forward=False, s=None):
     return r.astype(real_of(d).np, copy=False)
 
 
-fft_c2r_op = defop("fft_c2r", ("x",), {"axes": (-1,), "norm": "backward", "forward": False,
-                                       "s": None},
-                   infer=_c2r_infer, reference=_c2r_ref, canon=_fft_canon, promote=None,
-                   family="fft", api=False, method=False,
-                   doc="One-sided complex-to-real inverse DFT (irfft) or, with forward=True, "
-                       "the forward DFT of a Hermitian signal (hfft); `s` is the output length.")
+fft_c2r_op = _defop_fft("fft_c2r", False, _c2r_infer, _c2r_ref,
+                        "One-sided complex-to-real inverse DFT (irfft) or, with forward=True, "
+                        "the forward DFT of a Hermitian signal (hfft); `s` is the output length.")
 
 
 # ---------------------------------------------------------------- public transforms
@@ -282,19 +278,20 @@ def _n_d(fname, x, s, axes, norm, two_d):
     return s, axes, _norm_value(norm, where)
 
 
+def _transform(op, x, s, axes, norm, forward):
+    return invoke(op, [x], {"axes": axes, "norm": norm, "forward": forward, "s": s})
+
+
 def _c2c(x, s, axes, norm, forward):
-    return invoke(fft_c2c_op, [_as_complex(x)], {"axes": axes, "norm": norm,
-                                                 "forward": forward, "s": s})
+    return _transform(fft_c2c_op, _as_complex(x), s, axes, norm, forward)
 
 
 def _r2c(fname, x, s, axes, norm, forward):
-    return invoke(fft_r2c_op, [_as_real(x, fname)], {"axes": axes, "norm": norm,
-                                                     "forward": forward, "s": s})
+    return _transform(fft_r2c_op, _as_real(x, fname), s, axes, norm, forward)
 
 
 def _c2r(x, s, axes, norm, forward):
-    return invoke(fft_c2r_op, [_as_complex(x)], {"axes": axes, "norm": norm,
-                                                 "forward": forward, "s": s})
+    return _transform(fft_c2r_op, _as_complex(x), s, axes, norm, forward)
 
 
 @public("fft.fft")

@@ -234,6 +234,54 @@ def _up(a, ct):
     return a if a.dtype == ct else a.astype(ct)
 
 
+def _optional_ref_out(state, used, new, like, param):
+    """The reference output of an optional state input (``moment2_max?``, ``mean_grad?``):
+    0-size when absent, the updated value `new` when the mode `used` it, else a copy."""
+    if state is None:
+        return _empty(like.dtype, param)
+    return _out(new if used else state.copy(), state.dtype)
+
+
+def _optional_out(state, used, work, back, out, i, like, param):
+    """The fast kernels' output `i` for an optional state input: 0-size when absent,
+    the updated `work` (from `_slot`) when the mode used it, else the input passed
+    through (into ``out[i]`` when given)."""
+    if state is None:
+        return _empty(like.dtype, param)
+    if used:
+        return _finish(work, back, state.dtype)
+    dst = None if out is None else out[i]
+    if dst is None:
+        return state.copy()
+    if dst is not state:
+        np.copyto(dst, state)
+    return dst
+
+
+def _update_moments(g, m, v, beta1, beta2):
+    """In place: m += (1-b1)(g - m); v += (1-b2)(g^2 - v) (v may be None). Returns the
+    scratch buffer, the only temporary, for the caller to reuse."""
+    t = np.subtract(g, m, out=np.empty_like(m))
+    t *= 1.0 - beta1
+    m += t
+    if v is not None:
+        np.multiply(g, g, out=t)
+        t -= v
+        t *= 1.0 - beta2
+        v += t
+    return t
+
+
+def _update_sq_avg(g, ms, rho):
+    """In place: ms += (1-rho)(g^2 - ms) (adadelta, rmsprop). Returns the scratch
+    buffer."""
+    t = np.multiply(g, g, out=np.empty_like(g))
+    t -= ms
+    t *= 1.0 - rho
+    ms += t
+    return t
+
+
 def _register(name, states, outputs):
     UPDATE_OPS[name] = (tuple(states), tuple(outputs))
 
@@ -414,10 +462,7 @@ def _adam_ref_common(param, grad, learning_rate, moment1, moment2, beta1_pow, be
     b1p, b2p = _lr(beta1_pow, "beta1_pow"), _lr(beta2_pow, "beta2_pow")
     p, m, v, vmax2 = _adam_math(p, _up(grad, ct), _up(moment1, ct), _up(moment2, ct), vmax, lr,
                                 b1p, b2p, beta1, beta2, epsilon, amsgrad)
-    if moment2_max is None:
-        vout = _empty(moment2.dtype, param)
-    else:
-        vout = _out(vmax2 if amsgrad else moment2_max.copy(), moment2_max.dtype)
+    vout = _optional_ref_out(moment2_max, amsgrad, vmax2, moment2, param)
     return (_out(p, param.dtype), _out(m, moment1.dtype), _out(v, moment2.dtype),
             _out(beta1_pow * beta1, beta1_pow.dtype),
             _out(beta2_pow * beta2, beta2_pow.dtype), vout)
@@ -454,14 +499,7 @@ def _adam_cpu_common(op, param, grad, learning_rate, moment1, moment2, beta1_pow
         lr = lr * lr_ratio
         if coeff != 0.0:
             p *= 1.0 - lr * coeff
-    # m += (1-b1)(g - m); v += (1-b2)(g^2 - v): one scratch buffer, no other temporaries
-    t = np.subtract(g, m, out=np.empty_like(m))
-    t *= 1.0 - beta1
-    m += t
-    np.multiply(g, g, out=t)
-    t -= v
-    t *= 1.0 - beta2
-    v += t
+    t = _update_moments(g, m, v, beta1, beta2)
     if amsgrad:
         vm, vmback = _slot(moment2_max, out, 5, ct)
         np.maximum(vm, v, out=vm)
@@ -476,15 +514,7 @@ def _adam_cpu_common(op, param, grad, learning_rate, moment1, moment2, beta1_pow
     np.divide(m, t, out=t)
     t *= lr * c2 / (1.0 - b1p)
     p -= t
-    if moment2_max is None:
-        vout = _empty(moment2.dtype, param)
-    elif amsgrad:
-        vout = _finish(vm, vmback, moment2_max.dtype)
-    else:
-        dst = None if out is None else out[5]
-        vout = moment2_max.copy() if dst is None else dst
-        if dst is not None and dst is not moment2_max:
-            np.copyto(dst, moment2_max)
+    vout = _optional_out(moment2_max, amsgrad, vm, vmback, out, 5, moment2, param)
     return (_finish(p, pback, param.dtype), _finish(m, mback, moment1.dtype),
             _finish(v, vback, moment2.dtype), _pow_out(beta1_pow, beta1, out, 3),
             _pow_out(beta2_pow, beta2, out, 4), vout)
@@ -549,9 +579,7 @@ def _adamax_cpu(param, grad, learning_rate, moment, inf_norm, beta1_pow, beta1=0
     m, mback = _slot(moment, out, 1, ct)
     u, uback = _slot(inf_norm, out, 2, ct)
     g = _up(grad, ct)
-    t = np.subtract(g, m, out=np.empty_like(m))
-    t *= 1.0 - beta1
-    m += t
+    t = _update_moments(g, m, None, beta1, beta2)
     u *= beta2
     u += epsilon
     np.abs(g, out=t)
@@ -656,10 +684,7 @@ def _adadelta_cpu(param, grad, learning_rate, avg_squared_grad, avg_squared_upda
     eg, egback = _slot(avg_squared_grad, out, 1, ct)
     ed, edback = _slot(avg_squared_update, out, 2, ct)
     g = _up(grad, ct)
-    t = np.multiply(g, g, out=np.empty_like(g))
-    t -= eg
-    t *= 1.0 - rho
-    eg += t
+    t = _update_sq_avg(g, eg, rho)
     # d = -sqrt((ed + eps) / (eg + eps)) * g, kept in t
     u = np.add(eg, epsilon, out=np.empty_like(eg))
     np.add(ed, epsilon, out=t)
@@ -716,10 +741,7 @@ def _rms_ref(param, grad, learning_rate, mean_square, moment, mean_grad=None, rh
         den = np.sqrt(ms + epsilon)
     mom = momentum * _up(moment, ct) + _lr(learning_rate) * g / den
     p = _up(param, ct) - mom
-    if mean_grad is None:
-        mgout = _empty(mean_square.dtype, param)
-    else:
-        mgout = _out(mg if centered else mean_grad.copy(), mean_grad.dtype)
+    mgout = _optional_ref_out(mean_grad, centered, mg, mean_square, param)
     return _out(p, param.dtype), _out(ms, mean_square.dtype), _out(mom, moment.dtype), mgout
 
 
@@ -734,10 +756,7 @@ def _rms_cpu(param, grad, learning_rate, mean_square, moment, mean_grad=None, rh
     ms, msback = _slot(mean_square, out, 1, ct)
     mom, momback = _slot(moment, out, 2, ct)
     g = _up(grad, ct)
-    t = np.multiply(g, g, out=np.empty_like(g))
-    t -= ms
-    t *= 1.0 - rho
-    ms += t
+    t = _update_sq_avg(g, ms, rho)
     if centered:
         mg, mgback = _slot(mean_grad, out, 3, ct)
         np.subtract(g, mg, out=t)
@@ -755,15 +774,7 @@ def _rms_cpu(param, grad, learning_rate, mean_square, moment, mean_grad=None, rh
     mom *= momentum
     mom += t
     p -= mom
-    if mean_grad is None:
-        mgout = _empty(mean_square.dtype, param)
-    elif centered:
-        mgout = _finish(mg, mgback, mean_grad.dtype)
-    else:
-        dst = None if out is None else out[3]
-        mgout = mean_grad.copy() if dst is None else dst
-        if dst is not None and dst is not mean_grad:
-            np.copyto(dst, mean_grad)
+    mgout = _optional_out(mean_grad, centered, mg, mgback, out, 3, mean_square, param)
     return (_finish(p, pback, param.dtype), _finish(ms, msback, mean_square.dtype),
             _finish(mom, momback, moment.dtype), mgout)
 
@@ -823,13 +834,7 @@ def _lamb_cpu(param, grad, learning_rate, moment1, moment2, beta1_pow, beta2_pow
     m, mback = _slot(moment1, out, 1, ct)
     v, vback = _slot(moment2, out, 2, ct)
     g = _up(grad, ct)
-    t = np.subtract(g, m, out=np.empty_like(m))
-    t *= 1.0 - beta1
-    m += t
-    np.multiply(g, g, out=t)
-    t -= v
-    t *= 1.0 - beta2
-    v += t
+    t = _update_moments(g, m, v, beta1, beta2)
     # r = m / (1-b1^t) / (sqrt(v / (1-b2^t)) + eps) + wd * p, kept in t
     np.multiply(v, 1.0 / (1.0 - _lr(beta2_pow, "beta2_pow")), out=t)
     np.sqrt(t, out=t)

@@ -152,36 +152,38 @@ class Dropout1D(Layer):
         return f"p={self.p}"
 
 
-class Dropout2D(Layer):
-    """Drop whole channels of 4-D input while training."""
+class _ChannelDropoutNd(Layer):
+    """The state and repr of `Dropout2D`/`Dropout3D`; each keeps its own constructor
+    (for its default data_format) and forward."""
 
-    def __init__(self, p=0.5, data_format="NCHW", name=None):
+    def __init__(self, p, data_format, name):
         super().__init__()
         self.p = p
         self.data_format = data_format
         self._name = name
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, data_format={self.data_format}{_name_str(self._name)}"
+
+
+class Dropout2D(_ChannelDropoutNd):
+    """Drop whole channels of 4-D input while training."""
+
+    def __init__(self, p=0.5, data_format="NCHW", name=None):
+        super().__init__(p, data_format, name)
 
     def forward(self, input):  # noqa: A002
         return F.dropout2d(input, self.p, self.training, self.data_format)
 
-    def extra_repr(self) -> str:
-        return f"p={self.p}, data_format={self.data_format}{_name_str(self._name)}"
 
-
-class Dropout3D(Layer):
+class Dropout3D(_ChannelDropoutNd):
     """Drop whole channels of 5-D input while training."""
 
     def __init__(self, p=0.5, data_format="NCDHW", name=None):
-        super().__init__()
-        self.p = p
-        self.data_format = data_format
-        self._name = name
+        super().__init__(p, data_format, name)
 
     def forward(self, input):  # noqa: A002
         return F.dropout3d(input, self.p, self.training, self.data_format)
-
-    def extra_repr(self) -> str:
-        return f"p={self.p}, data_format={self.data_format}{_name_str(self._name)}"
 
 
 class AlphaDropout(Layer):

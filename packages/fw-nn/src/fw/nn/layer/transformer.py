@@ -150,6 +150,65 @@ def _activation(name):
     return fn
 
 
+# ---------------------------------------------------------------- encoder/decoder layer parts
+def _build_layer(layer, n_attn, d_model, nhead, dim_feedforward, dropout, activation,
+                 attn_dropout, act_dropout, normalize_before, weight_attr, bias_attr,
+                 layer_norm_eps):
+    """The sublayers of an encoder (``n_attn=1``) or decoder (``n_attn=2``) layer:
+    ``self_attn`` [, ``cross_attn``], ``linear1``, ``dropout``, ``linear2``, ``norm1`` ..
+    ``norm{n_attn+1}``, ``dropout1`` .. ``dropout{n_attn+1}``, ``activation``. They are
+    created in this order, which fixes parameter names and initialisation draws.
+    weight_attr/bias_attr: one attr, or one per attention plus one for the feed-forward."""
+    attn_dropout = dropout if attn_dropout is None else attn_dropout
+    act_dropout = dropout if act_dropout is None else act_dropout
+    layer.normalize_before = normalize_before
+    n = n_attn + 1
+    w = _param_attrs(weight_attr, n)
+    b = _param_attrs(bias_attr, n)
+    for i, attr in enumerate(("self_attn", "cross_attn")[:n_attn]):
+        setattr(layer, attr, MultiHeadAttention(d_model, nhead, attn_dropout, weight_attr=w[i],
+                                                bias_attr=b[i]))
+    layer.linear1 = Linear(d_model, dim_feedforward, w[-1], b[-1])
+    layer.dropout = Dropout(act_dropout, mode="upscale_in_train")
+    layer.linear2 = Linear(dim_feedforward, d_model, w[-1], b[-1])
+    for i in range(1, n + 1):
+        setattr(layer, f"norm{i}", LayerNorm(d_model, layer_norm_eps))
+    for i in range(1, n + 1):
+        setattr(layer, f"dropout{i}", Dropout(dropout, mode="upscale_in_train"))
+    layer.activation = _activation(activation)
+
+
+def _add_norm(layer, residual, x, dropout, norm):
+    """The end of a residual block: ``residual + dropout(x)``, normalised unless the
+    layer normalises before the block (pre-norm)."""
+    x = residual + dropout(x)
+    return x if layer.normalize_before else norm(x)
+
+
+def _attention_block(layer, attn, x, kv, mask, cache, norm, dropout):
+    """A residual attention block over `x` (self-attention when `kv` is None, else
+    cross-attention over `kv`); returns ``(out, new cache)``, the cache None when
+    `cache` is."""
+    residual = x
+    if layer.normalize_before:
+        x = norm(x)
+    kv = x if kv is None else kv
+    if cache is None:
+        x = attn(x, kv, kv, mask, None)
+    else:
+        x, cache = attn(x, kv, kv, mask, cache)
+    return _add_norm(layer, residual, x, dropout, norm), cache
+
+
+def _feed_forward_block(layer, x, norm, dropout):
+    """The residual feed-forward block: linear1, activation, dropout, linear2."""
+    residual = x
+    if layer.normalize_before:
+        x = norm(x)
+    x = layer.linear2(layer.dropout(layer.activation(layer.linear1(x))))
+    return _add_norm(layer, residual, x, dropout, norm)
+
+
 class TransformerEncoderLayer(Layer):
     """Self-attention + feed-forward block (post-norm, or pre-norm with
     ``normalize_before``).
@@ -172,41 +231,13 @@ class TransformerEncoderLayer(Layer):
                  bias_attr=None, layer_norm_eps=1e-5):
         self._config = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         super().__init__()
-        attn_dropout = dropout if attn_dropout is None else attn_dropout
-        act_dropout = dropout if act_dropout is None else act_dropout
-        self.normalize_before = normalize_before
-        w = _param_attrs(weight_attr, 2)
-        b = _param_attrs(bias_attr, 2)
-        self.self_attn = MultiHeadAttention(d_model, nhead, attn_dropout, weight_attr=w[0],
-                                            bias_attr=b[0])
-        self.linear1 = Linear(d_model, dim_feedforward, w[1], b[1])
-        self.dropout = Dropout(act_dropout, mode="upscale_in_train")
-        self.linear2 = Linear(dim_feedforward, d_model, w[1], b[1])
-        self.norm1 = LayerNorm(d_model, layer_norm_eps)
-        self.norm2 = LayerNorm(d_model, layer_norm_eps)
-        self.dropout1 = Dropout(dropout, mode="upscale_in_train")
-        self.dropout2 = Dropout(dropout, mode="upscale_in_train")
-        self.activation = _activation(activation)
+        _build_layer(self, 1, **self._config)
 
     def forward(self, src, src_mask=None, cache=None):
         src_mask = _convert_attention_mask(src_mask, src.dtype)
-        residual = src
-        if self.normalize_before:
-            src = self.norm1(src)
-        if cache is None:
-            src = self.self_attn(src, src, src, src_mask)
-        else:
-            src, cache = self.self_attn(src, src, src, src_mask, cache)
-        src = residual + self.dropout1(src)
-        if not self.normalize_before:
-            src = self.norm1(src)
-        residual = src
-        if self.normalize_before:
-            src = self.norm2(src)
-        src = self.linear2(self.dropout(self.activation(self.linear1(src))))
-        src = residual + self.dropout2(src)
-        if not self.normalize_before:
-            src = self.norm2(src)
+        src, cache = _attention_block(self, self.self_attn, src, None, src_mask, cache,
+                                      self.norm1, self.dropout1)
+        src = _feed_forward_block(self, src, self.norm2, self.dropout2)
         return src if cache is None else (src, cache)
 
     def gen_cache(self, src):
@@ -266,56 +297,18 @@ class TransformerDecoderLayer(Layer):
                  bias_attr=None, layer_norm_eps=1e-5):
         self._config = {k: v for k, v in locals().items() if k not in ("self", "__class__")}
         super().__init__()
-        attn_dropout = dropout if attn_dropout is None else attn_dropout
-        act_dropout = dropout if act_dropout is None else act_dropout
-        self.normalize_before = normalize_before
-        w = _param_attrs(weight_attr, 3)
-        b = _param_attrs(bias_attr, 3)
-        self.self_attn = MultiHeadAttention(d_model, nhead, attn_dropout, weight_attr=w[0],
-                                            bias_attr=b[0])
-        self.cross_attn = MultiHeadAttention(d_model, nhead, attn_dropout, weight_attr=w[1],
-                                             bias_attr=b[1])
-        self.linear1 = Linear(d_model, dim_feedforward, w[2], b[2])
-        self.dropout = Dropout(act_dropout, mode="upscale_in_train")
-        self.linear2 = Linear(dim_feedforward, d_model, w[2], b[2])
-        self.norm1 = LayerNorm(d_model, layer_norm_eps)
-        self.norm2 = LayerNorm(d_model, layer_norm_eps)
-        self.norm3 = LayerNorm(d_model, layer_norm_eps)
-        self.dropout1 = Dropout(dropout, mode="upscale_in_train")
-        self.dropout2 = Dropout(dropout, mode="upscale_in_train")
-        self.dropout3 = Dropout(dropout, mode="upscale_in_train")
-        self.activation = _activation(activation)
+        _build_layer(self, 2, **self._config)
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, cache=None):
         tgt_mask = _convert_attention_mask(tgt_mask, tgt.dtype)
         memory_mask = _convert_attention_mask(memory_mask, memory.dtype)
-        residual = tgt
-        if self.normalize_before:
-            tgt = self.norm1(tgt)
-        if cache is None:
-            tgt = self.self_attn(tgt, tgt, tgt, tgt_mask, None)
-        else:
-            tgt, incremental = self.self_attn(tgt, tgt, tgt, tgt_mask, cache[0])
-        tgt = residual + self.dropout1(tgt)
-        if not self.normalize_before:
-            tgt = self.norm1(tgt)
-        residual = tgt
-        if self.normalize_before:
-            tgt = self.norm2(tgt)
-        if cache is None:
-            tgt = self.cross_attn(tgt, memory, memory, memory_mask, None)
-        else:
-            tgt, static = self.cross_attn(tgt, memory, memory, memory_mask, cache[1])
-        tgt = residual + self.dropout2(tgt)
-        if not self.normalize_before:
-            tgt = self.norm2(tgt)
-        residual = tgt
-        if self.normalize_before:
-            tgt = self.norm3(tgt)
-        tgt = self.linear2(self.dropout(self.activation(self.linear1(tgt))))
-        tgt = residual + self.dropout3(tgt)
-        if not self.normalize_before:
-            tgt = self.norm3(tgt)
+        tgt, incremental = _attention_block(self, self.self_attn, tgt, None, tgt_mask,
+                                            None if cache is None else cache[0], self.norm1,
+                                            self.dropout1)
+        tgt, static = _attention_block(self, self.cross_attn, tgt, memory, memory_mask,
+                                       None if cache is None else cache[1], self.norm2,
+                                       self.dropout2)
+        tgt = _feed_forward_block(self, tgt, self.norm3, self.dropout3)
         return tgt if cache is None else (tgt, (incremental, static))
 
     def gen_cache(self, memory):
@@ -358,6 +351,20 @@ class TransformerDecoder(Layer):
         return caches
 
 
+def _encoder_decoder_attrs(attr):
+    """Transformer's weight_attr/bias_attr split as Paddle does into (encoder layer's,
+    decoder layer's): a single attr (or a list of one) goes to both; of a longer list
+    the encoder gets the first (of two) or the first and last (of three), the decoder
+    the whole list."""
+    if isinstance(attr, (list, tuple)):
+        if len(attr) == 1:
+            return attr[0], attr[0]
+        if len(attr) == 2:
+            return attr[0], attr
+        return [attr[0], attr[-1]], attr
+    return attr, attr
+
+
 class Transformer(Layer):
     """Encoder-decoder Transformer (Vaswani et al.) with final LayerNorms on both
     stacks.
@@ -376,24 +383,8 @@ class Transformer(Layer):
                  act_dropout=None, normalize_before=False, weight_attr=None, bias_attr=None,
                  custom_encoder=None, custom_decoder=None):
         super().__init__()
-        if isinstance(weight_attr, (list, tuple)):
-            if len(weight_attr) == 1:
-                enc_w = dec_w = weight_attr[0]
-            elif len(weight_attr) == 2:
-                enc_w, dec_w = weight_attr[0], weight_attr
-            else:
-                enc_w, dec_w = [weight_attr[0], weight_attr[-1]], weight_attr
-        else:
-            enc_w = dec_w = weight_attr
-        if isinstance(bias_attr, (list, tuple)):
-            if len(bias_attr) == 1:
-                enc_b = dec_b = bias_attr[0]
-            elif len(bias_attr) == 2:
-                enc_b, dec_b = bias_attr[0], bias_attr
-            else:
-                enc_b, dec_b = [bias_attr[0], bias_attr[-1]], bias_attr
-        else:
-            enc_b = dec_b = bias_attr
+        enc_w, dec_w = _encoder_decoder_attrs(weight_attr)
+        enc_b, dec_b = _encoder_decoder_attrs(bias_attr)
         if custom_encoder is not None:
             self.encoder = custom_encoder
         else:
