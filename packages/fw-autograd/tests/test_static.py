@@ -83,14 +83,72 @@ def test_gradient_through_cond_is_a_cond_of_gradients(flag):
     assert sum(1 for op in prog.walk() if op.name == "cond") == 2
 
 
-def test_gradient_through_while_raises_a_clear_error():
-    w = param([2.0], "w")
+def _counter():
+    return fw.full([], 0, dtype="int64")
+
+
+@pytest.mark.parametrize("trips", [0, 1, 4])
+def test_gradient_through_a_while_loop(trips):
+    w = param([0.5, -1.5], "w")
+    v = param([0.25], "v")
+
+    def f(x, n):
+        _, h = while_loop(lambda i, h: i < n,
+                          lambda i, h: (i + 1, fw.sin(h * w) + h * v), [_counter(), x])
+        return (h * h).sum() + (h * w).sum()
+
+    prog = assert_same(f, [np.array([1.0, -0.3]), np.array(trips)], [w, v])
+    assert sum(1 for op in prog.walk() if op.name == "while") == 3  # forward, record, reverse
+
+
+def test_gradient_through_a_while_loop_with_a_data_dependent_trip_count_and_dynamic_batch():
+    w = param([[0.9, -0.2], [0.3, 0.8]], "w")
+
+    def f(x):
+        def body(h, k):
+            h = fw.tanh(fw.matmul(h, w)) * 1.5
+            return h, k + 1
+
+        h, k = while_loop(lambda h, k: (fw.abs(h).sum() > 0.5) & (k < 20), body,
+                          [x, _counter()])
+        return fw.mean(h * h) + k.astype("float64") * 0.0
+
+    rng = np.random.default_rng(0)
+    assert_same(f, [rng.standard_normal((3, 2))], [w], [TensorType([-1, 2], "float64")])
+
+
+def test_gradient_through_nested_loops_and_a_cond_in_the_body():
+    w = param([0.7, 1.1], "w")
+
+    def f(x):
+        def inner(j, g):
+            return j + 1, g * w + 0.1
+
+        def outer(i, h):
+            _, h = while_loop(lambda j, g: j < 2, inner, [_counter(), h])
+            h = cond(h.sum() > 0, lambda: fw.sin(h), lambda: h * w)
+            return i + 1, h
+
+        _, h = while_loop(lambda i, h: i < 3, outer, [_counter(), x])
+        return (h * h).sum()
+
+    for xv in ([0.5, 0.2], [-2.0, 0.1]):
+        assert_same(f, [np.array(xv)], [w])
+
+
+def test_gradient_of_the_loop_input_and_a_clear_error_for_second_order():
     with building() as b:
-        x = b.add_input(TensorType([1], "float64"), "x")
-        _, h = while_loop(lambda i, h: i < 3, lambda i, h: (i + 1, h * w),
-                          [fw.full([], 0, dtype="int64"), x])
-        with pytest.raises(UnsupportedError, match="while loop"):
-            append_backward(h.sum())
+        x = b.add_input(TensorType([2], "float64"), "x")
+        _, h = while_loop(lambda i, h: i < 3, lambda i, h: (i + 1, h * x), [_counter(), x])
+        y = h.sum()  # sum(x ** 4)
+        (g,) = fw.grad(y, x, create_graph=True)
+        b.set_outputs([y, g])
+        with pytest.raises(UnsupportedError, match="order 2 and higher through a while loop"):
+            fw.grad(g.sum(), x)
+    xv = np.array([1.5, -0.5])
+    y, g = run(b.program, fw.to_tensor(xv))
+    np.testing.assert_allclose(y.numpy(), np.sum(xv ** 4))
+    np.testing.assert_allclose(g.numpy(), 4 * xv ** 3)
 
 
 def test_while_outside_the_gradient_path_is_fine():

@@ -227,3 +227,52 @@ def test_optimizer_step_in_unconverted_code_is_traced():
         static(x, y)
     for p, q in zip(a.parameters(), b.parameters()):
         assert_same(p, q, rtol=1e-5, atol=1e-6)
+
+
+class LoopRNN(fw.nn.Layer):
+    """A recurrent cell applied while a data-dependent condition holds: the loop
+    becomes a while op inside the training program."""
+
+    def __init__(self):
+        super().__init__()
+        self.inp = fw.nn.Linear(6, 8)
+        self.cell = fw.nn.Linear(8, 8)
+        self.out = fw.nn.Linear(8, 3)
+
+    def forward(self, x, steps):
+        h = fw.tanh(self.inp(x))
+        i = fw.zeros([], dtype="int64")
+        while i < steps:
+            h = fw.tanh(self.cell(h)) + h * 0.5
+            i = i + 1
+        return self.out(h)
+
+
+def test_static_step_with_a_while_loop_equals_eager_step():
+    fw.seed(0)
+    a = LoopRNN()
+    b = copy.deepcopy(a)
+    oa = fw.optimizer.Adam(0.01, parameters=a.parameters())
+    ob = fw.optimizer.Adam(0.01, parameters=b.parameters())
+
+    def step_fn(model, opt):
+        def step(x, y, steps):
+            loss = fw.nn.functional.cross_entropy(model(x, steps), y)
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            return loss
+        return step
+
+    eager, static = step_fn(a, oa), fw.jit.to_static(step_fn(b, ob))
+    for i, steps in enumerate([3, 0, 5, 1]):
+        x, y = _data(i)
+        n = fw.to_tensor(steps, dtype="int64")
+        le, ls = eager(x, y, n), static(x, y, n)
+        np.testing.assert_allclose(float(le), float(ls), rtol=1e-5)
+        for (name, p), q in zip(a.named_parameters(), b.parameters()):
+            np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
+    # after warm-up one program serves every trip count; its loops: forward, recording, reverse
+    assert len(static.program_cache) <= 2
+    prog = static.program_cache.last().main_program
+    assert sum(1 for op in prog.walk() if op.name == "while") == 3

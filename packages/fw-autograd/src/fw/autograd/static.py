@@ -14,9 +14,17 @@ Control flow:
   corresponding branch (their values live in the forward branch's region and
   cannot be used outside it) and differentiates them with respect to the
   outer values the branch reads.
-- ``while``: gradients through a loop are not supported (a clear
-  `UnsupportedError`); a loop that does not lie between the inputs and the
-  targets is fine.
+- ``while``: the trip count is known only at run time, so the gradient is two
+  loops. The first re-runs the forward loop from its initial values and stacks
+  the loop variables each iteration starts from (one ``concat`` per iteration
+  and variable, so n iterations copy O(n^2) elements: fine for the tens of
+  steps of an RNN or a solver, not meant for millions). The second runs as many
+  iterations backwards: it picks the iteration's start values from the stacks,
+  re-emits the body on them, differentiates it (with respect to the loop
+  variables and to the outer values the body reads) and carries the loop
+  variables' gradients and the outer values' accumulated gradients. Random ops
+  in a loop body (or a cond branch) draw again when re-emitted, so their
+  gradients do not match the forward's draw.
 
 Shapes: rules work with static shapes; dynamic (-1) dimensions are handled where
 a rule can do it with shape-polymorphic ops (elementwise, reductions, reshape
@@ -241,11 +249,8 @@ def _grad_ops(ops, targets, target_grads, inputs, blocked=frozenset()):
         if not any(v in dep for v in reads):
             continue
         if op.name == "while":
-            raise UnsupportedError(
-                "while: the gradient through a while loop is not supported in static "
-                "programs (fw-autograd cannot yet differentiate loops on IR). Compute the loop "
-                "with a Python loop (which fw.jit unrolls when its trip count is known), or "
-                "keep it out of the path between the parameters and the loss")
+            _while_grad(op, grads, dep, blocked)
+            continue
         if op.name == "cond":
             _cond_grad(op, grads, dep, blocked)
             continue
@@ -354,6 +359,79 @@ def _cond_grad(op, grads, dep, blocked):
     res = control.cond(op.operands[0], branch(op.blocks[0]), branch(op.blocks[1]))
     res = res if isinstance(res, (list, tuple)) else [res]
     for c, g in zip(caps, res):
+        grads[c] = _add(grads.get(c), g)
+
+
+def _while_grad(op, grads, dep, blocked):
+    """The gradient of a while op: a recording re-run of the loop, then a reverse loop
+    over the recorded iterations (see the module doc)."""
+    import fw
+    from fw.core.ir import control
+
+    if op.attrs.get("records_iterations"):
+        raise UnsupportedError(
+            "while: gradients of order 2 and higher through a while loop are not supported in "
+            "static programs (the first-order backward of a loop records each iteration's "
+            "values in stacks whose length changes every iteration, and those cannot be "
+            "differentiated again). Take higher-order derivatives of loops eagerly, or unroll "
+            "the loop (a Python loop over a known trip count)")
+    builder = _state.builder
+    cblk, bblk = op.blocks
+    init = list(op.operands)
+    n = len(init)
+    diff = [k for k in range(n) if _inexact(op.results[k])]
+    caps = [v for v in _captures(bblk) if v in dep and _inexact(v)]
+    if not diff and not caps:
+        return
+    gouts = [grads.get(op.results[k]) if op.results[k] in grads else
+             _zeros_like(op.results[k]) for k in diff]
+
+    def emit(blk, values):
+        """Re-emit `blk` on `values` (for its args) in the current block; its outputs."""
+        vmap = dict(zip(blk.args, values))
+        _clone_ops(builder, blk.ops, vmap)
+        return [vmap.get(v, v) for v in blk.outputs]
+
+    # 1. the loop again, stacking the values each iteration starts from
+    def rec_cond(*vs):
+        return emit(cblk, vs[:n])[0]
+
+    def rec_body(*vs):
+        carries, stacks, count = vs[:n], vs[n:2 * n], vs[2 * n]
+        grown = [fw.concat([s, fw.unsqueeze(c, 0)], axis=0) for s, c in zip(stacks, carries)]
+        return emit(bblk, carries) + grown + [count + 1]
+
+    empty = [fw.unsqueeze(v, 0)[:0] for v in init]
+    zero = fw.full([], 0, dtype="int64")
+    rec = control.while_loop(rec_cond, rec_body, init + empty + [zero])
+    rec[0].owner.attrs["records_iterations"] = True
+    stacks, count = rec[n:2 * n], rec[2 * n]
+
+    # 2. the iterations in reverse: gradients of the loop variables and the outer values
+    nd = len(diff)
+
+    def back_cond(i, *_):
+        return i > 0
+
+    def back_body(i, *gs):
+        j = i - 1
+        at = fw.reshape(j, [1])
+        starts = [fw.squeeze(fw.gather(s, at, axis=0), axis=0) for s in stacks]
+        outs = emit(bblk, starts)
+        wrt = [starts[k] for k in diff] + caps
+        res = _grad_ops(_scope_ops(builder.block), [outs[k] for k in diff], list(gs[:nd]), wrt,
+                        blocked)
+        new = [g if g is not None else _zeros_like(w) for g, w in zip(res[:nd], wrt[:nd])]
+        acc = [a if g is None else a + g for a, g in zip(gs[nd:], res[nd:])]
+        return [j] + new + acc
+
+    back = control.while_loop(back_cond, back_body,
+                              [count] + gouts + [_zeros_like(c) for c in caps])
+    for k, g in zip(diff, back[1:1 + nd]):
+        v = init[k]
+        if v in dep and _inexact(v):
+            grads[v] = _add(grads.get(v), g)
+    for c, g in zip(caps, back[1 + nd:]):
         grads[c] = _add(grads.get(c), g)
 
 
