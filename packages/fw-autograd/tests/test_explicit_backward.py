@@ -26,7 +26,11 @@ def _both(fn, x, g):
     lambda x: F.dropout(x, 0.3),
     lambda x: F.dropout(x, 0.5, mode="downscale_in_infer"),
     lambda x: F.dropout(x, 0.4, axis=[0]),
-], ids=["relu", "dropout", "dropout-downscale", "dropout-axis"])
+    fw.tanh,
+    F.sigmoid,
+    lambda x: fw.tanh(fw.sigmoid(x) * 3.0),
+], ids=["relu", "dropout", "dropout-downscale", "dropout-axis", "tanh", "sigmoid",
+        "tanh-of-sigmoid"])
 @settings(max_examples=10, deadline=None)
 @given(shape=hnp.array_shapes(min_dims=1, max_dims=3, max_side=6), seed=st.integers(0, 99))
 def test_first_order_equals_recorded_backward(fn, shape, seed):
@@ -48,3 +52,26 @@ def test_dropout_with_p_zero_is_the_identity():
     x = fw.randn([4, 3])
     assert F.dropout(x, 0.0) is x
     assert fw.nn.Dropout(0.0)(x) is x
+
+
+def test_tanh_and_sigmoid_first_order_use_one_explicit_op_on_real_tensors_only():
+    from fw.core.ir import TensorType, building
+
+    for fn, name in ((fw.tanh, "tanh_grad"), (fw.nn.functional.sigmoid, "sigmoid_grad")):
+        with building() as b:
+            x = b.add_input(TensorType([3], "float32"), "x")
+            (g,) = fw.grad(fn(x).sum(), x)
+            b.set_outputs([g])
+        assert [op.name for op in b.program.walk()].count(name) == 1
+        with building() as b:  # a recorded backward keeps the differentiable form
+            x = b.add_input(TensorType([3], "float32"), "x")
+            (g,) = fw.grad(fn(x).sum(), x, create_graph=True)
+            b.set_outputs([g])
+        assert name not in [op.name for op in b.program.walk()]
+    z = fw.to_tensor(np.array([0.5 + 1j, -0.2 + 0.3j], np.complex64))
+    z.stop_gradient = False
+    fw.tanh(z).abs().sum().backward()  # complex: the conjugate rule, not the real op
+    zt = z.numpy()
+    d = 1 - np.tanh(zt) ** 2
+    t = np.tanh(zt)
+    np.testing.assert_allclose(z.grad.numpy(), np.conj(d) * t / np.abs(t), rtol=1e-5)

@@ -30,7 +30,7 @@ from fw.autograd import _mode
 from fw.autograd._graph import _FLOATISH, Node, Port
 from fw.autograd.errors import AnomalyError, GradientError
 from fw.core.errors import InternalError, UnsupportedError
-from fw.core.tensor import Tensor, version_of, wrap
+from fw.core.tensor import Tensor, array_version, version_of, wrap
 
 __all__ = ["run_backward", "fit_grad"]
 
@@ -211,7 +211,7 @@ def _run(roots, grads, retain_graph, create_graph, inputs, allow_unused, no_grad
         gs = buf.pop(node, None)
         at_frontier = node in frontier
         if gs is not None:
-            if not at_frontier:
+            if node.extra is not None and not at_frontier:
                 _output_hooks(node, gs, create_graph, handed)
             if port_targets:
                 for idx in range(len(gs)):
@@ -224,7 +224,8 @@ def _run(roots, grads, retain_graph, create_graph, inputs, allow_unused, no_grad
         else:
             want = wants[node]
             lead = leads.get(node)
-        if gs is not None and lead and any(g is not None for g in gs):
+        if gs is not None and lead and (gs[0] is not None if len(gs) == 1 else
+                                        any(g is not None for g in gs)):
             node.want = want
             in_grads = _apply_rule(node, gs, anomaly)
         else:
@@ -400,11 +401,12 @@ def _apply_rule(node, gs, anomaly):
             f"differentiated (fw-autograd never returns zeros in place of a missing rule). Add "
             f"a VJP rule with @vjp({op.name!r}) in fw/autograd/rules/, or compute this part "
             f"under fw.no_grad() / with stop_gradient=True inputs")
-    if (rule.inputs and node.args is None) or (rule.outputs and node.outs is None):
+    args, outs = node.args, node.outs
+    if (rule.inputs and args is None) or (rule.outputs and outs is None):
         from fw.autograd._graph import _raise_freed
 
         _raise_freed(node)
-    if node.args is not None and node.versions or node.outs is not None:
+    if args is not None and node.versions or outs is not None:
         _check_versions(node)
     om = node.out_meta
     if om is None:
@@ -422,6 +424,15 @@ def _apply_rule(node, gs, anomaly):
         res = rule.fn(node, g)
     finally:
         node._out_cache = None
+    # the common shapes first: a fixed number of inputs, one gradient or a tuple of them
+    if op.variadic < 0:
+        n_in = len(op.inputs)
+        tr = type(res)
+        if n_in == 1:
+            if tr is not tuple and tr is not list:
+                return (res,)
+        elif tr is tuple and len(res) == n_in:
+            return res
     return _flatten_result(node, res)
 
 
@@ -482,7 +493,7 @@ def _check_versions(node):
     if node.outs is not None:
         ov = node.out_versions
         for i, a in enumerate(node.outs):
-            now = version_of(wrap(a))
+            now = array_version(a)
             if now != ov[i]:
                 _raise_modified(node, f"output {i}", ov[i], now)
 
@@ -501,6 +512,11 @@ def _raise_modified(node, what, old, now):
 def fit_grad(g, meta, node, slot):
     """Cast `g` to the input's dtype (real part for a real input) and sum it over
     the dimensions the op broadcast."""
+    if type(g) is Tensor:  # the usual case: already the input's dtype and shape
+        a = g._data
+        shape, dtype = meta
+        if a.dtype is dtype and a.shape == shape and dtype.kind in _FLOATISH:
+            return g
     if not isinstance(g, Tensor):
         if type(g).__name__ == "Value":
             raise InternalError(f"the VJP rule of '{node.op.name}' returned a symbolic value "

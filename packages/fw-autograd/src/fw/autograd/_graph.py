@@ -125,6 +125,8 @@ class Node:
     def needs(self, i: int, j: int | None = None) -> bool:
         v = self.op.variadic
         want = self.want
+        if v < 0:
+            return i < len(want) and want[i]
         if i == v:
             if j is None:
                 return any(want[v + k] for k in range(self.nvar))

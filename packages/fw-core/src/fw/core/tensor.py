@@ -20,7 +20,8 @@ import numpy as np
 from fw.core import dtypes as _dt
 from fw.core import place as _pl
 
-__all__ = ["Tensor", "to_tensor", "is_tensor", "wrap", "version_of", "bump_version"]
+__all__ = ["Tensor", "to_tensor", "is_tensor", "wrap", "version_of", "array_version",
+           "bump_version"]
 
 _ndarray = np.ndarray
 _new = object.__new__
@@ -513,7 +514,22 @@ def _forget(key):
 
 
 def version_of(t: Tensor) -> int:
-    rec = _versions.get(id(_root(t._data)))
+    if not _versions:  # nothing was ever modified in place (or all of it is gone)
+        return 0
+    a = t._data
+    if a.base is not None:  # a view: the version is its base array's
+        a = _root(a)
+    rec = _versions.get(id(a))
+    return 0 if rec is None else rec[0]
+
+
+def array_version(a) -> int:
+    """`version_of` for the array under a tensor (what autograd saves of an output)."""
+    if not _versions:
+        return 0
+    if a.base is not None:
+        a = _root(a)
+    rec = _versions.get(id(a))
     return 0 if rec is None else rec[0]
 
 

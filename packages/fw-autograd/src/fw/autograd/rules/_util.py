@@ -12,6 +12,7 @@ import numpy as np
 
 import fw
 from fw.core.ir.types import DYN
+from fw.core.tensor import Tensor as _Tensor
 
 __all__ = ["conj", "is_complex", "is_float", "is_tensor_like", "keepdim_shape", "expand_as_input",
            "zeros_like", "norm_axes", "static_shape", "real_dtype", "reshape_to", "reshape_like",
@@ -36,6 +37,10 @@ def is_float(t) -> bool:
 
 def conj(t):
     """conj(t) for complex t; t itself otherwise (no op emitted)."""
+    if type(t) is _Tensor:  # the hot case, without the dtype property
+        return t if t._data.dtype.kind != "c" else fw.conj(t)
+    if type(t) is float:
+        return t
     d = getattr(t, "dtype", None)
     if d is None:
         return t.conjugate() if isinstance(t, complex) else t

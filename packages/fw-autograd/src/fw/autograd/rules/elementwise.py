@@ -14,9 +14,11 @@ from __future__ import annotations
 import math
 
 import fw
+from fw.autograd.rules._explicit import explicit
 from fw.autograd.rules._registry import vjp
 from fw.autograd.rules._util import conj, is_tensor_like, zeros_like
 from fw.core.errors import UnsupportedError
+from fw.core.ops import entry
 
 
 def _holo(g, d):
@@ -288,16 +290,32 @@ _unary("expm1", lambda x, out: out + 1, inputs=False, outputs=True)
 _unary("exp2", lambda x, out: out * _LN2, inputs=False, outputs=True)
 _unary("rsqrt", lambda x, out: out * out * out * -0.5, inputs=False, outputs=True)
 _unary("reciprocal", lambda x, out: -(out * out), inputs=False, outputs=True)
-_unary("sigmoid", lambda x, out: out - out * out, inputs=False, outputs=True)
 _unary("tan", lambda x, out: out * out + 1.0, inputs=False, outputs=True)
 
 
-# the hot ones written tensor-first (a Python number on the left of an operator takes
-# fw-core's slower general path)
+# The hot ones: a first-order backward of a real tanh/sigmoid is one explicit op
+# (fw.core.ops.nn_grad, same arithmetic); the differentiable form is written
+# tensor-first (a Python number on the left of an operator takes fw-core's slower
+# general path).
+_tanh_grad = entry("tanh_grad")
+_sigmoid_grad = entry("sigmoid_grad")
+
+
 @vjp("tanh", inputs=False, outputs=True)
 def _tanh(ctx, g):
-    out = conj(ctx.outputs[0])
+    out = ctx.outputs[0]
+    if explicit(ctx) and not out.dtype.is_complex:
+        return _tanh_grad(out, g)
+    out = conj(out)
     return g - g * out * out
+
+
+@vjp("sigmoid", inputs=False, outputs=True)
+def _sigmoid(ctx, g):
+    out = ctx.outputs[0]
+    if explicit(ctx) and not out.dtype.is_complex:
+        return _sigmoid_grad(out, g)
+    return g * conj(out - out * out)
 
 
 @vjp("sqrt", inputs=False, outputs=True)

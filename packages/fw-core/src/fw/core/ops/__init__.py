@@ -27,5 +27,7 @@ from fw.core import kernels as _kernels  # noqa: E402,F401  (attaches fast cpu k
 
 FUNCTIONS = _api.install()
 call = _api.call
+entry = _api.entry
 
-__all__ = ["OPS", "OpDef", "defop", "get_op", "register_kernel", "FUNCTIONS", "call", "FAMILIES"]
+__all__ = ["OPS", "OpDef", "defop", "get_op", "register_kernel", "FUNCTIONS", "call", "entry",
+           "FAMILIES"]

@@ -29,7 +29,7 @@ from fw.core.ir.core import _state as _build
 from fw.core.ops._registry import OPS, get_op
 from fw.core.tensor import Tensor, _new
 
-__all__ = ["public", "PUBLIC", "METHODS", "call", "install", "FUNCTIONS"]
+__all__ = ["public", "PUBLIC", "METHODS", "call", "entry", "install", "FUNCTIONS"]
 
 PUBLIC: dict = {}  # name -> hand-written public function
 METHODS: dict = {}  # method name -> function (self first)
@@ -72,6 +72,20 @@ def call(op_name: str, *args, **attrs):
                             f"it has {list(op.attrs)}")
         at[k] = v
     return invoke(op, ins, at)
+
+
+_ENTRIES: dict = {}
+
+
+def entry(op_name: str):
+    """The generated eager entry point of an op, public or not: ``entry("tanh_grad")(out,
+    g)`` takes the specialised path (``fast="binary"``/``"unary"`` ops) that
+    ``call`` cannot, which matters where an op runs per node of a backward pass."""
+    fn = _ENTRIES.get(op_name)
+    if fn is None:
+        op = get_op(op_name)
+        fn = _ENTRIES[op_name] = _function_for(op, op_name)
+    return fn
 
 
 # ---------------------------------------------------------------- generation

@@ -59,6 +59,11 @@ No public API (``api=False, method=False``).
 ``relu_grad(out, grad_out) -> grad_x``
     ``grad_out`` where relu's result ``out`` is positive, else 0 (one pass instead of a
     compare, a cast and a multiply).
+``tanh_grad(out, grad_out) -> grad_x`` / ``sigmoid_grad(out, grad_out) -> grad_x``
+    From the forward result: ``grad_out - grad_out * out * out`` resp. ``grad_out * (out
+    - out * out)``, the arithmetic (and so the bits) of the differentiable rules. One
+    dispatch instead of three: on small tensors the backward of these activations is
+    all dispatch (the chain benchmark of asv_bench/benchmarks/bench_autograd.py).
 ``dropout_grad(mask, grad_out) -> grad_x``
     Attribute ``scale=1.0``: ``grad_out * mask * scale`` with dropout's bool keep mask.
 ``cross_entropy_with_softmax_grad(softmax, label, weight?, grad_loss) -> grad_logits``
@@ -520,6 +525,27 @@ def _relu_grad_ref(out, grad_out):
     return np.multiply(grad_out, out > 0, dtype=grad_out.dtype)
 
 
+_REAL_FLOAT_NP = frozenset(d.np for d in (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64))
+
+
+def _check_activation_grad(out, grad_out):
+    # checked in full only when the cheap test fails: these run once per node of a
+    # backward pass, mostly on small tensors
+    if not (out.shape == grad_out.shape and out.dtype == grad_out.dtype and
+            out.dtype in _REAL_FLOAT_NP):
+        _relug_infer(*_types(out, grad_out))
+
+
+def _tanh_grad_ref(out, grad_out):
+    _check_activation_grad(out, grad_out)
+    return grad_out - grad_out * out * out
+
+
+def _sigmoid_grad_ref(out, grad_out):
+    _check_activation_grad(out, grad_out)
+    return grad_out * (out - out * out)
+
+
 def _dropg_infer(mask, grad_out, scale=1.0):
     require_real_float(grad_out, "grad_out")
     if mask.dtype != _dt.bool_:
@@ -539,6 +565,11 @@ def _dropg_ref(mask, grad_out, scale=1.0):
 defop("relu_grad", ("out", "grad_out"), infer=_relug_infer,
       reference=_relu_grad_ref, promote=None, differentiable=False, family="nn_grad",
       api=False, method=False, doc="Gradient of relu from its result: grad_out * (out > 0).")
+for _name, _ref, _doc in (("tanh_grad", _tanh_grad_ref, "grad_out * (1 - out^2)"),
+                          ("sigmoid_grad", _sigmoid_grad_ref, "grad_out * out * (1 - out)")):
+    defop(_name, ("out", "grad_out"), infer=_relug_infer, reference=_ref, promote=None,
+          differentiable=False, family="nn_grad", api=False, method=False, fast="binary",
+          doc=f"Gradient of {_name[:-5]} from its result: {_doc}.")
 defop("dropout_grad", ("mask", "grad_out"), {"scale": 1.0}, infer=_dropg_infer,
       reference=_dropg_ref, promote=None, differentiable=False, family="nn_grad", api=False,
       method=False, doc="Gradient of dropout from its keep mask: grad_out * mask * scale.")

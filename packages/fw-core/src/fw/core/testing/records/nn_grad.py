@@ -203,6 +203,16 @@ def _relu_grad(draw, dtype):
     return Sample([out, arrays(draw, dtype, shape)], {})
 
 
+def _activation_grad(fn):
+    def sample(draw, dtype):
+        shape = shapes(draw)
+        x = arrays(draw, dtype, shape, special=True)
+        with np.errstate(over="ignore"):
+            out = np.asarray(fn(np.asarray(x, np.float64)), dtype=x.dtype)
+        return Sample([out, arrays(draw, dtype, shape)], {})
+    return sample
+
+
 def _dropout_grad(draw, dtype):
     shape = shapes(draw)
     mask = arrays(draw, _dt.bool_, shape)
@@ -213,6 +223,10 @@ def _dropout_grad(draw, dtype):
 record("relu_grad", _relu_grad, dtypes=ALL_F, grad_order=0,
        errors=[([X23, X23[:1]], {}, InvalidArgumentError, "the shape of out"),
                ([X23, X23.astype(np.float64)], {}, InvalidTypeError, "dtype of 'out'")])
+for _name, _fn in (("tanh_grad", np.tanh), ("sigmoid_grad", lambda x: 1 / (1 + np.exp(-x)))):
+    record(_name, _activation_grad(_fn), dtypes=ALL_F, grad_order=0,
+           errors=[([X23, X23[:1]], {}, InvalidArgumentError, "the shape of out"),
+                   ([X23, X23.astype(np.float64)], {}, InvalidTypeError, "dtype of 'out'")])
 record("dropout_grad", _dropout_grad, dtypes=ALL_F, grad_order=0,
        errors=[([X23, X23], {}, InvalidTypeError, "'mask' must be bool"),
                ([X23 > 0, X23[:1]], {}, InvalidArgumentError, "the shape of grad_out")])
