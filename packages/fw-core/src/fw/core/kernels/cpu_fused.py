@@ -140,6 +140,10 @@ def _call(rule, param, grad, states, targets, consts, flags, segments=None):
 def _pow(pow_, beta, out, i):
     """``beta_pow * beta`` into ``out[i]`` (or new): the NumPy kernels' _pow_out,
     without its generic conversions when the product already has the pow's dtype."""
+    if out is not None and out[i] is pow_ and type(pow_) is _ndarray and \
+            pow_.dtype.kind == "f" and pow_.flags.writeable:
+        np.multiply(pow_, beta, out=pow_)  # in place (a static step's update): same bits
+        return pow_
     r = pow_ * beta
     if type(r) is not _ndarray or r.dtype != pow_.dtype:
         return _opt._pow_out(pow_, beta, out, i)

@@ -167,7 +167,7 @@ def _lr(a, arg="learning_rate") -> float:
     if a.size != 1 or a.ndim > 1:
         raise InvalidArgumentError(f"'{arg}' must hold one value (shape [] or [1]), got shape "
                                    f"{list(a.shape)}")
-    return float(a.reshape(-1)[0])
+    return float(a.item())
 
 
 def _ct(state_dtype):
