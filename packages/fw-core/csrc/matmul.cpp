@@ -195,6 +195,8 @@ void build_primitive(MatmulEntry &e, const MatmulPlan &p, const EntryTypes &t, A
         ys[i] = sy, sy *= yd[i];
         os[i] = so, so *= od[i];
     }
+    if (p.strided)
+        for (int i = 0; i < nd; ++i) xs[i] = p.x_str[i], ys[i] = p.y_str[i];
     e.md[kSrc] = memory::desc(xd, to_dnnl(t.x), xs);
     e.md[kWei] = memory::desc(yd, to_dnnl(t.y), ys);
     e.md[kDst] = memory::desc(od, to_dnnl(t.out), os);
@@ -274,6 +276,11 @@ FlatKey make_key(const MatmulPlan &p, const EntryTypes &t, Activation act, int r
     k.push(int64_t(act) | int64_t(res_mode) << 8);
     // oneDNN sizes its work partition for the thread count at creation time.
     k.push(nthreads);
+    if (p.strided)
+        for (int i = 0; i < p.nb + 2; ++i) {
+            k.push(p.x_str[i]);
+            k.push(p.y_str[i]);
+        }
     return k;
 }
 
@@ -302,6 +309,41 @@ void *as_f32(const Operand &t, std::vector<float> &buf) {
     buf.resize(size_t(numel(t)));
     bf16_to_f32(static_cast<const uint16_t *>(t.data), buf.data(), int64_t(buf.size()));
     return buf.data();
+}
+
+}  // namespace
+
+namespace {
+
+// The element stride of dim i of o (its own, or the C-contiguous one).
+int64_t stride_of(const Operand &o, int i) {
+    if (o.strides) return o.strides[i];
+    int64_t s = 1;
+    for (int j = o.ndim - 1; j > i; --j) s *= o.shape[j];
+    return s;
+}
+
+// Fills the strided layout of p (see MatmulPlan::strided).
+template <class Fail>
+void plan_strides(MatmulPlan &p, const Operand &x, const Operand &y, const int64_t *xb, const int64_t *yb,
+                  const int64_t *ob, int nbo, Fail &&fail) {
+    if (x.dtype != DType::f32 || y.dtype != DType::f32) fail("non-contiguous operands must be float32");
+    if (x.ndim != y.ndim) fail("non-contiguous operands must have the same number of dims");
+    for (int i = 0; i < nbo; ++i)
+        if (xb[i] != yb[i]) fail("non-contiguous operands must have equal batch dims (no broadcasting)");
+    if (nbo > kMaxBatch) fail("too many batch dims for oneDNN");
+    const int n = x.ndim;
+    p.strided = true;
+    p.nb = nbo;
+    for (int i = 0; i < nbo; ++i) {
+        p.x_batch[i] = p.y_batch[i] = p.o_batch[i] = ob[i];
+        p.x_str[i] = stride_of(x, i);
+        p.y_str[i] = stride_of(y, i);
+    }
+    p.x_str[nbo] = stride_of(x, p.trans_x ? n - 1 : n - 2);      // M
+    p.x_str[nbo + 1] = stride_of(x, p.trans_x ? n - 2 : n - 1);  // K
+    p.y_str[nbo] = stride_of(y, p.trans_y ? n - 1 : n - 2);      // K
+    p.y_str[nbo + 1] = stride_of(y, p.trans_y ? n - 2 : n - 1);  // N
 }
 
 }  // namespace
@@ -368,10 +410,11 @@ MatmulPlan plan_matmul(const Operand &x, const Operand &y, bool trans_x, bool tr
         }
     }
     p.nb = nb;
+    if (x.strides || y.strides) plan_strides(p, x, y, xb, yb, ob, nbo, fail);
 
     // (batch..., M, K) @ (K, N): fold the batch into M, one big GEMM -- the
     // shape of every linear layer.
-    if (nb == 1 && p.y_batch[0] == 1 && p.x_batch[0] == p.o_batch[0] && !trans_x) {
+    if (!p.strided && nb == 1 && p.y_batch[0] == 1 && p.x_batch[0] == p.o_batch[0] && !trans_x) {
         p.M *= p.o_batch[0];
         p.nb = 0;
     }

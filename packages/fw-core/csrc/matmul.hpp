@@ -41,6 +41,7 @@ struct Operand {
     void *data = nullptr;
     int ndim = 0;
     const int64_t *shape = nullptr;
+    const int64_t *strides = nullptr;  // in elements; nullptr: C-contiguous
     DType dtype = DType::undefined;
     bool present() const { return data != nullptr || ndim > 0; }
 };
@@ -55,6 +56,12 @@ struct MatmulPlan {
     int64_t x_batch[kMaxBatch], y_batch[kMaxBatch], o_batch[kMaxBatch];
     int64_t M = 0, K = 0, N = 0;
     bool trans_x = false, trans_y = false;
+    // Strided operands (a view such as the heads of attention, [B, S, H, D] transposed
+    // to [B, H, S, D]): batch dims are kept as they are (equal in x and y, no merging)
+    // and x_str/y_str give every dim's element stride: batch..., then M, K for x and
+    // K, N for y. oneDNN reads the views in place instead of a copy being made.
+    bool strided = false;
+    int64_t x_str[kMaxBatch + 2], y_str[kMaxBatch + 2];
     bool empty() const;  // nothing to compute (some output dim is 0)
 };
 

@@ -83,12 +83,22 @@ bool c_contiguous(const A &a) {
     return true;
 }
 
+// `strided`: x and y of matmul may be strided views (plan_matmul checks what it
+// supports); everything else must be C-contiguous.
 template <class A>
-fw::Operand operand(const A &a, const char *what) {
-    if (!c_contiguous(a))
+fw::Operand operand(const A &a, const char *what, bool strided = false) {
+    const bool dense = c_contiguous(a);
+    if (!dense && !strided)
         throw std::invalid_argument(std::string("matmul: ") + what + " " + describe(a) +
                                     " must be C-contiguous (use numpy.ascontiguousarray)");
     fw::Operand op;
+    if (!dense) {
+        for (size_t i = 0; i < a.ndim(); ++i)
+            if (a.stride_ptr()[i] <= 0 && a.shape_ptr()[i] > 1)
+                throw std::invalid_argument(std::string("matmul: ") + what + " " + describe(a) +
+                                            " has a negative or zero stride (use numpy.ascontiguousarray)");
+        op.strides = a.stride_ptr();
+    }
     op.data = const_cast<void *>(static_cast<const void *>(a.data()));
     op.ndim = int(a.ndim());
     op.shape = a.shape_ptr();
@@ -116,7 +126,7 @@ nb::object new_array(const fw::MatmulPlan &p, fw::DType t, void **data) {
 nb::object py_matmul(const InArray &x, const InArray &y, nb::handle out_obj, bool transpose_x, bool transpose_y,
                      std::optional<InArray> bias, const std::string &activation, std::optional<InArray> residual,
                      bool residual_before_activation) {
-    fw::Operand xo = operand(x, "x"), yo = operand(y, "y");
+    fw::Operand xo = operand(x, "x", true), yo = operand(y, "y", true);
     if (xo.dtype == fw::DType::undefined || xo.dtype != yo.dtype)
         throw nb::type_error(("matmul: unsupported dtypes x=" + describe(x) + ", y=" + describe(y) +
                               "; the native kernel takes two float32 or two bfloat16 (uint16 bits) arrays")

@@ -208,6 +208,27 @@ def test_non_contiguous_inputs():
     )
 
 
+@requires_native
+@settings(max_examples=40, deadline=None)
+@given(b=st.integers(1, 3), h=st.integers(1, 4), m=dims, k=dims, n=dims,
+       tx=st.booleans(), ty=st.booleans(), step=st.integers(1, 2), seed=st.integers(0, 99))
+def test_strided_views_are_read_in_place(b, h, m, k, n, tx, ty, step, seed):
+    """Views like attention heads ([B, S, H, D] transposed to [B, H, S, D]), possibly
+    with a stepped row dim, go to oneDNN with their strides; the result is the
+    product of the views."""
+    rng = np.random.default_rng(seed)
+
+    def heads(rows, cols):  # a [b, h, rows, cols] view of a [b, rows*step, h, cols] array
+        base = rand(rng, (b, rows * step, h, cols), np.float32)
+        return base.transpose(0, 2, 1, 3)[:, :, ::step]
+
+    x = heads(k, m) if tx else heads(m, k)
+    y = heads(n, k) if ty else heads(k, n)
+    got = _native.matmul(x, y, tx, ty)
+    assert_close(got, reference(x, y, tx, ty), np.float32, k)
+    assert _native.C.matmul(x, y, None, tx, ty).tobytes() == got.tobytes()
+
+
 def test_vectors_follow_numpy():
     rng = np.random.default_rng(4)
     v, m, b = (
@@ -345,8 +366,15 @@ def test_bad_epilogue_arguments():
         ValueError, match=r"matmul: out float32\[4, 2\] does not have the result shape \[2, 4\]"
     ):
         _native.C.matmul(x, y, np.empty((4, 2), np.float32))
-    with pytest.raises(ValueError, match="C-contiguous"):
-        _native.C.matmul(np.ones((3, 2), np.float32).T, y)
+    with pytest.raises(ValueError, match="C-contiguous"):  # bias, out, residual: dense only
+        _native.C.matmul(x, y, None, False, False, np.ones(8, np.float32)[::2])
+    with pytest.raises(ValueError, match="non-contiguous operands must be float32"):
+        _native.C.matmul(np.ones((3, 2), np.uint16).T, np.ones((3, 4), np.uint16))
+    with pytest.raises(ValueError, match="negative or zero stride"):
+        _native.C.matmul(np.ones((2, 3), np.float32)[::-1], y)
+    with pytest.raises(ValueError, match="equal batch dims"):
+        _native.C.matmul(np.ones((2, 3, 2), np.float32).transpose(0, 2, 1), np.ones((1, 3, 4),
+                                                                                  np.float32))
     read_only = np.empty((2, 4), np.float32)
     read_only.setflags(write=False)
     with pytest.raises(TypeError, match="matmul: out must be a writable"):

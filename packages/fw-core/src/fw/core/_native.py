@@ -273,6 +273,32 @@ def _native_layout(a: np.ndarray, transpose: bool) -> tuple[np.ndarray, bool]:
     return np.ascontiguousarray(a), transpose
 
 
+def _strided_view(a: np.ndarray) -> bool:
+    """A float32 view oneDNN can read in place: positive strides in whole elements,
+    one of the matrix dims unit-stride."""
+    st, sh = a.strides, a.shape
+    if not (st[-1] == 4 or st[-2] == 4 or sh[-1] == 1 or sh[-2] == 1):
+        return False
+    return all(s > 0 and s % 4 == 0 for s, n in zip(st, sh) if n > 1)
+
+
+def _strided_pair(x: np.ndarray, y: np.ndarray, tx: bool, ty: bool) -> bool:
+    """Whether the product of x and y should go to the kernel as strided views: both
+    float32 with the same batch dims (no broadcasting), at least one of them a view
+    that `_native_layout` would have to copy."""
+    if x.dtype is not _F32 or y.dtype is not _F32 or x.ndim < 3 or x.ndim != y.ndim or \
+            x.shape[:-2] != y.shape[:-2] or not x.size or not y.size:
+        return False
+    copies = False
+    for a in (x, y):
+        if a.flags.c_contiguous or np.swapaxes(a, -1, -2).flags.c_contiguous:
+            continue
+        if not _strided_view(a):
+            return False
+        copies = True
+    return copies
+
+
 def _bits(a: np.ndarray) -> np.ndarray:
     return a.view(_U16) if a.dtype == _BF16 else a
 
@@ -367,6 +393,18 @@ def _matmul(
         return _matmul_numpy(
             x, y, transpose_x, transpose_y, bias, act, residual, residual_before_activation, out
         )
+
+    if (
+        out is None
+        and bias is None
+        and act == "none"
+        and residual is None
+        and _strided_pair(x, y, transpose_x, transpose_y)
+    ):
+        try:  # oneDNN reads the views in place (e.g. attention heads), no copies
+            return C.matmul(x, y, None, transpose_x, transpose_y)
+        except RuntimeError:  # a stride pattern oneDNN does not take: copy below
+            pass
 
     # numpy.matmul's vector rules: promote to a matrix, drop the dim afterwards.
     final_shape = None
