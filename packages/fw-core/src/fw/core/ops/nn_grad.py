@@ -531,19 +531,30 @@ _REAL_FLOAT_NP = frozenset(d.np for d in (_dt.float16, _dt.bfloat16, _dt.float32
 def _check_activation_grad(out, grad_out):
     # checked in full only when the cheap test fails: these run once per node of a
     # backward pass, mostly on small tensors
-    if not (out.shape == grad_out.shape and out.dtype == grad_out.dtype and
+    if not (out.dtype is grad_out.dtype and out.shape == grad_out.shape and
             out.dtype in _REAL_FLOAT_NP):
         _relug_infer(*_types(out, grad_out))
 
 
+# in place into the one fresh array, in the rules' order of operations (same bits);
+# 0-d operands give NumPy scalars, which cannot be written in place
 def _tanh_grad_ref(out, grad_out):
     _check_activation_grad(out, grad_out)
-    return grad_out - grad_out * out * out
+    if not out.ndim:
+        return grad_out - grad_out * out * out
+    r = grad_out * out
+    r *= out
+    return np.subtract(grad_out, r, out=r)
 
 
 def _sigmoid_grad_ref(out, grad_out):
     _check_activation_grad(out, grad_out)
-    return grad_out * (out - out * out)
+    if not out.ndim:
+        return grad_out * (out - out * out)
+    r = out * out
+    np.subtract(out, r, out=r)
+    r *= grad_out
+    return r
 
 
 def _dropg_infer(mask, grad_out, scale=1.0):
