@@ -231,7 +231,8 @@ def test_optimizer_step_in_unconverted_code_is_traced():
 
 class LoopRNN(fw.nn.Layer):
     """A recurrent cell applied while a data-dependent condition holds: the loop
-    becomes a while op inside the training program."""
+    becomes a while op inside the training program, with a trip count that varies
+    from batch to batch."""
 
     def __init__(self):
         super().__init__()
@@ -239,10 +240,10 @@ class LoopRNN(fw.nn.Layer):
         self.cell = fw.nn.Linear(8, 8)
         self.out = fw.nn.Linear(8, 3)
 
-    def forward(self, x, steps):
+    def forward(self, x):
         h = fw.tanh(self.inp(x))
         i = fw.zeros([], dtype="int64")
-        while i < steps:
+        while i < 6 and h.abs().mean() > 0.26 * i.astype("float32"):
             h = fw.tanh(self.cell(h)) + h * 0.5
             i = i + 1
         return self.out(h)
@@ -252,23 +253,11 @@ def test_static_step_with_a_while_loop_equals_eager_step():
     fw.seed(0)
     a = LoopRNN()
     b = copy.deepcopy(a)
-    oa = fw.optimizer.Adam(0.01, parameters=a.parameters())
-    ob = fw.optimizer.Adam(0.01, parameters=b.parameters())
-
-    def step_fn(model, opt):
-        def step(x, y, steps):
-            loss = fw.nn.functional.cross_entropy(model(x, steps), y)
-            loss.backward()
-            opt.step()
-            opt.clear_grad()
-            return loss
-        return step
-
-    eager, static = step_fn(a, oa), fw.jit.to_static(step_fn(b, ob))
-    for i, steps in enumerate([3, 0, 5, 1]):
+    oa, ob = OPTS["adam"](a.parameters()), OPTS["adam"](b.parameters())
+    eager, static = _step_fn(a, oa), fw.jit.to_static(_step_fn(b, ob))
+    for i in range(4):
         x, y = _data(i)
-        n = fw.to_tensor(steps, dtype="int64")
-        le, ls = eager(x, y, n), static(x, y, n)
+        le, ls = eager(x, y), static(x, y)
         np.testing.assert_allclose(float(le), float(ls), rtol=1e-5)
         for (name, p), q in zip(a.named_parameters(), b.parameters()):
             np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
