@@ -229,6 +229,29 @@ def test_strided_views_are_read_in_place(b, h, m, k, n, tx, ty, step, seed):
     assert _native.C.matmul(x, y, None, tx, ty).tobytes() == got.tobytes()
 
 
+@requires_native
+@settings(max_examples=40, deadline=None)
+@given(batch=st.lists(st.integers(1, 3), min_size=1, max_size=3), m=dims, k=dims, n=dims,
+       tx=st.booleans(), ty=st.booleans(), seed=st.integers(0, 2**31 - 1))
+def test_views_with_permuted_and_stepped_dims(batch, m, k, n, tx, ty, seed):
+    """Any view (dims permuted, every dim stepped): strided to oneDNN when it can read
+    it, copied otherwise; always the product of the views."""
+    rng = np.random.default_rng(seed)
+
+    def view(rows, cols):
+        shape = (*batch, rows, cols)
+        perm = rng.permutation(len(shape))
+        steps = rng.integers(1, 3, len(shape))
+        base = rand(rng, [shape[p] * steps[p] for p in perm], np.float32)
+        v = base.transpose(np.argsort(perm))[tuple(slice(None, None, int(s)) for s in steps)]
+        assert v.shape == shape
+        return v
+
+    x = view(k, m) if tx else view(m, k)
+    y = view(n, k) if ty else view(k, n)
+    assert_close(_native.matmul(x, y, tx, ty), reference(x, y, tx, ty), np.float32, k)
+
+
 def test_vectors_follow_numpy():
     rng = np.random.default_rng(4)
     v, m, b = (
