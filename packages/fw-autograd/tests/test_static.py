@@ -136,6 +136,29 @@ def test_gradient_through_nested_loops_and_a_cond_in_the_body():
         assert_same(f, [np.array(xv)], [w])
 
 
+def test_loop_carrying_outer_values_and_a_loop_inside_a_cond_branch():
+    w = param([0.5, -1.5], "w")
+    u = param([2.0, 1.0], "u")
+
+    def carries_outer(x):  # a carry set to an outer value, one passed through unchanged
+        _, a, b, c = while_loop(lambda i, a, b, c: i < 3,
+                                lambda i, a, b, c: (i + 1, a * w, u, c),
+                                [_counter(), x, x * 2.0, x])
+        return (a * b).sum() + (c * w).sum()
+
+    assert_same(carries_outer, [np.array([1.0, 2.0])], [w, u])
+
+    def in_branch(x, p):
+        def loop():
+            _, h = while_loop(lambda i, h: i < 2, lambda i, h: (i + 1, fw.sin(h * w)),
+                              [_counter(), x * u])
+            return (h * h).sum()
+        return cond(p, loop, lambda: (x * w).sum())
+
+    for flag in (True, False):
+        assert_same(in_branch, [np.array([0.3, -0.7]), np.array(flag)], [w, u])
+
+
 def test_gradient_of_the_loop_input_and_a_clear_error_for_second_order():
     with building() as b:
         x = b.add_input(TensorType([2], "float64"), "x")
