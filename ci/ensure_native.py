@@ -22,13 +22,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CORE = ROOT / "packages" / "fw-core"
 INPUTS = ("csrc", "CMakeLists.txt", "pyproject.toml")
+_SOURCES = {".cpp", ".cc", ".hpp", ".h"}  # what csrc/ holds that the build compiles
 
 
 def _newest_input() -> tuple[float, Path]:
     newest = (0.0, CORE)
     for name in INPUTS:
         path = CORE / name
-        files = [p for p in path.rglob("*") if p.is_file()] if path.is_dir() else [path]
+        files = [p for p in path.rglob("*") if p.suffix in _SOURCES] if path.is_dir() else [path]
         for f in files:
             newest = max(newest, (f.stat().st_mtime, f))
     return newest

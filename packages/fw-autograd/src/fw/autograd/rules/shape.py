@@ -22,6 +22,15 @@ def _reshape_like(ctx, g):
     return reshape_like(g, ctx, 0)
 
 
+@vjp("reshape_dyn")
+def _reshape_dyn(ctx, g):
+    shape = ctx.shape(0)
+    if sum(1 for d in shape if d == -1) <= 1:
+        return reshape_to(g, shape), None
+    # several sizes known only at run time: reshape to the input's run-time shape
+    return call("reshape_dyn", g, fw.shape(ctx.inputs[0]), static_shape=shape), None
+
+
 @vjp("transpose", inputs=False)
 def _transpose(ctx, g):
     perm = ctx.attrs["perm"]

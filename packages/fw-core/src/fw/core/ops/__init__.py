@@ -16,7 +16,7 @@ from fw.core.ops._registry import OPS, OpDef, defop, get_op, register_kernel
 
 FAMILIES = ("creation", "elementwise", "reduce", "shape", "indexing", "search", "linalg", "fft",
             "random", "control", "activation", "conv", "pool", "norm", "nn_misc", "loss",
-            "optimizer", "fused", "nn_grad")
+            "optimizer", "fused", "nn_grad", "dynamic_shape")
 
 for _m in FAMILIES:
     importlib.import_module(f"fw.core.ops.{_m}")

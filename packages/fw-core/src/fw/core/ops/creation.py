@@ -19,9 +19,10 @@ from fw.core import dtypes as _dt
 from fw.core import place as _pl
 from fw.core.errors import InvalidArgumentError, InvalidTypeError, UnsupportedError
 from fw.core.ir.types import DYN, TensorType
+from fw.core.ops import dynamic_shape as _dyn
 from fw.core.ops._api import public
 from fw.core.ops._infer import broadcast_shapes, complex_of, norm_axis, shp
-from fw.core.ops._registry import defop
+from fw.core.ops._registry import OPS, defop
 from fw.core.tensor import Tensor, to_tensor
 
 __all__ = ["as_shape", "number_arg"]
@@ -164,6 +165,14 @@ def full(shape, fill_value, dtype=None, name=None):
     """
     from fw.core.dispatch import invoke
 
+    if _dyn.has_symbolic(shape):  # a program is being built with run-time sizes
+        fv = number_arg(fill_value, "fill_value")
+        if dtype is None:
+            dtype = _dt.scalar_dtype(fv) if isinstance(fv, (bool, complex)) else \
+                _dt.get_default_dtype()
+        st, static = _dyn.shape_tensor(shape, "full")
+        return invoke(OPS["full_dyn"], [st], {"fill_value": fv, "dtype": dtype,
+                                              "static_shape": static})
     return invoke(full_op, [], {"shape": shape, "fill_value": fill_value, "dtype": dtype})
 
 

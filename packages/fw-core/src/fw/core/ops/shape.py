@@ -23,6 +23,7 @@ from fw.core.errors import InvalidArgumentError, InvalidTypeError, UnsupportedEr
 from fw.core.ir.core import Value
 from fw.core.ir.types import DYN, TensorType
 from fw.core.ops import _api
+from fw.core.ops import dynamic_shape as _dyn
 from fw.core.ops._api import public
 from fw.core.ops._args import as_axes, as_int, as_ints
 from fw.core.ops._infer import broadcast_shapes, norm_axis, shp
@@ -156,7 +157,11 @@ def reshape(x, shape, *more, name=None):
     >>> fw.reshape(fw.arange(6), [2, -1]).shape
     [2, 3]
     """
-    return invoke(reshape_op, [x], {"shape": _shape_args(shape, more, "reshape")})
+    shape = _shape_args(shape, more, "reshape")
+    if _dyn.has_symbolic(shape):  # a program is being built with run-time sizes
+        st, static = _dyn.shape_tensor(shape, "reshape")
+        return invoke(OPS["reshape_dyn"], [x, st], {"static_shape": static})
+    return invoke(reshape_op, [x], {"shape": shape})
 
 
 @public(method=True)

@@ -219,3 +219,22 @@ record("increment", _one_element, dtypes=ALL_NUMERIC + FLOATS_LOW + COMPLEX, gra
 for _n in ("numel", "shape", "is_empty"):
     record(_n, lambda draw, d: Sample([arrays(draw, d, shapes(draw))]), dtypes=ALL,
            grad_order=0)
+
+
+def _full_dyn(draw, dtype):
+    shape = shapes(draw, max_dims=3)
+    static = [d if draw(st.booleans()) else -1 for d in shape]  # -1: known at run time only
+    v = draw(st.floats(-5, 5)) if dtype.kind >= _dt._FLOAT else draw(st.integers(-5, 5))
+    return Sample([np.array(shape, np.int64)],
+                  {"fill_value": v, "dtype": dtype, "static_shape": static})
+
+
+record("full_dyn", _full_dyn, dtypes=ALL_NUMERIC, grad_order=0, dynamic_ok=False,
+       errors=[([np.array([2, 3])], {"fill_value": 1.0, "dtype": None, "static_shape": [2, 4]},
+                InvalidArgumentError, "does not match"),
+               ([np.array([2, -3])], {"fill_value": 1.0, "dtype": None,
+                                      "static_shape": [-1, -1]},
+                InvalidArgumentError, "negative size"),
+               ([np.array([2.0, 3.0])], {"fill_value": 1.0, "dtype": None,
+                                         "static_shape": [-1, -1]},
+                InvalidTypeError, "1-D integer tensor")])

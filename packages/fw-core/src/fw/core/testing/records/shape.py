@@ -37,6 +37,18 @@ def _reshape(draw, dtype):
     return Sample([arrays(draw, dtype, shape, special=True)], {"shape": dims})
 
 
+def _reshape_dyn(draw, dtype):
+    s = _reshape(draw, dtype)
+    dims = s.attrs["shape"]
+    static = [d if d == -1 or draw(st.booleans()) else -1 for d in dims]
+    return Sample([s.args[0], np.array(dims, np.int64)], {"static_shape": static})
+
+
+record("reshape_dyn", _reshape_dyn, dtypes=ALL_NUMERIC, grad_order=2, dynamic_ok=False,
+       errors=[([np.ones((2, 3)), np.array([4, 2])], {"static_shape": [-1, -1]},
+                InvalidArgumentError, "cannot reshape"),
+               ([np.ones((2, 3)), np.array([3, 2])], {"static_shape": [2, 3]},
+                InvalidArgumentError, "does not match")])
 record("reshape", _reshape, dtypes=ALL_NUMERIC, grad_order=2, dynamic_ok=False,
        errors=[([np.ones((2, 3))], {"shape": [4, 2]}, InvalidArgumentError, "cannot reshape"),
                ([np.ones((2, 3))], {"shape": [-1, -1]}, InvalidArgumentError, "more than one"),

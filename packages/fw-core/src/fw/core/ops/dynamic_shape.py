@@ -1,0 +1,166 @@
+"""Shapes known only at run time, while a program is being built.
+
+Paddle's static programs take shapes that hold tensors — ``paddle.zeros([paddle.shape(x)[0],
+4])``, ``x.reshape([b, -1, h, d])`` with ``b = paddle.shape(x)[0]`` — the usual way to
+write code for a dynamic batch. The ordinary ``full`` and ``reshape`` ops keep their
+shape in an attribute (Python ints), so for those calls `full` and `reshape` build a
+1-D int64 shape tensor and emit the ops here instead:
+
+``full_dyn(shape, fill_value, dtype, static_shape)``
+    ``shape`` (1-D integer tensor) of non-negative sizes; ``static_shape`` holds what
+    was known when the program was built (a Python int, or -1 for an entry computed
+    at run time) and gives the result type; the kernel checks the run-time sizes
+    against it.
+``reshape_dyn(x, shape, static_shape)``
+    Paddle's reshape semantics per entry of the run-time ``shape`` (0 keeps x's
+    dimension, one -1 is inferred); differentiable in x (the gradient is
+    ``reshape_dyn`` of the output gradient to ``shape(x)``).
+
+Eagerly nothing routes here: tensors in shapes are read as numbers (see
+`creation.as_shape`); the ops still run eagerly, which the op records use.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fw.core import dtypes as _dt
+from fw.core.errors import InvalidArgumentError, InvalidTypeError
+from fw.core.ir.types import DYN, TensorType
+from fw.core.ops._infer import shp
+from fw.core.ops._registry import defop
+
+__all__ = ["is_symbolic", "has_symbolic", "shape_tensor"]
+
+
+def is_symbolic(v) -> bool:
+    """An IR value (as opposed to a Tensor or a Python number)."""
+    from fw.core.ir.core import Value
+
+    return type(v) is Value
+
+
+def has_symbolic(shape) -> bool:
+    """Whether a shape argument holds IR values (or is one)."""
+    if is_symbolic(shape):
+        return True
+    return isinstance(shape, (list, tuple)) and any(is_symbolic(d) for d in shape)
+
+
+def shape_tensor(shape, op):
+    """(a 1-D int64 Value of the sizes, the static shape: ints, -1 where symbolic)."""
+    from fw.core.ops._api import call
+
+    if is_symbolic(shape):
+        t = shape.type
+        if len(t.shape) != 1 or t.shape[0] == DYN or t.dtype.kind != _dt._INT:
+            raise InvalidTypeError(f"{op}: 'shape' given as a tensor must be a 1-D integer "
+                                   f"tensor of static length, got {t}")
+        return call("cast", shape, dtype=_dt.int64), (DYN,) * t.shape[0]
+    parts, static = [], []
+    for d in shape:
+        if is_symbolic(d):
+            t = d.type
+            if t.dtype.kind != _dt._INT or len(t.shape) > 1 or (t.shape and t.shape[0] != 1):
+                raise InvalidTypeError(f"{op}: each tensor in 'shape' must be one integer, got "
+                                       f"{t}")
+            parts.append(call("reshape", call("cast", d, dtype=_dt.int64), shape=[1]))
+            static.append(DYN)
+        else:
+            d = int(d.item()) if hasattr(d, "item") else d
+            if not isinstance(d, (int, np.integer)) or isinstance(d, bool):
+                raise InvalidTypeError(f"{op}: 'shape' must contain ints or integer tensors, "
+                                       f"got {type(d).__name__}")
+            parts.append(call("full", shape=[1], fill_value=int(d), dtype=_dt.int64))
+            static.append(int(d))
+    return call("concat", parts, axis=0), tuple(static)
+
+
+def _sizes(shape, op):
+    a = np.asarray(shape)
+    if a.ndim != 1 or a.dtype.kind not in "iu":
+        raise InvalidTypeError(f"{op}: 'shape' must be a 1-D integer tensor, got "
+                               f"{a.dtype}{list(a.shape)}")
+    return [int(v) for v in a]
+
+
+def _check_static(sizes, static, op):
+    if len(sizes) != len(static) or any(s not in (DYN, -1, 0) and s != v
+                                        for v, s in zip(sizes, static)):
+        raise InvalidArgumentError(f"{op}: the run-time shape {sizes} does not match the "
+                                   f"shape {list(static)} the program was built with")
+
+
+def _shape_type(shape, static, op):
+    if len(shape.shape) != 1 or shape.dtype.kind != _dt._INT:
+        raise InvalidTypeError(f"{op}: 'shape' must be a 1-D integer tensor, got {shape}")
+    if shape.shape[0] != DYN and shape.shape[0] != len(static):
+        raise InvalidArgumentError(f"{op}: 'shape' has {shape.shape[0]} entries but "
+                                   f"static_shape has {len(static)}")
+
+
+# ---------------------------------------------------------------- full_dyn
+def _fd_canon(attrs):
+    a = dict(attrs)
+    a["dtype"] = _dt.convert_dtype(a["dtype"] if a["dtype"] is not None
+                                   else _dt.get_default_dtype())
+    a["static_shape"] = tuple(int(d) for d in a["static_shape"])
+    return a
+
+
+def _fd_infer(shape, fill_value=0.0, dtype=None, static_shape=()):
+    _shape_type(shape, static_shape, "full_dyn")
+    if any(d < DYN for d in static_shape):
+        raise InvalidArgumentError(f"full_dyn: negative size in {list(static_shape)}")
+    return TensorType(static_shape, dtype)
+
+
+def _fd_ref(shape, fill_value=0.0, dtype=None, static_shape=()):
+    sizes = _sizes(shape, "full_dyn")
+    if any(v < 0 for v in sizes):
+        raise InvalidArgumentError(f"full_dyn: the run-time shape {sizes} has a negative size")
+    _check_static(sizes, static_shape, "full_dyn")
+    return np.full(sizes, fill_value, dtype=dtype.np)
+
+
+defop("full_dyn", ("shape",), {"fill_value": 0.0, "dtype": None, "static_shape": ()},
+      infer=_fd_infer, reference=_fd_ref, canon=_fd_canon, promote=None, differentiable=False,
+      family="creation", api=False, method=False,
+      doc="full() whose shape is a run-time 1-D integer tensor (see ops/dynamic_shape.py).")
+
+
+# ---------------------------------------------------------------- reshape_dyn
+def _rd_canon(attrs):
+    return {"static_shape": tuple(int(d) for d in attrs["static_shape"])}
+
+
+def _rd_infer(x, shape, static_shape=()):
+    _shape_type(shape, static_shape, "reshape_dyn")
+    out = []
+    for i, d in enumerate(static_shape):
+        if d == 0:
+            if i >= len(x.shape):
+                raise InvalidArgumentError(f"reshape_dyn: shape {list(static_shape)} uses 0 at "
+                                           f"position {i} but x has rank {len(x.shape)}")
+            out.append(x.shape[i])
+        elif d >= 0:
+            out.append(d)
+        else:
+            out.append(DYN)
+    return TensorType(out, x.dtype)
+
+
+def _rd_ref(x, shape, static_shape=()):
+    sizes = _sizes(shape, "reshape_dyn")
+    _check_static(sizes, static_shape, "reshape_dyn")
+    tgt = [x.shape[i] if d == 0 and i < x.ndim else d for i, d in enumerate(sizes)]
+    try:
+        return np.reshape(x, tgt)
+    except ValueError:
+        raise InvalidArgumentError(f"reshape_dyn: cannot reshape x of shape {shp(x.shape)} "
+                                   f"({x.size} elements) to {sizes}") from None
+
+
+defop("reshape_dyn", ("x", "shape"), {"static_shape": ()}, infer=_rd_infer, reference=_rd_ref,
+      canon=_rd_canon, promote=None, family="shape", api=False, method=False,
+      doc="reshape() to a run-time 1-D integer shape tensor (see ops/dynamic_shape.py).")
