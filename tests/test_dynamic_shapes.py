@@ -18,9 +18,12 @@ class Heads(fw.nn.Layer):
     def __init__(self):
         super().__init__()
         self.proj = fw.nn.Linear(8, 8)
+        self.cls = self.create_parameter([1, 1, 8])  # a ViT-style class token
 
     def forward(self, x):
-        b, s = fw.shape(x)[0], fw.shape(x)[1]
+        b = fw.shape(x)[0]
+        x = fw.concat([self.cls.expand([b, -1, -1]), x], axis=1)  # run-time batch
+        s = fw.shape(x)[1]
         h = self.proj(x).reshape([b, s, 2, 4])  # two run-time sizes
         mask = fw.ones([b, s, 2, 1], dtype="float32")  # run-time shape
         h = (h * mask).transpose([0, 2, 1, 3])
@@ -44,11 +47,12 @@ def test_forward_and_gradients_equal_eager(shape):
         xt = fw.to_tensor(x, stop_gradient=False)
         y = m(xt)
         (y * y).sum().backward()
-        outs.append((y.numpy(), xt.grad.numpy(), m.proj.weight.grad.numpy()))
+        outs.append((y.numpy(), xt.grad.numpy(), m.proj.weight.grad.numpy(),
+                     m.cls.grad.numpy()))
     for a, b in zip(*outs):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     ops = [op.name for op in static.forward.concrete_program.main_program.walk()]
-    assert "reshape_dyn" in ops and "full_dyn" in ops
+    assert {"reshape_dyn", "full_dyn", "expand_dyn"} <= set(ops)
 
 
 def test_saved_model_and_predictor_take_any_batch(tmp_path):

@@ -48,6 +48,11 @@ def _expand(ctx, g):
     return g  # the engine sums over the broadcast dimensions
 
 
+@vjp("expand_dyn", inputs=False)
+def _expand_dyn(ctx, g):
+    return g, None  # the engine sums over the broadcast dimensions
+
+
 @vjp("expand_as", inputs=False)
 def _expand_as(ctx, g):
     return g, None

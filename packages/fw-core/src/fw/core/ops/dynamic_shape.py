@@ -1,16 +1,21 @@
 """Shapes known only at run time, while a program is being built.
 
 Paddle's static programs take shapes that hold tensors — ``paddle.zeros([paddle.shape(x)[0],
-4])``, ``x.reshape([b, -1, h, d])`` with ``b = paddle.shape(x)[0]`` — the usual way to
-write code for a dynamic batch. The ordinary ``full`` and ``reshape`` ops keep their
-shape in an attribute (Python ints), so for those calls `full` and `reshape` build a
-1-D int64 shape tensor and emit the ops here instead:
+4])``, ``x.reshape([b, -1, h, d])`` or ``cls_token.expand([b, -1, -1])`` with ``b =
+paddle.shape(x)[0]`` — the usual way to write code for a dynamic batch. The ordinary
+``full``, ``reshape`` and ``expand`` ops keep their shape in an attribute (Python ints),
+so for those calls the public functions build a 1-D int64 shape tensor and emit the
+ops here instead:
 
 ``full_dyn(shape, fill_value, dtype, static_shape)``
     ``shape`` (1-D integer tensor) of non-negative sizes; ``static_shape`` holds what
     was known when the program was built (a Python int, or -1 for an entry computed
     at run time) and gives the result type; the kernel checks the run-time sizes
     against it.
+``expand_dyn(x, shape, static_shape)``
+    expand() to a run-time shape: -1 keeps x's dimension; in ``static_shape`` -2
+    (`RUNTIME`) marks the sizes known only at run time (-1 already means "keep").
+    Differentiable in x (the gradient is summed back over the broadcast dims).
 ``reshape_dyn(x, shape, static_shape)``
     Paddle's reshape semantics per entry of the run-time ``shape`` (0 keeps x's
     dimension, one -1 is inferred); differentiable in x (the gradient is
@@ -30,7 +35,10 @@ from fw.core.ir.types import DYN, TensorType
 from fw.core.ops._infer import shp
 from fw.core.ops._registry import defop
 
-__all__ = ["is_symbolic", "has_symbolic", "shape_tensor"]
+__all__ = ["is_symbolic", "has_symbolic", "shape_tensor", "RUNTIME"]
+
+#: expand_dyn's static_shape marker of a size known only at run time
+RUNTIME = -2
 
 
 def is_symbolic(v) -> bool:
@@ -47,8 +55,8 @@ def has_symbolic(shape) -> bool:
     return isinstance(shape, (list, tuple)) and any(is_symbolic(d) for d in shape)
 
 
-def shape_tensor(shape, op):
-    """(a 1-D int64 Value of the sizes, the static shape: ints, -1 where symbolic)."""
+def shape_tensor(shape, op, marker=DYN):
+    """(a 1-D int64 Value of the sizes, the static shape: ints, `marker` where symbolic)."""
     from fw.core.ops._api import call
 
     if is_symbolic(shape):
@@ -56,7 +64,7 @@ def shape_tensor(shape, op):
         if len(t.shape) != 1 or t.shape[0] == DYN or t.dtype.kind != _dt._INT:
             raise InvalidTypeError(f"{op}: 'shape' given as a tensor must be a 1-D integer "
                                    f"tensor of static length, got {t}")
-        return call("cast", shape, dtype=_dt.int64), (DYN,) * t.shape[0]
+        return call("cast", shape, dtype=_dt.int64), (marker,) * t.shape[0]
     parts, static = [], []
     for d in shape:
         if is_symbolic(d):
@@ -65,7 +73,7 @@ def shape_tensor(shape, op):
                 raise InvalidTypeError(f"{op}: each tensor in 'shape' must be one integer, got "
                                        f"{t}")
             parts.append(call("reshape", call("cast", d, dtype=_dt.int64), shape=[1]))
-            static.append(DYN)
+            static.append(marker)
         else:
             d = int(d.item()) if hasattr(d, "item") else d
             if not isinstance(d, (int, np.integer)) or isinstance(d, bool):
@@ -85,7 +93,7 @@ def _sizes(shape, op):
 
 
 def _check_static(sizes, static, op):
-    if len(sizes) != len(static) or any(s not in (DYN, -1, 0) and s != v
+    if len(sizes) != len(static) or any(s not in (DYN, -1, 0, RUNTIME) and s != v
                                         for v, s in zip(sizes, static)):
         raise InvalidArgumentError(f"{op}: the run-time shape {sizes} does not match the "
                                    f"shape {list(static)} the program was built with")
@@ -164,3 +172,48 @@ def _rd_ref(x, shape, static_shape=()):
 defop("reshape_dyn", ("x", "shape"), {"static_shape": ()}, infer=_rd_infer, reference=_rd_ref,
       canon=_rd_canon, promote=None, family="shape", api=False, method=False,
       doc="reshape() to a run-time 1-D integer shape tensor (see ops/dynamic_shape.py).")
+
+
+# ---------------------------------------------------------------- expand_dyn
+def _ed_infer(x, shape, static_shape=()):
+    _shape_type(shape, static_shape, "expand_dyn")
+    nd, nt = len(x.shape), len(static_shape)
+    if nt < nd:
+        raise InvalidArgumentError(f"expand_dyn: the target shape {list(static_shape)} has "
+                                   f"fewer dimensions than x with shape {shp(x.shape)}")
+    out = []
+    for i, t in enumerate(static_shape):
+        j = i - (nt - nd)
+        d = x.shape[j] if j >= 0 else None
+        if t == RUNTIME:
+            out.append(d if d not in (None, 1, DYN) else DYN)
+        elif t == -1:
+            if d is None:
+                raise InvalidArgumentError(f"expand_dyn: -1 in the target shape at a new "
+                                           f"leading dimension {i}")
+            out.append(d)
+        elif t < 0:
+            raise InvalidArgumentError(f"expand_dyn: negative size in {list(static_shape)}")
+        elif d in (None, 1, DYN) or d == t:
+            out.append(t)
+        else:
+            raise InvalidArgumentError(f"expand_dyn: x with shape {shp(x.shape)} cannot be "
+                                       f"expanded to {list(static_shape)}")
+    return TensorType(out, x.dtype)
+
+
+def _ed_ref(x, shape, static_shape=()):
+    sizes = _sizes(shape, "expand_dyn")
+    _check_static(sizes, static_shape, "expand_dyn")
+    lead = len(sizes) - x.ndim
+    tgt = [x.shape[i - lead] if v == -1 and i >= lead else v for i, v in enumerate(sizes)]
+    try:
+        return np.broadcast_to(x, tgt).copy()
+    except ValueError:
+        raise InvalidArgumentError(f"expand_dyn: x with shape {shp(x.shape)} cannot be "
+                                   f"expanded to {sizes}") from None
+
+
+defop("expand_dyn", ("x", "shape"), {"static_shape": ()}, infer=_ed_infer, reference=_ed_ref,
+      canon=_rd_canon, promote=None, family="shape", api=False, method=False,
+      doc="expand() to a run-time 1-D integer shape tensor (see ops/dynamic_shape.py).")

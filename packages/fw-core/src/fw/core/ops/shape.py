@@ -1009,7 +1009,11 @@ def expand(x, shape, *more, name=None):
     >>> fw.expand(fw.zeros([1, 3]), [2, -1]).shape
     [2, 3]
     """
-    return invoke(expand_op, [x], {"shape": _shape_args(shape, more, "expand")})
+    shape = _shape_args(shape, more, "expand")
+    if _dyn.has_symbolic(shape):  # a program is being built with run-time sizes
+        st, static = _dyn.shape_tensor(shape, "expand", _dyn.RUNTIME)
+        return invoke(OPS["expand_dyn"], [x, st], {"static_shape": static})
+    return invoke(expand_op, [x], {"shape": shape})
 
 
 @public(method=True)

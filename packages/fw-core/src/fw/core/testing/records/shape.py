@@ -49,6 +49,21 @@ record("reshape_dyn", _reshape_dyn, dtypes=ALL_NUMERIC, grad_order=2, dynamic_ok
                 InvalidArgumentError, "cannot reshape"),
                ([np.ones((2, 3)), np.array([3, 2])], {"static_shape": [2, 3]},
                 InvalidArgumentError, "does not match")])
+def _expand_dyn(draw, dtype):
+    shape = shapes(draw, max_dims=3)
+    lead = draw(st.lists(st.integers(1, 3), max_size=2))
+    target = lead + [d if d != 1 else draw(st.integers(1, 3)) for d in shape]
+    sizes = [t if i < len(lead) or draw(st.booleans()) else -1 for i, t in enumerate(target)]
+    static = [s if s == -1 or draw(st.booleans()) else -2 for s in sizes]
+    return Sample([arrays(draw, dtype, shape), np.array(sizes, np.int64)],
+                  {"static_shape": static})
+
+
+record("expand_dyn", _expand_dyn, dtypes=ALL_NUMERIC, grad_order=2, dynamic_ok=False,
+       errors=[([np.ones((2, 3)), np.array([4, 3])], {"static_shape": [-2, -2]},
+                InvalidArgumentError, "cannot be expanded"),
+               ([np.ones((2, 3)), np.array([2, 3])], {"static_shape": [2, 4]},
+                InvalidArgumentError, "does not match")])
 record("reshape", _reshape, dtypes=ALL_NUMERIC, grad_order=2, dynamic_ok=False,
        errors=[([np.ones((2, 3))], {"shape": [4, 2]}, InvalidArgumentError, "cannot reshape"),
                ([np.ones((2, 3))], {"shape": [-1, -1]}, InvalidArgumentError, "more than one"),
