@@ -24,7 +24,8 @@ class Heads(fw.nn.Layer):
         b = fw.shape(x)[0]
         x = fw.concat([self.cls.expand([b, -1, -1]), x], axis=1)  # run-time batch
         s = fw.shape(x)[1]
-        h = self.proj(x).reshape([b, s, 2, 4])  # two run-time sizes
+        pos = fw.arange(s, dtype="float32").reshape([1, -1, 1])  # position ids
+        h = self.proj(x + 0.01 * pos).reshape([b, s, 2, 4])  # two run-time sizes
         mask = fw.ones([b, s, 2, 1], dtype="float32")  # run-time shape
         h = (h * mask).transpose([0, 2, 1, 3])
         return h.reshape([b, -1]) + fw.zeros([b, 1])
@@ -52,7 +53,7 @@ def test_forward_and_gradients_equal_eager(shape):
     for a, b in zip(*outs):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     ops = [op.name for op in static.forward.concrete_program.main_program.walk()]
-    assert {"reshape_dyn", "full_dyn", "expand_dyn"} <= set(ops)
+    assert {"reshape_dyn", "full_dyn", "expand_dyn", "arange_dyn"} <= set(ops)
 
 
 def test_saved_model_and_predictor_take_any_batch(tmp_path):

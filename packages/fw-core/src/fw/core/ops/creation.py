@@ -380,6 +380,25 @@ arange_op = defop("arange", (), {"start": 0, "end": None, "step": 1, "dtype": No
                   doc="Evenly spaced values in [start, end).")
 
 
+@public()
+def arange(start=0, end=None, step=1, dtype=None, name=None):
+    """Evenly spaced values in ``[start, end)`` (``arange(n)``: ``0 .. n-1``); integer
+    bounds give int64, otherwise the default float dtype. Bounds may be one-element
+    tensors, also run-time ones while a program is being built.
+
+    >>> import fw
+    >>> fw.arange(1, 7, 2).tolist()
+    [1, 3, 5]
+    """
+    from fw.core.dispatch import invoke
+
+    if end is None:
+        start, end = 0, start
+    if any(_dyn.is_symbolic(v) for v in (start, end, step)):
+        return _dyn.arange(start, end, step, dtype)
+    return invoke(arange_op, [], {"start": start, "end": end, "step": step, "dtype": dtype})
+
+
 def _space_canon(attrs):
     a = dict(attrs)
     for k in ("start", "stop", "base"):

@@ -16,6 +16,9 @@ ops here instead:
     expand() to a run-time shape: -1 keeps x's dimension; in ``static_shape`` -2
     (`RUNTIME`) marks the sizes known only at run time (-1 already means "keep").
     Differentiable in x (the gradient is summed back over the broadcast dims).
+``arange_dyn(start, end, step, dtype)``
+    arange() whose bounds are 0-D tensors (``paddle.arange(paddle.shape(ids)[1])``, the
+    position ids of a sequence model): a 1-D result of run-time length.
 ``reshape_dyn(x, shape, static_shape)``
     Paddle's reshape semantics per entry of the run-time ``shape`` (0 keeps x's
     dimension, one -1 is inferred); differentiable in x (the gradient is
@@ -217,3 +220,51 @@ def _ed_ref(x, shape, static_shape=()):
 defop("expand_dyn", ("x", "shape"), {"static_shape": ()}, infer=_ed_infer, reference=_ed_ref,
       canon=_rd_canon, promote=None, family="shape", api=False, method=False,
       doc="expand() to a run-time 1-D integer shape tensor (see ops/dynamic_shape.py).")
+
+
+# ---------------------------------------------------------------- arange_dyn
+def _ad_canon(attrs):
+    return {"dtype": _dt.convert_dtype(attrs["dtype"] if attrs["dtype"] is not None
+                                       else _dt.int64)}
+
+
+def _ad_infer(start, end, step, dtype=None):
+    for t, n in ((start, "start"), (end, "end"), (step, "step")):
+        if len(t.shape) > 1 or (t.shape and t.shape[0] != 1) or t.dtype.kind > _dt._FLOAT:
+            raise InvalidTypeError(f"arange_dyn: '{n}' must be one real number, got {t}")
+    return TensorType((DYN,), dtype)
+
+
+def _ad_ref(start, end, step, dtype=None):
+    vals = []
+    for v, n in ((start, "start"), (end, "end"), (step, "step")):
+        a = np.asarray(v)
+        if a.size != 1 or a.ndim > 1 or a.dtype.kind not in "iuf":
+            raise InvalidTypeError(f"arange_dyn: '{n}' must be one real number, got "
+                                   f"{a.dtype}{list(a.shape)}")
+        vals.append(a.reshape(-1)[0].item())
+    s, e, d = vals
+    if d == 0:
+        raise InvalidArgumentError("arange_dyn: 'step' must not be 0")
+    return np.arange(s, e, d, dtype=dtype.np)
+
+
+defop("arange_dyn", ("start", "end", "step"), {"dtype": None}, infer=_ad_infer,
+      reference=_ad_ref, canon=_ad_canon, promote=None, differentiable=False,
+      family="creation", api=False, method=False,
+      doc="arange() with run-time bounds (see ops/dynamic_shape.py).")
+
+
+def arange(start, end, step, dtype):
+    """Emit arange_dyn for bounds of which some are IR values (the others numbers)."""
+    from fw.core.ops._api import call
+
+    vals = (start, end, step)
+    if dtype is None:  # Paddle: integer bounds give int64, any float the default float
+        floats = any((v.type.dtype.kind >= _dt._FLOAT) if is_symbolic(v) else
+                     isinstance(v, float) for v in vals)
+        dtype = _dt.get_default_dtype() if floats else _dt.int64
+    dtype = _dt.convert_dtype(dtype)
+    ins = [call("cast", v, dtype=dtype) if is_symbolic(v) else
+           call("full", shape=[], fill_value=v, dtype=dtype) for v in vals]
+    return call("arange_dyn", *ins, dtype=dtype)

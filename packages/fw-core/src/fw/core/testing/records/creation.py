@@ -238,3 +238,24 @@ record("full_dyn", _full_dyn, dtypes=ALL_NUMERIC, grad_order=0, dynamic_ok=False
                ([np.array([2.0, 3.0])], {"fill_value": 1.0, "dtype": None,
                                          "static_shape": [-1, -1]},
                 InvalidTypeError, "1-D integer tensor")])
+
+
+def _arange_dyn(draw, dtype):
+    if dtype.kind >= _dt._FLOAT:
+        start, span = draw(st.floats(-5, 5)), draw(st.floats(0, 10))
+        step = draw(st.sampled_from([0.5, 1.0, 1.5, -0.75]))
+    else:
+        start, span = draw(st.integers(-5, 5)), draw(st.integers(0, 10))
+        step = draw(st.sampled_from([1, 2, 3, -1]))
+    end = start + span if step > 0 else start - span
+    npd = dtype.np
+    return Sample([np.array(start, npd), np.array(end, npd), np.array(step, npd)],
+                  {"dtype": dtype})
+
+
+record("arange_dyn", _arange_dyn, dtypes=(_dt.int32, _dt.int64, _dt.float32, _dt.float64),
+       grad_order=0, dynamic_ok=False,
+       errors=[([np.array(0), np.array(3), np.array(0)], {"dtype": None},
+                InvalidArgumentError, "'step' must not be 0"),
+               ([np.array(0), np.array([3, 4]), np.array(1)], {"dtype": None},
+                InvalidTypeError, "'end' must be one real number")])
