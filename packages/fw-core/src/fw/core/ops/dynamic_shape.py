@@ -102,6 +102,14 @@ def _check_static(sizes, static, op):
                                    f"shape {list(static)} the program was built with")
 
 
+def _or_error(fn, message):
+    """fn(), with NumPy's ValueError (sizes that do not fit) turned into `message`."""
+    try:
+        return fn()
+    except ValueError:
+        raise InvalidArgumentError(message) from None
+
+
 def _shape_type(shape, static, op):
     if len(shape.shape) != 1 or shape.dtype.kind != _dt._INT:
         raise InvalidTypeError(f"{op}: 'shape' must be a 1-D integer tensor, got {shape}")
@@ -165,11 +173,8 @@ def _rd_ref(x, shape, static_shape=()):
     sizes = _sizes(shape, "reshape_dyn")
     _check_static(sizes, static_shape, "reshape_dyn")
     tgt = [x.shape[i] if d == 0 and i < x.ndim else d for i, d in enumerate(sizes)]
-    try:
-        return np.reshape(x, tgt)
-    except ValueError:
-        raise InvalidArgumentError(f"reshape_dyn: cannot reshape x of shape {shp(x.shape)} "
-                                   f"({x.size} elements) to {sizes}") from None
+    return _or_error(lambda: np.reshape(x, tgt), f"reshape_dyn: cannot reshape x of shape "
+                     f"{shp(x.shape)} ({x.size} elements) to {sizes}")
 
 
 defop("reshape_dyn", ("x", "shape"), {"static_shape": ()}, infer=_rd_infer, reference=_rd_ref,
@@ -179,30 +184,24 @@ defop("reshape_dyn", ("x", "shape"), {"static_shape": ()}, infer=_rd_infer, refe
 
 # ---------------------------------------------------------------- expand_dyn
 def _ed_infer(x, shape, static_shape=()):
+    from fw.core.ops.shape import _expand_shape
+
     _shape_type(shape, static_shape, "expand_dyn")
-    nd, nt = len(x.shape), len(static_shape)
-    if nt < nd:
-        raise InvalidArgumentError(f"expand_dyn: the target shape {list(static_shape)} has "
-                                   f"fewer dimensions than x with shape {shp(x.shape)}")
-    out = []
+    lead = len(static_shape) - len(x.shape)
+    target = []  # expand_as's spelling: -1 (DYN) is a size known at run time
     for i, t in enumerate(static_shape):
-        j = i - (nt - nd)
-        d = x.shape[j] if j >= 0 else None
-        if t == RUNTIME:
-            out.append(d if d not in (None, 1, DYN) else DYN)
-        elif t == -1:
-            if d is None:
+        if t == -1:  # keep x's dimension
+            if i < lead:
                 raise InvalidArgumentError(f"expand_dyn: -1 in the target shape at a new "
                                            f"leading dimension {i}")
-            out.append(d)
+            target.append(x.shape[i - lead])
+        elif t == RUNTIME:
+            target.append(DYN)
         elif t < 0:
             raise InvalidArgumentError(f"expand_dyn: negative size in {list(static_shape)}")
-        elif d in (None, 1, DYN) or d == t:
-            out.append(t)
         else:
-            raise InvalidArgumentError(f"expand_dyn: x with shape {shp(x.shape)} cannot be "
-                                       f"expanded to {list(static_shape)}")
-    return TensorType(out, x.dtype)
+            target.append(t)
+    return TensorType(_expand_shape(x.shape, target, keep=False), x.dtype)
 
 
 def _ed_ref(x, shape, static_shape=()):
@@ -210,11 +209,8 @@ def _ed_ref(x, shape, static_shape=()):
     _check_static(sizes, static_shape, "expand_dyn")
     lead = len(sizes) - x.ndim
     tgt = [x.shape[i - lead] if v == -1 and i >= lead else v for i, v in enumerate(sizes)]
-    try:
-        return np.broadcast_to(x, tgt).copy()
-    except ValueError:
-        raise InvalidArgumentError(f"expand_dyn: x with shape {shp(x.shape)} cannot be "
-                                   f"expanded to {sizes}") from None
+    return _or_error(lambda: np.broadcast_to(x, tgt).copy(), f"expand_dyn: x with shape "
+                     f"{shp(x.shape)} cannot be expanded to {sizes}")
 
 
 defop("expand_dyn", ("x", "shape"), {"static_shape": ()}, infer=_ed_infer, reference=_ed_ref,
