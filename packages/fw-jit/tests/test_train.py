@@ -265,3 +265,31 @@ def test_static_step_with_a_while_loop_equals_eager_step():
     assert len(static.program_cache) <= 2
     prog = static.program_cache.last().main_program
     assert sum(1 for op in prog.walk() if op.name == "while") == 3
+
+
+def test_fw_jit_tensors_that_died_do_not_shadow_new_parameters():
+    """fw.jit's own captured tensors (learning rates) are never trained; that mark must
+    die with them: a new parameter allocated where one of them lived still trains."""
+    import gc
+
+    from fw.core.tensor import wrap
+    from fw.jit import _training
+
+    for _ in range(20):
+        lin = fw.nn.Linear(6, 3)
+        opt = fw.optimizer.SGD(0.1, parameters=lin.parameters())
+        step = fw.jit.to_static(_step_fn(lin, opt))
+        x, y = _data(0)
+        before = [p.numpy().copy() for p in lin.parameters()]
+        step(x, y)
+        step(x, y)
+        for p, b in zip(lin.parameters(), before):
+            assert not np.array_equal(p.numpy(), b), p.name  # every parameter trained
+        del lin, opt, step
+        gc.collect()
+    t = wrap(np.zeros(1))
+    _training.mark_aux(t)
+    address = id(t)
+    del t
+    fresh = [wrap(np.zeros(1)) for _ in range(50)]  # one of them may reuse the address
+    assert not any(_training.is_aux(u) for u in fresh if id(u) == address)

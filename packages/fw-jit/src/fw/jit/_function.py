@@ -467,7 +467,8 @@ class StaticFunction:
         self.conversion_report = ConversionReport(getattr(function, "__qualname__",
                                                           repr(function)))
         self._regions = None  # fw.jit._regions.RegionRunner when full_graph=False fell back
-        self._zero_grads: dict = {}  # id(grad tensor) -> version when we zeroed it
+        # id(grad tensor) -> (weakref, version when fw.jit zeroed it): _training.zeroed
+        self._zero_grads: dict = {}
         functools.update_wrapper(self, function, updated=())
 
     # -------------------------------------------------------- binding

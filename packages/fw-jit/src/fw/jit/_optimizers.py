@@ -80,7 +80,7 @@ def _lr_tensor(opt, mult, tt):
         t.name = f"{opt._name or type(opt).__name__.lower()}_learning_rate_{len(views)}"
         t.persistable = True
         views[key] = t
-        _training._AUX_IDS.add(id(t))
+        _training.mark_aux(t)
     if not any(x is t for x, _ in tt.lr_tensors):
         def refresh(t=t, mult=mult):
             t._data[0] = opt.get_lr() * mult

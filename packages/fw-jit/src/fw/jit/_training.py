@@ -26,6 +26,8 @@ traces again.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from fw.core import dtypes as _dt
@@ -80,8 +82,7 @@ class TraceTraining:
             return "none"
         if not isinstance(g, Tensor):
             return "value"
-        known = self.owner._zero_grads.get(id(g)) if self.owner is not None else None
-        if known is not None and known == version_of(g):
+        if self.owner is not None and known_zero(self.owner._zero_grads, g):
             return "zero"
         return "value"
 
@@ -123,7 +124,7 @@ class TraceTraining:
         params = []
         for a in b.program.parameters():
             t = b.program.captured.get(a.label)
-            if isinstance(t, Tensor) and not t._sg and _inexact(t) and id(t) not in _AUX_IDS:
+            if isinstance(t, Tensor) and not t._sg and _inexact(t) and not is_aux(t):
                 params.append(t)
         if not params:
             return
@@ -211,10 +212,10 @@ class TraceTraining:
                     if cur is None:
                         cur = wrap(np.zeros(p._data.shape, p._data.dtype))
                         p._grad = cur
-                    elif zero_grads.get(id(cur)) != version_of(cur):
+                    elif not known_zero(zero_grads, cur):
                         cur._data[...] = 0
                         bump_version(cur)
-                    zero_grads[id(cur)] = version_of(cur)
+                    zeroed(zero_grads, cur)
                 elif kind == "none":
                     p._grad = None
 
@@ -223,7 +224,19 @@ class TraceTraining:
         cp.post_run.extend(self.post_run)
 
 
-_AUX_IDS: set = set()  # ids of tensors fw.jit itself captures (lr, flags): never trained
+# Tensors fw.jit itself captures (learning rates, flags) are never trained. They are
+# marked on the tensor: a set of their id()s went stale when one died and a new
+# parameter was allocated at the same address, which then silently stopped
+# training (seen as a rare failure of the training tests).
+_AUX_MARK = "_fw_jit_aux"
+
+
+def mark_aux(t: Tensor) -> None:
+    setattr(t, _AUX_MARK, True)
+
+
+def is_aux(t: Tensor) -> bool:
+    return getattr(t, _AUX_MARK, False)
 
 
 def active() -> TraceTraining | None:
@@ -232,6 +245,18 @@ def active() -> TraceTraining | None:
         if t.trace.builder is b:
             return t
     return None
+
+
+# Gradients fw.jit zeroed, by id, with a weak reference to the tensor and the version
+# it had then: the reference makes an entry of a dead tensor (whose id a new tensor
+# may reuse) count for nothing.
+def zeroed(table: dict, g: Tensor) -> None:
+    table[id(g)] = (weakref.ref(g), version_of(g))
+
+
+def known_zero(table: dict, g: Tensor) -> bool:
+    entry = table.get(id(g))
+    return entry is not None and entry[0]() is g and entry[1] == version_of(g)
 
 
 # ------------------------------------------------------------------ hooks
