@@ -90,3 +90,19 @@ def test_static_backward_reshapes_back_to_a_run_time_shape():
     wv = w.numpy()
     np.testing.assert_allclose(loss_v.numpy(), ((xv * wv) ** 2).sum(), rtol=1e-5)
     np.testing.assert_allclose(g_v.numpy(), (2 * xv * xv * wv).sum(axis=(0, 1)), rtol=1e-5)
+
+
+def test_static_mode_takes_run_time_shapes():
+    fw.enable_static()
+    try:
+        main = fw.static.Program()
+        with fw.static.program_guard(main):
+            x = fw.static.data("x", [None, 4], "float32")
+            b = fw.shape(x)[0]
+            z = fw.zeros([b, 4]) + x.reshape([b, 2, 2]).reshape([-1, 4]) * fw.arange(b).astype(
+                "float32").reshape([-1, 1])
+        out = fw.static.Executor().run(main, feed={"x": np.ones((3, 4), np.float32)},
+                                       fetch_list=[z])[0]
+    finally:
+        fw.disable_static()
+    np.testing.assert_allclose(out, np.arange(3, dtype=np.float32)[:, None] * np.ones((3, 4)))

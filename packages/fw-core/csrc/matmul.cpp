@@ -311,10 +311,6 @@ void *as_f32(const Operand &t, std::vector<float> &buf) {
     return buf.data();
 }
 
-}  // namespace
-
-namespace {
-
 // The element stride of dim i of o (its own, or the C-contiguous one).
 int64_t stride_of(const Operand &o, int i) {
     if (o.strides) return o.strides[i];

@@ -38,7 +38,7 @@ from fw.autograd.errors import GradientError
 from fw.autograd.rules._registry import RULES
 from fw.core import dtypes as _dt
 from fw.core.errors import InternalError, InvalidArgumentError, UnsupportedError
-from fw.core.ir.builder import Builder
+from fw.core.ir.builder import Builder, clone_ops
 from fw.core.ir.core import Block, Operation, Program, Value, _state
 from fw.core.ir.types import DYN
 
@@ -305,30 +305,12 @@ def _flatten(view, res):
     return out
 
 
-def _clone_ops(builder, ops, vmap):
-    """Re-emit `ops` into the builder's current block, reading values through `vmap`
-    (original -> clone), which it extends with the results."""
-    for op in ops:
-        operands = [None if v is None else vmap.get(v, v) for v in op.operands]
-        blocks = []
-        for b in op.blocks:
-            nb = Block(builder.program)
-            for a in b.args:
-                na = nb.add_arg(a.type)
-                na._sg = a._sg
-                vmap[a] = na
-            builder.push(nb)
-            try:
-                _clone_ops(builder, b.ops, vmap)
-                nb.outputs = [vmap.get(v, v) for v in b.outputs]
-            finally:
-                builder.pop()
-            blocks.append(nb)
-        new = builder.append_op(op.opdef, operands, op.attrs, [r.type for r in op.results],
-                                blocks)
-        for r, nr in zip(op.results, new.results):
-            nr._sg = r._sg
-            vmap[r] = nr
+def _emit(builder, blk, values) -> list:
+    """Re-emit block `blk` into the builder's current block, its args read as `values`;
+    returns its outputs there."""
+    vmap = dict(zip(blk.args, values))
+    clone_ops(builder, blk.ops, vmap)
+    return [vmap.get(v, v) for v in blk.outputs]
 
 
 def _cond_grad(op, grads, dep, blocked):
@@ -349,9 +331,7 @@ def _cond_grad(op, grads, dep, blocked):
 
     def branch(blk):
         def fn():
-            vmap: dict = {}
-            _clone_ops(builder, blk.ops, vmap)
-            outs = [vmap.get(v, v) for v in blk.outputs]
+            outs = _emit(builder, blk, ())
             gs = _grad_ops(_scope_ops(builder.block), outs, gouts, caps, blocked)
             return [g if g is not None else _zeros_like(c) for g, c in zip(gs, caps)]
         return fn
@@ -387,10 +367,7 @@ def _while_grad(op, grads, dep, blocked):
              _zeros_like(op.results[k]) for k in diff]
 
     def emit(blk, values):
-        """Re-emit `blk` on `values` (for its args) in the current block; its outputs."""
-        vmap = dict(zip(blk.args, values))
-        _clone_ops(builder, blk.ops, vmap)
-        return [vmap.get(v, v) for v in blk.outputs]
+        return _emit(builder, blk, values)
 
     # 1. the loop again, stacking the values each iteration starts from
     def rec_cond(*vs):

@@ -514,20 +514,14 @@ def _forget(key):
 
 
 def version_of(t: Tensor) -> int:
-    if not _versions:  # nothing was ever modified in place (or all of it is gone)
-        return 0
-    a = t._data
-    if a.base is not None:  # a view: the version is its base array's
-        a = _root(a)
-    rec = _versions.get(id(a))
-    return 0 if rec is None else rec[0]
+    return array_version(t._data)
 
 
 def array_version(a) -> int:
     """`version_of` for the array under a tensor (what autograd saves of an output)."""
-    if not _versions:
+    if not _versions:  # nothing was ever modified in place (or all of it is gone)
         return 0
-    if a.base is not None:
+    if a.base is not None:  # a view: the version is its base array's
         a = _root(a)
     rec = _versions.get(id(a))
     return 0 if rec is None else rec[0]

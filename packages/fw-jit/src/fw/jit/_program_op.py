@@ -25,43 +25,16 @@ import numpy as np
 
 from fw.core import dtypes as _dt
 from fw.core.errors import UnsupportedError
-from fw.core.ir.builder import Builder
-from fw.core.ir.core import Block, Program
+from fw.core.ir.builder import Builder, clone_block, clone_ops
+from fw.core.ir.core import Program
 from fw.core.ir.executor import Compiled
 from fw.core.tensor import Tensor, wrap
 
-__all__ = ["ProgramGrad", "clone_ops"]
+__all__ = ["ProgramGrad"]
 
 
 def _inexact(t) -> bool:
     return t.dtype.kind >= _dt._FLOAT
-
-
-def clone_ops(builder, ops, vmap) -> None:
-    """Re-emit `ops` into the builder's current block, reading values through `vmap`
-    (original -> clone), which it extends with the results."""
-    for op in ops:
-        operands = [None if v is None else vmap.get(v, v) for v in op.operands]
-        blocks = []
-        for blk in op.blocks:
-            nb = Block(builder.program)
-            for a in blk.args:
-                na = nb.add_arg(a.type)
-                na._sg = a._sg
-                vmap[a] = na
-            builder.push(nb)
-            try:
-                clone_ops(builder, blk.ops, vmap)
-                nb.outputs = [vmap.get(v, v) for v in blk.outputs]
-            finally:
-                builder.pop()
-            blocks.append(nb)
-        new = builder.append_op(op.opdef, operands, op.attrs, [r.type for r in op.results],
-                                blocks)
-        new.loc = op.loc
-        for r, nr in zip(op.results, new.results):
-            nr._sg = r._sg
-            vmap[r] = nr
 
 
 def reemit_ops(builder, ops, vmap) -> None:
@@ -87,20 +60,8 @@ def reemit_ops(builder, ops, vmap) -> None:
             continue
         arg_types = [v.type for v in operands] if op.name == "while" else None
         for _attempt in range(4):  # a while's carried types widen until stable
-            blocks = []
-            for blk in op.blocks:
-                nb = Block(builder.program)
-                for k, a in enumerate(blk.args):
-                    na = nb.add_arg(arg_types[k] if arg_types is not None else a.type)
-                    na._sg = a._sg
-                    vmap[a] = na
-                builder.push(nb)
-                try:
-                    reemit_ops(builder, blk.ops, vmap)
-                    nb.outputs = [vmap.get(v, v) for v in blk.outputs]
-                finally:
-                    builder.pop()
-                blocks.append(nb)
+            blocks = [clone_block(builder, blk, vmap, reemit_ops, arg_types)
+                      for blk in op.blocks]
             if arg_types is None:
                 break
             widened = [join_types(t, y.type, "while") for t, y in

@@ -11,9 +11,8 @@ not changed.
 from __future__ import annotations
 
 from fw.core.errors import InvalidArgumentError
-from fw.core.ir.builder import Builder
+from fw.core.ir.builder import Builder, clone_ops
 from fw.core.ir.core import Value
-from fw.jit._program_op import clone_ops
 
 __all__ = ["prune", "resolve_var"]
 

@@ -6,13 +6,14 @@ Public entry points (later packages and tests rely on these names):
 `save(program, path, params=None)` / `load(path)`, `verify(program)`.
 """
 
-from fw.core.ir.builder import Builder, building, no_building, trace
+from fw.core.ir.builder import Builder, building, clone_block, clone_ops, no_building, trace
 from fw.core.ir.core import Block, Operation, Program, Value, current_builder
 from fw.core.ir.printer import print_program
 from fw.core.ir.types import DYN, TensorType
 
 __all__ = ["TensorType", "DYN", "Program", "Block", "Operation", "Value", "Builder", "trace",
-           "building", "no_building", "current_builder", "print_program"]
+           "building", "no_building", "clone_ops", "clone_block", "current_builder",
+           "print_program"]
 
 try:  # filled in as the parser/executor/serializer land
     from fw.core.ir.parser import parse  # noqa: F401

@@ -369,3 +369,38 @@ class no_building:
     def __exit__(self, *exc):
         _state.builder = self._prev
         return False
+
+
+def clone_ops(builder, ops, vmap) -> None:
+    """Re-emit `ops` (with their nested blocks) into the builder's current block,
+    reading values through `vmap` (original -> clone), which it extends with the
+    results. Source locations and stop_gradient flags carry over. Used to re-emit a
+    region elsewhere: a cond branch or loop body in its backward (fw-autograd), a
+    pruned or specialised program (fw-jit)."""
+    for op in ops:
+        operands = [None if v is None else vmap.get(v, v) for v in op.operands]
+        blocks = [clone_block(builder, blk, vmap) for blk in op.blocks]
+        new = builder.append_op(op.opdef, operands, op.attrs, [r.type for r in op.results],
+                                blocks)
+        new.loc = op.loc
+        for r, nr in zip(op.results, new.results):
+            nr._sg = r._sg
+            vmap[r] = nr
+
+
+def clone_block(builder, blk, vmap, emit=clone_ops, arg_types=None) -> Block:
+    """A new Block like `blk`: its args (of `arg_types` when given, else blk's), then
+    its ops re-emitted into it by ``emit(builder, ops, vmap)``; `vmap` maps blk's
+    values to the new ones."""
+    nb = Block(builder.program)
+    for k, a in enumerate(blk.args):
+        na = nb.add_arg(a.type if arg_types is None else arg_types[k])
+        na._sg = a._sg
+        vmap[a] = na
+    builder.push(nb)
+    try:
+        emit(builder, blk.ops, vmap)
+        nb.outputs = [vmap.get(v, v) for v in blk.outputs]
+    finally:
+        builder.pop()
+    return nb

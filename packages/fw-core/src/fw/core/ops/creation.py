@@ -125,14 +125,19 @@ def _full_canon(attrs):
     a["shape"] = as_shape(a["shape"], "full")
     fv = number_arg(a["fill_value"], "fill_value")
     a["fill_value"] = fv
-    d = a.get("dtype")
-    if d is None:
-        # Paddle: a bool fill gives bool, a complex fill complex, any other number
-        # the default float dtype (full(shape, 1) is float32)
-        d = _dt.scalar_dtype(fv) if isinstance(fv, (bool, complex)) else _dt.get_default_dtype()
-    a["dtype"] = _dt.convert_dtype(d)
+    a["dtype"] = _dt.convert_dtype(_full_dtype(fv, a.get("dtype")))
     _check_fill(fv, a["dtype"])
     return a
+
+
+def _full_dtype(fill_value, dtype):
+    """Paddle: a bool fill gives bool, a complex fill complex, any other number the
+    default float dtype (full(shape, 1) is float32), unless `dtype` is given."""
+    if dtype is not None:
+        return dtype
+    if isinstance(fill_value, (bool, complex)):
+        return _dt.scalar_dtype(fill_value)
+    return _dt.get_default_dtype()
 
 
 def _full_infer(shape=(), fill_value=0.0, dtype=None):
@@ -167,11 +172,8 @@ def full(shape, fill_value, dtype=None, name=None):
 
     if _dyn.has_symbolic(shape):  # a program is being built with run-time sizes
         fv = number_arg(fill_value, "fill_value")
-        if dtype is None:
-            dtype = _dt.scalar_dtype(fv) if isinstance(fv, (bool, complex)) else \
-                _dt.get_default_dtype()
         st, static = _dyn.shape_tensor(shape, "full")
-        return invoke(OPS["full_dyn"], [st], {"fill_value": fv, "dtype": dtype,
+        return invoke(OPS["full_dyn"], [st], {"fill_value": fv, "dtype": _full_dtype(fv, dtype),
                                               "static_shape": static})
     return invoke(full_op, [], {"shape": shape, "fill_value": fill_value, "dtype": dtype})
 
@@ -394,7 +396,7 @@ def arange(start=0, end=None, step=1, dtype=None, name=None):
 
     if end is None:
         start, end = 0, start
-    if any(_dyn.is_symbolic(v) for v in (start, end, step)):
+    if _dyn.has_symbolic((start, end, step)):
         return _dyn.arange(start, end, step, dtype)
     return invoke(arange_op, [], {"start": start, "end": end, "step": step, "dtype": dtype})
 

@@ -34,6 +34,8 @@ import numpy as np
 
 from fw.core import dtypes as _dt
 from fw.core.errors import InvalidArgumentError, InvalidTypeError
+from fw.core.ir.core import Value
+from fw.core.ir.core import _state as _build
 from fw.core.ir.types import DYN, TensorType
 from fw.core.ops._infer import shp
 from fw.core.ops._registry import defop
@@ -46,14 +48,16 @@ RUNTIME = -2
 
 def is_symbolic(v) -> bool:
     """An IR value (as opposed to a Tensor or a Python number)."""
-    from fw.core.ir.core import Value
-
     return type(v) is Value
 
 
 def has_symbolic(shape) -> bool:
-    """Whether a shape argument holds IR values (or is one)."""
-    if is_symbolic(shape):
+    """Whether a shape argument holds IR values (or is one). Values exist only while a
+    program is being built (a builder, or static mode's implicit one), so eager calls
+    answer with two attribute reads."""
+    if _build.builder is None and _build.implicit is None:
+        return False
+    if type(shape) is Value:
         return True
     return isinstance(shape, (list, tuple)) and any(is_symbolic(d) for d in shape)
 

@@ -183,6 +183,20 @@ def _ce_infer(logits, label, weight=None, soft_label=False, ignore_index=-100,
     return _reduced_type(per, logits.dtype, reduction), logits
 
 
+def hard_labels(label, keep, ax, c, ignore_index):
+    """(ignored mask, class indices safe to gather with: 0 where ignored) of hard
+    labels of a cross entropy over `c` classes along `ax` (`keep`: label has the class
+    axis, of size 1); a label that is neither a class nor ignore_index is an error."""
+    lab = label if keep else np.expand_dims(label, ax)
+    ignored = lab == ignore_index
+    bad = ~ignored & ((lab < 0) | (lab >= c))
+    if bad.any():
+        v = lab[bad].reshape(-1)[0]
+        raise InvalidArgumentError(f"label value {int(v)} is out of range for {c} classes "
+                                   f"(and is not ignore_index={ignore_index})")
+    return ignored, np.where(ignored, 0, lab).astype(np.intp)
+
+
 def _ce_ref(logits, label, weight=None, soft_label=False, ignore_index=-100, reduction="mean",
             axis=-1, use_softmax=True):
     _ce_infer(*_types_of(logits, label, weight), soft_label=soft_label, axis=axis)
@@ -200,14 +214,7 @@ def _ce_ref(logits, label, weight=None, soft_label=False, ignore_index=-100, red
         per_w = None if w is None else np.add.reduce(lab * w.reshape(wshape), axis=ax,
                                                      keepdims=True)
     else:
-        lab = label if keep else np.expand_dims(label, ax)
-        ignored = lab == ignore_index
-        bad = ~ignored & ((lab < 0) | (lab >= c))
-        if bad.any():
-            v = lab[bad].reshape(-1)[0]
-            raise InvalidArgumentError(f"label value {int(v)} is out of range for {c} classes "
-                                       f"(and is not ignore_index={ignore_index})")
-        safe = np.where(ignored, 0, lab).astype(np.intp)
+        ignored, safe = hard_labels(label, keep, ax, c, ignore_index)
         loss = np.where(ignored, 0, -np.take_along_axis(logp, safe, axis=ax))
         per_w = None if w is None else np.where(ignored, 0, w[safe])
         if not keep:

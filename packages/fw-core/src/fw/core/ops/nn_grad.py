@@ -94,7 +94,7 @@ from fw.core.ops.conv import (
     split_layout,
     to_channels_first,
 )
-from fw.core.ops.loss import _ce_layout, _reduction_canon
+from fw.core.ops.loss import _ce_layout, _reduction_canon, hard_labels
 from fw.core.ops.pool import _padded, _pool_canon, _taps, _window_counts, pool_geometry
 
 __all__ = ["conv_transpose_pads"]
@@ -627,14 +627,7 @@ def _ceg_ref(softmax, label, weight, grad_loss, soft_label=False, ignore_index=-
         ignored = None
         gl_k = gl if reduction == "none" else gl.reshape((1,) * sm.ndim)
     else:
-        lab = label if keep else np.expand_dims(label, ax)
-        ignored = lab == ignore_index
-        bad = ~ignored & ((lab < 0) | (lab >= c))
-        if bad.any():
-            v = lab[bad].reshape(-1)[0]
-            raise InvalidArgumentError(f"label value {int(v)} is out of range for {c} classes "
-                                       f"(and is not ignore_index={ignore_index})")
-        safe = np.where(ignored, 0, lab).astype(np.intp)
+        ignored, safe = hard_labels(label, keep, ax, c, ignore_index)
         onehot = np.zeros_like(sm)
         np.put_along_axis(onehot, safe, 1, axis=ax)
         base = np.where(ignored, 0, sm - onehot)
