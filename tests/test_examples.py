@@ -93,8 +93,9 @@ def test_digits_with_loader_workers():
     # Same batches in the same order. The numbers agree to float32 rounding, not
     # bit for bit: batches from workers live in page-aligned shared memory, and
     # oneDNN's convolution kernels sum in a slightly different order on buffers
-    # of another alignment.
-    np.testing.assert_allclose(r["losses"], ref["losses"], rtol=1e-6)
+    # of another alignment. Over an epoch of Adam steps that rounding grows to about
+    # 2e-5 relative (seen in CI); a wrong batch order would change the loss by 1e-2.
+    np.testing.assert_allclose(r["losses"], ref["losses"], rtol=2e-4)
 
 
 @pytest.mark.slow
