@@ -9,9 +9,9 @@ source through ``cupy.ElementwiseKernel``/``RawKernel``).
 
 from __future__ import annotations
 
-from fw.core.place import Backend, register_backend
+from fw.core.backend import Backend
 
-_state = {"tried": False, "error": None}
+_state = {"tried": False, "error": None, "backend": None}
 
 
 class GPUBackend(Backend):
@@ -46,8 +46,9 @@ class GPUBackend(Backend):
             self.cp.cuda.Stream.null.synchronize()
 
 
-def ensure_registered() -> None:
-    """Register the gpu backend, or raise a RuntimeError saying why it cannot be."""
+def backend() -> GPUBackend:
+    """The gpu backend (made once), or a RuntimeError saying why there is none.
+    `fw.core.place.get_backend` registers it."""
     if not _state["tried"]:
         _state["tried"] = True
         try:
@@ -56,11 +57,12 @@ def ensure_registered() -> None:
             _state["error"] = (f"the gpu device needs CuPy and an NVIDIA GPU: importing cupy "
                                f"failed ({type(e).__name__}: {e}); install it with "
                                f"`pip install fw-core[gpu]` (cupy-cuda12x)")
-            return
-        b = GPUBackend(cupy)
-        if not b.is_available():
-            _state["error"] = "CuPy is installed but it sees no CUDA device"
-            return
-        register_backend(b)
+        else:
+            b = GPUBackend(cupy)
+            if b.is_available():
+                _state["backend"] = b
+            else:
+                _state["error"] = "CuPy is installed but it sees no CUDA device"
     if _state["error"]:
         raise RuntimeError(_state["error"])
+    return _state["backend"]

@@ -19,6 +19,8 @@ from importlib import metadata
 
 import numpy as np
 
+from fw.core.backend import Backend
+
 __all__ = [
     "Place", "CPUPlace", "CUDAPlace", "CUDAPinnedPlace", "Backend", "register_backend",
     "get_backend", "backend_of", "set_device", "get_device", "current_place",
@@ -99,37 +101,6 @@ def parse_place(device) -> Place:
     return Place(kind, idx)
 
 
-class Backend:
-    """What fw needs from one kind of device.
-
-    name: the place kind ('cpu', 'gpu', …); xp: its NumPy-compatible array module;
-    array_types: the array classes it owns.
-    """
-
-    name = "?"
-    xp = np
-    array_types: tuple = ()
-
-    def is_available(self) -> bool:
-        return True
-
-    def device_count(self) -> int:
-        return 1
-
-    def device_index(self, array) -> int:
-        return 0
-
-    def asarray(self, host: np.ndarray, index: int):
-        """Copy a NumPy array onto device `index`."""
-        raise NotImplementedError
-
-    def to_numpy(self, array) -> np.ndarray:
-        raise NotImplementedError
-
-    def synchronize(self, index: int = 0) -> None:
-        pass
-
-
 class CPUBackend(Backend):
     name = "cpu"
     xp = np
@@ -174,9 +145,9 @@ def get_backend(kind: str) -> Backend:
     if b is not None:
         return b
     if kind == "gpu":
-        from fw.core import _gpu  # registers itself when CuPy and a GPU are present
+        from fw.core import _gpu  # CuPy is imported only when a gpu place is asked for
 
-        _gpu.ensure_registered()
+        register_backend(_gpu.backend())  # raises a RuntimeError saying why it cannot
         b = _BACKENDS.get(kind)
     elif _load_plugin(kind):
         b = _BACKENDS.get(kind)
