@@ -1,6 +1,7 @@
 """fw-core's native nn kernels (fw.core.kernels.cpu: conv, pool, norm, activation and
 nn_grad: oneDNN convolution, normalization and softmax, own C++ pooling) against the
-ops' NumPy references, float32, per call on preallocated inputs (the op kernels themselves, without dispatch or autograd).
+ops' NumPy references, float32, per call on preallocated inputs (the op kernels
+themselves, without dispatch or autograd).
 
 Shapes: the two convolutions of LeNet (batch 64), a ResNet-style 3x3 convolution, the
 pooling layers that follow them, the layer norm and attention softmax of a small

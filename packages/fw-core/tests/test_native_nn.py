@@ -17,11 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fw.core import _native
+from fw.core.kernels.cpu._common import FACTORIES
 from fw.core.ops import OPS
 
 pytestmark = pytest.mark.skipif(not _native.available, reason="FW_DISABLE_NATIVE=1")
 
-from fw.core.kernels.cpu._common import FACTORIES
 
 F32 = np.dtype(np.float32)
 BF16 = np.dtype(ml_dtypes.bfloat16)
