@@ -1,6 +1,7 @@
-"""fw-core's native nn kernels (fw.core.kernels.cpu_nn: oneDNN convolution, normalization
-and softmax, own C++ pooling) against the ops' NumPy references, float32, per call on
-preallocated inputs (the op kernels themselves, without dispatch or autograd).
+"""fw-core's native nn kernels (fw.core.kernels.cpu: conv, pool, norm, activation and
+nn_grad: oneDNN convolution, normalization and softmax, own C++ pooling) against the
+ops' NumPy references, float32, per call on preallocated inputs (the op kernels
+themselves, without dispatch or autograd).
 
 Shapes: the two convolutions of LeNet (batch 64), a ResNet-style 3x3 convolution, the
 pooling layers that follow them, the layer norm and attention softmax of a small
@@ -17,7 +18,7 @@ LeNet's layers and for the batch-8 ResNet layer here (< 1%), about 6% of a batch
 Measured on the 2-core reference machine (one thread, shared machine, best of runs):
 every native kernel beats the reference at every size (5-15 us per call for tiny
 problems, where NumPy's multi-call references take 25-100 us), which is why
-cpu_nn has no size threshold.
+these kernels have no size threshold.
 """
 
 import numpy as np

@@ -23,33 +23,6 @@ const char *dtype_name(DType t) {
     }
 }
 
-Activation parse_activation(const char *name, size_t len) {
-    const std::string s(name, len);
-    if (s.empty() || s == "none") return Activation::none;
-    if (s == "relu") return Activation::relu;
-    if (s == "gelu_tanh") return Activation::gelu_tanh;
-    if (s == "gelu_erf" || s == "gelu") return Activation::gelu_erf;
-    if (s == "sigmoid") return Activation::sigmoid;
-    if (s == "tanh") return Activation::tanh;
-    if (s == "swish" || s == "silu") return Activation::swish;
-    throw std::invalid_argument(
-        "matmul: unknown activation '" + s +
-        "'; expected one of none, relu, gelu_tanh, gelu_erf (gelu), sigmoid, tanh, swish (silu)");
-}
-
-const char *activation_name(Activation a) {
-    switch (a) {
-        case Activation::none: return "none";
-        case Activation::relu: return "relu";
-        case Activation::gelu_tanh: return "gelu_tanh";
-        case Activation::gelu_erf: return "gelu_erf";
-        case Activation::sigmoid: return "sigmoid";
-        case Activation::tanh: return "tanh";
-        case Activation::swish: return "swish";
-    }
-    return "?";
-}
-
 namespace {
 
 using dnnl::memory;
@@ -157,20 +130,6 @@ LruCache<MatmulEntry> &cache() {
     return *c;
 }
 
-dnnl::algorithm eltwise_alg(Activation a, float *alpha) {
-    *alpha = 0.f;
-    switch (a) {
-        case Activation::relu: return dnnl::algorithm::eltwise_relu;
-        case Activation::gelu_tanh: return dnnl::algorithm::eltwise_gelu_tanh;
-        case Activation::gelu_erf: return dnnl::algorithm::eltwise_gelu_erf;
-        case Activation::sigmoid: return dnnl::algorithm::eltwise_logistic;
-        case Activation::tanh: return dnnl::algorithm::eltwise_tanh;
-        case Activation::swish: *alpha = 1.f; return dnnl::algorithm::eltwise_swish;
-        default: break;
-    }
-    throw std::logic_error("matmul: no eltwise algorithm for activation");
-}
-
 struct EntryTypes {
     DType x, y, out, bias, res;  // bias/res undefined when absent
 };
@@ -223,11 +182,7 @@ void build_primitive(MatmulEntry &e, const MatmulPlan &p, const EntryTypes &t, A
         }
     };
     if (res_mode == kResAddBefore || res_mode == kResSumBefore) add_residual();
-    if (act != Activation::none) {
-        float alpha;
-        auto alg = eltwise_alg(act, &alpha);
-        po.append_eltwise(alg, alpha, 0.f);
-    }
+    append_activation(po, act);
     if (res_mode == kResAddAfter || res_mode == kResSumAfter) add_residual();
 
     dnnl::primitive_attr attr;

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <string>
 
+#include "activation.hpp"
 #include "lru_cache.hpp"
 
 namespace fw {
@@ -26,12 +27,6 @@ enum class DType : uint8_t { undefined = 0, f32 = 1, bf16 = 2 };
 
 const char *dtype_name(DType t);
 
-enum class Activation : uint8_t { none = 0, relu, gelu_tanh, gelu_erf, sigmoid, tanh, swish };
-
-// Parses "relu", "gelu_tanh", "gelu" (= gelu_erf), "gelu_erf", "sigmoid",
-// "tanh", "swish", "silu" (= swish), "" / "none"; throws std::invalid_argument.
-Activation parse_activation(const char *name, size_t len);
-const char *activation_name(Activation a);
 
 constexpr int kMaxNdim = 32;    // dims accepted from callers
 constexpr int kMaxBatch = 10;   // oneDNN's 12 dims minus the matrix dims

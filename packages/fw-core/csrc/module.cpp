@@ -4,7 +4,9 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <oneapi/dnnl/dnnl.h>
 
@@ -209,8 +211,8 @@ batch dims broadcast like numpy.matmul. dtypes: float32, or bfloat16 passed as
 share one dtype; out is float32 for float32 inputs and bfloat16 (uint16) or
 float32 for bfloat16 inputs. bias has shape (N,); residual has the result's
 shape and may be ``out`` itself (then out += ... in place).
-activation: 'none', 'relu', 'gelu_tanh', 'gelu_erf' ('gelu'), 'sigmoid',
-'tanh', 'swish' ('silu').
+activation: a name or alias of ``epilogue_activations()`` /
+``epilogue_aliases()`` (the table of fw/core/_epilogue.py).
 
 Returns ``out`` (allocated when None; uint16 for bfloat16 results).
 Raises TypeError for unsupported dtypes, ValueError for bad shapes or layouts.)";
@@ -237,6 +239,12 @@ NB_MODULE(_C, m) {
     m.def("matmul", &py_matmul, "x"_a, "y"_a, "out"_a.none() = nb::none(), "transpose_x"_a = false,
           "transpose_y"_a = false, "bias"_a.none() = nb::none(), "activation"_a = "none",
           "residual"_a.none() = nb::none(), "residual_before_activation"_a = false, kMatmulDoc);
+
+    m.def("epilogue_activations", &fw::activation_table,
+          "(name, value) of each epilogue activation matmul and conv_forward fuse, in "
+          "table order (fw/core/_epilogue.py holds the same table).");
+    m.def("epilogue_aliases", &fw::activation_aliases,
+          "(alias, name) of the other spellings of epilogue activations that are accepted.");
 
     m.def(
         "matmul_impl",

@@ -85,20 +85,6 @@ dnnl::convolution_forward::primitive_desc fwd_pd(const ConvGeom &g, const Mds &m
         attr);
 }
 
-dnnl::algorithm eltwise(Activation a, float *alpha) {
-    *alpha = 0.f;
-    switch (a) {
-        case Activation::relu: return algorithm::eltwise_relu;
-        case Activation::gelu_tanh: return algorithm::eltwise_gelu_tanh;
-        case Activation::gelu_erf: return algorithm::eltwise_gelu_erf;
-        case Activation::sigmoid: return algorithm::eltwise_logistic;
-        case Activation::tanh: return algorithm::eltwise_tanh;
-        case Activation::swish: *alpha = 1.f; return algorithm::eltwise_swish;
-        default: break;
-    }
-    throw std::logic_error("conv: no eltwise algorithm for activation");
-}
-
 FlatKey geom_key(const ConvGeom &g, DType dt, int nthreads, Lay lay) {
     FlatKey k;
     k.push(g.nd);
@@ -136,11 +122,7 @@ std::shared_ptr<Prim> fwd_entry(const ConvGeom &g, DType dt, bool bias, Activati
                 Mds m = make_mds(g, ct, lay, bias);
                 const auto udt = dnnl_type(dt);
                 dnnl::post_ops po;
-                if (act != Activation::none) {
-                    float alpha;
-                    auto alg = eltwise(act, &alpha);
-                    po.append_eltwise(alg, alpha, 0.f);
-                }
+                append_activation(po, act);
                 memory::desc res_md;
                 int res_arg = 0;
                 if (residual) {

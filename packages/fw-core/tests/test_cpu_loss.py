@@ -1,4 +1,4 @@
-"""The hard-label cross-entropy kernels (fw.core.kernels.cpu_loss) against the op's NumPy
+"""The hard-label cross-entropy kernels (fw.core.kernels.cpu.loss) against the op's NumPy
 references, on the cases they take and the ones they must hand back."""
 
 import numpy as np
@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fw.core.errors import InvalidArgumentError
-from fw.core.kernels import cpu_loss
+from fw.core.kernels.cpu import loss as cpu_loss
 from fw.core.ops import OPS
 
 CE, CEG = OPS["cross_entropy_with_softmax"], OPS["cross_entropy_with_softmax_grad"]

@@ -1,4 +1,5 @@
-"""The fused kernel family of fw.core._C (fw/core/kernels/cpu_fused.py): optimizer
+"""The fused kernel family of fw.core._C (fw/core/kernels/cpu/: optimizer.py, fused.py,
+activation.py, nn_grad.py): optimizer
 updates against the NumPy cpu kernels, the fused_elementwise interpreter against the
 op's reference (random programs, every opcode's accuracy and special values, the
 broadcast forms, tiles and threads), and fused_matmul through oneDNN."""
@@ -15,21 +16,22 @@ import fw
 from fw.core import _native
 from fw.core import dtypes as _dt
 from fw.core.errors import InvalidArgumentError
-from fw.core.kernels import cpu_fused
+from fw.core.kernels.cpu import _common, optimizer
+from fw.core.kernels.cpu import fused as cpu_fused
 from fw.core.ops import OPS
 from fw.core.testing import arrays, as_tuple, tolerance
 from fw.core.testing.records.fused import elementwise_program
 
-pytestmark = pytest.mark.skipif(not cpu_fused.available,
+pytestmark = pytest.mark.skipif(not _common.fused_available,
                                 reason="native fused kernels unavailable (no _C or no AVX2)")
 
 F32, F16, F64 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.float64)
 BF16 = np.dtype(ml_dtypes.bfloat16)
-C = cpu_fused.C
+C = _common.C
 
 
 class _Counting:
-    """Stands in for fw.core._C in cpu_fused, counting optim_update calls."""
+    """Stands in for fw.core._C in the optimizer kernels, counting optim_update calls."""
 
     def __init__(self, real):
         self.real, self.calls = real, 0
@@ -44,8 +46,8 @@ class _Counting:
 
 @pytest.fixture
 def counting(monkeypatch):
-    c = _Counting(cpu_fused.C)
-    monkeypatch.setattr(cpu_fused, "C", c)
+    c = _Counting(optimizer.C)
+    monkeypatch.setattr(optimizer, "C", c)
     return c
 
 
@@ -324,8 +326,8 @@ def test_adam_optimizer_uses_the_native_kernel(counting):
 
 
 def test_register_is_idempotent():
-    before = {n: OPS[n].kernels["cpu"].numpy_kernel for n in cpu_fused._OPTIMIZERS}
-    cpu_fused.register()
+    before = {n: OPS[n].kernels["cpu"].numpy_kernel for n in optimizer._OPTIMIZERS}
+    optimizer.register()
     for n, k in before.items():
         assert OPS[n].kernels["cpu"].numpy_kernel is k
 

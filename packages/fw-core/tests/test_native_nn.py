@@ -1,5 +1,6 @@
-"""The native nn kernels (fw.core.kernels.cpu_nn over fw.core._C: oneDNN convolution,
-normalization and softmax, own C++ pooling) against the ops' NumPy references.
+"""The native nn kernels (fw.core.kernels.cpu: conv, pool, norm, activation, fused and
+nn_grad, over fw.core._C: oneDNN convolution, normalization and softmax, own C++
+pooling) against the ops' NumPy references.
 
 Each kernel is built with a reference that fails when called, so a test of the native
 path cannot silently pass through the fallback; the fallback tests check the opposite.
@@ -16,12 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fw.core import _native
+from fw.core.kernels.cpu._common import FACTORIES
 from fw.core.ops import OPS
 
 pytestmark = pytest.mark.skipif(not _native.available, reason="FW_DISABLE_NATIVE=1")
 
-if _native.available:
-    from fw.core.kernels import cpu_nn
 
 F32 = np.dtype(np.float32)
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -34,7 +34,7 @@ def _no_fallback(*args, **kwargs):
 
 def native(name):
     """The cpu kernel of op `name`, unable to fall back."""
-    return cpu_nn._KERNELS[name](_no_fallback)
+    return FACTORIES[name](_no_fallback)
 
 
 def ref(name, *args, **attrs):
@@ -419,7 +419,7 @@ def _sentinel():
 ])
 def test_uncovered_cases_fall_back_to_the_reference(name, args, attrs):
     reference, calls = _sentinel()
-    kern = cpu_nn._KERNELS[name](reference)
+    kern = FACTORIES[name](reference)
     full = dict(OPS[name].attrs)
     full.update(attrs)
     if OPS[name].canon:

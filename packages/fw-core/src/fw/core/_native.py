@@ -25,11 +25,12 @@ Example::
 from __future__ import annotations
 
 import ctypes
-import math
 import os
 from typing import Any
 
 import numpy as np
+
+from fw.core import _epilogue
 
 __all__ = [
     "C",
@@ -48,8 +49,9 @@ _ONEDNN_DIST = "onednn-cpu-gomp"
 _ONEDNN_REQUIREMENT = "onednn-cpu-gomp==2023.2.0"
 _LIBDNNL = "libdnnl.so.3"
 
-#: Activations the fused matmul epilogue accepts (aliases: gelu -> gelu_erf, silu -> swish).
-ACTIVATIONS = ("relu", "gelu_tanh", "gelu_erf", "gelu", "sigmoid", "tanh", "swish", "silu")
+#: Activations the fused matmul epilogue accepts: the names and aliases of the one table
+#: (fw.core._epilogue), "none" and None included.
+ACTIVATIONS = _epilogue.NAMES + tuple(a for a in _epilogue.ALIASES if a is not None)
 
 #: Below about this many flops (2*M*N*K) an unfused float32 ``numpy.matmul`` (on
 #: the 1 BLAS thread fw leaves NumPy) returns sooner than the native kernel on
@@ -253,10 +255,8 @@ _F32 = np.dtype(np.float32)  # a singleton: `a.dtype is _F32` holds for native-o
 _ndarray = np.ndarray
 _U16 = np.dtype(np.uint16)
 _NATIVE = frozenset((_F32, _BF16) if _BF16 is not None else (_F32,))
-_ACT_CANON = {
-    None: "none", "none": "none", "relu": "relu", "gelu_tanh": "gelu_tanh", "gelu_erf": "gelu_erf",
-    "gelu": "gelu_erf", "sigmoid": "sigmoid", "tanh": "tanh", "swish": "swish", "silu": "swish",
-}  # fmt: skip
+# exact spellings only (the op layer lower-cases): name or alias -> table name
+_ACT_CANON = {**{n: n for n in _epilogue.NAMES}, **_epilogue.ALIASES}
 
 
 def _describe(a: np.ndarray) -> str:
@@ -515,39 +515,9 @@ def _check_contraction(x: np.ndarray, y: np.ndarray, kx: int, ky: int) -> None:
 
 
 # --------------------------------------------------------------------------
-# NumPy fallback (also the reference semantics of the fused epilogue)
+# NumPy fallback (the epilogue computes the formulas of the fw.core._epilogue table)
 
 _NUMERIC_KINDS = frozenset("biufc")
-
-
-def _erf(v: np.ndarray) -> np.ndarray:
-    try:
-        from scipy.special import erf
-    except ImportError:  # scipy is optional here: exact but slow
-        return np.frompyfunc(math.erf, 1, 1)(v).astype(v.dtype)
-    return erf(v)
-
-
-def _gelu_erf(v: np.ndarray) -> np.ndarray:
-    return 0.5 * v * (1.0 + _erf(v / math.sqrt(2.0)))
-
-
-def _apply_activation(v: np.ndarray, act: str) -> np.ndarray:
-    if act == "none":
-        return v
-    if act == "relu":
-        return np.maximum(v, 0)
-    if act == "gelu_tanh":
-        return 0.5 * v * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (v + 0.044715 * v**3)))
-    if act == "gelu_erf":
-        return _gelu_erf(v)
-    if act == "sigmoid":
-        return 1.0 / (1.0 + np.exp(-v))
-    if act == "tanh":
-        return np.tanh(v)
-    if act == "swish":
-        return v / (1.0 + np.exp(-v))
-    raise AssertionError(act)
 
 
 def _matmul_numpy(
@@ -586,7 +556,9 @@ def _matmul_numpy(
         res = None if residual is None else np.asarray(residual).astype(work)
         if res is not None and residual_before_activation:
             r = r + res
-        r = _apply_activation(r, act)
+        fn = _epilogue.BY_NAME[act].numpy
+        if fn is not None:
+            r = fn(r)
         if res is not None and not residual_before_activation:
             r = r + res
     r = np.asarray(r).astype(result_dtype, copy=False)

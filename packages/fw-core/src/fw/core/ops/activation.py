@@ -78,12 +78,11 @@ first: fw-nn does that with ``cast``. ``swish`` is ``silu``; ``relu_``/``elu_`` 
 
 from __future__ import annotations
 
-import math
-
 import ml_dtypes
 import numpy as np
 
 from fw.core import dtypes as _dt
+from fw.core._epilogue import erf, gelu, sigmoid_np, silu_np
 from fw.core.errors import InvalidArgumentError, InvalidTypeError
 from fw.core.ir.types import DYN, TensorType
 from fw.core.ops._infer import norm_axis, shp
@@ -142,22 +141,6 @@ def rng_for(x):
 
     kind = "cpu" if isinstance(x, (np.ndarray, np.generic)) else _pl.backend_of(x).name
     return _rnd.default_generator(kind).np
-
-
-def erf(x):
-    """The error function on NumPy (scipy.special) or CuPy (cupyx) arrays."""
-    if type(x).__module__.split(".")[0] == "cupy":  # pragma: no cover - gpu only
-        from cupyx.scipy import special as cspecial
-
-        return cspecial.erf(x)
-    from scipy import special
-
-    return special.erf(x)
-
-
-def sigmoid_np(x):
-    # exp(-x) overflows to inf for very negative x, giving 1/inf = 0: the right limit
-    return 1.0 / (1.0 + np.exp(-x))
 
 
 def softplus_np(x, beta=1.0, threshold=20.0):
@@ -265,19 +248,10 @@ def _selu_canon(attrs):
 _act("selu", _selu, {"scale": _SELU_SCALE, "alpha": _SELU_ALPHA}, canon=_selu_canon,
      doc="scale * (x if x > 0 else alpha * (exp(x) - 1))")
 
-_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-
-
-def _gelu(x, approximate=False):
-    if approximate:
-        return 0.5 * x * (1.0 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)))
-    return 0.5 * x * (1.0 + erf(x * (1.0 / math.sqrt(2.0))))
-
-
-_act("gelu", _gelu, {"approximate": False},
+_act("gelu", gelu, {"approximate": False},
      canon=lambda a: {"approximate": bool(a["approximate"])},
      doc="x * Phi(x) with the erf form, or the tanh approximation when approximate=True")
-_act("silu", lambda x: x * sigmoid_np(x), doc="x * sigmoid(x) (also Paddle's swish)")
+_act("silu", silu_np, doc="x * sigmoid(x) (also Paddle's swish)")
 _act("mish", lambda x: x * np.tanh(softplus_np(x)), doc="x * tanh(softplus(x))")
 _act("hardswish", lambda x: x * np.minimum(np.maximum(x + 3.0, 0), 6.0) / 6.0,
      doc="x * min(max(x + 3, 0), 6) / 6")

@@ -39,11 +39,11 @@ roundings it skipped.
       has the product's shape, so a kernel may require ``residual.shape ==
       product shape`` at run time and fall back to the reference otherwise
       (dynamic dims can hide a broadcast until then).
-    - activation: ``"none" | "relu" | "gelu_tanh" | "gelu_erf" | "sigmoid" |
-      "tanh" | "silu"`` (canon also accepts None, ``"gelu"`` for gelu_erf and
-      ``"swish"`` for silu). relu ``max(v, 0)``; gelu_erf ``0.5 v (1 +
-      erf(v / sqrt 2))``; gelu_tanh ``0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715
-      v^3)))``; sigmoid ``1 / (1 + exp(-v))``; tanh; silu ``v * sigmoid(v)``.
+    - activation: a name of the epilogue table ``fw.core._epilogue.TABLE``
+      (``"none"``, or the fw op it stands for: relu, gelu's two forms as
+      ``"gelu_erf"``/``"gelu_tanh"``, sigmoid, tanh, silu); canon also accepts its
+      aliases (None, ``"gelu"`` for gelu_erf, ``"swish"`` for silu) in any case.
+      Each computes exactly what its unfused op computes.
     - alpha: a Python float scaling the product before the bias (1.0: none).
     - result: the dtype of x.
 
@@ -122,12 +122,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from fw.core import _epilogue
 from fw.core import dtypes as _dt
 from fw.core.errors import InvalidArgumentError, InvalidTypeError
 from fw.core.ir.types import DYN, TensorType
 from fw.core.ops._infer import broadcast_shapes, shp
 from fw.core.ops._registry import OPS, defop
-from fw.core.ops.activation import _gelu, down, require_real_float, sigmoid_np, up
+from fw.core.ops.activation import down, require_real_float, up
 from fw.core.ops.conv import _conv_canon, _conv_infer, _conv_ref
 from fw.core.ops.linalg import _matmul_ref, _mm_shapes
 
@@ -135,41 +136,21 @@ __all__ = ["ACTIVATIONS", "OPCODES", "ELEMENTWISE_DTYPES", "activation_of", "che
            "instruction_type"]
 
 # ---------------------------------------------------------------- activations
-ACTIVATIONS = ("none", "relu", "gelu_tanh", "gelu_erf", "sigmoid", "tanh", "silu")
-_ACT_ALIASES = {None: "none", "gelu": "gelu_erf", "swish": "silu"}
-
-
-def _relu(v):
-    return np.maximum(v, 0, out=v) if type(v) is np.ndarray and v.ndim else np.maximum(v, 0)
-
-
-# each works on the (widened) product; the formulas are those of the unfused ops
-_ACT_FNS = {
-    "none": None,
-    "relu": _relu,
-    "gelu_tanh": lambda v: _gelu(v, True),
-    "gelu_erf": lambda v: _gelu(v, False),
-    "sigmoid": sigmoid_np,
-    "tanh": np.tanh,
-    "silu": lambda v: v * sigmoid_np(v),
-}
+# The names, aliases and formulas are the one table of fw.core._epilogue.
+ACTIVATIONS = _epilogue.NAMES
+_ACT_FNS = {a.name: a.numpy for a in _epilogue.TABLE}
 
 
 def activation_of(op) -> str | None:
-    """The fused-op activation name computing what IR operation `op` computes
-    (``relu``, ``gelu`` with either form, ``sigmoid``, ``tanh``, ``silu``), or None."""
-    n = op.name
-    if n == "gelu":
-        return "gelu_tanh" if op.attrs.get("approximate") else "gelu_erf"
-    return n if n in ("relu", "sigmoid", "tanh", "silu") else None
+    """The fused-op activation name computing what IR operation `op` computes (a row of
+    the ``fw.core._epilogue`` table: ``relu``, ``gelu`` with either form, ``sigmoid``,
+    ``tanh``, ``silu``), or None."""
+    return _epilogue.of_op(op.name, op.attrs)
 
 
 def _canon_activation(a):
-    v = a["activation"]
-    if isinstance(v, str):
-        v = v.lower()
-    v = _ACT_ALIASES.get(v, v)
-    if v not in ACTIVATIONS:
+    v = _epilogue.canonical(a["activation"])
+    if v is None:
         raise InvalidArgumentError(f"unknown activation {a['activation']!r}; expected one of "
                                    f"{list(ACTIVATIONS)}")
     a["activation"] = v

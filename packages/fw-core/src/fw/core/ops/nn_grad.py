@@ -1,7 +1,7 @@
 """Explicit backward ops of the nn families (``nn_grad``): what fw-autograd's VJP rules of
 conv, pooling, normalization, softmax and softmax cross entropy call for a first-order
 backward pass, so that one native kernel (oneDNN's backward primitives, see
-``fw.core.kernels.cpu_nn``) replaces the re-expression of the forward op in dozens of
+``fw.core.kernels.cpu.nn_grad``) replaces the re-expression of the forward op in dozens of
 small differentiable ops that the rules otherwise go through.
 
 The set is chosen so that every gradient of those ops is one call here or an existing

@@ -10,6 +10,7 @@ against it)."""
 import numpy as np
 from hypothesis import strategies as st
 
+from fw.core import _epilogue
 from fw.core import dtypes as _dt
 from fw.core.errors import InvalidArgumentError, InvalidTypeError
 from fw.core.ops import OPS
@@ -21,18 +22,14 @@ from fw.core.testing.records.conv import _conv_case
 F32 = np.float32
 ALL_F = FLOATS + FLOATS_LOW
 LOW_TOL = {"float16": (2e-2, 2e-2), "bfloat16": (5e-2, 5e-2)}
-_SPELLINGS = ACTIVATIONS + ("gelu", "swish", None, "ReLU")
+_SPELLINGS = ACTIVATIONS + tuple(_epilogue.ALIASES) + ("ReLU",)
 
 
 # ---------------------------------------------------------------- oracles: the unfused chains
 def _act_oracle(v, activation):
-    a = {None: "none", "gelu": "gelu_erf", "swish": "silu", "ReLU": "relu"}.get(activation,
-                                                                               activation)
-    if a == "none":
-        return v
-    if a in ("gelu_erf", "gelu_tanh"):
-        return OPS["gelu"].reference(v, approximate=a == "gelu_tanh")
-    return OPS[a].reference(v)
+    """The activation as its unfused op's reference computes it (the op the table names)."""
+    a = _epilogue.BY_NAME[_epilogue.canonical(activation)]
+    return v if a.op is None else OPS[a.op].reference(v, **dict(a.attrs))
 
 
 def fused_matmul_oracle(x, y, bias=None, residual=None, transpose_x=False, transpose_y=False,

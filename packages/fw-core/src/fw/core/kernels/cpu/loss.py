@@ -1,5 +1,6 @@
-"""cpu kernels of softmax cross entropy (``cross_entropy_with_softmax`` and its explicit
-backward ``cross_entropy_with_softmax_grad``) for the case every classifier's training
+"""cpu kernel of the loss family: softmax cross entropy (``cross_entropy_with_softmax``;
+its explicit backward ``cross_entropy_with_softmax_grad`` is in
+:mod:`fw.core.kernels.cpu.nn_grad`) for the case every classifier's training
 step hits: float32/float64 logits with the classes on the last axis, hard int labels
 without class weights, no ignored samples, finite logits.
 
@@ -17,14 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from fw.core import _native
-from fw.core.ops._registry import OPS
+from fw.core.kernels.cpu._common import _F32, C, _ndarray, attach
 
 __all__ = ["register"]
 
-C = _native.C
-_F32 = np.dtype(np.float32)
-_ndarray = np.ndarray
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -90,26 +87,6 @@ def _ce_fast(logits, label, weight, soft_label, ignore_index, reduction, axis, u
     return out, sm.reshape(logits.shape)
 
 
-def _ce_grad_fast(softmax, label, weight, grad_loss, soft_label, ignore_index, reduction, axis):
-    """The logits' gradient, or None where the reference must answer."""
-    plain = _plain_rows(softmax, label, weight, soft_label, axis, ignore_index)
-    if plain is None or type(grad_loss) is not _ndarray or grad_loss.dtype != softmax.dtype:
-        return None
-    n, c, lab = plain
-    if reduction == "none":
-        if grad_loss.size != n:
-            return None
-        f = grad_loss.reshape(n, 1)
-        f_at_label = f[:, 0]
-    elif grad_loss.shape != ():
-        return None
-    else:
-        f = f_at_label = grad_loss / softmax.dtype.type(n) if reduction == "mean" else grad_loss
-    g = softmax.reshape(n, c) * f  # a new array: the softmax stays intact
-    g.reshape(-1)[_flat_index(lab, n, c)] -= f_at_label
-    return g.reshape(softmax.shape)
-
-
 def _make_ce(reference):
     def cross_entropy_with_softmax_cpu(logits, label, weight=None, soft_label=False,
                                        ignore_index=-100, reduction="mean", axis=-1,
@@ -125,25 +102,8 @@ def _make_ce(reference):
     return cross_entropy_with_softmax_cpu
 
 
-def _make_ce_grad(reference):
-    def cross_entropy_with_softmax_grad_cpu(softmax, label, weight, grad_loss, soft_label=False,
-                                            ignore_index=-100, reduction="mean", axis=-1):
-        r = _ce_grad_fast(softmax, label, weight, grad_loss, soft_label, ignore_index,
-                          reduction, axis)
-        if r is None:
-            r = reference(softmax, label, weight, grad_loss, soft_label=soft_label,
-                          ignore_index=ignore_index, reduction=reduction, axis=axis)
-        return r
-
-    return cross_entropy_with_softmax_grad_cpu
-
-
 def register() -> None:
-    for name, make in (("cross_entropy_with_softmax", _make_ce),
-                       ("cross_entropy_with_softmax_grad", _make_ce_grad)):
-        op = OPS.get(name)
-        if op is not None:
-            op.kernels["cpu"] = make(op.reference)
+    attach({"cross_entropy_with_softmax": _make_ce}, when=True)
 
 
 register()
