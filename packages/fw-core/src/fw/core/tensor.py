@@ -406,6 +406,17 @@ def wrap(array) -> Tensor:
     return t
 
 
+def make_tensor(array, node=None, stop_gradient=True) -> Tensor:
+    """A Tensor over `array` (no copy) with autograd state: `node` is the autograd
+    node (or Port) that produced it, None for a leaf. For the other fw packages
+    (through `fw.core.internal`): the one way to build a tensor with history."""
+    t = _new(Tensor)
+    t._data = array
+    t._sg = stop_gradient
+    t._node = node
+    return t
+
+
 def is_tensor(x) -> bool:
     return isinstance(x, Tensor)
 
