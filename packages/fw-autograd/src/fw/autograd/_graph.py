@@ -18,7 +18,7 @@ Layout (chosen so that recording ``a + b`` costs about a microsecond):
   when ``rule.outputs`` — arrays, not Tensors, so the node does not keep its
   own outputs alive through a reference cycle).
 
-A Node is also the ``ctx`` a VJP rule sees (see `fw.autograd.rules._registry`).
+A Node is also the ``ctx`` a VJP rule sees (see `fw.autograd._registry`).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from __future__ import annotations
 import numpy as np
 
 from fw.autograd import _mode
+from fw.autograd._registry import RULES, Rule
 from fw.autograd.errors import GradientError
-from fw.autograd.rules._registry import RULES, Rule
 from fw.core.internal import make_tensor, version_of, wrap
 from fw.core.tensor import Tensor
 
