@@ -31,8 +31,8 @@ from fw.autograd._graph import _FLOATISH, Node, Port, _raise_freed
 from fw.autograd._shapes import unbroadcast
 from fw.autograd.errors import AnomalyError, GradientError
 from fw.core.errors import InternalError, UnsupportedError
-from fw.core.internal import array_version, bump_version, version_of, wrap
-from fw.core.tensor import Tensor
+from fw.core.internal import array_version, bump_version, version_of
+from fw.core.tensor import Tensor, wrap
 
 __all__ = ["run_backward", "fit_grad"]
 

@@ -28,8 +28,8 @@ import numpy as np
 from fw.autograd import _mode
 from fw.autograd._registry import RULES, Rule
 from fw.autograd.errors import GradientError
-from fw.core.internal import make_tensor, version_of, wrap
-from fw.core.tensor import Tensor
+from fw.core.internal import make_tensor, version_of
+from fw.core.tensor import Tensor, wrap
 
 # a Node is created without __init__: `record` stores every slot a rule or the engine reads
 _new = object.__new__

@@ -18,8 +18,7 @@ import numpy as np
 from fw.autograd import _graph, _mode
 from fw.autograd._graph import _FLOATISH, Port
 from fw.autograd.errors import GradientError
-from fw.core.internal import wrap
-from fw.core.tensor import Tensor
+from fw.core.tensor import Tensor, wrap
 
 __all__ = ["PyLayer", "PyLayerContext"]
 

@@ -27,8 +27,8 @@ from fw.autograd._engine import run_backward
 from fw.autograd._graph import _FLOATISH, Node, Port
 from fw.autograd.errors import GradientError
 from fw.core import random as _random
-from fw.core.internal import grad_state, make_tensor, version_of, wrap
-from fw.core.tensor import Tensor
+from fw.core.internal import grad_state, make_tensor, version_of
+from fw.core.tensor import Tensor, wrap
 
 __all__ = ["recompute"]
 

@@ -37,18 +37,19 @@ from fw.core import dispatch as _dispatch
 from fw.core import tensor as _tensor
 from fw.core.ir import core as _ir_core
 from fw.core.ops import OPS, get_op
-from fw.core.tensor import array_version, bump_version, make_tensor, version_of, wrap
+from fw.core.tensor import array_version, bump_version, make_tensor, version_of
 
 __all__ = [
-    "make_tensor", "wrap", "version_of", "array_version", "bump_version", "format_tensor",
+    "make_tensor", "version_of", "array_version", "bump_version", "format_tensor",
     "tensor_hooks", "grad_state", "amp_state", "build_state", "OPS", "get_op", "native",
 ]
 
 # ---------------------------------------------------------------- tensors
-# make_tensor(array, node=None, stop_gradient=True) -> Tensor
-#   A Tensor over `array` (no copy) with autograd state. Users: fw-autograd (outputs of
-#   PyLayer/recompute nodes, gradient buffers), fw-nn, fw-jit. Defined next to `wrap`
-#   in fw.core.tensor; `wrap(array)` is the public spelling of a plain leaf.
+# make_tensor(array, node=None, stop_gradient=True, cls=Tensor) -> Tensor
+#   A Tensor (or subclass) over `array` (no copy) with autograd state. Users: fw-autograd
+#   (outputs of PyLayer/recompute nodes, stand-ins for gradient targets), fw-nn
+#   (Parameter), fw-jit. Defined next to `wrap` in fw.core.tensor; the public
+#   `fw.core.tensor.wrap(array)` remains the spelling of a plain leaf.
 # version_of(t) / array_version(array) / bump_version(t)
 #   The in-place version counters: autograd saves `version_of` of the inputs it keeps
 #   and raises if it moved before backward; whoever writes into a tensor's array in
