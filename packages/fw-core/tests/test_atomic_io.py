@@ -39,8 +39,8 @@ def test_a_failed_fsync_or_rename_keeps_the_previous_file(tmp_path, monkeypatch)
     p = tmp_path / "f.bin"
     _write(p, b"old")
     for name in ("fsync", "replace"):
-        def boom(*a, **k):
-            raise OSError(f"{name} failed (simulated)")
+        def boom(*a, _name=name, **k):
+            raise OSError(f"{_name} failed (simulated)")
 
         monkeypatch.setattr(os, name, boom)
         with pytest.raises(OSError, match=name):
