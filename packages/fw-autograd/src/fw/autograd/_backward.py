@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from fw.autograd._engine import run_backward
 from fw.autograd.errors import GradientError
+from fw.autograd.static import gradients
 from fw.core.ir.core import Value
 from fw.core.tensor import Tensor
 
@@ -104,8 +105,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise GradientError(f"grad_outputs has {len(gos)} entries for {len(outs)} outputs")
     ngv = _as_list(no_grad_vars, "no_grad_vars") if no_grad_vars is not None else None
     if _is_symbolic(outs, ins, gos, ngv):
-        from fw.autograd.static import gradients
-
         return gradients(outs, ins, gos, no_grad_set=ngv, allow_unused=allow_unused,
                          create_graph=bool(create_graph))
     if retain_graph is None:

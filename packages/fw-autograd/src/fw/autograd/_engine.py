@@ -27,10 +27,12 @@ from __future__ import annotations
 import numpy as np
 
 from fw.autograd import _mode
-from fw.autograd._graph import _FLOATISH, Node, Port
+from fw.autograd._graph import _FLOATISH, Node, Port, _raise_freed
+from fw.autograd._shapes import unbroadcast
 from fw.autograd.errors import AnomalyError, GradientError
 from fw.core.errors import InternalError, UnsupportedError
-from fw.core.tensor import Tensor, array_version, version_of, wrap
+from fw.core.internal import array_version, bump_version, version_of
+from fw.core.tensor import Tensor, wrap
 
 __all__ = ["run_backward", "fit_grad"]
 
@@ -384,8 +386,6 @@ def _accumulate(t, g, create_graph, handed):
         a = old._data
         if a.flags.writeable and a.shape == g._data.shape and a.dtype == g._data.dtype:
             a += g._data
-            from fw.core.tensor import bump_version
-
             bump_version(old)
             return
     t._grad = old + g
@@ -403,8 +403,6 @@ def _apply_rule(node, gs, anomaly):
             f"under fw.no_grad() / with stop_gradient=True inputs")
     args, outs = node.args, node.outs
     if (rule.inputs and args is None) or (rule.outputs and outs is None):
-        from fw.autograd._graph import _raise_freed
-
         _raise_freed(node)
     if args is not None and node.versions or outs is not None:
         _check_versions(node)
@@ -539,33 +537,6 @@ def fit_grad(g, meta, node, slot):
             a = g._data
     if a.shape != shape:
         g = unbroadcast(g, shape, node.op.name)
-    return g
-
-
-def unbroadcast(g, shape, opname="op"):
-    """Sum `g` down to `shape` (the inverse of broadcasting `shape` to g's shape)."""
-    import fw
-
-    gs = tuple(g.shape)
-    shape = tuple(shape)
-    lead = len(gs) - len(shape)
-    if lead < 0:
-        raise InternalError(f"the VJP rule of '{opname}' returned a gradient of shape "
-                            f"{list(gs)} for an input of shape {list(shape)}")
-    axes = list(range(lead))
-    for i, d in enumerate(shape):
-        gd = gs[lead + i]
-        if d == 1 and gd != 1:
-            axes.append(lead + i)
-        elif d != gd:
-            raise InternalError(f"the VJP rule of '{opname}' returned a gradient of shape "
-                                f"{list(gs)} for an input of shape {list(shape)}")
-    if axes:
-        g = fw.sum(g, axis=axes, keepdim=False)
-    if tuple(g.shape) != shape:
-        from fw.autograd.rules._util import reshape_to
-
-        g = reshape_to(g, list(shape))
     return g
 
 

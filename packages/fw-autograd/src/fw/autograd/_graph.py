@@ -18,7 +18,7 @@ Layout (chosen so that recording ``a + b`` costs about a microsecond):
   when ``rule.outputs`` — arrays, not Tensors, so the node does not keep its
   own outputs alive through a reference cycle).
 
-A Node is also the ``ctx`` a VJP rule sees (see `fw.autograd.rules._registry`).
+A Node is also the ``ctx`` a VJP rule sees (see `fw.autograd._registry`).
 """
 
 from __future__ import annotations
@@ -26,17 +26,20 @@ from __future__ import annotations
 import numpy as np
 
 from fw.autograd import _mode
+from fw.autograd._registry import RULES, Rule
 from fw.autograd.errors import GradientError
-from fw.autograd.rules._registry import RULES
-from fw.core.tensor import Tensor, _new, version_of, wrap
+from fw.core.internal import make_tensor, version_of
+from fw.core.tensor import Tensor, wrap
 
+# a Node is created without __init__: `record` stores every slot a rule or the engine reads
+_new = object.__new__
 _RULES_GET = RULES.get
 _version_of = version_of
 _ANOMALY_ANY = _mode._anomaly_any
 # recompute's trace sets a set here to learn the ids of nodes built outside `record`
 _link_observer = [None]
 
-__all__ = ["Node", "Port", "record", "rebase", "node_of"]
+__all__ = ["Node", "Port", "record", "rebase", "node_of", "custom_node"]
 
 _FLOATISH = frozenset("fcV")  # float, complex, and ml_dtypes' bfloat16 ('V')
 
@@ -103,10 +106,10 @@ class Node:
         link = _mode._tls.enabled
         res = []
         for i, a in enumerate(outs):
-            t = wrap(a)
             if link and a.dtype.kind in _FLOATISH:
-                t._sg = False
-                t._node = self if self.out_meta is None else Port(self, i)
+                t = make_tensor(a, self if self.out_meta is None else Port(self, i), False)
+            else:
+                t = wrap(a)
             res.append(t)
         c = tuple(res)
         self._out_cache = c
@@ -277,6 +280,52 @@ def record(op, args, attrs, outputs):
     if _ANOMALY_ANY[0] and _mode._tls.anomaly:
         node.extra = _Extra()
         node.extra.loc = _user_frames()
+
+
+class CustomOp:
+    """Stands in for an OpDef in a node whose backward is a Python function instead of
+    a rule of the table (a PyLayer, a recomputed segment): one variadic input (the
+    tensors it reads), any number of outputs."""
+
+    inputs = ("inputs*",)
+    input_names = ("inputs",)
+    variadic = 0
+    variadic_out = True
+    differentiable = True
+    optional = frozenset()
+
+    def __init__(self, name):
+        self.name = name
+
+
+def custom_node(name, backward, attrs, out_meta, tensors=None, edges=None, meta=None):
+    """A tape node named `name` whose VJP is ``backward(node, g)`` (PyLayer, recompute).
+
+    Its inputs are either `tensors` (edges found as `record` finds them) or given as
+    `edges` and their `meta` (recompute: the frontier of a traced segment). `out_meta`
+    is ``[(shape, numpy dtype, differentiable)]`` per output; the caller links the
+    outputs (``_node = Port(node, i)``). Honours anomaly mode and recompute's trace.
+    """
+    node = _new(Node)
+    node.op = CustomOp(name)
+    node.rule = Rule(name, backward, inputs=False, outputs=False)
+    node.attrs = attrs
+    node.extra = None
+    node.args = None
+    node.outs = None
+    if tensors is not None:
+        node.edges, node.meta = _edges([tensors], node)
+    else:
+        node.nvar = len(edges)
+        node.edges = edges
+        node.meta = meta
+    node.out_meta = out_meta
+    if _ANOMALY_ANY[0] and _mode._tls.anomaly:
+        extra(node).loc = _user_frames()
+    obs = _link_observer[0]
+    if obs is not None:  # built inside a segment that recompute is tracing
+        obs.add(id(node))
+    return node
 
 
 class _Extra:

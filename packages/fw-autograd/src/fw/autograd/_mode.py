@@ -15,7 +15,7 @@ import functools
 import inspect
 import threading
 
-from fw.core.dispatch import grad_state
+from fw.core.internal import grad_state
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
            "set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled"]

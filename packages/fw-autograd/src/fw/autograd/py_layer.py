@@ -16,10 +16,9 @@ from __future__ import annotations
 import numpy as np
 
 from fw.autograd import _graph, _mode
-from fw.autograd._graph import _FLOATISH, Node, Port
+from fw.autograd._graph import _FLOATISH, Port
 from fw.autograd.errors import GradientError
-from fw.autograd.rules._registry import Rule
-from fw.core.tensor import Tensor, _new, wrap
+from fw.core.tensor import Tensor, wrap
 
 __all__ = ["PyLayer", "PyLayerContext"]
 
@@ -62,20 +61,6 @@ class PyLayerContext:
         """With True (the default) backward receives zeros for outputs that got no
         gradient; with False it receives None."""
         self._materialize = bool(value)
-
-
-class _LayerOp:
-    """Stands in for an OpDef in the node of a PyLayer (name, one variadic input)."""
-
-    inputs = ("inputs*",)
-    input_names = ("inputs",)
-    variadic = 0
-    variadic_out = True
-    differentiable = True
-    optional = frozenset()
-
-    def __init__(self, name):
-        self.name = name
 
 
 def _backward_rule(cls):
@@ -163,13 +148,6 @@ class PyLayer:
 
 
 def _link(cls, ctx, tensors, outs):
-    node = _new(Node)
-    node.op = _LayerOp(cls.__name__)
-    node.rule = Rule(cls.__name__, _backward_rule(cls), inputs=False, outputs=False)
-    node.extra = None
-    node.args = None
-    node.outs = None
-    node.edges, node.meta = _graph._edges([tensors], node)
     out_meta = []
     tensor_outs = []
     for o in outs:
@@ -180,14 +158,10 @@ def _link(cls, ctx, tensors, outs):
             tensor_outs.append(o)
     # the engine materializes zeros for missing gradients only where the flag is set;
     # the rule does it itself (it knows set_materialize_grads)
-    node.out_meta = [(s, d, False) for s, d, _ in out_meta]
-    node.attrs = {"ctx": ctx, "out_meta": out_meta}
+    node = _graph.custom_node(cls.__name__, _backward_rule(cls),
+                              {"ctx": ctx, "out_meta": out_meta},
+                              [(s, d, False) for s, d, _ in out_meta], tensors=tensors)
     for i, (o, (_, _, diff)) in enumerate(zip(tensor_outs, out_meta)):
-        if diff:
+        if diff:  # fw-autograd links the PyLayer's own outputs to its node
             o._sg = False
             o._node = Port(node, i)
-    if _mode._anomaly_any[0] and _mode._tls.anomaly:
-        _graph.extra(node).loc = _graph._user_frames()
-    obs = _graph._link_observer[0]
-    if obs is not None:
-        obs.add(id(node))

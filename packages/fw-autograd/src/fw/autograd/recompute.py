@@ -26,26 +26,11 @@ from fw.autograd import _graph, _mode
 from fw.autograd._engine import run_backward
 from fw.autograd._graph import _FLOATISH, Node, Port
 from fw.autograd.errors import GradientError
-from fw.autograd.rules._registry import Rule
-from fw.core import dispatch as _dispatch
 from fw.core import random as _random
-from fw.core.tensor import Tensor, _new, version_of, wrap
+from fw.core.internal import grad_state, make_tensor, version_of
+from fw.core.tensor import Tensor, wrap
 
 __all__ = ["recompute"]
-
-
-class _SegmentOp:
-    """Stands in for an OpDef in the node of a recomputed segment."""
-
-    inputs = ("inputs*",)
-    input_names = ("inputs",)
-    variadic = 0
-    variadic_out = True
-    differentiable = True
-    optional = frozenset()
-
-    def __init__(self, name):
-        self.name = name
 
 
 def _rng_kinds():
@@ -94,7 +79,7 @@ def _rebuild(x, it):
 def _trace(function, args, kwargs):
     """Run `function` recorded; returns (result, ids of the nodes it created)."""
     created = set()
-    gs = _dispatch.grad_state
+    gs = grad_state
     inner = gs.record
 
     def collect(op, a, attrs, outputs):
@@ -155,11 +140,7 @@ def _target_tensor(edge, meta):
     """A stand-in tensor naming `edge` as a target of the nested backward."""
     if isinstance(edge, Tensor):
         return edge
-    t = _new(Tensor)
-    t._data = np.empty(0, dtype=meta[1])
-    t._sg = False
-    t._node = edge
-    return t
+    return make_tensor(np.empty(0, dtype=meta[1]), edge, stop_gradient=False)
 
 
 def recompute(function, *args, preserve_rng_state=True, use_reentrant=True, **kwargs):
@@ -196,34 +177,14 @@ def recompute(function, *args, preserve_rng_state=True, use_reentrant=True, **kw
         return _rebuild(result, iter(detached))
     arg_tensors = _flat((args, kwargs), [])
     name = getattr(function, "__name__", type(function).__name__)
-    node = _new(Node)
-    node.op = _SegmentOp(f"recompute({name})")
-    node.extra = None
-    node.args = None
-    node.outs = None
-    node.nvar = len(slots)
-    node.edges = [e for e, _ in slots]
-    node.meta = [m for _, m in slots]
-    out_meta = []
-    new_outs = []
-    for i, o in enumerate(outs):
-        d = o._data
-        fl = d.dtype.kind in _FLOATISH and not o._sg
-        out_meta.append((d.shape, d.dtype, fl))
-        t = wrap(d)
-        if fl:
-            t._sg = False
-            t._node = Port(node, i)
-        new_outs.append(t)
-    node.out_meta = out_meta
-    node.attrs = {"function": function, "args": args, "kwargs": kwargs, "rng": rng,
-                  "versions": [(t, version_of(t)) for t in arg_tensors], "name": name}
-    node.rule = Rule(node.op.name, _segment_backward, inputs=False, outputs=False)
-    if _mode._anomaly_any[0] and _mode._tls.anomaly:
-        _graph.extra(node).loc = _graph._user_frames()
-    obs = _graph._link_observer[0]
-    if obs is not None:  # a recompute inside a recompute being traced
-        obs.add(id(node))
+    out_meta = [(o._data.shape, o._data.dtype, o._data.dtype.kind in _FLOATISH and not o._sg)
+                for o in outs]
+    attrs = {"function": function, "args": args, "kwargs": kwargs, "rng": rng,
+             "versions": [(t, version_of(t)) for t in arg_tensors], "name": name}
+    node = _graph.custom_node(f"recompute({name})", _segment_backward, attrs, out_meta,
+                              edges=[e for e, _ in slots], meta=[m for _, m in slots])
+    new_outs = [make_tensor(o._data, Port(node, i), stop_gradient=False) if fl
+                else wrap(o._data) for i, (o, (_, _, fl)) in enumerate(zip(outs, out_meta))]
     # the caller gets the result's structure with new output tensors; the traced
     # graph goes away with `result`
     return _rebuild(result, iter(new_outs))

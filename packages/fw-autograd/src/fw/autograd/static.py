@@ -34,12 +34,13 @@ with one dynamic dim, ``expand_as``/``reduce_as`` for broadcasting) and raise
 
 from __future__ import annotations
 
+from fw.autograd._registry import RULES
+from fw.autograd._shapes import unbroadcast
 from fw.autograd.errors import GradientError
-from fw.autograd.rules._registry import RULES
-from fw.core import dtypes as _dt
 from fw.core.errors import InternalError, InvalidArgumentError, UnsupportedError
+from fw.core.internal import build_state
 from fw.core.ir.builder import Builder, clone_ops
-from fw.core.ir.core import Block, Operation, Program, Value, _state
+from fw.core.ir.core import Block, Operation, Program, Value, current_builder
 from fw.core.ir.types import DYN
 
 __all__ = ["gradients", "append_backward", "OpView"]
@@ -48,7 +49,7 @@ _create_graph = [False]  # set by `gradients` for the rules it runs
 
 
 class OpView:
-    """The ``ctx`` of a VJP rule for an IR operation (see rules/_registry.py)."""
+    """The ``ctx`` of a VJP rule for an IR operation (see _registry.py)."""
 
     def __init__(self, op: Operation, want):
         self._op = op
@@ -165,7 +166,7 @@ def _captures(block: Block) -> list:
 
 
 def _inexact(v) -> bool:
-    return v.type.dtype.kind >= _dt._FLOAT
+    return v.type.dtype.is_inexact
 
 
 def _zeros_like(v):
@@ -188,12 +189,10 @@ def _fit(g, v, op):
 
     if type(g) is not Value:
         g = fw.to_tensor(g, dtype=v.type.dtype) if not isinstance(g, fw.Tensor) else g
-        from fw.core.ir.core import current_builder
-
         g = current_builder().capture(g)
     vt, gt = v.type, g.type
     if gt.dtype is not vt.dtype:
-        if gt.dtype.kind == _dt._COMPLEX and vt.dtype.kind != _dt._COMPLEX:
+        if gt.dtype.is_complex and not vt.dtype.is_complex:
             g = fw.real(g)
         if g.type.dtype is not vt.dtype:
             g = fw.cast(g, vt.dtype)
@@ -204,8 +203,6 @@ def _fit(g, v, op):
     if gs == vs and (DYN not in vs or not maybe_bcast):
         return g
     if DYN not in gs and DYN not in vs:
-        from fw.autograd._engine import unbroadcast
-
         return unbroadcast(g, vs, op.name)
     # dynamic dims: the runtime decides what was broadcast
     return fw.reduce_as(g, v)
@@ -318,7 +315,7 @@ def _cond_grad(op, grads, dep, blocked):
     forward branch and differentiate it with respect to the outer values it reads."""
     from fw.core.ir import control
 
-    builder = _state.builder
+    builder = build_state.builder
     caps = []
     for b in op.blocks:
         for v in _captures(b):
@@ -355,7 +352,7 @@ def _while_grad(op, grads, dep, blocked):
             "values in stacks whose length changes every iteration, and those cannot be "
             "differentiated again). Take higher-order derivatives of loops eagerly, or unroll "
             "the loop (a Python loop over a known trip count)")
-    builder = _state.builder
+    builder = build_state.builder
     cblk, bblk = op.blocks
     init = list(op.operands)
     n = len(init)
@@ -414,7 +411,7 @@ def _while_grad(op, grads, dep, blocked):
 
 # ---------------------------------------------------------------- public
 def _enter(program):
-    b = _state.builder
+    b = build_state.builder
     if b is not None and b.program is program:
         return b, None
     nb = Builder(program)

@@ -406,6 +406,18 @@ def wrap(array) -> Tensor:
     return t
 
 
+def make_tensor(array, node=None, stop_gradient=True, cls=Tensor) -> Tensor:
+    """A `cls` (Tensor or a subclass) over `array` (no copy) with autograd state:
+    `node` is the autograd node (or Port) that produced it, None for a leaf. For the
+    other fw packages (through `fw.core.internal`): the one way to build a tensor
+    with history, or a subclass instance (fw-nn's Parameter) without its __init__."""
+    t = _new(cls)
+    t._data = array
+    t._sg = stop_gradient
+    t._node = node
+    return t
+
+
 def is_tensor(x) -> bool:
     return isinstance(x, Tensor)
 

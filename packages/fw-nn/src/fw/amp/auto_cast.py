@@ -1,7 +1,7 @@
 """`auto_cast` and `decorate`: automatic mixed precision.
 
 While an `auto_cast` region is active, fw-core's general dispatcher calls
-`_cast_args(op, args)` (the ``dispatch.amp_state`` hook) before running or emitting
+`_cast_args(op, args)` (the ``fw.core.internal.amp_state`` hook) before running or emitting
 an op; it casts the op's floating inputs per the lists in `fw.amp.lists`:
 
 - O1: WHITE ops run in the low-precision dtype, BLACK ops in float32, the rest keep
@@ -25,11 +25,12 @@ import threading
 import weakref
 
 from fw.amp import lists as _lists
-from fw.core import dispatch as _dispatch
 from fw.core import dtypes as _dt
+from fw.core.dispatch import invoke
 from fw.core.errors import InvalidArgumentError
+from fw.core.internal import amp_state, version_of
 from fw.core.ops import OPS
-from fw.core.tensor import Tensor, version_of
+from fw.core.tensor import Tensor
 
 __all__ = ["auto_cast", "amp_guard", "decorate", "amp_decorate", "is_bfloat16_supported",
            "is_float16_supported", "current_state"]
@@ -101,7 +102,7 @@ def _cast_one(st, t, target):
             ref, ver, out = hit
             if ref() is t and ver == version_of(t):
                 return out
-    out = _dispatch.invoke(_CAST_OP, [t], {"dtype": target})
+    out = invoke(_CAST_OP, [t], {"dtype": target})
     if leaf:
         st.cache[key] = (weakref.ref(t), version_of(t), out)
     return out
@@ -132,8 +133,8 @@ def _cast_args(op, args):
 
 def _refresh_hook():
     st = current_state()
-    _dispatch.amp_state.enabled = st is not None
-    _dispatch.amp_state.cast_args = _cast_args if st is not None else None
+    amp_state.enabled = st is not None
+    amp_state.cast_args = _cast_args if st is not None else None
 
 
 class auto_cast(contextlib.ContextDecorator):  # noqa: N801 - Paddle's name

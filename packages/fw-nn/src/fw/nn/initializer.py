@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from fw.core import random as _rnd
+from fw.core.internal import bump_version
 from fw.core.ir import no_building
 from fw.core.tensor import Tensor
 
@@ -61,8 +62,6 @@ def _write(param, values):
 
         be = _pl.backend_of(a)
         a[...] = be.xp.asarray(vals.astype(np.dtype(a.dtype)))
-    from fw.core.tensor import bump_version
-
     bump_version(param)
     return param
 
@@ -105,8 +104,6 @@ class Constant(Initializer):
         with no_building():
             a = param._data
             a[...] = self.value
-            from fw.core.tensor import bump_version
-
             bump_version(param)
             return param
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 import numpy as np
 
 from fw.core import dtypes as _dt
+from fw.core.internal import format_tensor, make_tensor
 from fw.core.ir import no_building
-from fw.core.tensor import Tensor, _format_tensor, to_tensor
+from fw.core.tensor import Tensor, to_tensor
 
 __all__ = ["Parameter", "ParamAttr", "create_parameter", "unique_name", "is_parameter"]
 
@@ -77,10 +78,7 @@ class Parameter(Tensor):
 
     @classmethod
     def _wrap(cls, array, name=None, trainable=True, **attrs) -> Parameter:
-        p = object.__new__(cls)
-        p._data = array
-        p._sg = not trainable
-        p._node = None
+        p = make_tensor(array, stop_gradient=not trainable, cls=cls)
         p._init_attrs(name, **attrs)
         return p
 
@@ -108,7 +106,7 @@ class Parameter(Tensor):
         self._sg = not bool(value)
 
     def __repr__(self) -> str:
-        return "Parameter containing:\n" + _format_tensor(self)
+        return "Parameter containing:\n" + format_tensor(self)
 
     __str__ = __repr__
 

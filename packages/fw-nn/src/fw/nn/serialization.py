@@ -17,9 +17,10 @@ JSON header, then the raw tensor bytes):
   ``fw.checksum``: a SHA-256 over the structure and every entry's bytes, checked
   on load, so a corrupted or truncated file raises instead of loading wrong values.
 
-Writes are atomic: the file is written to a temporary file in the same directory,
-flushed and fsync'ed, then renamed over `path` (``os.replace``); a failure at any
-point leaves a previous file at `path` intact. Loading parses the header with
+Writes are atomic (`fw.core.atomic_io`): the file is written to a temporary file
+in the same directory, flushed and fsync'ed, then renamed over `path`
+(``os.replace``); a failure at any point leaves a previous file at `path` intact
+(missing parent directories are created). Loading parses the header with
 ``json`` and copies bytes into arrays: no code from the file is ever executed; a
 pickle (Paddle's or PyTorch's old format) or any malformed file raises
 `CheckpointError` naming the file.
@@ -32,12 +33,12 @@ import json
 import math
 import os
 import struct
-import tempfile
 from collections import OrderedDict
 
 import ml_dtypes
 import numpy as np
 
+from fw.core.atomic_io import atomic_path
 from fw.core.tensor import Tensor, to_tensor
 
 __all__ = ["save", "load", "CheckpointError"]
@@ -261,38 +262,18 @@ def save(obj, path, protocol=4, **configs):
     header["__metadata__"] = meta
     hbytes = json.dumps(header, separators=(",", ":")).encode("utf-8")
     hbytes += b" " * (-len(hbytes) % 8)  # the data starts 8-byte aligned
-    _atomic_write(path, hbytes, arrays)
+    with atomic_path(path, make_parents=True) as tmp:
+        _write(tmp, hbytes, arrays)
 
 
-def _atomic_write(path, hbytes, arrays):
-    d = os.path.dirname(os.path.abspath(path))
-    os.makedirs(d, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(path) + ".",
-                               suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(struct.pack("<Q", len(hbytes)))
-            f.write(hbytes)
-            for a in arrays.values():
-                if a.nbytes:
-                    f.write(a.reshape(-1).view(np.uint8).data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    try:  # make the rename itself durable (best effort: not every OS allows it)
-        dfd = os.open(d, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except OSError:
-        pass
+def _write(path, hbytes, arrays):
+    """Write the file's bytes: header length, header, then each array's data."""
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(hbytes)))
+        f.write(hbytes)
+        for a in arrays.values():
+            if a.nbytes:
+                f.write(a.reshape(-1).view(np.uint8).data)
 
 
 # ---------------------------------------------------------------- load

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 
-from fw.autograd.rules._registry import RULES, Rule, get_rule, vjp
+from fw.autograd._registry import RULES, Rule, get_rule, vjp
 
 FAMILIES = ("creation", "elementwise", "reduce", "shape", "indexing", "search", "linalg", "fft",
             "activation", "loss", "norm", "conv", "nn_misc")

@@ -12,22 +12,18 @@ function), so eager and static training run the same kernels. A
 from __future__ import annotations
 
 from fw.autograd import _mode
+from fw.autograd._graph import Node
 
 __all__ = ["explicit", "all_zero", "spatial"]
 
 _tls = _mode._tls
-_node_type = []  # fw.autograd._graph.Node, bound on first use (_graph imports the rules)
 
 
 def explicit(ctx) -> bool:
     """Whether this rule call may use the non-differentiable explicit backward ops:
     an eager backward that is not recorded (grad mode off while the rule runs), or a
     static backward emitted without ``create_graph``."""
-    if not _node_type:
-        from fw.autograd._graph import Node
-
-        _node_type.append(Node)
-    if type(ctx) is _node_type[0]:
+    if type(ctx) is Node:
         return not _tls.enabled
     return not getattr(ctx, "create_graph", True)
 

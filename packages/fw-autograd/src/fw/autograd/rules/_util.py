@@ -11,8 +11,16 @@ from __future__ import annotations
 import numpy as np
 
 import fw
+from fw.autograd import _mode
+from fw.autograd._backward import grad as _grad
+from fw.autograd._engine import run_backward
+from fw.autograd._graph import Port
+from fw.autograd._registry import vjp
+from fw.autograd._shapes import reshape_to
+from fw.core.internal import make_tensor
+from fw.core.ir.core import Value
 from fw.core.ir.types import DYN
-from fw.core.tensor import Tensor as _Tensor
+from fw.core.tensor import Tensor
 
 __all__ = ["conj", "is_complex", "is_float", "is_tensor_like", "keepdim_shape", "expand_as_input",
            "zeros_like", "norm_axes", "static_shape", "real_dtype", "reshape_to", "reshape_like",
@@ -21,9 +29,6 @@ __all__ = ["conj", "is_complex", "is_float", "is_tensor_like", "keepdim_shape", 
 
 def is_tensor_like(a) -> bool:
     """A Tensor or an IR Value (as opposed to a Python number or None)."""
-    from fw.core.ir.core import Value
-    from fw.core.tensor import Tensor
-
     return isinstance(a, (Tensor, Value))
 
 
@@ -37,7 +42,7 @@ def is_float(t) -> bool:
 
 def conj(t):
     """conj(t) for complex t; t itself otherwise (no op emitted)."""
-    if type(t) is _Tensor:  # the hot case, without the dtype property
+    if type(t) is Tensor:  # the hot case, without the dtype property
         return t if t._data.dtype.kind != "c" else fw.conj(t)
     if type(t) is float:
         return t
@@ -106,8 +111,6 @@ def composite(*names, inputs=True):
     """
 
     def deco(fn):
-        from fw.autograd.rules._registry import vjp
-
         def rule(ctx, g):
             return vjp_of(fn, ctx, g)
 
@@ -121,13 +124,6 @@ def composite(*names, inputs=True):
 def vjp_of(fn, ctx, g):
     """The gradients of ``fn(*ctx.inputs, **ctx.attrs)`` for output gradient(s) `g`,
     laid out as a rule's return value."""
-    from fw.autograd import _mode
-    from fw.autograd._backward import grad as _grad
-    from fw.autograd._engine import run_backward
-    from fw.autograd._graph import Port
-    from fw.core.ir.core import Value
-    from fw.core.tensor import Tensor, wrap
-
     ins = list(ctx.inputs)
     op = ctx.op
     v = op.variadic
@@ -178,11 +174,9 @@ def vjp_of(fn, ctx, g):
                 if n is not None:
                     frontier.add(n.node if type(n) is Port else n)
                 if x._sg:
-                    t = wrap(x._data)
-                    t._sg = False
+                    t = make_tensor(x._data, stop_gradient=False)
             else:
-                t = wrap(x._data)
-                t._sg = False
+                t = make_tensor(x._data, stop_gradient=False)
             xs.append(t)
             if j is None:
                 work[i] = t
@@ -211,15 +205,6 @@ def vjp_of(fn, ctx, g):
 
 
 # ---------------------------------------------------------------- shapes
-def reshape_to(t, shape):
-    """fw.reshape without Paddle's "0 copies the input dim" reading: a target
-    shape with a zero-size dim gets an (empty) zeros tensor of that shape."""
-    shape = list(shape)
-    if 0 in shape:
-        return fw.zeros([0 if d == -1 else d for d in shape], dtype=t.dtype)
-    return fw.reshape(t, shape)
-
-
 def reshape_like(t, ctx, i):
     """`t` reshaped to the shape of input `i` (one dynamic dim at most on IR)."""
     shape = ctx.shape(i)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 
 import fw
+from fw.autograd._registry import vjp
 from fw.autograd.rules._explicit import explicit
-from fw.autograd.rules._registry import vjp
 from fw.autograd.rules._util import reshape_to, zeros_like
 from fw.core.ops import call
 

@@ -21,8 +21,8 @@ import math
 import numpy as np
 
 import fw
+from fw.autograd._registry import vjp
 from fw.autograd.rules._explicit import explicit, spatial
-from fw.autograd.rules._registry import vjp
 from fw.autograd.rules._util import composite, reshape_to, vjp_of
 from fw.core.ops import call
 from fw.core.ops.conv import conv_geometry, conv_transpose_geometry, split_layout

@@ -4,7 +4,7 @@ diagonal/triangular constructions, complex numbers from parts, meshgrid."""
 from __future__ import annotations
 
 import fw
-from fw.autograd.rules._registry import vjp
+from fw.autograd._registry import vjp
 from fw.autograd.rules._util import reshape_like, reshape_to
 from fw.core.ops import call
 

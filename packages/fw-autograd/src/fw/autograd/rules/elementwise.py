@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 
 import fw
+from fw.autograd._registry import vjp
 from fw.autograd.rules._explicit import explicit
-from fw.autograd.rules._registry import vjp
 from fw.autograd.rules._util import conj, is_tensor_like, zeros_like
 from fw.core.errors import UnsupportedError
 from fw.core.ops import entry

@@ -21,7 +21,7 @@ transforms with a conjugation, which the rules apply to the gradient.
 from __future__ import annotations
 
 import fw
-from fw.autograd.rules._registry import vjp
+from fw.autograd._registry import vjp
 from fw.autograd.rules._util import reshape_to
 from fw.core.ops import call
 

@@ -11,7 +11,7 @@ the function itself says (`_winners`).
 from __future__ import annotations
 
 import fw
-from fw.autograd.rules._registry import vjp
+from fw.autograd._registry import vjp
 from fw.autograd.rules._util import (
     gather_transpose,
     numel,

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 
 import fw
-from fw.autograd.rules._registry import vjp
+from fw.autograd._registry import vjp
 from fw.autograd.rules._util import (
     composite,
     conj,

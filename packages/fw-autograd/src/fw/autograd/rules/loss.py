@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 import fw
+from fw.autograd._registry import vjp
 from fw.autograd.rules._explicit import all_zero, explicit
-from fw.autograd.rules._registry import vjp
 from fw.autograd.rules._util import composite, reshape_to, vjp_of
 from fw.core.errors import UnsupportedError
 from fw.core.ops import call

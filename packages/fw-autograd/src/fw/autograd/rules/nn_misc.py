@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 import fw
+from fw.autograd._registry import vjp
 from fw.autograd.rules._explicit import explicit
-from fw.autograd.rules._registry import vjp
 from fw.autograd.rules._util import (
     composite,
     flatten_lead,

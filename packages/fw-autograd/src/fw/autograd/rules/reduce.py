@@ -10,7 +10,7 @@ with ``sort`` (see `_util.composite`).
 from __future__ import annotations
 
 import fw
-from fw.autograd.rules._registry import vjp
+from fw.autograd._registry import vjp
 from fw.autograd.rules._util import (
     composite,
     conj,

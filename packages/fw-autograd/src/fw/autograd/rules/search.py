@@ -4,7 +4,7 @@ back to the position it was taken from (its index)."""
 from __future__ import annotations
 
 import fw
-from fw.autograd.rules._registry import vjp
+from fw.autograd._registry import vjp
 from fw.autograd.rules._util import zeros_like
 
 

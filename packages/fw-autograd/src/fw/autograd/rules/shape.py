@@ -11,7 +11,7 @@ element came from.
 from __future__ import annotations
 
 import fw
-from fw.autograd.rules._registry import vjp
+from fw.autograd._registry import vjp
 from fw.autograd.rules._util import conj, gather_transpose, reshape_like, reshape_to
 from fw.core.errors import UnsupportedError
 from fw.core.ops import call

@@ -24,10 +24,10 @@ evaluated), then verified, and each tensor is checked against the program's
 type and the table. Nothing is unpickled or executed. Any malformed file raises
 `ModelFormatError` naming the file and the problem.
 
-Writes are atomic: the file is written under a temporary name in the target
-directory, flushed to disk (fsync), then renamed over the target
-(`os.replace`), so a crash or an error mid-write leaves the previous file as it
-was.
+Writes are atomic (`fw.core.atomic_io`): the file is written under a temporary
+name in the target directory, flushed to disk (fsync), then renamed over the
+target (`os.replace`), so a crash or an error mid-write leaves the previous file
+as it was.
 
 `load` returns ``(program, params)``: ``params`` maps labels to Tensors, and
 ``program.captured`` is that same dict, so the program runs as loaded
@@ -38,11 +38,11 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 
 import numpy as np
 
 from fw.core import dtypes as _dt
+from fw.core.atomic_io import atomic_path
 from fw.core.errors import FwError, InvalidArgumentError
 from fw.core.ir.types import TensorType
 
@@ -101,19 +101,6 @@ def _write_file(tensors: dict, path: str, metadata: dict) -> None:
     save_file(tensors, path, metadata=metadata)
 
 
-def _fsync_dir(d: str) -> None:
-    try:
-        fd = os.open(d, os.O_RDONLY)
-    except OSError:  # not possible on every platform; the rename itself is atomic
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 # ---------------------------------------------------------------- save
 def save(program, path, params=None) -> None:
     """Write `program` and its parameter/constant values to one model file.
@@ -167,23 +154,8 @@ def save(program, path, params=None) -> None:
                        "shape": list(arr.shape), "encoding": encoding}
     metadata = {"format": FORMAT, "version": VERSION, "fw_version": __version__,
                 "program": text, "tensors": json.dumps(table, sort_keys=True)}
-    path = os.fspath(path)
-    d = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(d, f".{os.path.basename(path)}.{uuid.uuid4().hex[:12]}.tmp")
-    # O_EXCL reserves the name; the mode follows the umask like any new file
-    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-    try:
+    with atomic_path(path) as tmp:
         _write_file(tensors, tmp, metadata)
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    _fsync_dir(d)
 
 
 # ---------------------------------------------------------------- load

@@ -14,8 +14,9 @@ import numpy as np
 
 import fw
 from fw.core.errors import InvalidArgumentError
+from fw.core.internal import bump_version
 from fw.core.ir.core import Value, current_builder
-from fw.core.tensor import Tensor, bump_version, wrap
+from fw.core.tensor import Tensor, wrap
 from fw.nn.functional._helpers import channel_last, op
 
 __all__ = ["batch_norm", "layer_norm", "instance_norm", "group_norm", "local_response_norm",

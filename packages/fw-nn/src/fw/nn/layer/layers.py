@@ -22,8 +22,9 @@ from collections import OrderedDict, namedtuple
 import numpy as np
 
 from fw.core import dtypes as _dt
+from fw.core.internal import bump_version
 from fw.core.ir import no_building
-from fw.core.tensor import Tensor, bump_version
+from fw.core.tensor import Tensor
 from fw.nn.parameter import ParamAttr, Parameter, create_parameter, unique_name
 
 __all__ = ["Layer", "HookRemoveHelper", "LoadReport", "Mismatch"]

@@ -1,0 +1,115 @@
+"""fw.core.internal — the internal ABI: what the other fw packages (fw-autograd,
+fw-nn, fw-jit, fw-inference, …) may use of fw-core beyond its public API.
+
+Users should not need anything here. Other fw packages use this module and
+never fw-core's private modules (``fw.core._native``, ``fw.core.ops._registry``,
+``fw.core.ops._api``, …) nor private names of its public modules
+(``fw.core.tensor._new``, ``fw.core.ir.core._state``, …): import-linter (root
+pyproject.toml) and ``packages/fw-core/tests/test_internal_abi.py`` enforce it.
+
+Stability: every name here keeps its meaning within a release line of fw-core;
+since all fw packages are released together with pinned versions, a change here
+is made together with its users in one commit (grep the packages), never
+silently. Adding a name is a design decision: document it below, say who uses
+it, and prefer a public API where one fits.
+
+The Tensor slot fields (part of this ABI, not wrapped in calls)
+---------------------------------------------------------------
+Every eager op reads them, so a function call per read would cost measurable
+time on the hot paths (the autograd tape, the engine, the optimizers). Other
+packages may therefore **read** these slots of any `Tensor` directly:
+
+- ``t._data`` — the array (``numpy.ndarray`` on cpu, a CuPy array on gpu);
+- ``t._sg`` — ``stop_gradient`` (bool);
+- ``t._node`` — the autograd node that produced the tensor (an fw-autograd
+  ``Node`` or ``Port``), None for a leaf.
+
+fw-autograd (which owns the meaning of ``_node``) may also **store** ``_sg`` and
+``_node`` of a tensor it records or rebases; fw-nn may store ``_data`` of a
+parameter or buffer it updates in place (bumping its version, `bump_version`).
+No package constructs a Tensor by hand (``object.__new__`` plus slot stores):
+use `make_tensor` (or the public `fw.core.tensor.wrap` for a plain leaf).
+"""
+
+from __future__ import annotations
+
+from fw.core import dispatch as _dispatch
+from fw.core import tensor as _tensor
+from fw.core.ir import core as _ir_core
+from fw.core.ops import OPS, get_op
+from fw.core.tensor import array_version, bump_version, make_tensor, version_of
+
+__all__ = [
+    "make_tensor", "version_of", "array_version", "bump_version", "format_tensor",
+    "tensor_hooks", "grad_state", "amp_state", "build_state", "OPS", "get_op", "native",
+]
+
+# ---------------------------------------------------------------- tensors
+# make_tensor(array, node=None, stop_gradient=True, cls=Tensor) -> Tensor
+#   A Tensor (or subclass) over `array` (no copy) with autograd state. Users: fw-autograd
+#   (outputs of PyLayer/recompute nodes, stand-ins for gradient targets), fw-nn
+#   (Parameter), fw-jit. Defined next to `wrap` in fw.core.tensor; the public
+#   `fw.core.tensor.wrap(array)` remains the spelling of a plain leaf.
+# version_of(t) / array_version(array) / bump_version(t)
+#   The in-place version counters: autograd saves `version_of` of the inputs it keeps
+#   and raises if it moved before backward; whoever writes into a tensor's array in
+#   place (optimizers, initializers, norm statistics, fw.jit's training step) calls
+#   `bump_version` afterwards. Users: fw-autograd, fw-nn, fw-jit.
+
+
+def format_tensor(t) -> str:
+    """``repr`` of a tensor's values in Paddle's layout (``Tensor(shape=…, dtype=…,
+    place=…, stop_gradient=…,\\n       [values])``), for subclasses that prefix it
+    (fw-nn's ``Parameter``). Stable: the text follows Paddle's."""
+    return _tensor._format_tensor(t)
+
+
+# ---------------------------------------------------------------- hook states
+tensor_hooks = _tensor._autograd
+"""The `Tensor` methods fw-autograd provides: ``backward``, ``register_hook``,
+``retain_grads``, ``grad_enabled`` (class attributes, None until fw-autograd is
+attached; ``Tensor.backward`` and friends forward to them). Filled in by
+fw-autograd's ``_install``; read only by fw-core."""
+
+grad_state = _dispatch.grad_state
+"""The autograd hook of eager dispatch: ``enabled`` (grad mode: True, False or a
+per-thread marker), ``record(op, args, attrs, outputs)`` (builds a tape node),
+``rebase(x, out)`` (after an in-place op), ``available`` (fw-autograd attached).
+Filled in by fw-autograd (which owns grad mode); read by fw-core's dispatch and
+by fw-jit (is grad mode on?). Only fw-autograd writes it (fw-autograd's
+recompute temporarily wraps ``record`` to learn which nodes a segment builds)."""
+
+amp_state = _dispatch.amp_state
+"""The automatic-mixed-precision hook of dispatch: while ``enabled``,
+``cast_args(op, args) -> args`` may cast an op's inputs before it runs or is
+emitted. Filled in by fw.amp (fw-nn's ``auto_cast``); read by fw-core's dispatch
+and fw-jit (a traced function records the amp state it was traced under)."""
+
+build_state = _ir_core._state
+"""The IR build state: ``builder`` (the `Builder` ops emit into; None while
+eager — `fw.core.ir.core.current_builder()` reads it) and ``implicit`` (fw.static's
+static mode: ``implicit(op, args, attrs)`` emits an op called eagerly on a
+symbolic Value). Read on hot paths (hence an object, not a function); written by
+fw-core's builders (`fw.core.ir.building`/`trace`), fw-jit and fw.static; fw-autograd
+reads ``builder`` while emitting backward programs."""
+
+# ---------------------------------------------------------------- op table
+# OPS: {name: OpDef}, the op table; get_op(name) -> OpDef (raises for an unknown name).
+#   The same objects as `fw.core.ops.OPS` / `fw.core.ops.get_op`; listed here because
+#   packages look ops up at import time to prebind them (fw-nn, fw-jit). Read-only for
+#   them: ops are declared in fw-core, rules and lowerings live in each package's own
+#   registry.
+
+
+# ---------------------------------------------------------------- native kernels
+def native():
+    """The native-kernel module (``fw.core._native``: ``available``,
+    ``set_num_threads``/``get_num_threads``, ``set_cache_capacity``, ``cache_info``,
+    ``clear_cache``), or None when this fw-core has no native extension. Users:
+    fw-inference (thread count and oneDNN primitive cache of a predictor). The names
+    listed are stable; the module's kernels themselves are fw-core's business."""
+    try:
+        from fw.core import _native
+    except ImportError:
+        return None
+    return _native
