@@ -1,0 +1,681 @@
+"""The Paddle-signature functions of the indexing ops that the generated ones cannot express.
+
+The ops themselves (declaration, infer, reference kernel) are in `fw.core.ops.indexing`;
+these wrappers are registered with `public` when the op table is loaded.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fw.core.api.shape import unsqueeze
+from fw.core.dispatch import assign_inplace, grad_state, invoke
+from fw.core.errors import InvalidArgumentError, InvalidTypeError, UnsupportedError
+from fw.core.ir.core import Value
+from fw.core.ir.core import _state as _build
+from fw.core.ir.types import DYN, TensorType
+from fw.core.ops import _api
+from fw.core.ops import _index_key as _ik
+from fw.core.ops._api import public
+from fw.core.ops._args import as_int, as_ints
+from fw.core.ops._infer import broadcast_shapes, norm_axis, shp
+from fw.core.ops._registry import defop
+from fw.core.ops.creation import as_shape, full_op
+from fw.core.ops.indexing import (
+    _T,
+    _along_prepare,
+    _along_shapes,
+    _as_dtype,
+    _axis,
+    _axis_canon,
+    _check_range,
+    _gather_nd_infer,
+    _getitem_ref,
+    _int_input,
+    _mask_array,
+    _mask_check,
+    _nd_key,
+    _ndarray,
+    _runtime_slices,
+    _same_shape,
+    _slices,
+    _value_for,
+    getitem,
+    getitem_op,
+    setitem,
+)
+from fw.core.tensor import Tensor, _new, bump_version
+
+_INT_MAX = 2**63 - 1
+
+
+_generic = np.generic
+
+
+_FAST = _ik.BASIC_TYPES | {np.int64, np.int32, np.intp}
+
+
+_gs = grad_state
+
+
+_bs = _build
+
+
+def _fast_key(key):
+    tk = type(key)
+    if tk is int or tk is slice:
+        return True
+    if tk is tuple:
+        for k in key:
+            if type(k) not in _FAST:
+                return False
+        return True
+    return tk in _FAST
+
+
+def _getitem_dunder(x, key):
+    # eager basic indexing: NumPy on the array, a view, no dispatcher
+    tx = type(x)
+    if (tx is Tensor or tx is not Value and isinstance(x, Tensor)) and _bs.builder is None \
+            and _fast_key(key):
+        a = x._data
+        try:
+            r = a[key]
+            if type(r) is not _ndarray and isinstance(r, _generic):  # a 0-D view instead
+                r = a[key + (Ellipsis,)] if type(key) is tuple else a[key, ...]
+        except Exception:
+            return getitem(x, key)  # the general path explains the error
+        t = _new(Tensor)
+        t._data = r
+        t._sg = True
+        t._node = None
+        if not x._sg and _gs.enabled:
+            _gs.record(getitem_op, [x, []], {"index": _ik.encode_basic(key)}, (t,))
+        return t
+    if isinstance(x, Tensor) and _bs.builder is None and type(x._data) is _ndarray:
+        # advanced indexing on cpu: the kernel straight away (no promotion or casts to do)
+        enc, tensors = _ik.encode(key)
+        arrays = [t._data if type(t) is Tensor else t for t in tensors]
+        if all(type(a) is _ndarray for a in arrays):
+            t = _new(Tensor)
+            t._data = _getitem_ref(x._data, arrays, enc)
+            t._sg = True
+            t._node = None
+            if not x._sg and _gs.enabled:
+                _gs.record(getitem_op, [x, tensors], {"index": enc}, (t,))
+            return t
+        return invoke(getitem_op, [x, tensors], {"index": enc})
+    return getitem(x, key)
+
+
+_api.DUNDERS["__getitem__"] = _getitem_dunder
+
+
+def _setitem_dunder(x, key, value):
+    if type(x) is Value or _bs.builder is not None:
+        raise UnsupportedError(
+            "x[index] = value on a symbolic tensor (while a program is being built) cannot "
+            "change the caller's variable; write `x = fw.core.ops.indexing.setitem(x, index, "
+            "value)` instead, or decorate the function with fw.jit.to_static, which converts "
+            "the assignment")
+    v_grad = isinstance(value, Tensor) and not value._sg
+    if not (_gs.enabled and (not x._sg or v_grad)):
+        _write_through(x, key, value)
+        return
+    assign_inplace("__setitem__", x, setitem(x, key, value))
+
+
+def _write_through(x, key, value):
+    """``x[key] = value`` straight into x's array (no gradient involved)."""
+    a = x._data
+    if not a.flags.writeable:
+        raise InvalidArgumentError("__setitem__: x's memory is read-only (it may come from "
+                                   "np.broadcast_to or a read-only buffer); clone it first")
+    if _fast_key(key):
+        nk = key
+        enc = tensors = None
+    else:
+        enc, tensors = _ik.encode(key, "__setitem__")
+        nk = _ik.numpy_key(enc, [t._data if isinstance(t, Tensor) else t for t in tensors])
+    if isinstance(value, Tensor):
+        v = value._data
+    elif isinstance(value, (bool, int, float)):
+        v = value
+    else:
+        v = _value_for(x, value, "__setitem__")
+    if getattr(v, "dtype", None) is not None and v.dtype.kind == "c" and a.dtype.kind != "c" \
+            or isinstance(v, complex) and a.dtype.kind != "c":
+        raise InvalidTypeError(f"__setitem__: the value is complex but x is "
+                               f"{x.dtype.name}; take .real or .imag explicitly")
+    try:
+        a[nk] = v
+    except IndexError as e:
+        if enc is None:
+            enc, tensors = _ik.encode(key, "__setitem__")
+        arrays = [t._data if isinstance(t, Tensor) else t for t in tensors]
+        raise _ik.describe_range_error("__setitem__", a.shape, enc, arrays, e) from None
+    except (ValueError, TypeError, OverflowError) as e:
+        vshape = list(np.shape(v))
+        raise InvalidArgumentError(f"__setitem__: cannot assign a value of shape {vshape} to "
+                                   f"x{_ik._show(_ik.encode(key)[0])} (x has shape "
+                                   f"{list(a.shape)}, {x.dtype.name}): {e}") from None
+    bump_version(x)
+
+
+_api.DUNDERS["__setitem__"] = _setitem_dunder
+
+
+# ---------------------------------------------------------------- gather family
+def _gather_canon(attrs):
+    ax = attrs["axis"]
+    return {"axis": 0 if ax is None else as_int(ax, "gather", "axis")}
+
+
+def _gather_infer(x, index, axis=0):
+    _int_input(index, "index")
+    a = _axis(axis, len(x.shape))
+    return TensorType(x.shape[:a] + tuple(index.shape) + x.shape[a + 1:], x.dtype)
+
+
+def _gather_ref(x, index, axis=0):
+    _int_input(_T(index), "index")
+    a = _axis(axis, x.ndim)
+    _check_range(index, x.shape[a], "gather", "index", f"axis {a} of x")
+    return np.take(x, index, axis=a)
+
+
+gather_op = defop("gather", ("x", "index"), {"axis": None}, infer=_gather_infer,
+                  reference=_gather_ref, canon=_gather_canon, promote=None, family="indexing",
+                  doc="The slices of x at `index` along `axis` (0 when None).")
+
+
+@public(method=True)
+def index_select(x, index, axis=0, name=None):
+    """The slices of x at the 1-D integer `index` along `axis`.
+
+    >>> import fw
+    >>> fw.index_select(fw.arange(6).reshape([3, 2]), fw.to_tensor([2, 0])).tolist()
+    [[4, 5], [0, 1]]
+    """
+    return invoke(gather_op, [x, index], {"axis": axis})
+
+
+def _scatter_nd_add_infer(x, index, updates):
+    _int_input(index, "index")
+    g = _gather_nd_infer(x, index)
+    _same_shape(updates.shape, g.shape, "updates")
+    return x
+
+
+def _scatter_nd_add_ref(x, index, updates):
+    _scatter_nd_add_infer(_T(x), _T(index), _T(updates))
+    out = x.copy()
+    upd = _as_dtype(updates, x.dtype, "scatter_nd_add", "updates")
+    if index.shape[-1] == 0:
+        out += upd.sum(axis=tuple(range(index.ndim - 1)), dtype=x.dtype) if index.ndim > 1 \
+            else upd
+        return out
+    np.add.at(out, _nd_key(x, index, "scatter_nd_add"), upd)
+    return out
+
+
+scatter_nd_add_op = defop("scatter_nd_add", ("x", "index", "updates"),
+                          infer=_scatter_nd_add_infer, reference=_scatter_nd_add_ref,
+                          promote=None, family="indexing",
+                          doc="x plus `updates` added at the multi-dimensional indices of "
+                              "`index` (duplicates accumulate).")
+
+
+@public()
+def scatter_nd(index, updates, shape, name=None):
+    """A zero tensor of `shape` (updates' dtype) with `updates` added at the indices
+    in the last axis of `index` (duplicates accumulate).
+
+    >>> import fw
+    >>> fw.scatter_nd(fw.to_tensor([[1], [1]]), fw.to_tensor([1.0, 2.0]), [3]).tolist()
+    [0.0, 3.0, 0.0]
+    """
+    zeros = invoke(full_op, [], {"shape": as_shape(shape, "scatter_nd"), "fill_value": 0,
+                                 "dtype": updates.dtype})
+    return invoke(scatter_nd_add_op, [zeros, index, updates], {})
+
+
+_REDUCES = ("assign", "add", "mul", "mean", "amin", "amax")
+
+
+_REDUCE_ALIASES = {"multiply": "mul", "sum": "add", "prod": "mul"}
+
+
+def _put_along_canon(attrs):
+    a = dict(attrs)
+    r = _REDUCE_ALIASES.get(a["reduce"], a["reduce"])
+    if r not in _REDUCES:
+        raise InvalidArgumentError(f"put_along_axis: 'reduce' must be one of "
+                                   f"{list(_REDUCES) + list(_REDUCE_ALIASES)}, got {a['reduce']!r}")
+    a["reduce"] = r
+    a["axis"] = as_int(a["axis"], "put_along_axis", "axis")
+    a["include_self"] = bool(a["include_self"])
+    a["broadcast"] = bool(a["broadcast"])
+    return a
+
+
+def _put_along_infer(arr, indices, values, axis=0, reduce="assign", include_self=True,
+                     broadcast=True):
+    _int_input(indices, "indices")
+    _, ishape = _along_shapes(arr.shape, indices.shape, axis, broadcast)
+    vs = values.shape
+    if broadcast:
+        _ik.check_value_shape(ishape, vs)
+    elif vs and (len(vs) != len(ishape) or any(v < i for v, i in zip(vs, ishape)
+                                               if DYN not in (v, i))):
+        raise InvalidArgumentError(f"'values' of shape {shp(vs)} must be at least as large as "
+                                   f"'indices' of shape {shp(ishape)} in every dimension")
+    return arr
+
+
+def _identity(reduce, dtype):
+    if reduce == "mul":
+        return 1
+    if reduce in ("add", "mean"):
+        return 0
+    big = reduce == "amin"
+    if dtype.kind == "b":
+        return big
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return info.max if big else info.min
+    return np.inf if big else -np.inf
+
+
+def _put_along_ref(arr, indices, values, axis=0, reduce="assign", include_self=True,
+                   broadcast=True):
+    a, _, idx = _along_prepare(arr, indices, axis, broadcast, "put_along_axis")
+    n = arr.shape[a]
+    idx = np.where(idx < 0, idx + n, idx)
+    vals = _as_dtype(values, arr.dtype, "put_along_axis", "values")
+    if broadcast or vals.ndim == 0:
+        vals = np.broadcast_to(vals, idx.shape)
+    else:
+        vals = vals[tuple(slice(0, k) for k in idx.shape)]
+    # full index tuple: position along every other axis, idx along `axis`
+    grids = list(np.ogrid[tuple(slice(0, k) for k in idx.shape)]) if idx.ndim else []
+    if grids:
+        grids[a] = idx
+    key = tuple(grids)
+    out = arr.copy()
+    if reduce == "assign":
+        out[key] = vals
+        return out
+    if reduce == "mean":
+        cnt = np.zeros(arr.shape, np.int64)
+        np.add.at(cnt, key, 1)
+        hit = cnt > 0
+        acc = out.astype(np.float64 if arr.dtype.kind != "c" else np.complex128)
+        if not include_self:
+            acc[hit] = 0
+        np.add.at(acc, key, vals)
+        div = cnt + (1 if include_self else 0)
+        mean = acc[hit] / div[hit]
+        if arr.dtype.kind in "iub":  # integer division, as Paddle's kernel does
+            mean = np.trunc(mean)
+        out[hit] = mean.astype(arr.dtype)
+        return out
+    if not include_self:
+        out[key] = _identity(reduce, arr.dtype)
+    ufunc = {"add": np.add, "mul": np.multiply, "amin": np.minimum, "amax": np.maximum}[reduce]
+    ufunc.at(out, key, vals)
+    return out
+
+
+put_along_op = defop("put_along_axis", ("arr", "indices", "values"),
+                     {"axis": 0, "reduce": "assign", "include_self": True, "broadcast": True},
+                     infer=_put_along_infer, reference=_put_along_ref, canon=_put_along_canon,
+                     promote=None, family="indexing", api=False, method=False,
+                     doc="arr with `values` put (or reduced: add, mul, mean, amin, amax) at "
+                         "`indices` along `axis`.")
+
+
+@public(method=True)
+def put_along_axis(arr, indices, values, axis, reduce="assign", include_self=True,
+                   broadcast=True, name=None):
+    """arr with `values` written at `indices` along `axis`.
+
+    Args:
+        arr: the destination tensor.
+        indices: integer tensor with arr's rank (broadcast against arr unless
+            ``broadcast=False``).
+        values: a number or tensor broadcast to the indices' shape.
+        axis: the axis the indices run along.
+        reduce: ``"assign"`` or a reduction of the values landing on one element
+            with it: ``"add"``, ``"mul"``/``"multiply"``, ``"mean"``, ``"amin"``,
+            ``"amax"``.
+        include_self: whether arr's own value takes part in the reduction.
+        broadcast: whether indices broadcast against arr.
+    Returns:
+        a tensor like arr.
+
+    >>> import fw
+    >>> x = fw.to_tensor([[10, 30, 20], [60, 40, 50]])
+    >>> fw.put_along_axis(x, fw.to_tensor([[0]]), 99, 0).tolist()
+    [[99, 99, 99], [60, 40, 50]]
+    """
+    values = _value_for(arr, values, "put_along_axis", "values")
+    return invoke(put_along_op, [arr, indices, values],
+                  {"axis": axis, "reduce": reduce, "include_self": include_self,
+                   "broadcast": broadcast})
+
+
+@public(method=True)
+def put_along_axis_(arr, indices, values, axis, reduce="assign", include_self=True,
+                    broadcast=True, name=None):
+    """In-place ``put_along_axis``."""
+    return assign_inplace("put_along_axis_", arr, put_along_axis(
+        arr, indices, values, axis, reduce, include_self, broadcast))
+
+
+@public(method=True)
+def scatter_reduce(input, dim, index, src, reduce, include_self=True, name=None):
+    """input with `src` reduced into it at `index` along `dim` (``"sum"``,
+    ``"prod"``, ``"mean"``, ``"amin"``, ``"amax"``); index and src have input's rank
+    and do not broadcast.
+
+    >>> import fw
+    >>> x = fw.to_tensor([[10, 20, 30], [40, 50, 60]])
+    >>> i = fw.zeros([2, 3], "int64")
+    >>> fw.scatter_reduce(x, 0, i, fw.to_tensor([[1, 2, 3], [4, 5, 6]]), "sum").tolist()
+    [[15, 27, 39], [40, 50, 60]]
+    """
+    if reduce not in ("sum", "prod", "mean", "amin", "amax"):
+        raise InvalidArgumentError(f"scatter_reduce: 'reduce' must be 'sum', 'prod', 'mean', "
+                                   f"'amin' or 'amax', got {reduce!r}")
+    return put_along_axis(input, index, src, dim, reduce, include_self, broadcast=False)
+
+
+def _index_axis_infer(x, index, value, axis, op, value_shape=None):
+    _int_input(index, "index")
+    if len(index.shape) > 1:
+        raise InvalidArgumentError(f"'index' must be 1-D, got shape {shp(index.shape)}")
+    nd = len(x.shape)
+    if nd == 0:
+        raise InvalidArgumentError("x must have at least one dimension")
+    a = _axis(axis, nd)
+    if value_shape == "full":
+        n = index.shape[0] if index.shape else 1
+        _same_shape(value.shape, x.shape[:a] + (n,) + x.shape[a + 1:], "value")
+    return a
+
+
+def _index_add_infer(x, index, value, axis=0):
+    _index_axis_infer(x, index, value, axis, "index_add", "full")
+    return x
+
+
+def _index_add_ref(x, index, value, axis=0):
+    a = _axis(axis, x.ndim)
+    _index_add_infer(_T(x), _T(index), _T(value), axis)
+    idx = index.reshape(-1)
+    _check_range(idx, x.shape[a], "index_add", "index", f"axis {a} of x")
+    out = x.copy()
+    np.add.at(out, (slice(None),) * a + (idx,), _as_dtype(value, x.dtype, "index_add", "value"))
+    return out
+
+
+index_add_op = defop("index_add", ("x", "index", "value"), {"axis": 0}, infer=_index_add_infer,
+                     reference=_index_add_ref, canon=_axis_canon("index_add", "axis"),
+                     promote=None, family="indexing", api=False, method=False,
+                     doc="x with the slices of `value` added at `index` along `axis`.")
+
+
+@public(method=True)
+def index_add(x, index, axis, value, name=None):
+    """x with the slices of `value` added to the slices `index` along `axis`
+    (duplicate indices accumulate).
+
+    >>> import fw
+    >>> fw.index_add(fw.zeros([3]), fw.to_tensor([0, 0]), 0, fw.ones([2])).tolist()
+    [2.0, 0.0, 0.0]
+    """
+    return invoke(index_add_op, [x, index, value], {"axis": axis})
+
+
+@public(method=True)
+def index_add_(x, index, axis, value, name=None):
+    """In-place ``index_add``."""
+    return assign_inplace("index_add_", x, index_add(x, index, axis, value))
+
+
+def _index_fill_infer(x, index, value, axis=0):
+    _index_axis_infer(x, index, value, axis, "index_fill")
+    if value.shape and _mul(value.shape) not in (1, DYN):
+        raise InvalidArgumentError(f"'value' must be a number or hold one element, got shape "
+                                   f"{shp(value.shape)}")
+    return x
+
+
+def _mul(dims):
+    n = 1
+    for d in dims:
+        if d == DYN:
+            return DYN
+        n *= d
+    return n
+
+
+def _index_fill_ref(x, index, value, axis=0):
+    a = _axis(axis, x.ndim)
+    _index_fill_infer(_T(x), _T(index), _T(value), axis)
+    idx = index.reshape(-1)
+    _check_range(idx, x.shape[a], "index_fill", "index", f"axis {a} of x")
+    out = x.copy()
+    out[(slice(None),) * a + (idx,)] = _as_dtype(value, x.dtype, "index_fill",
+                                                 "value").reshape(())
+    return out
+
+
+index_fill_op = defop("index_fill", ("x", "index", "value"), {"axis": 0},
+                      infer=_index_fill_infer, reference=_index_fill_ref,
+                      canon=_axis_canon("index_fill", "axis"), promote=None, family="indexing",
+                      api=False, method=False,
+                      doc="x with the slices `index` along `axis` set to `value`.")
+
+
+@public(method=True)
+def index_fill(x, index, axis, value, name=None):
+    """x with the slices `index` along `axis` set to `value` (a number or a
+    one-element tensor).
+
+    >>> import fw
+    >>> fw.index_fill(fw.zeros([2, 2]), fw.to_tensor([1]), 0, 7.0).tolist()
+    [[0.0, 0.0], [7.0, 7.0]]
+    """
+    return invoke(index_fill_op, [x, index, _value_for(x, value, "index_fill")], {"axis": axis})
+
+
+@public(method=True)
+def index_fill_(x, index, axis, value, name=None):
+    """In-place ``index_fill``."""
+    return assign_inplace("index_fill_", x, index_fill(x, index, axis, value))
+
+
+def _index_put_canon(attrs):
+    return {"accumulate": bool(attrs["accumulate"])}
+
+
+def _index_put_infer(x, indices, value, accumulate=False):
+    if not indices:
+        raise InvalidArgumentError("'indices' must be a non-empty tuple of tensors")
+    region = _ik.result_shape(x.shape, ("t",) * len(indices), indices)
+    _ik.check_value_shape(region, value.shape)
+    return x
+
+
+def _index_put_ref(x, indices, value, accumulate=False):
+    enc = ("t",) * len(indices)
+    _index_put_infer(_T(x), [_T(i) for i in indices], _T(value))
+    out = x.copy()
+    v = _as_dtype(value, x.dtype, "index_put", "value")
+    key = tuple(indices)
+    try:
+        if accumulate:
+            np.add.at(out, key, np.broadcast_to(v, out[key].shape))
+        else:
+            out[key] = v
+    except IndexError as e:
+        raise _ik.describe_range_error("index_put", x.shape, enc, indices, e) from None
+    return out
+
+
+index_put_op = defop("index_put", ("x", "indices*", "value"), {"accumulate": False},
+                     infer=_index_put_infer, reference=_index_put_ref, canon=_index_put_canon,
+                     promote=None, family="indexing", api=False, method=False,
+                     doc="x with x[indices] set to (or, accumulate=True, incremented by) "
+                         "`value`.")
+
+
+@public(method=True)
+def index_put(x, indices, value, accumulate=False, name=None):
+    """x with ``x[indices] = value`` (a tuple of integer or bool index tensors, as
+    advanced indexing); with `accumulate` the values are added, duplicates included.
+
+    >>> import fw
+    >>> x = fw.zeros([3, 3])
+    >>> i = (fw.to_tensor([0, 1, 2]), fw.to_tensor([1, 2, 1]))
+    >>> fw.index_put(x, i, fw.ones([3])).sum().item()
+    3.0
+    """
+    if isinstance(indices, (Tensor, Value)):
+        indices = (indices,)
+    return invoke(index_put_op, [x, list(indices), _value_for(x, value, "index_put")],
+                  {"accumulate": accumulate})
+
+
+@public(method=True)
+def index_put_(x, indices, value, accumulate=False, name=None):
+    """In-place ``index_put``."""
+    return assign_inplace("index_put_", x, index_put(x, indices, value, accumulate))
+
+
+def _masked_fill_infer(x, mask, value):
+    _mask_check(mask)
+    shape = broadcast_shapes(x.shape, mask.shape, value.shape, names=("x", "mask", "value"))
+    return TensorType(shape, x.dtype)
+
+
+def _masked_fill_ref(x, mask, value):
+    _mask_array(mask)
+    return np.where(mask, _as_dtype(value, x.dtype, "masked_fill", "value"), x)
+
+
+masked_fill_op = defop("masked_fill", ("x", "mask", "value"), infer=_masked_fill_infer,
+                       reference=_masked_fill_ref, promote=None, family="indexing", api=False,
+                       method=False, doc="x with `value` where `mask` is True (broadcast).")
+
+
+@public(method=True)
+def masked_fill(x, mask, value, name=None):
+    """x with `value` (a number or a tensor) where the bool `mask` is True; x, mask
+    and value broadcast together.
+
+    >>> import fw
+    >>> fw.masked_fill(fw.zeros([3]), fw.to_tensor([True, False, True]), 2.0).tolist()
+    [2.0, 0.0, 2.0]
+    """
+    return invoke(masked_fill_op, [x, mask, _value_for(x, value, "masked_fill")], {})
+
+
+@public(method=True)
+def masked_fill_(x, mask, value, name=None):
+    """In-place ``masked_fill``."""
+    return assign_inplace("masked_fill_", x, masked_fill(x, mask, value))
+
+
+# ---------------------------------------------------------------- slices
+def _slice_canon(attrs):
+    a = {}
+    for k in ("axes", "starts", "ends", "strides"):
+        a[k] = as_ints(attrs[k], "strided_slice", k)
+    return a
+
+
+def _strided_slice_infer(x, axes=(), starts=(), ends=(), strides=()):
+    out, _ = _slices(x.shape, axes, starts, ends, strides)
+    return TensorType(out, x.dtype)
+
+
+def _strided_slice_ref(x, axes=(), starts=(), ends=(), strides=()):
+    return x[_runtime_slices(x.shape, axes, starts, ends, strides)]
+
+
+strided_slice_op = defop(
+    "strided_slice", ("x",), {"axes": (), "starts": (), "ends": (), "strides": ()},
+    infer=_strided_slice_infer, reference=_strided_slice_ref, canon=_slice_canon, promote=None,
+    family="indexing",
+    doc="x[starts:ends:strides] along `axes` (Paddle's clamping of out-of-range bounds; "
+        "negative bounds count from the end).")
+
+
+@public("slice")
+def slice_(input, axes, starts, ends, name=None):
+    """input[starts[i]:ends[i]] along each of `axes` (bounds may be ints, 0-D tensors
+    or an integer tensor; out-of-range bounds are clamped).
+
+    >>> import fw
+    >>> fw.slice(fw.zeros([4, 5, 6]), [0, 1, 2], [-3, 0, 2], [3, 2, 4]).shape
+    [2, 2, 2]
+    """
+    axes = as_ints(axes, "slice", "axes")
+    return invoke(strided_slice_op, [input], {"axes": axes, "starts": starts, "ends": ends,
+                                              "strides": (1,) * len(axes)})
+
+
+def _slice_scatter_infer(x, value, axes=(), starts=(), ends=(), strides=()):
+    region, _ = _slices(x.shape, axes, starts, ends, strides)
+    _ik.check_value_shape(region, value.shape)
+    return x
+
+
+def _slice_scatter_ref(x, value, axes=(), starts=(), ends=(), strides=()):
+    _slice_scatter_infer(_T(x), _T(value), axes, starts, ends, strides)
+    out = x.copy()
+    out[_runtime_slices(x.shape, axes, starts, ends, strides)] = _as_dtype(
+        value, x.dtype, "slice_scatter", "value")
+    return out
+
+
+slice_scatter_op = defop(
+    "slice_scatter", ("x", "value"), {"axes": (), "starts": (), "ends": (), "strides": ()},
+    infer=_slice_scatter_infer, reference=_slice_scatter_ref, canon=_slice_canon, promote=None,
+    family="indexing", api=False, method=False,
+    doc="x with the strided slice along `axes` replaced by `value` (broadcast).")
+
+
+@public(method=True)
+def slice_scatter(x, value, axes, starts, ends, strides, name=None):
+    """x with ``x[starts:ends:strides]`` along `axes` replaced by `value`.
+
+    >>> import fw
+    >>> fw.slice_scatter(fw.zeros([3, 9]), fw.ones([3, 2]), [1], [2], [6], [2]).sum().item()
+    6.0
+    """
+    return invoke(slice_scatter_op, [x, value], {"axes": axes, "starts": starts, "ends": ends,
+                                                 "strides": strides})
+
+
+@public(method=True)
+def select_scatter(x, values, axis, index, name=None):
+    """x with the slice at `index` along `axis` replaced by `values` (which has x's
+    shape without that axis).
+
+    >>> import fw
+    >>> fw.select_scatter(fw.zeros([2, 2]), fw.ones([2]), 0, 1).tolist()
+    [[0.0, 0.0], [1.0, 1.0]]
+    """
+    nd = len(x.shape)
+    a = norm_axis(as_int(axis, "select_scatter", "axis"), nd)
+    i = as_int(index, "select_scatter", "index")
+    d = x.shape[a]
+    if d != DYN and not -d <= i < d:
+        raise InvalidArgumentError(f"select_scatter: index {i} is out of range for axis {a} of "
+                                   f"size {d} (valid range [{-d}, {d - 1}])")
+    end = _INT_MAX if i == -1 else i + 1
+    return slice_scatter(x, unsqueeze(values, a), [a], [i], [end], [1])
