@@ -44,7 +44,7 @@ from fw.core.ops.indexing import (
     getitem_op,
     setitem,
 )
-from fw.core.tensor import Tensor, _new, bump_version
+from fw.core.tensor import Tensor, _new, bump_version, wrap
 
 _INT_MAX = 2**63 - 1
 
@@ -85,6 +85,7 @@ def _getitem_dunder(x, key):
                 r = a[key + (Ellipsis,)] if type(key) is tuple else a[key, ...]
         except Exception:
             return getitem(x, key)  # the general path explains the error
+        # wrap(r) inlined: the call costs ~20 ns of ~300 on this path (measured best-of-15)
         t = _new(Tensor)
         t._data = r
         t._sg = True
@@ -97,10 +98,7 @@ def _getitem_dunder(x, key):
         enc, tensors = _ik.encode(key)
         arrays = [t._data if type(t) is Tensor else t for t in tensors]
         if all(type(a) is _ndarray for a in arrays):
-            t = _new(Tensor)
-            t._data = _getitem_ref(x._data, arrays, enc)
-            t._sg = True
-            t._node = None
+            t = wrap(_getitem_ref(x._data, arrays, enc))
             if not x._sg and _gs.enabled:
                 _gs.record(getitem_op, [x, tensors], {"index": enc}, (t,))
             return t
