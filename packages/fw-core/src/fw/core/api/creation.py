@@ -6,16 +6,21 @@ these wrappers are registered with `public` when the op table is loaded.
 
 from __future__ import annotations
 
-import numpy as np
-
 from fw.core import dtypes as _dt
-from fw.core.errors import InvalidArgumentError, InvalidTypeError
-from fw.core.ir.types import DYN, TensorType
+from fw.core.errors import InvalidTypeError
 from fw.core.ops import dynamic_shape as _dyn
 from fw.core.ops._api import public
-from fw.core.ops._infer import shp
-from fw.core.ops._registry import OPS, defop
-from fw.core.ops.creation import _check_fill, _full_dtype, full_op, number_arg
+from fw.core.ops._registry import OPS
+from fw.core.ops.creation import (
+    _full_dtype,
+    arange_op,
+    assign_op,
+    full_like_op,
+    full_op,
+    increment_op,
+    meshgrid_op,
+    number_arg,
+)
 from fw.core.tensor import Tensor, to_tensor
 
 
@@ -58,34 +63,6 @@ def ones(shape, dtype=None, name=None):
 def empty(shape, dtype=None, name=None):
     """Uninitialised in Paddle; fw returns zeros (cheap, and deterministic)."""
     return zeros(shape, dtype)
-
-
-# ---------------------------------------------------------------- *_like
-def _full_like_canon(attrs):
-    fv = number_arg(attrs["fill_value"], "fill_value")
-    d = attrs["dtype"]
-    return {"fill_value": fv, "dtype": None if d is None else _dt.convert_dtype(d)}
-
-
-def _full_like_infer(x, fill_value=0.0, dtype=None):
-    d = dtype or x.dtype
-    _check_fill(fill_value, d)
-    return TensorType(x.shape, d)
-
-
-def _full_like_ref(x, fill_value=0.0, dtype=None):
-    d = dtype.np if dtype is not None else x.dtype
-    _check_fill(fill_value, _dt.from_numpy(d))
-    if isinstance(x, np.generic):
-        return np.full((), fill_value, dtype=d)
-    return np.full_like(x, fill_value, dtype=d)
-
-
-full_like_op = defop("full_like", ("x",), {"fill_value": 0.0, "dtype": None},
-                     infer=_full_like_infer, reference=_full_like_ref, canon=_full_like_canon,
-                     promote=None, differentiable=False, family="creation", method=False,
-                     doc="A tensor shaped like x filled with `fill_value` (x's dtype unless "
-                         "`dtype`).")
 
 
 def _like(x, value, dtype):
@@ -140,15 +117,6 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     return to_tensor(obj, dtype=dtype, place=device, stop_gradient=not requires_grad)
 
 
-def _assign_ref(x):
-    return x.copy()
-
-
-assign_op = defop("assign", ("x",), infer=lambda x: x, reference=_assign_ref, promote=None,
-                  family="creation", method="clone", aliases=(),
-                  doc="A copy of `x` (``x.clone()``).")
-
-
 @public()
 def assign(x, output=None):
     """A copy of ``x`` (a tensor, array, list or number). With ``output``, the copy is
@@ -177,40 +145,6 @@ def clone(x, name=None):
     return invoke(assign_op, [x], {})
 
 
-# ---------------------------------------------------------------- ranges
-def _arange_infer(start=0, end=None, step=1, dtype=None):
-    n = int(max(0, np.ceil((end - start) / step)))
-    return TensorType((n,), dtype)
-
-
-def _arange_ref(start=0, end=None, step=1, dtype=None):
-    return np.arange(start, end, step, dtype=dtype.np)
-
-
-def _arange_canon(attrs):
-    a = dict(attrs)
-    for k in ("start", "end", "step"):
-        if a[k] is not None:
-            a[k] = number_arg(a[k], k)
-    if a["end"] is None:
-        a["start"], a["end"] = 0, a["start"]
-    if a["step"] == 0:
-        raise InvalidArgumentError("arange: 'step' must not be 0")
-    d = a["dtype"]
-    if d is None:
-        vals = (a["start"], a["end"], a["step"])
-        d = _dt.int64 if all(isinstance(v, (int, np.integer)) for v in vals) else \
-            _dt.get_default_dtype()
-    a["dtype"] = _dt.convert_dtype(d)
-    return a
-
-
-arange_op = defop("arange", (), {"start": 0, "end": None, "step": 1, "dtype": None},
-                  infer=_arange_infer, reference=_arange_ref, canon=_arange_canon, promote=None,
-                  differentiable=False, family="creation", method=False,
-                  doc="Evenly spaced values in [start, end).")
-
-
 @public()
 def arange(start=0, end=None, step=1, dtype=None, name=None):
     """Evenly spaced values in ``[start, end)`` (``arange(n)``: ``0 .. n-1``); integer
@@ -228,60 +162,6 @@ def arange(start=0, end=None, step=1, dtype=None, name=None):
     if _dyn.has_symbolic((start, end, step)):
         return _dyn.arange(start, end, step, dtype)
     return invoke(arange_op, [], {"start": start, "end": end, "step": step, "dtype": dtype})
-
-
-# ---------------------------------------------------------------- meshgrid
-def _meshgrid_canon(attrs):
-    ix = attrs["indexing"]
-    if ix not in ("ij", "xy"):
-        raise InvalidArgumentError(f"'indexing' must be 'ij' or 'xy', got {ix!r}")
-    return {"indexing": ix}
-
-
-def _grid_shape(sizes, indexing):
-    shape = list(sizes)
-    if indexing == "xy" and len(shape) >= 2:
-        shape[0], shape[1] = shape[1], shape[0]
-    return shape
-
-
-def _grid_axis(i, n, indexing):
-    if indexing == "xy" and n >= 2 and i < 2:
-        return 1 - i
-    return i
-
-
-def _meshgrid_infer(xs, indexing="ij"):
-    if not xs:
-        raise InvalidArgumentError("needs at least one tensor")
-    sizes = []
-    for i, t in enumerate(xs):
-        if len(t.shape) > 1:
-            raise InvalidArgumentError(f"input {i} must be 0-D or 1-D, got shape {shp(t.shape)}")
-        sizes.append(TensorType(t.shape, t.dtype).numel())
-    shape = _grid_shape(sizes, indexing)
-    return tuple(TensorType(shape, t.dtype) for t in xs)
-
-
-def _meshgrid_ref(xs, indexing="ij"):
-    for i, x in enumerate(xs):
-        if x.ndim > 1:
-            raise InvalidArgumentError(f"input {i} must be 0-D or 1-D, got shape "
-                                       f"{list(x.shape)}")
-    n = len(xs)
-    shape = _grid_shape([x.size for x in xs], indexing)
-    outs = []
-    for i, x in enumerate(xs):
-        view = [1] * n
-        view[_grid_axis(i, n, indexing)] = x.size
-        outs.append(np.broadcast_to(x.reshape(view), shape).copy())
-    return tuple(outs)
-
-
-meshgrid_op = defop("meshgrid", ("x*",), {"indexing": "ij"}, outputs=("out*",),
-                    infer=_meshgrid_infer, reference=_meshgrid_ref, canon=_meshgrid_canon,
-                    promote=None, family="creation", api=False, method=False,
-                    doc="Coordinate grids from 1-D tensors.")
 
 
 @public()
@@ -304,39 +184,6 @@ def meshgrid(*args, **kwargs):
     if len(args) == 1 and isinstance(args[0], (list, tuple)):
         args = tuple(args[0])
     return list(invoke(meshgrid_op, [list(args)], {"indexing": indexing}))
-
-
-# ---------------------------------------------------------------- counters and queries
-def _increment_canon(attrs):
-    v = number_arg(attrs["value"], "value")
-    if isinstance(v, complex):
-        raise InvalidTypeError(f"'value' must be a real number, got {v!r}")
-    return {"value": v}
-
-
-def _increment_infer(x, value=1.0):
-    n = TensorType(x.shape, x.dtype).numel()
-    if n not in (1, DYN):
-        raise InvalidArgumentError(f"'x' must hold exactly one element, got shape "
-                                   f"{shp(x.shape)}")
-    if x.dtype.kind == _dt._BOOL:
-        raise InvalidTypeError("'x' must not be a bool tensor")
-    return x
-
-
-def _increment_ref(x, value=1.0):
-    if x.size != 1:
-        raise InvalidArgumentError(f"'x' must hold exactly one element, got shape "
-                                   f"{list(x.shape)}")
-    if x.dtype == np.bool_:
-        raise InvalidTypeError("'x' must not be a bool tensor")
-    return x + x.dtype.type(value)
-
-
-increment_op = defop("increment", ("x",), {"value": 1.0}, infer=_increment_infer,
-                     reference=_increment_ref, canon=_increment_canon, promote=None,
-                     differentiable=False, family="creation",
-                     doc="x + value for a one-element tensor (in place in eager mode).")
 
 
 @public(method=True)

@@ -11,8 +11,8 @@ import numpy as np
 from fw.core.errors import InvalidArgumentError, UnsupportedError
 from fw.core.ops import _api
 from fw.core.ops._api import public
-from fw.core.ops._registry import OPS, defop
-from fw.core.ops.elementwise import _INT, _allow, _check, _floats_canon, _infer, _kind
+from fw.core.ops._registry import OPS
+from fw.core.ops.elementwise import scale_op, where_op
 
 
 def _inplace_alias(alias, target):
@@ -33,18 +33,6 @@ _inplace_alias("mod_", "remainder_")
 
 
 _inplace_alias("floor_mod_", "remainder_")
-
-
-# ---------------------------------------------------------------- where / clip
-def _where_ref(condition, x, y):
-    c = condition if condition.dtype == np.bool_ else condition.astype(np.bool_)
-    return np.where(c, x, y)
-
-
-where_op = defop("where", ("condition", "x", "y"),
-                 infer=_infer(("condition", "x", "y"), promote=(1, 2)),
-                 reference=_where_ref, promote=(1, 2), family="elementwise",
-                 doc="x where condition is true, else y; x and y are promoted together.")
 
 
 @public(method=True)
@@ -82,34 +70,6 @@ def where_(condition, x=None, y=None, name=None):
 
 
 _inplace_alias("clamp_", "clip_")
-
-
-# ---------------------------------------------------------------- scale
-def _scale_canon(attrs):
-    a = _floats_canon("scale", "bias")(attrs)
-    a["bias_after_scale"] = bool(a["bias_after_scale"])
-    return a
-
-
-_scale_check = _allow(bool_=False)
-
-
-def _scale_ref(x, scale=1.0, bias=0.0, bias_after_scale=True):
-    _check(_scale_check, x)
-    if _kind(x) == _INT:  # Paddle casts scale and bias to the tensor's type first
-        t = x.dtype.type
-        s, b = t(int(scale)), t(int(bias))
-    else:
-        s, b = scale, bias
-    out = x * s + b if bias_after_scale else (x + b) * s
-    return out.astype(x.dtype, copy=False)  # bfloat16 * Python float is float32
-
-
-scale_op = defop("scale", ("x",), {"scale": 1.0, "bias": 0.0, "bias_after_scale": True},
-                 infer=_infer(("x",), check=_scale_check),
-                 reference=_scale_ref, canon=_scale_canon, promote=None, inplace=True,
-                 family="elementwise",
-                 doc="scale * x + bias (or (x + bias) * scale when bias_after_scale=False).")
 
 
 @public(method=True)

@@ -8,14 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from fw.core import dtypes as _dt
 from fw.core.dispatch import invoke
 from fw.core.errors import InvalidArgumentError, InvalidTypeError
-from fw.core.ir.types import TensorType
 from fw.core.ops._api import public
-from fw.core.ops._infer import norm_axis
-from fw.core.ops._registry import defop
-from fw.core.ops.fft import _c2c, _c2r, _int_seq, _norm_value, _r2c
+from fw.core.ops.fft import _c2c, _c2r, _int_seq, _norm_value, _r2c, fftfreq_op, fftshift_op
 from fw.core.tensor import Tensor
 
 
@@ -119,37 +115,6 @@ def ihfft(x, n=None, axis=-1, norm="backward", name=None):
     return _r2c("fft.ihfft", x, n, axes, norm, False)
 
 
-# ---------------------------------------------------------------- frequencies
-def _freq_canon(attrs):
-    n = attrs["n"]
-    if isinstance(n, Tensor):
-        n = n.item()
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
-        raise InvalidArgumentError(f"'n' must be a positive int, got {n!r}")
-    d = attrs["d"]
-    if isinstance(d, Tensor):
-        d = d.item()
-    dt = attrs["dtype"]
-    return {"n": int(n), "d": float(d), "onesided": bool(attrs["onesided"]),
-            "dtype": _dt.get_default_dtype() if dt is None else _dt.convert_dtype(dt)}
-
-
-def _freq_infer(n=1, d=1.0, onesided=False, dtype=None):
-    return TensorType((n // 2 + 1 if onesided else n,), dtype)
-
-
-def _freq_ref(n=1, d=1.0, onesided=False, dtype=None):
-    f = np.fft.rfftfreq(n, d) if onesided else np.fft.fftfreq(n, d)
-    return f.astype(dtype.np)
-
-
-fftfreq_op = defop("fftfreq", (), {"n": 1, "d": 1.0, "onesided": False, "dtype": None},
-                   infer=_freq_infer, reference=_freq_ref, canon=_freq_canon, promote=None,
-                   differentiable=False, family="fft", api=False, method=False,
-                   doc="Sample frequencies of an n-point DFT with spacing d (only the "
-                       "non-negative ones when onesided).")
-
-
 @public("fft.fftfreq")
 def fftfreq(n, d=1.0, dtype=None, name=None):
     """The sample frequencies ``[0, 1, …, -1] / (d * n)`` of an n-point DFT.
@@ -170,38 +135,6 @@ def rfftfreq(n, d=1.0, dtype=None, name=None):
         [0.0, 0.25, 0.5]
     """
     return invoke(fftfreq_op, [], {"n": n, "d": d, "onesided": True, "dtype": dtype})
-
-
-# ---------------------------------------------------------------- shifts
-def _shift_canon(attrs):
-    axes = attrs["axes"]
-    return {"axes": None if axes is None else _int_seq(axes, "axes", ""),
-            "inverse": bool(attrs["inverse"])}
-
-
-def _shift_axes(shape, axes):
-    if axes is None:
-        return tuple(range(len(shape)))
-    return tuple(norm_axis(a, len(shape), "axes") for a in axes)
-
-
-def _shift_infer(x, axes=None, inverse=False):
-    _shift_axes(x.shape, axes)
-    return x
-
-
-def _shift_ref(x, axes=None, inverse=False):
-    ax = _shift_axes(x.shape, axes)
-    if not ax:  # NumPy rejects an empty axes tuple (0-D input)
-        return x.copy()
-    return (np.fft.ifftshift if inverse else np.fft.fftshift)(x, axes=ax)
-
-
-fftshift_op = defop("fftshift", ("x",), {"axes": None, "inverse": False}, infer=_shift_infer,
-                    reference=_shift_ref, canon=_shift_canon, promote=None, family="fft",
-                    api=False, method=False,
-                    doc="Roll the zero frequency to the centre of `axes` (inverse=True undoes "
-                        "it).")
 
 
 @public("fft.fftshift")

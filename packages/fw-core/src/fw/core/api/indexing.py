@@ -13,36 +13,29 @@ from fw.core.dispatch import assign_inplace, grad_state, invoke
 from fw.core.errors import InvalidArgumentError, InvalidTypeError, UnsupportedError
 from fw.core.ir.core import Value
 from fw.core.ir.core import _state as _build
-from fw.core.ir.types import DYN, TensorType
+from fw.core.ir.types import DYN
 from fw.core.ops import _api
 from fw.core.ops import _index_key as _ik
 from fw.core.ops._api import public
 from fw.core.ops._args import as_int, as_ints
-from fw.core.ops._infer import broadcast_shapes, norm_axis, shp
-from fw.core.ops._registry import defop
+from fw.core.ops._infer import norm_axis
 from fw.core.ops.creation import as_shape, full_op
 from fw.core.ops.indexing import (
-    _T,
-    _along_prepare,
-    _along_shapes,
-    _as_dtype,
-    _axis,
-    _axis_canon,
-    _check_range,
-    _gather_nd_infer,
     _getitem_ref,
-    _int_input,
-    _mask_array,
-    _mask_check,
-    _nd_key,
     _ndarray,
-    _runtime_slices,
-    _same_shape,
-    _slices,
     _value_for,
+    gather_op,
     getitem,
     getitem_op,
+    index_add_op,
+    index_fill_op,
+    index_put_op,
+    masked_fill_op,
+    put_along_op,
+    scatter_nd_add_op,
     setitem,
+    slice_scatter_op,
+    strided_slice_op,
 )
 from fw.core.tensor import Tensor, _new, bump_version, wrap
 
@@ -163,30 +156,6 @@ def _write_through(x, key, value):
 _api.DUNDERS["__setitem__"] = _setitem_dunder
 
 
-# ---------------------------------------------------------------- gather family
-def _gather_canon(attrs):
-    ax = attrs["axis"]
-    return {"axis": 0 if ax is None else as_int(ax, "gather", "axis")}
-
-
-def _gather_infer(x, index, axis=0):
-    _int_input(index, "index")
-    a = _axis(axis, len(x.shape))
-    return TensorType(x.shape[:a] + tuple(index.shape) + x.shape[a + 1:], x.dtype)
-
-
-def _gather_ref(x, index, axis=0):
-    _int_input(_T(index), "index")
-    a = _axis(axis, x.ndim)
-    _check_range(index, x.shape[a], "gather", "index", f"axis {a} of x")
-    return np.take(x, index, axis=a)
-
-
-gather_op = defop("gather", ("x", "index"), {"axis": None}, infer=_gather_infer,
-                  reference=_gather_ref, canon=_gather_canon, promote=None, family="indexing",
-                  doc="The slices of x at `index` along `axis` (0 when None).")
-
-
 @public(method=True)
 def index_select(x, index, axis=0, name=None):
     """The slices of x at the 1-D integer `index` along `axis`.
@@ -196,32 +165,6 @@ def index_select(x, index, axis=0, name=None):
     [[4, 5], [0, 1]]
     """
     return invoke(gather_op, [x, index], {"axis": axis})
-
-
-def _scatter_nd_add_infer(x, index, updates):
-    _int_input(index, "index")
-    g = _gather_nd_infer(x, index)
-    _same_shape(updates.shape, g.shape, "updates")
-    return x
-
-
-def _scatter_nd_add_ref(x, index, updates):
-    _scatter_nd_add_infer(_T(x), _T(index), _T(updates))
-    out = x.copy()
-    upd = _as_dtype(updates, x.dtype, "scatter_nd_add", "updates")
-    if index.shape[-1] == 0:
-        out += upd.sum(axis=tuple(range(index.ndim - 1)), dtype=x.dtype) if index.ndim > 1 \
-            else upd
-        return out
-    np.add.at(out, _nd_key(x, index, "scatter_nd_add"), upd)
-    return out
-
-
-scatter_nd_add_op = defop("scatter_nd_add", ("x", "index", "updates"),
-                          infer=_scatter_nd_add_infer, reference=_scatter_nd_add_ref,
-                          promote=None, family="indexing",
-                          doc="x plus `updates` added at the multi-dimensional indices of "
-                              "`index` (duplicates accumulate).")
 
 
 @public()
@@ -236,101 +179,6 @@ def scatter_nd(index, updates, shape, name=None):
     zeros = invoke(full_op, [], {"shape": as_shape(shape, "scatter_nd"), "fill_value": 0,
                                  "dtype": updates.dtype})
     return invoke(scatter_nd_add_op, [zeros, index, updates], {})
-
-
-_REDUCES = ("assign", "add", "mul", "mean", "amin", "amax")
-
-
-_REDUCE_ALIASES = {"multiply": "mul", "sum": "add", "prod": "mul"}
-
-
-def _put_along_canon(attrs):
-    a = dict(attrs)
-    r = _REDUCE_ALIASES.get(a["reduce"], a["reduce"])
-    if r not in _REDUCES:
-        raise InvalidArgumentError(f"put_along_axis: 'reduce' must be one of "
-                                   f"{list(_REDUCES) + list(_REDUCE_ALIASES)}, got {a['reduce']!r}")
-    a["reduce"] = r
-    a["axis"] = as_int(a["axis"], "put_along_axis", "axis")
-    a["include_self"] = bool(a["include_self"])
-    a["broadcast"] = bool(a["broadcast"])
-    return a
-
-
-def _put_along_infer(arr, indices, values, axis=0, reduce="assign", include_self=True,
-                     broadcast=True):
-    _int_input(indices, "indices")
-    _, ishape = _along_shapes(arr.shape, indices.shape, axis, broadcast)
-    vs = values.shape
-    if broadcast:
-        _ik.check_value_shape(ishape, vs)
-    elif vs and (len(vs) != len(ishape) or any(v < i for v, i in zip(vs, ishape)
-                                               if DYN not in (v, i))):
-        raise InvalidArgumentError(f"'values' of shape {shp(vs)} must be at least as large as "
-                                   f"'indices' of shape {shp(ishape)} in every dimension")
-    return arr
-
-
-def _identity(reduce, dtype):
-    if reduce == "mul":
-        return 1
-    if reduce in ("add", "mean"):
-        return 0
-    big = reduce == "amin"
-    if dtype.kind == "b":
-        return big
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return info.max if big else info.min
-    return np.inf if big else -np.inf
-
-
-def _put_along_ref(arr, indices, values, axis=0, reduce="assign", include_self=True,
-                   broadcast=True):
-    a, _, idx = _along_prepare(arr, indices, axis, broadcast, "put_along_axis")
-    n = arr.shape[a]
-    idx = np.where(idx < 0, idx + n, idx)
-    vals = _as_dtype(values, arr.dtype, "put_along_axis", "values")
-    if broadcast or vals.ndim == 0:
-        vals = np.broadcast_to(vals, idx.shape)
-    else:
-        vals = vals[tuple(slice(0, k) for k in idx.shape)]
-    # full index tuple: position along every other axis, idx along `axis`
-    grids = list(np.ogrid[tuple(slice(0, k) for k in idx.shape)]) if idx.ndim else []
-    if grids:
-        grids[a] = idx
-    key = tuple(grids)
-    out = arr.copy()
-    if reduce == "assign":
-        out[key] = vals
-        return out
-    if reduce == "mean":
-        cnt = np.zeros(arr.shape, np.int64)
-        np.add.at(cnt, key, 1)
-        hit = cnt > 0
-        acc = out.astype(np.float64 if arr.dtype.kind != "c" else np.complex128)
-        if not include_self:
-            acc[hit] = 0
-        np.add.at(acc, key, vals)
-        div = cnt + (1 if include_self else 0)
-        mean = acc[hit] / div[hit]
-        if arr.dtype.kind in "iub":  # integer division, as Paddle's kernel does
-            mean = np.trunc(mean)
-        out[hit] = mean.astype(arr.dtype)
-        return out
-    if not include_self:
-        out[key] = _identity(reduce, arr.dtype)
-    ufunc = {"add": np.add, "mul": np.multiply, "amin": np.minimum, "amax": np.maximum}[reduce]
-    ufunc.at(out, key, vals)
-    return out
-
-
-put_along_op = defop("put_along_axis", ("arr", "indices", "values"),
-                     {"axis": 0, "reduce": "assign", "include_self": True, "broadcast": True},
-                     infer=_put_along_infer, reference=_put_along_ref, canon=_put_along_canon,
-                     promote=None, family="indexing", api=False, method=False,
-                     doc="arr with `values` put (or reduced: add, mul, mean, amin, amax) at "
-                         "`indices` along `axis`.")
 
 
 @public(method=True)
@@ -389,41 +237,6 @@ def scatter_reduce(input, dim, index, src, reduce, include_self=True, name=None)
     return put_along_axis(input, index, src, dim, reduce, include_self, broadcast=False)
 
 
-def _index_axis_infer(x, index, value, axis, op, value_shape=None):
-    _int_input(index, "index")
-    if len(index.shape) > 1:
-        raise InvalidArgumentError(f"'index' must be 1-D, got shape {shp(index.shape)}")
-    nd = len(x.shape)
-    if nd == 0:
-        raise InvalidArgumentError("x must have at least one dimension")
-    a = _axis(axis, nd)
-    if value_shape == "full":
-        n = index.shape[0] if index.shape else 1
-        _same_shape(value.shape, x.shape[:a] + (n,) + x.shape[a + 1:], "value")
-    return a
-
-
-def _index_add_infer(x, index, value, axis=0):
-    _index_axis_infer(x, index, value, axis, "index_add", "full")
-    return x
-
-
-def _index_add_ref(x, index, value, axis=0):
-    a = _axis(axis, x.ndim)
-    _index_add_infer(_T(x), _T(index), _T(value), axis)
-    idx = index.reshape(-1)
-    _check_range(idx, x.shape[a], "index_add", "index", f"axis {a} of x")
-    out = x.copy()
-    np.add.at(out, (slice(None),) * a + (idx,), _as_dtype(value, x.dtype, "index_add", "value"))
-    return out
-
-
-index_add_op = defop("index_add", ("x", "index", "value"), {"axis": 0}, infer=_index_add_infer,
-                     reference=_index_add_ref, canon=_axis_canon("index_add", "axis"),
-                     promote=None, family="indexing", api=False, method=False,
-                     doc="x with the slices of `value` added at `index` along `axis`.")
-
-
 @public(method=True)
 def index_add(x, index, axis, value, name=None):
     """x with the slices of `value` added to the slices `index` along `axis`
@@ -442,41 +255,6 @@ def index_add_(x, index, axis, value, name=None):
     return assign_inplace("index_add_", x, index_add(x, index, axis, value))
 
 
-def _index_fill_infer(x, index, value, axis=0):
-    _index_axis_infer(x, index, value, axis, "index_fill")
-    if value.shape and _mul(value.shape) not in (1, DYN):
-        raise InvalidArgumentError(f"'value' must be a number or hold one element, got shape "
-                                   f"{shp(value.shape)}")
-    return x
-
-
-def _mul(dims):
-    n = 1
-    for d in dims:
-        if d == DYN:
-            return DYN
-        n *= d
-    return n
-
-
-def _index_fill_ref(x, index, value, axis=0):
-    a = _axis(axis, x.ndim)
-    _index_fill_infer(_T(x), _T(index), _T(value), axis)
-    idx = index.reshape(-1)
-    _check_range(idx, x.shape[a], "index_fill", "index", f"axis {a} of x")
-    out = x.copy()
-    out[(slice(None),) * a + (idx,)] = _as_dtype(value, x.dtype, "index_fill",
-                                                 "value").reshape(())
-    return out
-
-
-index_fill_op = defop("index_fill", ("x", "index", "value"), {"axis": 0},
-                      infer=_index_fill_infer, reference=_index_fill_ref,
-                      canon=_axis_canon("index_fill", "axis"), promote=None, family="indexing",
-                      api=False, method=False,
-                      doc="x with the slices `index` along `axis` set to `value`.")
-
-
 @public(method=True)
 def index_fill(x, index, axis, value, name=None):
     """x with the slices `index` along `axis` set to `value` (a number or a
@@ -493,41 +271,6 @@ def index_fill(x, index, axis, value, name=None):
 def index_fill_(x, index, axis, value, name=None):
     """In-place ``index_fill``."""
     return assign_inplace("index_fill_", x, index_fill(x, index, axis, value))
-
-
-def _index_put_canon(attrs):
-    return {"accumulate": bool(attrs["accumulate"])}
-
-
-def _index_put_infer(x, indices, value, accumulate=False):
-    if not indices:
-        raise InvalidArgumentError("'indices' must be a non-empty tuple of tensors")
-    region = _ik.result_shape(x.shape, ("t",) * len(indices), indices)
-    _ik.check_value_shape(region, value.shape)
-    return x
-
-
-def _index_put_ref(x, indices, value, accumulate=False):
-    enc = ("t",) * len(indices)
-    _index_put_infer(_T(x), [_T(i) for i in indices], _T(value))
-    out = x.copy()
-    v = _as_dtype(value, x.dtype, "index_put", "value")
-    key = tuple(indices)
-    try:
-        if accumulate:
-            np.add.at(out, key, np.broadcast_to(v, out[key].shape))
-        else:
-            out[key] = v
-    except IndexError as e:
-        raise _ik.describe_range_error("index_put", x.shape, enc, indices, e) from None
-    return out
-
-
-index_put_op = defop("index_put", ("x", "indices*", "value"), {"accumulate": False},
-                     infer=_index_put_infer, reference=_index_put_ref, canon=_index_put_canon,
-                     promote=None, family="indexing", api=False, method=False,
-                     doc="x with x[indices] set to (or, accumulate=True, incremented by) "
-                         "`value`.")
 
 
 @public(method=True)
@@ -553,22 +296,6 @@ def index_put_(x, indices, value, accumulate=False, name=None):
     return assign_inplace("index_put_", x, index_put(x, indices, value, accumulate))
 
 
-def _masked_fill_infer(x, mask, value):
-    _mask_check(mask)
-    shape = broadcast_shapes(x.shape, mask.shape, value.shape, names=("x", "mask", "value"))
-    return TensorType(shape, x.dtype)
-
-
-def _masked_fill_ref(x, mask, value):
-    _mask_array(mask)
-    return np.where(mask, _as_dtype(value, x.dtype, "masked_fill", "value"), x)
-
-
-masked_fill_op = defop("masked_fill", ("x", "mask", "value"), infer=_masked_fill_infer,
-                       reference=_masked_fill_ref, promote=None, family="indexing", api=False,
-                       method=False, doc="x with `value` where `mask` is True (broadcast).")
-
-
 @public(method=True)
 def masked_fill(x, mask, value, name=None):
     """x with `value` (a number or a tensor) where the bool `mask` is True; x, mask
@@ -587,31 +314,6 @@ def masked_fill_(x, mask, value, name=None):
     return assign_inplace("masked_fill_", x, masked_fill(x, mask, value))
 
 
-# ---------------------------------------------------------------- slices
-def _slice_canon(attrs):
-    a = {}
-    for k in ("axes", "starts", "ends", "strides"):
-        a[k] = as_ints(attrs[k], "strided_slice", k)
-    return a
-
-
-def _strided_slice_infer(x, axes=(), starts=(), ends=(), strides=()):
-    out, _ = _slices(x.shape, axes, starts, ends, strides)
-    return TensorType(out, x.dtype)
-
-
-def _strided_slice_ref(x, axes=(), starts=(), ends=(), strides=()):
-    return x[_runtime_slices(x.shape, axes, starts, ends, strides)]
-
-
-strided_slice_op = defop(
-    "strided_slice", ("x",), {"axes": (), "starts": (), "ends": (), "strides": ()},
-    infer=_strided_slice_infer, reference=_strided_slice_ref, canon=_slice_canon, promote=None,
-    family="indexing",
-    doc="x[starts:ends:strides] along `axes` (Paddle's clamping of out-of-range bounds; "
-        "negative bounds count from the end).")
-
-
 @public("slice")
 def slice_(input, axes, starts, ends, name=None):
     """input[starts[i]:ends[i]] along each of `axes` (bounds may be ints, 0-D tensors
@@ -624,27 +326,6 @@ def slice_(input, axes, starts, ends, name=None):
     axes = as_ints(axes, "slice", "axes")
     return invoke(strided_slice_op, [input], {"axes": axes, "starts": starts, "ends": ends,
                                               "strides": (1,) * len(axes)})
-
-
-def _slice_scatter_infer(x, value, axes=(), starts=(), ends=(), strides=()):
-    region, _ = _slices(x.shape, axes, starts, ends, strides)
-    _ik.check_value_shape(region, value.shape)
-    return x
-
-
-def _slice_scatter_ref(x, value, axes=(), starts=(), ends=(), strides=()):
-    _slice_scatter_infer(_T(x), _T(value), axes, starts, ends, strides)
-    out = x.copy()
-    out[_runtime_slices(x.shape, axes, starts, ends, strides)] = _as_dtype(
-        value, x.dtype, "slice_scatter", "value")
-    return out
-
-
-slice_scatter_op = defop(
-    "slice_scatter", ("x", "value"), {"axes": (), "starts": (), "ends": (), "strides": ()},
-    infer=_slice_scatter_infer, reference=_slice_scatter_ref, canon=_slice_canon, promote=None,
-    family="indexing", api=False, method=False,
-    doc="x with the strided slice along `axes` replaced by `value` (broadcast).")
 
 
 @public(method=True)

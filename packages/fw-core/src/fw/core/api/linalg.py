@@ -12,33 +12,25 @@ from fw.core import dtypes as _dt
 from fw.core.dispatch import invoke
 from fw.core.errors import InvalidArgumentError, InvalidTypeError
 from fw.core.ir.core import Value
-from fw.core.ir.types import DYN, TensorType
-from fw.core.ops import _linalg_np as _la
+from fw.core.ir.types import DYN
 from fw.core.ops._api import call, public
 from fw.core.ops._infer import (
-    broadcast_shapes,
-    complex_of,
-    norm_axes,
     norm_axis,
-    real_of,
-    reduce,
     shp,
 )
-from fw.core.ops._registry import defop
 from fw.core.ops.linalg import (
-    _INF,
-    _LOW,
-    _cov_matrix,
-    _cov_shape,
-    _dtype_of,
-    _first_failure,
-    _item,
-    _need_float,
-    _need_matrix,
-    _out,
     _same,
-    _square_float_infer,
-    _work,
+    cov_op,
+    eig_op,
+    eigh_op,
+    einsum_op,
+    inv_op,
+    lu_op,
+    matrix_norm_op,
+    matrix_power_op,
+    qr_op,
+    svd_op,
+    vector_norm_op,
 )
 from fw.core.tensor import Tensor, to_tensor
 
@@ -48,136 +40,6 @@ def _tensor(x):
     if isinstance(x, (Tensor, Value)):
         return x
     return to_tensor(x)
-
-
-# ================================================================ products
-# ---------------------------------------------------------------- einsum
-def _einsum_tokens(term, eq):
-    out = []
-    i = 0
-    while i < len(term):
-        c = term[i]
-        if c == ".":
-            if term[i:i + 3] != "...":
-                raise InvalidArgumentError(f"equation '{eq}': '.' may only appear as part of "
-                                           f"the ellipsis '...'")
-            if "..." in out:
-                raise InvalidArgumentError(f"equation '{eq}': a term has more than one '...'")
-            out.append("...")
-            i += 3
-        elif c.isascii() and c.isalpha():
-            out.append(c)
-            i += 1
-        else:
-            raise InvalidArgumentError(f"equation '{eq}': invalid character {c!r}; labels are "
-                                       f"the letters a-z and A-Z")
-    return out
-
-
-def _bcast_dim(a, b, what):
-    if a == b or b == 1:
-        return a
-    if a == 1:
-        return b
-    if a == DYN:
-        return b
-    if b == DYN:
-        return a
-    raise InvalidArgumentError(what)
-
-
-def _einsum_shape(eq, shapes):
-    """The output shape of einsum `eq` on operands of `shapes` (dynamic dims
-    -1); raises InvalidArgumentError naming the term and operand at fault."""
-    if eq.count("->") > 1:
-        raise InvalidArgumentError(f"equation '{eq}' has more than one '->'")
-    lhs, rhs = eq.split("->") if "->" in eq else (eq, None)
-    terms = lhs.split(",")
-    if len(terms) != len(shapes):
-        raise InvalidArgumentError(f"equation '{eq}' has {len(terms)} operand term(s) but "
-                                   f"{len(shapes)} operand(s) were given")
-    sizes, counts, ells, any_ell = {}, {}, [], False
-    for i, (term, s) in enumerate(zip(terms, shapes)):
-        toks = _einsum_tokens(term, eq)
-        named = [t for t in toks if t != "..."]
-        if "..." in toks:
-            any_ell = True
-            ne = len(s) - len(named)
-            if ne < 0:
-                raise InvalidArgumentError(f"equation '{eq}': term '{term}' names {len(named)} "
-                                           f"dimensions but operand {i} has shape {shp(s)}")
-            at = toks.index("...")
-            dims = list(s[:at]) + list(s[at + ne:])
-            ells.append(tuple(s[at:at + ne]))
-        else:
-            if len(named) != len(s):
-                raise InvalidArgumentError(f"equation '{eq}': term '{term}' has {len(named)} "
-                                           f"labels but operand {i} has {len(s)} dimensions "
-                                           f"(shape {shp(s)})")
-            dims = list(s)
-        local = {}
-        for lab, d in zip(named, dims):
-            counts[lab] = counts.get(lab, 0) + 1
-            if lab in local and not _same(local[lab], d):
-                raise InvalidArgumentError(f"equation '{eq}': label '{lab}' repeats in term "
-                                           f"'{term}' over dimensions of different sizes "
-                                           f"({local[lab]} and {d}) of operand {i}")
-            local[lab] = d if local.get(lab, DYN) == DYN else local[lab]
-        for lab, d in local.items():
-            sizes[lab] = _bcast_dim(sizes.get(lab, 1), d,
-                                    f"equation '{eq}': label '{lab}' has size {sizes.get(lab)} "
-                                    f"in an earlier operand but {d} in operand {i} (shape "
-                                    f"{shp(s)}); sizes must match or be 1")
-    ell = broadcast_shapes(*ells, names=[f"the '...' of operand {i}" for i in range(len(ells))])
-    if rhs is None:
-        out = (["..."] if any_ell else []) + sorted(k for k, c in counts.items() if c == 1)
-    else:
-        out = _einsum_tokens(rhs, eq)
-        seen = set()
-        for t in out:
-            if t != "..." and t not in sizes:
-                raise InvalidArgumentError(f"equation '{eq}': output label '{t}' does not "
-                                           f"appear in any operand")
-            if t in seen:
-                raise InvalidArgumentError(f"equation '{eq}': output label '{t}' repeats")
-            seen.add(t)
-        if ell and "..." not in out:
-            raise InvalidArgumentError(f"equation '{eq}': the operands have '...' dimensions "
-                                       f"{shp(ell)} but the output has no '...' to keep them")
-    shape = []
-    for t in out:
-        shape.extend(ell if t == "..." else (sizes[t],))
-    return tuple(shape)
-
-
-def _einsum_canon(attrs):
-    eq = attrs["equation"]
-    if not isinstance(eq, str):
-        raise InvalidTypeError(f"'equation' must be a string, got {type(eq).__name__}")
-    return {"equation": "".join(eq.split())}
-
-
-def _einsum_infer(operands, equation=""):
-    if not operands:
-        raise InvalidArgumentError("einsum needs at least one operand")
-    return TensorType(_einsum_shape(equation, [t.shape for t in operands]), operands[0].dtype)
-
-
-def _einsum_ref(*operands, equation=""):
-    # the operands arrive as one list (eager dispatch); the IR executor currently
-    # passes a variadic input's arrays one by one, so accept both
-    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-        operands = operands[0]
-    d = _dtype_of(operands[0])
-    ops = [a.astype(np.float32) for a in operands] if d in _LOW else list(operands)
-    r = np.einsum(equation, *ops, optimize=len(ops) > 1)
-    return _out(r, d)
-
-
-einsum_op = defop("einsum", ("operands*",), {"equation": ""}, infer=_einsum_infer,
-                  reference=_einsum_ref, canon=_einsum_canon, family="linalg", method=False,
-                  doc="Einstein summation over any number of operands (NumPy's equation "
-                      "syntax, with '...' and implicit output).")
 
 
 @public("einsum")
@@ -448,46 +310,6 @@ def multi_dot(x, name=None):
     return prod(0, len(ts) - 1)
 
 
-# ---------------------------------------------------------------- inv / pinv
-def _inv_ref(x):
-    a, d = _work(x, square=True)
-    try:
-        r = np.linalg.inv(a)
-    except np.linalg.LinAlgError:
-        where = _first_failure(np.linalg.inv, a)
-        raise InvalidArgumentError(f"the input matrix is singular{where}, so it has no "
-                                   f"inverse; linalg.pinv gives a pseudo-inverse") from None
-    return _out(r, d)
-
-
-inv_op = defop("inv", ("x",), infer=_square_float_infer, reference=_inv_ref, promote=None,
-      family="linalg", api="linalg.inv", aliases=("inverse",), method="inverse",
-      doc="Inverse of a square matrix (or batch); raises for a singular matrix.")
-
-
-# ---------------------------------------------------------------- LU
-def _lu_infer(x, pivot=True):
-    _need_float(x)
-    _need_matrix(x)
-    m, n = x.shape[-2:]
-    k = DYN if DYN in (m, n) else min(m, n)
-    batch = tuple(x.shape[:-2])
-    return (x, TensorType(batch + (k,), _dt.int32), TensorType(batch, _dt.int32))
-
-
-def _lu_ref(x, pivot=True):
-    a, d = _work(x, square=False)
-    lu, piv, info = _la.lu_factor(a, pivot)
-    return _out(lu, d), piv, info
-
-
-lu_op = defop("lu", ("x",), {"pivot": True}, outputs=("lu", "pivots", "infos"),
-              infer=_lu_infer, reference=_lu_ref, promote=None, family="linalg",
-              api="linalg.lu", method="lu",
-              doc="LU factorisation with partial pivoting: (LU, pivots, infos) as LAPACK's "
-                  "getrf gives them (pivots and infos are int32, 1-based).")
-
-
 @public("linalg.lu", method="lu")
 def lu(x, pivot=True, get_infos=False, name=None):
     """LU factorisation with partial pivoting (``paddle.linalg.lu``).
@@ -511,31 +333,6 @@ def lu(x, pivot=True, get_infos=False, name=None):
     return res if get_infos else res[:2]
 
 
-# ---------------------------------------------------------------- matrix functions
-def _matpow_canon(attrs):
-    n = _item(attrs["n"], "n")
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
-        raise InvalidTypeError(f"'n' must be an int, got {type(n).__name__}")
-    return {"n": int(n)}
-
-
-def _matpow_ref(x, n=1):
-    a, d = _work(x, square=True)
-    try:
-        r = np.linalg.matrix_power(a, n)
-    except np.linalg.LinAlgError:
-        where = _first_failure(np.linalg.inv, a)
-        raise InvalidArgumentError(f"n={n} is negative but the matrix is singular{where}, "
-                                   f"so it has no inverse") from None
-    return _out(r, d)
-
-
-matrix_power_op = defop("matrix_power", ("x",), {"n": 1}, infer=_square_float_infer,
-                        reference=_matpow_ref, canon=_matpow_canon, promote=None,
-                        family="linalg", api="linalg.matrix_power", method="matrix_power",
-                        doc="x to the integer power n (n < 0 inverts first, n = 0 gives I).")
-
-
 @public("linalg.matrix_power", method="matrix_power")
 def matrix_power(x, n, name=None):
     """The square matrix x (or batch) to the integer power n: n = 0 gives the
@@ -546,46 +343,6 @@ def matrix_power(x, n, name=None):
         [[4.0, 0.0], [0.0, 9.0]]
     """
     return invoke(matrix_power_op, [x], {"n": n})
-
-
-# ================================================================ decompositions
-# ---------------------------------------------------------------- qr
-_QR_MODES = ("reduced", "complete")
-
-
-def _qr_canon(attrs):
-    mode = attrs["mode"]
-    if mode not in _QR_MODES:
-        raise InvalidArgumentError(f"'mode' must be one of {_QR_MODES} (linalg.qr also takes "
-                                   f"'r'), got {mode!r}")
-    return {"mode": mode}
-
-
-def _qr_infer(x, mode="reduced"):
-    _need_float(x)
-    _need_matrix(x)
-    m, n = x.shape[-2:]
-    k = m if mode == "complete" else (DYN if DYN in (m, n) else min(m, n))
-    batch = tuple(x.shape[:-2])
-    return TensorType(batch + (m, k), x.dtype), TensorType(batch + (k, n), x.dtype)
-
-
-def _qr_ref(x, mode="reduced"):
-    a, d = _work(x, square=False)
-    m, n = a.shape[-2:]
-    if a.size == 0:  # numpy.linalg.qr rejects empty stacks
-        k = m if mode == "complete" else min(m, n)
-        batch = a.shape[:-2]
-        q = np.broadcast_to(np.eye(m, k, dtype=a.dtype, like=a), batch + (m, k))
-        return _out(q, d), np.zeros(batch + (k, n), dtype=d.np, like=a)
-    q, r = np.linalg.qr(a, mode=mode)
-    return _out(q, d), _out(r, d)
-
-
-qr_op = defop("qr", ("x",), {"mode": "reduced"}, outputs=("q", "r"), infer=_qr_infer,
-              reference=_qr_ref, canon=_qr_canon, promote=None, family="linalg",
-              api="linalg.qr", method="qr",
-              doc="QR decomposition x = Q R (Householder, as LAPACK geqrf/orgqr).")
 
 
 @public("linalg.qr", method="qr")
@@ -608,38 +365,6 @@ def qr(x, mode="reduced", name=None):
     if mode == "r":
         return invoke(qr_op, [x], {"mode": "reduced"})[1]
     return invoke(qr_op, [x], {"mode": mode})
-
-
-# ---------------------------------------------------------------- svd
-def _svd_infer(x, full_matrices=False):
-    _need_float(x)
-    _need_matrix(x)
-    m, n = x.shape[-2:]
-    k = DYN if DYN in (m, n) else min(m, n)
-    batch = tuple(x.shape[:-2])
-    ucols, vrows = (m, n) if full_matrices else (k, k)
-    return (TensorType(batch + (m, ucols), x.dtype), TensorType(batch + (k,), real_of(x.dtype)),
-            TensorType(batch + (vrows, n), x.dtype))
-
-
-def _svd_ref(x, full_matrices=False):
-    a, d = _work(x, square=False)
-    m, n = a.shape[-2:]
-    if a.size == 0:
-        k = min(m, n)
-        batch = a.shape[:-2]
-        uc, vr = (m, n) if full_matrices else (k, k)
-        return (np.broadcast_to(np.eye(m, uc, dtype=d.np, like=a), batch + (m, uc)).copy(),
-                np.zeros(batch + (k,), dtype=real_of(d).np, like=a),
-                np.broadcast_to(np.eye(vr, n, dtype=d.np, like=a), batch + (vr, n)).copy())
-    u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
-    return _out(u, d), _out(s, real_of(d)), _out(vh, d)
-
-
-svd_op = defop("svd", ("x",), {"full_matrices": False}, outputs=("u", "s", "vh"),
-               infer=_svd_infer, reference=_svd_ref, promote=None, family="linalg",
-               api="linalg.svd", method=False,
-               doc="Singular value decomposition x = U diag(S) VH, S descending and real.")
 
 
 @public("linalg.svdvals")
@@ -706,30 +431,6 @@ def pca_lowrank(x, q=None, center=True, niter=2, name=None):
     return _lowrank("linalg.pca_lowrank", a, q)
 
 
-# ---------------------------------------------------------------- eig / eigh
-def _eig_infer(x):
-    _square_float_infer(x)
-    c = complex_of(x.dtype)
-    return TensorType(tuple(x.shape[:-1]), c), TensorType(x.shape, c)
-
-
-def _eig_ref(x):
-    a, d = _work(x, square=True)
-    c = complex_of(d)
-    try:
-        w, v = np.linalg.eig(a)
-    except np.linalg.LinAlgError:
-        raise InvalidArgumentError("the eigenvalue algorithm did not converge") from None
-    return _out(w, c), _out(v, c)
-
-
-eig_op = defop("eig", ("x",), outputs=("eigenvalues", "eigenvectors"), infer=_eig_infer,
-               reference=_eig_ref, promote=None, family="linalg", api="linalg.eig",
-               method="eig",
-               doc="Eigenvalues and right eigenvectors of a general square matrix; always "
-                   "complex (complex64 for float32 input).")
-
-
 @public("linalg.eigvals", method="eigvals")
 def eigvals(x, name=None):
     """Eigenvalues of a general square matrix (or batch), always complex.
@@ -741,34 +442,6 @@ def eigvals(x, name=None):
     return invoke(eig_op, [x], {})[0]
 
 
-def _uplo_canon(attrs):
-    u = attrs["UPLO"]
-    if u not in ("L", "U"):
-        raise InvalidArgumentError(f"'UPLO' must be 'L' or 'U', got {u!r}")
-    return {"UPLO": u}
-
-
-def _eigh_infer(x, UPLO="L"):
-    _square_float_infer(x)
-    return TensorType(tuple(x.shape[:-1]), real_of(x.dtype)), x
-
-
-def _eigh_ref(x, UPLO="L"):
-    a, d = _work(x, square=True)
-    try:
-        w, v = np.linalg.eigh(a, UPLO=UPLO)
-    except np.linalg.LinAlgError:
-        raise InvalidArgumentError("the eigenvalue algorithm did not converge") from None
-    return _out(w, real_of(d)), _out(v, d)
-
-
-eigh_op = defop("eigh", ("x",), {"UPLO": "L"}, outputs=("eigenvalues", "eigenvectors"),
-                infer=_eigh_infer, reference=_eigh_ref, canon=_uplo_canon, promote=None,
-                family="linalg", api="linalg.eigh", method=False,
-                doc="Eigenvalues (ascending, real) and orthonormal eigenvectors of a "
-                    "Hermitian matrix, read from its lower (UPLO='L') or upper triangle.")
-
-
 @public("linalg.eigvalsh", aliases=("eigvalsh",), method="eigvalsh")
 def eigvalsh(x, UPLO="L", name=None):
     """Eigenvalues (ascending, real) of a Hermitian matrix (or batch).
@@ -778,128 +451,6 @@ def eigvalsh(x, UPLO="L", name=None):
         [1.0, 3.0]
     """
     return invoke(eigh_op, [x], {"UPLO": UPLO})[0]
-
-
-def _axis_canon_value(axis):
-    if axis is None:
-        return None
-    if isinstance(axis, Tensor):
-        axis = axis.tolist()
-    if isinstance(axis, (int, np.integer)):
-        return int(axis)
-    return tuple(int(a) for a in axis)
-
-
-# ---------------------------------------------------------------- vector_norm
-def _vnorm_canon(attrs):
-    p = _item(attrs["p"], "p")
-    if isinstance(p, str) or isinstance(p, bool) or not isinstance(p, (int, float)):
-        raise InvalidArgumentError(f"'p' must be a number (inf, -inf, 0 or any real), got "
-                                   f"{p!r}")
-    return {"p": float(p), "axis": _axis_canon_value(attrs["axis"]),
-            "keepdim": bool(attrs["keepdim"])}
-
-
-def _vnorm_infer(x, p=2.0, axis=None, keepdim=False):
-    _need_float(x)
-    return reduce(x, axis, keepdim).with_dtype(real_of(x.dtype))
-
-
-def _vnorm_ref(x, p=2.0, axis=None, keepdim=False):
-    a, d = _work(x)
-    axes = norm_axes(axis, a.ndim)
-    v = np.abs(a)
-    if p == _INF:
-        r = np.max(v, axis=axes, keepdims=keepdim, initial=0.0)
-    elif p == -_INF:
-        r = np.min(v, axis=axes, keepdims=keepdim, initial=_INF)
-    elif p == 0:
-        r = np.sum(v != 0, axis=axes, keepdims=keepdim, dtype=v.dtype)
-    elif p == 1:
-        r = np.sum(v, axis=axes, keepdims=keepdim)
-    elif p == 2:
-        r = np.sqrt(np.sum(v * v, axis=axes, keepdims=keepdim))
-    else:
-        r = np.power(np.sum(np.power(v, p), axis=axes, keepdims=keepdim), 1.0 / p)
-    return _out(r, real_of(d))
-
-
-vector_norm_op = defop(
-    "vector_norm", ("x",), {"p": 2.0, "axis": None, "keepdim": False}, infer=_vnorm_infer,
-    reference=_vnorm_ref, canon=_vnorm_canon, promote=None, family="linalg",
-    api="linalg.vector_norm", method=False,
-    doc="Vector p-norm over `axis` (all axes when None): p = inf/-inf give max/min |x|, "
-        "p = 0 counts non-zeros, else (sum |x|^p)^(1/p). Complex input gives a real result.")
-
-
-# ---------------------------------------------------------------- matrix_norm
-_MATRIX_P = ("fro", "nuc", 1.0, -1.0, 2.0, -2.0, _INF, -_INF)
-
-
-def _mnorm_canon(attrs):
-    p = _item(attrs["p"], "p")
-    if not isinstance(p, str) and not isinstance(p, bool) and isinstance(p, (int, float)):
-        p = float(p)
-    if p not in _MATRIX_P:
-        raise InvalidArgumentError(f"'p' must be one of 'fro', 'nuc', 1, -1, 2, -2, inf, -inf "
-                                   f"for a matrix norm, got {p!r}")
-    axis = _axis_canon_value(attrs["axis"])
-    if not isinstance(axis, tuple) or len(axis) != 2:
-        raise InvalidArgumentError(f"'axis' of a matrix norm must be two axes, got {axis!r}")
-    return {"p": p, "axis": axis, "keepdim": bool(attrs["keepdim"])}
-
-
-def _mnorm_axes(axis, nd):
-    a0, a1 = norm_axis(axis[0], nd), norm_axis(axis[1], nd)
-    if a0 == a1:
-        raise InvalidArgumentError(f"'axis'={list(axis)} names the same axis twice")
-    return a0, a1
-
-
-def _mnorm_infer(x, p="fro", axis=(-2, -1), keepdim=False):
-    _need_float(x)
-    if len(x.shape) < 2:
-        raise InvalidArgumentError(f"x must have at least 2 dimensions for a matrix norm, got "
-                                   f"shape {shp(x.shape)}")
-    a0, a1 = _mnorm_axes(axis, len(x.shape))
-    return reduce(x, (a0, a1), keepdim).with_dtype(real_of(x.dtype))
-
-
-def _svals(a):
-    if a.shape[-1] == 0 or a.shape[-2] == 0:
-        return np.zeros(a.shape[:-2] + (0,), dtype=a.real.dtype, like=a)
-    return np.linalg.svd(a, compute_uv=False)
-
-
-def _mnorm_ref(x, p="fro", axis=(-2, -1), keepdim=False):
-    a, d = _work(x)
-    if a.ndim < 2:
-        raise InvalidArgumentError(f"x must have at least 2 dimensions for a matrix norm, got "
-                                   f"shape {list(a.shape)}")
-    a0, a1 = _mnorm_axes(axis, a.ndim)
-    m = np.moveaxis(a, (a0, a1), (-2, -1))
-    if p == "fro":
-        v = np.abs(m)
-        r = np.sqrt(np.sum(v * v, axis=(-2, -1)))
-    elif p == "nuc":
-        r = np.sum(_svals(m), axis=-1)
-    elif p in (2.0, -2.0):
-        s = _svals(m)
-        r = np.max(s, axis=-1, initial=0.0) if p > 0 else np.min(s, axis=-1, initial=_INF)
-    else:
-        sums = np.sum(np.abs(m), axis=-2 if p in (1.0, -1.0) else -1)
-        r = np.max(sums, axis=-1, initial=0.0) if p > 0 else np.min(sums, axis=-1, initial=_INF)
-    if keepdim:
-        r = np.expand_dims(r, tuple(sorted((a0, a1))))
-    return _out(r, real_of(d))
-
-
-matrix_norm_op = defop(
-    "matrix_norm", ("x",), {"p": "fro", "axis": (-2, -1), "keepdim": False},
-    infer=_mnorm_infer, reference=_mnorm_ref, canon=_mnorm_canon, promote=None,
-    family="linalg", api="linalg.matrix_norm", method=False,
-    doc="Matrix norm over the two axes: 'fro', 'nuc', 1/-1 (max/min column sum), inf/-inf "
-        "(max/min row sum), 2/-2 (largest/smallest singular value).")
 
 
 @public("linalg.norm", aliases=("norm",), method="norm")
@@ -985,42 +536,6 @@ def cond(x, p=None, name=None):
     a = invoke(matrix_norm_op, [x], {"p": p, "axis": (-2, -1), "keepdim": False})
     b = invoke(matrix_norm_op, [inv], {"p": p, "axis": (-2, -1), "keepdim": False})
     return call("multiply", a, b)
-
-
-# ---------------------------------------------------------------- cov / corrcoef
-def _cov_canon(attrs):
-    ddof = attrs["ddof"]
-    if isinstance(ddof, Tensor):
-        ddof = ddof.item()
-    return {"rowvar": bool(attrs["rowvar"]), "ddof": int(ddof)}
-
-
-def _cov_infer(x, fweights=None, aweights=None, rowvar=True, ddof=1):
-    _need_float(x)
-    shape, n = _cov_shape(x, rowvar)
-    for w, nm, kinds in ((fweights, "fweights", (_dt._INT,)),
-                         (aweights, "aweights", (_dt._FLOAT, _dt._INT))):
-        if w is None:
-            continue
-        if w.dtype.kind not in kinds:
-            kind = "an integer" if nm == "fweights" else "a floating or integer"
-            raise InvalidTypeError(f"'{nm}' must be {kind} tensor, got {w.dtype.name}")
-        if len(w.shape) != 1 or not _same(w.shape[0], n):
-            raise InvalidArgumentError(f"'{nm}' must be 1-D with one weight per observation "
-                                       f"({n}), got shape {shp(w.shape)}")
-    return TensorType(shape, x.dtype)
-
-
-def _cov_ref(x, fweights=None, aweights=None, rowvar=True, ddof=1):
-    a, d = _work(x)
-    return _out(np.squeeze(_cov_matrix(a, fweights, aweights, rowvar, ddof)), d)
-
-
-cov_op = defop("cov", ("x", "fweights?", "aweights?"), {"rowvar": True, "ddof": 1},
-               infer=_cov_infer, reference=_cov_ref, canon=_cov_canon, promote=(0,),
-               to_float=True, family="linalg", api="linalg.cov", method="cov",
-               doc="Covariance matrix of the variables (rows, or columns when rowvar=False), "
-                   "with optional frequency and observation weights (NumPy's formula).")
 
 
 @public("linalg.cov", method="cov")

@@ -10,18 +10,31 @@ import itertools
 
 import numpy as np
 
-from fw.core import dtypes as _dt
 from fw.core.dispatch import grad_state, invoke
 from fw.core.errors import InvalidArgumentError, InvalidTypeError, UnsupportedError
 from fw.core.ir.core import Value
-from fw.core.ir.types import DYN, TensorType
+from fw.core.ir.types import DYN
 from fw.core.ops import dynamic_shape as _dyn
 from fw.core.ops._api import public
-from fw.core.ops._args import as_axes, as_int, as_ints
-from fw.core.ops._infer import norm_axis, shp
-from fw.core.ops._registry import OPS, defop
-from fw.core.ops.creation import as_shape
-from fw.core.ops.shape import _axis_canon, _expand_shape, _mul, _ndim, _swap_perm, transpose_op
+from fw.core.ops._args import as_int, as_ints
+from fw.core.ops._infer import norm_axis
+from fw.core.ops._registry import OPS
+from fw.core.ops.shape import (
+    _ndim,
+    _swap_perm,
+    concat_op,
+    expand_op,
+    flatten_op,
+    rep_op,
+    reshape_op,
+    split_op,
+    squeeze_op,
+    stack_op,
+    tile_op,
+    transpose_op,
+    unsqueeze_op,
+    view_dtype_op,
+)
 from fw.core.tensor import Tensor
 
 _INT_MAX = 2**63 - 1
@@ -47,66 +60,6 @@ def _swap_in(name, x, out):
     if needs_grad and grad_state.rebase is not None:
         grad_state.rebase(x, out)
     return x
-
-
-# ---------------------------------------------------------------- reshape
-def _reshape_canon(attrs):
-    return {"shape": as_shape(attrs["shape"], "reshape")}
-
-
-def _reshape_infer(x, shape=()):
-    # Paddle: 0 copies the input's dimension, one -1 is inferred from the rest
-    out = []
-    infer_at = -1
-    for i, d in enumerate(shape):
-        if d == 0:
-            if i >= len(x.shape):
-                raise InvalidArgumentError(f"shape {list(shape)} uses 0 at position {i} but x "
-                                           f"has rank {len(x.shape)}")
-            d = x.shape[i]
-        elif d == -1:
-            if infer_at >= 0:
-                raise InvalidArgumentError(f"shape {list(shape)} has more than one -1")
-            infer_at = i
-        elif d < -1:
-            raise InvalidArgumentError(f"shape {list(shape)} has a negative dimension {d}")
-        out.append(d)
-    n = 1
-    dyn = False
-    for d in x.shape:
-        if d == DYN:
-            dyn = True
-        else:
-            n *= d
-    known = 1
-    for i, d in enumerate(out):
-        if i != infer_at:
-            if d == DYN:
-                dyn = True
-            else:
-                known *= d
-    if infer_at >= 0:
-        if dyn:
-            out[infer_at] = DYN
-        else:
-            if known == 0 or n % known:
-                raise InvalidArgumentError(f"cannot reshape x of shape {shp(x.shape)} "
-                                           f"({n} elements) to {list(shape)}")
-            out[infer_at] = n // known
-    elif not dyn and known != n:
-        raise InvalidArgumentError(f"cannot reshape x of shape {shp(x.shape)} ({n} elements) "
-                                   f"to {list(shape)} ({known} elements)")
-    return TensorType(out, x.dtype)
-
-
-def _reshape_ref(x, shape=()):
-    tgt = [x.shape[i] if d == 0 else d for i, d in enumerate(shape)]
-    return np.reshape(x, tgt)
-
-
-reshape_op = defop("reshape", ("x",), {"shape": ()}, infer=_reshape_infer,
-                   reference=_reshape_ref, canon=_reshape_canon, promote=None, family="shape",
-                   doc="Same values in a new shape; 0 keeps a dimension, one -1 is inferred.")
 
 
 def _shape_args(shape, more, op):
@@ -145,46 +98,6 @@ def reshape(x, shape, *more, name=None):
 def reshape_(x, shape, *more, name=None):
     """In-place ``reshape``: x itself takes the new shape."""
     return _swap_in("reshape_", x, reshape(x, _shape_args(shape, more, "reshape_")))
-
-
-# ---------------------------------------------------------------- view
-def _view_dtype_canon(attrs):
-    return {"dtype": _dt.convert_dtype(attrs["dtype"])}
-
-
-def _view_dtype_shape(shape, src, dst):
-    if src.itemsize == dst.itemsize:
-        return tuple(shape)
-    if len(shape) == 0:
-        raise InvalidArgumentError(f"a 0-D tensor of {src.name} cannot be viewed as "
-                                   f"{dst.name} (the element sizes differ)")
-    last = shape[-1]
-    if last == DYN:
-        return tuple(shape)
-    nbytes = last * src.itemsize
-    if nbytes % dst.itemsize:
-        raise InvalidArgumentError(
-            f"the last dimension of x ({last} x {src.itemsize} bytes of {src.name}) is not a "
-            f"multiple of the size of {dst.name} ({dst.itemsize} bytes)")
-    return tuple(shape[:-1]) + (nbytes // dst.itemsize,)
-
-
-def _view_dtype_infer(x, dtype=None):
-    return TensorType(_view_dtype_shape(x.shape, x.dtype, dtype), dtype)
-
-
-def _view_dtype_ref(x, dtype=None):
-    src = _dt.from_numpy(x.dtype)
-    _view_dtype_shape(x.shape, src, dtype)
-    a = x if x.flags.c_contiguous else np.ascontiguousarray(x)
-    return a.view(dtype.np)
-
-
-view_dtype_op = defop("view_dtype", ("x",), {"dtype": None}, infer=_view_dtype_infer,
-                      reference=_view_dtype_ref, canon=_view_dtype_canon, promote=None,
-                      differentiable=False, family="shape", api=False, method=False,
-                      doc="Reinterpret x's bytes as another dtype (the last dimension "
-                          "scales by the ratio of element sizes).")
 
 
 def _is_shape_spec(v):
@@ -287,40 +200,6 @@ def swapdims(x, dim0=None, dim1=None, name=None, *, perm=None):
     return swapaxes(x, dim0, dim1, perm=perm)
 
 
-# ---------------------------------------------------------------- squeeze / unsqueeze
-def _squeeze_canon(attrs):
-    return {"axis": as_axes(attrs["axis"], "squeeze")}
-
-
-def _squeeze_keep(shape, axis):
-    """Indices of the dims that stay. Paddle ignores listed axes whose size is not 1.
-    A dynamic dim is squeezed only when listed explicitly."""
-    nd = len(shape)
-    if axis is None:
-        return [i for i, d in enumerate(shape) if d != 1]
-    if nd == 0:
-        for a in axis:
-            norm_axis(a, 0)
-        return []
-    drop = {norm_axis(a, nd) for a in axis}
-    return [i for i, d in enumerate(shape) if not (i in drop and d in (1, DYN))]
-
-
-def _squeeze_infer(x, axis=None):
-    return TensorType([x.shape[i] for i in _squeeze_keep(x.shape, axis)], x.dtype)
-
-
-def _squeeze_ref(x, axis=None):
-    keep = _squeeze_keep(x.shape, axis)
-    return np.reshape(x, [x.shape[i] for i in keep])
-
-
-squeeze_op = defop("squeeze", ("x",), {"axis": None}, infer=_squeeze_infer,
-                   reference=_squeeze_ref, canon=_squeeze_canon, promote=None, family="shape",
-                   api=False, method=False,
-                   doc="Remove dimensions of size 1 (all of them, or those in `axis`).")
-
-
 @public(method=True)
 def squeeze(x, axis=None, name=None):
     """Remove size-1 dimensions: all of them when axis is None, else those listed
@@ -339,37 +218,6 @@ def squeeze_(x, axis=None, name=None):
     return _swap_in("squeeze_", x, squeeze(x, axis))
 
 
-def _unsqueeze_canon(attrs):
-    return {"axis": as_ints(attrs["axis"], "unsqueeze", "axis")}
-
-
-def _unsqueeze_shape(shape, axis):
-    # Paddle inserts the axes one after another, each relative to the shape so far
-    out = list(shape)
-    for a in axis:
-        n = len(out)
-        if a < -(n + 1) or a > n:
-            raise InvalidArgumentError(f"'axis' {a} is out of range for inserting into a shape "
-                                       f"of rank {n} (expected {-(n + 1)} <= axis <= {n}) "
-                                       f"(x has shape {shp(shape)}, axis={list(axis)})")
-        out.insert(a + n + 1 if a < 0 else a, 1)
-    return out
-
-
-def _unsqueeze_infer(x, axis=()):
-    return TensorType(_unsqueeze_shape(x.shape, axis), x.dtype)
-
-
-def _unsqueeze_ref(x, axis=()):
-    return np.reshape(x, _unsqueeze_shape(x.shape, axis))
-
-
-unsqueeze_op = defop("unsqueeze", ("x",), {"axis": ()}, infer=_unsqueeze_infer,
-                     reference=_unsqueeze_ref, canon=_unsqueeze_canon, promote=None,
-                     family="shape", api=False, method=False,
-                     doc="Insert dimensions of size 1 at `axis`.")
-
-
 @public(method=True)
 def unsqueeze(x, axis, name=None):
     """Insert size-1 dimensions at `axis` (an int, a list of ints, or an integer
@@ -386,40 +234,6 @@ def unsqueeze(x, axis, name=None):
 def unsqueeze_(x, axis, name=None):
     """In-place ``unsqueeze``."""
     return _swap_in("unsqueeze_", x, unsqueeze(x, axis))
-
-
-# ---------------------------------------------------------------- flatten / unflatten
-def _flatten_canon(attrs):
-    return {"start_axis": as_int(attrs["start_axis"], "flatten", "start_axis"),
-            "stop_axis": as_int(attrs["stop_axis"], "flatten", "stop_axis")}
-
-
-def _flatten_shape(shape, start_axis, stop_axis):
-    nd = len(shape)
-    if nd == 0:
-        norm_axis(start_axis, 0, "start_axis")
-        norm_axis(stop_axis, 0, "stop_axis")
-        return [1]
-    s = norm_axis(start_axis, nd, "start_axis")
-    e = norm_axis(stop_axis, nd, "stop_axis")
-    if s > e:
-        raise InvalidArgumentError(f"'start_axis' ({start_axis}) must not come after "
-                                   f"'stop_axis' ({stop_axis}) for x of shape {shp(shape)}")
-    return list(shape[:s]) + [_mul(shape[s:e + 1])] + list(shape[e + 1:])
-
-
-def _flatten_infer(x, start_axis=0, stop_axis=-1):
-    return TensorType(_flatten_shape(x.shape, start_axis, stop_axis), x.dtype)
-
-
-def _flatten_ref(x, start_axis=0, stop_axis=-1):
-    return np.reshape(x, _flatten_shape(x.shape, start_axis, stop_axis))
-
-
-flatten_op = defop("flatten", ("x",), {"start_axis": 0, "stop_axis": -1}, infer=_flatten_infer,
-                   reference=_flatten_ref, canon=_flatten_canon, promote=None, family="shape",
-                   api=False, method=False,
-                   doc="Merge the axes start_axis..stop_axis into one.")
 
 
 @public(method=True)
@@ -446,45 +260,6 @@ def ravel(input, name=None):
     return invoke(flatten_op, [input], {"start_axis": 0, "stop_axis": -1})
 
 
-def _list_dtype(xs):
-    return _dt.result_type(*[t.dtype for t in xs])
-
-
-def _concat_infer(x, axis=0):
-    if not x:
-        raise InvalidArgumentError("'x' must be a non-empty list of tensors")
-    nd = len(x[0].shape)
-    if nd == 0:
-        raise InvalidArgumentError("0-D tensors cannot be concatenated; use stack")
-    a = norm_axis(axis, nd)
-    out = list(x[0].shape)
-    for i, t in enumerate(x[1:], 1):
-        if len(t.shape) != nd:
-            raise InvalidArgumentError(f"x[{i}] has rank {len(t.shape)} but x[0] has rank {nd} "
-                                       f"(shapes {shp(x[0].shape)} and {shp(t.shape)})")
-        for j, (d, e) in enumerate(zip(out, t.shape)):
-            if j == a:
-                continue
-            if d != e and d != DYN and e != DYN:
-                raise InvalidArgumentError(
-                    f"x[{i}] has shape {shp(t.shape)} but x[0] has shape {shp(x[0].shape)}: "
-                    f"they must agree except along axis {a}")
-            if d == DYN:
-                out[j] = e
-    sizes = [t.shape[a] for t in x]
-    out[a] = DYN if DYN in sizes else sum(sizes)
-    return TensorType(out, _list_dtype(x))
-
-
-def _concat_ref(x, axis=0):
-    return np.concatenate(x, axis=axis)
-
-
-concat_op = defop("concat", ("x*",), {"axis": 0}, infer=_concat_infer, reference=_concat_ref,
-                  canon=_axis_canon("concat"), family="shape", api=False, method=False,
-                  doc="Join tensors along an existing axis.")
-
-
 def _tensor_list(x, op, arg="x"):
     if isinstance(x, (Tensor, Value)) or not isinstance(x, (list, tuple)):
         raise InvalidTypeError(f"{op}: '{arg}' must be a list or tuple of tensors, got "
@@ -502,31 +277,6 @@ def concat(x, axis=0, name=None):
     [2, 5]
     """
     return invoke(concat_op, [_tensor_list(x, "concat")], {"axis": axis})
-
-
-def _stack_infer(x, axis=0):
-    if not x:
-        raise InvalidArgumentError("'x' must be a non-empty list of tensors")
-    shape = list(x[0].shape)
-    for i, t in enumerate(x[1:], 1):
-        if len(t.shape) != len(shape) or any(d != e and DYN not in (d, e)
-                                             for d, e in zip(shape, t.shape)):
-            raise InvalidArgumentError(f"all tensors must have one shape: x[0] has "
-                                       f"{shp(x[0].shape)}, x[{i}] has {shp(t.shape)}")
-        shape = [e if d == DYN else d for d, e in zip(shape, t.shape)]
-    nd = len(shape) + 1
-    a = norm_axis(axis, nd)
-    shape.insert(a, len(x))
-    return TensorType(shape, _list_dtype(x))
-
-
-def _stack_ref(x, axis=0):
-    return np.stack(x, axis=axis)
-
-
-stack_op = defop("stack", ("x*",), {"axis": 0}, infer=_stack_infer, reference=_stack_ref,
-                 canon=_axis_canon("stack"), family="shape", api=False, method=False,
-                 doc="Join tensors of one shape along a new axis.")
 
 
 @public()
@@ -606,77 +356,6 @@ def column_stack(x, name=None):
         nd = _ndim(t)
         cols.append(reshape(t, [-1, 1]) if nd <= 1 else t)
     return concat(cols, axis=1)
-
-
-# ---------------------------------------------------------------- split family
-def _split_canon(attrs):
-    ns = attrs["num_or_sections"]
-    if isinstance(ns, (list, tuple)) or (isinstance(ns, Tensor) and ns.ndim == 1):
-        ns = as_ints(ns, "split", "num_or_sections")
-    else:
-        ns = as_int(ns, "split", "num_or_sections")
-    return {"num_or_sections": ns, "axis": as_int(attrs["axis"], "split", "axis")}
-
-
-def _split_sizes(shape, num_or_sections, axis):
-    nd = len(shape)
-    if nd == 0:
-        raise InvalidArgumentError("a 0-D tensor cannot be split")
-    a = norm_axis(axis, nd)
-    d = shape[a]
-    if isinstance(num_or_sections, int):
-        n = num_or_sections
-        if n <= 0:
-            raise InvalidArgumentError(f"'num_or_sections' must be positive, got {n}")
-        if d == DYN:
-            return a, [DYN] * n
-        if d % n:
-            raise InvalidArgumentError(f"axis {a} of x (shape {shp(shape)}) has size {d}, "
-                                       f"which cannot be split into {n} equal parts")
-        return a, [d // n] * n
-    secs = list(num_or_sections)
-    if not secs:
-        raise InvalidArgumentError("'num_or_sections' must not be an empty list")
-    if sum(1 for s in secs if s == -1) > 1 or any(s < -1 for s in secs):
-        raise InvalidArgumentError(f"'num_or_sections' {secs} may hold one -1 and no other "
-                                   f"negative size")
-    known = sum(s for s in secs if s != -1)
-    if -1 in secs:
-        i = secs.index(-1)
-        if d == DYN:
-            secs[i] = DYN
-        elif known > d:
-            raise InvalidArgumentError(f"sections {list(num_or_sections)} need more than the "
-                                       f"{d} elements of axis {a}")
-        else:
-            secs[i] = d - known
-    elif d != DYN and known != d:
-        raise InvalidArgumentError(f"sections {secs} add up to {known} but axis {a} of x "
-                                   f"(shape {shp(shape)}) has size {d}")
-    return a, secs
-
-
-def _split_infer(x, num_or_sections=1, axis=0):
-    a, sizes = _split_sizes(x.shape, num_or_sections, axis)
-    return tuple(TensorType(x.shape[:a] + (s,) + x.shape[a + 1:], x.dtype) for s in sizes)
-
-
-def _split_ref(x, num_or_sections=1, axis=0):
-    a, sizes = _split_sizes(x.shape, num_or_sections, axis)
-    out = []
-    start = 0
-    idx = [slice(None)] * x.ndim
-    for s in sizes:
-        idx[a] = slice(start, start + s)
-        out.append(x[tuple(idx)])
-        start += s
-    return tuple(out)
-
-
-split_op = defop("split", ("x",), {"num_or_sections": 1, "axis": 0}, ("out*",),
-                 infer=_split_infer, reference=_split_ref, canon=_split_canon, promote=None,
-                 family="shape", api=False, method=False,
-                 doc="Split into equal parts or parts of the given sizes along `axis`.")
 
 
 @public(method=True)
@@ -803,23 +482,6 @@ def unstack(x, axis=0, num=None, name=None):
     return outs
 
 
-def _expand_canon(attrs):
-    return {"shape": as_shape(attrs["shape"], "expand")}
-
-
-def _expand_infer(x, shape=()):
-    return TensorType(_expand_shape(x.shape, shape), x.dtype)
-
-
-def _expand_ref(x, shape=()):
-    return np.broadcast_to(x, _expand_shape(x.shape, shape)).copy()
-
-
-expand_op = defop("expand", ("x",), {"shape": ()}, infer=_expand_infer, reference=_expand_ref,
-                  canon=_expand_canon, promote=None, family="shape", api=False, method=False,
-                  doc="Broadcast x to `shape` (-1 keeps a dimension).")
-
-
 @public(method=True)
 def expand(x, shape, *more, name=None):
     """Broadcast x to `shape` (a list, tuple or 1-D integer tensor; -1 keeps x's
@@ -854,34 +516,6 @@ def broadcast_tensors(input, name=None):
                                                                 "input")], {}))
 
 
-# ---------------------------------------------------------------- tile / repeat
-def _tile_canon(attrs):
-    return {"repeat_times": as_shape(attrs["repeat_times"], "tile", "repeat_times")}
-
-
-def _tile_shape(shape, reps):
-    if any(r < 0 for r in reps):
-        raise InvalidArgumentError(f"'repeat_times' {list(reps)} must not be negative")
-    n = max(len(shape), len(reps))
-    shape = (1,) * (n - len(shape)) + tuple(shape)
-    reps = (1,) * (n - len(reps)) + tuple(reps)
-    return [0 if r == 0 else (DYN if d == DYN else d * r) for d, r in zip(shape, reps)]
-
-
-def _tile_infer(x, repeat_times=()):
-    return TensorType(_tile_shape(x.shape, repeat_times), x.dtype)
-
-
-def _tile_ref(x, repeat_times=()):
-    _tile_shape(x.shape, repeat_times)
-    return np.tile(x, repeat_times) if repeat_times else x.copy()
-
-
-tile_op = defop("tile", ("x",), {"repeat_times": ()}, infer=_tile_infer, reference=_tile_ref,
-                canon=_tile_canon, promote=None, family="shape", api=False, method=False,
-                doc="Repeat x `repeat_times[i]` times along each axis.")
-
-
 @public(method=True)
 def tile(x, repeat_times, *more, name=None):
     """Repeat x along each axis; `repeat_times` is a list/tuple/1-D tensor (a shorter
@@ -892,55 +526,6 @@ def tile(x, repeat_times, *more, name=None):
     [4, 3]
     """
     return invoke(tile_op, [x], {"repeat_times": _shape_args(repeat_times, more, "tile")})
-
-
-def _rep_canon(attrs):
-    a = dict(attrs)
-    a["repeats"] = as_int(a["repeats"], "repeat_interleave", "repeats")
-    if a["axis"] is not None:
-        a["axis"] = as_int(a["axis"], "repeat_interleave", "axis")
-    return a
-
-
-def _rep_infer(x, repeats_tensor=None, repeats=1, axis=None):
-    if axis is None:
-        n = _mul(x.shape)
-        shape, a = [n], 0
-    else:
-        shape, a = list(x.shape), norm_axis(axis, len(x.shape))
-        if not shape:
-            shape = [1]
-    if repeats_tensor is not None:
-        if repeats_tensor.dtype.kind != _dt._INT or len(repeats_tensor.shape) > 1:
-            raise InvalidTypeError(f"'repeats' given as a tensor must be a 0-D or 1-D integer "
-                                   f"tensor, got {repeats_tensor.dtype.name}"
-                                   f"{list(repeats_tensor.shape)}")
-        r = repeats_tensor.shape[0] if repeats_tensor.shape else 1
-        if r not in (1, DYN) and shape[a] not in (r, DYN):
-            raise InvalidArgumentError(f"'repeats' has {r} entries but the axis has size "
-                                       f"{shape[a]}")
-        shape[a] = DYN
-    else:
-        if repeats < 0:
-            raise InvalidArgumentError(f"'repeats' must not be negative, got {repeats}")
-        shape[a] = DYN if shape[a] == DYN else shape[a] * repeats
-    return TensorType(shape, x.dtype)
-
-
-def _rep_ref(x, repeats_tensor=None, repeats=1, axis=None):
-    r = repeats if repeats_tensor is None else repeats_tensor.reshape(-1)
-    if repeats_tensor is not None and r.size and r.min() < 0:
-        raise InvalidArgumentError(f"'repeats' must not be negative, got {r.tolist()}")
-    if axis is None:
-        return np.repeat(x.reshape(-1), r)
-    return np.repeat(x.reshape(1) if x.ndim == 0 else x, r, axis=axis)
-
-
-rep_op = defop("repeat_interleave", ("x", "repeats_tensor?"), {"repeats": 1, "axis": None},
-               infer=_rep_infer, reference=_rep_ref, canon=_rep_canon, promote=None,
-               family="shape", api=False, method=False,
-               doc="Repeat each element `repeats` times (an int attr, or per element from "
-                   "the repeats_tensor input) along `axis` (flattened when None).")
 
 
 @public(method=True)

@@ -153,6 +153,34 @@ full_op = defop("full", (), {"shape": (), "fill_value": 0.0, "dtype": None},
                 doc="A tensor of `shape` filled with `fill_value`.")
 
 
+# ---------------------------------------------------------------- *_like
+def _full_like_canon(attrs):
+    fv = number_arg(attrs["fill_value"], "fill_value")
+    d = attrs["dtype"]
+    return {"fill_value": fv, "dtype": None if d is None else _dt.convert_dtype(d)}
+
+
+def _full_like_infer(x, fill_value=0.0, dtype=None):
+    d = dtype or x.dtype
+    _check_fill(fill_value, d)
+    return TensorType(x.shape, d)
+
+
+def _full_like_ref(x, fill_value=0.0, dtype=None):
+    d = dtype.np if dtype is not None else x.dtype
+    _check_fill(fill_value, _dt.from_numpy(d))
+    if isinstance(x, np.generic):
+        return np.full((), fill_value, dtype=d)
+    return np.full_like(x, fill_value, dtype=d)
+
+
+full_like_op = defop("full_like", ("x",), {"fill_value": 0.0, "dtype": None},
+                     infer=_full_like_infer, reference=_full_like_ref, canon=_full_like_canon,
+                     promote=None, differentiable=False, family="creation", method=False,
+                     doc="A tensor shaped like x filled with `fill_value` (x's dtype unless "
+                         "`dtype`).")
+
+
 # ---------------------------------------------------------------- cast / assign / device
 def _cast_canon(attrs):
     return {"dtype": _dt.convert_dtype(attrs["dtype"])}
@@ -174,6 +202,15 @@ cast_op = defop("cast", ("x",), {"dtype": None}, infer=_cast_infer, reference=_c
                     "real part.")
 
 
+def _assign_ref(x):
+    return x.copy()
+
+
+assign_op = defop("assign", ("x",), infer=lambda x: x, reference=_assign_ref, promote=None,
+                  family="creation", method="clone", aliases=(),
+                  doc="A copy of `x` (``x.clone()``).")
+
+
 def _to_device_ref(x, place="cpu"):
     p = _pl.parse_place(place)
     src = _pl.backend_of(x)
@@ -186,6 +223,40 @@ def _to_device_ref(x, place="cpu"):
 defop("to_device", ("x",), {"place": "cpu"}, infer=lambda x, place="cpu": x,
       reference=_to_device_ref, promote=None, family="creation", api=False, method=False,
       doc="Copy `x` to another device.")
+
+
+# ---------------------------------------------------------------- ranges
+def _arange_infer(start=0, end=None, step=1, dtype=None):
+    n = int(max(0, np.ceil((end - start) / step)))
+    return TensorType((n,), dtype)
+
+
+def _arange_ref(start=0, end=None, step=1, dtype=None):
+    return np.arange(start, end, step, dtype=dtype.np)
+
+
+def _arange_canon(attrs):
+    a = dict(attrs)
+    for k in ("start", "end", "step"):
+        if a[k] is not None:
+            a[k] = number_arg(a[k], k)
+    if a["end"] is None:
+        a["start"], a["end"] = 0, a["start"]
+    if a["step"] == 0:
+        raise InvalidArgumentError("arange: 'step' must not be 0")
+    d = a["dtype"]
+    if d is None:
+        vals = (a["start"], a["end"], a["step"])
+        d = _dt.int64 if all(isinstance(v, (int, np.integer)) for v in vals) else \
+            _dt.get_default_dtype()
+    a["dtype"] = _dt.convert_dtype(d)
+    return a
+
+
+arange_op = defop("arange", (), {"start": 0, "end": None, "step": 1, "dtype": None},
+                  infer=_arange_infer, reference=_arange_ref, canon=_arange_canon, promote=None,
+                  differentiable=False, family="creation", method=False,
+                  doc="Evenly spaced values in [start, end).")
 
 
 def _space_canon(attrs):
@@ -470,6 +541,93 @@ defop("complex", ("real", "imag"), infer=_parts_infer(("real", "imag")),
 defop("polar", ("abs", "angle"), infer=_parts_infer(("abs", "angle")), reference=_polar_ref,
       to_float=True, family="creation", method=False,
       doc="abs * (cos(angle) + sin(angle) * 1j) from two real tensors (broadcast).")
+
+
+# ---------------------------------------------------------------- meshgrid
+def _meshgrid_canon(attrs):
+    ix = attrs["indexing"]
+    if ix not in ("ij", "xy"):
+        raise InvalidArgumentError(f"'indexing' must be 'ij' or 'xy', got {ix!r}")
+    return {"indexing": ix}
+
+
+def _grid_shape(sizes, indexing):
+    shape = list(sizes)
+    if indexing == "xy" and len(shape) >= 2:
+        shape[0], shape[1] = shape[1], shape[0]
+    return shape
+
+
+def _grid_axis(i, n, indexing):
+    if indexing == "xy" and n >= 2 and i < 2:
+        return 1 - i
+    return i
+
+
+def _meshgrid_infer(xs, indexing="ij"):
+    if not xs:
+        raise InvalidArgumentError("needs at least one tensor")
+    sizes = []
+    for i, t in enumerate(xs):
+        if len(t.shape) > 1:
+            raise InvalidArgumentError(f"input {i} must be 0-D or 1-D, got shape {shp(t.shape)}")
+        sizes.append(TensorType(t.shape, t.dtype).numel())
+    shape = _grid_shape(sizes, indexing)
+    return tuple(TensorType(shape, t.dtype) for t in xs)
+
+
+def _meshgrid_ref(xs, indexing="ij"):
+    for i, x in enumerate(xs):
+        if x.ndim > 1:
+            raise InvalidArgumentError(f"input {i} must be 0-D or 1-D, got shape "
+                                       f"{list(x.shape)}")
+    n = len(xs)
+    shape = _grid_shape([x.size for x in xs], indexing)
+    outs = []
+    for i, x in enumerate(xs):
+        view = [1] * n
+        view[_grid_axis(i, n, indexing)] = x.size
+        outs.append(np.broadcast_to(x.reshape(view), shape).copy())
+    return tuple(outs)
+
+
+meshgrid_op = defop("meshgrid", ("x*",), {"indexing": "ij"}, outputs=("out*",),
+                    infer=_meshgrid_infer, reference=_meshgrid_ref, canon=_meshgrid_canon,
+                    promote=None, family="creation", api=False, method=False,
+                    doc="Coordinate grids from 1-D tensors.")
+
+
+# ---------------------------------------------------------------- counters and queries
+def _increment_canon(attrs):
+    v = number_arg(attrs["value"], "value")
+    if isinstance(v, complex):
+        raise InvalidTypeError(f"'value' must be a real number, got {v!r}")
+    return {"value": v}
+
+
+def _increment_infer(x, value=1.0):
+    n = TensorType(x.shape, x.dtype).numel()
+    if n not in (1, DYN):
+        raise InvalidArgumentError(f"'x' must hold exactly one element, got shape "
+                                   f"{shp(x.shape)}")
+    if x.dtype.kind == _dt._BOOL:
+        raise InvalidTypeError("'x' must not be a bool tensor")
+    return x
+
+
+def _increment_ref(x, value=1.0):
+    if x.size != 1:
+        raise InvalidArgumentError(f"'x' must hold exactly one element, got shape "
+                                   f"{list(x.shape)}")
+    if x.dtype == np.bool_:
+        raise InvalidTypeError("'x' must not be a bool tensor")
+    return x + x.dtype.type(value)
+
+
+increment_op = defop("increment", ("x",), {"value": 1.0}, infer=_increment_infer,
+                     reference=_increment_ref, canon=_increment_canon, promote=None,
+                     differentiable=False, family="creation",
+                     doc="x + value for a one-element tensor (in place in eager mode).")
 
 
 def _on_device_of(x, value, dtype):

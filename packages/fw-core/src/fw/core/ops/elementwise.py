@@ -280,6 +280,18 @@ defop("lerp", ("x", "y", "weight"), infer=_infer(("x", "y", "weight"), to_float=
       doc="x + weight * (y - x), broadcast over all three (weight may be a number).")
 
 
+# ---------------------------------------------------------------- where / clip
+def _where_ref(condition, x, y):
+    c = condition if condition.dtype == np.bool_ else condition.astype(np.bool_)
+    return np.where(c, x, y)
+
+
+where_op = defop("where", ("condition", "x", "y"),
+                 infer=_infer(("condition", "x", "y"), promote=(1, 2)),
+                 reference=_where_ref, promote=(1, 2), family="elementwise",
+                 doc="x where condition is true, else y; x and y are promoted together.")
+
+
 _clip_check = _allow(bool_=False, complex_=False)
 
 
@@ -603,6 +615,34 @@ defop("frexp", ("x",), outputs=("mantissa", "exponent"), infer=_frexp_infer,
       reference=_frexp_ref, to_float=True, differentiable=False, family="elementwise",
       doc="Split x into mantissa in [0.5, 1) (by magnitude) and exponent with "
           "x = mantissa * 2**exponent; both have x's dtype.")
+
+
+# ---------------------------------------------------------------- scale
+def _scale_canon(attrs):
+    a = _floats_canon("scale", "bias")(attrs)
+    a["bias_after_scale"] = bool(a["bias_after_scale"])
+    return a
+
+
+_scale_check = _allow(bool_=False)
+
+
+def _scale_ref(x, scale=1.0, bias=0.0, bias_after_scale=True):
+    _check(_scale_check, x)
+    if _kind(x) == _INT:  # Paddle casts scale and bias to the tensor's type first
+        t = x.dtype.type
+        s, b = t(int(scale)), t(int(bias))
+    else:
+        s, b = scale, bias
+    out = x * s + b if bias_after_scale else (x + b) * s
+    return out.astype(x.dtype, copy=False)  # bfloat16 * Python float is float32
+
+
+scale_op = defop("scale", ("x",), {"scale": 1.0, "bias": 0.0, "bias_after_scale": True},
+                 infer=_infer(("x",), check=_scale_check),
+                 reference=_scale_ref, canon=_scale_canon, promote=None, inplace=True,
+                 family="elementwise",
+                 doc="scale * x + bias (or (x + bias) * scale when bias_after_scale=False).")
 
 
 # ---------------------------------------------------------------- comparisons

@@ -325,3 +325,66 @@ for _name, (_kind, _fwd, _doc) in _ND_DOCS.items():
 del _name, _kind, _fwd, _doc, _fn
 
 
+# ---------------------------------------------------------------- frequencies
+def _freq_canon(attrs):
+    n = attrs["n"]
+    if isinstance(n, Tensor):
+        n = n.item()
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
+        raise InvalidArgumentError(f"'n' must be a positive int, got {n!r}")
+    d = attrs["d"]
+    if isinstance(d, Tensor):
+        d = d.item()
+    dt = attrs["dtype"]
+    return {"n": int(n), "d": float(d), "onesided": bool(attrs["onesided"]),
+            "dtype": _dt.get_default_dtype() if dt is None else _dt.convert_dtype(dt)}
+
+
+def _freq_infer(n=1, d=1.0, onesided=False, dtype=None):
+    return TensorType((n // 2 + 1 if onesided else n,), dtype)
+
+
+def _freq_ref(n=1, d=1.0, onesided=False, dtype=None):
+    f = np.fft.rfftfreq(n, d) if onesided else np.fft.fftfreq(n, d)
+    return f.astype(dtype.np)
+
+
+fftfreq_op = defop("fftfreq", (), {"n": 1, "d": 1.0, "onesided": False, "dtype": None},
+                   infer=_freq_infer, reference=_freq_ref, canon=_freq_canon, promote=None,
+                   differentiable=False, family="fft", api=False, method=False,
+                   doc="Sample frequencies of an n-point DFT with spacing d (only the "
+                       "non-negative ones when onesided).")
+
+
+# ---------------------------------------------------------------- shifts
+def _shift_canon(attrs):
+    axes = attrs["axes"]
+    return {"axes": None if axes is None else _int_seq(axes, "axes", ""),
+            "inverse": bool(attrs["inverse"])}
+
+
+def _shift_axes(shape, axes):
+    if axes is None:
+        return tuple(range(len(shape)))
+    return tuple(norm_axis(a, len(shape), "axes") for a in axes)
+
+
+def _shift_infer(x, axes=None, inverse=False):
+    _shift_axes(x.shape, axes)
+    return x
+
+
+def _shift_ref(x, axes=None, inverse=False):
+    ax = _shift_axes(x.shape, axes)
+    if not ax:  # NumPy rejects an empty axes tuple (0-D input)
+        return x.copy()
+    return (np.fft.ifftshift if inverse else np.fft.fftshift)(x, axes=ax)
+
+
+fftshift_op = defop("fftshift", ("x",), {"axes": None, "inverse": False}, infer=_shift_infer,
+                    reference=_shift_ref, canon=_shift_canon, promote=None, family="fft",
+                    api=False, method=False,
+                    doc="Roll the zero frequency to the centre of `axes` (inverse=True undoes "
+                        "it).")
+
+

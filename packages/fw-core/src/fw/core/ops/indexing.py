@@ -27,7 +27,7 @@ from fw.core.ir.core import Value
 from fw.core.ir.core import _state as _build
 from fw.core.ir.types import DYN, TensorType
 from fw.core.ops import _index_key as _ik
-from fw.core.ops._args import as_int
+from fw.core.ops._args import as_int, as_ints
 from fw.core.ops._infer import broadcast_shapes, norm_axis, require_int, shp
 from fw.core.ops._registry import OPS, defop
 from fw.core.ops.creation import full_op
@@ -188,6 +188,30 @@ def setitem(x, index, value):
     if isinstance(value, (Tensor, Value)) and value.dtype is not x.dtype:
         value = invoke(OPS["cast"], [value], {"dtype": x.dtype})
     return invoke(setitem_op, [x, value, tensors], {"index": enc})
+
+
+# ---------------------------------------------------------------- gather family
+def _gather_canon(attrs):
+    ax = attrs["axis"]
+    return {"axis": 0 if ax is None else as_int(ax, "gather", "axis")}
+
+
+def _gather_infer(x, index, axis=0):
+    _int_input(index, "index")
+    a = _axis(axis, len(x.shape))
+    return TensorType(x.shape[:a] + tuple(index.shape) + x.shape[a + 1:], x.dtype)
+
+
+def _gather_ref(x, index, axis=0):
+    _int_input(_T(index), "index")
+    a = _axis(axis, x.ndim)
+    _check_range(index, x.shape[a], "gather", "index", f"axis {a} of x")
+    return np.take(x, index, axis=a)
+
+
+gather_op = defop("gather", ("x", "index"), {"axis": None}, infer=_gather_infer,
+                  reference=_gather_ref, canon=_gather_canon, promote=None, family="indexing",
+                  doc="The slices of x at `index` along `axis` (0 when None).")
 
 
 def _gather_nd_infer(x, index):
@@ -396,6 +420,230 @@ defop("scatter", ("x", "index", "updates"), {"overwrite": True}, infer=_scatter_
           "updates aimed at them (overwrite=False).")
 
 
+def _scatter_nd_add_infer(x, index, updates):
+    _int_input(index, "index")
+    g = _gather_nd_infer(x, index)
+    _same_shape(updates.shape, g.shape, "updates")
+    return x
+
+
+def _scatter_nd_add_ref(x, index, updates):
+    _scatter_nd_add_infer(_T(x), _T(index), _T(updates))
+    out = x.copy()
+    upd = _as_dtype(updates, x.dtype, "scatter_nd_add", "updates")
+    if index.shape[-1] == 0:
+        out += upd.sum(axis=tuple(range(index.ndim - 1)), dtype=x.dtype) if index.ndim > 1 \
+            else upd
+        return out
+    np.add.at(out, _nd_key(x, index, "scatter_nd_add"), upd)
+    return out
+
+
+scatter_nd_add_op = defop("scatter_nd_add", ("x", "index", "updates"),
+                          infer=_scatter_nd_add_infer, reference=_scatter_nd_add_ref,
+                          promote=None, family="indexing",
+                          doc="x plus `updates` added at the multi-dimensional indices of "
+                              "`index` (duplicates accumulate).")
+
+
+_REDUCES = ("assign", "add", "mul", "mean", "amin", "amax")
+_REDUCE_ALIASES = {"multiply": "mul", "sum": "add", "prod": "mul"}
+
+
+def _put_along_canon(attrs):
+    a = dict(attrs)
+    r = _REDUCE_ALIASES.get(a["reduce"], a["reduce"])
+    if r not in _REDUCES:
+        raise InvalidArgumentError(f"put_along_axis: 'reduce' must be one of "
+                                   f"{list(_REDUCES) + list(_REDUCE_ALIASES)}, got {a['reduce']!r}")
+    a["reduce"] = r
+    a["axis"] = as_int(a["axis"], "put_along_axis", "axis")
+    a["include_self"] = bool(a["include_self"])
+    a["broadcast"] = bool(a["broadcast"])
+    return a
+
+
+def _put_along_infer(arr, indices, values, axis=0, reduce="assign", include_self=True,
+                     broadcast=True):
+    _int_input(indices, "indices")
+    _, ishape = _along_shapes(arr.shape, indices.shape, axis, broadcast)
+    vs = values.shape
+    if broadcast:
+        _ik.check_value_shape(ishape, vs)
+    elif vs and (len(vs) != len(ishape) or any(v < i for v, i in zip(vs, ishape)
+                                               if DYN not in (v, i))):
+        raise InvalidArgumentError(f"'values' of shape {shp(vs)} must be at least as large as "
+                                   f"'indices' of shape {shp(ishape)} in every dimension")
+    return arr
+
+
+def _identity(reduce, dtype):
+    if reduce == "mul":
+        return 1
+    if reduce in ("add", "mean"):
+        return 0
+    big = reduce == "amin"
+    if dtype.kind == "b":
+        return big
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return info.max if big else info.min
+    return np.inf if big else -np.inf
+
+
+def _put_along_ref(arr, indices, values, axis=0, reduce="assign", include_self=True,
+                   broadcast=True):
+    a, _, idx = _along_prepare(arr, indices, axis, broadcast, "put_along_axis")
+    n = arr.shape[a]
+    idx = np.where(idx < 0, idx + n, idx)
+    vals = _as_dtype(values, arr.dtype, "put_along_axis", "values")
+    if broadcast or vals.ndim == 0:
+        vals = np.broadcast_to(vals, idx.shape)
+    else:
+        vals = vals[tuple(slice(0, k) for k in idx.shape)]
+    # full index tuple: position along every other axis, idx along `axis`
+    grids = list(np.ogrid[tuple(slice(0, k) for k in idx.shape)]) if idx.ndim else []
+    if grids:
+        grids[a] = idx
+    key = tuple(grids)
+    out = arr.copy()
+    if reduce == "assign":
+        out[key] = vals
+        return out
+    if reduce == "mean":
+        cnt = np.zeros(arr.shape, np.int64)
+        np.add.at(cnt, key, 1)
+        hit = cnt > 0
+        acc = out.astype(np.float64 if arr.dtype.kind != "c" else np.complex128)
+        if not include_self:
+            acc[hit] = 0
+        np.add.at(acc, key, vals)
+        div = cnt + (1 if include_self else 0)
+        mean = acc[hit] / div[hit]
+        if arr.dtype.kind in "iub":  # integer division, as Paddle's kernel does
+            mean = np.trunc(mean)
+        out[hit] = mean.astype(arr.dtype)
+        return out
+    if not include_self:
+        out[key] = _identity(reduce, arr.dtype)
+    ufunc = {"add": np.add, "mul": np.multiply, "amin": np.minimum, "amax": np.maximum}[reduce]
+    ufunc.at(out, key, vals)
+    return out
+
+
+put_along_op = defop("put_along_axis", ("arr", "indices", "values"),
+                     {"axis": 0, "reduce": "assign", "include_self": True, "broadcast": True},
+                     infer=_put_along_infer, reference=_put_along_ref, canon=_put_along_canon,
+                     promote=None, family="indexing", api=False, method=False,
+                     doc="arr with `values` put (or reduced: add, mul, mean, amin, amax) at "
+                         "`indices` along `axis`.")
+
+
+def _index_axis_infer(x, index, value, axis, op, value_shape=None):
+    _int_input(index, "index")
+    if len(index.shape) > 1:
+        raise InvalidArgumentError(f"'index' must be 1-D, got shape {shp(index.shape)}")
+    nd = len(x.shape)
+    if nd == 0:
+        raise InvalidArgumentError("x must have at least one dimension")
+    a = _axis(axis, nd)
+    if value_shape == "full":
+        n = index.shape[0] if index.shape else 1
+        _same_shape(value.shape, x.shape[:a] + (n,) + x.shape[a + 1:], "value")
+    return a
+
+
+def _index_add_infer(x, index, value, axis=0):
+    _index_axis_infer(x, index, value, axis, "index_add", "full")
+    return x
+
+
+def _index_add_ref(x, index, value, axis=0):
+    a = _axis(axis, x.ndim)
+    _index_add_infer(_T(x), _T(index), _T(value), axis)
+    idx = index.reshape(-1)
+    _check_range(idx, x.shape[a], "index_add", "index", f"axis {a} of x")
+    out = x.copy()
+    np.add.at(out, (slice(None),) * a + (idx,), _as_dtype(value, x.dtype, "index_add", "value"))
+    return out
+
+
+index_add_op = defop("index_add", ("x", "index", "value"), {"axis": 0}, infer=_index_add_infer,
+                     reference=_index_add_ref, canon=_axis_canon("index_add", "axis"),
+                     promote=None, family="indexing", api=False, method=False,
+                     doc="x with the slices of `value` added at `index` along `axis`.")
+
+
+def _index_fill_infer(x, index, value, axis=0):
+    _index_axis_infer(x, index, value, axis, "index_fill")
+    if value.shape and _mul(value.shape) not in (1, DYN):
+        raise InvalidArgumentError(f"'value' must be a number or hold one element, got shape "
+                                   f"{shp(value.shape)}")
+    return x
+
+
+def _mul(dims):
+    n = 1
+    for d in dims:
+        if d == DYN:
+            return DYN
+        n *= d
+    return n
+
+
+def _index_fill_ref(x, index, value, axis=0):
+    a = _axis(axis, x.ndim)
+    _index_fill_infer(_T(x), _T(index), _T(value), axis)
+    idx = index.reshape(-1)
+    _check_range(idx, x.shape[a], "index_fill", "index", f"axis {a} of x")
+    out = x.copy()
+    out[(slice(None),) * a + (idx,)] = _as_dtype(value, x.dtype, "index_fill",
+                                                 "value").reshape(())
+    return out
+
+
+index_fill_op = defop("index_fill", ("x", "index", "value"), {"axis": 0},
+                      infer=_index_fill_infer, reference=_index_fill_ref,
+                      canon=_axis_canon("index_fill", "axis"), promote=None, family="indexing",
+                      api=False, method=False,
+                      doc="x with the slices `index` along `axis` set to `value`.")
+
+
+def _index_put_canon(attrs):
+    return {"accumulate": bool(attrs["accumulate"])}
+
+
+def _index_put_infer(x, indices, value, accumulate=False):
+    if not indices:
+        raise InvalidArgumentError("'indices' must be a non-empty tuple of tensors")
+    region = _ik.result_shape(x.shape, ("t",) * len(indices), indices)
+    _ik.check_value_shape(region, value.shape)
+    return x
+
+
+def _index_put_ref(x, indices, value, accumulate=False):
+    enc = ("t",) * len(indices)
+    _index_put_infer(_T(x), [_T(i) for i in indices], _T(value))
+    out = x.copy()
+    v = _as_dtype(value, x.dtype, "index_put", "value")
+    key = tuple(indices)
+    try:
+        if accumulate:
+            np.add.at(out, key, np.broadcast_to(v, out[key].shape))
+        else:
+            out[key] = v
+    except IndexError as e:
+        raise _ik.describe_range_error("index_put", x.shape, enc, indices, e) from None
+    return out
+
+
+index_put_op = defop("index_put", ("x", "indices*", "value"), {"accumulate": False},
+                     infer=_index_put_infer, reference=_index_put_ref, canon=_index_put_canon,
+                     promote=None, family="indexing", api=False, method=False,
+                     doc="x with x[indices] set to (or, accumulate=True, incremented by) "
+                         "`value`.")
+
+
 # ---------------------------------------------------------------- masks
 def _mask_check(mask):
     if mask.dtype is not _dt.bool_:
@@ -405,6 +653,22 @@ def _mask_check(mask):
 def _mask_array(mask):
     if mask.dtype != np.bool_:
         raise InvalidTypeError(f"'mask' must be a bool tensor, got {mask.dtype}")
+
+
+def _masked_fill_infer(x, mask, value):
+    _mask_check(mask)
+    shape = broadcast_shapes(x.shape, mask.shape, value.shape, names=("x", "mask", "value"))
+    return TensorType(shape, x.dtype)
+
+
+def _masked_fill_ref(x, mask, value):
+    _mask_array(mask)
+    return np.where(mask, _as_dtype(value, x.dtype, "masked_fill", "value"), x)
+
+
+masked_fill_op = defop("masked_fill", ("x", "mask", "value"), infer=_masked_fill_infer,
+                       reference=_masked_fill_ref, promote=None, family="indexing", api=False,
+                       method=False, doc="x with `value` where `mask` is True (broadcast).")
 
 
 def _masked_select_infer(x, mask):
@@ -452,6 +716,14 @@ masked_scatter_op = defop("masked_scatter", ("x", "mask", "value"),
                               "the first elements of `value`.")
 
 
+# ---------------------------------------------------------------- slices
+def _slice_canon(attrs):
+    a = {}
+    for k in ("axes", "starts", "ends", "strides"):
+        a[k] = as_ints(attrs[k], "strided_slice", k)
+    return a
+
+
 def _slices(shape, axes, starts, ends, strides):
     """Per-axis (start, stop, step) with Paddle's clamping, and the result dims."""
     n = len(axes)
@@ -490,6 +762,44 @@ def _slices(shape, axes, starts, ends, strides):
 def _runtime_slices(shape, axes, starts, ends, strides):
     out, sl = _slices(shape, axes, starts, ends, strides)
     return tuple(sl)
+
+
+def _strided_slice_infer(x, axes=(), starts=(), ends=(), strides=()):
+    out, _ = _slices(x.shape, axes, starts, ends, strides)
+    return TensorType(out, x.dtype)
+
+
+def _strided_slice_ref(x, axes=(), starts=(), ends=(), strides=()):
+    return x[_runtime_slices(x.shape, axes, starts, ends, strides)]
+
+
+strided_slice_op = defop(
+    "strided_slice", ("x",), {"axes": (), "starts": (), "ends": (), "strides": ()},
+    infer=_strided_slice_infer, reference=_strided_slice_ref, canon=_slice_canon, promote=None,
+    family="indexing",
+    doc="x[starts:ends:strides] along `axes` (Paddle's clamping of out-of-range bounds; "
+        "negative bounds count from the end).")
+
+
+def _slice_scatter_infer(x, value, axes=(), starts=(), ends=(), strides=()):
+    region, _ = _slices(x.shape, axes, starts, ends, strides)
+    _ik.check_value_shape(region, value.shape)
+    return x
+
+
+def _slice_scatter_ref(x, value, axes=(), starts=(), ends=(), strides=()):
+    _slice_scatter_infer(_T(x), _T(value), axes, starts, ends, strides)
+    out = x.copy()
+    out[_runtime_slices(x.shape, axes, starts, ends, strides)] = _as_dtype(
+        value, x.dtype, "slice_scatter", "value")
+    return out
+
+
+slice_scatter_op = defop(
+    "slice_scatter", ("x", "value"), {"axes": (), "starts": (), "ends": (), "strides": ()},
+    infer=_slice_scatter_infer, reference=_slice_scatter_ref, canon=_slice_canon, promote=None,
+    family="indexing", api=False, method=False,
+    doc="x with the strided slice along `axes` replaced by `value` (broadcast).")
 
 
 # ---------------------------------------------------------------- diagonals
