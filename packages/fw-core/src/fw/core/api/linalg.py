@@ -18,20 +18,16 @@ from fw.core.ops._infer import (
     norm_axis,
     shp,
 )
+from fw.core.ops._linalg_check import _same
+from fw.core.ops.decomp import eig_op, eigh_op, lu_op, qr_op, svd_op
 from fw.core.ops.linalg import (
-    _same,
     cov_op,
-    eig_op,
-    eigh_op,
     einsum_op,
-    inv_op,
-    lu_op,
     matrix_norm_op,
     matrix_power_op,
-    qr_op,
-    svd_op,
     vector_norm_op,
 )
+from fw.core.ops.solve import inv_op
 from fw.core.tensor import Tensor, to_tensor
 
 
