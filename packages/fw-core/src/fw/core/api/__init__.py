@@ -11,5 +11,5 @@ the table is loaded and before the functions are generated.
 
 from __future__ import annotations
 
-FAMILIES = ("creation", "elementwise", "reduce", "shape", "indexing", "search", "linalg", "fft",
-            "random")
+FAMILIES = ("creation", "elementwise", "cumulative", "statistics", "shape", "indexing", "search",
+            "linalg", "fft", "random")

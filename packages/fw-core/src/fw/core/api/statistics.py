@@ -1,15 +1,15 @@
-"""The Paddle-signature functions of the reduce ops that the generated ones cannot express.
+"""The Paddle-signature functions of the statistics ops that the generated ones cannot express
+(median, nanmedian, histogram, histogramdd).
 
-The ops themselves (declaration, infer, reference kernel) are in `fw.core.ops.reduce`;
+The ops themselves (declaration, infer, reference kernel) are in `fw.core.ops.statistics`;
 these wrappers are registered with `public` when the op table is loaded.
 """
 
 from __future__ import annotations
 
 from fw.core.ops._api import public
-from fw.core.ops.reduce import (
-    _int_types,
-    diff_op,
+from fw.core.ops.reduce import _int_types
+from fw.core.ops.statistics import (
     histogram_op,
     histogramdd_edges_op,
     histogramdd_op,
@@ -58,27 +58,6 @@ def nanmedian(x, axis=None, keepdim=False, mode="avg", name=None):
 
     v, i = invoke(nanmedian_op, [x], {"axis": axis, "keepdim": keepdim, "mode": mode})
     return (v, i) if mode == "min" and isinstance(axis, _int_types) else v
-
-
-@public("diff", method=True)
-def diff(x, n=1, axis=-1, prepend=None, append=None, name=None):
-    """The n-th forward difference ``out[i] = x[i+1] - x[i]`` along `axis`, applied
-    n times (bool input uses logical xor).
-
-    Args:
-        x (Tensor): input with at least one dimension.
-        n (int): how many times to difference.
-        axis (int): the axis.
-        prepend, append (Tensor|None): values joined to x along `axis` first; the
-            other dimensions must match x.
-
-    Example:
-        >>> fw.diff(fw.to_tensor([1, 4, 5, 2]))   # [3, 1, -3]
-    """
-    from fw.core.dispatch import invoke
-
-    return invoke(diff_op, [x, prepend, append], {"n": n, "axis": axis})
-
 
 @public("histogram", method=True)
 def histogram(input, bins=100, min=0.0, max=0.0, weight=None, density=False, name=None):
