@@ -1,7 +1,8 @@
 """``fw.linalg``: Paddle's ``paddle.linalg`` namespace.
 
 The functions are the ``linalg.``-prefixed entries of the op table's public
-functions (``fw.core.FUNCTIONS``), declared in ``fw/core/ops/linalg.py``; a few
+functions (``fw.core.FUNCTIONS``), declared in ``fw/core/ops/linalg.py``,
+``decomp.py`` and ``solve.py``; a few
 names that Paddle re-exports from the top level (``matrix_transpose``,
 ``diagonal``) are picked up when their ops exist.
 

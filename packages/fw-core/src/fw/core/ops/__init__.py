@@ -1,25 +1,30 @@
 """The op table (`OPS`) and the public functions derived from it.
 
-Each family module declares its ops with `defop` (and hand-written public
-wrappers with `public`); importing this package loads every family, then
-`_api.install()` generates the functions and attaches Tensor/Value methods.
-Add a family by adding its module to `FAMILIES`.
+Each family module declares its ops with `defop`; hand-written public wrappers
+live in `fw.core.api.<family>` and register with `public`. Importing this
+package loads every family, then every api module, then `_api.install()`
+generates the functions and attaches Tensor/Value methods. Add a family by
+adding its module to `FAMILIES` (and to `fw.core.api.FAMILIES` if it has
+wrappers).
 """
 
 from __future__ import annotations
 
 import importlib
 
+from fw.core import api as _api_modules
 from fw.core import dispatch as _dispatch
 from fw.core.ops import _api
 from fw.core.ops._registry import OPS, OpDef, defop, get_op, register_kernel
 
-FAMILIES = ("creation", "elementwise", "reduce", "shape", "indexing", "search", "linalg", "fft",
-            "random", "control", "activation", "conv", "pool", "norm", "nn_misc", "loss",
-            "optimizer", "fused", "nn_grad", "dynamic_shape")
+FAMILIES = ("creation", "elementwise", "reduce", "cumulative", "statistics", "shape", "indexing",
+            "search", "linalg", "decomp", "solve", "fft", "random", "control", "activation", "conv",
+            "pool", "norm", "nn_misc", "loss", "optimizer", "fused", "nn_grad", "dynamic_shape")
 
 for _m in FAMILIES:
     importlib.import_module(f"fw.core.ops.{_m}")
+for _m in _api_modules.FAMILIES:  # the hand-written wrappers, registered before install()
+    importlib.import_module(f"fw.core.api.{_m}")
 
 _dispatch._CAST = OPS["cast"]
 

@@ -30,12 +30,10 @@ import math
 import numpy as np
 
 from fw.core import dtypes as _dt
-from fw.core.errors import InvalidArgumentError, InvalidTypeError, UnsupportedError
+from fw.core.errors import InvalidArgumentError, InvalidTypeError
 from fw.core.ir.types import TensorType
-from fw.core.ops import _api
-from fw.core.ops._api import public
 from fw.core.ops._infer import broadcast_shapes, real_of
-from fw.core.ops._registry import OPS, defop
+from fw.core.ops._registry import defop
 from fw.core.ops.creation import number_arg
 
 _BY_NP = _dt._BY_NP
@@ -164,20 +162,6 @@ def _unary(name, ref, *, to_float=False, differentiable=True, dunders=(), aliase
                  promote=promote if to_float else None, method=method)
 
 
-def _inplace_alias(alias, target):
-    """Paddle spells some in-place variants with an alias (``mod_``, ``clamp_``);
-    forward them to the generated ``target`` (resolved at call time: the generated
-    functions exist only after the op table is installed)."""
-
-    def f(x, *args, **kwargs):
-        return _api.FUNCTIONS[target](x, *args, **kwargs)
-
-    f.__name__ = f.__qualname__ = alias
-    f.__doc__ = f"Alias of ``{target}``."
-    f.__module__ = "fw"
-    public(alias, method=True)(f)
-
-
 # ---------------------------------------------------------------- arithmetic
 _binary("add", np.add, dunders=("__add__", "__radd__"), doc="x + y, broadcast.")
 _binary("subtract", np.subtract, dunders=("__sub__", "__rsub__"), aliases=("sub",),
@@ -198,8 +182,6 @@ _binary("floor_divide", np.floor_divide, dunders=("__floordiv__", "__rfloordiv__
 _binary("remainder", np.remainder, dunders=("__mod__", "__rmod__"),
         aliases=("mod", "floor_mod"), check=_no_bool_real,
         doc="x - floor(x / y) * y: the result has the sign of y (Python's %).")
-_inplace_alias("mod_", "remainder_")
-_inplace_alias("floor_mod_", "remainder_")
 
 _no_bool = _allow(**_NUMERIC)
 
@@ -310,40 +292,6 @@ where_op = defop("where", ("condition", "x", "y"),
                  doc="x where condition is true, else y; x and y are promoted together.")
 
 
-@public(method=True)
-def where(condition, x=None, y=None, name=None):
-    """Elements of ``x`` where ``condition`` holds, else of ``y`` (broadcast together;
-    x and y may be numbers and are promoted to one dtype, the condition is not).
-
-    With only ``condition``, returns the indices of its nonzero elements, one int64
-    tensor per dimension: ``nonzero(condition, as_tuple=True)``.
-
-    >>> import fw
-    >>> x = fw.to_tensor([0.5, 2.0, 3.0])
-    >>> fw.where(x > 1, x, fw.zeros_like(x)).tolist()
-    [0.0, 2.0, 3.0]
-    """
-    from fw.core.dispatch import invoke
-
-    if x is None and y is None:
-        if "nonzero" not in OPS:
-            raise UnsupportedError("where(condition) with one argument is nonzero(condition, "
-                                   "as_tuple=True), and no 'nonzero' op is installed")
-        return _api.FUNCTIONS["nonzero"](condition, as_tuple=True)
-    if x is None or y is None:
-        raise InvalidArgumentError("where: give both x and y, or neither (then it returns "
-                                   "the indices where condition is true)")
-    return invoke(where_op, [condition, x, y], {})
-
-
-@public("where_")
-def where_(condition, x=None, y=None, name=None):
-    """In-place ``where``: writes the result into ``x``."""
-    from fw.core.dispatch import assign_inplace
-
-    return assign_inplace("where_", x, where(condition, x, y))
-
-
 _clip_check = _allow(bool_=False, complex_=False)
 
 
@@ -362,7 +310,6 @@ defop("clip", ("x", "min?", "max?"),
       reference=_clip_ref, family="elementwise", inplace=True, aliases=("clamp",),
       doc="minimum(maximum(x, min), max); min and max may be numbers or tensors and are "
           "optional. A float bound on an integer tensor gives a float result.")
-_inplace_alias("clamp_", "clip_")
 
 
 # ---------------------------------------------------------------- unary arithmetic
@@ -698,32 +645,6 @@ scale_op = defop("scale", ("x",), {"scale": 1.0, "bias": 0.0, "bias_after_scale"
                  doc="scale * x + bias (or (x + bias) * scale when bias_after_scale=False).")
 
 
-@public(method=True)
-def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
-    """``scale * x + bias`` (``bias_after_scale=True``) or ``(x + bias) * scale``.
-
-    Args:
-        x: the input tensor (numeric, not bool).
-        scale, bias: numbers or one-element tensors (cast to x's dtype for integers).
-        bias_after_scale: where the bias is added.
-        act: optional name of an activation applied to the result (``"tanh"``, ...).
-
-    >>> import fw
-    >>> fw.scale(fw.to_tensor([1.0, 2.0]), scale=2.0, bias=1.0).tolist()
-    [3.0, 5.0]
-    """
-    from fw.core.dispatch import invoke
-
-    out = invoke(scale_op, [x], {"scale": scale, "bias": bias,
-                                 "bias_after_scale": bias_after_scale})
-    if act is None:
-        return out
-    fn = _api.FUNCTIONS.get(act)
-    if fn is None:
-        raise UnsupportedError(f"scale: unknown activation act={act!r}; apply it yourself")
-    return fn(out)
-
-
 # ---------------------------------------------------------------- comparisons
 _compare_check = _allow()
 
@@ -739,27 +660,6 @@ _compare("less_than", np.less, "lt", ("__lt__",), "x < y (bool).")
 _compare("less_equal", np.less_equal, "le", ("__le__",), "x <= y (bool).")
 _compare("greater_than", np.greater, "gt", ("__gt__",), "x > y (bool).")
 _compare("greater_equal", np.greater_equal, "ge", ("__ge__",), "x >= y (bool).")
-
-_COMPARABLE = (bool, int, float, complex, np.generic, np.ndarray, list, tuple)
-
-
-def _eq_dunder(target, fallback):
-    """``==``/``!=`` compare elementwise with tensors, numbers and arrays; with
-    anything else (None, strings, objects) Python's identity rule applies, so
-    ``x == None`` is False instead of an error."""
-
-    def dunder(self, other):
-        if isinstance(other, _COMPARABLE) or hasattr(other, "_data") or \
-                type(other).__name__ == "Value":
-            return _api.FUNCTIONS[target](self, other)
-        return NotImplemented
-
-    dunder.__name__ = fallback
-    return dunder
-
-
-_api.DUNDERS["__eq__"] = _eq_dunder("equal", "__eq__")
-_api.DUNDERS["__ne__"] = _eq_dunder("not_equal", "__ne__")
 
 
 def _isclose_canon(attrs):
@@ -936,7 +836,6 @@ def _bitwise_not_ref(x):
 
 _unary("bitwise_not", _bitwise_not_ref, dunders=("__invert__",), aliases=("bitwise_invert",),
        differentiable=False, check=_bits, doc="~x for integer or bool tensors.")
-_inplace_alias("bitwise_invert_", "bitwise_not_")
 
 _shift_check = _allow(**_INTEGRAL)
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -966,15 +865,3 @@ _binary("bitwise_right_shift", _right_shift_ref, attrs={"is_arithmetic": True},
         doc="x >> y; arithmetic (sign-filling) by default, logical with "
             "is_arithmetic=False.")
 
-# `a << b` / `a >> b`: the generated functions take is_arithmetic as a third argument,
-# so the operators go through two-argument wrappers.
-for _op_name, _dn in (("bitwise_left_shift", ("__lshift__", "__rlshift__")),
-                      ("bitwise_right_shift", ("__rshift__", "__rrshift__"))):
-    def _fwd(self, other, _n=_op_name):
-        return _api.FUNCTIONS[_n](self, other)
-
-    def _rev(self, other, _n=_op_name):
-        return _api.FUNCTIONS[_n](other, self)
-
-    _api.DUNDERS[_dn[0]] = _fwd
-    _api.DUNDERS[_dn[1]] = _rev

@@ -236,21 +236,6 @@ def _as_real(x, fname):
     return call("cast", x, dtype=_dt.get_default_dtype() if k != _dt._FLOAT else _dt.float32)
 
 
-def _one_d(fname, n, axis, norm):
-    where = f"{fname}: "
-    if n is not None:
-        n = _int_seq(n, "n", where)
-        if len(n) != 1:
-            raise InvalidArgumentError(f"{where}'n' must be one int, got {list(n)}")
-        if n[0] < 1:
-            raise InvalidArgumentError(f"{where}'n' must be positive, got {n[0]}")
-    if isinstance(axis, Tensor):
-        axis = axis.item()
-    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
-        raise InvalidTypeError(f"{where}'axis' must be an int, got {type(axis).__name__}")
-    return n, (int(axis),), _norm_value(norm, where)
-
-
 def _n_d(fname, x, s, axes, norm, two_d):
     """Resolve Paddle's (s, axes) defaults: fft2 uses the last two axes, fftn
     all axes, or the last len(s) when only s is given."""
@@ -292,91 +277,6 @@ def _r2c(fname, x, s, axes, norm, forward):
 
 def _c2r(x, s, axes, norm, forward):
     return _transform(fft_c2r_op, _as_complex(x), s, axes, norm, forward)
-
-
-@public("fft.fft")
-def fft(x, n=None, axis=-1, norm="backward", name=None):
-    """One-dimensional discrete Fourier transform along `axis`.
-
-    Args:
-        x (Tensor): real or complex input (real input is made complex).
-        n (int, optional): transform length; x is zero-padded or cropped to n.
-        axis (int): the axis to transform.
-        norm (str): "backward" (no scaling forward, 1/n inverse), "ortho"
-            (1/sqrt(n) both ways) or "forward" (1/n forward).
-
-    Returns:
-        Tensor: complex64 for float32/complex64 input, complex128 for 64-bit.
-
-    Example:
-        >>> fw.fft.fft(fw.to_tensor([1., 0., 0., 0.])).tolist()
-        [(1+0j), (1+0j), (1+0j), (1+0j)]
-    """
-    n, axes, norm = _one_d("fft.fft", n, axis, norm)
-    return _c2c(x, n, axes, norm, True)
-
-
-@public("fft.ifft")
-def ifft(x, n=None, axis=-1, norm="backward", name=None):
-    """Inverse of `fft.fft` along `axis` (scaled by 1/n with norm="backward").
-
-    Example:
-        >>> fw.fft.ifft(fw.to_tensor([4., 0., 0., 0.])).tolist()
-        [(1+0j), (1+0j), (1+0j), (1+0j)]
-    """
-    n, axes, norm = _one_d("fft.ifft", n, axis, norm)
-    return _c2c(x, n, axes, norm, False)
-
-
-@public("fft.rfft")
-def rfft(x, n=None, axis=-1, norm="backward", name=None):
-    """Fourier transform of a real signal, keeping the n // 2 + 1 non-negative
-    frequencies.
-
-    Example:
-        >>> fw.fft.rfft(fw.to_tensor([0., 1., 0., 0.])).shape
-        [3]
-    """
-    n, axes, norm = _one_d("fft.rfft", n, axis, norm)
-    return _r2c("fft.rfft", x, n, axes, norm, True)
-
-
-@public("fft.irfft")
-def irfft(x, n=None, axis=-1, norm="backward", name=None):
-    """Inverse of `fft.rfft`: a real signal of length n (default 2 * (m - 1)
-    for an input of length m along `axis`).
-
-    Example:
-        >>> fw.fft.irfft(fw.fft.rfft(fw.ones([5])), n=5).shape
-        [5]
-    """
-    n, axes, norm = _one_d("fft.irfft", n, axis, norm)
-    return _c2r(x, n, axes, norm, False)
-
-
-@public("fft.hfft")
-def hfft(x, n=None, axis=-1, norm="backward", name=None):
-    """Fourier transform of a Hermitian-symmetric signal given by its first
-    half; the result is real of length n (default 2 * (m - 1)).
-
-    Example:
-        >>> fw.fft.hfft(fw.to_tensor([1., 0., 0.])).shape
-        [4]
-    """
-    n, axes, norm = _one_d("fft.hfft", n, axis, norm)
-    return _c2r(x, n, axes, norm, True)
-
-
-@public("fft.ihfft")
-def ihfft(x, n=None, axis=-1, norm="backward", name=None):
-    """Inverse of `fft.hfft`: the one-sided inverse transform of a real signal.
-
-    Example:
-        >>> fw.fft.ihfft(fw.ones([4])).shape
-        [3]
-    """
-    n, axes, norm = _one_d("fft.ihfft", n, axis, norm)
-    return _r2c("fft.ihfft", x, n, axes, norm, False)
 
 
 def _make_nd(fname, kind, forward, two_d):
@@ -456,28 +356,6 @@ fftfreq_op = defop("fftfreq", (), {"n": 1, "d": 1.0, "onesided": False, "dtype":
                        "non-negative ones when onesided).")
 
 
-@public("fft.fftfreq")
-def fftfreq(n, d=1.0, dtype=None, name=None):
-    """The sample frequencies ``[0, 1, …, -1] / (d * n)`` of an n-point DFT.
-
-    Example:
-        >>> fw.fft.fftfreq(4).tolist()
-        [0.0, 0.25, -0.5, -0.25]
-    """
-    return invoke(fftfreq_op, [], {"n": n, "d": d, "onesided": False, "dtype": dtype})
-
-
-@public("fft.rfftfreq")
-def rfftfreq(n, d=1.0, dtype=None, name=None):
-    """The n // 2 + 1 non-negative sample frequencies of an n-point real DFT.
-
-    Example:
-        >>> fw.fft.rfftfreq(4).tolist()
-        [0.0, 0.25, 0.5]
-    """
-    return invoke(fftfreq_op, [], {"n": n, "d": d, "onesided": True, "dtype": dtype})
-
-
 # ---------------------------------------------------------------- shifts
 def _shift_canon(attrs):
     axes = attrs["axes"]
@@ -510,23 +388,3 @@ fftshift_op = defop("fftshift", ("x",), {"axes": None, "inverse": False}, infer=
                         "it).")
 
 
-@public("fft.fftshift")
-def fftshift(x, axes=None, name=None):
-    """Move the zero-frequency term to the centre of `axes` (all when None).
-
-    Example:
-        >>> fw.fft.fftshift(fw.fft.fftfreq(4)).tolist()
-        [-0.5, -0.25, 0.0, 0.25]
-    """
-    return invoke(fftshift_op, [x], {"axes": axes, "inverse": False})
-
-
-@public("fft.ifftshift")
-def ifftshift(x, axes=None, name=None):
-    """Inverse of `fft.fftshift`.
-
-    Example:
-        >>> fw.fft.ifftshift(fw.to_tensor([-0.5, -0.25, 0.0, 0.25])).tolist()
-        [0.0, 0.25, -0.5, -0.25]
-    """
-    return invoke(fftshift_op, [x], {"axes": axes, "inverse": True})

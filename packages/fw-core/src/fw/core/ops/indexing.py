@@ -21,26 +21,21 @@ from __future__ import annotations
 import numpy as np
 
 from fw.core import dtypes as _dt
-from fw.core.dispatch import assign_inplace, grad_state, invoke
-from fw.core.errors import InvalidArgumentError, InvalidTypeError, UnsupportedError
+from fw.core.dispatch import invoke
+from fw.core.errors import InvalidArgumentError, InvalidTypeError
 from fw.core.ir.core import Value
 from fw.core.ir.core import _state as _build
 from fw.core.ir.types import DYN, TensorType
-from fw.core.ops import _api
 from fw.core.ops import _index_key as _ik
-from fw.core.ops._api import public
 from fw.core.ops._args import as_int, as_ints
 from fw.core.ops._infer import broadcast_shapes, norm_axis, require_int, shp
 from fw.core.ops._registry import OPS, defop
-from fw.core.ops.creation import as_shape, full_op
-from fw.core.ops.shape import unsqueeze
-from fw.core.tensor import Tensor, _new, bump_version
+from fw.core.ops.creation import full_op
+from fw.core.tensor import Tensor
 
 __all__ = ["getitem", "setitem", "one_hot"]
 
-_INT_MAX = 2**63 - 1
 _ndarray = np.ndarray
-_generic = np.generic
 
 
 # ---------------------------------------------------------------- helpers
@@ -133,60 +128,9 @@ getitem_op = defop("getitem", ("x", "indices*"), {"index": ()}, infer=_getitem_i
                    doc="x[key] with NumPy semantics; `index` encodes the key, tensor entries "
                        "come from `indices` (see fw.core.ops._index_key).")
 
-_FAST = _ik.BASIC_TYPES | {np.int64, np.int32, np.intp}
-_gs = grad_state
-_bs = _build
-
 
 _NONE = _ik.NONE_TYPE
 _ELL = _ik.ELLIPSIS_TYPE
-
-
-def _fast_key(key):
-    tk = type(key)
-    if tk is int or tk is slice:
-        return True
-    if tk is tuple:
-        for k in key:
-            if type(k) not in _FAST:
-                return False
-        return True
-    return tk in _FAST
-
-
-def _getitem_dunder(x, key):
-    # eager basic indexing: NumPy on the array, a view, no dispatcher
-    tx = type(x)
-    if (tx is Tensor or tx is not Value and isinstance(x, Tensor)) and _bs.builder is None \
-            and _fast_key(key):
-        a = x._data
-        try:
-            r = a[key]
-            if type(r) is not _ndarray and isinstance(r, _generic):  # a 0-D view instead
-                r = a[key + (Ellipsis,)] if type(key) is tuple else a[key, ...]
-        except Exception:
-            return getitem(x, key)  # the general path explains the error
-        t = _new(Tensor)
-        t._data = r
-        t._sg = True
-        t._node = None
-        if not x._sg and _gs.enabled:
-            _gs.record(getitem_op, [x, []], {"index": _ik.encode_basic(key)}, (t,))
-        return t
-    if isinstance(x, Tensor) and _bs.builder is None and type(x._data) is _ndarray:
-        # advanced indexing on cpu: the kernel straight away (no promotion or casts to do)
-        enc, tensors = _ik.encode(key)
-        arrays = [t._data if type(t) is Tensor else t for t in tensors]
-        if all(type(a) is _ndarray for a in arrays):
-            t = _new(Tensor)
-            t._data = _getitem_ref(x._data, arrays, enc)
-            t._sg = True
-            t._node = None
-            if not x._sg and _gs.enabled:
-                _gs.record(getitem_op, [x, tensors], {"index": enc}, (t,))
-            return t
-        return invoke(getitem_op, [x, tensors], {"index": enc})
-    return getitem(x, key)
 
 
 def getitem(x, index):
@@ -200,9 +144,6 @@ def getitem(x, index):
     """
     enc, tensors = _ik.encode(index)
     return invoke(getitem_op, [x, tensors], {"index": enc})
-
-
-_api.DUNDERS["__getitem__"] = _getitem_dunder
 
 
 # ---------------------------------------------------------------- setitem
@@ -249,60 +190,6 @@ def setitem(x, index, value):
     return invoke(setitem_op, [x, value, tensors], {"index": enc})
 
 
-def _setitem_dunder(x, key, value):
-    if type(x) is Value or _bs.builder is not None:
-        raise UnsupportedError(
-            "x[index] = value on a symbolic tensor (while a program is being built) cannot "
-            "change the caller's variable; write `x = fw.core.ops.indexing.setitem(x, index, "
-            "value)` instead, or decorate the function with fw.jit.to_static, which converts "
-            "the assignment")
-    v_grad = isinstance(value, Tensor) and not value._sg
-    if not (_gs.enabled and (not x._sg or v_grad)):
-        _write_through(x, key, value)
-        return
-    assign_inplace("__setitem__", x, setitem(x, key, value))
-
-
-def _write_through(x, key, value):
-    """``x[key] = value`` straight into x's array (no gradient involved)."""
-    a = x._data
-    if not a.flags.writeable:
-        raise InvalidArgumentError("__setitem__: x's memory is read-only (it may come from "
-                                   "np.broadcast_to or a read-only buffer); clone it first")
-    if _fast_key(key):
-        nk = key
-        enc = tensors = None
-    else:
-        enc, tensors = _ik.encode(key, "__setitem__")
-        nk = _ik.numpy_key(enc, [t._data if isinstance(t, Tensor) else t for t in tensors])
-    if isinstance(value, Tensor):
-        v = value._data
-    elif isinstance(value, (bool, int, float)):
-        v = value
-    else:
-        v = _value_for(x, value, "__setitem__")
-    if getattr(v, "dtype", None) is not None and v.dtype.kind == "c" and a.dtype.kind != "c" \
-            or isinstance(v, complex) and a.dtype.kind != "c":
-        raise InvalidTypeError(f"__setitem__: the value is complex but x is "
-                               f"{x.dtype.name}; take .real or .imag explicitly")
-    try:
-        a[nk] = v
-    except IndexError as e:
-        if enc is None:
-            enc, tensors = _ik.encode(key, "__setitem__")
-        arrays = [t._data if isinstance(t, Tensor) else t for t in tensors]
-        raise _ik.describe_range_error("__setitem__", a.shape, enc, arrays, e) from None
-    except (ValueError, TypeError, OverflowError) as e:
-        vshape = list(np.shape(v))
-        raise InvalidArgumentError(f"__setitem__: cannot assign a value of shape {vshape} to "
-                                   f"x{_ik._show(_ik.encode(key)[0])} (x has shape "
-                                   f"{list(a.shape)}, {x.dtype.name}): {e}") from None
-    bump_version(x)
-
-
-_api.DUNDERS["__setitem__"] = _setitem_dunder
-
-
 # ---------------------------------------------------------------- gather family
 def _gather_canon(attrs):
     ax = attrs["axis"]
@@ -325,17 +212,6 @@ def _gather_ref(x, index, axis=0):
 gather_op = defop("gather", ("x", "index"), {"axis": None}, infer=_gather_infer,
                   reference=_gather_ref, canon=_gather_canon, promote=None, family="indexing",
                   doc="The slices of x at `index` along `axis` (0 when None).")
-
-
-@public(method=True)
-def index_select(x, index, axis=0, name=None):
-    """The slices of x at the 1-D integer `index` along `axis`.
-
-    >>> import fw
-    >>> fw.index_select(fw.arange(6).reshape([3, 2]), fw.to_tensor([2, 0])).tolist()
-    [[4, 5], [0, 1]]
-    """
-    return invoke(gather_op, [x, index], {"axis": axis})
 
 
 def _gather_nd_infer(x, index):
@@ -570,20 +446,6 @@ scatter_nd_add_op = defop("scatter_nd_add", ("x", "index", "updates"),
                               "`index` (duplicates accumulate).")
 
 
-@public()
-def scatter_nd(index, updates, shape, name=None):
-    """A zero tensor of `shape` (updates' dtype) with `updates` added at the indices
-    in the last axis of `index` (duplicates accumulate).
-
-    >>> import fw
-    >>> fw.scatter_nd(fw.to_tensor([[1], [1]]), fw.to_tensor([1.0, 2.0]), [3]).tolist()
-    [0.0, 3.0, 0.0]
-    """
-    zeros = invoke(full_op, [], {"shape": as_shape(shape, "scatter_nd"), "fill_value": 0,
-                                 "dtype": updates.dtype})
-    return invoke(scatter_nd_add_op, [zeros, index, updates], {})
-
-
 _REDUCES = ("assign", "add", "mul", "mean", "amin", "amax")
 _REDUCE_ALIASES = {"multiply": "mul", "sum": "add", "prod": "mul"}
 
@@ -677,62 +539,6 @@ put_along_op = defop("put_along_axis", ("arr", "indices", "values"),
                          "`indices` along `axis`.")
 
 
-@public(method=True)
-def put_along_axis(arr, indices, values, axis, reduce="assign", include_self=True,
-                   broadcast=True, name=None):
-    """arr with `values` written at `indices` along `axis`.
-
-    Args:
-        arr: the destination tensor.
-        indices: integer tensor with arr's rank (broadcast against arr unless
-            ``broadcast=False``).
-        values: a number or tensor broadcast to the indices' shape.
-        axis: the axis the indices run along.
-        reduce: ``"assign"`` or a reduction of the values landing on one element
-            with it: ``"add"``, ``"mul"``/``"multiply"``, ``"mean"``, ``"amin"``,
-            ``"amax"``.
-        include_self: whether arr's own value takes part in the reduction.
-        broadcast: whether indices broadcast against arr.
-    Returns:
-        a tensor like arr.
-
-    >>> import fw
-    >>> x = fw.to_tensor([[10, 30, 20], [60, 40, 50]])
-    >>> fw.put_along_axis(x, fw.to_tensor([[0]]), 99, 0).tolist()
-    [[99, 99, 99], [60, 40, 50]]
-    """
-    values = _value_for(arr, values, "put_along_axis", "values")
-    return invoke(put_along_op, [arr, indices, values],
-                  {"axis": axis, "reduce": reduce, "include_self": include_self,
-                   "broadcast": broadcast})
-
-
-@public(method=True)
-def put_along_axis_(arr, indices, values, axis, reduce="assign", include_self=True,
-                    broadcast=True, name=None):
-    """In-place ``put_along_axis``."""
-    return assign_inplace("put_along_axis_", arr, put_along_axis(
-        arr, indices, values, axis, reduce, include_self, broadcast))
-
-
-@public(method=True)
-def scatter_reduce(input, dim, index, src, reduce, include_self=True, name=None):
-    """input with `src` reduced into it at `index` along `dim` (``"sum"``,
-    ``"prod"``, ``"mean"``, ``"amin"``, ``"amax"``); index and src have input's rank
-    and do not broadcast.
-
-    >>> import fw
-    >>> x = fw.to_tensor([[10, 20, 30], [40, 50, 60]])
-    >>> i = fw.zeros([2, 3], "int64")
-    >>> fw.scatter_reduce(x, 0, i, fw.to_tensor([[1, 2, 3], [4, 5, 6]]), "sum").tolist()
-    [[15, 27, 39], [40, 50, 60]]
-    """
-    if reduce not in ("sum", "prod", "mean", "amin", "amax"):
-        raise InvalidArgumentError(f"scatter_reduce: 'reduce' must be 'sum', 'prod', 'mean', "
-                                   f"'amin' or 'amax', got {reduce!r}")
-    return put_along_axis(input, index, src, dim, reduce, include_self, broadcast=False)
-
-
 def _index_axis_infer(x, index, value, axis, op, value_shape=None):
     _int_input(index, "index")
     if len(index.shape) > 1:
@@ -766,24 +572,6 @@ index_add_op = defop("index_add", ("x", "index", "value"), {"axis": 0}, infer=_i
                      reference=_index_add_ref, canon=_axis_canon("index_add", "axis"),
                      promote=None, family="indexing", api=False, method=False,
                      doc="x with the slices of `value` added at `index` along `axis`.")
-
-
-@public(method=True)
-def index_add(x, index, axis, value, name=None):
-    """x with the slices of `value` added to the slices `index` along `axis`
-    (duplicate indices accumulate).
-
-    >>> import fw
-    >>> fw.index_add(fw.zeros([3]), fw.to_tensor([0, 0]), 0, fw.ones([2])).tolist()
-    [2.0, 0.0, 0.0]
-    """
-    return invoke(index_add_op, [x, index, value], {"axis": axis})
-
-
-@public(method=True)
-def index_add_(x, index, axis, value, name=None):
-    """In-place ``index_add``."""
-    return assign_inplace("index_add_", x, index_add(x, index, axis, value))
 
 
 def _index_fill_infer(x, index, value, axis=0):
@@ -821,24 +609,6 @@ index_fill_op = defop("index_fill", ("x", "index", "value"), {"axis": 0},
                       doc="x with the slices `index` along `axis` set to `value`.")
 
 
-@public(method=True)
-def index_fill(x, index, axis, value, name=None):
-    """x with the slices `index` along `axis` set to `value` (a number or a
-    one-element tensor).
-
-    >>> import fw
-    >>> fw.index_fill(fw.zeros([2, 2]), fw.to_tensor([1]), 0, 7.0).tolist()
-    [[0.0, 0.0], [7.0, 7.0]]
-    """
-    return invoke(index_fill_op, [x, index, _value_for(x, value, "index_fill")], {"axis": axis})
-
-
-@public(method=True)
-def index_fill_(x, index, axis, value, name=None):
-    """In-place ``index_fill``."""
-    return assign_inplace("index_fill_", x, index_fill(x, index, axis, value))
-
-
 def _index_put_canon(attrs):
     return {"accumulate": bool(attrs["accumulate"])}
 
@@ -874,29 +644,6 @@ index_put_op = defop("index_put", ("x", "indices*", "value"), {"accumulate": Fal
                          "`value`.")
 
 
-@public(method=True)
-def index_put(x, indices, value, accumulate=False, name=None):
-    """x with ``x[indices] = value`` (a tuple of integer or bool index tensors, as
-    advanced indexing); with `accumulate` the values are added, duplicates included.
-
-    >>> import fw
-    >>> x = fw.zeros([3, 3])
-    >>> i = (fw.to_tensor([0, 1, 2]), fw.to_tensor([1, 2, 1]))
-    >>> fw.index_put(x, i, fw.ones([3])).sum().item()
-    3.0
-    """
-    if isinstance(indices, (Tensor, Value)):
-        indices = (indices,)
-    return invoke(index_put_op, [x, list(indices), _value_for(x, value, "index_put")],
-                  {"accumulate": accumulate})
-
-
-@public(method=True)
-def index_put_(x, indices, value, accumulate=False, name=None):
-    """In-place ``index_put``."""
-    return assign_inplace("index_put_", x, index_put(x, indices, value, accumulate))
-
-
 # ---------------------------------------------------------------- masks
 def _mask_check(mask):
     if mask.dtype is not _dt.bool_:
@@ -922,24 +669,6 @@ def _masked_fill_ref(x, mask, value):
 masked_fill_op = defop("masked_fill", ("x", "mask", "value"), infer=_masked_fill_infer,
                        reference=_masked_fill_ref, promote=None, family="indexing", api=False,
                        method=False, doc="x with `value` where `mask` is True (broadcast).")
-
-
-@public(method=True)
-def masked_fill(x, mask, value, name=None):
-    """x with `value` (a number or a tensor) where the bool `mask` is True; x, mask
-    and value broadcast together.
-
-    >>> import fw
-    >>> fw.masked_fill(fw.zeros([3]), fw.to_tensor([True, False, True]), 2.0).tolist()
-    [2.0, 0.0, 2.0]
-    """
-    return invoke(masked_fill_op, [x, mask, _value_for(x, value, "masked_fill")], {})
-
-
-@public(method=True)
-def masked_fill_(x, mask, value, name=None):
-    """In-place ``masked_fill``."""
-    return assign_inplace("masked_fill_", x, masked_fill(x, mask, value))
 
 
 def _masked_select_infer(x, mask):
@@ -1052,20 +781,6 @@ strided_slice_op = defop(
         "negative bounds count from the end).")
 
 
-@public("slice")
-def slice_(input, axes, starts, ends, name=None):
-    """input[starts[i]:ends[i]] along each of `axes` (bounds may be ints, 0-D tensors
-    or an integer tensor; out-of-range bounds are clamped).
-
-    >>> import fw
-    >>> fw.slice(fw.zeros([4, 5, 6]), [0, 1, 2], [-3, 0, 2], [3, 2, 4]).shape
-    [2, 2, 2]
-    """
-    axes = as_ints(axes, "slice", "axes")
-    return invoke(strided_slice_op, [input], {"axes": axes, "starts": starts, "ends": ends,
-                                              "strides": (1,) * len(axes)})
-
-
 def _slice_scatter_infer(x, value, axes=(), starts=(), ends=(), strides=()):
     region, _ = _slices(x.shape, axes, starts, ends, strides)
     _ik.check_value_shape(region, value.shape)
@@ -1085,38 +800,6 @@ slice_scatter_op = defop(
     infer=_slice_scatter_infer, reference=_slice_scatter_ref, canon=_slice_canon, promote=None,
     family="indexing", api=False, method=False,
     doc="x with the strided slice along `axes` replaced by `value` (broadcast).")
-
-
-@public(method=True)
-def slice_scatter(x, value, axes, starts, ends, strides, name=None):
-    """x with ``x[starts:ends:strides]`` along `axes` replaced by `value`.
-
-    >>> import fw
-    >>> fw.slice_scatter(fw.zeros([3, 9]), fw.ones([3, 2]), [1], [2], [6], [2]).sum().item()
-    6.0
-    """
-    return invoke(slice_scatter_op, [x, value], {"axes": axes, "starts": starts, "ends": ends,
-                                                 "strides": strides})
-
-
-@public(method=True)
-def select_scatter(x, values, axis, index, name=None):
-    """x with the slice at `index` along `axis` replaced by `values` (which has x's
-    shape without that axis).
-
-    >>> import fw
-    >>> fw.select_scatter(fw.zeros([2, 2]), fw.ones([2]), 0, 1).tolist()
-    [[0.0, 0.0], [1.0, 1.0]]
-    """
-    nd = len(x.shape)
-    a = norm_axis(as_int(axis, "select_scatter", "axis"), nd)
-    i = as_int(index, "select_scatter", "index")
-    d = x.shape[a]
-    if d != DYN and not -d <= i < d:
-        raise InvalidArgumentError(f"select_scatter: index {i} is out of range for axis {a} of "
-                                   f"size {d} (valid range [{-d}, {d - 1}])")
-    end = _INT_MAX if i == -1 else i + 1
-    return slice_scatter(x, unsqueeze(values, a), [a], [i], [end], [1])
 
 
 # ---------------------------------------------------------------- diagonals

@@ -22,9 +22,8 @@ import numpy as np
 
 from fw.core import dtypes as _dt
 from fw.core import random as _rnd
-from fw.core.errors import InvalidArgumentError, InvalidTypeError, UnsupportedError
+from fw.core.errors import InvalidArgumentError, InvalidTypeError
 from fw.core.ir.types import TensorType
-from fw.core.ops._api import public
 from fw.core.ops._infer import broadcast_shapes
 from fw.core.ops._registry import defop
 from fw.core.ops.creation import as_shape
@@ -148,19 +147,6 @@ Example:
 """)
 
 
-@public("rand")
-def rand(shape, dtype=None, name=None):
-    """Samples uniform on [0, 1) in a tensor of `shape` (default float dtype).
-
-    Example:
-        >>> fw.rand([2, 3])
-    """
-    from fw.core.dispatch import invoke
-
-    return invoke(uniform_op, [], {"shape": shape, "dtype": dtype, "min": 0.0, "max": 1.0,
-                                   "seed": 0})
-
-
 # ---------------------------------------------------------------- gaussian / randn / normal
 def _gaussian_canon(attrs):
     a = dict(attrs)
@@ -195,29 +181,6 @@ Example:
 """)
 
 
-@public("randn")
-def randn(shape, dtype=None, name=None):
-    """Standard normal samples in a tensor of `shape` (default float dtype).
-
-    Example:
-        >>> fw.randn([2, 3])
-    """
-    from fw.core.dispatch import invoke
-
-    return invoke(gaussian_op, [], {"shape": shape, "mean": 0.0, "std": 1.0, "seed": 0,
-                                    "dtype": dtype})
-
-
-@public("standard_normal")
-def standard_normal(shape, dtype=None, name=None):
-    """Standard normal samples in a tensor of `shape` (same as `randn`).
-
-    Example:
-        >>> fw.standard_normal([2, 3])
-    """
-    return randn(shape, dtype)
-
-
 def _normal_infer(mean, std):
     d = mean.dtype
     if d.kind != _dt._FLOAT:
@@ -238,36 +201,6 @@ normal_op = defop("normal", ("mean", "std"), infer=_normal_infer, reference=_nor
                   promote="all", to_float=True, differentiable=False, random=True,
                   family="random", api=False, method=False,
                   doc="Normal samples with per-element mean and std (broadcast together).")
-
-
-def _is_tensorish(v):
-    return hasattr(v, "shape") and hasattr(v, "dtype") and not isinstance(v, np.generic)
-
-
-@public("normal")
-def normal(mean=0.0, std=1.0, shape=None, name=None):
-    """Samples of N(mean, std²).
-
-    Args:
-        mean (float|Tensor): the mean, per element when a tensor.
-        std (float|Tensor): the standard deviation, per element when a tensor.
-        shape (list|tuple|Tensor|None): the result shape when mean and std are both
-            numbers (ignored otherwise: the result has the broadcast shape of the
-            tensor arguments and their dtype).
-
-    Example:
-        >>> fw.normal(mean=fw.to_tensor([0., 10.]), std=1.0)
-    """
-    from fw.core.dispatch import invoke
-
-    if _is_tensorish(mean) or _is_tensorish(std):
-        if isinstance(mean, complex) or (_is_tensorish(mean) and mean.dtype.is_complex):
-            raise UnsupportedError("normal: complex mean is not supported")
-        return invoke(normal_op, [mean, std], {})
-    if isinstance(mean, complex):
-        raise UnsupportedError("normal: complex mean is not supported")
-    return invoke(gaussian_op, [], {"shape": () if shape is None else shape, "mean": mean,
-                                    "std": std, "seed": 0, "dtype": None})
 
 
 # ---------------------------------------------------------------- randint / randint_like
@@ -563,61 +496,3 @@ exponential_op = defop("exponential", ("x",), {"lam": 1.0}, infer=_float_like_in
                        doc="Exponential samples with rate lam in x's shape and dtype.")
 
 
-@public("uniform_", method=True)
-def uniform_(x, min=-1.0, max=1.0, seed=0, name=None):
-    """Fill x in place with samples uniform on [min, max); returns x.
-
-    Example:
-        >>> x = fw.zeros([2, 3]); x.uniform_(0.0, 1.0)
-    """
-    from fw.core.dispatch import assign_inplace, invoke
-
-    return assign_inplace("uniform_", x, invoke(uniform_like_op, [x],
-                                                {"min": min, "max": max, "seed": seed}))
-
-
-@public("normal_", method=True)
-def normal_(x, mean=0.0, std=1.0, name=None):
-    """Fill x in place with samples of N(mean, std²); returns x.
-
-    Example:
-        >>> x = fw.zeros([2, 3]); x.normal_()
-    """
-    from fw.core.dispatch import assign_inplace, invoke
-
-    return assign_inplace("normal_", x, invoke(gaussian_like_op, [x],
-                                               {"mean": mean, "std": std}))
-
-
-@public("exponential_", method=True)
-def exponential_(x, lam=1.0, name=None):
-    """Fill x in place with samples of the exponential distribution with rate `lam`
-    (mean 1/lam); returns x.
-
-    Example:
-        >>> x = fw.zeros([2, 3]); x.exponential_(2.0)
-    """
-    from fw.core.dispatch import assign_inplace, invoke
-
-    return assign_inplace("exponential_", x, invoke(exponential_op, [x], {"lam": lam}))
-
-
-@public("bernoulli_", method=True)
-def bernoulli_(x, p=0.5, name=None):
-    """Fill x in place with 1 (probability p) or 0; returns x.
-
-    Args:
-        x (Tensor): the tensor to fill (its dtype is kept).
-        p (float|Tensor): the probability; a tensor must hold one value.
-
-    Example:
-        >>> x = fw.zeros([2, 3]); x.bernoulli_(0.3)
-    """
-    from fw.core.dispatch import assign_inplace, invoke
-
-    if _is_tensorish(p):
-        if getattr(p, "size", 1) != 1:
-            raise UnsupportedError("bernoulli_: a per-element probability tensor is not "
-                                   "supported; use fw.bernoulli(p) and assign it")
-        p = p.item()
-    return assign_inplace("bernoulli_", x, invoke(bernoulli_op, [x], {"p": p}))

@@ -1,0 +1,233 @@
+"""The Paddle-signature functions of the creation ops that the generated ones cannot express.
+
+The ops themselves (declaration, infer, reference kernel) are in `fw.core.ops.creation`;
+these wrappers are registered with `public` when the op table is loaded.
+"""
+
+from __future__ import annotations
+
+from fw.core import dtypes as _dt
+from fw.core.errors import InvalidTypeError
+from fw.core.ops import dynamic_shape as _dyn
+from fw.core.ops._api import public
+from fw.core.ops._registry import OPS
+from fw.core.ops.creation import (
+    _full_dtype,
+    arange_op,
+    assign_op,
+    full_like_op,
+    full_op,
+    increment_op,
+    meshgrid_op,
+    number_arg,
+)
+from fw.core.tensor import Tensor, to_tensor
+
+
+@public()
+def full(shape, fill_value, dtype=None, name=None):
+    """Tensor of ``shape`` filled with ``fill_value``.
+
+    Args:
+        shape: list/tuple of ints or one-element tensors, or a 1-D integer tensor.
+        fill_value: a number or a one-element tensor.
+        dtype: default: bool for a bool fill, else the default float dtype.
+
+    >>> import fw
+    >>> fw.full([2], 3.0).tolist()
+    [3.0, 3.0]
+    """
+    from fw.core.dispatch import invoke
+
+    if _dyn.has_symbolic(shape):  # a program is being built with run-time sizes
+        fv = number_arg(fill_value, "fill_value")
+        st, static = _dyn.shape_tensor(shape, "full")
+        return invoke(OPS["full_dyn"], [st], {"fill_value": fv, "dtype": _full_dtype(fv, dtype),
+                                              "static_shape": static})
+    return invoke(full_op, [], {"shape": shape, "fill_value": fill_value, "dtype": dtype})
+
+
+@public()
+def zeros(shape, dtype=None, name=None):
+    """Tensor of ``shape`` filled with 0 (default float dtype unless ``dtype``)."""
+    return full(shape, 0, dtype if dtype is not None else _dt.get_default_dtype())
+
+
+@public()
+def ones(shape, dtype=None, name=None):
+    """Tensor of ``shape`` filled with 1 (default float dtype unless ``dtype``)."""
+    return full(shape, 1, dtype if dtype is not None else _dt.get_default_dtype())
+
+
+@public()
+def empty(shape, dtype=None, name=None):
+    """Uninitialised in Paddle; fw returns zeros (cheap, and deterministic)."""
+    return zeros(shape, dtype)
+
+
+def _like(x, value, dtype):
+    from fw.core.dispatch import invoke
+
+    return invoke(full_like_op, [x], {"fill_value": value, "dtype": dtype})
+
+
+@public()
+def zeros_like(x, dtype=None, name=None):
+    """Zeros with x's shape (and dtype unless ``dtype``)."""
+    return _like(x, 0, dtype)
+
+
+@public()
+def ones_like(x, dtype=None, name=None):
+    """Ones with x's shape (and dtype unless ``dtype``)."""
+    return _like(x, 1, dtype)
+
+
+@public()
+def empty_like(x, dtype=None, name=None):
+    """Uninitialised in Paddle; fw returns zeros with x's shape and dtype."""
+    return _like(x, 0, dtype)
+
+
+# ---------------------------------------------------------------- to_tensor spellings
+@public()
+def as_tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A new tensor from data (number, list, array or tensor — always copied).
+
+    ``device`` is a place or a string (``"cpu"``, ``"gpu:0"``); ``requires_grad=True``
+    makes the result a leaf that collects gradients (``stop_gradient=False``).
+
+    >>> import fw
+    >>> fw.as_tensor([1, 2]).dtype
+    fw.int64
+    """
+    return to_tensor(data, dtype=dtype, place=device, stop_gradient=not requires_grad)
+
+
+@public()
+def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """``paddle.tensor``: the PyTorch-style spelling of `to_tensor` (see `as_tensor`)."""
+    return to_tensor(data, dtype=dtype, place=device, stop_gradient=not requires_grad)
+
+
+@public()
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """The Array-API spelling of `to_tensor`; ``copy`` is accepted and ignored (a
+    tensor is always copied, as in Paddle)."""
+    return to_tensor(obj, dtype=dtype, place=device, stop_gradient=not requires_grad)
+
+
+@public()
+def assign(x, output=None):
+    """A copy of ``x`` (a tensor, array, list or number). With ``output``, the copy is
+    written into that tensor (which takes x's shape and dtype) and returned.
+
+    >>> import fw
+    >>> fw.assign([1.0, 2.0]).tolist()
+    [1.0, 2.0]
+    """
+    from fw.core.dispatch import invoke
+
+    out = invoke(assign_op, [x], {})
+    if output is None:
+        return out
+    if isinstance(output, Tensor) and isinstance(out, Tensor):
+        output._replace_data(out._data)
+        return output
+    return out  # while building a program values are immutable: use the result
+
+
+@public(method=True)
+def clone(x, name=None):
+    """A copy of ``x`` that stays connected to the autograd graph."""
+    from fw.core.dispatch import invoke
+
+    return invoke(assign_op, [x], {})
+
+
+@public()
+def arange(start=0, end=None, step=1, dtype=None, name=None):
+    """Evenly spaced values in ``[start, end)`` (``arange(n)``: ``0 .. n-1``); integer
+    bounds give int64, otherwise the default float dtype. Bounds may be one-element
+    tensors, also run-time ones while a program is being built.
+
+    >>> import fw
+    >>> fw.arange(1, 7, 2).tolist()
+    [1, 3, 5]
+    """
+    from fw.core.dispatch import invoke
+
+    if end is None:
+        start, end = 0, start
+    if _dyn.has_symbolic((start, end, step)):
+        return _dyn.arange(start, end, step, dtype)
+    return invoke(arange_op, [], {"start": start, "end": end, "step": step, "dtype": dtype})
+
+
+@public()
+def meshgrid(*args, **kwargs):
+    """Coordinate grids from k 1-D tensors of sizes n1..nk: k tensors of shape
+    [n1, ..., nk] (``indexing="ij"``, the default) or with the first two sizes
+    swapped (``indexing="xy"``). The tensors may be given as one list.
+
+    >>> import fw
+    >>> gx, gy = fw.meshgrid(fw.arange(2), fw.arange(3))
+    >>> gx.shape, gy.shape
+    ([2, 3], [2, 3])
+    """
+    from fw.core.dispatch import invoke
+
+    indexing = kwargs.pop("indexing", "ij")
+    kwargs.pop("name", None)
+    if kwargs:
+        raise TypeError(f"meshgrid() got unexpected keyword arguments {sorted(kwargs)}")
+    if len(args) == 1 and isinstance(args[0], (list, tuple)):
+        args = tuple(args[0])
+    return list(invoke(meshgrid_op, [list(args)], {"indexing": indexing}))
+
+
+@public(method=True)
+def increment(x, value=1.0, name=None):
+    """Add ``value`` to the one-element tensor ``x`` in place and return it (as Paddle
+    does in dynamic mode); while building a program it returns the new value.
+
+    >>> import fw
+    >>> fw.increment(fw.zeros([1])).tolist()
+    [1.0]
+    """
+    from fw.core.dispatch import assign_inplace, invoke
+
+    out = invoke(increment_op, [x], {"value": value})
+    if isinstance(x, Tensor):
+        return assign_inplace("increment", x, out)
+    return out
+
+
+def _dtype_kind(x):
+    d = getattr(x, "dtype", None)
+    if not isinstance(d, _dt.DType):
+        raise InvalidTypeError(f"expected a Tensor, got {type(x).__name__}")
+    return d.kind
+
+
+@public(method=True)
+def is_floating_point(x):
+    """True when x's dtype is a floating type (float16, bfloat16, float32, float64)."""
+    return _dtype_kind(x) == _dt._FLOAT
+
+
+@public(method=True)
+def is_complex(x):
+    """True when x's dtype is complex64 or complex128."""
+    return _dtype_kind(x) == _dt._COMPLEX
+
+
+@public(method=True)
+def is_integer(x):
+    """True when x's dtype is an integer type (uint8, int8, …, int64; not bool)."""
+    return _dtype_kind(x) == _dt._INT
+
+
+@public()
+def to_tensor_(data, dtype=None, place=None, stop_gradient=True):  # pragma: no cover - alias
+    return to_tensor(data, dtype, place, stop_gradient)

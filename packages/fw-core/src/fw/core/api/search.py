@@ -1,0 +1,134 @@
+"""The Paddle-signature functions of the search ops that the generated ones cannot express.
+
+The ops themselves (declaration, infer, reference kernel) are in `fw.core.ops.search`;
+these wrappers are registered with `public` when the op table is loaded.
+"""
+
+from __future__ import annotations
+
+from fw.core.errors import InvalidArgumentError
+from fw.core.ops._api import public
+from fw.core.ops.search import nonzero_op, sort_op, ss_op, uc_op, unique_op
+
+
+@public("msort", method=True)
+def msort(input, *, out=None):
+    """``sort(input, axis=0)``: sort along the first axis (ascending).
+
+    Args:
+        input (Tensor): input with at least one dimension.
+        out (Tensor|None): if given, the result is written into it and it is returned.
+
+    Example:
+        >>> fw.msort(fw.to_tensor([[2., 1.], [0., 3.]]))   # [[0., 1.], [2., 3.]]
+    """
+    from fw.core.dispatch import assign_inplace, invoke
+
+    r = invoke(sort_op, [input], {"axis": 0, "descending": False, "stable": False})
+    if out is None:
+        return r
+    return assign_inplace("msort", out, r)
+
+
+@public("unique", method=True)
+def unique(x, return_index=False, return_inverse=False, return_counts=False, axis=None,
+           dtype="int64", name=None):
+    """The sorted unique elements of x (flattened), or the unique slices along `axis`.
+
+    Args:
+        x (Tensor): input.
+        return_index (bool): also return the index of each unique value's first
+            occurrence.
+        return_inverse (bool): also return, for each element (slice) of x, the index
+            of its value in the result (1-D).
+        return_counts (bool): also return how often each unique value occurs.
+        axis (int|None): the axis whose slices are compared; None flattens x.
+        dtype (str|DType): int64 or int32, the dtype of the index results.
+
+    Returns:
+        Tensor, or a tuple (out, [index], [inverse], [counts]) when any return_* flag
+        is set.
+
+    Example:
+        >>> fw.unique(fw.to_tensor([2, 3, 3, 1, 5, 3]))   # [1, 2, 3, 5]
+    """
+    from fw.core.dispatch import invoke
+
+    out, index, inverse, counts = invoke(unique_op, [x], {"axis": axis, "dtype": dtype})
+    extra = [t for t, want in ((index, return_index), (inverse, return_inverse),
+                               (counts, return_counts)) if want]
+    return (out, *extra) if extra else out
+
+
+@public("unique_consecutive", method=True)
+def unique_consecutive(x, return_inverse=False, return_counts=False, axis=None,
+                       dtype="int64", name=None):
+    """Keep the first element of every run of equal consecutive elements of x
+    (flattened), or of equal consecutive slices along `axis`.
+
+    Returns:
+        Tensor, or (out, [inverse], [counts]) when a return_* flag is set: inverse
+        maps each element (slice) of x to its run, counts gives each run's length.
+
+    Example:
+        >>> fw.unique_consecutive(fw.to_tensor([1, 1, 2, 2, 3, 1, 1, 2]))   # [1, 2, 3, 1, 2]
+    """
+    from fw.core.dispatch import invoke
+
+    out, inverse, counts = invoke(uc_op, [x], {"axis": axis, "dtype": dtype})
+    extra = [t for t, want in ((inverse, return_inverse), (counts, return_counts)) if want]
+    return (out, *extra) if extra else out
+
+
+@public("bucketize", method=True)
+def bucketize(x, sorted_sequence, out_int32=False, right=False, name=None):
+    """The bucket of each element of x given 1-D boundaries `sorted_sequence`
+    (``searchsorted(sorted_sequence, x)``).
+
+    Example:
+        >>> fw.bucketize(fw.to_tensor([0, 6, 9]), fw.to_tensor([2, 4, 8]))   # [0, 2, 3]
+    """
+    from fw.core.dispatch import invoke
+
+    nd = len(sorted_sequence.shape)
+    if nd != 1:
+        raise InvalidArgumentError(f"bucketize: 'sorted_sequence' must be 1-D, got shape "
+                                   f"{list(sorted_sequence.shape)}")
+    return invoke(ss_op, [sorted_sequence, x], {"out_int32": out_int32, "right": right})
+
+
+@public("nonzero", method=True)
+def nonzero(x, as_tuple=False, *, out=None):
+    """Coordinates of the non-zero elements of x, in row-major order.
+
+    Args:
+        x (Tensor): input.
+        as_tuple (bool): return one [z, 1] tensor per dimension instead of one
+            [z, ndim] tensor.
+        out (Tensor|None): with as_tuple=False, write the result into it.
+
+    Returns:
+        Tensor (int64, [z, ndim]) or a tuple of ndim int64 tensors of shape [z, 1].
+
+    Example:
+        >>> fw.nonzero(fw.to_tensor([[1., 0.], [0., 2.]]))   # [[0, 0], [1, 1]]
+    """
+    from fw.core.dispatch import assign_inplace, invoke
+
+    if as_tuple:
+        return tuple(invoke(nonzero_op, [x], {"dim": k}) for k in range(len(x.shape)))
+    r = invoke(nonzero_op, [x], {"dim": None})
+    return r if out is None else assign_inplace("nonzero", out, r)
+
+
+@public("argwhere", method=True)
+def argwhere(input):
+    """Coordinates of the non-zero elements of `input` as a [z, ndim] int64 tensor
+    (``nonzero(input)``).
+
+    Example:
+        >>> fw.argwhere(fw.to_tensor([[1., 0.], [0., 2.]]))   # [[0, 0], [1, 1]]
+    """
+    from fw.core.dispatch import invoke
+
+    return invoke(nonzero_op, [input], {"dim": None})
