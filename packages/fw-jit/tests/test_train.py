@@ -273,7 +273,7 @@ def test_fw_jit_tensors_that_died_do_not_shadow_new_parameters():
     import gc
 
     from fw.core.tensor import wrap
-    from fw.jit import _training
+    from fw.jit import _context
 
     for _ in range(20):
         lin = fw.nn.Linear(6, 3)
@@ -288,8 +288,8 @@ def test_fw_jit_tensors_that_died_do_not_shadow_new_parameters():
         del lin, opt, step
         gc.collect()
     t = wrap(np.zeros(1))
-    _training.mark_aux(t)
+    _context.mark_aux(t)
     address = id(t)
     del t
     fresh = [wrap(np.zeros(1)) for _ in range(50)]  # one of them may reuse the address
-    assert not any(_training.is_aux(u) for u in fresh if id(u) == address)
+    assert not any(_context.is_aux(u) for u in fresh if id(u) == address)

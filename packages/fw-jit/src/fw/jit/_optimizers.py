@@ -58,8 +58,6 @@ def _state_tensor(views, key, array, label):
 
 def _lr_tensor(opt, plan, mult, tt):
     """The learning-rate tensor of multiplier `mult` (refreshed before each run)."""
-    from fw.jit import _training
-
     views = opt.__dict__.setdefault("_fw_jit_lr", {})
     mult = float(mult)
     t = views.get(mult)
@@ -68,7 +66,7 @@ def _lr_tensor(opt, plan, mult, tt):
         t.name = f"{plan.name}_learning_rate_{len(views)}"
         t.persistable = True
         views[mult] = t
-        _training.mark_aux(t)
+        _context.mark_aux(t)
     if not any(x is t for x, _ in tt.lr_tensors):
         def refresh(t=t, mult=mult):
             t._data[0] = opt.get_lr() * mult
