@@ -562,8 +562,9 @@ def test_update_plan_by_hand_equals_step_and_writes_the_live_state():
     got, want = opt.state_dict(), ref_opt.state_dict()
     for p, q in zip(ps, ref):
         np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-6)
-    for (k, v), (k2, w) in zip(sorted(got.items()), sorted(want.items())):
-        np.testing.assert_allclose(v.numpy(), w.numpy(), rtol=1e-6, err_msg=k)
+    assert sorted(got) == sorted(want)
+    for k, v in got.items():
+        np.testing.assert_allclose(v.numpy(), want[k].numpy(), rtol=1e-6, err_msg=k)
 
 
 def test_state_generation_changes_when_the_flat_state_is_rebuilt():

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import sys
 
+from fw.jit.errors import ConversionError
+
 __all__ = ["Trace", "current", "active", "push", "pop", "user_frame", "UndefinedVar",
            "mark_aux", "is_aux"]
 
@@ -98,8 +100,6 @@ class UndefinedVar:
         object.__setattr__(self, "reason", reason)
 
     def fail(self, how: str = "used"):
-        from fw.jit.errors import ConversionError
-
         fn, ln = user_frame(2)
         why = f" ({self.reason})" if self.reason else " (it is not assigned before this point)"
         shown = "the function's return value" if self.name == "__fw_retval" else \
