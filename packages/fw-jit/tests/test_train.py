@@ -273,7 +273,7 @@ def test_fw_jit_tensors_that_died_do_not_shadow_new_parameters():
     import gc
 
     from fw.core.tensor import wrap
-    from fw.jit import _training
+    from fw.jit import _context
 
     for _ in range(20):
         lin = fw.nn.Linear(6, 3)
@@ -288,8 +288,33 @@ def test_fw_jit_tensors_that_died_do_not_shadow_new_parameters():
         del lin, opt, step
         gc.collect()
     t = wrap(np.zeros(1))
-    _training.mark_aux(t)
+    _context.mark_aux(t)
     address = id(t)
     del t
     fresh = [wrap(np.zeros(1)) for _ in range(50)]  # one of them may reuse the address
-    assert not any(_training.is_aux(u) for u in fresh if id(u) == address)
+    assert not any(_context.is_aux(u) for u in fresh if id(u) == address)
+
+
+def test_a_clip_without_static_form_is_a_conversion_error():
+    a, oa, _, _ = _pair(lambda ps: fw.optimizer.SGD(0.1, parameters=ps,
+                                                    grad_clip=lambda pg: pg))
+    step = fw.jit.to_static(_step_fn(a, oa))
+    x, y = _data(0)
+    with pytest.raises(fw.jit.ConversionError, match="has no static form"):
+        step(x, y)
+
+
+def test_rebuilt_optimizer_state_traces_again():
+    a, oa, b, ob = _pair(OPTS["adam"])
+    eager, static = _step_fn(a, oa), fw.jit.to_static(_step_fn(b, ob))
+    for i in range(2):
+        eager(*_data(i)), static(*_data(i))
+    traced = len(static.program_cache)
+    extra = [fw.nn.Parameter(fw.ones([3])) for _ in range(2)]
+    oa.add_param_group({"params": [extra[0]]})  # the flat state is rebuilt: new generation
+    ob.add_param_group({"params": [extra[1]]})
+    for i in range(2, 4):
+        eager(*_data(i)), static(*_data(i))
+    assert len(static.program_cache) > traced
+    for p, q in zip(a.parameters(), b.parameters()):
+        np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-5, atol=1e-6)

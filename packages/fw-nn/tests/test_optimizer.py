@@ -529,3 +529,79 @@ def test_master_weights_follow_values_written_in_place():
     opt.step()
     np.testing.assert_allclose(p.numpy().astype(np.float32), 2.5)
     np.testing.assert_allclose(opt.state_dict()["master_weights"][p.name].numpy(), 2.5)
+
+
+# ---------------------------------------------------------------- update_plan (fw-jit's contract)
+def test_update_plan_by_hand_equals_step_and_writes_the_live_state():
+    fw.seed(0)
+    ps = [Parameter(np.random.RandomState(i).randn(3, 2).astype(np.float32)) for i in range(2)]
+    ref = [Parameter(p.numpy().copy()) for p in ps]
+    clip = ClipGradByGlobalNorm(0.5)
+    opt = fw.optimizer.Adam(0.1, parameters=ps, weight_decay=L1Decay(0.01), grad_clip=clip)
+    ref_opt = fw.optimizer.Adam(0.1, parameters=ref, weight_decay=L1Decay(0.01), grad_clip=clip)
+    grads = [fw.to_tensor(np.full((3, 2), 2.0 + i, np.float32)) for i in range(2)]
+    for q, g in zip(ref, grads):
+        q.grad = g
+    ref_opt.step()
+
+    plan = opt.update_plan()
+    assert plan.op == "adam" and plan.name == "adam" and plan.clip is clip
+    assert plan.clip_traceable and plan.generation == opt.state_generation
+    [grp] = plan.groups
+    assert grp.params == ps and not grp.multi_precision and grp.scalar_state
+    assert set(grp.states) == {"moment1", "moment2", "beta1_pow_acc", "beta2_pow_acc"}
+    clipped = plan.clip_grads(list(zip(ps, grads)))
+    lr = fw.to_tensor(np.array([opt.get_lr() * grp.lr_mult]))
+    for i, (p, g) in enumerate(zip(ps, clipped)):
+        views = {n: grp.state_view(i, n) for n in grp.states}
+        new_p, new_st = grp.update(p, grp.regularize(p, g), lr,
+                                   {n: fw.core.tensor.wrap(v) for n, v in views.items()})
+        p.set_value(new_p)
+        for n, v in new_st.items():
+            views[n][...] = v.numpy()  # the views are the optimizer's own state
+    got, want = opt.state_dict(), ref_opt.state_dict()
+    assert len(got) == len(want) == len(ps) * len(grp.states)
+    for p, q in zip(ps, ref):
+        np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-6)
+        for n in grp.states:
+            np.testing.assert_allclose(got[f"{p.name}_{n}_0"].numpy(),
+                                       want[f"{q.name}_{n}_0"].numpy(), rtol=1e-6, err_msg=n)
+
+
+def test_state_generation_changes_when_the_flat_state_is_rebuilt():
+    p, q = Parameter(np.ones(2, np.float32)), Parameter(np.ones(3, np.float32))
+    opt = fw.optimizer.SGD(0.1, parameters=[p])
+    plan = opt.update_plan()
+    assert opt.update_plan().generation == plan.generation  # nothing changed
+    opt.add_param_group({"params": [q]})
+    assert opt.state_generation != plan.generation
+    assert [g.params for g in opt.update_plan().groups] == [[p], [q]]
+
+
+def test_update_plan_refuses_to_trace_a_custom_clip():
+    p = Parameter(np.ones(2, np.float32))
+    opt = fw.optimizer.SGD(0.1, parameters=[p], grad_clip=lambda pg: pg)
+    plan = opt.update_plan()
+    assert not plan.clip_traceable
+    with pytest.raises(fw.core.errors.UnsupportedError, match="no static form"):
+        plan.clip_grads([(p, fw.ones([2]))])
+
+
+@pytest.mark.parametrize("clip", [ClipGradByGlobalNorm(0.5), ClipGradByNorm(0.5),
+                                  ClipGradByValue(0.2)], ids=repr)
+def test_clip_strategies_build_ir_that_runs_like_eager(clip):
+    """The one implementation of clipping: fw ops, eager on tensors, IR on values."""
+    from fw.core.ir import TensorType, run, trace
+
+    ps = [Parameter(np.zeros(n, np.float32)) for n in (3, 2, 2)]
+    ps[1].need_clip = False
+
+    def clip_fn(*gs):
+        return tuple(g for _, g in clip(list(zip(ps, gs))))
+
+    prog = trace(clip_fn, [TensorType([3], fw.float32), TensorType([2], fw.float32),
+                           TensorType([2], fw.float32)])
+    gs = [fw.to_tensor([1.0, -2.0, 0.5]), fw.to_tensor([3.0, 4.0]), fw.to_tensor([-0.1, 0.3])]
+    for a, b in zip(run(prog, *gs), clip_fn(*gs)):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6)
+    np.testing.assert_array_equal(clip_fn(*gs)[1].numpy(), [3.0, 4.0])  # need_clip=False

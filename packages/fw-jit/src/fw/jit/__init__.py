@@ -12,13 +12,8 @@ cached per input signature and run by fw-core's executor. Training code
 
 from fw.jit import _training as _training
 from fw.jit._convert_call import ignore_module, not_to_static
-from fw.jit._function import (
-    ConcreteProgram,
-    ConversionReport,
-    StaticFunction,
-    enable_to_static,
-    to_static,
-)
+from fw.jit._function import ConversionReport, StaticFunction, enable_to_static, to_static
+from fw.jit._trace import ConcreteProgram
 from fw.jit.errors import ConversionError
 from fw.jit.input_spec import InputSpec
 from fw.jit.save_load import TranslatedLayer, load, save

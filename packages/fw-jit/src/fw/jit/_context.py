@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["Trace", "current", "active", "push", "pop", "user_frame", "UndefinedVar"]
+from fw.jit.errors import ConversionError
+
+__all__ = ["Trace", "current", "active", "push", "pop", "user_frame", "UndefinedVar",
+           "mark_aux", "is_aux"]
 
 
 class Trace:
@@ -97,8 +100,6 @@ class UndefinedVar:
         object.__setattr__(self, "reason", reason)
 
     def fail(self, how: str = "used"):
-        from fw.jit.errors import ConversionError
-
         fn, ln = user_frame(2)
         why = f" ({self.reason})" if self.reason else " (it is not assigned before this point)"
         shown = "the function's return value" if self.name == "__fw_retval" else \
@@ -161,3 +162,18 @@ for _n in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "
         if _p == "__r{}__" and _n in ("lt", "le", "gt", "ge", "neg", "pos", "abs", "invert"):
             continue
         setattr(UndefinedVar, _p.format(_n), _binary(_p.format(_n)))
+
+
+# Tensors fw.jit itself captures (learning rates, flags) are never trained. They are
+# marked on the tensor: a set of their id()s went stale when one died and a new
+# parameter was allocated at the same address, which then silently stopped
+# training (seen as a rare failure of the training tests).
+_AUX_MARK = "_fw_jit_aux"
+
+
+def mark_aux(t) -> None:
+    setattr(t, _AUX_MARK, True)
+
+
+def is_aux(t) -> bool:
+    return getattr(t, _AUX_MARK, False)

@@ -25,8 +25,10 @@ import sysconfig
 import types
 import weakref
 
-from fw.core.ir.core import Value
-from fw.jit import _context
+from fw.core.ir.core import Value, _state
+from fw.jit import _context, _runtime, _training
+from fw.jit._cflow import TensorArray
+from fw.jit._transform import JST, convert_source
 from fw.jit.errors import ConversionError
 
 __all__ = ["convert_call", "convert_function", "not_to_static", "ignore_module",
@@ -128,9 +130,6 @@ def conversion_of(fn):
     """The `ConvertedFunction`-like record (fn, code) for plain function `fn`, or
     None when it is not converted. Raises `ConversionError` for a function that
     cannot be converted."""
-    from fw.jit import _runtime
-    from fw.jit._transform import convert_source
-
     if not _should_convert(fn):
         return None
     cached = _FN_CACHE.get(fn)
@@ -139,7 +138,7 @@ def conversion_of(fn):
     entry = _CODE_CACHE.get(fn.__code__)
     if entry is None:
         try:
-            conv = convert_source(fn, _runtime)
+            conv = convert_source(fn, CONVERTED_CODE_NAMESPACE)
             entry = (conv.fn.__code__, conv.code)
         except ConversionError as e:
             entry = e
@@ -154,7 +153,7 @@ def conversion_of(fn):
         return None
     if isinstance(entry, ConversionError):
         raise entry
-    new = _instantiate(fn, entry[0], _runtime)
+    new = _instantiate(fn, entry[0], CONVERTED_CODE_NAMESPACE)
     rec = _Record(new, entry[1])
     try:
         _FN_CACHE[fn] = rec
@@ -172,8 +171,6 @@ class _Record:
 
 
 def _instantiate(fn, inner, jst):
-    from fw.jit._transform import JST
-
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
     closure = tuple(types.CellType(jst) if n == JST else cells[n] for n in inner.co_freevars)
     new = types.FunctionType(inner, fn.__globals__, fn.__name__, fn.__defaults__, closure)
@@ -198,10 +195,8 @@ def _is_layer(obj) -> bool:
 
 
 def _layer_caller(layer):
-    from fw.jit._function import StaticFunction
-
     fwd = layer.forward
-    if isinstance(fwd, StaticFunction) or not isinstance(fwd, types.MethodType):
+    if getattr(fwd, "_fw_static_function", False) or not isinstance(fwd, types.MethodType):
         return layer
     conv = convert_call(fwd)
     if conv is fwd:
@@ -256,21 +251,14 @@ def _numpy_guard(f):
     return call
 
 
-_BUILTIN_MAP: dict = {}
-
-
-def _builtins():
-    if not _BUILTIN_MAP:
-        from fw.jit import _runtime as r
-
-        _BUILTIN_MAP.update({
-            builtins.len: r.convert_len, builtins.print: r.convert_print,
-            builtins.range: r.convert_range, builtins.enumerate: r.convert_enumerate,
-            builtins.isinstance: r.convert_isinstance, builtins.int: r.convert_int,
-            builtins.float: r.convert_float, builtins.bool: r.convert_bool,
-            builtins.complex: r.convert_complex,
-        })
-    return _BUILTIN_MAP
+_r = _runtime
+_BUILTIN_MAP = {
+    builtins.len: _r.convert_len, builtins.print: _r.convert_print,
+    builtins.range: _r.convert_range, builtins.enumerate: _r.convert_enumerate,
+    builtins.isinstance: _r.convert_isinstance, builtins.int: _r.convert_int,
+    builtins.float: _r.convert_float, builtins.bool: _r.convert_bool,
+    builtins.complex: _r.convert_complex,
+}
 
 
 def convert_call(f):
@@ -280,7 +268,7 @@ def convert_call(f):
         f.fail("called")
     if t is types.BuiltinFunctionType or t is type:
         try:
-            g = _builtins().get(f)
+            g = _BUILTIN_MAP.get(f)
         except TypeError:  # unhashable
             g = None
         if g is not None:
@@ -297,11 +285,7 @@ def convert_call(f):
         obj = f.__self__
         func = f.__func__
         if func.__name__ in _OPT_METHODS and _is_optimizer(obj):
-            from fw.core.ir.core import _state
-
             if _state.builder is not None:
-                from fw.jit import _training
-
                 return _training.optimizer_method(obj, func.__name__)
             return f
         conv = convert_function(func) if type(func) is types.FunctionType else func
@@ -318,8 +302,6 @@ def _array_aware(f, method):
     """``fw.stack``/``fw.concat`` that also take a `TensorArray` (a list built in a
     tensor-dependent loop)."""
     def call(x, *args, **kwargs):
-        from fw.jit._cflow import TensorArray
-
         if isinstance(x, TensorArray):
             return getattr(x, method)(*args, **kwargs)
         return f(x, *args, **kwargs)
@@ -328,3 +310,11 @@ def _array_aware(f, method):
 
 
 _ARRAY_FUNCS = {"stack": "stack", "concat": "concat", "cat": "concat"}
+
+
+# What converted code reaches as ``__fw_jst`` (a closure cell of every converted
+# function): the runtime helpers and `convert_call`. It is built here, beside
+# convert_call, so that the helpers' module need not import the converter that
+# converts code calling them.
+CONVERTED_CODE_NAMESPACE = types.SimpleNamespace(
+    **{name: getattr(_runtime, name) for name in _runtime.__all__}, convert_call=convert_call)

@@ -3,7 +3,8 @@
 When a function cannot be converted or traced as a whole, it is converted again
 in *region form*: each top-level statement of its body becomes a nested function
 (sharing the function's variables through ``nonlocal``, like the branches of a
-converted ``if``), and the body becomes one call of `run_regions`. The regions
+converted ``if``), and the body becomes one call of `fw.jit._runtime.run_regions`, which hands it
+to the innermost `RegionRunner`. The regions
 are the top-level statements:
 
 - consecutive statements that trace are traced together into one program
@@ -27,21 +28,16 @@ from __future__ import annotations
 
 import logging
 
-from fw.core.tensor import Tensor
+from fw.jit._convert_call import CONVERTED_CODE_NAMESPACE, _instantiate
+from fw.jit._runtime import _RUNNERS, _truth
+from fw.jit._signature import _flatten
+from fw.jit._trace import trace_program
+from fw.jit._transform import convert_source
 
-__all__ = ["RegionRunner", "run_regions"]
+__all__ = ["RegionRunner"]
 
 _log = logging.getLogger("fw.jit")
-_RUNNERS: list = []
 _REGION_CODE: dict = {}
-
-
-def _truth(flag) -> bool:
-    if flag is True:
-        return True
-    if isinstance(flag, Tensor):
-        return bool(flag)
-    return False
 
 
 def _first_line(e: BaseException) -> str:
@@ -53,18 +49,14 @@ class RegionRunner:
     """Runs a `StaticFunction` in region form (see the module docstring)."""
 
     def __init__(self, sf, error=None):
-        from fw.jit import _runtime
-        from fw.jit._convert_call import _instantiate
-        from fw.jit._transform import convert_source
-
         self.sf = sf
         fn = sf._function
         entry = _REGION_CODE.get(fn.__code__)
         if entry is None:
-            conv = convert_source(fn, _runtime, regions=True)
+            conv = convert_source(fn, CONVERTED_CODE_NAMESPACE, regions=True)
             entry = (conv.fn.__code__, conv.code)
             _REGION_CODE[fn.__code__] = entry
-        self.fn = _instantiate(fn, entry[0], _runtime)
+        self.fn = _instantiate(fn, entry[0], CONVERTED_CODE_NAMESPACE)
         self.code = entry[1]
         self.first_error = error
         self.eager = None
@@ -87,8 +79,6 @@ class RegionRunner:
                          self.sf.__qualname__, fn, lines[k], reason, texts[k])
 
     def run(self, stmts, get, set_, names, lines, texts, eager, rets):
-        from fw.jit._function import _flatten, trace_program
-
         n = len(stmts)
         if self.eager is None:
             self.eager = [r is not None for r in eager]
@@ -143,16 +133,3 @@ class RegionRunner:
             set_(tuple(outs))
             i = j
         return get()[val_i]
-
-
-def run_regions(stmts, get, set_, names, lines, texts, eager, rets):
-    """Converted code of a function in region form calls this (see the module doc)."""
-    if not _RUNNERS:  # called outside a runner (e.g. eagerly): plain sequential Python
-        for s in stmts:
-            vals = get()
-            if _truth(vals[names.index("__fw_ret")]):
-                break
-            s()
-        return get()[names.index("__fw_retval")]
-    return _RUNNERS[-1].run(stmts, get, set_, names, lines, texts, eager, rets)
-

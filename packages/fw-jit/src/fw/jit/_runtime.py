@@ -18,11 +18,9 @@ from fw.core.ir.core import Value, _state
 from fw.core.tensor import Tensor, wrap
 from fw.jit import _cflow, _context
 from fw.jit._context import UndefinedVar
-from fw.jit._convert_call import convert_call  # noqa: F401  (used by converted code)
-from fw.jit._regions import run_regions  # noqa: F401  (used by converted code)
 from fw.jit.errors import ConversionError
 
-__all__ = ["UndefinedVar", "convert_call", "convert_ifelse", "convert_while", "convert_for",
+__all__ = ["UndefinedVar", "convert_ifelse", "convert_while", "convert_for",
            "convert_and", "convert_or", "convert_not", "convert_ifexp", "convert_assert",
            "convert_setitem", "convert_append", "convert_inplace", "convert_len",
            "convert_print", "convert_range", "convert_enumerate", "convert_isinstance",
@@ -325,3 +323,28 @@ convert_float = _no_value("float", "keep it a tensor (x.astype('float32')), or c
 convert_bool = _no_value("bool", "use it directly as an `if`/`while` condition (converted to "
                                  "cond/while), or x.astype('bool')")
 convert_complex = _no_value("complex", "keep it a tensor")
+
+
+# ------------------------------------------------------------------ regions
+# the `fw.jit._regions.RegionRunner`s running, innermost last (full_graph=False)
+_RUNNERS: list = []
+
+
+def _truth(flag) -> bool:
+    if flag is True:
+        return True
+    if isinstance(flag, Tensor):
+        return bool(flag)
+    return False
+
+
+def run_regions(stmts, get, set_, names, lines, texts, eager, rets):
+    """Converted code of a function in region form calls this (see the module doc)."""
+    if not _RUNNERS:  # called outside a runner (e.g. eagerly): plain sequential Python
+        for s in stmts:
+            vals = get()
+            if _truth(vals[names.index("__fw_ret")]):
+                break
+            s()
+        return get()[names.index("__fw_retval")]
+    return _RUNNERS[-1].run(stmts, get, set_, names, lines, texts, eager, rets)

@@ -33,7 +33,7 @@ import numpy as np
 from fw.core import dtypes as _dt
 from fw.core.ir.core import Value, _state, value_hooks
 from fw.core.tensor import Tensor, version_of, wrap
-from fw.jit import _context
+from fw.jit import _context, _optimizers
 from fw.jit.errors import ConversionError
 
 __all__ = ["TraceTraining", "install", "optimizer_method"]
@@ -124,7 +124,7 @@ class TraceTraining:
         params = []
         for a in b.program.parameters():
             t = b.program.captured.get(a.label)
-            if isinstance(t, Tensor) and not t._sg and _inexact(t) and not is_aux(t):
+            if isinstance(t, Tensor) and not t._sg and _inexact(t) and not _context.is_aux(t):
                 params.append(t)
         if not params:
             return
@@ -224,21 +224,6 @@ class TraceTraining:
         cp.post_run.extend(self.post_run)
 
 
-# Tensors fw.jit itself captures (learning rates, flags) are never trained. They are
-# marked on the tensor: a set of their id()s went stale when one died and a new
-# parameter was allocated at the same address, which then silently stopped
-# training (seen as a rare failure of the training tests).
-_AUX_MARK = "_fw_jit_aux"
-
-
-def mark_aux(t: Tensor) -> None:
-    setattr(t, _AUX_MARK, True)
-
-
-def is_aux(t: Tensor) -> bool:
-    return getattr(t, _AUX_MARK, False)
-
-
 def active() -> TraceTraining | None:
     b = _state.builder
     for t in reversed(_ACTIVE):
@@ -308,8 +293,6 @@ def optimizer_method(opt, name):
     tt = active()
     if tt is None:
         return getattr(opt, name)
-    from fw.jit import _optimizers
-
     if name == "step":
         return lambda: _optimizers.emit_step(opt, tt)
     if name in ("clear_grad", "clear_gradients", "zero_grad"):

@@ -31,6 +31,7 @@ from fw.core.ir import serialize
 from fw.core.ir.core import Value, _state
 from fw.core.ir.executor import Compiled
 from fw.core.tensor import Tensor, to_tensor, wrap
+from fw.jit._function import StaticFunction
 from fw.jit.input_spec import InputSpec
 from fw.nn import Layer, Parameter
 
@@ -95,7 +96,6 @@ def save(layer, path, input_spec=None, **configs):
     >>> fw.jit.load(p)(fw.ones([3, 4])).shape
     [3, 2]
     """
-    from fw.jit._function import StaticFunction
     from fw.static._prune import prune
 
     for k in configs:

@@ -14,8 +14,10 @@ An optimizer subclass declares its update op (from fw-core's op table, family
   clipping and regularization done as whole-buffer NumPy operations;
 - ``state_dict()``/``set_state_dict()`` keyed like Paddle (``"<param name>_<state>_0"``,
   ``"master_weights"``, ``"LR_Scheduler"``), round-tripping through fw.save/fw.load;
-- `_functional_update`: the same update as op calls on one parameter, eager or on
-  IR values (fw.jit's static training programs, and tests of the fused path).
+- `update_plan()`: the update as other packages build it (fw.jit's static training
+  programs): the op, the live flat-buffer state, clipping and regularization as fw
+  ops (`_update_plan.UpdatePlan`); `_functional_update`: the same update as op
+  calls on one parameter with its own state (tests of the fused path).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from fw.core.ops import OPS
 from fw.core.ops.optimizer import UPDATE_OPS
 from fw.core.tensor import Tensor, wrap
 from fw.optimizer._flat import FlatGroup
+from fw.optimizer._update_plan import UpdatePlan
 from fw.optimizer.lr import LRScheduler
 
 __all__ = ["Optimizer"]
@@ -128,6 +131,7 @@ class Optimizer:
         self._param_groups = []
         self._parameter_list = None
         self._flat = None
+        self._generation = 0  # counts (re)builds and drops of the flat groups
         self._loose = []  # parameters outside the flat groups (0-size)
         if parameters is not None:
             if isinstance(parameters, Tensor):
@@ -226,6 +230,7 @@ class Optimizer:
             saved = self._export_state()
             self._unpack()
             self._flat = None
+            self._generation += 1
             self._carry = saved
 
     def _unpack(self):
@@ -300,11 +305,25 @@ class Optimizer:
             fg.attrs = self._op_attrs(hp, fg)
             flat.append(fg)
         self._flat = flat
+        self._generation += 1
         carry = getattr(self, "_carry", None)
         if carry:
             self._import_state(carry)
         self._carry = None
         return flat
+
+    @property
+    def state_generation(self) -> int:
+        """A number that changes whenever the flat state is rebuilt (new parameters,
+        a parameter's dtype, shape or device changed): an `UpdatePlan` made under
+        another generation is stale."""
+        return self._generation
+
+    def update_plan(self) -> UpdatePlan:
+        """The update as other packages build it: the op, the state views, the
+        clipping (see `fw.optimizer._update_plan` and this package's README). Packs
+        the parameters into the flat buffers first if they are not yet."""
+        return UpdatePlan(self, self._groups())
 
     # ------------------------------------------------------------ the op
     def _op_attrs(self, hp, fg) -> dict:
@@ -682,13 +701,6 @@ class Optimizer:
             ``(new_param, {state name: new value})``.
         """
         hp = self._hp(0) if hp is None else hp
-        specs = self._state_specs(hp)
-        by_input = {inp: name for name, inp, _, _ in specs}
-        state_in, outs = UPDATE_OPS[self._op]
-        if not isinstance(lr, (Tensor, Value)):
-            lr = np.array([lr], dtype=np.float32)
-        args = [param, grad, lr] + [state.get(by_input[i]) if i in by_input else None
-                                    for i in state_in]
 
         class _FG:
             pass
@@ -696,9 +708,22 @@ class Optimizer:
         fg = _FG()
         fg.extra = self._extra_key(param, hp) if isinstance(param, Tensor) else ()
         fg.reg = None
-        attrs = dict(OPS[self._op].attrs)
-        attrs.update(self._op_attrs(hp, fg))
-        res = invoke(OPS[self._op], args, attrs)
+        if not isinstance(lr, (Tensor, Value)):
+            lr = np.array([lr], dtype=np.float32)
+        return self._invoke_update(param, grad, lr, state, self._state_specs(hp),
+                                   self._op_attrs(hp, fg))
+
+    def _invoke_update(self, param, grad, lr, state, specs, attrs):
+        """Call the update op (through `invoke`: eager on Tensors, IR on Values) with
+        the state inputs named by `specs`; returns ``(new_param, {state: new})``."""
+        by_input = {inp: name for name, inp, _, _ in specs}
+        state_in, _outs = UPDATE_OPS[self._op]
+        args = [param, grad, lr] + [state.get(by_input[i]) if i in by_input else None
+                                    for i in state_in]
+        op = OPS[self._op]
+        full = dict(op.attrs)
+        full.update(attrs)
+        res = invoke(op, args, full)
         res = res if isinstance(res, tuple) else (res,)
         new_state = {}
         for k, inp in enumerate(state_in, 1):
