@@ -31,19 +31,6 @@ SCANNED = ("fw-autograd", "fw-nn", "fw-jit", "fw-inference")
 # Uses that predate fw.core.internal, as (file relative to the repository, the use).
 # Migrated with the fw-jit restructuring: the lead empties this list; do not add to it.
 ALLOWED = {
-    ("packages/fw-jit/src/fw/jit/_cflow.py", "fw.core.ops._registry"),
-    ("packages/fw-jit/src/fw/jit/_context.py", "fw.core.ir.core._state"),
-    ("packages/fw-jit/src/fw/jit/_convert_call.py", "fw.core.ir.core._state"),
-    ("packages/fw-jit/src/fw/jit/_function.py", "fw.core.ir.core._state"),
-    ("packages/fw-jit/src/fw/jit/_program_op.py", "fw.core.dtypes._FLOAT"),
-    ("packages/fw-jit/src/fw/jit/_program_op.py", "fw.core.ir.core._state"),
-    ("packages/fw-jit/src/fw/jit/_runtime.py", "fw.core.ir.core._state"),
-    ("packages/fw-jit/src/fw/jit/_training.py", "fw.core.dtypes._FLOAT"),
-    ("packages/fw-jit/src/fw/jit/_training.py", "fw.core.ir.core._state"),
-    ("packages/fw-jit/src/fw/jit/save_load.py", "fw.core.ir.core._state"),
-    ("packages/fw-jit/src/fw/static/_mode.py", "fw.core.ir.core._state"),
-    ("packages/fw-jit/src/fw/static/_program.py", "fw.core.ir.core._state"),
-    ("packages/fw-jit/src/fw/static/nn.py", "fw.core.ir.core._state"),
     ("packages/fw-inference/src/fw/inference/__init__.py", "fw.core._native"),
     ("packages/fw-inference/src/fw/inference/predictor.py", "fw.core._native"),
     # fw.autograd's __init__ body is being rewritten to attach lazily (issue 9); that

@@ -46,7 +46,7 @@ RETVAL = "__fw_retval"
 
 
 def _ops():
-    from fw.core.ops._registry import OPS
+    from fw.core.internal import OPS
 
     return OPS
 

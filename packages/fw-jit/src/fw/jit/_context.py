@@ -43,9 +43,9 @@ def current() -> Trace | None:
 def active() -> Trace | None:
     """The trace of the builder ops emit into now (None when running eagerly). A
     builder started elsewhere (fw.core.ir.trace, fw.static) gets a trace of its own."""
-    from fw.core.ir.core import _state
+    from fw.core.internal import build_state
 
-    b = _state.builder
+    b = build_state.builder
     if b is None:
         return None
     t = current()

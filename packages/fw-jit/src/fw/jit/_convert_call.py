@@ -25,7 +25,8 @@ import sysconfig
 import types
 import weakref
 
-from fw.core.ir.core import Value, _state
+from fw.core.internal import build_state
+from fw.core.ir.core import Value
 from fw.jit import _context, _runtime, _training
 from fw.jit._cflow import TensorArray
 from fw.jit._transform import JST, convert_source
@@ -285,7 +286,7 @@ def convert_call(f):
         obj = f.__self__
         func = f.__func__
         if func.__name__ in _OPT_METHODS and _is_optimizer(obj):
-            if _state.builder is not None:
+            if build_state.builder is not None:
                 return _training.optimizer_method(obj, func.__name__)
             return f
         conv = convert_function(func) if type(func) is types.FunctionType else func

@@ -30,8 +30,8 @@ import logging
 import types
 import weakref
 
-from fw.core.dispatch import amp_state
-from fw.core.ir.core import Value, _state
+from fw.core.internal import amp_state, build_state
+from fw.core.ir.core import Value
 from fw.jit._convert_call import conversion_of
 from fw.jit._regions import RegionRunner
 from fw.jit._signature import _flatten
@@ -277,7 +277,7 @@ class StaticFunction:
     def __call__(self, *args, **kwargs):
         if not _ENABLED[0]:
             return self._eager(*args, **kwargs)
-        if _state.builder is not None:
+        if build_state.builder is not None:
             return self._inline(*args, **kwargs)
         sym = _first_value(args, kwargs)
         if sym is not None:  # static mode: build into the Value's program

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from fw.core import dtypes as _dt
 from fw.core.errors import UnsupportedError
 from fw.core.ir.builder import Builder, clone_block, clone_ops
 from fw.core.ir.core import Program
@@ -34,7 +33,7 @@ __all__ = ["ProgramGrad"]
 
 
 def _inexact(t) -> bool:
-    return t.dtype.kind >= _dt._FLOAT
+    return t.dtype.is_inexact
 
 
 def reemit_ops(builder, ops, vmap) -> None:
@@ -113,9 +112,10 @@ def inline_program(program, inputs) -> list:
     reading `inputs` (Values or Tensors, one per program input) and the program's
     captured tensors (captured by the current program); returns the output Values.
     State updates of `program` become updates of the current program."""
-    from fw.core.ir.core import Value, _state
+    from fw.core.internal import build_state
+    from fw.core.ir.core import Value
 
-    b = _state.builder
+    b = build_state.builder
     vmap = {}
     ins = iter(inputs)
     for a in program.block.args:

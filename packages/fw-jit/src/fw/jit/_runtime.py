@@ -14,7 +14,8 @@ import builtins
 import numpy as np
 
 from fw.core import dtypes as _dt
-from fw.core.ir.core import Value, _state
+from fw.core.internal import build_state
+from fw.core.ir.core import Value
 from fw.core.tensor import Tensor, wrap
 from fw.jit import _cflow, _context
 from fw.jit._context import UndefinedVar
@@ -32,7 +33,7 @@ def _sym(v) -> bool:
 
 
 def _building() -> bool:
-    return _state.builder is not None
+    return build_state.builder is not None
 
 
 def _loc(lineno):

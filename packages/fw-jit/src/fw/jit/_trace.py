@@ -16,8 +16,8 @@ import logging
 
 import numpy as np
 
-from fw.core.dispatch import grad_state
 from fw.core.errors import FwError, UnsupportedError
+from fw.core.internal import grad_state
 from fw.core.ir.builder import Builder
 from fw.core.ir.core import Value
 from fw.core.ir.executor import Compiled

@@ -30,8 +30,8 @@ import weakref
 
 import numpy as np
 
-from fw.core import dtypes as _dt
-from fw.core.ir.core import Value, _state, value_hooks
+from fw.core.internal import build_state
+from fw.core.ir.core import Value, value_hooks
 from fw.core.tensor import Tensor, version_of, wrap
 from fw.jit import _context, _optimizers
 from fw.jit.errors import ConversionError
@@ -42,7 +42,7 @@ _ACTIVE: list = []  # the TraceTraining of the traces being built
 
 
 def _inexact(t) -> bool:
-    return t.dtype.kind >= _dt._FLOAT
+    return t.dtype.is_inexact
 
 
 class _GradState:
@@ -225,7 +225,7 @@ class TraceTraining:
 
 
 def active() -> TraceTraining | None:
-    b = _state.builder
+    b = build_state.builder
     for t in reversed(_ACTIVE):
         if t.trace.builder is b:
             return t
@@ -248,7 +248,7 @@ def known_zero(table: dict, g: Tensor) -> bool:
 def _value_backward(loss, grad_tensor=None, retain_graph=False):
     tt = active()
     if tt is None:
-        b = _state.builder
+        b = build_state.builder
         if b is None:  # static mode: emit into the loss's program
             from fw.static._mode import builder_for
 
@@ -265,7 +265,7 @@ def _static_backward(loss, grad_tensor):
 
     for p, g in append_backward(loss):
         t = p.owner.program.captured.get(p.label) if p.owner is not None else None
-        b = _state.builder
+        b = build_state.builder
         if t is not None:
             b.grads[id(t)] = (t, g)
 

@@ -26,9 +26,9 @@ import re
 
 import numpy as np
 
-from fw.core.dispatch import grad_state
+from fw.core.internal import build_state, grad_state
 from fw.core.ir import serialize
-from fw.core.ir.core import Value, _state
+from fw.core.ir.core import Value
 from fw.core.ir.executor import Compiled
 from fw.core.tensor import Tensor, to_tensor, wrap
 from fw.jit._function import StaticFunction
@@ -247,12 +247,12 @@ class TranslatedLayer(Layer):
             raise TypeError(f"TranslatedLayer: the program takes {n_in} inputs ({names}), "
                             f"got {len(inputs)}")
         sym = next((x for x in inputs if type(x) is Value), None)
-        if _state.builder is not None or sym is not None:
+        if build_state.builder is not None or sym is not None:
             # inside a program being built (a to_static function using this layer, or
             # fw.static code): the loaded program's ops join it
             from fw.jit._program_op import inline_program
 
-            if _state.builder is None:
+            if build_state.builder is None:
                 from fw.static._mode import builder_for
 
                 with builder_for(sym):

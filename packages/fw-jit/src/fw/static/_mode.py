@@ -12,8 +12,9 @@ them). This is what Paddle static code needs — every op of interest reads a
 from __future__ import annotations
 
 from fw.core.errors import InvalidArgumentError
+from fw.core.internal import build_state
 from fw.core.ir.builder import Builder
-from fw.core.ir.core import Operation, Value, _state
+from fw.core.ir.core import Operation, Value
 
 __all__ = ["enable_static", "disable_static", "in_dynamic_mode", "in_static_mode",
            "builder_for", "program_of"]
@@ -76,13 +77,13 @@ def enable_static() -> None:
     """Enter static mode (Paddle's ``paddle.enable_static``): `fw.static.data` and
     ops on its values build the default main program; see the module docstring."""
     _STATIC[0] = True
-    _state.implicit = _implicit
+    build_state.implicit = _implicit
 
 
 def disable_static(place=None) -> None:
     """Leave static mode (ops on symbolic values outside a builder raise again)."""
     _STATIC[0] = False
-    _state.implicit = None
+    build_state.implicit = None
 
 
 def in_dynamic_mode() -> bool:

@@ -151,18 +151,18 @@ def program_guard(main_program, startup_program=None):
     if startup_program is not None and not isinstance(startup_program, _IRProgram):
         raise TypeError(f"program_guard: startup_program must be a Program, got "
                         f"{type(startup_program).__name__}")
-    from fw.core.ir.core import _state
+    from fw.core.internal import build_state
     from fw.static._mode import _implicit
 
-    prev = (_MAIN[0], _STARTUP[0], _state.implicit)
+    prev = (_MAIN[0], _STARTUP[0], build_state.implicit)
     _MAIN[0] = as_static_program(main_program)
     if startup_program is not None:
         _STARTUP[0] = as_static_program(startup_program)
-    _state.implicit = _implicit
+    build_state.implicit = _implicit
     try:
         yield
     finally:
-        _MAIN[0], _STARTUP[0], _state.implicit = prev
+        _MAIN[0], _STARTUP[0], build_state.implicit = prev
 
 
 def data(name, shape, dtype=None, lod_level=0):

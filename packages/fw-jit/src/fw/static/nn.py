@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from fw.core.internal import build_state
 from fw.core.ir import control as _control
-from fw.core.ir.core import Value, _state
+from fw.core.ir.core import Value
 
 __all__ = ["cond", "while_loop", "fc"]
 
@@ -35,7 +36,7 @@ def cond(pred, true_fn=None, false_fn=None, name=None, return_names=None):
     >>> float(fw.static.nn.cond(x > 2, lambda: x * 2, lambda: x - 1))
     6.0
     """
-    if type(pred) is Value and _state.builder is None:
+    if type(pred) is Value and build_state.builder is None:
         from fw.static._mode import builder_for
 
         with builder_for(pred):
@@ -55,11 +56,11 @@ def while_loop(cond, body, loop_vars, is_test=False, name=None):
     (3, 3)
     """
     v = _first_value(list(loop_vars))
-    if v is None and _state.builder is None:
+    if v is None and build_state.builder is None:
         # concrete starting values: the loop is symbolic when its condition is
         c = cond(*loop_vars)
         v = c if type(c) is Value else None
-    if v is not None and _state.builder is None:
+    if v is not None and build_state.builder is None:
         from fw.static._mode import builder_for
 
         with builder_for(v):
