@@ -11,17 +11,19 @@ gets the same effect by asking glibc to serve large blocks from the heap and to
 keep freed heap memory (``mallopt``): peak memory stays resident, as it does
 under PyTorch.
 
-Opt out with ``FW_MALLOC_TUNING=0``. Only glibc is tuned; other C libraries are
-left alone.
+The tuning is process-wide: it changes how every malloc of the process behaves,
+NumPy arrays that are not fw's included (a server or notebook then keeps up to 1
+GiB of freed memory resident). So ``import fw`` does not apply it; it is opt-in:
+set ``FW_MALLOC_TUNING=1`` in the environment before importing fw, or call
+`tune_malloc()`. Only glibc is tuned; other C libraries are left alone.
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
 import sys
 
-__all__ = ["tune_malloc", "TUNED"]
+__all__ = ["tune_malloc", "tune_malloc_if_asked", "TUNED"]
 
 _M_TRIM_THRESHOLD = -1
 _M_TOP_PAD = -2
@@ -30,12 +32,20 @@ _M_MMAP_THRESHOLD = -3
 TUNED = False
 
 
+def tune_malloc_if_asked() -> bool:
+    """Apply the tuning when ``FW_MALLOC_TUNING=1``; returns whether it is applied."""
+    if os.environ.get("FW_MALLOC_TUNING", "0") == "1":
+        return tune_malloc()
+    return TUNED
+
+
 def tune_malloc() -> bool:
-    """Apply the tuning once; returns whether glibc accepted it."""
+    """Apply the tuning once (process-wide); returns whether glibc accepted it."""
     global TUNED
-    if TUNED or os.environ.get("FW_MALLOC_TUNING", "1") == "0" or not sys.platform.startswith(
-            "linux"):
+    if TUNED or not sys.platform.startswith("linux"):
         return TUNED
+    import ctypes  # only here: most processes never tune
+
     try:
         libc = ctypes.CDLL("libc.so.6")
         mallopt = libc.mallopt

@@ -24,6 +24,7 @@ import numpy as np
 
 from fw.core import dtypes as _dt
 from fw.core import place as _pl
+from fw.core._grad_hooks import grad_state
 from fw.core.errors import (
     FwError,
     InvalidArgumentError,
@@ -44,22 +45,6 @@ _generic = np.generic
 _BY_NP = _dt._BY_NP
 _BY_ARRAY_TYPE = _pl._BY_ARRAY_TYPE
 _SCALARS = (bool, int, float, complex)
-
-
-class _GradState:
-    """fw-autograd fills this in: `enabled` is grad mode, `record` builds a node,
-    `rebase(x, out)` moves `out`'s place in the graph onto `x` after an in-place op."""
-
-    __slots__ = ("enabled", "record", "rebase", "available")
-
-    def __init__(self):
-        self.enabled = False
-        self.record = None
-        self.rebase = None
-        self.available = False
-
-
-grad_state = _GradState()
 
 
 class _AmpState:

@@ -17,6 +17,7 @@ import weakref
 
 import numpy as np
 
+from fw.core import _grad_hooks
 from fw.core import dtypes as _dt
 from fw.core import place as _pl
 
@@ -28,21 +29,8 @@ _new = object.__new__
 _BY_NP = _dt._BY_NP
 
 
-class _AutogradHooks:
-    """Filled in by fw-autograd when it is imported."""
-
-    backward = None
-    register_hook = None
-    retain_grads = None
-    grad_enabled = None
-
-
-_autograd = _AutogradHooks()
-
-
-def _need_autograd(what: str):
-    raise ModuleNotFoundError(f"Tensor.{what} needs automatic differentiation, which is provided "
-                              f"by the fw-autograd package: pip install fw-autograd")
+_autograd = _grad_hooks.tensor_hooks  # filled in by fw-autograd when it is attached
+_grad_state = _grad_hooks.grad_state
 
 
 class Tensor:
@@ -113,7 +101,9 @@ class Tensor:
 
     @stop_gradient.setter
     def stop_gradient(self, value: bool):
-        self._sg = bool(value)
+        self._sg = sg = bool(value)
+        if not sg:
+            _needs_grad()
 
     @property
     def requires_grad(self) -> bool:
@@ -121,7 +111,9 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool):
-        self._sg = not value
+        self._sg = sg = not value
+        if not sg:
+            _needs_grad()
 
     @property
     def is_leaf(self) -> bool:
@@ -289,17 +281,17 @@ class Tensor:
     # ------------------------------------------------------------ autograd
     def backward(self, grad_tensor=None, retain_graph=False):
         if _autograd.backward is None:
-            _need_autograd("backward")
+            _grad_hooks.require("Tensor.backward")
         _autograd.backward([self], [grad_tensor], retain_graph)
 
     def register_hook(self, hook):
         if _autograd.register_hook is None:
-            _need_autograd("register_hook")
+            _grad_hooks.require("Tensor.register_hook")
         return _autograd.register_hook(self, hook)
 
     def retain_grads(self):
         if _autograd.retain_grads is None:
-            _need_autograd("retain_grads")
+            _grad_hooks.require("Tensor.retain_grads")
         _autograd.retain_grads(self)
 
     def clear_grad(self, set_to_zero: bool = False):
@@ -449,9 +441,7 @@ def to_tensor(data, dtype=None, place=None, stop_gradient=True) -> Tensor:
             if type(data).__module__.split(".")[0] == "cupy":
                 _pl.get_backend("gpu")  # a clear error when CuPy or a GPU is missing
                 arr = data.astype(target.np) if target is not None else data.copy()
-                t = wrap(arr)
-                t._sg = bool(stop_gradient)
-                return t
+                return _with_stop_gradient(wrap(arr), stop_gradient)
             data = _nested_tensors_to_numpy(data)
             arr = np.asarray(data)
             if arr.dtype == object:
@@ -477,9 +467,22 @@ def to_tensor(data, dtype=None, place=None, stop_gradient=True) -> Tensor:
             else:
                 host = arr if isinstance(arr, np.ndarray) else _pl.backend_of(arr).to_numpy(arr)
                 arr = _pl.get_backend(p.kind).asarray(host, p.index)
-    t = wrap(arr)
-    t._sg = bool(stop_gradient)
+    return _with_stop_gradient(wrap(arr), stop_gradient)
+
+
+def _with_stop_gradient(t: Tensor, stop_gradient) -> Tensor:
+    t._sg = sg = bool(stop_gradient)
+    if not sg:
+        _needs_grad()
     return t
+
+
+def _needs_grad() -> None:
+    """A tensor now requires grad: attach fw-autograd before an op on it runs (the
+    ops would attach it too, on their first record; this keeps hooks and grad mode
+    in place from the moment the user asks for gradients)."""
+    if not _grad_state.available:
+        _grad_hooks.attach()
 
 
 def _coerce_foreign(arr: np.ndarray) -> np.ndarray:
