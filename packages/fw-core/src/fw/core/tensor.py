@@ -30,7 +30,6 @@ _BY_NP = _dt._BY_NP
 
 
 _autograd = _grad_hooks.tensor_hooks  # filled in by fw-autograd when it is attached
-_grad_state = _grad_hooks.grad_state
 
 
 class Tensor:
@@ -101,9 +100,7 @@ class Tensor:
 
     @stop_gradient.setter
     def stop_gradient(self, value: bool):
-        self._sg = sg = bool(value)
-        if not sg:
-            _needs_grad()
+        self._sg = bool(value)
 
     @property
     def requires_grad(self) -> bool:
@@ -111,9 +108,7 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool):
-        self._sg = sg = not value
-        if not sg:
-            _needs_grad()
+        self._sg = not value
 
     @property
     def is_leaf(self) -> bool:
@@ -441,7 +436,9 @@ def to_tensor(data, dtype=None, place=None, stop_gradient=True) -> Tensor:
             if type(data).__module__.split(".")[0] == "cupy":
                 _pl.get_backend("gpu")  # a clear error when CuPy or a GPU is missing
                 arr = data.astype(target.np) if target is not None else data.copy()
-                return _with_stop_gradient(wrap(arr), stop_gradient)
+                t = wrap(arr)
+                t._sg = bool(stop_gradient)
+                return t
             data = _nested_tensors_to_numpy(data)
             arr = np.asarray(data)
             if arr.dtype == object:
@@ -467,22 +464,9 @@ def to_tensor(data, dtype=None, place=None, stop_gradient=True) -> Tensor:
             else:
                 host = arr if isinstance(arr, np.ndarray) else _pl.backend_of(arr).to_numpy(arr)
                 arr = _pl.get_backend(p.kind).asarray(host, p.index)
-    return _with_stop_gradient(wrap(arr), stop_gradient)
-
-
-def _with_stop_gradient(t: Tensor, stop_gradient) -> Tensor:
-    t._sg = sg = bool(stop_gradient)
-    if not sg:
-        _needs_grad()
+    t = wrap(arr)
+    t._sg = bool(stop_gradient)
     return t
-
-
-def _needs_grad() -> None:
-    """A tensor now requires grad: attach fw-autograd before an op on it runs (the
-    ops would attach it too, on their first record; this keeps hooks and grad mode
-    in place from the moment the user asks for gradients)."""
-    if not _grad_state.available:
-        _grad_hooks.attach()
 
 
 def _coerce_foreign(arr: np.ndarray) -> np.ndarray:
