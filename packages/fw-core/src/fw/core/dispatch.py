@@ -35,7 +35,7 @@ from fw.core.errors import (
 from fw.core.ir.core import Value
 from fw.core.ir.core import _state as _build
 from fw.core.ir.types import TensorType
-from fw.core.tensor import Tensor, _new
+from fw.core.tensor import Tensor, wrap
 
 __all__ = ["invoke", "grad_state", "amp_state", "target_dtype", "explain_failure",
            "assign_inplace"]
@@ -219,30 +219,14 @@ def _eager(op, args, attrs):
     if first is None and name != "cpu":
         out = _move_outputs(out, be)
     if op.num_outputs == 1:
-        if type(out) is not _ndarray and (isinstance(out, _generic) or not hasattr(out, "shape")):
-            out = np.asarray(out)
-        r = _new(Tensor)
-        r._data = out
-        r._sg = True
-        r._node = None
+        r = wrap(out)
         if need_grad and op.differentiable and grad_state.enabled:
             grad_state.record(op, args, attrs, (r,))
         return r
-    rs = tuple(_wrap(o) for o in out)
+    rs = tuple(wrap(o) for o in out)
     if need_grad and op.differentiable and grad_state.enabled:
         grad_state.record(op, args, attrs, rs)
     return rs
-
-
-def _wrap(a):
-    if type(a) is not _ndarray:
-        if isinstance(a, _generic) or not hasattr(a, "shape"):
-            a = np.asarray(a)
-    t = _new(Tensor)
-    t._data = a
-    t._sg = True
-    t._node = None
-    return t
 
 
 def _move_outputs(out, be):

@@ -26,10 +26,15 @@ __all__ = ["Tensor", "to_tensor", "is_tensor", "wrap", "version_of", "array_vers
 
 _ndarray = np.ndarray
 _new = object.__new__
+_generic = np.generic
 _BY_NP = _dt._BY_NP
 
 
 _autograd = _grad_hooks.tensor_hooks  # filled in by fw-autograd when it is attached
+# `call(op_name, *inputs, **attrs)` of the op table, for the few Tensor members
+# that run ops directly (`to`). The op table is built above this module, so
+# `fw.core.ops._api.install` hands it down, as it attaches the op methods.
+_call_op = None
 
 
 class Tensor:
@@ -249,8 +254,6 @@ class Tensor:
     def to(self, *args, **kwargs) -> Tensor:
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``;
         keywords ``device``, ``dtype``, ``blocking``."""
-        from fw.core.ops import _api
-
         device = kwargs.pop("device", None)
         dtype = kwargs.pop("dtype", None)
         kwargs.pop("blocking", None)
@@ -266,11 +269,11 @@ class Tensor:
                 dtype = a
         out = self
         if dtype is not None and _dt.convert_dtype(dtype) is not self.dtype:
-            out = _api.call("cast", out, dtype=_dt.convert_dtype(dtype))
+            out = _call_op("cast", out, dtype=_dt.convert_dtype(dtype))
         if device is not None:
             p = _pl.parse_place(device)
             if p != out.place:
-                out = _api.call("to_device", out, place=str(p))
+                out = _call_op("to_device", out, place=str(p))
         return out
 
     # ------------------------------------------------------------ autograd
@@ -382,10 +385,13 @@ def _auto_name(prefix: str) -> str:
 
 # ---------------------------------------------------------------- construction
 def wrap(array) -> Tensor:
-    """A Tensor over `array` (no copy); stop_gradient=True."""
-    if type(array) is not _ndarray:
-        if isinstance(array, np.generic):
-            array = np.asarray(array)
+    """A Tensor over `array` (no copy); stop_gradient=True. A NumPy or Python scalar
+    (what a kernel may return for a 0-D result) becomes a 0-D array; device arrays
+    (CuPy) are kept. The one construction of a Tensor from a kernel's result: the
+    eager fast paths, the dispatcher and the executor all call it."""
+    if type(array) is not _ndarray and (isinstance(array, _generic)
+                                        or not hasattr(array, "shape")):
+        array = np.asarray(array)
     t = _new(Tensor)
     t._data = array
     t._sg = True

@@ -23,11 +23,12 @@ import keyword
 
 import numpy as np
 
+from fw.core import tensor as _tensor
 from fw.core.dispatch import grad_state, invoke
 from fw.core.ir.core import Value
 from fw.core.ir.core import _state as _build
 from fw.core.ops._registry import OPS, get_op
-from fw.core.tensor import Tensor, _new
+from fw.core.tensor import Tensor, wrap
 
 __all__ = ["public", "PUBLIC", "METHODS", "call", "entry", "install", "FUNCTIONS"]
 
@@ -38,7 +39,6 @@ FUNCTIONS: dict = {}  # every public function, after install()
 _installed = [False]
 
 _ndarray = np.ndarray
-_asarray = np.asarray
 
 
 def public(name=None, *, method=False, dunders=(), aliases=(), method_aliases=()):
@@ -90,28 +90,14 @@ def entry(op_name: str):
 
 # ---------------------------------------------------------------- generation
 def _finish1(op, args, attrs, r, need):
-    if type(r) is not _ndarray:
-        r = _asarray(r)
-    t = _new(Tensor)
-    t._data = r
-    t._sg = True
-    t._node = None
+    t = wrap(r)
     if need and op.differentiable and grad_state.enabled:
         grad_state.record(op, args, attrs, (t,))
     return t
 
 
 def _finishn(op, args, attrs, rs, need):
-    out = []
-    for r in rs:
-        if type(r) is not _ndarray:
-            r = _asarray(r)
-        t = _new(Tensor)
-        t._data = r
-        t._sg = True
-        t._node = None
-        out.append(t)
-    out = tuple(out)
+    out = tuple(wrap(r) for r in rs)
     if need and op.differentiable and grad_state.enabled:
         grad_state.record(op, args, attrs, out)
     return out
@@ -210,8 +196,7 @@ def _make_binary(op, fname):
     inv = invoke
     T = Tensor
     nd = _ndarray
-    new = _new
-    asarray = _asarray
+    wrap_ = wrap
     diff = op.differentiable
     float_only = op.to_float
 
@@ -227,12 +212,7 @@ def _make_binary(op, fname):
                         r = kern(a, b)
                     except Exception:
                         return inv(op, [x, y], {})
-                    if type(r) is not nd:
-                        r = asarray(r)
-                    t = new(T)
-                    t._data = r
-                    t._sg = True
-                    t._node = None
+                    t = wrap_(r)
                     if diff and gs.enabled and not (x._sg and y._sg):
                         gs.record(op, [x, y], {}, (t,))
                     return t
@@ -241,12 +221,7 @@ def _make_binary(op, fname):
                     r = kern(a, y)
                 except Exception:
                     return inv(op, [x, y], {})
-                if type(r) is not nd:
-                    r = asarray(r)
-                t = new(T)
-                t._data = r
-                t._sg = True
-                t._node = None
+                t = wrap_(r)
                 if diff and gs.enabled and not x._sg:
                     gs.record(op, [x, y], {}, (t,))
                 return t
@@ -262,12 +237,7 @@ def _make_binary(op, fname):
                     r = kern(x, b)
                 except Exception:
                     return inv(op, [x, y], {})
-                if type(r) is not nd:
-                    r = asarray(r)
-                t = new(T)
-                t._data = r
-                t._sg = True
-                t._node = None
+                t = wrap_(r)
                 if diff and gs.enabled and not y._sg:
                     gs.record(op, [x, y], {}, (t,))
                 return t
@@ -289,8 +259,7 @@ def _make_unary(op, fname):
     inv = invoke
     T = Tensor
     nd = _ndarray
-    new = _new
-    asarray = _asarray
+    wrap_ = wrap
     diff = op.differentiable
     kinds = "fc" if op.to_float else "biufcV"
 
@@ -302,12 +271,7 @@ def _make_unary(op, fname):
                     r = kern(a)
                 except Exception:
                     return inv(op, [x], {})
-                if type(r) is not nd:
-                    r = asarray(r)
-                t = new(T)
-                t._data = r
-                t._sg = True
-                t._node = None
+                t = wrap_(r)
                 if diff and not x._sg and gs.enabled:
                     gs.record(op, [x], {}, (t,))
                 return t
@@ -389,6 +353,7 @@ def install():
                 DUNDERS.setdefault(d, fn)
     for n, fn in PUBLIC.items():
         FUNCTIONS[n] = fn
+    _tensor._call_op = call
     for cls in (Tensor, Value):
         for m, fn in METHODS.items():
             if m in cls.__dict__ and not getattr(cls.__dict__[m], "op", None) and \
