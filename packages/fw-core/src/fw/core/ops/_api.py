@@ -5,7 +5,8 @@ For each op with ``api`` set, a function with the Paddle signature
 source, so signatures and defaults are introspectable and argument binding is
 as cheap as a hand-written function). Ops whose public signature is not a plain
 mapping of inputs and attributes get a hand-written wrapper registered with
-`public` next to their declaration; it takes precedence.
+`public` next to their declaration; it takes precedence. Their compiled code
+is kept between processes in this package's ``__pycache__`` (`_codecache`).
 
 The hottest ops get specialised entry points (`_make_binary`, `_make_unary`):
 when every input is a cpu Tensor of one dtype (or a Python number next to a
@@ -27,6 +28,7 @@ from fw.core import tensor as _tensor
 from fw.core.dispatch import grad_state, invoke
 from fw.core.ir.core import Value
 from fw.core.ir.core import _state as _build
+from fw.core.ops._codecache import CodeCache
 from fw.core.ops._registry import OPS, get_op
 from fw.core.tensor import Tensor, wrap
 
@@ -39,6 +41,7 @@ FUNCTIONS: dict = {}  # every public function, after install()
 _installed = [False]
 
 _ndarray = np.ndarray
+_codes = CodeCache()  # compiled generated functions, kept between processes
 
 
 def public(name=None, *, method=False, dunders=(), aliases=(), method_aliases=()):
@@ -179,7 +182,7 @@ def _make_generic(op, fname):
         lines.append(f"{ind}return _fin(_op, [{', '.join(ins)}], _at, _r, {need})")
     lines.append(f"    return _invoke(_op, {call_args})")
     src = "\n".join(lines) + "\n"
-    exec(compile(src, f"<fw op {op.name}>", "exec"), ns)
+    exec(_codes.compile(src, f"<fw op {op.name}>"), ns)
     fn = ns[fname]
     fn.__doc__ = op.doc or f"The ``{op.name}`` op (generated from the op table)."
     fn.__module__ = "fw"
@@ -363,4 +366,5 @@ def install():
         for d, fn in DUNDERS.items():
             setattr(cls, d, fn)
     _installed[0] = True
+    _codes.save()
     return FUNCTIONS
