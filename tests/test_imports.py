@@ -73,6 +73,7 @@ def test_a_predictor_run_loads_no_training_package():
         (y,) = pred.run([x])
         want = np.maximum(x @ w.numpy() + b.numpy(), 0)
         assert np.allclose(np.asarray(y), want, atol=1e-5), (y, want)
+        assert not fw.core._memory.TUNED  # serving leaves malloc alone
     """)
     assert "fw.inference" in loaded
     assert not loaded & set(NOT_FOR_SERVING), loaded
@@ -239,11 +240,21 @@ except ModuleNotFoundError as e:
 
 
 # ------------------------------------------------------------ malloc
-def test_import_fw_leaves_malloc_alone_unless_asked():
-    code = "import fw, fw.core._memory as m; print(m.TUNED)"
-    assert run_fresh(code, env={"FW_MALLOC_TUNING": ""}).strip() == "False"
-    if platform.libc_ver()[0] == "glibc":
-        assert run_fresh(code, env={"FW_MALLOC_TUNING": "1"}).strip() == "True"
+def test_malloc_is_tuned_when_training_starts_not_at_import():
+    code = """
+        import fw, fw.core._memory as m
+        at_import = m.TUNED
+        x = fw.to_tensor([1.0, 2.0], stop_gradient=False)
+        y = (x * x).sum()
+        before_backward = m.TUNED
+        y.backward()
+        print(at_import, before_backward, m.TUNED)
+    """
+    glibc = platform.libc_ver()[0] == "glibc"
+    assert run_fresh(code, env={"FW_MALLOC_TUNING": ""}).split() == [
+        "False", "False", str(glibc)]
+    assert run_fresh(code, env={"FW_MALLOC_TUNING": "0"}).split() == ["False"] * 3
+    assert run_fresh(code, env={"FW_MALLOC_TUNING": "1"}).split() == [str(glibc)] * 3
 
 
 # ------------------------------------------------------------ cached code of generated ops

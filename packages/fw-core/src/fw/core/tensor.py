@@ -17,7 +17,7 @@ import weakref
 
 import numpy as np
 
-from fw.core import _grad_hooks
+from fw.core import _grad_hooks, _memory
 from fw.core import dtypes as _dt
 from fw.core import place as _pl
 
@@ -280,6 +280,8 @@ class Tensor:
     def backward(self, grad_tensor=None, retain_graph=False):
         if _autograd.backward is None:
             _grad_hooks.require("Tensor.backward")
+        if not _memory.training_started:  # keep training's freed memory (see _memory.py)
+            _memory.tune_malloc_for_training()
         _autograd.backward([self], [grad_tensor], retain_graph)
 
     def register_hook(self, hook):
