@@ -109,9 +109,21 @@ class _MissingPackageFinder:
     def find_spec(fullname, path=None, target=None):
         if fullname.startswith("fw."):
             pkg = _provider(fullname)
-            if pkg is not None:
+            if pkg is not None and not _probing():
                 raise ModuleNotFoundError(_missing_message(fullname, pkg), name=fullname)
         return None
+
+
+def _probing() -> bool:
+    """Whether `importlib.util.find_spec` is asking: a feature probe, which must get
+    None for a missing package (an import gets the error). Only runs on a miss."""
+    f = _sys._getframe(2)
+    while f is not None and f.f_globals.get("__name__") in _IMPORT_SYSTEM:
+        f = f.f_back
+    return f is not None and f.f_globals.get("__name__") == "importlib.util"
+
+
+_IMPORT_SYSTEM = ("importlib._bootstrap", "importlib._bootstrap_external")
 
 
 # (fw's globals shadow the builtins `any`, `all`, … with ops: plain names only here)
