@@ -151,6 +151,19 @@ def test_lazy_names_of_fw_attach_autograd():
     assert out.split() == ["True", "[6.0]", "True"]
 
 
+def test_flags_set_before_autograd_attaches_take_effect():
+    # FLAGS_check_nan_inf is fw-autograd's (anomaly mode): set before it is attached,
+    # it applies when the first recorded op attaches it
+    out = run_fresh("""
+        import sys, fw
+        fw.set_flags({"FLAGS_check_nan_inf": True})
+        assert 'fw.autograd' not in sys.modules
+        y = fw.to_tensor([1.0], stop_gradient=False) * 2
+        print(fw.autograd.is_anomaly_enabled())
+    """)
+    assert out.split() == ["True"]
+
+
 # ------------------------------------------------------------ missing packages
 # Simulates an uninstalled fw package: after `import fw`, the directories that hold
 # it are dropped from the fw namespace's __path__ (the editable installs of this
