@@ -1,8 +1,10 @@
 """fw — a deep-learning framework with Paddle 3.x's public API.
 
 This module is the facade: tensors, dtypes, devices and every op function come
-from fw-core; ``fw.nn``, ``fw.jit``, … resolve lazily to the installed packages,
-and a missing one raises ModuleNotFoundError naming the pip package.
+from fw-core; ``fw.nn``, ``fw.jit``, … resolve lazily to the installed packages
+(``import fw.nn`` without fw-nn raises ModuleNotFoundError naming the pip package;
+``fw.nn`` is then an AttributeError with the same hint). ``import fw`` loads fw-core
+only: fw-autograd attaches itself on first use of gradients (fw.core._grad_hooks).
 ``import fw as paddle`` runs Paddle programs for the surface fw covers.
 """
 
@@ -52,12 +54,15 @@ globals()["bool"] = _dtypes.bool_
 # fw.tensor is a module (Paddle's paddle.tensor.math …) that is also callable
 # (paddle.tensor(data)); it replaces the plain `tensor` function set just above.
 import importlib as _importlib  # noqa: E402
+import sys as _sys  # noqa: E402
 
 globals()["tensor"] = _importlib.import_module("fw.tensor")
 globals()["framework"] = _importlib.import_module("fw.framework")
 from fw.compat import disable_compat, enable_compat  # noqa: E402,F401
 
-# Subpackages and names provided by other distributions, resolved on first use.
+# Subpackages provided by other distributions (DESIGN.md's package table). A name
+# that no planned package provides (Paddle's `text`, say) is not listed: its error
+# must not point at a package that does not exist.
 _PROVIDERS = {
     "autograd": "fw-autograd",
     "nn": "fw-nn", "optimizer": "fw-nn", "io": "fw-nn", "amp": "fw-nn", "metric": "fw-nn",
@@ -66,8 +71,11 @@ _PROVIDERS = {
     "inference": "fw-inference",
     "distributed": "fw-distributed",
     "slim": "fw-slim", "quantization": "fw-slim",
-    "hub": "fw-hub", "vision": "fw-hub", "text": "fw-hub",
+    "vision": "fw-vision",
+    "hub": "fw-hub",
 }
+# modules another distribution adds inside a subpackage of fw-core
+_NESTED_PROVIDERS = {"fw.utils.download": "fw-hub"}
 # top-level names -> the module that defines them
 _TOP_LEVEL = {
     "grad": "fw.autograd", "no_grad": "fw.autograd", "enable_grad": "fw.autograd",
@@ -80,37 +88,63 @@ _TOP_LEVEL = {
 }
 
 
-def __getattr__(name):
-    import importlib
+def _provider(module: str):
+    """The pip package that provides fw module `module`, or None if none is planned."""
+    pkg = _NESTED_PROVIDERS.get(module)
+    if pkg is None and module.count(".") == 1:
+        pkg = _PROVIDERS.get(module[3:])
+    return pkg
 
-    if name in _TOP_LEVEL:
-        mod = _TOP_LEVEL[name]
-        try:
-            m = importlib.import_module(mod)
-        except ModuleNotFoundError as e:
-            if e.name and (e.name == mod or mod.startswith(e.name + ".")):
-                pkg = _PROVIDERS.get(mod.split(".")[1], "fw-" + mod.split(".")[1])
-                raise ModuleNotFoundError(f"fw.{name} is provided by the {pkg} package: "
-                                          f"pip install {pkg}", name=mod) from None
-            raise
-        return getattr(m, name)
+
+def _missing_message(what: str, pkg: str) -> str:
+    return f"{what} is provided by the {pkg} package: pip install {pkg}"
+
+
+class _MissingPackageFinder:
+    """Last on ``sys.meta_path``, so it is asked only after every installed package
+    was looked for: ``import fw.nn`` without fw-nn then says what to install
+    instead of "No module named 'fw.nn'". It answers for no other name."""
+
+    @staticmethod
+    def find_spec(fullname, path=None, target=None):
+        if fullname.startswith("fw."):
+            pkg = _provider(fullname)
+            if pkg is not None and not _probing():
+                raise ModuleNotFoundError(_missing_message(fullname, pkg), name=fullname)
+        return None
+
+
+def _probing() -> bool:
+    """Whether `importlib.util.find_spec` is asking: a feature probe, which must get
+    None for a missing package (an import gets the error). Only runs on a miss."""
+    f = _sys._getframe(2)
+    while f is not None and f.f_globals.get("__name__") in _IMPORT_SYSTEM:
+        f = f.f_back
+    return f is not None and f.f_globals.get("__name__") == "importlib.util"
+
+
+_IMPORT_SYSTEM = ("importlib._bootstrap", "importlib._bootstrap_external")
+
+
+# (fw's globals shadow the builtins `any`, `all`, … with ops: plain names only here)
+_sys.meta_path[:] = [f for f in _sys.meta_path if type(f).__name__ != "_MissingPackageFinder"]
+_sys.meta_path.append(_MissingPackageFinder())  # after the filter above: once, even on reload
+
+
+def __getattr__(name):
+    """``fw.nn``, ``fw.grad``, …: import the providing package on first use. A missing
+    one is an AttributeError naming the pip package, so ``hasattr(fw, "vision")``
+    and ``getattr(fw, "distributed", None)`` probe features as Python expects."""
     if name.startswith("__"):
         raise AttributeError(name)
+    mod = _TOP_LEVEL.get(name) or f"fw.{name}"
     try:
-        return importlib.import_module(f"fw.{name}")
+        m = _importlib.import_module(mod)
     except ModuleNotFoundError as e:
-        if e.name == f"fw.{name}":
-            if name in _PROVIDERS:
-                pkg = _PROVIDERS[name]
-                raise ModuleNotFoundError(f"fw.{name} is provided by the {pkg} package: "
-                                          f"pip install {pkg}", name=f"fw.{name}") from None
-            raise AttributeError(f"module 'fw' has no attribute {name!r}") from None
-        raise
-
-
-# Turn on gradient recording when fw-autograd is installed (it is optional).
-try:
-    import fw.autograd  # noqa: F401,E402
-except ModuleNotFoundError as _e:
-    if _e.name not in ("fw.autograd",):
-        raise
+        if not e.name or not (e.name == mod or mod.startswith(e.name + ".")):
+            raise  # an installed package lacks one of its own dependencies: a real error
+        pkg = _provider(e.name)
+        msg = (_missing_message(f"fw.{name}", pkg) if pkg is not None
+               else f"module 'fw' has no attribute {name!r}")
+        raise AttributeError(msg, name=name, obj=_sys.modules[__name__]) from None
+    return getattr(m, name) if name in _TOP_LEVEL else m

@@ -2,8 +2,11 @@
 table, eager (a tape of nodes) and on IR programs (`append_backward`).
 
 Importing it switches gradient recording on: it installs its recorder into
-fw-core's dispatch hooks and its backward into ``Tensor.backward``. See
-README.md beside this package for the design.
+fw-core's dispatch hooks and its backward into ``Tensor.backward``. ``import fw``
+does not import it: fw-core's hooks start as loaders that import it on first
+need (an input that requires grad reaching an op, ``stop_gradient=False``,
+``Tensor.backward``, ``fw.grad``/``fw.no_grad``, …). See README.md beside this
+package for the design.
 """
 
 from __future__ import annotations

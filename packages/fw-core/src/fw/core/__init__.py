@@ -12,7 +12,7 @@ _np.seterr(divide="ignore", invalid="ignore", over="ignore", under="ignore")
 
 from fw.core import _memory  # noqa: E402
 
-_memory.tune_malloc()  # freed tensor memory stays in the process (see _memory.py)
+_memory.tune_malloc_if_asked()  # opt-in: FW_MALLOC_TUNING=1 (see _memory.py)
 
 from fw.core import dtypes, errors, ir, ops, place  # noqa: E402
 from fw.core.ops import FUNCTIONS, OPS  # noqa: E402

@@ -100,8 +100,14 @@ def _preload_libdnnl() -> None:
     # _C carries an $ORIGIN-relative RPATH that finds <prefix>/lib in a normal
     # install; in an editable (in-place) build $ORIGIN is the source tree, so
     # load the library by path first. RTLD_GLOBAL lets the dynamic linker
-    # satisfy _C's DT_NEEDED libdnnl.so.3 with this copy.
-    path = _find_libdnnl()
+    # satisfy _C's DT_NEEDED libdnnl.so.3 with this copy. The wheel's data lands
+    # in <prefix>/lib: look there before asking importlib.metadata, whose imports
+    # (email, zipfile, …) cost ~20 ms of every `import fw`.
+    import sys
+
+    path = os.path.join(sys.prefix, "lib", _LIBDNNL)
+    if not os.path.exists(path):
+        path = _find_libdnnl()
     try:
         ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
     except OSError as e:

@@ -24,6 +24,7 @@ import numpy as np
 
 from fw.core import dtypes as _dt
 from fw.core import place as _pl
+from fw.core._grad_hooks import grad_state
 from fw.core.errors import (
     FwError,
     InvalidArgumentError,
@@ -34,7 +35,7 @@ from fw.core.errors import (
 from fw.core.ir.core import Value
 from fw.core.ir.core import _state as _build
 from fw.core.ir.types import TensorType
-from fw.core.tensor import Tensor, _new
+from fw.core.tensor import Tensor, wrap
 
 __all__ = ["invoke", "grad_state", "amp_state", "target_dtype", "explain_failure",
            "assign_inplace"]
@@ -44,22 +45,6 @@ _generic = np.generic
 _BY_NP = _dt._BY_NP
 _BY_ARRAY_TYPE = _pl._BY_ARRAY_TYPE
 _SCALARS = (bool, int, float, complex)
-
-
-class _GradState:
-    """fw-autograd fills this in: `enabled` is grad mode, `record` builds a node,
-    `rebase(x, out)` moves `out`'s place in the graph onto `x` after an in-place op."""
-
-    __slots__ = ("enabled", "record", "rebase", "available")
-
-    def __init__(self):
-        self.enabled = False
-        self.record = None
-        self.rebase = None
-        self.available = False
-
-
-grad_state = _GradState()
 
 
 class _AmpState:
@@ -234,30 +219,14 @@ def _eager(op, args, attrs):
     if first is None and name != "cpu":
         out = _move_outputs(out, be)
     if op.num_outputs == 1:
-        if type(out) is not _ndarray and (isinstance(out, _generic) or not hasattr(out, "shape")):
-            out = np.asarray(out)
-        r = _new(Tensor)
-        r._data = out
-        r._sg = True
-        r._node = None
+        r = wrap(out)
         if need_grad and op.differentiable and grad_state.enabled:
             grad_state.record(op, args, attrs, (r,))
         return r
-    rs = tuple(_wrap(o) for o in out)
+    rs = tuple(wrap(o) for o in out)
     if need_grad and op.differentiable and grad_state.enabled:
         grad_state.record(op, args, attrs, rs)
     return rs
-
-
-def _wrap(a):
-    if type(a) is not _ndarray:
-        if isinstance(a, _generic) or not hasattr(a, "shape"):
-            a = np.asarray(a)
-    t = _new(Tensor)
-    t._data = a
-    t._sg = True
-    t._node = None
-    return t
 
 
 def _move_outputs(out, be):

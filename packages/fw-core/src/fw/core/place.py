@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 import threading
-from importlib import metadata
 
 import numpy as np
 
@@ -128,6 +127,8 @@ def register_backend(backend: Backend) -> None:
 
 
 def _load_plugin(kind: str) -> bool:
+    from importlib import metadata  # 20 ms of imports: only when a plugin is looked for
+
     try:
         eps = metadata.entry_points(group="fw.backends")
     except Exception:  # pragma: no cover - broken metadata must not break import

@@ -17,6 +17,7 @@ import weakref
 
 import numpy as np
 
+from fw.core import _grad_hooks, _memory
 from fw.core import dtypes as _dt
 from fw.core import place as _pl
 
@@ -25,24 +26,15 @@ __all__ = ["Tensor", "to_tensor", "is_tensor", "wrap", "version_of", "array_vers
 
 _ndarray = np.ndarray
 _new = object.__new__
+_generic = np.generic
 _BY_NP = _dt._BY_NP
 
 
-class _AutogradHooks:
-    """Filled in by fw-autograd when it is imported."""
-
-    backward = None
-    register_hook = None
-    retain_grads = None
-    grad_enabled = None
-
-
-_autograd = _AutogradHooks()
-
-
-def _need_autograd(what: str):
-    raise ModuleNotFoundError(f"Tensor.{what} needs automatic differentiation, which is provided "
-                              f"by the fw-autograd package: pip install fw-autograd")
+_autograd = _grad_hooks.tensor_hooks  # filled in by fw-autograd when it is attached
+# `call(op_name, *inputs, **attrs)` of the op table, for the few Tensor members
+# that run ops directly (`to`). The op table is built above this module, so
+# `fw.core.ops._api.install` hands it down, as it attaches the op methods.
+_call_op = None
 
 
 class Tensor:
@@ -262,8 +254,6 @@ class Tensor:
     def to(self, *args, **kwargs) -> Tensor:
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``;
         keywords ``device``, ``dtype``, ``blocking``."""
-        from fw.core.ops import _api
-
         device = kwargs.pop("device", None)
         dtype = kwargs.pop("dtype", None)
         kwargs.pop("blocking", None)
@@ -279,27 +269,29 @@ class Tensor:
                 dtype = a
         out = self
         if dtype is not None and _dt.convert_dtype(dtype) is not self.dtype:
-            out = _api.call("cast", out, dtype=_dt.convert_dtype(dtype))
+            out = _call_op("cast", out, dtype=_dt.convert_dtype(dtype))
         if device is not None:
             p = _pl.parse_place(device)
             if p != out.place:
-                out = _api.call("to_device", out, place=str(p))
+                out = _call_op("to_device", out, place=str(p))
         return out
 
     # ------------------------------------------------------------ autograd
     def backward(self, grad_tensor=None, retain_graph=False):
         if _autograd.backward is None:
-            _need_autograd("backward")
+            _grad_hooks.require("Tensor.backward")
+        if not _memory.training_started:  # keep training's freed memory (see _memory.py)
+            _memory.tune_malloc_for_training()
         _autograd.backward([self], [grad_tensor], retain_graph)
 
     def register_hook(self, hook):
         if _autograd.register_hook is None:
-            _need_autograd("register_hook")
+            _grad_hooks.require("Tensor.register_hook")
         return _autograd.register_hook(self, hook)
 
     def retain_grads(self):
         if _autograd.retain_grads is None:
-            _need_autograd("retain_grads")
+            _grad_hooks.require("Tensor.retain_grads")
         _autograd.retain_grads(self)
 
     def clear_grad(self, set_to_zero: bool = False):
@@ -395,10 +387,13 @@ def _auto_name(prefix: str) -> str:
 
 # ---------------------------------------------------------------- construction
 def wrap(array) -> Tensor:
-    """A Tensor over `array` (no copy); stop_gradient=True."""
-    if type(array) is not _ndarray:
-        if isinstance(array, np.generic):
-            array = np.asarray(array)
+    """A Tensor over `array` (no copy); stop_gradient=True. A NumPy or Python scalar
+    (what a kernel may return for a 0-D result) becomes a 0-D array; device arrays
+    (CuPy) are kept. The one construction of a Tensor from a kernel's result: the
+    eager fast paths, the dispatcher and the executor all call it."""
+    if type(array) is not _ndarray and (isinstance(array, _generic)
+                                        or not hasattr(array, "shape")):
+        array = np.asarray(array)
     t = _new(Tensor)
     t._data = array
     t._sg = True

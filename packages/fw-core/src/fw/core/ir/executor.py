@@ -72,7 +72,7 @@ from fw.core import dtypes as _dt
 from fw.core import place as _pl
 from fw.core.errors import FwError, InvalidArgumentError, InvalidTypeError
 from fw.core.ir.types import DYN
-from fw.core.tensor import Tensor, _new
+from fw.core.tensor import Tensor, wrap
 from fw.core.tensor import bump_version as _bump
 
 __all__ = ["run", "compile_program", "Compiled", "Step"]
@@ -656,16 +656,6 @@ def _to_array(x, i):
                            f"{type(x).__name__}")
 
 
-def _wrap(a):
-    if type(a) is not _ndarray and (isinstance(a, np.generic) or not hasattr(a, "shape")):
-        a = np.asarray(a)
-    t = _new(Tensor)
-    t._data = a
-    t._sg = True
-    t._node = None
-    return t
-
-
 def run(program, *inputs, memory_optimize: bool = True):
     """Run `program` on `inputs` (Tensors or arrays, checked against the program's
     input types). Returns one Tensor for a single output, else a tuple of Tensors.
@@ -683,5 +673,5 @@ def run(program, *inputs, memory_optimize: bool = True):
             backend = _pl.backend_of(a).name
             break
     outs = compile_program(program, backend, memory_optimize)(arrays)
-    res = tuple(_wrap(o) for o in outs)
+    res = tuple(wrap(o) for o in outs)
     return res[0] if len(res) == 1 else res
