@@ -4,8 +4,8 @@ table, eager (a tape of nodes) and on IR programs (`append_backward`).
 Importing it switches gradient recording on: it installs its recorder into
 fw-core's dispatch hooks and its backward into ``Tensor.backward``. ``import fw``
 does not import it: fw-core's hooks start as loaders that import it on first
-need (an input that requires grad reaching an op, ``stop_gradient=False``,
-``Tensor.backward``, ``fw.grad``/``fw.no_grad``, …). See README.md beside this
+need (an input that requires grad reaching an op, ``Tensor.backward``,
+``fw.grad``/``fw.no_grad``, …). See README.md beside this
 package for the design.
 """
 
@@ -33,8 +33,7 @@ from fw.autograd.functional import Hessian, Jacobian, hessian, jacobian, jvp, vj
 from fw.autograd.py_layer import PyLayer, PyLayerContext
 from fw.autograd.recompute import recompute
 from fw.autograd.static import append_backward, gradients
-from fw.core import dispatch as _dispatch
-from fw.core import tensor as _tensor
+from fw.core.internal import grad_state, tensor_hooks
 
 __all__ = [
     "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
@@ -45,12 +44,12 @@ __all__ = [
 
 
 def _install():
-    gs = _dispatch.grad_state
+    gs = grad_state
     gs.record = _graph.record
     gs.rebase = _graph.rebase
     gs.enabled = True if _mode._off_threads[0] == 0 else _mode._PER_THREAD
     gs.available = True
-    hooks = _tensor._autograd
+    hooks = tensor_hooks
     hooks.backward = _tensor_backward
     hooks.register_hook = _hooks.register_hook
     hooks.retain_grads = _hooks.retain_grads

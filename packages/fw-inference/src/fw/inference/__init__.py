@@ -32,12 +32,11 @@ def get_version() -> str:
     True
     """
     from fw.core import __version__ as core
+    from fw.core.internal import native as _native_module
 
-    native = "not built"
-    try:
-        from fw.core import _native
-
+    _native = _native_module()
+    if _native is None:
+        native = "not built"
+    else:
         native = "oneDNN" if _native.available else "disabled (FW_DISABLE_NATIVE=1)"
-    except ImportError:
-        pass
     return f"fw-inference {__version__}, fw-core {core}, native kernels: {native}"

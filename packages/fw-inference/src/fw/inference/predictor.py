@@ -28,6 +28,7 @@ import os
 import numpy as np
 
 from fw.core.errors import InvalidArgumentError, InvalidTypeError
+from fw.core.internal import native
 from fw.inference.config import Config
 from fw.inference.tensor import Tensor, _host_array
 
@@ -39,9 +40,8 @@ _ndarray = np.ndarray
 
 def _apply_cache_capacity(config) -> None:
     if config._mkldnn_cache_capacity is not None:
-        try:
-            from fw.core import _native
-        except ImportError:
+        _native = native()
+        if _native is None:
             return
         _native.set_cache_capacity(config._mkldnn_cache_capacity)
 
@@ -53,10 +53,7 @@ def _executor(compiled, config):
     if not config._threads_set:
         return compiled
     n = config._threads
-    try:
-        from fw.core import _native
-    except ImportError:
-        _native = None
+    _native = native()
     if _native is None:
         from threadpoolctl import threadpool_limits
 
