@@ -18,6 +18,8 @@ from __future__ import annotations
 import itertools
 import sys
 
+import numpy as np
+
 from fw.core.ir.types import TensorType
 
 __all__ = ["Value", "Operation", "Block", "Program", "StateUpdates", "current_builder",
@@ -310,15 +312,56 @@ class Program:
     __hash__ = object.__hash__
 
     def clone(self) -> Program:
-        from fw.core.ir.parser import parse
-
-        p = parse(str(self))
+        """An independent copy: new blocks, operations and values with the same
+        types, labels, attributes, stop_gradient flags and source locations, sharing
+        the captured tensors. Passes may rewrite the copy without touching this
+        program; ``str(p.clone()) == str(p)``."""
+        p = Program()
+        vmap: dict = {}
+        _copy_block(self.block, p.block, vmap)
+        for label, v in self.updates:
+            p.updates.set(label, vmap.get(v, v))
         p.captured = dict(self.captured)
         p.meta = dict(self.meta)
         return p
 
 
 # ---------------------------------------------------------------- hooks
+def _copy_attr(v):
+    # attributes are plain data (numbers, strings, dtypes, lists, arrays): copy the
+    # containers so that a pass editing the copy's attributes leaves the original
+    if isinstance(v, list):
+        return [_copy_attr(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _copy_attr(x) for k, x in v.items()}
+    if isinstance(v, np.ndarray):
+        return v.copy()
+    return v
+
+
+def _copy_block(src: Block, dst: Block, vmap: dict) -> None:
+    """Copy `src`'s arguments, operations (with their nested blocks) and outputs
+    into the empty block `dst`, extending `vmap` (original value -> copy)."""
+    for a in src.args:
+        na = dst.add_arg(a.type, a.role, a.label)
+        na._sg = a._sg
+        vmap[a] = na
+    for op in src.ops:
+        blocks = []
+        for b in op.blocks:
+            nb = Block(dst.program)
+            _copy_block(b, nb, vmap)
+            blocks.append(nb)
+        operands = [None if v is None else vmap.get(v, v) for v in op.operands]
+        new = Operation(op.opdef, operands, {k: _copy_attr(v) for k, v in op.attrs.items()},
+                        [r.type for r in op.results], blocks, op.loc)
+        for r, nr in zip(op.results, new.results):
+            nr._sg = r._sg
+            vmap[r] = nr
+        dst.append(new)
+    dst.outputs = [vmap.get(v, v) for v in src.outputs]
+
+
 class _ValueHooks:
     """Filled in by the packages above fw-core (fw-jit sets them):
 
