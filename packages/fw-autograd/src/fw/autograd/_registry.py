@@ -9,7 +9,7 @@ Tensor methods, `fw.core.ops.call`), so the same rule
 - emits IR when ``ctx`` describes an IR operation (static backward).
 
 ``ctx`` is the same interface in both cases (`fw.autograd._graph.Node` eagerly,
-`fw.autograd._static.OpView` on IR):
+`fw.autograd.static.OpView` on IR):
 
 - ``ctx.inputs`` — the op's inputs aligned with ``op.inputs`` (the variadic
   slot is a list, an absent optional input is None, scalars stay scalars);
