@@ -30,7 +30,6 @@ import numpy as np
 from fw.core import _epilogue, _native
 from fw.core import dtypes as _dt
 from fw.core.ir.types import TensorType
-from fw.core.ops._registry import OPS
 from fw.core.kernels.cpu._common import (
     _BF16,
     _F32,
@@ -46,6 +45,7 @@ from fw.core.kernels.cpu._common import (
     fused_available,
 )
 from fw.core.kernels.cpu.conv import _conv_plan, _conv_plans
+from fw.core.ops._registry import OPS
 
 __all__ = ["compile_program", "register"]
 
