@@ -434,6 +434,23 @@ void py_softmax_backward(const InArray &y, const InArray &gy, OutArray &gx, int6
                              static_cast<const float *>(go.data), static_cast<float *>(gxo.data), log);
 }
 
+// Whether every element is finite (no NaN, no +-Inf): the fused kernels' guard
+// (fw/core/kernels/cpu/fused.py). Branch-free so the compiler vectorizes it.
+bool py_all_finite(const InArray &a) {
+    auto o = fop("all_finite", "x", a);
+    const int64_t n = int64_t(a.size());
+    if (o.dtype == fw::DType::f32) {
+        const uint32_t *p = static_cast<const uint32_t *>(o.data);
+        uint32_t bad = 0;
+        for (int64_t i = 0; i < n; ++i) bad |= uint32_t((p[i] & 0x7f800000u) == 0x7f800000u);
+        return !bad;
+    }
+    const uint16_t *p = static_cast<const uint16_t *>(o.data);
+    uint32_t bad = 0;
+    for (int64_t i = 0; i < n; ++i) bad |= uint32_t((p[i] & 0x7f80u) == 0x7f80u);
+    return !bad;
+}
+
 bool py_any_nan(const InArray &a) {
     auto o = fop("any_nan", "x", a);
     const int64_t n = int64_t(a.size());
@@ -499,6 +516,8 @@ void bind_nn(nb::module_ &m) {
           "softmax (log=False) or log_softmax along axis into out.");
     m.def("softmax_backward", &py_softmax_backward, "out"_a, "grad_out"_a, "grad_x"_a.noconvert(), "axis"_a, "log"_a,
           "grad_x of (log_)softmax from its result out and grad_out (float32).");
+    m.def("all_finite", &py_all_finite, "x"_a,
+          "Whether a float32 / bfloat16 (uint16 bits) array holds no NaN and no infinity.");
     m.def("any_nan", &py_any_nan, "x"_a, "Whether a float32 / bfloat16 (uint16 bits) array holds a NaN.");
     m.def("nn_set_cache_capacity", &fw::nn::cache_set_capacity, "capacity"_a,
           "Bounds each nn primitive cache (LRU, per primitive kind); 0 disables caching.");

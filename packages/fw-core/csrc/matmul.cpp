@@ -67,9 +67,11 @@ enum Slot : int { kSrc = 0, kWei, kDst, kBias, kRes, kSlots };
 // on each call so a cache hit allocates nothing.
 struct MemorySet {
     dnnl_memory_t mem[kSlots] = {};
+    dnnl_memory_t scratch = nullptr;  // re-pointed at the calling thread's scratchpad
     ~MemorySet() {
         for (auto m : mem)
             if (m) dnnl_memory_destroy(m);
+        if (scratch) dnnl_memory_destroy(scratch);
     }
 };
 
@@ -79,6 +81,8 @@ struct MatmulEntry {
     int arg[kSlots] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST, DNNL_ARG_BIAS, 0};
     bool used[kSlots] = {true, true, true, false, false};
     bool emulate_bf16 = false;  // CPU has no bf16 matmul: run in f32, convert
+    memory::desc scratch_md;    // user-mode scratchpad (see thread_scratchpad)
+    size_t scratch_bytes = 0;
     std::string impl;
 
     std::mutex pool_mu;
@@ -100,6 +104,11 @@ struct MatmulEntry {
             if (st != dnnl_success)
                 throw std::runtime_error(std::string("matmul: dnnl_memory_create failed: ") + dnnl_status2str(st));
         }
+        if (scratch_bytes) {
+            auto st = dnnl_memory_create(&ms->scratch, scratch_md.get(), cpu_engine().get(), DNNL_MEMORY_NONE);
+            if (st != dnnl_success)
+                throw std::runtime_error(std::string("matmul: dnnl_memory_create failed: ") + dnnl_status2str(st));
+        }
         return ms;
     }
 
@@ -110,13 +119,17 @@ struct MatmulEntry {
 
     void execute(void *const ptr[kSlots]) {
         auto ms = acquire();
-        dnnl_exec_arg_t args[kSlots];
+        dnnl_exec_arg_t args[kSlots + 1];
         int n = 0;
         dnnl_status_t st = dnnl_success;
         for (int i = 0; i < kSlots && st == dnnl_success; ++i) {
             if (!used[i]) continue;
             st = dnnl_memory_set_data_handle(ms->mem[i], ptr[i]);
             args[n++] = {arg[i], ms->mem[i]};
+        }
+        if (scratch_bytes && st == dnnl_success) {
+            st = dnnl_memory_set_data_handle(ms->scratch, thread_scratchpad(scratch_bytes));
+            args[n++] = {DNNL_ARG_SCRATCHPAD, ms->scratch};
         }
         if (st == dnnl_success) st = dnnl_primitive_execute(prim.get(), cpu_stream().get(), n, args);
         release(std::move(ms));
@@ -185,11 +198,13 @@ void build_primitive(MatmulEntry &e, const MatmulPlan &p, const EntryTypes &t, A
     append_activation(po, act);
     if (res_mode == kResAddAfter || res_mode == kResSumAfter) add_residual();
 
-    dnnl::primitive_attr attr;
+    dnnl::primitive_attr attr = user_attr();
     attr.set_post_ops(po);
     auto pd = dnnl::matmul::primitive_desc(cpu_engine(), e.md[kSrc], e.md[kWei], bias_md, e.md[kDst], attr);
     e.prim = dnnl::matmul(pd);
     e.impl = pd.impl_info_str();
+    e.scratch_md = pd.scratchpad_desc();
+    e.scratch_bytes = e.scratch_md.get_size();
 }
 
 std::shared_ptr<MatmulEntry> make_entry(const MatmulPlan &p, const EntryTypes &t, Activation act, int res_mode) {

@@ -2,6 +2,7 @@
 
 #include <oneapi/dnnl/dnnl_debug.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -78,13 +79,22 @@ struct Prim::ExecSet {
     std::vector<dnnl_memory_t> prim_mem;  // what the primitive reads/writes
     std::vector<dnnl_memory_t> user_mem;  // caller's buffers (reordered slots only)
     std::vector<void *> buffers;          // owned storage of reordered slots
-    std::vector<dnnl_exec_arg_t> args;
+    std::vector<dnnl_exec_arg_t> args;    // the primitive's, then its scratchpad's
+    // scratchpad memories (null when that primitive needs none), all pointed at
+    // the executing thread's thread_scratchpad() on each call
+    dnnl_memory_t scratch = nullptr;
+    std::vector<dnnl_memory_t> scratch_in, scratch_out;  // per slot: its reorders'
     ~ExecSet() {
         for (auto m : prim_mem)
             if (m) dnnl_memory_destroy(m);
         for (auto m : user_mem)
             if (m) dnnl_memory_destroy(m);
         for (auto b : buffers) std::free(b);
+        if (scratch) dnnl_memory_destroy(scratch);
+        for (auto m : scratch_in)
+            if (m) dnnl_memory_destroy(m);
+        for (auto m : scratch_out)
+            if (m) dnnl_memory_destroy(m);
     }
 };
 
@@ -94,8 +104,13 @@ Prim::~Prim() = default;
 void Prim::init(const dnnl::primitive_desc &pd, dnnl::primitive prim, std::vector<ArgSpec> specs,
                 const char *op) {
     op_ = op;
+    // every primitive runs on the caller's thread scratchpad (see user_attr())
+    if (pd.get_primitive_attr().get_scratchpad_mode() != dnnl::scratchpad_mode::user)
+        throw std::logic_error(std::string(op) + ": primitive built without user_attr() (scratchpad_mode::user)");
     prim_ = std::move(prim);
     impl_ = pd.impl_info_str();
+    scratch_md_ = pd.scratchpad_desc();
+    scratch_bytes_ = scratch_md_.get_size();
     slots_.clear();
     n_reorders_ = 0;
     for (auto &s : specs) {
@@ -106,10 +121,18 @@ void Prim::init(const dnnl::primitive_desc &pd, dnnl::primitive prim, std::vecto
             sl.reorder = true;
             ++n_reorders_;
             const auto &eng = cpu_engine();
-            if (s.dir & kIn)
-                sl.to_prim = dnnl::reorder(dnnl::reorder::primitive_desc(eng, s.user, eng, sl.prim_md));
-            if (s.dir & kOut)
-                sl.to_user = dnnl::reorder(dnnl::reorder::primitive_desc(eng, sl.prim_md, eng, s.user));
+            if (s.dir & kIn) {
+                auto rpd = dnnl::reorder::primitive_desc(eng, s.user, eng, sl.prim_md, user_attr());
+                sl.to_prim = dnnl::reorder(rpd);
+                sl.to_prim_scratch = rpd.scratchpad_desc();
+                scratch_bytes_ = std::max(scratch_bytes_, sl.to_prim_scratch.get_size());
+            }
+            if (s.dir & kOut) {
+                auto rpd = dnnl::reorder::primitive_desc(eng, sl.prim_md, eng, s.user, user_attr());
+                sl.to_user = dnnl::reorder(rpd);
+                sl.to_user_scratch = rpd.scratchpad_desc();
+                scratch_bytes_ = std::max(scratch_bytes_, sl.to_user_scratch.get_size());
+            }
         }
         slots_.push_back(std::move(sl));
     }
@@ -122,7 +145,21 @@ std::unique_ptr<Prim::ExecSet> Prim::make_set() {
     es->user_mem.assign(n, nullptr);
     es->buffers.assign(n, nullptr);
     es->args.resize(n);
+    es->scratch_in.assign(n, nullptr);
+    es->scratch_out.assign(n, nullptr);
     const auto eng = cpu_engine().get();
+    auto scratch_mem = [&](const memory::desc &md, dnnl_memory_t *m) {
+        if (!md.get_size()) return;
+        dnnl_status_t st = dnnl_memory_create(m, md.get(), eng, DNNL_MEMORY_NONE);
+        if (st != dnnl_success)
+            throw std::runtime_error(std::string(op_) + ": dnnl_memory_create failed: " + dnnl_status2str(st));
+    };
+    scratch_mem(scratch_md_, &es->scratch);
+    if (es->scratch) es->args.push_back({DNNL_ARG_SCRATCHPAD, es->scratch});
+    for (size_t i = 0; i < n; ++i) {
+        scratch_mem(slots_[i].to_prim_scratch, &es->scratch_in[i]);
+        scratch_mem(slots_[i].to_user_scratch, &es->scratch_out[i]);
+    }
     for (size_t i = 0; i < n; ++i) {
         const Slot &s = slots_[i];
         dnnl_status_t st = dnnl_memory_create(&es->prim_mem[i], s.prim_md.get(), eng, DNNL_MEMORY_NONE);
@@ -154,10 +191,24 @@ void Prim::execute(void *const *ptrs) {
     dnnl_status_t st = dnnl_success;
     auto stream = cpu_stream().get();
     const size_t n = slots_.size();
-    auto reorder = [&](const dnnl::primitive &r, dnnl_memory_t from, dnnl_memory_t to) {
-        dnnl_exec_arg_t a[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-        return dnnl_primitive_execute(r.get(), stream, 2, a);
+    // the primitive and its reorders run one after another: they share the buffer
+    void *scratch = nullptr;
+    try {
+        if (scratch_bytes_) scratch = thread_scratchpad(scratch_bytes_);
+    } catch (...) {
+        std::lock_guard<std::mutex> lock(pool_mu_);
+        pool_.push_back(std::move(es));
+        throw;
+    }
+    auto reorder = [&](const dnnl::primitive &r, dnnl_memory_t from, dnnl_memory_t to, dnnl_memory_t sp) {
+        dnnl_exec_arg_t a[3] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}, {DNNL_ARG_SCRATCHPAD, sp}};
+        if (sp) {
+            dnnl_status_t s = dnnl_memory_set_data_handle(sp, scratch);
+            if (s != dnnl_success) return s;
+        }
+        return dnnl_primitive_execute(r.get(), stream, sp ? 3 : 2, a);
     };
+    if (es->scratch) st = dnnl_memory_set_data_handle(es->scratch, scratch);
     for (size_t i = 0; i < n && st == dnnl_success; ++i) {
         const Slot &s = slots_[i];
         if (!s.reorder) {
@@ -165,13 +216,15 @@ void Prim::execute(void *const *ptrs) {
             continue;
         }
         st = dnnl_memory_set_data_handle(es->user_mem[i], ptrs[i]);
-        if (st == dnnl_success && (s.spec.dir & kIn)) st = reorder(s.to_prim, es->user_mem[i], es->prim_mem[i]);
+        if (st == dnnl_success && (s.spec.dir & kIn))
+            st = reorder(s.to_prim, es->user_mem[i], es->prim_mem[i], es->scratch_in[i]);
     }
     if (st == dnnl_success)
-        st = dnnl_primitive_execute(prim_.get(), stream, int(n), es->args.data());
+        st = dnnl_primitive_execute(prim_.get(), stream, int(es->args.size()), es->args.data());
     for (size_t i = 0; i < n && st == dnnl_success; ++i) {
         const Slot &s = slots_[i];
-        if (s.reorder && (s.spec.dir & kOut)) st = reorder(s.to_user, es->prim_mem[i], es->user_mem[i]);
+        if (s.reorder && (s.spec.dir & kOut))
+            st = reorder(s.to_user, es->prim_mem[i], es->user_mem[i], es->scratch_out[i]);
     }
     {
         std::lock_guard<std::mutex> lock(pool_mu_);

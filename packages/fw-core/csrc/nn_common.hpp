@@ -75,6 +75,7 @@ private:
         memory::desc prim_md;
         bool reorder = false;
         dnnl::primitive to_prim, to_user;  // reorders (empty when not needed)
+        memory::desc to_prim_scratch, to_user_scratch;  // their scratchpads
     };
     struct ExecSet;
     std::unique_ptr<ExecSet> make_set();
@@ -82,6 +83,8 @@ private:
     const char *op_ = "";
     dnnl::primitive prim_;
     std::vector<Slot> slots_;
+    memory::desc scratch_md_;   // the primitive's user-mode scratchpad
+    size_t scratch_bytes_ = 0;  // max over the primitive and its reorders
     std::string impl_;
     int n_reorders_ = 0;
     std::mutex pool_mu_;

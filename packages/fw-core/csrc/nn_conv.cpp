@@ -130,7 +130,7 @@ std::shared_ptr<Prim> fwd_entry(const ConvGeom &g, DType dt, bool bias, Activati
                     res_arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(po.len()) | DNNL_ARG_SRC_1;
                     po.append_binary(algorithm::binary_add, res_md);
                 }
-                dnnl::primitive_attr attr;
+                dnnl::primitive_attr attr = user_attr();
                 attr.set_post_ops(po);
                 auto pd = fwd_pd(g, m, prop_kind::forward_training, attr);
                 std::vector<ArgSpec> specs{
@@ -159,7 +159,8 @@ std::shared_ptr<Prim> bwd_data_entry(const ConvGeom &g, DType dt) {
                 auto hint = fwd_pd(g, m, prop_kind::forward_training, dnnl::primitive_attr());
                 auto pd = dnnl::convolution_backward_data::primitive_desc(
                     cpu_engine(), algorithm::convolution_direct, m.src, m.wei, m.dst, spatial(g.stride, g.nd),
-                    spatial(g.dil, g.nd, 1), spatial(g.pad_l, g.nd), spatial(g.pad_r, g.nd), hint);
+                    spatial(g.dil, g.nd, 1), spatial(g.pad_l, g.nd), spatial(g.pad_r, g.nd), hint,
+                    user_attr());
                 const auto udt = dnnl_type(dt);
                 std::vector<ArgSpec> specs{
                     {DNNL_ARG_DIFF_DST, act_md(dst_dims(g), udt, g.channel_last), kIn},
@@ -188,7 +189,7 @@ std::shared_ptr<Prim> bwd_weights_entry(const ConvGeom &g, DType dt, bool bias) 
                 auto pd = dnnl::convolution_backward_weights::primitive_desc(
                     cpu_engine(), algorithm::convolution_direct, m.src, m.wei, m.bias, m.dst,
                     spatial(g.stride, g.nd), spatial(g.dil, g.nd, 1), spatial(g.pad_l, g.nd),
-                    spatial(g.pad_r, g.nd), hint);
+                    spatial(g.pad_r, g.nd), hint, user_attr());
                 const auto udt = dnnl_type(dt);
                 std::vector<ArgSpec> specs{
                     {DNNL_ARG_SRC, act_md(src_dims(g), udt, g.channel_last), kIn},

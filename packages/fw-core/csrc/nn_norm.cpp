@@ -60,7 +60,7 @@ std::shared_ptr<Prim> bn_fwd_entry(const BnGeom &g, DType dt, bool scale, bool s
                 if (!training) fl = fl | normalization_flags::use_global_stats;
                 auto pd = dnnl::batch_normalization_forward::primitive_desc(
                     cpu_engine(), training ? prop_kind::forward_training : prop_kind::forward_inference,
-                    bn_prim_md(g, ct), bn_prim_md(g, ct), eps, fl);
+                    bn_prim_md(g, ct), bn_prim_md(g, ct), eps, fl, user_attr());
                 const auto udt = dnnl_type(dt);
                 const auto stat = plain_md({g.C}, f32::f32);
                 const Dir sd = training ? kOut : kIn;
@@ -94,7 +94,7 @@ std::shared_ptr<Prim> bn_bwd_entry(const BnGeom &g, DType dt, bool batch_stats, 
                 auto hint = dnnl::batch_normalization_forward::primitive_desc(
                     cpu_engine(), prop_kind::forward_training, md, md, eps, fl);
                 auto pd = dnnl::batch_normalization_backward::primitive_desc(cpu_engine(), prop_kind::backward, md,
-                                                                             md, md, eps, fl, hint);
+                                                                             md, md, eps, fl, hint, user_attr());
                 const auto udt = dnnl_type(dt);
                 const auto stat = plain_md({g.C}, f32::f32);
                 std::vector<ArgSpec> specs{{DNNL_ARG_SRC, bn_md(g, udt), kIn},
@@ -135,7 +135,7 @@ std::shared_ptr<Prim> ln_fwd_entry(int64_t M, int64_t D, DType dt, bool scale, b
                 const auto stat = plain_md({M}, f32::f32);
                 auto pd = dnnl::layer_normalization_forward::primitive_desc(
                     cpu_engine(), prop_kind::forward_training, plain_md({M, D}, ct), plain_md({M, D}, ct), stat,
-                    eps, fl);
+                    eps, fl, user_attr());
                 const auto udt = dnnl_type(dt);
                 const auto par = plain_md({D}, f32::f32);
                 std::vector<ArgSpec> specs{{DNNL_ARG_SRC, plain_md({M, D}, udt), kIn},
@@ -167,7 +167,7 @@ std::shared_ptr<Prim> ln_bwd_entry(int64_t M, int64_t D, DType dt, float eps) {
                 auto hint = dnnl::layer_normalization_forward::primitive_desc(
                     cpu_engine(), prop_kind::forward_training, md, md, stat, eps, fl);
                 auto pd = dnnl::layer_normalization_backward::primitive_desc(cpu_engine(), prop_kind::backward, md,
-                                                                             md, md, stat, eps, fl, hint);
+                                                                             md, md, stat, eps, fl, hint, user_attr());
                 const auto udt = dnnl_type(dt);
                 const auto umd = plain_md({M, D}, udt);
                 const auto par = plain_md({D}, f32::f32);
@@ -205,7 +205,7 @@ std::shared_ptr<Prim> sm_entry(int64_t outer, int64_t len, int64_t inner, DType 
                 const auto dims = sm_dims(outer, len, inner);
                 const auto md = plain_md(dims, ct), umd = plain_md(dims, dnnl_type(dt));
                 auto fpd = dnnl::softmax_forward::primitive_desc(cpu_engine(), prop_kind::forward_training, alg, md,
-                                                                 md, 1);
+                                                                 md, 1, user_attr());
                 auto p = std::make_shared<Prim>();
                 p->init(fpd, dnnl::softmax_forward(fpd), {{DNNL_ARG_SRC, umd, kIn}, {DNNL_ARG_DST, umd, kOut}}, op);
                 return p;
@@ -225,7 +225,8 @@ std::shared_ptr<Prim> exp_entry(int64_t n) {
         try {
             const auto md = plain_md({n}, f32::f32);
             auto pd = dnnl::eltwise_forward::primitive_desc(cpu_engine(), prop_kind::forward_inference,
-                                                            dnnl::algorithm::eltwise_exp, md, md, 0.f, 0.f);
+                                                            dnnl::algorithm::eltwise_exp, md, md, 0.f, 0.f,
+                                                            user_attr());
             auto p = std::make_shared<Prim>();
             p->init(pd, dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, md, kIn}, {DNNL_ARG_DST, md, kOut}}, "exp");
             return p;

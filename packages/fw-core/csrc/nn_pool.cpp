@@ -439,9 +439,24 @@ void check_pool_geometry(const PoolGeom &g, const char *op) {
     auto bad = [&](const std::string &why) { throw std::invalid_argument(std::string(op) + ": " + why); };
     if (g.nd < 1 || g.nd > 3) bad("1 to 3 spatial dims are supported");
     if (g.N < 0 || g.C < 0) bad("negative sizes");
+    // Bounds first, so the int64 arithmetic below cannot overflow (huge paddings
+    // used to wrap `span` negative-to-positive and index far outside x).
+    constexpr int64_t kLim = int64_t(1) << 31;
     for (int i = 0; i < g.nd; ++i) {
         if (g.k[i] < 1 || g.stride[i] < 1 || g.in[i] < 1 || g.out[i] < 0 || g.pad_b[i] < 0 || g.pad_e[i] < 0)
-            bad("kernel sizes, strides and input sizes must be positive, paddings non-negative");
+            bad("kernel sizes, strides and input sizes must be positive, paddings non-negative (spatial dim " +
+                std::to_string(i) + ": kernel " + std::to_string(g.k[i]) + ", stride " +
+                std::to_string(g.stride[i]) + ", padding " + std::to_string(g.pad_b[i]) + "+" +
+                std::to_string(g.pad_e[i]) + ", input " + std::to_string(g.in[i]) + ")");
+        if (g.k[i] > kLim || g.stride[i] > kLim || g.in[i] > kLim || g.out[i] > kLim || g.pad_b[i] > kLim ||
+            g.pad_e[i] > kLim)
+            bad("kernel size, stride, padding or size of spatial dim " + std::to_string(i) + " exceeds 2^31 (kernel " +
+                std::to_string(g.k[i]) + ", stride " + std::to_string(g.stride[i]) + ", padding " +
+                std::to_string(g.pad_b[i]) + "+" + std::to_string(g.pad_e[i]) + ")");
+        // a window lying wholly in the leading padding covers no input element
+        if (g.pad_b[i] >= g.k[i])
+            bad("padding " + std::to_string(g.pad_b[i]) + " of spatial dim " + std::to_string(i) +
+                " must be smaller than the kernel size " + std::to_string(g.k[i]));
         // every window must start inside the input or its padding: out-1 <= (in + pads - k + s - 1) / s
         const int64_t span = g.in[i] + g.pad_b[i] + g.pad_e[i] - g.k[i];
         if (span < 0 || g.out[i] > (span + g.stride[i] - 1) / g.stride[i] + 1)
@@ -450,6 +465,9 @@ void check_pool_geometry(const PoolGeom &g, const char *op) {
                 ", stride " + std::to_string(g.stride[i]) + ", padding " + std::to_string(g.pad_b[i]) + "+" +
                 std::to_string(g.pad_e[i]));
     }
+    double window = 1;
+    for (int i = 0; i < g.nd; ++i) window *= double(g.k[i]);
+    if (window > double(kLim)) bad("the pooling window is too large (over 2^31 elements)");
     if (g.in_plane() > int64_t(std::numeric_limits<int32_t>::max()))
         bad("the spatial plane is too large for int32 indices");
 }

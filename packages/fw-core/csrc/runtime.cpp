@@ -4,6 +4,8 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <new>
 #include <atomic>
 #include <string>
 #include <stdexcept>
@@ -53,6 +55,34 @@ void install_fork_handler() {
         return true;
     }();
     (void)installed;
+}
+
+dnnl::primitive_attr user_attr() {
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    return attr;
+}
+
+namespace {
+struct ThreadScratch {
+    void *data = nullptr;
+    size_t size = 0;
+    ~ThreadScratch() { std::free(data); }
+};
+thread_local ThreadScratch tl_scratch;
+}  // namespace
+
+void *thread_scratchpad(size_t bytes) {
+    ThreadScratch &s = tl_scratch;
+    if (bytes > s.size) {
+        const size_t want = (std::max(bytes, s.size * 2) + 4095) / 4096 * 4096;
+        void *p = std::aligned_alloc(4096, want);
+        if (!p) throw std::bad_alloc();
+        std::free(s.data);
+        s.data = p;
+        s.size = want;
+    }
+    return s.data;
 }
 
 int apply_num_threads(int cap) {

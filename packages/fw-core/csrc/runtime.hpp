@@ -27,4 +27,18 @@ void install_fork_handler();
 // returns it. Cheap (one omp_get_max_threads() call) when nothing changed.
 int apply_num_threads(int cap = 1 << 30);
 
+// Scratchpads. oneDNN's default (scratchpad_mode::library, built without
+// DNNL_ENABLE_CONCURRENT_EXEC) sizes a thread_local buffer of the thread that
+// CREATES a primitive but hands the primitive the buffer of the thread that
+// EXECUTES it: a cached primitive created in one Python thread and run in
+// another read and wrote past (or through a null) scratchpad, a segfault
+// (grouped convolution on x64:gemm:jit, issue 10). Every primitive fw builds,
+// reorders included, therefore takes user_attr() (scratchpad_mode::user) and
+// is executed with DNNL_ARG_SCRATCHPAD pointing at thread_scratchpad(): a
+// buffer owned by the executing thread, grown to the largest request and
+// reused (one TLS read per call; freed when the thread exits). Primitives run
+// one after another in a thread, so they can share it.
+dnnl::primitive_attr user_attr();
+void *thread_scratchpad(size_t bytes);
+
 }  // namespace fw

@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from fw.core import _native
+from fw.core import _epilogue, _native
 from fw.core import dtypes as _dt
 from fw.core.ir.types import TensorType
 from fw.core.kernels.cpu._common import (
@@ -45,6 +45,7 @@ from fw.core.kernels.cpu._common import (
     fused_available,
 )
 from fw.core.kernels.cpu.conv import _conv_plan, _conv_plans
+from fw.core.ops._registry import OPS
 
 __all__ = ["compile_program", "register"]
 
@@ -142,6 +143,52 @@ def _make_fused_elementwise(reference):
     return fused_elementwise_cpu
 
 
+# ================================================================ non-finite values
+# oneDNN's fused epilogues do not follow NumPy on NaN/Inf (its relu post-op maps NaN to 0
+# on some kernels, its gelu_erf maps -inf to 0 where the unfused chain gives NaN, a
+# residual added after inf * 0 ...). The promise (docs/reliability.md) is that a fused
+# op gives exactly what the unfused eager ops give, NaN/Inf included: when an input or
+# the native result holds a non-finite value, the fused kernels recompute with the
+# unfused chain, each op on its own cpu kernel, as eager mode runs it. Finite data (the
+# hot path) pays one vectorised pass over the operands and the result.
+
+
+def _finite(*arrays) -> bool:
+    for a in arrays:
+        if a is not None and not C.all_finite(_in(a)):
+            return False
+    return True
+
+
+def _kernel(name):
+    op = OPS[name]
+    return op.kernels.get("cpu", op.reference)
+
+
+def _activate(v, activation):
+    act = _epilogue.BY_NAME[_epilogue.canonical(activation)]
+    if act.op is None:
+        return v
+    return _kernel(act.op)(v, **{**OPS[act.op].attrs, **dict(act.attrs)})
+
+
+def _unfused_matmul(x, y, bias, residual, transpose_x, transpose_y, activation, alpha):
+    v = _kernel("matmul")(x, y, transpose_x, transpose_y)
+    if alpha != 1.0:
+        v = _kernel("multiply")(v, np.full((), alpha, v.dtype))
+    if bias is not None:
+        v = _kernel("add")(v, bias)
+    v = _activate(v, activation)
+    return v if residual is None else _kernel("add")(v, residual)
+
+
+def _unfused_conv(x, weight, bias, residual, activation, conv_attrs):
+    op = OPS["conv"]
+    v = _activate(_kernel("conv")(x, weight, bias, **op.canon({**op.attrs, **conv_attrs})),
+                  activation)
+    return v if residual is None else _kernel("add")(v, residual)
+
+
 # ================================================================ fused_matmul
 def _make_fused_matmul(reference):
     native = _native.matmul
@@ -174,15 +221,20 @@ def _make_fused_matmul(reference):
                         (residual is None or residual.shape == shape) and \
                         (bias is None or (bias.size == n and 1 <= bias.ndim <= len(shape) and
                                           bias.shape[-1] == n)):
+                    x0, y0 = x, y
                     if alpha != 1.0:  # alpha (x @ y) == (alpha x) @ y: scale the smaller one
                         if x.size <= y.size:
                             x = x * np.asarray(alpha, dtype=d)
                         else:
                             y = y * np.asarray(alpha, dtype=d)
-                    return native(x, y, transpose_x, transpose_y,
-                                  bias=None if bias is None else bias.reshape(-1),
-                                  activation=None if activation == "none" else activation,
-                                  residual=residual)
+                    out = native(x, y, transpose_x, transpose_y,
+                                 bias=None if bias is None else bias.reshape(-1),
+                                 activation=None if activation == "none" else activation,
+                                 residual=residual)
+                    if _finite(out, x0, y0, bias, residual):
+                        return out
+                    return _unfused_matmul(x0, y0, bias, residual, transpose_x, transpose_y,
+                                           activation, alpha)
         return reference(x, y, bias, residual, transpose_x=transpose_x, transpose_y=transpose_y,
                          activation=activation, alpha=alpha)
 
@@ -209,10 +261,13 @@ def _make_fused_conv(reference):
                                None if bias is None else _in(bias),
                                None if residual is None else _in(residual), activation,
                                p[1], p[2], p[3], p[4], groups, channel_last)
-                # oneDNN's relu maps -inf (from infinite input) to NaN, NumPy's to 0: a NaN
-                # in the result sends the call to NumPy, which also gets NaN input right
-                if activation != "relu" or not C.any_nan(_bits(out)):
+                # non-finite data: the unfused chain decides (see _unfused_conv)
+                if _finite(out, x, weight, bias, residual):
                     return out
+                return _unfused_conv(x, weight, bias, residual, activation,
+                                     {"stride": stride, "padding": padding,
+                                      "dilation": dilation, "groups": groups,
+                                      "channel_last": channel_last})
         return reference(x, weight, bias, residual, stride=stride, padding=padding,
                          dilation=dilation, groups=groups, channel_last=channel_last,
                          activation=activation)
