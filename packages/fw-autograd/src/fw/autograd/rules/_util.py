@@ -115,6 +115,9 @@ def composite(*names, inputs=True):
             return vjp_of(fn, ctx, g)
 
         rule.__name__ = f"_{fn.__name__}_composite_vjp"
+        # the rule belongs to the module that declared it (rules/<op family>.py)
+        rule.__module__ = fn.__module__
+        rule.__qualname__ = rule.__name__
         vjp(*names, inputs=True)(rule)
         return fn
 
