@@ -11,8 +11,9 @@ import importlib
 
 from fw.autograd._registry import RULES, Rule, get_rule, vjp
 
-FAMILIES = ("creation", "elementwise", "reduce", "shape", "indexing", "search", "linalg", "fft",
-            "activation", "loss", "norm", "conv", "nn_misc")
+FAMILIES = ("creation", "elementwise", "reduce", "cumulative", "statistics", "shape", "indexing",
+            "search", "linalg", "decomp", "solve", "fft", "activation", "conv", "pool", "norm",
+            "nn_misc", "loss")
 
 for _m in FAMILIES:
     importlib.import_module(f"fw.autograd.rules.{_m}")

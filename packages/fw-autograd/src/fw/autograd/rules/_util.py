@@ -24,7 +24,8 @@ from fw.core.tensor import Tensor
 
 __all__ = ["conj", "is_complex", "is_float", "is_tensor_like", "keepdim_shape", "expand_as_input",
            "zeros_like", "norm_axes", "static_shape", "real_dtype", "reshape_to", "reshape_like",
-           "flatten_lead", "numel", "gather_transpose", "composite", "vjp_of"]
+           "flatten_lead", "numel", "gather_transpose", "composite", "vjp_of", "mT", "mH",
+           "eye_like", "diag_embed", "diagonal"]
 
 
 def is_tensor_like(a) -> bool:
@@ -115,6 +116,9 @@ def composite(*names, inputs=True):
             return vjp_of(fn, ctx, g)
 
         rule.__name__ = f"_{fn.__name__}_composite_vjp"
+        # the rule belongs to the module that declared it (rules/<op family>.py)
+        rule.__module__ = fn.__module__
+        rule.__qualname__ = rule.__name__
         vjp(*names, inputs=True)(rule)
         return fn
 
@@ -251,3 +255,25 @@ def gather_transpose(g, ctx, i, forward):
     idx = fw.where(ok, idx, fw.zeros_like(idx))
     out = fw.index_add(fw.zeros([n], dtype=g.dtype), idx, 0, gf)
     return reshape_to(out, shape)
+
+
+# ---------------------------------------------------------------- matrices (linalg, decomp, solve)
+def mT(x):
+    return fw.swapaxes(x, -1, -2)
+
+
+def mH(x):
+    return conj(fw.swapaxes(x, -1, -2))
+
+
+def eye_like(n, like):
+    return fw.eye(n, dtype=like.dtype)
+
+
+def diag_embed(v):
+    """[..., n] -> [..., n, n] with v on the diagonal."""
+    return fw.diag_embed(v)
+
+
+def diagonal(m):
+    return fw.diagonal(m, axis1=-2, axis2=-1)

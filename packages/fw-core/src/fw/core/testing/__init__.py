@@ -15,6 +15,7 @@ collected into `RECORDS` by op name.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -60,12 +61,15 @@ class OpRecord:
     oracle: Callable | None = None
     # finite differences need a smooth neighbourhood: keep draws away from kinks
     fd_eps: float = 1e-6
+    # the module that called `record` (set by `record`): records/<op family>.py
+    module: str = field(default="", repr=False, compare=False)
 
 
 RECORDS: dict = {}
 
 
 def record(op: str, sample: Callable, **kw) -> OpRecord:
+    kw.setdefault("module", sys._getframe(1).f_globals.get("__name__", ""))
     r = OpRecord(op, sample, **kw)
     RECORDS.setdefault(op, []).append(r)
     return r

@@ -1,9 +1,5 @@
-"""Records for linear algebra ops.
-
-Decompositions and solves draw well-conditioned inputs (diagonally dominant,
-symmetric positive-definite, or Hermitian with separated eigenvalues) so that
-finite-difference gradient checks are meaningful; batches include empty ones.
-"""
+"""Records for linear algebra ops: products, determinants, matrix functions,
+norms, distances and covariances (decompositions: `decomp`, solves: `solve`)."""
 
 import numpy as np
 from hypothesis import strategies as st
@@ -11,10 +7,19 @@ from hypothesis import strategies as st
 from fw.core import dtypes as _dt
 from fw.core.errors import InvalidArgumentError, InvalidTypeError
 from fw.core.testing import FLOATS, FLOATS_LOW, INTS, Sample, arrays, broadcast_pair, record, shapes
-
-COMPLEX = (_dt.complex64, _dt.complex128)
-INEXACT = FLOATS + COMPLEX
-F32 = np.float32
+from fw.core.testing.records._matrices import (
+    BAD_INT,
+    BAD_RANK,
+    BAD_SQUARE,
+    COMPLEX,
+    F32,
+    INEXACT,
+    _batch,
+    _general,
+    _hermitian,
+    _unary_square,
+    _well_conditioned,
+)
 
 
 def _matmul(draw, dtype):
@@ -33,56 +38,6 @@ def _matmul(draw, dtype):
 record("matmul", _matmul, dtypes=FLOATS + FLOATS_LOW, grad_order=2,
        errors=[([np.ones((2, 3), np.float32), np.ones((4, 5), np.float32)], {},
                 InvalidArgumentError, "contracted dimensions differ")])
-
-
-# ---------------------------------------------------------------- input helpers
-def _batch(draw, empty=True):
-    opts = [(), (2,), (1, 2)] + ([(0,)] if empty else [])
-    return draw(st.sampled_from(opts))
-
-
-def _general(draw, dtype, batch, m, n):
-    return arrays(draw, dtype, batch + (m, n), -1.0, 1.0)
-
-
-def _well_conditioned(draw, dtype, batch, n):
-    """A diagonally dominant (so invertible, well-conditioned) matrix stack."""
-    a = _general(draw, dtype, batch, n, n)
-    return (a + (n + 1) * np.eye(n)).astype(a.dtype)
-
-
-def _spd(draw, dtype, batch, n):
-    """Hermitian positive-definite with eigenvalues >= n."""
-    a = _general(draw, dtype, batch, n, n)
-    return (a @ np.conj(np.swapaxes(a, -1, -2)) + n * np.eye(n)).astype(a.dtype)
-
-
-def _hermitian(draw, dtype, batch, n):
-    """Hermitian with well separated eigenvalues (eigenvector gradients exist)."""
-    a = _general(draw, dtype, batch, n, n) * 0.2
-    h = (a + np.conj(np.swapaxes(a, -1, -2))) / 2 + np.diag(np.arange(n) * 2.0)
-    return h.astype(a.dtype)
-
-
-def _distinct_singular(draw, dtype, batch, m, n):
-    """A matrix with well separated singular values: U diag(s) V^T + noise."""
-    k = min(m, n)
-    a = _general(draw, dtype, batch, m, n) * 0.05
-    d = np.zeros((m, n))
-    d[np.arange(k), np.arange(k)] = np.arange(k, 0, -1) * 2.0
-    return (a + d).astype(a.dtype)
-
-
-BAD_SQUARE = ([np.ones((2, 3), F32)], {}, InvalidArgumentError, "square")
-BAD_INT = ([np.ones((2, 2), np.int64)], {}, InvalidTypeError, "floating")
-BAD_RANK = ([np.ones((3,), F32)], {}, InvalidArgumentError, "at least 2 dimensions")
-
-
-def _unary_square(make, empty=True, **attrs):
-    def sample(draw, dtype):
-        n = draw(st.integers(1, 4))
-        return Sample([make(draw, dtype, _batch(draw, empty), n)], dict(attrs))
-    return sample
 
 
 # ---------------------------------------------------------------- products
@@ -148,156 +103,10 @@ record("cross", _cross, dtypes=FLOATS + INTS, grad_order=2,
                 "size 3"),
                ([np.ones((3, 2), F32), np.ones((3, 2), F32)], {"axis": 1},
                 InvalidArgumentError, "needs size 3")])
-
-
-# ---------------------------------------------------------------- inverses and solves
-record("inv", _unary_square(_well_conditioned), dtypes=INEXACT, grad_order=2,
-       errors=[BAD_SQUARE, BAD_INT,
-               ([np.zeros((2, 2), F32)], {}, InvalidArgumentError, "singular")])
-
-
-def _pinv(draw, dtype):
-    herm = draw(st.booleans())
-    b = _batch(draw)
-    if herm:
-        n = draw(st.integers(1, 4))
-        return Sample([_hermitian(draw, dtype, b, n)], {"rcond": 1e-15, "hermitian": True})
-    m, n = draw(st.integers(1, 4)), draw(st.integers(1, 4))
-    return Sample([_distinct_singular(draw, dtype, b, m, n)],
-                  {"rcond": draw(st.sampled_from([1e-15, 0.3])), "hermitian": False})
-
-
-record("pinv", _pinv, dtypes=INEXACT, grad_order=1, errors=[BAD_INT, BAD_RANK])
 record("det", _unary_square(lambda draw, d, b, n: _general(draw, d, b, n, n)), dtypes=INEXACT,
        grad_order=2, errors=[BAD_SQUARE, BAD_INT])
 record("slogdet", _unary_square(_well_conditioned), dtypes=INEXACT, grad_order=1,
        errors=[BAD_SQUARE])
-
-
-def _solve(draw, dtype):
-    n = draw(st.integers(1, 4))
-    b = _batch(draw)
-    a = _well_conditioned(draw, dtype, b, n)
-    left = draw(st.booleans())
-    if draw(st.integers(0, 3)) == 0:
-        y = arrays(draw, dtype, (n,))
-    else:
-        k = draw(st.integers(1, 3))
-        yb = draw(st.sampled_from([b, ()]))
-        y = arrays(draw, dtype, yb + ((n, k) if left else (k, n)))
-    return Sample([a, y], {"left": left})
-
-
-record("solve", _solve, dtypes=INEXACT, grad_order=2,
-       errors=[([np.eye(3, dtype=F32), np.ones((2, 1), F32)], {}, InvalidArgumentError,
-                "needs y with 3 rows"),
-               ([np.zeros((2, 2), F32), np.ones((2, 1), F32)], {}, InvalidArgumentError,
-                "singular")])
-
-
-def _trisolve(draw, dtype):
-    n = draw(st.integers(1, 4))
-    b = _batch(draw)
-    a = _well_conditioned(draw, dtype, b, n)
-    y = arrays(draw, dtype, draw(st.sampled_from([b, ()])) + (n, draw(st.integers(1, 3))))
-    return Sample([a, y], {"upper": draw(st.booleans()), "transpose": draw(st.booleans()),
-                           "unitriangular": draw(st.booleans())})
-
-
-record("triangular_solve", _trisolve, dtypes=INEXACT, grad_order=2,
-       errors=[([np.eye(3, dtype=F32), np.ones((2, 1), F32)], {}, InvalidArgumentError,
-                "needs y with 3 rows")])
-
-
-def _cholesky(draw, dtype):
-    n = draw(st.integers(1, 4))
-    return Sample([_spd(draw, dtype, _batch(draw), n)], {"upper": draw(st.booleans())})
-
-
-record("cholesky", _cholesky, dtypes=INEXACT, grad_order=2,
-       errors=[BAD_SQUARE, ([-np.eye(2, dtype=F32)], {}, InvalidArgumentError,
-                            "not positive-definite")])
-
-
-def _chol_factor(draw, dtype, b, n, upper):
-    a = _spd(draw, dtype, b, n)
-    low = np.linalg.cholesky(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64))
-    f = np.conj(np.swapaxes(low, -1, -2)) if upper else low
-    return f.astype(a.dtype)
-
-
-def _cholsolve(draw, dtype):
-    n = draw(st.integers(1, 4))
-    b = _batch(draw)
-    upper = draw(st.booleans())
-    rhs = arrays(draw, dtype, b + (n, draw(st.integers(1, 3))))
-    return Sample([rhs, _chol_factor(draw, dtype, b, n, upper)], {"upper": upper})
-
-
-record("cholesky_solve", _cholsolve, dtypes=INEXACT, grad_order=2,
-       errors=[([np.ones((2, 1), F32), np.eye(3, dtype=F32)], {}, InvalidArgumentError,
-                "needs x with 3 rows")])
-
-
-def _cholinv(draw, dtype):
-    n = draw(st.integers(1, 4))
-    upper = draw(st.booleans())
-    return Sample([_chol_factor(draw, dtype, _batch(draw), n, upper)], {"upper": upper})
-
-
-record("cholesky_inverse", _cholinv, dtypes=INEXACT, grad_order=2, errors=[BAD_SQUARE])
-
-
-def _lu(draw, dtype):
-    m, n = draw(st.integers(1, 4)), draw(st.integers(1, 4))
-    b = _batch(draw)
-    a = _general(draw, dtype, b, m, n)
-    if m == n:
-        a = _well_conditioned(draw, dtype, b, n)
-    return Sample([a], {"pivot": draw(st.booleans()) if m == n else True})
-
-
-record("lu", _lu, dtypes=INEXACT, grad_order=1, errors=[BAD_INT, BAD_RANK])
-
-
-def _lu_parts(draw, dtype, b, m, n):
-    from fw.core.ops._linalg_np import lu_factor
-
-    a = _general(draw, dtype, b, m, n)
-    lu, piv, _ = lu_factor(a)
-    return lu, piv
-
-
-def _lu_unpack(draw, dtype):
-    m, n = draw(st.integers(1, 4)), draw(st.integers(1, 4))
-    lu, piv = _lu_parts(draw, dtype, _batch(draw), m, n)
-    return Sample([lu, piv], {"unpack_ludata": draw(st.booleans()),
-                              "unpack_pivots": draw(st.booleans())}, grad_args=(0,))
-
-
-record("lu_unpack", _lu_unpack, dtypes=INEXACT, grad_order=1,
-       errors=[([np.eye(2, dtype=F32), np.array([1.0, 2.0], F32)], {}, InvalidTypeError,
-                "integer"),
-               ([np.eye(2, dtype=F32), np.array([5, 1], np.int32)], {}, InvalidArgumentError,
-                "pivots must lie")])
-
-
-def _lu_solve(draw, dtype):
-    from fw.core.ops._linalg_np import lu_factor
-
-    n = draw(st.integers(1, 4))
-    b = _batch(draw)
-    lu, piv, _ = lu_factor(_well_conditioned(draw, dtype, b, n))
-    rhs = arrays(draw, dtype, b + (n, draw(st.integers(1, 3))))
-    return Sample([rhs, lu, piv], {"trans": draw(st.sampled_from(["N", "T", "C"]))},
-                  grad_args=(0, 1))
-
-
-record("lu_solve", _lu_solve, dtypes=INEXACT, grad_order=1,
-       errors=[([np.ones((2, 1), F32), np.eye(2, dtype=F32), np.array([1, 2], np.int32)],
-                {"trans": "X"}, InvalidArgumentError, "'trans' must be"),
-               ([np.ones((3, 1), F32), np.eye(2, dtype=F32), np.array([1, 2], np.int32)],
-                {}, InvalidArgumentError, "needs b with 2 rows")])
 
 
 def _matpow(draw, dtype):
@@ -319,86 +128,6 @@ def _expm(draw, dtype):
 
 
 record("matrix_exp", _expm, dtypes=INEXACT, grad_order=1, errors=[BAD_SQUARE, BAD_INT])
-
-
-# ---------------------------------------------------------------- decompositions
-def _rect(fn):
-    def sample(draw, dtype):
-        m, n = draw(st.integers(1, 4)), draw(st.integers(1, 4))
-        return fn(draw, dtype, _batch(draw), m, n)
-    return sample
-
-
-record("qr", _rect(lambda draw, d, b, m, n: Sample(
-    [_distinct_singular(draw, d, b, m, n)],
-    {"mode": draw(st.sampled_from(["reduced", "complete"])) if m <= n else "reduced"})),
-    dtypes=INEXACT, grad_order=1,
-    errors=[BAD_RANK, ([np.eye(2, dtype=F32)], {"mode": "full"}, InvalidArgumentError,
-                       "'mode' must be")])
-record("svd", _rect(lambda draw, d, b, m, n: Sample(
-    [_distinct_singular(draw, d, b, m, n)], {"full_matrices": draw(st.booleans())})),
-    dtypes=INEXACT, grad_order=1, errors=[BAD_RANK, BAD_INT])
-record("eig", _unary_square(_hermitian), dtypes=INEXACT, grad_order=1,
-       errors=[BAD_SQUARE, BAD_INT])
-
-
-def _eigh(draw, dtype):
-    n = draw(st.integers(1, 4))
-    return Sample([_hermitian(draw, dtype, _batch(draw), n)],
-                  {"UPLO": draw(st.sampled_from(["L", "U"]))})
-
-
-record("eigh", _eigh, dtypes=INEXACT, grad_order=1,
-       errors=[BAD_SQUARE, ([np.eye(2, dtype=F32)], {"UPLO": "X"}, InvalidArgumentError,
-                            "'UPLO' must be")])
-
-
-def _lstsq(draw, dtype):
-    m, n = draw(st.integers(1, 5)), draw(st.integers(1, 4))
-    b = _batch(draw)
-    x = _distinct_singular(draw, dtype, b, m, n)
-    y = arrays(draw, dtype, b + (m, draw(st.integers(1, 3))))
-    return Sample([x, y], {"rcond": None,
-                           "driver": draw(st.sampled_from([None, "gels", "gelsd", "gelss"]))},
-                  grad_args=(0, 1))
-
-
-record("lstsq", _lstsq, dtypes=FLOATS, grad_order=1, dynamic_ok=False,
-       errors=[([np.ones((3, 2), F32), np.ones((4, 1), F32)], {}, InvalidArgumentError,
-                "same number of rows"),
-               ([np.ones((3, 2), F32), np.ones((3, 1), F32)], {"driver": "foo"},
-                InvalidArgumentError, "'driver' must be")])
-
-
-def _householder(draw, dtype):
-    n = draw(st.integers(1, 3))
-    m = n + draw(st.integers(0, 2))
-    b = _batch(draw)
-    x = _general(draw, dtype, b, m, n)
-    tau = arrays(draw, dtype, b + (draw(st.integers(0, n)),), 0.0, 2.0)
-    return Sample([x, tau])
-
-
-record("householder_product", _householder, dtypes=INEXACT, grad_order=1,
-       errors=[([np.ones((2, 3), F32), np.ones((2,), F32)], {}, InvalidArgumentError,
-                "at least as many rows")])
-
-
-def _ormqr(draw, dtype):
-    mn = draw(st.integers(1, 4))
-    k = draw(st.integers(1, mn))
-    b = _batch(draw)
-    left = draw(st.booleans())
-    x = _general(draw, dtype, b, mn, k)
-    tau = arrays(draw, dtype, b + (k,), 0.0, 2.0)
-    other = draw(st.integers(1, 3))
-    y = arrays(draw, dtype, b + ((mn, other) if left else (other, mn)))
-    return Sample([x, tau, y], {"left": left, "transpose": draw(st.booleans())})
-
-
-record("ormqr", _ormqr, dtypes=INEXACT, grad_order=1,
-       errors=[([np.ones((3, 2), F32), np.ones((2,), F32), np.ones((4, 2), F32)], {},
-                InvalidArgumentError, "cannot multiply")])
 
 
 def _rank(draw, dtype):
