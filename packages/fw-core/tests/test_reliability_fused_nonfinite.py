@@ -101,3 +101,49 @@ def test_fused_elementwise_chain_keeps_eager_nonfinite_semantics(name):
     special = ~np.isfinite(want) | ~np.isfinite(got) | (want == 0)
     np.testing.assert_array_equal(got[special], want[special])
     np.testing.assert_allclose(got[~special], want[~special], rtol=1e-6, atol=0)
+
+
+@pytest.mark.parametrize("activation", ["gelu_erf", "silu"])
+def test_weights_remembered_as_finite_are_scanned_again_after_an_in_place_write(activation):
+    # a Predictor's weights are scanned once and remembered (kernels/cpu/fused.py); an
+    # in-place write through fw (which bumps the version counter) makes the next call
+    # scan them again, so a NaN written into the weights is not hidden by the epilogue
+    from fw.core.ops import OPS
+    from fw.core.tensor import bump_version, wrap
+
+    kernel = OPS["fused_matmul"].kernels["cpu"]
+    rng = np.random.default_rng(0)
+    # x > 0, so a row of -inf weights makes the product -inf (not inf - inf = NaN),
+    # which oneDNN's gelu/silu epilogues map to 0 where the unfused chain gives NaN
+    x = np.abs(rng.standard_normal((4, 256))).astype(np.float32) + 0.1
+    w = rng.standard_normal((256, 128)).astype(np.float32)  # above the remembered size
+    assert np.isfinite(kernel(x, w, activation=activation)).all()
+    w[3, :] = -np.inf
+    bump_version(wrap(w))
+    expected = _act(fw.matmul(fw.to_tensor(x), fw.to_tensor(w)), activation).numpy()
+    assert not np.isfinite(expected).all()
+    np.testing.assert_array_equal(kernel(x, w, activation=activation), expected)
+    # a different array with the same contents is scanned on its own
+    np.testing.assert_array_equal(kernel(x, w.copy(), activation=activation), expected)
+
+
+def test_the_finiteness_memo_follows_the_version_counter():
+    # the memo itself: remembered per array object, forgotten when fw's version
+    # counter of its memory moves (the epilogues of this machine's oneDNN may not hide
+    # a NaN at all, so the test above alone could pass without the memo being right)
+    from fw.core.kernels.cpu.fused import _REMEMBER_FROM, _finite_operand, _known_finite
+    from fw.core.tensor import bump_version, wrap
+
+    w = np.ones(_REMEMBER_FROM, np.float32)
+    assert _finite_operand(w) and id(w) in _known_finite
+    w[7] = np.nan
+    assert _finite_operand(w)  # a raw NumPy write is not seen (the documented limit)
+    bump_version(wrap(w[10:]))  # a write through fw, here through a view of it
+    assert not _finite_operand(w)
+    small = np.ones(8, np.float32)
+    assert _finite_operand(small) and id(small) not in _known_finite
+    small[0] = np.inf
+    assert not _finite_operand(small)
+    key = id(w)
+    del w
+    assert key not in _known_finite  # entries die with their array

@@ -24,6 +24,7 @@ The activations of fused_matmul and fused_conv are the table of
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as np
 
@@ -46,6 +47,7 @@ from fw.core.kernels.cpu._common import (
 )
 from fw.core.kernels.cpu.conv import _conv_plan, _conv_plans
 from fw.core.ops._registry import OPS
+from fw.core.tensor import array_version
 
 __all__ = ["compile_program", "register"]
 
@@ -149,15 +151,45 @@ def _make_fused_elementwise(reference):
 # residual added after inf * 0 ...). The promise (docs/reliability.md) is that a fused
 # op gives exactly what the unfused eager ops give, NaN/Inf included: when an input or
 # the native result holds a non-finite value, the fused kernels recompute with the
-# unfused chain, each op on its own cpu kernel, as eager mode runs it. Finite data (the
-# hot path) pays one vectorised pass over the operands and the result.
+# unfused chain, each op on its own cpu kernel, as eager mode runs it.
+#
+# What finite data (the hot path) pays: one vectorised pass over the result, and over
+# the operands only where the result cannot tell. A matmul without activation needs no
+# operand pass: a NaN or infinity in x, y, the bias or the residual always reaches the
+# result (inf * 0 is NaN, NaN + anything is NaN). An activation can hide one (relu(NaN)
+# is 0 on some oneDNN kernels), and so can a convolution's padding, so those check the
+# operands too. A large operand that comes back call after call (a Predictor's
+# weights: 784x256 floats cost more to scan than the batch-1 product takes) is
+# remembered as finite per array object until fw's in-place version counter of its
+# memory moves (every fw in-place op and optimizer update bumps it; a write through a
+# raw NumPy view of the weights does not, and is not seen here).
+_REMEMBER_FROM = 1 << 14  # elements: smaller operands are scanned (cheaper than a lookup)
+_known_finite: dict = {}  # id(array) -> (weakref to it, its version when scanned)
 
 
-def _finite(*arrays) -> bool:
-    for a in arrays:
-        if a is not None and not C.all_finite(_in(a)):
-            return False
+def _finite_operand(a) -> bool:
+    if a.size < _REMEMBER_FROM:
+        return C.all_finite(_in(a))
+    key = id(a)
+    rec = _known_finite.get(key)
+    version = array_version(a)
+    if rec is not None and rec[0]() is a and rec[1] == version:
+        return True
+    if not C.all_finite(_in(a)):
+        return False
+    try:
+        ref = weakref.ref(a, lambda _r, k=key: _known_finite.pop(k, None))
+    except TypeError:  # an array type without weak references: scanned every call
+        return True
+    _known_finite[key] = (ref, version)
     return True
+
+
+def _finite(out, *operands) -> bool:
+    """Whether the native result and the operands (None: absent) are all finite."""
+    if not C.all_finite(_in(out)):
+        return False
+    return all(a is None or _finite_operand(a) for a in operands)
 
 
 def _kernel(name):
@@ -231,7 +263,8 @@ def _make_fused_matmul(reference):
                                  bias=None if bias is None else bias.reshape(-1),
                                  activation=None if activation == "none" else activation,
                                  residual=residual)
-                    if _finite(out, x0, y0, bias, residual):
+                    if (C.all_finite(_in(out)) if activation == "none" else
+                            _finite(out, x0, y0, bias, residual)):
                         return out
                     return _unfused_matmul(x0, y0, bias, residual, transpose_x, transpose_y,
                                            activation, alpha)
