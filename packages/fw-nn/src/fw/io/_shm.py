@@ -8,6 +8,12 @@ travel pickled: a file per array would cost more than the copy.
 
 The space is reserved with ``posix_fallocate`` before writing, so a full /dev/shm
 is an ordinary error naming the sizes instead of a SIGBUS that kills the worker.
+
+File names are ``fw_dl_<parent pid>_<loader>_<worker id>_<worker pid>_<n>``. Files
+are removed by the parent when it maps them, by the parent at shutdown (all files
+of the loader), by a worker whose parent died (`die`), and, for the case where the
+parent and its workers were all killed at once, by `sweep_stale` the next time a
+loader starts in any process: files whose parent and worker pids are both dead.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import itertools
 import mmap
 import os
 import shutil
+import threading
 
 import numpy as np
 
@@ -23,6 +30,9 @@ SHM_DIR = "/dev/shm"
 INLINE_BYTES = 64 * 1024  # arrays smaller than this are pickled instead
 
 _counter = itertools.count()
+# held while a worker creates a file, and for good by a worker whose parent died,
+# so that no file is created after that worker's last cleanup
+_create_lock = threading.Lock()
 
 
 def available() -> bool:
@@ -51,6 +61,11 @@ class ShmFull(OSError):
 
 def put_array(a: np.ndarray, parent_pid: int, worker_id: int) -> ShmArray:
     a = np.ascontiguousarray(a)
+    with _create_lock:
+        return _put_array(a, parent_pid, worker_id)
+
+
+def _put_array(a, parent_pid, worker_id):
     name = f"{prefix(parent_pid)}{worker_id}_{os.getpid()}_{next(_counter)}"
     path = os.path.join(SHM_DIR, name)
     n = a.nbytes
@@ -159,3 +174,55 @@ def cleanup(parent_pid: int):
                 os.unlink(os.path.join(SHM_DIR, n))
             except OSError:
                 pass
+
+
+def die(tag):
+    """In a worker whose parent is gone: remove the loader's files and exit now."""
+    _create_lock.acquire(timeout=10)  # let a file being written finish, then no more
+    try:
+        cleanup(tag)
+    finally:
+        os._exit(1)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists
+        return True
+    try:  # a zombie holds no files open and will write none
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+_swept = False
+
+
+def sweep_stale():
+    """Remove files left by loaders whose parent and worker processes are all dead
+    (e.g. a whole process group killed by SIGKILL). Runs once per process."""
+    global _swept
+    if _swept:
+        return
+    _swept = True
+    try:
+        names = [n for n in os.listdir(SHM_DIR) if n.startswith("fw_dl_")]
+    except OSError:
+        return
+    me = os.geteuid()
+    for n in names:
+        parts = n[len("fw_dl_"):].split("_")
+        if len(parts) != 5 or not all(p.isdigit() for p in parts):
+            continue
+        ppid, wpid = int(parts[0]), int(parts[3])
+        path = os.path.join(SHM_DIR, n)
+        try:
+            if os.stat(path).st_uid != me or _pid_alive(ppid) or _pid_alive(wpid):
+                continue
+            os.unlink(path)
+        except OSError:
+            pass

@@ -7,11 +7,17 @@ batches out in sampler order. Robustness rules:
 
 - every wait of the parent has a timeout: it polls the result queue and, between
   polls, the workers' liveness, so a worker that dies (killed, segfault,
-  ``os._exit``) is reported with its id and exit code or signal instead of a hang;
-- an exception in a worker comes back with the worker id and its formatted
-  traceback and is re-raised in the parent;
-- ``timeout > 0`` bounds the wait for each batch and the error names the batch and
-  the worker it was waiting for;
+  ``os._exit``) is reported with its id, exit code or signal, and the batch and
+  sample it was loading (read from a small shared progress array) instead of a hang;
+- an exception in a worker (``__getitem__``, collate_fn, worker_init_fn, or
+  pickling a batch that cannot be pickled) comes back with the worker id, the
+  batch and sample indices and the formatted traceback and is re-raised in the
+  parent; a batch that cannot be unpickled in the parent is an error naming them too;
+- ``timeout > 0`` bounds the wait for each batch and the error names the batch, its
+  sample indices, the worker it was waiting for and what that worker is doing;
+- a worker whose parent dies (even by SIGKILL) removes the loader's shared-memory
+  files and exits at once (see `fw.io.worker`); files of a loader whose parent and
+  workers all died together are swept when the next loader starts;
 - the workers are shut down (done event, sentinel, join, then terminate/kill) at
   the end of the epoch (unless ``persistent_workers``), on error, on
   KeyboardInterrupt, when the iterator is garbage collected and at exit, and are
@@ -41,7 +47,7 @@ from fw.io import _shm
 from fw.io.collate import collate_numpy, default_convert_fn, to_tensors
 from fw.io.dataset import IterableDataset
 from fw.io.sampler import BatchSampler, RandomSampler, SequenceSampler
-from fw.io.worker import IterableEnd, WorkerError, worker_loop
+from fw.io.worker import GETITEM, STAGES, IterableEnd, ResultQueue, WorkerError, _short, worker_loop
 
 __all__ = ["DataLoader"]
 
@@ -277,9 +283,12 @@ class _MultiProcessIter:
         self._n = n
         self._tag = f"{os.getpid()}_{next(_uid)}"
         ctx = mp.get_context(_start_method())
+        _shm.sweep_stale()
         self._index_queues = [ctx.Queue() for _ in range(n)]
-        self._result_queue = ctx.Queue()
+        self._result_queue = ResultQueue(ctx=ctx)
         self._done_event = ctx.Event()
+        # per worker: stage, batch index, sample index (see fw.io.worker.STAGES)
+        self._progress = ctx.RawArray("q", 3 * n)
         base_seed = _peek_base_seed()
         self._workers = []
         self._shutdown = False
@@ -297,7 +306,7 @@ class _MultiProcessIter:
                               loader._batching, loader.batch_size, loader.drop_last,
                               loader.worker_init_fn, i, n, base_seed + i,
                               loader.use_shared_memory, self._tag, os.getpid(),
-                              POLL_INTERVAL),
+                              POLL_INTERVAL, self._progress),
                         daemon=True, name=f"fw-DataLoader-worker-{i}")
                     p.start()
                     self._workers.append(p)
@@ -318,6 +327,7 @@ class _MultiProcessIter:
         self._send_idx = 0
         self._rcvd_idx = 0
         self._outstanding = {}  # batch index -> worker id
+        self._indices = {}  # batch index -> its sample indices (until delivered)
         self._buffer = {}  # batch index -> batch received ahead of its turn
         self._active = [True] * self._n
         self._next_worker = 0
@@ -347,6 +357,7 @@ class _MultiProcessIter:
             return False
         self._index_queues[w].put((self._epoch, self._send_idx, indices))
         self._outstanding[self._send_idx] = w
+        self._indices[self._send_idx] = indices
         self._send_idx += 1
         return True
 
@@ -376,6 +387,7 @@ class _MultiProcessIter:
                 if i in self._buffer:
                     data = self._buffer.pop(i)
                     self._outstanding.pop(i, None)
+                    self._indices.pop(i, None)
                     self._rcvd_idx += 1
                     self._try_put()
                     return self._deliver(data)
@@ -388,7 +400,7 @@ class _MultiProcessIter:
                 continue
             epoch, idx, data = self._get()
             if isinstance(data, WorkerError):
-                raise data.exception()
+                raise data.exception(self._indices.get(idx) if epoch == self._epoch else None)
             if epoch != self._epoch:
                 _shm.discard(data)  # a result of an abandoned epoch
                 continue
@@ -408,17 +420,28 @@ class _MultiProcessIter:
             if limit > 0:
                 left = limit - (time.monotonic() - t0)
                 if left <= 0:
-                    w = self._outstanding.get(self._rcvd_idx)
+                    i = self._rcvd_idx
+                    w = self._outstanding.get(i)
                     who = f"worker {w} (pid {self._workers[w].pid})" if w is not None else \
                         "the workers"
+                    what = self._batch_text(i)
+                    doing = f"; that worker is {self._doing(w)}" if w is not None else ""
                     raise RuntimeError(f"DataLoader timed out after {limit:g} s waiting for "
-                                       f"batch {self._rcvd_idx} from {who}; raise 'timeout' "
+                                       f"batch {i} from {who}{what}{doing}; raise 'timeout' "
                                        f"if loading a batch legitimately takes longer")
                 wait = min(wait, left)
             try:
                 return self._result_queue.get(timeout=wait)
             except queue.Empty:
                 pass
+            except (OSError, EOFError):
+                raise
+            except Exception as e:  # the batch arrived but cannot be unpickled here
+                raise RuntimeError(
+                    f"DataLoader: a batch from a worker could not be unpickled in the main "
+                    f"process ({type(e).__name__}: {e}); the loader was waiting for batch "
+                    f"{self._rcvd_idx}{self._batch_text(self._rcvd_idx)}; batches in flight: "
+                    f"{sorted(self._outstanding)}") from e
             dead = self._dead_worker()
             if dead is not None:
                 # what a worker sent just before dying (its error, say) comes first
@@ -443,9 +466,25 @@ class _MultiProcessIter:
             hint = (" (a bus error in a worker usually means /dev/shm is full: use fewer "
                     "workers, a smaller prefetch_factor or use_shared_memory=False)")
         mine = sorted(k for k, w in self._outstanding.items() if w == i and k not in self._buffer)
-        raise RuntimeError(f"DataLoader worker {i} (pid {p.pid}) {how} unexpectedly; it was "
-                           f"loading batch(es) {mine} and the loader was waiting for batch "
-                           f"{self._rcvd_idx}{hint}")
+        lost = "; ".join(f"batch {k}{self._batch_text(k)}" for k in mine[:4])
+        raise RuntimeError(f"DataLoader worker {i} (pid {p.pid}) {how} unexpectedly while "
+                           f"{self._doing(i)}; it had batch(es) {mine} to load ({lost}) and "
+                           f"the loader was waiting for batch {self._rcvd_idx}{hint}")
+
+    def _batch_text(self, k):
+        indices = self._indices.get(k)
+        return f" (sample indices {_short(indices)})" if indices is not None else ""
+
+    def _doing(self, w):
+        """What worker `w` last recorded doing, from the shared progress array."""
+        stage, batch, sample = self._progress[3 * w:3 * w + 3]
+        text = STAGES.get(stage, "idle")
+        if stage == GETITEM:
+            where = "position in its stream" if self.loader._iterable else "index"
+            return f"{text} {sample} ({where}) of batch {batch}"
+        if batch >= 0:
+            return f"{text} for batch {batch}"
+        return text
 
     def _deliver(self, data):
         ld = self.loader

@@ -4,18 +4,32 @@ A worker takes tasks ``(epoch, batch index, indices)`` from its own index queue,
 builds the batch (dataset lookups + collate, as NumPy arrays), moves large arrays
 into shared memory and puts ``(epoch, batch index, batch)`` on the common result
 queue. Errors are sent as `WorkerError` (exception type, message, formatted
-traceback) instead of killing the worker; the end of an IterableDataset is sent as
-`IterableEnd`. The worker exits on a ``None`` task, when the parent's done event
-is set, or when the parent process is gone.
+traceback, batch and sample index, and what the worker was doing) instead of
+killing the worker; the end of an IterableDataset is sent as `IterableEnd`.
+
+- A batch that cannot be pickled fails in the queue's feeder thread, after ``put``
+  returned; `ResultQueue` turns that failure into a `WorkerError` for the batch
+  (a plain ``multiprocessing.Queue`` only prints it, and the parent waited forever).
+- Each worker records in a shared array (``progress``) the batch and the sample it
+  is working on, so the parent can name the sample when the worker dies or hangs.
+- The worker exits on a ``None`` task or when the parent's done event is set. A
+  watchdog thread waits on the parent's pidfd (or polls ``getppid``): when the
+  parent dies (even by SIGKILL) the worker removes the loader's shared-memory
+  files that nobody will map any more and exits at once, also from a hung
+  ``__getitem__``.
 """
 
 from __future__ import annotations
 
+import multiprocessing.queues
 import os
 import queue
 import random
+import select
 import signal
 import sys
+import threading
+import time
 import traceback
 
 import numpy as np
@@ -57,22 +71,49 @@ def get_worker_info():
     return _worker_info
 
 
-class WorkerError:
-    """An exception raised in a worker, carried to the parent as text."""
+# what a worker is doing, as recorded in the progress array (3 slots per worker:
+# stage, batch index, sample index)
+IDLE, INIT, GETITEM, COLLATE, CONVERT = range(5)
+STAGES = {IDLE: "idle", INIT: "running worker_init_fn", GETITEM: "loading sample",
+          COLLATE: "running collate_fn", CONVERT: "converting/packing the batch"}
+PICKLING = "pickling the batch for the main process"
 
-    def __init__(self, worker_id, exc_type, exc, tb):
+
+class WorkerError:
+    """An exception raised in a worker, carried to the parent as text, with where it
+    happened: ``stage`` (e.g. "loading sample 5", "running collate_fn", "pickling
+    the batch"), the batch index and the sample index (None where there is none).
+    The parent adds the batch's sample indices, which it knows, when it raises."""
+
+    def __init__(self, worker_id, exc_type, exc, tb, stage=None, batch=None, sample=None):
         self.worker_id = worker_id
         self.type_name = exc_type.__name__
         self.module = exc_type.__module__
         self.message = str(exc)
         self.traceback = "".join(traceback.format_exception(exc_type, exc, tb))
+        self.stage = stage
+        self.batch = batch
+        self.sample = sample
 
-    def exception(self):
+    def where(self, indices=None):
+        parts = []
+        if self.stage:
+            parts.append(self.stage)
+        if self.batch is not None:
+            parts.append(f"batch {self.batch}")
+        if indices is not None:
+            parts.append(f"sample indices {_short(indices)}")
+        return f" (while {', '.join(parts)})" if parts else ""
+
+    def exception(self, indices=None):
         """The exception to raise in the parent: the original type when it is a
-        builtin taking one message, else RuntimeError; the message names the worker
-        and holds the worker's traceback."""
-        text = (f"DataLoader worker {self.worker_id} raised {self.type_name}: {self.message}\n"
-                f"Traceback in the worker process:\n{self.traceback}")
+        builtin taking one message, else RuntimeError; the message names the worker,
+        the batch and sample indices and holds the worker's traceback."""
+        text = (f"DataLoader worker {self.worker_id} raised {self.type_name}: {self.message}"
+                f"{self.where(indices)}\nTraceback in the worker process:\n{self.traceback}")
+        if self.stage == PICKLING:
+            text += ("\nEvery sample, and what collate_fn returns, must be picklable to leave "
+                     "a worker process: no lambdas, locks, open files or generators.")
         if self.type_name == "ShmFull":
             text += ("\nShared memory (/dev/shm) is full: use fewer workers (num_workers), a "
                      "smaller prefetch_factor, use_shared_memory=False, or a larger /dev/shm "
@@ -85,6 +126,41 @@ class WorkerError:
             except TypeError:
                 pass
         return RuntimeError(text)
+
+
+def _short(indices, limit=16):
+    """A list of indices for a message, elided past `limit` entries."""
+    try:
+        items = list(indices)
+    except TypeError:
+        return repr(indices)
+    if len(items) <= limit:
+        return "[" + ", ".join(str(i) for i in items) + "]"
+    return ("[" + ", ".join(str(i) for i in items[:limit]) + f", ... ({len(items)} in all)]")
+
+
+class ResultQueue(multiprocessing.queues.Queue):
+    """The workers' result queue. ``put`` pickles in a background thread, so an
+    unpicklable batch used to be printed to the worker's stderr and dropped: the
+    parent then waited forever for it. Here such a failure becomes a `WorkerError`
+    for that batch. The hook costs nothing on the normal path."""
+
+    def _on_queue_feeder_error(self, e, obj):
+        try:
+            epoch, idx, data = obj
+        except (TypeError, ValueError):
+            epoch = idx = data = None
+        if isinstance(e, OSError) or isinstance(data, WorkerError) or idx is None:
+            # a broken pipe (the parent is gone) or an error that cannot be reported
+            super()._on_queue_feeder_error(e, obj)
+            return
+        from fw.io import _shm
+
+        _shm.discard(data)  # nobody will map the files of this batch
+        wid = _worker_info.id if _worker_info is not None else -1
+        err = WorkerError(wid, type(e), e, e.__traceback__,
+                          stage=PICKLING, batch=idx)
+        self.put((epoch, idx, err))
 
 
 class IterableEnd:
@@ -105,9 +181,38 @@ def _seed_all(seed):
         pass
 
 
+def _watch_parent(parent_pid, tag, poll):
+    """Wait until the parent process is gone, then remove this loader's shared-memory
+    files (batches nobody will receive) and exit, whatever the main thread is doing."""
+    from fw.io import _shm
+
+    fd = None
+    try:
+        fd = os.pidfd_open(parent_pid)
+    except (AttributeError, OSError):  # pragma: no cover - Linux < 5.3 / not Linux
+        fd = None
+    if fd is not None:
+        while True:
+            try:
+                if select.select([fd], [], [])[0]:
+                    break
+            except InterruptedError:  # pragma: no cover - retried by Python anyway
+                continue
+    else:  # pragma: no cover
+        while os.getppid() == parent_pid:
+            time.sleep(poll)
+    _shm.die(tag)
+
+
+def _start_watchdog(parent_pid, tag, poll):
+    t = threading.Thread(target=_watch_parent, args=(parent_pid, tag, poll), daemon=True,
+                         name="fw-DataLoader-parent-watchdog")
+    t.start()
+
+
 def worker_loop(iterable, dataset, index_queue, result_queue, done_event, collate, batching,
                 batch_size, drop_last, init_fn, worker_id, num_workers, seed, use_shm, tag,
-                parent_pid, poll):
+                parent_pid, poll, progress=None):
     """The target of each worker process."""
     global _worker_info
     from fw.io import _shm
@@ -117,13 +222,27 @@ def worker_loop(iterable, dataset, index_queue, result_queue, done_event, collat
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     except (ValueError, OSError):  # pragma: no cover - not the main thread
         pass
+    _start_watchdog(parent_pid, tag, poll)
+    base = 3 * worker_id
+    slot = base + 2  # the sample being loaded
+    if progress is None:  # pragma: no cover - the DataLoader always passes one
+        progress = [0] * (3 * num_workers)
+
+    def mark(stage, batch=-1, sample=-1):
+        progress[base] = stage
+        progress[base + 1] = batch
+        progress[base + 2] = sample
+
     try:
+        mark(INIT)
         _seed_all(seed)
         _worker_info = WorkerInfo(worker_id, num_workers, dataset, seed)
         if init_fn is not None:
             init_fn(worker_id)
+        mark(IDLE)
     except Exception:
-        result_queue.put((None, None, WorkerError(worker_id, *sys.exc_info())))
+        result_queue.put((None, None, WorkerError(worker_id, *sys.exc_info(),
+                                                  stage="running worker_init_fn")))
         # make sure the error reaches the pipe before this process exits
         result_queue.close()
         result_queue.join_thread()
@@ -131,40 +250,66 @@ def worker_loop(iterable, dataset, index_queue, result_queue, done_event, collat
     it = None
     it_epoch = None
     exhausted = False
+    drawn = 0  # samples drawn from this worker's IterableDataset copy in this epoch
     while True:
         try:
             task = index_queue.get(timeout=poll)
         except queue.Empty:
-            if done_event.is_set() or os.getppid() != parent_pid:
+            if done_event.is_set():
                 break
             continue
         if task is None or done_event.is_set():
             break
         epoch, idx, indices = task
+        sample = None
         try:
             if not iterable:
                 if batching:
-                    data = collate([dataset[i] for i in indices])
+                    samples = []
+                    mark(GETITEM, idx)
+                    for i in indices:
+                        sample = progress[slot] = i
+                        samples.append(dataset[i])
+                    sample = None
+                    mark(COLLATE, idx)
+                    data = collate(samples)
                 else:
-                    data = collate(dataset[indices])
+                    sample = indices
+                    mark(GETITEM, idx, indices)
+                    item = dataset[indices]
+                    sample = None
+                    mark(COLLATE, idx)
+                    data = collate(item)
             else:
                 if it is None or it_epoch != epoch:
-                    it, it_epoch, exhausted = iter(dataset), epoch, False
+                    it, it_epoch, exhausted, drawn = iter(dataset), epoch, False, 0
                 if exhausted:
                     raise StopIteration
                 if batching:
                     samples = []
+                    mark(GETITEM, idx)
                     for _ in range(batch_size):
+                        sample = progress[slot] = drawn
                         try:
                             samples.append(next(it))
                         except StopIteration:
                             exhausted = True
                             break
+                        drawn += 1
+                    sample = None
                     if not samples or (drop_last and len(samples) < batch_size):
                         raise StopIteration
+                    mark(COLLATE, idx)
                     data = collate(samples)
                 else:
-                    data = collate(next(it))
+                    sample = drawn
+                    mark(GETITEM, idx, drawn)
+                    item = next(it)
+                    drawn += 1
+                    sample = None
+                    mark(COLLATE, idx)
+                    data = collate(item)
+            mark(CONVERT, idx)
             data = to_numpy_tree(data)
             if use_shm:
                 data = _shm.pack(data, tag, worker_id)
@@ -172,7 +317,12 @@ def worker_loop(iterable, dataset, index_queue, result_queue, done_event, collat
             exhausted = True
             data = IterableEnd(worker_id)
         except Exception:
-            data = WorkerError(worker_id, *sys.exc_info())
+            stage = STAGES[progress[base]]
+            if sample is not None:
+                stage = f"loading sample {sample}" + (" (position in this worker's "
+                                                      "stream)" if iterable else "")
+            data = WorkerError(worker_id, *sys.exc_info(), stage=stage, batch=idx)
+        mark(IDLE)
         result_queue.put((epoch, idx, data))
     # never block at exit on a result the parent will not read any more
     result_queue.cancel_join_thread()

@@ -1,0 +1,279 @@
+"""The DataLoader failure matrix: every way a worker or the parent can fail ends
+in bounded time, with an error naming the worker, the batch and sample indices
+(and the worker's traceback for exceptions), and leaves no process and no
+/dev/shm file behind.
+
+Every test runs under a SIGALRM guard (`BOUND` seconds) that turns a hang into a
+failure; the bound is a guard against hangs, not a speed assertion.
+"""
+
+import os
+import select
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from fw import io
+from fw.io import _shm
+
+BOUND = 20  # seconds; a hang guard only
+SIZE = 20000  # float32 elements per sample: 80 KB, so batches travel through /dev/shm
+
+
+def _children(pid=None):
+    """Pids of the children of `pid` (default: this process), zombies excluded."""
+    me = os.getpid() if pid is None else pid
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == me and fields[0] != "Z":
+            out.append(int(d))
+    return out
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _shm_files(pid):
+    return [f for f in os.listdir("/dev/shm") if f.startswith(f"fw_dl_{pid}_")]
+
+
+def _wait_until(cond, bound=BOUND, step=0.05):
+    deadline = time.monotonic() + bound
+    while not cond():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(step)
+    return True
+
+
+@pytest.fixture(autouse=True)
+def bounded_and_clean():
+    before = set(_children())
+
+    def hung(signum, frame):
+        raise TimeoutError(f"the DataLoader hung for more than {BOUND} s")
+
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.setitimer(signal.ITIMER_REAL, BOUND)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    assert _wait_until(lambda: not set(_children()) - before, bound=5), \
+        "the DataLoader left child processes behind"
+    assert not _shm_files(os.getpid()), "shared-memory files left behind"
+
+
+# ---------------------------------------------------------------- datasets
+class Data(io.Dataset):
+    """Sample i is a SIZE-vector of i; sample `bad` misbehaves as `how` says."""
+
+    def __init__(self, how=None, bad=5, n=12):
+        self.how, self.bad, self.n = how, bad, n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        if i == self.bad:
+            if self.how == "raise":
+                raise ValueError(f"sample {i} is corrupt")
+            if self.how == "kill":
+                os.kill(os.getpid(), signal.SIGKILL)
+            if self.how == "hang":
+                time.sleep(60)
+            if self.how == "unpicklable":
+                return threading.Lock()
+            if self.how == "float64":
+                return np.full(SIZE, i, np.float64)
+        return np.full(SIZE, i, np.float32)
+
+
+class Stream(io.IterableDataset):
+    def __iter__(self):
+        for i in range(10):
+            if i == 3:
+                raise ValueError("record 3 is truncated")
+            yield np.full(4, i, np.float32)
+
+
+def keep(batch):
+    return batch
+
+
+def collate_fails(batch):
+    if any(float(np.asarray(b).flat[0]) == 5 for b in batch):
+        raise ValueError("cannot collate the batch holding sample 5")
+    return np.stack(batch)
+
+
+def init_fails(worker_id):
+    if worker_id == 1:
+        raise OSError(f"worker {worker_id} cannot open its shard")
+
+
+# batch_size=2 over 2 workers: batch 2 = samples [4, 5] goes to worker 0
+CASES = {
+    "getitem raises": (dict(dataset=Data("raise")), ValueError,
+                       [r"DataLoader worker 0 raised ValueError: sample 5 is corrupt",
+                        r"loading sample 5", r"batch 2", r"sample indices \[4, 5\]",
+                        r"Traceback in the worker process", r"__getitem__"]),
+    "collate_fn raises": (dict(dataset=Data(), collate_fn=collate_fails), ValueError,
+                          [r"worker 0 raised ValueError: cannot collate", r"running collate_fn",
+                           r"batch 2", r"sample indices \[4, 5\]", r"in collate_fails"]),
+    "worker_init_fn raises": (dict(dataset=Data(), worker_init_fn=init_fails), OSError,
+                              [r"worker 1 raised OSError: worker 1 cannot open its shard",
+                               r"running worker_init_fn", r"in init_fails"]),
+    "unpicklable sample": (dict(dataset=Data("unpicklable"), collate_fn=keep), TypeError,
+                           [r"worker 0 raised TypeError: cannot pickle '_thread.lock'",
+                            r"pickling the batch", r"batch 2", r"sample indices \[4, 5\]",
+                            r"must be picklable"]),
+    "unpicklable unbatched sample": (dict(dataset=Data("unpicklable"), batch_size=None),
+                                     TypeError,
+                                     [r"worker 1 raised TypeError: cannot pickle",
+                                      r"batch 5", r"sample indices 5"]),
+    "worker killed": (dict(dataset=Data("kill")), RuntimeError,
+                      [r"DataLoader worker 0 \(pid \d+\) was killed by SIGKILL",
+                       r"loading sample 5 \(index\) of batch 2",
+                       r"batch 2 \(sample indices \[4, 5\]\)"]),
+    "worker hangs, timeout set": (dict(dataset=Data("hang"), timeout=3), RuntimeError,
+                                  [r"timed out after 3 s waiting for batch 2 from worker 0",
+                                   r"sample indices \[4, 5\]",
+                                   r"that worker is loading sample 5 \(index\) of batch 2"]),
+    "iterable dataset raises": (dict(dataset=Stream(), num_workers=1), ValueError,
+                                [r"worker 0 raised ValueError: record 3 is truncated",
+                                 r"loading sample 3 \(position in this worker's stream\)",
+                                 r"batch 1"]),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_worker_failure_is_an_error_naming_worker_and_samples(case):
+    kwargs, exc_type, patterns = CASES[case]
+    kwargs = {"batch_size": 2, "num_workers": 2, **kwargs}
+    with pytest.raises(exc_type) as info:
+        for _ in io.DataLoader(**kwargs):
+            pass
+    msg = str(info.value)
+    for pat in patterns:
+        assert __import__("re").search(pat, msg), f"{pat!r} not in:\n{msg}"
+
+
+def test_early_break_with_a_hung_worker_and_batches_in_flight():
+    ld = io.DataLoader(Data("hang", bad=7), batch_size=2, num_workers=2, prefetch_factor=2)
+    for _ in ld:
+        break  # the iterator is collected here: workers stop, in-flight shm is removed
+
+
+def test_collate_promotes_mixed_dtypes_with_a_warning():
+    # as Paddle (np.stack): the batch is float64, but a warning names the odd sample
+    batches = []
+    with pytest.warns(UserWarning, match="sample 1 of the batch has dtype float64 but sample 0 "
+                                         "has float32; the batch is promoted to float64"):
+        batches = list(io.DataLoader(Data("float64"), batch_size=2))
+    assert [str(b.dtype) for b in batches] == ["fw.float32"] * 2 + ["fw.float64"] + \
+        ["fw.float32"] * 3
+    assert float(batches[2][1, 0]) == 5.0
+    with pytest.warns(UserWarning, match="sample 2 of the batch has dtype int64"):
+        out = io.default_collate_fn([np.ones(2, np.float32), np.ones(2, np.float32),
+                                     np.ones(2, np.int64)])
+    assert str(out.dtype) == "fw.float64"
+
+
+def test_stale_files_of_dead_loaders_are_swept(monkeypatch):
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait(timeout=BOUND)
+    dead = p.pid
+    stale = f"/dev/shm/fw_dl_{dead}_0_0_{dead}_0"
+    live = f"/dev/shm/fw_dl_{dead}_0_0_{os.getpid()}_0"  # its worker still runs
+    for path in (stale, live):
+        with open(path, "wb") as f:
+            f.write(b"x")
+    try:
+        monkeypatch.setattr(_shm, "_swept", False)
+        _shm.sweep_stale()
+        assert not os.path.exists(stale) and os.path.exists(live)
+    finally:
+        for path in (stale, live):
+            if os.path.exists(path):
+                os.unlink(path)
+
+
+# ---------------------------------------------------------------- the parent dies
+PARENT = textwrap.dedent("""
+    import os, sys, time
+    import numpy as np
+    from fw import io
+
+    class D(io.Dataset):
+        def __len__(self):
+            return 64
+
+        def __getitem__(self, i):
+            if i in (8, 9):  # batch 4, worker 0's third batch: it hangs there
+                time.sleep(120)
+            return np.full(20000, i, np.float32)
+
+    it = iter(io.DataLoader(D(), batch_size=2, num_workers=2, prefetch_factor=2))
+    next(it)
+    print(" ".join(str(p.pid) for p in it._workers), flush=True)
+    if sys.argv[1] == "wait":  # waiting for the hung batch 4 when Ctrl-C comes
+        for _ in it:
+            pass
+    time.sleep(120)  # batches 1-3 wait in /dev/shm
+""")
+
+
+def _run_parent(mode, sig):
+    p = subprocess.Popen([sys.executable, "-c", PARENT, mode], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        ready, _, _ = select.select([p.stdout], [], [], BOUND)
+        assert ready, "the parent script did not start"
+        workers = [int(w) for w in p.stdout.readline().split()]
+        assert len(workers) == 2, p.stderr.read()
+        # batches 1..3 were prefetched into shared memory
+        assert _wait_until(lambda: _shm_files(p.pid), bound=10)
+        time.sleep(0.3)  # let the parent reach its wait
+        os.kill(p.pid, sig)
+        p.wait(timeout=BOUND)
+        assert _wait_until(lambda: not any(_alive(w) for w in workers), bound=10), \
+            "workers outlived their parent"
+        assert _wait_until(lambda: not _shm_files(p.pid), bound=5), \
+            f"shared memory of the dead parent left: {_shm_files(p.pid)}"
+        return p.returncode, p.stderr.read()
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        p.stdout.close()
+        p.stderr.close()
+
+
+def test_parent_sigkill_workers_exit_and_shared_memory_is_removed():
+    code, _ = _run_parent("sleep", signal.SIGKILL)
+    assert code == -signal.SIGKILL
+
+
+def test_parent_ctrl_c_while_waiting_stops_workers_and_removes_shared_memory():
+    code, err = _run_parent("wait", signal.SIGINT)
+    assert code != 0 and "KeyboardInterrupt" in err
