@@ -26,9 +26,9 @@ BOUND = 20  # seconds; a hang guard only
 SIZE = 20000  # float32 elements per sample: 80 KB, so batches travel through /dev/shm
 
 
-def _children(pid=None):
-    """Pids of the children of `pid` (default: this process), zombies excluded."""
-    me = os.getpid() if pid is None else pid
+def _children():
+    """Pids of this process's children, zombies excluded."""
+    me = os.getpid()
     out = []
     for d in os.listdir("/proc"):
         if not d.isdigit():
@@ -103,9 +103,22 @@ class Data(io.Dataset):
                 time.sleep(60)
             if self.how == "unpicklable":
                 return threading.Lock()
+            if self.how == "unloadable":
+                return LoadFails()
             if self.how == "float64":
                 return np.full(SIZE, i, np.float64)
         return np.full(SIZE, i, np.float32)
+
+
+def _refuse_to_load():
+    raise ValueError("this object refuses to be unpickled")
+
+
+class LoadFails:
+    """Pickles in the worker; unpickling it in the parent fails."""
+
+    def __reduce__(self):
+        return (_refuse_to_load, ())
 
 
 class Stream(io.IterableDataset):
@@ -151,6 +164,10 @@ CASES = {
                                      TypeError,
                                      [r"worker 1 raised TypeError: cannot pickle",
                                       r"batch 5", r"sample indices 5"]),
+    "batch cannot be unpickled in the parent": (
+        dict(dataset=Data("unloadable"), collate_fn=keep), RuntimeError,
+        [r"batch 2 \(sample indices \[4, 5\]\) from worker 0 \(pid \d+\) could not be "
+         r"unpickled in the main process: ValueError: this object refuses to be unpickled"]),
     "worker killed": (dict(dataset=Data("kill")), RuntimeError,
                       [r"DataLoader worker 0 \(pid \d+\) was killed by SIGKILL",
                        r"loading sample 5 \(index\) of batch 2",
@@ -176,6 +193,12 @@ def test_worker_failure_is_an_error_naming_worker_and_samples(case):
     msg = str(info.value)
     for pat in patterns:
         assert __import__("re").search(pat, msg), f"{pat!r} not in:\n{msg}"
+
+
+def test_normal_epochs_leave_nothing_behind():
+    for shm in (True, False):
+        ld = io.DataLoader(Data(), batch_size=2, num_workers=2, use_shared_memory=shm)
+        assert [float(b[1, 0]) for b in ld] == [1.0, 3.0, 5.0, 7.0, 9.0, 11.0]
 
 
 def test_early_break_with_a_hung_worker_and_batches_in_flight():

@@ -47,7 +47,8 @@ from fw.io import _shm
 from fw.io.collate import collate_numpy, default_convert_fn, to_tensors
 from fw.io.dataset import IterableDataset
 from fw.io.sampler import BatchSampler, RandomSampler, SequenceSampler
-from fw.io.worker import GETITEM, STAGES, IterableEnd, ResultQueue, WorkerError, _short, worker_loop
+from fw.io.worker import (GETITEM, STAGES, IterableEnd, ResultQueue, WorkerError, _short,
+                          last_header, worker_loop)
 
 __all__ = ["DataLoader"]
 
@@ -437,11 +438,7 @@ class _MultiProcessIter:
             except (OSError, EOFError):
                 raise
             except Exception as e:  # the batch arrived but cannot be unpickled here
-                raise RuntimeError(
-                    f"DataLoader: a batch from a worker could not be unpickled in the main "
-                    f"process ({type(e).__name__}: {e}); the loader was waiting for batch "
-                    f"{self._rcvd_idx}{self._batch_text(self._rcvd_idx)}; batches in flight: "
-                    f"{sorted(self._outstanding)}") from e
+                self._raise_unpickling(e)
             dead = self._dead_worker()
             if dead is not None:
                 # what a worker sent just before dying (its error, say) comes first
@@ -470,6 +467,17 @@ class _MultiProcessIter:
         raise RuntimeError(f"DataLoader worker {i} (pid {p.pid}) {how} unexpectedly while "
                            f"{self._doing(i)}; it had batch(es) {mine} to load ({lost}) and "
                            f"the loader was waiting for batch {self._rcvd_idx}{hint}")
+
+    def _raise_unpickling(self, e):
+        h = last_header(clear=True)
+        if h is not None and h[0] is not None:
+            k, w = h
+            who = f"batch {k}{self._batch_text(k)} from worker {w} (pid {self._workers[w].pid})"
+        else:
+            who = f"a batch (in flight: {sorted(self._outstanding)})"
+        raise RuntimeError(f"DataLoader: {who} could not be unpickled in the main process: "
+                           f"{type(e).__name__}: {e} (the traceback below is the main "
+                           f"process's)") from e
 
     def _batch_text(self, k):
         indices = self._indices.get(k)

@@ -139,6 +139,38 @@ def _short(indices, limit=16):
     return ("[" + ", ".join(str(i) for i in items[:limit]) + f", ... ({len(items)} in all)]")
 
 
+_received = threading.local()
+
+
+def _note_header(epoch, idx, worker_id):
+    _received.header = (idx, worker_id)
+    return epoch
+
+
+class Header:
+    """The first field of a result, ``(Header, batch index, data)``: it unpickles to
+    the plain epoch and, as unpickling goes front to back, notes which worker sent
+    which batch before the data is loaded, so that a batch the parent cannot unpickle
+    is reported with its worker and index (`last_header`)."""
+
+    __slots__ = ("epoch", "idx", "worker_id")
+
+    def __init__(self, epoch, idx, worker_id):
+        self.epoch, self.idx, self.worker_id = epoch, idx, worker_id
+
+    def __reduce__(self):
+        return (_note_header, (self.epoch, self.idx, self.worker_id))
+
+
+def last_header(clear=False):
+    """``(batch index, worker id)`` of the last result whose unpickling began in
+    this thread, or None."""
+    h = getattr(_received, "header", None)
+    if clear:
+        _received.header = None
+    return h
+
+
 class ResultQueue(multiprocessing.queues.Queue):
     """The workers' result queue. ``put`` pickles in a background thread, so an
     unpicklable batch used to be printed to the worker's stderr and dropped: the
@@ -241,7 +273,8 @@ def worker_loop(iterable, dataset, index_queue, result_queue, done_event, collat
             init_fn(worker_id)
         mark(IDLE)
     except Exception:
-        result_queue.put((None, None, WorkerError(worker_id, *sys.exc_info(),
+        result_queue.put((Header(None, None, worker_id), None,
+                          WorkerError(worker_id, *sys.exc_info(),
                                                   stage="running worker_init_fn")))
         # make sure the error reaches the pipe before this process exits
         result_queue.close()
@@ -323,6 +356,6 @@ def worker_loop(iterable, dataset, index_queue, result_queue, done_event, collat
                                                       "stream)" if iterable else "")
             data = WorkerError(worker_id, *sys.exc_info(), stage=stage, batch=idx)
         mark(IDLE)
-        result_queue.put((epoch, idx, data))
+        result_queue.put((Header(epoch, idx, worker_id), idx, data))
     # never block at exit on a result the parent will not read any more
     result_queue.cancel_join_thread()
