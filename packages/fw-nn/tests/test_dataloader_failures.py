@@ -201,6 +201,27 @@ def test_normal_epochs_leave_nothing_behind():
         assert [float(b[1, 0]) for b in ld] == [1.0, 3.0, 5.0, 7.0, 9.0, 11.0]
 
 
+class Keyed(io.Dataset):
+    """Samples looked up by string keys (a custom sampler yields the keys)."""
+
+    def __getitem__(self, key):
+        if key == "bad":
+            raise KeyError(key)
+        return np.full(3, len(key), np.float32)
+
+    def __len__(self):
+        return 4
+
+
+def test_non_integer_sample_keys_are_named():
+    keys = [["a", "bb"], ["ccc", "dddd"]]
+    got = [b[:, 0].tolist() for b in io.DataLoader(Keyed(), batch_sampler=keys, num_workers=1)]
+    assert got == [[1.0, 2.0], [3.0, 4.0]]
+    with pytest.raises(RuntimeError, match=r"(?s)raised KeyError: 'bad' \(while loading sample "
+                                           r"bad, batch 1, sample indices \[x, bad\]\)"):
+        list(io.DataLoader(Keyed(), batch_sampler=[["a"], ["x", "bad"]], num_workers=1))
+
+
 def test_early_break_with_a_hung_worker_and_batches_in_flight():
     ld = io.DataLoader(Data("hang", bad=7), batch_size=2, num_workers=2, prefetch_factor=2)
     for _ in ld:

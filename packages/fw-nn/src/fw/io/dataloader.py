@@ -488,6 +488,8 @@ class _MultiProcessIter:
         stage, batch, sample = self._progress[3 * w:3 * w + 3]
         text = STAGES.get(stage, "idle")
         if stage == GETITEM:
+            if sample < 0:
+                return f"{text}s of batch {batch}"
             where = "position in its stream" if self.loader._iterable else "index"
             return f"{text} {sample} ({where}) of batch {batch}"
         if batch >= 0:

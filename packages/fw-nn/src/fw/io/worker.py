@@ -22,6 +22,7 @@ killing the worker; the end of an IterableDataset is sent as `IterableEnd`.
 from __future__ import annotations
 
 import multiprocessing.queues
+import operator
 import os
 import queue
 import random
@@ -77,6 +78,7 @@ IDLE, INIT, GETITEM, COLLATE, CONVERT = range(5)
 STAGES = {IDLE: "idle", INIT: "running worker_init_fn", GETITEM: "loading sample",
           COLLATE: "running collate_fn", CONVERT: "converting/packing the batch"}
 PICKLING = "pickling the batch for the main process"
+UNKNOWN = -2  # the sample slot when the index is not an integer (or not known)
 
 
 class WorkerError:
@@ -202,6 +204,15 @@ class IterableEnd:
         self.worker_id = worker_id
 
 
+def _slot_value(i):
+    """`i` as the progress array can hold it: an integer index, else UNKNOWN."""
+    try:
+        i = operator.index(i)
+    except TypeError:
+        return UNKNOWN
+    return i if -2**63 <= i < 2**63 else UNKNOWN
+
+
 def _seed_all(seed):
     random.seed(seed)
     np.random.seed(seed % 2**32)
@@ -273,9 +284,8 @@ def worker_loop(iterable, dataset, index_queue, result_queue, done_event, collat
             init_fn(worker_id)
         mark(IDLE)
     except Exception:
-        result_queue.put((Header(None, None, worker_id), None,
-                          WorkerError(worker_id, *sys.exc_info(),
-                                                  stage="running worker_init_fn")))
+        err = WorkerError(worker_id, *sys.exc_info(), stage=STAGES[INIT])
+        result_queue.put((Header(None, None, worker_id), None, err))
         # make sure the error reaches the pipe before this process exits
         result_queue.close()
         result_queue.join_thread()
@@ -301,14 +311,18 @@ def worker_loop(iterable, dataset, index_queue, result_queue, done_event, collat
                     samples = []
                     mark(GETITEM, idx)
                     for i in indices:
-                        sample = progress[slot] = i
+                        sample = i
+                        try:
+                            progress[slot] = i
+                        except (TypeError, OverflowError):  # a key that is no integer
+                            progress[slot] = UNKNOWN
                         samples.append(dataset[i])
                     sample = None
                     mark(COLLATE, idx)
                     data = collate(samples)
                 else:
                     sample = indices
-                    mark(GETITEM, idx, indices)
+                    mark(GETITEM, idx, _slot_value(indices))
                     item = dataset[indices]
                     sample = None
                     mark(COLLATE, idx)
