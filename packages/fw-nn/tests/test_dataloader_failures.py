@@ -103,11 +103,18 @@ class Data(io.Dataset):
                 time.sleep(60)
             if self.how == "unpicklable":
                 return threading.Lock()
+            if self.how == "bad str":
+                raise BadStr()
             if self.how == "unloadable":
                 return LoadFails()
             if self.how == "float64":
                 return np.full(SIZE, i, np.float64)
         return np.full(SIZE, i, np.float32)
+
+
+class BadStr(Exception):
+    def __str__(self):
+        raise RuntimeError("no text")
 
 
 def _refuse_to_load():
@@ -168,6 +175,9 @@ CASES = {
         dict(dataset=Data("unloadable"), collate_fn=keep), RuntimeError,
         [r"batch 2 \(sample indices \[4, 5\]\) from worker 0 \(pid \d+\) could not be "
          r"unpickled in the main process: ValueError: this object refuses to be unpickled"]),
+    "exception whose str() fails": (dict(dataset=Data("bad str")), RuntimeError,
+                                    [r"worker 0 raised BadStr: <BadStr whose str\(\) failed> "
+                                     r"\(while loading sample 5, batch 2"]),
     "worker killed": (dict(dataset=Data("kill")), RuntimeError,
                       [r"DataLoader worker 0 \(pid \d+\) was killed by SIGKILL",
                        r"loading sample 5 \(index\) of batch 2",

@@ -463,10 +463,12 @@ class _MultiProcessIter:
             hint = (" (a bus error in a worker usually means /dev/shm is full: use fewer "
                     "workers, a smaller prefetch_factor or use_shared_memory=False)")
         mine = sorted(k for k, w in self._outstanding.items() if w == i and k not in self._buffer)
-        lost = "; ".join(f"batch {k}{self._batch_text(k)}" for k in mine[:4])
+        lost = ", ".join(f"batch {k}{self._batch_text(k)}" for k in mine[:4])
+        if len(mine) > 4:
+            lost += f" and {len(mine) - 4} more"
         raise RuntimeError(f"DataLoader worker {i} (pid {p.pid}) {how} unexpectedly while "
-                           f"{self._doing(i)}; it had batch(es) {mine} to load ({lost}) and "
-                           f"the loader was waiting for batch {self._rcvd_idx}{hint}")
+                           f"{self._doing(i)}; its unfinished batches: {lost or 'none'}; the "
+                           f"loader was waiting for batch {self._rcvd_idx}{hint}")
 
     def _raise_unpickling(self, e):
         h = last_header(clear=True)

@@ -91,8 +91,14 @@ class WorkerError:
         self.worker_id = worker_id
         self.type_name = exc_type.__name__
         self.module = exc_type.__module__
-        self.message = str(exc)
-        self.traceback = "".join(traceback.format_exception(exc_type, exc, tb))
+        try:
+            self.message = str(exc)
+        except Exception:  # an exception whose __str__ fails must still be reported
+            self.message = f"<{self.type_name} whose str() failed>"
+        try:
+            self.traceback = "".join(traceback.format_exception(exc_type, exc, tb))
+        except Exception:  # pragma: no cover - same
+            self.traceback = "".join(traceback.format_tb(tb)) + self.message
         self.stage = stage
         self.batch = batch
         self.sample = sample
@@ -188,13 +194,17 @@ class ResultQueue(multiprocessing.queues.Queue):
             # a broken pipe (the parent is gone) or an error that cannot be reported
             super()._on_queue_feeder_error(e, obj)
             return
-        from fw.io import _shm
+        # this runs in the feeder thread: if it raised, the thread would die and every
+        # later batch of this worker would be lost, so nothing may escape
+        try:
+            from fw.io import _shm
 
-        _shm.discard(data)  # nobody will map the files of this batch
-        wid = _worker_info.id if _worker_info is not None else -1
-        err = WorkerError(wid, type(e), e, e.__traceback__,
-                          stage=PICKLING, batch=idx)
-        self.put((epoch, idx, err))
+            _shm.discard(data)  # nobody will map the files of this batch
+            wid = _worker_info.id if _worker_info is not None else -1
+            err = WorkerError(wid, type(e), e, e.__traceback__, stage=PICKLING, batch=idx)
+            self.put((epoch, idx, err))
+        except Exception:  # pragma: no cover - defensive
+            super()._on_queue_feeder_error(e, obj)
 
 
 class IterableEnd:
