@@ -253,23 +253,39 @@ def test_collate_promotes_mixed_dtypes_with_a_warning():
     assert str(out.dtype) == "fw.float64"
 
 
-def test_stale_files_of_dead_loaders_are_swept(monkeypatch):
-    p = subprocess.Popen([sys.executable, "-c", "pass"])
-    p.wait(timeout=BOUND)
-    dead = p.pid
-    stale = f"/dev/shm/fw_dl_{dead}_0_0_{dead}_0"
-    live = f"/dev/shm/fw_dl_{dead}_0_0_{os.getpid()}_0"  # its worker still runs
-    for path in (stale, live):
+def test_files_of_loaders_gone_with_their_workers_are_swept(monkeypatch):
+    # a loader whose lock file is free (its parent and workers all died at once)
+    # loses its files; one whose lock is held keeps them, whatever the pids say
+    import fcntl
+
+    dead, live = "fw_dl_999999999_0_", "fw_dl_999999998_0_"
+    paths = [f"/dev/shm/{p}{s}" for p in (dead, live) for s in ("lock", "0_1_0")]
+    for path in paths:
         with open(path, "wb") as f:
             f.write(b"x")
+    fd = os.open(f"/dev/shm/{live}lock", os.O_RDWR)
     try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         monkeypatch.setattr(_shm, "_swept", False)
         _shm.sweep_stale()
-        assert not os.path.exists(stale) and os.path.exists(live)
+        assert [os.path.exists(p) for p in paths] == [False, False, True, True]
     finally:
-        for path in (stale, live):
+        os.close(fd)
+        for path in paths:
             if os.path.exists(path):
                 os.unlink(path)
+
+
+def test_a_running_loader_holds_its_lock():
+    it = iter(io.DataLoader(Data(), batch_size=2, num_workers=1))
+    next(it)
+    lock = f"/dev/shm/fw_dl_{it._tag}_lock"
+    assert os.path.exists(lock)
+    _shm._swept = False
+    _shm.sweep_stale()  # must not touch a live loader
+    assert os.path.exists(lock)
+    assert [float(b[0, 0]) for b in it] == [2.0, 4.0, 6.0, 8.0, 10.0]
+    assert not os.path.exists(lock)
 
 
 # ---------------------------------------------------------------- the parent dies
@@ -297,9 +313,9 @@ PARENT = textwrap.dedent("""
 """)
 
 
-def _run_parent(mode, sig):
+def _run_parent(mode, sig, group=False):
     p = subprocess.Popen([sys.executable, "-c", PARENT, mode], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+                         stderr=subprocess.PIPE, text=True, start_new_session=group)
     try:
         ready, _, _ = select.select([p.stdout], [], [], BOUND)
         assert ready, "the parent script did not start"
@@ -308,10 +324,17 @@ def _run_parent(mode, sig):
         # batches 1..3 were prefetched into shared memory
         assert _wait_until(lambda: _shm_files(p.pid), bound=10)
         time.sleep(0.3)  # let the parent reach its wait
-        os.kill(p.pid, sig)
+        if group:  # the parent and its workers at once: nobody can clean up
+            os.killpg(p.pid, sig)
+        else:
+            os.kill(p.pid, sig)
         p.wait(timeout=BOUND)
         assert _wait_until(lambda: not any(_alive(w) for w in workers), bound=10), \
             "workers outlived their parent"
+        if group:
+            assert _shm_files(p.pid)  # left behind ...
+            _shm._swept = False
+            _shm.sweep_stale()  # ... until the next loader starts
         assert _wait_until(lambda: not _shm_files(p.pid), bound=5), \
             f"shared memory of the dead parent left: {_shm_files(p.pid)}"
         return p.returncode, p.stderr.read()
@@ -325,6 +348,11 @@ def _run_parent(mode, sig):
 
 def test_parent_sigkill_workers_exit_and_shared_memory_is_removed():
     code, _ = _run_parent("sleep", signal.SIGKILL)
+    assert code == -signal.SIGKILL
+
+
+def test_whole_process_group_sigkilled_files_are_swept_by_the_next_loader():
+    code, _ = _run_parent("sleep", signal.SIGKILL, group=True)
     assert code == -signal.SIGKILL
 
 

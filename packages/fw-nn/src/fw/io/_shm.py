@@ -13,11 +13,13 @@ File names are ``fw_dl_<parent pid>_<loader>_<worker id>_<worker pid>_<n>``. Fil
 are removed by the parent when it maps them, by the parent at shutdown (all files
 of the loader), by a worker whose parent died (`die`), and, for the case where the
 parent and its workers were all killed at once, by `sweep_stale` the next time a
-loader starts in any process: files whose parent and worker pids are both dead.
+loader starts in any process: the files of loaders whose lock file
+``fw_dl_<parent pid>_<loader>_lock`` is no longer locked (`hold_lock`).
 """
 
 from __future__ import annotations
 
+import fcntl
 import itertools
 import mmap
 import os
@@ -185,26 +187,42 @@ def die(tag):
         os._exit(1)
 
 
-def _pid_alive(pid: int) -> bool:
+def hold_lock(tag) -> int:
+    """Create and lock this loader's lock file ``fw_dl_<tag>_lock``; the returned
+    descriptor holds the lock (forked workers share it) until every process holding
+    it has exited or `release_lock` ran. `sweep_stale` only removes the files of
+    loaders whose lock is free, which works across PID namespaces sharing /dev/shm
+    (PIDs would not: another container's live loader looks dead from here)."""
+    final = os.path.join(SHM_DIR, f"{prefix(tag)}lock")
+    tmp = os.path.join(SHM_DIR, f"fw_dltmp_{tag}_{os.getpid()}")
+    fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # EPERM: it exists
-        return True
-    try:  # a zombie holds no files open and will write none
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.rename(tmp, final)  # the name only ever shows a locked file
+    except BaseException:
+        os.close(fd)
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return fd
+
+
+def release_lock(fd):
+    try:
+        os.close(fd)
+    except OSError:
+        pass
 
 
 _swept = False
 
 
 def sweep_stale():
-    """Remove files left by loaders whose parent and worker processes are all dead
-    (e.g. a whole process group killed by SIGKILL). Runs once per process."""
+    """Remove the files of loaders that are gone with all their workers (e.g. a
+    process group killed by SIGKILL at once): those whose lock file is not locked.
+    Runs once per process; a loader that is alive holds its lock."""
     global _swept
     if _swept:
         return
@@ -213,16 +231,25 @@ def sweep_stale():
         names = [n for n in os.listdir(SHM_DIR) if n.startswith("fw_dl_")]
     except OSError:
         return
-    me = os.geteuid()
     for n in names:
-        parts = n[len("fw_dl_"):].split("_")
-        if len(parts) != 5 or not all(p.isdigit() for p in parts):
+        if not n.endswith("_lock"):
             continue
-        ppid, wpid = int(parts[0]), int(parts[3])
         path = os.path.join(SHM_DIR, n)
         try:
-            if os.stat(path).st_uid != me or _pid_alive(ppid) or _pid_alive(wpid):
-                continue
-            os.unlink(path)
+            fd = os.open(path, os.O_RDWR)
         except OSError:
-            pass
+            continue
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # its loader (or one of its workers) is alive
+            pre = n[:-len("lock")]
+            for m in names:
+                if m.startswith(pre):
+                    try:
+                        os.unlink(os.path.join(SHM_DIR, m))
+                    except OSError:
+                        pass
+        finally:
+            os.close(fd)

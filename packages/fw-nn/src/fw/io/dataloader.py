@@ -284,7 +284,7 @@ class _MultiProcessIter:
         self._n = n
         self._tag = f"{os.getpid()}_{next(_uid)}"
         ctx = mp.get_context(_start_method())
-        _shm.sweep_stale()
+        self._lock_fd = None
         self._index_queues = [ctx.Queue() for _ in range(n)]
         self._result_queue = ResultQueue(ctx=ctx)
         self._done_event = ctx.Event()
@@ -295,6 +295,9 @@ class _MultiProcessIter:
         self._shutdown = False
         _live_iters.add(self)
         try:
+            if loader.use_shared_memory:
+                _shm.sweep_stale()
+                self._lock_fd = _shm.hold_lock(self._tag)
             with warnings.catch_warnings():
                 # fork with other threads alive is deliberate (as PyTorch's loader does)
                 warnings.filterwarnings("ignore", message=r".*fork\(\).*",
@@ -358,7 +361,8 @@ class _MultiProcessIter:
             return False
         self._index_queues[w].put((self._epoch, self._send_idx, indices))
         self._outstanding[self._send_idx] = w
-        self._indices[self._send_idx] = indices
+        if indices is not None:
+            self._indices[self._send_idx] = indices
         self._send_idx += 1
         return True
 
@@ -561,6 +565,9 @@ class _MultiProcessIter:
                 q.close()
         finally:
             _shm.cleanup(self._tag)
+            if self._lock_fd is not None:
+                _shm.release_lock(self._lock_fd)
+                self._lock_fd = None
             _live_iters.discard(self)
 
     def __del__(self):
