@@ -47,8 +47,16 @@ from fw.io import _shm
 from fw.io.collate import collate_numpy, default_convert_fn, to_tensors
 from fw.io.dataset import IterableDataset
 from fw.io.sampler import BatchSampler, RandomSampler, SequenceSampler
-from fw.io.worker import (GETITEM, STAGES, IterableEnd, ResultQueue, WorkerError, _short,
-                          last_header, worker_loop)
+from fw.io.worker import (
+    GETITEM,
+    STAGES,
+    IterableEnd,
+    ResultQueue,
+    WorkerError,
+    _short,
+    last_header,
+    worker_loop,
+)
 
 __all__ = ["DataLoader"]
 
