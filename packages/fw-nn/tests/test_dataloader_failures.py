@@ -239,6 +239,22 @@ def test_early_break_with_a_hung_worker_and_batches_in_flight():
         break  # the iterator is collected here: workers stop, in-flight shm is removed
 
 
+def test_second_ctrl_c_during_shutdown_still_stops_the_workers(monkeypatch):
+    it = iter(io.DataLoader(Data("hang", bad=0), batch_size=2, num_workers=2))
+    workers = list(it._workers)
+
+    def interrupted(timeout=None):
+        monkeypatch.undo()  # once
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(workers[0], "join", interrupted)  # Ctrl-C in the grace period
+    with pytest.raises(KeyboardInterrupt):
+        it._shutdown_workers()
+    assert _wait_until(lambda: not any(p.is_alive() for p in workers), bound=5)
+    for p in workers:
+        p.join(timeout=5)
+
+
 def test_collate_promotes_mixed_dtypes_with_a_warning():
     # as Paddle (np.stack): the batch is float64, but a warning names the odd sample
     batches = []

@@ -557,9 +557,13 @@ class _MultiProcessIter:
                     q.put(None)
                 except (OSError, ValueError):
                     pass
-            deadline = time.monotonic() + SHUTDOWN_GRACE
-            for p in self._workers:
-                p.join(timeout=max(0.0, deadline - time.monotonic()))
+            interrupted = None
+            try:
+                deadline = time.monotonic() + SHUTDOWN_GRACE
+                for p in self._workers:
+                    p.join(timeout=max(0.0, deadline - time.monotonic()))
+            except KeyboardInterrupt as e:  # a second Ctrl-C: skip the grace period
+                interrupted = e
             for p in self._workers:
                 if p.is_alive():
                     p.terminate()
@@ -571,6 +575,8 @@ class _MultiProcessIter:
             for q in self._index_queues + [self._result_queue]:
                 q.cancel_join_thread()
                 q.close()
+            if interrupted is not None:
+                raise interrupted
         finally:
             _shm.cleanup(self._tag)
             if self._lock_fd is not None:
