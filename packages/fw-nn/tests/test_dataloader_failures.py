@@ -100,6 +100,10 @@ class Data(io.Dataset):
                 raise ValueError(f"sample {i} is corrupt")
             if self.how == "kill":
                 os.kill(os.getpid(), signal.SIGKILL)
+            if self.how == "segfault":
+                import ctypes
+
+                ctypes.string_at(0)  # a crash in native code
             if self.how == "hang":
                 time.sleep(60)
             if self.how == "unpicklable":
@@ -183,10 +187,17 @@ CASES = {
                       [r"DataLoader worker 0 \(pid \d+\) was killed by SIGKILL",
                        r"loading sample 5 \(index\) of batch 2",
                        r"batch 2 \(sample indices \[4, 5\]\)"]),
+    "worker crashes in native code": (dict(dataset=Data("segfault")), RuntimeError,
+                                     [r"worker 0 \(pid \d+\) was killed by SIGSEGV",
+                                      r"loading sample 5 \(index\) of batch 2",
+                                      r"Fatal Python error: Segmentation fault",
+                                      r"line \d+ in __getitem__"]),
     "worker hangs, timeout set": (dict(dataset=Data("hang"), timeout=5), RuntimeError,
                                   [r"timed out after 5 s waiting for batch 2 from worker 0",
                                    r"sample indices \[4, 5\]",
-                                   r"that worker is loading sample 5 \(index\) of batch 2"]),
+                                   r"that worker is loading sample 5 \(index\) of batch 2",
+                                   r"Python stack of worker 0 \(pid \d+",
+                                   r"test_dataloader_failures.py\", line \d+ in __getitem__"]),
     "iterable dataset raises": (dict(dataset=Stream(), num_workers=1), ValueError,
                                 [r"worker 0 raised ValueError: record 3 is truncated",
                                  r"loading sample 3 \(position in this worker's stream\)",

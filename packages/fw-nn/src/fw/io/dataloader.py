@@ -37,6 +37,7 @@ import queue
 import shutil
 import signal
 import sys
+import tempfile
 import time
 import warnings
 import weakref
@@ -48,7 +49,9 @@ from fw.io.collate import collate_numpy, default_convert_fn, to_tensors
 from fw.io.dataset import IterableDataset
 from fw.io.sampler import BatchSampler, RandomSampler, SequenceSampler
 from fw.io.worker import (
+    DUMP_SIGNAL,
     GETITEM,
+    SLOTS,
     STAGES,
     IterableEnd,
     ResultQueue,
@@ -88,6 +91,17 @@ def _signal_name(code):
         return signal.Signals(-code).name
     except ValueError:
         return f"signal {-code}"
+
+
+def _main_stack(dump):
+    """From a faulthandler dump of all threads, the header lines ("Fatal Python
+    error: ...") and the stack of the thread running the worker loop (the others are
+    the queue's feeder thread and the parent watchdog); everything when that thread
+    is not found."""
+    dump = dump.split("\nExtension modules:", 1)[0].strip()
+    blocks = dump.split("\n\n")
+    keep = [b for b in blocks if "most recent call first" not in b or "in worker_loop" in b]
+    return "\n\n".join(keep if any("in worker_loop" in b for b in keep) else blocks)
 
 
 class DataLoader:
@@ -297,7 +311,11 @@ class _MultiProcessIter:
         self._result_queue = ResultQueue(ctx=ctx)
         self._done_event = ctx.Event()
         # per worker: stage, batch index, sample index (see fw.io.worker.STAGES)
-        self._progress = ctx.RawArray("q", 3 * n)
+        self._progress = ctx.RawArray("q", SLOTS * n)
+        # with fork, each worker inherits a temporary file for its stack dumps
+        # (faulthandler: on a crash, or on DUMP_SIGNAL when a batch timed out)
+        self._dumps = [tempfile.TemporaryFile() for _ in range(n)] \
+            if ctx.get_start_method() == "fork" else [None] * n
         base_seed = _peek_base_seed()
         self._workers = []
         self._shutdown = False
@@ -318,7 +336,7 @@ class _MultiProcessIter:
                               loader._batching, loader.batch_size, loader.drop_last,
                               loader.worker_init_fn, i, n, base_seed + i,
                               loader.use_shared_memory, self._tag, os.getpid(),
-                              POLL_INTERVAL, self._progress),
+                              POLL_INTERVAL, self._progress, self._dumps[i]),
                         daemon=True, name=f"fw-DataLoader-worker-{i}")
                     p.start()
                     self._workers.append(p)
@@ -439,9 +457,10 @@ class _MultiProcessIter:
                         "the workers"
                     what = self._batch_text(i)
                     doing = f"; that worker is {self._doing(w)}" if w is not None else ""
+                    stack = self._stack_of(w, ask=True) if w is not None else ""
                     raise RuntimeError(f"DataLoader timed out after {limit:g} s waiting for "
                                        f"batch {i} from {who}{what}{doing}; raise 'timeout' "
-                                       f"if loading a batch legitimately takes longer")
+                                       f"if loading a batch legitimately takes longer{stack}")
                 wait = min(wait, left)
             try:
                 return self._result_queue.get(timeout=wait)
@@ -480,7 +499,37 @@ class _MultiProcessIter:
             lost += f" and {len(mine) - 4} more"
         raise RuntimeError(f"DataLoader worker {i} (pid {p.pid}) {how} unexpectedly while "
                            f"{self._doing(i)}; its unfinished batches: {lost or 'none'}; the "
-                           f"loader was waiting for batch {self._rcvd_idx}{hint}")
+                           f"loader was waiting for batch {self._rcvd_idx}{hint}"
+                           f"{self._stack_of(i)}")
+
+    def _stack_of(self, w, ask=False):
+        """The Python stacks worker `w` wrote to its dump file (after a crash, or,
+        with `ask`, on DUMP_SIGNAL sent now), as text to append to an error."""
+        f = self._dumps[w]
+        if f is None:
+            return ""
+        p = self._workers[w]
+        fd = f.fileno()
+        try:
+            if ask and self._progress[SLOTS * w + 3] and p.is_alive():
+                before = os.fstat(fd).st_size
+                os.kill(p.pid, DUMP_SIGNAL)
+                deadline = time.monotonic() + 2.0
+                size = before
+                while time.monotonic() < deadline:  # until the dump stops growing
+                    time.sleep(0.05)
+                    now = os.fstat(fd).st_size
+                    if now > before and now == size:
+                        break
+                    size = now
+            size = os.fstat(fd).st_size
+            text = os.pread(fd, min(size, 1 << 16), 0).decode("utf-8", "replace")
+        except OSError:
+            return ""
+        text = _main_stack(text)
+        if not text:
+            return ""
+        return f"\nPython stack of worker {w} (pid {p.pid}), from faulthandler:\n{text}"
 
     def _raise_unpickling(self, e):
         h = last_header(clear=True)
@@ -499,7 +548,7 @@ class _MultiProcessIter:
 
     def _doing(self, w):
         """What worker `w` last recorded doing, from the shared progress array."""
-        stage, batch, sample = self._progress[3 * w:3 * w + 3]
+        stage, batch, sample = self._progress[SLOTS * w:SLOTS * w + 3]
         text = STAGES.get(stage, "idle")
         if stage == GETITEM:
             if sample < 0:
@@ -575,6 +624,9 @@ class _MultiProcessIter:
             for q in self._index_queues + [self._result_queue]:
                 q.cancel_join_thread()
                 q.close()
+            for f in self._dumps:
+                if f is not None:
+                    f.close()
             if interrupted is not None:
                 raise interrupted
         finally:

@@ -21,6 +21,7 @@ killing the worker; the end of an IterableDataset is sent as `IterableEnd`.
 
 from __future__ import annotations
 
+import faulthandler
 import multiprocessing.queues
 import operator
 import os
@@ -72,13 +73,18 @@ def get_worker_info():
     return _worker_info
 
 
-# what a worker is doing, as recorded in the progress array (3 slots per worker:
-# stage, batch index, sample index)
+# what a worker is doing, as recorded in the progress array (SLOTS per worker:
+# stage, batch index, sample index, and 1 once its stack can be dumped on DUMP_SIGNAL)
+SLOTS = 4
 IDLE, INIT, GETITEM, COLLATE, CONVERT = range(5)
 STAGES = {IDLE: "idle", INIT: "running worker_init_fn", GETITEM: "loading sample",
           COLLATE: "running collate_fn", CONVERT: "converting/packing the batch"}
 PICKLING = "pickling the batch for the main process"
 UNKNOWN = -2  # the sample slot when the index is not an integer (or not known)
+# the signal on which a worker writes the Python stacks of its threads to its dump
+# file (faulthandler): the parent sends it to a worker that timed out. A real-time
+# signal, which no library is likely to use for something else.
+DUMP_SIGNAL = signal.SIGRTMIN + 6 if hasattr(signal, "SIGRTMIN") else None
 
 
 class WorkerError:
@@ -257,6 +263,19 @@ def _watch_parent(parent_pid, tag, poll):
     _shm.die(tag)
 
 
+def _enable_dumps(dump_file, progress, base):
+    """Write the worker's Python stacks to `dump_file` when it crashes (SIGSEGV,
+    SIGBUS, SIGABRT, ...) or receives DUMP_SIGNAL, and tell the parent it may send
+    that signal (its default action would kill a worker not ready for it)."""
+    try:
+        faulthandler.enable(file=dump_file, all_threads=True)
+        if DUMP_SIGNAL is not None:
+            faulthandler.register(DUMP_SIGNAL, file=dump_file, all_threads=True)
+            progress[base + 3] = 1
+    except (AttributeError, OSError, RuntimeError, ValueError):  # pragma: no cover
+        pass
+
+
 def _start_watchdog(parent_pid, tag, poll):
     t = threading.Thread(target=_watch_parent, args=(parent_pid, tag, poll), daemon=True,
                          name="fw-DataLoader-parent-watchdog")
@@ -265,7 +284,7 @@ def _start_watchdog(parent_pid, tag, poll):
 
 def worker_loop(iterable, dataset, index_queue, result_queue, done_event, collate, batching,
                 batch_size, drop_last, init_fn, worker_id, num_workers, seed, use_shm, tag,
-                parent_pid, poll, progress=None):
+                parent_pid, poll, progress=None, dump_file=None):
     """The target of each worker process."""
     global _worker_info
     from fw.io import _shm
@@ -276,10 +295,12 @@ def worker_loop(iterable, dataset, index_queue, result_queue, done_event, collat
     except (ValueError, OSError):  # pragma: no cover - not the main thread
         pass
     _start_watchdog(parent_pid, tag, poll)
-    base = 3 * worker_id
+    base = SLOTS * worker_id
     slot = base + 2  # the sample being loaded
     if progress is None:  # pragma: no cover - the DataLoader always passes one
-        progress = [0] * (3 * num_workers)
+        progress = [0] * (SLOTS * num_workers)
+    if dump_file is not None:
+        _enable_dumps(dump_file, progress, base)
 
     def mark(stage, batch=-1, sample=-1):
         progress[base] = stage
