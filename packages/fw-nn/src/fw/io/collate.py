@@ -122,7 +122,9 @@ def default_collate_fn(batch):
     NumPy arrays and Tensors are stacked along a new first axis, numbers become a
     1-D tensor (Python floats as float64, ints as int64, as in Paddle), strings stay
     lists, and dicts and sequences are collated field by field (a sequence gives a
-    list).
+    list). Samples of different dtypes are promoted by NumPy's rule, as Paddle does
+    (one float64 sample makes a float32 batch float64), with a warning naming the
+    odd sample.
 
     >>> import numpy as np
     >>> import fw

@@ -15,6 +15,9 @@ batches out in sampler order. Robustness rules:
   parent; a batch that cannot be unpickled in the parent is an error naming them too;
 - ``timeout > 0`` bounds the wait for each batch and the error names the batch, its
   sample indices, the worker it was waiting for and what that worker is doing;
+- with fork, workers write their Python stack with faulthandler to a temporary
+  file when they crash (SIGSEGV, SIGBUS, SIGABRT, ...) or are asked after a
+  timeout (`fw.io.worker.DUMP_SIGNAL`), and the error includes it;
 - a worker whose parent dies (even by SIGKILL) removes the loader's shared-memory
   files and exits at once (see `fw.io.worker`); files of a loader whose parent and
   workers all died together are swept when the next loader starts;
