@@ -16,6 +16,7 @@ import sys
 import textwrap
 import threading
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -266,6 +267,23 @@ def test_second_ctrl_c_during_shutdown_still_stops_the_workers(monkeypatch):
         p.join(timeout=5)
 
 
+class DataWarning(UserWarning):
+    pass
+
+
+class Warns(Data):
+    def __getitem__(self, i):
+        if i == 3:
+            warnings.warn("sample 3 looks odd", DataWarning, stacklevel=1)
+        return super().__getitem__(i)
+
+
+def test_warnings_in_workers_reach_the_parent_with_their_category():
+    with pytest.warns(DataWarning, match="sample 3 looks odd") as rec:
+        assert len(list(io.DataLoader(Warns(), batch_size=2, num_workers=2))) == 6
+    assert len(rec) == 1 and rec[0].filename == __file__
+
+
 def test_collate_promotes_mixed_dtypes_with_a_warning():
     # as Paddle (np.stack): the batch is float64, but a warning names the odd sample
     batches = []
@@ -275,6 +293,10 @@ def test_collate_promotes_mixed_dtypes_with_a_warning():
     assert [str(b.dtype) for b in batches] == ["fw.float32"] * 2 + ["fw.float64"] + \
         ["fw.float32"] * 3
     assert float(batches[2][1, 0]) == 5.0
+    # with workers, the warning is re-emitted in the parent (not lost on their stderr)
+    with pytest.warns(UserWarning, match="sample 1 of the batch has dtype float64") as rec:
+        batches = list(io.DataLoader(Data("float64"), batch_size=2, num_workers=2))
+    assert str(batches[2].dtype) == "fw.float64" and rec[0].category is UserWarning
     with pytest.warns(UserWarning, match="sample 2 of the batch has dtype int64"):
         out = io.default_collate_fn([np.ones(2, np.float32), np.ones(2, np.float32),
                                      np.ones(2, np.int64)])

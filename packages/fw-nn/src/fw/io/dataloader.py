@@ -61,6 +61,7 @@ from fw.io.worker import (
     WorkerError,
     _short,
     last_header,
+    received_warnings,
     worker_loop,
 )
 
@@ -74,6 +75,7 @@ SHUTDOWN_GRACE = 1.0
 START_METHOD = os.environ.get("FW_DATALOADER_START_METHOD") or None
 
 _live_iters: weakref.WeakSet = weakref.WeakSet()
+_worker_warning_registry: dict = {}
 _uid = itertools.count()
 
 
@@ -433,6 +435,10 @@ class _MultiProcessIter:
                     raise StopIteration
                 continue
             epoch, idx, data = self._get()
+            for text, category, filename, lineno in received_warnings():
+                # the worker's warnings, under the parent's filters (once per location)
+                warnings.warn_explicit(text, category, filename, lineno,
+                                       registry=_worker_warning_registry)
             if isinstance(data, WorkerError):
                 raise data.exception(self._indices.get(idx) if epoch == self._epoch else None)
             if epoch != self._epoch:

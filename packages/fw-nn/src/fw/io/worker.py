@@ -33,6 +33,7 @@ import sys
 import threading
 import time
 import traceback
+import warnings
 
 import numpy as np
 
@@ -156,9 +157,50 @@ def _short(indices, limit=16):
 _received = threading.local()
 
 
-def _note_header(epoch, idx, worker_id):
+def _note_header(epoch, idx, worker_id, warns=None):
     _received.header = (idx, worker_id)
+    if warns:
+        _received.warns = getattr(_received, "warns", []) + warns
     return epoch
+
+
+def received_warnings():
+    """The warnings the workers sent with the results unpickled in this thread since
+    the last call, as ``(message, category, filename, lineno)``."""
+    warns = getattr(_received, "warns", None)
+    if not warns:
+        return ()
+    _received.warns = []
+    out = []
+    for text, module, qualname, filename, lineno in warns:
+        category = sys.modules.get(module)
+        for part in qualname.split("."):
+            category = getattr(category, part, None)
+        if not (isinstance(category, type) and issubclass(category, Warning)):
+            category = UserWarning
+        out.append((text, category, filename, lineno))
+    return out
+
+
+# warnings a worker showed since its last result; they travel with the next one
+_pending_warnings: list = []
+
+
+def _forward_warning(message, category, filename, lineno, file=None, line=None):
+    """``warnings.showwarning`` in a worker: instead of printing to the worker's
+    stderr (invisible in a notebook), keep the warning for the parent, which re-emits
+    it under its own filters. Called only for warnings the worker's filters let
+    through, so it costs nothing when there are none."""
+    _pending_warnings.append((str(message), category.__module__, category.__qualname__,
+                              str(filename), int(lineno)))
+
+
+def _take_warnings():
+    if not _pending_warnings:
+        return None
+    out = list(_pending_warnings)
+    _pending_warnings.clear()
+    return out
 
 
 class Header:
@@ -167,12 +209,14 @@ class Header:
     which batch before the data is loaded, so that a batch the parent cannot unpickle
     is reported with its worker and index (`last_header`)."""
 
-    __slots__ = ("epoch", "idx", "worker_id")
+    __slots__ = ("epoch", "idx", "worker_id", "warns")
 
-    def __init__(self, epoch, idx, worker_id):
-        self.epoch, self.idx, self.worker_id = epoch, idx, worker_id
+    def __init__(self, epoch, idx, worker_id, warns=None):
+        self.epoch, self.idx, self.worker_id, self.warns = epoch, idx, worker_id, warns
 
     def __reduce__(self):
+        if self.warns:
+            return (_note_header, (self.epoch, self.idx, self.worker_id, self.warns))
         return (_note_header, (self.epoch, self.idx, self.worker_id))
 
 
@@ -295,6 +339,7 @@ def worker_loop(iterable, dataset, index_queue, result_queue, done_event, collat
     except (ValueError, OSError):  # pragma: no cover - not the main thread
         pass
     _start_watchdog(parent_pid, tag, poll)
+    warnings.showwarning = _forward_warning
     base = SLOTS * worker_id
     slot = base + 2  # the sample being loaded
     if progress is None:  # pragma: no cover - the DataLoader always passes one
@@ -316,7 +361,7 @@ def worker_loop(iterable, dataset, index_queue, result_queue, done_event, collat
         mark(IDLE)
     except Exception:
         err = WorkerError(worker_id, *sys.exc_info(), stage=STAGES[INIT])
-        result_queue.put((Header(None, None, worker_id), None, err))
+        result_queue.put((Header(None, None, worker_id, _take_warnings()), None, err))
         # make sure the error reaches the pipe before this process exits
         result_queue.close()
         result_queue.join_thread()
@@ -401,6 +446,6 @@ def worker_loop(iterable, dataset, index_queue, result_queue, done_event, collat
                                                       "stream)" if iterable else "")
             data = WorkerError(worker_id, *sys.exc_info(), stage=stage, batch=idx)
         mark(IDLE)
-        result_queue.put((Header(epoch, idx, worker_id), idx, data))
+        result_queue.put((Header(epoch, idx, worker_id, _take_warnings()), idx, data))
     # never block at exit on a result the parent will not read any more
     result_queue.cancel_join_thread()
