@@ -165,13 +165,18 @@ def discard(data):
 def cleanup(parent_pid: int):
     """Remove every file left by the workers of `parent_pid` (after a crash or an
     early shutdown with batches in flight)."""
-    p = prefix(parent_pid)
     try:
         names = os.listdir(SHM_DIR)
     except OSError:
         return
+    _unlink_prefixed(names, prefix(parent_pid))
+
+
+def _unlink_prefixed(names, pre: str) -> None:
+    """Unlink the files of /dev/shm among `names` that start with `pre` (one that is
+    already gone, or that another process removes first, is no error)."""
     for n in names:
-        if n.startswith(p):
+        if n.startswith(pre):
             try:
                 os.unlink(os.path.join(SHM_DIR, n))
             except OSError:
@@ -244,12 +249,6 @@ def sweep_stale():
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
                 continue  # its loader (or one of its workers) is alive
-            pre = n[:-len("lock")]
-            for m in names:
-                if m.startswith(pre):
-                    try:
-                        os.unlink(os.path.join(SHM_DIR, m))
-                    except OSError:
-                        pass
+            _unlink_prefixed(names, n[:-len("lock")])
         finally:
             os.close(fd)
