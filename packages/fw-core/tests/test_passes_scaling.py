@@ -119,7 +119,7 @@ def test_many_conds_verify_and_scope():
     def f(x, c):
         y = x
         for _ in range(2500):
-            y = cond(c, lambda: y + 1.0, lambda: y - 1.0)
+            y = cond(c, lambda y=y: y + 1.0, lambda y=y: y - 1.0)
         return y
 
     p = trace(f, [T([4], "float32"), T([], "bool")])
