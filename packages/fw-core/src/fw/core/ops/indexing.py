@@ -62,8 +62,6 @@ __all__ = ["getitem", "setitem", "one_hot"]
 
 
 # ---------------------------------------------------------------- helpers
-
-
 def _value_for(x, v, op, arg="value"):
     """`v` (a number, list, array or tensor) as an operand with x's dtype where it is
     not a tensor: Python numbers are converted exactly (no float32 detour)."""
@@ -572,8 +570,6 @@ slice_scatter_op = defop(
 
 
 # ---------------------------------------------------------------- diagonals
-
-
 def _diag_canon(op):
     return _axis_canon(op, "offset", "axis1", "axis2")
 

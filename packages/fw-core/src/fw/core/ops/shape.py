@@ -357,8 +357,6 @@ defop("unbind", ("input",), {"axis": 0}, ("out*",), infer=_unbind_infer, referen
 
 
 # ---------------------------------------------------------------- broadcasting
-
-
 def _expand_canon(attrs):
     return {"shape": as_shape(attrs["shape"], "expand")}
 
@@ -515,8 +513,6 @@ defop("roll", ("x",), {"shifts": (), "axis": None}, infer=_roll_infer, reference
 
 
 # ---------------------------------------------------------------- pad
-
-
 def _pad_canon(attrs):
     mode = attrs["mode"]
     if mode not in _PAD_MODES:
