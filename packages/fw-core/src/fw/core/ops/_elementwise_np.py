@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from fw.core import dtypes as _dt
+from fw.core.errors import InvalidArgumentError
 
 _BY_NP = _dt._BY_NP
 
@@ -35,6 +36,30 @@ def _check(check, *arrays, names=("x", "y", "z")):
         d = getattr(a, "dtype", None)
         if d is not None:
             check(_BY_NP.get(d) or _dt.from_numpy(d), n)
+
+
+def _int_divide(ufunc, check):
+    """The kernel of floor_divide/remainder: `ufunc` behind the dtype `check` (as
+    `elementwise._checked` puts it), refusing an integer zero divisor as Paddle does
+    ("Integer division by zero"; NumPy would give 0). Float inputs take the same two
+    dtype tests as any checked kernel and keep IEEE inf/nan; only integer inputs, off
+    that lane, scan y for zeros. x is an array; y an array of x's dtype or a Python
+    number following it. ``__wrapped__`` lets the executor pass ``out=`` on."""
+    ok = frozenset(d for d in check.np_ok if d.kind in "fc")
+
+    def kernel(x, y, **kw):  # kw: out= from the executor's buffer reuse
+        if x.dtype not in ok or getattr(y, "dtype", x.dtype) not in ok:
+            _check(check, x, y)
+            if x.dtype.kind in "iu" and not np.all(y):
+                raise InvalidArgumentError(f"integer division by zero: 'y' holds 0 (integer "
+                                           f"{ufunc.__name__} has no value there; float "
+                                           f"inputs give inf/nan)")
+        return ufunc(x, y, **kw)
+
+    kernel.__name__ = ufunc.__name__
+    kernel.__wrapped__ = ufunc
+    kernel.checks_dtype = True
+    return kernel
 
 
 def _pow_ref(x, y):

@@ -9,7 +9,8 @@ Semantics worth knowing (they follow Paddle 3.x unless noted):
 
 - ``divide`` is true division (ints -> float); ``floor_divide`` (``//``) floors
   and ``remainder``/``mod``/``floor_mod`` (``%``) takes the sign of the divisor,
-  as Python does. An integer division by zero gives 0 (no error, no warning).
+  as Python does. An integer division by zero is an error (Paddle's "Integer division
+  by zero"); float division by zero gives inf/nan.
 - ``pow`` of an integer by a negative integer truncates toward zero like C's
   ``pow`` cast back to int (``2 ** -1 == 0``, ``1 ** -3 == 1``, ``-1 ** -3 == -1``).
 - ``round`` rounds half to even (Paddle 3.x, like NumPy and PyTorch).
@@ -44,6 +45,7 @@ from fw.core.ops._elementwise_np import (
     _frac_ref,
     _heaviside_ref,
     _imag_ref,
+    _int_divide,
     _integral_passthrough,
     _isclose_ref,
     _isfinite_ref,
@@ -136,8 +138,9 @@ def _infer(names, *, to_float=False, promote=None, out=None, check=None):
 # ---------------------------------------------------------------- declaration helpers
 def _checked(ref, check, n):
     """The kernel with the dtype check in front: NumPy would quietly compute many
-    disallowed cases (fmax of complex, square of bool as int8)."""
-    if check is None:
+    disallowed cases (fmax of complex, square of bool as int8). A kernel that checks
+    dtypes itself (``checks_dtype``, see `_int_divide`) is used as it is."""
+    if check is None or getattr(ref, "checks_dtype", False):
         return ref
     ok = check.np_ok
     if n == 1:
@@ -194,12 +197,14 @@ _binary("divide", np.true_divide, dunders=("__truediv__", "__rtruediv__"), to_fl
 _no_bool_real = _allow(**_REAL_NUMERIC)
 
 
-_binary("floor_divide", np.floor_divide, dunders=("__floordiv__", "__rfloordiv__"),
+_binary("floor_divide", _int_divide(np.floor_divide, _no_bool_real),
+        dunders=("__floordiv__", "__rfloordiv__"),
         differentiable=False, check=_no_bool_real,
-        doc="floor(x / y): integer inputs stay integer (division by zero gives 0).")
+        doc="floor(x / y): integer inputs stay integer (an integer division by zero is an "
+            "error).")
 
 
-_binary("remainder", np.remainder, dunders=("__mod__", "__rmod__"),
+_binary("remainder", _int_divide(np.remainder, _no_bool_real), dunders=("__mod__", "__rmod__"),
         aliases=("mod", "floor_mod"), check=_no_bool_real,
         doc="x - floor(x / y) * y: the result has the sign of y (Python's %).")
 

@@ -70,12 +70,26 @@ __all__ = ["broadcast_shape", "pad"]
 
 
 # ---------------------------------------------------------------- reshape
+def _reshape_dims(shape):
+    """Paddle: 0 copies the input's dimension, one -1 is inferred from the rest; no other
+    size may be negative (NumPy would read any negative size as -1). Checked in canon, so
+    eager calls (whose kernel NumPy would accept -2) and programs both refuse it."""
+    if shape.count(-1) > 1:
+        raise InvalidArgumentError(f"shape {list(shape)} has more than one -1")
+    for d in shape:
+        if d < -1:
+            raise InvalidArgumentError(f"shape {list(shape)} has a negative dimension {d}: "
+                                       f"only one -1 (inferred) and 0 (x's dimension) are "
+                                       f"allowed")
+    return shape
+
+
 def _reshape_canon(attrs):
-    return {"shape": as_shape(attrs["shape"], "reshape")}
+    return {"shape": _reshape_dims(as_shape(attrs["shape"], "reshape"))}
 
 
 def _reshape_infer(x, shape=()):
-    # Paddle: 0 copies the input's dimension, one -1 is inferred from the rest
+    _reshape_dims(tuple(shape))
     out = []
     infer_at = -1
     for i, d in enumerate(shape):
@@ -85,11 +99,7 @@ def _reshape_infer(x, shape=()):
                                            f"has rank {len(x.shape)}")
             d = x.shape[i]
         elif d == -1:
-            if infer_at >= 0:
-                raise InvalidArgumentError(f"shape {list(shape)} has more than one -1")
             infer_at = i
-        elif d < -1:
-            raise InvalidArgumentError(f"shape {list(shape)} has a negative dimension {d}")
         out.append(d)
     n = 1
     dyn = False
