@@ -22,6 +22,7 @@ from fw.core.ops.activation import (
     up,
 )
 from fw.core.ops.conv import (
+    expand,
     from_channels_first,
     join_layout,
     split_layout,
@@ -69,16 +70,6 @@ _MODE_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
 _MODES = ("nearest", "area") + tuple(_MODE_DIMS)
 
 
-def _expand(v, nd, name):
-    v = tuple(v)
-    if len(v) == 1:
-        return v * nd
-    if len(v) != nd:
-        raise InvalidArgumentError(f"'{name}'={list(v)} must have 1 or {nd} entries for an "
-                                   f"input with {nd} spatial dimension(s)")
-    return v
-
-
 def _interp_sizes(sp, size, scale_factor, mode):
     nd = len(sp)
     need = _MODE_DIMS.get(mode)
@@ -88,8 +79,8 @@ def _interp_sizes(sp, size, scale_factor, mode):
     if not 1 <= nd <= 3:
         raise InvalidArgumentError(f"interpolate takes 3-D to 5-D x, got {nd + 2}-D")
     if size is not None:
-        return _expand(size, nd, "size"), None
-    sf = _expand(scale_factor, nd, "scale_factor")
+        return expand(size, nd, "size"), None
+    sf = expand(scale_factor, nd, "scale_factor")
     outs = tuple(DYN if i == DYN else int(math.floor(i * s)) for i, s in zip(sp, sf))
     for o, i in zip(outs, sp):
         if o != DYN and o < 1:
@@ -185,9 +176,9 @@ def _four_d(x):
 
 
 def _fold_geometry(kernel_sizes, strides, paddings, dilations):
-    ks = _expand(kernel_sizes, 2, "kernel_sizes")
-    st = _expand(strides, 2, "strides")
-    dl = _expand(dilations, 2, "dilations")
+    ks = expand(kernel_sizes, 2, "kernel_sizes")
+    st = expand(strides, 2, "strides")
+    dl = expand(dilations, 2, "dilations")
     p = tuple(paddings)
     if len(p) == 1:
         pads = ((p[0], p[0]), (p[0], p[0]))
@@ -244,7 +235,7 @@ def _fold_infer(x, output_sizes=None, kernel_sizes=None, strides=1, paddings=0, 
     if len(x.shape) != 3:
         raise InvalidArgumentError(f"x must be 3-D [N, C*kh*kw, L], got {shp(x.shape)}")
     ks, st, dl, pads = _fold_geometry(kernel_sizes, strides, paddings, dilations)
-    osz = _expand(output_sizes, 2, "output_sizes")
+    osz = expand(output_sizes, 2, "output_sizes")
     oh, ow = _blocks(osz, ks, st, dl, pads)
     kk = ks[0] * ks[1]
     ck, nl = x.shape[1], x.shape[2]
@@ -260,7 +251,7 @@ def _fold_infer(x, output_sizes=None, kernel_sizes=None, strides=1, paddings=0, 
 def _fold_ref(x, output_sizes=None, kernel_sizes=None, strides=1, paddings=0, dilations=1):
     _fold_infer(*_types_of(x), output_sizes, kernel_sizes, strides, paddings, dilations)
     ks, st, dl, pads = _fold_geometry(kernel_sizes, strides, paddings, dilations)
-    osz = _expand(output_sizes, 2, "output_sizes")
+    osz = expand(output_sizes, 2, "output_sizes")
     oh, ow = _blocks(osz, ks, st, dl, pads)
     n = x.shape[0]
     c = x.shape[1] // (ks[0] * ks[1])
