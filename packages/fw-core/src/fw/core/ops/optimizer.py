@@ -118,12 +118,6 @@ from fw.core.ops._optimizer_np import (
     _sgd_cpu,
     _sgd_ref,
 )
-
-# (fw.core.kernels.cpu.optimizer reads _empty, _lr, _n and _pow_out as attributes of this module)
-from fw.core.ops._optimizer_np import _empty as _empty
-from fw.core.ops._optimizer_np import _lr as _lr
-from fw.core.ops._optimizer_np import _n as _n
-from fw.core.ops._optimizer_np import _pow_out as _pow_out
 from fw.core.ops._registry import defop
 
 __all__ = ["UPDATE_OPS"]
