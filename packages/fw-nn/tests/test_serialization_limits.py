@@ -120,7 +120,8 @@ def test_a_deep_structure_with_a_valid_checksum_is_refused(tmp_path):
     '{"__dict__":[[{"__list__":[]},3]]}', '{"__list__":{"a":1}}', '{"__tuple__":"ab"}',
     '{"__float__":"abc"}', '{"__float__":5}', '{"__tensor__":5}', '{"__tensor__":"nope"}',
     '{"__tensor__":"w","stop_gradient":"yes"}', '{"__tensor__":"w","name":[1]}',
-    '{"__npscalar__":"w"}', '{"__ndarray__":["w"]}', '{"what":1}', '[1,2]', '{"__dict__":[[{"__float__":"x"},1]]}',
+    '{"__npscalar__":"w"}', '{"__ndarray__":["w"]}', '{"what":1}', '[1,2]',
+    '{"__dict__":[[{"__float__":"x"},1]]}',
     '{"__dict__":[[{"__tuple__":5},1]]}', '{"__dict__":[[{"x":1},1]]}', "not json",
 ])
 def test_forged_structures_with_a_recomputed_checksum_raise_checkpoint_error(tmp_path, structure):
