@@ -154,6 +154,24 @@ def test_a_bad_dtype_record_raises_checkpoint_error(tmp_path):
             fw.load(tmp_path / "bad.pdparams")
 
 
+def test_dropping_the_complex_record_is_caught_by_the_checksum(tmp_path):
+    p = tmp_path / "c.pdparams"
+    z = np.array([1 + 2j, 3 - 4j])
+    fw.save({"z": z}, p)
+    header, data = _split(p.read_bytes())
+    del header["__metadata__"]["fw.dtypes"]  # would load float64 pairs in its place
+    (tmp_path / "bad.pdparams").write_bytes(_join(header, data))
+    with pytest.raises(CheckpointError, match="checksum"):
+        fw.load(tmp_path / "bad.pdparams")
+    # a file written before the record was covered still loads
+    header, data = _split(p.read_bytes())
+    meta = header["__metadata__"]
+    arrays = {"z": np.stack([z.real, z.imag], -1)}
+    meta["fw.checksum"] = serialization._digest(meta["fw.structure"], arrays)
+    (tmp_path / "old.pdparams").write_bytes(_join(header, data))
+    np.testing.assert_array_equal(fw.load(tmp_path / "old.pdparams", return_numpy=True)["z"], z)
+
+
 def test_a_model_file_points_to_fw_jit_load(tmp_path):
     import fw.jit
 
