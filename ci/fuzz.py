@@ -300,6 +300,7 @@ def mutate(draw, st, raw, kind):
     """`raw` (a seed file's bytes) with 1-3 structure-aware mutations. Returns (bytes,
     touched_weights, forged_checksum)."""
     header, data = _split(raw)
+    seed_header = _split(raw)[0]  # entry mutations start from the seed's entry
     touched_weights = forged = False
     hlen = None  # None: the real length of the new header
     pad = True
@@ -325,10 +326,7 @@ def mutate(draw, st, raw, kind):
             touched_weights = True
         elif op == "entry" and entries:
             k = draw(st.sampled_from(entries))
-            if not isinstance(header[k], dict) or set(header[k]) != {
-                    "dtype", "shape", "data_offsets"}:
-                continue  # an earlier mutation replaced it
-            e = dict(header[k])
+            e = dict(seed_header[k])
             field = draw(st.sampled_from(["dtype", "shape", "data_offsets", "drop", "add"]))
             if field == "dtype":
                 e["dtype"] = draw(st.sampled_from(_DTYPES))
