@@ -88,8 +88,10 @@ def temp_files_of(path) -> list:
 
 
 def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True  # another save of this process (a thread) may be writing it
+    if pid == os.getpid() or os.name != "posix":
+        # another save of this process (a thread) may be writing it; and on Windows
+        # os.kill(pid, 0) would terminate the process, so nothing is cleaned there
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
