@@ -39,7 +39,7 @@ BENCHMARKS = [
 
 _RUNNER = r"""
 import importlib, inspect, json, sys, timeit
-sys.path.insert(0, "asv_bench/benchmarks")
+sys.path[:0] = ["asv_bench/benchmarks", "asv_bench"]  # bench_jit imports benchmarks.bench_training
 mod_name, cls_name, meth, params = json.loads(sys.argv[1])
 mod = importlib.import_module(mod_name)
 rows = []

@@ -31,11 +31,14 @@ def check(got, want, dtype):
 # ---------------------------------------------------------------- division
 def test_integer_division_floors_and_never_warns():
     x = t([7, -7, 7, -7, 5])
-    y = t([2, 2, -2, -2, 0])
-    check(fw.floor_divide(x, y), [3, -4, -4, 3, 0], fw.int64)
-    check(x // y, [3, -4, -4, 3, 0], fw.int64)
-    check(fw.remainder(x, y), [1, 1, -1, -1, 0], fw.int64)  # sign of the divisor
-    check(x % y, [1, 1, -1, -1, 0], fw.int64)
+    y = t([2, 2, -2, -2, 3])
+    check(fw.floor_divide(x, y), [3, -4, -4, 3, 1], fw.int64)
+    check(x // y, [3, -4, -4, 3, 1], fw.int64)
+    check(fw.remainder(x, y), [1, 1, -1, -1, 2], fw.int64)  # sign of the divisor
+    check(x % y, [1, 1, -1, -1, 2], fw.int64)
+    # a zero divisor is an error, as in Paddle (see test_input_checks.py)
+    with pytest.raises(InvalidArgumentError, match="integer division by zero"):
+        x // t([2, 2, -2, -2, 0])
     check(fw.mod(x, 3), [1, 2, 1, 2, 2], fw.int64)
     check(fw.floor_mod(x, -3), [-2, -1, -2, -1, -1], fw.int64)
 

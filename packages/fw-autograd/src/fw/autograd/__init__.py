@@ -22,6 +22,7 @@ from fw.autograd._hooks import RemovableHandle
 from fw.autograd._mode import (
     detect_anomaly,
     enable_grad,
+    is_anomaly_check_nan_enabled,
     is_anomaly_enabled,
     is_grad_enabled,
     no_grad,
@@ -37,7 +38,8 @@ from fw.core.internal import grad_state, tensor_hooks
 
 __all__ = [
     "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
-    "set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled", "GradientError",
+    "set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
+    "GradientError",
     "AnomalyError", "RemovableHandle", "vjp", "jvp", "jacobian", "hessian", "Jacobian",
     "Hessian", "PyLayer", "PyLayerContext", "recompute", "append_backward", "gradients",
 ]

@@ -18,7 +18,8 @@ import threading
 from fw.core.internal import grad_state
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
-           "set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled"]
+           "set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled",
+           "is_anomaly_check_nan_enabled"]
 
 
 class _Local(threading.local):
@@ -193,6 +194,19 @@ class set_grad_enabled(_ModeGuard):
 # ---------------------------------------------------------------- anomaly mode
 def is_anomaly_enabled() -> bool:
     return _tls.anomaly
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly mode is on in this thread and checks for NaN/Inf (what
+    ``detect_anomaly(check_nan=...)`` and ``FLAGS_check_nan_inf`` set). fw.jit reads it
+    when it picks the compiled program of a converted function: a checked program
+    tests every op's output.
+
+    >>> import fw.autograd
+    >>> fw.autograd.is_anomaly_check_nan_enabled()
+    False
+    """
+    return bool(_tls.anomaly and _tls.anomaly_check_nan)
 
 
 def set_detect_anomaly(mode: bool, check_nan: bool = True) -> None:

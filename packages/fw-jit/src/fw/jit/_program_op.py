@@ -28,6 +28,7 @@ from fw.core.ir.builder import Builder, clone_block, clone_ops
 from fw.core.ir.core import Program
 from fw.core.ir.executor import Compiled
 from fw.core.tensor import Tensor, wrap
+from fw.jit import _nan_check
 
 __all__ = ["ProgramGrad"]
 
@@ -260,6 +261,20 @@ class _Deferred:
         self._target_positions = []
 
 
+def _checked(variant, which):
+    """`variant.fwd`/`.bwd`, or in anomaly mode its twin that checks every op's
+    output (`fw.jit._nan_check`), compiled on first use."""
+    plain = getattr(variant, which)
+    if not _nan_check.checking():
+        return plain
+    twins = variant.__dict__.setdefault("_checked", {})
+    c = twins.get(which)
+    if c is None:
+        c = twins[which] = Compiled(plain.program, plain.backend,
+                                    op_check=_nan_check.check_outputs)
+    return c
+
+
 class _Call:
     """The PyLayer class is made lazily (fw-autograd is imported on first use)."""
 
@@ -274,7 +289,7 @@ class _Call:
                 @staticmethod
                 def forward(ctx, variant, n_in, *tensors):
                     arrays = [t._data for t in tensors[:n_in]]
-                    outs = variant.fwd(arrays, check=False)
+                    outs = _checked(variant, "fwd")(arrays, check=False)
                     n = variant.n_outputs
                     res = outs[n:]
                     res = [r.copy() if c else r for r, c in zip(res, variant._copy_residual)]
@@ -301,7 +316,7 @@ class _Call:
                     for k in v.diff_out:
                         g = grads[k]
                         gin.append(g._data if isinstance(g, Tensor) else g)
-                    outs = v.bwd(gin + list(ctx.residuals), check=False)
+                    outs = _checked(v, "bwd")(gin + list(ctx.residuals), check=False)
                     got = [None] * v.n_targets
                     for slot, o in zip(v.grad_slots, outs):
                         got[slot] = wrap(np.asarray(o) if isinstance(o, np.generic) else o)

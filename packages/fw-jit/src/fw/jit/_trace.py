@@ -22,7 +22,7 @@ from fw.core.ir.builder import Builder
 from fw.core.ir.core import Value
 from fw.core.ir.executor import Compiled
 from fw.core.tensor import wrap
-from fw.jit import _context, _training
+from fw.jit import _context, _nan_check, _training
 from fw.jit._program_op import ProgramGrad
 from fw.jit._signature import _flatten_out, _rebuild, _rebuild_out
 from fw.jit.errors import ConversionError
@@ -174,10 +174,13 @@ class ConcreteProgram:
 
                 backend = _pl.backend_of(a).name
                 break
-        c = self._compiled.get(backend)
+        # anomaly mode picks a compiled form that checks every op (fw.jit._nan_check)
+        key = (backend, _nan_check.checking())
+        c = self._compiled.get(key)
         if c is None:
-            c = Compiled(self.main_program, backend)
-            self._compiled[backend] = c
+            c = Compiled(self.main_program, backend,
+                         op_check=_nan_check.check_outputs if key[1] else None)
+            self._compiled[key] = c
         return c
 
     def run(self, tensors):

@@ -8,14 +8,23 @@ travel pickled: a file per array would cost more than the copy.
 
 The space is reserved with ``posix_fallocate`` before writing, so a full /dev/shm
 is an ordinary error naming the sizes instead of a SIGBUS that kills the worker.
+
+File names are ``fw_dl_<parent pid>_<loader>_<worker id>_<worker pid>_<n>``. Files
+are removed by the parent when it maps them, by the parent at shutdown (all files
+of the loader), by a worker whose parent died (`die`), and, for the case where the
+parent and its workers were all killed at once, by `sweep_stale` the next time a
+loader starts in any process: the files of loaders whose lock file
+``fw_dl_<parent pid>_<loader>_lock`` is no longer locked (`hold_lock`).
 """
 
 from __future__ import annotations
 
+import fcntl
 import itertools
 import mmap
 import os
 import shutil
+import threading
 
 import numpy as np
 
@@ -23,6 +32,9 @@ SHM_DIR = "/dev/shm"
 INLINE_BYTES = 64 * 1024  # arrays smaller than this are pickled instead
 
 _counter = itertools.count()
+# held while a worker creates a file, and for good by a worker whose parent died,
+# so that no file is created after that worker's last cleanup
+_create_lock = threading.Lock()
 
 
 def available() -> bool:
@@ -51,6 +63,11 @@ class ShmFull(OSError):
 
 def put_array(a: np.ndarray, parent_pid: int, worker_id: int) -> ShmArray:
     a = np.ascontiguousarray(a)
+    with _create_lock:
+        return _put_array(a, parent_pid, worker_id)
+
+
+def _put_array(a, parent_pid, worker_id):
     name = f"{prefix(parent_pid)}{worker_id}_{os.getpid()}_{next(_counter)}"
     path = os.path.join(SHM_DIR, name)
     n = a.nbytes
@@ -148,14 +165,90 @@ def discard(data):
 def cleanup(parent_pid: int):
     """Remove every file left by the workers of `parent_pid` (after a crash or an
     early shutdown with batches in flight)."""
-    p = prefix(parent_pid)
     try:
         names = os.listdir(SHM_DIR)
     except OSError:
         return
+    _unlink_prefixed(names, prefix(parent_pid))
+
+
+def _unlink_prefixed(names, pre: str) -> None:
+    """Unlink the files of /dev/shm among `names` that start with `pre` (one that is
+    already gone, or that another process removes first, is no error)."""
     for n in names:
-        if n.startswith(p):
+        if n.startswith(pre):
             try:
                 os.unlink(os.path.join(SHM_DIR, n))
             except OSError:
                 pass
+
+
+def die(tag):
+    """In a worker whose parent is gone: remove the loader's files and exit now."""
+    _create_lock.acquire(timeout=10)  # let a file being written finish, then no more
+    try:
+        cleanup(tag)
+    finally:
+        os._exit(1)
+
+
+def hold_lock(tag) -> int:
+    """Create and lock this loader's lock file ``fw_dl_<tag>_lock``; the returned
+    descriptor holds the lock (forked workers share it) until every process holding
+    it has exited or `release_lock` ran. `sweep_stale` only removes the files of
+    loaders whose lock is free, which works across PID namespaces sharing /dev/shm
+    (PIDs would not: another container's live loader looks dead from here)."""
+    final = os.path.join(SHM_DIR, f"{prefix(tag)}lock")
+    tmp = os.path.join(SHM_DIR, f"fw_dltmp_{tag}_{os.getpid()}")
+    fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.rename(tmp, final)  # the name only ever shows a locked file
+    except BaseException:
+        os.close(fd)
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return fd
+
+
+def release_lock(fd):
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
+_swept = False
+
+
+def sweep_stale():
+    """Remove the files of loaders that are gone with all their workers (e.g. a
+    process group killed by SIGKILL at once): those whose lock file is not locked.
+    Runs once per process; a loader that is alive holds its lock."""
+    global _swept
+    if _swept:
+        return
+    _swept = True
+    try:
+        names = [n for n in os.listdir(SHM_DIR) if n.startswith("fw_dl_")]
+    except OSError:
+        return
+    for n in names:
+        if not n.endswith("_lock"):
+            continue
+        path = os.path.join(SHM_DIR, n)
+        try:
+            fd = os.open(path, os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # its loader (or one of its workers) is alive
+            _unlink_prefixed(names, n[:-len("lock")])
+        finally:
+            os.close(fd)

@@ -9,6 +9,7 @@ processes run the NumPy half (`collate_numpy`) and the parent converts the resul
 from __future__ import annotations
 
 import numbers
+import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -20,7 +21,8 @@ __all__ = ["default_collate_fn", "default_convert_fn"]
 
 def collate_numpy(batch):
     """Stack a list of samples into NumPy arrays, recursing into dicts and
-    sequences; strings stay lists."""
+    sequences; strings stay lists. Samples of different dtypes are promoted with a
+    warning (see `_stack`)."""
     if not isinstance(batch, (list, tuple)) or len(batch) == 0:
         raise TypeError(f"default_collate_fn: expected a non-empty list of samples, got "
                         f"{type(batch).__name__}")
@@ -49,13 +51,29 @@ def collate_numpy(batch):
 
 
 def _stack(arrays):
-    shape = arrays[0].shape
+    shape, dtype = arrays[0].shape, arrays[0].dtype
+    odd = None
     for i, a in enumerate(arrays):
         if a.shape != shape:
             raise ValueError(f"default_collate_fn: sample {i} has shape {list(a.shape)} but "
                              f"sample 0 has shape {list(shape)}; samples must have one shape "
                              f"to be stacked (pass a collate_fn that pads them)")
-    return np.stack(arrays, axis=0)
+        if odd is None and a.dtype != dtype:
+            odd = i
+    out = np.stack(arrays, axis=0)
+    if odd is not None:
+        # Mixed dtypes promote, as in Paddle (its default_collate_fn is np.stack) and
+        # PyTorch: following sample 0's dtype instead could silently truncate (an
+        # int64 sample 0 followed by floats) or lose precision. But a promoted batch is
+        # almost always a bug in the dataset (one float64 sample turns a float32 batch,
+        # and then the model's activations, float64), so it is not silent: a warning
+        # names the sample and both dtypes.
+        warnings.warn(f"default_collate_fn: sample {odd} of the batch has dtype "
+                      f"{arrays[odd].dtype} but sample 0 has {dtype}; the batch is promoted to "
+                      f"{out.dtype} (NumPy's rule, as Paddle's default_collate_fn). Give "
+                      f"every sample of the dataset one dtype to avoid this.", UserWarning,
+                      stacklevel=3)
+    return out
 
 
 def to_tensors(data):
@@ -104,7 +122,9 @@ def default_collate_fn(batch):
     NumPy arrays and Tensors are stacked along a new first axis, numbers become a
     1-D tensor (Python floats as float64, ints as int64, as in Paddle), strings stay
     lists, and dicts and sequences are collated field by field (a sequence gives a
-    list).
+    list). Samples of different dtypes are promoted by NumPy's rule, as Paddle does
+    (one float64 sample makes a float32 batch float64), with a warning naming the
+    odd sample.
 
     >>> import numpy as np
     >>> import fw

@@ -7,11 +7,20 @@ batches out in sampler order. Robustness rules:
 
 - every wait of the parent has a timeout: it polls the result queue and, between
   polls, the workers' liveness, so a worker that dies (killed, segfault,
-  ``os._exit``) is reported with its id and exit code or signal instead of a hang;
-- an exception in a worker comes back with the worker id and its formatted
-  traceback and is re-raised in the parent;
-- ``timeout > 0`` bounds the wait for each batch and the error names the batch and
-  the worker it was waiting for;
+  ``os._exit``) is reported with its id, exit code or signal, and the batch and
+  sample it was loading (read from a small shared progress array) instead of a hang;
+- an exception in a worker (``__getitem__``, collate_fn, worker_init_fn, or
+  pickling a batch that cannot be pickled) comes back with the worker id, the
+  batch and sample indices and the formatted traceback and is re-raised in the
+  parent; a batch that cannot be unpickled in the parent is an error naming them too;
+- ``timeout > 0`` bounds the wait for each batch and the error names the batch, its
+  sample indices, the worker it was waiting for and what that worker is doing;
+- with fork, workers write their Python stack with faulthandler to a temporary
+  file when they crash (SIGSEGV, SIGBUS, SIGABRT, ...) or are asked after a
+  timeout (`fw.io.worker.DUMP_SIGNAL`), and the error includes it;
+- a worker whose parent dies (even by SIGKILL) removes the loader's shared-memory
+  files and exits at once (see `fw.io.worker`); files of a loader whose parent and
+  workers all died together are swept when the next loader starts;
 - the workers are shut down (done event, sentinel, join, then terminate/kill) at
   the end of the epoch (unless ``persistent_workers``), on error, on
   KeyboardInterrupt, when the iterator is garbage collected and at exit, and are
@@ -31,6 +40,7 @@ import queue
 import shutil
 import signal
 import sys
+import tempfile
 import time
 import warnings
 import weakref
@@ -41,7 +51,19 @@ from fw.io import _shm
 from fw.io.collate import collate_numpy, default_convert_fn, to_tensors
 from fw.io.dataset import IterableDataset
 from fw.io.sampler import BatchSampler, RandomSampler, SequenceSampler
-from fw.io.worker import IterableEnd, WorkerError, worker_loop
+from fw.io.worker import (
+    DUMP_SIGNAL,
+    GETITEM,
+    SLOTS,
+    STAGES,
+    IterableEnd,
+    ResultQueue,
+    WorkerError,
+    _short,
+    last_header,
+    received_warnings,
+    worker_loop,
+)
 
 __all__ = ["DataLoader"]
 
@@ -53,6 +75,7 @@ SHUTDOWN_GRACE = 1.0
 START_METHOD = os.environ.get("FW_DATALOADER_START_METHOD") or None
 
 _live_iters: weakref.WeakSet = weakref.WeakSet()
+_worker_warning_registry: dict = {}
 _uid = itertools.count()
 
 
@@ -73,6 +96,17 @@ def _signal_name(code):
         return signal.Signals(-code).name
     except ValueError:
         return f"signal {-code}"
+
+
+def _main_stack(dump):
+    """From a faulthandler dump of all threads, the header lines ("Fatal Python
+    error: ...") and the stack of the thread running the worker loop (the others are
+    the queue's feeder thread and the parent watchdog); everything when that thread
+    is not found."""
+    dump = dump.split("\nExtension modules:", 1)[0].strip()
+    blocks = dump.split("\n\n")
+    keep = [b for b in blocks if "most recent call first" not in b or "in worker_loop" in b]
+    return "\n\n".join(keep if any("in worker_loop" in b for b in keep) else blocks)
 
 
 class DataLoader:
@@ -277,14 +311,24 @@ class _MultiProcessIter:
         self._n = n
         self._tag = f"{os.getpid()}_{next(_uid)}"
         ctx = mp.get_context(_start_method())
+        self._lock_fd = None
         self._index_queues = [ctx.Queue() for _ in range(n)]
-        self._result_queue = ctx.Queue()
+        self._result_queue = ResultQueue(ctx=ctx)
         self._done_event = ctx.Event()
+        # per worker: stage, batch index, sample index (see fw.io.worker.STAGES)
+        self._progress = ctx.RawArray("q", SLOTS * n)
+        # with fork, each worker inherits a temporary file for its stack dumps
+        # (faulthandler: on a crash, or on DUMP_SIGNAL when a batch timed out)
+        self._dumps = [tempfile.TemporaryFile() for _ in range(n)] \
+            if ctx.get_start_method() == "fork" else [None] * n
         base_seed = _peek_base_seed()
         self._workers = []
         self._shutdown = False
         _live_iters.add(self)
         try:
+            if loader.use_shared_memory:
+                _shm.sweep_stale()
+                self._lock_fd = _shm.hold_lock(self._tag)
             with warnings.catch_warnings():
                 # fork with other threads alive is deliberate (as PyTorch's loader does)
                 warnings.filterwarnings("ignore", message=r".*fork\(\).*",
@@ -297,7 +341,7 @@ class _MultiProcessIter:
                               loader._batching, loader.batch_size, loader.drop_last,
                               loader.worker_init_fn, i, n, base_seed + i,
                               loader.use_shared_memory, self._tag, os.getpid(),
-                              POLL_INTERVAL),
+                              POLL_INTERVAL, self._progress, self._dumps[i]),
                         daemon=True, name=f"fw-DataLoader-worker-{i}")
                     p.start()
                     self._workers.append(p)
@@ -318,6 +362,7 @@ class _MultiProcessIter:
         self._send_idx = 0
         self._rcvd_idx = 0
         self._outstanding = {}  # batch index -> worker id
+        self._indices = {}  # batch index -> its sample indices (until delivered)
         self._buffer = {}  # batch index -> batch received ahead of its turn
         self._active = [True] * self._n
         self._next_worker = 0
@@ -347,6 +392,8 @@ class _MultiProcessIter:
             return False
         self._index_queues[w].put((self._epoch, self._send_idx, indices))
         self._outstanding[self._send_idx] = w
+        if indices is not None:
+            self._indices[self._send_idx] = indices
         self._send_idx += 1
         return True
 
@@ -376,6 +423,7 @@ class _MultiProcessIter:
                 if i in self._buffer:
                     data = self._buffer.pop(i)
                     self._outstanding.pop(i, None)
+                    self._indices.pop(i, None)
                     self._rcvd_idx += 1
                     self._try_put()
                     return self._deliver(data)
@@ -387,8 +435,12 @@ class _MultiProcessIter:
                     raise StopIteration
                 continue
             epoch, idx, data = self._get()
+            for text, category, filename, lineno in received_warnings():
+                # the worker's warnings, under the parent's filters (once per location)
+                warnings.warn_explicit(text, category, filename, lineno,
+                                       registry=_worker_warning_registry)
             if isinstance(data, WorkerError):
-                raise data.exception()
+                raise data.exception(self._indices.get(idx) if epoch == self._epoch else None)
             if epoch != self._epoch:
                 _shm.discard(data)  # a result of an abandoned epoch
                 continue
@@ -408,17 +460,25 @@ class _MultiProcessIter:
             if limit > 0:
                 left = limit - (time.monotonic() - t0)
                 if left <= 0:
-                    w = self._outstanding.get(self._rcvd_idx)
+                    i = self._rcvd_idx
+                    w = self._outstanding.get(i)
                     who = f"worker {w} (pid {self._workers[w].pid})" if w is not None else \
                         "the workers"
+                    what = self._batch_text(i)
+                    doing = f"; that worker is {self._doing(w)}" if w is not None else ""
+                    stack = self._stack_of(w, ask=True) if w is not None else ""
                     raise RuntimeError(f"DataLoader timed out after {limit:g} s waiting for "
-                                       f"batch {self._rcvd_idx} from {who}; raise 'timeout' "
-                                       f"if loading a batch legitimately takes longer")
+                                       f"batch {i} from {who}{what}{doing}; raise 'timeout' "
+                                       f"if loading a batch legitimately takes longer{stack}")
                 wait = min(wait, left)
             try:
                 return self._result_queue.get(timeout=wait)
             except queue.Empty:
                 pass
+            except (OSError, EOFError):
+                raise
+            except Exception as e:  # the batch arrived but cannot be unpickled here
+                self._raise_unpickling(e)
             dead = self._dead_worker()
             if dead is not None:
                 # what a worker sent just before dying (its error, say) comes first
@@ -443,9 +503,70 @@ class _MultiProcessIter:
             hint = (" (a bus error in a worker usually means /dev/shm is full: use fewer "
                     "workers, a smaller prefetch_factor or use_shared_memory=False)")
         mine = sorted(k for k, w in self._outstanding.items() if w == i and k not in self._buffer)
-        raise RuntimeError(f"DataLoader worker {i} (pid {p.pid}) {how} unexpectedly; it was "
-                           f"loading batch(es) {mine} and the loader was waiting for batch "
-                           f"{self._rcvd_idx}{hint}")
+        lost = ", ".join(f"batch {k}{self._batch_text(k)}" for k in mine[:4])
+        if len(mine) > 4:
+            lost += f" and {len(mine) - 4} more"
+        raise RuntimeError(f"DataLoader worker {i} (pid {p.pid}) {how} unexpectedly while "
+                           f"{self._doing(i)}; its unfinished batches: {lost or 'none'}; the "
+                           f"loader was waiting for batch {self._rcvd_idx}{hint}"
+                           f"{self._stack_of(i)}")
+
+    def _stack_of(self, w, ask=False):
+        """The Python stacks worker `w` wrote to its dump file (after a crash, or,
+        with `ask`, on DUMP_SIGNAL sent now), as text to append to an error."""
+        f = self._dumps[w]
+        if f is None:
+            return ""
+        p = self._workers[w]
+        fd = f.fileno()
+        try:
+            if ask and self._progress[SLOTS * w + 3] and p.is_alive():
+                before = os.fstat(fd).st_size
+                os.kill(p.pid, DUMP_SIGNAL)
+                deadline = time.monotonic() + 2.0
+                size = before
+                while time.monotonic() < deadline:  # until the dump stops growing
+                    time.sleep(0.05)
+                    now = os.fstat(fd).st_size
+                    if now > before and now == size:
+                        break
+                    size = now
+            size = os.fstat(fd).st_size
+            text = os.pread(fd, min(size, 1 << 16), 0).decode("utf-8", "replace")
+        except OSError:
+            return ""
+        text = _main_stack(text)
+        if not text:
+            return ""
+        return f"\nPython stack of worker {w} (pid {p.pid}), from faulthandler:\n{text}"
+
+    def _raise_unpickling(self, e):
+        h = last_header(clear=True)
+        if h is not None and h[0] is not None:
+            k, w = h
+            who = f"batch {k}{self._batch_text(k)} from worker {w} (pid {self._workers[w].pid})"
+        else:
+            who = f"a batch (in flight: {sorted(self._outstanding)})"
+        raise RuntimeError(f"DataLoader: {who} could not be unpickled in the main process: "
+                           f"{type(e).__name__}: {e} (the traceback below is the main "
+                           f"process's)") from e
+
+    def _batch_text(self, k):
+        indices = self._indices.get(k)
+        return f" (sample indices {_short(indices)})" if indices is not None else ""
+
+    def _doing(self, w):
+        """What worker `w` last recorded doing, from the shared progress array."""
+        stage, batch, sample = self._progress[SLOTS * w:SLOTS * w + 3]
+        text = STAGES.get(stage, "idle")
+        if stage == GETITEM:
+            if sample < 0:
+                return f"{text}s of batch {batch}"
+            where = "position in its stream" if self.loader._iterable else "index"
+            return f"{text} {sample} ({where}) of batch {batch}"
+        if batch >= 0:
+            return f"{text} for batch {batch}"
+        return text
 
     def _deliver(self, data):
         ld = self.loader
@@ -494,9 +615,13 @@ class _MultiProcessIter:
                     q.put(None)
                 except (OSError, ValueError):
                     pass
-            deadline = time.monotonic() + SHUTDOWN_GRACE
-            for p in self._workers:
-                p.join(timeout=max(0.0, deadline - time.monotonic()))
+            interrupted = None
+            try:
+                deadline = time.monotonic() + SHUTDOWN_GRACE
+                for p in self._workers:
+                    p.join(timeout=max(0.0, deadline - time.monotonic()))
+            except KeyboardInterrupt as e:  # a second Ctrl-C: skip the grace period
+                interrupted = e
             for p in self._workers:
                 if p.is_alive():
                     p.terminate()
@@ -508,8 +633,16 @@ class _MultiProcessIter:
             for q in self._index_queues + [self._result_queue]:
                 q.cancel_join_thread()
                 q.close()
+            for f in self._dumps:
+                if f is not None:
+                    f.close()
+            if interrupted is not None:
+                raise interrupted
         finally:
             _shm.cleanup(self._tag)
+            if self._lock_fd is not None:
+                _shm.release_lock(self._lock_fd)
+                self._lock_fd = None
             _live_iters.discard(self)
 
     def __del__(self):

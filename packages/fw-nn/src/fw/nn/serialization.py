@@ -32,6 +32,8 @@ import hashlib
 import json
 import math
 import os
+import re
+import stat
 import struct
 from collections import OrderedDict
 
@@ -39,12 +41,21 @@ import ml_dtypes
 import numpy as np
 
 from fw.core.atomic_io import atomic_path
+from fw.core.errors import InvalidArgumentError
 from fw.core.tensor import Tensor, to_tensor
 
 __all__ = ["save", "load", "CheckpointError"]
 
 FORMAT_VERSION = "1"
 _MAX_HEADER = 100 * 1024 * 1024  # safetensors' own limit
+# The header is {key: {"dtype", "shape": [...], "data_offsets": [...]}}: depth 3.
+_MAX_HEADER_DEPTH = 8
+# The structure nests 3 JSON levels per dict level ({"__dict__": [[k, v]]}): 200 is
+# over 60 levels of user nesting, and far below the interpreter's recursion limit
+# (``json.loads`` and the decoder recurse once per level).
+_MAX_STRUCTURE_DEPTH = 200
+_MAX_NDIM = 64  # NumPy's limit
+_MAX_DIM = 2 ** 62  # a dim beside a zero one is not bounded by the file size
 
 # NumPy dtype -> safetensors dtype code (everything fw has except complex128)
 _CODE = {np.dtype(np.bool_): "BOOL", np.dtype(np.uint8): "U8", np.dtype(np.int8): "I8",
@@ -56,8 +67,10 @@ _CODE = {np.dtype(np.bool_): "BOOL", np.dtype(np.uint8): "U8", np.dtype(np.int8)
 _BY_CODE = {v: k for k, v in _CODE.items()}
 
 
-class CheckpointError(ValueError):
-    """A file that `fw.load` cannot read as an fw checkpoint."""
+class CheckpointError(InvalidArgumentError):
+    """A file that `fw.load` cannot read as an fw checkpoint (the message names the
+    file and what is wrong). An `fw.core.errors.InvalidArgumentError`, so also a
+    ValueError."""
 
 
 # ---------------------------------------------------------------- encoding the structure
@@ -152,11 +165,17 @@ def _join(path, k):
 
 
 class _Decoder:
+    """Rebuilds the object from the structure, checking every node's shape (the
+    structure is data from the file: a forged one must fail with CheckpointError)."""
+
     def __init__(self, arrays, return_numpy, fname):
         self.arrays = arrays
         self.return_numpy = return_numpy
         self.fname = fname
         self._made: dict = {}
+
+    def _bad(self, what):
+        return CheckpointError(f"fw.load: {self.fname}: malformed structure: {what}")
 
     def _array(self, key):
         if not isinstance(key, str) or key not in self.arrays:
@@ -164,59 +183,84 @@ class _Decoder:
                                   f"tensor {key!r}")
         return self.arrays[key]
 
+    def _items(self, node, tag):
+        v = node[tag]
+        if not isinstance(v, list):
+            raise self._bad(f"{tag} holds a {type(v).__name__}, not a list")
+        return v
+
+    def _float(self, s):
+        if not isinstance(s, str):
+            raise self._bad(f"__float__ holds a {type(s).__name__}")
+        try:
+            return float(s)
+        except ValueError:
+            raise self._bad(f"__float__ {s[:40]!r} is not a number") from None
+
     def decode(self, node):
         if node is None or isinstance(node, (bool, int, float, str)):
             return node
-        if isinstance(node, list):
-            raise CheckpointError(f"fw.load: {self.fname}: malformed structure")
         if not isinstance(node, dict):
-            raise CheckpointError(f"fw.load: {self.fname}: malformed structure")
+            raise self._bad(f"a {type(node).__name__} where a node belongs")
         if "__float__" in node:
-            return float(node["__float__"])
+            return self._float(node["__float__"])
         if "__tensor__" in node:
             key = node["__tensor__"]
+            if not isinstance(key, str):
+                raise self._bad(f"__tensor__ holds a {type(key).__name__}")
             if key in self._made:
                 return self._made[key]
             a = self._array(key)
+            sg, name = node.get("stop_gradient", True), node.get("name")
+            if not isinstance(sg, bool) or not (name is None or isinstance(name, str)):
+                raise self._bad(f"tensor {key!r} has a malformed stop_gradient or name")
             if self.return_numpy:
                 out = a
             else:
-                out = to_tensor(a, stop_gradient=bool(node.get("stop_gradient", True)))
-                if "name" in node:
-                    out.name = node["name"]
+                out = to_tensor(a, stop_gradient=sg)
+                if name is not None:
+                    out.name = name
             self._made[key] = out
             return out
         if "__ndarray__" in node:
             return self._array(node["__ndarray__"])
         if "__npscalar__" in node:
-            return self._array(node["__npscalar__"])[()]
+            a = self._array(node["__npscalar__"])
+            if a.ndim:
+                raise self._bad(f"the scalar {node['__npscalar__']!r} has shape {list(a.shape)}")
+            return a[()]
         if "__dict__" in node:
-            d = OrderedDict() if node.get("ordered") else {}
-            for pair in node["__dict__"]:
+            d = OrderedDict() if node.get("ordered") is True else {}
+            for pair in self._items(node, "__dict__"):
                 if not isinstance(pair, list) or len(pair) != 2:
-                    raise CheckpointError(f"fw.load: {self.fname}: malformed dict entry")
+                    raise self._bad("a dict entry is not a [key, value] pair")
                 d[self.key(pair[0])] = self.decode(pair[1])
             return d
         if "__list__" in node:
-            return [self.decode(v) for v in node["__list__"]]
+            return [self.decode(v) for v in self._items(node, "__list__")]
         if "__tuple__" in node:
-            return tuple(self.decode(v) for v in node["__tuple__"])
-        raise CheckpointError(f"fw.load: {self.fname}: unknown structure node {sorted(node)}")
+            return tuple(self.decode(v) for v in self._items(node, "__tuple__"))
+        raise self._bad(f"unknown node {sorted(node)[:8]}")
 
     def key(self, k):
+        if k is None or isinstance(k, (bool, int, float, str)):
+            return k
         if isinstance(k, dict):
             if "__tuple__" in k:
-                return tuple(self.key(e) for e in k["__tuple__"])
+                return tuple(self.key(e) for e in self._items(k, "__tuple__"))
             if "__float__" in k:
-                return float(k["__float__"])
-            raise CheckpointError(f"fw.load: {self.fname}: malformed dict key")
-        return k
+                return self._float(k["__float__"])
+        raise self._bad(f"a dict key is a {type(k).__name__}")
 
 
 # ---------------------------------------------------------------- checksum
-def _digest(structure_json: str, arrays) -> str:
+def _digest(structure_json: str, arrays, dtypes_json: str | None = None) -> str:
     h = hashlib.sha256()
     h.update(structure_json.encode("utf-8"))
+    if dtypes_json is not None:
+        # the complex128 record decides what an entry's bytes mean, so it is covered
+        # too (dropping it would load complex128 values as float64 pairs)
+        h.update(b"\0fw.dtypes\0" + dtypes_json.encode("utf-8"))
     for k, a in arrays.items():
         h.update(k.encode("utf-8"))
         h.update(str(a.dtype).encode("ascii"))
@@ -247,7 +291,15 @@ def save(obj, path, protocol=4, **configs):
     if not isinstance(path, str) or not path or path.endswith(("/", os.sep)):
         raise ValueError(f"fw.save: 'path' must be a file name, got {path!r}")
     enc = _Encoder()
-    structure = json.dumps(enc.encode(obj), separators=(",", ":"), allow_nan=False)
+    try:
+        structure = json.dumps(enc.encode(obj), separators=(",", ":"), allow_nan=False)
+    except RecursionError:
+        structure = None
+    if structure is None or _json_depth(structure.encode("utf-8")) > _MAX_STRUCTURE_DEPTH:
+        # fw.load refuses deeper structures (a forged file must not exhaust the stack)
+        raise InvalidArgumentError(f"fw.save: the object nests too deeply to be a checkpoint "
+                                   f"(at most {_MAX_STRUCTURE_DEPTH} JSON levels: 3 per dict, "
+                                   f"2 per list or tuple); {path} was not written")
     arrays = enc.arrays
     header: dict = {}
     off = 0
@@ -255,10 +307,11 @@ def save(obj, path, protocol=4, **configs):
         header[k] = {"dtype": _CODE[a.dtype], "shape": list(a.shape),
                      "data_offsets": [off, off + a.nbytes]}
         off += a.nbytes
+    dtypes = json.dumps(enc.real_dtype) if enc.real_dtype else None
     meta = {"fw.format": FORMAT_VERSION, "fw.structure": structure,
-            "fw.checksum": _digest(structure, arrays)}
-    if enc.real_dtype:
-        meta["fw.dtypes"] = json.dumps(enc.real_dtype)
+            "fw.checksum": _digest(structure, arrays, dtypes)}
+    if dtypes is not None:
+        meta["fw.dtypes"] = dtypes
     header["__metadata__"] = meta
     hbytes = json.dumps(header, separators=(",", ":")).encode("utf-8")
     hbytes += b" " * (-len(hbytes) % 8)  # the data starts 8-byte aligned
@@ -285,40 +338,90 @@ def _looks_like_pickle(head: bytes) -> str | None:
     return None
 
 
-def _read(path):
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+
+
+def _json_depth(raw: bytes) -> int:
+    """How deeply `raw` (JSON) nests arrays and objects, found without recursion
+    (``json.loads`` recurses, and a forged file could nest past the stack)."""
+    b = np.frombuffer(_STRING.sub(b"", raw), np.uint8)
+    step = ((b == 0x5B).astype(np.int32) + (b == 0x7B)) - (b == 0x5D) - (b == 0x7D)
+    return int(np.cumsum(step).max(initial=0))
+
+
+def _parse_json(path, raw: bytes, what: str, max_depth: int):
+    depth = _json_depth(raw)
+    if depth > max_depth:
+        raise CheckpointError(f"fw.load: {path}: the {what} nests {depth} levels deep (at "
+                              f"most {max_depth}: not a file fw.save writes)")
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+        raise CheckpointError(f"fw.load: {path} is not an fw checkpoint: unreadable {what} "
+                              f"({e})") from None
+
+
+def _open_regular(path):
+    """Open `path` for reading if it is a regular file. O_NONBLOCK: opening a FIFO
+    must not wait for a writer (it is refused right after); a device such as
+    /dev/zero would never end."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
     except FileNotFoundError:
         raise FileNotFoundError(f"fw.load: no such file: {path}") from None
-    if len(data) < 8:
-        kind = _looks_like_pickle(data)
-        raise CheckpointError(f"fw.load: {path} is {kind or 'too short'} and not an fw "
-                              f"checkpoint (a safetensors file written by fw.save)")
-    (n,) = struct.unpack("<Q", data[:8])
-    kind = _looks_like_pickle(data[:8])
-    if kind is not None and (n > len(data) - 8 or n > _MAX_HEADER):
-        raise CheckpointError(f"fw.load: {path} is {kind}; fw never unpickles (it could run "
-                              f"code). Convert it to a safetensors checkpoint in the program "
-                              f"that wrote it")
-    if n > len(data) - 8 or n > _MAX_HEADER or n < 2:
-        raise CheckpointError(f"fw.load: {path} is not an fw checkpoint: its header length "
-                              f"{n} does not fit the file of {len(data)} bytes")
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        kind = ("a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO"
+                if stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode)
+                or stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
+                else "not a regular file")
+        raise CheckpointError(f"fw.load: {path} is {kind}; a checkpoint is a regular file "
+                              f"written by fw.save")
+    return os.fdopen(fd, "rb"), st.st_size
+
+
+def _read_exact(path, f, n: int) -> bytes:
+    data = f.read(n)
+    if len(data) != n:
+        raise CheckpointError(f"fw.load: {path} was truncated while being read (expected "
+                              f"{n} more bytes, got {len(data)})")
+    return data
+
+
+def _read(path):
+    """(file object, file size, data start, header): the 8-byte length and the
+    header, each read only as far as the file's size allows."""
+    f, size = _open_regular(path)
     try:
-        header = json.loads(data[8:8 + n].decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise CheckpointError(f"fw.load: {path} is not an fw checkpoint: unreadable header "
-                              f"({e})") from None
-    if not isinstance(header, dict):
-        raise CheckpointError(f"fw.load: {path}: the header is not a JSON object")
-    return data, 8 + n, header
+        head = _read_exact(path, f, min(size, 8))
+        if size < 8:
+            kind = _looks_like_pickle(head)
+            raise CheckpointError(f"fw.load: {path} is {kind or 'too short'} and not an fw "
+                                  f"checkpoint (a safetensors file written by fw.save)")
+        (n,) = struct.unpack("<Q", head)
+        kind = _looks_like_pickle(head)
+        if kind is not None and (n > size - 8 or n > _MAX_HEADER):
+            raise CheckpointError(f"fw.load: {path} is {kind}; fw never unpickles (it could "
+                                  f"run code). Convert it to a safetensors checkpoint in the "
+                                  f"program that wrote it")
+        if n > size - 8 or n > _MAX_HEADER or n < 2:
+            raise CheckpointError(f"fw.load: {path} is not an fw checkpoint: its header length "
+                                  f"{n} does not fit the file of {size} bytes")
+        header = _parse_json(path, _read_exact(path, f, n), "header", _MAX_HEADER_DEPTH)
+        if not isinstance(header, dict):
+            raise CheckpointError(f"fw.load: {path}: the header is not a JSON object")
+    except BaseException:
+        f.close()
+        raise
+    return f, size, 8 + n, header
 
 
-def _arrays_from(path, data, start, header):
-    buf_len = len(data) - start
-    meta = header.pop("__metadata__", None)
-    spans = []
-    arrays = OrderedDict()
+def _entries(path, header, buf_len):
+    """{key: (dtype, shape, begin, end)} checked against the data's length: every
+    size comes from the header and must account for the file exactly."""
+    out = OrderedDict()
     for k, e in header.items():
         if not isinstance(e, dict) or set(e) != {"dtype", "shape", "data_offsets"}:
             raise CheckpointError(f"fw.load: {path}: malformed entry for {k!r}")
@@ -326,28 +429,47 @@ def _arrays_from(path, data, start, header):
         shape, offs = e["shape"], e["data_offsets"]
         if dt is None:
             raise CheckpointError(f"fw.load: {path}: entry {k!r} has unsupported dtype "
-                                  f"{e['dtype']!r}")
+                                  f"{str(e['dtype'])[:40]!r}")
         if (not isinstance(shape, list) or not all(type(s) is int and s >= 0 for s in shape)
                 or not isinstance(offs, list) or len(offs) != 2
                 or not all(type(o) is int for o in offs)):
             raise CheckpointError(f"fw.load: {path}: malformed shape/offsets for {k!r}")
+        if len(shape) > _MAX_NDIM or any(s > _MAX_DIM for s in shape):
+            raise CheckpointError(f"fw.load: {path}: entry {k!r} has shape {shape[:8]}... "
+                                  f"({len(shape)} dims; fw tensors have at most {_MAX_NDIM} "
+                                  f"dims of at most {_MAX_DIM})")
         b, end = offs
         if not 0 <= b <= end <= buf_len or end - b != math.prod(shape) * dt.itemsize:
             raise CheckpointError(f"fw.load: {path}: entry {k!r} ({e['dtype']}{shape}) has "
                                   f"data offsets {offs} inconsistent with the file")
-        spans.append((b, end))
-        arrays[k] = np.frombuffer(data, dtype=dt, count=math.prod(shape),
-                                  offset=start + b).reshape(shape).copy()
-    spans.sort()
+        out[k] = (dt, shape, b, end)
     pos = 0
-    for b, end in spans:
+    for b, end in sorted((b, end) for _, _, b, end in out.values()):
         if b != pos:
             raise CheckpointError(f"fw.load: {path}: tensor data overlaps or leaves gaps")
         pos = end
     if pos != buf_len:
         raise CheckpointError(f"fw.load: {path}: {buf_len - pos} trailing bytes after the "
                               f"tensor data (truncated or corrupted file)")
+    return out
+
+
+def _arrays_from(path, f, size, start, header):
+    meta = header.pop("__metadata__", None)
+    entries = _entries(path, header, size - start)
+    data = _read_exact(path, f, size - start)  # == what the entries account for
+    arrays = OrderedDict()
+    for k, (dt, shape, b, end) in entries.items():
+        arrays[k] = np.frombuffer(data, dtype=dt, count=(end - b) // dt.itemsize,
+                                  offset=b).reshape(shape).copy()
     return meta, arrays
+
+
+def _check_model_file(path, meta):
+    if isinstance(meta, dict) and meta.get("format") == "fw.model":
+        raise CheckpointError(f"fw.load: {path} is an fw model file (a program and its "
+                              f"weights, written by fw.jit.save): load it with fw.jit.load "
+                              f"(or fw.inference), not fw.load")
 
 
 def load(path, **configs):
@@ -355,20 +477,39 @@ def load(path, **configs):
     stop_gradient and name) or, with ``return_numpy=True``, as NumPy arrays.
 
     Also reads plain safetensors files (e.g. exported weights): a flat dict of
-    tensors. Never executes code from the file: pickles are refused.
+    tensors. Never executes code from the file: pickles are refused. Reads are
+    bounded by the file's size (every size in the header is checked against it
+    first) and only regular files are opened (a FIFO or a device is refused).
 
     Raises:
         CheckpointError: not a checkpoint (pickle, random bytes, truncated, corrupted
-            — the checksum did not match).
+            — the checksum did not match —, nested too deeply, a model file, not a
+            regular file); the message names the file and what is wrong.
+        OSError: the file cannot be read (FileNotFoundError, PermissionError, ...).
     """
     if isinstance(path, os.PathLike):
         path = os.fspath(path)
     return_numpy = bool(configs.get("return_numpy", False))
-    data, start, header = _read(path)
-    meta, arrays = _arrays_from(path, data, start, header)
+    try:
+        return _load(path, return_numpy)
+    except (CheckpointError, OSError):
+        raise
+    except (RecursionError, MemoryError, ValueError, TypeError, KeyError, IndexError,
+            OverflowError, AttributeError) as e:
+        # a backstop: the checks above should name the problem; whatever slips past
+        # them is still a malformed file, not a bug to show as a bare exception
+        raise CheckpointError(f"fw.load: {path}: malformed checkpoint ({type(e).__name__}: "
+                              f"{str(e)[:200]})") from e
+
+
+def _load(path, return_numpy):
+    f, size, start, header = _read(path)
+    with f:
+        _check_model_file(path, header.get("__metadata__"))
+        meta, arrays = _arrays_from(path, f, size, start, header)
     if meta is not None and not isinstance(meta, dict):
         raise CheckpointError(f"fw.load: {path}: malformed __metadata__")
-    ours = meta is not None and any(str(k).startswith("fw") for k in meta)
+    ours = meta is not None and any(str(k).startswith("fw.") for k in meta)
     if ours and not {"fw.format", "fw.structure", "fw.checksum"} <= set(meta):
         raise CheckpointError(f"fw.load: {path}: the fw metadata is incomplete (corrupted "
                               f"file)")
@@ -379,25 +520,25 @@ def load(path, **configs):
         raise CheckpointError(f"fw.load: {path}: malformed __metadata__")
     if meta.get("fw.format") != FORMAT_VERSION:
         raise CheckpointError(f"fw.load: {path} has checkpoint format "
-                              f"{meta.get('fw.format')!r}; this fw reads {FORMAT_VERSION!r}")
+                              f"{meta.get('fw.format')[:40]!r}; this fw reads "
+                              f"{FORMAT_VERSION!r}")
     structure = meta["fw.structure"]
-    if _digest(structure, arrays) != meta.get("fw.checksum"):
+    checksum = meta.get("fw.checksum")
+    if _digest(structure, arrays, meta.get("fw.dtypes")) != checksum and not (
+            # written before the checksum covered the complex128 record
+            "fw.dtypes" in meta and _digest(structure, arrays) == checksum):
         raise CheckpointError(f"fw.load: {path} is corrupted: its checksum does not match its "
                               f"contents")
-    try:
-        real = json.loads(meta.get("fw.dtypes", "{}"))
-        for k, name in real.items():
-            if name != "complex128" or k not in arrays:
-                raise CheckpointError(f"fw.load: {path}: bad dtype record {k!r}: {name!r}")
-            a = arrays[k]
-            if a.ndim == 0 or a.shape[-1] != 2:
-                raise CheckpointError(f"fw.load: {path}: complex128 entry {k!r} has shape "
-                                      f"{list(a.shape)}")
-            arrays[k] = _contiguous(a).reshape(-1).view(np.complex128).reshape(a.shape[:-1])
-        tree = json.loads(structure)
-    except (json.JSONDecodeError, AttributeError, TypeError, ValueError) as e:
-        if isinstance(e, CheckpointError):
-            raise
-        raise CheckpointError(f"fw.load: {path}: malformed structure ({e})") from None
+    real = _parse_json(path, meta.get("fw.dtypes", "{}").encode("utf-8"), "dtype record", 2)
+    if not isinstance(real, dict):
+        raise CheckpointError(f"fw.load: {path}: malformed dtype record")
+    for k, name in real.items():
+        if name != "complex128" or k not in arrays:
+            raise CheckpointError(f"fw.load: {path}: bad dtype record {k!r}: {name!r}")
+        a = arrays[k]
+        if a.dtype != np.float64 or a.ndim == 0 or a.shape[-1] != 2:
+            raise CheckpointError(f"fw.load: {path}: complex128 entry {k!r} is {a.dtype}"
+                                  f"{list(a.shape)}, not float64 pairs")
+        arrays[k] = _contiguous(a).reshape(-1).view(np.complex128).reshape(a.shape[:-1])
+    tree = _parse_json(path, structure.encode("utf-8"), "structure", _MAX_STRUCTURE_DEPTH)
     return _Decoder(arrays, return_numpy, path).decode(tree)
-

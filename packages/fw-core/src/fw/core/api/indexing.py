@@ -18,11 +18,10 @@ from fw.core.ops import _api
 from fw.core.ops import _index_key as _ik
 from fw.core.ops._api import public
 from fw.core.ops._args import as_int, as_ints
+from fw.core.ops._indexing_np import _getitem_ref, _ndarray
 from fw.core.ops._infer import norm_axis
 from fw.core.ops.creation import as_shape, full_op
 from fw.core.ops.indexing import (
-    _getitem_ref,
-    _ndarray,
     _value_for,
     gather_op,
     getitem,

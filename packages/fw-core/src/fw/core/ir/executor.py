@@ -56,6 +56,13 @@ results are state updates of the very params/consts it reads (``adam(%p0, …,
 tensors' arrays as its ``out=`` arrays (its kernels update in place), when
 nothing reads their old values after it: then nothing is copied at all.
 
+NaN/Inf checking (``Compiled(..., op_check=fn)``): after every op with a
+floating or complex result the generated code calls ``fn(op, results)``
+(fw.jit passes anomaly mode's check, which raises naming the op). Such a
+program computes no update in place, so an error raised by the check leaves
+every captured tensor as it was (the updates are written only after the run).
+Without `op_check` the generated code has no trace of it.
+
 `run(program, *inputs)` compiles on first use and caches the result on the
 program (keyed by its version, the inputs' backend and ``memory_optimize``).
 """
@@ -121,11 +128,14 @@ class Compiled:
         backend: ``"cpu"`` or another backend name (``"gpu"``).
         kernel_override: ``{op name: kernel}`` used instead of the table's kernels.
         memory_optimize: free values after their last use and reuse dead buffers.
+        op_check: ``fn(op, results)`` called after each op with an inexact result
+            (NaN/Inf checking; see the module docstring), or None.
     """
 
     def __init__(self, program, backend: str = "cpu", kernel_override=None,
-                 memory_optimize: bool = True):
+                 memory_optimize: bool = True, op_check=None):
         self.program = program
+        self.op_check = op_check
         self.backend = backend
         self.memory_optimize = memory_optimize
         self._kernel_override = kernel_override or {}
@@ -158,7 +168,9 @@ class Compiled:
         self.update_labels = list(ups.labels) if ups else []
         update_values = list(ups.outputs) if ups else []
         self.n_outputs = len(blk.outputs)
-        self._inplace = self._plan_inplace(blk, update_values) if memory_optimize else {}
+        # checked programs update nothing in place: a failed check must leave the params
+        self._inplace = self._plan_inplace(blk, update_values) \
+            if memory_optimize and op_check is None else {}
         body: list = []
         self.main = self._gen_block(blk, body, "    ", top=True, extra_keep=update_values)
         self.update_slots = tuple(self.slot[v] for v in update_values)
@@ -380,6 +392,10 @@ class Compiled:
         for s, r in zip(outs, op.results):
             if r.type.ndim == 0:
                 out.append((f"{ind}if isinstance(v{s}, _gen): v{s} = _asarray(v{s})", op))
+        if self.op_check is not None and outs and any(
+                r.type.dtype.is_inexact for r in op.results):
+            chk = self._bind(self.op_check, "c")
+            out.append((f"{ind}{chk}({self._bind(op, 'o')}, ({_names(outs)},))", op))
         return 0 if reuse is None else reuse[0]
 
     def _reuse_plan(self, op, last, i, keep, defined_here):

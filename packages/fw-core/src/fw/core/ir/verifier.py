@@ -166,6 +166,10 @@ class _Verifier:
                 self.problem(None, f"{what}: the value is {v.type} but {label!r} is {a.type}")
 
     def block(self, block: Block, visible: set, owner) -> None:
+        # One `visible` set for the whole walk: what a nested block defines is taken
+        # out when it ends (a copy per nested block is quadratic with many ``cond``).
+        own = [a for a in block.args if isinstance(a, Value) and a not in visible] \
+            if owner is not None else []
         if owner is not None:
             for i, a in enumerate(block.args):
                 what = f"block argument {i}"
@@ -181,8 +185,14 @@ class _Verifier:
                 self.problem(owner, f"the block holds a {type(op).__name__}, not an Operation")
                 continue
             self.op(op, block, visible)
+            for r in op.results:
+                if isinstance(r, Value) and r not in visible:
+                    visible.add(r)
+                    own.append(r)
         for i, v in enumerate(block.outputs):
             self.use(owner, v, visible, f"{'return' if owner is None else 'yield'} value {i}")
+        if owner is not None:
+            visible.difference_update(own)
 
     # ------------------------------------------------------------ operations
     def op(self, op: Operation, block: Block, visible: set) -> None:
@@ -218,7 +228,7 @@ class _Verifier:
                 continue
             if b.parent is not op:
                 self.problem(op, "a nested block does not record this op as its parent")
-            self.block(b, set(visible), op)
+            self.block(b, visible, op)
         ok = True
         for i, r in enumerate(op.results):
             if self.define(op, r, f"result {i}"):
@@ -236,7 +246,6 @@ class _Verifier:
                 if op.blocks:
                     self.problem(op, f"{op.name} does not take nested blocks")
                 self.types(op)
-        visible.update(r for r in op.results if isinstance(r, Value))
 
     def operand_count(self, op) -> bool:
         """Check the operands against the op's inputs; True when they fit."""

@@ -9,7 +9,8 @@ Semantics worth knowing (they follow Paddle 3.x unless noted):
 
 - ``divide`` is true division (ints -> float); ``floor_divide`` (``//``) floors
   and ``remainder``/``mod``/``floor_mod`` (``%``) takes the sign of the divisor,
-  as Python does. An integer division by zero gives 0 (no error, no warning).
+  as Python does. An integer division by zero is an error (Paddle's "Integer division
+  by zero"); float division by zero gives inf/nan.
 - ``pow`` of an integer by a negative integer truncates toward zero like C's
   ``pow`` cast back to int (``2 ** -1 == 0``, ``1 ** -3 == 1``, ``-1 ** -3 == -1``).
 - ``round`` rounds half to even (Paddle 3.x, like NumPy and PyTorch).
@@ -25,29 +26,59 @@ Semantics worth knowing (they follow Paddle 3.x unless noted):
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from fw.core import dtypes as _dt
 from fw.core.errors import InvalidArgumentError, InvalidTypeError
 from fw.core.ir.types import TensorType
+from fw.core.ops._elementwise_np import (
+    _BOOL,
+    _COMPLEX,
+    _FLOAT,
+    _INT,
+    _angle_ref,
+    _bitwise,
+    _bitwise_not_ref,
+    _check,
+    _conj_ref,
+    _equal_all_ref,
+    _frac_ref,
+    _heaviside_ref,
+    _imag_ref,
+    _int_divide,
+    _integral_passthrough,
+    _isclose_ref,
+    _isfinite_ref,
+    _isneginf_ref,
+    _isposinf_ref,
+    _isreal_ref,
+    _kind,
+    _left_shift_ref,
+    _lerp_ref,
+    _logit_ref,
+    _nan_to_num_ref,
+    _not_float_false,
+    _polygamma_ref,
+    _pow_ref,
+    _real_ref,
+    _right_shift_ref,
+    _round_ref,
+    _rsqrt_ref,
+    _scipy_binary,
+    _scipy_unary,
+    _sgn_ref,
+    _sigmoid_ref,
+    _signbit_ref,
+    _sinc_ref,
+    _stanh_ref,
+    _where_ref,
+)
 from fw.core.ops._infer import broadcast_shapes, real_of
 from fw.core.ops._registry import defop
 from fw.core.ops.creation import number_arg
 
-_BY_NP = _dt._BY_NP
-_BOOL, _INT, _FLOAT, _COMPLEX = _dt._BOOL, _dt._INT, _dt._FLOAT, _dt._COMPLEX
-_F16_BF16 = (np.dtype(np.float16), _dt.bfloat16.np)
-
 
 # ---------------------------------------------------------------- dtype helpers
-def _kind(a) -> int:
-    """fw kind (bool/int/float/complex) of an array or NumPy scalar; bfloat16 is a float
-    although NumPy reports kind 'V' for it."""
-    return (_BY_NP.get(a.dtype) or _dt.from_numpy(a.dtype)).kind
-
-
 def _promote(types, to_float=False):
     d = None
     for t in types:
@@ -73,15 +104,6 @@ def _allow(*, bool_=True, int_=True, float_=True, complex_=True):
     # the NumPy dtypes that pass, for a cheap test in kernels
     check.np_ok = frozenset(d.np for d in _dt.ALL_DTYPES if ok[d.kind])
     return check
-
-
-def _check(check, *arrays, names=("x", "y", "z")):
-    """Run a dtype check on kernel arguments that are arrays (Python scalars of the
-    fast path are skipped; they follow the tensor's dtype)."""
-    for a, n in zip(arrays, names):
-        d = getattr(a, "dtype", None)
-        if d is not None:
-            check(_BY_NP.get(d) or _dt.from_numpy(d), n)
 
 
 _REAL = dict(complex_=False)
@@ -116,8 +138,9 @@ def _infer(names, *, to_float=False, promote=None, out=None, check=None):
 # ---------------------------------------------------------------- declaration helpers
 def _checked(ref, check, n):
     """The kernel with the dtype check in front: NumPy would quietly compute many
-    disallowed cases (fmax of complex, square of bool as int8)."""
-    if check is None:
+    disallowed cases (fmax of complex, square of bool as int8). A kernel that checks
+    dtypes itself (``checks_dtype``, see `_int_divide`) is used as it is."""
+    if check is None or getattr(ref, "checks_dtype", False):
         return ref
     ok = check.np_ok
     if n == 1:
@@ -174,30 +197,18 @@ _binary("divide", np.true_divide, dunders=("__truediv__", "__rtruediv__"), to_fl
 _no_bool_real = _allow(**_REAL_NUMERIC)
 
 
-_binary("floor_divide", np.floor_divide, dunders=("__floordiv__", "__rfloordiv__"),
+_binary("floor_divide", _int_divide(np.floor_divide, _no_bool_real),
+        dunders=("__floordiv__", "__rfloordiv__"),
         differentiable=False, check=_no_bool_real,
-        doc="floor(x / y): integer inputs stay integer (division by zero gives 0).")
+        doc="floor(x / y): integer inputs stay integer (an integer division by zero is an "
+            "error).")
 
 
-_binary("remainder", np.remainder, dunders=("__mod__", "__rmod__"),
+_binary("remainder", _int_divide(np.remainder, _no_bool_real), dunders=("__mod__", "__rmod__"),
         aliases=("mod", "floor_mod"), check=_no_bool_real,
         doc="x - floor(x / y) * y: the result has the sign of y (Python's %).")
 
 _no_bool = _allow(**_NUMERIC)
-
-
-def _pow_ref(x, y):
-    if x.dtype.kind == "i":
-        neg = y < 0
-        if np.any(neg):
-            # C's pow cast back to an integer: |x| > 1 gives 0, x == ±1 stays ±1
-            r = np.power(x, np.where(neg, 0, y).astype(x.dtype))
-            one = x.dtype.type(1)
-            odd = np.remainder(y, 2) == 1
-            alt = np.where(x == 1, one, np.where(x == -1, np.where(odd, -one, one),
-                                                  x.dtype.type(0)))
-            return np.where(neg, alt, r).astype(x.dtype, copy=False)
-    return np.power(x, y)
 
 
 _binary("pow", _pow_ref, dunders=("__pow__", "__rpow__"), check=_no_bool,
@@ -226,14 +237,6 @@ _binary("nextafter", np.nextafter, to_float=True, inplace=False, differentiable=
         check=_real_float, doc="The next representable float after x toward y.")
 
 _heaviside_check = _allow(**_REAL_NUMERIC)
-
-
-def _heaviside_ref(x, y):
-    t = x.dtype.type
-    out = np.where(x > 0, t(1), np.where(x < 0, t(0), y)).astype(x.dtype, copy=False)
-    if _kind(x) == _FLOAT:
-        out = np.where(np.isnan(x), x, out)
-    return out
 
 
 _binary("heaviside", _heaviside_ref, inplace=False, check=_heaviside_check,
@@ -270,10 +273,6 @@ defop("ldexp", ("x", "y"), infer=_ldexp_infer, reference=_ldexp_ref, promote=(0,
       doc="x * 2**y for an integer tensor y (integer x computes in the default float).")
 
 
-def _lerp_ref(x, y, weight):
-    return x + weight * (y - x)
-
-
 defop("lerp", ("x", "y", "weight"), infer=_infer(("x", "y", "weight"), to_float=True,
                                                  check=_allow(bool_=False)),
       reference=_lerp_ref, to_float=True, family="elementwise", inplace=True,
@@ -281,11 +280,6 @@ defop("lerp", ("x", "y", "weight"), infer=_infer(("x", "y", "weight"), to_float=
 
 
 # ---------------------------------------------------------------- where / clip
-def _where_ref(condition, x, y):
-    c = condition if condition.dtype == np.bool_ else condition.astype(np.bool_)
-    return np.where(c, x, y)
-
-
 where_op = defop("where", ("condition", "x", "y"),
                  infer=_infer(("condition", "x", "y"), promote=(1, 2)),
                  reference=_where_ref, promote=(1, 2), family="elementwise",
@@ -326,22 +320,8 @@ _unary("sign", np.sign, check=_allow(bool_=False, complex_=False),
        doc="-1, 0 or 1 by the sign of x (NaN stays NaN).")
 
 
-def _sgn_ref(x):
-    if _kind(x) != _COMPLEX:
-        return np.sign(x)
-    a = np.abs(x)
-    safe = np.where(a == 0, a.dtype.type(1), a)
-    return np.where(a == 0, x.dtype.type(0), x / safe)
-
-
 _unary("sgn", _sgn_ref, inplace=False, check=_allow(bool_=False),
        doc="sign(x) for real x; x / |x| (0 at 0) for complex x.")
-
-
-def _signbit_ref(x):
-    if _kind(x) == _FLOAT:
-        return np.signbit(x)
-    return x < 0
 
 
 _unary("signbit", _signbit_ref, out=_dt.bool_, differentiable=False, inplace=False,
@@ -351,10 +331,6 @@ _unary("signbit", _signbit_ref, out=_dt.bool_, differentiable=False, inplace=Fal
 
 _unary("square", np.square, check=_allow(bool_=False),
        doc="x * x (integer tensors stay integer).")
-
-
-def _rsqrt_ref(x):
-    return np.reciprocal(np.sqrt(x))
 
 
 _real_float_unary = _allow(complex_=False)
@@ -380,16 +356,7 @@ _unary("rad2deg", np.rad2deg, to_float=True, inplace=False, check=_real_float_un
        doc="radians -> degrees")
 
 
-def _sigmoid_ref(x):
-    return 1 / (1 + np.exp(-x))
-
-
 _unary("sigmoid", _sigmoid_ref, to_float=True, doc="1 / (1 + exp(-x))")
-
-
-def _sinc_ref(x):
-    px = np.pi * np.where(x == 0, x.dtype.type(1), x)
-    return np.where(x == 0, x.dtype.type(1), np.sin(px) / px).astype(x.dtype, copy=False)
 
 
 _unary("sinc", _sinc_ref, to_float=True, check=_real_float_unary,
@@ -400,28 +367,12 @@ _unary("sinc", _sinc_ref, to_float=True, check=_real_float_unary,
 _rounding_check = _allow(complex_=False)
 
 
-def _integral_passthrough(fn):
-    def ref(x):
-        if _kind(x) <= _INT:  # already integral: NumPy would give float64
-            return x.copy()
-        return fn(x)
-
-    ref.__name__ = fn.__name__
-    return ref
-
-
 _unary("floor", _integral_passthrough(np.floor), check=_rounding_check,
        doc="Largest integer <= x (integer tensors are returned unchanged).")
 _unary("ceil", _integral_passthrough(np.ceil), check=_rounding_check,
        doc="Smallest integer >= x (integer tensors are returned unchanged).")
 _unary("trunc", _integral_passthrough(np.trunc), check=_rounding_check,
        doc="x rounded toward zero (integer tensors are returned unchanged).")
-
-
-def _frac_ref(x):
-    if _kind(x) <= _INT:
-        return np.zeros_like(x)
-    return x - np.trunc(x)
 
 
 _unary("frac", _frac_ref, check=_allow(bool_=False, complex_=False),
@@ -435,48 +386,11 @@ def _round_canon(attrs):
     return {"decimals": int(d)}
 
 
-def _round_ref(x, decimals=0):
-    if _kind(x) == _BOOL:
-        return x.copy()
-    return np.round(x, decimals)
-
-
 _unary("round", _round_ref, attrs={"decimals": 0}, canon=_round_canon,
        doc="Round to `decimals` places, halves to even ([-0.5, 1.5, 2.5] -> [-0, 2, 2]).")
 
 
 # ---------------------------------------------------------------- special functions
-_SP = []
-
-
-def _special(x):
-    """scipy.special (imported on first use), or CuPy's for GPU arrays."""
-    if type(x) is not np.ndarray and not isinstance(x, np.generic):
-        import cupyx.scipy.special as sp  # the gpu backend's arrays
-
-        return sp
-    if not _SP:
-        import scipy.special as sp
-
-        _SP.append(sp)
-    return _SP[0]
-
-
-def _compute_dtype(x):
-    # SciPy has float32/float64 loops; float16/bfloat16 compute in float32
-    return np.float32 if x.dtype in _F16_BF16 else x.dtype
-
-
-def _scipy_unary(fname):
-    def ref(x):
-        d = x.dtype
-        r = getattr(_special(x), fname)(x.astype(_compute_dtype(x), copy=False))
-        return r.astype(d, copy=False)
-
-    ref.__name__ = f"_{fname}_ref"
-    return ref
-
-
 for _name, _sp_name, _doc, _alias in (
         ("erf", "erf", "The error function.", ()),
         ("erfinv", "erfinv", "Inverse of erf on (-1, 1); +-inf at +-1.", ()),
@@ -499,27 +413,9 @@ def _polygamma_canon(attrs):
     return {"n": int(n)}
 
 
-def _polygamma_ref(x, n=0):
-    sp = _special(x)
-    xc = x.astype(_compute_dtype(x), copy=False)
-    r = sp.psi(xc) if n == 0 else sp.polygamma(n, xc)
-    return r.astype(x.dtype, copy=False)
-
-
 _unary("polygamma", _polygamma_ref, to_float=True, attrs={"n": 0}, canon=_polygamma_canon,
        check=_real_float_unary, doc="The n-th derivative of digamma (polygamma(x, 0) is "
                                     "digamma(x)).")
-
-
-def _scipy_binary(fname):
-    def ref(x, y):
-        c = np.dtype(_compute_dtype(x))
-        yc = y.astype(c, copy=False) if hasattr(y, "astype") else c.type(y)
-        return getattr(_special(x), fname)(x.astype(c, copy=False), yc).astype(x.dtype,
-                                                                              copy=False)
-
-    ref.__name__ = f"_{fname}_ref"
-    return ref
 
 
 _binary("gammainc", _scipy_binary("gammainc"), to_float=True, check=_real_float,
@@ -533,21 +429,9 @@ def _logit_canon(attrs):
     return {"eps": None if e is None else float(number_arg(e, "eps"))}
 
 
-def _logit_ref(x, eps=None):
-    d = x.dtype
-    if eps is not None:
-        x = np.clip(x, eps, 1 - eps)
-    # Python floats do not keep bfloat16 (ml_dtypes promotes to float32): round back
-    return np.log(x / (1 - x)).astype(d, copy=False)
-
-
 _unary("logit", _logit_ref, to_float=True, attrs={"eps": None}, canon=_logit_canon,
        check=_real_float_unary,
        doc="log(x / (1 - x)); with eps, x is first clipped to [eps, 1 - eps].")
-
-
-def _stanh_ref(x, scale_a=0.67, scale_b=1.7159):
-    return (scale_b * np.tanh(scale_a * x)).astype(x.dtype, copy=False)
 
 
 def _floats_canon(*names):
@@ -565,33 +449,8 @@ _unary("stanh", _stanh_ref, to_float=True, attrs={"scale_a": 0.67, "scale_b": 1.
        doc="scale_b * tanh(scale_a * x).")
 
 
-def _finfo(dt):
-    import ml_dtypes
-
-    return ml_dtypes.finfo(dt) if dt == _dt.bfloat16.np else np.finfo(dt)
-
-
 def _nan_to_num_canon(attrs):
     return {k: None if v is None else float(number_arg(v, k)) for k, v in attrs.items()}
-
-
-def _nan_to_num_ref(x, nan=0.0, posinf=None, neginf=None):
-    k = _kind(x)
-    if k <= _INT:
-        return x.copy()
-    if k == _COMPLEX:
-        out = x.copy()
-        out.real = _nan_to_num_ref(x.real, nan, posinf, neginf)
-        out.imag = _nan_to_num_ref(x.imag, nan, posinf, neginf)
-        return out
-    t = x.dtype.type
-    info = _finfo(x.dtype)
-    hi = t(info.max if posinf is None else posinf)
-    lo = t(info.min if neginf is None else neginf)
-    inf = np.isinf(x)
-    out = np.where(np.isnan(x), t(nan), x)
-    out = np.where(inf & (x > 0), hi, out)
-    return np.where(inf & (x < 0), lo, out)
 
 
 _unary("nan_to_num", _nan_to_num_ref, attrs={"nan": 0.0, "posinf": None, "neginf": None},
@@ -668,20 +527,6 @@ def _isclose_canon(attrs):
     return a
 
 
-def _isclose_ref(x, y, rtol=1e-05, atol=1e-08, equal_nan=False):
-    # compare in double precision so that tolerances below float16/32 resolution
-    # behave the same for every input dtype
-    w = np.complex128 if _kind(x) == _COMPLEX else np.float64
-    a = x.astype(w)
-    b = y.astype(w)
-    finite = np.isfinite(a) & np.isfinite(b)
-    close = np.abs(a - b) <= atol + rtol * np.abs(b)
-    out = np.where(finite, close, a == b)
-    if equal_nan:
-        out = out | (np.isnan(a) & np.isnan(b))
-    return out
-
-
 _CLOSE_ATTRS = {"rtol": 1e-05, "atol": 1e-08, "equal_nan": False}
 _close_check = _allow(bool_=False)
 _binary("isclose", _isclose_ref, out=_dt.bool_, differentiable=False, inplace=False,
@@ -710,48 +555,12 @@ def _equal_all_infer(x, y, **_):
     return TensorType((), _dt.bool_)
 
 
-def _equal_all_ref(x, y):
-    if np.shape(x) != np.shape(y):  # Paddle: different shapes are simply not equal
-        return np.zeros((), dtype=np.bool_)
-    return (x == y).all()
-
-
 defop("equal_all", ("x", "y"), infer=_equal_all_infer, reference=_equal_all_ref,
       differentiable=False, family="elementwise",
       doc="True (a 0-D bool tensor) when x and y have the same shape and values.")
 
 
 # ---------------------------------------------------------------- tests on values
-def _not_float_false(fn):
-    def ref(x):
-        if _kind(x) <= _INT:
-            return np.zeros(np.shape(x), dtype=np.bool_) if isinstance(x, np.generic) \
-                else np.zeros_like(x, dtype=np.bool_)
-        return fn(x)
-
-    return ref
-
-
-def _isfinite_ref(x):
-    if _kind(x) <= _INT:
-        return np.ones_like(x, dtype=np.bool_)
-    return np.isfinite(x)
-
-
-def _isposinf_ref(x):
-    return np.isinf(x) & (x > 0)
-
-
-def _isneginf_ref(x):
-    return np.isinf(x) & (x < 0)
-
-
-def _isreal_ref(x):
-    if _kind(x) == _COMPLEX:
-        return x.imag == 0
-    return np.ones_like(x, dtype=np.bool_)
-
-
 for _name, _fn, _doc, _chk in (
         ("isnan", _not_float_false(np.isnan), "True where x is NaN.", None),
         ("isinf", _not_float_false(np.isinf), "True where x is +inf or -inf.", None),
@@ -767,26 +576,6 @@ for _name, _fn, _doc, _chk in (
 
 
 # ---------------------------------------------------------------- complex parts
-def _real_ref(x):
-    return x.real.copy() if _kind(x) == _COMPLEX else x.copy()
-
-
-def _imag_ref(x):
-    return x.imag.copy() if _kind(x) == _COMPLEX else np.zeros_like(x)
-
-
-def _conj_ref(x):
-    return np.conjugate(x) if _kind(x) == _COMPLEX else x.copy()
-
-
-def _angle_ref(x):
-    if _kind(x) == _COMPLEX:
-        return np.angle(x)
-    t = x.dtype.type
-    out = np.where(x < 0, t(math.pi), t(0))
-    return np.where(np.isnan(x), x, out)
-
-
 _unary("real", _real_ref, out=real_of, inplace=False, doc="The real part (x for real x).")
 _unary("imag", _imag_ref, out=real_of, inplace=False,
        doc="The imaginary part (zeros for real x).")
@@ -814,14 +603,6 @@ _unary("logical_not", np.logical_not, out=_dt.bool_, differentiable=False,
 _bits = _allow(**_BITS)
 
 
-def _bitwise(fn):
-    def ref(x, y):
-        return fn(x, y)
-
-    ref.__name__ = fn.__name__
-    return ref
-
-
 _binary("bitwise_and", _bitwise(np.bitwise_and), dunders=("__and__", "__rand__"),
         differentiable=False, check=_bits, doc="x & y for integer or bool tensors.")
 _binary("bitwise_or", _bitwise(np.bitwise_or), dunders=("__or__", "__ror__"),
@@ -830,31 +611,14 @@ _binary("bitwise_xor", _bitwise(np.bitwise_xor), dunders=("__xor__", "__rxor__")
         differentiable=False, check=_bits, doc="x ^ y for integer or bool tensors.")
 
 
-def _bitwise_not_ref(x):
-    return np.invert(x)
-
-
 _unary("bitwise_not", _bitwise_not_ref, dunders=("__invert__",), aliases=("bitwise_invert",),
        differentiable=False, check=_bits, doc="~x for integer or bool tensors.")
 
 _shift_check = _allow(**_INTEGRAL)
-_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def _shift_canon(attrs):
     return {"is_arithmetic": bool(attrs["is_arithmetic"])}
-
-
-def _left_shift_ref(x, y, is_arithmetic=True):
-    return np.left_shift(x, y)
-
-
-def _right_shift_ref(x, y, is_arithmetic=True):
-    if is_arithmetic or x.dtype.kind == "u":
-        return np.right_shift(x, y)
-    # a logical shift fills with zeros: shift the same bits as an unsigned type
-    u = np.dtype(_UNSIGNED[x.dtype.itemsize])
-    return np.right_shift(x.view(u), y.astype(u)).view(x.dtype)
 
 
 _binary("bitwise_left_shift", _left_shift_ref, attrs={"is_arithmetic": True},

@@ -28,38 +28,40 @@ from fw.core.ir.core import _state as _build
 from fw.core.ir.types import DYN, TensorType
 from fw.core.ops import _index_key as _ik
 from fw.core.ops._args import as_int, as_ints
-from fw.core.ops._infer import broadcast_shapes, norm_axis, require_int, shp
+from fw.core.ops._indexing_np import (
+    _T,
+    _along_shapes,
+    _as_dtype,
+    _axis,
+    _check_range,
+    _diag_shape,
+    _diagonal_ref,
+    _gather_ref,
+    _getitem_ref,
+    _int_input,
+    _masked_fill_ref,
+    _masked_select_ref,
+    _mul,
+    _nd_key,
+    _put_along_ref,
+    _runtime_slices,
+    _same_shape,
+    _setitem_ref,
+    _shard_ref,
+    _slices,
+    _strided_slice_ref,
+    _take_along_ref,
+    _take_ref,
+)
+from fw.core.ops._infer import broadcast_shapes, shp
 from fw.core.ops._registry import OPS, defop
 from fw.core.ops.creation import full_op
 from fw.core.tensor import Tensor
 
 __all__ = ["getitem", "setitem", "one_hot"]
 
-_ndarray = np.ndarray
-
 
 # ---------------------------------------------------------------- helpers
-def _check_range(idx, n, op, arg, what):
-    """Raise if integer array `idx` holds values outside [-n, n)."""
-    if idx.size == 0:
-        return
-    lo, hi = int(idx.min()), int(idx.max())
-    if lo < -n or hi >= n:
-        rng = f"valid range [{-n}, {n - 1}]" if n else "it is empty"
-        raise InvalidArgumentError(f"{op}: '{arg}' holds values in [{lo}, {hi}] but {what} has "
-                                   f"size {n} ({rng})")
-
-
-def _as_dtype(v, dtype, op, arg):
-    """Array `v` cast to NumPy `dtype` (complex -> real is refused, not truncated)."""
-    if v.dtype == dtype:
-        return v
-    if v.dtype.kind == "c" and dtype.kind != "c":
-        raise InvalidTypeError(f"{op}: '{arg}' is complex ({v.dtype}) but x is real ({dtype}); "
-                               f"take .real or .imag explicitly")
-    return v.astype(dtype)
-
-
 def _value_for(x, v, op, arg="value"):
     """`v` (a number, list, array or tensor) as an operand with x's dtype where it is
     not a tensor: Python numbers are converted exactly (no float32 detour)."""
@@ -84,14 +86,6 @@ def _value_for(x, v, op, arg="value"):
                                    f"{e}") from None
 
 
-def _int_input(t, arg):
-    require_int(t, arg)
-
-
-def _axis(a, nd, arg="axis"):
-    return norm_axis(a, nd, arg)
-
-
 def _axis_canon(op, *names, none_ok=()):
     def canon(attrs):
         a = dict(attrs)
@@ -107,19 +101,6 @@ def _axis_canon(op, *names, none_ok=()):
 # ---------------------------------------------------------------- getitem
 def _getitem_infer(x, indices, index=()):
     return TensorType(_ik.result_shape(x.shape, index, indices), x.dtype)
-
-
-def _getitem_ref(x, indices, index=()):
-    key = _ik.numpy_key(index, indices)
-    try:
-        r = x[key]
-    except IndexError as e:
-        raise _ik.describe_range_error("getitem", x.shape, index, indices, e) from None
-    if type(r) is not _ndarray and not hasattr(r, "shape"):
-        r = np.asarray(r)
-    elif isinstance(r, np.generic):
-        r = x[key + (Ellipsis,)]  # a 0-D view, like every other basic index
-    return r
 
 
 getitem_op = defop("getitem", ("x", "indices*"), {"index": ()}, infer=_getitem_infer,
@@ -151,17 +132,6 @@ def _setitem_infer(x, value, indices, index=()):
     region = _ik.result_shape(x.shape, index, indices)
     _ik.check_value_shape(region, value.shape)
     return x
-
-
-def _setitem_ref(x, value, indices, index=()):
-    key = _ik.numpy_key(index, indices)
-    out = x.copy()
-    v = _as_dtype(value, x.dtype, "setitem", "value")
-    try:
-        out[key] = v
-    except IndexError as e:
-        raise _ik.describe_range_error("setitem", x.shape, index, indices, e) from None
-    return out
 
 
 setitem_op = defop("setitem", ("x", "value", "indices*"), {"index": ()}, infer=_setitem_infer,
@@ -202,13 +172,6 @@ def _gather_infer(x, index, axis=0):
     return TensorType(x.shape[:a] + tuple(index.shape) + x.shape[a + 1:], x.dtype)
 
 
-def _gather_ref(x, index, axis=0):
-    _int_input(_T(index), "index")
-    a = _axis(axis, x.ndim)
-    _check_range(index, x.shape[a], "gather", "index", f"axis {a} of x")
-    return np.take(x, index, axis=a)
-
-
 gather_op = defop("gather", ("x", "index"), {"axis": None}, infer=_gather_infer,
                   reference=_gather_ref, canon=_gather_canon, promote=None, family="indexing",
                   doc="The slices of x at `index` along `axis` (0 when None).")
@@ -227,28 +190,11 @@ def _gather_nd_infer(x, index):
     return TensorType(index.shape[:-1] + x.shape[k:], x.dtype)
 
 
-def _nd_key(x, index, op):
-    k = index.shape[-1]
-    for i in range(k):
-        _check_range(index[..., i], x.shape[i], op, "index", f"axis {i} of x")
-    return tuple(index[..., i] for i in range(k))
-
-
 def _gather_nd_ref(x, index):
     _gather_nd_infer(_T(x), _T(index))
     if index.shape[-1] == 0:
         return np.broadcast_to(x, index.shape[:-1] + x.shape).copy()
     return x[_nd_key(x, index, "gather_nd")]
-
-
-class _T:
-    """A TensorType view of an array, to reuse infer checks inside kernels."""
-
-    __slots__ = ("shape", "dtype")
-
-    def __init__(self, a):
-        self.shape = tuple(a.shape)
-        self.dtype = _dt.from_numpy(a.dtype)
 
 
 defop("gather_nd", ("x", "index"), infer=_gather_nd_infer, reference=_gather_nd_ref,
@@ -263,46 +209,10 @@ def _take_along_canon(attrs):
     return a
 
 
-def _along_shapes(xs, ishape, axis, broadcast, op_arg="indices"):
-    nd = len(xs)
-    if len(ishape) != nd:
-        raise InvalidArgumentError(f"'{op_arg}' of shape {shp(ishape)} must have the same "
-                                   f"number of dimensions as x of shape {shp(xs)}")
-    a = _axis(axis, nd)
-    if broadcast:
-        xo = tuple(xs[:a]) + (1,) + tuple(xs[a + 1:])
-        io = tuple(ishape[:a]) + (1,) + tuple(ishape[a + 1:])
-        b = list(broadcast_shapes(xo, io, names=("x", op_arg)))
-        b[a] = ishape[a]
-        return a, tuple(b)
-    for d in range(nd):
-        if d != a and ishape[d] != DYN and xs[d] != DYN and ishape[d] > xs[d]:
-            raise InvalidArgumentError(f"'{op_arg}' of shape {shp(ishape)} is larger than x "
-                                       f"of shape {shp(xs)} at axis {d}")
-    return a, tuple(ishape)
-
-
 def _take_along_infer(arr, indices, axis=0, broadcast=True):
     _int_input(indices, "indices")
     _, out = _along_shapes(arr.shape, indices.shape, axis, broadcast)
     return TensorType(out, arr.dtype)
-
-
-def _along_prepare(arr, indices, axis, broadcast, op):
-    _int_input(_T(indices), "indices")
-    a, out = _along_shapes(arr.shape, indices.shape, axis, broadcast)
-    _check_range(indices, arr.shape[a], op, "indices", f"axis {a} of arr")
-    if broadcast:
-        shp_x = list(out)
-        shp_x[a] = arr.shape[a]
-        return a, np.broadcast_to(arr, shp_x), np.broadcast_to(indices, out)
-    sl = tuple(slice(0, n) if d != a else slice(None) for d, n in enumerate(indices.shape))
-    return a, arr[sl], indices
-
-
-def _take_along_ref(arr, indices, axis=0, broadcast=True):
-    a, x, idx = _along_prepare(arr, indices, axis, broadcast, "take_along_axis")
-    return np.take_along_axis(x, idx, axis=a)
 
 
 defop("take_along_axis", ("arr", "indices"), {"axis": 0, "broadcast": True},
@@ -322,21 +232,6 @@ def _take_canon(attrs):
 def _take_infer(x, index, mode="raise"):
     _int_input(index, "index")
     return TensorType(index.shape, x.dtype)
-
-
-def _take_ref(x, index, mode="raise"):
-    _int_input(_T(index), "index")
-    flat = x.reshape(-1)
-    n = flat.size
-    if n == 0 and index.size:
-        raise InvalidArgumentError("take: x is empty, so no index is valid")
-    if mode == "raise":
-        _check_range(index, n, "take", "index", "the flattened x")
-    elif mode == "wrap":
-        index = np.mod(index, n) if n else index
-    else:
-        index = np.clip(index, 0, max(n - 1, 0))
-    return flat[index]
 
 
 defop("take", ("x", "index"), {"mode": "raise"}, infer=_take_infer, reference=_take_ref,
@@ -387,11 +282,6 @@ def _scatter_infer(x, index, updates, overwrite=True):
     want = tuple(index.shape) + tuple(x.shape[1:])
     _same_shape(updates.shape, want, "updates")
     return x
-
-
-def _same_shape(got, want, arg):
-    if len(got) != len(want) or any(a != b and DYN not in (a, b) for a, b in zip(got, want)):
-        raise InvalidArgumentError(f"'{arg}' must have shape {shp(want)}, got {shp(got)}")
 
 
 def _scatter_ref(x, index, updates, overwrite=True):
@@ -477,60 +367,6 @@ def _put_along_infer(arr, indices, values, axis=0, reduce="assign", include_self
     return arr
 
 
-def _identity(reduce, dtype):
-    if reduce == "mul":
-        return 1
-    if reduce in ("add", "mean"):
-        return 0
-    big = reduce == "amin"
-    if dtype.kind == "b":
-        return big
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return info.max if big else info.min
-    return np.inf if big else -np.inf
-
-
-def _put_along_ref(arr, indices, values, axis=0, reduce="assign", include_self=True,
-                   broadcast=True):
-    a, _, idx = _along_prepare(arr, indices, axis, broadcast, "put_along_axis")
-    n = arr.shape[a]
-    idx = np.where(idx < 0, idx + n, idx)
-    vals = _as_dtype(values, arr.dtype, "put_along_axis", "values")
-    if broadcast or vals.ndim == 0:
-        vals = np.broadcast_to(vals, idx.shape)
-    else:
-        vals = vals[tuple(slice(0, k) for k in idx.shape)]
-    # full index tuple: position along every other axis, idx along `axis`
-    grids = list(np.ogrid[tuple(slice(0, k) for k in idx.shape)]) if idx.ndim else []
-    if grids:
-        grids[a] = idx
-    key = tuple(grids)
-    out = arr.copy()
-    if reduce == "assign":
-        out[key] = vals
-        return out
-    if reduce == "mean":
-        cnt = np.zeros(arr.shape, np.int64)
-        np.add.at(cnt, key, 1)
-        hit = cnt > 0
-        acc = out.astype(np.float64 if arr.dtype.kind != "c" else np.complex128)
-        if not include_self:
-            acc[hit] = 0
-        np.add.at(acc, key, vals)
-        div = cnt + (1 if include_self else 0)
-        mean = acc[hit] / div[hit]
-        if arr.dtype.kind in "iub":  # integer division, as Paddle's kernel does
-            mean = np.trunc(mean)
-        out[hit] = mean.astype(arr.dtype)
-        return out
-    if not include_self:
-        out[key] = _identity(reduce, arr.dtype)
-    ufunc = {"add": np.add, "mul": np.multiply, "amin": np.minimum, "amax": np.maximum}[reduce]
-    ufunc.at(out, key, vals)
-    return out
-
-
 put_along_op = defop("put_along_axis", ("arr", "indices", "values"),
                      {"axis": 0, "reduce": "assign", "include_self": True, "broadcast": True},
                      infer=_put_along_infer, reference=_put_along_ref, canon=_put_along_canon,
@@ -580,15 +416,6 @@ def _index_fill_infer(x, index, value, axis=0):
         raise InvalidArgumentError(f"'value' must be a number or hold one element, got shape "
                                    f"{shp(value.shape)}")
     return x
-
-
-def _mul(dims):
-    n = 1
-    for d in dims:
-        if d == DYN:
-            return DYN
-        n *= d
-    return n
 
 
 def _index_fill_ref(x, index, value, axis=0):
@@ -650,20 +477,10 @@ def _mask_check(mask):
         raise InvalidTypeError(f"'mask' must be a bool tensor, got {mask.dtype.name}")
 
 
-def _mask_array(mask):
-    if mask.dtype != np.bool_:
-        raise InvalidTypeError(f"'mask' must be a bool tensor, got {mask.dtype}")
-
-
 def _masked_fill_infer(x, mask, value):
     _mask_check(mask)
     shape = broadcast_shapes(x.shape, mask.shape, value.shape, names=("x", "mask", "value"))
     return TensorType(shape, x.dtype)
-
-
-def _masked_fill_ref(x, mask, value):
-    _mask_array(mask)
-    return np.where(mask, _as_dtype(value, x.dtype, "masked_fill", "value"), x)
 
 
 masked_fill_op = defop("masked_fill", ("x", "mask", "value"), infer=_masked_fill_infer,
@@ -675,12 +492,6 @@ def _masked_select_infer(x, mask):
     _mask_check(mask)
     broadcast_shapes(x.shape, mask.shape, names=("x", "mask"))
     return TensorType((DYN,), x.dtype)
-
-
-def _masked_select_ref(x, mask):
-    _mask_array(mask)
-    xb, mb = np.broadcast_arrays(x, mask)
-    return xb[mb]
 
 
 defop("masked_select", ("x", "mask"), infer=_masked_select_infer, reference=_masked_select_ref,
@@ -724,53 +535,9 @@ def _slice_canon(attrs):
     return a
 
 
-def _slices(shape, axes, starts, ends, strides):
-    """Per-axis (start, stop, step) with Paddle's clamping, and the result dims."""
-    n = len(axes)
-    if not (len(starts) == len(ends) == len(strides) == n):
-        raise InvalidArgumentError(f"'axes' {list(axes)}, 'starts' {list(starts)}, 'ends' "
-                                   f"{list(ends)} and 'strides' {list(strides)} must have the "
-                                   f"same length")
-    nd = len(shape)
-    seen = set()
-    out = list(shape)
-    sl = [slice(None)] * nd
-    for ax, s, e, st in zip(axes, starts, ends, strides):
-        a = norm_axis(ax, nd, "axes")
-        if a in seen:
-            raise InvalidArgumentError(f"'axes' {list(axes)} repeats axis {a}")
-        seen.add(a)
-        if st == 0:
-            raise InvalidArgumentError("'strides' must not contain 0")
-        d = shape[a]
-        if d == DYN:
-            out[a] = DYN
-            sl[a] = None
-            continue
-        s = s + d if s < 0 else s
-        e = e + d if e < 0 else e
-        if st > 0:
-            s, e = min(max(s, 0), d), min(max(e, 0), d)
-        else:
-            s, e = min(max(s, -1), d - 1), min(max(e, -1), d - 1)
-        r = range(s, e, st)
-        out[a] = len(r)
-        sl[a] = slice(s, e if e >= 0 else None, st) if len(r) else slice(0, 0)
-    return out, sl
-
-
-def _runtime_slices(shape, axes, starts, ends, strides):
-    out, sl = _slices(shape, axes, starts, ends, strides)
-    return tuple(sl)
-
-
 def _strided_slice_infer(x, axes=(), starts=(), ends=(), strides=()):
     out, _ = _slices(x.shape, axes, starts, ends, strides)
     return TensorType(out, x.dtype)
-
-
-def _strided_slice_ref(x, axes=(), starts=(), ends=(), strides=()):
-    return x[_runtime_slices(x.shape, axes, starts, ends, strides)]
 
 
 strided_slice_op = defop(
@@ -803,38 +570,12 @@ slice_scatter_op = defop(
 
 
 # ---------------------------------------------------------------- diagonals
-def _diag_axes(nd, axis1, axis2):
-    if nd < 2:
-        raise InvalidArgumentError(f"x must have at least 2 dimensions, got {nd}")
-    a1, b1 = norm_axis(axis1, nd, "axis1"), norm_axis(axis2, nd, "axis2")
-    if a1 == b1:
-        raise InvalidArgumentError(f"'axis1' and 'axis2' must differ, both are {a1}")
-    return a1, b1
-
-
-def _diag_len(d1, d2, offset):
-    if DYN in (d1, d2):
-        return DYN
-    return max(0, min(d1, d2 - offset) if offset >= 0 else min(d1 + offset, d2))
-
-
-def _diag_shape(shape, offset, axis1, axis2):
-    a1, a2 = _diag_axes(len(shape), axis1, axis2)
-    rest = [d for i, d in enumerate(shape) if i not in (a1, a2)]
-    return a1, a2, rest + [_diag_len(shape[a1], shape[a2], offset)]
-
-
 def _diag_canon(op):
     return _axis_canon(op, "offset", "axis1", "axis2")
 
 
 def _diagonal_infer(x, offset=0, axis1=0, axis2=1):
     return TensorType(_diag_shape(x.shape, offset, axis1, axis2)[2], x.dtype)
-
-
-def _diagonal_ref(x, offset=0, axis1=0, axis2=1):
-    a1, a2 = _diag_axes(x.ndim, axis1, axis2)
-    return np.diagonal(x, offset, a1, a2).copy()
 
 
 defop("diagonal", ("x",), {"offset": 0, "axis1": 0, "axis2": 1}, infer=_diagonal_infer,
@@ -918,15 +659,6 @@ def _shard_canon(attrs):
 def _shard_infer(input, index_num=1, nshards=1, shard_id=0, ignore_value=-1):
     _int_input(input, "input")
     return input
-
-
-def _shard_ref(input, index_num=1, nshards=1, shard_id=0, ignore_value=-1):
-    _int_input(_T(input), "input")
-    _check_range(np.where(input < 0, index_num, input), index_num, "shard_index", "input",
-                 "index_num")
-    size = (index_num + nshards - 1) // nshards
-    mine = input // size == shard_id
-    return np.where(mine, input % size, ignore_value).astype(input.dtype)
 
 
 defop("shard_index", ("input",), {"index_num": 1, "nshards": 1, "shard_id": 0,

@@ -12,7 +12,8 @@ Output size per spatial dim (i input, k kernel, s stride, b/e pads), Paddle's fo
 (no correction for a last window starting in the end padding; such a window holds only
 padding: its max is -inf and its exclusive average 0). ``"SAME"`` pads as conv does
 (``ceil(i/s)`` outputs); ``"VALID"`` is zero padding. Window ``o`` covers input positions
-``[o*s - b, o*s - b + k)``.
+``[o*s - b, o*s - b + k)``. Explicit padding is at most half the kernel on each side
+(``b, e <= k // 2``, as Paddle and PyTorch require): a larger pad is an error.
 
 ``max_pool(x)`` -- ``kernel_size, stride=None, padding=0, ceil_mode=False, channel_last``
     max over the window; padding never wins (it is -inf). NaN propagates.
@@ -80,6 +81,11 @@ def pool_geometry(in_sizes, kernel_size, stride=None, padding=0, ceil_mode=False
         pads = [(0, 0)] * nd
     else:
         pads = explicit_pads(padding, nd)
+        for d, (k, (b, e)) in enumerate(zip(ks, pads)):
+            if max(b, e) > k // 2:
+                raise InvalidArgumentError(
+                    f"padding {b}+{e} of spatial dim {d} is more than half the kernel size "
+                    f"{k}: pad should be at most half of the kernel size ({k // 2})")
     outs = []
     for i, k, s, (b, e) in zip(in_sizes, ks, strides, pads):
         if i == DYN or b == DYN:

@@ -44,7 +44,7 @@ class ConstantFolding(Pass):
         self.max_bytes = max_bytes
 
     def run(self, program) -> bool:
-        rw = Rewriter(program)
+        rw = Rewriter(program, deferred=True)
         known: dict = {}  # value -> array, for values computed here
         self._made: dict = {}  # (dtype, shape, bytes) -> const made here: equal folds share one
         for op in walk_ops(program.block):
@@ -68,6 +68,7 @@ class ConstantFolding(Pass):
                 outs = self._evaluate(op, args)
                 if outs is not None:
                     self._replace(rw, op, outs, known)
+        rw.flush()
         return rw.changed
 
     def _evaluate(self, op, args):

@@ -31,14 +31,18 @@ def _key(op):
     return (op.name, operands, attrs, tuple(r.type for r in op.results))
 
 
-def _cse(block, table: dict, repl: dict) -> bool:
+def _cse(block, table: dict, repl: dict, scoped: bool = False) -> bool:
+    """`table` holds the expressions visible here; a nested block's own entries are
+    taken out again when it ends (`scoped`), instead of copying the table for each
+    nested block (a copy per block is quadratic in programs with many ``cond``)."""
     changed = False
     kept = []
+    added = []
     for op in block.ops:
         if repl:
             op.operands = [repl.get(v, v) if v is not None else None for v in op.operands]
         for b in op.blocks:
-            changed = _cse(b, dict(table), repl) or changed
+            changed = _cse(b, table, repl, scoped=True) or changed
         key = _key(op)
         if key is None:
             kept.append(op)
@@ -46,6 +50,7 @@ def _cse(block, table: dict, repl: dict) -> bool:
         first = table.get(key)
         if first is None:
             table[key] = op
+            added.append(key)
             kept.append(op)
             continue
         for r, s in zip(op.results, first.results):
@@ -57,6 +62,9 @@ def _cse(block, table: dict, repl: dict) -> bool:
         block.outputs = [repl.get(v, v) for v in block.outputs]
     if len(kept) != len(block.ops):
         block.ops[:] = kept
+    if scoped:
+        for key in added:
+            del table[key]
     return changed
 
 

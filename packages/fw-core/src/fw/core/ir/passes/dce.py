@@ -62,8 +62,6 @@ class DeadCodeElimination(Pass):
         if dead:
             from fw.core.ir.passes.rewrite import Rewriter
 
-            rw = Rewriter(program)
-            for a in dead:
-                rw.remove_arg(a)
+            Rewriter(program).remove_args(dead)  # one renumbering, not one per const
             changed = True
         return changed

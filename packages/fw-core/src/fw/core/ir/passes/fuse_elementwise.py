@@ -60,7 +60,7 @@ def _full_scalar(v):
 
 class _Fuser:
     def __init__(self, program):
-        self.rw = Rewriter(program)
+        self.rw = Rewriter(program, deferred=True)
         self.program = program
         self.opcodes = OPCODES
         self.dtypes = frozenset(ELEMENTWISE_DTYPES)
@@ -113,20 +113,22 @@ class _Fuser:
                 continue
             shape = root.results[0].type.shape
             members = {id(root): root}
-            grew = True
-            while grew:
-                grew = False
-                for m in list(members.values()):
-                    for v in m.operands:
-                        p = rw.producer(v)
-                        if p is None or id(p) in members or id(p) in claimed or \
-                                p.parent is not block or p.results[0].type.shape != shape or \
-                                self.instruction(p) is None:
-                            continue
-                        if all(isinstance(u, Operation) and id(u) in members
-                               for u, _ in rw.users(v)):
-                            members[id(p)] = p
-                            grew = True
+            # A worklist, each member's operands looked at once: a producer joins when
+            # the uses of its result read from inside the group reach all its uses
+            # (block outputs and updates are never members, so they never count).
+            inside: dict = {}  # id(value) -> uses of it by members so far
+            work = [root]
+            while work:
+                m = work.pop()
+                for v in m.operands:
+                    p = rw.producer(v)
+                    if p is None or id(p) in members or id(p) in claimed or \
+                            p.parent is not block or p.results[0].type.shape != shape:
+                        continue
+                    k = inside[id(v)] = inside.get(id(v), 0) + 1
+                    if k == rw.num_uses(v) and self.instruction(p) is not None:
+                        members[id(p)] = p
+                        work.append(p)
             if len(members) >= 2:
                 claimed.update(members)
                 found.append(sorted(members.values(), key=lambda o: index[id(o)]))
@@ -189,4 +191,5 @@ class FuseElementwise(Pass):
         for block in program.all_blocks():
             for ops in f.groups(block):
                 changed = f.rewrite(ops) or changed
+        f.rw.flush()
         return changed

@@ -29,6 +29,17 @@ replacing uses and erasing ops cost no walk over the program:
 
 It is the caller's job to keep SSA dominance (a replacement must be defined
 before every use it takes over); the PassManager's verifier catches mistakes.
+
+Cost: every query and edit is O(1) amortised (plus the size of what it
+touches), so a pass is linear in the program. Use lists are insertion-ordered
+dicts (dropping one use does not scan the others). A ``Rewriter(program,
+deferred=True)`` — what `apply_patterns` and the built-in passes use — also
+applies insertions and erasures to ``block.ops`` lazily: erased ops get
+``parent = None`` at once, new ops get their block as ``parent`` at once, and
+the op lists are rebuilt in one walk by `flush` (called by `apply_patterns`
+before each sweep and at its end; a pass that edits through its own deferred
+rewriter calls it before returning). Without ``deferred`` each edit updates
+``block.ops`` immediately (a list search: O(block length) per edit).
 """
 
 from __future__ import annotations
@@ -49,26 +60,60 @@ def walk_ops(block: Block):
 class Rewriter:
     """Edits one program, keeping a value -> users map current."""
 
-    def __init__(self, program):
+    def __init__(self, program, deferred: bool = False):
         self.program = program
-        self._users: dict | None = None
+        self._users: dict | None = None  # value -> {(owner, index): None}, in use order
         self.changed = False
+        self.deferred = deferred
+        self._before: dict = {}  # anchor op -> ops to insert before it (deferred mode)
+        self._after: dict = {}  # anchor op -> ops to insert after it, latest first
+        self._dirty: dict = {}  # blocks whose op list is out of date -> None
+        self._taken: set | None = None  # param/const labels in use (add_const)
+        self._next_label: dict = {}  # add_const base label -> next suffix to try
+
+    def flush(self) -> None:
+        """Apply pending insertions/erasures to the blocks' op lists (deferred mode;
+        a no-op otherwise or when nothing is pending). One walk per edited block."""
+        if not self._dirty:
+            return
+        before, after = self._before, self._after
+        # an op inserted while still listed elsewhere (moved) lands only where inserted
+        moved = {id(o) for lst in (*before.values(), *after.values()) for o in lst}
+        for blk in self._dirty:
+            out = []
+            # an explicit stack of (kind, op): inserted ops may anchor others, at any depth
+            stack = [(0, op) for op in reversed(blk.ops)]  # 0: listed, 1: inserted, 2: emit
+            while stack:
+                kind, op = stack.pop()
+                if kind == 2:
+                    if op.parent is blk:
+                        out.append(op)
+                    continue
+                stack.extend((1, a) for a in after.get(op, ()))  # latest lands first
+                if kind == 1 or id(op) not in moved:
+                    stack.append((2, op))
+                stack.extend((1, b) for b in reversed(before.get(op, ())))
+            blk.ops[:] = out
+        self._before.clear()
+        self._after.clear()
+        self._dirty.clear()
 
     # ------------------------------------------------------------ queries
     def _map(self) -> dict:
         if self._users is None:
+            self.flush()  # the map is built from the op lists
             users: dict = {}
             for blk in self.program.all_blocks():
                 for op in blk.ops:
                     for i, v in enumerate(op.operands):
                         if v is not None:
-                            users.setdefault(v, []).append((op, i))
+                            users.setdefault(v, {})[(op, i)] = None
                 for i, v in enumerate(blk.outputs):
-                    users.setdefault(v, []).append((blk, i))
+                    users.setdefault(v, {})[(blk, i)] = None
             ups = getattr(self.program, "updates", None)
             if ups:  # a state update reads its value like a block output
                 for i, v in enumerate(ups.outputs):
-                    users.setdefault(v, []).append((ups, i))
+                    users.setdefault(v, {})[(ups, i)] = None
             self._users = users
         return self._users
 
@@ -79,6 +124,10 @@ class Rewriter:
 
     def has_uses(self, v: Value) -> bool:
         return bool(self._map().get(v))
+
+    def num_uses(self, v: Value) -> int:
+        """``len(users(v))`` without building the list."""
+        return len(self._map().get(v, ()))
 
     @staticmethod
     def producer(v) -> Operation | None:
@@ -96,11 +145,11 @@ class Rewriter:
         for o in [op] + [x for b in op.blocks for x in b.walk()]:
             for i, v in enumerate(o.operands):
                 if v is not None:
-                    self._users.setdefault(v, []).append((o, i))
+                    self._users.setdefault(v, {})[(o, i)] = None
         for b in op.blocks:
             for blk in [b] + [nb for x in b.walk() for nb in x.blocks]:
                 for i, v in enumerate(blk.outputs):
-                    self._users.setdefault(v, []).append((blk, i))
+                    self._users.setdefault(v, {})[(blk, i)] = None
 
     def _drop_uses(self, op) -> None:
         if self._users is None:
@@ -108,25 +157,25 @@ class Rewriter:
         for o in [op] + [x for b in op.blocks for x in b.walk()]:
             for i, v in enumerate(o.operands):
                 if v is not None:
-                    lst = self._users.get(v)
-                    if lst and (o, i) in lst:
-                        lst.remove((o, i))
+                    uses = self._users.get(v)
+                    if uses:
+                        uses.pop((o, i), None)
         for b in op.blocks:
             for blk in [b] + [nb for x in b.walk() for nb in x.blocks]:
                 for i, v in enumerate(blk.outputs):
-                    lst = self._users.get(v)
-                    if lst and (blk, i) in lst:
-                        lst.remove((blk, i))
+                    uses = self._users.get(v)
+                    if uses:
+                        uses.pop((blk, i), None)
 
     def set_operand(self, op, i: int, v) -> None:
         old = op.operands[i]
         if self._users is not None:
             if old is not None:
-                lst = self._users.get(old)
-                if lst and (op, i) in lst:
-                    lst.remove((op, i))
+                uses = self._users.get(old)
+                if uses:
+                    uses.pop((op, i), None)
             if v is not None:
-                self._users.setdefault(v, []).append((op, i))
+                self._users.setdefault(v, {})[(op, i)] = None
         op.operands[i] = v
         self._touch()
 
@@ -134,16 +183,16 @@ class Rewriter:
         """Make every reader of `old` read `new`; returns how many uses moved."""
         if old is new:
             return 0
-        lst = self._map().pop(old, [])
-        for owner, i in lst:
+        uses = self._map().pop(old, {})
+        for owner, i in uses:
             if isinstance(owner, Operation):
                 owner.operands[i] = new
             else:
                 owner.outputs[i] = new
-        if lst:
-            self._users.setdefault(new, []).extend(lst)
+        if uses:
+            self._users.setdefault(new, {}).update(uses)
             self._touch()
-        return len(lst)
+        return len(uses)
 
     def erase(self, op: Operation, force: bool = False) -> None:
         """Remove `op` (and its nested blocks); its results must be unused unless
@@ -157,7 +206,10 @@ class Rewriter:
         if blk is None:
             return
         self._drop_uses(op)
-        blk.ops.remove(op)
+        if self.deferred:
+            self._dirty[blk] = None
+        else:
+            blk.ops.remove(op)
         op.parent = None
         for b in op.blocks:  # mark nested ops dead for drivers iterating a snapshot
             for x in b.walk():
@@ -176,7 +228,12 @@ class Rewriter:
 
     def insert_before(self, anchor: Operation, op: Operation) -> Operation:
         blk = anchor.parent
-        blk.ops.insert(blk.ops.index(anchor), op)
+        if self.deferred:
+            self._map()  # built before the op list goes stale
+            self._before.setdefault(anchor, []).append(op)
+            self._dirty[blk] = None
+        else:
+            blk.ops.insert(blk.ops.index(anchor), op)
         op.parent = blk
         self._add_uses(op)
         self._touch()
@@ -184,7 +241,12 @@ class Rewriter:
 
     def insert_after(self, anchor: Operation, op: Operation) -> Operation:
         blk = anchor.parent
-        blk.ops.insert(blk.ops.index(anchor) + 1, op)
+        if self.deferred:
+            self._map()
+            self._after.setdefault(anchor, []).append(op)
+            self._dirty[blk] = None
+        else:
+            blk.ops.insert(blk.ops.index(anchor) + 1, op)
         op.parent = blk
         self._add_uses(op)
         self._touch()
@@ -236,13 +298,17 @@ class Rewriter:
         from fw.core.tensor import wrap
 
         prog = self.program
-        taken = set(prog.captured) | {a.label for a in prog.block.args if a.label}
+        if self._taken is None:  # kept current here: one scan per rewriter, not per const
+            self._taken = set(prog.captured) | {a.label for a in prog.block.args if a.label}
+        taken = self._taken
         if label is None or label in taken:
             base = label or "_folded"
-            k = 0
+            k = self._next_label.get(base, 0)  # suffixes below k were taken already
             while f"{base}_{k}" in taken:
                 k += 1
+            self._next_label[base] = k + 1
             label = f"{base}_{k}"
+        taken.add(label)
         t = wrap(array)
         v = prog.block.add_arg(TensorType(array.shape, _dt.from_numpy(array.dtype)), "const",
                                label)
@@ -252,15 +318,26 @@ class Rewriter:
 
     def remove_arg(self, v: Value) -> None:
         """Drop an unused block-0 param/const (and its captured tensor)."""
-        if self.has_uses(v):
-            raise InternalError(f"remove_arg: {v!r} is still used")
+        self.remove_args([v])
+
+    def remove_args(self, values) -> None:
+        """Drop unused block-0 params/consts (one renumbering for all of them)."""
+        values = list(values)
+        for v in values:
+            if self.has_uses(v):
+                raise InternalError(f"remove_arg: {v!r} is still used")
+        if not values:
+            return
         blk = self.program.block
-        # by identity: Value's == builds an `equal` op
-        blk.args[:] = [a for a in blk.args if a is not v]
+        gone = {id(v) for v in values}  # by identity: Value's == builds an `equal` op
+        blk.args[:] = [a for a in blk.args if id(a) not in gone]
         for i, a in enumerate(blk.args):
             a.index = i
-        if v.label is not None:
-            self.program.captured.pop(v.label, None)
+        for v in values:
+            if v.label is not None:
+                self.program.captured.pop(v.label, None)
+                if self._taken is not None:
+                    self._taken.discard(v.label)
         self._touch()
 
 
@@ -269,10 +346,11 @@ def apply_patterns(program, patterns: dict, max_rounds: int = 10,
     """Apply ``{op name: fn(rw, op) -> bool}`` to every op, in program order,
     until no pattern fires (at most `max_rounds` sweeps). Returns True if any
     pattern changed the program."""
-    rw = rewriter or Rewriter(program)
+    rw = rewriter or Rewriter(program, deferred=True)
     changed_any = False
     for _ in range(max_rounds):
         changed = False
+        rw.flush()
         for op in walk_ops(program.block):
             if op.parent is None:
                 continue
@@ -282,4 +360,5 @@ def apply_patterns(program, patterns: dict, max_rounds: int = 10,
         if not changed:
             break
         changed_any = True
+    rw.flush()
     return changed_any

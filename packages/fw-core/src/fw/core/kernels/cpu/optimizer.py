@@ -8,7 +8,7 @@ input (in place) or a separate array of the output's dtype and shape that overla
 input. Everything else (float64, mixed state dtypes, strided arrays, other aliasing,
 bad input) goes to the op's NumPy cpu kernel, which also raises the errors. The
 constants passed to the C++ loops are derived exactly as the NumPy kernels derive
-theirs (``fw.core.ops.optimizer``), and the loops follow their operation order, so
+theirs (``fw.core.ops._optimizer_np``), and the loops follow their operation order, so
 float32 results agree to rounding (and FMA contraction).
 
 Nothing is registered when the extension is disabled (``FW_DISABLE_NATIVE=1``) or
@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from fw.core.kernels.cpu._common import _BF16, _F16, _F32, C, _bits, _ndarray, fused_available
-from fw.core.ops import optimizer as _opt
+from fw.core.ops import _optimizer_np as _opt
 from fw.core.ops._registry import OPS
 
 __all__ = ["register"]

@@ -82,12 +82,31 @@ record("divide", binary(y_lo=0.5, y_hi=3.0), dtypes=FLOATS, grad_order=2,
 record("divide", binary(-5, 5), dtypes=INTS + FLOATS_LOW + COMPLEX, grad_order=0)
 
 _INT_DIV = ALL_NUMERIC + SMALL_INTS + FLOATS_LOW
-record("floor_divide", binary(-6, 6, y_lo=-3, y_hi=3), dtypes=_INT_DIV, grad_order=0,
+
+
+def _int_div(special=False):
+    """x // y and x % y samples: integer divisors are nonzero (an integer division by
+    zero is an error, see _INT_BY_ZERO); float divisors may be 0 (inf/nan)."""
+    base = binary(-6, 6, y_lo=-3, y_hi=3, special=special)
+
+    def sample(draw, dtype):
+        s = base(draw, dtype)
+        x, y = s.args
+        if y.dtype.kind in "iu":
+            y = np.where(y == 0, np.ones((), y.dtype), y)
+        return Sample([x, y], s.attrs)
+
+    return sample
+
+
+_INT_BY_ZERO = ([np.array([5, -7, 3], np.int32), np.array([1, 0, 2], np.int32)], {},
+                InvalidArgumentError, "integer division by zero")
+record("floor_divide", _int_div(), dtypes=_INT_DIV, grad_order=0,
        errors=[BAD_BROADCAST, _bad(BOOL_PAIR, "must be an integer or floating tensor"),
-               _bad(COMPLEX_PAIR, "got complex64")],
-       note="includes integer division by zero (gives 0, no warning)")
-record("remainder", binary(-6, 6, y_lo=-3, y_hi=3, special=True), dtypes=_INT_DIV,
-       grad_order=1, errors=[BAD_BROADCAST, _bad(BOOL_PAIR, "got bool")])
+               _bad(COMPLEX_PAIR, "got complex64"), _INT_BY_ZERO],
+       note="float division by zero gives inf/nan")
+record("remainder", _int_div(special=True), dtypes=_INT_DIV,
+       grad_order=1, errors=[BAD_BROADCAST, _bad(BOOL_PAIR, "got bool"), _INT_BY_ZERO])
 
 
 def _pow_sample(draw, dtype):

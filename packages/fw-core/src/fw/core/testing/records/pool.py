@@ -61,9 +61,16 @@ POOL_ERRORS = [
     ([np.ones((2, 3), F32)], {"kernel_size": 1}, InvalidArgumentError, "at least 1 spatial"),
     ([X.astype(np.complex64)], {"kernel_size": 2}, InvalidTypeError, "real floating"),
 ]
+# Paddle and PyTorch: padding at most half the kernel on each side
+PAD_ERRORS = [
+    ([X], {"kernel_size": 3, "padding": 2}, InvalidArgumentError, "at most half of the kernel"),
+    ([X], {"kernel_size": [2, 4], "padding": [0, 0, 0, 3]}, InvalidArgumentError,
+     r"padding 0\+3 of spatial dim 1 is more than half the kernel size 4"),
+]
 ALL_F = FLOATS + FLOATS_LOW
-record("max_pool", _max_pool, dtypes=ALL_F, grad_order=1, errors=POOL_ERRORS)
-record("max_pool_with_index", _max_pool, dtypes=ALL_F, grad_order=1, errors=POOL_ERRORS[:2])
+record("max_pool", _max_pool, dtypes=ALL_F, grad_order=1, errors=POOL_ERRORS + PAD_ERRORS)
+record("max_pool_with_index", _max_pool, dtypes=ALL_F, grad_order=1,
+       errors=POOL_ERRORS[:2] + PAD_ERRORS)
 
 
 def _avg_pool(draw, dtype):
@@ -75,8 +82,8 @@ def _avg_pool(draw, dtype):
 
 record("avg_pool", _avg_pool, dtypes=ALL_F, grad_order=2,
        tol={"float16": (2e-2, 2e-2), "bfloat16": (5e-2, 5e-2)},
-       errors=POOL_ERRORS[:2] + [([X], {"kernel_size": 2, "divisor_override": 0},
-                                  InvalidArgumentError, "must not be 0")])
+       errors=POOL_ERRORS[:2] + PAD_ERRORS + [([X], {"kernel_size": 2, "divisor_override": 0},
+                                               InvalidArgumentError, "must not be 0")])
 
 
 def _lp_pool(draw, dtype):
@@ -87,7 +94,9 @@ def _lp_pool(draw, dtype):
 
 
 record("lp_pool", _lp_pool, dtypes=FLOATS, grad_order=1,
-       errors=[([X], {"kernel_size": 2, "norm_type": 0.0}, InvalidArgumentError,
+       errors=[([X], {"kernel_size": 3, "padding": 2, "norm_type": 2.0}, InvalidArgumentError,
+                "at most half of the kernel"),
+               ([X], {"kernel_size": 2, "norm_type": 0.0}, InvalidArgumentError,
                 "'norm_type' must be > 0")])
 
 

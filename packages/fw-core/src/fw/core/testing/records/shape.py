@@ -67,7 +67,11 @@ record("expand_dyn", _expand_dyn, dtypes=ALL_NUMERIC, grad_order=2, dynamic_ok=F
 record("reshape", _reshape, dtypes=ALL_NUMERIC, grad_order=2, dynamic_ok=False,
        errors=[([np.ones((2, 3))], {"shape": [4, 2]}, InvalidArgumentError, "cannot reshape"),
                ([np.ones((2, 3))], {"shape": [-1, -1]}, InvalidArgumentError, "more than one"),
-               ([np.ones((2, 3))], {"shape": [2, 0, 0]}, InvalidArgumentError, "uses 0")])
+               ([np.ones((2, 3))], {"shape": [2, 0, 0]}, InvalidArgumentError, "uses 0"),
+               ([np.ones((2, 3))], {"shape": [-2, 3]}, InvalidArgumentError,
+                "negative dimension -2"),
+               ([np.ones((2, 3))], {"shape": [3, -3]}, InvalidArgumentError,
+                "negative dimension -3")])
 
 
 def _view_dtype(draw, dtype):
