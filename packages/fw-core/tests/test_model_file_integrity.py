@@ -255,6 +255,8 @@ def test_limits_on_operations_depth_tensors_header_and_value_size(tmp_path):
         LoadLimits(max_ops=0)
     with pytest.raises(fw.core.errors.InvalidArgumentError, match="has no"):
         LoadLimits().replace(max_opps=1)
+    with pytest.raises(fw.core.errors.InvalidArgumentError, match="at most 64"):
+        LoadLimits(max_block_depth=65)  # the executor could not compile it
 
 
 def test_a_hostile_full_op_is_refused_before_it_runs(good, tmp_path):

@@ -84,6 +84,7 @@ _READS = ("1", "2")  # versions this fw reads (1: no checksum)
 _RESERVED = "__metadata__"
 _ENCODINGS = ("native", "real_pairs")
 _log = logging.getLogger("fw.core.ir")
+_MAX_BLOCK_DEPTH = 64
 
 # safetensors dtype code -> NumPy dtype (the codes fw writes)
 _CODES = {"BOOL": _dt.bool_.np, "U8": _dt.uint8.np, "I8": _dt.int8.np, "I16": _dt.int16.np,
@@ -121,7 +122,8 @@ class LoadLimits:
     Attributes:
         max_ops: operations in the program, nested blocks included.
         max_block_depth: nesting of blocks (block 0 is depth 0; the blocks of a
-            ``cond``/``while`` in it are at depth 1).
+            ``cond``/``while`` in it are at depth 1); at most 64, the deepest the
+            executor compiles (Python's own nesting limit comes soon after).
         max_tensors: tensors in the file.
         max_header_bytes: the JSON header (the program text and the tables).
         max_value_bytes: bytes of one value whose size the program states: the
@@ -145,6 +147,10 @@ class LoadLimits:
             if type(v) is not int or v < 1:
                 raise InvalidArgumentError(f"LoadLimits.{f.name} must be a positive int, got "
                                            f"{v!r}")
+        if self.max_block_depth > _MAX_BLOCK_DEPTH:
+            raise InvalidArgumentError(f"LoadLimits.max_block_depth is at most "
+                                       f"{_MAX_BLOCK_DEPTH} (blocks nested deeper cannot be "
+                                       f"compiled), got {self.max_block_depth}")
 
     def replace(self, **changes) -> LoadLimits:
         """A copy with `changes` (unknown names raise; None keeps a value)."""
@@ -286,6 +292,8 @@ def load(path, *, for_inference: bool = False, strip_updates: bool = False, limi
         ``(program, params)``: a verified Program whose ``captured`` is
         ``params``, a dict ``{label: Tensor}`` (parameters have
         ``stop_gradient=False``), so the program runs as it is.
+        ``program.meta`` has ``"source"`` (the path), ``"format_version"`` and,
+        when updates were stripped, ``"stripped_updates"`` (their labels).
     Raises:
         FileNotFoundError: no such file.
         ModelFormatError: anything wrong with the file, naming it and the problem
