@@ -174,3 +174,80 @@ def test_a_loaded_model_inside_a_converted_training_step(tmp_path):
     for pa, pb in zip(a.parameters(), b.parameters()):
         assert_same(pa, pb, rtol=1e-5, atol=1e-6)
     assert "linear" in str(static.program_cache.last().main_program)
+
+
+# ---------------------------------------------------------------- names, purity, integrity
+def _relabelled(tmp_path, labels):
+    """A saved Linear(2, 3) whose weight and bias are labelled `labels`."""
+    fw.seed(5)
+    lin = fw.nn.Linear(2, 3)
+    p = fw.jit.save(lin, str(tmp_path / "lin"), [InputSpec([None, 2])])
+    prog, params = fw.core.ir.load(p)
+    new = {}
+    for a, lab in zip(prog.params(), labels):
+        new[lab] = params[a.label]
+        a.label = lab
+    prog.captured = new
+    out = tmp_path / "relabelled.fwmodel"
+    fw.core.ir.save(prog, out)
+    return lin, str(out)
+
+
+@pytest.mark.parametrize("labels", [("training", "_parameters"), ("forward", "_sub_layers"),
+                                    ("a._parameters.b", "a.training"), ("w.x", "w"),
+                                    ("__dict__", "a..b")])
+def test_parameter_names_are_data_not_attributes(tmp_path, labels):
+    lin, path = _relabelled(tmp_path, labels)
+    m = fw.jit.load(path)
+    assert sorted(m.state_dict()) == sorted(labels)
+    assert m.training is False and callable(m.forward)
+    x = fw.randn([4, 2])
+    assert_same(m(x), lin(x))
+    m.train()
+    assert m.training is True
+    opt = fw.optimizer.SGD(0.1, parameters=m.parameters())
+    m(x).sum().backward()
+    opt.step()
+    assert not np.array_equal(m.state_dict()[labels[0]].numpy(), lin.weight.numpy())
+
+
+def _with_update(tmp_path):
+    from fw.core.ir import TensorType, building
+
+    cnt = fw.to_tensor(np.zeros(2, np.float32))
+    cnt.name, cnt.persistable = "count", True
+    with building() as b:
+        x = b.add_input(TensorType([2], "float32"), "x")
+        y = x + cnt
+        b.record_update(cnt, cnt + 1.0)
+        b.set_outputs([y])
+    path = tmp_path / "upd.fwmodel"
+    fw.core.ir.save(b.program, path)
+    return path
+
+
+def test_jit_load_refuses_state_updates_unless_stripped(tmp_path):
+    path = _with_update(tmp_path)
+    with pytest.raises(ModelFormatError, match=r"upd.fwmodel.*state updates of \['count'\]"):
+        fw.jit.load(str(path))
+    with pytest.raises(ModelFormatError, match=r"state updates of \['count'\]"):
+        fw.static.load_inference_model(str(path))
+    m = fw.jit.load(str(path), strip_state_updates=True)
+    x = fw.ones([2])
+    for _ in range(3):
+        assert_same(m(x), x)  # the same output on every run
+
+
+def test_jit_load_checks_the_checksums_and_limits(net, tmp_path):
+    p = fw.jit.save(net, str(tmp_path / "net"), [InputSpec([None, 1, 4, 4])])
+    data = bytearray(tmp_path.joinpath("net.fwmodel").read_bytes())
+    w = net.fc.weight.numpy().tobytes()
+    data[bytes(data).index(w[:16]) + 2] ^= 0x10
+    bad = tmp_path / "bad.fwmodel"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(ModelFormatError, match=r"bad.fwmodel: tensor 'fc.weight' .*checksum"):
+        fw.jit.load(str(bad))
+    from fw.core.ir.serialize import LoadLimits, ModelLimitError
+
+    with pytest.raises(ModelLimitError, match="max_ops=2"):
+        fw.jit.load(p, limits=LoadLimits(max_ops=2))

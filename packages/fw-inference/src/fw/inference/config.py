@@ -94,7 +94,10 @@ class Config:
     on: fw's CPU kernels are oneDNN), `disable_glog_info`, `switch_ir_debug`
     (dump the program after every pass), `delete_pass` / `pass_builder`,
     `set_optim_cache_dir` + `enable_save_optim_model` (write the optimised
-    model), `enable_use_gpu` (raises: CPU only for now), `summary`.
+    model), `enable_use_gpu` (raises: CPU only for now), `summary`. fw's own:
+    `set_model_limits` (the bounds a model file must stay within) and
+    `enable_strip_state_updates` (run a model whose program writes its weights
+    without those writes, instead of refusing it).
 
     >>> from fw.inference import Config
     >>> config = Config("model.fwmodel")
@@ -118,6 +121,8 @@ class Config:
         self._save_optim_model = False
         self._mkldnn_cache_capacity = None
         self._pass_builder = PassBuilder()
+        self._strip_updates = False
+        self._model_limits = None  # None: fw.core.ir.serialize.DEFAULT_LIMITS
         if isinstance(model_path, Config):
             if params_path is not None:
                 raise InvalidArgumentError("Config(config) copies a config; it takes no "
@@ -194,6 +199,39 @@ class Config:
         raise FileNotFoundError(f"Config: no model file at {p!r}"
                                 + ("" if p.endswith(MODEL_SUFFIX) else
                                    f" (nor {p + MODEL_SUFFIX!r})"))
+
+    # ------------------------------------------------------------ loading
+    def set_model_limits(self, **limits) -> None:
+        """Raise (or lower) the bounds the model file must stay within, by name:
+        ``max_ops``, ``max_block_depth``, ``max_tensors``, ``max_header_bytes``,
+        ``max_value_bytes`` (see ``fw.core.ir.serialize.LoadLimits``; the others
+        keep their values). A file beyond one raises ``ModelLimitError`` naming
+        the limit; raise it only for a file you trust (a huge model).
+
+        >>> from fw.inference import Config
+        >>> c = Config("model.fwmodel")
+        >>> c.set_model_limits(max_ops=5_000_000)
+        >>> c.model_limits().max_ops
+        5000000
+        """
+        self._model_limits = self.model_limits().replace(**limits)
+
+    def model_limits(self):
+        """The `LoadLimits` the model file is held to."""
+        from fw.core.ir.serialize import DEFAULT_LIMITS
+
+        return self._model_limits if self._model_limits is not None else DEFAULT_LIMITS
+
+    def enable_strip_state_updates(self, x: bool = True) -> None:
+        """Accept a model whose program writes its own weights (state updates,
+        e.g. exported from a training step) by removing those writes, with a
+        warning on logger ``fw.core.ir`` naming them. Off by default: such a
+        model is refused (its outputs would drift from run to run and, with
+        several clients, leak one request's data into another's result)."""
+        self._strip_updates = bool(x)
+
+    def strip_state_updates_enabled(self) -> bool:
+        return self._strip_updates
 
     # ------------------------------------------------------------ optimisation
     def switch_ir_optim(self, x: bool = True) -> None:
@@ -326,6 +364,12 @@ class Config:
                 ("ir_optim", _b(self._ir_optim))]
         passes = self._pass_builder.all_passes() or ["(none)"]
         rows += [("ir_passes" if i == 0 else "", p) for i, p in enumerate(passes)]
+        rows += [("strip_state_updates", _b(self._strip_updates))]
+        if self._model_limits is not None:
+            from fw.core.ir.serialize import DEFAULT_LIMITS
+
+            rows += [(k, str(v)) for k, v in vars(self._model_limits).items()
+                     if v != getattr(DEFAULT_LIMITS, k)]
         rows += [("ir_debug", _b(self._ir_debug)), ("memory_optim", _b(self._memory_optim)),
                 ("save_optim_model", _b(self._save_optim_model)),
                 ("enable_log", _b(not self._glog_disabled))]

@@ -1,15 +1,20 @@
 """`create_predictor` and `Predictor`: load a model file, optimise its program,
 compile it once, run it.
 
-Creation (`create_predictor`): ``fw.core.ir.load`` reads the model file (a
-malformed file raises ``ModelFormatError`` naming it); weights from a separate
+Creation (`create_predictor`): ``fw.core.ir.load(..., for_inference=True)``
+reads the model file within the config's `LoadLimits`, checking its checksums
+(a malformed or damaged file raises ``ModelFormatError`` naming it), and refuses
+a program that writes its own weights (state updates) unless
+``config.enable_strip_state_updates()`` asks to remove them; weights from a separate
 params file replace stored ones by label; with ``ir_optim`` the parameters
 become constants (a predictor never trains: constant folding may then
 precompute weight-only expressions) and the passes of ``config.pass_builder()``
 run under fw-core's ``PassManager`` (the program is verified after each;
 ``switch_ir_debug`` dumps it after each); weights nothing reads any more
 (folded batch norms) are dropped; the executor compiles the program once
-(``fw.core.ir.executor.Compiled``).
+(``fw.core.ir.executor.Compiled``). Then every weight array the predictor holds
+is made read-only (``flags.writeable = False``): a kernel that wrote into one
+would raise instead of changing what later runs, and other clones, compute.
 
 Running: a predictor holds one slot per input (filled by its handles) and the
 outputs of its last run. Everything else — the compiled program and the
@@ -157,7 +162,9 @@ def create_predictor(config: Config) -> Predictor:
 
     Raises:
         FileNotFoundError: no model file where the config says.
-        ModelFormatError: the model (or params) file is malformed (names the file).
+        ModelFormatError: the model (or params) file is malformed or damaged, or
+            its program writes its weights (names the file); ``ModelLimitError``
+            when it exceeds ``config.model_limits()``.
         VerificationError: a pass produced an invalid program (names the pass).
 
     >>> import fw.inference as infer
@@ -171,7 +178,8 @@ def create_predictor(config: Config) -> Predictor:
                                f"{type(config).__name__}")
     config = Config(config)  # later edits of the caller's config do not leak in
     path = config.model_file()
-    program, _ = load(path)
+    program, _ = load(path, for_inference=True, strip_updates=config._strip_updates,
+                      limits=config.model_limits())
     params = config.params_file()
     if params and os.path.abspath(params) != os.path.abspath(path):
         _replace_weights(program, params)
@@ -194,8 +202,18 @@ def create_predictor(config: Config) -> Predictor:
         out = config.optim_model_path()
         os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
         save(program, out)
+    _read_only(program)
     compiled = Compiled(program, "cpu", memory_optimize=config.memory_optim_enabled())
     return Predictor(_Shared(program, compiled, config))
+
+
+def _read_only(program) -> None:
+    """Make the weights read-only: a predictor (and its clones, in other threads)
+    must compute the same outputs from them on every run."""
+    for t in program.captured.values():
+        a = getattr(t, "_data", t)
+        if isinstance(a, np.ndarray):
+            a.flags.writeable = False
 
 
 class Predictor:

@@ -9,10 +9,14 @@ and buffers are labelled by their structured names (``"fc1.weight"``); other
 captured constants keep their own labels.
 
 ``fw.jit.load(path)`` reads it back (data only: the program is parsed, never
-executed as Python; a malformed file raises `ModelFormatError` naming it) as a
-`TranslatedLayer`: a Layer whose forward runs the program, whose parameters are
-trainable `Parameter`\\ s in sublayers matching the structured names (so
-``state_dict()`` has the saved keys), and through which gradients flow (one
+executed as Python; a malformed or damaged file — its checksums are checked —
+raises `ModelFormatError` naming it; a program that writes its own weights, which
+``fw.jit.save`` never writes, is refused) as a `TranslatedLayer`: a Layer whose
+forward runs the program, whose parameters are trainable `Parameter`\\ s in
+sublayers matching the structured names (so ``state_dict()`` has exactly the
+saved keys, whatever they are: ``"training"``, ``"_parameters.w"`` and
+``"forward"`` are names like any other, stored as data in the layers' parameter
+and buffer tables, never set as attributes), and through which gradients flow (one
 autograd node per call, `fw.jit._program_op`) — a loaded model can be
 fine-tuned with any fw optimizer. The program was traced in eval mode:
 ``train()``/``eval()`` only set the flag (dropout stays off, batch norm uses its
@@ -22,7 +26,6 @@ running statistics).
 from __future__ import annotations
 
 import os
-import re
 
 import numpy as np
 
@@ -177,19 +180,16 @@ def _relabel(prog, layer) -> None:
     prog.touch()
 
 
-_IDENT = re.compile(r"[^A-Za-z0-9_]")
-
-
-def _part(s: str) -> str:
-    s = _IDENT.sub("_", s) or "_"
-    return s if not s[0].isdigit() else s
-
-
 class TranslatedLayer(Layer):
     """A Layer running a loaded program (see the module docstring).
 
     ``program()`` returns the program; parameters and buffers live in
-    sublayers named after the saved structured names."""
+    sublayers named after the saved structured names: a label ``"a.b.w"`` is
+    parameter ``w`` of sublayer ``b`` of sublayer ``a``, so ``state_dict()``
+    gives the labels back unchanged. The names are entries of the layers'
+    ``_parameters`` / ``_buffers`` / ``_sub_layers`` tables, not attributes, so
+    any name loads (``layer.training`` stays the mode flag even when a
+    parameter is called ``training``)."""
 
     def __init__(self, program, params, path=None):
         super().__init__()
@@ -201,14 +201,18 @@ class TranslatedLayer(Layer):
                 continue
             t = params[a.label]
             owner, leaf = self._owner_of(a.label)
+            # straight into the tables: add_parameter/register_buffer refuse names
+            # that are attributes of a Layer ("training", "_parameters", "forward"),
+            # and a saved name is data, whatever it spells
             if a.role == "param":
                 p = Parameter._wrap(t._data, name=a.label, trainable=True)
-                owner.add_parameter(leaf, p)
+                owner._parameters[leaf] = p
                 cap[a.label] = p
             else:
                 b = wrap(t._data)
                 b.name = a.label
-                owner.register_buffer(leaf, b)
+                b.persistable = True
+                owner._buffers[leaf] = b
                 cap[a.label] = b
         program.captured = cap
         self.__dict__["_grad"] = None
@@ -216,19 +220,18 @@ class TranslatedLayer(Layer):
         self.eval()
 
     def _owner_of(self, label):
-        parts = [_part(x) for x in label.split(".")]
+        """(layer, name) holding `label`: its dotted prefix is the sublayer path
+        (sublayers made as needed), the rest the name (labels are unique, and
+        state_dict joins the parts back with dots)."""
+        parts = label.split(".")
         layer = self
         for p in parts[:-1]:
             sub = layer._sub_layers.get(p)
             if sub is None:
                 sub = Layer()
-                layer.add_sublayer(p, sub)
+                layer._sub_layers[p] = sub
             layer = sub
-        leaf = parts[-1]
-        while leaf in layer._parameters or leaf in layer._buffers or \
-                leaf in layer._sub_layers or hasattr(type(layer), leaf):
-            leaf = leaf + "_"
-        return layer, leaf
+        return layer, parts[-1]
 
     def program(self):
         """The loaded program (`fw.core.ir.Program`)."""
@@ -303,9 +306,20 @@ def load(path, **configs):
     """Read a model file written by `save` (or `fw.static.save_inference_model`) as a
     `TranslatedLayer`.
 
+    Args:
+        path: the path prefix given to `save` (or the file).
+        **configs: ``strip_state_updates=True`` runs a program that writes its own
+            weights without those writes (it is refused otherwise);
+            ``limits=fw.core.ir.serialize.LoadLimits(...)`` raises the bounds the
+            file must stay within (a huge model). Paddle's other options are
+            accepted and ignored.
     Raises:
         FileNotFoundError: no such file.
-        ModelFormatError: a malformed file (the message names the file).
+        ModelFormatError: a malformed or damaged file, or a program with state
+            updates (the message names the file).
     """
-    program, params = serialize.load(_model_path(path))
+    program, params = serialize.load(
+        _model_path(path), for_inference=True,
+        strip_updates=bool(configs.get("strip_state_updates", False)),
+        limits=configs.get("limits"))
     return TranslatedLayer(program, params, _model_path(path))

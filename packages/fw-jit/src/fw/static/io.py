@@ -63,8 +63,9 @@ def load_inference_model(path_prefix, executor=None, **kwargs):
         ``[program, feed_target_names, fetch_targets]``: run it with
         ``executor.run(program, feed={name: array}, fetch_list=fetch_targets)``.
     Raises:
-        ModelFormatError: a malformed file (naming the file).
+        ModelFormatError: a malformed or damaged file, or a program that writes its
+            own weights (naming the file).
     """
-    program, _params = serialize.load(model_path(path_prefix))
+    program, _params = serialize.load(model_path(path_prefix), for_inference=True)
     program = as_static_program(program)
     return [program, [a.label for a in program.inputs()], list(program.outputs)]

@@ -36,18 +36,25 @@ from fw.core.ir.types import TensorType
 
 __all__ = ["parse", "ParseError"]
 
-# deeper nesting than this (lists in attributes, nested blocks) is refused, so a
-# hostile text cannot exhaust the Python stack
+# deeper nesting than this (of lists in attributes; of blocks, unless parse is
+# given a max_block_depth) is refused, so a hostile text cannot exhaust the Python
+# stack
 _MAX_DEPTH = 64
 
 
 class ParseError(InvalidArgumentError):
-    """The text is not a valid program. `line` and `column` are 1-based."""
+    """The text is not a valid program. `line` and `column` are 1-based. A text
+    beyond a bound given to `parse` has ``limit`` set (``"max_ops"`` or
+    ``"max_block_depth"``), ``what`` saying what was counted and ``count`` the
+    count reached; otherwise ``limit`` is None."""
 
     def __init__(self, message: str, line: int = 0, column: int = 0):
         super().__init__(message)
         self.line = line
         self.column = column
+        self.limit = None
+        self.what = ""
+        self.count = 0
 
 
 _TOKEN = re.compile(r"""
@@ -90,8 +97,12 @@ def _tokenize(text: str, where) -> list:
 
 
 class _Parser:
-    def __init__(self, text: str):
+    def __init__(self, text: str, max_ops=None, max_block_depth=None):
         self.text = text
+        self.max_ops = max_ops
+        self.max_block_depth = max_block_depth
+        self.n_ops = 0
+        self.block_depth = -1  # block 0 is depth 0
         self.toks = _tokenize(text, self.error_at)
         self.i = 0
         self.program = Program()
@@ -163,6 +174,11 @@ class _Parser:
         if self.depth > _MAX_DEPTH:
             raise self.error(f"{what} nested more than {_MAX_DEPTH} levels deep")
 
+    def over(self, limit, what, count, bound) -> ParseError:
+        e = self.error(f"{what} ({count}) exceeds {limit}={bound}")
+        e.limit, e.what, e.count = limit, what, count
+        return e
+
     # ---------------------------------------------------------------- values
     def define(self, tok, value) -> None:
         name = tok.text
@@ -197,7 +213,13 @@ class _Parser:
         return self.program
 
     def parse_block(self, block: Block, top=False) -> None:
-        self.enter("blocks")
+        self.block_depth += 1
+        if self.max_block_depth is not None:
+            if self.block_depth > self.max_block_depth:
+                raise self.over("max_block_depth", "the nesting depth of blocks",
+                                self.block_depth, self.max_block_depth)
+        elif self.block_depth > _MAX_DEPTH:
+            raise self.error(f"blocks nested more than {_MAX_DEPTH} levels deep")
         self.expect("block", "to start a block")
         self.expect_kind("number", "the block number after 'block'")
         self.expect("(", "to open the block's arguments")
@@ -234,7 +256,7 @@ class _Parser:
             raise self.error(f"expected an operation or {term!r}, got {self._show(t)}")
         self.expect("}", f"to close the block after {term!r}")
         self.scopes.pop()
-        self.depth -= 1
+        self.block_depth -= 1
 
     def parse_update(self) -> None:
         self.next()  # 'update'
@@ -328,6 +350,9 @@ class _Parser:
                 self.next()
             self.expect("=", "after the result names")
         name_tok = self.expect_kind("name", "an op name")
+        self.n_ops += 1
+        if self.max_ops is not None and self.n_ops > self.max_ops:
+            raise self.over("max_ops", "the number of operations", self.n_ops, self.max_ops)
         opdef = OPS.get(name_tok.text)
         if opdef is None:
             raise self.error(f"unknown op {name_tok.text!r} (not in the op table)", name_tok)
@@ -368,7 +393,6 @@ class _Parser:
         blocks = []
         if self.at("{"):
             self.next()
-            self.enter("blocks")
             while self.at("block"):
                 b = Block(self.program)
                 self.parse_block(b)
@@ -376,7 +400,6 @@ class _Parser:
             if not blocks:
                 raise self.error(f"expected 'block' inside the braces of {name_tok.text!r}")
             self.expect("}", f"to close the blocks of {name_tok.text!r}")
-            self.depth -= 1
         op = Operation(opdef, operands, attrs, types, blocks)
         for b in blocks:
             b.parent = op
@@ -483,12 +506,17 @@ def _propagate_stop_gradient(block: Block) -> None:
                 r._sg = sg
 
 
-def parse(text: str) -> Program:
+def parse(text: str, *, max_ops=None, max_block_depth=None) -> Program:
     """Read a program from its text form (what `print_program` / ``str(program)``
     writes).
 
     Args:
         text: the program text.
+        max_ops: refuse a text with more operations (nested blocks included);
+            counted while parsing, so a huge text stops early. None: no bound.
+        max_block_depth: refuse blocks nested deeper (block 0 is depth 0); None:
+            64, the fixed bound attribute lists are held to too, so a text cannot
+            exhaust the Python stack.
     Returns:
         a new `Program`; its ``captured`` dict is empty (fill it with the
         parameter/constant tensors by label, or use `fw.core.ir.load`).
@@ -503,7 +531,7 @@ def parse(text: str) -> Program:
     """
     if not isinstance(text, str):
         raise ParseError(f"parse expects the program text as a str, got {type(text).__name__}")
-    p = _Parser(text)
+    p = _Parser(text, max_ops, max_block_depth)
     try:
         return p.parse_program()
     except RecursionError:  # pragma: no cover - depth is bounded above; belt and braces

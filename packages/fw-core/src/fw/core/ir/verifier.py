@@ -19,7 +19,11 @@ in the text form):
   re-inferred one (infer works from operand types alone: when an operand is
   dynamic, or for data-dependent sizes, infer says -1 where a pass or the
   tracer knew the size) and a recorded -1 may stand for a size infer knows;
-  two different static sizes are an error;
+  two different static sizes are an error. With ``strict_types=True`` (what
+  `fw.core.ir.load` uses for a model file) a recorded dim must be -1 or the size
+  infer gives: a file may not claim a size its operands do not determine (a
+  "lying" type would only show up later, when a pass re-infers it, and be
+  blamed on the pass);
 - state updates (``program.updates``): each names a param/const of block 0 (at
   most once) and a value visible at the end of block 0 whose type is compatible
   with the target's (same dtype and rank, equal dims where both are known);
@@ -63,6 +67,16 @@ def _compatible(a: TensorType, b: TensorType) -> bool:
         x == y or x == DYN or y == DYN for x, y in zip(a.shape, b.shape))
 
 
+def _refines(rec: TensorType, given: TensorType) -> bool:
+    """`rec` claims nothing `given` does not: each dim is -1 or `given`'s size."""
+    return rec.dtype is given.dtype and len(rec.shape) == len(given.shape) and all(
+        x == DYN or x == y for x, y in zip(rec.shape, given.shape))
+
+
+_STRICT_HINT = ("a recorded size must be one the operand types give (-1 where they do not "
+                "tell)")
+
+
 def _is_scalar_bool(t: TensorType) -> bool:
     from fw.core import dtypes as _dt
 
@@ -70,8 +84,9 @@ def _is_scalar_bool(t: TensorType) -> bool:
 
 
 class _Verifier:
-    def __init__(self, program):
+    def __init__(self, program, strict_types=False):
         self.program = program
+        self.strict = strict_types
         self.found: list = []  # (op or None, message)
         self.defined: set = set()
 
@@ -302,6 +317,9 @@ class _Verifier:
             elif not _compatible(r.type, t):
                 self.problem(op, f"result {i} is recorded as {r.type} but the operand types "
                                  f"give {t}")
+            elif self.strict and not _refines(r.type, t):
+                self.problem(op, f"result {i} is recorded as {r.type} but the operand types "
+                                 f"give {t} ({_STRICT_HINT})")
 
     # ------------------------------------------------------------ control flow
     def _yields(self, op, blk, types, what) -> None:
@@ -312,6 +330,9 @@ class _Verifier:
         for i, (v, t) in enumerate(zip(outs, types)):
             if isinstance(v, Value) and not _compatible(v.type, t):
                 self.problem(op, f"{what} yields {v.type} for value {i}, expected {t}")
+            elif isinstance(v, Value) and self.strict and not _refines(t, v.type):
+                self.problem(op, f"result {i} is recorded as {t} but {what} yields {v.type} "
+                                 f"({_STRICT_HINT})")
 
     def cond(self, op) -> None:
         if len(op.operands) != 1 or op.operands[0] is None:
@@ -340,6 +361,9 @@ class _Verifier:
                 self.problem(op, f"initial value {i} is none")
             elif not _compatible(v.type, t):
                 self.problem(op, f"initial value {i} is {v.type} but the loop carries {t}")
+            elif self.strict and not _refines(t, v.type):
+                self.problem(op, f"the loop carries {t} but initial value {i} is {v.type} "
+                                 f"({_STRICT_HINT})")
         if len(op.blocks) != 2:
             self.problem(op, f"while holds two blocks (cond, body), got {len(op.blocks)}")
             return
@@ -352,6 +376,9 @@ class _Verifier:
                 if isinstance(a, Value) and not _compatible(a.type, t):
                     self.problem(op, f"argument {i} of the {name} block is {a.type}, the loop "
                                      f"carries {t}")
+                elif isinstance(a, Value) and self.strict and not _refines(a.type, t):
+                    self.problem(op, f"argument {i} of the {name} block is {a.type}, the loop "
+                                     f"carries {t} ({_STRICT_HINT})")
         cb, bb = op.blocks
         if len(cb.outputs) != 1:
             self.problem(op, f"the cond block yields {len(cb.outputs)} values, expected one "
@@ -362,12 +389,12 @@ class _Verifier:
         self._yields(op, bb, types, "the body block")
 
 
-def problems(program) -> list:
+def problems(program, strict_types: bool = False) -> list:
     """Every problem in `program` as ``(line, message)`` (line 0: not tied to an op;
     line numbers refer to ``print_program(program, lenient=True)``)."""
     from fw.core.ir.printer import print_program
 
-    v = _Verifier(program)
+    v = _Verifier(program, strict_types)
     v.run()
     if not v.found:
         return []
@@ -387,11 +414,13 @@ def problems(program) -> list:
     return out
 
 
-def verify(program) -> None:
+def verify(program, strict_types: bool = False) -> None:
     """Check that `program` is well formed (see the module docstring).
 
     Args:
         program: the Program.
+        strict_types: also refuse a recorded result size that the operand types
+            do not give (infer says -1): what a model file is held to.
     Raises:
         VerificationError: listing every problem with the op's text line.
 
@@ -399,7 +428,7 @@ def verify(program) -> None:
     >>> from fw.core.ir import TensorType, trace, verify
     >>> verify(trace(lambda x: fw.tanh(x) + 1.0, [TensorType([-1, 4], "float32")]))
     """
-    found = problems(program)
+    found = problems(program, strict_types)
     if found:
         body = "\n".join(f"  line {ln}: {msg}" if ln else f"  {msg}" for ln, msg in found)
         raise VerificationError(f"the program is not valid ({len(found)} problem"
