@@ -18,9 +18,8 @@ An attempt fails when the worker dies of a signal (crash), does not answer withi
 timeout (hang), or the loader raises anything but fw's own errors (``FwError``
 subclasses: ``CheckpointError``, ``ModelFormatError``, ...) or an OSError (documented for
 unreadable files). A "silent wrong load" is a file whose tensor bytes were mutated and
-that loads without error but gives other values than the seed: for checkpoints that is a
-failure (their checksum must catch it); for model files it is counted, and a failure
-only once ``MODEL_FILES_HAVE_CHECKSUM`` is on.
+that loads without error but gives other values than the seed: a failure for checkpoints
+and model files alike (their checksums must catch it; ``MODEL_FILES_HAVE_CHECKSUM``).
 
 tests/test_fuzz_loaders.py runs a small fixed, derandomized budget in CI.
 """
@@ -40,10 +39,9 @@ from collections import Counter
 
 import numpy as np
 
-# Model files get a checksum in a parallel change (fw-core ir/serialize.py). Until it is
-# merged a model file whose weights were altered loads silently with other outputs;
-# turn this on after the merge, and such a load becomes a fuzzing failure.
-MODEL_FILES_HAVE_CHECKSUM = False
+# Model files carry checksums (format version 2, fw.core.ir.serialize): a model file whose
+# weights were altered and that still loads, with other outputs, is a fuzzing failure.
+MODEL_FILES_HAVE_CHECKSUM = True
 
 LOADERS = ("fw.load", "fw.jit.load", "fw.core.ir.load", "fw.inference")
 TIMEOUT_S = 20.0  # per attempt; a hang is the only thing that gets near it

@@ -28,7 +28,6 @@ pickle (Paddle's or PyTorch's old format) or any malformed file raises
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -41,6 +40,7 @@ import ml_dtypes
 import numpy as np
 
 from fw.core.atomic_io import atomic_path
+from fw.core.checksum import Hasher
 from fw.core.errors import InvalidArgumentError
 from fw.core.tensor import Tensor, to_tensor
 
@@ -255,17 +255,14 @@ class _Decoder:
 
 # ---------------------------------------------------------------- checksum
 def _digest(structure_json: str, arrays, dtypes_json: str | None = None) -> str:
-    h = hashlib.sha256()
-    h.update(structure_json.encode("utf-8"))
+    # fw-core's one content checksum (fw.core.checksum), as model files use it
+    h = Hasher().update_text(structure_json)
     if dtypes_json is not None:
         # the complex128 record decides what an entry's bytes mean, so it is covered
         # too (dropping it would load complex128 values as float64 pairs)
-        h.update(b"\0fw.dtypes\0" + dtypes_json.encode("utf-8"))
+        h.update_text("\0fw.dtypes\0" + dtypes_json)
     for k, a in arrays.items():
-        h.update(k.encode("utf-8"))
-        h.update(str(a.dtype).encode("ascii"))
-        h.update(str(list(a.shape)).encode("ascii"))
-        h.update(_contiguous(a).reshape(-1).view(np.uint8).data)
+        h.update_array(k, a)
     return h.hexdigest()
 
 
