@@ -135,7 +135,8 @@ def make(shape, dt, layout, pool, data):
     return a
 
 
-@settings(max_examples=1500, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=1500, derandomize=True, deadline=None, database=None,
+          suppress_health_check=list(HealthCheck))
 @given(
     data=st.data(),
     which=st.sampled_from(ENTRIES),
