@@ -121,26 +121,31 @@ void check_aliasing(const std::string &op, const AnyIn &param, const AnyIn &grad
                     const std::vector<AnyIn> &states, const std::vector<AnyOut> &state_outs) {
     struct R {
         std::pair<uintptr_t, uintptr_t> r;
-        std::string name;
-        int pair;  // index of the output this input may alias exactly (-1: none)
+        int pair;   // the output slot this operand belongs to: 0 param, i + 1 state i, -1 grad
         bool out;
     };
-    std::vector<R> rs;
-    rs.push_back({byte_range(param), "param", 0, false});
-    rs.push_back({byte_range(grad), "grad", -1, false});
-    rs.push_back({byte_range(param_out), "param_out", 0, true});
+    R rs[3 + 2 * 3];  // states.size() <= 3 was checked by the caller
+    int n = 0;
+    rs[n++] = {byte_range(param), 0, false};
+    rs[n++] = {byte_range(grad), -1, false};
+    rs[n++] = {byte_range(param_out), 0, true};
     for (size_t i = 0; i < states.size(); ++i) {
-        rs.push_back({byte_range(states[i]), "state " + std::to_string(i), int(i) + 1, false});
-        rs.push_back({byte_range(state_outs[i]), "state output " + std::to_string(i), int(i) + 1, true});
+        rs[n++] = {byte_range(states[i]), int(i) + 1, false};
+        rs[n++] = {byte_range(state_outs[i]), int(i) + 1, true};
     }
-    for (size_t i = 0; i < rs.size(); ++i)
-        for (size_t j = 0; j < rs.size(); ++j) {
+    auto name = [](const R &x) -> std::string {
+        if (x.pair < 0) return "grad";
+        if (x.pair == 0) return x.out ? "param_out" : "param";
+        return std::string(x.out ? "state output " : "state ") + std::to_string(x.pair - 1);
+    };
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
             if (i == j || !rs[i].out || (rs[j].out && j < i)) continue;
-            const auto &o = rs[i], &a = rs[j];
+            const R &o = rs[i], &a = rs[j];
             if (o.r.first == o.r.second || a.r.first == a.r.second) continue;  // empty
             if (o.r.first >= a.r.second || a.r.first >= o.r.second) continue;  // disjoint
             if (!a.out && a.pair == o.pair && a.r == o.r) continue;              // in place
-            throw std::invalid_argument(op + ": " + o.name + " overlaps " + a.name +
+            throw std::invalid_argument(op + ": " + name(o) + " overlaps " + name(a) +
                                         " (an output may only be its own input, in place)");
         }
 }
