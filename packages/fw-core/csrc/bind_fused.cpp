@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "fused_common.hpp"
@@ -104,6 +105,51 @@ void check_vector(const std::string &op, const char *what, const A &a, int64_t n
                                     " elements (the param's)");
 }
 
+// The byte range [begin, end) an array covers.
+template <class A>
+std::pair<uintptr_t, uintptr_t> byte_range(const A &a) {
+    const uintptr_t b = reinterpret_cast<uintptr_t>(a.data());
+    return {b, b + uintptr_t(a.nbytes())};
+}
+
+// Each output may be its own input (in place) but must not partially overlap
+// any operand, nor share memory with another input or output: the kernels read
+// element i of every input before writing element i of the outputs, which a
+// shifted or shared buffer breaks (silently wrong updates). A few pointer
+// comparisons, no pass over data.
+void check_aliasing(const std::string &op, const AnyIn &param, const AnyIn &grad, const AnyOut &param_out,
+                    const std::vector<AnyIn> &states, const std::vector<AnyOut> &state_outs) {
+    struct R {
+        std::pair<uintptr_t, uintptr_t> r;
+        int pair;   // the output slot this operand belongs to: 0 param, i + 1 state i, -1 grad
+        bool out;
+    };
+    R rs[3 + 2 * 3];  // states.size() <= 3 was checked by the caller
+    int n = 0;
+    rs[n++] = {byte_range(param), 0, false};
+    rs[n++] = {byte_range(grad), -1, false};
+    rs[n++] = {byte_range(param_out), 0, true};
+    for (size_t i = 0; i < states.size(); ++i) {
+        rs[n++] = {byte_range(states[i]), int(i) + 1, false};
+        rs[n++] = {byte_range(state_outs[i]), int(i) + 1, true};
+    }
+    auto name = [](const R &x) -> std::string {
+        if (x.pair < 0) return "grad";
+        if (x.pair == 0) return x.out ? "param_out" : "param";
+        return std::string(x.out ? "state output " : "state ") + std::to_string(x.pair - 1);
+    };
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+            if (i == j || !rs[i].out || (rs[j].out && j < i)) continue;
+            const R &o = rs[i], &a = rs[j];
+            if (o.r.first == o.r.second || a.r.first == a.r.second) continue;  // empty
+            if (o.r.first >= a.r.second || a.r.first >= o.r.second) continue;  // disjoint
+            if (!a.out && a.pair == o.pair && a.r == o.r) continue;              // in place
+            throw std::invalid_argument(op + ": " + name(o) + " overlaps " + name(a) +
+                                        " (an output may only be its own input, in place)");
+        }
+}
+
 void py_optim_update(int rule, const AnyIn &param, const AnyIn &grad, AnyOut param_out, const std::vector<AnyIn> &states,
                      std::vector<AnyOut> state_outs, const std::vector<double> &consts, const std::vector<bool> &flags,
                      std::optional<nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>> segments) {
@@ -163,6 +209,7 @@ void py_optim_update(int rule, const AnyIn &param, const AnyIn &grad, AnyOut par
         a.seg = s;
         a.nseg = k;
     }
+    check_aliasing(op, param, grad, param_out, states, state_outs);
     nb::gil_scoped_release nogil;
     fw::fused::optim_update(a);
 }
@@ -206,6 +253,10 @@ void py_ew_run(const fw::fused::EwProgram &prog, const std::vector<AnyIn> &input
             throw nb::type_error(("fused_elementwise: input " + std::to_string(i) + " " + describe(a) +
                                   " must be float32, float16, bfloat16 (uint16 bits) or bool")
                                      .c_str());
+        // range-checked before the uint8 cast (256 used to read as 0 = full, -255 as 1 = scalar)
+        if (kinds[size_t(i)] < 0 || kinds[size_t(i)] > 2)
+            throw std::invalid_argument("fused_elementwise: input " + std::to_string(i) + " has kind " +
+                                        std::to_string(kinds[size_t(i)]) + "; kinds are 0 (full), 1 (scalar), 2 (row)");
         const auto kind = fw::fused::EwKind(kinds[size_t(i)]);
         switch (kind) {
             case fw::fused::EwKind::full:

@@ -194,6 +194,8 @@ void py_conv_backward_weights(const InArray &x, const InArray &gy, OutArray &gw,
 std::string py_conv_impl(const InArray &x, const InArray &w, const InArray &y, const IntVec &stride,
                          const IntVec &dilation, const IntVec &pad_l, const IntVec &pad_r, int64_t groups,
                          bool channel_last, int which) {
+    need(which >= 0 && which <= 2, "conv_impl: which must be 0 (forward), 1 (backward data) or 2 (backward "
+                                   "weights), got " + std::to_string(which));
     auto g = conv_geom("conv_impl", x, w, y, stride, dilation, pad_l, pad_r, groups, channel_last);
     return fw::nn::conv_impl(g, fop("conv_impl", "x", x).dtype, which);
 }

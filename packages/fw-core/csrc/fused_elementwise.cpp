@@ -73,8 +73,13 @@ const char *ew_op_name(EwOp op) { return size_t(op) < size_t(EwOp::count_) ? kOp
 int ew_op_arity(EwOp op) { return size_t(op) < size_t(EwOp::count_) ? kOps[size_t(op)].arity : -1; }
 
 EwProgram::EwProgram(int n_inputs, std::vector<EwInstr> code) : nin_(n_inputs), code_(std::move(code)) {
-    if (nin_ < 0) throw std::invalid_argument("fused_elementwise: negative input count");
+    if (nin_ < 0 || nin_ > kMaxEwValues)
+        throw std::invalid_argument("fused_elementwise: n_inputs must be in [0, " + std::to_string(kMaxEwValues) +
+                                    "], got " + std::to_string(nin_));
     if (code_.empty()) throw std::invalid_argument("fused_elementwise: empty program");
+    if (code_.size() > size_t(kMaxEwValues))
+        throw std::invalid_argument("fused_elementwise: a program has at most " + std::to_string(kMaxEwValues) +
+                                    " instructions, got " + std::to_string(code_.size()));
     const int nvals = nin_ + int(code_.size());
     std::vector<int> last_use(size_t(nvals), -1);
     for (size_t k = 0; k < code_.size(); ++k) {

@@ -50,6 +50,10 @@ struct EwInput {
     EwKind kind;
 };
 
+// Bound on a program's inputs and on its instructions (each): keeps the value
+// numbering in int and the per-thread tile scratch (a slot per value) small.
+constexpr int kMaxEwValues = 4096;
+
 class EwProgram {
   public:
     // Checks operand numbering and arities (the op's infer checked the rest).

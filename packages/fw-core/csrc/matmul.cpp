@@ -298,6 +298,19 @@ void plan_strides(MatmulPlan &p, const Operand &x, const Operand &y, const int64
     for (int i = 0; i < nbo; ++i)
         if (xb[i] != yb[i]) fail("non-contiguous operands must have equal batch dims (no broadcasting)");
     if (nbo > kMaxBatch) fail("too many batch dims for oneDNN");
+    // The byte extent of each view, sum of (dim - 1) * stride * 4, must stay far
+    // from int64 overflow: oneDNN computes offsets with it (the dims themselves
+    // come from a real array; the strides from a possibly absurd as_strided view).
+    for (const Operand *o : {&x, &y}) {
+        if (!o->strides) continue;  // C-contiguous: a real array's extent
+        int64_t extent = 0;
+        for (int i = 0; i < o->ndim; ++i) {
+            const int64_t d = o->shape[i], s = o->strides[i];
+            if (d <= 1) continue;
+            if (s > (int64_t(1) << 60) / 4 / (d - 1) || (extent += (d - 1) * s * 4) > (int64_t(1) << 60))
+                fail(std::string(o == &x ? "x" : "y") + " is a view whose strides span more than 2^60 bytes");
+        }
+    }
     const int n = x.ndim;
     p.strided = true;
     p.nb = nbo;

@@ -33,6 +33,12 @@ dnnl::stream &cpu_stream() {
 
 void set_num_threads(int n) {
     if (n < 1) throw std::invalid_argument("set_num_threads: n must be >= 1, got " + std::to_string(n));
+    // An absurd count would make GNU OpenMP try to start that many threads at the
+    // next parallel region (and key every cached primitive on it).
+    const int limit = std::max(1024, 8 * omp_get_num_procs());
+    if (n > limit)
+        throw std::invalid_argument("set_num_threads: n must be <= " + std::to_string(limit) +
+                                    " (8x the processors, at least 1024), got " + std::to_string(n));
     g_num_threads.store(n, std::memory_order_relaxed);
     omp_set_num_threads(n);
 }
