@@ -381,11 +381,16 @@ def _run_parent(mode, sig, group=False):
         p.wait(timeout=BOUND)
         assert _wait_until(lambda: not any(_alive(w) for w in workers), bound=10), \
             "workers outlived their parent"
-        if group:  # files are left behind until a loader starts (in any process:
-            # on a shared machine another one may already have swept them)
-            _shm._swept = False
-            _shm.sweep_stale()
-        assert _wait_until(lambda: not _shm_files(p.pid), bound=5), \
+        def gone():
+            if group:  # files are left behind until a loader starts (in any process:
+                # on a shared machine another one may already have swept them). The
+                # sweep is retried: the killed processes' lock can outlive their
+                # /proc entries by a moment while the kernel tears them down.
+                _shm._swept = False
+                _shm.sweep_stale()
+            return not _shm_files(p.pid)
+
+        assert _wait_until(gone, bound=10), \
             f"shared memory of the dead parent left: {_shm_files(p.pid)}"
         return p.returncode, p.stderr.read()
     finally:
