@@ -344,10 +344,7 @@ class Tensor:
     __str__ = __repr__
 
     def __deepcopy__(self, memo):
-        t = _new(type(self))
-        t._data = self._data.copy()
-        t._sg = self._sg
-        t._node = None
+        t = make_tensor(self._data.copy(), None, self._sg, type(self))
         d = getattr(self, "__dict__", None)
         if d:
             import copy as _copy
@@ -364,11 +361,7 @@ class Tensor:
 
 
 def _rebuild(cls, array, sg):
-    t = _new(cls)
-    t._data = array
-    t._sg = sg
-    t._node = None
-    return t
+    return make_tensor(array, None, sg, cls)
 
 
 def _looks_like_device(s: str) -> bool:
