@@ -204,14 +204,6 @@ def _put_along_ref(arr, indices, values, axis=0, reduce="assign", include_self=T
     return out
 
 
-def _mul(dims):
-    n = 1
-    for d in dims:
-        if d == DYN:
-            return DYN
-        n *= d
-    return n
-
 
 def _mask_array(mask):
     if mask.dtype != np.bool_:

@@ -56,6 +56,16 @@ def broadcast_shapes(*shapes, names=None) -> tuple:
     return tuple(out)
 
 
+def numel(shape) -> int:
+    """The number of elements of a static shape, or DYN when a dimension is dynamic."""
+    n = 1
+    for d in shape:
+        if d == DYN:
+            return DYN
+        n *= d
+    return n
+
+
 def norm_axis(axis, ndim: int, arg: str = "axis") -> int:
     try:
         a = int(axis)

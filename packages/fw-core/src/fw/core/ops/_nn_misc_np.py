@@ -35,14 +35,6 @@ def _known(*ds):
     return all(d != DYN for d in ds)
 
 
-def _numel(shape):
-    n = 1
-    for d in shape:
-        if d == DYN:
-            return DYN
-        n *= d
-    return n
-
 
 def _types_of(*arrays):
     return [None if a is None else TensorType(a.shape, _dt.from_numpy(a.dtype)) for a in arrays]

@@ -41,7 +41,6 @@ from fw.core.ops._indexing_np import (
     _int_input,
     _masked_fill_ref,
     _masked_select_ref,
-    _mul,
     _nd_key,
     _put_along_ref,
     _runtime_slices,
@@ -54,6 +53,7 @@ from fw.core.ops._indexing_np import (
     _take_ref,
 )
 from fw.core.ops._infer import broadcast_shapes, shp
+from fw.core.ops._infer import numel as _mul
 from fw.core.ops._registry import OPS, defop
 from fw.core.ops.creation import full_op
 from fw.core.tensor import Tensor

@@ -83,6 +83,7 @@ from fw.core import dtypes as _dt
 from fw.core.errors import InvalidArgumentError, InvalidTypeError
 from fw.core.ir.types import DYN, TensorType
 from fw.core.ops._infer import broadcast_shapes, norm_axes, norm_axis, require_int, shp
+from fw.core.ops._infer import numel as _numel
 from fw.core.ops._nn_misc_np import (
     _MODES,
     _float,
@@ -93,7 +94,6 @@ from fw.core.ops._nn_misc_np import (
     _interp_infer,
     _interp_ref,
     _known,
-    _numel,
     _types_of,
     _unfold_infer,
     _unfold_ref,

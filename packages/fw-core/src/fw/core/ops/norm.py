@@ -56,6 +56,7 @@ from fw.core import dtypes as _dt
 from fw.core.errors import InvalidArgumentError
 from fw.core.ir.types import DYN, TensorType
 from fw.core.ops._infer import norm_axis, shp
+from fw.core.ops._infer import numel as _numel
 from fw.core.ops._registry import defop
 from fw.core.ops.activation import arr, channel_axis, contiguous, down, require_real_float, up
 
@@ -72,14 +73,6 @@ def _stat_dtype(d):
 def _np_stat_dtype(x):
     return _F32 if x.dtype.itemsize < 4 else x.dtype
 
-
-def _numel(shape):
-    n = 1
-    for d in shape:
-        if d == DYN:
-            return DYN
-        n *= d
-    return n
 
 
 def _mean_var(xf, axes):
