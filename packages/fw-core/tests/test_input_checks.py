@@ -65,6 +65,20 @@ def test_reshape_refuses_negative_sizes_other_than_minus_one(shape):
         trace(lambda v: fw.reshape(v, shape), [TensorType([6], "int64")])
 
 
+def test_reshape_to_run_time_sizes_refuses_negative_sizes_other_than_minus_one():
+    # sizes known only when the program runs go through reshape_dyn, whose NumPy
+    # kernel would read -2 as -1 (fw.shape(v)[0] - 8 is -2 for 6 elements)
+    x = fw.arange(6).astype("float32")
+    call_ok = call("reshape_dyn", x, fw.to_tensor(np.array([2, 3])), static_shape=(-1, -1))
+    assert call_ok.shape == [2, 3]
+    with pytest.raises(InvalidArgumentError, match=r"reshape_dyn: .*negative dimension -2"):
+        call("reshape_dyn", x, fw.to_tensor(np.array([-2, 3])), static_shape=(-1, -1))
+    prog = trace(lambda v: fw.reshape(v, [fw.shape(v)[0] - 8, 3]), [TensorType([-1], "float32")])
+    assert "reshape_dyn" in str(prog)
+    with pytest.raises(InvalidArgumentError, match=r"reshape_dyn: .*negative dimension -2"):
+        run(prog, np.arange(6, dtype=np.float32))
+
+
 def test_reshape_keeps_zero_and_one_minus_one():
     x = fw.arange(6).reshape([2, 3])
     assert fw.reshape(x, [0, -1]).shape == [2, 3]

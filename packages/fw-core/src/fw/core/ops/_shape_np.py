@@ -399,3 +399,18 @@ def _as_strided_ref(x, shape=(), stride=(), offset=0):
     out = np.lib.stride_tricks.as_strided(flat, shape, [s * it for s in stride],
                                           writeable=False)
     return out.copy()
+
+
+def _reshape_dims(shape):
+    """Paddle: 0 copies the input's dimension, one -1 is inferred from the rest; no other
+    size may be negative (NumPy would read any negative size as -1). Checked in
+    reshape's canon, so eager calls (whose kernel NumPy would accept -2) and programs
+    both refuse it, and on the run-time sizes of reshape_dyn."""
+    if shape.count(-1) > 1:
+        raise InvalidArgumentError(f"shape {list(shape)} has more than one -1")
+    for d in shape:
+        if d < -1:
+            raise InvalidArgumentError(f"shape {list(shape)} has a negative dimension {d}: "
+                                       f"only one -1 (inferred) and 0 (x's dimension) are "
+                                       f"allowed")
+    return shape

@@ -39,6 +39,7 @@ from fw.core.ir.core import _state as _build
 from fw.core.ir.types import DYN, TensorType
 from fw.core.ops._infer import shp
 from fw.core.ops._registry import defop
+from fw.core.ops._shape_np import _reshape_dims
 
 __all__ = ["is_symbolic", "has_symbolic", "shape_tensor", "RUNTIME"]
 
@@ -176,6 +177,10 @@ def _rd_infer(x, shape, static_shape=()):
 def _rd_ref(x, shape, static_shape=()):
     sizes = _sizes(shape, "reshape_dyn")
     _check_static(sizes, static_shape, "reshape_dyn")
+    try:
+        _reshape_dims(tuple(sizes))
+    except InvalidArgumentError as e:
+        raise InvalidArgumentError(f"reshape_dyn: {e}") from None
     tgt = [x.shape[i] if d == 0 and i < x.ndim else d for i, d in enumerate(sizes)]
     return _or_error(lambda: np.reshape(x, tgt), f"reshape_dyn: cannot reshape x of shape "
                      f"{shp(x.shape)} ({x.size} elements) to {sizes}")

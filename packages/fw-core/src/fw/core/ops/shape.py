@@ -42,6 +42,7 @@ from fw.core.ops._shape_np import (
     _pad_pairs,
     _pad_ref,
     _rep_ref,
+    _reshape_dims,
     _reshape_ref,
     _roll_check,
     _roll_ref,
@@ -70,20 +71,6 @@ __all__ = ["broadcast_shape", "pad"]
 
 
 # ---------------------------------------------------------------- reshape
-def _reshape_dims(shape):
-    """Paddle: 0 copies the input's dimension, one -1 is inferred from the rest; no other
-    size may be negative (NumPy would read any negative size as -1). Checked in canon, so
-    eager calls (whose kernel NumPy would accept -2) and programs both refuse it."""
-    if shape.count(-1) > 1:
-        raise InvalidArgumentError(f"shape {list(shape)} has more than one -1")
-    for d in shape:
-        if d < -1:
-            raise InvalidArgumentError(f"shape {list(shape)} has a negative dimension {d}: "
-                                       f"only one -1 (inferred) and 0 (x's dimension) are "
-                                       f"allowed")
-    return shape
-
-
 def _reshape_canon(attrs):
     return {"shape": _reshape_dims(as_shape(attrs["shape"], "reshape"))}
 
