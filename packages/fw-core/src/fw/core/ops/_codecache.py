@@ -14,7 +14,7 @@ Trust and validity, as for the ``.pyc`` files Python itself loads:
 - each entry is keyed by the exact ``(filename, source)`` it was compiled from,
   so a generator or op-table change simply misses and recompiles; a damaged file
   is ignored;
-- written atomically (temp file + rename) and only when something was compiled;
+- written atomically (`fw.core.atomic_io`) and only when something was compiled;
   an unwritable directory is skipped silently, and ``PYTHONDONTWRITEBYTECODE``
   (``sys.dont_write_bytecode``) turns writing off, as for ``.pyc`` files.
 """
@@ -59,17 +59,12 @@ class CodeCache:
         """Write the cache if anything was compiled; whether it was written."""
         if not self._compiled or sys.dont_write_bytecode:
             return False
-        tmp = f"{self.path}.{os.getpid()}.tmp"
+        from fw.core.atomic_io import atomic_path  # only when writing: import stays lean
+
         try:
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            with open(tmp, "wb") as f:
+            with atomic_path(self.path, make_parents=True) as tmp, open(tmp, "wb") as f:
                 f.write(_HEADER + marshal.dumps(self._used))
-            os.replace(tmp, self.path)
         except OSError:  # a read-only install: compile at each import, as without .pyc
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
             return False
         self._stored, self._compiled = self._used, False
         return True
