@@ -8,38 +8,21 @@ import time
 
 import numpy as np
 import pytest
+from nn_testutil import child_pids
 
 import fw
 from fw import io
 from fw.io import dataloader as dl_mod
 
 
-def _children():
-    """Pids of this process's children (alive or zombie), from /proc."""
-    me = os.getpid()
-    out = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == me:
-            out.append(int(d))
-    return out
-
-
 @pytest.fixture(autouse=True)
 def no_leftovers():
-    before = set(_children())
+    before = set(child_pids())
     yield
     deadline = time.time() + 5
-    while set(_children()) - before and time.time() < deadline:
+    while set(child_pids()) - before and time.time() < deadline:
         time.sleep(0.05)
-    assert not set(_children()) - before, "the DataLoader left child processes behind"
+    assert not set(child_pids()) - before, "the DataLoader left child processes behind"
     left = [f for f in os.listdir("/dev/shm") if f.startswith(f"fw_dl_{os.getpid()}_")]
     assert not left, f"shared-memory files left behind: {left}"
 

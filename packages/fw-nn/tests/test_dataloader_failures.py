@@ -20,29 +20,13 @@ import warnings
 
 import numpy as np
 import pytest
+from nn_testutil import child_pids
 
 from fw import io
 from fw.io import _shm
 
 BOUND = 20  # seconds; a hang guard only
 SIZE = 20000  # float32 elements per sample: 80 KB, so batches travel through /dev/shm
-
-
-def _children():
-    """Pids of this process's children, zombies excluded."""
-    me = os.getpid()
-    out = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == me and fields[0] != "Z":
-            out.append(int(d))
-    return out
 
 
 def _alive(pid):
@@ -68,7 +52,7 @@ def _wait_until(cond, bound=BOUND, step=0.05):
 
 @pytest.fixture(autouse=True)
 def bounded_and_clean():
-    before = set(_children())
+    before = set(child_pids(zombies=False))
 
     def hung(signum, frame):
         raise TimeoutError(f"the DataLoader hung for more than {BOUND} s")
@@ -80,7 +64,7 @@ def bounded_and_clean():
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
-    assert _wait_until(lambda: not set(_children()) - before, bound=5), \
+    assert _wait_until(lambda: not set(child_pids(zombies=False)) - before, bound=5), \
         "the DataLoader left child processes behind"
     assert not _shm_files(os.getpid()), "shared-memory files left behind"
 
