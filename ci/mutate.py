@@ -3,6 +3,7 @@
     hatch run mutate --area nn [--sample 60] [--seed 1]   # one scoped area
     hatch run mutate --all --sample 60                     # every area
     hatch run mutate packages/fw-nn/src/fw/nn/clip.py      # given files
+    hatch run mutate --area nn --survivors                 # rerun the last run's survivors
     hatch run mutate --known                               # the known-bug catalogue
     hatch run mutate --list --area jit                     # count mutants, run nothing
     hatch run mutate --report                              # regenerate docs/mutation.md
@@ -35,6 +36,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true", help="every area")
     p.add_argument("--sample", type=int, help="run N mutants drawn uniformly (per area)")
     p.add_argument("--seed", type=int, default=1, help="seed of --sample (default 1)")
+    p.add_argument("--jobs", "-j", type=int, default=1,
+                   help="mutants run at once, one scratch copy each (default 1)")
+    p.add_argument("--survivors", action="store_true",
+                   help="rerun only the survivors of the area's last results and update them")
     p.add_argument("--known", action="store_true", help="check ci/mutation/known/*.toml")
     p.add_argument("--known-file", action="append", default=[], type=Path,
                    help="check only these catalogue files (with --known)")
@@ -65,7 +70,49 @@ def _run_known(files: list[Path]) -> int:
     return 1 if bad else 0
 
 
+def _rerun_survivors(label: str, args) -> None:
+    out = engine.RESULTS / f"{args.label or label}.json"
+    if not out.exists():
+        raise SystemExit(f"mutate --survivors: no results for {label} ({out.relative_to(ROOT)})")
+    doc = engine.load_results(out)
+    again = engine.survivors_of(doc)
+    before = sum(r["status"] in engine.SURVIVED for r in doc["results"])
+    print(f"mutate: {label}: rerunning {len(again)} of the {before} survivors of the run at "
+          f"{doc.get('commit')} ({before - len(again)} no longer exist in the sources)",
+          flush=True)
+    fresh = engine.run([m for _, m in again], jobs=args.jobs, rebuild_maps=args.rebuild_map,
+                       log=lambda s: print(s, flush=True))
+    for (i, _), rec in zip(again, fresh):
+        doc["results"][i] = rec
+    doc["summary"] = engine.score(doc["results"])
+    doc.setdefault("reruns", []).append({"commit": engine.commit_of(), "at": engine.now(),
+                                         "survivors": len(again)})
+    out.write_text(json.dumps(doc, indent=1))
+    _print_summary(label, doc["results"], out)
+
+
+def _print_summary(label: str, results: list[dict], out: Path) -> None:
+    s = engine.score(results)
+    killed = s["killed"] + s["timeout"]
+    print(f"\nmutate: {label}: score {s['score']}% = {killed} killed "
+          f"({s['timeout']} by timeout) of {killed + s['survived'] + s['uncovered']}"
+          f"; {s['survived']} survived, {s['uncovered']} uncovered, {s['equivalent']} equivalent,"
+          f" {s['error']} errors; mean {s['mean_seconds']} s per mutant run")
+    for r in results:
+        if r["status"] in engine.SURVIVED or r["status"] == "error":
+            print(f"\n{r['status'].upper()} {r['file']}:{r['line']} {r['operator']} "
+                  f"({r['tests']} tests by {r['how'] or '-'})")
+            print(f"  file = \"{r['file']}\"\n  scope = \"{r.get('scope', '')}\"\n"
+                  f"  old = '''{r['old']}'''\n"
+                  f"  operator = \"{r['operator']}\"\n  new = '''{r['new']}'''")
+            print("  " + r["diff"].rstrip().replace("\n", "\n  "))
+    print(f"\nmutate: results in {out.relative_to(ROOT)}")
+
+
 def _run_set(label: str, files: list[str], args, area: str | None) -> None:
+    if args.survivors:
+        _rerun_survivors(label, args)
+        return
     mutants = engine.all_mutants(files)
     chosen = engine.sample(mutants, args.sample, args.seed)
     print(f"mutate: {label}: {len(files)} files, {len(mutants)} mutants"
@@ -89,23 +136,10 @@ def _run_set(label: str, files: list[str], args, area: str | None) -> None:
                "results": results}
         out.write_text(json.dumps(doc, indent=1))
 
-    engine.run(chosen, rebuild_maps=args.rebuild_map,
+    engine.run(chosen, jobs=args.jobs, rebuild_maps=args.rebuild_map,
                log=lambda s: print(s, flush=True), on_result=save)
     save()
-    s = engine.score(results)
-    killed = s["killed"] + s["timeout"]
-    print(f"\nmutate: {label}: score {s['score']}% = {killed} killed "
-          f"({s['timeout']} by timeout) of {killed + s['survived'] + s['uncovered']}"
-          f"; {s['survived']} survived, {s['uncovered']} uncovered, {s['equivalent']} equivalent,"
-          f" {s['error']} errors; mean {s['mean_seconds']} s per mutant run")
-    for r in results:
-        if r["status"] in engine.SURVIVED or r["status"] == "error":
-            print(f"\n{r['status'].upper()} {r['file']}:{r['line']} {r['operator']} "
-                  f"({r['tests']} tests by {r['how'] or '-'})")
-            print(f"  file = \"{r['file']}\"\n  old = '''{r['old']}'''\n"
-                  f"  operator = \"{r['operator']}\"\n  new = '''{r['new']}'''")
-            print("  " + r["diff"].rstrip().replace("\n", "\n  "))
-    print(f"\nmutate: results in {out.relative_to(ROOT)}")
+    _print_summary(label, results, out)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -79,7 +79,8 @@ def test_checker_rejects_duplicate_ids_and_files_that_are_not_toml(tmp_path):
 
 def test_equivalent_entries_need_a_reason(tmp_path):
     p = tmp_path / "eq.toml"
-    p.write_text('[[equivalent]]\nfile = "f.py"\nold = "a < 4"\noperator = "X"\nnew = "a <= 4"\n')
+    p.write_text('[[equivalent]]\nfile = "f.py"\nscope = ""\nold = "a < 4"\noperator = "X"\n'
+                 'new = "a <= 4"\n')
     with pytest.raises(ValueError, match="lacks reason"):
         equivalent.load(p)
     p.write_text(p.read_text() + 'reason = "4 cannot occur"\n')
@@ -128,10 +129,16 @@ def test_number_mutants_are_off_by_one():
                    "x = [0, 1, 8, 1.5]"}
 
 
-def test_mutant_identity_ignores_line_numbers():
-    a = apply(enumerate_mutants("m.py", source="x = 1\n")[0], source="x = 1\n")
-    b = apply(enumerate_mutants("m.py", source="\n\nx = 1\n")[0], source="\n\nx = 1\n")
+def _applied(source):
+    return [apply(m, source=source) for m in enumerate_mutants("m.py", source=source)]
+
+
+def test_mutant_identity_ignores_line_numbers_but_not_the_function():
+    (a,), (b,) = _applied("x = 1\n"), _applied("\n\nx = 1\n")
     assert a.key == b.key and a.mutant.line != b.mutant.line
+    c, d = _applied("class A:\n    def f(self):\n        x = 1\n\ndef g():\n    x = 1\n")
+    assert (c.mutant.scope, d.mutant.scope) == ("A.f", "g")
+    assert c.key != d.key and c.new_line == d.new_line
 
 
 def test_sampling_is_uniform_reproducible_and_bounded():

@@ -7,12 +7,14 @@ file (line numbers do not)::
 
     [[equivalent]]
     file = "packages/fw-nn/src/fw/nn/clip.py"
+    scope = "_sq_sum"  # the enclosing class/function, dotted ("" at module level)
     old = 'if g.dtype.itemsize < 4 and g.dtype.is_floating_point'  # the line, stripped
     operator = "ReplaceComparisonOperator_Lt_LtE"
     new = 'if g.dtype.itemsize <= 4 and g.dtype.is_floating_point'  # the mutated line
     reason = "itemsize 4 is float32, which the branch casts to float32 anyway"
 
-``old``/``new`` are the whole stripped line before and after (``mutate`` prints them
+``scope`` tells identical lines in different functions apart. ``old``/``new`` are
+the whole stripped line before and after (``mutate`` prints them
 for every survivor, ready to paste).
 """
 
@@ -27,12 +29,14 @@ from .areas import ROOT
 from .mutants import mutant_key
 
 PATH = ROOT / "ci" / "mutation" / "equivalent.toml"
-_FIELDS = ("file", "old", "operator", "new", "reason")
+_FIELDS = ("file", "scope", "old", "operator", "new", "reason")
+_MAY_BE_EMPTY = ("scope",)
 
 
 @dataclass(frozen=True)
 class Equivalent:
     file: str
+    scope: str
     old: str
     operator: str
     new: str
@@ -40,7 +44,7 @@ class Equivalent:
 
     @property
     def key(self) -> str:
-        return mutant_key(self.file, self.old, self.operator, self.new)
+        return mutant_key(self.file, self.scope, self.old, self.operator, self.new)
 
 
 def load(path: Path = PATH) -> dict[str, Equivalent]:
@@ -50,7 +54,8 @@ def load(path: Path = PATH) -> dict[str, Equivalent]:
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     out: dict[str, Equivalent] = {}
     for i, entry in enumerate(data.get("equivalent", []), 1):
-        missing = [f for f in _FIELDS if not str(entry.get(f, "")).strip()]
+        missing = [f for f in _FIELDS if f not in entry or
+                   (f not in _MAY_BE_EMPTY and not str(entry[f]).strip())]
         if missing:
             raise ValueError(f"{path.name}: entry {i} lacks {', '.join(missing)}")
         unknown = set(entry) - set(_FIELDS)

@@ -126,6 +126,7 @@ class Mutant:
     line: int  # 1-based, where the operator applies
     operator: str
     occurrence: int  # cosmic-ray's index among this operator's places in the file
+    scope: str = ""  # the enclosing class/function ("Adam._update"), "" at module level
 
     @property
     def where(self) -> str:
@@ -147,11 +148,14 @@ class Applied:
 
     @property
     def key(self) -> str:
-        return mutant_key(self.mutant.file, self.old_line, self.mutant.operator, self.new_line)
+        return mutant_key(self.mutant.file, self.mutant.scope, self.old_line,
+                          self.mutant.operator, self.new_line)
 
 
-def mutant_key(file: str, old_line: str, operator: str, new_line: str) -> str:
-    text = "\0".join((file, old_line.strip(), operator, new_line.strip()))
+def mutant_key(file: str, scope: str, old_line: str, operator: str, new_line: str) -> str:
+    """What identifies a mutant across edits: identical lines in one function (two
+    ``break``) share it."""
+    text = "\0".join((file, scope, old_line.strip(), operator, new_line.strip()))
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
@@ -181,6 +185,16 @@ def _skipped(node) -> bool:
             return True
         n = n.parent
     return False
+
+
+def _scope(node) -> str:
+    names = []
+    n = node.parent
+    while n is not None:
+        if n.type in ("funcdef", "classdef"):
+            names.append(n.name.value)
+        n = n.parent
+    return ".".join(reversed(names))
 
 
 def _within(node, outer) -> bool:
@@ -214,7 +228,7 @@ def enumerate_mutants(file: str, root: Path = ROOT, source: str | None = None) -
                 line = start[0]
                 if NO_MUTATE in lines[line - 1] or _skipped(node):
                     continue
-                out.append(Mutant(file, line, name, occurrence))
+                out.append(Mutant(file, line, name, occurrence, _scope(node)))
         if hasattr(node, "children"):
             for child in node.children:
                 walk(child)
