@@ -222,3 +222,17 @@ def test_a_fixed_sample_of_the_known_bug_catalogue_is_caught():
     bad = [f"{o.entry.source}:{o.entry.id} ({o.entry.bug}): {o.status}: {o.detail}"
            for o in outcomes if o.status != "killed"]
     assert not bad, "known bugs not caught:\n" + "\n".join(bad)
+
+
+def test_runner_reports_pass_fail_and_kills_a_hang_at_the_timeout():
+    from mutation.runner import run_tests
+    from mutation.scratch import Scratch
+
+    with Scratch() as s:
+        (s.root / "test_fwmut_probe.py").write_text(
+            "import time\n\ndef test_ok():\n    pass\n\ndef test_bad():\n    assert 0\n\n"
+            "def test_hang():\n    time.sleep(120)\n")
+        assert run_tests(s, ["test_fwmut_probe.py::test_ok"], 120).status == "passed"
+        assert run_tests(s, ["test_fwmut_probe.py::test_bad"], 120).status == "failed"
+        hang = run_tests(s, ["test_fwmut_probe.py::test_hang"], 3)
+        assert hang.status == "timeout" and hang.seconds < 60

@@ -57,8 +57,10 @@ def score(results: list[dict]) -> dict:
     killed = count["killed"] + count["timeout"]
     judged = killed + count["survived"] + count["uncovered"]
     count["score"] = round(100.0 * killed / judged, 1) if judged else None
-    run = [r["seconds"] for r in results if r["status"] in ("killed", "timeout", "survived")]
-    count["mean_seconds"] = round(sum(run) / len(run), 2) if run else None
+    run = [r for r in results if r["status"] in ("killed", "timeout", "survived")]
+    count["mean_seconds"] = round(sum(r["seconds"] for r in run) / len(run), 2) if run else None
+    cpu = [r["cpu_seconds"] for r in run if "cpu_seconds" in r]
+    count["mean_cpu_seconds"] = round(sum(cpu) / len(cpu), 2) if cpu else None
     return count
 
 
@@ -146,6 +148,7 @@ def _one(scratch: Scratch, mutant: Mutant, maps: dict[str, covmap.TestMap],
     finally:
         scratch.restore(mutant.file)
     rec["seconds"] = round(tr.seconds, 2)
+    rec["cpu_seconds"] = round(tr.cpu_seconds, 2)
     rec["status"] = {"failed": "killed", "passed": "survived",
                      "timeout": "timeout"}.get(tr.status, "error")
     found = _FAILED.search(tr.output)

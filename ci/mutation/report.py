@@ -36,10 +36,14 @@ def _results() -> dict[str, dict]:
 
 def _summary(doc: dict) -> dict:
     s = score(doc["results"])
-    run_seconds = sum(r["seconds"] for r in doc["results"])
     n = len(doc["results"])
-    full = doc["total"] * run_seconds / n if n else None  # uncovered mutants cost nothing
+    # per sampled mutant, so uncovered and equivalent ones (not run) count as free
+    wall = sum(r["seconds"] for r in doc["results"])
+    cpu = sum(r.get("cpu_seconds", 0.0) for r in doc["results"])
+    full = doc["total"] * wall / n if n else None
+    full_cpu = doc["total"] * cpu / n / 2 if n and s["mean_cpu_seconds"] else None
     return {**s, "total": doc["total"], "sampled": n, "seed": doc.get("seed"),
+            "full_pass_2cores_hours": round(full_cpu / 3600, 1) if full_cpu else None,
             "commit": doc.get("commit"), "date": doc.get("started", "")[:10],
             "complete": doc.get("complete", True),
             "full_pass_hours": round(full / 3600, 1) if full is not None else None}
@@ -70,20 +74,22 @@ def render() -> str:
         "Score = killed (timeouts included) / (mutants run + uncovered), equivalent",
         "mutants (ci/mutation/equivalent.toml) and errors left out. A sampled run draws",
         "N of the area's M mutants uniformly (`--sample N --seed S`). *s/mutant* is the",
-        "mean wall time of a mutant's test run on the machine that made the results;",
-        "*full pass* estimates one worker running all M mutants (uncovered ones cost",
-        "nothing).",
+        "mean wall time of a mutant's test run on the machine that made the results",
+        "(a busy one: it is noisy) and *CPU s* its CPU time (pytest and the processes",
+        "it waited for). *Full pass* estimates all M mutants from the sample (uncovered",
+        "and equivalent ones are not run): *1 worker* at the measured wall time, *2",
+        "cores* at the CPU time on an otherwise idle 2-core machine (`--jobs 2`).",
         "",
         "| area | M | run (N of M) | killed | timeouts | survived | uncovered | equivalent "
-        "| errors | score | before | s/mutant | full pass |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| errors | score | before | s/mutant | CPU s | full pass: 1 worker | 2 cores |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name in AREAS:
         b = before.get(name, {})
         b_text = (f"{_pct(b.get('score'))} ({b['sampled']} of {b['total']}, {b['commit']})"
                   if b else "–")
         if name not in results:
-            lines.append(f"| {name} | | not run | | | | | | | – | {b_text} | | |")
+            lines.append(f"| {name} | | not run | | | | | | | – | {b_text} | | | | |")
             continue
         s = _summary(results[name])
         lines.append(
@@ -91,7 +97,8 @@ def render() -> str:
             f"{'' if s['complete'] else ' (interrupted)'} | {s['killed'] + s['timeout']} "
             f"| {s['timeout']} | {s['survived']} | {s['uncovered']} | {s['equivalent']} "
             f"| {s['error']} | {_pct(s['score'])} | {b_text} | {s['mean_seconds'] or '–'} "
-            f"| {s['full_pass_hours']} h |")
+            f"| {s['mean_cpu_seconds'] or '–'} | {s['full_pass_hours']} h "
+            f"| {s['full_pass_2cores_hours'] or '–'} h |")
     lines += ["", "Runs: " + "; ".join(
         f"{n} at {d.get('commit')} on {d.get('started', '')[:16]} (seed {d.get('seed')})"
         for n, d in results.items()) + "." if results else "", ""]

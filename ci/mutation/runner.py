@@ -26,17 +26,15 @@ def kill_all() -> None:
     with _lock:
         procs = list(_running)
     for proc in procs:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        _killpg(proc.pid)
 
 
 @dataclass
 class TestRun:
     status: str  # "passed" | "failed" | "timeout" | "error"
-    seconds: float
+    seconds: float  # wall time
     output: str
+    cpu_seconds: float = 0.0  # user + system time of pytest and the processes it waited for
 
 
 def run_tests(scratch: Scratch, nodeids: list[str], timeout: float, *, stop_first: bool = True,
@@ -44,30 +42,53 @@ def run_tests(scratch: Scratch, nodeids: list[str], timeout: float, *, stop_firs
     """Run `nodeids` with pytest in the copy; ``-x`` unless `stop_first` is false."""
     if not nodeids:
         raise ValueError("no tests to run")
-    args_file = scratch.base / f"selected-tests-{threading.get_ident()}.txt"
+    tag = threading.get_ident()
+    args_file = scratch.base / f"selected-tests-{tag}.txt"
     args_file.write_text("\n".join(nodeids) + "\n", encoding="utf-8")
+    log_file = scratch.base / f"pytest-output-{tag}.txt"
     cmd = ["nice", "-n", "10", sys.executable, "-m", "pytest", "-q", "--no-header", "-rfE",
            "-p", "no:randomly", *(["-x"] if stop_first else []), *extra, f"@{args_file}"]
     start = time.monotonic()
-    # own process group: a timeout kills the tests' own children too
-    proc = subprocess.Popen(cmd, cwd=scratch.root, env=scratch.env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    with _lock:
-        _running.add(proc)
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate()
-        return TestRun("timeout", time.monotonic() - start, (out or "")[-4000:])
-    except BaseException:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        raise
-    finally:
+    timed_out = threading.Event()
+
+    def on_timeout():
+        timed_out.set()
+        _killpg(proc.pid)
+
+    with open(log_file, "w+", encoding="utf-8", errors="replace") as log:
+        # own process group: a timeout kills the tests' own children too
+        proc = subprocess.Popen(cmd, cwd=scratch.root, env=scratch.env(), stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
         with _lock:
-            _running.discard(proc)
+            _running.add(proc)
+        timer = threading.Timer(timeout, on_timeout)
+        timer.start()
+        try:
+            # wait4, not wait: the child's own CPU time (wall time is noisy on a shared
+            # machine; CPU time is what a full-pass estimate needs)
+            _, status, usage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+        except BaseException:
+            _killpg(proc.pid)
+            proc.wait()
+            raise
+        finally:
+            timer.cancel()
+            with _lock:
+                _running.discard(proc)
+        log.seek(0)
+        out = log.read()[-4000:]
     seconds = time.monotonic() - start
+    cpu = usage.ru_utime + usage.ru_stime
+    if timed_out.is_set():
+        return TestRun("timeout", seconds, out, cpu)
     rc = proc.returncode
     status = "passed" if rc == 0 else "failed" if rc in _KILLED else "error"
-    return TestRun(status, seconds, (out or "")[-4000:])
+    return TestRun(status, seconds, out, cpu)
+
+
+def _killpg(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
