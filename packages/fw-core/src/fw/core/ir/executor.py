@@ -78,8 +78,8 @@ import numpy as np
 from fw.core import dtypes as _dt
 from fw.core import place as _pl
 from fw.core.errors import FwError, InvalidArgumentError, InvalidTypeError
-from fw.core.kernels.frozen import freeze
 from fw.core.ir.types import DYN
+from fw.core.kernels.frozen import freeze
 from fw.core.tensor import Tensor, wrap
 from fw.core.tensor import bump_version as _bump
 
