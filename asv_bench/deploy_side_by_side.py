@@ -194,7 +194,7 @@ RUNNERS = {"fw": run_fw, "torch": run_torch, "onnxruntime": run_ort, "paddle": r
 
 
 def _child(args):
-    rows = [r for r in ROWS if not args.only or args.only in r[1] or args.only in r[0]]
+    rows = [r for r in ROWS if not args.only or args.only == r[1] or args.only in r[0]]
     if args.child.startswith("rss-"):
         return _rss_child(args)
     res = RUNNERS[args.child](rows, args.threads, args.workdir)
@@ -253,7 +253,7 @@ def main(argv=None):
                 continue
             got = _spawn(kind, args, workdir) or []
             cells.update({(a, b): v for a, b, v in got})
-        rows = [r for r in ROWS if not args.only or args.only in r[1] or args.only in r[0]]
+        rows = [r for r in ROWS if not args.only or args.only == r[1] or args.only in r[0]]
         print(f"threads={args.threads}; medians in ms per batch")
         print("| model | " + " | ".join(COLUMNS) + " | Predictor/ort | Predictor/eager |")
         print("|---" * (len(COLUMNS) + 3) + "|")
