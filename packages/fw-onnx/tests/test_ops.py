@@ -112,6 +112,7 @@ CASES = [
      + F.mish(x), [f32(2, 8) * 3]),
     ("shrink", lambda x: F.hardshrink(x, 0.4) + F.softshrink(x, 0.3) + F.tanhshrink(x)
      + F.thresholded_relu(x, 0.2), [f32(2, 8)]),
+    ("glu", lambda x: F.glu(x, axis=1), [f32(2, 6)]),
     ("softmax", lambda x: F.softmax(x, axis=1) + F.log_softmax(x, axis=-1), [f32(2, 3, 4)]),
     ("prelu", lambda x: F.prelu(x, _t(np.array([0.1, 0.2, 0.3], np.float32))),
      [f32(2, 3, 4, 4)]),
@@ -128,6 +129,10 @@ CASES = [
     ("argmax_argmin", lambda x: fw.stack([fw.argmax(x, axis=1), fw.argmin(x, axis=1)]),
      [f32(3, 4)]),
     ("argmax_flat", lambda x: fw.argmax(x) + fw.argmin(x, keepdim=False), [f32(3, 4)]),
+    ("var_std", lambda x: fw.var(x, axis=1) + fw.std(x, axis=1, unbiased=False)
+     + fw.var(x).reshape([1]), [f32(3, 4)]),
+    ("sort_argsort", lambda x: [fw.sort(x, axis=1), fw.argsort(x, axis=0, descending=True)],
+     [f32(3, 4)]),
     ("cumsum", lambda x: fw.cumsum(x, axis=1) + fw.cumsum(x).reshape([3, 4]), [f32(3, 4)]),
     # shapes
     ("reshape_transpose", lambda x: x.reshape([0, 4, 3]).transpose([0, 2, 1]), [f32(2, 12)]),
@@ -153,6 +158,7 @@ CASES = [
     ("getitem_index_tensor", lambda x, i: x[:, i], [f32(3, 5), i64(4, lo=0, hi=5)]),
     ("gather_take", lambda x, i, j: fw.gather(x, i, axis=1).sum(0) + fw.take_along_axis(
         x, j, axis=1).sum(0).sum(), [f32(3, 5), i64(2, lo=0, hi=5), i64(3, 2, lo=0, hi=5)]),
+    ("gather_nd", lambda x, i: fw.gather_nd(x, i), [f32(3, 4, 2), i64(2, 2, lo=0, hi=3)]),
     ("strided_slice", lambda x: fw.strided_slice(x, [0, 1], [0, 1], [3, 4], [2, 2]),
      [f32(3, 4)]),
     ("masked_fill_one_hot", lambda x, i: fw.masked_fill(x, x > 0, 0.5).sum(-1)
@@ -168,6 +174,8 @@ CASES = [
     # linear algebra and layers
     ("matmul", lambda x, y: fw.matmul(x, y) + fw.matmul(y, x, True, True).transpose([0, 2, 1]),
      [f32(2, 3, 3), f32(2, 3, 3)]),
+    ("einsum", lambda x, y: fw.einsum("bij,bjk->bik", x, y) + fw.einsum("bij->bji", y)
+     .sum(-1, keepdim=True), [f32(2, 3, 3), f32(2, 3, 3)]),
     ("matmul_vec", lambda x, v: fw.matmul(x, v), [f32(3, 4), f32(4)]),
     ("linear", lambda x: F.linear(x, _t(W), _t(W[0])) + F.linear(x, _t(W)), [f32(2, 5, 3)]),
     ("embedding", lambda i: F.embedding(i, _t(W.T)) + F.embedding(i, _t(W.T), padding_idx=2),
@@ -176,6 +184,29 @@ CASES = [
      + F.dropout(x, 0.3, training=False, mode="downscale_in_infer")
      + call("alpha_dropout", x, p=0.3, training=False)[0], [f32(2, 3)]),
     ("pixel_shuffle", lambda x: F.pixel_shuffle(x, 2), [f32(1, 8, 2, 3)]),
+    ("attention", lambda q, k, v, m: [
+        F.scaled_dot_product_attention(q, k, v),
+        F.scaled_dot_product_attention(q, k, v, attn_mask=m),
+        F.scaled_dot_product_attention(q, k, v, is_causal=True),
+        F.scaled_dot_product_attention(q, k[:, :, :1], v[:, :, :1])],
+     [f32(2, 5, 2, 4), f32(2, 5, 2, 4), f32(2, 5, 2, 4), f32(2, 1, 5, 5)]),
+    ("interpolate_nearest", lambda x: [F.interpolate(x, size=[5, 7]), F.interpolate(
+        x, scale_factor=2), F.interpolate(x, size=[6, 5], align_corners=True)],
+     [f32(1, 2, 3, 4)]),
+    ("interpolate_bilinear", lambda x: [
+        F.interpolate(x, size=[5, 7], mode="bilinear"),
+        F.interpolate(x, scale_factor=[1.5, 2], mode="bilinear"),
+        F.interpolate(x, size=[2, 3], mode="bilinear"),
+        F.interpolate(x, size=[5, 7], mode="bilinear", align_corners=True),
+        F.interpolate(x, size=[5, 7], mode="bilinear", align_mode=1)], [f32(1, 2, 3, 4)]),
+    ("interpolate_bicubic", lambda x: [
+        F.interpolate(x, size=[5, 7], mode="bicubic"),
+        F.interpolate(x, size=[5, 7], mode="bicubic", align_corners=True)], [f32(1, 2, 3, 4)]),
+    ("interpolate_1d_3d", lambda x, y: [
+        F.interpolate(x, size=[7], mode="linear"),
+        F.interpolate(y, size=[3, 4, 5], mode="trilinear"),
+        F.interpolate(y, scale_factor=2, mode="nearest", data_format="NDHWC")],
+     [f32(1, 2, 4), f32(1, 2, 2, 3, 3)]),
     ("conv", lambda x: F.conv2d(x, _t(CONV_W), _t(W[0]), stride=2, padding=1)
      + F.conv2d(x, _t(CONV_W), padding="SAME", stride=2), [f32(1, 2, 5, 5)]),
     ("conv_groups_dilation", lambda x: F.conv2d(x, _t(CONV_W_G), groups=2,
@@ -226,6 +257,8 @@ DYNAMIC_CASES = [
      + fw.arange(fw.shape(x)[0]).astype("float32"), [f32(3, 2, 2)]),
     ("dyn_flatten_conv", lambda x: F.conv2d(x, _t(CONV_W), padding=1).flatten(1),
      [f32(2, 2, 3, 3)]),
+    ("dyn_interpolate", lambda x: [F.interpolate(x, size=[4, 6], mode="bilinear"),
+                                   F.interpolate(x, scale_factor=2)], [f32(2, 1, 2, 3)]),
     ("dyn_layer_norm_matmul", lambda x: fw.matmul(F.layer_norm(x, [3]), _t(W)), [f32(2, 5, 3)]),
 ]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fw.core.errors import InternalError
 from fw.onnx._dtypes import onnx_dtype
 from fw.onnx.errors import ExportError, where
 from onnx import TensorProto, helper, numpy_helper
@@ -75,10 +76,15 @@ class Context:
         try:
             return self.names[value]
         except KeyError:
-            why = self._missing.get(value)
-            if why is not None:
-                self.fail(why)
-            raise ExportError(f"fw.onnx: internal error: {value!r} has no ONNX name") from None
+            pass
+        missing = self._missing.get(value)
+        if missing is None:
+            raise InternalError(f"fw.onnx: {value!r} has no ONNX name (a lowering emitted an op "
+                                f"before its operands); please report it")
+        producer, why = missing
+        loc = where(producer)
+        self.fail(f"it uses result #{value.index} of '{producer.name}'"
+                  + (f" (at {loc})" if loc else "") + f", and {why}")
 
     def bind(self, value, name: str) -> None:
         """Let IR `value` be ONNX `name` (a block argument bound to what it receives)."""
@@ -163,8 +169,9 @@ class Context:
                           [(name, loc, reason)])
 
     def unavailable(self, value, reason: str) -> None:
-        """Mark a result the lowering does not produce; using it fails with `reason`."""
-        self._missing[value] = reason
+        """Mark a result the op being lowered does not produce: an op that uses it fails
+        with `reason` (so an unused BN statistic or pooling mask costs nothing)."""
+        self._missing[value] = (self.op, reason)
 
     # ------------------------------------------------------------ blocks
     def lower_block(self, block) -> None:
@@ -172,16 +179,23 @@ class Context:
         outer = self.op  # a control-flow lowering continues after its blocks
         for op in block.ops:
             self.op = op
-            outs = self.lowerings[op.name](op, self)
+            try:
+                outs = self.lowerings[op.name](op, self)
+            except (ExportError, InternalError):
+                raise  # a refusal, or a nested block's failure already naming its op
+            except Exception as e:
+                loc = where(op)
+                raise InternalError(f"fw.onnx: the lowering of '{op.name}' failed: "
+                                    f"{type(e).__name__}: {e}" + (f"\n  at {loc}" if loc else "")
+                                    + "\nplease report it") from e
             if isinstance(outs, str) or outs is None:
                 outs = [outs]
             if len(outs) != len(op.results):
-                raise ExportError(f"fw.onnx: internal error: the lowering of {op.name} gave "
-                                  f"{len(outs)} names for {len(op.results)} results")
-            for i, (r, n) in enumerate(zip(op.results, outs)):
+                raise InternalError(f"fw.onnx: the lowering of '{op.name}' gave {len(outs)} "
+                                    f"names for {len(op.results)} results")
+            for r, n in zip(op.results, outs):
                 if n is None:
-                    self._missing.setdefault(
-                        r, f"its result #{i} has no ONNX equivalent and is used")
+                    self._missing.setdefault(r, (op, "its lowering does not produce it"))
                 else:
                     self.names[r] = n
         self.op = outer

@@ -66,8 +66,7 @@ def export(layer, path, input_spec=None, opset_version=DEFAULT_OPSET, **configs)
         raise TypeError(f"fw.onnx.export: unknown option(s) {sorted(unknown)}")
     _check_opset(opset_version)
     program, labels = inference_program(layer, input_spec, configs.get("output_spec"))
-    name = type(layer).__name__ if not callable(layer) or hasattr(layer, "forward") else getattr(
-        layer, "__name__", "fw")
+    name = getattr(layer, "__name__", None) or type(layer).__name__  # the graph's name
     model = program_to_onnx(program, opset_version, labels=labels, name=name,
                             check=configs.get("check", True))
     path = _model_path(path)

@@ -165,3 +165,15 @@ def _rrelu(op, ctx):
     slope = (float(op.attrs["lower"]) + float(op.attrs["upper"])) / 2.0
     ctx.unavailable(op.results[1], "the noise of rrelu is not exported")
     return [ctx.node("LeakyRelu", [ctx.input(0)], alpha=slope), None]
+
+
+@lowers("glu")
+def _glu(op, ctx):
+    # first half * sigmoid(second half) along axis (of even, known size)
+    x = op.operands[0]
+    ax = int(op.attrs["axis"]) % x.type.ndim
+    n = x.type.shape[ax]
+    if n == -1:
+        ctx.fail("glu along an axis of unknown size")
+    a, b = ctx.node("Split", [ctx.input(0), ctx.ints([n // 2, n // 2])], outputs=2, axis=ax)
+    return ctx.node("Mul", [a, ctx.node("Sigmoid", [b])])

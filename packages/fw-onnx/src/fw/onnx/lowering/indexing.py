@@ -148,3 +148,12 @@ def _one_hot(op, ctx):
     values = ctx.const(np.asarray([0, 1], dtype=dt.np))
     depth = ctx.const(np.asarray(int(op.attrs["num_classes"]), dtype="int64"))
     return ctx.node("OneHot", [ctx.input(0), depth, values], axis=-1)
+
+
+@lowers("gather_nd")
+def _gather_nd(op, ctx):
+    # Paddle's gather_nd is ONNX GatherND with batch_dims=0
+    idx = ctx.input(1)
+    if op.operands[1].type.dtype.name != "int64":
+        idx = ctx.cast(idx, "int64")
+    return ctx.node("GatherND", [ctx.input(0), idx])

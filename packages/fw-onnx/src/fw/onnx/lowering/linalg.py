@@ -22,3 +22,10 @@ def _matmul(op, ctx):
     if op.attrs.get("transpose_y") and yv.type.ndim >= 2:
         y = _swap_last(ctx, y, yv.type.ndim)
     return ctx.node("MatMul", [x, y])
+
+
+@lowers("einsum")
+def _einsum(op, ctx):
+    # ONNX Einsum takes NumPy's equation syntax (explicit "->" or implicit output)
+    return ctx.node("Einsum", [ctx.name(v) for v in op.operands],
+                    equation=op.attrs["equation"].replace(" ", ""))

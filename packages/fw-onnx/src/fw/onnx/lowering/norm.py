@@ -16,10 +16,12 @@ def _no_aux(op, ctx):
                            f"is not exported")
 
 
-def _ones_or(ctx, v, name, n, dt, fill):
-    if name is not None:
-        return ctx.node("Reshape", [name, ctx.ints([-1])]) if v.type.ndim != 1 else name
-    return ctx.const(np.full([n], fill, dtype=dt.np))
+def _per_channel(ctx, v, c, dt, fill):
+    """BN's weight/bias as a [C] vector: the operand, or `fill` when absent."""
+    if v is None:
+        return ctx.const(np.full([c], fill, dtype=dt.np))
+    name = ctx.name(v)
+    return name if v.type.ndim == 1 else ctx.node("Reshape", [name, ctx.ints([-1])])
 
 
 @lowers("batch_norm")
@@ -37,8 +39,8 @@ def _batch_norm(op, ctx):
     name = ctx.input(0)
     if op.attrs["channel_last"] and rank > 2:
         name = to_channels_first(ctx, name, rank)
-    scale = _ones_or(ctx, op.operands[3], ctx.input(3), c, dt, 1.0)
-    bias = _ones_or(ctx, op.operands[4], ctx.input(4), c, dt, 0.0)
+    scale = _per_channel(ctx, op.operands[3], c, dt, 1.0)
+    bias = _per_channel(ctx, op.operands[4], c, dt, 0.0)
     # ONNX BatchNormalization (inference, training_mode=0): (x - mean) / sqrt(var + eps)
     # * scale + B over axis 1, the same formula
     y = ctx.node("BatchNormalization", [name, scale, bias, ctx.input(1), ctx.input(2)],

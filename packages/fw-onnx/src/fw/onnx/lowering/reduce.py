@@ -4,6 +4,8 @@ attribute or input form the opset wants)."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from fw.onnx.lowering._registry import lowers
 
 _REDUCE = {"sum": "ReduceSum", "mean": "ReduceMean", "max": "ReduceMax", "amax": "ReduceMax",
@@ -65,3 +67,24 @@ def _arg(op, ctx):
     if op.results[0].type.dtype.name != "int64":
         r = ctx.cast(r, op.results[0].type.dtype)
     return r
+
+
+@lowers("var", "std")
+def _var_std(op, ctx):
+    x, xv = ctx.input(0), op.operands[0]
+    dt = op.results[0].type.dtype
+    if xv.type.dtype is not dt:  # integer input: computed in the default float dtype
+        x = ctx.cast(x, dt)
+    rank = xv.type.ndim
+    axes = axes_of(op, rank)
+    red = list(range(rank)) if axes is None else axes
+    sizes = [xv.type.shape[a] for a in red]
+    if -1 in sizes:
+        ctx.fail(f"{op.name} over axes of unknown size")
+    n = int(np.prod(sizes)) if sizes else 1
+    # sum((x - mean)^2) / (N - 1 or N), as fw's reference (Bessel's correction)
+    d = ctx.node("Sub", [x, ctx.reduce("ReduceMean", x, axes, True)])
+    ss = ctx.reduce("ReduceSum", ctx.node("Mul", [d, d]), axes, op.attrs["keepdim"])
+    den = n - 1 if op.attrs["unbiased"] else n
+    out = ctx.node("Div", [ss, ctx.scalar(den, dt)])
+    return ctx.node("Sqrt", [out]) if op.name == "std" else out

@@ -15,3 +15,17 @@ def _topk(op, ctx):
     if op.results[1].type.dtype.name != "int64":
         idx = ctx.cast(idx, op.results[1].type.dtype)
     return [vals, idx]
+
+
+@lowers("argsort", "sort")
+def _sort(op, ctx):
+    # a full TopK along the axis; ties may come out in another order than NumPy's
+    # (fw's stable=True promise is not kept by TopK), values are the same
+    x = op.operands[0]
+    ax = int(op.attrs["axis"]) % x.type.ndim
+    n = x.type.shape[ax]
+    k = ctx.ints([n]) if n != -1 else ctx.node(
+        "Gather", [ctx.node("Shape", [ctx.input(0)]), ctx.ints([ax])], axis=0)
+    vals, idx = ctx.node("TopK", [ctx.input(0), k], outputs=2, axis=ax,
+                         largest=int(bool(op.attrs["descending"])), sorted=1)
+    return vals if op.name == "sort" else idx

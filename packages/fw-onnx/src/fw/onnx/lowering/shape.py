@@ -77,12 +77,12 @@ def _squeeze(op, ctx):
     axes = _axes(op.attrs["axis"], rank)
     if axes is None:
         axes = list(range(rank))
-    # Paddle squeezes only the listed axes of size 1 and ignores the others: decide
-    # from the traced type, which must then know each listed size
-    if any(shape[a] == -1 for a in axes) and op.results[0].type.ndim != rank - sum(
-            1 for a in axes if shape[a] == 1):
-        ctx.fail("squeeze of an axis whose size is unknown at export time")
+    # Paddle squeezes the listed axes of size 1 and ignores the others; the traced
+    # sizes decide which, and the result's rank says whether a size unknown here
+    # (-1) was squeezed at trace time
     keep = sorted({a for a in axes if shape[a] == 1})
+    if op.results[0].type.ndim != rank - len(keep):
+        ctx.fail("squeeze of an axis whose size is unknown at export time")
     if not keep:
         return ctx.node("Identity", [ctx.input(0)])
     return ctx.squeeze(ctx.input(0), keep)
