@@ -287,3 +287,18 @@ def test_every_lowering_has_a_case():
         covered |= _traced_ops(fn, arrays)
     missing = sorted(set(LOWERINGS) - covered - set(ELSEWHERE))
     assert not missing, f"lowerings no case of test_ops.py exercises: {missing}"
+
+
+# cases whose lowering takes another form in another opset (Context.reduce's axes as
+# an input from 18, LayerNormalization from 17, Gelu from 20, Mish from 18)
+OPSET_DEPENDENT = ["sum_mean", "max_min_prod", "logsumexp", "all_any", "var_std", "layer_norm",
+                   "rms_norm", "group_instance_norm", "normalize", "gelu", "softplus_mish",
+                   "dyn_layer_norm_matmul"]
+
+
+@pytest.mark.parametrize("opset", [13, 16, 18, 20])
+@pytest.mark.parametrize("name", OPSET_DEPENDENT)
+def test_opset_dependent_forms(name, opset):
+    cases = {c[0]: c for c in CASES + DYNAMIC_CASES}
+    _, fn, arrays = cases[name]
+    check(fn, arrays, opset=opset)

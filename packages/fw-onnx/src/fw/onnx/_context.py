@@ -34,13 +34,17 @@ class Context:
     - ``ctx.opset``: the target opset version (of the default ONNX domain);
     - ``ctx.input(i)`` / ``ctx.name(value)``: the ONNX name of operand `i` of the
       op being lowered (None for an absent optional operand) / of any IR value;
-    - ``ctx.type(value)``: its fw `TensorType` (dtype + shape, -1 for dynamic);
+    - ``value.type``: an IR value's fw `TensorType` (dtype + shape, -1 for dynamic);
     - ``ctx.node(op_type, inputs, outputs=1, **attrs)``: emit a node, return the
       name of its output (or the list of names when ``outputs > 1``);
     - ``ctx.const(array)``, ``ctx.ints(seq)``, ``ctx.scalar(v, dtype)``: constants
       (initializers of the main graph, visible in every subgraph);
+    - ``ctx.cast``, ``ctx.reduce``, ``ctx.squeeze``, ``ctx.unsqueeze``: nodes whose
+      form depends on the opset;
     - ``ctx.fail(reason)``: refuse the op (an `ExportError` naming it and its line);
-    - ``ctx.subgraph(block, name, inputs)``: lower a nested block to a GraphProto.
+      ``ctx.unavailable(result, reason)``: a result not produced (fails if used);
+    - ``ctx.block_graph(block, name)`` / ``ctx.subgraph(name, inputs, build)``: a
+      nested block (If branch, Loop body) as a GraphProto.
     """
 
     def __init__(self, opset: int, lowerings: dict, labels=None):
@@ -54,7 +58,7 @@ class Context:
         self._used: set = set()
         self._consts: dict = {}
         self._uid = 0
-        self._missing: dict = {}  # result Value -> why its lowering gave no name
+        self._missing: dict = {}  # result Value -> (its op, why it has no ONNX name)
 
     # ------------------------------------------------------------ names
     def fresh(self, hint: str = "v") -> str:
@@ -93,13 +97,6 @@ class Context:
     def input(self, i: int):
         v = self.op.operands[i]
         return None if v is None else self.name(v)
-
-    @staticmethod
-    def type(value):
-        return value.type
-
-    def dtype(self, value):
-        return value.type.dtype
 
     # ------------------------------------------------------------ nodes
     def node(self, op_type: str, inputs, outputs: int = 1, domain: str = "", **attrs):
