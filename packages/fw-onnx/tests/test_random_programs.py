@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
-from onnx_testutil import assert_same, export_run, fw_outputs
+from onnx_testutil import assert_same, export_run, fw_outputs, session
 
 import fw
 import fw.nn.functional as F
@@ -22,11 +22,12 @@ REDUCE = {"sum": fw.sum, "mean": fw.mean, "max": fw.max, "min": fw.min}
 
 
 @st.composite
-def programs(draw):
+def programs(draw, dynamic=False):
     """(steps, input shape, dtype): a chain applied to x. Each step is a tuple whose
     constants (weights, operands) are drawn here, so tracing and the eager run see
-    the same values."""
-    rank = draw(st.integers(1, 3))
+    the same values. ``dynamic``: the steps keep axis 0 a batch axis of any size
+    (they reshape, transpose and reduce the other axes only)."""
+    rank = draw(st.integers(2 if dynamic else 1, 3))
     shape = [draw(st.integers(1, 4)) for _ in range(rank)]
     in_shape = tuple(shape)
     dtype = draw(st.sampled_from(["float32", "float64"]))
@@ -36,6 +37,8 @@ def programs(draw):
         kind = draw(st.sampled_from(["unary", "binary", "matmul", "reshape", "transpose",
                                      "reduce", "concat", "softmax"]))
         rank = len(shape)
+        if dynamic and rank < 2 and kind in ("matmul", "reshape", "transpose", "reduce"):
+            continue  # x is the batch axis alone: nothing but elementwise steps
         if kind == "unary":
             # onnxruntime's CPU provider has no float64 Erf kernel (exact gelu uses Erf;
             # the graph itself is valid ONNX, which types Erf for doubles)
@@ -45,6 +48,8 @@ def programs(draw):
             # the other operand broadcasts: some of x's trailing dims, some set to 1
             k = draw(st.integers(0, rank))
             oshape = [d if draw(st.booleans()) else 1 for d in shape[rank - k:]]
+            if dynamic and k == rank:
+                oshape[0] = 1  # broadcast along the batch
             other = rng.standard_normal(oshape).astype(dtype)
             steps.append(("binary", draw(st.sampled_from(sorted(BINARY))), other))
         elif kind == "matmul" and rank >= 1:
@@ -52,6 +57,9 @@ def programs(draw):
             w = (rng.standard_normal((shape[-1], n)) / np.sqrt(shape[-1])).astype(dtype)
             steps.append(("matmul", w))
             shape = shape[:-1] + [n]
+        elif kind == "reshape" and dynamic:
+            steps.append(("reshape", [0, -1]))  # keep the batch (ONNX/Paddle 0: copy)
+            shape = [shape[0], int(np.prod(shape[1:]))]
         elif kind == "reshape":
             size = int(np.prod(shape))
             divisors = [d for d in range(1, size + 1) if size % d == 0]
@@ -61,10 +69,12 @@ def programs(draw):
             shape = [first, size // first] if len(new) == 2 else [size]
         elif kind == "transpose" and rank >= 2:
             perm = draw(st.permutations(list(range(rank))))
+            if dynamic:
+                perm = [0] + [p for p in perm if p != 0]
             steps.append(("transpose", list(perm)))
             shape = [shape[p] for p in perm]
         elif kind == "reduce" and rank >= 2:
-            axis = draw(st.integers(-rank, rank - 1))
+            axis = draw(st.integers(1 if dynamic else -rank, rank - 1))
             keep = draw(st.booleans())
             steps.append(("reduce", draw(st.sampled_from(sorted(REDUCE))), axis, keep))
             a = axis % rank
@@ -113,3 +123,21 @@ def test_random_program_matches_fw(program, seed):
 
     got, _ = export_run(fn, [x], [InputSpec(list(shape), dtype, "x")])
     assert_same(got, fw_outputs(fn, [x]), atol=TOL[dtype], rtol=TOL[dtype])
+
+
+@given(programs(dynamic=True), st.integers(0, 2**16))
+def test_random_program_with_a_dynamic_batch(program, seed):
+    steps, shape, dtype = program
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape).astype(dtype)
+
+    def fn(x):
+        return run_chain(steps, x)
+
+    spec = [InputSpec([None, *shape[1:]], dtype, "x")]
+    got, path = export_run(fn, [x], spec)
+    assert_same(got, fw_outputs(fn, [x]), atol=TOL[dtype], rtol=TOL[dtype])
+    # the same file at another batch size
+    x2 = rng.standard_normal((shape[0] + 2, *shape[1:])).astype(dtype)
+    got2 = session(path, fuse=dtype != "float64").run(None, {"x": x2})
+    assert_same(got2, fw_outputs(fn, [x2]), atol=TOL[dtype], rtol=TOL[dtype])
