@@ -133,3 +133,13 @@ def test_path_convention(tmp_path):
     assert fw.onnx.export(net, str(tmp_path / "b.onnx"), SPEC) == str(tmp_path / "b.onnx")
     assert fw.onnx.export(net, tmp_path / "sub" / "c", SPEC) == str(tmp_path / "sub" / "c.onnx")
     assert sorted(os.listdir(tmp_path)) == ["a.onnx", "b.onnx", "sub"]
+
+
+def test_input_spec_defaults_to_the_layers_to_static_spec(tmp_path):
+    import onnx
+
+    net = fw.jit.to_static(fw.nn.Linear(4, 2), input_spec=[InputSpec([None, 4], "float32", "a")])
+    path = fw.onnx.export(net, tmp_path / "m")
+    (inp,) = onnx.load(path).graph.input
+    assert inp.name == "a"
+    assert inp.type.tensor_type.shape.dim[0].dim_param  # the None dim stayed dynamic
