@@ -581,7 +581,7 @@ def test_a_full_queue_is_a_503_and_the_waiting_requests_still_finish(gated, refs
             np.array(answer["outputs"]["output_0"], np.float32), want)
 
 
-def test_a_request_that_waits_too_long_is_a_504(files):
+def test_a_request_that_waits_too_long_is_a_504_a_body_that_never_ends_a_408(files):
     gate = Gate()
     pred = Hooked(infer.create_predictor(infer.Config(str(files["mlp"]))), gate)
     srv = started({"slow": pred}, request_timeout_s=0.2)
@@ -589,6 +589,14 @@ def test_a_request_that_waits_too_long_is_a_504(files):
         status, answer = post_json(srv.port, "slow", {"inputs": {"x": [[0] * 8]}})
         assert status == 504
         assert answer["error"].startswith("model 'slow' gave no answer within 0.2 s")
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=WAIT_S) as s:
+            s.sendall(b"POST /v1/models/slow:predict HTTP/1.1\r\nHost: x\r\n"
+                      b"Content-Length: 100\r\n\r\n{\"inputs\": ")  # and nothing more
+            answer = b""
+            while chunk := s.recv(65536):
+                answer += chunk
+        assert answer.startswith(b"HTTP/1.1 408 ")
+        assert b"the request body did not arrive within 0.2 s" in answer
     finally:
         gate.release()
         assert srv.stop(WAIT_S)

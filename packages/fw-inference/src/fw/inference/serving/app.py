@@ -210,7 +210,12 @@ def create_app(models, options: ServingOptions | None = None) -> Starlette:
         if model is None:
             raise RequestError(404, f"no model named {name!r}; this server has "
                                     f"{sorted(serving.models)}")
-        body = await _read_body(request, opts.max_body_bytes)
+        try:  # a client that sends its body slowly does not hold the request forever
+            body = await asyncio.wait_for(_read_body(request, opts.max_body_bytes),
+                                          opts.request_timeout_s)
+        except asyncio.TimeoutError:
+            raise RequestError(408, f"the request body did not arrive within "
+                                    f"{opts.request_timeout_s:g} s (request_timeout_s)") from None
         query = dict(request.query_params)
         ctype = request.headers.get("content-type", "")
         if len(body) > _INLINE_BYTES:

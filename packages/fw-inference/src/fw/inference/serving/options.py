@@ -29,7 +29,7 @@ class ServingOptions:
         max_queue: requests waiting per model; one more is answered 503.
         max_body_bytes: the largest request body; a larger one is answered 413.
         request_timeout_s: the longest a request waits for its model (queue and
-            run); then it is answered 504.
+            run; then it is answered 504), and for its body to arrive (then 408).
         threads_per_model: worker threads per model, each with its own
             ``Predictor.clone()``.
         cpu_threads: ``Config.set_cpu_math_library_num_threads`` for models loaded

@@ -112,7 +112,8 @@ class Server:
         """Stop gracefully (as SIGTERM does): no new connections, requests in
         flight finish. Waits at most `timeout` seconds (default: the graceful
         timeout + 10 s), then forces the exit. Returns whether it stopped in time."""
-        if self._thread is None:
+        if self._thread is None:  # never started: only the socket to let go
+            self._sock.close()
             return True
         if timeout is None:
             timeout = self.options.graceful_timeout_s + 10.0
