@@ -68,11 +68,11 @@ def test_import_fw_inference_and_its_command_load_no_http_server():
 def test_import_fw_inference_serving_loads_the_extra_and_no_training_package():
     pytest.importorskip("starlette")
     pytest.importorskip("uvicorn")
-    loaded = loaded_after("""
+    loaded = loaded_after(f"""
         import sys
         import fw.inference.serving
-        assert all(m in sys.modules for m in {extra!r}), sys.modules.keys()
-    """.format(extra=SERVING_EXTRA))
+        assert all(m in sys.modules for m in {SERVING_EXTRA!r}), sys.modules.keys()
+    """)
     assert "fw.inference" in loaded
     assert not loaded & set(NOT_FOR_SERVING), loaded
 

@@ -197,7 +197,8 @@ def test_paddle_serving_feed_fetch_body(server, refs):
 
 
 def test_binary_bodies_and_answers(server, refs):
-    from safetensors.numpy import load, save as st_save
+    from safetensors.numpy import load
+    from safetensors.numpy import save as st_save
 
     x = np.random.default_rng(2).standard_normal((5, 8)).astype(np.float32)
     (want,) = alone(refs["mlp"], [x])
@@ -311,7 +312,7 @@ def _mixed_requests(rng, refs, n):
     from safetensors.numpy import save as st_save
 
     out = []
-    for i in range(n):
+    for _ in range(n):
         kind = kinds[rng.integers(len(kinds))]
         rows = int(rng.integers(1, 5))
         x = rng.standard_normal((rows, 8)).astype(np.float32)

@@ -118,6 +118,7 @@ def test_jobs_with_other_trailing_shapes_go_in_another_batch():
     _, pred, answers = runner_with(xs, sp=spec((-1, -1)))
     assert pred.calls == [(4, 3), (2, 4)]
     for x, (outs, err) in zip(xs, answers):
+        assert err is None
         check_alone(x, outs)
 
 
@@ -126,6 +127,7 @@ def test_a_job_over_the_row_limit_runs_alone_and_order_is_kept():
     _, pred, answers = runner_with(xs)
     assert pred.calls == [(2, 3), (20, 3), (2, 3)]
     for x, (outs, err) in zip(xs, answers):
+        assert err is None
         check_alone(x, outs)
 
 
@@ -138,6 +140,7 @@ def test_without_batching_each_job_runs_alone(why):
         _, pred, answers = runner_with(xs, max_batch_size=1)
     assert pred.calls == [(2, 3)] * 3
     for x, (outs, err) in zip(xs, answers):
+        assert err is None
         check_alone(x, outs)
 
 

@@ -168,8 +168,9 @@ def _from_json(t: TensorSpec, value, allow_sample=False, where="") -> np.ndarray
     try:
         raw = np.array(value)
     except ValueError:  # NumPy >= 1.24 refuses inhomogeneous nesting
-        raise _bad(f"{at}input '{t.name}' is a ragged list: {_ragged(value, t.name) or 'uneven nesting'} (every "
-                   f"row must have the same length; expected shape {list(t.shape)})") from None
+        where = _ragged(value, t.name) or "uneven nesting"
+        raise _bad(f"{at}input '{t.name}' is a ragged list: {where} (every row must have "
+                   f"the same length; expected shape {list(t.shape)})") from None
     if allow_sample and raw.ndim == len(t.shape) - 1 and len(t.shape) >= 1:
         raw = raw[None]  # one sample: add the batch dim
     a = _convert_json(t, raw, value, at)
