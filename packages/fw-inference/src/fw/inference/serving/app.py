@@ -241,6 +241,9 @@ def create_app(models, options: ServingOptions | None = None) -> Starlette:
             raise RequestError(504, f"model '{name}' gave no answer within "
                                     f"{opts.request_timeout_s:g} s (request_timeout_s); "
                                     f"{model.runner.depth()} requests are waiting") from None
+        except asyncio.CancelledError:  # uvicorn gave up on it (a forced shutdown)
+            job.cancelled = True
+            raise
         names = model.spec.output_names
         outputs = {n: outs[names.index(n)] for n in decoded.fetch}
         kind = answer_type(request.headers.get("accept", ""), decoded.protocol)
