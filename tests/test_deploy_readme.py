@@ -70,12 +70,13 @@ def test_the_serve_digits_example_saves_serves_and_answers(tmp_path):
     pytest.importorskip("sklearn")
     pytest.importorskip("starlette")
     pytest.importorskip("uvicorn")
+    deploy = tmp_path / "build" / "deploy"  # not there yet, as in a fresh clone
     env = dict(os.environ, FW_PYTHON=sys.executable, PORT=str(_free_port()),
-               DEPLOY_DIR=str(tmp_path))
+               DEPLOY_DIR=str(deploy))
     out = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, env=env,
                          timeout=600)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    model = tmp_path / "lenet_digits.fwmodel"
+    model = deploy / "lenet_digits.fwmodel"
     assert model.exists()
     lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
     ready, listing, answer = (json.loads(line) for line in lines[-3:])
