@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -142,7 +143,15 @@ def _run_set(label: str, files: list[str], args, area: str | None) -> None:
     _print_summary(label, results, out)
 
 
+def _interrupt(signum, frame):
+    # `kill PID` (and a job runner's stop) cleans up as Ctrl-C does: the test processes
+    # are killed and the scratch copies removed (Python's default for SIGTERM is to
+    # die at once, leaving both behind)
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main(argv: list[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, _interrupt)
     args = _parser().parse_args(argv)
     if args.known:
         return _run_known(args.known_file)

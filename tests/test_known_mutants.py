@@ -236,3 +236,28 @@ def test_runner_reports_pass_fail_and_kills_a_hang_at_the_timeout():
         assert run_tests(s, ["test_fwmut_probe.py::test_bad"], 120).status == "failed"
         hang = run_tests(s, ["test_fwmut_probe.py::test_hang"], 3)
         assert hang.status == "timeout" and hang.seconds < 60
+
+
+def test_a_terminated_run_removes_its_scratch_copy(tmp_path):
+    import signal
+    import subprocess
+    import time
+
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "ci", "mutate.py"), "--known",
+                             "--known-file", str(known.KNOWN_DIR / "examples.toml")],
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not list(tmp_path.glob("fw-mutate-*/tree")) and time.monotonic() < deadline:
+            assert proc.poll() is None, "mutate --known ended before making its scratch copy"
+            time.sleep(0.2)
+        assert list(tmp_path.glob("fw-mutate-*")), "no scratch copy appeared"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=120) != 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert not list(tmp_path.glob("fw-mutate-*"))
