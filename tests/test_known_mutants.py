@@ -261,3 +261,8 @@ def test_a_terminated_run_removes_its_scratch_copy(tmp_path):
             proc.kill()
             proc.wait()
     assert not list(tmp_path.glob("fw-mutate-*"))
+
+
+def test_drop_term_applies_at_every_operand_of_a_long_sum():
+    got = {new for _, op, new in _mutated_lines("x = a + b - c * d / e\n") if op == "DropTerm"}
+    assert got == {"x = a - c * d / e", "x = a + b", "x = a + b - c / e", "x = a + b - c * d"}

@@ -17,6 +17,7 @@ import re
 import subprocess
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -97,7 +98,12 @@ def run(mutants: list[Mutant], *, jobs: int = 1, log: Callable[[str], None] = pr
                     i = todo.get_nowait()
                 except queue.Empty:
                     return
-                rec = _one(scratch, mutants[i], maps, equivalents)
+                try:
+                    rec = _one(scratch, mutants[i], maps, equivalents)
+                except Exception:  # a bug of the tool, not a test outcome: reported, not lost
+                    rec = {**mutants[i].as_dict(), "status": "error", "tests": 0, "how": "",
+                           "seconds": 0.0, "key": "", "old": "", "new": "", "diff": "",
+                           "killer": "", "output": traceback.format_exc()[-2000:]}
                 if stop.is_set():
                     return
                 with lock:
