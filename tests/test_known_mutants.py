@@ -236,6 +236,12 @@ def test_runner_reports_pass_fail_and_kills_a_hang_at_the_timeout():
         assert run_tests(s, ["test_fwmut_probe.py::test_bad"], 120).status == "failed"
         hang = run_tests(s, ["test_fwmut_probe.py::test_hang"], 3)
         assert hang.status == "timeout" and hang.seconds < 60
+        # Hypothesis does not shrink in a mutant's run (a failure is all it needs)
+        (s.root / "test_fwmut_phases.py").write_text(
+            "from hypothesis import settings\n\ndef test_phases():\n"
+            "    assert 'shrink' not in str(settings.default.phases)\n"
+            "    assert 'generate' in str(settings.default.phases)\n")
+        assert run_tests(s, ["test_fwmut_phases.py::test_phases"], 120).status == "passed"
 
 
 def test_a_terminated_run_removes_its_scratch_copy(tmp_path):

@@ -47,7 +47,8 @@ def run_tests(scratch: Scratch, nodeids: list[str], timeout: float, *, stop_firs
     args_file.write_text("\n".join(nodeids) + "\n", encoding="utf-8")
     log_file = scratch.base / f"pytest-output-{tag}.txt"
     cmd = ["nice", "-n", "10", sys.executable, "-m", "pytest", "-q", "--no-header", "-rfE",
-           "-p", "no:randomly", *(["-x"] if stop_first else []), *extra, f"@{args_file}"]
+           "-p", "no:randomly", "-p", "_fwmut_runplugin", *(["-x"] if stop_first else []),
+           *extra, f"@{args_file}"]
     start = time.monotonic()
     timed_out = threading.Event()
 
