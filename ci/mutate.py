@@ -49,6 +49,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="regenerate docs/mutation.md from .mutation/results/")
     p.add_argument("--record-before", action="store_true",
                    help="store the current results' scores as the report's 'before' column")
+    p.add_argument("--note", default="", help="a sentence on the 'before' runs (--record-before)")
     p.add_argument("--rebuild-map", action="store_true", help="rebuild the coverage maps")
     p.add_argument("--label", help="results file name (default: the area, or 'paths')")
     return p
@@ -157,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         return _run_known(args.known_file)
     if args.report or args.record_before:
         if args.record_before:
-            report.record_before()
+            report.record_before(args.note)
         report.write()
         print(f"mutate: wrote {report.DOC.relative_to(ROOT)}")
         return 0

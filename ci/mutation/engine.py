@@ -209,9 +209,11 @@ def survivors_of(doc: dict) -> list[tuple[int, Mutant]]:
 
 
 def commit_of(root: Path = ROOT) -> str:
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
-                          text=True, timeout=30).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+    """The commit the code under test comes from: the last one that changed packages/
+    (the tool's own commits do not), "+dirty" when packages/ has uncommitted changes."""
+    head = subprocess.run(["git", "log", "-1", "--format=%h", "--", "packages"], cwd=root,
+                          capture_output=True, text=True, timeout=30).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "packages"], cwd=root,
                            capture_output=True, text=True, timeout=30).stdout.strip()
     return head + ("+dirty" if dirty else "")
 

@@ -49,10 +49,12 @@ def _summary(doc: dict) -> dict:
             "full_pass_hours": round(full / 3600, 1) if full is not None else None}
 
 
-def record_before() -> None:
-    base = {name: _summary(doc) for name, doc in _results().items()}
+def record_before(note: str = "") -> None:
+    base: dict = {name: _summary(doc) for name, doc in _results().items()}
     if not base:
         raise SystemExit("mutate --record-before: no results in .mutation/results/")
+    if note:
+        base["_note"] = note
     BASELINE.write_text(json.dumps(base, indent=1, sort_keys=True) + "\n")
 
 
@@ -85,7 +87,7 @@ def render() -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name in AREAS:
-        b = before.get(name, {})
+        b = before.get(name) or {}
         b_text = (f"{_pct(b.get('score'))} ({b['sampled']} of {b['total']}, {b['commit']})"
                   if b else "–")
         if name not in results:
@@ -99,7 +101,9 @@ def render() -> str:
             f"| {s['error']} | {_pct(s['score'])} | {b_text} | {s['mean_seconds'] or '–'} "
             f"| {s['mean_cpu_seconds'] or '–'} | {s['full_pass_hours']} h "
             f"| {s['full_pass_2cores_hours'] or '–'} h |")
-    lines += ["", "Runs: " + "; ".join(
+    if before.get("_note"):
+        lines += ["", f"Before: {before['_note']}"]
+    lines += ["", "Runs (commit: the last one that changed `packages/`): " + "; ".join(
         f"{n} at {d.get('commit')} on {d.get('started', '')[:16]} (seed {d.get('seed')})"
         for n, d in results.items()) + "." if results else "", ""]
     for name, doc in results.items():
