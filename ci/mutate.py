@@ -56,6 +56,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run_known(files: list[Path]) -> int:
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing:
+        print(f"mutate --known: no such catalogue file: {', '.join(missing)}", file=sys.stderr)
+        return 1
     try:
         entries = known.load(files or None)
     except ValueError as e:
@@ -173,6 +177,8 @@ def main(argv: list[str] | None = None) -> int:
             path = (Path.cwd() / p).resolve()
             if not path.is_file() or path.suffix != ".py":
                 _parser().error(f"{p}: not a Python file")
+            if not path.is_relative_to(ROOT):
+                _parser().error(f"{p}: not inside the repository ({ROOT})")
             files.append(path.relative_to(ROOT).as_posix())
         _run_set("paths", files, args, None)
     return 0

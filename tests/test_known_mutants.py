@@ -272,3 +272,27 @@ def test_a_terminated_run_removes_its_scratch_copy(tmp_path):
 def test_drop_term_applies_at_every_operand_of_a_long_sum():
     got = {new for _, op, new in _mutated_lines("x = a + b - c * d / e\n") if op == "DropTerm"}
     assert got == {"x = a - c * d / e", "x = a + b", "x = a + b - c / e", "x = a + b - c * d"}
+
+
+def _cli():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fw_ci_mutate", os.path.join(ROOT, "ci",
+                                                                                "mutate.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.main
+
+
+def test_cli_counts_mutants_and_rejects_bad_input(capsys, tmp_path):
+    main = _cli()
+    assert main(["--list", "packages/fw-nn/src/fw/nn/clip.py"]) == 0
+    assert "paths: 1 files," in capsys.readouterr().out
+    assert main(["--known", "--known-file", str(tmp_path / "none.toml")]) == 1
+    assert "no such catalogue file" in capsys.readouterr().err
+    outside = tmp_path / "x.py"
+    outside.write_text("x = 1\n")
+    for argv in ([str(outside)], [], ["--area", "nope"]):
+        with pytest.raises(SystemExit) as e:
+            main(argv)
+        assert e.value.code == 2
