@@ -125,7 +125,9 @@ def render() -> str:
     if not eq:
         lines.append("None recorded yet.")
     for e in eq.values():
-        lines.append(f"- `{e.file}` {e.operator}: `{e.old}` → `{e.new}`: {e.reason}")
+        where = f"{e.file}` in `{e.scope}" if e.scope else e.file
+        lines.append(f"- `{where}` {e.operator}: `{e.old}` → `{e.new}`. "
+                     + " ".join(e.reason.split()))
     return "\n".join(lines).rstrip() + "\n"
 
 
