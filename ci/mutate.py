@@ -131,7 +131,7 @@ def _run_set(label: str, files: list[str], args, area: str | None) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     meta = {"label": args.label or label, "area": area, "files": files, "total": len(mutants),
             "sampled": len(chosen), "seed": args.seed if len(chosen) < len(mutants) else None,
-            "commit": engine.commit_of(), "started": engine.now()}
+            "commit": engine.commit_of(), "started": engine.now(), "jobs": args.jobs}
     results: list[dict] = []
 
     def save(rec=None):  # after every mutant: an interrupted run keeps what it measured

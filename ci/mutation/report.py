@@ -40,7 +40,7 @@ def _summary(doc: dict) -> dict:
     # per sampled mutant, so uncovered and equivalent ones (not run) count as free
     wall = sum(r["seconds"] for r in doc["results"])
     cpu = sum(r.get("cpu_seconds", 0.0) for r in doc["results"])
-    full = doc["total"] * wall / n if n else None
+    full = doc["total"] * wall / n / doc.get("jobs", 1) if n else None
     full_cpu = doc["total"] * cpu / n / 2 if n and s["mean_cpu_seconds"] else None
     return {**s, "total": doc["total"], "sampled": n, "seed": doc.get("seed"),
             "full_pass_2cores_hours": round(full_cpu / 3600, 1) if full_cpu else None,
@@ -79,11 +79,12 @@ def render() -> str:
         "mean wall time of a mutant's test run on the machine that made the results",
         "(a busy one: it is noisy) and *CPU s* its CPU time (pytest and the processes",
         "it waited for). *Full pass* estimates all M mutants from the sample (uncovered",
-        "and equivalent ones are not run): *1 worker* at the measured wall time, *2",
-        "cores* at the CPU time on an otherwise idle 2-core machine (`--jobs 2`).",
+        "and equivalent ones are not run): *as measured* at the wall time and `--jobs`",
+        "of the run, on its machine as busy as it was; *2 idle cores* at the CPU time",
+        "on an otherwise idle 2-core machine (`--jobs 2`).",
         "",
         "| area | M | run (N of M) | killed | timeouts | survived | uncovered | equivalent "
-        "| errors | score | before | s/mutant | CPU s | full pass: 1 worker | 2 cores |",
+        "| errors | score | before | s/mutant | CPU s | full pass: as measured | 2 idle cores |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name in AREAS:
