@@ -254,6 +254,13 @@ def test_runner_reports_pass_fail_and_kills_a_hang_at_the_timeout():
             "def test_hang():\n    time.sleep(120)\n")
         assert run_tests(s, ["test_fwmut_probe.py::test_ok"], 120).status == "passed"
         assert run_tests(s, ["test_fwmut_probe.py::test_bad"], 120).status == "failed"
+        # a test module that no longer imports (the mutant broke it) is a failure
+        (s.root / "test_fwmut_broken.py").write_text("raise ImportError('planted')\n\n"
+                                                     "def test_x():\n    pass\n")
+        broken = run_tests(s, ["test_fwmut_broken.py::test_x", "test_fwmut_probe.py::test_ok"],
+                           120)
+        assert broken.status == "failed", broken.output
+        assert run_tests(s, ["test_fwmut_probe.py::test_gone"], 120).status == "error"
         hang = run_tests(s, ["test_fwmut_probe.py::test_hang"], 3)
         assert hang.status == "timeout" and hang.seconds < 60
         # Hypothesis does not shrink in a mutant's run (a failure is all it needs)

@@ -183,10 +183,11 @@ def load_results(path: Path) -> dict:
 
 
 def survivors_of(doc: dict) -> list[tuple[int, Mutant]]:
-    """The survivors (and uncovered mutants) of a results document, found again in
+    """The survivors (uncovered mutants and errors too) of a results document, found again in
     today's sources by identity (`Applied.key`; among mutants sharing it, the one
     nearest the recorded line): (index in ``doc["results"]``, mutant) pairs."""
-    want = [(i, r) for i, r in enumerate(doc["results"]) if r["status"] in SURVIVED]
+    want = [(i, r) for i, r in enumerate(doc["results"]) if r["status"] in SURVIVED + ("error",)
+            and r.get("key")]
     out: list[tuple[int, Mutant]] = []
     for file in sorted({r["file"] for _, r in want}):
         if not (ROOT / file).is_file():
