@@ -21,6 +21,8 @@ def L(v):  # "long": an int64 array
     return np.array(v, dtype=np.int64)
 
 
+X12 = np.arange(12.0).reshape(3, 4)
+
 # (id, op, args, attrs, expected outputs in order)
 CASES = [
     # quantile 'nearest': Paddle rounds the position with paddle.round, half away from
@@ -144,6 +146,51 @@ CASES = [
     ("bincount-minlength", "bincount", [L([2, 2, 0]), None], {"minlength": 5},
      [L([1, 0, 2, 0, 0])]),
     ("increment", "increment", [A([1.5])], {"value": -2.0}, [A([-0.5])]),
+    # indexing with NumPy's rules (x = arange(12) as 3x4; slices are (start, stop, step))
+    ("getitem-negative-step", "getitem", [X12, []], {"index": (1, (None, None, -1))},
+     [A([7.0, 6, 5, 4])]),
+    ("getitem-slice-and-array", "getitem", [X12, [L([3, 0])]], {"index": ((None, None, 2), "t")},
+     [A([[3.0, 0], [11, 8]])]),
+    ("getitem-mask", "getitem", [X12, [A([[1, 0, 0, 1], [0, 0, 0, 0], [0, 1, 0, 0]], bool)]],
+     {"index": ("t",)}, [A([0.0, 3, 9])]),
+    ("getitem-negative-int", "getitem", [X12, []], {"index": (-1, (1, None, 2))},
+     [A([9.0, 11])]),
+    ("getitem-paired-arrays", "getitem", [X12, [L([0, 2]), L([3, 1])]], {"index": ("t", "t")},
+     [A([3.0, 9])]),
+    ("getitem-ellipsis-newaxis", "getitem", [X12, []], {"index": ("...", None)},
+     [X12[..., None]]),
+    ("setitem-strided", "setitem", [np.zeros((3, 4)), A(5.0), []],
+     {"index": (1, (None, None, 2))}, [A([[0.0, 0, 0, 0], [5, 0, 5, 0], [0, 0, 0, 0]])]),
+    ("setitem-broadcast", "setitem", [np.zeros((3, 4)), A([1.0, 2]), []],
+     {"index": ((None, None, None), (1, 3, None))}, [A([[0.0, 1, 2, 0]] * 3)]),
+    # hierarchical sigmoid, default tree with 2 classes: one node, z = w.x + b = 0.1;
+    # loss = log(1 + e^z) - bit*z with bit = the label
+    ("hsigmoid_loss-label0", "hsigmoid_loss",
+     [A([[1.0, 2]]), L([0]), A([[0.5, -0.25]]), A([[0.1]]), None, None], {"num_classes": 2},
+     [A([[0.744396660073571]])]),
+    ("hsigmoid_loss-label1", "hsigmoid_loss",
+     [A([[1.0, 2]]), L([1]), A([[0.5, -0.25]]), A([[0.1]]), None, None], {"num_classes": 2},
+     [A([[0.644396660073571]])]),
+    ("is_empty", "is_empty", [np.zeros((2, 0))], {}, [A(True, bool)]),
+    ("is_empty-not", "is_empty", [np.zeros((1,))], {}, [A(False, bool)]),
+    ("shape", "shape", [np.zeros((2, 3, 0))], {}, [L([2, 3, 0])]),
+    ("assign", "assign", [X12], {}, [X12]),
+    ("to_device", "to_device", [X12], {}, [X12]),
+    # an upper-triangular matrix has its diagonal as eigenvalues (in order)
+    ("eig-values", "eig", [A([[2.0, 1], [0, 3]])], {}, [A([2.0, 3], np.complex128)]),
+    ("arange_dyn", "arange_dyn", [L(1), L(10), L(3)], {}, [L([1, 4, 7])]),
+    ("full_dyn", "full_dyn", [L([2, 3])], {"fill_value": 1.5, "dtype": "float64",
+                                           "static_shape": (-1, -1)}, [np.full((2, 3), 1.5)]),
+    ("expand_dyn", "expand_dyn", [A([[1.0], [2]]), L([3, 2, 2])], {"static_shape": (-1, -1, -1)},
+     [A([[[1.0, 1], [2, 2]]] * 3)]),
+    ("reshape_dyn", "reshape_dyn", [np.arange(6.0), L([3, -1])], {"static_shape": (-1, -1)},
+     [A([[0.0, 1], [2, 3], [4, 5]])]),
+    # x0*x1 - 0.5 where that is below x0, else x0: [3-.5 < 1? no, 8-.5 < 2? no, -.5 < 0 yes]
+    ("fused_elementwise", "fused_elementwise", [[A([1.0, 2, 0]), A([3.0, 4, 0.25])]],
+     {"program": (("multiply", "f64", (0, 1), ()), ("const", "f64", (), (0.5,)),
+                  ("subtract", "f64", (2, 3), ()), ("less_than", "bool", (4, 0), ()),
+                  ("where", "f64", (5, 4, 0), ())), "out_dtype": "f64"},
+     [A([1.0, 2, -0.5])]),
 ]
 
 
