@@ -146,6 +146,15 @@ CASES = [
     ("bincount-minlength", "bincount", [L([2, 2, 0]), None], {"minlength": 5},
      [L([1, 0, 2, 0, 0])]),
     ("increment", "increment", [A([1.5])], {"value": -2.0}, [A([-0.5])]),
+    # round: halves away from zero, Paddle's documented example first
+    ("round-doc", "round", [A([-0.5, -0.2, 0.6, 1.5], np.float32)], {},
+     [A([-1.0, -0.0, 1, 2], np.float32)]),
+    ("round-halves", "round", [A([-2.5, -1.5, 0.5, 2.5, 3.5, 0.49999999999999994])], {},
+     [A([-3.0, -2, 1, 3, 4, 0])]),
+    ("round-decimals", "round", [A([0.125, -0.25, 2.675])], {"decimals": 1},
+     [A([0.1, -0.3, 2.7])]),
+    ("round-int-tens", "round", [L([15, -25, 14, 7])], {"decimals": -1}, [L([20, -30, 10, 10])]),
+    ("round-inf-nan", "round", [A([np.inf, -np.inf, NAN])], {}, [A([np.inf, -np.inf, NAN])]),
     # indexing with NumPy's rules (x = arange(12) as 3x4; slices are (start, stop, step))
     ("getitem-negative-step", "getitem", [X12, []], {"index": (1, (None, None, -1))},
      [A([7.0, 6, 5, 4])]),
