@@ -82,8 +82,7 @@ def _rows(x, axis):
     kept = tuple(x.shape[i] for i in rest)
     ones = tuple(1 if i in axes else x.shape[i] for i in range(x.ndim))
     n = int(np.prod([x.shape[i] for i in axes])) if axes else 1
-    rows = [list(r) for r in y.reshape(int(np.prod(kept)), n).tolist()] if kept or n else [[]]
-    return rows, kept, ones
+    return y.reshape(int(np.prod(kept)), n).tolist(), kept, ones
 
 
 def _shape_out(vals, kept, ones, keepdim, dtype):
