@@ -146,6 +146,9 @@ CASES = [
     ("bincount-minlength", "bincount", [L([2, 2, 0]), None], {"minlength": 5},
      [L([1, 0, 2, 0, 0])]),
     ("increment", "increment", [A([1.5])], {"value": -2.0}, [A([-0.5])]),
+    # softplus's default threshold is 20 (Paddle): beta*x above it gives x exactly
+    ("softplus-default-threshold", "softplus", [A([20.5, 19.5])], {},
+     [A([20.5, 19.5 + np.log1p(np.exp(-19.5))])]),
     # round: halves away from zero, Paddle's documented example first
     ("round-doc", "round", [A([-0.5, -0.2, 0.6, 1.5], np.float32)], {},
      [A([-1.0, -0.0, 1, 2], np.float32)]),

@@ -97,6 +97,11 @@ def _getitem(draw, dtype):
 _BAD_KEYS = [
     ([np.ones((2, 3), F32), ()], {"index": (5,)}, InvalidArgumentError,
      r"index 5 is out of range for axis 0.*\[-2, 1\]"),
+    # the first index past the end, and the first before the start
+    ([np.ones((2, 3), F32), ()], {"index": (0, 3)}, InvalidArgumentError,
+     r"index 3 is out of range for axis 1.*\[-3, 2\]"),
+    ([np.ones((2, 3), F32), ()], {"index": (-3,)}, InvalidArgumentError,
+     r"index -3 is out of range for axis 0.*\[-2, 1\]"),
     ([np.ones((2, 3), F32), ()], {"index": (0, 0, 0)}, InvalidArgumentError, "too many indices"),
     ([np.ones((2, 3), F32), ()], {"index": ("...", "...")}, InvalidArgumentError,
      "single ellipsis"),
