@@ -8,6 +8,7 @@ import pytest
 
 from fw.core.dispatch import invoke
 from fw.core.ops import OPS
+from fw.core.tensor import to_tensor
 from fw.core.testing import as_tuple, reference_call, to_args
 
 NAN = float("nan")
@@ -146,6 +147,15 @@ CASES = [
     ("bincount-minlength", "bincount", [L([2, 2, 0]), None], {"minlength": 5},
      [L([1, 0, 2, 0, 0])]),
     ("increment", "increment", [A([1.5])], {"value": -2.0}, [A([-0.5])]),
+    # an int-list attribute given as an integer tensor
+    ("tile-tensor-repeats", "tile", [A([1.0, 2])], {"repeat_times": to_tensor(L([2, 1]))},
+     [A([[1.0, 2], [1, 2]])]),
+    # multiplex takes negative indices into its list of inputs
+    ("multiplex-negative", "multiplex", [[A([[1.0, 2], [3, 4]]), A([[5.0, 6], [7, 8]])],
+                                         L([[-1], [-2]])], {}, [A([[5.0, 6], [3, 4]])]),
+    # a [1, n] bias broadcasts like an [n] one
+    ("linear-bias-row", "linear", [np.ones((2, 4)), np.ones((4, 3)), A([[1.0, 2, 3]])], {},
+     [A([[5.0, 6, 7], [5, 6, 7]])]),
     # softplus's default threshold is 20 (Paddle): beta*x above it gives x exactly
     ("softplus-default-threshold", "softplus", [A([20.5, 19.5])], {},
      [A([20.5, 19.5 + np.log1p(np.exp(-19.5))])]),
