@@ -4,7 +4,7 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fw
@@ -25,6 +25,29 @@ CASES = [pytest.param(r, id=f"{name}-{i}") for name, recs in sorted(RECORDS.item
 def test_every_op_has_a_record():
     missing = sorted(n for n in OPS if n not in RECORDS and n not in EXEMPT)
     assert not missing, f"ops without a test record: {missing}"
+
+
+def test_reference_defaults_match_the_op_attrs():
+    """A reference kernel's keyword defaults are the op's declared defaults (raw or
+    canonical): the reference is the executable specification, called directly by
+    oracles and tests, and must not drift from the table."""
+    import inspect
+
+    bad = []
+    for name, op in OPS.items():
+        canon = {}
+        if op.canon is not None:
+            try:
+                canon = op.canon(dict(op.attrs))
+            except FwError:  # attrs without a usable default (kernel_size=None, ...)
+                canon = {}
+        for p in inspect.signature(op.reference).parameters.values():
+            if p.default is inspect.Parameter.empty or p.name not in op.attrs:
+                continue
+            allowed = [op.attrs[p.name]] + ([canon[p.name]] if p.name in canon else [])
+            if not any(p.default == v or str(p.default) == str(v) for v in allowed):
+                bad.append(f"{name}.{p.name}: reference default {p.default!r}, op {allowed}")
+    assert not bad, "\n".join(bad)
 
 
 def test_records_name_real_ops():
@@ -64,6 +87,27 @@ def test_eager_matches_reference_and_infer(rec, data):
         else:
             r, a = rec.tol.get(dtype.name, tolerance(dtype))
             assert_close(o.numpy(), w, dtype, r, a, what=f"{op.name} output {k}")
+
+
+NONDIFF = [c for c in CASES if not OPS[c.values[0].op].differentiable]
+
+
+@pytest.mark.parametrize("rec", NONDIFF)
+@settings(max_examples=2)
+@given(data=st.data())
+def test_non_differentiable_ops_record_no_gradient(rec, data):
+    """An op declared non-differentiable gives outputs that stop the gradient even when
+    its floating inputs require one (it has no VJP rule to record)."""
+    op = OPS[rec.op]
+    _, s = _draw(rec, data)
+    args = to_args(s.args)
+    for a in args:
+        for t in (a if isinstance(a, list) else [a]):
+            if isinstance(t, fw.Tensor) and t.dtype.is_floating_point:
+                t.stop_gradient = False
+    for k, o in enumerate(as_tuple(invoke(op, args, dict(s.attrs)))):
+        for t in (o if isinstance(o, (list, tuple)) else [o]):
+            assert t.stop_gradient, f"{op.name} output {k} records a gradient"
 
 
 def _symbolic_call(op, s, dynamic):

@@ -136,10 +136,36 @@ def _frac_ref(x):
     return x - np.trunc(x)
 
 
+def _round_half_away(x):
+    """x rounded to integers, halves away from zero (C's round, which Paddle's kernel
+    uses; NumPy's round goes to even). x - trunc(x) is exact, so there is no 0.5
+    + 0.49999999999999994 == 1.0 trap; the sign of zero is kept (-0.2 -> -0.0)."""
+    t = np.trunc(x)
+    with np.errstate(invalid="ignore"):  # inf - inf: the inf stays (the test is False)
+        away = np.abs(x - t) >= 0.5
+    return np.where(away, t + np.sign(x), t)
+
+
 def _round_ref(x, decimals=0):
-    if _kind(x) == _BOOL:
+    """Paddle's round: halves away from zero (its documented example is
+    round([-0.5, -0.2, 0.6, 1.5]) == [-1, -0, 1, 2]); `decimals` scales by 10**decimals
+    first, and a negative `decimals` rounds integers to tens, hundreds, ..."""
+    k = _kind(x)
+    if k == _BOOL or (k == _INT and decimals >= 0):
         return x.copy()
-    return np.round(x, decimals)
+    if k == _COMPLEX:
+        return (_round_ref(x.real, decimals) + 1j * _round_ref(x.imag, decimals)).astype(x.dtype)
+    if k == _INT:  # exact in integers: |x| to a multiple of p, halves up, sign back
+        p = 10 ** (-decimals)
+        q, r = np.divmod(np.abs(x), p)
+        return (np.sign(x) * (q + (2 * r >= p)) * p).astype(x.dtype)
+    y = x.astype(np.float32) if x.dtype.itemsize < 4 else x  # float16/bfloat16
+    if decimals:
+        f = 10.0 ** decimals
+        out = _round_half_away(y * f) / f
+    else:
+        out = _round_half_away(y)
+    return out.astype(x.dtype, copy=False)
 
 
 _SP = []

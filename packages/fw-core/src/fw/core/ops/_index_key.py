@@ -411,12 +411,7 @@ def describe_range_error(op, shape, index, arrays, exc) -> Exception:
         elif kind == "slice":
             t += sum(1 for b in p if b == "t")
             j += 1
-        elif kind == "int":
-            d = shape[j]
-            if not -d <= p < d:
-                return InvalidArgumentError(f"{op}: index {p} is out of range for axis {j} of x "
-                                            f"with shape {shp(shape)} (valid range "
-                                            f"[{-d}, {d - 1}])")
+        elif kind == "int":  # an int out of range: result_shape above raised already
             j += 1
         elif kind == "arr":
             a = np.asarray(arrays[t])

@@ -15,7 +15,7 @@ from fw.core.ir.types import DYN, TensorType
 
 __all__ = [
     "broadcast_shapes", "norm_axis", "norm_axes", "same", "binary", "compare", "to_bool",
-    "to_dtype", "reduce", "infer_by_eval", "shp", "require_float", "require_int", "real_of",
+    "to_dtype", "reduce", "shp", "require_float", "require_int", "real_of",
     "complex_of",
 ]
 
@@ -148,51 +148,3 @@ def reduce(x, axis=None, keepdim=False, dtype=None, **_):
     else:
         shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
     return TensorType(shape, x.dtype if dtype is None else _dt.convert_dtype(dtype))
-
-
-# ---------------------------------------------------------------- infer by evaluation
-_SENTINELS = (2, 3)
-
-
-def infer_by_eval(reference, int_fill=0):
-    """An `infer` that runs the NumPy reference on small stand-in arrays.
-
-    Static dims are used as they are; each dynamic dim is replaced by 2 and then
-    by 3, and output dims that differ between the two runs are reported as -1.
-    Use it only for ops whose output shape depends on input shapes alone and
-    whose reference accepts arbitrary values (floats are drawn from a fixed
-    seed; integers are `int_fill`).
-    """
-
-    def make(t, sub, rng):
-        shape = tuple(sub if d == DYN else d for d in t.shape)
-        if t.dtype.kind >= _dt._FLOAT:
-            a = rng.standard_normal(shape)
-            if t.dtype.kind == _dt._COMPLEX:
-                a = a + 1j * rng.standard_normal(shape)
-            return a.astype(t.dtype.np)
-        return np.full(shape, int_fill, dtype=t.dtype.np)
-
-    def run(types, attrs, sub):
-        rng = np.random.default_rng(0)
-        args = [None if t is None else ([make(u, sub, rng) for u in t] if isinstance(t, list)
-                                        else make(t, sub, rng)) for t in types]
-        out = reference(*args, **attrs)
-        return out if isinstance(out, tuple) else (out,)
-
-    def rule(*types, **attrs):
-        dyn = any(DYN in (t.shape if not isinstance(t, list) else sum((u.shape for u in t), ()))
-                  for t in types if t is not None)
-        a = run(types, attrs, _SENTINELS[0])
-        b = run(types, attrs, _SENTINELS[1]) if dyn else a
-        res = []
-        for x, y in zip(a, b):
-            x = np.asarray(x)
-            y = np.asarray(y)
-            shape = tuple(dx if dx == dy else DYN for dx, dy in zip(x.shape, y.shape))
-            if len(x.shape) != len(y.shape):
-                raise InvalidArgumentError("the result rank depends on dynamic dimensions")
-            res.append(TensorType(shape, _dt.from_numpy(x.dtype)))
-        return res[0] if len(res) == 1 else tuple(res)
-
-    return rule

@@ -372,10 +372,10 @@ def _tri_count(row, col, offset, lower):
 
 
 def _tri_indices(lower):
-    def infer(row=0, col=None, offset=0, dtype=None):
+    def infer(row=0, col=None, offset=0, dtype=_dt.int64):
         return TensorType((2, _tri_count(row, col, offset, lower)), dtype)
 
-    def ref(row=0, col=None, offset=0, dtype=None):
+    def ref(row=0, col=None, offset=0, dtype=_dt.int64):
         fn = np.tril_indices if lower else np.triu_indices
         r, c = fn(row, offset, col)
         return np.stack([r, c]).astype(dtype.np)

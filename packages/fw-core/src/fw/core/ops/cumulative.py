@@ -144,13 +144,10 @@ Example:
 
 
 def _cumext_canon(attrs):
-    a = _cum_canon(attrs)
-    d = _dt.convert_dtype(a["dtype"])
+    a = _cum_canon(attrs)  # converts the dtype already
+    d = a["dtype"]
     if d not in (_dt.int32, _dt.int64):
         raise InvalidTypeError(f"'dtype' (of the indices) must be int32 or int64, got {d.name}")
-    if d is not a["dtype"]:
-        a = dict(a)
-        a["dtype"] = d
     return a
 
 

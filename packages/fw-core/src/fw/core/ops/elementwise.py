@@ -13,7 +13,8 @@ Semantics worth knowing (they follow Paddle 3.x unless noted):
   by zero"); float division by zero gives inf/nan.
 - ``pow`` of an integer by a negative integer truncates toward zero like C's
   ``pow`` cast back to int (``2 ** -1 == 0``, ``1 ** -3 == 1``, ``-1 ** -3 == -1``).
-- ``round`` rounds half to even (Paddle 3.x, like NumPy and PyTorch).
+- ``round`` rounds halves away from zero, as Paddle's kernel (C's round) and its
+  documented example do (NumPy and PyTorch round half to even).
 - ``abs``/``real``/``imag``/``angle`` of a complex tensor are real tensors.
 - ``clip(x, min, max)`` is ``minimum(maximum(x, min), max)``: when min > max
   every element becomes max (NumPy and PyTorch agree).
@@ -387,7 +388,8 @@ def _round_canon(attrs):
 
 
 _unary("round", _round_ref, attrs={"decimals": 0}, canon=_round_canon,
-       doc="Round to `decimals` places, halves to even ([-0.5, 1.5, 2.5] -> [-0, 2, 2]).")
+       doc="Round to `decimals` places, halves away from zero ([-0.5, -0.2, 0.6, 1.5, 2.5] -> "
+           "[-1, -0, 1, 2, 3]).")
 
 
 # ---------------------------------------------------------------- special functions

@@ -57,8 +57,13 @@ class OpRecord:
     nondeterministic: bool = False  # random ops: compare shapes and dtypes only
     errors: list = field(default_factory=list)  # [(args, attrs, exc type, regex)]
     note: str = ""
-    # optional independent oracle (NumPy/SciPy formula) to check the reference itself
+    # optional independent oracle (NumPy/SciPy formula, or plain loops) to check the
+    # reference itself: oracle(*args, **attrs) -> the outputs (tests/test_record_oracles.py)
     oracle: Callable | None = None
+    # what the sampler draws: "random" values, "ties" (equal values in every slice, for
+    # reductions, sorts and selections) or "duplicates" (repeated indices, for scatters);
+    # the last two always come with an oracle (see records/_ties.py)
+    kind: str = "random"
     # finite differences need a smooth neighbourhood: keep draws away from kinks
     fd_eps: float = 1e-6
     # the module that called `record` (set by `record`): records/<op family>.py

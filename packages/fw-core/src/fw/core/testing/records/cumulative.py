@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 from fw.core import dtypes as _dt
 from fw.core.errors import InvalidArgumentError, InvalidTypeError
 from fw.core.testing import ALL_NUMERIC, FLOATS, FLOATS_LOW, INTS, Sample, arrays, record, shapes
+from fw.core.testing.records import _ties
 from fw.core.testing.records._axes import BOOL, F32
 
 
@@ -77,3 +78,15 @@ for _n in ("trapezoid", "cumulative_trapezoid"):
                     "points"),
                    ([np.ones((3,), F32), np.ones((3,), F32)], {"dx": 1.0},
                     InvalidArgumentError, "not both")])
+
+
+# ---------------------------------------------------------------- ties (issue 18)
+def _cum_ties(draw, dtype):
+    s = _ties.ties_sample(draw, dtype)
+    ax = draw(st.sampled_from([s.attrs["axis"], None]))
+    return Sample(s.args, {"axis": ax, "dtype": draw(st.sampled_from(["int64", "int32"]))})
+
+
+for _n, _largest in (("cummax", True), ("cummin", False)):
+    record(_n, _cum_ties, dtypes=FLOATS + INTS, grad_order=0, kind="ties",
+           oracle=_ties.cum_extreme_oracle(_largest))

@@ -113,7 +113,9 @@ def _householder(draw, dtype):
 
 record("householder_product", _householder, dtypes=INEXACT, grad_order=1,
        errors=[([np.ones((2, 3), F32), np.ones((2,), F32)], {}, InvalidArgumentError,
-                "at least as many rows")])
+                "at least as many rows"),
+               ([np.ones((2, 4, 3), F32), np.ones((3, 2), F32)], {}, InvalidArgumentError,
+                r"'tau batch' with shape \[3\] cannot broadcast with 'x batch'")])
 
 
 def _ormqr(draw, dtype):

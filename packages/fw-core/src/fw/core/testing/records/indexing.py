@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from fw.core import dtypes as _dt
 from fw.core.errors import InvalidArgumentError, InvalidTypeError
 from fw.core.testing import ALL_NUMERIC, FLOATS, Sample, arrays, record, shapes
+from fw.core.testing.records import _ties
 
 MOVE = ALL_NUMERIC + (_dt.bool_, _dt.float16, _dt.complex64)
 I64 = np.int64
@@ -96,6 +97,11 @@ def _getitem(draw, dtype):
 _BAD_KEYS = [
     ([np.ones((2, 3), F32), ()], {"index": (5,)}, InvalidArgumentError,
      r"index 5 is out of range for axis 0.*\[-2, 1\]"),
+    # the first index past the end, and the first before the start
+    ([np.ones((2, 3), F32), ()], {"index": (0, 3)}, InvalidArgumentError,
+     r"index 3 is out of range for axis 1.*\[-3, 2\]"),
+    ([np.ones((2, 3), F32), ()], {"index": (-3,)}, InvalidArgumentError,
+     r"index -3 is out of range for axis 0.*\[-2, 1\]"),
     ([np.ones((2, 3), F32), ()], {"index": (0, 0, 0)}, InvalidArgumentError, "too many indices"),
     ([np.ones((2, 3), F32), ()], {"index": ("...", "...")}, InvalidArgumentError,
      "single ellipsis"),
@@ -521,3 +527,93 @@ record("shard_index", _shard_index, dtypes=(_dt.int32, _dt.int64), grad_order=0,
                 r"'input' holds values in \[25, 25\]"),
                ([np.asarray([[1]])], {"index_num": 20, "nshards": 2, "shard_id": 2},
                 InvalidArgumentError, "shard_id")])
+
+
+# ---------------------------------------------------------------- duplicates (issue 18)
+# repeated indices, checked against the loop oracles of _ties.py: the last write wins
+# (scatter overwrite), every update counts (the accumulating forms)
+def _scatter_dups(draw, dtype):
+    shape = shapes(draw, min_dims=1, max_dims=3, min_side=1)
+    idx = _ties.dup_indices(draw, shape[0])
+    return Sample([arrays(draw, dtype, shape), idx,
+                   arrays(draw, dtype, (len(idx),) + tuple(shape[1:]))],
+                  {"overwrite": draw(st.booleans())})
+
+
+record("scatter", _scatter_dups, dtypes=ALL_NUMERIC, grad_order=0, kind="duplicates",
+       oracle=_ties.scatter_oracle)
+
+
+def _index_add_dups(draw, dtype):
+    shape = shapes(draw, min_dims=1, max_dims=3, min_side=1)
+    a = draw(st.integers(-len(shape), len(shape) - 1))
+    idx = _ties.dup_indices(draw, shape[a])
+    vshape = list(shape)
+    vshape[a] = len(idx)
+    return Sample([arrays(draw, dtype, shape), idx, arrays(draw, dtype, tuple(vshape))],
+                  {"axis": a})
+
+
+record("index_add", _index_add_dups, dtypes=ALL_NUMERIC, grad_order=0, dynamic_ok=False,
+       kind="duplicates", oracle=_ties.index_add_oracle)
+
+
+def _scatter_nd_dups(draw, dtype):
+    shape = shapes(draw, min_dims=1, max_dims=3, min_side=1)
+    k = draw(st.integers(1, len(shape)))
+    point = [draw(st.integers(-d, d - 1)) for d in shape[:k]]
+    other = [draw(st.integers(-d, d - 1)) for d in shape[:k]]
+    rows = [draw(st.sampled_from([point, other])) for _ in range(draw(st.integers(1, 5)))]
+    idx = np.asarray(rows, I64)
+    return Sample([arrays(draw, dtype, shape), idx,
+                   arrays(draw, dtype, (len(rows),) + tuple(shape[k:]))], {})
+
+
+record("scatter_nd_add", _scatter_nd_dups, dtypes=ALL_NUMERIC, grad_order=0, dynamic_ok=False,
+       kind="duplicates", oracle=_ties.scatter_nd_add_oracle)
+
+
+def _put_along_dups(draw, dtype):
+    shape = shapes(draw, min_dims=1, max_dims=3, min_side=1)
+    nd = len(shape)
+    a = draw(st.integers(0, nd - 1))
+    ishape = list(shape)
+    ishape[a] = draw(st.integers(1, 4))
+    # every slice along `a` aims at one or two targets: repeated indices
+    pool = [draw(st.integers(-shape[a], shape[a] - 1)) for _ in range(2)]
+    idx = np.asarray(draw(st.lists(st.sampled_from(pool), min_size=int(np.prod(ishape)),
+                                   max_size=int(np.prod(ishape)))), I64).reshape(ishape)
+    vals = arrays(draw, dtype, tuple(ishape), -3, 3)
+    return Sample([arrays(draw, dtype, shape, -3, 3), idx, vals],
+                  {"axis": a, "reduce": draw(st.sampled_from(["add", "mul", "mean", "amin",
+                                                              "amax", "multiply"])),
+                   "include_self": draw(st.booleans()), "broadcast": False})
+
+
+record("put_along_axis", _put_along_dups, dtypes=ALL_NUMERIC, grad_order=0, dynamic_ok=False,
+       kind="duplicates", oracle=_ties.put_along_axis_oracle,
+       note="no 'assign': which duplicate write lands is unspecified there")
+
+
+def _index_put_dups(draw, dtype):
+    shape = shapes(draw, min_dims=1, max_dims=3, min_side=1)
+    k = draw(st.integers(1, len(shape)))
+    n = draw(st.integers(1, 5))
+    idx = [_ties.dup_indices(draw, shape[i], n)[:1].repeat(n) if draw(st.booleans())
+           else _ints(draw, (n,), -shape[i], shape[i] - 1) for i in range(k)]
+    return Sample([arrays(draw, dtype, shape), idx, arrays(draw, dtype, (n,) + tuple(shape[k:]))],
+                  {"accumulate": True})
+
+
+def _index_put_oracle(x, indices, value, accumulate=True):
+    out = np.array(x, copy=True)
+    n = len(indices[0])
+    v = np.broadcast_to(np.asarray(value), (n,) + x.shape[len(indices):])
+    for j in range(n):  # one point at a time: duplicates add up
+        key = tuple(int(ix[j]) for ix in indices)
+        out[key] += v[j]
+    return out
+
+
+record("index_put", _index_put_dups, dtypes=ALL_NUMERIC, grad_order=0, dynamic_ok=False,
+       kind="duplicates", oracle=_index_put_oracle)

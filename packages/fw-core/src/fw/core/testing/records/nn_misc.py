@@ -27,7 +27,9 @@ record("linear", _linear, dtypes=ALL_F, grad_order=2, tol=LOW_TOL,
        errors=[([np.ones((2, 3), F32), np.ones((4, 5), F32), None], {}, InvalidArgumentError,
                 "layout \\[in, out\\]"),
                ([np.ones((2, 3), F32), np.ones((3, 5), F32), np.ones(4, F32)], {},
-                InvalidArgumentError, "bias")])
+                InvalidArgumentError, "bias"),
+               ([np.ones((2, 3), F32), np.ones((3, 5), F32), np.ones((2, 5), F32)], {},
+                InvalidArgumentError, r"bias \[2, 5\] must be \[5\]")])
 
 
 def _bilinear(draw, dtype):

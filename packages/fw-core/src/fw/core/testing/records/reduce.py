@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 from fw.core import dtypes as _dt
 from fw.core.errors import InvalidArgumentError, InvalidTypeError
 from fw.core.testing import ALL_NUMERIC, FLOATS, FLOATS_LOW, INTS, Sample, arrays, record, shapes
+from fw.core.testing.records import _ties
 from fw.core.testing.records._axes import BAD_AXIS, BOOL, EMPTY_MAX, F32, axis_sample
 
 
@@ -79,3 +80,23 @@ def _reduce_as(draw, dtype):
 record("reduce_as", _reduce_as, dtypes=ALL_NUMERIC, grad_order=2,
        errors=[([np.ones((2, 3), F32), np.ones((4,), F32)], {}, InvalidArgumentError,
                 "must broadcast")])
+
+
+# ---------------------------------------------------------------- ties (issue 18)
+# equal values in every slice, checked against the loop oracles of _ties.py
+for _n, _largest in (("max", True), ("amax", True), ("min", False), ("amin", False)):
+    record(_n, lambda draw, d: _ties.ties_sample(draw, d, axis="any"), dtypes=FLOATS + INTS,
+           grad_order=0, kind="ties", oracle=_ties.extreme_oracle(_largest))
+
+
+def _arg_ties(draw, dtype):
+    s = _ties.ties_sample(draw, dtype)
+    if draw(st.booleans()):
+        s.attrs["axis"] = None
+    s.attrs["dtype"] = draw(st.sampled_from(["int64", "int32"]))
+    return s
+
+
+for _n, _largest in (("argmax", True), ("argmin", False)):
+    record(_n, _arg_ties, dtypes=FLOATS + INTS, grad_order=0, kind="ties",
+           oracle=_ties.arg_extreme_oracle(_largest))

@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 from fw.core import dtypes as _dt
 from fw.core.errors import InvalidArgumentError, InvalidTypeError
 from fw.core.testing import ALL_NUMERIC, FLOATS, FLOATS_LOW, INTS, Sample, arrays, record, shapes
+from fw.core.testing.records import _ties
 
 F32 = np.float32
 BAD_AXIS = ([np.ones((2, 3), F32)], {"axis": 2}, InvalidArgumentError, "out of range")
@@ -106,3 +107,67 @@ def _nonzero(draw, dtype):
 
 record("nonzero", _nonzero, dtypes=ALL_NUMERIC + (_dt.bool_,), grad_order=0,
        errors=[([np.ones((2, 3), F32)], {"dim": 2}, InvalidArgumentError, "out of range")])
+
+
+# ---------------------------------------------------------------- ties (issue 18)
+# equal values (and NaN) in every slice, checked against the loop oracles of _ties.py
+def _sort_ties(draw, dtype):
+    s = _ties.ties_sample(draw, dtype)
+    return Sample(s.args, {"axis": s.attrs["axis"], "descending": draw(st.booleans()),
+                           "stable": draw(st.booleans())})
+
+
+record("sort", _sort_ties, dtypes=FLOATS + INTS, grad_order=0, kind="ties",
+       oracle=_ties.sort_oracle)
+record("argsort", _sort_ties, dtypes=FLOATS + INTS, grad_order=0, kind="ties",
+       oracle=_ties.argsort_oracle)
+
+
+def _topk_ties(draw, dtype):
+    s = _ties.ties_sample(draw, dtype, min_dims=1)
+    x, ax = s.args[0], s.attrs["axis"]
+    ax = draw(st.sampled_from([ax, None]))
+    n = x.shape[-1 if ax is None else ax]
+    return Sample([x], {"k": draw(st.integers(0, n)), "axis": ax,
+                        "largest": draw(st.booleans()), "sorted": True})
+
+
+record("topk", _topk_ties, dtypes=FLOATS + INTS, grad_order=0, dynamic_ok=False, kind="ties",
+       oracle=_ties.topk_oracle)
+
+
+def _kth_ties(draw, dtype):
+    s = _ties.ties_sample(draw, dtype, nan=False, min_dims=1)
+    n = s.args[0].shape[s.attrs["axis"]]
+    s.attrs["k"] = draw(st.integers(1, n))
+    return s
+
+
+record("kthvalue", _kth_ties, dtypes=FLOATS + INTS, grad_order=0, dynamic_ok=False,
+       kind="ties", oracle=_ties.kthvalue_oracle)
+record("mode", lambda draw, d: _ties.ties_sample(draw, d, nan=False, min_dims=1),
+       dtypes=FLOATS + INTS, grad_order=0, kind="ties", oracle=_ties.mode_oracle)
+
+
+def _unique_ties(draw, dtype):
+    x = _ties.tied(draw, dtype, shapes(draw, max_dims=3, min_side=1))
+    return Sample([x], {"axis": None, "dtype": draw(st.sampled_from(["int64", "int32"]))})
+
+
+record("unique", _unique_ties, dtypes=FLOATS + INTS, grad_order=0, kind="ties",
+       oracle=_ties.unique_oracle)
+record("unique_consecutive", _unique_ties, dtypes=FLOATS + INTS, grad_order=0, kind="ties",
+       oracle=_ties.unique_consecutive_oracle)
+
+
+def _searchsorted_ties(draw, dtype):
+    vshape = shapes(draw, min_dims=1, max_dims=3, min_side=1)
+    n = draw(st.integers(1, 6))
+    sshape = (n,) if draw(st.booleans()) else tuple(vshape[:-1]) + (n,)
+    seq = np.sort(_ties.tied(draw, dtype, sshape), axis=-1)
+    return Sample([seq, _ties.tied(draw, dtype, vshape)],
+                  {"out_int32": draw(st.booleans()), "right": draw(st.booleans())})
+
+
+record("searchsorted", _searchsorted_ties, dtypes=FLOATS + INTS, grad_order=0, kind="ties",
+       oracle=_ties.searchsorted_oracle)

@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 from fw.core import dtypes as _dt
 from fw.core.errors import InvalidArgumentError, InvalidTypeError
 from fw.core.testing import FLOATS, INTS, Sample, arrays, record, shapes
+from fw.core.testing.records import _ties
 from fw.core.testing.records._axes import BAD_AXIS, EMPTY_MAX, F32, _axis, axis_sample
 
 
@@ -120,3 +121,41 @@ def _hdd_edges(draw, dtype):
 record("histogramdd_bin_edges", _hdd_edges, dtypes=FLOATS, grad_order=0, dynamic_ok=False,
        errors=[([np.ones((3, 2), F32)], {"ranges": [0.0, 1.0]}, InvalidArgumentError,
                 "'ranges' must hold")])
+
+
+# ---------------------------------------------------------------- ties (issue 18)
+# tied values make the middle positions equal and q*(n-1) land on half-way points
+def _median_ties(nan):
+    def sample(draw, dtype):
+        s = _ties.ties_sample(draw, dtype, axis="any" if nan else "int")
+        if not nan and draw(st.booleans()):
+            s.attrs["axis"] = None
+        s.attrs["mode"] = draw(st.sampled_from(["avg", "min"]))
+        return s
+    return sample
+
+
+def _quantile_ties(draw, dtype):
+    # q*(n-1) on a half-way point (n=2, 4 or 6 with q=0.5; n=3 with q=0.25 or 0.75), over
+    # either tied values or distinct ones (where the rounding direction shows)
+    n = draw(st.sampled_from([2, 3, 4, 6]))
+    lead = tuple(draw(st.lists(st.integers(1, 3), max_size=2)))
+    if draw(st.booleans()):
+        x = _ties.tied(draw, dtype, lead + (n,), nan=True)
+    else:
+        rows = [draw(st.permutations(range(n))) for _ in range(int(np.prod(lead, dtype=int)))]
+        x = np.asarray(rows).reshape(lead + (n,)).astype(_dt.convert_dtype(dtype).np)
+    qs = st.sampled_from([0.25, 0.5, 0.75, 0.0, 1.0, 0.1])
+    return Sample([x], {"q": draw(st.one_of(qs, st.lists(qs, min_size=1, max_size=3).map(tuple))),
+                        "axis": draw(st.sampled_from([-1, None] if not lead else [-1])),
+                        "keepdim": draw(st.booleans()),
+                        "interpolation": draw(st.sampled_from(
+                            ["nearest", "nearest", "linear", "lower", "higher", "midpoint"]))})
+
+
+for _n, _nan in (("median", False), ("nanmedian", True)):
+    record(_n, _median_ties(_nan), dtypes=FLOATS + INTS, grad_order=0, kind="ties",
+           oracle=_ties.median_oracle(_nan), note="values only: the oracle returns output 0")
+for _n, _nan in (("quantile", False), ("nanquantile", True)):
+    record(_n, _quantile_ties, dtypes=FLOATS + INTS, grad_order=0, kind="ties",
+           oracle=_ties.quantile_oracle(_nan))
