@@ -1,0 +1,107 @@
+"""The fw side of the golden optimizer and gradient-clipping tests.
+
+Each `OptCase` makes an fw optimizer (and learning-rate scheduler) over
+parameters of the given shapes; `run` feeds it a fixed gradient sequence (the
+gradient of ``sum(p * g_t)`` is ``g_t``) and returns the parameters after every
+step. `fixtures/gen_torch_fixtures.py` computes the same trajectories with
+``torch.optim`` (or, where Paddle's rule has no PyTorch twin, a NumPy reference
+of Paddle's documented update). Clipping cases run SGD with learning rate 1, so
+each step subtracts exactly the clipped gradient.
+
+This module imports no PyTorch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+import numpy as np
+
+import fw
+import fw.nn as nn
+from fw import optimizer as opt
+from fw.optimizer import lr as sched
+
+
+@dataclasses.dataclass(frozen=True)
+class OptCase:
+    name: str
+    make: Callable  # params -> (optimizer, scheduler or None)
+    shapes: tuple = ((3, 4), (5,))
+    steps: int = 4
+    grad_scale: float | tuple = 1.0  # one for all parameters, or one each
+    tol: float = 1e-5
+
+
+def run(case, p0, grads):
+    """The fw trajectory: a list (per step) of lists of parameter values."""
+    params = [fw.create_parameter(list(p.shape), "float32",
+                                  default_initializer=nn.initializer.Assign(p)) for p in p0]
+    optimizer, scheduler = case.make(params)
+    traj = []
+    for gs in grads:
+        loss = sum((p * fw.to_tensor(g)).sum() for p, g in zip(params, gs))
+        loss.backward()
+        optimizer.step()
+        optimizer.clear_grad()
+        if scheduler is not None:
+            scheduler.step()
+        traj.append([p.numpy().copy() for p in params])
+    return traj
+
+
+CASES: list[OptCase] = []
+
+
+def case(*args, **kw):
+    CASES.append(OptCase(*args, **kw))
+
+
+def _with_sched(make_sched, make_opt):
+    def make(params):
+        s = make_sched()
+        return make_opt(s, params), s
+    return make
+
+
+# ---------------------------------------------------------------- optimizers
+case("sgd_l2_stepdecay", _with_sched(
+    lambda: sched.StepDecay(0.1, step_size=2, gamma=0.5),
+    lambda s, ps: opt.SGD(s, parameters=ps, weight_decay=0.01)), steps=5)
+case("momentum_l2", lambda ps: (opt.Momentum(0.05, 0.9, ps, weight_decay=0.02), None))
+case("momentum_nesterov", lambda ps: (opt.Momentum(0.05, 0.8, ps, use_nesterov=True), None))
+case("adam_l2", lambda ps: (opt.Adam(0.01, 0.8, 0.95, 1e-6, ps, weight_decay=0.05), None),
+     steps=5)
+case("adam_amsgrad", lambda ps: (opt.Adam(0.01, parameters=ps, amsgrad=True), None),
+     steps=5)
+case("adamw_expdecay", _with_sched(
+    lambda: sched.ExponentialDecay(0.02, gamma=0.7),
+    lambda s, ps: opt.AdamW(s, parameters=ps, weight_decay=0.1)), steps=5)
+case("adamw_cosine", _with_sched(
+    lambda: sched.CosineAnnealingDecay(0.05, T_max=3, eta_min=0.001),
+    lambda s, ps: opt.AdamW(s, beta1=0.85, parameters=ps, weight_decay=0.3)), steps=5)
+case("adagrad_l2", lambda ps: (opt.Adagrad(0.1, 1e-6, ps, weight_decay=0.01,
+                                           initial_accumulator_value=0.1), None))
+case("adadelta", lambda ps: (opt.Adadelta(0.5, 1e-6, 0.9, ps), None))
+case("sgd_multistep", _with_sched(
+    lambda: sched.MultiStepDecay(0.2, milestones=[1, 3], gamma=0.3),
+    lambda s, ps: opt.SGD(s, parameters=ps)), steps=5)
+# no PyTorch twin (Paddle's epsilon sits elsewhere): NumPy references of Paddle's rules
+case("rmsprop_momentum", lambda ps: (opt.RMSProp(0.01, 0.9, 1e-4, 0.5, parameters=ps), None))
+case("rmsprop_centered", lambda ps: (opt.RMSProp(0.01, 0.8, 1e-4, 0.0, centered=True,
+                                                 parameters=ps), None))
+case("adamax", lambda ps: (opt.Adamax(0.02, 0.8, 0.9, 1e-3, ps), None), grad_scale=0.5)
+case("lamb", lambda ps: (opt.Lamb(0.02, 0.05, 0.8, 0.95, 1e-6, ps), None))
+
+# ---------------------------------------------------------------- gradient clipping
+# SGD(lr=1): every step subtracts the clipped gradient
+_sgd1 = lambda clip: (lambda ps: (opt.SGD(1.0, parameters=ps, grad_clip=clip), None))  # noqa: E731
+case("clip_global_norm_above", _sgd1(nn.ClipGradByGlobalNorm(1.0)), steps=2)
+# a global norm below clip_norm leaves the gradients as they are (not scaled up)
+case("clip_global_norm_below", _sgd1(nn.ClipGradByGlobalNorm(1.0)), steps=2, grad_scale=0.05)
+# per-tensor norms: the first tensor is clipped, the second (norm < 0.5) is not
+case("clip_norm_mixed", _sgd1(nn.ClipGradByNorm(0.5)), shapes=((4, 4), (2,)), steps=2,
+     grad_scale=(0.3, 0.1))
+case("clip_value", _sgd1(nn.ClipGradByValue(0.3)), steps=2, grad_scale=0.4)
+case("clip_value_asymmetric", _sgd1(nn.ClipGradByValue(0.3, -0.1)), steps=2, grad_scale=0.4)
