@@ -32,6 +32,7 @@ class OptCase:
     steps: int = 4
     grad_scale: float | tuple = 1.0  # one for all parameters, or one each
     tol: float = 1e-5
+    clip: object = None  # the clipping strategy a clipping case's SGD uses
 
 
 def run(case, p0, grads):
@@ -96,12 +97,16 @@ case("lamb", lambda ps: (opt.Lamb(0.02, 0.05, 0.8, 0.95, 1e-6, ps), None))
 
 # ---------------------------------------------------------------- gradient clipping
 # SGD(lr=1): every step subtracts the clipped gradient
-_sgd1 = lambda clip: (lambda ps: (opt.SGD(1.0, parameters=ps, grad_clip=clip), None))  # noqa: E731
-case("clip_global_norm_above", _sgd1(nn.ClipGradByGlobalNorm(1.0)), steps=2)
+def clip_case(name, clip, **kw):
+    case(name, lambda ps: (opt.SGD(1.0, parameters=ps, grad_clip=clip), None), clip=clip,
+         steps=2, **kw)
+
+
+clip_case("clip_global_norm_above", nn.ClipGradByGlobalNorm(1.0))
 # a global norm below clip_norm leaves the gradients as they are (not scaled up)
-case("clip_global_norm_below", _sgd1(nn.ClipGradByGlobalNorm(1.0)), steps=2, grad_scale=0.05)
+clip_case("clip_global_norm_below", nn.ClipGradByGlobalNorm(1.0), grad_scale=0.05)
 # per-tensor norms: the first tensor is clipped, the second (norm < 0.5) is not
-case("clip_norm_mixed", _sgd1(nn.ClipGradByNorm(0.5)), shapes=((4, 4), (2,)), steps=2,
-     grad_scale=(0.3, 0.1))
-case("clip_value", _sgd1(nn.ClipGradByValue(0.3)), steps=2, grad_scale=0.4)
-case("clip_value_asymmetric", _sgd1(nn.ClipGradByValue(0.3, -0.1)), steps=2, grad_scale=0.4)
+clip_case("clip_norm_mixed", nn.ClipGradByNorm(0.5), shapes=((4, 4), (2,)),
+          grad_scale=(0.3, 0.1))
+clip_case("clip_value", nn.ClipGradByValue(0.3), grad_scale=0.4)
+clip_case("clip_value_asymmetric", nn.ClipGradByValue(0.3, -0.1), grad_scale=0.4)

@@ -16,6 +16,8 @@ import os
 import numpy as np
 import pytest
 
+import fw
+import fw.nn as nn
 from golden_optim_cases import CASES, run
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
@@ -70,6 +72,26 @@ def test_clip_cases_straddle_their_thresholds():
     assert norms[0] > 0.6 and norms[1] < 0.4
     g = f["clip_value_asymmetric"]["g/0/0"]
     assert (g > 0.3).any() and (g < -0.1).any() and ((g > -0.1) & (g < 0.3)).any()
+
+
+@pytest.mark.parametrize("name", sorted(n for n, c in BY_NAME.items() if c.clip is not None))
+def test_clip_called_directly(name):
+    # the optimizers clip the built-in strategies on their flat buffers; calling the
+    # strategy on (param, grad) pairs (what custom loops and fw.jit do) must agree: with
+    # SGD(lr=1) the fixture's step t subtracted exactly the clipped gradient of step t
+    case, arrays = BY_NAME[name], _fixture()[name]
+    n = len(case.shapes)
+    prev = [arrays[f"p0/{i}"] for i in range(n)]
+    for t in range(case.steps):
+        params = [nn.Parameter(np.zeros(s, np.float32)) for s in case.shapes]
+        grads = [fw.to_tensor(arrays[f"g/{t}/{i}"]) for i in range(n)]
+        out = case.clip(list(zip(params, grads)))
+        assert [p for p, _ in out] == params
+        for i, (_, g) in enumerate(out):
+            want = prev[i] - arrays[f"p/{t}/{i}"]
+            np.testing.assert_allclose(g.numpy(), want, rtol=1e-4, atol=1e-6,
+                                       err_msg=f"gradient {i} at step {t + 1}")
+        prev = [arrays[f"p/{t}/{i}"] for i in range(n)]
 
 
 @pytest.mark.parametrize("name", sorted(BY_NAME))
