@@ -14,7 +14,7 @@ This module imports no PyTorch: CI has none.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -14,9 +14,7 @@ This module imports no PyTorch.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
-
-import numpy as np
+from collections.abc import Callable
 
 import fw
 import fw.nn as nn

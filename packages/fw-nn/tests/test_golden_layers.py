@@ -15,16 +15,16 @@ import os
 
 import numpy as np
 import pytest
+from golden_cases import CASES, flatten
 
 import fw
-from golden_cases import CASES, flatten
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures")
 BY_NAME = {c.name: c for c in CASES}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _fixture(name):
     with np.load(os.path.join(FIXTURES, name)) as z:
         out = {}
@@ -39,7 +39,7 @@ def _generator():
     return _load_generator()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _load_generator():
     spec = importlib.util.spec_from_file_location(
         "gen_torch_fixtures", os.path.join(FIXTURES, "gen_torch_fixtures.py"))

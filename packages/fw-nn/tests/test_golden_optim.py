@@ -15,16 +15,16 @@ import os
 
 import numpy as np
 import pytest
+from golden_optim_cases import CASES, run
 
 import fw
 import fw.nn as nn
-from golden_optim_cases import CASES, run
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 BY_NAME = {c.name: c for c in CASES}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _fixture():
     out = {}
     with np.load(os.path.join(FIXTURES, "optim.npz")) as z:
@@ -34,7 +34,7 @@ def _fixture():
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _load_generator():
     spec = importlib.util.spec_from_file_location(
         "gen_torch_fixtures", os.path.join(FIXTURES, "gen_torch_fixtures.py"))
