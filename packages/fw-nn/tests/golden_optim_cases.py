@@ -108,3 +108,55 @@ clip_case("clip_norm_mixed", nn.ClipGradByNorm(0.5), shapes=((4, 4), (2,)),
           grad_scale=(0.3, 0.1))
 clip_case("clip_value", nn.ClipGradByValue(0.3), grad_scale=0.4)
 clip_case("clip_value_asymmetric", nn.ClipGradByValue(0.3, -0.1), grad_scale=0.4)
+
+
+# ---------------------------------------------------------------- learning-rate schedules
+@dataclasses.dataclass(frozen=True)
+class LRCase:
+    """A scheduler stepped `steps` times (``step(metrics[t])`` for ReduceOnPlateau);
+    the fixture holds the rate before the first step and after each."""
+    name: str
+    make: Callable
+    steps: int = 14
+    metrics: tuple | None = None
+
+
+def lr_trajectory(case):
+    s = case.make()
+    out = [s()]
+    for t in range(case.steps):
+        if case.metrics is None:
+            s.step()
+        else:
+            s.step(case.metrics[t])
+        out.append(s())
+    return out
+
+
+# a metric that improves, stalls (by less than the relative threshold), improves again
+_PLATEAU = (5.0, 4.0, 3.9999, 4.2, 4.1, 4.0, 3.0, 3.5, 3.4, 3.3, 3.2, 2.0, 2.1, 2.2)
+LR_CASES = [
+    LRCase("exponential", lambda: sched.ExponentialDecay(0.5, 0.8)),
+    LRCase("step", lambda: sched.StepDecay(0.5, 3, 0.5)),
+    LRCase("multistep", lambda: sched.MultiStepDecay(0.5, [2, 5, 6], 0.3)),
+    LRCase("lambda", lambda: sched.LambdaDecay(0.5, lambda e: 1.0 / (1 + e))),
+    LRCase("multiplicative", lambda: sched.MultiplicativeDecay(0.5, lambda e: 0.9)),
+    LRCase("cosine", lambda: sched.CosineAnnealingDecay(0.5, T_max=4, eta_min=0.05)),
+    LRCase("cosine_warm_restarts", lambda: sched.CosineAnnealingWarmRestarts(
+        0.5, T_0=3, T_mult=2, eta_min=0.01)),
+    LRCase("one_cycle_cos", lambda: sched.OneCycleLR(1.0, 14, divide_factor=10.0,
+                                                     end_learning_rate=0.001, phase_pct=0.3)),
+    LRCase("one_cycle_linear_three_phase", lambda: sched.OneCycleLR(
+        1.0, 14, end_learning_rate=0.002, phase_pct=0.25, anneal_strategy="linear",
+        three_phase=True)),
+    LRCase("cyclic_triangular", lambda: sched.CyclicLR(0.1, 1.0, 3, 2)),
+    LRCase("cyclic_triangular2", lambda: sched.CyclicLR(0.1, 1.0, 2, mode="triangular2")),
+    LRCase("cyclic_exp_range", lambda: sched.CyclicLR(0.1, 1.0, 2, 3, mode="exp_range",
+                                                      exp_gamma=0.9)),
+    LRCase("linear_lr", lambda: sched.LinearLR(0.5, 5, start_factor=0.2, end_factor=0.9)),
+    LRCase("plateau_min_rel", lambda: sched.ReduceOnPlateau(
+        1.0, factor=0.5, patience=1, threshold=0.01), metrics=_PLATEAU),
+    LRCase("plateau_max_abs_cooldown", lambda: sched.ReduceOnPlateau(
+        1.0, mode="max", factor=0.3, patience=0, threshold=0.05, threshold_mode="abs",
+        cooldown=2, min_lr=0.05), metrics=tuple(-m for m in _PLATEAU)),
+]

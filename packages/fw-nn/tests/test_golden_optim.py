@@ -15,13 +15,14 @@ import os
 
 import numpy as np
 import pytest
-from golden_optim_cases import CASES, run
+from golden_optim_cases import CASES, LR_CASES, lr_trajectory, run
 
 import fw
 import fw.nn as nn
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 BY_NAME = {c.name: c for c in CASES}
+LR_BY_NAME = {c.name: c for c in LR_CASES}
 
 
 @functools.cache
@@ -56,7 +57,8 @@ def check_case(case, arrays):
 
 
 def test_every_case_has_a_fixture():
-    assert set(_fixture()) - {"__meta__"} == set(BY_NAME), \
+    assert set(_fixture()) - {"__meta__"} == \
+        set(BY_NAME) | {f"lr_{n}" for n in LR_BY_NAME}, \
         "fixtures/optim.npz is stale: run gen_torch_fixtures.py"
 
 
@@ -103,3 +105,17 @@ def test_fixture(name):
 def test_live_torch(name):
     pytest.importorskip("torch")
     check_case(BY_NAME[name], _load_generator().optim_case(BY_NAME[name], seed=1))
+
+
+@pytest.mark.parametrize("name", sorted(LR_BY_NAME))
+def test_lr_schedule_fixture(name):
+    want = _fixture()[f"lr_{name}"]["lr"]
+    np.testing.assert_allclose(lr_trajectory(LR_BY_NAME[name]), want, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(LR_BY_NAME))
+def test_lr_schedule_live_torch(name):
+    pytest.importorskip("torch")
+    case = LR_BY_NAME[name]
+    want = _load_generator().LR_REFS[name](case)
+    np.testing.assert_allclose(lr_trajectory(case), want, rtol=1e-9, atol=1e-12)
