@@ -20,6 +20,7 @@ import numpy as np
 
 import fw
 import fw.nn as nn
+from fw.nn import functional as F
 
 
 @dataclasses.dataclass(frozen=True)
@@ -227,6 +228,40 @@ case("pairwise_distance", lambda: nn.PairwiseDistance(p=3.0), (In("a", (4, 6)), 
 case("upsample_bilinear", lambda: nn.Upsample(scale_factor=2, mode="bilinear"),
      (In("x", (1, 2, 3, 4)),))
 
+# ---------------------------------------------------------------- functional forms
+# (a parameterless Identity carries the call; what is checked is the function with
+# Paddle's defaults: ceil_mode=False, exclusive=True, align_corners=True for grids)
+def fn_case(name, fn, inputs, **kw):
+    case(name, nn.Identity, inputs, call=lambda m, *xs: fn(*xs), **kw)
+
+
+fn_case("f_max_pool1d_defaults", lambda x: F.max_pool1d(x, 3, 2), (In("x", (2, 3, 10)),))
+fn_case("f_avg_pool1d_defaults", lambda x: F.avg_pool1d(x, 3, 2, 1), (In("x", (2, 3, 10)),))
+fn_case("f_max_pool2d_defaults", lambda x: F.max_pool2d(x, 3, 2), (In("x", (1, 2, 8, 6)),))
+fn_case("f_avg_pool2d_defaults", lambda x: F.avg_pool2d(x, 3, 2, 1), (In("x", (1, 2, 8, 6)),))
+fn_case("f_max_pool3d_defaults", lambda x: F.max_pool3d(x, 3, 2), (In("x", (1, 1, 6, 6, 8)),))
+fn_case("f_avg_pool3d_defaults", lambda x: F.avg_pool3d(x, 3, 2, 1),
+        (In("x", (1, 1, 6, 6, 8)),))
+fn_case("f_zeropad2d_int", lambda x: F.zeropad2d(x, 2), (In("x", (1, 2, 3, 4)),))
+for _ac in (True, False):
+    fn_case(f"f_affine_grid_ac{int(_ac)}",
+            (lambda th, ac=_ac: F.affine_grid(th, [2, 3, 4, 5], align_corners=ac)),
+            (In("theta", (2, 2, 3)),))
+for _mode, _pad, _ac in (("bilinear", "zeros", True), ("bilinear", "zeros", False),
+                         ("bilinear", "reflection", True), ("bilinear", "border", False),
+                         ("nearest", "zeros", False), ("nearest", "border", True)):
+    fn_case(f"f_grid_sample_{_mode}_{_pad}_ac{int(_ac)}",
+            (lambda x, g, m=_mode, p=_pad, ac=_ac: F.grid_sample(x, g, m, p, ac)),
+            # nearest sampling has no gradient with respect to the grid
+            (In("x", (2, 3, 4, 5)), In("grid", (2, 3, 4, 2), "uniform", -1.3, 1.3,
+                                       grad=_mode == "bilinear")))
+case("upsampling_nearest2d", lambda: nn.UpsamplingNearest2D(scale_factor=2),
+     (In("x", (1, 2, 3, 4)),))
+case("upsampling_bilinear2d", lambda: nn.UpsamplingBilinear2D(size=[5, 7]),
+     (In("x", (1, 2, 3, 4)),))
+case("sync_batchnorm_3d_input", lambda: nn.SyncBatchNorm(3), (In("x", (4, 3, 5)),))
+case("sync_batchnorm_5d_input", lambda: nn.SyncBatchNorm(2), (In("x", (2, 2, 3, 2, 3)),))
+
 # ---------------------------------------------------------------- losses
 _W5 = np.array([0.5, 1.0, 2.0, 0.3, 1.5], np.float32)
 _labels_with_ignored = In("label", make=lambda rng: np.array([0, 3, -100, 4, 1, 2]))
@@ -274,6 +309,9 @@ case("poisson_nll", lambda: nn.PoissonNLLLoss(full=True),
      (In("x", (3, 4)), In("y", (3, 4), "uniform", 0.0, 4.0, grad=False)))
 case("gaussian_nll", lambda: nn.GaussianNLLLoss(full=True),
      (In("x", (3, 4)), In("y", (3, 4)), In("var", (3, 4), "uniform", 0.2, 2.0)))
+# one variance per sample ([N, 1]) broadcast over the features
+case("gaussian_nll_var_column", lambda: nn.GaussianNLLLoss(reduction="sum"),
+     (In("x", (3, 4)), In("y", (3, 4)), In("var", (3, 1), "uniform", 0.2, 2.0)))
 case("soft_margin", lambda: nn.SoftMarginLoss(),
      (In("x", (3, 4)), In("y", make=lambda rng: np.where(rng.random((3, 4)) > 0.5, 1.0, -1.0)
                           .astype(np.float32))))
