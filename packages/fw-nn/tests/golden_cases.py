@@ -161,6 +161,7 @@ case("groupnorm", lambda: nn.GroupNorm(3, 6), (In("x", (2, 6, 4, 3)),))
 case("instancenorm2d", lambda: nn.InstanceNorm2D(3), (In("x", (2, 3, 4, 5)),))
 case("instancenorm1d", lambda: nn.InstanceNorm1D(3), (In("x", (2, 3, 6)),))
 case("local_response_norm", lambda: nn.LocalResponseNorm(3), (In("x", (2, 6, 3, 3)),))
+case("rmsnorm", lambda: nn.RMSNorm([3, 4], epsilon=1e-5), (In("x", (2, 3, 4)),))
 
 # ---------------------------------------------------------------- attention / transformer
 case("mha_self", lambda: nn.MultiHeadAttention(8, 2), (In("x", (2, 5, 8)),))
@@ -195,6 +196,12 @@ case("gru_initial_state_time_major", lambda: nn.GRU(3, 4, time_major=True),
      (In("x", (5, 2, 3)), In("h0", (1, 2, 4))), call=lambda m, x, h: m(x, h))
 case("simplernn_relu", lambda: nn.SimpleRNN(3, 4, activation="relu"), (In("x", (2, 5, 3)),))
 
+case("lstm_proj_size", lambda: nn.LSTM(3, 5, num_layers=2, direction="bidirect", proj_size=2),
+     (In("x", (2, 4, 3)),), tol=2e-4)
+case("transformer_full", lambda: nn.Transformer(8, 2, 1, 1, 12, dropout=0.0),
+     (In("src", (2, 4, 8)), In("tgt", (2, 3, 8)), In("tgt_mask", make=_causal(3))),
+     call=lambda m, s, t, mask: m(s, t, tgt_mask=mask), tol=3e-4)
+
 # ---------------------------------------------------------------- activations with parameters
 case("prelu_channels", lambda: nn.PReLU(3), (In("x", (2, 3, 4)),))
 case("leaky_relu", lambda: nn.LeakyReLU(0.2), (In("x", (3, 5)),))
@@ -212,8 +219,20 @@ case("softmax2d", lambda: nn.Softmax2D(), (In("x", (2, 3, 2, 2)),))
 case("log_softmax", lambda: nn.LogSoftmax(axis=0), (In("x", (3, 5)),))
 case("selu", lambda: nn.SELU(), (In("x", (3, 5)),))
 
+for _act in ("Mish", "Hardswish", "Hardsigmoid", "LogSigmoid", "Tanhshrink", "Softsign",
+             "ReLU6", "Sigmoid", "Tanh", "Silu"):
+    case(f"act_{_act.lower()}", (lambda a=_act: getattr(nn, a)()),
+         # spread over [-4, 4] so that every piece of the piecewise ones is hit
+         (In("x", (4, 6), "uniform", -4.0, 4.0),))
+case("softmax_axis0", lambda: nn.Softmax(axis=0), (In("x", (3, 5)),))
+
 # ---------------------------------------------------------------- shape / misc layers
 case("pixel_shuffle", lambda: nn.PixelShuffle(2), (In("x", (1, 8, 2, 3)),))
+case("channel_shuffle", lambda: nn.ChannelShuffle(3), (In("x", (2, 6, 2, 2)),))
+case("adaptive_maxpool3d", lambda: nn.AdaptiveMaxPool3D((2, 3, 2)), (In("x", (1, 2, 5, 6, 4)),))
+case("adaptive_avgpool3d", lambda: nn.AdaptiveAvgPool3D((3, 2, 3)), (In("x", (1, 2, 5, 6, 4)),))
+case("conv1d_nlc", lambda: nn.Conv1D(3, 4, 3, padding=2, dilation=2, data_format="NLC"),
+     (In("x", (2, 7, 3)),))
 case("pixel_unshuffle", lambda: nn.PixelUnshuffle(2), (In("x", (1, 2, 4, 6)),))
 case("pad2d_reflect", lambda: nn.Pad2D([1, 2, 0, 1], mode="reflect"), (In("x", (1, 2, 3, 4)),))
 case("pad2d_circular", lambda: nn.Pad2D([2, 0, 1, 2], mode="circular"),
@@ -320,6 +339,8 @@ case("multilabel_soft_margin_weight", lambda: nn.MultiLabelSoftMarginLoss(
      (In("x", (3, 4)), In("y", make=lambda rng: (rng.random((3, 4)) > 0.5).astype(np.float32))))
 case("multi_margin_p2", lambda: nn.MultiMarginLoss(p=2, margin=0.8),
      (In("x", (4, 5)), In("y", (4,), "int", 0, 5)))
+case("triplet_with_distance_default", lambda: nn.TripletMarginWithDistanceLoss(margin=0.4),
+     (In("a", (4, 6)), In("p", (4, 6)), In("n", (4, 6))))
 case("ctc", lambda: nn.CTCLoss(blank=0),
      (In("logits", (6, 2, 4)),
       In("labels", make=lambda rng: np.array([[1, 2, 3], [2, 2, 0]], np.int32)),
