@@ -339,6 +339,10 @@ case("multilabel_soft_margin_weight", lambda: nn.MultiLabelSoftMarginLoss(
      (In("x", (3, 4)), In("y", make=lambda rng: (rng.random((3, 4)) > 0.5).astype(np.float32))))
 case("multi_margin_p2", lambda: nn.MultiMarginLoss(p=2, margin=0.8),
      (In("x", (4, 5)), In("y", (4,), "int", 0, 5)))
+case("multi_margin_weight", lambda: nn.MultiMarginLoss(weight=fw.to_tensor(_W5), reduction="sum"),
+     (In("x", (4, 5)), In("y", (4,), "int", 0, 5)))
+case("multi_margin_p2_weight", lambda: nn.MultiMarginLoss(p=2, weight=fw.to_tensor(_W5)),
+     (In("x", (4, 5)), In("y", (4,), "int", 0, 5)))
 case("triplet_with_distance_default", lambda: nn.TripletMarginWithDistanceLoss(margin=0.4),
      (In("a", (4, 6)), In("p", (4, 6)), In("n", (4, 6))))
 case("ctc", lambda: nn.CTCLoss(blank=0),
