@@ -194,6 +194,9 @@ case("lstm_initial_states", lambda: nn.LSTM(3, 4, num_layers=2),
      call=lambda m, x, h, c: m(x, (h, c)))
 case("gru_initial_state_time_major", lambda: nn.GRU(3, 4, time_major=True),
      (In("x", (5, 2, 3)), In("h0", (1, 2, 4))), call=lambda m, x, h: m(x, h))
+# bidirectional: the forward and backward directions each take their own initial state
+case("gru_bidirect_initial_state", lambda: nn.GRU(3, 4, direction="bidirect"),
+     (In("x", (2, 5, 3)), In("h0", (2, 2, 4))), call=lambda m, x, h: m(x, h))
 case("simplernn_relu", lambda: nn.SimpleRNN(3, 4, activation="relu"), (In("x", (2, 5, 3)),))
 
 case("lstm_proj_size", lambda: nn.LSTM(3, 5, num_layers=2, direction="bidirect", proj_size=2),
@@ -278,6 +281,7 @@ case("upsampling_nearest2d", lambda: nn.UpsamplingNearest2D(scale_factor=2),
      (In("x", (1, 2, 3, 4)),))
 case("upsampling_bilinear2d", lambda: nn.UpsamplingBilinear2D(size=[5, 7]),
      (In("x", (1, 2, 3, 4)),))
+case("sync_batchnorm_2d_input", lambda: nn.SyncBatchNorm(3), (In("x", (5, 3)),))
 case("sync_batchnorm_3d_input", lambda: nn.SyncBatchNorm(3), (In("x", (4, 3, 5)),))
 case("sync_batchnorm_5d_input", lambda: nn.SyncBatchNorm(2), (In("x", (2, 2, 3, 2, 3)),))
 

@@ -156,10 +156,11 @@ LR_CASES = [
     LRCase("linear_lr", lambda: sched.LinearLR(0.5, 5, start_factor=0.2, end_factor=0.9)),
     LRCase("plateau_min_rel", lambda: sched.ReduceOnPlateau(
         1.0, factor=0.5, patience=1, threshold=0.01), metrics=_PLATEAU),
-    # the defaults (patience 10, factor 0.1, relative threshold 1e-4): a metric that
-    # creeps down by less than the threshold is a plateau
+    # the defaults (patience 10, factor 0.1, relative threshold 1e-4): a drop by less
+    # than the threshold is no improvement, so the 12th step reduces
     LRCase("plateau_defaults", lambda: sched.ReduceOnPlateau(1.0),
-           metrics=tuple(1.0 - 5e-5 * t for t in range(14))),
+           metrics=(1.0,) + (1.0 - 5e-5,) * 13),
+    LRCase("one_cycle_defaults", lambda: sched.OneCycleLR(1.0, 12), steps=12),
     LRCase("plateau_max_rel", lambda: sched.ReduceOnPlateau(
         1.0, mode="max", factor=0.5, patience=1, threshold=0.02),
            metrics=tuple(-m for m in _PLATEAU)),

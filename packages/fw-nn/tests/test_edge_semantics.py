@@ -1,0 +1,128 @@
+"""Edges of fw-nn's semantics that value fixtures do not reach: defaults at their
+thresholds, argument checks, dtype coercion, the second code path of a function,
+printing, and optimizer options without a PyTorch twin (hand-derived)."""
+
+import numpy as np
+import pytest
+
+import fw
+import fw.nn as nn
+from fw.core.errors import InvalidArgumentError
+from fw.nn import functional as F
+
+
+def rnd(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+# ---------------------------------------------------------------- attention
+@pytest.mark.parametrize("kv_heads", [4, 2])
+@pytest.mark.parametrize("mask", [None, "bool", "float", "causal"])
+def test_sdpa_dropout_path_matches_the_fused_op(kv_heads, mask):
+    # with dropout while training the function takes its own composed path (fewer kv
+    # heads repeated for grouped-query attention, masks applied by hand); a vanishing
+    # dropout must give the fused op's answer
+    q = fw.to_tensor(rnd(2, 3, 4, 8, seed=1))
+    k = fw.to_tensor(rnd(2, 5, kv_heads, 8, seed=2))
+    v = fw.to_tensor(rnd(2, 5, kv_heads, 8, seed=3))
+    keep = np.random.default_rng(4).random((2, 1, 3, 5)) > 0.3
+    keep[..., 0] = True
+    kw = {}
+    if mask == "bool":
+        kw["attn_mask"] = fw.to_tensor(keep)
+    elif mask == "float":
+        kw["attn_mask"] = fw.to_tensor(np.where(keep, 0.0, -3.0).astype(np.float32))
+    elif mask == "causal":
+        kw["is_causal"] = True
+    want = F.scaled_dot_product_attention(q, k, v, **kw).numpy()
+    got = F.scaled_dot_product_attention(q, k, v, dropout_p=1e-12, training=True, **kw)
+    assert list(got.shape) == [2, 3, 4, 8]
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------- checks and defaults
+def test_layer_norm_checks_shapes_also_of_empty_batches():
+    with pytest.raises(InvalidArgumentError, match="normalized_shape"):
+        F.layer_norm(fw.zeros([0, 3]), 4)
+    assert F.layer_norm(fw.zeros([0, 4]), 4).shape == [0, 4]
+
+
+def test_softplus_default_threshold_is_20():
+    # above beta * x = 20 Paddle returns x itself; below, log(1 + exp(x)) (3.4e-9
+    # larger than x at 19.5: float64 shows it)
+    x = np.array([19.5, 20.5])
+    out = nn.Softplus()(fw.to_tensor(x)).numpy()
+    assert out[1] == 20.5
+    np.testing.assert_allclose(out[0], np.log1p(np.exp(19.5)), rtol=1e-15, atol=0)
+    assert out[0] != 19.5
+
+
+def test_hsigmoid_loss_checks_classes_and_starts_with_zero_bias():
+    with pytest.raises(InvalidArgumentError, match="num_classes"):
+        nn.HSigmoidLoss(3, 1)
+    assert nn.HSigmoidLoss(3, 1, is_custom=True).weight.shape == [1, 3]
+    loss = nn.HSigmoidLoss(3, 5)
+    assert loss.bias.shape == [4, 1]
+    np.testing.assert_array_equal(loss.bias.numpy(), 0.0)
+
+
+@pytest.mark.parametrize("fn", [F.soft_margin_loss, F.hinge_embedding_loss,
+                                F.multi_label_soft_margin_loss])
+def test_losses_take_labels_of_another_dtype(fn):
+    # the labels are cast to the input's dtype: a float64 label does not promote a
+    # float32 loss
+    x = rnd(3, 4)
+    y = np.where(rnd(3, 4, seed=1) > 0, 1.0, -1.0)
+    if fn is F.multi_label_soft_margin_loss:
+        y = (y > 0).astype(np.float64)
+    got = fn(fw.to_tensor(x), fw.to_tensor(y))
+    assert got.dtype == fw.float32
+    want = fn(fw.to_tensor(x), fw.to_tensor(y.astype(np.float32)))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
+def test_transformer_single_attr_list_reaches_both_stacks():
+    attr = fw.ParamAttr(initializer=nn.initializer.Constant(0.25))
+    t = nn.Transformer(8, 2, 1, 1, 12, weight_attr=[attr])
+    for name in ("encoder.layers.0.self_attn.q_proj.weight", "encoder.layers.0.linear1.weight",
+                 "decoder.layers.0.cross_attn.k_proj.weight", "decoder.layers.0.linear2.weight"):
+        np.testing.assert_array_equal(dict(t.named_parameters())[name].numpy(), 0.25)
+
+
+# ---------------------------------------------------------------- printing
+class _TwoLine(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+
+    def extra_repr(self):
+        return "first\nsecond"
+
+
+def test_repr_indents_a_multi_line_extra_repr_with_the_sublayers():
+    assert repr(nn.Sequential(_TwoLine())) == (
+        "Sequential(\n"
+        "  (0): _TwoLine(\n"
+        "    first\n"
+        "    second\n"
+        "    (fc): Linear(in_features=2, out_features=2, dtype=float32)\n"
+        "  )\n"
+        ")")
+
+
+# ---------------------------------------------------------------- optimizers
+def test_momentum_with_l1_decay_uses_the_sign():
+    # L1Decay is not the fused L2 of the momentum op: the gradient gets coeff*sign(p)
+    p0 = np.array([0.5, -2.0, 3.0], np.float32)
+    g = np.array([0.1, 0.2, -0.3], np.float32)
+    p = fw.create_parameter([3], "float32", default_initializer=nn.initializer.Assign(p0))
+    opt = fw.optimizer.Momentum(0.1, 0.9, [p], weight_decay=fw.regularizer.L1Decay(0.5))
+    v = np.zeros(3)
+    want = p0.astype(np.float64)
+    for _ in range(2):
+        (p * fw.to_tensor(g)).sum().backward()
+        opt.step()
+        opt.clear_grad()
+        v = 0.9 * v + g + 0.5 * np.sign(want)
+        want = want - 0.1 * v
+    np.testing.assert_allclose(p.numpy(), want, rtol=1e-6)
