@@ -126,3 +126,20 @@ def test_momentum_with_l1_decay_uses_the_sign():
         v = 0.9 * v + g + 0.5 * np.sign(want)
         want = want - 0.1 * v
     np.testing.assert_allclose(p.numpy(), want, rtol=1e-6)
+
+
+def test_master_weights_keep_their_precision_when_the_groups_are_repacked():
+    # adding a parameter group repacks every flat buffer; the float32 master copy of a
+    # float16 parameter must come back as it was, not re-derived from the float16 value
+    p = fw.nn.Parameter(np.array([1.0, -0.5, 0.25], np.float16))
+    opt = fw.optimizer.SGD(1e-4, parameters=[p], multi_precision=True)
+    for _ in range(3):
+        p.grad = fw.to_tensor(np.array([1.0, 2.0, -3.0], np.float16))
+        opt.step()
+    before = opt.state_dict()["master_weights"][p.name].numpy().copy()
+    assert not np.array_equal(before, before.astype(np.float16).astype(np.float32))
+    opt.add_param_group({"params": [fw.nn.Parameter(np.zeros(2, np.float16))]})
+    p.grad = fw.to_tensor(np.array([1.0, 2.0, -3.0], np.float16))
+    opt.step()
+    after = opt.state_dict()["master_weights"][p.name].numpy()
+    np.testing.assert_allclose(after, before - 1e-4 * np.array([1.0, 2.0, -3.0]), rtol=1e-6)
