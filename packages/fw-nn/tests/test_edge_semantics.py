@@ -143,3 +143,125 @@ def test_master_weights_keep_their_precision_when_the_groups_are_repacked():
     opt.step()
     after = opt.state_dict()["master_weights"][p.name].numpy()
     np.testing.assert_allclose(after, before - 1e-4 * np.array([1.0, 2.0, -3.0]), rtol=1e-6)
+
+
+# ---------------------------------------------------------------- defaults and checks
+def _conv_defaults(nd, transpose):
+    kw = {"stride": 1, "padding": 0, "dilation": 1, "groups": 1}
+    if transpose:
+        kw["output_padding"] = 0
+    return kw
+
+
+@pytest.mark.parametrize("transpose", [False, True])
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_functional_conv_defaults_are_paddles(nd, transpose):
+    fn = getattr(F, f"conv{nd}d" + ("_transpose" if transpose else ""))
+    x = fw.to_tensor(rnd(1, 2, *([5] * nd)))
+    w = fw.to_tensor(rnd(*((2, 3) if transpose else (3, 2)), *([2] * nd), seed=1))
+    np.testing.assert_allclose(fn(x, w).numpy(), fn(x, w, **_conv_defaults(nd, transpose))
+                               .numpy(), rtol=1e-6)
+
+
+def test_multi_margin_loss_defaults_are_paddles():
+    x, y = fw.to_tensor(rnd(4, 5)), fw.to_tensor(np.array([0, 3, 1, 4]))
+    np.testing.assert_allclose(F.multi_margin_loss(x, y).numpy(),
+                               F.multi_margin_loss(x, y, p=1, margin=1.0,
+                                                   reduction="mean").numpy(), rtol=1e-6)
+
+
+def test_interpolate_channel_last_matches_channel_first():
+    x = rnd(2, 3, 4, 5)
+    want = F.interpolate(fw.to_tensor(x), scale_factor=2, mode="bilinear").numpy()
+    got = F.interpolate(fw.to_tensor(x.transpose(0, 2, 3, 1)), scale_factor=2, mode="bilinear",
+                        data_format="NHWC").numpy()
+    np.testing.assert_allclose(got.transpose(0, 3, 1, 2), want, rtol=1e-6)
+
+
+def test_bidirectional_rnn_wants_two_initial_states():
+    m = nn.GRU(3, 4, direction="bidirect")
+    cell = m[0]
+    x = fw.to_tensor(rnd(2, 5, 3))
+    with pytest.raises(InvalidArgumentError):
+        cell(x, [fw.zeros([2, 4])])
+    out, _ = cell(x, [fw.zeros([2, 4]), fw.zeros([2, 4])])
+    assert out.shape == [2, 5, 8]
+
+
+def test_a_float64_additive_mask_keeps_the_attention_in_float32():
+    mha = nn.MultiHeadAttention(8, 2)
+    x = fw.to_tensor(rnd(2, 3, 8))
+    bias = rnd(3, 3, seed=5)
+    out = mha(x, attn_mask=fw.to_tensor(bias.astype(np.float64)))
+    assert out.dtype == fw.float32
+    np.testing.assert_allclose(out.numpy(), mha(x, attn_mask=fw.to_tensor(bias)).numpy(),
+                               rtol=1e-6)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: fw.optimizer.lr.MultiStepDecay(0.1, [2, 2]),
+    lambda: fw.optimizer.lr.LinearLR(0.1, 0),
+    lambda: fw.optimizer.lr.LinearLR(0.1, 2.5),
+])
+def test_lr_schedules_reject_bad_arguments(make):
+    with pytest.raises((ValueError, TypeError)):
+        make()
+
+
+# ---------------------------------------------------------------- optimizer plumbing
+def test_sgd_skips_parameters_without_gradients_between_others():
+    ps = [fw.create_parameter([2], "float32", default_initializer=nn.initializer.Constant(1.0))
+          for _ in range(3)]
+    opt = fw.optimizer.SGD(0.5, parameters=ps)
+    for i in (0, 1):
+        ps[i].grad = fw.to_tensor([1.0, 2.0])
+    opt.step()
+    np.testing.assert_allclose([p.numpy().tolist() for p in ps],
+                               [[0.5, 0.0], [0.5, 0.0], [1.0, 1.0]])
+
+
+def test_grad_scaler_unscales_groups_after_one_without_gradients():
+    a = fw.create_parameter([2], "float32", default_initializer=nn.initializer.Constant(1.0))
+    b = fw.create_parameter([2], "float32", default_initializer=nn.initializer.Constant(1.0))
+    opt = fw.optimizer.SGD(1.0, parameters=[{"params": [a], "learning_rate": 0.5},
+                                            {"params": [b]}])
+    scaler = fw.amp.GradScaler(init_loss_scaling=4.0)
+    scaler.scale((b * fw.to_tensor([1.0, 2.0])).sum()).backward()
+    scaler.step(opt)
+    np.testing.assert_allclose(b.numpy(), [0.0, -1.0])
+    np.testing.assert_allclose(a.numpy(), [1.0, 1.0])
+
+
+def test_minimize_updates_only_the_given_parameters():
+    a = fw.create_parameter([2], "float32", default_initializer=nn.initializer.Constant(1.0))
+    b = fw.create_parameter([2], "float32", default_initializer=nn.initializer.Constant(1.0))
+    opt = fw.optimizer.SGD(1.0, parameters=[a, b])
+    loss = (a * 2.0).sum() + (b * 3.0).sum()
+    loss.backward()
+    opt.minimize(loss, parameters=[a])
+    np.testing.assert_allclose(a.numpy(), [-1.0, -1.0])
+    np.testing.assert_allclose(b.numpy(), [1.0, 1.0])
+
+
+def test_state_dict_round_trip_of_schedules_and_master_weights():
+    p = fw.nn.Parameter(np.array([1.0, -0.5, 0.25], np.float16))
+    sched = fw.optimizer.lr.StepDecay(1e-4, 1, 0.5)
+    opt = fw.optimizer.SGD(sched, parameters=[p], multi_precision=True)
+    for _ in range(2):
+        p.grad = fw.to_tensor(np.array([1.0, 2.0, -3.0], np.float16))
+        opt.step()
+        sched.step()
+    sd = opt.state_dict()
+    master = sd["master_weights"][p.name].numpy().copy()
+    # into an optimizer with the same schedule: rate and master weights come back
+    p2 = fw.nn.Parameter(p.numpy(), name=p.name)
+    sched2 = fw.optimizer.lr.StepDecay(1e-4, 1, 0.5)
+    opt2 = fw.optimizer.SGD(sched2, parameters=[p2], multi_precision=True)
+    opt2.set_state_dict(sd)
+    assert sched2() == sched() == 2.5e-5
+    np.testing.assert_array_equal(opt2.state_dict()["master_weights"][p.name].numpy(), master)
+    # into one with a constant rate: the schedule's entry is ignored
+    p3 = fw.nn.Parameter(p.numpy(), name=p.name)
+    opt3 = fw.optimizer.SGD(0.1, parameters=[p3], multi_precision=True)
+    opt3.set_state_dict(sd)
+    assert opt3.get_lr() == 0.1
