@@ -277,6 +277,11 @@ for _mode, _pad, _ac in (("bilinear", "zeros", True), ("bilinear", "zeros", Fals
             # nearest sampling has no gradient with respect to the grid
             (In("x", (2, 3, 4, 5)), In("grid", (2, 3, 4, 2), "uniform", -1.3, 1.3,
                                        grad=_mode == "bilinear")))
+for _ac in (True, False):
+    # an image axis of size 1 or 2: the reflection span degenerates
+    fn_case(f"f_grid_sample_reflection_narrow_ac{int(_ac)}",
+            (lambda x, g, ac=_ac: F.grid_sample(x, g, "bilinear", "reflection", ac)),
+            (In("x", (1, 2, 2, 1)), In("grid", (1, 3, 2, 2), "uniform", -1.6, 1.6)))
 case("upsampling_nearest2d", lambda: nn.UpsamplingNearest2D(scale_factor=2),
      (In("x", (1, 2, 3, 4)),))
 case("upsampling_bilinear2d", lambda: nn.UpsamplingBilinear2D(size=[5, 7]),

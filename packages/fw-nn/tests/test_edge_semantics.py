@@ -200,6 +200,7 @@ def test_a_float64_additive_mask_keeps_the_attention_in_float32():
 
 @pytest.mark.parametrize("make", [
     lambda: fw.optimizer.lr.MultiStepDecay(0.1, [2, 2]),
+    lambda: fw.optimizer.lr.StepDecay(0.1, 2, gamma=1.5),
     lambda: fw.optimizer.lr.LinearLR(0.1, 0),
     lambda: fw.optimizer.lr.LinearLR(0.1, 2.5),
 ])
@@ -265,3 +266,75 @@ def test_state_dict_round_trip_of_schedules_and_master_weights():
     opt3 = fw.optimizer.SGD(0.1, parameters=[p3], multi_precision=True)
     opt3.set_state_dict(sd)
     assert opt3.get_lr() == 0.1
+
+
+def test_sdpa_without_batch_axis_on_both_paths():
+    q, k, v = (fw.to_tensor(rnd(3, 2, 4, seed=s)) for s in (1, 2, 3))
+    want = F.scaled_dot_product_attention(q, k, v).numpy()
+    got = F.scaled_dot_product_attention(q, k, v, dropout_p=1e-12, training=True).numpy()
+    assert got.shape == (3, 2, 4)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_gather_tree_of_one_step_is_the_ids():
+    ids = np.array([[[2, 5, 1], [0, 3, 4]]], np.int64)
+    parents = np.array([[[1, 0, 2], [2, 2, 0]]], np.int64)
+    out = F.gather_tree(fw.to_tensor(ids), fw.to_tensor(parents))
+    np.testing.assert_array_equal(out.numpy(), ids)
+
+
+def test_log_loss_formula():
+    p = np.array([[0.2], [0.9], [0.5]], np.float32)
+    y = np.array([[0.0], [1.0], [0.3]], np.float32)
+    want = -y * np.log(p + 1e-4) - (1 - y) * np.log(1 - p + 1e-4)
+    np.testing.assert_allclose(F.log_loss(fw.to_tensor(p), fw.to_tensor(y)).numpy(), want,
+                               rtol=1e-5)
+
+
+def test_functional_batch_norm_defaults_to_inference():
+    x = fw.to_tensor(rnd(4, 3))
+    rm, rv = fw.to_tensor([0.5, -1.0, 0.0]), fw.to_tensor([2.0, 1.0, 0.5])
+    out = F.batch_norm(x, rm, rv)
+    want = (x.numpy() - rm.numpy()) / np.sqrt(rv.numpy() + 1e-5)
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-5)
+    np.testing.assert_array_equal(rm.numpy(), [0.5, -1.0, 0.0])
+
+
+def test_layer_defaults_and_narrow_sizes():
+    assert nn.Dropout().p == 0.5
+    assert nn.Embedding(10, 1)(fw.to_tensor([3, 4])).shape == [2, 1]
+    x1, x2, x3 = rnd(1, 2, 5), rnd(1, 2, 5, 5), rnd(1, 2, 5, 5, 5)
+    for cls, x, n in ((nn.Conv1D, x1, 3), (nn.Conv2D, x2, 3), (nn.Conv3D, x3, 3),
+                      (nn.Conv1DTranspose, x1, 7), (nn.Conv2DTranspose, x2, 7),
+                      (nn.Conv3DTranspose, x3, 7)):
+        out = cls(2, 4, 3)(fw.to_tensor(x))
+        assert out.shape == [1, 4] + [n] * (x.ndim - 2), cls.__name__
+
+
+class _WithCounter(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+        self.register_buffer("steps", fw.to_tensor(np.array([3], np.int64)))
+
+
+def test_casting_a_layer_leaves_integer_buffers_alone():
+    m = _WithCounter().float16()
+    assert m.fc.weight.dtype == fw.float16
+    assert m.steps.dtype == fw.int64
+
+
+def test_schedules_are_quiet_by_default(capsys):
+    s = fw.optimizer.lr.LinearWarmup(0.5, 2, 0.0, 0.5)
+    s.step()
+    fw.optimizer.lr.StepDecay(0.5, 2).step()
+    assert capsys.readouterr().out == ""
+
+
+def test_auto_skip_clip_leaves_small_gradients_as_they_are():
+    p = fw.create_parameter([2], "float32", default_initializer=nn.initializer.Constant(1.0))
+    opt = fw.optimizer.SGD(1.0, parameters=[p],
+                           grad_clip=nn.ClipGradByGlobalNorm(10.0, auto_skip_clip=True))
+    p.grad = fw.to_tensor([0.3, -0.4])
+    opt.step()
+    np.testing.assert_allclose(p.numpy(), [0.7, 1.4], rtol=1e-6)
