@@ -23,7 +23,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from lint_imports import merged_namespace  # noqa: E402
 
 PACKAGES = ("fw.core", "fw.autograd", "fw.nn", "fw.optimizer", "fw.io", "fw.amp", "fw.jit",
-            "fw.static", "fw.inference", "fw.hapi", "fw.metric")
+            "fw.static", "fw.inference", "fw.hapi", "fw.metric", "fw.onnx")
 
 
 def _owner(module: str) -> str | None:

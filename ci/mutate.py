@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -48,12 +49,17 @@ def _parser() -> argparse.ArgumentParser:
                    help="regenerate docs/mutation.md from .mutation/results/")
     p.add_argument("--record-before", action="store_true",
                    help="store the current results' scores as the report's 'before' column")
+    p.add_argument("--note", default="", help="a sentence on the 'before' runs (--record-before)")
     p.add_argument("--rebuild-map", action="store_true", help="rebuild the coverage maps")
     p.add_argument("--label", help="results file name (default: the area, or 'paths')")
     return p
 
 
 def _run_known(files: list[Path]) -> int:
+    missing = [str(f) for f in files if not f.is_file()]
+    if missing:
+        print(f"mutate --known: no such catalogue file: {', '.join(missing)}", file=sys.stderr)
+        return 1
     try:
         entries = known.load(files or None)
     except ValueError as e:
@@ -125,7 +131,7 @@ def _run_set(label: str, files: list[str], args, area: str | None) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     meta = {"label": args.label or label, "area": area, "files": files, "total": len(mutants),
             "sampled": len(chosen), "seed": args.seed if len(chosen) < len(mutants) else None,
-            "commit": engine.commit_of(), "started": engine.now()}
+            "commit": engine.commit_of(), "started": engine.now(), "jobs": args.jobs}
     results: list[dict] = []
 
     def save(rec=None):  # after every mutant: an interrupted run keeps what it measured
@@ -142,13 +148,28 @@ def _run_set(label: str, files: list[str], args, area: str | None) -> None:
     _print_summary(label, results, out)
 
 
+def _interrupt(signum, frame):
+    # `kill PID` (and a job runner's stop) cleans up as Ctrl-C does: the test processes
+    # are killed and the scratch copies removed (Python's default for SIGTERM is to
+    # die at once, leaving both behind)
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main(argv: list[str] | None = None) -> int:
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        return _main(argv)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     if args.known:
         return _run_known(args.known_file)
     if args.report or args.record_before:
         if args.record_before:
-            report.record_before()
+            report.record_before(args.note)
         report.write()
         print(f"mutate: wrote {report.DOC.relative_to(ROOT)}")
         return 0
@@ -163,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
             path = (Path.cwd() / p).resolve()
             if not path.is_file() or path.suffix != ".py":
                 _parser().error(f"{p}: not a Python file")
+            if not path.is_relative_to(ROOT):
+                _parser().error(f"{p}: not inside the repository ({ROOT})")
             files.append(path.relative_to(ROOT).as_posix())
         _run_set("paths", files, args, None)
     return 0

@@ -50,6 +50,33 @@ def test_import_fw_inference_loads_no_training_package():
     assert not loaded & set(NOT_FOR_SERVING), loaded
 
 
+# the HTTP front is an extra of fw-inference: only a serving process loads it
+SERVING_EXTRA = ("starlette", "uvicorn")
+
+
+def test_import_fw_inference_and_its_command_load_no_http_server():
+    out = run_fresh("""
+        import sys
+        import fw.inference, fw.inference.serve
+        print(sorted(m for m in sys.modules
+                     if m.split(".")[0] in ("starlette", "uvicorn", "anyio", "h11")
+                     or m == "fw.inference.serving"))
+    """)
+    assert out.split() == ["[]"]
+
+
+def test_import_fw_inference_serving_loads_the_extra_and_no_training_package():
+    pytest.importorskip("starlette")
+    pytest.importorskip("uvicorn")
+    loaded = loaded_after(f"""
+        import sys
+        import fw.inference.serving
+        assert all(m in sys.modules for m in {SERVING_EXTRA!r}), sys.modules.keys()
+    """)
+    assert "fw.inference" in loaded
+    assert not loaded & set(NOT_FOR_SERVING), loaded
+
+
 def test_a_predictor_run_loads_no_training_package():
     # the model is built and saved with fw-core alone, then served
     loaded = loaded_after("""

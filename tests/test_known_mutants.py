@@ -158,29 +158,49 @@ def test_score_counts_timeouts_as_killed_and_leaves_out_equivalent_and_errors():
     assert s["score"] == 50.0 and s["equivalent"] == 1 and s["error"] == 1
 
 
-def test_test_selection_by_line_then_function_then_module(tmp_path):
+def _map(tmp_path, name, lines_by_context, outcomes):
     from coverage import CoverageData
 
-    source = "import os\n\ndef f(a=1):\n    if a:\n        return 1\n    return 2\n\nT = 3\n"
     prefix = str(tmp_path / "tree")
-    full = os.path.join(prefix, "m.py")
-    data = CoverageData(basename=str(tmp_path / "cov"))
-    for ctx, lines in (("", [1, 3, 8]), ("t.py::a", [4, 5]), ("t.py::b", [4, 5]),
-                       ("t.py::broken", [4, 6])):
+    data = CoverageData(basename=str(tmp_path / name))
+    for ctx, files in lines_by_context.items():
         data.set_context(ctx)
-        data.add_lines({full: lines})
+        data.add_lines({os.path.join(prefix, f): lines for f, lines in files.items()})
     data.write()
-    tests = {"t.py::a": {"outcome": "passed", "duration": 2.0},
-             "t.py::b": {"outcome": "passed", "duration": 0.5},
-             "t.py::broken": {"outcome": "failed", "duration": 0.1}}
-    m = covmap.TestMap(tmp_path / "cov", {"scratch_root": prefix, "tests": tests})
+    tests = {t: {"outcome": o, "duration": d} for t, (o, d) in outcomes.items()}
+    return covmap.TestMap(tmp_path / name, {"scratch_root": prefix, "tests": tests})
+
+
+SELECT_SOURCE = ("import os\n\ndef f(a=1):\n    if a:\n        return 1\n    return 2\n\nT = 3\n\n"
+                 "def g():\n    return 4\n\ndef h():\n    return 5\n")
+
+
+def test_test_selection_by_line_then_function_then_module(tmp_path):
+    m = _map(tmp_path, "cov", {"": {"m.py": [1, 3, 8, 10, 13, 14]},
+                               "t.py::a": {"m.py": [4, 5]}, "t.py::b": {"m.py": [4, 5]},
+                               "t.py::broken": {"m.py": [4, 6]}, "t.py::other": {"n.py": [1]}},
+             {"t.py::a": ("passed", 2.0), "t.py::b": ("passed", 0.5),
+              "t.py::broken": ("failed", 0.1), "t.py::other": ("passed", 0.2)})
+    ab = ["t.py::b", "t.py::a"]
     # line 5: its own tests, cheapest first; the test failing unmutated is never used
-    assert covmap.select([m], "m.py", 5, source) == (["t.py::b", "t.py::a"], "line")
+    assert covmap.select([m], "m.py", 5, SELECT_SOURCE) == (ab, "line")
     # line 6 ran only in the failing test; line 3 (the def, run at import): the function's
-    assert covmap.select([m], "m.py", 6, source) == (["t.py::b", "t.py::a"], "function")
-    assert covmap.select([m], "m.py", 3, source) == (["t.py::b", "t.py::a"], "function")
-    assert covmap.select([m], "m.py", 8, source) == (["t.py::b", "t.py::a"], "module")
-    assert covmap.select([m], "other.py", 1, source) == ([], "none")
+    assert covmap.select([m], "m.py", 6, SELECT_SOURCE) == (ab, "function")
+    assert covmap.select([m], "m.py", 3, SELECT_SOURCE) == (ab, "function")
+    # a module-level line, and h() which only runs at import: the module's tests
+    assert covmap.select([m], "m.py", 8, SELECT_SOURCE) == (ab, "module")
+    assert covmap.select([m], "m.py", 14, SELECT_SOURCE) == (ab, "module")
+    # g() never runs, not even at import: uncovered
+    assert covmap.select([m], "m.py", 11, SELECT_SOURCE) == ([], "none")
+    assert covmap.select([m], "other.py", 1, SELECT_SOURCE) == ([], "none")
+
+
+def test_code_that_only_runs_at_import_is_tested_by_every_test(tmp_path):
+    m = _map(tmp_path, "cov2", {"": {"m.py": [1, 3, 8, 13, 14]}, "t.py::a": {"n.py": [1]},
+                                "t.py::b": {"n.py": [2]}},
+             {"t.py::a": ("passed", 2.0), "t.py::b": ("passed", 0.5)})
+    assert covmap.select([m], "m.py", 14, SELECT_SOURCE) == (["t.py::b", "t.py::a"], "import")
+    assert covmap.select([m], "m.py", 11, SELECT_SOURCE) == ([], "none")
 
 
 def _digest(rel):
@@ -234,5 +254,72 @@ def test_runner_reports_pass_fail_and_kills_a_hang_at_the_timeout():
             "def test_hang():\n    time.sleep(120)\n")
         assert run_tests(s, ["test_fwmut_probe.py::test_ok"], 120).status == "passed"
         assert run_tests(s, ["test_fwmut_probe.py::test_bad"], 120).status == "failed"
+        # a test module that no longer imports (the mutant broke it) is a failure
+        (s.root / "test_fwmut_broken.py").write_text("raise ImportError('planted')\n\n"
+                                                     "def test_x():\n    pass\n")
+        broken = run_tests(s, ["test_fwmut_broken.py::test_x", "test_fwmut_probe.py::test_ok"],
+                           120)
+        assert broken.status == "failed", broken.output
+        assert run_tests(s, ["test_fwmut_probe.py::test_gone"], 120).status == "error"
         hang = run_tests(s, ["test_fwmut_probe.py::test_hang"], 3)
         assert hang.status == "timeout" and hang.seconds < 60
+        # Hypothesis does not shrink in a mutant's run (a failure is all it needs)
+        (s.root / "test_fwmut_phases.py").write_text(
+            "from hypothesis import settings\n\ndef test_phases():\n"
+            "    assert 'shrink' not in str(settings.default.phases)\n"
+            "    assert 'generate' in str(settings.default.phases)\n")
+        assert run_tests(s, ["test_fwmut_phases.py::test_phases"], 120).status == "passed"
+
+
+def test_a_terminated_run_removes_its_scratch_copy(tmp_path):
+    import signal
+    import subprocess
+    import time
+
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "ci", "mutate.py"), "--known",
+                             "--known-file", str(known.KNOWN_DIR / "examples.toml")],
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not list(tmp_path.glob("fw-mutate-*/tree")) and time.monotonic() < deadline:
+            assert proc.poll() is None, "mutate --known ended before making its scratch copy"
+            time.sleep(0.2)
+        assert list(tmp_path.glob("fw-mutate-*")), "no scratch copy appeared"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=120) != 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert not list(tmp_path.glob("fw-mutate-*"))
+
+
+def test_drop_term_applies_at_every_operand_of_a_long_sum():
+    got = {new for _, op, new in _mutated_lines("x = a + b - c * d / e\n") if op == "DropTerm"}
+    assert got == {"x = a - c * d / e", "x = a + b", "x = a + b - c / e", "x = a + b - c * d"}
+
+
+def _cli():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fw_ci_mutate", os.path.join(ROOT, "ci",
+                                                                                "mutate.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.main
+
+
+def test_cli_counts_mutants_and_rejects_bad_input(capsys, tmp_path):
+    main = _cli()
+    assert main(["--list", "packages/fw-nn/src/fw/nn/clip.py"]) == 0
+    assert "paths: 1 files," in capsys.readouterr().out
+    assert main(["--known", "--known-file", str(tmp_path / "none.toml")]) == 1
+    assert "no such catalogue file" in capsys.readouterr().err
+    outside = tmp_path / "x.py"
+    outside.write_text("x = 1\n")
+    for argv in ([str(outside)], [], ["--area", "nope"]):
+        with pytest.raises(SystemExit) as e:
+            main(argv)
+        assert e.value.code == 2

@@ -1,5 +1,5 @@
 """The deployment zoo: the models that fw.inference, fw.onnx and the side-by-side
-benchmarks are measured on (LeNet, ResNet-18, MobileNetV2, a BERT-style encoder).
+benchmarks are measured on (LeNet, ResNet-18/50, MobileNetV2, a BERT-style encoder).
 
 Why one module: the tests (eager == saved == served == exported), the asv
 benchmarks and asv_bench's side-by-side scripts must run the *same* architectures.
@@ -25,6 +25,7 @@ import numpy as np
 INPUTS = {
     "lenet": ((1, 28, 28), "float32"),
     "resnet18": ((3, 224, 224), "float32"),
+    "resnet50": ((3, 224, 224), "float32"),
     "mobilenet_v2": ((3, 224, 224), "float32"),
     "bert_encoder": ((128,), "int64"),
 }
@@ -51,8 +52,8 @@ def example_input(api, name, batch=1, hw=None, seed=0):
 
 def build(api, name, **kw):
     """The model `name` built with ``api`` (``fw`` or ``paddle``), in eval mode."""
-    model = {"lenet": _lenet, "resnet18": _resnet18, "mobilenet_v2": _mobilenet_v2,
-             "bert_encoder": _bert_encoder}[name](api.nn, **kw)
+    model = {"lenet": _lenet, "resnet18": _resnet18, "resnet50": _resnet50,
+             "mobilenet_v2": _mobilenet_v2, "bert_encoder": _bert_encoder}[name](api.nn, **kw)
     model.eval()
     return model
 
@@ -76,47 +77,60 @@ def _lenet(nn, num_classes=10):
 
 
 def _resnet18(nn, num_classes=1000):
-    class BasicBlock(nn.Layer):
-        def __init__(self, cin, cout, stride):
+    return _resnet(nn, "basic", (2, 2, 2, 2), num_classes)
+
+
+def _resnet50(nn, num_classes=1000):
+    return _resnet(nn, "bottleneck", (3, 4, 6, 3), num_classes)
+
+
+def _resnet(nn, kind, depths, num_classes):
+    """ResNet v1.5 (stride in the 3x3 conv of a bottleneck), as paddle.vision.models."""
+
+    def conv_bn(cin, cout, k, stride=1):
+        return [nn.Conv2D(cin, cout, k, stride=stride, padding=k // 2, bias_attr=False),
+                nn.BatchNorm2D(cout)]
+
+    class Block(nn.Layer):
+        def __init__(self, cin, width, stride):
             super().__init__()
-            self.conv1 = nn.Conv2D(cin, cout, 3, stride=stride, padding=1, bias_attr=False)
-            self.bn1 = nn.BatchNorm2D(cout)
+            if kind == "basic":
+                cout = width
+                layers = conv_bn(cin, width, 3, stride) + [nn.ReLU()] + conv_bn(width, width, 3)
+            else:
+                cout = width * 4
+                layers = (conv_bn(cin, width, 1) + [nn.ReLU()] + conv_bn(width, width, 3, stride)
+                          + [nn.ReLU()] + conv_bn(width, cout, 1))
+            self.body = nn.Sequential(*layers)
             self.relu = nn.ReLU()
-            self.conv2 = nn.Conv2D(cout, cout, 3, padding=1, bias_attr=False)
-            self.bn2 = nn.BatchNorm2D(cout)
             self.downsample = None
             if stride != 1 or cin != cout:
-                self.downsample = nn.Sequential(
-                    nn.Conv2D(cin, cout, 1, stride=stride, bias_attr=False),
-                    nn.BatchNorm2D(cout))
+                self.downsample = nn.Sequential(*conv_bn(cin, cout, 1, stride))
+            self.cout = cout
 
         def forward(self, x):
             identity = x if self.downsample is None else self.downsample(x)
-            out = self.relu(self.bn1(self.conv1(x)))
-            out = self.bn2(self.conv2(out))
-            return self.relu(out + identity)
+            return self.relu(self.body(x) + identity)
 
-    class ResNet18(nn.Layer):
+    class ResNet(nn.Layer):
         def __init__(self):
             super().__init__()
-            self.conv1 = nn.Conv2D(3, 64, 7, stride=2, padding=3, bias_attr=False)
-            self.bn1 = nn.BatchNorm2D(64)
-            self.relu = nn.ReLU()
-            self.maxpool = nn.MaxPool2D(3, stride=2, padding=1)
+            self.stem = nn.Sequential(*conv_bn(3, 64, 7, 2), nn.ReLU(),
+                                      nn.MaxPool2D(3, stride=2, padding=1))
             blocks, cin = [], 64
-            for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
-                blocks += [BasicBlock(cin, cout, stride), BasicBlock(cout, cout, 1)]
-                cin = cout
+            for i, (width, n) in enumerate(zip((64, 128, 256, 512), depths)):
+                for j in range(n):
+                    blocks.append(Block(cin, width, 2 if (i > 0 and j == 0) else 1))
+                    cin = blocks[-1].cout
             self.layers = nn.Sequential(*blocks)
             self.avgpool = nn.AdaptiveAvgPool2D((1, 1))
-            self.fc = nn.Linear(512, num_classes)
+            self.fc = nn.Linear(cin, num_classes)
 
         def forward(self, x):
-            x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
-            x = self.avgpool(self.layers(x))
+            x = self.avgpool(self.layers(self.stem(x)))
             return self.fc(x.flatten(1))
 
-    return ResNet18()
+    return ResNet()
 
 
 def _mobilenet_v2(nn, num_classes=1000):

@@ -8,8 +8,9 @@ move when they change) and the test directory's files.
 
 For a mutant on line L of file F, the tests are those that passed unmutated and
 executed L. A line run only at import (a ``def`` line's defaults, a module-level
-table) has no test of its own: the tests of the enclosing function's body stand in,
-else those of the whole module. No test at all: the mutant is *uncovered*.
+table, code generated at import) has no test of its own: the tests of the
+enclosing function's body stand in, else those of the whole module, else every
+test (`select`). A line no test runs, not even at import: the mutant is *uncovered*.
 """
 
 from __future__ import annotations
@@ -75,6 +76,19 @@ class TestMap:
                 out[line] = ok
         return out
 
+    @lru_cache(maxsize=256)  # noqa: B019
+    def import_lines(self, rel: str) -> frozenset[int]:
+        """Lines run while importing or collecting (the empty context): module-level
+        code, and functions that only run at import (fw-core's op code generation)."""
+        full = self._files.get(rel)
+        if full is None:
+            return frozenset()
+        return frozenset(ln for ln, contexts in self._data.contexts_by_lineno(full).items()
+                         if "" in contexts)
+
+    def passing(self) -> frozenset[str]:
+        return frozenset(t for t, r in self.tests.items() if r.get("outcome") == "passed")
+
     def duration(self, nodeid: str) -> float:
         return self.tests.get(nodeid, {}).get("duration", 1.0)
 
@@ -133,29 +147,49 @@ def _scopes(source: str) -> list[tuple[int, int, int]]:
 
 
 def select(maps: list[TestMap], rel: str, line: int, source: str) -> tuple[list[str], str]:
-    """The tests for a mutant at `rel`:`line`, cheapest first, and how they were found
-    ("line", "function", "module", or "none")."""
+    """The tests for a mutant at `rel`:`line`, cheapest first, and how they were found:
+
+    - "line": the tests that execute the line;
+    - "function": else those that execute the enclosing function (a line coverage
+      does not report, as a continuation line of a statement, or a ``def`` line);
+    - "module": else, for a line run at import, those that execute any line of the
+      module (a module-level table is read by the module's functions);
+    - "import": else, for a line run at import, every test (code that only runs at
+      import, such as fw-core's generated op functions, is used by all of them);
+    - "none": no test runs the line at all (uncovered).
+    """
     covered: dict[int, frozenset[str]] = {}
+    imported: set[int] = set()
     for m in maps:
         for ln, tests in m.lines(rel).items():
             covered[ln] = covered.get(ln, frozenset()) | tests
-    how, chosen = "none", frozenset()
+        imported |= m.import_lines(rel)
     if covered.get(line):
-        how, chosen = "line", covered[line]
-    else:
-        inner = [s for s in _scopes(source) if s[0] <= line <= s[2]]
-        if inner:
-            _, first, last = inner[-1]
-            chosen = frozenset().union(*(t for ln, t in covered.items() if first <= ln <= last))
-            how = "function" if chosen else "none"
-        else:
-            chosen = frozenset().union(*covered.values()) if covered else frozenset()
-            how = "module" if chosen else "none"
+        return _cheapest(maps, covered[line]), "line"
+    inner = [s for s in _scopes(source) if s[0] <= line <= s[2]]
+    span = range(line, line + 1)  # where "does it run at import" is asked
+    if inner:
+        start, body, end = inner[-1]
+        whole = range(start, end + 1)
+        chosen = frozenset().union(*(t for ln, t in covered.items() if ln in whole))
+        if chosen:
+            return _cheapest(maps, chosen), "function"
+        # the signature runs at every import; a body only when the function is called
+        span = range(start, body) if line < body else range(body, end + 1)
+    if not any(ln in imported for ln in span):
+        return [], "none"
+    chosen = frozenset().union(*covered.values()) if covered else frozenset()
+    if chosen:
+        return _cheapest(maps, chosen), "module"
+    everything = frozenset().union(*(m.passing() for m in maps))
+    return _cheapest(maps, everything), ("import" if everything else "none")
 
+
+def _cheapest(maps: list[TestMap], tests: frozenset[str]) -> list[str]:
     def cost(t):
         return min(m.duration(t) for m in maps if t in m.tests)
 
-    return sorted(chosen, key=lambda t: (cost(t), t)), how
+    return sorted(tests, key=lambda t: (cost(t), t))
 
 
 def expected_seconds(maps: list[TestMap], tests: list[str]) -> float:

@@ -17,6 +17,7 @@ import re
 import subprocess
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -97,7 +98,12 @@ def run(mutants: list[Mutant], *, jobs: int = 1, log: Callable[[str], None] = pr
                     i = todo.get_nowait()
                 except queue.Empty:
                     return
-                rec = _one(scratch, mutants[i], maps, equivalents)
+                try:
+                    rec = _one(scratch, mutants[i], maps, equivalents)
+                except Exception:  # a bug of the tool, not a test outcome: reported, not lost
+                    rec = {**mutants[i].as_dict(), "status": "error", "tests": 0, "how": "",
+                           "seconds": 0.0, "key": "", "old": "", "new": "", "diff": "",
+                           "killer": "", "output": traceback.format_exc()[-2000:]}
                 if stop.is_set():
                     return
                 with lock:
@@ -177,10 +183,11 @@ def load_results(path: Path) -> dict:
 
 
 def survivors_of(doc: dict) -> list[tuple[int, Mutant]]:
-    """The survivors (and uncovered mutants) of a results document, found again in
+    """The survivors (uncovered mutants and errors too) of a results document, found again in
     today's sources by identity (`Applied.key`; among mutants sharing it, the one
     nearest the recorded line): (index in ``doc["results"]``, mutant) pairs."""
-    want = [(i, r) for i, r in enumerate(doc["results"]) if r["status"] in SURVIVED]
+    want = [(i, r) for i, r in enumerate(doc["results"]) if r["status"] in SURVIVED + ("error",)
+            and r.get("key")]
     out: list[tuple[int, Mutant]] = []
     for file in sorted({r["file"] for _, r in want}):
         if not (ROOT / file).is_file():
@@ -203,9 +210,11 @@ def survivors_of(doc: dict) -> list[tuple[int, Mutant]]:
 
 
 def commit_of(root: Path = ROOT) -> str:
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
-                          text=True, timeout=30).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+    """The commit the code under test comes from: the last one that changed packages/
+    (the tool's own commits do not), "+dirty" when packages/ has uncommitted changes."""
+    head = subprocess.run(["git", "log", "-1", "--format=%h", "--", "packages"], cwd=root,
+                          capture_output=True, text=True, timeout=30).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "packages"], cwd=root,
                            capture_output=True, text=True, timeout=30).stdout.strip()
     return head + ("+dirty" if dirty else "")
 

@@ -50,9 +50,10 @@ class DropTerm(Operator):
 
     def mutation_positions(self, node):
         if isinstance(node, pt.PythonNode) and node.type in ("arith_expr", "term"):
-            for i in range(1, (len(node.children) + 1) // 2):
-                op = node.children[2 * i - 1]
-                yield (op.start_pos, node.children[2 * i].end_pos)
+            # all spans first: cosmic-ray mutates the node while this generator is open
+            spans = [(node.children[2 * i - 1].start_pos, node.children[2 * i].end_pos)
+                     for i in range(1, (len(node.children) + 1) // 2)]
+            yield from spans
 
     def mutate(self, node, index):
         i = index + 1

@@ -40,7 +40,7 @@ def _summary(doc: dict) -> dict:
     # per sampled mutant, so uncovered and equivalent ones (not run) count as free
     wall = sum(r["seconds"] for r in doc["results"])
     cpu = sum(r.get("cpu_seconds", 0.0) for r in doc["results"])
-    full = doc["total"] * wall / n if n else None
+    full = doc["total"] * wall / n / doc.get("jobs", 1) if n else None
     full_cpu = doc["total"] * cpu / n / 2 if n and s["mean_cpu_seconds"] else None
     return {**s, "total": doc["total"], "sampled": n, "seed": doc.get("seed"),
             "full_pass_2cores_hours": round(full_cpu / 3600, 1) if full_cpu else None,
@@ -49,10 +49,12 @@ def _summary(doc: dict) -> dict:
             "full_pass_hours": round(full / 3600, 1) if full is not None else None}
 
 
-def record_before() -> None:
-    base = {name: _summary(doc) for name, doc in _results().items()}
+def record_before(note: str = "") -> None:
+    base: dict = {name: _summary(doc) for name, doc in _results().items()}
     if not base:
         raise SystemExit("mutate --record-before: no results in .mutation/results/")
+    if note:
+        base["_note"] = note
     BASELINE.write_text(json.dumps(base, indent=1, sort_keys=True) + "\n")
 
 
@@ -77,15 +79,16 @@ def render() -> str:
         "mean wall time of a mutant's test run on the machine that made the results",
         "(a busy one: it is noisy) and *CPU s* its CPU time (pytest and the processes",
         "it waited for). *Full pass* estimates all M mutants from the sample (uncovered",
-        "and equivalent ones are not run): *1 worker* at the measured wall time, *2",
-        "cores* at the CPU time on an otherwise idle 2-core machine (`--jobs 2`).",
+        "and equivalent ones are not run): *as measured* at the wall time and `--jobs`",
+        "of the run, on its machine as busy as it was; *2 idle cores* at the CPU time",
+        "on an otherwise idle 2-core machine (`--jobs 2`).",
         "",
         "| area | M | run (N of M) | killed | timeouts | survived | uncovered | equivalent "
-        "| errors | score | before | s/mutant | CPU s | full pass: 1 worker | 2 cores |",
+        "| errors | score | before | s/mutant | CPU s | full pass: as measured | 2 idle cores |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name in AREAS:
-        b = before.get(name, {})
+        b = before.get(name) or {}
         b_text = (f"{_pct(b.get('score'))} ({b['sampled']} of {b['total']}, {b['commit']})"
                   if b else "–")
         if name not in results:
@@ -99,7 +102,9 @@ def render() -> str:
             f"| {s['error']} | {_pct(s['score'])} | {b_text} | {s['mean_seconds'] or '–'} "
             f"| {s['mean_cpu_seconds'] or '–'} | {s['full_pass_hours']} h "
             f"| {s['full_pass_2cores_hours'] or '–'} h |")
-    lines += ["", "Runs: " + "; ".join(
+    if before.get("_note"):
+        lines += ["", f"Before: {before['_note']}"]
+    lines += ["", "Runs (commit: the last one that changed `packages/`): " + "; ".join(
         f"{n} at {d.get('commit')} on {d.get('started', '')[:16]} (seed {d.get('seed')})"
         for n, d in results.items()) + "." if results else "", ""]
     for name, doc in results.items():
@@ -121,7 +126,9 @@ def render() -> str:
     if not eq:
         lines.append("None recorded yet.")
     for e in eq.values():
-        lines.append(f"- `{e.file}` {e.operator}: `{e.old}` → `{e.new}`: {e.reason}")
+        where = f"{e.file}` in `{e.scope}" if e.scope else e.file
+        lines.append(f"- `{where}` {e.operator}: `{e.old}` → `{e.new}`. "
+                     + " ".join(e.reason.split()))
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from .scratch import Scratch
 # pytest exit codes: 0 all passed, 1 some failed, 2 interrupted (a collection
 # error: the mutant broke an import), 5 nothing collected
 _KILLED = {1, 2}
+_COLLECTION_ERROR = re.compile(r"^_+ ERROR collecting |errors? during collection", re.M)
 
 # the test processes running now (several with --jobs): an interrupted run kills them
 _running: set[subprocess.Popen] = set()
@@ -47,7 +49,8 @@ def run_tests(scratch: Scratch, nodeids: list[str], timeout: float, *, stop_firs
     args_file.write_text("\n".join(nodeids) + "\n", encoding="utf-8")
     log_file = scratch.base / f"pytest-output-{tag}.txt"
     cmd = ["nice", "-n", "10", sys.executable, "-m", "pytest", "-q", "--no-header", "-rfE",
-           "-p", "no:randomly", *(["-x"] if stop_first else []), *extra, f"@{args_file}"]
+           "-p", "no:randomly", "-p", "_fwmut_runplugin", *(["-x"] if stop_first else []),
+           *extra, f"@{args_file}"]
     start = time.monotonic()
     timed_out = threading.Event()
 
@@ -84,6 +87,10 @@ def run_tests(scratch: Scratch, nodeids: list[str], timeout: float, *, stop_firs
         return TestRun("timeout", seconds, out, cpu)
     rc = proc.returncode
     status = "passed" if rc == 0 else "failed" if rc in _KILLED else "error"
+    if status == "error" and _COLLECTION_ERROR.search(out):
+        # the same tests collected unmutated: the planted bug broke an import (pytest
+        # exits 4, "found no collectors", when -x stops at that collection error)
+        status = "failed"
     return TestRun(status, seconds, out, cpu)
 
 

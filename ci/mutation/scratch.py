@@ -91,7 +91,9 @@ class Scratch:
             (self.base / "shared").symlink_to(shared)
         self.boot.mkdir()
         (self.boot / "sitecustomize.py").write_text(SITECUSTOMIZE)
-        shutil.copy2(Path(__file__).with_name("covplugin.py"), self.boot / "_fwmut_covplugin.py")
+        for plugin in ("covplugin", "runplugin"):  # loaded by name with `pytest -p`
+            shutil.copy2(Path(__file__).with_name(f"{plugin}.py"),
+                         self.boot / f"_fwmut_{plugin}.py")
 
     def env(self) -> dict[str, str]:
         """The environment of a test run in the copy."""

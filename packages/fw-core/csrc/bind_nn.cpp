@@ -136,7 +136,7 @@ fw::nn::ConvGeom conv_geom(const char *op, const S &src, const W &w, const D &ds
 void py_conv_forward(const InArray &x, const InArray &w, OutArray &y, std::optional<InArray> bias,
                      std::optional<InArray> residual, const std::string &activation, const IntVec &stride,
                      const IntVec &dilation, const IntVec &pad_l, const IntVec &pad_r, int64_t groups,
-                     bool channel_last) {
+                     bool channel_last, uint64_t weight_stamp) {
     const char *op = "conv";
     auto g = conv_geom(op, x, w, y, stride, dilation, pad_l, pad_r, groups, channel_last);
     auto xo = fop(op, "x", x);
@@ -158,7 +158,7 @@ void py_conv_forward(const InArray &x, const InArray &w, OutArray &y, std::optio
     }
     ep.act = fw::parse_activation(activation.data(), activation.size());
     nb::gil_scoped_release nogil;
-    fw::nn::conv_forward(g, xo, wo, yo, ep);
+    fw::nn::conv_forward(g, xo, wo, yo, ep, weight_stamp);
 }
 
 void py_conv_backward_data(const InArray &gy, const InArray &w, OutArray &gx, const IntVec &stride,
@@ -472,9 +472,11 @@ bool py_any_nan(const InArray &a) {
 void bind_nn(nb::module_ &m) {
     m.def("conv_forward", &py_conv_forward, "x"_a, "weight"_a, "out"_a.noconvert(), "bias"_a.none(), "residual"_a.none(),
           "activation"_a, "stride"_a, "dilation"_a, "pad_l"_a, "pad_r"_a, "groups"_a, "channel_last"_a,
+          "weight_stamp"_a = 0,
           "out = act(conv(x, weight) + bias) + residual (oneDNN), written into out. x [N, C, *S] "
           "(channel_last: [N, *S, C]), weight [O, C/groups, *K], out [N, O, *Q] in x's layout; "
-          "dilation 1 = dense.");
+          "dilation 1 = dense. weight_stamp != 0 promises that (weight's address, stamp) names "
+          "bytes that never change: the weights are then reordered for the primitive once.");
     m.def("conv_backward_data", &py_conv_backward_data, "grad_out"_a, "weight"_a, "grad_x"_a.noconvert(), "stride"_a,
           "dilation"_a, "pad_l"_a, "pad_r"_a, "groups"_a, "channel_last"_a,
           "grad_x = the adjoint of conv(., weight) applied to grad_out (also conv_transpose's forward).");
@@ -542,4 +544,27 @@ void bind_nn(nb::module_ &m) {
             return d;
         },
         "Per primitive kind: dict with hits, misses, evictions, size, capacity.");
+    m.def(
+        "nn_cached_impls",
+        []() {
+            nb::dict d;
+            for (int i = 0; i < int(fw::nn::Kind::count); ++i) {
+                auto k = fw::nn::Kind(i);
+                nb::list l;
+                for (auto &s : fw::nn::cached_impls(k)) l.append(nb::str(s.c_str()));
+                d[fw::nn::kind_name(k)] = l;
+            }
+            return d;
+        },
+        "Per primitive kind: the oneDNN implementation name of every cached primitive "
+        "(\"ref...\" is oneDNN's slow reference fallback).");
+    m.def(
+        "nn_packed_constants",
+        []() {
+            size_t n = 0;
+            for (int i = 0; i < int(fw::nn::Kind::count); ++i)
+                for (auto &p : fw::nn::cache(fw::nn::Kind(i)).values()) n += p->packed_count();
+            return n;
+        },
+        "How many constant inputs (weights) the cached primitives hold reordered.");
 }

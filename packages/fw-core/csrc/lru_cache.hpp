@@ -10,6 +10,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <vector>
 #include <unordered_map>
 
 namespace fw {
@@ -80,6 +81,15 @@ public:
         std::lock_guard<std::mutex> lock(mu_);
         capacity_ = capacity;
         trim_locked();
+    }
+
+    // A snapshot of the cached values, most recently used first (diagnostics).
+    std::vector<std::shared_ptr<Value>> values() {
+        std::lock_guard<std::mutex> lock(mu_);
+        std::vector<std::shared_ptr<Value>> out;
+        out.reserve(order_.size());
+        for (auto &kv : order_) out.push_back(kv.second);
+        return out;
     }
 
     void clear() {

@@ -432,6 +432,11 @@ void run_matmul(const MatmulPlan &p, const Operand &x, const Operand &y, const O
 
 void matmul_cache_set_capacity(size_t capacity) { cache().set_capacity(capacity); }
 CacheStats matmul_cache_stats() { return cache().stats(); }
+std::vector<std::string> matmul_cached_impls() {
+    std::vector<std::string> out;
+    for (auto &e : cache().values()) out.push_back(e->impl);
+    return out;
+}
 void matmul_cache_clear() { cache().clear(); }
 
 std::string matmul_impl_info(const MatmulPlan &p, DType x, DType y, DType out, const Epilogue &ep) {

@@ -13,6 +13,8 @@
 // post-op reading the residual buffer.
 #pragma once
 
+#include <vector>
+
 #include <cstdint>
 #include <string>
 
@@ -81,6 +83,8 @@ void run_matmul(const MatmulPlan &plan, const Operand &x, const Operand &y,
 // Primitive cache controls and statistics.
 void matmul_cache_set_capacity(size_t capacity);
 CacheStats matmul_cache_stats();
+// oneDNN implementation name of every cached matmul primitive ("ref...": the reference fallback).
+std::vector<std::string> matmul_cached_impls();
 void matmul_cache_clear();
 
 // Which oneDNN implementation a plan would run (e.g. "brg:avx2"), for

@@ -268,6 +268,14 @@ NB_MODULE(_C, m) {
           "Bounds the primitive cache (LRU); 0 disables caching.");
     m.def("clear_cache", &fw::matmul_cache_clear, "Empties the primitive cache and resets its counters.");
     m.def(
+        "matmul_cached_impls",
+        []() {
+            nb::list l;
+            for (auto &s : fw::matmul_cached_impls()) l.append(nb::str(s.c_str()));
+            return l;
+        },
+        "oneDNN implementation name of every cached matmul primitive.");
+    m.def(
         "cache_info",
         []() {
             const fw::CacheStats s = fw::matmul_cache_stats();

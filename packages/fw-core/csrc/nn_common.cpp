@@ -178,7 +178,50 @@ std::unique_ptr<Prim::ExecSet> Prim::make_set() {
     return es;
 }
 
-void Prim::execute(void *const *ptrs) {
+size_t Prim::packed_count() {
+    std::lock_guard<std::mutex> lock(packed_mu_);
+    return packed_.size();
+}
+
+std::shared_ptr<void> Prim::packed(size_t slot, void *user, uint64_t stamp, ExecSet &es, void *scratch) {
+    {
+        std::lock_guard<std::mutex> lock(packed_mu_);
+        for (size_t i = 0; i < packed_.size(); ++i) {
+            if (packed_[i].slot == slot && packed_[i].user == user && packed_[i].stamp == stamp) {
+                auto hit = packed_[i];
+                packed_.erase(packed_.begin() + long(i));
+                packed_.push_back(hit);
+                return hit.buf;
+            }
+        }
+    }
+    // miss: reorder into a new buffer outside the lock (a racing thread may pack
+    // the same weights too; the first one stored wins, both results are equal)
+    const Slot &s = slots_[slot];
+    const size_t bytes = (s.prim_md.get_size() + 63) / 64 * 64;
+    void *raw = std::aligned_alloc(64, bytes ? bytes : 64);
+    if (!raw) throw std::bad_alloc();
+    std::shared_ptr<void> buf(raw, [](void *p) { std::free(p); });
+    dnnl_memory_t target = es.prim_mem[slot];
+    dnnl_status_t st = dnnl_memory_set_data_handle(es.user_mem[slot], user);
+    if (st == dnnl_success) st = dnnl_memory_set_data_handle(target, raw);
+    dnnl_memory_t sp = es.scratch_in[slot];
+    if (st == dnnl_success && sp) st = dnnl_memory_set_data_handle(sp, scratch);
+    if (st == dnnl_success) {
+        dnnl_exec_arg_t a[3] = {{DNNL_ARG_FROM, es.user_mem[slot]}, {DNNL_ARG_TO, target}, {DNNL_ARG_SCRATCHPAD, sp}};
+        st = dnnl_primitive_execute(s.to_prim.get(), cpu_stream().get(), sp ? 3 : 2, a);
+    }
+    if (st != dnnl_success)
+        throw std::runtime_error(std::string(op_) + ": packing a constant input failed: " + dnnl_status2str(st));
+    std::lock_guard<std::mutex> lock(packed_mu_);
+    for (auto &p : packed_)
+        if (p.slot == slot && p.user == user && p.stamp == stamp) return p.buf;
+    if (packed_.size() >= kMaxPacked) packed_.erase(packed_.begin());
+    packed_.push_back({slot, user, stamp, buf});
+    return buf;
+}
+
+void Prim::execute(void *const *ptrs, const uint64_t *stamps) {
     std::unique_ptr<ExecSet> es;
     {
         std::lock_guard<std::mutex> lock(pool_mu_);
@@ -209,13 +252,28 @@ void Prim::execute(void *const *ptrs) {
         return dnnl_primitive_execute(r.get(), stream, sp ? 3 : 2, a);
     };
     if (es->scratch) st = dnnl_memory_set_data_handle(es->scratch, scratch);
+    std::shared_ptr<void> held[8];  // packed constants in use by this call
+    size_t n_held = 0;
     for (size_t i = 0; i < n && st == dnnl_success; ++i) {
         const Slot &s = slots_[i];
         if (!s.reorder) {
             st = dnnl_memory_set_data_handle(es->prim_mem[i], ptrs[i]);
             continue;
         }
-        st = dnnl_memory_set_data_handle(es->user_mem[i], ptrs[i]);
+        if (stamps && stamps[i] && s.spec.dir == kIn && n_held < 8) {
+            try {
+                held[n_held] = packed(i, ptrs[i], stamps[i], *es, scratch);
+            } catch (...) {
+                std::lock_guard<std::mutex> lock(pool_mu_);
+                pool_.push_back(std::move(es));
+                throw;
+            }
+            st = dnnl_memory_set_data_handle(es->prim_mem[i], held[n_held++].get());
+            continue;
+        }
+        // this set's own buffer (a packed constant may have been pointed at before)
+        st = dnnl_memory_set_data_handle(es->prim_mem[i], es->buffers[i]);
+        if (st == dnnl_success) st = dnnl_memory_set_data_handle(es->user_mem[i], ptrs[i]);
         if (st == dnnl_success && (s.spec.dir & kIn))
             st = reorder(s.to_prim, es->user_mem[i], es->prim_mem[i], es->scratch_in[i]);
     }
@@ -249,6 +307,12 @@ const char *kind_name(Kind k) {
         case Kind::eltwise_exp: return "exp";
         default: return "?";
     }
+}
+
+std::vector<std::string> cached_impls(Kind k) {
+    std::vector<std::string> out;
+    for (auto &p : cache(k).values()) out.push_back(p->impl());
+    return out;
 }
 
 LruCache<Prim> &cache(Kind k) {

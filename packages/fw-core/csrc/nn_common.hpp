@@ -63,7 +63,12 @@ public:
 
     // Runs the primitive on the caller's buffers (one per spec; a null pointer
     // for an absent optional argument is not allowed: leave it out of specs).
-    void execute(void *const *ptrs);
+    // `stamps` (optional, one per spec) marks constant inputs: a nonzero stamp
+    // is the caller's promise that (pointer, stamp) names bytes that never change
+    // (a predictor's weights, see fw.core.kernels.frozen). Such an input that needs
+    // a reorder is reordered once and the result reused by every later call —
+    // oneDNN's "weights prepacking" — instead of on every call.
+    void execute(void *const *ptrs, const uint64_t *stamps = nullptr);
 
     const std::string &impl() const { return impl_; }
     // Whether any argument needs a reorder (diagnostics and tests).
@@ -89,6 +94,24 @@ private:
     int n_reorders_ = 0;
     std::mutex pool_mu_;
     std::vector<std::unique_ptr<ExecSet>> pool_;
+
+    // Constant inputs already reordered: (slot, caller pointer, stamp) -> buffer in
+    // the primitive's layout, most recently used last. Bounded (kMaxPacked): one
+    // primitive serves every layer of its geometry, so it may hold a few weights.
+    struct Packed {
+        size_t slot;
+        const void *user;
+        uint64_t stamp;
+        std::shared_ptr<void> buf;
+    };
+    static constexpr size_t kMaxPacked = 64;
+    std::mutex packed_mu_;
+    std::vector<Packed> packed_;
+    std::shared_ptr<void> packed(size_t slot, void *user, uint64_t stamp, ExecSet &es, void *scratch);
+
+public:
+    // How many constant inputs are held reordered (tests, diagnostics).
+    size_t packed_count();
 };
 
 // Cache kinds, one LRU cache each.
@@ -107,6 +130,9 @@ enum class Kind : int {
 const char *kind_name(Kind k);
 
 LruCache<Prim> &cache(Kind k);
+// The implementation names (oneDNN's impl_info_str, e.g. "brgconv:avx512_core",
+// or "ref:any" for the reference fallback) of every cached primitive of `k`.
+std::vector<std::string> cached_impls(Kind k);
 void cache_set_capacity(size_t capacity);
 void cache_clear();
 

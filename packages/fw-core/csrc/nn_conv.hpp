@@ -40,8 +40,9 @@ struct ConvEpilogue {
     const Operand *residual = nullptr;  // y-shaped, added after the activation
 };
 
+// `weight_stamp` != 0: the weights are constant (see Prim::execute's stamps).
 void conv_forward(const ConvGeom &g, const Operand &x, const Operand &w, const Operand &y,
-                  const ConvEpilogue &ep);
+                  const ConvEpilogue &ep, uint64_t weight_stamp = 0);
 void conv_backward_data(const ConvGeom &g, const Operand &gy, const Operand &w, const Operand &gx);
 void conv_backward_weights(const ConvGeom &g, const Operand &x, const Operand &gy, const Operand &gw,
                            const Operand *gb);

@@ -26,7 +26,7 @@ from fw.core import internal
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 CORE = ROOT / "packages" / "fw-core" / "src"
-SCANNED = ("fw-autograd", "fw-nn", "fw-jit", "fw-inference")
+SCANNED = ("fw-autograd", "fw-nn", "fw-jit", "fw-inference", "fw-onnx")
 
 # Uses that predate fw.core.internal, as (file relative to the repository, the use).
 # Migrated with the fw-jit restructuring: the lead empties this list; do not add to it.

@@ -69,6 +69,7 @@ _PROVIDERS = {
     "hapi": "fw-nn", "callbacks": "fw-nn", "regularizer": "fw-nn",
     "jit": "fw-jit", "static": "fw-jit",
     "inference": "fw-inference",
+    "onnx": "fw-onnx",
     "distributed": "fw-distributed",
     "slim": "fw-slim", "quantization": "fw-slim",
     "vision": "fw-vision",

@@ -36,14 +36,60 @@ __all__ = ["ALIASES", "BY_NAME", "NAMES", "TABLE", "Activation", "canonical", "e
 
 # ---------------------------------------------------------------- the NumPy formulas
 def erf(x):
-    """The error function on NumPy (scipy.special) or CuPy (cupyx) arrays."""
+    """The error function on NumPy (scipy.special, else NumPy formulas) or CuPy arrays.
+
+    SciPy is optional in fw-core (`pip install fw-core[special]`): a deployment
+    (fw-core + fw-inference) does not install it, and GELU must still run there."""
     if type(x).__module__.split(".")[0] == "cupy":  # pragma: no cover - gpu only
         from cupyx.scipy import special as cspecial
 
         return cspecial.erf(x)
-    from scipy import special
+    special = scipy_special()
+    if special is not None:
+        return special.erf(x)
+    return erf_numpy(x)
 
-    return special.erf(x)
+
+_SCIPY: list = []
+
+
+def scipy_special():
+    """scipy.special, imported on first use, or None when SciPy is not installed."""
+    if not _SCIPY:
+        try:
+            from scipy import special
+        except ImportError:
+            special = None
+        _SCIPY.append(special)
+    return _SCIPY[0]
+
+
+# Abramowitz & Stegun, Handbook of Mathematical Functions, 7.1.26: |error| <= 1.5e-7
+_AS_P = 0.3275911
+_AS_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+# Maclaurin series of erf (A&S 7.1.5) for |x| < 0.5, where 7.1.26's absolute error
+# would be a large relative one: 2/sqrt(pi) * sum (-1)^n x^(2n+1) / (n! (2n+1))
+_TAYLOR = tuple((-1) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(8))
+
+
+def erf_numpy(x):
+    """erf without SciPy. float64: exact (math.erf per element: slow, but float64
+    inference is rare); other float dtypes: in float64 with the series below 0.5 and
+    A&S 7.1.26 above (relative error < 3e-7, about 2 float32 ulps), rounded once."""
+    a = np.asarray(x)
+    if a.dtype == np.float64:
+        return np.frompyfunc(math.erf, 1, 1)(a).astype(np.float64)
+    v = a.astype(np.float64)
+    ax = np.abs(v)
+    t = 1.0 / (1.0 + _AS_P * ax)
+    poly = t * (_AS_A[0] + t * (_AS_A[1] + t * (_AS_A[2] + t * (_AS_A[3] + t * _AS_A[4]))))
+    big = np.copysign(1.0 - poly * np.exp(-ax * ax), v)
+    x2 = v * v
+    series = np.zeros_like(v)
+    for c in reversed(_TAYLOR):
+        series = series * x2 + c
+    small = (2.0 / math.sqrt(math.pi)) * v * series
+    return np.where(ax < 0.5, small, big).astype(a.dtype if a.dtype.kind == "f" else np.float64)
 
 
 def sigmoid_np(x):

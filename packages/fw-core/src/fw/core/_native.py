@@ -39,6 +39,7 @@ __all__ = [
     "clear_cache",
     "get_num_threads",
     "matmul",
+    "primitive_impls",
     "set_cache_capacity",
     "set_num_threads",
     "ACTIVATIONS",
@@ -239,6 +240,18 @@ def cache_info() -> dict[str, int]:
     if C is None:
         return {"hits": 0, "misses": 0, "evictions": 0, "size": 0, "capacity": 0}
     return dict(C.cache_info())
+
+
+def primitive_impls() -> dict[str, list[str]]:
+    """{primitive kind: [oneDNN implementation name of each cached primitive]}, for the
+    matmul cache and every nn cache (conv, norms, softmax). A name starting with
+    "ref" is oneDNN's reference fallback, 10-100x slower than its jit kernels: the
+    deployment tests assert a predictor of the zoo models creates none."""
+    if C is None:
+        return {}
+    out = {"matmul": list(C.matmul_cached_impls())}
+    out.update({k: list(v) for k, v in C.nn_cached_impls().items()})
+    return out
 
 
 def clear_cache() -> None:

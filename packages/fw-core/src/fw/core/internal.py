@@ -42,6 +42,7 @@ from fw.core.tensor import array_version, bump_version, make_tensor, version_of
 __all__ = [
     "make_tensor", "version_of", "array_version", "bump_version", "format_tensor",
     "tensor_hooks", "grad_state", "amp_state", "build_state", "OPS", "get_op", "native",
+    "freeze",
 ]
 
 # ---------------------------------------------------------------- tensors
@@ -113,3 +114,14 @@ def native():
     except ImportError:
         return None
     return _native
+
+
+def freeze(array) -> int:
+    """Promise that `array` (a numpy array) never changes again: it becomes read-only
+    and gets a stamp under which the native kernels keep it reordered into their
+    preferred layout (weight prepacking; see :mod:`fw.core.kernels.frozen`). Returns
+    the stamp, 0 when the array's bytes stay writeable through a base array. Users:
+    fw-inference (a predictor's weights)."""
+    from fw.core.kernels.frozen import freeze as _freeze
+
+    return _freeze(array)

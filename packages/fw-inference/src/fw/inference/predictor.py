@@ -33,7 +33,7 @@ import os
 import numpy as np
 
 from fw.core.errors import InvalidArgumentError, InvalidTypeError
-from fw.core.internal import native
+from fw.core.internal import freeze, native
 from fw.inference.config import Config
 from fw.inference.tensor import Tensor, _host_array
 
@@ -213,7 +213,9 @@ def _read_only(program) -> None:
     for t in program.captured.values():
         a = getattr(t, "_data", t)
         if isinstance(a, np.ndarray):
-            a.flags.writeable = False
+            # read-only, and stamped: the native kernels reorder a frozen weight into
+            # their preferred layout once per predictor, not once per run
+            freeze(a)
 
 
 class Predictor:

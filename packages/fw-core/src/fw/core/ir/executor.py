@@ -79,6 +79,7 @@ from fw.core import dtypes as _dt
 from fw.core import place as _pl
 from fw.core.errors import FwError, InvalidArgumentError, InvalidTypeError
 from fw.core.ir.types import DYN
+from fw.core.kernels.frozen import freeze
 from fw.core.tensor import Tensor, wrap
 from fw.core.tensor import bump_version as _bump
 
@@ -288,7 +289,7 @@ class Compiled:
                 return False
             arrays.append(v)
         for s, v in zip(outs, arrays):
-            v.flags.writeable = False
+            freeze(v)  # read-only, and stamped so native kernels may prepack it
             out.append((f"{ind}v{s} = {self._bind(v, 'c')}", op))
             self._hoisted.add(s)
         return True

@@ -152,8 +152,14 @@ def _special(x):
 
         return sp
     if not _SP:
-        import scipy.special as sp
+        from fw.core._epilogue import scipy_special
 
+        sp = scipy_special()
+        if sp is None:
+            raise ModuleNotFoundError(
+                "this special function needs SciPy, an optional dependency of fw-core: "
+                "pip install 'fw-core[special]' (fw-nn installs it; erf and GELU work "
+                "without it)", name="scipy")
         _SP.append(sp)
     return _SP[0]
 
@@ -163,7 +169,19 @@ def _compute_dtype(x):
     return np.float32 if x.dtype in _F16_BF16 else x.dtype
 
 
+def _erf_ref(x):
+    from fw.core._epilogue import erf
+
+    d = x.dtype
+    if type(x) is np.ndarray or isinstance(x, np.generic):
+        return np.asarray(erf(x.astype(_compute_dtype(x), copy=False))).astype(d, copy=False)
+    return _special(x).erf(x).astype(d, copy=False)  # pragma: no cover - gpu
+
+
 def _scipy_unary(fname):
+    if fname == "erf":  # erf has a SciPy-free path (GELU in a deployment without SciPy)
+        return _erf_ref
+
     def ref(x):
         d = x.dtype
         r = getattr(_special(x), fname)(x.astype(_compute_dtype(x), copy=False))

@@ -15,6 +15,7 @@ import numpy as np
 
 from fw.core import _native
 from fw.core.kernels.cpu._common import _F32, C, _bits, _float, _in, _Plans, attach
+from fw.core.kernels.frozen import stamp
 from fw.core.ops.conv import _check_conv, conv_geometry, conv_transpose_geometry, join_layout
 from fw.core.ops.nn_grad import conv_transpose_pads
 
@@ -46,7 +47,7 @@ def _make_conv(reference):
                 out = np.empty(p[0], d)
                 C.conv_forward(_in(x), _in(weight), _bits(out),
                                None if bias is None else _in(bias), None, "none", p[1], p[2],
-                               p[3], p[4], groups, channel_last)
+                               p[3], p[4], groups, channel_last, stamp(weight))
                 return out
         return reference(x, weight, bias, stride=stride, padding=padding, dilation=dilation,
                          groups=groups, channel_last=channel_last)

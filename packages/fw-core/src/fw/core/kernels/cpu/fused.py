@@ -46,6 +46,7 @@ from fw.core.kernels.cpu._common import (
     fused_available,
 )
 from fw.core.kernels.cpu.conv import _conv_plan, _conv_plans
+from fw.core.kernels.frozen import stamp
 from fw.core.ops._registry import OPS
 from fw.core.tensor import array_version
 
@@ -301,7 +302,7 @@ def _make_fused_conv(reference):
                 C.conv_forward(_in(x), _in(weight), _bits(out),
                                None if bias is None else _in(bias),
                                None if residual is None else _in(residual), activation,
-                               p[1], p[2], p[3], p[4], groups, channel_last)
+                               p[1], p[2], p[3], p[4], groups, channel_last, stamp(weight))
                 # non-finite data: the unfused chain decides (see _unfused_conv)
                 if _finite(out, x, weight, bias, residual):
                     return out
