@@ -331,6 +331,18 @@ def test_update_in_place_when_nothing_reads_the_old_value():
     np.testing.assert_array_equal(w.numpy(), [0.5, 1.5])
 
 
+def test_buffer_reuse_only_into_a_dying_operand():
+    # e is read by tanh and then by neg: only neg (its last reader) may take its buffer
+    p = trace(lambda x: (lambda e: (e.tanh(), e.neg()))(x.exp()), [T([3], "float64")])
+    c = Compiled(p)
+    verify_schedule(c)
+    assert [s.reuse for s in c.main.steps] == [0, 0, c.slot[p.block.ops[0].results[0]]]
+    x = np.array([-1.0, 0.0, 2.0])
+    t, n = c([x])
+    np.testing.assert_array_equal(t, np.tanh(np.exp(x)))
+    np.testing.assert_array_equal(n, -np.exp(x))
+
+
 # ---------------------------------------------------------------- the schedule verifier
 def _steps(c):
     return c.schedules[0].steps
