@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import fw
 from fw.core.ir import TensorType, building, trace, verify
+from fw.core.ir.control import cond, while_loop
 from fw.core.ir.core import Program
 from fw.core.ir.executor import Compiled, Step
 from fw.core.ir.passes import PASSES, PassManager
@@ -22,7 +23,8 @@ T = TensorType
 UNARY = ("relu", "sigmoid", "tanh", "silu", "gelu", "neg", "abs")
 BINARY = ("add", "subtract", "multiply", "maximum")
 KINDS = ("unary", "activations", "binary", "scalar", "transpose", "transposes", "reshape",
-         "dense", "dense", "update", "update", "cast")
+         "dense", "dense", "update", "update", "cast", "const", "concat", "batch_norm", "cond",
+         "while")
 
 
 def _tensor(array, name, trainable=True):
@@ -53,12 +55,14 @@ class _Case:
 
 
 def draw_case(draw, max_ops=12) -> _Case:
-    """A random straight-line program over float64 values: elementwise ops,
-    activations (stacked too), scalar constants (0, -0, 1: the simplifier's
-    identities), transposes with any permutation (dims of equal size, so a wrong
-    permutation still type-checks), reshapes, matmul/linear with weights and
-    biases, casts, and state updates (plain, or through ``sgd``/``momentum``,
-    which the executor runs in place) of params that other ops may still read."""
+    """A random program over float64 values: elementwise ops, activations (stacked
+    too), scalar constants (0, -0, 1: the simplifier's identities) and captured
+    constants (uniform or not, alone or in constant expressions), transposes with
+    any permutation (dims of equal size, so a wrong permutation still type-checks),
+    reshapes, concat, matmul/linear with weights, biases, scales, activations and
+    residuals, inference batch norms after a linear, casts, cond/while, and state
+    updates (plain, or through ``sgd``/``momentum``, which the executor runs in
+    place) of params that other ops may still read."""
     seed = draw(st.integers(0, 2**32 - 1), label="seed")
     rng = np.random.default_rng(seed)
     dims = draw(st.lists(st.sampled_from([2, 3]), min_size=1, max_size=3), label="dims")
@@ -156,6 +160,42 @@ def draw_case(draw, max_ops=12) -> _Case:
                 b.record_update(a, r)
                 if draw(st.booleans()):  # a read of the OLD value, after the update op
                     pool.append(call(draw(st.sampled_from(UNARY)), a))
+            elif kind == "const":  # a captured constant: uniform (an identity?) or not
+                fill = draw(st.sampled_from([None, 1.0, -0.0, 0.0, 2.0]))
+                a = rng.standard_normal(shape) if fill is None else np.full(shape, fill)
+                c = b.capture(_tensor(a, f"k{len(pool)}", trainable=False))
+                if draw(st.booleans()):  # a constant expression: folded
+                    c = call(draw(st.sampled_from(UNARY)), c)
+                name = draw(st.sampled_from(["add", "subtract", "multiply", "maximum"]))
+                r = call(name, v, c) if draw(st.booleans()) else call(name, c, v)
+            elif kind == "concat":
+                same = [w for w in pool if w.type == v.type]
+                r = call("concat", [v, draw(st.sampled_from(same))],
+                         axis=draw(st.integers(0, max(0, len(shape) - 1))) if shape else 0) \
+                    if shape else call("neg", v)
+            elif kind == "batch_norm":  # inference batch norm over the last axis of a 2-D
+                if len(shape) != 2:
+                    continue
+                n = shape[1]
+                stats = [b.capture(_tensor(a, f"bn{len(pool)}.{i}", trainable=False))
+                         for i, a in enumerate((rng.standard_normal(n),
+                                                rng.uniform(0.5, 2.0, n),
+                                                rng.standard_normal(n),
+                                                rng.standard_normal(n)))]
+                r = call("batch_norm", call("linear", v, param([shape[1], n]), param([n])),
+                         *stats, epsilon=1e-3, channel_last=True)[0]
+            elif kind == "cond":
+                w = draw(st.sampled_from([w for w in pool if w.type == v.type]))
+                u1, u2 = draw(st.sampled_from(UNARY)), draw(st.sampled_from(UNARY))
+                r = cond(call("less_than", call("sum", v), 0.0),
+                         lambda: call("multiply", call(u1, v), w), lambda: call(u2, w))
+            elif kind == "while":
+                w = draw(st.sampled_from([w for w in pool if w.type == v.type]))
+                u = draw(st.sampled_from(UNARY))
+                i0 = call("full", shape=[], fill_value=0, dtype="int64")
+                _, r = while_loop(lambda i, a: call("less_than", i, 2),
+                                  lambda i, a: (call("add", i, 1), call(u, call("add", a, w))),
+                                  [i0, v])
             else:
                 r = call("cast", v, dtype="float64")
             pool.append(r)
@@ -176,7 +216,8 @@ def _reads(op) -> list:
 
 def reorder(program, rng) -> None:
     """Put the ops of every block in a random topological order (each op after the
-    producers of what it reads): the same program, another schedule."""
+    producers of what it reads, in its block or read by its nested blocks): the
+    same program, another schedule."""
     for blk in program.all_blocks():
         ops = list(blk.ops)
         where = {r: i for i, op in enumerate(ops) for r in op.results}
