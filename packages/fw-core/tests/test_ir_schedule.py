@@ -188,13 +188,15 @@ def draw_case(draw, max_ops=12) -> _Case:
                 w = draw(st.sampled_from([w for w in pool if w.type == v.type]))
                 u1, u2 = draw(st.sampled_from(UNARY)), draw(st.sampled_from(UNARY))
                 r = cond(call("less_than", call("sum", v), 0.0),
-                         lambda: call("multiply", call(u1, v), w), lambda: call(u2, w))
+                         lambda u1=u1, v=v, w=w: call("multiply", call(u1, v), w),
+                         lambda u2=u2, w=w: call(u2, w))
             elif kind == "while":
                 w = draw(st.sampled_from([w for w in pool if w.type == v.type]))
                 u = draw(st.sampled_from(UNARY))
                 i0 = call("full", shape=[], fill_value=0, dtype="int64")
                 _, r = while_loop(lambda i, a: call("less_than", i, 2),
-                                  lambda i, a: (call("add", i, 1), call(u, call("add", a, w))),
+                                  lambda i, a, u=u, w=w: (call("add", i, 1),
+                                                          call(u, call("add", a, w))),
                                   [i0, v])
             else:
                 r = call("cast", v, dtype="float64")
