@@ -386,6 +386,39 @@ def test_buffer_reuse_only_into_a_dying_operand():
     np.testing.assert_array_equal(n, -np.exp(x))
 
 
+def test_updates_written_after_the_run_read_the_old_values_through_views():
+    # a <- (a view of c), c <- a: both new values are taken before either is written
+    a = _tensor(np.array([1.0, 2.0]), "a")
+    c = _tensor(np.array([[3.0, 4.0]]), "c")
+    p = Program()
+    with building(p) as b:
+        va, vc = b.capture(a), b.capture(c)
+        b.record_update(va, call("reshape", vc, shape=[2]))
+        b.record_update(vc, call("reshape", va, shape=[1, 2]))
+        b.set_outputs([va, vc])  # the old values, although both are written after
+    for memory_optimize in (True, False):
+        c_ = Compiled(p, memory_optimize=memory_optimize)
+        verify_schedule(c_)
+        old_a, old_c = a.numpy().copy(), c.numpy().copy()
+        out_a, out_c = c_([])
+        np.testing.assert_array_equal(out_a, old_a)
+        np.testing.assert_array_equal(out_c, old_c)
+        np.testing.assert_array_equal(a.numpy(), old_c.reshape(2))
+        np.testing.assert_array_equal(c.numpy(), old_a.reshape(1, 2))
+
+
+def test_a_constant_output_is_a_fresh_writable_array_each_run():
+    p = trace(lambda x: (call("full", shape=[2], fill_value=3.0, dtype="float64"), x * 2.0),
+              [T([2], "float64")])
+    c = Compiled(p)
+    verify_schedule(c)
+    first, _ = c([np.ones(2)])
+    assert first.flags.writeable
+    first[...] = 0.0  # the caller owns it: the next run is not affected
+    again, _ = c([np.ones(2)])
+    np.testing.assert_array_equal(again, [3.0, 3.0])
+
+
 # ---------------------------------------------------------------- the schedule verifier
 def _steps(c):
     return c.schedules[0].steps
