@@ -519,3 +519,27 @@ def test_fold_batch_norm_into_a_linear():
     opt, changed = _optimized(prog, ["fold_batch_norm", "dce"])
     assert changed and _ops(opt) == {"linear": 1}
     _same(prog, opt, [rng.standard_normal((5, 4)).astype(F32)], exact=False)
+
+
+# ================================================================ fuse_conv_bias_act
+@pytest.mark.parametrize("layout,bias_shape,absorbed", [
+    ("NCHW", (1, 3, 1, 1), True), ("NCHW", (3, 1, 1), True), ("NCHW", (1, 1, 1, 4), False),
+    ("NCHW", (1, 1, 5, 1), False), ("NHWC", (3,), True), ("NHWC", (1, 1, 1, 3), True),
+    ("NHWC", (1, 1, 4, 1), False)])
+def test_conv_bias_on_the_channel_axis_only(layout, bias_shape, absorbed):
+    # C=3, H=5, W=4 (after the conv): a bias on any other axis is not a conv bias
+    rng = np.random.default_rng(11)
+    cl = layout == "NHWC"
+    w = _param(rng.standard_normal((3, 2, 2, 2)).astype(F32), "c.w")
+    b = _param(rng.standard_normal(bias_shape).astype(F32), "c.b")
+    shape = (2, 6, 5, 2) if cl else (2, 2, 6, 5)
+    prog = trace(lambda x: call("silu", call("conv", x, w, None, channel_last=cl) + b),
+                 [T(list(shape), "float32")])
+    opt, changed = _optimized(prog, ["fuse_conv_bias_act", "dce"])
+    assert changed is absorbed
+    if absorbed:
+        (fused,) = [op for op in opt.walk() if op.name == "fused_conv"]
+        assert fused.operands[2].type.shape == (3,) and fused.attrs["activation"] == "silu"
+        assert fused.attrs["channel_last"] is cl
+        assert _ops(opt)["add"] == 0 and _ops(opt)["silu"] == 0
+    _same(prog, opt, [rng.standard_normal(shape).astype(F32)])
