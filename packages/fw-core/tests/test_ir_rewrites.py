@@ -337,6 +337,28 @@ def test_constant_folding_folds_consts_but_not_params_or_written_consts():
     np.testing.assert_array_equal(acc.numpy(), [1.0, 1.0, 1.0])
 
 
+def test_constant_folding_variadic_multi_result_and_shared_folds():
+    a = _param(np.array([1.0, 2.0]), "a", trainable=False)
+    c = _param(np.array([3.0, -4.0]), "c", trainable=False)
+
+    def f(x, y):
+        cat = call("concat", [a, c, a], axis=0)  # variadic: [1, 2, 3, -4, 1, 2]
+        lo, hi = call("split", cat, num_or_sections=2, axis=0)  # two results
+        same1, same2 = call("exp", a), call("exp", a)  # equal folds share one const
+        return x + lo, x * hi, same1 + y, same2 - y
+
+    prog = trace(f, [T([3], "float64"), T([2], "float64")])
+    opt, changed = _optimized(prog, ["constant_folding", "dce"])
+    assert changed
+    names = _ops(opt)
+    assert "concat" not in names and "split" not in names and "exp" not in names
+    outs = opt.block.outputs
+    assert outs[2].owner.operands[0] is outs[3].owner.operands[0]  # one shared const
+    np.testing.assert_array_equal(opt.captured[outs[0].owner.operands[1].label].numpy(),
+                                  [1.0, 2.0, 3.0])
+    _same(prog, opt, [np.array([0.5, -1.0, 2.0]), np.array([0.25, 4.0])])
+
+
 # ================================================================ fuse_matmul_bias_act
 ACTS = ("relu", "sigmoid", "tanh", "silu", "gelu")
 _ACT = {a: a for a in ACTS} | {"gelu": "gelu_erf"}  # the fused ops' names
