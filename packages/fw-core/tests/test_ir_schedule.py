@@ -530,3 +530,60 @@ def test_schedule_verifier_checks_nested_blocks():
 
 def test_step_records_in_place_writes():
     assert Step._fields[-1] == "writes" and Step(None, (), (), (), 0).writes == ()
+
+
+# ---------------------------------------------------------------- what the executor plans
+def _reuse_of(f, types):
+    """{op name: True if it writes into an operand's buffer} of the traced program."""
+    c = Compiled(trace(f, types))
+    verify_schedule(c)
+    return {s.op.name: bool(s.reuse) for s in c.main.steps if s.op.name != "full"}
+
+
+F = "float64"
+
+
+@pytest.mark.parametrize("f,types,reused", [
+    # static and equal shapes
+    (lambda x: x.exp() + 1.0, [T([2, 3], F)], {"exp": False, "add": True}),
+    # dynamic sizes: a scalar or all-1 operand broadcasts into the dying one
+    (lambda x: x.exp() * 2.0, [T([-1, -1], F)], {"exp": False, "multiply": True}),
+    (lambda x, y: x.exp() - y, [T([-1, 3], F), T([1, 1], F)], {"subtract": True}),
+    # same dynamic shapes: reused, checked at run time
+    (lambda x, y: x.exp() + y.exp(), [T([-1, 3], F), T([-1, 3], F)], {"add": True}),
+    # the other operand may grow the result: not reused
+    (lambda x, y: x.exp() + y, [T([-1, 3], F), T([3], F)], {"add": False}),
+    (lambda x, y: x.exp() + y, [T([1, 3], F), T([2, 3], F)], {"add": False}),
+    # another dtype, attributes, several results: never
+    (lambda x: x.exp() < 1.0, [T([3], F)], {"less_than": False}),
+    (lambda x: call("gelu", x.exp(), approximate=True), [T([3], F)], {"gelu": False}),
+    (lambda x: x.exp().exp(), [T([3], F)], {"exp": True}),
+])
+def test_buffer_reuse_plan(f, types, reused):
+    got = _reuse_of(f, types)
+    for name, want in reused.items():
+        assert got[name] is want, (name, got)
+
+
+def test_buffer_reuse_respects_run_time_shapes():
+    p = trace(lambda x, y: x.exp() + y.exp(), [T([-1, 3], F), T([-1, 3], F)])
+    c = Compiled(p)
+    for xs, ys in (((2, 3), (2, 3)), ((1, 3), (4, 3)), ((4, 3), (1, 3))):
+        x, y = np.full(xs, 0.5), np.full(ys, 0.25)
+        np.testing.assert_array_equal(c([x, y])[0], np.exp(x) + np.exp(y))
+
+
+@pytest.mark.parametrize("n,hoisted", [(8192, True), (8193, False)])
+def test_constants_up_to_64_kib_are_computed_at_compile_time(n, hoisted):
+    calls = []
+
+    def full_counting(**attrs):
+        calls.append(1)
+        return np.full(attrs["shape"], attrs["fill_value"], attrs["dtype"].np)
+
+    p = trace(lambda x: x + call("full", shape=[n], fill_value=1.0, dtype=F), [T([n], F)])
+    c = Compiled(p, kernel_override={"full": full_counting})
+    assert len(calls) == int(hoisted)
+    for _ in range(2):
+        np.testing.assert_array_equal(c([np.zeros(n)])[0], np.ones(n))
+    assert len(calls) == (1 if hoisted else 2)
