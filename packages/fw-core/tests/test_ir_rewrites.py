@@ -457,6 +457,23 @@ def test_epilogue_only_absorbs_row_biases_and_scalar_alphas():
     _same(prog, opt, [rng.standard_normal((5, 4)).astype(F32)])
 
 
+def test_epilogue_bias_forms_and_vector_products():
+    rng = np.random.default_rng(12)
+    w = _param(rng.standard_normal((4, 3)).astype(F32), "w")
+    b2d = _param(rng.standard_normal((1, 3)).astype(F32), "b2d")  # [1, N]: a row bias
+    vec = _param(rng.standard_normal(4).astype(F32), "vec")  # a 1-D right-hand side
+
+    def f(x):
+        return call("relu", fw.matmul(x, w) + b2d), call("relu", fw.matmul(x, vec))
+
+    prog = trace(f, [T([5, 4], "float32")])
+    opt, _ = _optimized(prog, ["fuse_matmul_bias_act", "dce"])
+    (fused,) = [op for op in opt.walk() if op.name == "fused_matmul"]
+    assert fused.operands[2] is opt.block.args[2] and fused.attrs["activation"] == "relu"
+    assert _ops(opt) == {"fused_matmul": 1, "matmul": 1, "relu": 1}  # x @ vec stays
+    _same(prog, opt, [rng.standard_normal((5, 4)).astype(F32)])
+
+
 def test_epilogue_stops_at_a_shared_value():
     rng = np.random.default_rng(8)
     w, b = _dense(rng, 4, 3, "fc")
