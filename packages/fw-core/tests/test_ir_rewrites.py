@@ -207,6 +207,13 @@ def test_identities_on_integers_and_complex():
     _same(prog, opt, [np.array([-3, 0, 7], np.int32), zs])
 
 
+def test_complex_products_and_quotients_are_left_alone():
+    prog = trace(lambda z: (z * _scalar(1.0, "complex64"), z / _scalar(1.0, "complex64")),
+                 [T([3], "complex64")])
+    opt, changed = _optimized(prog, ["algebraic_simplify"])
+    assert not changed and str(opt) == str(prog)  # (a+bi)(1+0i) makes inf*0 = nan
+
+
 def test_double_negation():
     prog = trace(lambda x: (x.neg().neg(), x.neg().neg().neg()), [T([7], "float32")])
     opt, _ = _optimized(prog, ["algebraic_simplify", "dce"])
@@ -582,3 +589,49 @@ def test_conv_bias_on_the_channel_axis_only(layout, bias_shape, absorbed):
         assert fused.attrs["channel_last"] is cl
         assert _ops(opt)["add"] == 0 and _ops(opt)["silu"] == 0
     _same(prog, opt, [rng.standard_normal(shape).astype(F32)])
+
+
+def test_fold_batch_norm_needs_constant_statistics():
+    rng = np.random.default_rng(13)
+    w, b = _dense(rng, 4, 3, "fc")
+    var = _param(np.ones(3, F32), "bn.var", trainable=False)
+    gamma = _param(np.ones(3, F32), "bn.gamma")
+
+    def f(x, mean, g):
+        a = call("batch_norm", call("linear", x, w, b), mean, var, gamma, None)[0]  # mean: input
+        c = call("batch_norm", call("linear", x, w, b), var, var, g, None)[0]  # gamma: input
+        return a, c
+
+    prog = trace(f, [T([5, 4], "float32"), T([3], "float32"), T([3], "float32")])
+    opt, changed = _optimized(prog, ["fold_batch_norm"])
+    assert not changed and str(opt) == str(prog)
+
+
+# ================================================================ the Rewriter
+def test_rewriter_tracks_uses_inside_inserted_blocks():
+    from fw.core.ir.control import cond
+    from fw.core.ir.core import Block
+    from fw.core.ir.passes.rewrite import Rewriter
+
+    prog = trace(lambda x, y: call("neg", x), [T([2], "float64"), T([2], "float64")])
+    x, y = prog.block.args
+    rw = Rewriter(prog)
+    assert rw.num_uses(x) == 1 and rw.num_uses(y) == 0
+    with building(prog) as b:  # ops built by hand, in a scratch block
+        scratch = Block(prog)
+        b.push(scratch)
+        r = cond(call("less_than", call("sum", x), 0.0),
+                 lambda: call("multiply", y, y), lambda: call("tanh", x))
+        b.pop()
+    for op in list(scratch.ops):
+        rw.append(prog.block, op)
+    # the uses inside the cond's blocks are known: y twice, x by sum and tanh
+    assert rw.num_uses(y) == 2 and rw.num_uses(x) == 3
+    then_out = scratch.ops[-1].blocks[0].outputs[0]
+    assert rw.users(then_out) == [(scratch.ops[-1].blocks[0], 0)]
+    rw.replace_all_uses(prog.block.outputs[0], r)
+    rw.erase(prog.block.ops[0])  # the neg
+    assert rw.num_uses(x) == 2
+    verify(prog)
+    np.testing.assert_array_equal(run(prog, np.array([-1.0, 0.5]),
+                                      np.array([3.0, 2.0])).numpy(), [9.0, 4.0])

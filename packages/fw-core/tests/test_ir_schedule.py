@@ -587,3 +587,15 @@ def test_constants_up_to_64_kib_are_computed_at_compile_time(n, hoisted):
     for _ in range(2):
         np.testing.assert_array_equal(c([np.zeros(n)])[0], np.ones(n))
     assert len(calls) == (1 if hoisted else 2)
+
+
+def test_zero_dim_results_are_arrays_not_numpy_scalars():
+    # NumPy arithmetic on 0-d arrays gives scalars; the executor keeps arrays (a
+    # scalar has no buffer to reuse and is not what eager mode returns)
+    p = trace(lambda x: (lambda s: (s * 2.0, (s * 2.0).exp() + x))(x.sum()), [T([3], F)])
+    for memory_optimize in (True, False):
+        c = Compiled(p, memory_optimize=memory_optimize)
+        verify_schedule(c)
+        a, b = c([np.ones(3)])
+        assert type(a) is np.ndarray and a.shape == () and a == 6.0
+        np.testing.assert_allclose(b, np.exp(6.0) + 1.0)
