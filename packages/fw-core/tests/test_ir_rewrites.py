@@ -635,3 +635,124 @@ def test_rewriter_tracks_uses_inside_inserted_blocks():
     verify(prog)
     np.testing.assert_array_equal(run(prog, np.array([-1.0, 0.5]),
                                       np.array([3.0, 2.0])).numpy(), [9.0, 4.0])
+
+
+# ================================================================ what each pass leaves alone
+def test_constant_folding_with_absent_operands_and_random_ops():
+    k = _param(np.array([[1.0, 2.0], [3.0, 4.0]]), "k", trainable=False)
+    m = _param(np.array([[0.5, -1.0], [2.0, 0.0]]), "m", trainable=False)
+
+    def f(x):
+        lin = call("linear", k, m, None)  # an absent optional operand: still constant
+        drop = call("dropout", k, p=0.5)[0]  # random: never folded
+        return lin + x, drop
+
+    prog = trace(f, [T([2, 2], "float64")])
+    opt, changed = _optimized(prog, ["constant_folding", "dce"])
+    assert changed and _ops(opt)["linear"] == 0 and _ops(opt)["dropout"] == 1
+    x = _rand(2, 2)
+    np.testing.assert_array_equal(run(opt, x)[0].numpy(), run(prog, x)[0].numpy())
+
+
+def test_fold_batch_norm_leaves_what_it_cannot_fold():
+    rng = np.random.default_rng(14)
+    w, b = _dense(rng, 4, 3, "fc")
+    wmm = _param(rng.standard_normal((4, 3)).astype(F32), "mm.w")
+    wmm3 = _param(rng.standard_normal((2, 4, 3)).astype(F32), "mm.w3")
+    stats = [_param(a, f"bn.{i}", trainable=False) for i, a in enumerate(
+        (rng.standard_normal(3).astype(F32), np.ones(3, F32) * 2, np.ones(3, F32),
+         np.zeros(3, F32)))]
+
+    def bn(v, **kw):
+        return call("batch_norm", v, *stats, **kw)[0]
+
+    def f(x, xt, bias_in, w_in, y):
+        shared = call("linear", x, w, b)
+        return (bn(shared), shared,  # the product has another reader
+                bn(y + bias_in),  # an add without a product
+                bn(fw.matmul(xt, wmm, transpose_x=True)),  # transposed x
+                bn(fw.matmul(x, wmm3), channel_last=True),  # a batched (3-D) weight
+                bn(call("linear", x, w, bias_in)),  # the bias is not a constant
+                bn(call("linear", x, w_in, None)),  # the weight is an input
+                bn(fw.matmul(x, wmm) + bias_in))  # the added bias is an input
+
+    prog = trace(f, [T([5, 4], "float32"), T([4, 5], "float32"), T([3], "float32"),
+                     T([4, 3], "float32"), T([5, 3], "float32")])
+    opt, changed = _optimized(prog, ["fold_batch_norm"])
+    assert not changed and str(opt) == str(prog)
+
+
+def test_fold_batch_norm_with_a_uniform_full_weight():
+    stats = [_param(a, f"bn.{i}", trainable=False) for i, a in enumerate(
+        (np.array([0.5, -1.0], F64), np.array([2.0, 0.5]), np.array([1.5, -1.0]),
+         np.array([0.25, 0.0])))]
+
+    def f(x):
+        w = call("full", shape=[3, 2], fill_value=0.5, dtype="float64")
+        return call("batch_norm", fw.matmul(x, w), *stats)[0]
+
+    prog = trace(f, [T([4, 3], "float64")])
+    opt, changed = _optimized(prog, ["fold_batch_norm", "dce"])
+    assert changed and _ops(opt) == {"linear": 1}
+    _same(prog, opt, [_rand(4, 3)], exact=False)
+
+
+def test_fold_batch_norm_leaves_a_param_the_program_updates():
+    w = _param(np.ones((3, 2)), "w")
+    stats = [_param(a, f"bn.{i}", trainable=False) for i, a in enumerate(
+        (np.zeros(2), np.ones(2), np.ones(2), np.zeros(2)))]
+    p = Program()
+    with building(p) as bld:
+        x = bld.add_input(T([4, 3], "float64"), "x")
+        vw = bld.capture(w)
+        out = call("batch_norm", call("matmul", x, vw), *stats)[0]
+        bld.record_update(vw, call("multiply", vw, 2.0))
+        bld.set_outputs([out])
+    opt, changed = _optimized(p, ["fold_batch_norm"])
+    assert not changed
+
+
+def test_fuse_elementwise_needs_a_constant_exponent():
+    def f(x, e):
+        return call("pow", x.exp(), e).tanh(), call("pow", x.exp(), _scalar(2.0)).tanh()
+
+    prog = trace(f, [T([3], "float32"), T([3], "float32")])
+    opt, _ = _optimized(prog, ["fuse_elementwise"])
+    assert _ops(opt)["pow"] == 1 and _ops(opt)["fused_elementwise"] == 1
+    _same(prog, opt, [_SPECIAL[2:5] / 4, np.array([2.0, 0.5, 3.0], F32)])
+
+
+def test_fuse_elementwise_skips_ops_it_cannot_express():
+    def f(x, i):
+        a = call("scale", x.exp(), scale=2.0, bias=1.0)  # not an instruction
+        b = call("exp", fw.cast(i, "float32"))  # an int64 operand: not fusable
+        return a.tanh(), (b * 2.0).neg()
+
+    prog = trace(f, [T([4], "float32"), T([4], "int64")])
+    opt, changed = _optimized(prog, ["fuse_elementwise"])
+    names = _ops(opt)
+    assert names["scale"] == 1 and names["cast"] == 1
+    assert changed and names["fused_elementwise"] == 1  # exp, multiply, neg
+    _same(prog, opt, [_SPECIAL[:4], np.array([1, -2, 3, 0])])
+
+
+def test_rewriter_labels_and_argument_removal():
+    from fw.core.ir.passes.rewrite import Rewriter
+
+    k = _param(np.ones(2), "_folded_0", trainable=False)
+    prog = trace(lambda x: x + k, [T([2], "float64")])
+    rw = Rewriter(prog)
+    a = rw.add_const(np.zeros(2))  # "_folded_0" is taken: the next free suffix
+    b_ = rw.add_const(np.ones(2), "c")
+    c_ = rw.add_const(np.ones(2), "c")  # taken: "c_0"
+    assert (a.label, b_.label, c_.label) == ("_folded_1", "c", "c_0")
+    cat = rw.create("concat", [prog.block.args[0], a, b_], {"axis": 0},
+                    before=prog.block.ops[0])  # variadic: its type inferred
+    assert cat.results[0].type == T([6], "float64")
+    rw.erase(cat)
+    rw.remove_args([a, c_])
+    assert [v.label for v in prog.params()] == ["_folded_0", "c"]
+    assert [v.index for v in prog.block.args] == [0, 1, 2]
+    assert sorted(prog.captured) == ["_folded_0", "c"]
+    assert rw.add_const(np.ones(1), "c_0").label == "c_0"  # free again
+    verify(prog)
