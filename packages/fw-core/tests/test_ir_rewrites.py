@@ -756,3 +756,38 @@ def test_rewriter_labels_and_argument_removal():
     assert sorted(prog.captured) == ["_folded_0", "c"]
     assert rw.add_const(np.ones(1), "c_0").label == "c_0"  # free again
     verify(prog)
+
+
+@pytest.mark.parametrize("deferred", [False, True])
+def test_rewriter_moves_erases_and_appends(deferred):
+    from fw.core.ir.control import cond
+    from fw.core.ir.passes.rewrite import Rewriter
+
+    def f(x):
+        a = x.exp()
+        b = x.tanh()
+        c = cond(call("less_than", call("sum", x), 0.0), lambda: x.neg(), lambda: x.abs())
+        return a + b, c
+
+    prog = trace(f, [T([2], "float64")])
+    x = prog.block.args[0]
+    rw = Rewriter(prog, deferred=deferred)
+    exp, tanh = prog.block.ops[:2]
+    if deferred:
+        rw.insert_before(exp, tanh)  # moved: listed once, at its new place
+    else:  # (immediate mode inserts a second listing: take the old one out first)
+        prog.block.ops.remove(tanh)
+        rw.insert_before(exp, tanh)
+    assert rw.replace_all_uses(x, x) == 0
+    cond_op = next(op for op in prog.block.ops if op.name == "cond")
+    inner = [o for blk in cond_op.blocks for o in blk.ops]
+    rw.replace_all_uses(cond_op.results[0], tanh.results[0])
+    rw.erase(cond_op)
+    assert all(o.parent is None for o in inner)  # dead for drivers walking a snapshot
+    rw.erase(cond_op)  # erasing twice: nothing more to do
+    tail = rw.create("sqrt", [tanh.results[0]], block=prog.block)
+    rw.flush()
+    names = [op.name for op in prog.block.ops]
+    assert names[:2] == ["tanh", "exp"] and names[-1] == "sqrt" and "cond" not in names
+    assert tail.parent is prog.block and rw.users(tanh.results[0])[-1] == (tail, 0)
+    verify(prog)
