@@ -599,3 +599,19 @@ def test_zero_dim_results_are_arrays_not_numpy_scalars():
         a, b = c([np.ones(3)])
         assert type(a) is np.ndarray and a.shape == () and a == 6.0
         np.testing.assert_allclose(b, np.exp(6.0) + 1.0)
+
+
+def test_unread_loop_arguments_do_not_pin_their_buffers():
+    # the loop's cond block reads only the counter: its copy of the carried tensor is
+    # dropped at once (else the tensor's buffer stays referenced and cannot be reused)
+    p = trace(lambda x: while_loop(lambda i, v: i < 2, lambda i, v: (i + 1, v * 2.0),
+                                   [call("full", shape=[], fill_value=0, dtype="int64"),
+                                    x])[1], [T([2], F)])
+    c = Compiled(p)
+    verify_schedule(c)
+    loop = p.block.ops[-1]
+    unread = c.slot[loop.blocks[0].args[1]]
+    lines = [ln.strip() for ln in c.source.splitlines()]
+    assert f"del v{unread}" in lines
+    np.testing.assert_array_equal(c([np.ones(2)])[0], [4.0, 4.0])
+    assert f"del v{unread}" not in Compiled(p, memory_optimize=False).source
