@@ -798,3 +798,33 @@ def test_rewriter_moves_erases_and_appends(deferred):
     assert names[:2] == ["tanh", "exp"] and names[-1] == "sqrt" and "cond" not in names
     assert tail.parent is prog.block and rw.users(tanh.results[0])[-1] == (tail, 0)
     verify(prog)
+
+
+def test_fold_batch_norm_channel_last_after_a_linear_on_a_sequence():
+    rng = np.random.default_rng(15)
+    w, b = _dense(rng, 4, 3, "fc")
+    stats = [_param(a, f"bn.{i}", trainable=False) for i, a in enumerate(
+        (rng.standard_normal(3).astype(F32), rng.uniform(0.5, 2, 3).astype(F32),
+         rng.standard_normal(3).astype(F32), rng.standard_normal(3).astype(F32)))]
+    prog = trace(lambda x: call("batch_norm", call("linear", x, w, b), *stats,
+                                channel_last=True)[0], [T([2, 5, 4], "float32")])
+    opt, changed = _optimized(prog, ["fold_batch_norm", "dce"])
+    assert changed and _ops(opt) == {"linear": 1}
+    _same(prog, opt, [rng.standard_normal((2, 5, 4)).astype(F32)], exact=False)
+
+
+def test_patterns_see_every_op_although_others_were_erased_before_them():
+    # each fusion erases ops the sweep has not reached yet; the sweep must go on past
+    # them (12 chains: more than the driver's 10 rounds if each round did one)
+    rng = np.random.default_rng(16)
+    dense = [_dense(rng, 4, 4, f"fc{i}") for i in range(12)]
+
+    def f(x):
+        for w, b in dense:
+            x = call("tanh", fw.matmul(x, w) + b)
+        return x
+
+    prog = trace(f, [T([2, 4], "float32")])
+    opt, changed = _optimized(prog, ["fuse_matmul_bias_act"])
+    assert changed and _ops(opt) == {"fused_matmul": 12}
+    _same(prog, opt, [rng.standard_normal((2, 4)).astype(F32)])
