@@ -54,7 +54,12 @@ array itself) is copied first. An update op of the ``optimizer`` family whose
 results are state updates of the very params/consts it reads (``adam(%p0, …,
 %c1, …)`` with ``update %p0 = result 0``, ``update %c1 = result 1``) gets those
 tensors' arrays as its ``out=`` arrays (its kernels update in place), when
-nothing reads their old values after it: then nothing is copied at all.
+nothing reads their old values after it (nor a view of them) and they are not
+returned or stored into another param/const: then nothing is copied at all.
+
+Every block's schedule is kept in ``Compiled.schedules`` (``Step.writes``: the
+params/consts a step writes in place); `fw.core.ir.verifier.verify_schedule`
+checks that no step reads a buffer after it was freed, reused or written.
 
 NaN/Inf checking (``Compiled(..., op_check=fn)``): after every op with a
 floating or complex result the generated code calls ``fn(op, results)``
