@@ -828,3 +828,40 @@ def test_patterns_see_every_op_although_others_were_erased_before_them():
     opt, changed = _optimized(prog, ["fuse_matmul_bias_act"])
     assert changed and _ops(opt) == {"fused_matmul": 12}
     _same(prog, opt, [rng.standard_normal((2, 4)).astype(F32)])
+
+
+def test_fuse_elementwise_pow_exponent_must_be_one_element_of_no_higher_rank():
+    def f(x):
+        grow = call("full", shape=[1, 1], fill_value=2.0, dtype="float32")  # grows x: [1, 3]
+        vec = call("full", shape=[3], fill_value=2.0, dtype="float32")  # not one element
+        return call("pow", x.exp(), grow).tanh(), call("pow", x.exp(), vec).tanh()
+
+    prog = trace(f, [T([3], "float32")])
+    opt, changed = _optimized(prog, ["fuse_elementwise"])
+    assert not changed and _ops(opt)["pow"] == 2
+    _same(prog, opt, [np.array([0.1, -0.5, 0.3], F32)])
+
+
+def test_fold_batch_norm_through_a_bias_add_in_either_order_and_not_when_shared():
+    rng = np.random.default_rng(17)
+    w = _param(rng.standard_normal((4, 3)).astype(F32), "w")
+    c = _param(rng.standard_normal(3).astype(F32), "c", trainable=False)
+    stats = [_param(a, f"bn.{i}", trainable=False) for i, a in enumerate(
+        (rng.standard_normal(3).astype(F32), rng.uniform(0.5, 2, 3).astype(F32),
+         rng.standard_normal(3).astype(F32), rng.standard_normal(3).astype(F32)))]
+
+    def bn(v):
+        return call("batch_norm", v, *stats)[0]
+
+    folds = trace(lambda x: bn(c + fw.matmul(x, w)), [T([5, 4], "float32")])
+    opt, changed = _optimized(folds, ["fold_batch_norm", "dce"])
+    assert changed and _ops(opt) == {"linear": 1}
+    _same(folds, opt, [rng.standard_normal((5, 4)).astype(F32)], exact=False)
+
+    def shared(x):
+        prod = fw.matmul(x, w)
+        return bn(prod + c), prod  # the product is also an output
+
+    prog = trace(shared, [T([5, 4], "float32")])
+    opt, changed = _optimized(prog, ["fold_batch_norm"])
+    assert not changed and str(opt) == str(prog)
