@@ -267,3 +267,113 @@ def test_constants_are_computed_once_and_cannot_be_changed():
     with pytest.raises(InvalidArgumentError, match="read-only"):
         out.add_(fw.to_tensor(np.ones((2, 2), np.float32)))
     np.testing.assert_array_equal(run(p, np.ones(4, np.float32))[1].numpy(), [[2.0] * 2] * 2)
+
+
+# ---------------------------------------------------------------- plans that must back off
+def _counter(value, name, trainable=True):
+    t = fw.to_tensor(np.asarray(value))
+    t.name = name
+    t.persistable = True
+    t.trainable = trainable
+    t.stop_gradient = not trainable
+    return t
+
+
+def _sgd_program():
+    from fw.core.ir import building
+
+    w, lr = _counter([1.0, 2.0], "w"), _counter([0.5], "lr", trainable=False)
+    with building() as b:
+        g = b.add_input(T([2], "float64"), "g")
+        b.record_update(w, call("sgd", w, g, lr))
+        b.set_outputs([])
+    return b.program, w
+
+
+def test_in_place_updates_need_a_kernel_taking_out():
+    p, w = _sgd_program()
+    assert "out=(" in Compiled(p).source
+    c = Compiled(p, kernel_override={"sgd": lambda param, grad, learning_rate:
+                                     param - learning_rate * grad})
+    assert "out=(" not in c.source  # the kernel cannot write in place
+    c([np.ones(2)])
+    np.testing.assert_array_equal(w.numpy(), [0.5, 1.5])
+    assert "out=(" not in Compiled(p, memory_optimize=False).source
+
+
+def test_update_of_the_wrong_run_time_shape_or_into_read_only_memory():
+    from fw.core.ir import building
+
+    w = _counter([1.0, 2.0], "w")
+    with building() as b:
+        x = b.add_input(T([-1], "float64"), "x")
+        b.record_update(w, x * 2.0)  # [-1] may be [2]: accepted when compiled
+        b.set_outputs([])
+    c = Compiled(b.program)
+    with pytest.raises(InvalidArgumentError, match=r"state update of 'w'.*shape \[3\].*\[2\]"):
+        c([np.ones(3)])
+    np.testing.assert_array_equal(w.numpy(), [1.0, 2.0])
+    w._data.flags.writeable = False
+    with pytest.raises(InvalidArgumentError, match="cannot write into the captured tensor"):
+        c([np.ones(2)])
+    w._data.flags.writeable = True
+    c([np.ones(2)])
+    np.testing.assert_array_equal(w.numpy(), [2.0, 2.0])
+
+
+def test_constant_ops_the_compiler_cannot_precompute_run_each_time():
+    def failing_full(**attrs):
+        raise ValueError("no constants at compile time")
+
+    p = trace(lambda x: x + call("full", shape=[2], fill_value=1.0, dtype="float64"),
+              [T([2], "float64")])
+    c = Compiled(p, kernel_override={"full": failing_full})
+    with pytest.raises(InvalidArgumentError, match="full: failed while running.*no constants"):
+        c([np.zeros(2)])
+    calls = []
+
+    def scalar_full(**attrs):  # a NumPy scalar for a 0-d constant: kept as an array
+        calls.append(1)
+        return np.float64(attrs["fill_value"])
+
+    q = trace(lambda x: x * call("full", shape=[], fill_value=3.0, dtype="float64"),
+              [T([2], "float64")])
+    c = Compiled(q, kernel_override={"full": scalar_full})
+    np.testing.assert_array_equal(c([np.ones(2)])[0], [3.0, 3.0])
+    c([np.ones(2)])
+    assert calls == [1]  # computed once, at compile time
+
+    def wrong_dtype(**attrs):
+        calls.append(2)
+        return np.full(attrs["shape"], attrs["fill_value"], np.float32)
+
+    c = Compiled(p, kernel_override={"full": wrong_dtype})  # not what the type says:
+    c([np.zeros(2)])  # tried once when compiling, then left to each run
+    c([np.zeros(2)])
+    assert calls.count(2) == 3
+
+
+def test_kernel_errors_keep_their_kind():
+    p = trace(lambda x: x.exp() * 2.0, [T([2], "float64")])
+
+    def raise_(exc):
+        def k(*a, **kw):
+            raise exc
+        return k
+
+    for exc, kind in ((TypeError("bad"), InvalidTypeError), (ValueError("bad"),
+                                                             InvalidArgumentError),
+                      (MemoryError("big"), MemoryError)):
+        c = Compiled(p, kernel_override={"exp": raise_(exc)})
+        with pytest.raises(kind, match=r"exp: failed while running `%0 = exp\(%arg0\) : f64\[2\]`"):
+            c([np.zeros(2)])
+
+
+def test_run_takes_lists_and_returns_one_tensor_or_a_tuple():
+    p = trace(lambda x: x * 2.0, [T([2], "float32")])
+    out = run(p, fw.to_tensor(np.ones(2, np.float32)))
+    assert isinstance(out, fw.Tensor)
+    q = trace(lambda x: (x * 2.0, x + 1.0), [T([2], "float32")])
+    a, b = run(q, [1.0, 2.0])  # a list becomes a tensor (float32 by default)
+    np.testing.assert_array_equal(a.numpy(), [2.0, 4.0])
+    np.testing.assert_array_equal(b.numpy(), [2.0, 3.0])

@@ -449,3 +449,41 @@ def test_default_pipeline_on_a_program_with_every_opportunity(data):
     n = data.draw(st.integers(0, 4))
     x = np.random.default_rng(n).standard_normal((n, 3))
     _same_outputs(p, q, [x], exact=False)
+
+
+def test_pipelines_nest_and_fixpoint_rounds_are_bounded():
+    from fw.core.ir.passes import register_pipeline
+
+    class CountDown(Pass):
+        """Reports a change for the first `n` runs (a pass that never settles)."""
+
+        name = "_test_countdown"
+
+        def __init__(self, n):
+            self.n = n
+
+        def run(self, program):
+            self.n -= 1
+            return self.n >= 0
+
+    register_pipeline("_test_inner", ["cse", "dce"])
+    try:
+        pm = PassManager(["_test_inner", "algebraic_simplify"])
+        assert [p.name for p in pm.passes] == ["cse", "dce", "algebraic_simplify"]
+        assert repr(pm.passes[0]) == "<pass cse>"
+    finally:
+        del PIPELINES["_test_inner"]
+    p = trace(lambda x: x.exp(), [F2])
+    cd = CountDown(100)
+    pm = PassManager([cd], fixpoint=True, max_rounds=3)
+    assert pm.run(p) and [c for _, c, _ in pm.log] == [True] * 3 and cd.n == 97
+    cd = CountDown(1)
+    pm = PassManager([cd], fixpoint=True)
+    assert pm.run(p) and [c for _, c, _ in pm.log] == [True, False]
+    pm = PassManager([CountDown(0)], fixpoint=True)
+    assert not pm.run(p) and len(pm.log) == 1
+    assert cd(p) is False  # a pass is callable: its run
+    with pytest.raises(NotImplementedError, match="Pass does not implement run"):
+        Pass().run(p)
+    with pytest.raises(InvalidArgumentError, match="a pass is a name or a Pass instance"):
+        PassManager([3])

@@ -54,7 +54,12 @@ array itself) is copied first. An update op of the ``optimizer`` family whose
 results are state updates of the very params/consts it reads (``adam(%p0, …,
 %c1, …)`` with ``update %p0 = result 0``, ``update %c1 = result 1``) gets those
 tensors' arrays as its ``out=`` arrays (its kernels update in place), when
-nothing reads their old values after it: then nothing is copied at all.
+nothing reads their old values after it (nor a view of them) and they are not
+returned or stored into another param/const: then nothing is copied at all.
+
+Every block's schedule is kept in ``Compiled.schedules`` (``Step.writes``: the
+params/consts a step writes in place); `fw.core.ir.verifier.verify_schedule`
+checks that no step reads a buffer after it was freed, reused or written.
 
 NaN/Inf checking (``Compiled(..., op_check=fn)``): after every op with a
 floating or complex result the generated code calls ``fn(op, results)``
@@ -83,7 +88,7 @@ from fw.core.kernels.frozen import freeze
 from fw.core.tensor import Tensor, wrap
 from fw.core.tensor import bump_version as _bump
 
-__all__ = ["run", "compile_program", "Compiled", "Step"]
+__all__ = ["run", "compile_program", "Compiled", "Step", "may_return_view"]
 
 _ndarray = np.ndarray
 _SOURCE_NAME = "<fw program>"
@@ -95,6 +100,13 @@ _VIEW_OPS = frozenset({"cast", "real", "imag", "to_device", "assign", "detach", 
 _HOIST_BYTES = 1 << 16  # constants up to this size are computed once, at compile time
 
 
+def may_return_view(op) -> bool:
+    """True when `op`'s kernel may return a view of an operand's memory (so writing
+    that operand in place would change the result too)."""
+    d = op.opdef
+    return not op.blocks and (d.family in _VIEW_FAMILIES or d.name in _VIEW_OPS)
+
+
 class Step(NamedTuple):
     """One scheduled operation (for inspection; the generated function runs them)."""
 
@@ -103,14 +115,16 @@ class Step(NamedTuple):
     outs: tuple  # result slots
     frees: tuple  # slots whose values die after this step
     reuse: int  # operand slot whose buffer receives the result (0: none)
+    writes: tuple = ()  # param/const slots the op writes in place (its results' `out=`)
 
 
 class _Schedule:
-    __slots__ = ("steps", "out_slots")
+    __slots__ = ("steps", "out_slots", "block")
 
-    def __init__(self, steps, out_slots):
+    def __init__(self, steps, out_slots, block=None):
         self.steps = steps
         self.out_slots = out_slots
+        self.block = block
 
 
 def _truth(p) -> bool:
@@ -165,6 +179,9 @@ class Compiled:
         self._nk = 0
         self._nw = 0
         self._hoisted: set = set()  # slots holding constants computed at compile time
+        # the schedule of every block compiled (block 0 first, nested blocks in the order
+        # generated), for `fw.core.ir.verifier.verify_schedule`
+        self.schedules: list = []
         ups = getattr(program, "updates", None)
         self.update_labels = list(ups.labels) if ups else []
         update_values = list(ups.outputs) if ups else []
@@ -233,6 +250,8 @@ class Compiled:
         keep.update(extra_keep)
         defined_here = set(block.args)
         steps = []
+        sched = _Schedule(steps, (), block)
+        self.schedules.append(sched)
         if mem and not top:  # arguments nobody reads must not pin their buffers
             dead = [self.slot[a] for a in block.args if a not in last and a not in keep]
             if dead:
@@ -245,6 +264,7 @@ class Compiled:
                           if v in defined_here and v not in keep)
             frees += tuple(self.slot[r] for r in op.results if r not in last and r not in keep)
             reuse = 0
+            inplace = self._inplace.get(op) if top else None
             if op.name == "cond":
                 self._gen_cond(op, ins, outs, out, ind)
             elif op.name == "while":
@@ -253,12 +273,13 @@ class Compiled:
                 pass
             else:
                 plan = self._reuse_plan(op, last, i, keep, defined_here) if mem else None
-                reuse = self._gen_call(op, ins, outs, out, ind, plan,
-                                       self._inplace.get(op) if top else None)
+                reuse = self._gen_call(op, ins, outs, out, ind, plan, inplace)
             if mem and frees:
                 out.append(f"{ind}del {', '.join(f'v{s}' for s in frees)}")
-            steps.append(Step(op, ins, outs, frees if mem else (), reuse))
-        return _Schedule(steps, tuple(self.slot[v] for v in block.outputs))
+            writes = tuple(self.slot[a] for a in inplace if a is not None) if inplace else ()
+            steps.append(Step(op, ins, outs, frees if mem else (), reuse, writes))
+        sched.out_slots = tuple(self.slot[v] for v in block.outputs)
+        return sched
 
     def _hoist(self, op, keep, outs, out, ind) -> bool:
         """Compute a constant op (no operands: ``full``, ``arange``, …) once, now,
@@ -324,8 +345,7 @@ class Compiled:
         # view (reshape, slicing, a no-op cast…) of the target or of such a value
         aliases: dict = {a: {a} for a in targets.values()}
         for op in blk.ops:
-            d = op.opdef
-            if op.blocks or not (d.family in _VIEW_FAMILIES or d.name in _VIEW_OPS):
+            if not may_return_view(op):
                 continue
             for al in aliases.values():
                 if any(v in al for v in op.operands if v is not None):
@@ -350,7 +370,10 @@ class Compiled:
             for j, r in enumerate(op.results):
                 a = targets.get(r)
                 src = match.get(j)
-                ok = a is not None and r not in outputs and src is not None and \
+                # the old value of `a` must not be returned or stored into another
+                # param: the outputs and updates are read after every op has run
+                ok = a is not None and r not in outputs and a not in keep and \
+                    src is not None and \
                     src < len(op.operands) and op.operands[src] is a and \
                     last.get(a, -1) <= i and \
                     sum(1 for v in op.operands if v is a) == 1 and \

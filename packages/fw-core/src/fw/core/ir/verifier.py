@@ -31,6 +31,22 @@ in the text form):
   blocks whose yields match the result types; ``while`` has a cond block taking
   the carried values and yielding one bool scalar and a body block taking and
   yielding the carried types; the initial values match the carried types.
+
+`verify_schedule(compiled)` checks what the executor made of a program (a
+`fw.core.ir.executor.Compiled`): the IR itself is pure SSA, but the schedule
+frees values, writes results into dying operands' buffers and lets optimizer
+ops update parameters in place. Each of those ends the life of a buffer, and
+no later step may read it (the write-after-read hazards of in-place updates):
+
+- a value freed, or overwritten by a reused buffer, at step i is read by no
+  step after i (a nested block's reads count for the op holding it) and is not
+  a block output or a state update; only values of the block itself are freed
+  or reused (a loop body must not free a value of the enclosing block);
+- a reused buffer is an operand of its step and not a block-0 argument (inputs,
+  params and consts belong to the caller);
+- a param/const written in place at step i, and every value that may be a view
+  of it (`fw.core.ir.executor.may_return_view`), is read by no later step and is
+  not an output or a state update (those are read after the whole run).
 """
 
 from __future__ import annotations
@@ -39,7 +55,8 @@ from fw.core.errors import FwError, InvalidArgumentError
 from fw.core.ir.core import Block, Operation, Value
 from fw.core.ir.types import DYN, TensorType
 
-__all__ = ["verify", "VerificationError", "problems"]
+__all__ = ["verify", "VerificationError", "problems", "schedule_problems",
+           "verify_schedule"]
 
 _ATTR_TYPES = (type(None), bool, int, float, complex, str)
 
@@ -433,3 +450,101 @@ def verify(program, strict_types: bool = False) -> None:
         body = "\n".join(f"  line {ln}: {msg}" if ln else f"  {msg}" for ln, msg in found)
         raise VerificationError(f"the program is not valid ({len(found)} problem"
                                 f"{'s' if len(found) > 1 else ''}):\n{body}", found)
+
+
+# ---------------------------------------------------------------- executor schedules
+def _reads(op) -> list:
+    """Values `op` reads: its operands and what its nested blocks read from outside."""
+    out = [v for v in op.operands if v is not None]
+    for b in op.blocks:
+        inner = set(b.args)
+        for o in b.ops:
+            inner.update(o.results)
+        for o in b.ops:
+            out.extend(v for v in _reads(o) if v not in inner)
+        out.extend(v for v in b.outputs if v not in inner)
+    return out
+
+
+def schedule_problems(compiled) -> list:
+    """Every hazard in `compiled`'s schedules, as messages (see `verify_schedule`)."""
+    from fw.core.ir.executor import may_return_view
+
+    program = compiled.program
+    slot = compiled.slot
+    args0 = {slot[a] for a in program.block.args}
+    state = {slot[a] for a in program.block.args if a.role in ("param", "const")}
+    found = []
+    for sched in compiled.schedules:
+        blk = sched.block
+        where = "block 0" if blk is program.block else f"a nested block of {blk.parent.name}"
+        keep = {slot[v]: "a block output" for v in blk.outputs}
+        if blk is program.block:
+            for label, v in program.updates:
+                keep.setdefault(slot[v], f"the state update of {label!r}")
+        local = {slot[a] for a in blk.args}
+        for op in blk.ops:
+            local.update(slot[r] for r in op.results)
+        # param slot -> slots that may share its memory (views of it, transitively)
+        views = {s: {s} for s in state}
+        dead: dict = {}  # slot -> why its buffer no longer holds the value
+        for i, step in enumerate(sched.steps):
+            op = step.op
+            what = f"{where}, step {i} ({op.name})"
+            if may_return_view(op):
+                for al in views.values():
+                    if any(slot[v] in al for v in op.operands if v is not None):
+                        al.update(step.outs)
+            for v in _reads(op):
+                s = slot.get(v)
+                if s in dead:
+                    found.append(f"{what} reads v{s} after {dead[s]}")
+            ended = []
+            if step.reuse:
+                if step.reuse not in step.ins:
+                    found.append(f"{what} writes its result into v{step.reuse}, which is not "
+                                 f"one of its operands")
+                elif step.reuse in args0 or step.reuse not in local:
+                    found.append(f"{what} writes its result into v{step.reuse}, a value it "
+                                 f"does not own (a program argument or a value of an "
+                                 f"enclosing block)")
+                ended.append((step.reuse, f"step {i} ({op.name}) wrote its result into its "
+                                          f"buffer"))
+            for s in step.writes:
+                if s not in state:
+                    found.append(f"{what} writes v{s} in place, which is not a param/const")
+                for t in sorted(views.get(s, {s})):
+                    ended.append((t, f"step {i} ({op.name}) updated the param/const v{s} in "
+                                     f"place"))
+            for s in step.frees:
+                if s not in local:
+                    found.append(f"{what} frees v{s}, a value of an enclosing block")
+                ended.append((s, f"step {i} ({op.name}) freed it"))
+            for s, why in ended:
+                if s in keep:
+                    found.append(f"{what}: v{s} is {keep[s]} (read after the run) but "
+                                 f"{why}")
+                dead.setdefault(s, why)
+    return found
+
+
+def verify_schedule(compiled) -> None:
+    """Check that the executor's schedule reads no buffer after its value is gone
+    (freed, overwritten by buffer reuse, or a param/const updated in place).
+
+    Args:
+        compiled: a `fw.core.ir.executor.Compiled`.
+    Raises:
+        VerificationError: listing every hazard (``problems`` has ``(0, message)``).
+
+    >>> import fw
+    >>> from fw.core.ir import TensorType, trace
+    >>> from fw.core.ir.executor import Compiled
+    >>> verify_schedule(Compiled(trace(lambda x: (x + 1.0).exp(), [TensorType([3], "float32")])))
+    """
+    found = schedule_problems(compiled)
+    if found:
+        body = "\n".join(f"  {m}" for m in found)
+        raise VerificationError(f"the executor's schedule has {len(found)} hazard"
+                                f"{'s' if len(found) > 1 else ''}:\n{body}",
+                                [(0, m) for m in found])
