@@ -329,6 +329,16 @@ class TensorArray:
         return f"TensorArray({self.buf.type})"
 
 
+def _reread(b, scope, before) -> None:
+    """After a branch or body: the tensors it wrote read again as they did before it.
+    (`Builder.pop_update_scope` falls back to the enclosing update scopes and block
+    0, which misses the value a tensor has inside an enclosing loop body: the
+    body's argument carrying it.)"""
+    for key in scope:
+        if key in before:
+            b._captured[key] = before[key]
+
+
 def _append_op(b, name, operands, types, blocks):
     return b.append_op(_ops()[name], operands, {}, types, blocks)
 
@@ -339,6 +349,7 @@ def build_cond(pred, true_fn, false_fn, get_args, set_args, names, loc) -> None:
     b = trace.builder
     pred = as_bool_value(b, pred, "`if`", loc)
     init = tuple(get_args())
+    before = dict(b._captured)  # what each captured tensor reads as before the `if`
     runs = []
     for fn in (true_fn, false_fn):
         blk = Block(b.program)
@@ -353,6 +364,7 @@ def build_cond(pred, true_fn, false_fn, get_args, set_args, names, loc) -> None:
             trace.symbolic_depth -= 1
             scope = b.pop_update_scope()
             b.pop()
+            _reread(b, scope, before)
         runs.append((blk, vals, scope))
     (tb, tv, ts), (fb, fv, fs) = runs
     m = _Merge(b, (tb, fb), loc, (_exited(names, tv), _exited(names, fv)))
@@ -724,14 +736,15 @@ def _iteration(b, it):
     return b.constant(0, _dt.int64), stop, b.constant(1, _dt.int64), lambda i: x[i]
 
 
-def build_for(it, body_fn, get_args, set_args, names, loc) -> None:
+def build_for(it, body_fn, get_args, set_args, names, loc, stops=()) -> None:
     """``for target in it`` over a symbolic range or tensor: a ``while`` with an
-    index (the body function receives each item)."""
+    index (the body function receives each item). The loop also ends once one of
+    its `stops` flags (its own break flag, the return flag) is set."""
     import fw
 
     b = _context.active().builder
     start, stop, step, item = _iteration(b, it)
-    flags = [i for i, n in enumerate(names) if n == "__fw_ret" or n.startswith("__fw_brk_")]
+    flags = [names.index(n) for n in stops]
     box = {"i": start}
     static_step = step.owner.attrs.get("fill_value") if (
         type(step) is Value and getattr(step.owner, "name", None) == "full") else None

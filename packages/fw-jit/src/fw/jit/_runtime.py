@@ -23,9 +23,9 @@ from fw.jit.errors import ConversionError
 
 __all__ = ["UndefinedVar", "convert_ifelse", "convert_while", "convert_for",
            "convert_and", "convert_or", "convert_not", "convert_ifexp", "convert_assert",
-           "convert_setitem", "convert_append", "convert_inplace", "convert_len",
-           "convert_print", "convert_range", "convert_enumerate", "convert_isinstance",
-           "run_regions"]
+           "convert_setitem", "convert_setitem_state", "convert_append", "convert_inplace",
+           "convert_len", "convert_print", "convert_range", "convert_enumerate",
+           "convert_isinstance", "run_regions"]
 
 
 def _sym(v) -> bool:
@@ -69,17 +69,19 @@ def convert_while(cond_fn, body_fn, get_args, set_args, names, lineno=None):
         body_fn()
 
 
-def convert_for(iterable, body_fn, get_args, set_args, names, lineno=None):
+def convert_for(iterable, body_fn, get_args, set_args, names, lineno=None, stops=()):
     """``for item in iterable: body_fn(item)`` — a ``while`` op over a symbolic
     tensor or range; otherwise Python iteration that stops when the converted
-    body set its break/return flag."""
+    body set one of the loop's own `stops` flags (its break flag, the return
+    flag) to True. (A flag that became a tensor cannot stop Python iteration: the
+    remaining iterations run guarded by ``if not flag``, see `fw.jit._transform`.)"""
     if isinstance(iterable, UndefinedVar):
         iterable.fail("iterated over")
     if (_sym(iterable) or isinstance(iterable, (_cflow.SymbolicRange,
                                                 _cflow.SymbolicEnumerate))) and _building():
-        _cflow.build_for(iterable, body_fn, get_args, set_args, names, _loc(lineno))
+        _cflow.build_for(iterable, body_fn, get_args, set_args, names, _loc(lineno), stops)
         return
-    stops = [i for i, n in enumerate(names) if n == "__fw_ret" or n.startswith("__fw_brk_")]
+    stops = [names.index(n) for n in stops]
     for item in iterable:
         body_fn(item)
         if stops:
@@ -206,6 +208,32 @@ def convert_setitem(x, index, value):
         return setitem(x, index, value)
     x[index] = value
     return x
+
+
+_AUG_OPS = {"Add": "iadd", "Sub": "isub", "Mult": "imul", "Div": "itruediv",
+            "FloorDiv": "ifloordiv", "Mod": "imod", "Pow": "ipow", "MatMult": "imatmul",
+            "BitAnd": "iand", "BitOr": "ior", "BitXor": "ixor", "LShift": "ilshift",
+            "RShift": "irshift"}
+
+
+def convert_setitem_state(x, index, value, aug=None):
+    """``obj.attr[index] = value`` (``obj.attr[index] op= value`` with `aug`, the
+    name of the `ast` operator). While a program is being built, a concrete tensor
+    there (a buffer, a tensor held in an attribute) is not written: the write is
+    recorded as a state update of the program (inside a branch or loop body it is
+    carried out of the op like any other update); anything else is assigned as
+    Python does."""
+    if aug is not None:
+        import operator
+
+        value = getattr(operator, _AUG_OPS[aug])(x[index], value)
+    b = build_state.builder
+    if b is not None and isinstance(x, Tensor):
+        from fw.core.ops.indexing import setitem
+
+        b.record_update(x, setitem(b.current_value(x), index, value))
+        return
+    x[index] = value
 
 
 def convert_append(lst, value):

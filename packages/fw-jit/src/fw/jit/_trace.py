@@ -275,7 +275,6 @@ def trace_program(owner, name, key, tmpl, leaves, invoke, code="", strict=True):
                     else:
                         idx.append(None)
                 prints.append((args_, sep, end, file, flush, idx))
-            _apply_buffer_updates(b)
             b.set_outputs(outs + hidden_vals)
     except BaseException as e:
         if isinstance(e, (KeyboardInterrupt, SystemExit)):
@@ -301,20 +300,3 @@ def trace_program(owner, name, key, tmpl, leaves, invoke, code="", strict=True):
         if report is not None and report.add_note(fn_, ln, text):
             _log.info("fw.jit.to_static(%s): %s:%s: %s", name, fn_, ln, text)
     return cp
-
-
-
-def _apply_buffer_updates(b) -> None:
-    """fw-nn's interim protocol: ``program.buffer_updates`` {tensor name: Value}."""
-    ups = b.program.__dict__.pop("buffer_updates", None)
-    if not ups:
-        return
-    by_name = {}
-    for label, t in b.program.captured.items():
-        by_name[getattr(t, "name", label)] = t
-    for name, v in ups.items():
-        t = by_name.get(name)
-        if t is not None and type(v) is Value and v.owner is not None:
-            b.record_update(t, v)
-
-

@@ -6,7 +6,9 @@ globals and closure cells:
 
 1. `_Prepare` — statement-level rewrites that make mutation visible as
    assignment: ``x.add_(y)`` -> ``x = jst.convert_inplace(x, x.add_(y))``; ``x[i] = v`` ->
-   ``x = jst.convert_setitem(x, i, v)``; ``x.append(v)`` ->
+   ``x = jst.convert_setitem(x, i, v)``; ``obj.attr[i] = v`` (``op=``) ->
+   ``jst.convert_setitem_state(obj.attr, i, v)`` (a state update when
+   ``obj.attr`` is a captured tensor); ``x.append(v)`` ->
    ``x = jst.convert_append(x, v)``; ``super()`` -> ``super(__class__, self)``;
    private names are mangled as the class body would have done.
 2. `_Flow` — ``return``/``break``/``continue`` inside compound statements become
@@ -184,16 +186,16 @@ def _param_names(args: ast.arguments) -> list:
 
 def _contains(node, kinds, stop_at_loops=False) -> bool:
     """True if `node` (a statement) contains a node of `kinds` in its scope. With
-    `stop_at_loops`, the bodies of nested loops are not searched (their orelse
-    is: a break there belongs to the enclosing loop)."""
+    `stop_at_loops`, the bodies of loops — `node` itself included when it is one —
+    are not searched (their orelse is: a break there belongs to the enclosing
+    loop)."""
     todo = [node]
     while todo:
         n = todo.pop()
         if isinstance(n, kinds):
             return True
         for field, value in ast.iter_fields(n):
-            if stop_at_loops and n is not node and isinstance(n, (ast.For, ast.While,
-                                                                  ast.AsyncFor)) \
+            if stop_at_loops and isinstance(n, (ast.For, ast.While, ast.AsyncFor)) \
                     and field == "body":
                 continue
             vals = value if isinstance(value, list) else [value]
@@ -279,6 +281,14 @@ class _Prepare(ast.NodeTransformer):
             new = _assign(x, _call(_jst("convert_setitem"),
                                    [_name(x), self._index_expr(t.slice), node.value]))
             return _located(new, node)
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript) and \
+                isinstance(node.targets[0].value, ast.Attribute):
+            # ``self.buf[i] = v``: no variable to rebind; a captured tensor's write is a
+            # state update (jst.convert_setitem_state)
+            t = node.targets[0]
+            new = ast.Expr(value=_call(_jst("convert_setitem_state"),
+                                       [t.value, self._index_expr(t.slice), node.value]))
+            return _located(new, node)
         return node
 
     def visit_AugAssign(self, node):
@@ -291,6 +301,11 @@ class _Prepare(ast.NodeTransformer):
             cur = ast.Subscript(value=_name(x), slice=t.slice, ctx=ast.Load())
             val = ast.BinOp(left=cur, op=node.op, right=node.value)
             new = _assign(x, _call(_jst("convert_setitem"), [_name(x), idx, val]))
+            return _located(new, node)
+        if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Attribute):
+            op = type(node.op).__name__  # ast.Add -> operator.iadd, see convert_setitem_state
+            new = ast.Expr(value=_call(_jst("convert_setitem_state"), [
+                t.value, self._index_expr(t.slice), node.value, ast.Constant(op)]))
             return _located(new, node)
         return node
 
@@ -396,6 +411,9 @@ class _Flow:
             pre.append(_located(_assign(lp.brk, ast.Constant(False)), st))
         body = self.block(st.body, lp) or [ast.Pass()]
         stop = ([RETFLAG] if has_ret else []) + ([lp.brk] if lp.brk else [])
+        # a for loop's own stop flags: its body also assigns the break flags of the
+        # loops nested in it, which must not end this one (`_Control.visit_For`)
+        st._fw_stops = tuple(stop)
         if isinstance(st, ast.While):
             if stop:
                 st.test = ast.BoolOp(op=ast.And(), values=[_not_any(stop), st.test])
@@ -544,7 +562,7 @@ class _Control(ast.NodeTransformer):
         getter, setter, sname, names_t = self._get_set(k, names)
         call = ast.Expr(value=_call(_jst("convert_for"), [
             node.iter, _name(bdef.name), getter, _name(sname), names_t,
-            ast.Constant(node.lineno)]))
+            ast.Constant(node.lineno), ast.Constant(getattr(node, "_fw_stops", ()))]))
         return _located([bdef, setter, call], node)
 
 
