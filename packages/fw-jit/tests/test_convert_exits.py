@@ -53,10 +53,10 @@ def f_range_tensor_break(m):
     acc = m[0] * 0
     k = fw.zeros([], "int64")
     for i in range(4):  # a Python loop: iterations after a tensor break do nothing
+        k = k + 1
         if m[i].sum() > 2.5:
             break
         acc = acc + m[i] * (i + 1)
-        k = k + 1
     return acc, k
 
 
