@@ -16,18 +16,14 @@ functions than the default "ci" profile.
 
 from __future__ import annotations
 
-import importlib.util
-import itertools
-
 import numpy as np
 from hypothesis import given, note
 from hypothesis import strategies as st
-from jit_testutil import assert_same
+from jit_testutil import assert_same, load_source
 
 import fw
 
 VARS = ("a", "b")
-_ids = itertools.count()
 
 
 class _Gen:
@@ -151,12 +147,8 @@ inputs = st.tuples(_row, st.integers(0, 3), st.lists(_row, min_size=3, max_size=
 
 
 def _load(src, directory):
-    """The function `f` of `src`, from a real file (the conversion reads the source)."""
-    path = directory / f"fuzz_{next(_ids)}.py"
-    path.write_text("import fw\n\nS = fw.zeros([3])\n\n\n" + src)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    """The function `f` of `src` and its module's own tensor `S`."""
+    mod = load_source("S = fw.zeros([3])\n\n\n" + src, directory)
     return mod.f, mod.S
 
 
