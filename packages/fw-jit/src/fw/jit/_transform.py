@@ -322,15 +322,13 @@ class _Loop:
 class _Flow:
     """return/break/continue inside compound statements -> flags + guards."""
 
-    def __init__(self, counter, region=False):
+    def __init__(self, counter):
         self.counter = counter
         self.ret = False
-        self.region = region  # top-level statements stay separate (fw.jit._regions)
 
     def run(self, body: list) -> list:
-        if self.region:
-            self.ret = any(_contains(st, ast.Return) for st in body)
-            return [s for st in body for s in self.block([st], None)]
+        """The whole body (region form converts each top-level statement with
+        `block` instead, see `convert_source`)."""
         self.ret = any(_contains(st, ast.Return) for st in body
                        if not isinstance(st, ast.Return))
         new = self.block(body, None)
@@ -393,10 +391,15 @@ class _Flow:
             st.body = self.block(st.body, loop) or [ast.Pass()]
             return [st]
         if isinstance(st, ast.Try) or type(st).__name__ == "TryStar":
+            # `else:` runs when the body ends normally: not after its return/break/continue
+            exits = list(dict.fromkeys(f for s in st.body for f in self._exits(s, loop)))
             st.body = self.block(st.body, loop) or [ast.Pass()]
             for h in st.handlers:
                 h.body = self.block(h.body, loop) or [ast.Pass()]
             st.orelse = self.block(st.orelse, loop)
+            if exits and st.orelse:
+                st.orelse = [_located(ast.If(test=_not_any(exits), body=st.orelse, orelse=[]),
+                                      st.orelse[0])]
             st.finalbody = self.block(st.finalbody, loop)
             return [st]
         if isinstance(st, (ast.While, ast.For)):
@@ -704,7 +707,7 @@ def convert_source(fn, jst_module, regions=False) -> ConvertedFunction:
     for o in originals:
         o._fw_file = filename
     eager_reasons = [_eager_statement(o) for o in originals] if regions else None
-    flow = _Flow(counter, regions)
+    flow = _Flow(counter)
     groups = None
     if regions:
         flow.ret = any(_contains(st, ast.Return) for st in body)

@@ -1,0 +1,174 @@
+"""Python syntax around converted control flow: exits inside ``with`` and
+``try``, ``global`` names assigned in a tensor branch, imports and exception
+names bound in a function, ``*args``/``**kwargs``, tuple indices in
+assignments, docstrings, and functions whose body becomes empty."""
+
+import contextlib
+
+import numpy as np
+import pytest
+from jit_testutil import assert_same, ops_of
+
+import fw
+
+T = fw.to_tensor
+COUNTER = 0
+
+
+def _agree(fn, arg_sets, expect_ops=()):
+    sf = fw.jit.to_static(fn)
+    for args in arg_sets:
+        assert_same(fn(*args), sf(*args))
+    names = ops_of(sf)
+    for op in expect_ops:
+        assert op in names, (op, names)
+    return sf
+
+
+ROWS = [np.array(r, np.float32) for r in (
+    [[1.0, 0.0], [3.0, 1.0], [0.0, 1.0]],
+    [[0.0, 0.0], [0.0, 1.0], [1.0, 1.0]],
+)]
+
+
+def f_return_in_with(m):
+    acc = m[0] * 0
+    for row in m:
+        with contextlib.nullcontext():
+            if row.sum() > 2.5:
+                return acc * 10
+            acc = acc + row
+    return acc
+
+
+def f_break_in_try(m):
+    acc = m[0] * 0
+    for row in m:
+        try:
+            if row.sum() > 2.5:
+                break
+            acc = acc + row
+        except ValueError:
+            acc = acc - 1
+            continue
+        else:
+            acc = acc * 2
+        finally:
+            acc = acc + 1
+    return acc
+
+
+def f_return_in_except(x):
+    try:
+        raise ValueError("no")
+    except ValueError as err:
+        if x.sum() > 0:
+            return x * len(str(err))
+    return x - 1
+
+
+@pytest.mark.parametrize("fn", [f_return_in_with, f_break_in_try])
+def test_exits_inside_with_and_try(fn):
+    _agree(fn, [(T(m),) for m in ROWS], expect_ops=["while"])
+
+
+def test_return_inside_an_except_handler():
+    _agree(f_return_in_except, [(T([1.0]),), (T([-1.0]),)], expect_ops=["cond"])
+
+
+def f_global(x, flag):
+    global COUNTER
+    if flag:
+        COUNTER = COUNTER + 1
+        y = x * COUNTER
+    else:
+        y = x
+    return y
+
+
+def test_global_assigned_in_a_python_branch():
+    global COUNTER
+    COUNTER = 0
+    sf = fw.jit.to_static(f_global)
+    assert_same(sf(T([2.0]), True), T([2.0]))  # the branch ran once, while tracing
+    assert_same(sf(T([2.0]), True), T([2.0]))  # (the cached program)
+    assert_same(sf(T([2.0]), False), T([2.0]))
+    assert COUNTER == 1
+
+
+def f_imports(x):
+    if x.sum() > 0:
+        import math
+        from math import pi as p
+        y = x * math.floor(p)
+    else:
+        y = x
+    return y
+
+
+def test_imports_inside_a_function_with_a_python_branch():
+    assert_same(fw.jit.to_static(f_imports)(T([1.0])), T([3.0]))
+
+
+def f_varargs(x, *rest, scale=1.0, **opts):
+    acc = x
+    for r in rest:
+        acc = acc + r
+    if opts.get("negate"):
+        acc = -acc
+    if acc.sum() > 0:
+        acc = acc * scale
+    return acc
+
+
+def test_star_args_and_keyword_args():
+    sf = fw.jit.to_static(f_varargs)
+    assert_same(sf(T([1.0]), T([2.0]), T([3.0]), scale=2.0), f_varargs(T([1.0]), T([2.0]),
+                                                                     T([3.0]), scale=2.0))
+    assert_same(sf(T([1.0]), scale=3.0, negate=True), T([-1.0]))
+
+
+def f_tuple_index(x):
+    y = x * 1
+    y[0, 1] = 9.0
+    y[1, :] += 1.0
+    return y
+
+
+def test_tuple_indices_in_assignments():
+    _agree(f_tuple_index, [(fw.zeros([2, 3]),)], expect_ops=["setitem"])
+
+
+def f_docstring(x):
+    """A docstring stays the function's docstring."""
+    if x.sum() > 0:
+        return x
+    return -x
+
+
+def test_docstring_is_kept():
+    sf = fw.jit.to_static(f_docstring)
+    _agree(f_docstring, [(T([1.0]),), (T([-1.0]),)])
+    assert sf.__doc__ == f_docstring.__doc__
+    assert '"""A docstring' in sf.code
+
+
+def f_only_docstring(x):
+    """Nothing else."""
+
+
+def test_function_that_is_only_a_docstring():
+    assert fw.jit.to_static(f_only_docstring)(T([1.0])) is None
+
+
+def f_nested_def(x):
+    def inner(v):
+        if v.sum() > 0:
+            return v * 2
+        return v
+
+    return inner(x) + inner(-x)
+
+
+def test_nested_function_is_converted_when_called():
+    _agree(f_nested_def, [(T([1.0]),), (T([-2.0]),)], expect_ops=["cond"])
