@@ -244,3 +244,47 @@ def test_buffers_written_by_index_and_assign(grad):
     eager, static = _twins(SetItemBuffers)
     x, y = T(X, stop_gradient=False), T(-X, stop_gradient=False)
     _run_both(eager, static, [(x,), (y,), (x,), (y,)], grad)
+
+
+class BNTrainNet(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 4)
+        self.bn = nn.BatchNorm1D(4)
+        self.out = nn.Linear(4, 2)
+
+    def forward(self, x):
+        h = self.fc(x)
+        if h.mean() > 0:
+            h = self.bn(h)
+        else:
+            h = h * 0.5
+        return self.out(h)
+
+
+def test_training_step_with_batch_norm_in_a_branch_is_one_program():
+    import copy
+
+    fw.seed(1)
+    a = BNTrainNet()
+    b = copy.deepcopy(a)
+    opt_a = fw.optimizer.Momentum(0.1, 0.9, parameters=a.parameters())
+    opt_b = fw.optimizer.Momentum(0.1, 0.9, parameters=b.parameters())
+
+    def step_of(model, opt):
+        def step(x):
+            loss = (model(x) ** 2).mean()
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            return loss
+        return step
+
+    eager, static = step_of(a, opt_a), fw.jit.to_static(step_of(b, opt_b))
+    branches = set()
+    for x in (X, -X * 2, X, -X):
+        branches.add(bool(a.fc(T(x)).mean() > 0))
+        assert_same(eager(T(x)), static(T(x)), rtol=1e-5, atol=1e-6)
+        for (k, p), q in zip(a.state_dict().items(), b.state_dict().values()):
+            np.testing.assert_allclose(q.numpy(), p.numpy(), rtol=1e-5, atol=1e-6, err_msg=k)
+    assert branches == {True, False}
