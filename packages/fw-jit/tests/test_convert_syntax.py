@@ -172,3 +172,55 @@ def f_nested_def(x):
 
 def test_nested_function_is_converted_when_called():
     _agree(f_nested_def, [(T([1.0]),), (T([-2.0]),)], expect_ops=["cond"])
+
+
+def f_global_in_tensor_branch(x):
+    global COUNTER
+    if x.sum() > 0:
+        COUNTER = COUNTER + 1
+    return x * 2
+
+
+def f_global_in_tensor_loop(x, n):
+    global COUNTER
+    for _ in range(n):
+        COUNTER = COUNTER + x.sum()
+    return x
+
+
+def f_global_in_tensor_while(x, n):
+    global COUNTER
+    i = 0
+    while i < n:
+        COUNTER = COUNTER + 1
+        i += 1
+    return x
+
+
+def f_global_same_in_both_branches(x):
+    global COUNTER
+    if x.sum() > 0:
+        COUNTER = 5
+    else:
+        COUNTER = 5
+    return x * COUNTER
+
+
+@pytest.mark.parametrize("fn,args,what", [
+    (f_global_in_tensor_branch, (T([1.0]),), "an `if`"),
+    (f_global_in_tensor_loop, (T([1.0]), T(3)), "a `for` loop"),
+    (f_global_in_tensor_while, (T([1.0]), T(3)), "a `while` loop"),
+])
+def test_global_assigned_under_a_tensor_condition_is_refused(fn, args, what):
+    global COUNTER
+    COUNTER = 0
+    with pytest.raises(fw.jit.ConversionError, match=f"global 'COUNTER' is assigned in {what}"):
+        fw.jit.to_static(fn)(*args)
+    assert COUNTER == 0  # no symbolic value left behind in the module
+
+
+def test_global_given_one_python_value_by_both_branches_is_fine():
+    global COUNTER
+    COUNTER = 0
+    assert_same(fw.jit.to_static(f_global_same_in_both_branches)(T([1.0])), T([5.0]))
+    assert COUNTER == 5

@@ -42,10 +42,39 @@ def _loc(lineno):
 
 
 # ------------------------------------------------------------------ control flow
-def convert_ifelse(pred, true_fn, false_fn, get_args, set_args, names, lineno=None):
+def _symbolic_leaf(v) -> bool:
+    if _sym(v) or isinstance(v, _cflow.TensorArray):
+        return True
+    if isinstance(v, (list, tuple)):
+        return any(_symbolic_leaf(x) for x in v)
+    if isinstance(v, dict):
+        return any(_symbolic_leaf(x) for x in v.values())
+    return False
+
+
+def _keep_globals_concrete(init, get_args, set_args, names, global_names, loc, what):
+    """A global the op's branches/body assign must not take a symbolic value: it
+    would outlive the trace (module state holding a value of a program). The
+    variables get their values from before the op back and the error names it."""
+    for n, v in zip(names, get_args()):
+        if n in global_names and _symbolic_leaf(v):
+            set_args(init)
+            raise ConversionError(
+                f"global {n!r} is assigned in {what} whose condition is a tensor, so its value "
+                f"after it depends on the tensor; a program cannot write a Python global",
+                *loc, construct=what, hint="return the value from the function instead (or "
+                                           "keep it in a tensor and update it with set_value)")
+
+
+def convert_ifelse(pred, true_fn, false_fn, get_args, set_args, names, lineno=None,
+                   global_names=()):
     """``if pred: true_fn() else: false_fn()`` — a ``cond`` op when pred is symbolic."""
     if _sym(pred) and _building():
-        _cflow.build_cond(pred, true_fn, false_fn, get_args, set_args, names, _loc(lineno))
+        init = tuple(get_args())
+        loc = _loc(lineno)
+        _cflow.build_cond(pred, true_fn, false_fn, get_args, set_args, names, loc)
+        if global_names:
+            _keep_globals_concrete(init, get_args, set_args, names, global_names, loc, "an `if`")
         return
     if isinstance(pred, UndefinedVar):
         pred.fail("used as the condition of an `if`")
@@ -55,12 +84,17 @@ def convert_ifelse(pred, true_fn, false_fn, get_args, set_args, names, lineno=No
         false_fn()
 
 
-def convert_while(cond_fn, body_fn, get_args, set_args, names, lineno=None):
+def convert_while(cond_fn, body_fn, get_args, set_args, names, lineno=None, global_names=()):
     """``while cond_fn(): body_fn()`` — a ``while`` op once the condition is symbolic."""
     while True:
         c = cond_fn()
         if _sym(c) and _building():
-            _cflow.build_while(cond_fn, body_fn, get_args, set_args, names, _loc(lineno))
+            init = tuple(get_args())
+            loc = _loc(lineno)
+            _cflow.build_while(cond_fn, body_fn, get_args, set_args, names, loc)
+            if global_names:
+                _keep_globals_concrete(init, get_args, set_args, names, global_names, loc,
+                                       "a `while` loop")
             return
         if isinstance(c, UndefinedVar):
             c.fail("used as the condition of a `while`")
@@ -69,7 +103,8 @@ def convert_while(cond_fn, body_fn, get_args, set_args, names, lineno=None):
         body_fn()
 
 
-def convert_for(iterable, body_fn, get_args, set_args, names, lineno=None, stops=()):
+def convert_for(iterable, body_fn, get_args, set_args, names, lineno=None, stops=(),
+                global_names=()):
     """``for item in iterable: body_fn(item)`` — a ``while`` op over a symbolic
     tensor or range; otherwise Python iteration that stops when the converted
     body set one of the loop's own `stops` flags (its break flag, the return
@@ -79,7 +114,12 @@ def convert_for(iterable, body_fn, get_args, set_args, names, lineno=None, stops
         iterable.fail("iterated over")
     if (_sym(iterable) or isinstance(iterable, (_cflow.SymbolicRange,
                                                 _cflow.SymbolicEnumerate))) and _building():
-        _cflow.build_for(iterable, body_fn, get_args, set_args, names, _loc(lineno), stops)
+        init = tuple(get_args())
+        loc = _loc(lineno)
+        _cflow.build_for(iterable, body_fn, get_args, set_args, names, loc, stops)
+        if global_names:
+            _keep_globals_concrete(init, get_args, set_args, names, global_names, loc,
+                                   "a `for` loop")
         return
     stops = [names.index(n) for n in stops]
     for item in iterable:

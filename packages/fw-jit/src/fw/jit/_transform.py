@@ -526,6 +526,15 @@ class _Control(ast.NodeTransformer):
         names_t = ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load())
         return getter, setter, sname, names_t
 
+    @staticmethod
+    def _globals_kw(gl):
+        """``global_names=(...)`` for a helper whose branches/body assign globals (a
+        tensor-dependent value must not leak into one, see `jst.convert_ifelse`)."""
+        if not gl:
+            return []
+        return [ast.keyword(arg="global_names",
+                            value=ast.Tuple(elts=[ast.Constant(n) for n in gl], ctx=ast.Load()))]
+
     def visit_If(self, node):
         names = assigned_names(node.body + node.orelse)
         self.generic_visit(node)
@@ -536,7 +545,7 @@ class _Control(ast.NodeTransformer):
         getter, setter, sname, names_t = self._get_set(k, names)
         call = ast.Expr(value=_call(_jst("convert_ifelse"), [
             node.test, _name(tdef.name), _name(fdef.name), getter, _name(sname), names_t,
-            ast.Constant(node.lineno)]))
+            ast.Constant(node.lineno)], self._globals_kw(gl)))
         return _located([tdef, fdef, setter, call], node)
 
     def visit_While(self, node):
@@ -549,7 +558,7 @@ class _Control(ast.NodeTransformer):
         getter, setter, sname, names_t = self._get_set(k, names)
         call = ast.Expr(value=_call(_jst("convert_while"), [
             _name(cdef.name), _name(bdef.name), getter, _name(sname), names_t,
-            ast.Constant(node.lineno)]))
+            ast.Constant(node.lineno)], self._globals_kw(gl)))
         return _located([cdef, bdef, setter, call], node)
 
     def visit_For(self, node):
@@ -565,7 +574,8 @@ class _Control(ast.NodeTransformer):
         getter, setter, sname, names_t = self._get_set(k, names)
         call = ast.Expr(value=_call(_jst("convert_for"), [
             node.iter, _name(bdef.name), getter, _name(sname), names_t,
-            ast.Constant(node.lineno), ast.Constant(getattr(node, "_fw_stops", ()))]))
+            ast.Constant(node.lineno), ast.Constant(getattr(node, "_fw_stops", ()))],
+            self._globals_kw(gl)))
         return _located([bdef, setter, call], node)
 
 
