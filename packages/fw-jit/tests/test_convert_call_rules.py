@@ -175,3 +175,36 @@ def test_optimizer_subclass_step_is_part_of_the_program():
         np.testing.assert_allclose(q.numpy(), p.numpy(), rtol=1e-5, atol=1e-6)
     # the update is in the program: parameters are state updates of it
     assert len(static.concrete_program.main_program.updates) == 2
+
+
+class ClampSGD(fw.optimizer.SGD):
+    """Overrides step: the override is the user's code and must run."""
+
+    def step(self):
+        super().step()
+        for p in self._parameter_list:
+            p.set_value(fw.clip(p, -0.05, 0.05))
+
+
+def test_optimizer_subclass_overriding_step_runs_its_override():
+    fw.seed(0)
+    a = fw.nn.Linear(3, 2)
+    b = copy.deepcopy(a)
+    opts = [ClampSGD(0.5, parameters=m.parameters()) for m in (a, b)]
+
+    def step_of(model, opt):
+        def step(x):
+            loss = (model(x) ** 2).mean()
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            return loss
+        return step
+
+    eager, static = step_of(a, opts[0]), fw.jit.to_static(step_of(b, opts[1]))
+    x = T(np.random.RandomState(0).rand(4, 3).astype("float32"))
+    for _ in range(3):
+        assert_same(eager(x), static(x), rtol=1e-5, atol=1e-6)
+    assert np.abs(b.weight.numpy()).max() <= 0.05 + 1e-7  # the clamp ran
+    for p, q in zip(a.parameters(), b.parameters()):
+        np.testing.assert_allclose(q.numpy(), p.numpy(), rtol=1e-5, atol=1e-6)

@@ -224,3 +224,41 @@ def test_global_given_one_python_value_by_both_branches_is_fine():
     COUNTER = 0
     assert_same(fw.jit.to_static(f_global_same_in_both_branches)(T([1.0])), T([5.0]))
     assert COUNTER == 5
+
+
+def _two():
+    return fw.ones([2]) * 2
+
+
+class UsesHelpers(fw.nn.Layer):
+    def forward(self, x):
+        base = _two()  # a zero-argument call of a plain function in a method
+        if x.sum() > 0:
+            base = base + super().extra_repr().count("x")
+        return x * base
+
+
+def test_zero_argument_calls_in_methods_and_functions_without_parameters():
+    m = UsesHelpers()
+    eager = m(T([1.0, 2.0]))
+    fw.jit.to_static(m)
+    assert_same(m(T([1.0, 2.0])), eager)
+    assert_same(fw.jit.to_static(_two)(), T([2.0, 2.0]))
+
+
+def f_error_after_early_return(x):
+    y = 1
+    if x.sum() > 0:
+        return x
+    y = "after"  # the code after the early return is guarded by `if not returned`
+    return x + len(y)
+
+
+def test_error_in_code_after_an_early_return_points_at_that_code():
+    import inspect
+
+    lines, first = inspect.getsourcelines(f_error_after_early_return)
+    line = first + next(i for i, t in enumerate(lines) if 'y = "after"' in t)
+    with pytest.raises(fw.jit.ConversionError, match="variable 'y'") as ei:
+        fw.jit.to_static(f_error_after_early_return)(T([1.0]))
+    assert ei.value.lineno == line

@@ -116,12 +116,52 @@ def f_while_returns_none_or_tensor(x, n):
     return None
 
 
-@pytest.mark.xfail(strict=True, reason="known bug: an explicit `return None` on one path of "
-                   "tensor control flow and a tensor on another give zeros, not None (the "
-                   "return value starts as None, read as 'no return yet')")
-def test_return_none_on_one_path_and_a_tensor_on_another():
-    sf = fw.jit.to_static(f_while_returns_none_or_tensor)
-    assert sf(T([1.0]), T(2)) is None
+def f_falls_off_the_end(x):
+    if x.sum() > 0:
+        return x * 2
+
+
+def f_returns_none_everywhere(x, m):
+    for row in m:
+        if row.sum() > x.sum():
+            return
+    return None
+
+
+def f_none_under_python_condition(x, flag):
+    if flag:
+        return None
+    if x.sum() > 0:
+        return x
+    return -x
+
+
+@pytest.mark.parametrize("fn", [f_while_returns_none_or_tensor, f_falls_off_the_end])
+def test_none_on_one_path_and_a_tensor_on_another_is_an_error(fn):
+    # eagerly one path gives None: a program cannot (it used to give zeros)
+    args = (T([1.0]), T(2)) if fn is f_while_returns_none_or_tensor else (T([1.0]),)
+    with pytest.raises(ConversionError, match="returns None on one path and a tensor"):
+        fw.jit.to_static(fn)(*args)
+
+
+def test_none_on_every_path_or_under_a_python_condition_is_fine():
+    sf = fw.jit.to_static(f_returns_none_everywhere)
+    assert sf(T([1.0]), T([[0.0], [3.0]])) is None
+    assert sf(T([5.0]), T([[0.0], [3.0]])) is None
+    _agree(f_none_under_python_condition, [(T([1.0]), True), (T([1.0]), False),
+                                           (T([-1.0]), False)])
+
+
+def test_region_form_function_without_return_gives_none():
+    calls = []
+
+    def f(x):
+        y = x * 2
+        calls.append(float(y.sum().numpy()))  # needs a concrete value: runs eagerly
+
+    sf = fw.jit.to_static(f, full_graph=False)
+    assert sf(T([1.0])) is None
+    assert calls == [2.0]
 
 
 # ------------------------------------------------------------------ if merges
@@ -182,6 +222,9 @@ def test_if_merges_python_bools_into_a_bool_tensor():
      "variable 'r' is int64 after the true branch and float32"),
     ("r = 'a'\n    if x.sum() > 0:\n        r = 'b'", "variable 'r' is str 'b' after the true "
                                                     "branch and str 'a'"),
+    # objects whose == gives no truth value (NumPy arrays) are not the same value
+    ("import numpy as np\n    r = np.array([1, 2])\n    if x.sum() > 0:\n"
+     "        r = np.array([1, 3])", "variable 'r' is ndarray"),
 ])
 def test_if_refuses_branches_that_cannot_merge(tmp_path, body, words):
     f = load_source(f"def f(x):\n    {body}\n    return r\n", tmp_path).f
@@ -227,8 +270,9 @@ def f_logic(x, y, flag):
     b = flag or x.sum() > 0  # a Python value first
     c = x.sum() > 0 and flag  # a tensor then a Python value
     d = not (x.sum() > 0)
+    e = flag and x.sum() > 0  # a Python value first: `and` goes on when it is true
     return fw.cast(a, "float32"), fw.cast(b, "float32"), fw.cast(c, "float32"), \
-        fw.cast(d, "float32")
+        fw.cast(d, "float32"), fw.cast(e, "float32")
 
 
 @pytest.mark.parametrize("flag", [True, False])
@@ -356,3 +400,51 @@ def test_tensor_array_repr_and_symbolic_iterables_outside_loops():
         iter(r)
     with pytest.raises(ConversionError, match="enumerate"):
         iter(SymbolicEnumerate(r))
+
+
+def f_iterate_empty(x):
+    acc = x[0] * 0 if x.shape[0] else fw.zeros([3])
+    for row in x:
+        acc = acc + row
+    return acc
+
+
+def test_loop_over_a_tensor_with_a_static_empty_first_dim():
+    sf = fw.jit.to_static(f_iterate_empty)
+    assert_same(sf(fw.zeros([0, 3])), fw.zeros([3]))
+    # a static first dimension (0 included) is a constant trip bound, not a shape op
+    assert "shape" not in ops_of(sf)
+
+
+def test_as_bool_value_of_python_values_and_concrete_tensors():
+    from fw.core.ir.builder import Builder
+
+    from fw.jit._cflow import as_bool_value
+
+    with Builder() as b:
+        v = as_bool_value(b, True, "`while`")
+        assert v.owner.name == "full" and v.owner.attrs["fill_value"] is True
+        assert v.type.dtype is fw.bool
+        w = as_bool_value(b, T([3]), "`while`")  # a concrete tensor: captured, cast, reshaped
+        assert w.type.shape == () and w.type.dtype is fw.bool
+        assert [op.name for op in b.program.block.ops][-2:] == ["cast", "reshape"]
+
+
+def f_two_asserts(x):
+    for i in range(2):  # the same assert twice: one check
+        assert x.sum() > -100 + i, "first"
+    assert x.min() > 0, "second"
+    assert (x < 50).all()
+    return x
+
+
+def test_each_assert_keeps_its_own_check_and_message():
+    sf = fw.jit.to_static(f_two_asserts)
+    assert_same(sf(T([1.0, 2.0])), T([1.0, 2.0]))
+    with pytest.raises(AssertionError, match="second"):
+        sf(T([-1.0, 2.0]))
+    with pytest.raises(AssertionError, match="first"):
+        sf(T([-200.0, 2.0]))
+    with pytest.raises(AssertionError, match="assertion failed"):  # no message
+        sf(T([60.0, 2.0]))
+    assert len(sf.concrete_program.asserts) == 3

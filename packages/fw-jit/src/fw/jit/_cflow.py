@@ -17,7 +17,9 @@ functions are traced into nested blocks and the variables are reconciled:
   are joined (a dimension that changes becomes -1) and the trace is repeated
   until they are stable. A variable first assigned inside the loop is local to
   the body (an `UndefinedVar` after the loop), except the function's return
-  value, which is carried with a zero start.
+  value, which is carried with a zero start. The return value is an
+  `UndefinedVar` until a ``return`` runs; ``None`` is a real ``return None`` (or
+  the end of the function), and one beside a tensor is a `ConversionError`.
 - ``for`` over a symbolic range or a tensor is a ``while`` with an index.
 
 State updates (`Builder.record_update`, e.g. batch-norm statistics or an
@@ -174,9 +176,17 @@ class _Merge:
 
     def merge(self, name, a, c):
         ua, uc = isinstance(a, UndefinedVar), isinstance(c, UndefinedVar)
-        if name == RETVAL:  # "no return yet" is None: like unassigned here
-            ua = ua or a is None
-            uc = uc or c is None
+        if name == RETVAL and (a is None) != (c is None):
+            # "no return yet" is an UndefinedVar; None is the function's own `return None`
+            # (or falling off its end): it cannot stand beside a tensor
+            other = c if a is None else a
+            if isinstance(other, UndefinedVar):
+                return ("C", None)
+            if _fillable(other):
+                self.error("the function returns None on one path and a tensor on another, "
+                           "after an `if` whose condition is a tensor",
+                           hint="return a tensor (or the same containers of tensors) on "
+                                "every path, including the end of the function")
         if _is_tensor(a) and _is_tensor(c):
             return self.leaf(name, a, c)
         if isinstance(a, TensorArray) and isinstance(c, TensorArray):
@@ -499,8 +509,8 @@ def build_while(cond_fn, body_fn, get_args, set_args, names, loc) -> None:
     b = trace.builder
     init = list(get_args())
 
-    def unset(i):  # no value yet (the return value before any return ran is None)
-        return isinstance(init[i], UndefinedVar) or (names[i] == RETVAL and init[i] is None)
+    def unset(i):  # no value yet
+        return isinstance(init[i], UndefinedVar)
 
     carried = [i for i in range(len(init)) if not unset(i)]
     extra: dict = {}  # index of a name undefined before the loop -> TensorType to start from
@@ -642,8 +652,6 @@ def build_while(cond_fn, body_fn, get_args, set_args, names, loc) -> None:
     for i, (n, v) in enumerate(zip(names, init)):
         if i in tmpls:
             final.append(_rebuild(tmpls[i], res))
-        elif n == RETVAL and v is None:
-            final.append(None)
         elif isinstance(v, UndefinedVar):
             final.append(UndefinedVar(n, f"it is first assigned inside the loop at "
                                          f"{loc[0]}:{loc[1]}, whose condition is a tensor; give "

@@ -285,7 +285,10 @@ def convert_call(f):
     if t is types.MethodType:
         obj = f.__self__
         func = f.__func__
-        if func.__name__ in _OPT_METHODS and _is_optimizer(obj):
+        # fw's own step/clear_grad/…: the traced version; a subclass's override is user
+        # code, converted like any method (its super().step() comes back here)
+        if func.__name__ in _OPT_METHODS and _is_optimizer(obj) and \
+                (getattr(func, "__module__", None) or "").startswith("fw."):
             if build_state.builder is not None:
                 return _training.optimizer_method(obj, func.__name__)
             return f

@@ -415,5 +415,6 @@ def run_regions(stmts, get, set_, names, lines, texts, eager, rets):
             if _truth(vals[names.index("__fw_ret")]):
                 break
             s()
-        return get()[names.index("__fw_retval")]
+        out = get()[names.index("__fw_retval")]
+        return None if isinstance(out, UndefinedVar) else out  # fell off the end
     return _RUNNERS[-1].run(stmts, get, set_, names, lines, texts, eager, rets)

@@ -203,12 +203,17 @@ class ConcreteProgram:
         hidden = dict(zip(self.hidden, outs[n:]))
         for f in self.post_run:
             f(hidden)
+        failed = None
         for flag, msg, fn, ln in self.asserts:
             if not bool(flag._data):
+                # every failed flag is reset, not just the one reported: a flag left False
+                # would fail the next run whatever its values
                 flag._data[...] = True
-                text = msg if msg is not None else "assertion failed"
-                raise AssertionError(f"{text} (assert at {fn}:{ln}, checked when the program "
-                                     f"ran)")
+                failed = failed or (msg, fn, ln)
+        if failed is not None:
+            msg, fn, ln = failed
+            text = msg if msg is not None else "assertion failed"
+            raise AssertionError(f"{text} (assert at {fn}:{ln}, checked when the program ran)")
         for args, sep, end, file, flush, idx in self.prints:
             vals = [hidden[i] if isinstance(i, str) else a for a, i in zip(args, idx)]
             print(*vals, sep=sep, end=end, file=file, flush=flush)

@@ -331,10 +331,14 @@ class _Flow:
         `block` instead, see `convert_source`)."""
         self.ret = any(_contains(st, ast.Return) for st in body
                        if not isinstance(st, ast.Return))
+        if self.ret and not isinstance(body[-1], ast.Return):
+            # falling off the end returns None: say so, so that a path ending there meets
+            # the paths that return a tensor (an error, not a silent zero tensor)
+            body = body + [_located(ast.Return(value=None), body[-1])]
         new = self.block(body, None)
-        if self.ret:
-            new = [_assign(RETFLAG, ast.Constant(False)), _assign(RETVAL, ast.Constant(None))] \
-                + new + [ast.Return(value=_name(RETVAL))]
+        if self.ret:  # (the return value starts as an UndefinedVar, like every local)
+            new = [_assign(RETFLAG, ast.Constant(False))] + new + \
+                [ast.Return(value=_name(RETVAL))]
         return new
 
     def _exits(self, st, loop) -> list:
@@ -742,7 +746,7 @@ def convert_source(fn, jst_module, regions=False) -> ConvertedFunction:
             new_body.extend(r if isinstance(r, list) else [r])
     prologue = [_assign(n, _call(_jst("UndefinedVar"), [ast.Constant(n)])) for n in local_names]
     if regions:
-        prologue += [_assign(RETFLAG, ast.Constant(False)), _assign(RETVAL, ast.Constant(None))]
+        prologue += [_assign(RETFLAG, ast.Constant(False))]
     prologue = _located(prologue, fdef) if prologue else []
     fdef.body = ([doc] if doc is not None else []) + prologue + new_body
     if not fdef.body:
