@@ -418,7 +418,6 @@ def test_loop_over_a_tensor_with_a_static_empty_first_dim():
 
 def test_as_bool_value_of_python_values_and_concrete_tensors():
     from fw.core.ir.builder import Builder
-
     from fw.jit._cflow import as_bool_value
 
     with Builder() as b:
