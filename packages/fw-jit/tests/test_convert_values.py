@@ -447,3 +447,41 @@ def test_each_assert_keeps_its_own_check_and_message():
     with pytest.raises(AssertionError, match="assertion failed"):  # no message
         sf(T([60.0, 2.0]))
     assert len(sf.concrete_program.asserts) == 3
+
+
+def f_concat_scalars(x, n):
+    outs = []
+    for _ in range(n):
+        outs.append(x.sum())
+    return fw.concat(outs)
+
+
+def test_concat_of_scalars_built_in_a_tensor_loop_is_refused():
+    with pytest.raises(ConversionError, match="concat of a list of 0-D tensors"):
+        fw.jit.to_static(f_concat_scalars)(T([1.0]), T(2))
+
+
+def f_range_of_one_element_tensors(x, a, b, s):
+    acc = x * 0
+    last = fw.zeros([])
+    for i in range(a, b, s):  # the index is a 0-D tensor, as Python's is a number
+        last = fw.cast(i, "float32")
+        acc = acc + last
+    return acc, last
+
+
+def f_range_static_negative_step(x, a, b):
+    acc = x * 0
+    k = fw.zeros([], "int64")
+    for i in range(a, b, -1):
+        acc = acc * 2 + fw.cast(i, "float32")
+        k = k + 1
+    return acc, k
+
+
+def test_range_bounds_of_shape_one_and_a_static_negative_step():
+    _agree(f_range_of_one_element_tensors, [(T([1.0]), T([1]), T([8]), T([2]))],
+           expect_ops=["while"])
+    _agree(f_range_static_negative_step, [(T([1.0]), T(a), T(b)) for a, b in
+                                          ((5, 0), (3, 2), (0, 3), (2, -1))],
+           expect_ops=["while"])
