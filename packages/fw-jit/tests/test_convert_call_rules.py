@@ -208,3 +208,27 @@ def test_optimizer_subclass_overriding_step_runs_its_override():
     assert np.abs(b.weight.numpy()).max() <= 0.05 + 1e-7  # the clamp ran
     for p, q in zip(a.parameters(), b.parameters()):
         np.testing.assert_allclose(q.numpy(), p.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_ignore_module_of_an_object_without_a_name_changes_nothing():
+    from fw.jit import _convert_call
+
+    before = list(_convert_call._IGNORED)
+    fw.jit.ignore_module(object())
+    assert _convert_call._IGNORED == before
+
+    def g(x):
+        return x + 1
+
+    assert conversion_of(g) is not None  # (an ignored None would break the prefix test)
+
+
+def test_lr_scheduler_step_in_converted_code_is_not_an_optimizer_step():
+    sched = fw.optimizer.lr.StepDecay(0.1, step_size=1, gamma=0.5)
+
+    def f(x):
+        sched.step()  # plain Python: runs while tracing
+        return x * 2
+
+    assert_same(fw.jit.to_static(f)(T([1.0])), T([2.0]))
+    assert sched.last_epoch == 1 and abs(sched() - 0.05) < 1e-9

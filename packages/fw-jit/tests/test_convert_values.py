@@ -485,3 +485,31 @@ def test_range_bounds_of_shape_one_and_a_static_negative_step():
     _agree(f_range_static_negative_step, [(T([1.0]), T(a), T(b)) for a, b in
                                           ((5, 0), (3, 2), (0, 3), (2, -1))],
            expect_ops=["while"])
+
+
+def f_array_concat_axes(x, n):
+    outs = []
+    for _ in range(n):
+        outs.append(x)
+        x = x + 1
+    return (fw.concat(outs, axis=0), fw.concat(outs, axis=-2), fw.concat(outs, axis=1),
+            fw.concat(outs, axis=-1))
+
+
+def test_tensor_array_concat_along_each_axis():
+    x = fw.arange(6, dtype="float32").reshape([2, 3])
+    eager = f_array_concat_axes(x, 3)
+    static = fw.jit.to_static(f_array_concat_axes)(x, T(3))
+    assert_same(list(eager), list(static))
+
+
+def f_enumerate_start(m):
+    acc = m[0] * 0
+    for i, row in enumerate(m, 2):
+        acc = acc + row * fw.cast(i, "float32")
+    return acc
+
+
+def test_enumerate_of_a_tensor_with_a_start():
+    _agree(f_enumerate_start, [(fw.arange(6, dtype="float32").reshape([3, 2]),)],
+           expect_ops=["while"])

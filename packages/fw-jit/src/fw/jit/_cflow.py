@@ -314,11 +314,11 @@ class TensorArray:
         if len(shape) < 2:
             raise ConversionError("concat of a list of 0-D tensors (use fw.stack)",
                                   *_context.user_frame(2), construct="concat")
-        if axis not in (0, -len(shape) + 1):
-            x = fw.moveaxis(self.buf, 0, axis if axis >= 0 else axis - 1 + len(shape))
-            return fw.flatten(x, axis if axis >= 0 else axis + len(shape) - 1,
-                              (axis if axis >= 0 else axis + len(shape) - 1) + 1)
-        return fw.reshape(self.buf, [-1] + list(shape[2:]))
+        ax = axis % (len(shape) - 1)  # an axis of the items (one dim fewer than buf)
+        if ax == 0:
+            return fw.reshape(self.buf, [-1] + list(shape[2:]))
+        # the list's axis goes just before the items' axis `ax`; the two are merged
+        return fw.flatten(fw.moveaxis(self.buf, 0, ax), ax, ax + 1)
 
     def length(self):
         import fw

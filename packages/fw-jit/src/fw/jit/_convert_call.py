@@ -224,11 +224,10 @@ _OPT_METHODS = ("step", "minimize", "clear_grad", "clear_gradients", "zero_grad"
 
 
 def _is_optimizer(obj) -> bool:
-    mod = type(obj).__module__ or ""
-    if mod.startswith("fw.optimizer"):
-        return True
+    """An instance of fw.optimizer.Optimizer (by name: fw-jit does not import fw-nn's
+    optimizers here). Other classes of fw.optimizer, e.g. LR schedulers, are not."""
     for c in type(obj).__mro__:
-        if (c.__module__ or "").startswith("fw.optimizer") and c.__name__ == "Optimizer":
+        if c.__name__ == "Optimizer" and (c.__module__ or "").startswith("fw.optimizer"):
             return True
     return False
 
