@@ -492,7 +492,7 @@ def f_array_concat_axes(x, n):
     for _ in range(n):
         outs.append(x)
         x = x + 1
-    return (fw.concat(outs, axis=0), fw.concat(outs, axis=-2), fw.concat(outs, axis=1),
+    return (fw.concat(outs), fw.concat(outs, axis=-2), fw.concat(outs, axis=1),
             fw.concat(outs, axis=-1))
 
 
@@ -513,3 +513,19 @@ def f_enumerate_start(m):
 def test_enumerate_of_a_tensor_with_a_start():
     _agree(f_enumerate_start, [(fw.arange(6, dtype="float32").reshape([3, 2]),)],
            expect_ops=["while"])
+
+
+def f_dynamic_condition(x):
+    if x > 0:  # shape [-1]: one value is checked when the program runs
+        y = x + 1
+    else:
+        y = x - 1
+    return y
+
+
+def test_condition_with_a_dynamic_number_of_values():
+    from fw.jit import InputSpec
+
+    sf = fw.jit.to_static(f_dynamic_condition, input_spec=[InputSpec([-1], "float32")])
+    assert_same(sf(T([2.0])), T([3.0]))
+    assert_same(sf(T([-2.0])), T([-3.0]))
