@@ -529,3 +529,30 @@ def test_condition_with_a_dynamic_number_of_values():
     sf = fw.jit.to_static(f_dynamic_condition, input_spec=[InputSpec([-1], "float32")])
     assert_same(sf(T([2.0])), T([3.0]))
     assert_same(sf(T([-2.0])), T([-3.0]))
+
+
+def f_len_static(x):
+    return len(x)
+
+
+def test_len_of_a_static_dim_is_a_python_int_even_zero():
+    sf = fw.jit.to_static(f_len_static)
+    for n in (0, 2):
+        got = sf(fw.zeros([n, 3]))
+        assert got == n and isinstance(got, int)
+
+
+def f_falls_off_after_statements(x):
+    y = x * 2
+    if x.sum() > 0:
+        return y
+
+
+def test_falling_off_the_end_is_reported_at_the_last_statement():
+    import inspect
+
+    lines, first = inspect.getsourcelines(f_falls_off_after_statements)
+    line = first + next(i for i, t in enumerate(lines) if "if x.sum() > 0" in t)
+    with pytest.raises(ConversionError, match="returns None on one path") as ei:
+        fw.jit.to_static(f_falls_off_after_statements)(T([1.0]))
+    assert ei.value.lineno == line
