@@ -6,6 +6,8 @@ becomes of variables that only some paths assign.
 Each converted function is called on several inputs through one cached program,
 so a single trace must serve every exit position."""
 
+import re
+
 import numpy as np
 import pytest
 from jit_testutil import assert_same, ops_of
@@ -317,7 +319,8 @@ def test_variable_of_one_branch_used_after_is_an_error_naming_it(used, branch):
         return (y if used == "y" else z) + 1  # noqa: F821
 
     with pytest.raises(fw.jit.ConversionError,
-                       match=rf"'{used}'.*only in the {branch} branch of the `if` at .*:\d+"):
+                       match=rf"'{used}'.*only in the {branch} branch of the `if` at "
+                             rf"{re.escape(__file__)}:\d+"):
         fw.jit.to_static(f)(T([1.0]), T([1.0]))
 
 

@@ -151,6 +151,7 @@ def test_docstring_is_kept():
     _agree(f_docstring, [(T([1.0]),), (T([-1.0]),)])
     assert sf.__doc__ == f_docstring.__doc__
     assert sf.code.count("A docstring") == 1  # kept as the docstring, not a statement too
+    assert sf.code.split("\n")[1].strip().startswith('"""A docstring')  # and first
 
 
 def f_only_docstring(x):
@@ -262,3 +263,21 @@ def test_error_in_code_after_an_early_return_points_at_that_code():
     with pytest.raises(fw.jit.ConversionError, match="variable 'y'") as ei:
         fw.jit.to_static(f_error_after_early_return)(T([1.0]))
     assert ei.value.lineno == line
+
+
+def f_python_objects(x):
+    a = np.zeros(3)
+    a[1] = 2.0  # a NumPy array: assigned as Python does
+    alias = []
+    lst = alias
+    if x.sum() > 0:
+        x = x + 1
+    lst.append(x)  # after a tensor `if`: still the same list object as `alias`
+    kinds = (isinstance(x, (list, tuple)), isinstance(x, fw.Tensor), isinstance(a, np.ndarray))
+    return x * float(a.sum()), len(alias), kinds
+
+
+def test_python_objects_keep_python_semantics_in_converted_code():
+    sf = fw.jit.to_static(f_python_objects)
+    for v in ([1.0], [-1.0]):
+        assert_same(list(f_python_objects(T(v))), list(sf(T(v))))

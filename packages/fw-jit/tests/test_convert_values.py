@@ -556,3 +556,43 @@ def test_falling_off_the_end_is_reported_at_the_last_statement():
     with pytest.raises(ConversionError, match="returns None on one path") as ei:
         fw.jit.to_static(f_falls_off_after_statements)(T([1.0]))
     assert ei.value.lineno == line
+
+
+def f_returns_int_or_tensor(x):
+    if x.sum() > 0:
+        return 5
+    y = x * 2
+    return y
+
+
+def f_carried_tensor_changes_dtype(x, n):
+    i = 0
+    while i < n:
+        x = fw.cast(x, "int64")
+        i += 1
+    return x
+
+
+@pytest.mark.parametrize("fn,args,words", [
+    (f_returns_int_or_tensor, (T([1.0]),), "returns a value on one path"),
+    (f_carried_tensor_changes_dtype, (T([1.0]), T(2)), "changes dtype in its body"),
+])
+def test_values_that_cannot_be_matched_across_paths(fn, args, words):
+    with pytest.raises(ConversionError, match=words):
+        fw.jit.to_static(fn)(*args)
+
+
+def f_exit_with_dynamic_dims(x):
+    if x.sum() > 0:
+        return x * 2
+    else:
+        y = x - 1
+    return y * 3
+
+
+def test_stand_in_for_an_exiting_branch_with_a_dynamic_dim():
+    from fw.jit import InputSpec
+
+    sf = fw.jit.to_static(f_exit_with_dynamic_dims, input_spec=[InputSpec([-1], "float32")])
+    for v in ([1.0, 2.0, 3.0], [-1.0, -2.0]):
+        assert_same(sf(T(v)), f_exit_with_dynamic_dims(T(v)))
