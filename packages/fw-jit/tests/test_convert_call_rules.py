@@ -232,3 +232,33 @@ def test_lr_scheduler_step_in_converted_code_is_not_an_optimizer_step():
 
     assert_same(fw.jit.to_static(f)(T([1.0])), T([2.0]))
     assert sched.last_epoch == 1 and abs(sched() - 0.05) < 1e-9
+
+
+def test_standard_library_functions_are_not_converted():
+    import textwrap
+
+    assert conversion_of(textwrap.dedent) is None
+    assert conversion_of(copy.deepcopy) is None
+
+
+def test_a_python_for_loop_stops_taking_items_at_its_break():
+    taken = []
+
+    def items():
+        for k in range(10):
+            taken.append(k)
+            yield k
+
+    def f(x):
+        acc = x
+        for k in items():
+            if k == 2:
+                break
+            acc = acc + k
+        return acc
+
+    assert_same(f(T([1.0])), T([2.0]))
+    n_eager = len(taken)
+    taken.clear()
+    assert_same(fw.jit.to_static(f)(T([1.0])), T([2.0]))
+    assert len(taken) == n_eager == 3  # the converted loop did not go on iterating
