@@ -596,3 +596,19 @@ def test_stand_in_for_an_exiting_branch_with_a_dynamic_dim():
     sf = fw.jit.to_static(f_exit_with_dynamic_dims, input_spec=[InputSpec([-1], "float32")])
     for v in ([1.0, 2.0, 3.0], [-1.0, -2.0]):
         assert_same(sf(T(v)), f_exit_with_dynamic_dims(T(v)))
+
+
+def test_each_operand_of_and_or_is_evaluated_once():
+    calls = []
+
+    def cond(x):
+        calls.append(1)
+        return x.sum() > 0
+
+    def f(x):
+        if cond(x) and x.mean() < 10:
+            x = x + 1
+        return x
+
+    fw.jit.to_static(f)(T([1.0]))
+    assert len(calls) == 1  # traced once, each operand once
