@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
+import itertools
+
 import numpy as np
 
 import fw
@@ -55,3 +58,17 @@ def check(fn, *args, expect_ops=(), absent_ops=(), **kwargs):
     for op in absent_ops:
         assert op not in names, (op, names)
     return sf
+
+
+_module_ids = itertools.count()
+
+
+def load_source(src: str, directory):
+    """A module made from `src`, written to a real file in `directory` (fw.jit
+    converts functions from their source file); it imports fw."""
+    path = directory / f"generated_{next(_module_ids)}.py"
+    path.write_text("import fw\n\n\n" + src)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

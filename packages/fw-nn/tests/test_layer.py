@@ -310,11 +310,11 @@ def test_parameters_are_initialised_eagerly_inside_a_trace():
     assert {lin.weight.name, lin.bias.name} <= params and len(params) == 4  # + bn's
 
 
-def test_batch_norm_training_trace_records_buffer_updates():
+def test_batch_norm_training_trace_records_state_updates():
     bn = nn.BatchNorm1D(3)
     before = bn._mean.numpy().copy()
     prog = trace(bn, [TensorType([-1, 3], "float32")])
-    updates = prog.buffer_updates
+    updates = dict(prog.updates)
     assert set(updates) == {bn._mean.name, bn._variance.name}
-    assert list(updates[bn._mean.name].shape) == [3]
+    assert list(updates[bn._mean.name].type.shape) == [3]
     np.testing.assert_array_equal(bn._mean.numpy(), before)  # nothing written while tracing

@@ -17,7 +17,9 @@ functions are traced into nested blocks and the variables are reconciled:
   are joined (a dimension that changes becomes -1) and the trace is repeated
   until they are stable. A variable first assigned inside the loop is local to
   the body (an `UndefinedVar` after the loop), except the function's return
-  value, which is carried with a zero start.
+  value, which is carried with a zero start. The return value is an
+  `UndefinedVar` until a ``return`` runs; ``None`` is a real ``return None`` (or
+  the end of the function), and one beside a tensor is a `ConversionError`.
 - ``for`` over a symbolic range or a tensor is a ``while`` with an index.
 
 State updates (`Builder.record_update`, e.g. batch-norm statistics or an
@@ -174,9 +176,17 @@ class _Merge:
 
     def merge(self, name, a, c):
         ua, uc = isinstance(a, UndefinedVar), isinstance(c, UndefinedVar)
-        if name == RETVAL:  # "no return yet" is None: like unassigned here
-            ua = ua or a is None
-            uc = uc or c is None
+        if name == RETVAL and (a is None) != (c is None):
+            # "no return yet" is an UndefinedVar; None is the function's own `return None`
+            # (or falling off its end): it cannot stand beside a tensor
+            other = c if a is None else a
+            if isinstance(other, UndefinedVar):
+                return ("C", None)
+            if _fillable(other):
+                self.error("the function returns None on one path and a tensor on another, "
+                           "after an `if` whose condition is a tensor",
+                           hint="return a tensor (or the same containers of tensors) on "
+                                "every path, including the end of the function")
         if _is_tensor(a) and _is_tensor(c):
             return self.leaf(name, a, c)
         if isinstance(a, TensorArray) and isinstance(c, TensorArray):
@@ -304,11 +314,11 @@ class TensorArray:
         if len(shape) < 2:
             raise ConversionError("concat of a list of 0-D tensors (use fw.stack)",
                                   *_context.user_frame(2), construct="concat")
-        if axis not in (0, -len(shape) + 1):
-            x = fw.moveaxis(self.buf, 0, axis if axis >= 0 else axis - 1 + len(shape))
-            return fw.flatten(x, axis if axis >= 0 else axis + len(shape) - 1,
-                              (axis if axis >= 0 else axis + len(shape) - 1) + 1)
-        return fw.reshape(self.buf, [-1] + list(shape[2:]))
+        ax = axis % (len(shape) - 1)  # an axis of the items (one dim fewer than buf)
+        if ax == 0:
+            return fw.reshape(self.buf, [-1] + list(shape[2:]))
+        # the list's axis goes just before the items' axis `ax`; the two are merged
+        return fw.flatten(fw.moveaxis(self.buf, 0, ax), ax, ax + 1)
 
     def length(self):
         import fw
@@ -329,6 +339,16 @@ class TensorArray:
         return f"TensorArray({self.buf.type})"
 
 
+def _reread(b, scope, before) -> None:
+    """After a branch or body: the tensors it wrote read again as they did before it.
+    (`Builder.pop_update_scope` falls back to the enclosing update scopes and block
+    0, which misses the value a tensor has inside an enclosing loop body: the
+    body's argument carrying it.)"""
+    for key in scope:
+        if key in before:
+            b._captured[key] = before[key]
+
+
 def _append_op(b, name, operands, types, blocks):
     return b.append_op(_ops()[name], operands, {}, types, blocks)
 
@@ -339,6 +359,7 @@ def build_cond(pred, true_fn, false_fn, get_args, set_args, names, loc) -> None:
     b = trace.builder
     pred = as_bool_value(b, pred, "`if`", loc)
     init = tuple(get_args())
+    before = dict(b._captured)  # what each captured tensor reads as before the `if`
     runs = []
     for fn in (true_fn, false_fn):
         blk = Block(b.program)
@@ -353,6 +374,7 @@ def build_cond(pred, true_fn, false_fn, get_args, set_args, names, loc) -> None:
             trace.symbolic_depth -= 1
             scope = b.pop_update_scope()
             b.pop()
+            _reread(b, scope, before)
         runs.append((blk, vals, scope))
     (tb, tv, ts), (fb, fv, fs) = runs
     m = _Merge(b, (tb, fb), loc, (_exited(names, tv), _exited(names, fv)))
@@ -487,8 +509,8 @@ def build_while(cond_fn, body_fn, get_args, set_args, names, loc) -> None:
     b = trace.builder
     init = list(get_args())
 
-    def unset(i):  # no value yet (the return value before any return ran is None)
-        return isinstance(init[i], UndefinedVar) or (names[i] == RETVAL and init[i] is None)
+    def unset(i):  # no value yet
+        return isinstance(init[i], UndefinedVar)
 
     carried = [i for i in range(len(init)) if not unset(i)]
     extra: dict = {}  # index of a name undefined before the loop -> TensorType to start from
@@ -630,8 +652,6 @@ def build_while(cond_fn, body_fn, get_args, set_args, names, loc) -> None:
     for i, (n, v) in enumerate(zip(names, init)):
         if i in tmpls:
             final.append(_rebuild(tmpls[i], res))
-        elif n == RETVAL and v is None:
-            final.append(None)
         elif isinstance(v, UndefinedVar):
             final.append(UndefinedVar(n, f"it is first assigned inside the loop at "
                                          f"{loc[0]}:{loc[1]}, whose condition is a tensor; give "
@@ -724,14 +744,15 @@ def _iteration(b, it):
     return b.constant(0, _dt.int64), stop, b.constant(1, _dt.int64), lambda i: x[i]
 
 
-def build_for(it, body_fn, get_args, set_args, names, loc) -> None:
+def build_for(it, body_fn, get_args, set_args, names, loc, stops=()) -> None:
     """``for target in it`` over a symbolic range or tensor: a ``while`` with an
-    index (the body function receives each item)."""
+    index (the body function receives each item). The loop also ends once one of
+    its `stops` flags (its own break flag, the return flag) is set."""
     import fw
 
     b = _context.active().builder
     start, stop, step, item = _iteration(b, it)
-    flags = [i for i, n in enumerate(names) if n == "__fw_ret" or n.startswith("__fw_brk_")]
+    flags = [names.index(n) for n in stops]
     box = {"i": start}
     static_step = step.owner.attrs.get("fill_value") if (
         type(step) is Value and getattr(step.owner, "name", None) == "full") else None

@@ -224,11 +224,10 @@ _OPT_METHODS = ("step", "minimize", "clear_grad", "clear_gradients", "zero_grad"
 
 
 def _is_optimizer(obj) -> bool:
-    mod = type(obj).__module__ or ""
-    if mod.startswith("fw.optimizer"):
-        return True
+    """An instance of fw.optimizer.Optimizer (by name: fw-jit does not import fw-nn's
+    optimizers here). Other classes of fw.optimizer, e.g. LR schedulers, are not."""
     for c in type(obj).__mro__:
-        if (c.__module__ or "").startswith("fw.optimizer") and c.__name__ == "Optimizer":
+        if c.__name__ == "Optimizer" and (c.__module__ or "").startswith("fw.optimizer"):
             return True
     return False
 
@@ -285,7 +284,10 @@ def convert_call(f):
     if t is types.MethodType:
         obj = f.__self__
         func = f.__func__
-        if func.__name__ in _OPT_METHODS and _is_optimizer(obj):
+        # fw's own step/clear_grad/…: the traced version; a subclass's override is user
+        # code, converted like any method (its super().step() comes back here)
+        if func.__name__ in _OPT_METHODS and _is_optimizer(obj) and \
+                (getattr(func, "__module__", None) or "").startswith("fw."):
             if build_state.builder is not None:
                 return _training.optimizer_method(obj, func.__name__)
             return f

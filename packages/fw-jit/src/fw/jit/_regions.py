@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 
+from fw.jit._context import UndefinedVar
 from fw.jit._convert_call import CONVERTED_CODE_NAMESPACE, _instantiate
 from fw.jit._runtime import _RUNNERS, _truth
 from fw.jit._signature import _flatten
@@ -132,4 +133,5 @@ class RegionRunner:
             outs = cp.run([t for t, _, _ in leaves])
             set_(tuple(outs))
             i = j
-        return get()[val_i]
+        out = get()[val_i]
+        return None if isinstance(out, UndefinedVar) else out  # fell off the end

@@ -23,9 +23,9 @@ from fw.jit.errors import ConversionError
 
 __all__ = ["UndefinedVar", "convert_ifelse", "convert_while", "convert_for",
            "convert_and", "convert_or", "convert_not", "convert_ifexp", "convert_assert",
-           "convert_setitem", "convert_append", "convert_inplace", "convert_len",
-           "convert_print", "convert_range", "convert_enumerate", "convert_isinstance",
-           "run_regions"]
+           "convert_setitem", "convert_setitem_state", "convert_append", "convert_inplace",
+           "convert_len", "convert_print", "convert_range", "convert_enumerate",
+           "convert_isinstance", "run_regions"]
 
 
 def _sym(v) -> bool:
@@ -42,10 +42,39 @@ def _loc(lineno):
 
 
 # ------------------------------------------------------------------ control flow
-def convert_ifelse(pred, true_fn, false_fn, get_args, set_args, names, lineno=None):
+def _symbolic_leaf(v) -> bool:
+    if _sym(v) or isinstance(v, _cflow.TensorArray):
+        return True
+    if isinstance(v, (list, tuple)):
+        return any(_symbolic_leaf(x) for x in v)
+    if isinstance(v, dict):
+        return any(_symbolic_leaf(x) for x in v.values())
+    return False
+
+
+def _keep_globals_concrete(init, get_args, set_args, names, global_names, loc, what):
+    """A global the op's branches/body assign must not take a symbolic value: it
+    would outlive the trace (module state holding a value of a program). The
+    variables get their values from before the op back and the error names it."""
+    for n, v in zip(names, get_args()):
+        if n in global_names and _symbolic_leaf(v):
+            set_args(init)
+            raise ConversionError(
+                f"global {n!r} is assigned in {what} whose condition is a tensor, so its value "
+                f"after it depends on the tensor; a program cannot write a Python global",
+                *loc, construct=what, hint="return the value from the function instead (or "
+                                           "keep it in a tensor and update it with set_value)")
+
+
+def convert_ifelse(pred, true_fn, false_fn, get_args, set_args, names, lineno=None,
+                   global_names=()):
     """``if pred: true_fn() else: false_fn()`` — a ``cond`` op when pred is symbolic."""
     if _sym(pred) and _building():
-        _cflow.build_cond(pred, true_fn, false_fn, get_args, set_args, names, _loc(lineno))
+        init = tuple(get_args())
+        loc = _loc(lineno)
+        _cflow.build_cond(pred, true_fn, false_fn, get_args, set_args, names, loc)
+        if global_names:
+            _keep_globals_concrete(init, get_args, set_args, names, global_names, loc, "an `if`")
         return
     if isinstance(pred, UndefinedVar):
         pred.fail("used as the condition of an `if`")
@@ -55,12 +84,17 @@ def convert_ifelse(pred, true_fn, false_fn, get_args, set_args, names, lineno=No
         false_fn()
 
 
-def convert_while(cond_fn, body_fn, get_args, set_args, names, lineno=None):
+def convert_while(cond_fn, body_fn, get_args, set_args, names, lineno=None, global_names=()):
     """``while cond_fn(): body_fn()`` — a ``while`` op once the condition is symbolic."""
     while True:
         c = cond_fn()
         if _sym(c) and _building():
-            _cflow.build_while(cond_fn, body_fn, get_args, set_args, names, _loc(lineno))
+            init = tuple(get_args())
+            loc = _loc(lineno)
+            _cflow.build_while(cond_fn, body_fn, get_args, set_args, names, loc)
+            if global_names:
+                _keep_globals_concrete(init, get_args, set_args, names, global_names, loc,
+                                       "a `while` loop")
             return
         if isinstance(c, UndefinedVar):
             c.fail("used as the condition of a `while`")
@@ -69,17 +103,25 @@ def convert_while(cond_fn, body_fn, get_args, set_args, names, lineno=None):
         body_fn()
 
 
-def convert_for(iterable, body_fn, get_args, set_args, names, lineno=None):
+def convert_for(iterable, body_fn, get_args, set_args, names, lineno=None, stops=(),
+                global_names=()):
     """``for item in iterable: body_fn(item)`` — a ``while`` op over a symbolic
     tensor or range; otherwise Python iteration that stops when the converted
-    body set its break/return flag."""
+    body set one of the loop's own `stops` flags (its break flag, the return
+    flag) to True. (A flag that became a tensor cannot stop Python iteration: the
+    remaining iterations run guarded by ``if not flag``, see `fw.jit._transform`.)"""
     if isinstance(iterable, UndefinedVar):
         iterable.fail("iterated over")
     if (_sym(iterable) or isinstance(iterable, (_cflow.SymbolicRange,
                                                 _cflow.SymbolicEnumerate))) and _building():
-        _cflow.build_for(iterable, body_fn, get_args, set_args, names, _loc(lineno))
+        init = tuple(get_args())
+        loc = _loc(lineno)
+        _cflow.build_for(iterable, body_fn, get_args, set_args, names, loc, stops)
+        if global_names:
+            _keep_globals_concrete(init, get_args, set_args, names, global_names, loc,
+                                   "a `for` loop")
         return
-    stops = [i for i, n in enumerate(names) if n == "__fw_ret" or n.startswith("__fw_brk_")]
+    stops = [names.index(n) for n in stops]
     for item in iterable:
         body_fn(item)
         if stops:
@@ -206,6 +248,32 @@ def convert_setitem(x, index, value):
         return setitem(x, index, value)
     x[index] = value
     return x
+
+
+_AUG_OPS = {"Add": "iadd", "Sub": "isub", "Mult": "imul", "Div": "itruediv",
+            "FloorDiv": "ifloordiv", "Mod": "imod", "Pow": "ipow", "MatMult": "imatmul",
+            "BitAnd": "iand", "BitOr": "ior", "BitXor": "ixor", "LShift": "ilshift",
+            "RShift": "irshift"}
+
+
+def convert_setitem_state(x, index, value, aug=None):
+    """``obj.attr[index] = value`` (``obj.attr[index] op= value`` with `aug`, the
+    name of the `ast` operator). While a program is being built, a concrete tensor
+    there (a buffer, a tensor held in an attribute) is not written: the write is
+    recorded as a state update of the program (inside a branch or loop body it is
+    carried out of the op like any other update); anything else is assigned as
+    Python does."""
+    if aug is not None:
+        import operator
+
+        value = getattr(operator, _AUG_OPS[aug])(x[index], value)
+    b = build_state.builder
+    if b is not None and isinstance(x, Tensor):
+        from fw.core.ops.indexing import setitem
+
+        b.record_update(x, setitem(b.current_value(x), index, value))
+        return
+    x[index] = value
 
 
 def convert_append(lst, value):
@@ -347,5 +415,6 @@ def run_regions(stmts, get, set_, names, lines, texts, eager, rets):
             if _truth(vals[names.index("__fw_ret")]):
                 break
             s()
-        return get()[names.index("__fw_retval")]
+        out = get()[names.index("__fw_retval")]
+        return None if isinstance(out, UndefinedVar) else out  # fell off the end
     return _RUNNERS[-1].run(stmts, get, set_, names, lines, texts, eager, rets)

@@ -203,12 +203,17 @@ class ConcreteProgram:
         hidden = dict(zip(self.hidden, outs[n:]))
         for f in self.post_run:
             f(hidden)
+        failed = None
         for flag, msg, fn, ln in self.asserts:
             if not bool(flag._data):
+                # every failed flag is reset, not just the one reported: a flag left False
+                # would fail the next run whatever its values
                 flag._data[...] = True
-                text = msg if msg is not None else "assertion failed"
-                raise AssertionError(f"{text} (assert at {fn}:{ln}, checked when the program "
-                                     f"ran)")
+                failed = failed or (msg, fn, ln)
+        if failed is not None:
+            msg, fn, ln = failed
+            text = msg if msg is not None else "assertion failed"
+            raise AssertionError(f"{text} (assert at {fn}:{ln}, checked when the program ran)")
         for args, sep, end, file, flush, idx in self.prints:
             vals = [hidden[i] if isinstance(i, str) else a for a, i in zip(args, idx)]
             print(*vals, sep=sep, end=end, file=file, flush=flush)
@@ -275,7 +280,6 @@ def trace_program(owner, name, key, tmpl, leaves, invoke, code="", strict=True):
                     else:
                         idx.append(None)
                 prints.append((args_, sep, end, file, flush, idx))
-            _apply_buffer_updates(b)
             b.set_outputs(outs + hidden_vals)
     except BaseException as e:
         if isinstance(e, (KeyboardInterrupt, SystemExit)):
@@ -301,20 +305,3 @@ def trace_program(owner, name, key, tmpl, leaves, invoke, code="", strict=True):
         if report is not None and report.add_note(fn_, ln, text):
             _log.info("fw.jit.to_static(%s): %s:%s: %s", name, fn_, ln, text)
     return cp
-
-
-
-def _apply_buffer_updates(b) -> None:
-    """fw-nn's interim protocol: ``program.buffer_updates`` {tensor name: Value}."""
-    ups = b.program.__dict__.pop("buffer_updates", None)
-    if not ups:
-        return
-    by_name = {}
-    for label, t in b.program.captured.items():
-        by_name[getattr(t, "name", label)] = t
-    for name, v in ups.items():
-        t = by_name.get(name)
-        if t is not None and type(v) is Value and v.owner is not None:
-            b.record_update(t, v)
-
-

@@ -6,7 +6,9 @@ globals and closure cells:
 
 1. `_Prepare` — statement-level rewrites that make mutation visible as
    assignment: ``x.add_(y)`` -> ``x = jst.convert_inplace(x, x.add_(y))``; ``x[i] = v`` ->
-   ``x = jst.convert_setitem(x, i, v)``; ``x.append(v)`` ->
+   ``x = jst.convert_setitem(x, i, v)``; ``obj.attr[i] = v`` (``op=``) ->
+   ``jst.convert_setitem_state(obj.attr, i, v)`` (a state update when
+   ``obj.attr`` is a captured tensor); ``x.append(v)`` ->
    ``x = jst.convert_append(x, v)``; ``super()`` -> ``super(__class__, self)``;
    private names are mangled as the class body would have done.
 2. `_Flow` — ``return``/``break``/``continue`` inside compound statements become
@@ -184,16 +186,16 @@ def _param_names(args: ast.arguments) -> list:
 
 def _contains(node, kinds, stop_at_loops=False) -> bool:
     """True if `node` (a statement) contains a node of `kinds` in its scope. With
-    `stop_at_loops`, the bodies of nested loops are not searched (their orelse
-    is: a break there belongs to the enclosing loop)."""
+    `stop_at_loops`, the bodies of loops — `node` itself included when it is one —
+    are not searched (their orelse is: a break there belongs to the enclosing
+    loop)."""
     todo = [node]
     while todo:
         n = todo.pop()
         if isinstance(n, kinds):
             return True
         for field, value in ast.iter_fields(n):
-            if stop_at_loops and n is not node and isinstance(n, (ast.For, ast.While,
-                                                                  ast.AsyncFor)) \
+            if stop_at_loops and isinstance(n, (ast.For, ast.While, ast.AsyncFor)) \
                     and field == "body":
                 continue
             vals = value if isinstance(value, list) else [value]
@@ -279,6 +281,14 @@ class _Prepare(ast.NodeTransformer):
             new = _assign(x, _call(_jst("convert_setitem"),
                                    [_name(x), self._index_expr(t.slice), node.value]))
             return _located(new, node)
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript) and \
+                isinstance(node.targets[0].value, ast.Attribute):
+            # ``self.buf[i] = v``: no variable to rebind; a captured tensor's write is a
+            # state update (jst.convert_setitem_state)
+            t = node.targets[0]
+            new = ast.Expr(value=_call(_jst("convert_setitem_state"),
+                                       [t.value, self._index_expr(t.slice), node.value]))
+            return _located(new, node)
         return node
 
     def visit_AugAssign(self, node):
@@ -291,6 +301,11 @@ class _Prepare(ast.NodeTransformer):
             cur = ast.Subscript(value=_name(x), slice=t.slice, ctx=ast.Load())
             val = ast.BinOp(left=cur, op=node.op, right=node.value)
             new = _assign(x, _call(_jst("convert_setitem"), [_name(x), idx, val]))
+            return _located(new, node)
+        if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Attribute):
+            op = type(node.op).__name__  # ast.Add -> operator.iadd, see convert_setitem_state
+            new = ast.Expr(value=_call(_jst("convert_setitem_state"), [
+                t.value, self._index_expr(t.slice), node.value, ast.Constant(op)]))
             return _located(new, node)
         return node
 
@@ -307,21 +322,23 @@ class _Loop:
 class _Flow:
     """return/break/continue inside compound statements -> flags + guards."""
 
-    def __init__(self, counter, region=False):
+    def __init__(self, counter):
         self.counter = counter
         self.ret = False
-        self.region = region  # top-level statements stay separate (fw.jit._regions)
 
     def run(self, body: list) -> list:
-        if self.region:
-            self.ret = any(_contains(st, ast.Return) for st in body)
-            return [s for st in body for s in self.block([st], None)]
+        """The whole body (region form converts each top-level statement with
+        `block` instead, see `convert_source`)."""
         self.ret = any(_contains(st, ast.Return) for st in body
                        if not isinstance(st, ast.Return))
+        if self.ret and not isinstance(body[-1], ast.Return):
+            # falling off the end returns None: say so, so that a path ending there meets
+            # the paths that return a tensor (an error, not a silent zero tensor)
+            body = body + [_located(ast.Return(value=None), body[-1])]
         new = self.block(body, None)
-        if self.ret:
-            new = [_assign(RETFLAG, ast.Constant(False)), _assign(RETVAL, ast.Constant(None))] \
-                + new + [ast.Return(value=_name(RETVAL))]
+        if self.ret:  # (the return value starts as an UndefinedVar, like every local)
+            new = [_assign(RETFLAG, ast.Constant(False))] + new + \
+                [ast.Return(value=_name(RETVAL))]
         return new
 
     def _exits(self, st, loop) -> list:
@@ -378,10 +395,15 @@ class _Flow:
             st.body = self.block(st.body, loop) or [ast.Pass()]
             return [st]
         if isinstance(st, ast.Try) or type(st).__name__ == "TryStar":
+            # `else:` runs when the body ends normally: not after its return/break/continue
+            exits = list(dict.fromkeys(f for s in st.body for f in self._exits(s, loop)))
             st.body = self.block(st.body, loop) or [ast.Pass()]
             for h in st.handlers:
                 h.body = self.block(h.body, loop) or [ast.Pass()]
             st.orelse = self.block(st.orelse, loop)
+            if exits and st.orelse:
+                st.orelse = [_located(ast.If(test=_not_any(exits), body=st.orelse, orelse=[]),
+                                      st.orelse[0])]
             st.finalbody = self.block(st.finalbody, loop)
             return [st]
         if isinstance(st, (ast.While, ast.For)):
@@ -396,6 +418,9 @@ class _Flow:
             pre.append(_located(_assign(lp.brk, ast.Constant(False)), st))
         body = self.block(st.body, lp) or [ast.Pass()]
         stop = ([RETFLAG] if has_ret else []) + ([lp.brk] if lp.brk else [])
+        # a for loop's own stop flags: its body also assigns the break flags of the
+        # loops nested in it, which must not end this one (`_Control.visit_For`)
+        st._fw_stops = tuple(stop)
         if isinstance(st, ast.While):
             if stop:
                 st.test = ast.BoolOp(op=ast.And(), values=[_not_any(stop), st.test])
@@ -505,6 +530,15 @@ class _Control(ast.NodeTransformer):
         names_t = ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load())
         return getter, setter, sname, names_t
 
+    @staticmethod
+    def _globals_kw(gl):
+        """``global_names=(...)`` for a helper whose branches/body assign globals (a
+        tensor-dependent value must not leak into one, see `jst.convert_ifelse`)."""
+        if not gl:
+            return []
+        return [ast.keyword(arg="global_names",
+                            value=ast.Tuple(elts=[ast.Constant(n) for n in gl], ctx=ast.Load()))]
+
     def visit_If(self, node):
         names = assigned_names(node.body + node.orelse)
         self.generic_visit(node)
@@ -515,7 +549,7 @@ class _Control(ast.NodeTransformer):
         getter, setter, sname, names_t = self._get_set(k, names)
         call = ast.Expr(value=_call(_jst("convert_ifelse"), [
             node.test, _name(tdef.name), _name(fdef.name), getter, _name(sname), names_t,
-            ast.Constant(node.lineno)]))
+            ast.Constant(node.lineno)], self._globals_kw(gl)))
         return _located([tdef, fdef, setter, call], node)
 
     def visit_While(self, node):
@@ -528,7 +562,7 @@ class _Control(ast.NodeTransformer):
         getter, setter, sname, names_t = self._get_set(k, names)
         call = ast.Expr(value=_call(_jst("convert_while"), [
             _name(cdef.name), _name(bdef.name), getter, _name(sname), names_t,
-            ast.Constant(node.lineno)]))
+            ast.Constant(node.lineno)], self._globals_kw(gl)))
         return _located([cdef, bdef, setter, call], node)
 
     def visit_For(self, node):
@@ -544,7 +578,8 @@ class _Control(ast.NodeTransformer):
         getter, setter, sname, names_t = self._get_set(k, names)
         call = ast.Expr(value=_call(_jst("convert_for"), [
             node.iter, _name(bdef.name), getter, _name(sname), names_t,
-            ast.Constant(node.lineno)]))
+            ast.Constant(node.lineno), ast.Constant(getattr(node, "_fw_stops", ()))],
+            self._globals_kw(gl)))
         return _located([bdef, setter, call], node)
 
 
@@ -686,7 +721,7 @@ def convert_source(fn, jst_module, regions=False) -> ConvertedFunction:
     for o in originals:
         o._fw_file = filename
     eager_reasons = [_eager_statement(o) for o in originals] if regions else None
-    flow = _Flow(counter, regions)
+    flow = _Flow(counter)
     groups = None
     if regions:
         flow.ret = any(_contains(st, ast.Return) for st in body)
@@ -711,7 +746,7 @@ def convert_source(fn, jst_module, regions=False) -> ConvertedFunction:
             new_body.extend(r if isinstance(r, list) else [r])
     prologue = [_assign(n, _call(_jst("UndefinedVar"), [ast.Constant(n)])) for n in local_names]
     if regions:
-        prologue += [_assign(RETFLAG, ast.Constant(False)), _assign(RETVAL, ast.Constant(None))]
+        prologue += [_assign(RETFLAG, ast.Constant(False))]
     prologue = _located(prologue, fdef) if prologue else []
     fdef.body = ([doc] if doc is not None else []) + prologue + new_body
     if not fdef.body:

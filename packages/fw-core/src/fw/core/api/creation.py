@@ -134,7 +134,14 @@ def assign(x, output=None):
     if isinstance(output, Tensor) and isinstance(out, Tensor):
         output._replace_data(out._data)
         return output
-    return out  # while building a program values are immutable: use the result
+    # while building a program values are immutable: use the result; a concrete
+    # `output` (a buffer the program captured) gets it as a state update, as
+    # `output.set_value(x)` would
+    if isinstance(output, Tensor):
+        from fw.core.ir.core import _state
+
+        _state.builder.record_update(output, out)
+    return out
 
 
 @public(method=True)

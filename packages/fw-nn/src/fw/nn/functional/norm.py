@@ -4,8 +4,10 @@ return their statistics as extra outputs; only ``out`` reaches the user.
 `batch_norm` in training mode writes the updated running statistics (the op's
 ``mean_out``/``variance_out`` outputs) back into ``running_mean``/``running_var``
 in place, as Paddle does. While a program is being built the values cannot be
-written; they are recorded instead in ``program.buffer_updates`` (a dict from the
-captured buffer's name to the IR value of its new contents) for fw.jit to apply.
+written; they are recorded as state updates of the program instead
+(`Builder.record_update`, see fw.core.ir.builder): the program writes them after
+each run, later reads in the same trace see the new values, and inside a
+``cond``/``while`` block fw.jit carries them out of the op.
 """
 
 from __future__ import annotations
@@ -31,8 +33,7 @@ def assign_buffer(buf, value) -> None:
     if isinstance(value, Value) or type(buf) is Value:
         b = current_builder()
         if b is not None and isinstance(buf, Tensor):
-            updates = b.program.__dict__.setdefault("buffer_updates", {})
-            updates[buf.name] = value
+            b.record_update(buf, value)
         return
     a = buf._data
     v = value._data
