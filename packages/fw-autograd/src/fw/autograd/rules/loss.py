@@ -158,6 +158,8 @@ def _kl_fn(input, label, reduction="mean", log_target=False):  # noqa: A002
     shape = fw.broadcast_shape(list(input.shape), list(label.shape))
     loss = fw.broadcast_to(loss, shape)
     if reduction == "batchmean":
+        if loss.ndim and loss.shape[0] < 0:  # a dynamic batch (IR): its run-time size
+            return fw.sum(loss) / fw.cast(fw.shape(loss)[0], loss.dtype)
         return fw.sum(loss) / float(loss.shape[0])
     return _reduce(loss, reduction)
 
@@ -222,7 +224,7 @@ def _hs_fn(input, label, weight, bias=None, path_table=None, path_code=None,  # 
 
 @vjp("ctc_loss", inputs=False, outputs=True)
 def _ctc_loss(ctx, g):
-    if fw.is_grad_enabled():
+    if not explicit(ctx):  # a backward that is itself differentiated (create_graph)
         raise UnsupportedError("ctc_loss: only first-order gradients are available (the op "
                                "computes its gradient itself); create_graph=True is not "
                                "supported through it")

@@ -16,6 +16,7 @@ from fw.autograd.rules._util import (
     reshape_to,
     zeros_like,
 )
+from fw.core.errors import UnsupportedError
 from fw.core.ir import no_building
 from fw.core.ops import call
 from fw.core.ops.conv import split_layout
@@ -160,17 +161,26 @@ def _sdpa_fn(query, key, value, attn_mask=None, is_causal=False, scale=None):
     q = fw.transpose(q, [0, 2, 1, 3])
     k = fw.transpose(k, [0, 2, 1, 3])
     v = fw.transpose(v, [0, 2, 1, 3])
+    if q.shape[1] < 0 or k.shape[1] < 0:
+        raise UnsupportedError("scaled_dot_product_attention: the gradient needs the static "
+                               f"numbers of heads, got {q.shape[1]} and {k.shape[1]}")
     rep = q.shape[1] // k.shape[1] if k.shape[1] else 1
     if rep > 1:
         k = fw.repeat_interleave(k, rep, axis=1)
         v = fw.repeat_interleave(v, rep, axis=1)
     s = q.shape[-1]
-    sc = (1.0 / float(np.sqrt(s)) if s else 1.0) if scale is None else scale
+    if scale is not None:
+        sc = scale
+    elif s < 0:  # a dynamic head size (IR): its run-time value
+        sc = 1.0 / fw.sqrt(fw.cast(fw.shape(q)[-1], q.dtype))
+    else:
+        sc = 1.0 / float(np.sqrt(s)) if s else 1.0
     scores = fw.matmul(q, k, transpose_y=True) * sc
     sq, sk = scores.shape[-2], scores.shape[-1]
     neg = float("-inf")
     if is_causal:
-        allowed = fw.to_tensor(np.tri(sq, sk, dtype=bool))
+        allowed = fw.to_tensor(np.tri(sq, sk, dtype=bool)) if sq >= 0 and sk >= 0 else \
+            fw.tril(fw.ones_like(scores)) > 0  # dynamic sizes (IR)
         scores = fw.where(allowed, scores, fw.full_like(scores, neg))
     if attn_mask is not None:
         if attn_mask.dtype == fw.bool:
