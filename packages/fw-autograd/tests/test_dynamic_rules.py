@@ -65,6 +65,8 @@ CASES = {
     "masked_fill_broadcast": (lambda x, m: fw.masked_fill(x, m, 2.0),
                               [_r(1, 3), np.array([[True, False, True]] * 4)],
                               [[-1, -1], [-1, -1]]),
+    "vecdot_broadcast": (lambda x, y: fw.linalg.vecdot(x, y), [_r(2, 3), _r(2, 1)],
+                         [[-1, -1], [-1, -1]], (0, 1)),
     # 'batchmean' divides by the run-time batch size
     "kl_div_batchmean": (lambda x, y: call("kl_div", x, y, reduction="batchmean"),
                          [_r(3, 4), np.abs(_r(3, 4))], [[-1, 4], [-1, 4]]),

@@ -162,6 +162,8 @@ def test_kthvalue_and_mode_ties_give_the_returned_index_the_gradient(mode):
     np.testing.assert_array_equal(v.numpy(), [1.0, 0.0])
     assert x[0, i[0]] == 1.0 and x[1, i[1]] == 0.0
     check(lambda x: fw.kthvalue(x, 2, axis=1)[0], [x], cot, [_one_hot_at(x, i, 1, cot)], mode)
+    check(lambda x: fw.kthvalue(x, 2, axis=1, keepdim=True)[0], [x], cot[:, None],
+          [_one_hot_at(x, i, 1, cot)], mode)
     v, i = fw.mode(_t(x), axis=1)
     i = i.numpy()
     np.testing.assert_array_equal(v.numpy(), [3.0, 4.0])
@@ -187,6 +189,21 @@ def test_median_ties(mode):
     assert sorted(g[[1, 3]]) == [0, 8] and g[0] == g[2] == 0
     g = grads(lambda x: fw.nanmedian(x), [[2.0, np.nan, 2.0, 1.0, 2.0]], 8.0, mode)[0]
     assert g[1] == g[3] == 0 and sorted(g[[0, 2, 4]]) in ([0, 4, 4], [0, 0, 8])
+    assert np.sum(g) == 8
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_quantile_ties(mode):
+    # sorted [1, 2, 2, 4]: q=0.5 is halfway between the two 2s, q=0.25 three quarters of
+    # the way from the 1 to a 2; q=0.75 with 'lower' is the second 2
+    x = np.array([2.0, 4.0, 1.0, 2.0])
+    check(lambda x: fw.quantile(x, 0.5), [x], 8.0, [[4, 0, 0, 4]], mode)
+    g = grads(lambda x: fw.quantile(x, 0.25), [x], 8.0, mode)[0]
+    assert g[2] == 2 and sorted(g[[0, 3]]) == [0, 6] and g[1] == 0
+    g = grads(lambda x: fw.quantile(x, 0.75, interpolation="lower"), [x], 8.0, mode)[0]
+    assert sorted(g[[0, 3]]) == [0, 8] and g[1] == g[2] == 0
+    g = grads(lambda x: fw.nanquantile(x, 0.5), [[2.0, np.nan, 1.0, 2.0, 2.0]], 8.0, mode)[0]
+    assert g[1] == g[2] == 0 and sorted(g[[0, 3, 4]]) in ([0, 4, 4], [0, 0, 8])
     assert np.sum(g) == 8
 
 

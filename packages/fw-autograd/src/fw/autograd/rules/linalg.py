@@ -71,9 +71,11 @@ def _vecdot(ctx, g):
     x, y = ctx.inputs
     ax = ctx.attrs["axis"]
     ge = fw.unsqueeze(g, ax if ax < 0 else ax - max(len(ctx.shape(0)), len(ctx.shape(1))))
-    shape = fw.broadcast_shape(list(x.shape), list(y.shape))
-    return (conj(ge) * fw.broadcast_to(y, shape) if ctx.needs(0) else None,
-            ge * fw.broadcast_to(x, shape) if ctx.needs(1) else None)
+    # broadcast against each other at run time (a static broadcast_shape of dynamic
+    # dims would keep a size-1 dim of one at the other's size)
+    xb, yb = fw.broadcast_tensors([x, y])
+    return (conj(ge) * yb if ctx.needs(0) else None,
+            ge * xb if ctx.needs(1) else None)
 
 
 @vjp("cross")
