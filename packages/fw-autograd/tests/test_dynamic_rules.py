@@ -84,6 +84,7 @@ CASES = {
     "trapezoid": (lambda y: fw.trapezoid(y, dx=0.5), [_r(2, 5)], [[-1, -1]]),
     "trapezoid_x": (lambda y, x: fw.trapezoid(y, x=x), [_r(2, 5), np.cumsum(np.abs(_r(5)))],
                     [[-1, -1], [-1]], (0, 1)),
+    "trapezoid_long": (lambda y: fw.trapezoid(y), [_r(1, 300)], [[1, -1]]),  # no end cap
     "cumulative_trapezoid": (lambda y: fw.cumulative_trapezoid(y), [_r(3, 4)], [[-1, -1]]),
     "diff": (lambda x: fw.diff(x, n=2, axis=0), [_r(5, 3)], [[-1, -1]]),
     # the top-right block of a doubled matrix

@@ -78,6 +78,7 @@ STATIC_ONLY = {
     "fft_c2r": "resizing to `s` and the one-sided bins need static sizes along the axes",
     "diff": "the gradient splits a concat of several dynamic sizes",
     "lu_solve": "its re-expression unpacks the LU factors (lu_unpack: static sizes)",
+    "einsum": "a repeated subscript ('ii') embeds the gradient on diagonals of static size",
     "ormqr": "the re-expression loops over the (static) number of reflectors",
     "scaled_dot_product_attention": "the head grouping reads the numbers of heads",
     "masked_scatter": "the gradient pads the selected values to the value's size",

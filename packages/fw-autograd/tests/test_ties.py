@@ -411,3 +411,54 @@ def test_second_order_through_a_tensor_in_several_slots(op):
     (got,) = fw.grad([val], [t])
     want = _fd_grad(lambda a: float(h(a)[0].numpy()), x, eps=1e-5)
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------- exact special points
+# Rules that special-case one input value (a removable singularity, 0 ** y, a zero
+# norm): the records draw random floats and never hit the value exactly.
+@pytest.mark.parametrize("mode", MODES)
+def test_gradients_at_removable_singularities(mode):
+    x = np.array([0.0, 1.0])
+    # I1'(x) = I0(x) - I1(x)/x -> 1/2 at 0; I1e'(0) = 1/2 too; sinc'(0) = 0
+    g = grads(fw.i1, [x], [1.0, 0.0], mode)[0]
+    assert g[0] == 0.5 and g[1] == 0
+    g = grads(fw.i1e, [x], [1.0, 0.0], mode)[0]
+    assert g[0] == 0.5 and g[1] == 0
+    check(fw.sinc, [x], [3.0, 0.0], [[0.0, 0.0]], mode)
+    g = grads(fw.sinc, [x], [0.0, 1.0], mode)[0]
+    np.testing.assert_allclose(g, [0.0, -1.0], atol=1e-12)  # (cos(pi) - 0) / 1
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_pow_at_zero(mode):
+    x = np.array([0.0, 0.0, 0.0, 2.0])
+    y = np.array([2.0, 1.0, 0.0, 3.0])
+    # d/dx x**y = y x**(y-1): 0, 1, 0 (0 ** 0 is constant 1), 12; d/dy = x**y log x,
+    # 0 at x = 0 for y >= 0
+    check(fw.pow, [x, y], [1.0, 1.0, 1.0, 1.0], [[0, 1, 0, 12], [0, 0, 0, 8 * np.log(2)]],
+          mode)
+    check(lambda x: fw.pow(x, 0.0), [x], [1.0] * 4, [[0, 0, 0, 0]], mode)
+    check(lambda x: fw.pow(x, 1.0), [x], [1.0] * 4, [[1, 1, 1, 1]], mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_heaviside_gradient_goes_to_y_where_x_is_zero(mode):
+    check(fw.heaviside, [[0.0, -1.0, 2.0, 0.0], [0.5, 0.5, 0.5, 0.25]], [1.0, 2.0, 3.0, 4.0],
+          [[0, 0, 0, 0], [1, 0, 0, 4]], mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_norms_and_std_at_zero_spread(mode):
+    z = np.zeros((2, 3))
+    z[1] = [3.0, 0.0, -4.0]
+    # a zero vector: 0 is the (sub)gradient; elsewhere x / |x|
+    for p in (2.0, 3.0):
+        g = grads(lambda x, p=p: fw.linalg.vector_norm(x, p=p, axis=1), [z], [1.0, 1.0],
+                  mode)[0]
+        assert np.all(g[0] == 0) and np.all(np.isfinite(g))
+    check(lambda x: fw.linalg.vector_norm(x, p=2.0, axis=1), [z], [1.0, 5.0],
+          [[[0, 0, 0], [3, 0, -4]]], mode)
+    # std of equal values: 0 (d std would be 0/0)
+    g = grads(lambda x: fw.std(x, axis=1), [[[2.0, 2.0, 2.0], [1.0, 2.0, 3.0]]], [1.0, 1.0],
+              mode)[0]
+    np.testing.assert_allclose(g, [[0, 0, 0], [-0.5, 0, 0.5]], atol=1e-12)

@@ -25,6 +25,7 @@ from fw.autograd.rules._util import (
     mT,
     norm_axes,
     reshape_to,
+    static_shape,
     zeros_like,
 )
 from fw.core.errors import UnsupportedError
@@ -143,7 +144,9 @@ def _einsum(ctx, g):
                 if c not in avail:
                     r = fw.unsqueeze(r, dim)
                 dim += 1
-            r = fw.broadcast_to(r, list(x.shape))
+            # to the operand's shape (at run time on IR: a static -1 would keep size 1)
+            r = fw.broadcast_to(r, list(x.shape)) if static_shape(x.shape) else \
+                fw.expand_as(r, x)
         grads.append(r)
     return [grads]
 
@@ -154,6 +157,9 @@ def _einsum_diagonal_grad(g, out, subs, ops, k):
     letter once, then embedded on the diagonals (zeros elsewhere)."""
     s = subs[k]
     x = ops[k]
+    if not static_shape(x.shape):
+        raise UnsupportedError(f"einsum: the gradient of operand '{s}' (a repeated subscript) "
+                               f"needs its static shape, got {list(x.shape)}")
     unique = "".join(dict.fromkeys(s))
     others = [(subs[j], conj(ops[j])) for j in range(len(ops)) if j != k]
     avail = set(out) | {c for sj, _ in others for c in sj}
