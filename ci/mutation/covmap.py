@@ -1,0 +1,165 @@
+"""Which tests to run for a mutant: a coverage map built once per test directory.
+
+The map of a test directory (``packages/fw-nn/tests``, ...) is one pytest run of
+it in the unmutated scratch copy under coverage.py, each test in its own dynamic
+context (`covplugin`). It is cached under ``.mutation/covmap/`` and rebuilt when
+stale: its key hashes every source file under ``packages/*/src`` (line numbers
+move when they change) and the test directory's files.
+
+For a mutant on line L of file F, the tests are those that passed unmutated and
+executed L. A line run only at import (a ``def`` line's defaults, a module-level
+table) has no test of its own: the tests of the enclosing function's body stand in,
+else those of the whole module. No test at all: the mutant is *uncovered*.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from functools import lru_cache
+from pathlib import Path
+
+from coverage import CoverageData
+
+from .areas import ROOT
+from .scratch import Scratch
+
+CACHE = ROOT / ".mutation" / "covmap"
+BUILD_TIMEOUT = 3600.0  # seconds; a map build of a test directory takes minutes
+
+
+def _digest(root: Path, patterns: list[str]) -> str:
+    h = hashlib.sha1()
+    for pattern in patterns:
+        for p in sorted(root.glob(pattern)):
+            if p.is_file() and "__pycache__" not in p.parts:
+                h.update(p.relative_to(root).as_posix().encode())
+                h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def map_key(testdir: str, root: Path = ROOT) -> str:
+    return _digest(root, ["packages/*/src/**/*.py", f"{testdir}/**/*", "conftest.py",
+                          "pyproject.toml"])
+
+
+class TestMap:
+    """The coverage map of one test directory."""
+
+    def __init__(self, data_file: Path, meta: dict):
+        self.data_file = data_file
+        self.meta = meta
+        self.prefix = meta["scratch_root"] + os.sep
+        self.tests: dict[str, dict] = meta["tests"]
+        self._data = CoverageData(basename=str(data_file))
+        self._data.read()
+        self._files = {f[len(self.prefix):]: f for f in self._data.measured_files()
+                       if f.startswith(self.prefix)}
+
+    @lru_cache(maxsize=256)  # noqa: B019 (a map lives for the whole run)
+    def lines(self, rel: str) -> dict[int, frozenset[str]]:
+        """line -> the passing tests that executed it (import-time runs left out)."""
+        full = self._files.get(rel)
+        if full is None:
+            return {}
+        out: dict[int, frozenset[str]] = {}
+        for line, contexts in self._data.contexts_by_lineno(full).items():
+            ok = frozenset(c for c in contexts if c and self.tests.get(c, {}).get("outcome")
+                           == "passed")
+            if ok:
+                out[line] = ok
+        return out
+
+    def duration(self, nodeid: str) -> float:
+        return self.tests.get(nodeid, {}).get("duration", 1.0)
+
+
+def build(scratch: Scratch, testdir: str, *, log=print) -> TestMap:
+    """Run `testdir`'s tests under coverage in the (unmutated) copy and cache the map."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    slug = testdir.strip("/").replace("/", "_")
+    data_file = CACHE / f"{slug}.coverage"
+    for stale in (data_file, Path(f"{data_file}.tests.json"), CACHE / f"{slug}.json"):
+        stale.unlink(missing_ok=True)
+    key = map_key(testdir, scratch.origin)
+    env = scratch.env()
+    env["FWMUT_COV_DATA"] = str(data_file)
+    env["FWMUT_COV_INCLUDE"] = str(scratch.root / "packages" / "*" / "src" / "*")
+    cmd = ["nice", "-n", "10", sys.executable, "-m", "pytest", "-q", "--no-header",
+           "-p", "_fwmut_covplugin", "-p", "no:randomly", testdir]
+    log(f"mutate: building the coverage map of {testdir} (cached in {CACHE.relative_to(ROOT)})")
+    start = time.monotonic()
+    proc = subprocess.run(cmd, cwd=scratch.root, env=env, capture_output=True, text=True,
+                          timeout=BUILD_TIMEOUT)
+    seconds = time.monotonic() - start
+    tests_file = Path(f"{data_file}.tests.json")
+    if not data_file.exists() or not tests_file.exists():
+        raise RuntimeError(f"coverage map of {testdir} was not written (pytest exit "
+                           f"{proc.returncode}):\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}")
+    tests = json.loads(tests_file.read_text())
+    failed = sorted(t for t, r in tests.items() if r["outcome"] == "failed")
+    meta = {"key": key, "testdir": testdir, "scratch_root": str(scratch.root),
+            "seconds": round(seconds, 1), "tests": tests, "failed_unmutated": failed}
+    (CACHE / f"{slug}.json").write_text(json.dumps(meta))
+    log(f"mutate: map of {testdir}: {len(tests)} tests in {seconds:.0f} s"
+        + (f"; {len(failed)} fail unmutated and are not used: {failed[:5]}" if failed else ""))
+    return TestMap(data_file, meta)
+
+
+def load(scratch: Scratch, testdir: str, *, rebuild: bool = False, log=print) -> TestMap:
+    """The map of `testdir`, from the cache when current, else built now."""
+    slug = testdir.strip("/").replace("/", "_")
+    meta_file, data_file = CACHE / f"{slug}.json", CACHE / f"{slug}.coverage"
+    if not rebuild and meta_file.exists() and data_file.exists():
+        meta = json.loads(meta_file.read_text())
+        if meta.get("key") == map_key(testdir, scratch.origin):
+            return TestMap(data_file, meta)
+    return build(scratch, testdir, log=log)
+
+
+@lru_cache(maxsize=256)
+def _scopes(source: str) -> list[tuple[int, int, int]]:
+    """(def line, first body line, last line) of every function, innermost last."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.append((node.lineno, node.body[0].lineno, node.end_lineno or node.lineno))
+    return sorted(out, key=lambda s: s[2] - s[0], reverse=True)
+
+
+def select(maps: list[TestMap], rel: str, line: int, source: str) -> tuple[list[str], str]:
+    """The tests for a mutant at `rel`:`line`, cheapest first, and how they were found
+    ("line", "function", "module", or "none")."""
+    covered: dict[int, frozenset[str]] = {}
+    for m in maps:
+        for ln, tests in m.lines(rel).items():
+            covered[ln] = covered.get(ln, frozenset()) | tests
+    how, chosen = "none", frozenset()
+    if covered.get(line):
+        how, chosen = "line", covered[line]
+    else:
+        inner = [s for s in _scopes(source) if s[0] <= line <= s[2]]
+        if inner:
+            _, first, last = inner[-1]
+            chosen = frozenset().union(*(t for ln, t in covered.items() if first <= ln <= last))
+            how = "function" if chosen else "none"
+        else:
+            chosen = frozenset().union(*covered.values()) if covered else frozenset()
+            how = "module" if chosen else "none"
+
+    def cost(t):
+        return min(m.duration(t) for m in maps if t in m.tests)
+
+    return sorted(chosen, key=lambda t: (cost(t), t)), how
+
+
+def expected_seconds(maps: list[TestMap], tests: list[str]) -> float:
+    total = 0.0
+    for t in tests:
+        total += min((m.duration(t) for m in maps if t in m.tests), default=1.0)
+    return total

@@ -1,0 +1,238 @@
+"""Mutation testing's own tests (ci/mutate.py, ci/mutation/): the known-bug checker,
+the operators, sampling and test selection; and a fixed sample of the known-bug
+catalogue, run through the same code path as ``hatch run mutate --known``."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "ci"))
+
+from mutation import covmap, equivalent, known  # noqa: E402
+from mutation.engine import sample, score  # noqa: E402
+from mutation.mutants import Mutant, apply, enumerate_mutants  # noqa: E402
+
+ENTRY = '''
+[[mutant]]
+id = "x"
+bug = "a bug"
+file = "pkg/mod.py"
+old = """{old}"""
+new = "y = 2"
+tests = ["tests/test_mod.py::test_y"]
+'''
+
+
+@pytest.fixture
+def tree(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "mod.py").write_text("x = 1\ny = 1\ny = 1\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_mod.py").write_text("def test_y(): pass\n")
+    return tmp_path
+
+
+def _problems(text, root):
+    (entry,) = known.parse(text, "t.toml")
+    return known.validate(entry, root)
+
+
+def test_checker_accepts_an_entry_whose_old_text_occurs_once(tree):
+    assert _problems(ENTRY.format(old="x = 1"), tree) == []
+
+
+@pytest.mark.parametrize("old, message", [("z = 3", "not found"),
+                                          ("y = 1", "occurs 2 times"),
+                                          ("", "not found")])
+def test_checker_rejects_old_text_missing_or_not_unique(tree, old, message):
+    problems = _problems(ENTRY.format(old=old), tree)
+    assert any(message in p for p in problems), problems
+
+
+def test_checker_rejects_missing_fields_bad_tests_and_unknown_fields(tree):
+    text = '[[mutant]]\nid = "a"\nfile = "pkg/mod.py"\nold = "x = 1"\nnew = "x = 2"\n' \
+           'tests = []\ncolour = "red"\n'
+    problems = " | ".join(_problems(text, tree))
+    assert "lacks `bug`" in problems and "non-empty list" in problems
+    assert "unknown fields ['colour']" in problems
+    missing = ENTRY.format(old="x = 1").replace("tests/test_mod.py", "tests/nope.py")
+    assert any("tests/nope.py" in p for p in _problems(missing, tree))
+    other_file = ENTRY.format(old="x = 1").replace("pkg/mod.py", "pkg/gone.py")
+    assert any("does not exist" in p for p in _problems(other_file, tree))
+
+
+def test_checker_rejects_duplicate_ids_and_files_that_are_not_toml(tmp_path):
+    a, b = tmp_path / "a.toml", tmp_path / "b.toml"
+    a.write_text(ENTRY.format(old="x = 1"))
+    b.write_text(ENTRY.format(old="x = 1"))
+    entries = known.load([a, b])
+    assert entries[0].problems == [] and "also used in a.toml" in entries[1].problems[0]
+    b.write_text("[[mutant]\n")
+    with pytest.raises(ValueError, match="not valid TOML"):
+        known.load([b])
+
+
+def test_equivalent_entries_need_a_reason(tmp_path):
+    p = tmp_path / "eq.toml"
+    p.write_text('[[equivalent]]\nfile = "f.py"\nscope = ""\nold = "a < 4"\noperator = "X"\n'
+                 'new = "a <= 4"\n')
+    with pytest.raises(ValueError, match="lacks reason"):
+        equivalent.load(p)
+    p.write_text(p.read_text() + 'reason = "4 cannot occur"\n')
+    (e,) = equivalent.load(p).values()
+    assert e.reason == "4 cannot occur"
+
+
+SOURCE = '''\
+def f(a, b, eps=0):
+    """Docstring 1 + 2."""
+    if a < b and b:
+        raise ValueError(f"bad {a + 1}")
+    warnings.warn(f"slow {a - 1}")
+    x: int = 3
+    y = a * b + 2 - eps  # pragma: no mutate
+    return -a + b * 2
+'''
+
+
+def _mutated_lines(source):
+    out = set()
+    for m in enumerate_mutants("m.py", source=source):
+        a = apply(m, source=source)
+        out.add((m.line, m.operator, a.new_line))
+    return out
+
+
+def test_operators_plant_realistic_bugs_and_skip_messages_and_pragmas():
+    got = _mutated_lines(SOURCE)
+    lines = {line for line, _, _ in got}
+    assert lines == {1, 3, 8}  # raise/warn messages, annotated constants, pragma lines skipped
+    assert (1, "NumberOffByOne", "def f(a, b, eps=1):") in got
+    assert (3, "ReplaceComparisonOperator_Lt_LtE", "if a <= b and b:") in got
+    assert (3, "AddNot", "if not a < b and b:") in got
+    assert (3, "ReplaceAndWithOr", "if a < b or b:") in got
+    assert (8, "ReplaceUnaryOperator_Delete_USub", "return a + b * 2") in got
+    assert (8, "DropTerm", "return -a") in got
+    assert (8, "DropTerm", "return -a + b") in got
+    assert (8, "NumberOffByOne", "return -a + b * 1") in got
+    assert (8, "ReplaceBinaryOperator_Mul_Div", "return -a + b / 2") in got
+
+
+def test_number_mutants_are_off_by_one():
+    got = {new for _, op, new in _mutated_lines("x = [0, 1, 8, 0.5]\n") if op == "NumberOffByOne"}
+    assert got == {"x = [1, 1, 8, 0.5]", "x = [0, 0, 8, 0.5]", "x = [0, 1, 7, 0.5]",
+                   "x = [0, 1, 8, 1.5]"}
+
+
+def _applied(source):
+    return [apply(m, source=source) for m in enumerate_mutants("m.py", source=source)]
+
+
+def test_mutant_identity_ignores_line_numbers_but_not_the_function():
+    (a,), (b,) = _applied("x = 1\n"), _applied("\n\nx = 1\n")
+    assert a.key == b.key and a.mutant.line != b.mutant.line
+    c, d = _applied("class A:\n    def f(self):\n        x = 1\n\ndef g():\n    x = 1\n")
+    assert (c.mutant.scope, d.mutant.scope) == ("A.f", "g")
+    assert c.key != d.key and c.new_line == d.new_line
+
+
+def test_sampling_is_uniform_reproducible_and_bounded():
+    ms = [Mutant("f.py", i, "Op", i) for i in range(100)]
+    a, b = sample(ms, 10, seed=1), sample(ms, 10, seed=1)
+    assert a == b and len(set(a)) == 10 and a == sorted(a, key=lambda m: m.line)
+    assert sample(ms, 10, seed=2) != a
+    assert sample(ms, 500, seed=1) == ms
+    with pytest.raises(ValueError):
+        sample(ms, 0, seed=1)
+
+
+def test_score_counts_timeouts_as_killed_and_leaves_out_equivalent_and_errors():
+    rs = [{"status": s, "seconds": 1.0} for s in
+          ("killed", "timeout", "survived", "uncovered", "equivalent", "error")]
+    s = score(rs)
+    assert s["score"] == 50.0 and s["equivalent"] == 1 and s["error"] == 1
+
+
+def test_test_selection_by_line_then_function_then_module(tmp_path):
+    from coverage import CoverageData
+
+    source = "import os\n\ndef f(a=1):\n    if a:\n        return 1\n    return 2\n\nT = 3\n"
+    prefix = str(tmp_path / "tree")
+    full = os.path.join(prefix, "m.py")
+    data = CoverageData(basename=str(tmp_path / "cov"))
+    for ctx, lines in (("", [1, 3, 8]), ("t.py::a", [4, 5]), ("t.py::b", [4, 5]),
+                       ("t.py::broken", [4, 6])):
+        data.set_context(ctx)
+        data.add_lines({full: lines})
+    data.write()
+    tests = {"t.py::a": {"outcome": "passed", "duration": 2.0},
+             "t.py::b": {"outcome": "passed", "duration": 0.5},
+             "t.py::broken": {"outcome": "failed", "duration": 0.1}}
+    m = covmap.TestMap(tmp_path / "cov", {"scratch_root": prefix, "tests": tests})
+    # line 5: its own tests, cheapest first; the test failing unmutated is never used
+    assert covmap.select([m], "m.py", 5, source) == (["t.py::b", "t.py::a"], "line")
+    # line 6 ran only in the failing test; line 3 (the def, run at import): the function's
+    assert covmap.select([m], "m.py", 6, source) == (["t.py::b", "t.py::a"], "function")
+    assert covmap.select([m], "m.py", 3, source) == (["t.py::b", "t.py::a"], "function")
+    assert covmap.select([m], "m.py", 8, source) == (["t.py::b", "t.py::a"], "module")
+    assert covmap.select([m], "other.py", 1, source) == ([], "none")
+
+
+def _digest(rel):
+    with open(os.path.join(ROOT, rel), "rb") as f:
+        return hashlib.sha1(f.read()).hexdigest()
+
+
+def test_example_catalogue_is_caught_and_a_harmless_change_survives():
+    entries = known.load([known.KNOWN_DIR / "examples.toml"])
+    assert len(entries) >= 2
+    harmless = known.Entry(id="harmless", bug="renames a local variable", tests=entries[0].tests,
+                           file="packages/fw-nn/src/fw/nn/clip.py",
+                           old="        total = sums[0]\n        for s in sums[1:]:\n"
+                               "            total = total + s.astype(total.dtype)\n"
+                               "        return fw.sqrt(total)",
+                           new="        t = sums[0]\n        for s in sums[1:]:\n"
+                               "            t = t + s.astype(t.dtype)\n"
+                               "        return fw.sqrt(t)", source="test")
+    before = {e.file: _digest(e.file) for e in entries + [harmless]}
+    outcomes = {o.entry.id: o for o in known.check(entries + [harmless], log=lambda s: None)}
+    for e in entries:
+        assert outcomes[e.id].status == "killed", (
+            f"known bug {e.id!r} ({e.bug}) survived its tests {e.tests}: "
+            f"{outcomes[e.id].detail}")
+    assert outcomes["harmless"].status == "survived"
+    # planted in the scratch copy only: the working tree is as it was
+    assert {f: _digest(f) for f in before} == before
+
+
+@pytest.mark.slow
+def test_a_fixed_sample_of_the_known_bug_catalogue_is_caught():
+    """The first entry of each catalogue file other than the examples (at most 5 files,
+    in name order): each must still be caught by its tests."""
+    files = sorted(p for p in known.KNOWN_DIR.glob("*.toml") if p.name != "examples.toml")[:5]
+    if not files:
+        pytest.skip("no catalogue files besides examples.toml yet")
+    entries = [known.load([p])[0] for p in files]
+    outcomes = known.check(entries, log=lambda s: None)
+    bad = [f"{o.entry.source}:{o.entry.id} ({o.entry.bug}): {o.status}: {o.detail}"
+           for o in outcomes if o.status != "killed"]
+    assert not bad, "known bugs not caught:\n" + "\n".join(bad)
+
+
+def test_runner_reports_pass_fail_and_kills_a_hang_at_the_timeout():
+    from mutation.runner import run_tests
+    from mutation.scratch import Scratch
+
+    with Scratch() as s:
+        (s.root / "test_fwmut_probe.py").write_text(
+            "import time\n\ndef test_ok():\n    pass\n\ndef test_bad():\n    assert 0\n\n"
+            "def test_hang():\n    time.sleep(120)\n")
+        assert run_tests(s, ["test_fwmut_probe.py::test_ok"], 120).status == "passed"
+        assert run_tests(s, ["test_fwmut_probe.py::test_bad"], 120).status == "failed"
+        hang = run_tests(s, ["test_fwmut_probe.py::test_hang"], 3)
+        assert hang.status == "timeout" and hang.seconds < 60
