@@ -87,6 +87,8 @@ CASES = {
     "trapezoid_long": (lambda y: fw.trapezoid(y), [_r(1, 300)], [[1, -1]]),  # no end cap
     "cumulative_trapezoid": (lambda y: fw.cumulative_trapezoid(y), [_r(3, 4)], [[-1, -1]]),
     "diff": (lambda x: fw.diff(x, n=2, axis=0), [_r(5, 3)], [[-1, -1]]),
+    # a letter summed within one operand is broadcast back to its run-time size
+    "einsum_summed_letter": (lambda x: fw.einsum("ij->j", x), [_r(3, 2)], [[-1, -1]]),
     # the top-right block of a doubled matrix
     "matrix_exp": (lambda a: fw.linalg.matrix_exp(a), [_r(2, 3, 3) * 0.5], [[-1, -1, -1]]),
     # the scale reads the run-time head size; the mask the run-time lengths

@@ -105,7 +105,7 @@ def test_maximum_minimum_split_an_exact_tie_in_half(mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_maxout_ties_go_to_the_first_maximum(mode):
-    # channels (5, 5 | 1, 2 | 7, 7, 7 would be groups of 3): groups=2 pairs channels 0-1, 2-3
+    # groups=2 takes the max of channels 0-1, 2-3, 4-5: (5, 5 | 1, 2 | 4, 4)
     x = np.array([5.0, 5.0, 1.0, 2.0, 4.0, 4.0]).reshape(1, 6, 1, 1)
     y = call("maxout", _t(x), groups=2, axis=1)
     np.testing.assert_array_equal(y.numpy().ravel(), [5.0, 2.0, 4.0])  # the grouping
@@ -113,7 +113,8 @@ def test_maxout_ties_go_to_the_first_maximum(mode):
           np.array([10.0, 20.0, 30.0]).reshape(1, 3, 1, 1),
           [np.array([10.0, 0, 0, 20, 30, 0]).reshape(1, 6, 1, 1)], mode)
     x3 = np.array([7.0, 7.0, 7.0, 1.0, 9.0, 9.0]).reshape(1, 1, 6)
-    check(lambda x: call("maxout", x, groups=3, axis=-1), [x3], np.array([2.0, 3.0]).reshape(1, 1, 2),
+    check(lambda x: call("maxout", x, groups=3, axis=-1), [x3],
+          np.array([2.0, 3.0]).reshape(1, 1, 2),
           [np.array([2.0, 0, 0, 0, 3, 0]).reshape(1, 1, 6)], mode)
 
 

@@ -109,6 +109,10 @@ def composite(*names, inputs=True):
     For ops whose direct rule would be long (quantiles, norms, statistics); the
     price is recomputing the forward pass during backward. Higher orders work as
     for any rule (the recomputation is recorded when create_graph=True).
+
+    ``fn`` is always called with every input and every canonical attribute of the
+    op, so its parameters take no defaults (one would never be read; checked by
+    tests/test_rule_layout.py). The same holds for a function given to `vjp_of`.
     """
 
     def deco(fn):

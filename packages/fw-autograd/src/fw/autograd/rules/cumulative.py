@@ -119,7 +119,7 @@ def _numel(shape):
 
 
 @composite("diff")
-def _diff_fn(x, prepend=None, append=None, n=1, axis=-1):
+def _diff_fn(x, prepend, append, n, axis):
     parts = [t for t in (prepend, x, append) if t is not None]
     a = fw.concat(parts, axis=axis) if len(parts) > 1 else x
     for _ in range(n):
@@ -158,10 +158,10 @@ def _trap_terms(y, x, dx, axis):
 
 
 @composite("trapezoid")
-def _trapezoid_fn(y, x=None, dx=None, axis=-1):
+def _trapezoid_fn(y, x, dx, axis):
     return fw.sum(_trap_terms(y, x, dx, axis), axis=axis)
 
 
 @composite("cumulative_trapezoid")
-def _cum_trapezoid_fn(y, x=None, dx=None, axis=-1):
+def _cum_trapezoid_fn(y, x, dx, axis):
     return fw.cumsum(_trap_terms(y, x, dx, axis), axis=axis)

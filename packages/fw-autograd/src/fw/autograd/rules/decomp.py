@@ -253,7 +253,7 @@ def _householder_product_fn(x, tau):
 
 
 @composite("ormqr")
-def _ormqr_fn(x, tau, y, left=True, transpose=False):
+def _ormqr_fn(x, tau, y, left, transpose):
     k = tau.shape[-1]
     vs = list(enumerate(_reflectors(x, k)))
     out = y

@@ -225,7 +225,7 @@ def _matrix_exp(ctx, g):
 
 
 @composite("matrix_power")
-def _matrix_power_fn(x, n=1):
+def _matrix_power_fn(x, n):
     if n < 0:
         x = fw.linalg.inv(x)
         n = -n
@@ -276,7 +276,7 @@ def _vector_norm(ctx, g):
 
 
 @composite("matrix_norm")
-def _matrix_norm_fn(x, p="fro", axis=(-2, -1), keepdim=False):
+def _matrix_norm_fn(x, p, axis, keepdim):
     nd = x.ndim
     a0, a1 = axis[0] % nd, axis[1] % nd
     m = fw.moveaxis(x, [a0, a1], [-2, -1])
@@ -295,7 +295,7 @@ def _matrix_norm_fn(x, p="fro", axis=(-2, -1), keepdim=False):
 
 
 @composite("cdist")
-def _cdist_fn(x, y, p=2.0, compute_mode=None):
+def _cdist_fn(x, y, p, compute_mode):
     diff = fw.unsqueeze(x, -2) - fw.unsqueeze(y, -3)
     return fw.linalg.vector_norm(diff, p, axis=-1)
 
@@ -334,13 +334,13 @@ def _cov_matrix(x, fweights, aweights, rowvar, ddof):
 
 
 @composite("cov")
-def _cov_fn(x, fweights=None, aweights=None, rowvar=True, ddof=1):
+def _cov_fn(x, fweights, aweights, rowvar, ddof):
     c = _cov_matrix(x, fweights, aweights, rowvar, int(ddof))
     return fw.squeeze(c)
 
 
 @composite("corrcoef")
-def _corrcoef_fn(x, rowvar=True):
+def _corrcoef_fn(x, rowvar):
     c = _cov_matrix(x, None, None, rowvar, 1)
     std = fw.sqrt(fw.real(diagonal(c)))
     if c.dtype.is_complex:

@@ -37,7 +37,7 @@ def _linear(ctx, g):
 
 
 @composite("bilinear")
-def _bilinear_fn(x1, x2, weight, bias=None):
+def _bilinear_fn(x1, x2, weight, bias):
     out = fw.einsum("ni,oij,nj->no", x1, weight, x2)
     if bias is not None:
         out = out + reshape_to(bias, [-1])
@@ -155,7 +155,7 @@ def _interpolate(ctx, g):
 
 
 @composite("scaled_dot_product_attention")
-def _sdpa_fn(query, key, value, attn_mask=None, is_causal=False, scale=None):
+def _sdpa_fn(query, key, value, attn_mask, is_causal, scale):
     three = query.ndim == 3
     q, k, v = (fw.unsqueeze(t, 0) if three else t for t in (query, key, value))
     q = fw.transpose(q, [0, 2, 1, 3])
@@ -193,7 +193,7 @@ def _sdpa_fn(query, key, value, attn_mask=None, is_causal=False, scale=None):
 
 
 @composite("cosine_similarity")
-def _cos_fn(x1, x2, axis=1, eps=1e-8):
+def _cos_fn(x1, x2, axis, eps):
     a, b = fw.broadcast_tensors([x1, x2])
     w12 = fw.sum(a * b, axis=axis)
     w1 = fw.sum(a * a, axis=axis)
@@ -202,7 +202,7 @@ def _cos_fn(x1, x2, axis=1, eps=1e-8):
 
 
 @composite("pairwise_distance")
-def _pd_fn(x, y, p=2.0, epsilon=1e-6, keepdim=False):
+def _pd_fn(x, y, p, epsilon, keepdim):
     d = x - y + epsilon
     if d.shape[-1] == 0:
         return None
