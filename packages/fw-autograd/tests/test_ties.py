@@ -97,6 +97,14 @@ def test_amin_ties(mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_inf_norm_ties_split_with_the_sign(mode):
+    # |x| ties (3 and -3): Paddle's p_norm_grad divides by the number of them
+    x = [[3.0, -3.0, 1.0], [-2.0, 0.5, 2.0]]
+    check(lambda x: fw.linalg.vector_norm(x, p=float("inf"), axis=1), [x], [4.0, 10.0],
+          [[[2, -2, 0], [-5, 0, 5]]], mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_maximum_minimum_split_an_exact_tie_in_half(mode):
     a, b = [1.0, 2.0, 3.0], [1.0, 5.0, 0.0]
     check(fw.maximum, [a, b], [4.0, 4.0, 4.0], [[2, 0, 4], [2, 4, 0]], mode)
