@@ -35,6 +35,10 @@ CASES = {
     # a non-negative axis counted in the broadcast shape of operands of different ranks
     "vecdot_ranks_differ": ("vecdot", [_r(2, 3, 4), _r(4)], {"axis": 2}),
     "vecdot_ranks_differ_y": ("vecdot", [_r(4), _r(2, 3, 4)], {"axis": 2}),
+    # the spectral norms and the nuclear norm (the records draw 'fro' and p = 1, inf)
+    "matrix_norm_2": ("matrix_norm", [_r(3, 4)], {"p": 2.0}),
+    "matrix_norm_minus_2": ("matrix_norm", [_r(2, 3, 3)], {"p": -2.0}),
+    "matrix_norm_nuc": ("matrix_norm", [_r(4, 3)], {"p": "nuc"}),
     # 'xy' swaps only the first two axes: inputs 2 and 3 keep theirs
     "meshgrid_xy_4": ("meshgrid", [[_r(2), _r(3), _r(4), _r(5)]], {"indexing": "xy"}),
     "meshgrid_ij_3": ("meshgrid", [[_r(2), _r(3), _r(4)]], {"indexing": "ij"}),
@@ -65,3 +69,39 @@ def test_gumbel_softmax_straight_through_gradient(hard):
     c = c1 + c2
     want = s * (c - np.sum(s * c, axis=-1, keepdims=True)) / temp
     np.testing.assert_allclose(g.numpy(), want, rtol=1e-10, atol=1e-12)
+
+
+RANDOM = {
+    "dropout_train_upscale": ("dropout", {"p": 0.4, "mode": "upscale_in_train"}),
+    "dropout_train_downscale": ("dropout", {"p": 0.4, "mode": "downscale_in_infer"}),
+    "dropout_eval_upscale": ("dropout", {"p": 0.4, "training": False}),
+    "dropout_eval_downscale": ("dropout", {"p": 0.4, "training": False,
+                                           "mode": "downscale_in_infer"}),
+    "dropout_all": ("dropout", {"p": 1.0}),
+    "alpha_dropout_train": ("alpha_dropout", {"p": 0.3}),
+    "alpha_dropout_eval": ("alpha_dropout", {"p": 0.3, "training": False}),
+    "alpha_dropout_all": ("alpha_dropout", {"p": 1.0}),
+}
+
+
+@pytest.mark.parametrize("create_graph", [False, True], ids=["explicit", "create_graph"])
+@pytest.mark.parametrize("name", sorted(RANDOM))
+def test_dropout_gradient_matches_finite_differences_with_the_same_draw(name, create_graph):
+    # with the seed fixed the op is affine in x: its derivative is exact from one
+    # central difference along a random direction
+    op, attrs = RANDOM[name]
+    attrs = {**OPS[op].attrs, **attrs}
+    x, u, c = _r(4, 6), _r(4, 6), _r(4, 6)
+
+    def out(a):
+        fw.seed(11)
+        return call(op, a, **attrs)[0]
+
+    t = fw.to_tensor(x, stop_gradient=False)
+    (g,) = fw.grad([fw.sum(out(t) * fw.to_tensor(c))], [t], create_graph=create_graph)
+
+    def f(a):
+        return float(np.sum(out(fw.to_tensor(a)).numpy() * c))
+
+    want = (f(x + 0.5 * u) - f(x - 0.5 * u))
+    np.testing.assert_allclose(np.sum(g.numpy() * u), want, rtol=1e-9, atol=1e-12)

@@ -105,6 +105,16 @@ def test_inf_norm_ties_split_with_the_sign(mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_clip_gives_no_gradient_at_a_bound(mode):
+    # Paddle's clip_grad: the gradient passes strictly inside (min, max) only
+    x = [-1.0, 2.0, 0.5, -3.0, 5.0]
+    cot = [1.0, 10.0, 100.0, 1000.0, 10000.0]
+    check(lambda x: fw.clip(x, -1.0, 2.0), [x], cot, [[0, 0, 100, 0, 0]], mode)
+    check(lambda x: fw.clip(x, min=-1.0), [x], cot, [[0, 10, 100, 0, 10000]], mode)
+    check(lambda x: fw.clip(x, max=2.0), [x], cot, [[1, 0, 100, 1000, 0]], mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_maximum_minimum_split_an_exact_tie_in_half(mode):
     a, b = [1.0, 2.0, 3.0], [1.0, 5.0, 0.0]
     check(fw.maximum, [a, b], [4.0, 4.0, 4.0], [[2, 0, 4], [2, 4, 0]], mode)
