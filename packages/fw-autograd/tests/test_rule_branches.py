@@ -45,6 +45,13 @@ CASES = {
     # only the weight differentiated (x a constant): its gradient is still computed
     "conv_weight_only": ("conv", [_r(2, 2, 5, 5), _r(3, 2, 3, 3), None], {"padding": 1}, (1,)),
     "conv_bias_only": ("conv", [_r(1, 2, 4, 4), _r(3, 2, 3, 3), _r(3)], {}, (2,)),
+    # complex inputs (the records check sgn in float64 only)
+    "sgn_complex": ("sgn", [_r(3, 2) + 1j * _r(3, 2)], {}),
+    # batch statistics with an affine weight and bias
+    "batch_norm_train_affine": ("batch_norm", [_r(4, 3, 2), np.zeros(3), np.ones(3),
+                                               _r(3), _r(3)], {"training": True}, (0, 3, 4)),
+    # batched least squares: the last two dims are the matrix
+    "lstsq_batched": ("lstsq", [_r(2, 5, 3), _r(2, 5, 2)], {}),
     # 'xy' swaps only the first two axes: inputs 2 and 3 keep theirs
     "meshgrid_xy_4": ("meshgrid", [[_r(2), _r(3), _r(4), _r(5)]], {"indexing": "xy"}),
     "meshgrid_ij_3": ("meshgrid", [[_r(2), _r(3), _r(4)]], {"indexing": "ij"}),
@@ -179,3 +186,18 @@ def test_hsigmoid_clips_the_pre_activation_at_40():
             assert g.numpy()[0, 0] == 0, pre
         else:
             assert g.numpy()[0, 0] != 0, pre
+
+
+@pytest.mark.parametrize("name", ["conv", "conv_transpose"])
+def test_conv_re_expression_equals_the_explicit_backward(name):
+    # create_graph=True differentiates the re-expression (_conv_fn), a plain backward
+    # the conv_grad_* kernels: both gradients, bias included, must agree
+    x, w, b = _r(2, 2, 5, 5), _r(2, 2, 3, 3), _r(2)
+    got = []
+    for cg in (False, True):
+        ts = [fw.to_tensor(a, stop_gradient=False) for a in (x, w, b)]
+        out = call(name, *ts, **{**OPS[name].attrs, "padding": 1})
+        c = fw.to_tensor(np.cos(np.arange(out.size) * 0.9).reshape(out.shape))
+        got.append([g.numpy() for g in fw.grad([fw.sum(out * c)], ts, create_graph=cg)])
+    for a, e in zip(got[1], got[0]):
+        np.testing.assert_allclose(a, e, rtol=1e-10, atol=1e-12)

@@ -348,6 +348,10 @@ def test_put_along_axis_repeated_indices(mode):
     # without self: only the two tied values share it
     check(put("amax", include_self=False), [a, vt], cot,
           [[[1, 0, 100], [0, 10000, 100000]], [[5, 5], [1000, 0]]], mode)
+    # mul with self: arr * v0 * v1 at a place; d/dv0 = g arr v1
+    vp = np.array([[2.0, 3.0], [0.5, 4.0]])
+    check(put("mul"), [a, vp], cot, [[[1, 60, 100], [2000, 10000, 100000]],
+                                     [[120, 80], [12000, 1500]]], mode)
     vm = np.array([[4.0, 9.0], [0.0, 0.0]])
     check(put("amin"), [a, vm], cot, [[[1, 5, 100], [0, 10000, 100000]],
                                       [[5, 0], [500, 500]]], mode)
@@ -458,6 +462,13 @@ def test_pow_at_zero(mode):
           mode)
     check(lambda x: fw.pow(x, 0.0), [x], [1.0] * 4, [[0, 0, 0, 0]], mode)
     check(lambda x: fw.pow(x, 1.0), [x], [1.0] * 4, [[1, 1, 1, 1]], mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_copysign_at_zero(mode):
+    # d/dx copysign(x, y) = sign(x) sign(y): 0 at x = 0; y gets none
+    check(fw.copysign, [[0.0, 2.0, -3.0], [1.0, -1.0, -2.0]], [1.0, 10.0, 100.0],
+          [[0, -10, 100], [0, 0, 0]], mode)
 
 
 @pytest.mark.parametrize("mode", MODES)

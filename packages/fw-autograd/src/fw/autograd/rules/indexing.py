@@ -290,9 +290,10 @@ def _put_along_axis(ctx, g):
         if ctx.needs(2):
             gv = take(g / div)
     elif reduce == "mul":
-        # out = arr * prod(values put there): d/d arr = out / arr, d/d v = out / v
+        # out = arr * prod(values put there): d/d arr = that product (1 where nothing
+        # was written; not out / arr, which is 0/0 where arr is 0), d/d v = out / v
         if ctx.needs(0):
-            ga = g * out / arr if include_self else put(g, 0.0)
+            ga = g * put(fw.ones_like(g), values, "mul") if include_self else put(g, 0.0)
         if ctx.needs(2):
             gv = take(g * out) / values
     else:  # amin / amax: split among the elements equal to the result
