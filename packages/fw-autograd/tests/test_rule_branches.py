@@ -52,6 +52,9 @@ CASES = {
                                                _r(3), _r(3)], {"training": True}, (0, 3, 4)),
     # batched least squares: the last two dims are the matrix
     "lstsq_batched": ("lstsq", [_r(2, 5, 3), _r(2, 5, 2)], {}),
+    # the bias of a linear layer, alone and with the others
+    "linear_bias": ("linear", [_r(3, 4), _r(4, 2), _r(2)], {}),
+    "linear_bias_only": ("linear", [_r(3, 4), _r(4, 2), _r(2)], {}, (2,)),
     # 'xy' swaps only the first two axes: inputs 2 and 3 keep theirs
     "meshgrid_xy_4": ("meshgrid", [[_r(2), _r(3), _r(4), _r(5)]], {"indexing": "xy"}),
     "meshgrid_ij_3": ("meshgrid", [[_r(2), _r(3), _r(4)]], {"indexing": "ij"}),
