@@ -197,9 +197,10 @@ def _fit(g, v, op):
         if g.type.dtype is not vt.dtype:
             g = fw.cast(g, vt.dtype)
     gs, vs = tuple(g.type.shape), tuple(vt.shape)
-    # a dynamic dim may hide a broadcast (size 1 at run time) only in elementwise ops
-    maybe_bcast = op.opdef.family == "elementwise" and \
-        sum(1 for x in op.operands if x is not None) > 1
+    # a dynamic dim may hide a broadcast (size 1 at run time) in any op that takes two
+    # tensors: elementwise ops, and others that broadcast them (masked_select, where,
+    # the losses, ...)
+    maybe_bcast = sum(1 for x in op.operands if x is not None) > 1
     if gs == vs and (DYN not in vs or not maybe_bcast):
         return g
     if DYN not in gs and DYN not in vs:

@@ -109,6 +109,10 @@ def composite(*names, inputs=True):
     For ops whose direct rule would be long (quantiles, norms, statistics); the
     price is recomputing the forward pass during backward. Higher orders work as
     for any rule (the recomputation is recorded when create_graph=True).
+
+    ``fn`` is always called with every input and every canonical attribute of the
+    op, so its parameters take no defaults (one would never be read; checked by
+    tests/test_rule_layout.py). The same holds for a function given to `vjp_of`.
     """
 
     def deco(fn):
@@ -158,13 +162,33 @@ def vjp_of(fn, ctx, g):
     gs = list(g) if isinstance(g, tuple) else [g]
     symbolic = any(type(x) is Value for x in gs) or any(
         type(ins[i] if j is None else ins[i][j]) is Value for i, j in pos)
+    # one tensor in several slots: each slot's gradient must be its own, so the
+    # re-expression reads a copy per slot where it would otherwise read the tensor itself
+    uses = {}
+    for a in ins:
+        for x in (a if isinstance(a, list) else [a]):
+            if is_tensor_like(x):
+                uses[id(x)] = uses.get(id(x), 0) + 1
     if symbolic:
-        xs = [ins[i] if j is None else ins[i][j] for i, j in pos]
-        outs = fn(*ins, **ctx.attrs)
+        work = [list(a) if i == v else a for i, a in enumerate(ins)]
+        xs = []
+        for i, j in pos:
+            x = ins[i] if j is None else ins[i][j]
+            if uses[id(x)] > 1:
+                x = fw.assign(x)
+                if j is None:
+                    work[i] = x
+                else:
+                    work[i][j] = x
+            xs.append(x)
+        outs = fn(*work, **ctx.attrs)
         outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
+        # not filtered by stop_gradient: program inputs keep stop_gradient=True (as
+        # paddle.static.data) and are differentiated anyway when asked for
         pairs = [(o, gi) for o, gi in zip(outs, gs)
-                 if gi is not None and o is not None and not o.stop_gradient]
-        grads = _grad([o for o, _ in pairs], xs, [gi for _, gi in pairs], allow_unused=True)
+                 if gi is not None and type(o) is Value and o.type.dtype.is_inexact]
+        grads = _grad([o for o, _ in pairs], xs, [gi for _, gi in pairs], allow_unused=True) \
+            if pairs else [None] * len(xs)
     else:
         create_graph = _mode.is_grad_enabled()
         work = [list(a) if i == v else a for i, a in enumerate(ins)]
@@ -179,6 +203,8 @@ def vjp_of(fn, ctx, g):
                     frontier.add(n.node if type(n) is Port else n)
                 if x._sg:
                     t = make_tensor(x._data, stop_gradient=False)
+                elif uses[id(x)] > 1:
+                    t = fw.assign(x)  # recorded (grad mode is on): keeps x's history
             else:
                 t = make_tensor(x._data, stop_gradient=False)
             xs.append(t)

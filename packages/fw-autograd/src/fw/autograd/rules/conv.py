@@ -29,8 +29,8 @@ from fw.core.ops.nn_grad import conv_transpose_pads
 # ---------------------------------------------------------------- convolutions
 
 
-def _conv_fn(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
-             channel_last=False):
+def _conv_fn(x, weight, bias, stride, padding, dilation, groups,
+             channel_last):
     n, c, sp = split_layout(x.shape, channel_last)
     cout = weight.shape[0]
     ks = tuple(weight.shape[2:])
@@ -48,8 +48,8 @@ def _conv_fn(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
     return channels_back(out, channel_last)
 
 
-def _conv_t_fn(x, weight, bias=None, stride=1, padding=0, output_padding=0, dilation=1,
-               groups=1, output_size=None, channel_last=False):
+def _conv_t_fn(x, weight, bias, stride, padding, output_padding, dilation,
+               groups, output_size, channel_last):
     n, c, sp = split_layout(x.shape, channel_last)
     ks = tuple(weight.shape[2:])
     g = groups

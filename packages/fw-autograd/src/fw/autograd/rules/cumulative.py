@@ -23,7 +23,7 @@ def _flatten_scan(ctx, g, key="axis"):
     if ax is None:
         shape = ctx.shape(0)
         return g, 0, (lambda t: reshape_to(t, shape) if static_shape(shape)
-                      else fw.reshape_as(t, ctx.inputs[0]))
+                      else fw.reshape(t, fw.shape(ctx.inputs[0])))
     if len(ctx.shape(0)) == 0:
         return reshape_to(g, [1]), 0, (lambda t: reshape_to(t, []))
     return g, ax, (lambda t: t)
@@ -119,19 +119,30 @@ def _numel(shape):
 
 
 @composite("diff")
-def _diff_fn(x, prepend=None, append=None, n=1, axis=-1):
+def _diff_fn(x, prepend, append, n, axis):
     parts = [t for t in (prepend, x, append) if t is not None]
     a = fw.concat(parts, axis=axis) if len(parts) > 1 else x
     for _ in range(n):
         m = a.shape[axis]
-        a = fw.slice(a, [axis], [1], [m]) - fw.slice(a, [axis], [0], [m - 1])
+        a = fw.slice(a, [axis], [1], [_upper(m)]) - fw.slice(a, [axis], [0], [_but_last(m)])
     return a
+
+
+def _upper(n):
+    """The end of a slice to the end of an axis of size n (-1: dynamic, on IR): slice
+    ends are clipped to the size."""
+    return n if n >= 0 else 2**62
+
+
+def _but_last(n):
+    """The end of a slice that drops the last element (-1 counts from the end on IR)."""
+    return max(n - 1, 0) if n >= 0 else -1
 
 
 def _trap_terms(y, x, dx, axis):
     n = y.shape[axis]
-    hi = fw.slice(y, [axis], [1], [n])
-    lo = fw.slice(y, [axis], [0], [max(n - 1, 0)])
+    hi = fw.slice(y, [axis], [1], [_upper(n)])
+    lo = fw.slice(y, [axis], [0], [_but_last(n)])
     avg = (hi + lo) / 2
     if x is not None:
         if x.ndim == 1:
@@ -141,16 +152,16 @@ def _trap_terms(y, x, dx, axis):
             d = reshape_to(d, shape)
         else:
             m = x.shape[axis]
-            d = fw.slice(x, [axis], [1], [m]) - fw.slice(x, [axis], [0], [max(m - 1, 0)])
+            d = fw.slice(x, [axis], [1], [_upper(m)]) - fw.slice(x, [axis], [0], [_but_last(m)])
         return avg * d
     return avg * (1.0 if dx is None else dx)
 
 
 @composite("trapezoid")
-def _trapezoid_fn(y, x=None, dx=None, axis=-1):
+def _trapezoid_fn(y, x, dx, axis):
     return fw.sum(_trap_terms(y, x, dx, axis), axis=axis)
 
 
 @composite("cumulative_trapezoid")
-def _cum_trapezoid_fn(y, x=None, dx=None, axis=-1):
+def _cum_trapezoid_fn(y, x, dx, axis):
     return fw.cumsum(_trap_terms(y, x, dx, axis), axis=axis)

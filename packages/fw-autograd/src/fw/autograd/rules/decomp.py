@@ -80,6 +80,9 @@ def _lu_unpack(ctx, g):
     at = ctx.attrs
     shape = ctx.shape(0)
     m, n = shape[-2], shape[-1]
+    if m < 0 or n < 0:  # which factor is padded to [m, n] depends on the sizes
+        raise UnsupportedError(f"lu_unpack: the gradient needs the static matrix size, got "
+                               f"{list(shape)}")
     k = min(m, n)
     gp, gl, gu = g
     total = None
@@ -215,6 +218,9 @@ def _svd(ctx, g):
 
 def _reflectors(x, k):
     """The Householder vectors v_i (unit i-th entry, zeros above) of x's columns."""
+    if k < 0 or any(d < 0 for d in x.shape):  # the loop and the zero blocks need sizes
+        raise UnsupportedError(f"the gradient through Householder reflectors needs static "
+                               f"shapes, got {list(x.shape)} with {k} reflectors")
     m = x.shape[-2]
     vs = []
     for i in range(k):
@@ -247,7 +253,7 @@ def _householder_product_fn(x, tau):
 
 
 @composite("ormqr")
-def _ormqr_fn(x, tau, y, left=True, transpose=False):
+def _ormqr_fn(x, tau, y, left, transpose):
     k = tau.shape[-1]
     vs = list(enumerate(_reflectors(x, k)))
     out = y

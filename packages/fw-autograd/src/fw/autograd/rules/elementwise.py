@@ -201,11 +201,13 @@ def _where(ctx, g):
 @vjp("clip")
 def _clip(ctx, g):
     x, lo, hi = ctx.inputs
+    # x gets the gradient strictly inside [lo, hi] (Paddle's clip_grad kernels: none
+    # at a bound, where the result stops following x)
     keep = None
     if lo is not None:
-        keep = x >= lo
+        keep = x > lo
     if hi is not None:
-        keep = (x <= hi) if keep is None else keep & (x <= hi)
+        keep = (x < hi) if keep is None else keep & (x < hi)
     gx = g if keep is None else g * keep.astype(g.dtype)
     glo = ghi = None
     if lo is not None and ctx.needs(1):

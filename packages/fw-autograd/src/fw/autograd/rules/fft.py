@@ -23,6 +23,7 @@ from __future__ import annotations
 import fw
 from fw.autograd._registry import vjp
 from fw.autograd.rules._util import reshape_to
+from fw.core.errors import UnsupportedError
 from fw.core.ops import call
 
 _SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
@@ -33,10 +34,13 @@ def _axes(ctx):
     return [a % nd for a in ctx.attrs["axes"]]
 
 
-def _resize(t, axes, sizes):
+def _resize(t, axes, sizes, op):
     """Crop or zero-pad `t` to `sizes` along `axes` (the adjoint of the op's resize)."""
     for a, n in zip(axes, sizes):
         cur = t.shape[a]
+        if cur < 0 or n < 0:  # a dynamic size (IR): how much to crop or pad is unknown
+            raise UnsupportedError(f"{op}: the gradient needs static sizes along the "
+                                   f"transformed axes when the op resizes, got {cur} and {n}")
         if cur > n:
             t = fw.slice(t, [a], [0], [n])
         elif cur < n:
@@ -52,7 +56,9 @@ def _c2c(ctx, g):
     axes = _axes(ctx)
     r = call("fft_c2c", g, axes=tuple(axes), norm=_SWAP[a["norm"]], forward=not a["forward"],
              s=None)
-    return _resize(r, axes, [ctx.shape(0)[x] for x in axes])
+    if a["s"] is None:  # no resize: the gradient has the input's sizes
+        return r
+    return _resize(r, axes, [ctx.shape(0)[x] for x in axes], "fft_c2c")
 
 
 @vjp("fft_r2c", inputs=False)
@@ -65,9 +71,11 @@ def _r2c(ctx, g):
     if not a["forward"]:  # ihfft = conj(rfft(x, swapped norm))
         g = fw.conj(g)
     # zero-fill the dropped negative frequencies of the last axis, then the adjoint DFT
-    full = _resize(g, [axes[-1]], [sizes[-1]])
-    r = call("fft_c2c", full, axes=tuple(axes), norm=norm, forward=False, s=None)
-    return _resize(fw.real(r), axes, [shape[x] for x in axes])
+    full = _resize(g, [axes[-1]], [sizes[-1]], "fft_r2c")
+    r = fw.real(call("fft_c2c", full, axes=tuple(axes), norm=norm, forward=False, s=None))
+    if a["s"] is None:
+        return r
+    return _resize(r, axes, [shape[x] for x in axes], "fft_r2c")
 
 
 @vjp("fft_c2r", inputs=False)
@@ -81,6 +89,9 @@ def _c2r(ctx, g):
         sizes = [shape[x] for x in axes]
         sizes[-1] = 2 * (sizes[-1] - 1)
     n = sizes[-1]
+    if n < 0 or shape[axes[-1]] < 0:
+        raise UnsupportedError(f"fft_c2r: the gradient needs the static size of the last "
+                               f"transformed axis, got {shape[axes[-1]]}")
     # irfft with norm m: grad = rfft(g, swapped m), middle bins doubled
     norm = _SWAP[a["norm"]] if not a["forward"] else a["norm"]
     r = call("fft_r2c", g, axes=tuple(axes), norm=norm, forward=True, s=None)
@@ -93,8 +104,9 @@ def _c2r(ctx, g):
     r = r * reshape_to(fw.to_tensor(w[:m], dtype=r.dtype), wshape)
     if a["forward"]:  # hfft = irfft(conj(x), swapped norm)
         r = fw.conj(r)
-    want = [shape[x] for x in axes]
-    return _resize(r, axes, want)
+    if a["s"] is None:  # r has the input's sizes already
+        return r
+    return _resize(r, axes, [shape[x] for x in axes], "fft_c2r")
 
 
 @vjp("fftshift", inputs=False)

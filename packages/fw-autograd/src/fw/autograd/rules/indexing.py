@@ -23,15 +23,25 @@ from fw.autograd.rules._util import (
 from fw.core.ops import call
 
 
-def _winners(shape, write, read):
+def _winners(like, write, read):
     """Where several values are written to one place the last one stays: a mask (in
     the values' layout) of the values that were not overwritten. `write(slots,
-    order)` writes value numbers into a -1 tensor of `shape`, `read(slots)` reads
-    them back at the values' positions."""
-    slots = fw.full(list(shape), -1, dtype="int64")
-    n = numel(shape)
-    order_like = read(reshape_to(fw.arange(n, dtype="int64"), list(shape)))
-    order = reshape_to(fw.arange(order_like.size, dtype="int64"), list(order_like.shape))
+    order)` writes value numbers into a -1 tensor shaped like `like` (the tensor
+    written to, or its static shape), `read(slots)` reads them back at the values'
+    positions."""
+    shape = list(like) if isinstance(like, list) else list(like.shape)
+    if static_shape(shape):
+        slots = fw.full(shape, -1, dtype="int64")
+        ids = reshape_to(fw.arange(numel(shape), dtype="int64"), shape)
+    else:  # IR, run-time sizes
+        slots = fw.full_like(like, -1, dtype="int64")
+        ids = fw.reshape(fw.arange(fw.numel(like), dtype="int64"), fw.shape(like))
+    order_like = read(ids)
+    if static_shape(order_like.shape):
+        order = reshape_to(fw.arange(order_like.size, dtype="int64"), list(order_like.shape))
+    else:  # IR: a boolean index selects a run-time number of places
+        order = fw.reshape(fw.arange(fw.numel(order_like), dtype="int64"),
+                           fw.shape(order_like))
     return read(write(slots, order)) == order
 
 
@@ -57,7 +67,7 @@ def _setitem(ctx, g):
     if ctx.needs(1):
         gv = call("getitem", g, indices, index=index)
         if indices:  # repeated advanced indices: the last write wins
-            win = _winners(ctx.shape(0), lambda t, o: call("setitem", t, o, indices, index=index),
+            win = _winners(x, lambda t, o: call("setitem", t, o, indices, index=index),
                            lambda t: call("getitem", t, indices, index=index))
             gv = fw.where(win, gv, zeros_like(gv))
     return gx, gv, None
@@ -120,7 +130,9 @@ def _scatter(ctx, g):
         gu = fw.gather(g, idx, axis=0)
         if ctx.attrs["overwrite"]:  # repeated rows: the last update wins
             rows = ctx.shape(0)[0]
-            win = _winners([rows], lambda t, o: fw.scatter(t, idx, o),
+            # a 1-D stand-in for x's rows (x itself on IR, where rows may be dynamic)
+            like = [rows] if rows >= 0 else x[(slice(None),) + (0,) * (x.ndim - 1)]
+            win = _winners(like, lambda t, o: fw.scatter(t, idx, o),
                            lambda t: fw.gather(t, idx, axis=0))
             gu = gu * reshape_to(win, [index.size] + [1] * (len(ctx.shape(0)) - 1)).astype(
                 gu.dtype)
@@ -165,7 +177,7 @@ def _index_put(ctx, g):
         key = ("t",) * len(indices)
         gv = call("getitem", g, list(indices), index=key)
         if not acc:  # repeated positions: the last write wins
-            win = _winners(ctx.shape(0), lambda t, o: fw.index_put(t, tuple(indices), o),
+            win = _winners(x, lambda t, o: fw.index_put(t, tuple(indices), o),
                            lambda t: call("getitem", t, list(indices), index=key))
             gv = fw.where(win, gv, zeros_like(gv))
     return gx, None, gv
@@ -195,9 +207,17 @@ def _masked_scatter(ctx, g):
     if ctx.needs(2):
         _, mb = fw.broadcast_tensors([g, mask])
         picked = fw.masked_select(g, mb)
+        if not static_shape(value.shape):
+            from fw.core.errors import UnsupportedError
+
+            raise UnsupportedError(f"masked_scatter: the gradient of 'value' needs its static "
+                                   f"shape, got {list(value.shape)}")
         n = value.size
-        rest = n - picked.shape[0]
-        flat = fw.concat([picked, fw.zeros([rest], dtype=g.dtype)]) if rest else picked
+        if picked.shape[0] < 0:  # IR: how many were picked is known at run time only
+            flat = fw.slice(fw.concat([picked, fw.zeros([n], dtype=g.dtype)]), [0], [0], [n])
+        else:
+            rest = n - picked.shape[0]
+            flat = fw.concat([picked, fw.zeros([rest], dtype=g.dtype)]) if rest else picked
         gv = reshape_to(flat, value.shape)
     return gx, None, gv
 
@@ -254,7 +274,7 @@ def _put_along_axis(ctx, g):
         if ctx.needs(0):
             ga = put(g, 0.0)
         if ctx.needs(2):
-            win = _winners(ctx.shape(0), lambda t, o: put(t, o), take)
+            win = _winners(arr, lambda t, o: put(t, o), take)
             gv = fw.where(win, take(g), zeros_like(take(g)))
     elif reduce == "add":
         if ctx.needs(0):
@@ -270,15 +290,16 @@ def _put_along_axis(ctx, g):
         if ctx.needs(2):
             gv = take(g / div)
     elif reduce == "mul":
-        # out = arr * prod(values put there): d/d arr = out / arr, d/d v = out / v
+        # out = arr * prod(values put there): d/d arr = that product (1 where nothing
+        # was written; not out / arr, which is 0/0 where arr is 0), d/d v = out / v
         if ctx.needs(0):
-            ga = g * out / arr if include_self else put(g, 0.0)
+            ga = g * put(fw.ones_like(g), values, "mul") if include_self else put(g, 0.0)
         if ctx.needs(2):
             gv = take(g * out) / values
     else:  # amin / amax: split among the elements equal to the result
         hit_v = (values == take(out)).astype(g.dtype)
-        hit_a = (arr == out).astype(g.dtype) if include_self else zeros_like(g)
-        if not include_self:
+        hit_a = (arr == out).astype(g.dtype)
+        if not include_self:  # the places written to forget arr; the others keep it
             hit_a = fw.where(put(fw.ones_like(g), 0.0) == 0, zeros_like(g), hit_a)
         cnt = hit_a + put(zeros_like(g), hit_v, "add")
         share = g / fw.where(cnt == 0, 1.0, cnt)

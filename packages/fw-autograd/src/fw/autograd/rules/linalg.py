@@ -25,6 +25,7 @@ from fw.autograd.rules._util import (
     mT,
     norm_axes,
     reshape_to,
+    static_shape,
     zeros_like,
 )
 from fw.core.errors import UnsupportedError
@@ -71,9 +72,11 @@ def _vecdot(ctx, g):
     x, y = ctx.inputs
     ax = ctx.attrs["axis"]
     ge = fw.unsqueeze(g, ax if ax < 0 else ax - max(len(ctx.shape(0)), len(ctx.shape(1))))
-    shape = fw.broadcast_shape(list(x.shape), list(y.shape))
-    return (conj(ge) * fw.broadcast_to(y, shape) if ctx.needs(0) else None,
-            ge * fw.broadcast_to(x, shape) if ctx.needs(1) else None)
+    # broadcast against each other at run time (a static broadcast_shape of dynamic
+    # dims would keep a size-1 dim of one at the other's size)
+    xb, yb = fw.broadcast_tensors([x, y])
+    return (conj(ge) * yb if ctx.needs(0) else None,
+            ge * xb if ctx.needs(1) else None)
 
 
 @vjp("cross")
@@ -141,7 +144,9 @@ def _einsum(ctx, g):
                 if c not in avail:
                     r = fw.unsqueeze(r, dim)
                 dim += 1
-            r = fw.broadcast_to(r, list(x.shape))
+            # to the operand's shape (at run time on IR: a static -1 would keep size 1)
+            r = fw.broadcast_to(r, list(x.shape)) if static_shape(x.shape) else \
+                fw.expand_as(r, x)
         grads.append(r)
     return [grads]
 
@@ -152,6 +157,9 @@ def _einsum_diagonal_grad(g, out, subs, ops, k):
     letter once, then embedded on the diagonals (zeros elsewhere)."""
     s = subs[k]
     x = ops[k]
+    if not static_shape(x.shape):
+        raise UnsupportedError(f"einsum: the gradient of operand '{s}' (a repeated subscript) "
+                               f"needs its static shape, got {list(x.shape)}")
     unique = "".join(dict.fromkeys(s))
     others = [(subs[j], conj(ops[j])) for j in range(len(ops)) if j != k]
     avail = set(out) | {c for sj, _ in others for c in sj}
@@ -211,11 +219,13 @@ def _matrix_exp(ctx, g):
     top = fw.concat([ah, g], axis=-1)
     bot = fw.concat([z, ah], axis=-1)
     big = fw.linalg.matrix_exp(fw.concat([top, bot], axis=-2))
+    if n < 0:  # a dynamic size (IR): the top-right quarter by halving
+        return fw.chunk(fw.chunk(big, 2, axis=-2)[0], 2, axis=-1)[1]
     return big[..., :n, n:]
 
 
 @composite("matrix_power")
-def _matrix_power_fn(x, n=1):
+def _matrix_power_fn(x, n):
     if n < 0:
         x = fw.linalg.inv(x)
         n = -n
@@ -266,7 +276,7 @@ def _vector_norm(ctx, g):
 
 
 @composite("matrix_norm")
-def _matrix_norm_fn(x, p="fro", axis=(-2, -1), keepdim=False):
+def _matrix_norm_fn(x, p, axis, keepdim):
     nd = x.ndim
     a0, a1 = axis[0] % nd, axis[1] % nd
     m = fw.moveaxis(x, [a0, a1], [-2, -1])
@@ -285,7 +295,7 @@ def _matrix_norm_fn(x, p="fro", axis=(-2, -1), keepdim=False):
 
 
 @composite("cdist")
-def _cdist_fn(x, y, p=2.0, compute_mode=None):
+def _cdist_fn(x, y, p, compute_mode):
     diff = fw.unsqueeze(x, -2) - fw.unsqueeze(y, -3)
     return fw.linalg.vector_norm(diff, p, axis=-1)
 
@@ -324,13 +334,13 @@ def _cov_matrix(x, fweights, aweights, rowvar, ddof):
 
 
 @composite("cov")
-def _cov_fn(x, fweights=None, aweights=None, rowvar=True, ddof=1):
+def _cov_fn(x, fweights, aweights, rowvar, ddof):
     c = _cov_matrix(x, fweights, aweights, rowvar, int(ddof))
     return fw.squeeze(c)
 
 
 @composite("corrcoef")
-def _corrcoef_fn(x, rowvar=True):
+def _corrcoef_fn(x, rowvar):
     c = _cov_matrix(x, None, None, rowvar, 1)
     std = fw.sqrt(fw.real(diagonal(c)))
     if c.dtype.is_complex:

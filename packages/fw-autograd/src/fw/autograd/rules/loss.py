@@ -36,8 +36,8 @@ def _log_softmax(x, axis):
     return call("log_softmax", x, axis=axis)
 
 
-def _ce_fn(logits, label, weight=None, soft_label=False, ignore_index=-100, reduction="mean",
-           axis=-1, use_softmax=True):
+def _ce_fn(logits, label, weight, soft_label, ignore_index, reduction,
+           axis, use_softmax):
     nd = logits.ndim
     ax = axis % nd
     logp = _log_softmax(logits, ax) if use_softmax else fw.log(logits)
@@ -105,7 +105,7 @@ def _ce_vjp(ctx, g):
 
 
 @composite("nll_loss")
-def _nll_fn(input, label, weight=None, ignore_index=-100, reduction="mean"):  # noqa: A002
+def _nll_fn(input, label, weight, ignore_index, reduction):  # noqa: A002
     ignored = label == ignore_index
     safe = fw.where(ignored, fw.zeros_like(label), label)
     picked = fw.squeeze(fw.take_along_axis(input, fw.unsqueeze(safe, 1), axis=1), 1)
@@ -122,7 +122,7 @@ def _nll_fn(input, label, weight=None, ignore_index=-100, reduction="mean"):  # 
 
 
 @composite("binary_cross_entropy")
-def _bce_fn(input, label, weight=None, reduction="mean"):  # noqa: A002
+def _bce_fn(input, label, weight, reduction):  # noqa: A002
     y = label.astype(input.dtype)
     loss = -(y * fw.maximum(fw.log(input), -100.0)
              + (1 - y) * fw.maximum(fw.log1p(-input), -100.0))
@@ -136,7 +136,7 @@ def _bce_logits_terms(x, y):
 
 
 @composite("binary_cross_entropy_with_logits")
-def _bcel_fn(logit, label, weight=None, pos_weight=None, reduction="mean"):
+def _bcel_fn(logit, label, weight, pos_weight, reduction):
     y = label.astype(logit.dtype)
     loss = _bce_logits_terms(logit, y)
     if pos_weight is not None:
@@ -147,7 +147,7 @@ def _bcel_fn(logit, label, weight=None, pos_weight=None, reduction="mean"):
 
 
 @composite("kl_div")
-def _kl_fn(input, label, reduction="mean", log_target=False):  # noqa: A002
+def _kl_fn(input, label, reduction, log_target):  # noqa: A002
     y = label.astype(input.dtype)
     if log_target:
         loss = fw.exp(y) * (y - input)
@@ -158,25 +158,27 @@ def _kl_fn(input, label, reduction="mean", log_target=False):  # noqa: A002
     shape = fw.broadcast_shape(list(input.shape), list(label.shape))
     loss = fw.broadcast_to(loss, shape)
     if reduction == "batchmean":
+        if loss.ndim and loss.shape[0] < 0:  # a dynamic batch (IR): its run-time size
+            return fw.sum(loss) / fw.cast(fw.shape(loss)[0], loss.dtype)
         return fw.sum(loss) / float(loss.shape[0])
     return _reduce(loss, reduction)
 
 
 @composite("smooth_l1_loss")
-def _sl1_fn(input, label, reduction="mean", delta=1.0):  # noqa: A002
+def _sl1_fn(input, label, reduction, delta):  # noqa: A002
     d = fw.abs(input - label)
     loss = fw.where(d < delta, 0.5 * d * d, delta * d - 0.5 * delta * delta)
     return _reduce(loss, reduction)
 
 
 @composite("margin_ranking_loss")
-def _mr_fn(input, other, label, margin=0.0, reduction="mean"):  # noqa: A002
+def _mr_fn(input, other, label, margin, reduction):  # noqa: A002
     loss = fw.maximum(-label * (input - other) + margin, 0.0)
     return _reduce(loss, reduction)
 
 
 @composite("sigmoid_focal_loss")
-def _focal_fn(logit, label, normalizer=None, alpha=0.25, gamma=2.0, reduction="sum"):
+def _focal_fn(logit, label, normalizer, alpha, gamma, reduction):
     y = label.astype(logit.dtype)
     ce = _bce_logits_terms(logit, y)
     p = fw.sigmoid(logit)
@@ -189,8 +191,8 @@ def _focal_fn(logit, label, normalizer=None, alpha=0.25, gamma=2.0, reduction="s
 
 
 @composite("hsigmoid_loss")
-def _hs_fn(input, label, weight, bias=None, path_table=None, path_code=None,  # noqa: A002
-           num_classes=2):
+def _hs_fn(input, label, weight, bias, path_table, path_code,  # noqa: A002
+           num_classes):
     # the tree paths are integer bookkeeping, computed on the host
     n = input.shape[0]
     lab = np.asarray(label.numpy()).reshape(-1).astype(np.int64)
@@ -222,7 +224,7 @@ def _hs_fn(input, label, weight, bias=None, path_table=None, path_code=None,  # 
 
 @vjp("ctc_loss", inputs=False, outputs=True)
 def _ctc_loss(ctx, g):
-    if fw.is_grad_enabled():
+    if not explicit(ctx):  # a backward that is itself differentiated (create_graph)
         raise UnsupportedError("ctc_loss: only first-order gradients are available (the op "
                                "computes its gradient itself); create_graph=True is not "
                                "supported through it")

@@ -16,6 +16,7 @@ from fw.autograd.rules._util import (
     reshape_to,
     zeros_like,
 )
+from fw.core.errors import UnsupportedError
 from fw.core.ir import no_building
 from fw.core.ops import call
 from fw.core.ops.conv import split_layout
@@ -36,7 +37,7 @@ def _linear(ctx, g):
 
 
 @composite("bilinear")
-def _bilinear_fn(x1, x2, weight, bias=None):
+def _bilinear_fn(x1, x2, weight, bias):
     out = fw.einsum("ni,oij,nj->no", x1, weight, x2)
     if bias is not None:
         out = out + reshape_to(bias, [-1])
@@ -154,23 +155,32 @@ def _interpolate(ctx, g):
 
 
 @composite("scaled_dot_product_attention")
-def _sdpa_fn(query, key, value, attn_mask=None, is_causal=False, scale=None):
+def _sdpa_fn(query, key, value, attn_mask, is_causal, scale):
     three = query.ndim == 3
     q, k, v = (fw.unsqueeze(t, 0) if three else t for t in (query, key, value))
     q = fw.transpose(q, [0, 2, 1, 3])
     k = fw.transpose(k, [0, 2, 1, 3])
     v = fw.transpose(v, [0, 2, 1, 3])
+    if q.shape[1] < 0 or k.shape[1] < 0:
+        raise UnsupportedError("scaled_dot_product_attention: the gradient needs the static "
+                               f"numbers of heads, got {q.shape[1]} and {k.shape[1]}")
     rep = q.shape[1] // k.shape[1] if k.shape[1] else 1
     if rep > 1:
         k = fw.repeat_interleave(k, rep, axis=1)
         v = fw.repeat_interleave(v, rep, axis=1)
     s = q.shape[-1]
-    sc = (1.0 / float(np.sqrt(s)) if s else 1.0) if scale is None else scale
+    if scale is not None:
+        sc = scale
+    elif s < 0:  # a dynamic head size (IR): its run-time value
+        sc = 1.0 / fw.sqrt(fw.cast(fw.shape(q)[-1], q.dtype))
+    else:
+        sc = 1.0 / float(np.sqrt(s)) if s else 1.0
     scores = fw.matmul(q, k, transpose_y=True) * sc
     sq, sk = scores.shape[-2], scores.shape[-1]
     neg = float("-inf")
     if is_causal:
-        allowed = fw.to_tensor(np.tri(sq, sk, dtype=bool))
+        allowed = fw.to_tensor(np.tri(sq, sk, dtype=bool)) if sq >= 0 and sk >= 0 else \
+            fw.tril(fw.ones_like(scores)) > 0  # dynamic sizes (IR)
         scores = fw.where(allowed, scores, fw.full_like(scores, neg))
     if attn_mask is not None:
         if attn_mask.dtype == fw.bool:
@@ -183,7 +193,7 @@ def _sdpa_fn(query, key, value, attn_mask=None, is_causal=False, scale=None):
 
 
 @composite("cosine_similarity")
-def _cos_fn(x1, x2, axis=1, eps=1e-8):
+def _cos_fn(x1, x2, axis, eps):
     a, b = fw.broadcast_tensors([x1, x2])
     w12 = fw.sum(a * b, axis=axis)
     w1 = fw.sum(a * a, axis=axis)
@@ -192,7 +202,7 @@ def _cos_fn(x1, x2, axis=1, eps=1e-8):
 
 
 @composite("pairwise_distance")
-def _pd_fn(x, y, p=2.0, epsilon=1e-6, keepdim=False):
+def _pd_fn(x, y, p, epsilon, keepdim):
     d = x - y + epsilon
     if d.shape[-1] == 0:
         return None

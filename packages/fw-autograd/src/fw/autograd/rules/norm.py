@@ -31,8 +31,8 @@ def _affine(y, weight, bias, shape):
     return y
 
 
-def _bn_fn(x, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.9,
-           epsilon=1e-5, channel_last=False, use_global_stats=None):
+def _bn_fn(x, running_mean, running_var, weight, bias, training, momentum,
+           epsilon, channel_last, use_global_stats):
     nd = x.ndim
     ax = nd - 1 if channel_last else 1
     c = x.shape[ax]
@@ -76,7 +76,7 @@ def _begin(b, nd):
     return b % nd if b < 0 else b
 
 
-def _ln_fn(x, weight=None, bias=None, epsilon=1e-5, begin_norm_axis=1):
+def _ln_fn(x, weight, bias, epsilon, begin_norm_axis):
     b = _begin(begin_norm_axis, x.ndim)
     axes = list(range(b, x.ndim))
     mean, var = _mean_var(x, axes)
@@ -101,7 +101,7 @@ def _ln_vjp(ctx, g):
 
 
 @composite("rms_norm")
-def _rms_fn(x, weight=None, bias=None, epsilon=1e-5, begin_norm_axis=-1):
+def _rms_fn(x, weight, bias, epsilon, begin_norm_axis):
     b = _begin(begin_norm_axis, x.ndim)
     axes = list(range(b, x.ndim))
     ms = fw.mean(x * x, axis=axes, keepdim=True)
@@ -126,18 +126,18 @@ def _grouped(x, weight, bias, groups, epsilon, channel_last):
 
 
 @composite("group_norm")
-def _gn_fn(x, weight=None, bias=None, num_groups=None, epsilon=1e-5, channel_last=False):
+def _gn_fn(x, weight, bias, num_groups, epsilon, channel_last):
     return _grouped(x, weight, bias, num_groups, epsilon, channel_last)
 
 
 @composite("instance_norm")
-def _in_fn(x, weight=None, bias=None, epsilon=1e-5, channel_last=False):
+def _in_fn(x, weight, bias, epsilon, channel_last):
     c = x.shape[-1] if channel_last else x.shape[1]
     return _grouped(x, weight, bias, c, epsilon, channel_last)
 
 
 @composite("local_response_norm")
-def _lrn_fn(x, size=None, alpha=1e-4, beta=0.75, k=1.0, channel_last=False):
+def _lrn_fn(x, size, alpha, beta, k, channel_last):
     ax = x.ndim - 1 if channel_last else 1
     sq = fw.moveaxis(x * x, ax, -1)
     c = sq.shape[-1]
@@ -153,7 +153,7 @@ def _lrn_fn(x, size=None, alpha=1e-4, beta=0.75, k=1.0, channel_last=False):
 
 
 @composite("normalize")
-def _normalize_fn(x, p=2.0, axis=1, epsilon=1e-12):
+def _normalize_fn(x, p, axis, epsilon):
     if math.isinf(p):
         nrm = fw.amax(fw.abs(x), axis=axis, keepdim=True)
     else:  # vector_norm's rule is safe at zero vectors

@@ -36,8 +36,8 @@ def _pool_windows(x, kernel_size, stride, padding, ceil_mode, channel_last):
     return channels_first(x, channel_last), index, (n, c, sp, ks, strides, pads, outs)
 
 
-def _avg_pool_fn(x, kernel_size=None, stride=None, padding=0, ceil_mode=False, exclusive=True,
-                 divisor_override=None, channel_last=False):
+def _avg_pool_fn(x, kernel_size, stride, padding, ceil_mode, exclusive,
+                 divisor_override, channel_last):
     xt, index, (n, c, sp, ks, strides, pads, outs) = _pool_windows(
         x, kernel_size, stride, padding, ceil_mode, channel_last)
     total = fw.sum(gather_windows(xt, index), axis=-1)
@@ -66,8 +66,8 @@ def _avg_pool_vjp(ctx, g):
 
 
 @composite("lp_pool")
-def _lp_pool_fn(x, norm_type=None, kernel_size=None, stride=None, padding=0, ceil_mode=False,
-                channel_last=False):
+def _lp_pool_fn(x, norm_type, kernel_size, stride, padding, ceil_mode,
+                channel_last):
     if math.isinf(norm_type):
         return call("max_pool", x, kernel_size=kernel_size, stride=stride, padding=padding,
                     ceil_mode=ceil_mode, channel_last=channel_last)
@@ -117,7 +117,7 @@ def _max_pool(ctx, g):
 
 
 @composite("adaptive_avg_pool")
-def _adaptive_avg_fn(x, output_size=None, channel_last=False):
+def _adaptive_avg_fn(x, output_size, channel_last):
     n, c, sp = split_layout(x.shape, channel_last)
     from fw.core.ops.conv import expand
 

@@ -34,6 +34,12 @@ def _count(shape, axes):
     return n
 
 
+def _run_count(x, g, dtype):
+    """The number of elements reduced into each result, at run time (a dynamic reduced
+    dim on IR); an empty result (nothing to spread the gradient over) counts 1."""
+    return fw.cast(fw.numel(x) // fw.maximum(fw.numel(g), fw.ones_like(fw.numel(g))), dtype)
+
+
 def _back(ctx, g, key="axis"):
     """g broadcast back to the input's shape over the reduced axes."""
     return expand_as_input(g, ctx, 0, _axes(ctx, key), ctx.attrs.get("keepdim", False))
@@ -71,7 +77,7 @@ def _mean(ctx, g):
     full = _back(ctx, g)
     if n < 0:  # a dynamic reduced dim (IR): divide by the runtime count
         x = ctx.inputs[0]
-        return full / fw.cast(fw.numel(x) // fw.numel(g), full.dtype)
+        return full / _run_count(x, g, full.dtype)
     return full / n if n else full
 
 
@@ -108,7 +114,7 @@ def _var(ctx, g):
     axes = _axes(ctx)
     n = _count(shape, axes)
     if n < 0:
-        n = fw.cast(fw.numel(x) // fw.numel(g), g.dtype)
+        n = _run_count(x, g, g.dtype)
     den = n - 1 if ctx.attrs["unbiased"] else n
     centered = x - fw.mean(x, axis=ctx.attrs["axis"], keepdim=True)
     if isinstance(den, int):
@@ -123,7 +129,7 @@ def _std(ctx, g):
     axes = _axes(ctx)
     n = _count(shape, axes)
     if n < 0:
-        n = fw.cast(fw.numel(x) // fw.numel(g), g.dtype)
+        n = _run_count(x, g, g.dtype)
     den = n - 1 if ctx.attrs["unbiased"] else n
     centered = x - fw.mean(x, axis=ctx.attrs["axis"], keepdim=True)
     out = ctx.outputs[0]
@@ -154,7 +160,7 @@ def _prod(ctx, g):
     shape = ctx.shape(0)
     axes = _axes(ctx)
     if not static_shape(shape):
-        return _back(ctx, g) * conj(_keep(fw.prod(x, axis=ctx.attrs["axis"]), ctx) / x)
+        return _back(ctx, g) * conj(fw.prod(x, axis=ctx.attrs["axis"], keepdim=True) / x)
     nd = len(shape)
     if nd == 0:
         return g

@@ -98,17 +98,17 @@ def _gram(f, upper):
 
 
 @composite("cholesky_inverse")
-def _cholesky_inverse_fn(x, upper=False):
+def _cholesky_inverse_fn(x, upper):
     return fw.linalg.inv(_gram(_factor(x, upper), upper))
 
 
 @composite("cholesky_solve")
-def _cholesky_solve_fn(x, y, upper=False):
+def _cholesky_solve_fn(x, y, upper):
     return fw.linalg.solve(_gram(_factor(y, upper), upper), x)
 
 
 @composite("lu_solve")
-def _lu_solve_fn(b, lu, pivots, trans="N"):
+def _lu_solve_fn(b, lu, pivots, trans):
     p, low, up = fw.linalg.lu_unpack(lu, pivots)
     a = fw.matmul(fw.matmul(p, low), up)
     if trans == "T":
@@ -119,7 +119,7 @@ def _lu_solve_fn(b, lu, pivots, trans="N"):
 
 
 @composite("lstsq")
-def _lstsq_fn(x, y, rcond=None, driver=None):
+def _lstsq_fn(x, y, rcond, driver):
     sol = fw.matmul(fw.linalg.pinv(x), y)
     m, n = x.shape[-2], x.shape[-1]
     resid = fw.sum(fw.abs(fw.matmul(x, sol) - y) ** 2, axis=-2) if m > n else None

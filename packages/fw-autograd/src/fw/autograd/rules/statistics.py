@@ -50,12 +50,12 @@ def _median_like(x, axis, keepdim, mode, nan):
 
 
 @composite("median")
-def _median_fn(x, axis=None, keepdim=False, mode="avg"):
+def _median_fn(x, axis, keepdim, mode):
     return _median_like(x, axis, keepdim, mode, False), None
 
 
 @composite("nanmedian")
-def _nanmedian_fn(x, axis=None, keepdim=False, mode="avg"):
+def _nanmedian_fn(x, axis, keepdim, mode):
     return _median_like(x, axis, keepdim, mode, True), None
 
 
@@ -100,10 +100,10 @@ def _quantile_like(x, q, axis, keepdim, interpolation, nan):
 
 
 @composite("quantile")
-def _quantile_fn(x, q=0.5, axis=None, keepdim=False, interpolation="linear"):
+def _quantile_fn(x, q, axis, keepdim, interpolation):
     return _quantile_like(x, q, axis, keepdim, interpolation, False)
 
 
 @composite("nanquantile")
-def _nanquantile_fn(x, q=0.5, axis=None, keepdim=False, interpolation="linear"):
+def _nanquantile_fn(x, q, axis, keepdim, interpolation):
     return _quantile_like(x, q, axis, keepdim, interpolation, True)
