@@ -28,10 +28,11 @@ class UnknownPaddleOpError(ModelFormatError):
         self.ops = ops
 
 
-def unknown_ops(path, names) -> UnknownPaddleOpError | None:
+def unknown_ops(path, names, known=None) -> UnknownPaddleOpError | None:
     """The error for the op names (one per op of the program) without an entry in
-    `ops.OPS`, or None when every op has one."""
-    missing = collections.Counter(n for n in names if n not in OPS)
+    `known` (default `ops.OPS`), or None when every op has one."""
+    known = OPS if known is None else known
+    missing = collections.Counter(n for n in names if n not in known)
     if not missing:
         return None
     listing = ", ".join(f"{n} (x{c})" for n, c in sorted(missing.items()))

@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 
 from fw.inference.paddle_format import wire
+from fw.inference.paddle_format.convert import unknown_ops
 from fw.inference.paddle_format.graph import PaddleGraph, PaddleOp, Spec
 from fw.inference.paddle_format.pdiparams import BF16, DTYPES
 
@@ -61,9 +62,12 @@ LEGACY = {
     "transpose2": ("transpose",) + _UNARY + ({"axis": "perm"}, ()),
     "lookup_table_v2": ("embedding", ("Ids", "W"), ("Out",), {}, ()),
     "scale": ("scale",) + _UNARY + ({}, (("scale", "float"),)),
+    "concat": ("concat",) + _UNARY + ({}, (("axis", "ints"),)),
     "dropout": ("dropout", ("X", "Seed"), ("Out",),
                 {"dropout_implementation": "mode"}, (("dropout_prob", "float"),)),
 }
+
+_LIST_INPUT = {"concat"}  # ops whose first slot is a list of tensors
 
 # attributes every 2.x op carries for Paddle's own bookkeeping
 _IGNORED_ATTRS = {"op_callstack", "op_namescope", "op_role", "op_role_var", "op_device",
@@ -161,7 +165,7 @@ def _decode(path, buf, limits, fail, over):
                                tuple(wire.repeated_ints(td.get(2, []))))
             if 3 in m and m[3][0][1]:
                 persistable.append(name)
-    feeds, fetches, ops = [], [], []
+    feeds, fetches, ops, unknown = [], [], [], []
     n_const = 0
     for i, (_, v) in enumerate(raw_ops):
         m = wire.message(v)
@@ -182,16 +186,21 @@ def _decode(path, buf, limits, fail, over):
             fetches.append((attrs.get("col", len(fetches)), name))
             continue
         if typ not in LEGACY:
-            ops.append(PaddleOp(typ, [], attrs, [a for vs in outs.values() for a in vs]))
+            unknown.append(typ)
             continue
         pir, in_slots, out_slots, renames, operands = LEGACY[typ]
         args = [(ins.get(s) or [None])[0] for s in in_slots]
+        if typ in _LIST_INPUT:  # a list operand: PIR builds it with combine
+            key = f"%combine{len(ops)}"
+            ops.append(PaddleOp("combine", list(ins.get(in_slots[0], [])), {}, [key]))
+            args[0] = key
         for attr, kind in operands:
             key = f"%const{n_const}"
             n_const += 1
             value = attrs.pop(attr, None)
             if kind == "ints":
-                ops.append(PaddleOp("full_int_array", [], {"value": list(value)}, [key]))
+                value = list(value) if isinstance(value, (list, tuple)) else [value]
+                ops.append(PaddleOp("full_int_array", [], {"value": value}, [key]))
             else:
                 ops.append(PaddleOp("full", [], {"value": float(value), "shape": [1],
                                                  "dtype": "float32"}, [key]))
@@ -201,6 +210,9 @@ def _decode(path, buf, limits, fail, over):
             args = [args[0], None, args[2]]
         ops.append(PaddleOp(pir, args, attrs, [(outs.get(s) or [None])[0] for s in out_slots],
                             [specs.get((outs.get(s) or [None])[0]) for s in out_slots]))
+    err = unknown_ops(path, unknown, LEGACY)
+    if err is not None:
+        raise err
     feed_list = []
     for _, name in sorted(feeds, key=lambda c: c[0]):
         if name not in specs:
