@@ -274,3 +274,18 @@ def test_pdiparams_reader_on_a_hand_made_stream(tmp_path):
     for name, want in (("a", a), ("b", b), ("c", c)):
         assert got[name].dtype == want.dtype
         np.testing.assert_array_equal(got[name], want)
+
+
+def test_a_malformed_pir_op(tmp_path):
+    import json
+
+    prefix = _copy(tmp_path, "pir", "lenet")
+    with open(prefix + ".json") as f:
+        doc = json.load(f)
+    ops = doc["program"]["regions"][0]["blocks"][0]["ops"]
+    i = next(k for k, o in enumerate(ops) if o["#"] == "1.relu")
+    ops[i]["I"] = 7  # operands must be a list of {"%": id}
+    with open(prefix + ".json", "w") as f:
+        json.dump(doc, f)
+    with pytest.raises(ModelFormatError, match=rf"lenet\.json: op {i} is malformed"):
+        _load(prefix + ".json")

@@ -25,7 +25,9 @@ entry per op for both formats.
 from __future__ import annotations
 
 import os
+import struct
 
+from fw.core.errors import FwError
 from fw.inference.paddle_format import wire
 from fw.inference.paddle_format.convert import unknown_ops
 from fw.inference.paddle_format.graph import PaddleGraph, PaddleOp, Spec
@@ -87,8 +89,6 @@ def _attr(m):
     if kind == 1:
         return wire.f32(one(4, 0))
     if kind == 15:
-        import struct
-
         return struct.unpack("<d", struct.pack("<q", one(19, 0)))[0]
     if kind == 2:
         return wire.text(one(5, b""))
@@ -100,8 +100,6 @@ def _attr(m):
         out = []
         for wt, v in m.get(7, []):
             if wt == 2:  # packed
-                import struct
-
                 out.extend(struct.unpack(f"<{len(v) // 4}f", bytes(v)))
             else:
                 out.append(wire.f32(v))
@@ -130,8 +128,13 @@ def read_pdmodel(path, limits, fail, over) -> PaddleGraph:
         buf = f.read()
     try:
         return _decode(path, buf, limits, fail, over)
+    except FwError:  # already names the file and the problem
+        raise
     except wire.WireError as e:
         raise fail(f"not a Paddle ProgramDesc (.pdmodel): {e}") from e
+    except (KeyError, IndexError, TypeError, ValueError) as e:  # a required field is absent
+        raise fail(f"not a Paddle ProgramDesc (.pdmodel), or a damaged one: a message lacks "
+                   f"a field it needs ({type(e).__name__}: {e})") from e
 
 
 def _slots(entries):
@@ -167,7 +170,7 @@ def _decode(path, buf, limits, fail, over):
                 persistable.append(name)
     feeds, fetches, ops, unknown = [], [], [], []
     n_const = 0
-    for i, (_, v) in enumerate(raw_ops):
+    for _, v in raw_ops:
         m = wire.message(v)
         typ = wire.text(m[3][0][1]) if 3 in m else ""
         ins, outs = _slots(m.get(1, [])), _slots(m.get(2, []))

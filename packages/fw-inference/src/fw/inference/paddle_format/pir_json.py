@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 
+from fw.core.errors import FwError
 from fw.inference.paddle_format.graph import PaddleGraph, PaddleOp, Spec
 
 __all__ = ["read_pir_json", "looks_like_pir"]
@@ -104,6 +105,8 @@ def read_pir_json(path, limits, fail, over) -> PaddleGraph:
             outs = outs if isinstance(outs, list) else [outs]
             keys = [o["%"] for o in outs]
             specs = [_spec(o.get("TT"), fail) for o in outs]
+        except FwError:  # already names the file and the problem
+            raise
         except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:
             raise fail(f"op {i} is malformed ({type(e).__name__}: {e}): "
                        f"{json.dumps(op)[:200]}") from e
