@@ -289,3 +289,30 @@ def test_a_malformed_pir_op(tmp_path):
         json.dump(doc, f)
     with pytest.raises(ModelFormatError, match=rf"lenet\.json: op {i} is malformed"):
         _load(prefix + ".json")
+
+
+@pytest.mark.parametrize("target", ["pir/lenet.json", "legacy/lenet.pdmodel",
+                                    "pir/lenet.pdiparams"])
+def test_damaged_files_raise_model_format_errors_only(tmp_path, target):
+    # random byte damage: a clear ModelFormatError (or a clean load when the damage
+    # hits only bytes that do not matter), never another exception
+    fmt, fname = target.split("/")
+    prefix = _copy(tmp_path, fmt, "lenet")
+    ext = ".json" if fmt == "pir" else ".pdmodel"
+    path = tmp_path / fname
+    raw = path.read_bytes()
+    rng = np.random.default_rng(0)
+    errors = 0
+    for _ in range(30):
+        damaged = bytearray(raw)
+        for pos in rng.integers(0, len(raw), size=3):
+            damaged[pos] = int(rng.integers(0, 256))
+        if rng.random() < 0.3:
+            damaged = damaged[: int(rng.integers(0, len(raw)))]
+        path.write_bytes(bytes(damaged))
+        try:
+            _load(prefix + ext, prefix + ".pdiparams")
+        except ModelFormatError as e:
+            assert str(path) in str(e)
+            errors += 1
+    assert errors > 0
