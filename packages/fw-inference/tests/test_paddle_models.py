@@ -20,7 +20,7 @@ from fw.inference.paddle_format import UnknownPaddleOpError
 from fw.inference.paddle_format.pdiparams import read_pdiparams
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "paddle")
-PIR = ("lenet", "resnet_mini", "mobilenet_mini", "bert_mini")
+PIR = ("lenet", "resnet_mini", "mobilenet_mini", "bert_mini", "ops_mix")
 LEGACY = ("lenet", "resnet_mini", "mobilenet_mini")
 CASES = [("pir", n, ".json") for n in PIR] + [("legacy", n, ".pdmodel") for n in LEGACY]
 
