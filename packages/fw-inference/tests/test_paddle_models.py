@@ -316,3 +316,38 @@ def test_damaged_files_raise_model_format_errors_only(tmp_path, target):
             assert str(path) in str(e)
             errors += 1
     assert errors > 0
+
+
+# ------------------------------------------------------------ single entries
+def _run_graph(ops, feeds, fetches, weights=None, params=()):
+    from fw.core.ir import run
+    from fw.inference.paddle_format.convert import to_program
+    from fw.inference.paddle_format.graph import PaddleGraph, Spec
+
+    graph = PaddleGraph("hand.json", [(n, n, Spec(a.dtype.name, a.shape)) for n, a in feeds],
+                        list(params), ops, fetches)
+    program = to_program(graph, weights or {})
+    return run(program, *[a for _, a in feeds]).numpy()
+
+
+def test_legacy_elementwise_axis_aligns_y_from_axis():
+    # 2.x elementwise_add(x [N,C,H,W], y [C], axis=1) adds y[c] along the channels,
+    # which NumPy broadcasting alone would not do
+    from fw.inference.paddle_format.graph import PaddleOp
+
+    x = np.zeros((2, 3, 4, 5), np.float32)
+    y = np.array([1.0, 2.0, 3.0], np.float32)
+    out = _run_graph([PaddleOp("add", ["x", "y"], {"axis": 1}, ["z"])],
+                     [("x", x), ("y", y)], ["z"])
+    np.testing.assert_array_equal(out, x + y[None, :, None, None])
+
+
+def test_an_op_that_needs_a_constant_says_so():
+    from fw.inference.paddle_format.graph import PaddleOp
+
+    x = np.zeros((2, 6), np.float32)
+    shape = np.array([3, 4], np.int64)
+    with pytest.raises(ModelFormatError, match=r"hand\.json: op 0 \(reshape.*the target shape "
+                                               r"is computed at run time"):
+        _run_graph([PaddleOp("reshape", ["x", "s"], {}, ["z"])], [("x", x), ("s", shape)],
+                   ["z"])
