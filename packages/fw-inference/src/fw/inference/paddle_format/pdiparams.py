@@ -64,7 +64,7 @@ def read_pdiparams(path, names, limits, fail, over) -> dict:
     size = os.path.getsize(path)
     out = {}
     with open(path, "rb") as f:
-        buf = f.read()
+        buf = memoryview(f.read())  # slices below are views: one copy per tensor, its own
     pos = 0
 
     def take(n, what):
