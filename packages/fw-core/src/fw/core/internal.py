@@ -97,9 +97,9 @@ reads ``builder`` while emitting backward programs."""
 # ---------------------------------------------------------------- op table
 # OPS: {name: OpDef}, the op table; get_op(name) -> OpDef (raises for an unknown name).
 #   The same objects as `fw.core.ops.OPS` / `fw.core.ops.get_op`; listed here because
-#   packages look ops up at import time to prebind them (fw-nn, fw-jit). Read-only for
-#   them: ops are declared in fw-core, rules and lowerings live in each package's own
-#   registry.
+#   packages look ops up at import time to prebind them (fw-nn, fw-jit; fw-inference
+#   emits them when it converts a Paddle model). Read-only for them: ops are declared
+#   in fw-core, rules and lowerings live in each package's own registry.
 
 
 # ---------------------------------------------------------------- native kernels

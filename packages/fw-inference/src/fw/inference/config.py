@@ -158,8 +158,12 @@ class Config:
             return self._model_path
 
     def params_file(self) -> str:
-        """The replacement-weights file ('' when the model file's own weights are used)."""
-        return self._params_path or ""
+        """The replacement-weights file ('' when the model file's own weights are used);
+        for a model exported by Paddle, its ``.pdiparams``."""
+        from fw.inference.paddle_format import resolve
+
+        paddle = resolve(self._model_path, self._params_path)
+        return paddle[1] if paddle is not None else self._params_path or ""
 
     def model_dir(self) -> str:
         """The directory of the model ('' when none is set)."""
@@ -182,6 +186,11 @@ class Config:
             raise InvalidArgumentError("Config: no model is set; pass the file written by "
                                        "fw.jit.save: Config('model.fwmodel') (or "
                                        "config.set_model(path))")
+        from fw.inference.paddle_format import resolve
+
+        paddle = resolve(p, self._params_path)  # a model exported by Paddle
+        if paddle is not None:
+            return paddle[0]
         if os.path.isfile(p):
             return p
         if not p.endswith(MODEL_SUFFIX) and os.path.isfile(p + MODEL_SUFFIX):

@@ -172,17 +172,22 @@ def create_predictor(config: Config) -> Predictor:
     """
     from fw.core.ir import load
     from fw.core.ir.executor import Compiled
+    from fw.inference.paddle_format import load_paddle_model
 
     if not isinstance(config, Config):
         raise InvalidTypeError(f"create_predictor takes a fw.inference.Config, got "
                                f"{type(config).__name__}")
     config = Config(config)  # later edits of the caller's config do not leak in
-    path = config.model_file()
-    program, _ = load(path, for_inference=True, strip_updates=config._strip_updates,
-                      limits=config.model_limits())
-    params = config.params_file()
-    if params and os.path.abspath(params) != os.path.abspath(path):
-        _replace_weights(program, params)
+    paddle = load_paddle_model(config)  # None unless the config names a Paddle model
+    if paddle is not None:
+        program, path = paddle
+    else:
+        path = config.model_file()
+        program, _ = load(path, for_inference=True, strip_updates=config._strip_updates,
+                          limits=config.model_limits())
+        params = config.params_file()
+        if params and os.path.abspath(params) != os.path.abspath(path):
+            _replace_weights(program, params)
     _apply_cache_capacity(config)
     if config.ir_optim():
         _freeze(program)

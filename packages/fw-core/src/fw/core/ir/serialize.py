@@ -368,6 +368,11 @@ def _read_header(path, f, size, limits):
     if len(head) < 8:
         raise _fail(path, f"not a safetensors file (or a damaged one): {size} bytes is too "
                           f"short for a model file")
+    if head[:1] in (b"{", b"["):  # a JSON document (Paddle 3's model.json is one)
+        raise _fail(path, "a JSON file, not an fw model file (a safetensors file written by "
+                          "fw.jit.save / fw.core.ir.save); a Paddle 3 program (model.json) is "
+                          "loaded by fw.inference.Config(prefix + '.json', prefix + "
+                          "'.pdiparams')")
     (n,) = struct.unpack("<Q", head)
     if n > size - 8:
         raise _fail(path, f"not a safetensors file (or a damaged one): the header length {n} "
