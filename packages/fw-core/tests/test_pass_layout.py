@@ -6,7 +6,7 @@ import numpy as np
 
 import fw
 from fw.core.ir import TensorType, run, trace, verify
-from fw.core.ir.passes import PassManager
+from fw.core.ir.passes import PassManager, get_pass
 from fw.core.ops import call
 from fw.core.testing import as_tuple
 
@@ -75,11 +75,11 @@ def test_the_whole_inference_pipeline_keeps_the_values():
         np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)
 
 
-def test_a_stem_with_few_input_channels_stays_channel_first():
+def test_min_channels_keeps_a_narrow_stem_channel_first():
     rng = np.random.default_rng(2)
     p = _convnet(rng, c_in=3)
     q = p.clone()
-    assert PassManager(["layout_nhwc", "dce"]).run(q)
+    assert PassManager([get_pass("layout_nhwc", min_channels=4), "dce"]).run(q)
     first_conv = next(op for op in q.walk() if op.name == "conv")
     assert not first_conv.attrs["channel_last"]
     assert _names(q).count("transpose") == 2  # after the stem, and at the exit

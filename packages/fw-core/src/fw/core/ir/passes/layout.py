@@ -21,9 +21,11 @@ operands are all such NHWC values runs on them too. The transposes left without
 readers are removed by ``dce``. Results are bit-identical (the same arithmetic on
 permuted memory; oneDNN may pick other kernels, so float32 agrees within rounding).
 
-Kept NCHW: a conv with fewer than `min_channels` input channels (the 3-channel stem
-of an image model: its NHWC kernel gains nothing and the input would need a
-transpose), and any op inside a nested block.
+Kept NCHW: ops inside a nested block, and convs with fewer than `min_channels` input
+channels (default 1: none). Measured (1 thread, b1@224): the 3-channel stem is faster
+NHWC too -- ResNet's 7x7/64 conv 8.6-10.6 ms NHWC (the transposed input has 3
+channels) against 23.6 ms NCHW plus the transpose of its 64-channel output; the
+3x3/32 stem of MobileNetV2 is even (0.45 ms both ways).
 """
 
 from __future__ import annotations
@@ -58,12 +60,12 @@ def _convertible(op, min_channels) -> bool:
 
 @register_pass
 class LayoutNHWC(Pass):
-    """Options: ``min_channels`` (default 4): convs with fewer input channels stay
+    """Options: ``min_channels`` (default 1): convs with fewer input channels stay
     NCHW."""
 
     name = "layout_nhwc"
 
-    def __init__(self, min_channels: int = 4):
+    def __init__(self, min_channels: int = 1):
         self.min_channels = min_channels
 
     def run(self, program) -> bool:
