@@ -169,3 +169,45 @@ def test_activations_stay_channel_last_between_convolutions(name):
     ~110 per MobileNetV2 run); weights were prepacked in the first run."""
     assert _steady_reorders(name) == 0
     assert _steady_reorders(name, without="layout_nhwc") > 20
+
+
+def test_clones_share_weights_and_prepacked_primitives(tmp_path):
+    """clone() shares the weights (memory does not grow per clone: Python allocations
+    per clone are a tiny fraction of the weight bytes) and the weights prepacked for
+    the oneDNN primitives (clones running in threads pack nothing new), and clones
+    give the eager result concurrently."""
+    import threading
+    import tracemalloc
+
+    x = zoo.example_input(fw, "resnet18", batch=2, hw=32)
+    base, expected = _predictor(tmp_path, "resnet18", x)
+    weight_bytes = sum(v.type.numel() * 4 for v in base.program.block.args
+                       if v.role != "input")
+    assert weight_bytes > 10_000_000  # ResNet-18: ~11M float32 parameters
+    base.run([np.ascontiguousarray(x.numpy()[:1])])  # the clones' shape: primitives made
+    packed = _native.C.nn_packed_constants()
+    tracemalloc.start()
+    clones = [base.clone() for _ in range(8)]
+    grown, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert grown < weight_bytes / 100, (grown, weight_bytes)
+    errors, start = [], threading.Barrier(len(clones))
+
+    def work(pr, k):
+        xk = np.ascontiguousarray(x.numpy()[k % 2:k % 2 + 1])
+        start.wait()
+        try:
+            for _ in range(3):
+                (out,) = pr.run([xk])
+                np.testing.assert_allclose(out.numpy(), expected[k % 2:k % 2 + 1],
+                                           rtol=1e-4, atol=1e-4)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(c, k)) for k, c in enumerate(clones)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert _native.C.nn_packed_constants() == packed
