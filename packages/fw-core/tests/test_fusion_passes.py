@@ -599,17 +599,15 @@ def test_inference_pipeline_golden_convnet():
   block 0 (%image: f32[-1,3,8,8], %p0: f32[4,3,3,3] param "c1.w", %p1: f32[4] param "bn1.gamma", \
 %p2: f32[4] param "bn1.beta", %p3: f32[4,2] param "fc.w", %p4: f32[2] param "fc.b", \
 %c0: f32[4,3,3,3] const "c1.w.bn_folded", %c1: f32[4] const "c1.w.bn_folded_bias") {
-    %0 = transpose(%image) {perm=[0, 2, 3, 1]} : f32[-1,8,8,3]
-    %1 = fused_conv(%0, %c0, %c1, none) {stride=[1], padding=[1], dilation=[1], \
-groups=1, channel_last=true, activation="relu"} : f32[-1,8,8,4]
-    %2 = transpose(%1) {perm=[0, 3, 1, 2]} : f32[-1,4,8,8]
-    %3 = mean(%2) {axis=[2, 3], keepdim=false} : f32[-1,4]
-    %4 = fused_matmul(%3, %p3, %p4, none) {transpose_x=false, transpose_y=false, \
+    %0 = fused_conv(%image, %c0, %c1, none) {stride=[1], padding=[1], dilation=[1], \
+groups=1, channel_last=false, activation="relu"} : f32[-1,4,8,8]
+    %1 = mean(%0) {axis=[2, 3], keepdim=false} : f32[-1,4]
+    %2 = fused_matmul(%1, %p3, %p4, none) {transpose_x=false, transpose_y=false, \
 activation="none", alpha=1.0} : f32[-1,2]
-    %5 = fused_elementwise(%4) {program=[["const", f32, [], [0.5]], ["multiply", f32, [0, 1], \
+    %3 = fused_elementwise(%2) {program=[["const", f32, [], [0.5]], ["multiply", f32, [0, 1], \
 []], ["const", f32, [], [1.0]], ["add", f32, [2, 3], []]], out_dtype=f32} : f32[-1,2]
-    %6 = softmax(%5) {axis=-1} : f32[-1,2]
-    return %6
+    %4 = softmax(%3) {axis=-1} : f32[-1,2]
+    return %4
   }
 """)
     _check_same(p, q, [rng.standard_normal((2, 3, 8, 8)).astype(F32)], exact=False)

@@ -79,13 +79,29 @@ def test_min_channels_keeps_a_narrow_stem_channel_first():
     rng = np.random.default_rng(2)
     p = _convnet(rng, c_in=3)
     q = p.clone()
-    assert PassManager([get_pass("layout_nhwc", min_channels=4), "dce"]).run(q)
+    assert PassManager([get_pass("layout_nhwc", min_channels=4, min_convs=1), "dce"]).run(q)
     first_conv = next(op for op in q.walk() if op.name == "conv")
     assert not first_conv.attrs["channel_last"]
     assert _names(q).count("transpose") == 2  # after the stem, and at the exit
     x = rng.standard_normal((1, 3, 8, 8)).astype(F32)
     for a, b in zip(_out(p, x), _out(q, x)):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-5)
+
+
+def test_too_few_convolutions_leave_the_program_alone():
+    # LeNet-sized: two extra transposes cost more than two convs' reorders save
+    rng = np.random.default_rng(4)
+    w1, w2 = _param(rng, (6, 1, 5, 5), "c1.w"), _param(rng, (16, 6, 5, 5), "c2.w")
+
+    def lenet_features(x):
+        h = call("max_pool", call("relu", call("conv", x, w1, None)), kernel_size=2)
+        return call("max_pool", call("relu", call("conv", h, w2, None)), kernel_size=2)
+
+    p = trace(lenet_features, [T([-1, 1, 28, 28], "float32")], ["x"])
+    before = str(p)
+    assert not PassManager(["layout_nhwc"]).run(p)
+    assert str(p) == before
+    assert PassManager([get_pass("layout_nhwc", min_convs=2)]).run(p)
 
 
 def test_nothing_to_do_leaves_the_program_alone():
