@@ -211,3 +211,21 @@ def test_clones_share_weights_and_prepacked_primitives(tmp_path):
         t.join()
     assert not errors, errors
     assert _native.C.nn_packed_constants() == packed
+
+
+def test_disable_mkldnn_runs_the_reference_kernels(tmp_path):
+    """Paddle's meaning: without MKLDNN the plain CPU kernels run (fw: the NumPy
+    references), so no oneDNN primitive is created, and the result is the same."""
+    x = zoo.example_input(fw, "resnet18", batch=1, hw=32)
+    predictor, expected = _predictor(tmp_path, "resnet18", x)
+    config = infer.Config(str(tmp_path / "resnet18"))
+    config.disable_glog_info()
+    config.disable_mkldnn()
+    plain = infer.create_predictor(config)
+    _native.C.nn_clear_cache()
+    _native.clear_cache()
+    (out,) = plain.run([x.numpy()])
+    assert sum(len(v) for v in _native.primitive_impls().values()) == 0
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-4, atol=1e-4)
+    predictor.run([x.numpy()])
+    assert sum(len(v) for v in _native.primitive_impls().values()) > 0

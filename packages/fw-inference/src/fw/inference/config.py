@@ -120,6 +120,7 @@ class Config:
         self._optim_cache_dir = None
         self._save_optim_model = False
         self._mkldnn_cache_capacity = None
+        self._mkldnn = True
         self._pass_builder = PassBuilder()
         self._strip_updates = False
         self._model_limits = None  # None: fw.core.ir.serialize.DEFAULT_LIMITS
@@ -302,10 +303,11 @@ class Config:
         return self._threads
 
     def enable_mkldnn(self) -> None:
-        """Accepted for Paddle compatibility: fw's CPU kernels always use oneDNN."""
+        """Run the ops on fw's CPU kernels (oneDNN where it has one; the default)."""
+        self._mkldnn = True
 
     def mkldnn_enabled(self) -> bool:
-        return True
+        return self._mkldnn
 
     def set_mkldnn_cache_capacity(self, capacity: int = 0) -> None:
         """Bound oneDNN's primitive cache (entries; 0: no cache), applied when a
@@ -317,8 +319,10 @@ class Config:
         self._mkldnn_cache_capacity = capacity
 
     def disable_mkldnn(self) -> None:
-        raise UnsupportedError("Config.disable_mkldnn: fw's CPU kernels are oneDNN's; they "
-                               "cannot be switched off")
+        """Run every op on its NumPy reference kernel instead of the CPU kernels
+        (oneDNN): Paddle's meaning (its plain CPU kernels), e.g. to tell a oneDNN
+        problem from a model problem. Much slower."""
+        self._mkldnn = False
 
     def enable_use_gpu(self, memory_pool_init_size_mb: int = 100, device_id: int = 0,
                        precision_mode=None) -> None:
@@ -358,7 +362,7 @@ class Config:
         rows = [("model_file", self.prog_file() or "(none)"),
                 ("params_file", self.params_file() or "(in the model file)"),
                 ("model_dir", self.model_dir() or "(none)"), None,
-                ("cpu_math_thread", str(self._threads)), ("enable_mkldnn", "true"),
+                ("cpu_math_thread", str(self._threads)), ("enable_mkldnn", _b(self._mkldnn)),
                 ("mkldnn_cache_capacity", "default" if self._mkldnn_cache_capacity is None
                  else str(self._mkldnn_cache_capacity)), ("use_gpu", "false"), None,
                 ("ir_optim", _b(self._ir_optim))]
