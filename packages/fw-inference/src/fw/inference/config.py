@@ -91,8 +91,9 @@ class Config:
     Switches (Paddle's names): `switch_ir_optim` (run the IR passes, default on),
     `enable_memory_optim` (free intermediates early and reuse their buffers,
     default off), `set_cpu_math_library_num_threads`, `enable_mkldnn` (default
-    on: fw's CPU kernels, oneDNN) / `disable_mkldnn` (the NumPy reference kernels), `disable_glog_info`, `switch_ir_debug`
-    (dump the program after every pass), `delete_pass` / `pass_builder`,
+    on: fw's CPU kernels, oneDNN) / `disable_mkldnn` (the NumPy reference
+    kernels), `disable_glog_info`, `switch_ir_debug` (dump the program after
+    every pass), `delete_pass` / `pass_builder`,
     `set_optim_cache_dir` + `enable_save_optim_model` (write the optimised
     model), `enable_use_gpu` (raises: CPU only for now), `summary`. fw's own:
     `set_model_limits` (the bounds a model file must stay within) and
