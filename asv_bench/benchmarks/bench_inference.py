@@ -114,3 +114,55 @@ class TorchPeer:
     def time_no_grad_numpy_to_numpy(self):
         with self.torch.no_grad():
             self.model(self.torch.from_numpy(self.x)).numpy()
+
+
+# ---------------------------------------------------------------- per pass, with/without
+# Every pass of the predictor's pipeline (PassBuilder, fw.inference.config) on every zoo
+# model, with it and without it (all the other passes on): no pass may make a program
+# slower. One oneDNN thread; small spatial sizes keep the suite short (the layers, and so
+# the primitive kinds, are those of the full-size models).
+_ZOO_CASES = {"lenet": (1, None), "resnet18": (1, 64), "mobilenet_v2": (1, 64),
+              "bert_encoder": (1, None)}
+
+
+def _zoo_predictor(directory, name, batch, hw, without=None):
+    import sys
+
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tests"))
+    import zoo
+
+    fw.seed(0)
+    model = zoo.build(fw, name)
+    x = zoo.example_input(fw, name, batch=batch, hw=hw)
+    prefix = os.path.join(directory, name)
+    if not os.path.exists(prefix + ".fwmodel"):
+        spec = [fw.static.InputSpec([None, *x.shape[1:]], x.dtype)]
+        fw.jit.save(fw.jit.to_static(model, input_spec=spec), prefix)
+    config = infer.Config(prefix)
+    config.disable_glog_info()
+    config.set_cpu_math_library_num_threads(1)
+    if without is not None:
+        config.pass_builder().delete_pass(without)
+    return infer.create_predictor(config), x.numpy()
+
+
+def _pipeline_passes():
+    return infer.Config().pass_builder().all_passes()
+
+
+class PassWithWithout:
+    params = (list(_ZOO_CASES), _pipeline_passes(), [True, False])
+    param_names = ("model", "pass", "with_pass")
+
+    def setup(self, model, name, with_pass):
+        self.dir = tempfile.TemporaryDirectory()
+        batch, hw = _ZOO_CASES[model]
+        self.pred, self.x = _zoo_predictor(self.dir.name, model, batch, hw,
+                                           None if with_pass else name)
+        self.pred.run([self.x])  # primitives created, weights prepacked
+
+    def teardown(self, model, name, with_pass):
+        self.dir.cleanup()
+
+    def time_run(self, model, name, with_pass):
+        self.pred.run([self.x])

@@ -23,7 +23,12 @@ namespace fw {
     X(gelu_erf, 3, eltwise_gelu_erf, 0.f, 0.f)   \
     X(sigmoid, 4, eltwise_logistic, 0.f, 0.f)    \
     X(tanh, 5, eltwise_tanh, 0.f, 0.f)           \
-    X(silu, 6, eltwise_swish, 1.f, 0.f)  // swish with beta (oneDNN's alpha) 1
+    X(silu, 6, eltwise_swish, 1.f, 0.f) /* swish with beta (oneDNN's alpha) 1 */ \
+    X(relu6, 7, eltwise_clip, 0.f, 6.f) /* clip(x, alpha, beta) */              \
+    /* x * max(0, min(1, alpha x + beta)) = x * relu6(x + 3) / 6 */               \
+    X(hardswish, 8, eltwise_hardswish, 1.f / 6.f, 0.5f)                          \
+    /* max(0, min(1, alpha x + beta)): Paddle's default slope and offset */       \
+    X(hardsigmoid, 9, eltwise_hardsigmoid, 0.1666667f, 0.5f)
 
 // X(alias, name): other spellings parse_activation accepts.
 #define FW_EPILOGUE_ALIASES(X) \

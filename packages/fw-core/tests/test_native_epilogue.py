@@ -36,12 +36,12 @@ def test_every_spelling_is_taken_from_the_table():
         canon = OPS["fused_matmul"].canon({**OPS["fused_matmul"].attrs, "activation": alias})
         assert canon["activation"] == name
     assert _epilogue.canonical("ReLU") == "relu"
-    assert _epilogue.canonical("hardswish") is None and _epilogue.canonical([1]) is None
-    with pytest.raises(InvalidArgumentError, match="unknown activation 'hardswish'"):
-        OPS["fused_matmul"].canon({**OPS["fused_matmul"].attrs, "activation": "hardswish"})
+    assert _epilogue.canonical("mish") is None and _epilogue.canonical([1]) is None
+    with pytest.raises(InvalidArgumentError, match="unknown activation 'mish'"):
+        OPS["fused_matmul"].canon({**OPS["fused_matmul"].attrs, "activation": "mish"})
     with pytest.raises(ValueError, match="unknown activation"):
         _native.matmul(np.ones((2, 2), np.float32), np.ones((2, 2), np.float32),
-                       activation="hardswish")
+                       activation="mish")
 
 
 @pytest.mark.parametrize("act", _epilogue.TABLE, ids=lambda a: a.name)
@@ -74,3 +74,12 @@ def test_native_matmul_fallback_and_kernel_agree_with_the_oracle(name):
         want = fused_matmul_oracle(x, y, b, activation=name)
         assert got.shape == want.shape and got.dtype == want.dtype
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_a_numeric_attribute_must_be_the_rows_exact_value():
+    # hardsigmoid fuses only with Paddle's default slope/offset (the native row bakes
+    # them in); any other slope stays an unfused op
+    assert _epilogue.of_op("hardsigmoid", {"slope": 0.1666667, "offset": 0.5}) == "hardsigmoid"
+    assert _epilogue.of_op("hardsigmoid", {"slope": 0.2, "offset": 0.5}) is None
+    assert _epilogue.of_op("hardsigmoid", {"slope": 0.1666667}) is None
+    assert _epilogue.of_op("relu6", {}) == "relu6"

@@ -219,8 +219,9 @@ def test_mkldnn_switches_and_gpu(mlp_file):
     config.set_mkldnn_cache_capacity(10)
     with pytest.raises(InvalidArgumentError, match="capacity must be >= 0"):
         config.set_mkldnn_cache_capacity(-1)
-    with pytest.raises(UnsupportedError, match="cannot be switched off"):
-        config.disable_mkldnn()
+    config.disable_mkldnn()
+    assert not config.mkldnn_enabled()
+    config.enable_mkldnn()
     with pytest.raises(UnsupportedError, match="enable_use_gpu"):
         config.enable_use_gpu(100, 0)
     assert not config.use_gpu() and config.gpu_device_id() == -1

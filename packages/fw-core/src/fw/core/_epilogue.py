@@ -116,6 +116,15 @@ def _relu(v):
     return np.maximum(v, 0, out=v) if type(v) is np.ndarray and v.ndim else np.maximum(v, 0)
 
 
+def _clip(v, lo, hi):
+    # as the unfused ops compute it (min of max), so NaN propagates the same way
+    return np.minimum(np.maximum(v, lo), hi)
+
+
+#: Paddle's default hardsigmoid slope (0.1666667, not 1/6: the op's default attribute)
+_HS_SLOPE = 0.1666667
+
+
 # ---------------------------------------------------------------- the table
 class Activation(NamedTuple):
     name: str
@@ -133,6 +142,11 @@ TABLE: tuple[Activation, ...] = (
     Activation("sigmoid", 4, sigmoid_np, "sigmoid"),
     Activation("tanh", 5, np.tanh, "tanh"),
     Activation("silu", 6, silu_np, "silu"),
+    Activation("relu6", 7, lambda v: _clip(v, 0.0, 6.0), "relu6"),
+    Activation("hardswish", 8, lambda v: v * _clip(v + 3.0, 0.0, 6.0) / 6.0, "hardswish"),
+    # only Paddle's default slope/offset: the native row bakes them in as its alpha/beta
+    Activation("hardsigmoid", 9, lambda v: _clip(v * _HS_SLOPE + 0.5, 0.0, 1.0),
+               "hardsigmoid", (("slope", _HS_SLOPE), ("offset", 0.5))),
 )
 
 #: other spellings accepted wherever an activation name is (None means none)
@@ -157,10 +171,17 @@ def canonical(name) -> str | None:
     return name if name in BY_NAME else None
 
 
+def _attr_matches(attrs, k, v) -> bool:
+    if isinstance(v, bool):  # a flag: a missing one reads as False
+        return bool(attrs.get(k)) == v
+    got = attrs.get(k)  # a number: only the exact value the native row bakes in
+    return isinstance(got, (int, float)) and float(got) == v
+
+
 def of_op(op_name: str, attrs) -> str | None:
-    """The activation that fw op `op_name` with `attrs` computes, or None (the table's
-    attributes are flags: a missing one reads as False)."""
+    """The activation that fw op `op_name` with `attrs` computes, or None (a flag
+    attribute that is missing reads as False; a numeric one must equal the row's)."""
     for a in _BY_OP.get(op_name, ()):
-        if all(bool(attrs.get(k)) == v for k, v in a.attrs):
+        if all(_attr_matches(attrs, k, v) for k, v in a.attrs):
             return a.name
     return None

@@ -90,9 +90,10 @@ class Config:
 
     Switches (Paddle's names): `switch_ir_optim` (run the IR passes, default on),
     `enable_memory_optim` (free intermediates early and reuse their buffers,
-    default off), `set_cpu_math_library_num_threads`, `enable_mkldnn` (always
-    on: fw's CPU kernels are oneDNN), `disable_glog_info`, `switch_ir_debug`
-    (dump the program after every pass), `delete_pass` / `pass_builder`,
+    default off), `set_cpu_math_library_num_threads`, `enable_mkldnn` (default
+    on: fw's CPU kernels, oneDNN) / `disable_mkldnn` (the NumPy reference
+    kernels), `disable_glog_info`, `switch_ir_debug` (dump the program after
+    every pass), `delete_pass` / `pass_builder`,
     `set_optim_cache_dir` + `enable_save_optim_model` (write the optimised
     model), `enable_use_gpu` (raises: CPU only for now), `summary`. fw's own:
     `set_model_limits` (the bounds a model file must stay within) and
@@ -120,6 +121,7 @@ class Config:
         self._optim_cache_dir = None
         self._save_optim_model = False
         self._mkldnn_cache_capacity = None
+        self._mkldnn = True
         self._pass_builder = PassBuilder()
         self._strip_updates = False
         self._model_limits = None  # None: fw.core.ir.serialize.DEFAULT_LIMITS
@@ -311,10 +313,11 @@ class Config:
         return self._threads
 
     def enable_mkldnn(self) -> None:
-        """Accepted for Paddle compatibility: fw's CPU kernels always use oneDNN."""
+        """Run the ops on fw's CPU kernels (oneDNN where it has one; the default)."""
+        self._mkldnn = True
 
     def mkldnn_enabled(self) -> bool:
-        return True
+        return self._mkldnn
 
     def set_mkldnn_cache_capacity(self, capacity: int = 0) -> None:
         """Bound oneDNN's primitive cache (entries; 0: no cache), applied when a
@@ -326,8 +329,10 @@ class Config:
         self._mkldnn_cache_capacity = capacity
 
     def disable_mkldnn(self) -> None:
-        raise UnsupportedError("Config.disable_mkldnn: fw's CPU kernels are oneDNN's; they "
-                               "cannot be switched off")
+        """Run every op on its NumPy reference kernel instead of the CPU kernels
+        (oneDNN): Paddle's meaning (its plain CPU kernels), e.g. to tell a oneDNN
+        problem from a model problem. Much slower."""
+        self._mkldnn = False
 
     def enable_use_gpu(self, memory_pool_init_size_mb: int = 100, device_id: int = 0,
                        precision_mode=None) -> None:
@@ -367,7 +372,7 @@ class Config:
         rows = [("model_file", self.prog_file() or "(none)"),
                 ("params_file", self.params_file() or "(in the model file)"),
                 ("model_dir", self.model_dir() or "(none)"), None,
-                ("cpu_math_thread", str(self._threads)), ("enable_mkldnn", "true"),
+                ("cpu_math_thread", str(self._threads)), ("enable_mkldnn", _b(self._mkldnn)),
                 ("mkldnn_cache_capacity", "default" if self._mkldnn_cache_capacity is None
                  else str(self._mkldnn_cache_capacity)), ("use_gpu", "false"), None,
                 ("ir_optim", _b(self._ir_optim))]

@@ -208,7 +208,12 @@ def create_predictor(config: Config) -> Predictor:
         os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
         save(program, out)
     _read_only(program)
-    compiled = Compiled(program, "cpu", memory_optimize=config.memory_optim_enabled())
+    override = None
+    if not config.mkldnn_enabled():  # disable_mkldnn: the NumPy references throughout
+        override = {op.name: op.opdef.reference for op in program.walk()
+                    if op.opdef.reference is not None}
+    compiled = Compiled(program, "cpu", kernel_override=override,
+                        memory_optimize=config.memory_optim_enabled())
     return Predictor(_Shared(program, compiled, config))
 
 

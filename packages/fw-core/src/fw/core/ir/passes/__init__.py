@@ -29,7 +29,9 @@ Fusion passes (they emit the ops of ``fw.core.ops.fused``): ``fold_batch_norm``
 (inference only), ``fuse_conv_bias_act``, ``fuse_matmul_bias_act``,
 ``fuse_elementwise``. Pipeline ``inference``: constant folding and
 simplification, then batch-norm folding, then the fusions (product ops first, so
-their epilogues are not taken by the elementwise fusion), then cse and dce.
+their epilogues are not taken by the elementwise fusion), then ``layout_nhwc``
+(convolutions and pooling channel-last, converting only at a region's edges), the
+elementwise fusion, cse and dce.
 """
 
 from __future__ import annotations
@@ -47,8 +49,8 @@ PIPELINES: dict = {
     "default": ("algebraic_simplify", "constant_folding", "cse", "dce"),
     "cleanup": ("cse", "dce"),
     "inference": ("constant_folding", "algebraic_simplify", "fold_batch_norm",
-                  "fuse_conv_bias_act", "fuse_matmul_bias_act", "fuse_elementwise", "cse",
-                  "dce"),
+                  "fuse_conv_bias_act", "fuse_matmul_bias_act", "layout_nhwc",
+                  "fuse_elementwise", "cse", "dce"),
 }
 
 
@@ -209,4 +211,5 @@ from fw.core.ir.passes import (  # noqa: E402,F401  # noqa: E402,F401
     fuse_conv,
     fuse_elementwise,
     fuse_matmul,
+    layout,
 )
