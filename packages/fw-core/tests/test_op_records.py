@@ -50,6 +50,45 @@ def test_reference_defaults_match_the_op_attrs():
     assert not bad, "\n".join(bad)
 
 
+def _kernels_of(op):
+    """The op's reference and infer, and the plain functions they close over (a wrapped
+    NumPy kernel like hardtanh's lambda, called with the op's attrs): each of their
+    keyword defaults is reachable from a direct call."""
+    import types
+
+    seen, out = set(), []
+    for f in (op.reference, op.infer):
+        for g in [f] + [c.cell_contents for c in (getattr(f, "__closure__", None) or ())
+                        if isinstance(c.cell_contents, types.FunctionType)]:
+            if isinstance(g, types.FunctionType) and id(g) not in seen:
+                seen.add(id(g))
+                out.append(g)
+    return out
+
+
+def test_kernel_and_infer_defaults_match_the_op_attrs():
+    """Like the test above, for infer and the functions a reference wraps."""
+    import inspect
+
+    bad = []
+    for name, op in OPS.items():
+        canon = {}
+        if op.canon is not None:
+            try:
+                canon = op.canon(dict(op.attrs))
+            except FwError:
+                canon = {}
+        for f in _kernels_of(op):
+            for p in inspect.signature(f).parameters.values():
+                if p.default is inspect.Parameter.empty or p.name not in op.attrs:
+                    continue
+                allowed = [op.attrs[p.name]] + ([canon[p.name]] if p.name in canon else [])
+                if not any(p.default == v or str(p.default) == str(v) for v in allowed):
+                    bad.append(f"{name} ({f.__qualname__}).{p.name}: default {p.default!r}, "
+                               f"op {allowed}")
+    assert not bad, "\n".join(bad)
+
+
 def test_records_name_real_ops():
     unknown = sorted(n for n in RECORDS if n not in OPS)
     assert not unknown, f"records for ops that do not exist: {unknown}"
