@@ -131,12 +131,21 @@ def test_omitted_attrs_take_the_op_defaults(name):
     this one runs the functions, so a default that is wrong but agrees in text (or a
     test runner that picks tests by the lines they execute) is covered too."""
     import copy
+    import inspect
 
     op = OPS[name]
     try:
         defaults = op.canon(dict(op.attrs)) if op.canon is not None else dict(op.attrs)
     except FwError:
         pytest.skip("no usable default attributes")
+    # this op's signature defaults first (test_kernel_and_infer_defaults checks all ops;
+    # here they sit beside the calls: an infer that ignores an attribute runs here too)
+    for f in _kernels_of(op):
+        for p in inspect.signature(f).parameters.values():
+            if p.default is not inspect.Parameter.empty and p.name in op.attrs:
+                allowed = [op.attrs[p.name], defaults.get(p.name)]
+                assert any(p.default == v or str(p.default) == str(v) for v in allowed), \
+                    f"{f.__qualname__}.{p.name}: default {p.default!r}, op {allowed}"
     bare = copy.copy(op)  # the same conversions, the reference called with fewer attrs
     bare.canon = None
     kw = _without_defaults(op.reference, defaults, op.attrs)
