@@ -4,7 +4,7 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fw
@@ -48,6 +48,134 @@ def test_reference_defaults_match_the_op_attrs():
             if not any(p.default == v or str(p.default) == str(v) for v in allowed):
                 bad.append(f"{name}.{p.name}: reference default {p.default!r}, op {allowed}")
     assert not bad, "\n".join(bad)
+
+
+def _kernels_of(op):
+    """The op's reference and infer, and the plain functions they close over (a wrapped
+    NumPy kernel like hardtanh's lambda, called with the op's attrs): each of their
+    keyword defaults is reachable from a direct call."""
+    import types
+
+    seen, out = set(), []
+    for f in (op.reference, op.infer):
+        for g in [f] + [c.cell_contents for c in (getattr(f, "__closure__", None) or ())
+                        if isinstance(c.cell_contents, types.FunctionType)]:
+            if isinstance(g, types.FunctionType) and id(g) not in seen:
+                seen.add(id(g))
+                out.append(g)
+    return out
+
+
+def test_kernel_and_infer_defaults_match_the_op_attrs():
+    """Like the test above, for infer and the functions a reference wraps."""
+    import inspect
+
+    bad = []
+    for name, op in OPS.items():
+        canon = {}
+        if op.canon is not None:
+            try:
+                canon = op.canon(dict(op.attrs))
+            except FwError:
+                canon = {}
+        for f in _kernels_of(op):
+            for p in inspect.signature(f).parameters.values():
+                if p.default is inspect.Parameter.empty or p.name not in op.attrs:
+                    continue
+                allowed = [op.attrs[p.name]] + ([canon[p.name]] if p.name in canon else [])
+                if not any(p.default == v or str(p.default) == str(v) for v in allowed):
+                    bad.append(f"{name} ({f.__qualname__}).{p.name}: default {p.default!r}, "
+                               f"op {allowed}")
+    assert not bad, "\n".join(bad)
+
+
+def _without_defaults(f, attrs, raw):
+    """attrs less those f's signature has a default for (a call then uses f's own),
+    except where that default is the op's raw, uncanonicalised one (dtype=None, which
+    canon turns into a dtype): those are still passed, canonical."""
+    import inspect
+
+    ps = inspect.signature(f).parameters
+
+    def same(d, v):
+        try:
+            return d is v or bool(d == v) or (d is not None and str(d) == str(v))
+        except Exception:  # (arrays)
+            return False
+
+    return {k: v for k, v in attrs.items()
+            if k not in ps or ps[k].default is inspect.Parameter.empty
+            or (k in raw and same(ps[k].default, raw[k]) and not same(ps[k].default, v))}
+
+
+def _same_values(a, b):
+    a, b = as_tuple(a), as_tuple(b)
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        x, y = np.asarray(x), np.asarray(y)
+        assert x.shape == y.shape and x.dtype == y.dtype
+        if x.dtype.kind not in "biufcO":  # bfloat16 and friends: NaN == NaN via float32
+            x, y = x.astype(np.float32), y.astype(np.float32)
+        np.testing.assert_array_equal(x, y)
+
+
+# the index ops' key attribute describes their index tensors: no default fits a sample
+NO_DEFAULT_CALL = {"getitem", "setitem"}
+
+
+@pytest.mark.parametrize("name", sorted(n for n in RECORDS if n in OPS
+                                        and n not in EXEMPT | NO_DEFAULT_CALL))
+def test_omitted_attrs_take_the_op_defaults(name):
+    """Calling the reference and infer with their defaulted attributes left out gives
+    what the op's declared defaults give. The two tests above read the signatures;
+    this one runs the functions, so a default that is wrong but agrees in text (or a
+    test runner that picks tests by the lines they execute) is covered too."""
+    import copy
+    import inspect
+
+    op = OPS[name]
+    try:
+        defaults = op.canon(dict(op.attrs)) if op.canon is not None else dict(op.attrs)
+    except FwError:
+        pytest.skip("no usable default attributes")
+    # this op's signature defaults first (test_kernel_and_infer_defaults checks all ops;
+    # here they sit beside the calls: an infer that ignores an attribute runs here too)
+    for f in _kernels_of(op):
+        for p in inspect.signature(f).parameters.values():
+            if p.default is not inspect.Parameter.empty and p.name in op.attrs:
+                allowed = [op.attrs[p.name], defaults.get(p.name)]
+                assert any(p.default == v or str(p.default) == str(v) for v in allowed), \
+                    f"{f.__qualname__}.{p.name}: default {p.default!r}, op {allowed}"
+    bare = copy.copy(op)  # the same conversions, the reference called with fewer attrs
+    bare.canon = None
+    kw = _without_defaults(op.reference, defaults, op.attrs)
+    bare.reference = lambda *a, **_: op.reference(*a, **kw)
+    ikw = _without_defaults(op.infer, defaults, op.attrs)
+
+    @settings(max_examples=3, deadline=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(data=st.data())
+    def run(data):
+        rec = RECORDS[name][0]
+        s = rec.sample(data.draw, data.draw(st.sampled_from(rec.dtypes)))
+        try:
+            fw.seed(0)
+            want, _ = reference_call(op, s.args, dict(defaults))
+        except Exception:  # these inputs do not fit the default attributes
+            return
+        fw.seed(0)
+        got, _ = reference_call(bare, s.args, {})
+        _same_values(got, want)
+        from fw.core.dispatch import input_types
+
+        types = input_types(op, to_args(s.args))
+        a = [(t.shape, t.dtype) for t in as_tuple(op.infer(*types, **defaults))
+             if isinstance(t, TensorType)]
+        b = [(t.shape, t.dtype) for t in as_tuple(op.infer(*types, **ikw))
+             if isinstance(t, TensorType)]
+        assert a == b
+
+    run()
 
 
 def test_records_name_real_ops():

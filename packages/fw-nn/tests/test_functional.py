@@ -165,7 +165,13 @@ def test_nll_bce_kl_and_margin_losses():
     pw = 2.0
     check(F.binary_cross_entropy_with_logits(t(z), t(y), pos_weight=t([pw] * 3),
                                              reduction="none"),
-          bcel * (1 + (pw - 1) * y))
+          pw * y * np.logaddexp(0, -z) + (1 - y) * np.logaddexp(0, z))
+    # soft labels tell Paddle 3.x's placement of pos_weight (the label term only) from
+    # Paddle 2.4's (the whole term); with 0/1 labels the two agree
+    ys = np.array([0.25, 0.5, 0.75])
+    check(F.binary_cross_entropy_with_logits(t(z), t(ys), pos_weight=t([pw] * 3),
+                                             reduction="none"),
+          pw * ys * np.logaddexp(0, -z) + (1 - ys) * np.logaddexp(0, z))
     lab = np.array([[0.3, 0.7]])
     inp = np.log(np.array([[0.5, 0.5]]))
     kl = lab * (np.log(lab) - inp)

@@ -138,9 +138,13 @@ def _bce_logits_terms(x, y):
 @composite("binary_cross_entropy_with_logits")
 def _bcel_fn(logit, label, weight, pos_weight, reduction):
     y = label.astype(logit.dtype)
-    loss = _bce_logits_terms(logit, y)
-    if pos_weight is not None:
-        loss = loss * (1 + (pos_weight - 1) * y)
+    if pos_weight is None:
+        loss = _bce_logits_terms(logit, y)
+    else:
+        # pos_weight scales only the -y*log(sigmoid(x)) term (Paddle 3.x, PyTorch):
+        # (1 - y)*x + (1 + (pos_weight - 1)*y) * softplus(-x)
+        sp = fw.maximum(-logit, 0.0) + fw.log1p(fw.exp(-fw.abs(logit)))
+        loss = (1 - y) * logit + (1 + (pos_weight - 1) * y) * sp
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)

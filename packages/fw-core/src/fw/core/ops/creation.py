@@ -272,7 +272,8 @@ def _space_canon(attrs):
     return a
 
 
-def _space_infer(start=0.0, stop=1.0, num=0, base=None, dtype=None):
+def _space_infer(start=0.0, stop=1.0, num=0, base=10.0, dtype=None):
+    # (shared by linspace and logspace; base matches logspace's default, unused here)
     return TensorType((num,), dtype)
 
 

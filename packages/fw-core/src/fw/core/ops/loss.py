@@ -29,8 +29,10 @@ tensor in the input's dtype.
     ``-weight * (label * max(log(input), -100) + (1 - label) * max(log(1 - input), -100))``;
     input must lie in [0, 1]; weight broadcasts; ``"mean"`` over all elements.
 ``binary_cross_entropy_with_logits(logit, label, weight?, pos_weight?)`` --
-    ``reduction="mean"``: ``(max(x, 0) - x*label + log(1 + exp(-|x|))) * (1 + (pos_weight -
-    1) * label) * weight`` (Paddle's placement of pos_weight: it scales the whole term).
+    ``reduction="mean"``: ``((1 - label)*x + (1 + (pos_weight - 1)*label) * softplus(-x)) *
+    weight``, i.e. ``-weight * (pos_weight*label*log(sigmoid(x)) + (1 - label)*log(1 -
+    sigmoid(x)))``: pos_weight scales only the label (positive) term, as Paddle 3.x's kernel
+    and PyTorch do (Paddle 2.4 scaled the whole term; the two differ for soft labels).
 ``kl_div(input, label)`` -- ``reduction="mean", log_target=False``
     ``label * (log(label) - input)`` (0 where label <= 0); with ``log_target``
     ``exp(label) * (label - input)``. ``"batchmean"``: the sum divided by ``input.shape[0]``.
@@ -338,9 +340,13 @@ def _bcel_ref(logit, label, weight=None, pos_weight=None, reduction="mean"):
     _bcel_infer(*_types_of(logit, label, weight, pos_weight), reduction)
     x = up(logit)
     y = up(label).astype(x.dtype)
-    loss = np.maximum(x, 0) - x * y + np.log1p(np.exp(-np.abs(x)))
-    if pos_weight is not None:
-        loss = loss * (1 + (up(pos_weight) - 1) * y)
+    # softplus(-x) = -log(sigmoid(x)), computed without overflow; -log(1 - sigmoid(x)) is
+    # x + softplus(-x), so the unweighted loss is (1 - y)*x + softplus(-x)
+    sp = np.maximum(-x, 0) + np.log1p(np.exp(-np.abs(x)))
+    if pos_weight is None:
+        loss = (1 - y) * x + sp
+    else:  # pos_weight multiplies only the -y*log(sigmoid(x)) term (Paddle 3.x, PyTorch)
+        loss = (1 - y) * x + (1 + (up(pos_weight) - 1) * y) * sp
     if weight is not None:
         loss = loss * up(weight)
     return _reduce(arr(loss, x.dtype), reduction, logit.dtype)

@@ -502,7 +502,10 @@ def _reduce_as_infer(x, target):
     if not ok:
         raise InvalidArgumentError(f"target's shape {shp(ts)} must broadcast to x's shape "
                                    f"{shp(xs)} (x is summed down to target's shape)")
-    out = [d if d != DYN else (xs[len(xs) - len(ts) + i]) for i, d in enumerate(ts)]
+    # a dynamic target dim is 1 (x's dim is summed) or x's dim: only a dim of 1 in x
+    # settles it, otherwise the result is dynamic too
+    out = [d if d != DYN else (1 if xs[len(xs) - len(ts) + i] == 1 else DYN)
+           for i, d in enumerate(ts)]
     return TensorType(out, x.dtype)
 
 
