@@ -30,10 +30,12 @@ from fw.core.ops import call
 SIZES = (784, 256, 256, 10)
 
 
-def _mlp_file(directory):
+def _mlp_file(directory, sizes=SIZES):
+    """A saved linear+relu MLP of `sizes` (also bench_serving's model); returns the
+    path and the weights."""
     rng = np.random.default_rng(0)
     layers = []
-    for i, (a, b) in enumerate(zip(SIZES, SIZES[1:])):
+    for i, (a, b) in enumerate(zip(sizes, sizes[1:])):
         w = fw.to_tensor((rng.standard_normal((a, b)) / np.sqrt(a)).astype(np.float32))
         bias = fw.to_tensor(np.zeros(b, np.float32))
         for t, n in ((w, "weight"), (bias, "bias")):
@@ -48,7 +50,7 @@ def _mlp_file(directory):
         return x
 
     path = os.path.join(directory, "mlp.fwmodel")
-    save(trace(mlp, [TensorType([-1, SIZES[0]], "float32")], ["x"]), path)
+    save(trace(mlp, [TensorType([-1, sizes[0]], "float32")], ["x"]), path)
     return path, [(w.numpy(), b.numpy()) for w, b in layers]
 
 

@@ -18,16 +18,11 @@ Run as a script for both figures side by side:
 
 import http.client
 import io
-import os
 import tempfile
 import threading
 import time
 
 import numpy as np
-
-import fw
-from fw.core.ir import TensorType, save, trace
-from fw.core.ops import call
 
 SIZES = (784, 2048, 2048, 10)
 REQUESTS = 256
@@ -37,25 +32,11 @@ MODES = {"batched": dict(max_batch_size=32, batch_timeout_ms=2.0, cpu_threads=1)
 
 
 def _mlp_file(directory):
-    rng = np.random.default_rng(0)
-    layers = []
-    for i, (a, b) in enumerate(zip(SIZES, SIZES[1:])):
-        w = fw.to_tensor((rng.standard_normal((a, b)) / np.sqrt(a)).astype(np.float32))
-        bias = fw.to_tensor(np.zeros(b, np.float32))
-        for t, n in ((w, "weight"), (bias, "bias")):
-            t.name, t.persistable, t.trainable = f"fc{i}.{n}", True, True
-        layers.append((w, bias))
+    # bench_inference's MLP, wider (imported here: asv runs this file as
+    # benchmarks.bench_serving, with the benchmarks package importable)
+    from benchmarks.bench_inference import _mlp_file as mlp_file
 
-    def mlp(x):
-        for i, (w, b) in enumerate(layers):
-            x = call("linear", x, w, b)
-            if i < len(layers) - 1:
-                x = call("relu", x)
-        return x
-
-    path = os.path.join(directory, "mlp.fwmodel")
-    save(trace(mlp, [TensorType([-1, SIZES[0]], "float32")], ["x"]), path)
-    return path
+    return mlp_file(directory, SIZES)[0]
 
 
 def _bodies(n):
@@ -133,6 +114,7 @@ class Throughput:
 if __name__ == "__main__":
     import sys
 
+    sys.path.insert(0, __file__.rsplit("/benchmarks/", 1)[0])  # for benchmarks.bench_inference
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     best = {m: 0.0 for m in MODES}
     for _ in range(rounds):  # interleaved: both modes see the same machine load
