@@ -454,7 +454,10 @@ def verify(program, strict_types: bool = False) -> None:
 
 # ---------------------------------------------------------------- executor schedules
 def _reads(op) -> list:
-    """Values `op` reads: its operands and what its nested blocks read from outside."""
+    """Values `op` reads: its operands and what its nested blocks read from outside.
+
+    Deliberately not the executor's own `_uses`: the schedule check must not share
+    the code it checks (a bug there would plan and verify the same wrong reads)."""
     out = [v for v in op.operands if v is not None]
     for b in op.blocks:
         inner = set(b.args)
