@@ -24,9 +24,16 @@ def fake_plugin(monkeypatch):
         return real(**kw)
 
     monkeypatch.setattr(metadata, "entry_points", entry_points)
-    yield
+    # the registries as they were (the device tests may have registered the fake
+    # backend already): restored afterwards, not emptied
+    backends, by_type = dict(_pl._BACKENDS), dict(_pl._BY_ARRAY_TYPE)
     _pl._BACKENDS.pop("fake", None)
     _pl._BY_ARRAY_TYPE.pop(FakeArray, None)
+    yield
+    _pl._BACKENDS.clear()
+    _pl._BACKENDS.update(backends)
+    _pl._BY_ARRAY_TYPE.clear()
+    _pl._BY_ARRAY_TYPE.update(by_type)
     _pl._current[0] = _pl._CPU_PLACE
 
 

@@ -30,8 +30,9 @@ from fw.autograd import _mode
 from fw.autograd._graph import _FLOATISH, Node, Port, _raise_freed
 from fw.autograd._shapes import unbroadcast
 from fw.autograd.errors import AnomalyError, GradientError
+from fw.core import place as _pl
 from fw.core.errors import InternalError, UnsupportedError
-from fw.core.internal import array_version, bump_version, version_of
+from fw.core.internal import array_version, bump_version, device_scope, version_of
 from fw.core.tensor import Tensor, wrap
 
 __all__ = ["run_backward", "fit_grad"]
@@ -367,6 +368,14 @@ def _output_hooks(node, gs, create_graph, handed):
                 _accumulate(t, gs[idx], create_graph, handed)
 
 
+def _device_of(gs):
+    """The device of a node's incoming gradients (None for the cpu, the common case)."""
+    for g in gs:
+        if g is not None and type(g._data) is not np.ndarray:
+            return _pl.place_of(g._data)
+    return None
+
+
 def _accumulate(t, g, create_graph, handed):
     """Add `g` into ``t.grad``: in place when that is safe and no graph is being built."""
     old = t._grad
@@ -375,7 +384,7 @@ def _accumulate(t, g, create_graph, handed):
             t._grad = g.clone() if id(g) in handed else g
         else:
             a = g._data
-            if id(g) in handed or a.base is not None or not a.flags.writeable:
+            if id(g) in handed or a.base is not None or not getattr(a.flags, "writeable", True):
                 g = wrap(a.copy())
             g._sg = True
             g._node = None
@@ -384,7 +393,8 @@ def _accumulate(t, g, create_graph, handed):
         return
     if not create_graph and old._node is None:
         a = old._data
-        if a.flags.writeable and a.shape == g._data.shape and a.dtype == g._data.dtype:
+        if getattr(a.flags, "writeable", True) and a.shape == g._data.shape and \
+                a.dtype == g._data.dtype:
             a += g._data
             bump_version(old)
             return
@@ -407,6 +417,7 @@ def _apply_rule(node, gs, anomaly):
     if args is not None and node.versions or outs is not None:
         _check_versions(node)
     om = node.out_meta
+    dev = _device_of(gs)
     if om is None:
         g = gs[0]
     else:
@@ -414,12 +425,17 @@ def _apply_rule(node, gs, anomaly):
         for i, (shape, dtype, fl) in enumerate(om):
             gi = gs[i]
             if gi is None and fl:
-                gi = wrap(np.zeros(shape, dtype))
+                gi = wrap(np.zeros(shape, dtype) if dev is None else
+                          _pl.get_backend(dev.kind).xp.zeros(shape, dtype))
             g.append(gi)
         g = tuple(g)
     node._out_cache = None
     try:
-        res = rule.fn(node, g)
+        if dev is None:
+            res = rule.fn(node, g)
+        else:  # constants a rule builds (fw.to_tensor(...)) go to the device
+            with device_scope(dev):
+                res = rule.fn(node, g)
     finally:
         node._out_cache = None
     # the common shapes first: a fixed number of inputs, one gradient or a tuple of them

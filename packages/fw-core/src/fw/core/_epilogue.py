@@ -40,10 +40,10 @@ def erf(x):
 
     SciPy is optional in fw-core (`pip install fw-core[special]`): a deployment
     (fw-core + fw-inference) does not install it, and GELU must still run there."""
-    if type(x).__module__.split(".")[0] == "cupy":  # pragma: no cover - gpu only
-        from cupyx.scipy import special as cspecial
+    if type(x) is not np.ndarray and not isinstance(x, np.generic):  # a device's array
+        from fw.core import place as _pl
 
-        return cspecial.erf(x)
+        return _pl.backend_of(x).special().erf(x)
     special = scipy_special()
     if special is not None:
         return special.erf(x)

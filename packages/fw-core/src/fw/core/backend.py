@@ -43,3 +43,14 @@ class Backend:
 
     def synchronize(self, index: int = 0) -> None:
         pass
+
+    def make_generator(self, seed: int):
+        """A random generator for this device's arrays, with numpy.random.Generator's
+        methods (random, standard_normal, integers, binomial, ...)."""
+        return np.random.Generator(np.random.PCG64(seed))
+
+    def special(self):
+        """scipy.special's functions for this device's arrays (ImportError if none)."""
+        import scipy.special
+
+        return scipy.special

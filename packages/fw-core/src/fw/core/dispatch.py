@@ -199,9 +199,12 @@ def _eager(op, args, attrs):
             first = arr
     if first is not None and type(first) is _ndarray:
         name = "cpu"
-        if len(_BY_ARRAY_TYPE) > 1:
-            _check_same_device(op, arrays)
         be = None
+        if len(_BY_ARRAY_TYPE) > 1:
+            dev = _check_same_device(op, arrays, _pl.current_place())
+            if dev.kind != "cpu":  # a 0-d host array came first; the op runs on dev
+                be = _pl.get_backend(dev.kind)
+                name = be.name
     elif first is not None:
         be = _BY_ARRAY_TYPE.get(type(first)) or _pl.backend_of(first)
         name = be.name
@@ -273,12 +276,20 @@ def _convert(op, i, a, target):
                            f"Python number or an array, got {type(a).__name__}")
 
 
-def _check_same_device(op, arrays):
+def _check_same_device(op, arrays, default=_pl._CPU_PLACE):
+    """The one place all inputs are on (an error naming both places if they differ).
+    0-d host arrays (NumPy scalars, 0-d cpu tensors) go along with device inputs and
+    are copied there, as PyTorch lets 0-dim cpu tensors mix with CUDA ones; with no
+    other input they go to `default` (the current device)."""
     seen = None
-    for a in arrays:
+    scalars = []
+    for i, a in enumerate(arrays):
         items = a if isinstance(a, list) else (a,)
-        for x in items:
+        for j, x in enumerate(items):
             if x is None or isinstance(x, _generic):
+                continue
+            if type(x) is _ndarray and x.ndim == 0:
+                scalars.append((i, j if isinstance(a, list) else None, x))
                 continue
             p = _pl.place_of(x)
             if seen is None:
@@ -286,6 +297,16 @@ def _check_same_device(op, arrays):
             elif p != seen:
                 raise InvalidArgumentError(f"{op.name}: inputs are on different devices "
                                            f"({seen} and {p}); move them with .to(device)")
+    if seen is None:
+        seen = default
+    if scalars and seen.kind != "cpu":
+        be = _pl.get_backend(seen.kind)
+        for i, j, x in scalars:
+            if j is None:
+                arrays[i] = be.asarray(x, seen.index)
+            else:
+                arrays[i][j] = be.asarray(x, seen.index)
+    return seen
 
 
 def _type_of(a):
@@ -380,7 +401,7 @@ def assign_inplace(op_name: str, x, out):
             f"{op_name}: x is a leaf tensor that requires grad (stop_gradient=False); an "
             f"in-place op on it would lose its gradient. Use the out-of-place op, or do it "
             f"under fw.no_grad()")
-    if not a.flags.writeable:
+    if not getattr(a.flags, "writeable", True):  # (a CuPy array's flags have no writeable)
         raise InvalidArgumentError(f"{op_name}: x's memory is read-only (it may come from "
                                    f"np.broadcast_to or a read-only buffer); clone it first")
     if b.dtype != a.dtype:

@@ -42,7 +42,7 @@ from fw.core.tensor import array_version, bump_version, make_tensor, version_of
 __all__ = [
     "make_tensor", "version_of", "array_version", "bump_version", "format_tensor",
     "tensor_hooks", "grad_state", "amp_state", "build_state", "OPS", "get_op", "native",
-    "freeze",
+    "freeze", "xp_of", "device_scope",
 ]
 
 # ---------------------------------------------------------------- tensors
@@ -125,3 +125,35 @@ def freeze(array) -> int:
     from fw.core.kernels.frozen import freeze as _freeze
 
     return _freeze(array)
+
+
+# ---------------------------------------------------------------- devices
+def xp_of(*arrays):
+    """The array module (numpy, cupy, a plugin backend's) of the first device array
+    among `arrays`; numpy when all are host values. Code that makes new arrays next to
+    a tensor's (``xp_of(a).zeros(n)``) keeps them on its device. Users: fw-nn (the
+    optimizers' flat buffers)."""
+    from fw.core.ops._xp import xp_of as _xp_of
+
+    return _xp_of(*arrays)
+
+
+def device_scope(place):
+    """A context manager making `place` the current device for its block (new tensors
+    are created there) and restoring the previous one, for this thread's work. Users:
+    fw-autograd (a VJP rule runs on its gradients' device, so the constants it makes
+    go there too)."""
+    from contextlib import contextmanager
+
+    from fw.core import place as _pl
+
+    @contextmanager
+    def scope():
+        old = _pl._current[0]
+        _pl._current[0] = place
+        try:
+            yield place
+        finally:
+            _pl._current[0] = old
+
+    return scope()

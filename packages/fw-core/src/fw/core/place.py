@@ -124,6 +124,10 @@ def register_backend(backend: Backend) -> None:
         _BACKENDS[backend.name] = backend
         for t in backend.array_types:
             _BY_ARRAY_TYPE[t] = backend
+    if backend.name != "cpu":
+        from fw.core.kernels import host_fallback  # the op table: only once a device exists
+
+        host_fallback.attach(backend)
 
 
 def _load_plugin(kind: str) -> bool:

@@ -30,9 +30,9 @@ class Generator:
         if self.kind == "cpu":
             self._gen = np.random.Generator(np.random.PCG64(s))
         else:
-            import cupy
+            from fw.core import place as _pl
 
-            self._gen = cupy.random.Generator(cupy.random.XORWOW(s))
+            self._gen = _pl.get_backend(self.kind).make_generator(s)
         return self
 
     def seed(self) -> int:

@@ -437,6 +437,12 @@ def to_tensor(data, dtype=None, place=None, stop_gradient=True) -> Tensor:
     else:
         if hasattr(data, "__dlpack__") and not isinstance(data, np.ndarray) and \
                 type(data).__module__.split(".")[0] in ("torch", "jax", "jaxlib"):
+            if int(data.__dlpack_device__()[0]) == 2:  # CUDA memory: a gpu tensor (a copy)
+                from fw.utils.dlpack import from_dlpack
+
+                src = from_dlpack(data)
+                return to_tensor(src, dtype=dtype, place=place if place is not None
+                                 else src.place, stop_gradient=stop_gradient)
             data = np.from_dlpack(data)
         if _is_scalar(data) and not isinstance(data, np.generic):
             d = target or _dt.scalar_dtype(data)

@@ -4,9 +4,34 @@ queries, synchronisation). ``fw.device.cuda`` holds the CUDA-specific calls."""
 from fw.core import place as _pl
 from fw.core.place import get_device, is_compiled_with_cuda, set_device  # noqa: F401
 from fw.device import cuda  # noqa: F401
+from fw.device.cuda import (  # noqa: F401
+    empty_cache,
+    get_device_capability,
+    get_device_name,
+    get_device_properties,
+    is_bf16_supported,
+    max_memory_allocated,
+    max_memory_reserved,
+    memory_allocated,
+    memory_reserved,
+    reset_max_memory_allocated,
+    reset_max_memory_reserved,
+    reset_peak_memory_stats,
+)
+from fw.device.streams import Event, Stream, current_stream, set_stream, stream_guard  # noqa: F401
 
 __all__ = ["set_device", "get_device", "is_compiled_with_cuda", "get_all_device_type",
-           "get_available_device", "synchronize", "cuda", "device_count"]
+           "get_available_device", "synchronize", "cuda", "device_count", "is_available",
+           "memory_allocated", "max_memory_allocated", "memory_reserved",
+           "max_memory_reserved", "reset_max_memory_allocated", "reset_max_memory_reserved",
+           "reset_peak_memory_stats", "empty_cache", "get_device_properties",
+           "get_device_name", "get_device_capability", "is_bf16_supported", "Stream", "Event",
+           "current_stream", "set_stream", "stream_guard"]
+
+
+def is_available() -> bool:
+    """True when a GPU is usable (Paddle: any non-cpu device)."""
+    return cuda.is_available()
 
 
 def get_all_device_type() -> list:

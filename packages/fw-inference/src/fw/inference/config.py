@@ -336,26 +336,38 @@ class Config:
 
     def enable_use_gpu(self, memory_pool_init_size_mb: int = 100, device_id: int = 0,
                        precision_mode=None) -> None:
-        """GPU predictors are not available: fw-inference runs on the CPU. Raises
-        UnsupportedError naming why (no GPU backend, or none in this version)."""
+        """Run the predictor on GPU `device_id` (CuPy): its weights live there, inputs
+        are copied there and outputs stay there (``copy_to_cpu`` brings them back).
+        The inference passes are the CPU pipeline's graph rewrites; ops run on CuPy
+        through their kernels (cuBLAS products). Raises UnsupportedError naming why
+        when there is no GPU backend. `memory_pool_init_size_mb` is accepted for
+        Paddle's API (CuPy's pool grows on demand); `precision_mode` must be None or
+        float32."""
         from fw.core import place
 
         if not place.is_compiled_with_cuda():
             raise UnsupportedError(
                 "Config.enable_use_gpu: fw has no GPU backend here (it needs CuPy and a CUDA "
                 "device: pip install fw-core[gpu]); remove enable_use_gpu() to run on the CPU")
-        raise UnsupportedError(
-            f"Config.enable_use_gpu(device_id={device_id}): fw-inference 0.1 runs programs on "
-            f"the CPU only; GPU predictors are not implemented yet")
+        n = place.device_count("gpu")
+        if not 0 <= int(device_id) < n:
+            raise InvalidArgumentError(f"Config.enable_use_gpu: device_id={device_id} but "
+                                       f"there are {n} GPU(s)")
+        if precision_mode not in (None, "float32") and \
+                getattr(precision_mode, "name", None) not in ("Float32",):
+            raise UnsupportedError(f"Config.enable_use_gpu: precision_mode={precision_mode!r} "
+                                   f"is not supported; GPU predictors run float32 programs")
+        self._gpu = int(device_id)
 
     def use_gpu(self) -> bool:
-        return False
+        return getattr(self, "_gpu", None) is not None
 
     def disable_gpu(self) -> None:
-        """Run on the CPU (the only place fw-inference runs)."""
+        """Run on the CPU (the default)."""
+        self._gpu = None
 
     def gpu_device_id(self) -> int:
-        return -1
+        return self._gpu if self.use_gpu() else -1
 
     # ------------------------------------------------------------ logging
     def disable_glog_info(self) -> None:

@@ -54,7 +54,18 @@ def _apply_cache_capacity(config) -> None:
 def _executor(compiled, config):
     """The compiled program, run with the config's CPU thread count when it sets
     one. The count applies while this predictor runs and is restored afterwards,
-    so one predictor's setting does not change the rest of the process."""
+    so one predictor's setting does not change the rest of the process. A GPU
+    predictor copies host inputs to its device first."""
+    if config.use_gpu():
+        from fw.core import place
+
+        be, idx = place.get_backend("gpu"), config.gpu_device_id()
+
+        def run_gpu(arrays, params, check):
+            return compiled([be.asarray(a, idx) if type(a) is _ndarray else a
+                             for a in arrays], params, check)
+
+        return run_gpu
     if not config._threads_set:
         return compiled
     n = config._threads
@@ -207,6 +218,10 @@ def create_predictor(config: Config) -> Predictor:
         out = config.optim_model_path()
         os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
         save(program, out)
+    if config.use_gpu():
+        _to_gpu(program, config.gpu_device_id())
+        compiled = Compiled(program, "gpu", memory_optimize=config.memory_optim_enabled())
+        return Predictor(_Shared(program, compiled, config))
     _read_only(program)
     override = None
     if not config.mkldnn_enabled():  # disable_mkldnn: the NumPy references throughout
@@ -215,6 +230,21 @@ def create_predictor(config: Config) -> Predictor:
     compiled = Compiled(program, "cpu", kernel_override=override,
                         memory_optimize=config.memory_optim_enabled())
     return Predictor(_Shared(program, compiled, config))
+
+
+def _to_gpu(program, index) -> None:
+    """Copy the weights to GPU `index` once; runs read them there."""
+    from fw.core import place
+    from fw.core.tensor import wrap
+
+    be = place.get_backend("gpu")
+    for n, t in list(program.captured.items()):
+        a = getattr(t, "_data", t)
+        if isinstance(a, np.ndarray):
+            w = wrap(be.asarray(a, index))
+            w.name = n
+            w.persistable = True
+            program.captured[n] = w
 
 
 def _read_only(program) -> None:

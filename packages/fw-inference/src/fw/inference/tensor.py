@@ -208,4 +208,9 @@ class Tensor:
     def copy_to_cpu(self) -> np.ndarray:
         """A copy of the data as a NumPy array (an output after ``run()``, or an
         input's current data)."""
-        return self._array().copy()
+        a = self._array()
+        if type(a) is not _ndarray:  # a GPU predictor's output
+            from fw.core import place
+
+            return place.backend_of(a).to_numpy(a)
+        return a.copy()

@@ -244,5 +244,16 @@ def create_parameter(shape, dtype=None, name=None, attr=None, is_bias=False,
         if lazy:
             p.__dict__["_lazy_init"] = init
         else:
-            init(p)
+            init(p)  # on the host (the initializers draw from the cpu generator)
+            _to_current_device(p)
     return p
+
+
+def _to_current_device(p) -> None:
+    """Move a new parameter onto the current device (``fw.set_device('gpu')`` before
+    building a model creates its parameters there, as in Paddle)."""
+    from fw.core import place as _pl
+
+    cur = _pl.current_place()
+    if cur.kind != "cpu" and type(p._data) is np.ndarray:
+        p._data = _pl.get_backend(cur.kind).asarray(p._data, cur.index)

@@ -30,9 +30,21 @@ import sys
 
 import numpy as np
 
+from fw.core.internal import xp_of
 from fw.core.tensor import Tensor, bump_version, version_of
 
 _ndarray = np.ndarray
+
+
+def _like(a, buf):
+    """`a` on `buf`'s device (a copy through the host when they differ; the buffers are
+    made on the first parameter's device, so this happens only for mixed models)."""
+    if type(a) is type(buf):
+        return a
+    from fw.core import place as _pl
+
+    host = a if type(a) is _ndarray else _pl.backend_of(a).to_numpy(a)
+    return host if type(buf) is _ndarray else _pl.backend_of(buf).asarray(host)
 _LOW = ("float16", "bfloat16")
 
 
@@ -63,7 +75,7 @@ class FlatGroup:
             n += s
         self.n = n
         self.dtype = self.params[0]._data.dtype
-        self.flat = np.empty(n, dtype=self.dtype, like=self.params[0]._data)
+        self.flat = xp_of(self.params[0]._data).empty(n, dtype=self.dtype)
         self.like = self.flat
         self.pviews = []
         self.packed = []
@@ -71,14 +83,14 @@ class FlatGroup:
             a = p._data
             view = self.flat[o:o + s].reshape(shape)
             np.copyto(view, a)
-            ok = type(a) is _ndarray and id(p) not in shared and _refs_ok(a)
+            ok = type(a) is type(view) and id(p) not in shared and _refs_ok(a)
             del a
             if ok:
                 p._data = view
             self.pviews.append(view)
             self.packed.append(ok)
         self.all_packed = all(self.packed)
-        self.gflat = np.zeros(n, dtype=self.dtype, like=self.flat)
+        self.gflat = xp_of(self.flat).zeros(n, dtype=self.dtype)
         self.gviews = [self.gflat[o:o + s].reshape(shape)
                        for o, s, shape in zip(self.offsets, self.sizes, self.shapes)]
         # the dtype the kernel sees for param and grad: the float32 master copy of a
@@ -96,10 +108,10 @@ class FlatGroup:
         for name, kind, init in specs:
             if kind == "tensor":
                 v = init(self) if callable(init) else init
-                self.state[name] = np.full(n, v, dtype=sd, like=self.flat)
+                self.state[name] = xp_of(self.flat).full(n, v, dtype=sd)
             elif kind == "rows":  # [k, n] state (asgd's gradient table)
                 rows = init(self)
-                self.state[name] = np.zeros((rows, n), dtype=sd, like=self.flat)
+                self.state[name] = xp_of(self.flat).zeros((rows, n), dtype=sd)
             else:
                 v = init(self) if callable(init) else init
                 pd = np.dtype(np.float32) if sd.name in _LOW else sd
@@ -149,12 +161,7 @@ class FlatGroup:
         """Copy unpacked parameters' values into their slots."""
         for i, p in enumerate(self.params):
             if not self.packed[i]:
-                a = p._data
-                if type(a) is not _ndarray:
-                    from fw.core import place as _pl
-
-                    a = _pl.backend_of(a).to_numpy(a)
-                np.copyto(self.pviews[i], a, casting="unsafe")
+                np.copyto(self.pviews[i], _like(p._data, self.pviews[i]), casting="unsafe")
                 if self.master is not None:
                     o, s = self.offsets[i], self.sizes[i]
                     np.copyto(self.master[o:o + s], self.pviews[i].reshape(-1),
@@ -197,13 +204,9 @@ class FlatGroup:
                 raise ValueError(f"the gradient of parameter '{p.name}' has shape "
                                  f"{list(a.shape)} but the parameter has shape "
                                  f"{list(self.shapes[i])}")
-            if type(a) is not _ndarray:
-                from fw.core import place as _pl
-
-                a = _pl.backend_of(a).to_numpy(a)
-            np.copyto(gviews[i], a, casting="unsafe")
-            if g._node is None and type(g._data) is _ndarray and a.dtype == self.dtype and \
-                    type(g) is Tensor:
+            np.copyto(gviews[i], _like(a, gviews[i]), casting="unsafe")
+            if g._node is None and type(g._data) is type(gviews[i]) and a.dtype == self.dtype \
+                    and type(g) is Tensor:
                 g._data = gviews[i]
         self.all_present = count == len(self.params)
         return count
@@ -234,7 +237,7 @@ class FlatGroup:
     def workspace(self):
         w = self.work
         if w is None:
-            w = self.work = np.empty(self.n, dtype=self.kdtype, like=self.like)
+            w = self.work = xp_of(self.like).empty(self.n, dtype=self.kdtype)
         return w
 
     # ------------------------------------------------------------ runs

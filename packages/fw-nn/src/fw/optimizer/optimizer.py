@@ -336,7 +336,8 @@ class Optimizer:
             return op.kernels.get("cpu") or op.reference
         from fw.core import place as _pl
 
-        return op.kernels.get(_pl.backend_of(fg.flat).name) or op.reference
+        be = _pl.backend_of(fg.flat)
+        return _device_update(op.kernels.get(be.name) or op.reference, be)
 
     def _run(self, fg, kern, P, G, lr, i0, i1, o0, o1):
         """Update parameters i0..i1 (elements o0..o1 of the buffers) in one call."""
@@ -461,7 +462,7 @@ class Optimizer:
             np.copyto(w, g, casting="unsafe")
             np.clip(w, clip.min, clip.max, out=w)
         elif kind == "global":
-            np.multiply(g, np.asarray(gscale, dtype=w.dtype), out=w, casting="unsafe")
+            np.multiply(g, w.dtype.type(gscale), out=w, casting="unsafe")
         elif kind == "norm":
             np.copyto(w, g, casting="unsafe")
             acc = w if w.dtype.itemsize >= 4 else w.astype(np.float32)
@@ -534,7 +535,7 @@ class Optimizer:
                 continue
             g = fg.gflat
             if inv_scale != 1.0:
-                np.multiply(g, np.asarray(inv_scale, dtype=g.dtype), out=g, casting="unsafe")
+                np.multiply(g, g.dtype.type(inv_scale), out=g, casting="unsafe")
             if not found:
                 found = not bool(np.isfinite(g).all())
             fg.write_back_grads()
@@ -733,3 +734,41 @@ class Optimizer:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(learning_rate={self._learning_rate!r})"
+
+
+def _device_update(kern, be):
+    """An update kernel for flat buffers on a device: the cpu kernels write through
+    ``out=``, a device's (or the reference) return new arrays, copied into the
+    buffers here. The small host inputs (the learning rate, per-parameter scalar state
+    such as beta powers) go to the device, and outputs with no buffer (that scalar
+    state) come back to the host, where the optimizer keeps them."""
+
+    import inspect
+
+    if "out" in inspect.signature(kern).parameters:
+        # a device kernel that updates in place and takes the host scalars (learning
+        # rate, beta powers) as they are: no copy to the device, no read back
+        def run_inplace(*args, out=(), **kw):
+            res = kern(*args, out=tuple(out), **kw)
+            res = res if isinstance(res, tuple) else (res,)
+            return tuple(r if r is None or type(r) is np.ndarray or
+                         (k < len(out) and out[k] is not None) else be.to_numpy(r)
+                         for k, r in enumerate(res))
+
+        return run_inplace
+
+    def run(*args, out=(), **kw):
+        idx = be.device_index(args[0])
+        args = [be.asarray(a, idx) if type(a) is np.ndarray else a for a in args]
+        res = kern(*args, **kw)
+        res = res if isinstance(res, tuple) else (res,)
+        back = []
+        for o, r in zip(list(out) + [None] * (len(res) - len(out)), res):
+            if o is not None:
+                np.copyto(o, r, casting="unsafe")
+                back.append(o)
+            else:
+                back.append(be.to_numpy(r) if r is not None else None)
+        return tuple(back)
+
+    return run

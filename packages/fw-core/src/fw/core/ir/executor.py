@@ -85,6 +85,7 @@ from fw.core import place as _pl
 from fw.core.errors import FwError, InvalidArgumentError, InvalidTypeError
 from fw.core.ir.types import DYN
 from fw.core.kernels.frozen import freeze
+from fw.core.ops._xp import on_host
 from fw.core.tensor import Tensor, wrap
 from fw.core.tensor import bump_version as _bump
 
@@ -184,6 +185,9 @@ class Compiled:
         self.schedules: list = []
         ups = getattr(program, "updates", None)
         self.update_labels = list(ups.labels) if ups else []
+        # one-value state the program updates (an optimizer's beta powers, step count):
+        # kept on the host on a device, where the update kernels take it by value
+        self._host_state = set(self.update_labels)
         update_values = list(ups.outputs) if ups else []
         self.n_outputs = len(blk.outputs)
         # checked programs update nothing in place: a failed check must leave the params
@@ -223,6 +227,8 @@ class Compiled:
         k = self._kernel_override.get(op.name)
         if k is None:
             k = op.opdef.kernels.get(self.backend) or op.opdef.reference
+            if self.backend != "cpu" and not op.operands and k is op.opdef.reference:
+                k = _on_device(k, self.backend)  # full, arange, …: made on the host
         return k
 
     def _bind(self, obj, prefix) -> str:
@@ -310,7 +316,10 @@ class Compiled:
                 return False
             arrays.append(v)
         for s, v in zip(outs, arrays):
-            freeze(v)  # read-only, and stamped so native kernels may prepack it
+            if self.backend == "cpu":
+                freeze(v)  # read-only, and stamped so native kernels may prepack it
+            else:
+                v = _pl.get_backend(self.backend).asarray(v, _device_index(self.backend))
             out.append((f"{ind}v{s} = {self._bind(v, 'c')}", op))
             self._hoisted.add(s)
         return True
@@ -533,6 +542,12 @@ class Compiled:
                 f"(program.captured has no such entry; load the model with fw.core.ir.load or "
                 f"pass params=)") from None
         ps = [v._data if isinstance(v, Tensor) else v for v in ps]
+        if self.backend != "cpu":  # constants captured on the host (scalars, masks)
+            be = _pl.get_backend(self.backend)
+            keep = self._host_state
+            ps = [be.asarray(a, _device_index(self.backend))
+                  if type(a) is _ndarray and not (label in keep and a.size <= 1) else a
+                  for a, (label, _, _, _) in zip(ps, self._param_checks)]
         if check:
             for a, (label, shape, npd, t) in zip(ps, self._param_checks):
                 if shape is not None and (getattr(a, "shape", None) != shape or
@@ -563,7 +578,8 @@ class Compiled:
                            (cap[lab] for lab in self.update_labels)]
                 for k, o in enumerate(res):
                     view = getattr(o, "base", None) is not None
-                    if any(o is a or (view and np.may_share_memory(o, a)) for a in targets):
+                    if any(o is a or (view and type(o) is type(a) and np.may_share_memory(o, a))
+                           for a in targets):
                         res[k] = o.copy()
             self._write_updates(cap, outs[n:])
             return res
@@ -592,6 +608,9 @@ class Compiled:
                 raise InvalidArgumentError(
                     f"state update of {label!r}: the program computed shape "
                     f"{list(getattr(v, 'shape', ()))} for a tensor of shape {list(a.shape)}")
+            if type(v) is not type(a):  # host state (e.g. a step count) of a device program
+                v = _pl.backend_of(v).to_numpy(v) if type(a) is _ndarray else \
+                    _pl.backend_of(a).asarray(on_host(v), _pl.place_of(a).index)
             try:
                 a[...] = v
             except ValueError as e:  # e.g. read-only memory
@@ -679,6 +698,26 @@ def compile_program(program, backend: str = "cpu", memory_optimize: bool = True)
         c = Compiled(program, backend, memory_optimize=memory_optimize)
         cache[1][key] = c
     return c
+
+
+def _device_index(kind) -> int:
+    p = _pl.current_place()
+    return p.index if p.kind == kind else 0
+
+
+def _on_device(kernel, kind):
+    """A kernel of an op with no operands (its outputs are made on the host) whose
+    outputs are moved to a `kind` device, for programs running there."""
+    be = _pl.get_backend(kind)
+
+    def run(**attrs):
+        out = kernel(**attrs)
+        idx = _device_index(kind)
+        if isinstance(out, tuple):
+            return tuple(be.asarray(np.asarray(o), idx) for o in out)
+        return be.asarray(np.asarray(out), idx)
+
+    return run
 
 
 def _to_array(x, i):

@@ -13,6 +13,7 @@ import numpy as np
 
 from fw.core import dtypes as _dt
 from fw.core.errors import InvalidArgumentError
+from fw.core.ops._xp import xp_of
 
 _BY_NP = _dt._BY_NP
 
@@ -103,7 +104,11 @@ def _sgn_ref(x):
 
 def _signbit_ref(x):
     if _kind(x) == _FLOAT:
-        return np.signbit(x)
+        if type(x) is np.ndarray or isinstance(x, np.generic):
+            return np.signbit(x)
+        # the sign bit itself, as NumPy reads it (of NaN too): a device's signbit may
+        # canonicalise NaN first (CuPy's did, on an H200)
+        return x.view(np.dtype(f"i{x.dtype.itemsize}")) < 0
     return x < 0
 
 
@@ -172,11 +177,11 @@ _SP = []
 
 
 def _special(x):
-    """scipy.special (imported on first use), or CuPy's for GPU arrays."""
+    """scipy.special (imported on first use), or the device's (CuPy's for GPU arrays)."""
     if type(x) is not np.ndarray and not isinstance(x, np.generic):
-        import cupyx.scipy.special as sp  # the gpu backend's arrays
+        from fw.core import place as _pl
 
-        return sp
+        return _pl.backend_of(x).special()
     if not _SP:
         from fw.core._epilogue import scipy_special
 
@@ -220,7 +225,8 @@ def _scipy_unary(fname):
 def _polygamma_ref(x, n=0):
     sp = _special(x)
     xc = x.astype(_compute_dtype(x), copy=False)
-    r = sp.psi(xc) if n == 0 else sp.polygamma(n, xc)
+    # n as an array: CuPy's polygamma broadcasts it (a Python int breaks it)
+    r = sp.psi(xc) if n == 0 else sp.polygamma(xp_of(xc).asarray(n), xc)
     return r.astype(x.dtype, copy=False)
 
 
@@ -288,7 +294,7 @@ def _isclose_ref(x, y, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def _equal_all_ref(x, y):
     if np.shape(x) != np.shape(y):  # Paddle: different shapes are simply not equal
-        return np.zeros((), dtype=np.bool_)
+        return xp_of(x).zeros((), dtype=np.bool_)  # (CuPy reads shape=() as "x's shape")
     return (x == y).all()
 
 
@@ -296,7 +302,7 @@ def _not_float_false(fn):
     def ref(x):
         if _kind(x) <= _INT:
             return np.zeros(np.shape(x), dtype=np.bool_) if isinstance(x, np.generic) \
-                else np.zeros_like(x, dtype=np.bool_)
+                else np.zeros_like(x, order="C", dtype=np.bool_)
         return fn(x)
 
     return ref
@@ -304,7 +310,7 @@ def _not_float_false(fn):
 
 def _isfinite_ref(x):
     if _kind(x) <= _INT:
-        return np.ones_like(x, dtype=np.bool_)
+        return np.ones_like(x, order="C", dtype=np.bool_)
     return np.isfinite(x)
 
 
@@ -319,7 +325,7 @@ def _isneginf_ref(x):
 def _isreal_ref(x):
     if _kind(x) == _COMPLEX:
         return x.imag == 0
-    return np.ones_like(x, dtype=np.bool_)
+    return np.ones_like(x, order="C", dtype=np.bool_)
 
 
 def _real_ref(x):

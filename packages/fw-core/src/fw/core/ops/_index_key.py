@@ -79,7 +79,7 @@ def _list_index(k, op):
     except ValueError as e:
         raise InvalidArgumentError(f"{op}: the list index {k!r} is ragged: {e}") from None
     if arr.size == 0 and arr.dtype.kind == "f":
-        return np.zeros(arr.shape, np.int64)
+        return np.zeros_like(arr, order="C", dtype=np.int64)
     if arr.dtype.kind == "b":
         return arr
     if arr.dtype.kind in "iu":

@@ -13,6 +13,7 @@ from fw.core.errors import InvalidArgumentError, InvalidTypeError
 from fw.core.ir.types import DYN
 from fw.core.ops import _index_key as _ik
 from fw.core.ops._infer import broadcast_shapes, norm_axis, require_int, shp
+from fw.core.ops._xp import ufunc_at
 
 _ndarray = np.ndarray
 
@@ -184,13 +185,13 @@ def _put_along_ref(arr, indices, values, axis=0, reduce="assign", include_self=T
         out[key] = vals
         return out
     if reduce == "mean":
-        cnt = np.zeros(arr.shape, np.int64)
-        np.add.at(cnt, key, 1)
+        cnt = np.zeros_like(arr, order="C", dtype=np.int64)
+        ufunc_at(np.add, cnt, key, 1)
         hit = cnt > 0
         acc = out.astype(np.float64 if arr.dtype.kind != "c" else np.complex128)
         if not include_self:
             acc[hit] = 0
-        np.add.at(acc, key, vals)
+        ufunc_at(np.add, acc, key, vals)
         div = cnt + (1 if include_self else 0)
         mean = acc[hit] / div[hit]
         if arr.dtype.kind in "iub":  # integer division, as Paddle's kernel does
@@ -200,7 +201,7 @@ def _put_along_ref(arr, indices, values, axis=0, reduce="assign", include_self=T
     if not include_self:
         out[key] = _identity(reduce, arr.dtype)
     ufunc = {"add": np.add, "mul": np.multiply, "amin": np.minimum, "amax": np.maximum}[reduce]
-    ufunc.at(out, key, vals)
+    ufunc_at(ufunc, out, key, vals)
     return out
 
 

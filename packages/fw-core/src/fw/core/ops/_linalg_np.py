@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from fw.core.ops._xp import reduce_initial, xp_of
+
 __all__ = ["batch_size", "lu_factor", "lu_unpack", "permutation", "apply_pivots",
            "tri_solve", "householder_apply", "householder_q", "expm", "conj_t"]
 
@@ -41,9 +43,9 @@ def lu_factor(a, pivot=True):
     batch = a.shape[:-2]
     nb = batch_size(batch)
     f = np.array(a, copy=True).reshape((nb, m, n))
-    piv = np.empty((nb, k), dtype=np.int32, like=a)
-    info = np.zeros((nb,), dtype=np.int32, like=a)
-    rows = np.arange(nb, like=a)
+    piv = np.empty_like(a, shape=(nb, k), dtype=np.int32)
+    info = np.zeros_like(a, shape=(nb,), dtype=np.int32)
+    rows = xp_of(a).arange(nb)
     for j in range(k):
         if pivot:
             p = np.argmax(np.abs(f[:, j:, j]), axis=1) + j
@@ -51,7 +53,7 @@ def lu_factor(a, pivot=True):
             f[rows, j, :] = f[rows, p, :]
             f[rows, p, :] = top
         else:
-            p = np.full((nb,), j, like=a)
+            p = xp_of(a).full((nb,), j)
         piv[:, j] = p + 1
         d = f[:, j, j]
         zero = d == 0
@@ -79,8 +81,8 @@ def permutation(pivots, m):
     if piv.size and (piv.min() < 0 or piv.max() >= m):
         raise ValueError(f"pivots must lie in [1, {m}], got values in "
                          f"[{int(piv.min()) + 1}, {int(piv.max()) + 1}]")
-    perm = np.broadcast_to(np.arange(m, like=pivots), (nb, m)).copy()
-    rows = np.arange(nb, like=pivots)
+    perm = np.broadcast_to(xp_of(pivots).arange(m), (nb, m)).copy()
+    rows = xp_of(pivots).arange(nb)
     for i in range(k):
         p = piv[:, i]
         cur = perm[rows, i].copy()
@@ -93,10 +95,10 @@ def lu_unpack(lu, pivots):
     """``(P, L, U)`` with ``A = P @ L @ U`` from `lu_factor`'s results."""
     m, n = lu.shape[-2], lu.shape[-1]
     k = min(m, n)
-    low = np.tril(lu[..., :, :k], -1) + np.eye(m, k, dtype=lu.dtype, like=lu)
+    low = xp_of(lu).tril(lu[..., :, :k], -1) + np.eye(m, k, dtype=lu.dtype)
     up = np.triu(lu[..., :k, :])
     perm = permutation(pivots, m)
-    eye = np.eye(m, dtype=lu.dtype, like=lu)
+    eye = xp_of(lu).eye(m, dtype=lu.dtype)
     p = np.swapaxes(eye[perm], -1, -2)
     return p, low, up
 
@@ -127,7 +129,7 @@ def tri_solve(a, b, upper, transpose=False, conjugate=False, unit=False):
     a = np.broadcast_to(a, batch + a.shape[-2:])
     b = np.broadcast_to(b, batch + (m, k))
     dt = np.result_type(a.dtype, b.dtype)
-    x = np.zeros(batch + (m, k), dtype=dt, like=b)
+    x = np.zeros_like(b, shape=batch + (m, k), dtype=dt)
     order = range(m - 1, -1, -1) if upper else range(m)
     for i in order:
         if upper:
@@ -143,7 +145,7 @@ def tri_solve(a, b, upper, transpose=False, conjugate=False, unit=False):
 def _reflector(x, i):
     """The i-th Householder vector (1 at i, zeros above, x[i+1:, i] below)."""
     m = x.shape[-2]
-    v = np.zeros(x.shape[:-2] + (m,), dtype=x.dtype, like=x)
+    v = np.zeros_like(x, shape=x.shape[:-2] + (m,), dtype=x.dtype)
     v[..., i] = 1
     v[..., i + 1:] = x[..., i + 1:, i]
     return v
@@ -175,7 +177,7 @@ def householder_q(x, tau, ncols):
     """The first `ncols` columns of ``Q = H_0 ... H_{k-1}`` (``m x m``)."""
     m = x.shape[-2]
     batch = np.broadcast_shapes(x.shape[:-2], tau.shape[:-1])
-    eye = np.eye(m, ncols, dtype=x.dtype, like=x)
+    eye = xp_of(x).eye(m, ncols, dtype=x.dtype)
     c = np.broadcast_to(eye, batch + (m, ncols))
     return householder_apply(x, tau, c, left=True, adjoint=False)
 
@@ -194,12 +196,12 @@ def expm(a):
     """exp(a) of a stack of square matrices, by scaling and squaring with a
     degree-13 Pade approximant, each matrix scaled by its own power of two."""
     n = a.shape[-1]
-    norm1 = np.max(np.sum(np.abs(a), axis=-2), axis=-1, initial=0.0)
+    norm1 = reduce_initial(np.max, np.sum(np.abs(a), axis=-2), axis=-1, initial=0.0)
     ratio = np.where(np.isfinite(norm1), norm1, 0.0) / _THETA13
     s = np.where(ratio > 1, np.ceil(np.log2(np.maximum(ratio, 1.0))), 0).astype(np.int64)
     a = a / np.power(2.0, s)[..., None, None].astype(a.real.dtype)
     b = _PADE13
-    eye = np.eye(n, dtype=a.dtype, like=a)
+    eye = xp_of(a).eye(n, dtype=a.dtype)
     a2 = np.matmul(a, a)
     a4 = np.matmul(a2, a2)
     a6 = np.matmul(a4, a2)

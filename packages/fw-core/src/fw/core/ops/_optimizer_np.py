@@ -13,6 +13,7 @@ import numpy as np
 
 from fw.core import dtypes as _dt
 from fw.core.errors import InvalidArgumentError, InvalidTypeError
+from fw.core.ops._xp import xp_of
 
 _LOW = (_dt.float16.np, _dt.bfloat16.np)
 
@@ -79,7 +80,7 @@ def _pow_out(pow_, beta, out, i):
 
 
 def _empty(dtype, like):
-    return np.empty((0,), dtype=dtype, like=like)
+    return xp_of(like).empty((0,), dtype=dtype)
 
 
 def _out(x, dtype):

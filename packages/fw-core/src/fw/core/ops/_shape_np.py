@@ -358,8 +358,8 @@ def _pad_ref(x, paddings=(), mode="constant", value=0.0):
     if not any(b or a for b, a in pos):
         return x.copy()
     if mode == "constant":
-        out = np.full([d + b + a for d, (b, a) in zip(x.shape, pos)],
-                      _pad_value(value, x.dtype), dtype=x.dtype)
+        out = np.full_like(x, _pad_value(value, x.dtype),
+                           shape=[d + b + a for d, (b, a) in zip(x.shape, pos)])
         out[tuple(slice(b, b + d) for d, (b, _) in zip(x.shape, pos))] = x
         return out
     return np.pad(x, pos, mode=_PAD_MODES[mode])

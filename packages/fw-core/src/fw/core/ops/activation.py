@@ -139,7 +139,8 @@ def rng_for(x):
     from fw.core import place as _pl
     from fw.core import random as _rnd
 
-    kind = "cpu" if isinstance(x, (np.ndarray, np.generic)) else _pl.backend_of(x).name
+    kind = "cpu" if type(x) is np.ndarray or isinstance(x, np.generic) else \
+        _pl.backend_of(x).name
     return _rnd.default_generator(kind).np
 
 

@@ -396,7 +396,7 @@ def _conv_t_ref(x, weight, bias=None, stride=1, padding=0, output_padding=0, dil
     # the un-cropped output: every input position p writes to p*s + k*d
     full = tuple(max((i - 1) * s + d * (k - 1) + 1, b + o)
                  for i, s, d, k, (b, _), o in zip(sp, strides, dils, ks, pads, outs))
-    buf = np.zeros((n, g, og) + full, dtype=cols.dtype)
+    buf = np.zeros_like(cols, shape=(n, g, og) + full)
     view = buf.transpose((1, 0) + tuple(range(3, 3 + nd)) + (2,))  # [G, N, *full, Og]
     lead = (slice(None), slice(None))
     for k in np.ndindex(*ks):  # a loop over kernel offsets, vectorised over everything else

@@ -21,6 +21,7 @@ from fw.core.errors import InvalidArgumentError, InvalidTypeError, UnsupportedEr
 from fw.core.ir.types import DYN, TensorType
 from fw.core.ops._infer import broadcast_shapes, complex_of, norm_axis, shp
 from fw.core.ops._registry import defop
+from fw.core.ops._xp import xp_of
 from fw.core.tensor import Tensor
 
 __all__ = ["as_shape", "number_arg"]
@@ -114,7 +115,7 @@ def _new(shape, dtype, like=None):
     """An uninitialised array on `like`'s device (NumPy when None or a NumPy scalar)."""
     if like is None or isinstance(like, np.generic):
         return np.empty(shape, dtype=dtype)
-    return np.empty(shape, dtype=dtype, like=like)
+    return np.empty_like(like, shape=shape, dtype=dtype)
 
 
 # ---------------------------------------------------------------- full
@@ -635,7 +636,7 @@ def _on_device_of(x, value, dtype):
     """`value` as an array of `dtype` on x's device (a CuPy array stays on its GPU)."""
     if type(x) is np.ndarray or isinstance(x, np.generic):
         return np.asarray(value, dtype=dtype)
-    return np.asarray(value, dtype=dtype, like=x)
+    return xp_of(x).asarray(value, dtype=dtype)
 
 
 def _numel_ref(x):

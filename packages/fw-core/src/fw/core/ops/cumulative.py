@@ -166,7 +166,7 @@ def _cumext(ufunc):
             a = a.astype(_F32)
         if a.size == 0:
             v = a.copy()
-            idx = np.zeros(a.shape, dtype.np)
+            idx = np.zeros_like(a, order="C", dtype=dtype.np)
         else:
             v = ufunc.accumulate(a, axis=ax)
             # the index moves to i whenever x[i] reaches the running extreme (ties take

@@ -29,6 +29,7 @@ from fw.core.ops._linalg_check import (
     _work,
 )
 from fw.core.ops._registry import defop
+from fw.core.ops._xp import xp_of
 
 
 # ---------------------------------------------------------------- cholesky family
@@ -93,7 +94,7 @@ def _lu_unpack_ref(x, y, unpack_ludata=True, unpack_pivots=True):
     if y.dtype.kind not in "iu":
         raise InvalidTypeError(f"'y' (the pivots) must be an integer tensor, got {y.dtype}")
     p, low, up = _la.lu_unpack(a, y)
-    empty = np.zeros((0,), dtype=d.np, like=x)
+    empty = np.zeros_like(x, shape=(0,), dtype=d.np)
     return (_out(p, d) if unpack_pivots else empty,
             _out(low, d) if unpack_ludata else empty,
             _out(up, d) if unpack_ludata else empty)
@@ -133,8 +134,8 @@ def _qr_ref(x, mode="reduced"):
     if a.size == 0:  # numpy.linalg.qr rejects empty stacks
         k = m if mode == "complete" else min(m, n)
         batch = a.shape[:-2]
-        q = np.broadcast_to(np.eye(m, k, dtype=a.dtype, like=a), batch + (m, k))
-        return _out(q, d), np.zeros(batch + (k, n), dtype=d.np, like=a)
+        q = np.broadcast_to(xp_of(a).eye(m, k, dtype=a.dtype), batch + (m, k))
+        return _out(q, d), np.zeros_like(a, shape=batch + (k, n), dtype=d.np)
     q, r = np.linalg.qr(a, mode=mode)
     return _out(q, d), _out(r, d)
 
@@ -164,9 +165,9 @@ def _svd_ref(x, full_matrices=False):
         k = min(m, n)
         batch = a.shape[:-2]
         uc, vr = (m, n) if full_matrices else (k, k)
-        return (np.broadcast_to(np.eye(m, uc, dtype=d.np, like=a), batch + (m, uc)).copy(),
-                np.zeros(batch + (k,), dtype=real_of(d).np, like=a),
-                np.broadcast_to(np.eye(vr, n, dtype=d.np, like=a), batch + (vr, n)).copy())
+        return (np.broadcast_to(xp_of(a).eye(m, uc, dtype=d.np), batch + (m, uc)).copy(),
+                xp_of(a).zeros(batch + (k,), dtype=real_of(d).np),
+                np.broadcast_to(xp_of(a).eye(vr, n, dtype=d.np), batch + (vr, n)).copy())
     u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
     return _out(u, d), _out(s, real_of(d)), _out(vh, d)
 

@@ -128,6 +128,7 @@ from fw.core.errors import InvalidArgumentError, InvalidTypeError
 from fw.core.ir.types import DYN, TensorType
 from fw.core.ops._infer import broadcast_shapes, shp
 from fw.core.ops._registry import OPS, defop
+from fw.core.ops._xp import xp_of
 from fw.core.ops.activation import down, require_real_float, up
 from fw.core.ops.conv import _conv_canon, _conv_infer, _conv_ref
 from fw.core.ops.linalg import _matmul_ref, _mm_shapes
@@ -481,18 +482,20 @@ def _fe_ref(inputs, program=(), out_dtype=None):
     like = inputs[0] if inputs else None
     for opcode, dtype, operands, scalars in program:
         if opcode == "const":
-            v = np.full((), scalars[0], dtype=dtype.np, like=like)
+            v = xp_of(like).full((), scalars[0], dtype=dtype.np)
         elif opcode == "cast":
             v = OPS["cast"].reference(vals[operands[0]], dtype=dtype)
         elif opcode == "gelu":
             v = OPS["gelu"].reference(vals[operands[0]], approximate=scalars[0])
         elif opcode == "pow":
             v = OPS["pow"].reference(vals[operands[0]],
-                                     np.full((), scalars[0], dtype=dtype.np, like=like))
+                                     xp_of(like).full((), scalars[0], dtype=dtype.np))
         else:
             v = OPS[opcode].reference(*[vals[i] for i in operands])
         if isinstance(v, np.generic):
             v = np.asarray(v)
+        if v.dtype != dtype.np:  # each step has its dtype (CuPy computes some bfloat16 in
+            v = v.astype(dtype.np)  # float32)
         vals.append(v)
     return vals[-1]
 

@@ -55,6 +55,7 @@ from fw.core.ops._indexing_np import (
 from fw.core.ops._infer import broadcast_shapes, shp
 from fw.core.ops._infer import numel as _mul
 from fw.core.ops._registry import OPS, defop
+from fw.core.ops._xp import ufunc_at, xp_of
 from fw.core.ops.creation import full_op
 from fw.core.tensor import Tensor
 
@@ -300,7 +301,7 @@ def _scatter_ref(x, index, updates, overwrite=True):
         out[idx[keep]] = upd[keep]
     else:
         out[idx] = 0
-        np.add.at(out, idx, upd)
+        ufunc_at(np.add, out, idx, upd)
     return out
 
 
@@ -325,7 +326,7 @@ def _scatter_nd_add_ref(x, index, updates):
         out += upd.sum(axis=tuple(range(index.ndim - 1)), dtype=x.dtype) if index.ndim > 1 \
             else upd
         return out
-    np.add.at(out, _nd_key(x, index, "scatter_nd_add"), upd)
+    ufunc_at(np.add, out, _nd_key(x, index, "scatter_nd_add"), upd)
     return out
 
 
@@ -400,7 +401,8 @@ def _index_add_ref(x, index, value, axis=0):
     idx = index.reshape(-1)
     _check_range(idx, x.shape[a], "index_add", "index", f"axis {a} of x")
     out = x.copy()
-    np.add.at(out, (slice(None),) * a + (idx,), _as_dtype(value, x.dtype, "index_add", "value"))
+    ufunc_at(np.add, out, (slice(None),) * a + (idx,),
+             _as_dtype(value, x.dtype, "index_add", "value"))
     return out
 
 
@@ -456,7 +458,7 @@ def _index_put_ref(x, indices, value, accumulate=False):
     key = tuple(indices)
     try:
         if accumulate:
-            np.add.at(out, key, np.broadcast_to(v, out[key].shape))
+            ufunc_at(np.add, out, key, np.broadcast_to(v, out[key].shape))
         else:
             out[key] = v
     except IndexError as e:
@@ -625,7 +627,7 @@ def _one_hot_ref(x, num_classes=1):
         raise InvalidArgumentError(f"one_hot: 'x' holds values in [{x.min()}, {x.max()}] but "
                                    f"'num_classes' is {num_classes} (valid range "
                                    f"[0, {num_classes - 1}])")
-    return (x[..., None] == np.arange(num_classes, dtype=x.dtype)).astype(np.float32)
+    return (x[..., None] == xp_of(x).arange(num_classes, dtype=x.dtype)).astype(np.float32)
 
 
 one_hot_op = defop("one_hot", ("x",), {"num_classes": 1}, infer=_one_hot_infer,

@@ -51,6 +51,7 @@ from fw.core.ops._linalg_check import (
     _work,
 )
 from fw.core.ops._registry import defop
+from fw.core.ops._xp import reduce_initial
 from fw.core.tensor import Tensor
 
 
@@ -393,12 +394,12 @@ def _rank_ref(x, tol=None, hermitian=False, atol=None, rtol=None):
     a, d = _work(x, square=hermitian)
     m, n = a.shape[-2:]
     if a.size == 0:
-        return np.zeros(a.shape[:-2], dtype=np.int32, like=a)
+        return np.zeros_like(a, shape=a.shape[:-2], dtype=np.int32)
     if hermitian:
         s = np.abs(np.linalg.eigvalsh(a))
     else:
         s = np.linalg.svd(a, compute_uv=False)
-    top = np.max(s, axis=-1, keepdims=True, initial=0.0)
+    top = reduce_initial(np.max, s, axis=-1, keepdims=True, initial=0.0)
     eps = float(np.finfo(a.real.dtype).eps)
     if tol is not None and atol is None and rtol is None:
         thresh = tol
@@ -452,9 +453,9 @@ def _vnorm_ref(x, p=2.0, axis=None, keepdim=False):
     axes = norm_axes(axis, a.ndim)
     v = np.abs(a)
     if p == _INF:
-        r = np.max(v, axis=axes, keepdims=keepdim, initial=0.0)
+        r = reduce_initial(np.max, v, axis=axes, keepdims=keepdim, initial=0.0)
     elif p == -_INF:
-        r = np.min(v, axis=axes, keepdims=keepdim, initial=_INF)
+        r = reduce_initial(np.min, v, axis=axes, keepdims=keepdim, initial=_INF)
     elif p == 0:
         r = np.sum(v != 0, axis=axes, keepdims=keepdim, dtype=v.dtype)
     elif p == 1:
@@ -509,7 +510,7 @@ def _mnorm_infer(x, p="fro", axis=(-2, -1), keepdim=False):
 
 def _svals(a):
     if a.shape[-1] == 0 or a.shape[-2] == 0:
-        return np.zeros(a.shape[:-2] + (0,), dtype=a.real.dtype, like=a)
+        return np.zeros_like(a, shape=a.shape[:-2] + (0,), dtype=a.real.dtype)
     return np.linalg.svd(a, compute_uv=False)
 
 
@@ -527,10 +528,12 @@ def _mnorm_ref(x, p="fro", axis=(-2, -1), keepdim=False):
         r = np.sum(_svals(m), axis=-1)
     elif p in (2.0, -2.0):
         s = _svals(m)
-        r = np.max(s, axis=-1, initial=0.0) if p > 0 else np.min(s, axis=-1, initial=_INF)
+        r = reduce_initial(np.max, s, axis=-1, initial=0.0) if p > 0 else \
+            reduce_initial(np.min, s, axis=-1, initial=_INF)
     else:
         sums = np.sum(np.abs(m), axis=-2 if p in (1.0, -1.0) else -1)
-        r = np.max(sums, axis=-1, initial=0.0) if p > 0 else np.min(sums, axis=-1, initial=_INF)
+        r = reduce_initial(np.max, sums, axis=-1, initial=0.0) if p > 0 else \
+            reduce_initial(np.min, sums, axis=-1, initial=_INF)
     if keepdim:
         r = np.expand_dims(r, tuple(sorted((a0, a1))))
     return _out(r, real_of(d))
@@ -625,7 +628,7 @@ def _cdist_ref(x, y, p=2.0, compute_mode=_CDIST_MODES[0]):
         if p == 0:
             r = np.sum(diff != 0, axis=-1, dtype=a.dtype)
         elif p == _INF:
-            r = np.max(diff, axis=-1, initial=0.0)
+            r = reduce_initial(np.max, diff, axis=-1, initial=0.0)
         elif p == 1:
             r = np.sum(diff, axis=-1)
         elif p == 2:

@@ -280,7 +280,7 @@ def _nll_ref(input, label, weight=None, ignore_index=-100, reduction="mean"):  #
                                    f"range for {c} classes")
     safe = np.where(ignored, 0, label).astype(np.intp)
     picked = np.take_along_axis(x, np.expand_dims(safe, 1), axis=1)[:, 0]
-    w = np.ones(c, x.dtype) if weight is None else up(weight).astype(x.dtype)
+    w = np.ones_like(x, shape=(c,)) if weight is None else up(weight).astype(x.dtype)
     per_w = np.where(ignored, 0, w[safe]).astype(x.dtype)
     loss = -picked * per_w
     if reduction == "mean":

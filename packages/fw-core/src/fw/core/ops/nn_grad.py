@@ -84,6 +84,7 @@ from fw.core.errors import InvalidArgumentError, InvalidTypeError
 from fw.core.ir.types import DYN, TensorType
 from fw.core.ops._infer import norm_axis, require_int, shp
 from fw.core.ops._registry import defop
+from fw.core.ops._xp import xp_of
 from fw.core.ops.activation import arr, channel_axis, contiguous, down, require_real_float, up
 from fw.core.ops.conv import (
     _conv_canon,
@@ -213,7 +214,7 @@ def _cgw_ref(x, grad_out, kernel_size=None, stride=1, padding=0, dilation=1, gro
     kk = int(np.prod(ks))
     npos = int(np.prod(outs))
     if n * npos == 0 or cg * kk == 0:
-        gw = np.zeros((cout, cg * kk), dtype=xt.dtype)
+        gw = np.zeros_like(xt, shape=(cout, cg * kk))
     else:
         if any(b or e for b, e in pads):
             xt = np.pad(xt, [(0, 0), (0, 0)] + list(pads))
@@ -230,7 +231,7 @@ def _cgw_ref(x, grad_out, kernel_size=None, stride=1, padding=0, dilation=1, gro
         gg = gt.reshape(n, g, og, npos).transpose(1, 2, 0, 3).reshape(g, og, n * npos)
         gw = np.matmul(gg, cols).reshape(cout, cg * kk)  # [G, Og, Cg*K]
     gb = np.add.reduce(gt.reshape(n, cout, npos), axis=(0, 2)) if n * npos else \
-        np.zeros(cout, dtype=gt.dtype)
+        np.zeros_like(gt, shape=(cout,))
     return down(gw.reshape(ws), x.dtype), down(arr(gb), x.dtype)
 
 
@@ -269,11 +270,13 @@ def _mpg_ref(grad_out, mask, input_size=None, channel_last=False):
     npos = int(np.prod(sp))
     gt = to_channels_first(up(grad_out), channel_last).reshape(n * c, npos)
     mt = to_channels_first(mask, channel_last).reshape(n * c, npos).astype(np.int64)
-    if mt.size and (int(mt.min()) < 0 or int(mt.max()) >= plane):
+    # (checked on the host only: on a device the check would wait for all queued work,
+    # and the mask comes from the forward pass, which made it in range)
+    if type(mt) is np.ndarray and mt.size and (int(mt.min()) < 0 or int(mt.max()) >= plane):
         raise InvalidArgumentError(f"mask values must lie in [0, {plane}) for the input spatial "
                                    f"size {list(size)}, got values in [{int(mt.min())}, "
                                    f"{int(mt.max())}]")
-    flat = (mt + (np.arange(n * c, dtype=np.int64) * plane)[:, None]).reshape(-1)
+    flat = (mt + (xp_of(mt).arange(n * c, dtype=np.int64) * plane)[:, None]).reshape(-1)
     g = np.bincount(flat, weights=gt.reshape(-1), minlength=n * c * plane)
     g = g.reshape((n, c) + size).astype(gt.dtype, copy=False)
     return down(contiguous(from_channels_first(g, channel_last)), grad_out.dtype)
@@ -316,8 +319,8 @@ def _apg_ref(grad_out, input_size=None, kernel_size=None, stride=None, padding=0
         v = gt / gt.dtype.type(divisor_override)
     else:
         cnt = _window_counts(size, ks, strides, pads, outs, exclusive)
-        v = (gt / np.maximum(cnt, 1)).astype(gt.dtype, copy=False)
-    buf = _padded(np.zeros((n, c) + size, dtype=gt.dtype), ks, strides, pads, outs, 0)
+        v = (gt / xp_of(gt).asarray(np.maximum(cnt, 1))).astype(gt.dtype, copy=False)
+    buf = _padded(np.zeros_like(gt, shape=(n, c) + size), ks, strides, pads, outs, 0)
     for _, view in _taps(buf, ks, strides, outs):
         view += v  # a strided view into buf: padding positions absorb what is dropped below
     crop = (slice(None), slice(None)) + tuple(slice(b, b + i) for (b, _), i in zip(pads, size))

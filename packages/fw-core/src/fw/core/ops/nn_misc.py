@@ -99,6 +99,7 @@ from fw.core.ops._nn_misc_np import (
     _unfold_ref,
 )
 from fw.core.ops._registry import defop
+from fw.core.ops._xp import xp_of
 from fw.core.ops.activation import (
     arr,
     channel_axis,
@@ -275,7 +276,7 @@ def _dropout_ref(x, p=0.5, axis=None, training=True, mode="upscale_in_train"):
     xf = up(x)
     if not training:
         out = xf.copy() if mode == "upscale_in_train" else xf * (1.0 - p)
-        return down(out, x.dtype), np.ones(x.shape, dtype=bool)
+        return down(out, x.dtype), np.ones_like(x, order="C", dtype=bool)
     keep = _keep_mask(x, p, axis)
     out = np.multiply(xf, keep, dtype=xf.dtype)
     if mode == "upscale_in_train":
@@ -294,7 +295,7 @@ _ALPHA_P = -1.6732632423543772848170429916717 * 1.050700987355480493419334985294
 def _alpha_dropout_ref(x, p=0.5, axis=None, training=True):
     xf = up(x)
     if not training or p == 0.0:
-        return down(xf.copy(), x.dtype), np.ones(x.shape, dtype=bool)
+        return down(xf.copy(), x.dtype), np.ones_like(x, order="C", dtype=bool)
     keep = _keep_mask(x, p, axis)
     if p >= 1.0:
         return down(np.zeros_like(xf), x.dtype), keep
@@ -524,7 +525,7 @@ def _sdpa_ref(query, key, value, attn_mask=None, is_causal=False, scale=None):
     scores = np.matmul(q, k.transpose(0, 1, 3, 2)) * q.dtype.type(sc)
     sq, sk = scores.shape[-2:]
     if is_causal:
-        allowed = np.tri(sq, sk, dtype=bool)
+        allowed = xp_of(scores).tri(sq, sk, dtype=bool)
         scores = np.where(allowed, scores, -np.inf)
     if attn_mask is not None:
         if attn_mask.dtype == np.bool_:
@@ -590,7 +591,7 @@ def _pd_ref(x, y, p=2.0, epsilon=1e-6, keepdim=False):
     _pd_infer(*_types_of(x, y), p, epsilon, keepdim)
     d = np.abs(up(x) - up(y) + epsilon)
     if d.shape[-1] == 0:
-        r = np.zeros(d.shape[:-1] + ((1,) if keepdim else ()), dtype=d.dtype)
+        r = xp_of(d).zeros(d.shape[:-1] + ((1,) if keepdim else ()), dtype=d.dtype)
         return down(r, x.dtype)
     if p == math.inf:
         r = np.max(d, axis=-1, keepdims=keepdim)

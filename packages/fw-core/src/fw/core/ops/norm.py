@@ -58,6 +58,7 @@ from fw.core.ir.types import DYN, TensorType
 from fw.core.ops._infer import norm_axis, shp
 from fw.core.ops._infer import numel as _numel
 from fw.core.ops._registry import defop
+from fw.core.ops._xp import reduce_initial
 from fw.core.ops.activation import arr, channel_axis, contiguous, down, require_real_float, up
 
 __all__ = []
@@ -401,7 +402,7 @@ def _normalize_ref(x, p=2.0, axis=1, epsilon=1e-12):
     xf = up(x)
     a = np.abs(xf)
     if math.isinf(p):
-        nrm = np.max(a, axis=ax, keepdims=True, initial=0)
+        nrm = reduce_initial(np.max, a, axis=ax, keepdims=True, initial=0)
     elif p == 2.0:
         nrm = np.sqrt(np.add.reduce(a * a, axis=ax, keepdims=True))
     else:

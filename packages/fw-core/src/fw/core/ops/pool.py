@@ -53,6 +53,7 @@ from fw.core.errors import InvalidArgumentError, InvalidTypeError
 from fw.core.ir.types import DYN, TensorType
 from fw.core.ops._infer import require_int, shp
 from fw.core.ops._registry import defop
+from fw.core.ops._xp import xp_of
 from fw.core.ops.activation import arr, down, require_real_float, up
 from fw.core.ops.conv import (
     canon_ints,
@@ -191,11 +192,13 @@ def _plane_index(coords, sizes):
 def _max_with_index(xt, ks, strides, pads, outs):
     nd = len(ks)
     xp = _padded(xt, ks, strides, pads, outs, -np.inf)
-    nan = bool(np.isnan(xp).any())
+    # NaN handling costs a little: skipped where there is none, except on a device,
+    # where finding out would wait for all queued work
+    nan = type(xp) is not np.ndarray or bool(np.isnan(xp).any())
     best = arg = None
     for j, v in _taps(xp, ks, strides, outs):
         if best is None:
-            best, arg = v.copy(), np.zeros(v.shape, np.intp)
+            best, arg = v.copy(), np.zeros_like(v, order="C", dtype=np.intp)
             continue
         # strictly greater keeps the first maximum; a NaN wins once, like np.argmax
         upd = v > best
@@ -204,7 +207,8 @@ def _max_with_index(xt, ks, strides, pads, outs):
         np.copyto(best, v, where=upd)
         np.copyto(arg, j, where=upd)
     offs = np.unravel_index(arg, ks)
-    coords = [_spatial_col(np.arange(o) * s - b, d, nd) + offs[d]
+    xp = xp_of(arg)
+    coords = [_spatial_col(xp.arange(o) * s - b, d, nd) + offs[d]
               for d, (o, s, (b, _)) in enumerate(zip(outs, strides, pads))]
     return best, _plane_index(coords, xt.shape[2:])
 
@@ -288,7 +292,7 @@ def _avg_pool_ref(x, kernel_size=None, stride=None, padding=0, ceil_mode=False,
     else:
         cnt = _window_counts(sp, ks, strides, pads, outs, exclusive)
         # a window of padding alone (possible with ceil_mode) averages to 0, not 0/0
-        out = total / np.maximum(cnt, 1)
+        out = total / xp_of(total).asarray(np.maximum(cnt, 1))
     return down(from_channels_first(arr(out), channel_last), x.dtype)
 
 
@@ -388,7 +392,9 @@ def _gather_windows(v, ax, i, o):
     g = np.minimum(g, (end - 1)[:, None])
     shape = [1] * (v.ndim + 1)
     shape[ax], shape[ax + 1] = o, width
-    return np.take(v, g, axis=ax), valid.reshape(shape), (end - start)
+    xp = xp_of(v)  # the windows are host index arithmetic; the data may be on a device
+    return (np.take(v, xp.asarray(g), axis=ax), xp.asarray(valid.reshape(shape)),
+            xp.asarray(end - start))
 
 
 def adaptive_avg(xt, outs):
@@ -408,7 +414,7 @@ def adaptive_max(xt, outs):
     the last dim first makes ties resolve to the first maximum in row-major order."""
     sp = xt.shape[2:]
     v = xt
-    idx = np.broadcast_to(np.arange(int(np.prod(sp))).reshape((1, 1) + sp), xt.shape)
+    idx = np.broadcast_to(xp_of(xt).arange(int(np.prod(sp))).reshape((1, 1) + sp), xt.shape)
     for d in reversed(range(len(outs))):
         ax = 2 + d
         vg, _, _ = _gather_windows(v, ax, v.shape[ax], outs[d])

@@ -38,7 +38,9 @@ _LOW = frozenset({np.dtype(np.float16), _dt.bfloat16.np})
 def _gen(x=None, seed=0):
     """The generator to draw from: the global one of x's device (cpu without x), or a
     fresh one for a non-zero per-call seed."""
-    kind = "cpu" if x is None or type(x) is np.ndarray else "gpu"
+    from fw.core import place as _pl
+
+    kind = "cpu" if x is None or type(x) is np.ndarray else _pl.backend_of(x).name
     if seed:
         return _rnd.Generator(int(seed), kind).np
     return _rnd.default_generator(kind).np
@@ -394,7 +396,7 @@ def _multinomial_ref(x, num_samples=1, replacement=False):
     if replacement:
         cdf = np.cumsum(p, axis=1) / total[:, None]
         u = gen.random((rows, num_samples))
-        out = np.empty((rows, num_samples), _I64)
+        out = np.empty_like(u, dtype=_I64)
         for r in range(rows):  # inverse CDF; a zero-weight category is never chosen
             out[r] = np.searchsorted(cdf[r], u[r], side="right")
         out = np.minimum(out, k - 1)

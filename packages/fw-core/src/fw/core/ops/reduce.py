@@ -31,6 +31,7 @@ from fw.core.errors import InvalidArgumentError, InvalidTypeError
 from fw.core.ir.types import DYN, TensorType
 from fw.core.ops._infer import norm_axes, reduce, shp
 from fw.core.ops._registry import defop
+from fw.core.ops._xp import xp_of
 
 _I64 = np.dtype(np.int64)
 _F32 = np.dtype(np.float32)
@@ -275,13 +276,16 @@ def _extreme_infer(x, axis=None, keepdim=False):
 
 
 def _extreme(name, ufunc):
+    # np.max/np.min, not ufunc.reduce: they dispatch to a device library's own
+    # reduction (CuPy has no maximum.reduce)
+    red = np.max if ufunc is np.maximum else np.min
+
     def ref(x, axis=None, keepdim=False):
         if x.size == 0:
             _check_nonempty_array(name, x, axis)
         if x.dtype in _LOW:
-            return ufunc.reduce(x.astype(_F32), axis=_ax(x, axis),
-                                keepdims=keepdim).astype(x.dtype)
-        return ufunc.reduce(x, axis=_ax(x, axis), keepdims=keepdim)
+            return red(x.astype(_F32), axis=_ax(x, axis), keepdims=keepdim).astype(x.dtype)
+        return red(x, axis=_ax(x, axis), keepdims=keepdim)
 
     return ref
 
@@ -341,7 +345,7 @@ def _arg(name, fn):
         if x.dtype in _LOW:
             x = x.astype(_F32)
         if x.ndim == 0:
-            return np.zeros((), dtype.np)
+            return np.zeros_like(x, order="C", dtype=dtype.np)
         r = fn(x, axis=axis, keepdims=keepdim)
         return r.astype(dtype.np)
 
@@ -374,13 +378,13 @@ def _bool_infer(x, axis=None, keepdim=False):
 def _all_ref(x, axis=None, keepdim=False):
     if x.dtype.kind != "b":
         x = x.astype(np.bool_)
-    return np.logical_and.reduce(x, axis=_ax(x, axis), keepdims=keepdim)
+    return np.all(x, axis=_ax(x, axis), keepdims=keepdim)  # (CuPy has no logical_and.reduce)
 
 
 def _any_ref(x, axis=None, keepdim=False):
     if x.dtype.kind != "b":
         x = x.astype(np.bool_)
-    return np.logical_or.reduce(x, axis=_ax(x, axis), keepdims=keepdim)
+    return np.any(x, axis=_ax(x, axis), keepdims=keepdim)
 
 
 defop("all", ("x",), {"axis": None, "keepdim": False}, infer=_bool_infer, reference=_all_ref,
@@ -457,11 +461,16 @@ def _logsumexp_ref(x, axis=None, keepdim=False):
     ax = _ax(x, axis)
     a = _acc(x)
     # subtract the running max for stability; all -inf (or empty) slices give -inf
-    m = np.asarray(np.maximum.reduce(a, axis=ax, keepdims=True, initial=-np.inf))
+    # (np.max and np.sum, not ufunc.reduce with initial=: they dispatch to a device's)
+    xp = xp_of(a)
+    if a.size:
+        m = xp.asarray(np.max(a, axis=ax, keepdims=True))
+    else:
+        m = xp.asarray(np.zeros_like(np.sum(a, axis=ax, keepdims=True)))
     m[~np.isfinite(m)] = 0
-    d = np.asarray(a - m)
+    d = xp.asarray(a - m)
     np.exp(d, out=d)
-    s = np.asarray(np.add.reduce(d, axis=ax, keepdims=keepdim))
+    s = xp.asarray(np.sum(d, axis=ax, keepdims=keepdim))
     np.log(s, out=s)
     s += m if keepdim else m.reshape(s.shape)
     return s.astype(x.dtype) if s.dtype != x.dtype else s

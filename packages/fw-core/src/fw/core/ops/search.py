@@ -17,6 +17,7 @@ from fw.core.errors import InvalidArgumentError, InvalidTypeError
 from fw.core.ir.types import DYN, TensorType
 from fw.core.ops._infer import norm_axis, shp
 from fw.core.ops._registry import defop
+from fw.core.ops._xp import xp_of
 
 _I64 = np.dtype(np.int64)
 _F32 = np.dtype(np.float32)
@@ -85,7 +86,7 @@ def _argsort_ref(x, axis=-1, descending=False, stable=False):
     if x.dtype.kind == "c":
         raise InvalidTypeError(f"argsort: 'x' must be a real tensor, got {x.dtype}")
     if x.ndim == 0:
-        return np.zeros((), _I64)
+        return np.zeros_like(x, order="C", dtype=_I64)
     return _argsort(_sortable(x), axis, descending).astype(_I64, copy=False)
 
 
@@ -146,12 +147,12 @@ def _topk_ref(x, k=1, axis=-1, largest=True, sorted=True):
     if x.ndim == 0:
         if k > 1:
             raise InvalidArgumentError(f"topk: 'k'={k} exceeds the single element of a 0-D x")
-        return x.copy(), np.zeros((), _I64)
+        return x.copy(), np.zeros_like(x, order="C", dtype=_I64)
     if k > x.shape[axis]:
         raise InvalidArgumentError(f"topk: 'k'={k} exceeds the size {x.shape[axis]} of axis "
                                    f"{axis} of x with shape {list(x.shape)}")
     o = _argsort(_sortable(x), axis, largest)
-    idx = np.take(o, np.arange(k), axis=axis)
+    idx = np.take(o, xp_of(o).arange(k), axis=axis)
     return np.take_along_axis(x, idx, axis=axis), idx.astype(_I64, copy=False)
 
 
@@ -200,7 +201,7 @@ def _kth_ref(x, k=1, axis=-1, keepdim=False):
     if x.ndim == 0:
         if k != 1:
             raise InvalidArgumentError(f"kthvalue: 'k'={k} but a 0-D x has one element")
-        return x.copy(), np.zeros((), _I64)
+        return x.copy(), np.zeros_like(x, order="C", dtype=_I64)
     n = x.shape[axis]
     if not 1 <= k <= n:
         raise InvalidArgumentError(f"kthvalue: 'k'={k} must be in [1, {n}] (axis {axis} of x "
@@ -244,7 +245,7 @@ def _mode_infer(x, axis=-1, keepdim=False):
 
 def _mode_ref(x, axis=-1, keepdim=False):
     if x.ndim == 0:
-        return x.copy(), np.zeros((), _I64)
+        return x.copy(), np.zeros_like(x, order="C", dtype=_I64)
     n = x.shape[axis]
     if n == 0:
         raise InvalidArgumentError(f"mode: axis {axis} of x with shape {list(x.shape)} is empty")
@@ -253,9 +254,9 @@ def _mode_ref(x, axis=-1, keepdim=False):
     s = np.take_along_axis(y, o, axis=-1)
     pos = np.arange(n)
     # start and end of the run of equal values each sorted position belongs to
-    new = np.ones(s.shape, bool)
+    new = np.ones_like(s, order="C", dtype=bool)
     new[..., 1:] = s[..., 1:] != s[..., :-1]
-    last = np.ones(s.shape, bool)
+    last = np.ones_like(s, order="C", dtype=bool)
     last[..., :-1] = new[..., 1:]
     start = np.maximum.accumulate(np.where(new, pos, 0), axis=-1)
     end = np.flip(np.minimum.accumulate(np.flip(np.where(last, pos, n - 1), -1), axis=-1), -1)
@@ -324,7 +325,7 @@ def _unique_ref(x, axis=None, dtype=_dt.int64):
         flat = _sortable(x).reshape(-1)
         o = np.argsort(flat, kind="stable")
         s = flat[o]
-        new = np.ones(s.shape, bool)
+        new = np.ones_like(s, order="C", dtype=bool)
         if s.size:
             ne = s[1:] != s[:-1]
             if s.dtype.kind == "f":  # NaNs are one value (they sort together at the end)
@@ -429,7 +430,7 @@ def _ss_ref(sorted_sequence, values, out_int32=False, right=False):
     rows = int(np.prod(lead))
     s2 = seq.reshape(rows, seq.shape[-1])
     v2 = vals.reshape(rows, vals.shape[-1])
-    out = np.empty(v2.shape, d)
+    out = np.empty_like(v2, dtype=d)
     for i in range(s2.shape[0]):
         out[i] = np.searchsorted(s2[i], v2[i], side=side)
     return out.reshape(lead + vals.shape[-1:])

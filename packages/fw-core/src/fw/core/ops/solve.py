@@ -30,6 +30,7 @@ from fw.core.ops._linalg_check import (
     _work,
 )
 from fw.core.ops._registry import defop
+from fw.core.ops._xp import reduce_initial, xp_of
 
 
 # ---------------------------------------------------------------- inv / pinv
@@ -65,13 +66,13 @@ def _pinv_ref(x, rcond=1e-15, hermitian=False):
     a, d = _work(x, square=hermitian)
     if hermitian:
         w, v = np.linalg.eigh(a)
-        big = np.max(np.abs(w), axis=-1, keepdims=True, initial=0.0)
+        big = reduce_initial(np.max, np.abs(w), axis=-1, keepdims=True, initial=0.0)
         keep = np.abs(w) > rcond * big
         winv = np.where(keep, 1 / np.where(keep, w, 1), 0)
         r = np.matmul(v * winv[..., None, :].astype(v.dtype), _la.conj_t(v))
     else:
         u, s, vh = np.linalg.svd(a, full_matrices=False)
-        big = np.max(s, axis=-1, keepdims=True, initial=0.0)
+        big = reduce_initial(np.max, s, axis=-1, keepdims=True, initial=0.0)
         keep = s > rcond * big
         sinv = np.where(keep, 1 / np.where(keep, s, 1), 0)
         r = np.matmul(_la.conj_t(vh) * sinv[..., None, :].astype(vh.dtype), _la.conj_t(u))
@@ -105,17 +106,27 @@ def _solve_infer(x, y, left=True):
     return TensorType(tuple(batch) + tuple(y.shape[-2:]), x.dtype)
 
 
+def _bsolve(a, b):
+    """np.linalg.solve with the batch dims broadcast first (NumPy broadcasts them itself,
+    CuPy's solve wants them equal)."""
+    if b.ndim == 1:  # one right-hand side for every matrix of the batch
+        return _bsolve(a, b[:, None])[..., 0]
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = np.broadcast_to(a, batch + a.shape[-2:])
+    b = np.broadcast_to(b, batch + b.shape[-2:])
+    return np.linalg.solve(a, b)
+
+
 def _solve_ref(x, y, left=True):
     a, d = _work(x, square=True)
     b = y.astype(a.dtype, copy=False)
     try:
         if left:
-            r = np.linalg.solve(a, b)
+            r = _bsolve(a, b)
         elif b.ndim == 1:
-            r = np.linalg.solve(np.swapaxes(a, -1, -2), b)
+            r = _bsolve(np.swapaxes(a, -1, -2), b)
         else:
-            r = np.swapaxes(np.linalg.solve(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)),
-                            -1, -2)
+            r = np.swapaxes(_bsolve(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
     except np.linalg.LinAlgError:
         where = _first_failure(np.linalg.inv, a)
         raise InvalidArgumentError(f"the matrix x is singular{where}, so the system has no "
@@ -192,7 +203,7 @@ defop("cholesky_solve", ("x", "y"), {"upper": False}, infer=_cholsolve_infer,
 def _cholinv_ref(x, upper=False):
     u, d = _work(x, square=True)
     n = u.shape[-1]
-    eye = np.broadcast_to(np.eye(n, dtype=u.dtype, like=u), u.shape)
+    eye = np.broadcast_to(xp_of(u).eye(n, dtype=u.dtype), u.shape)
     inv = _la.tri_solve(u, eye, upper)
     r = np.matmul(inv, _la.conj_t(inv)) if upper else np.matmul(_la.conj_t(inv), inv)
     return _out(r, d)
@@ -298,21 +309,21 @@ def _lstsq_ref(x, y, rcond=None, driver="gelsy"):
     if rcond is None:
         rcond = float(np.finfo(a.real.dtype).eps) * max(m, n)
     if a.size == 0:
-        s = np.zeros(batch + (min(m, n),), dtype=a.real.dtype, like=a)
-        sol = np.zeros(batch + (n, kk), dtype=a.dtype, like=a)
+        s = xp_of(a).zeros(batch + (min(m, n),), dtype=a.real.dtype)
+        sol = np.zeros_like(a, shape=batch + (n, kk), dtype=a.dtype)
     else:
         u, s, vh = np.linalg.svd(a, full_matrices=False)
-        keep = s > rcond * np.max(s, axis=-1, keepdims=True, initial=0.0)
+        keep = s > rcond * reduce_initial(np.max, s, axis=-1, keepdims=True, initial=0.0)
         sinv = np.where(keep, 1 / np.where(keep, s, 1), 0).astype(a.dtype)
         sol = np.matmul(_la.conj_t(vh), sinv[..., :, None] * np.matmul(_la.conj_t(u), b))
-    top = np.max(s, axis=-1, keepdims=True, initial=0.0)
+    top = reduce_initial(np.max, s, axis=-1, keepdims=True, initial=0.0)
     rank = np.sum(s > rcond * top, axis=-1).astype(np.int32)
     if m > n and bool(np.all(rank == n)):
         resid = np.sum(np.abs(np.matmul(a, sol) - b) ** 2, axis=-2)
     else:
-        resid = np.zeros(batch + (0,), dtype=a.real.dtype, like=a)
-    empty_i = np.zeros((0,), dtype=np.int32, like=a)
-    empty_r = np.zeros((0,), dtype=real.np, like=a)
+        resid = np.zeros_like(a, shape=batch + (0,), dtype=a.real.dtype)
+    empty_i = np.zeros_like(a, shape=(0,), dtype=np.int32)
+    empty_r = np.zeros_like(a, shape=(0,), dtype=real.np)
     return (_out(sol, d), _out(resid, real),
             empty_i if driver == "gels" else rank,
             _out(s, real) if driver in ("gelsd", "gelss") else empty_r)

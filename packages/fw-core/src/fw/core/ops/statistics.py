@@ -70,7 +70,7 @@ def _median_for(name, nan):
         order = np.argsort(y, axis=-1, kind="stable")  # NaN sorts last
         s = np.take_along_axis(y, order, axis=-1)
         n = y.shape[-1]
-        isnan = np.isnan(s) if s.dtype.kind == "f" else np.zeros(s.shape, bool)
+        isnan = np.isnan(s) if s.dtype.kind == "f" else np.zeros_like(s, order="C", dtype=bool)
         if nan:
             valid = n - np.add.reduce(isnan, axis=-1, dtype=np.int64)
         else:
@@ -255,9 +255,9 @@ def _bincount_infer(x, weights=None, minlength=0):
 def _bincount_ref(x, weights=None, minlength=0):
     if x.dtype.kind not in "iu":
         raise InvalidTypeError(f"bincount: x must be an integer tensor, got {x.dtype}")
-    if x.size and int(np.minimum.reduce(x)) < 0:
+    if x.size and int(np.min(x)) < 0:
         raise InvalidArgumentError("bincount: x must hold non-negative integers, got "
-                                   f"{int(np.minimum.reduce(x))}")
+                                   f"{int(np.min(x))}")
     xi = x.astype(np.intp)
     if weights is None:
         return np.bincount(xi, minlength=minlength).astype(_I64)

@@ -1,0 +1,248 @@
+"""fw on an NVIDIA GPU next to PyTorch's CUDA build and CuPy, in one process, on the
+workloads of the GPU issue. Usage (on a machine with a GPU, CuPy and PyTorch):
+
+    FW_DISABLE_NATIVE=1 python asv_bench/gpu_side_by_side.py [--only NAME] [--json FILE]
+
+Every timed closure is run `n` times and the device is synchronised once after the
+loop, so an eager framework's launch overhead counts, as it does in training; medians
+of several such loops are reported. GEMMs print TFLOP/s (8192x8192x8192: 1.1 TFLOP
+per product); steps print milliseconds. Rows whose framework is missing print "-".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+import traceback
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+
+def _sync_all():
+    import cupy
+
+    cupy.cuda.Device().synchronize()
+    try:
+        import torch
+
+        torch.cuda.synchronize()
+    except ImportError:
+        pass
+
+
+def bench(fn, n=None, rounds=5, min_time=0.05):
+    """Median seconds per call of fn (n calls per round, one sync per round)."""
+    fn()
+    _sync_all()
+    if n is None:
+        n = 1
+        while True:
+            t = time.perf_counter()
+            for _ in range(n):
+                fn()
+            _sync_all()
+            if time.perf_counter() - t >= min_time:
+                break
+            n *= 2
+    times = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        for _ in range(n):
+            fn()
+        _sync_all()
+        times.append((time.perf_counter() - t) / n)
+    return statistics.median(times)
+
+
+# ---------------------------------------------------------------- GEMM
+def gemm_rows(size, dtype_name):
+    import cupy
+    import ml_dtypes
+
+    import fw
+
+    flops = 2.0 * size ** 3
+    npdt = {"bfloat16": ml_dtypes.bfloat16, "float16": np.float16,
+            "float32": np.float32}[dtype_name]
+    rng = cupy.random.default_rng(0)
+    a = rng.standard_normal((size, size), dtype=cupy.float32).astype(npdt)
+    b = rng.standard_normal((size, size), dtype=cupy.float32).astype(npdt)
+    out = {}
+    fa, fb = fw.to_tensor(a), fw.to_tensor(b)
+    assert fa.place.is_gpu_place() and fa.dtype.name == dtype_name
+    out["fw"] = flops / bench(lambda: fw.matmul(fa, fb)) / 1e12
+    out["cupy"] = flops / bench(lambda: cupy.matmul(a, b)) / 1e12
+    try:
+        import torch
+
+        tdt = {"bfloat16": torch.bfloat16, "float16": torch.float16,
+               "float32": torch.float32}[dtype_name]
+        ta = torch.randn(size, size, device="cuda").to(tdt)
+        tb = torch.randn(size, size, device="cuda").to(tdt)
+        out["torch"] = flops / bench(lambda: ta @ tb) / 1e12
+    except ImportError:
+        pass
+    # same values as the reference product (float32 accumulation): a check, not a timing
+    got = fw.matmul(fa[:64], fb).numpy().astype(np.float32)
+    want = cupy.asnumpy(a[:64].astype(cupy.float32) @ b.astype(cupy.float32))
+    err = float(np.max(np.abs(got - want)) / (np.max(np.abs(want)) + 1e-30))
+    out["max_rel_err"] = err
+    return out
+
+
+# ---------------------------------------------------------------- training steps
+def fw_steps(name):
+    """(eager step, to_static step) of fw on the gpu, built like the cpu benchmarks."""
+    import copy
+
+    from benchmarks.bench_training import _paddle_api_model, data
+
+    import fw
+
+    fw.set_device("gpu")
+    fw.seed(0)
+    eager_model = _paddle_api_model(fw.nn, name)
+    static_model = copy.deepcopy(eager_model)
+    if name == "transformer":
+        mk = lambda ps: fw.optimizer.AdamW(1e-3, parameters=ps)  # noqa: E731
+        loss_fn = fw.nn.functional.mse_loss
+    else:
+        mk = lambda ps: fw.optimizer.Adam(1e-3, parameters=ps)  # noqa: E731
+        loss_fn = fw.nn.functional.cross_entropy
+    x, y = (fw.to_tensor(a) for a in data(name))
+    assert x.place.is_gpu_place()
+    assert all(p.place.is_gpu_place() for p in eager_model.parameters())
+
+    def make(model):
+        opt = mk(model.parameters())
+
+        def step(x, y):
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            return loss
+        return step
+
+    eager = make(eager_model)
+    static = fw.jit.to_static(make(static_model))
+    le = [float(eager(x, y)) for _ in range(3)]
+    ls = [float(static(x, y)) for _ in range(3)]
+    return (lambda: eager(x, y)), (lambda: static(x, y)), le, ls
+
+
+def torch_step(name):
+    import torch
+    from benchmarks.bench_training import _torch_model, data
+
+    torch.manual_seed(0)
+    model = _torch_model(name).cuda()
+    if name == "transformer":
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        loss_fn = torch.nn.functional.mse_loss
+    else:
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        loss_fn = torch.nn.functional.cross_entropy
+    x, y = (torch.from_numpy(a).cuda() for a in data(name))
+
+    def step():
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+    return step
+
+
+def train_rows(name):
+    out = {}
+    eager, static, le, ls = fw_steps(name)
+    out["fw eager"] = bench(eager) * 1e3
+    out["fw to_static"] = bench(static) * 1e3
+    out["losses eager/static"] = [le, ls]
+    try:
+        out["torch eager"] = bench(torch_step(name)) * 1e3
+    except ImportError:
+        pass
+    return out
+
+
+# ---------------------------------------------------------------- ResNet-18 inference
+def resnet_rows(batch=64):
+    import fw
+
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
+    import zoo
+
+    out = {}
+    fw.set_device("gpu")
+    fw.seed(0)
+    model = zoo.build(fw, "resnet18")
+    model.eval()
+    x = fw.to_tensor(np.random.default_rng(0).standard_normal((batch, 3, 224, 224))
+                     .astype(np.float32))
+
+    def run():
+        with fw.no_grad():
+            return model(x)
+    out["fw eager"] = bench(run, rounds=3) * 1e3
+    try:
+        import torch
+        from zoo_torch import build as tbuild
+
+        tm = tbuild("resnet18").cuda().eval()
+        tx = torch.from_numpy(x.numpy()).cuda()
+
+        def trun():
+            with torch.no_grad():
+                return tm(tx)
+        out["torch eager"] = bench(trun, rounds=3) * 1e3
+    except ImportError:
+        pass
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", default=None)
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args(argv)
+    import cupy
+
+    import fw
+
+    props = fw.device.cuda.get_device_properties()
+    print(f"# {props.name}, CuPy {cupy.__version__}, fw {fw.__version__}", flush=True)
+    rows = {
+        "gemm bf16 8192 (TFLOP/s)": lambda: gemm_rows(8192, "bfloat16"),
+        "gemm fp16 8192 (TFLOP/s)": lambda: gemm_rows(8192, "float16"),
+        "gemm fp32 4096 (TFLOP/s, no TF32)": lambda: gemm_rows(4096, "float32"),
+        "train mlp b128 Adam (ms)": lambda: train_rows("mlp"),
+        "train lenet b64 Adam (ms)": lambda: train_rows("lenet"),
+        "train transformer 2L d128 b16 AdamW (ms)": lambda: train_rows("transformer"),
+        "resnet18 b64 inference (ms)": resnet_rows,
+    }
+    results = {}
+    for label, fn in rows.items():
+        if args.only and args.only not in label:
+            continue
+        try:
+            results[label] = fn()
+        except Exception as e:
+            results[label] = {"error": f"{type(e).__name__}: {e}"}
+            traceback.print_exc()
+        print(f"{label}: {json.dumps(results[label])}", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": props.name, "rows": results}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

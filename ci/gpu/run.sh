@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# fw's GPU checks as one prepared script, for a machine with an NVIDIA GPU, CuPy and
+# (optionally, for the side-by-side rows) PyTorch: the per-op status table, the device
+# tests and the side-by-side benchmark. CI machines have no GPU; this is run by hand
+# (or by the device tool) from the repository root. Logs go to $OUT (./gpu-out).
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+OUT=${OUT:-$ROOT/gpu-out}
+mkdir -p "$OUT"
+PY=${PY:-python3}
+PYTHONPATH=$(ls -d "$ROOT"/packages/*/src | paste -sd:)
+export PYTHONPATH FW_DISABLE_NATIVE=1 FW_TEST_DEVICE=gpu PYTHONUNBUFFERED=1
+export PYTHONDONTWRITEBYTECODE=1
+J=${JOBS:-8}
+{
+  nvidia-smi -L
+  $PY -c "import sys, numpy, cupy; print(sys.version); print('numpy', numpy.__version__, 'cupy', cupy.__version__)"
+  $PY -c "import fw; print('fw', fw.__version__, fw.device.cuda.get_device_properties())"
+} > "$OUT/env.txt" 2>&1
+
+step() { echo "== $1 $(date +%T)" >> "$OUT/steps.txt"; }
+
+step "op status"
+for i in $(seq 0 $((J - 1))); do
+  timeout "${T_OPS:-100}" $PY ci/gpu/op_status.py --shard "$i/$J" --examples "${EXAMPLES:-1}" \
+    > "$OUT/ops-$i.txt" 2>&1 &
+done
+wait
+cat "$OUT"/ops-*.txt | sort > "$OUT/op_status.txt"
+rm -f "$OUT"/ops-*.txt
+
+step "op status without the host fallback"
+for i in $(seq 0 $((J - 1))); do
+  FW_NO_HOST_FALLBACK=1 timeout "${T_OPS:-100}" $PY ci/gpu/op_status.py --shard "$i/$J" \
+    --examples "${EXAMPLES:-1}" --only "$($PY -c 'from fw.core.kernels.host_fallback import HOST_FALLBACK as H; print(",".join(sorted(H)))')" \
+    > "$OUT/ops-$i.txt" 2>&1 &
+done
+wait
+cat "$OUT"/ops-*.txt | sort > "$OUT/op_native.txt"
+rm -f "$OUT"/ops-*.txt
+
+step "device tests"
+timeout "${T_TESTS:-150}" $PY -m pytest -q --tb=short -W ignore::Warning -n "$J" --timeout 90 \
+  tests/test_device_training.py packages/fw-core/tests/test_devices.py \
+  packages/fw-core/tests/test_device_ops.py packages/fw-autograd/tests/test_device_grads.py \
+  > "$OUT/tests.log" 2>&1
+echo "exit $?" >> "$OUT/tests.log"
+
+step "side by side"
+timeout "${T_BENCH:-150}" $PY asv_bench/gpu_side_by_side.py --json "$OUT/bench.json" \
+  > "$OUT/bench.log" 2>&1
+echo "exit $?" >> "$OUT/bench.log"
+step "done"

@@ -1,0 +1,21 @@
+"""Kernels of the gpu backend (CuPy), attached to the op table when the backend is
+first made (`fw.core._gpu.backend`), so nothing here is imported without a GPU.
+
+Most ops need none: their NumPy reference runs on CuPy arrays through NumPy's
+dispatch protocols. A kernel here exists where the reference is right but slow on a
+GPU (one module per op family, like ``kernels/cpu``); the device tests compare each
+with the reference (packages/fw-core/tests/test_device_ops.py with
+FW_TEST_DEVICE=gpu).
+"""
+
+from fw.core.kernels.gpu import dtypes, linalg, optimizer
+
+__all__ = ["attach"]
+
+
+def attach(be) -> None:
+    for mod in (linalg, dtypes, optimizer):
+        for name, fn in mod.kernels(be.cp).items():
+            from fw.core.ops import OPS
+
+            OPS[name].kernels["gpu"] = fn
