@@ -646,7 +646,7 @@ def _ceg_ref(softmax, label, weight, grad_loss, soft_label=False, ignore_index=-
         if per_w is not None:
             den = np.add.reduce(per_w, axis=None)
         elif not soft_label and ignore_index >= 0:
-            den = ct.type(np.count_nonzero(~ignored))
+            den = np.sum(~ignored, dtype=ct)  # (a 0-d array on a device, not a host int)
         else:
             n_loss = sm.size // max(c, 1) if c else 0
             den = ct.type(n_loss)
