@@ -127,9 +127,6 @@ def backend() -> GPUBackend:
         else:
             b = GPUBackend(cupy)
             if b.is_available():
-                from fw.core.kernels import gpu as _kernels
-
-                _kernels.attach(b)
                 _state["backend"] = b
             else:
                 _state["error"] = "CuPy is installed but it sees no CUDA device"

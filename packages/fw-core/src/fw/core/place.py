@@ -116,6 +116,9 @@ _CPU = CPUBackend()
 _BACKENDS: dict = {"cpu": _CPU}
 _BY_ARRAY_TYPE: dict = {np.ndarray: _CPU}
 _lock = threading.Lock()
+# called with each backend registered: fw.core.kernels attaches its kernels for the
+# device (and the host fallback) this way, so that this module imports no kernels
+_REGISTER_HOOKS: list = []
 
 
 def register_backend(backend: Backend) -> None:
@@ -124,10 +127,8 @@ def register_backend(backend: Backend) -> None:
         _BACKENDS[backend.name] = backend
         for t in backend.array_types:
             _BY_ARRAY_TYPE[t] = backend
-    if backend.name != "cpu":
-        from fw.core.kernels import host_fallback  # the op table: only once a device exists
-
-        host_fallback.attach(backend)
+    for hook in list(_REGISTER_HOOKS):
+        hook(backend)
 
 
 def _load_plugin(kind: str) -> bool:

@@ -9,6 +9,24 @@ record tests compare every registered kernel with its reference.
 ``cpu/`` holds the cpu kernels, one module per op family (see its ``__init__``).
 """
 
+from fw.core import place as _place
 from fw.core.kernels import cpu
 
 __all__ = ["cpu"]
+
+
+def _on_backend(be) -> None:
+    """A device backend was registered: give it its kernels (gpu/ for CuPy) and the
+    host fallback of the ops whose reference does not run on its arrays yet."""
+    if be.name == "cpu":
+        return
+    from fw.core.kernels import host_fallback
+
+    if be.name == "gpu":
+        from fw.core.kernels import gpu
+
+        gpu.attach(be)
+    host_fallback.attach(be)
+
+
+_place._REGISTER_HOOKS.append(_on_backend)

@@ -81,7 +81,7 @@ def attach(be) -> None:
     (FW_NO_HOST_FALLBACK=1: none, to see which of them now run on the device)."""
     import os
 
-    from fw.core.ops import OPS
+    from fw.core.ops._registry import OPS
 
     if os.environ.get("FW_NO_HOST_FALLBACK") == "1":
         return

@@ -16,6 +16,6 @@ __all__ = ["attach"]
 def attach(be) -> None:
     for mod in (linalg, dtypes, optimizer):
         for name, fn in mod.kernels(be.cp).items():
-            from fw.core.ops import OPS
+            from fw.core.ops._registry import OPS
 
             OPS[name].kernels["gpu"] = fn

@@ -13,7 +13,7 @@ _KEEP = {"where": 1, "tril": 0, "triu": 0, "heaviside": 0}
 
 
 def kernels(cp):
-    from fw.core.ops import OPS
+    from fw.core.ops._registry import OPS
 
     out = {}
     for name, i in _KEEP.items():

@@ -36,7 +36,7 @@ def _scalar(a, dtype):
 
 
 def kernels(cp):
-    from fw.core.ops import OPS
+    from fw.core.ops._registry import OPS
 
     adam_k = cp.ElementwiseKernel(
         "T g, T lr, T b1p, T b2p, T beta1, T beta2, T eps, T lr_ratio, T coeff",
