@@ -268,6 +268,31 @@ def test_avg_pool(case, dtype, seed, exclusive, divisor):
 
 
 @settings(max_examples=30, deadline=None)
+@given(nd=st.integers(1, 3), n=st.integers(1, 2), c=st.integers(1, 9), data=st.data(),
+       dtype=dtypes, seed=st.integers(0, 2**16), cl=st.booleans())
+def test_adaptive_avg_pool_with_dividing_sizes(nd, n, c, data, dtype, seed, cl):
+    """Output sizes that divide the input sizes: an average pool's windows, native."""
+    outs = data.draw(st.lists(st.integers(1, 4), min_size=nd, max_size=nd))
+    ks = data.draw(st.lists(st.integers(1, 4), min_size=nd, max_size=nd))
+    sp = [o * k for o, k in zip(outs, ks)]
+    xs = (n, *sp, c) if cl else (n, c, *sp)
+    x = rand(np.random.default_rng(seed), xs, dtype)
+    attrs = {"output_size": tuple(outs), "channel_last": cl}
+    close(native("adaptive_avg_pool")(x, **attrs), ref("adaptive_avg_pool", x, **attrs),
+          dtype, f"{xs} {attrs}")
+
+
+def test_adaptive_avg_pool_uneven_bins_use_the_reference():
+    x = np.random.default_rng(0).standard_normal((1, 2, 8, 6)).astype(F32)
+    seen = []
+    k = FACTORIES["adaptive_avg_pool"](lambda *a, **kw: seen.append(kw) or ref(
+        "adaptive_avg_pool", *a, **kw))
+    np.testing.assert_array_equal(k(x, output_size=(3, 3)),
+                                  ref("adaptive_avg_pool", x, output_size=(3, 3)))
+    assert seen == [{"output_size": (3, 3), "channel_last": False}]
+
+
+@settings(max_examples=30, deadline=None)
 @given(case=pool_cases(), dtype=dtypes, seed=st.integers(0, 2**16),
        exclusive=st.booleans(), divisor=st.sampled_from([None, 2.0]))
 def test_pool_grads(case, dtype, seed, exclusive, divisor):
