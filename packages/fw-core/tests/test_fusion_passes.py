@@ -575,8 +575,8 @@ def test_inference_pipeline_is_registered_in_order():
     assert PIPELINES["inference"] == ("constant_folding", "algebraic_simplify",
                                       "fold_batch_norm", "fuse_conv_bias_act",
                                       "fuse_matmul_bias_act", "fold_matmul_scale",
-                                      "merge_parallel_matmul", "layout_nhwc", "fuse_elementwise",
-                                      "cse", "dce")
+                                      "fold_linear_chain", "merge_parallel_matmul",
+                                      "layout_nhwc", "fuse_elementwise", "cse", "dce")
 
 
 def test_inference_pipeline_golden_convnet():

@@ -1,5 +1,6 @@
 """The inference passes that rewrite constant matmul weights: ``fold_matmul_scale``
-(a scalar multiply after the product goes into W and b) and ``merge_parallel_matmul``
+(a scalar multiply after the product goes into W and b), ``fold_linear_chain`` (two
+products with nothing nonlinear between them become one) and ``merge_parallel_matmul``
 (products of one input with several weights become one product and a split).
 Each must keep the program's outputs; the BERT-style zoo model's predictor is
 checked against eager in tests/test_predictor_kernels.py."""
@@ -209,5 +210,72 @@ def test_passes_are_registered_in_the_inference_pipeline():
 
     pipe = PIPELINES["inference"]
     assert pipe.index("fuse_matmul_bias_act") < pipe.index("fold_matmul_scale") < \
-        pipe.index("merge_parallel_matmul") < pipe.index("layout_nhwc")
+        pipe.index("fold_linear_chain") < pipe.index("merge_parallel_matmul") < \
+        pipe.index("layout_nhwc")
     assert get_pass("fold_matmul_scale").name == "fold_matmul_scale"
+
+
+# ================================================================ fold_linear_chain
+def test_linear_chain_folds_to_one_product():
+    rng = np.random.default_rng(5)
+    fc = [(_const(rng, (k, n), f"fc{i}.w"), _const(rng, (n,), f"fc{i}.b"))
+          for i, (k, n) in enumerate([(12, 8), (8, 6), (6, 3)])]
+    r = _const(rng, (3,), "r")
+
+    def f(x, res):
+        h = x
+        for w, b in fc:
+            h = call("linear", h, w, b)
+        return call("relu", h) + res  # the last product keeps its epilogue
+
+    p = trace(f, [T([-1, 12], "float32"), T([-1, 3], "float32")], ["x", "res"])
+    q, changed = _after(p, ["fuse_matmul_bias_act", "fold_linear_chain"])
+    assert changed
+    (mm,) = [op for op in q.walk() if op.name == "fused_matmul"]
+    assert mm.operands[0] is q.block.args[0] and mm.attrs["activation"] == "relu"
+    assert mm.operands[1].type.shape == (12, 3) and mm.operands[3] is q.block.args[1]
+    x = rng.standard_normal((4, 12)).astype(F32)
+    _check(p, q, [x, rng.standard_normal((4, 3)).astype(F32)], exact=False)
+    del r
+
+
+def test_linear_chain_stops_at_what_is_not_linear_or_costs_more():
+    rng = np.random.default_rng(6)
+    w1, w2 = _const(rng, (8, 6), "w1"), _const(rng, (6, 4), "w2")
+    up1, up2 = _const(rng, (4, 2), "up1"), _const(rng, (2, 16), "up2")  # 4->2->16 grows
+    p1 = _param(rng, (6, 4), "p1")
+
+    def f(x, y):
+        act = call("linear", call("relu", call("linear", x, w1)), w2)   # relu between
+        h = call("linear", x, w1)
+        shared = call("linear", h, w2), h                                 # h read twice
+        param = call("linear", call("linear", x, w1), p1)                 # a parameter
+        grow = call("linear", call("linear", y, up1), up2)                # costs more folded
+        return act, *shared, param, grow
+
+    p = trace(f, [T([-1, 8], "float32"), T([-1, 4], "float32")], ["x", "y"])
+    fused, _ = _after(p, ["fuse_matmul_bias_act"])
+    q, changed = _after(fused, ["fold_linear_chain"])
+    assert not changed and _ops(q).count("fused_matmul") == 8
+
+
+@settings(max_examples=25, deadline=None)
+@given(sizes=st.lists(st.integers(1, 9), min_size=3, max_size=5), ty=st.booleans(),
+       bias=st.lists(st.booleans(), min_size=4, max_size=4), seed=st.integers(0, 2**16))
+def test_linear_chain_keeps_outputs(sizes, ty, bias, seed):
+    rng = np.random.default_rng(seed)
+    layers = []
+    for i, (k, n) in enumerate(zip(sizes, sizes[1:])):
+        w = _const(rng, (n, k) if ty else (k, n), f"w{i}")
+        layers.append((w, _const(rng, (n,), f"b{i}") if bias[i] else None))
+
+    def f(x):
+        h = x
+        for w, b in layers:
+            h = call("linear", h, w.T if ty else w, b) if not ty else \
+                fw.matmul(h, w, transpose_y=True) + (b if b is not None else 0.0)
+        return h
+
+    p = trace(f, [T([-1, sizes[0]], "float32")], ["x"])
+    q, _ = _after(p, ["fuse_matmul_bias_act", "fold_linear_chain"])
+    _check(p, q, [rng.standard_normal((3, sizes[0])).astype(F32)], exact=False)

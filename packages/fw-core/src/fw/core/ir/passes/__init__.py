@@ -31,7 +31,8 @@ Fusion passes (they emit the ops of ``fw.core.ops.fused``): ``fold_batch_norm``
 simplification, then batch-norm folding, then the fusions (product ops first, so
 their epilogues are not taken by the elementwise fusion), then
 ``fold_matmul_scale`` (a scalar multiply after a constant-weight product goes into
-its weights) and ``merge_parallel_matmul`` (products of one input with several
+its weights), ``fold_linear_chain`` (two constant-weight products with nothing
+nonlinear between them become one) and ``merge_parallel_matmul`` (products of one input with several
 constant weights become one product and a split), then ``layout_nhwc``
 (convolutions and pooling channel-last, converting only at a region's edges), the
 elementwise fusion, cse and dce.
@@ -53,7 +54,7 @@ PIPELINES: dict = {
     "cleanup": ("cse", "dce"),
     "inference": ("constant_folding", "algebraic_simplify", "fold_batch_norm",
                   "fuse_conv_bias_act", "fuse_matmul_bias_act", "fold_matmul_scale",
-                  "merge_parallel_matmul", "layout_nhwc",
+                  "fold_linear_chain", "merge_parallel_matmul", "layout_nhwc",
                   "fuse_elementwise", "cse", "dce"),
 }
 
@@ -212,6 +213,7 @@ from fw.core.ir.passes import (  # noqa: E402,F401  # noqa: E402,F401
     cse,
     dce,
     fold_batch_norm,
+    fold_linear_chain,
     fold_matmul_scale,
     fuse_conv,
     fuse_elementwise,

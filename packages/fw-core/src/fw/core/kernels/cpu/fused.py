@@ -166,6 +166,11 @@ def _make_fused_elementwise(reference):
 # raw NumPy view of the weights does not, and is not seen here).
 _REMEMBER_FROM = 1 << 14  # elements: smaller operands are scanned (cheaper than a lookup)
 _known_finite: dict = {}  # id(array) -> (weakref to it, its version when scanned)
+# A frozen array (fw.core.kernels.frozen: a predictor's weights, hoisted constants) never
+# changes while it holds its stamp, and a stamp is never reused: its scan is kept by stamp,
+# whatever its size (a conv's 2,400 weights were rescanned on every call of LeNet's conv2).
+_frozen_finite: dict = {}  # stamp -> bool
+_FROZEN_MAX = 1 << 14
 
 
 def _scan(a) -> bool:
@@ -174,6 +179,14 @@ def _scan(a) -> bool:
 
 
 def _finite_operand(a) -> bool:
+    s = stamp(a)
+    if s:
+        r = _frozen_finite.get(s)
+        if r is None:
+            if len(_frozen_finite) >= _FROZEN_MAX:
+                _frozen_finite.clear()
+            r = _frozen_finite[s] = _scan(a)
+        return r
     if a.size < _REMEMBER_FROM:
         return _scan(a)
     key = id(a)
