@@ -255,6 +255,26 @@ def test_max_pool_2x2_fast_path_ties_and_nan(cl):
     for got, want in zip(native("max_pool_with_index")(x, **attrs),
                          ref("max_pool_with_index", x, **attrs)):
         np.testing.assert_array_equal(got, want)
+    # without indices (inference): the channel-last fast path
+    np.testing.assert_array_equal(native("max_pool")(x, **attrs), ref("max_pool", x, **attrs))
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 3), c=st.sampled_from([1, 3, 4, 6, 16, 17]), h=st.integers(2, 9),
+       w=st.integers(2, 9), seed=st.integers(0, 2**16))
+def test_max_pool_2x2_channel_last_bits(n, c, h, w, seed):
+    """Channel-last 2x2/stride-2 pooling without indices (LeNet after layout_nhwc): the
+    reference's values, NaNs and infinities included, and the value max_pool_with_index
+    picks bit for bit (of tied zeros the first; the plain reference's np.max may return
+    the other sign, as the channel-first kernels do not either)."""
+    rng = np.random.default_rng(seed)
+    x = rng.choice(np.array([0.0, -0.0, 1.0, -1.0, np.nan, 2.5, -np.inf], F32), (n, h, w, c))
+    attrs = {"kernel_size": (2, 2), "stride": (2, 2), "padding": 0, "ceil_mode": False,
+             "channel_last": True}
+    got = native("max_pool")(x, **attrs)
+    np.testing.assert_array_equal(got, ref("max_pool", x, **attrs))
+    first = ref("max_pool_with_index", x, **attrs)[0]
+    np.testing.assert_array_equal(got.view(np.uint32), first.view(np.uint32))
 
 
 @settings(max_examples=30, deadline=None)
