@@ -89,7 +89,7 @@ def test_min_channels_keeps_a_narrow_stem_channel_first():
 
 
 def test_too_few_convolutions_leave_the_program_alone():
-    # min_convs (default 1) leaves programs with fewer convertible convs alone
+    # min_convs (default 2: LeNet's two convs convert) leaves programs with fewer alone
     rng = np.random.default_rng(4)
     w1, w2 = _param(rng, (6, 1, 5, 5), "c1.w"), _param(rng, (16, 6, 5, 5), "c2.w")
 

@@ -1,7 +1,9 @@
 """The inference passes that rewrite constant matmul weights: ``fold_matmul_scale``
 (a scalar multiply after the product goes into W and b), ``fold_linear_chain`` (two
 products with nothing nonlinear between them become one) and ``merge_parallel_matmul``
-(products of one input with several weights become one product and a split).
+(products of one input with several weights become one product and a split), and
+``fold_flatten_transpose`` (the NHWC -> NCHW transpose before a flatten into a
+classifier becomes a permutation of the classifier's weight rows).
 Each must keep the program's outputs; the BERT-style zoo model's predictor is
 checked against eager in tests/test_predictor_kernels.py."""
 
@@ -279,3 +281,69 @@ def test_linear_chain_keeps_outputs(sizes, ty, bias, seed):
     p = trace(f, [T([-1, sizes[0]], "float32")], ["x"])
     q, _ = _after(p, ["fuse_matmul_bias_act", "fold_linear_chain"])
     _check(p, q, [rng.standard_normal((3, sizes[0])).astype(F32)], exact=False)
+
+
+# ================================================================ fold_flatten_transpose
+def _nhwc_head(rng, make=_const, n_out=3):
+    """features NHWC -> transpose to NCHW -> flatten -> linear: what layout_nhwc leaves
+    before LeNet's classifier."""
+    w = make(rng, (2 * 3 * 4, n_out), "fc.w")
+    b = make(rng, (n_out,), "fc.b")
+
+    def f(y):
+        return call("linear", y.transpose([0, 3, 1, 2]).flatten(1), w, b)
+
+    return trace(f, [T([-1, 3, 4, 2], "float32")], ["y"])
+
+
+def test_flatten_transpose_folds_into_the_weight_rows():
+    rng = np.random.default_rng(7)
+    p = _nhwc_head(rng)
+    q, changed = _after(p, ["fuse_matmul_bias_act", "fold_flatten_transpose"])
+    assert changed
+    names = _ops(q)
+    assert "transpose" not in names and names.count("flatten") == 1
+    (mm,) = [op for op in q.walk() if op.name == "fused_matmul"]
+    assert mm.operands[1].label == "fc.w.permuted"
+    _check(p, q, [rng.standard_normal((2, 3, 4, 2)).astype(F32)], exact=False)
+
+
+def test_flatten_transpose_stays_when_it_cannot_fold():
+    rng = np.random.default_rng(8)
+    for p in (_nhwc_head(rng, make=_param),):  # a trainable weight
+        fused, _ = _after(p, ["fuse_matmul_bias_act"])
+        q, changed = _after(fused, ["fold_flatten_transpose"])
+        assert not changed and "transpose" in _ops(q)
+    w = _const(rng, (24, 3), "w")
+
+    def two_readers(y):
+        f = y.transpose([0, 3, 1, 2]).flatten(1)
+        return call("linear", f, w), f  # the flattened features are an output too
+
+    def batch_moves(y):
+        return call("linear", y.transpose([1, 0, 2, 3]).flatten(1), _const(rng, (24, 3), "v"))
+
+    for fn, shape in ((two_readers, [-1, 3, 4, 2]), (batch_moves, [3, 2, 4, 2])):
+        p = trace(fn, [T(shape, "float32")], ["y"])
+        fused, _ = _after(p, ["fuse_matmul_bias_act"])
+        q, changed = _after(fused, ["fold_flatten_transpose"])
+        assert not changed
+
+
+@settings(max_examples=25, deadline=None)
+@given(dims=st.lists(st.integers(1, 4), min_size=3, max_size=3), ty=st.booleans(),
+       perm=st.permutations([1, 2, 3]), seed=st.integers(0, 2**16))
+def test_flatten_transpose_fold_keeps_outputs(dims, ty, perm, seed):
+    rng = np.random.default_rng(seed)
+    n = int(np.prod(dims))
+    w = _const(rng, (5, n) if ty else (n, 5), "w")
+    b = _const(rng, (5,), "b")
+
+    def f(y):
+        return call("relu", fw.matmul(y.transpose([0, *perm]).flatten(1), w, transpose_y=ty)
+                    + b)
+
+    p = trace(f, [T([-1, *dims], "float32")], ["y"])
+    q, changed = _after(p, ["fuse_matmul_bias_act", "fold_flatten_transpose"])
+    assert "transpose" not in _ops(q)
+    _check(p, q, [rng.standard_normal((2, *dims)).astype(F32)], exact=False)

@@ -34,8 +34,10 @@ their epilogues are not taken by the elementwise fusion), then
 its weights), ``fold_linear_chain`` (two constant-weight products with nothing
 nonlinear between them become one) and ``merge_parallel_matmul`` (products of one input with several
 constant weights become one product and a split), then ``layout_nhwc``
-(convolutions and pooling channel-last, converting only at a region's edges), the
-elementwise fusion, cse and dce.
+(convolutions and pooling channel-last, converting only at a region's edges),
+``fold_flatten_transpose`` (a region's exit transpose before a flatten into a
+classifier becomes a permutation of the classifier's weight rows), the elementwise
+fusion, cse and dce.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ PIPELINES: dict = {
     "inference": ("constant_folding", "algebraic_simplify", "fold_batch_norm",
                   "fuse_conv_bias_act", "fuse_matmul_bias_act", "fold_matmul_scale",
                   "fold_linear_chain", "merge_parallel_matmul", "layout_nhwc",
-                  "fuse_elementwise", "cse", "dce"),
+                  "fold_flatten_transpose", "fuse_elementwise", "cse", "dce"),
 }
 
 
@@ -213,6 +215,7 @@ from fw.core.ir.passes import (  # noqa: E402,F401  # noqa: E402,F401
     cse,
     dce,
     fold_batch_norm,
+    fold_flatten_transpose,
     fold_linear_chain,
     fold_matmul_scale,
     fuse_conv,
