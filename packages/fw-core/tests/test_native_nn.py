@@ -550,3 +550,24 @@ def test_backward_ops_match_torch():
     out, mask = native("max_pool_with_index")(x, kernel_size=(3, 3), stride=(2, 2), padding=1)
     np.testing.assert_array_equal(mask, it.numpy())
     close(native("max_pool_grad")(gp, mask, input_size=(11, 10)), xt.grad.numpy(), F32)
+
+
+@settings(max_examples=40, deadline=None)
+@given(nd=st.integers(3, 5), c=st.integers(1, 20), data=st.data(), seed=st.integers(0, 2**16))
+def test_contiguous_copy_of_channel_last_views(nd, c, data, seed):
+    """The operand copy the native kernels make (`_in`): a channel-last view of a
+    channel-first array is copied a channel at a time; every strided array gives what
+    np.ascontiguousarray gives, dtype and bits."""
+    from fw.core.kernels.cpu._common import _contiguous
+
+    rng = np.random.default_rng(seed)
+    shape = [data.draw(st.integers(1, 5)) for _ in range(nd)]
+    shape[1] = c
+    dtype = data.draw(st.sampled_from([np.float32, np.float64, np.int32]))
+    x = (rng.standard_normal(shape) * 10).astype(dtype)
+    perm = data.draw(st.sampled_from([[0, *range(2, nd), 1],
+                                      list(data.draw(st.permutations(range(nd))))]))
+    v = x.transpose(perm)
+    got = _contiguous(v)
+    assert got.flags.c_contiguous and got.dtype == v.dtype and got.shape == v.shape
+    np.testing.assert_array_equal(got, np.ascontiguousarray(v))

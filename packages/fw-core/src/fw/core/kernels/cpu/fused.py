@@ -312,12 +312,15 @@ def _make_fused_conv(reference):
             # the residual must have the result's shape (a broadcast one goes to NumPy)
             if p is not None and (residual is None or residual.shape == p[0]):
                 out = np.empty(p[0], d)
-                C.conv_forward(_in(x), _in(weight), _bits(out),
+                # one contiguous copy of a strided input (the NCHW -> NHWC transpose in
+                # front of a network's stem): the native call and the scan share it
+                xc = _in(x)
+                C.conv_forward(xc, _in(weight), _bits(out),
                                None if bias is None else _in(bias),
                                None if residual is None else _in(residual), activation,
                                p[1], p[2], p[3], p[4], groups, channel_last, stamp(weight))
                 # non-finite data: the unfused chain decides (see _unfused_conv)
-                if _finite(out, x, weight, bias, residual):
+                if _finite(out, xc if xc.dtype == d else x, weight, bias, residual):
                     return out
                 return _unfused_conv(x, weight, bias, residual, activation,
                                      {"stride": stride, "padding": padding,
