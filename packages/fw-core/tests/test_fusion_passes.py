@@ -574,8 +574,10 @@ def test_fuse_elementwise_equality_on_random_programs(data):
 def test_inference_pipeline_is_registered_in_order():
     assert PIPELINES["inference"] == ("constant_folding", "algebraic_simplify",
                                       "fold_batch_norm", "fuse_conv_bias_act",
-                                      "fuse_matmul_bias_act", "layout_nhwc", "fuse_elementwise",
-                                      "cse", "dce")
+                                      "fuse_matmul_bias_act", "fold_matmul_scale",
+                                      "fold_linear_chain", "merge_parallel_matmul",
+                                      "layout_nhwc", "fold_flatten_transpose",
+                                      "fuse_elementwise", "cse", "dce")
 
 
 def test_inference_pipeline_golden_convnet():

@@ -255,6 +255,26 @@ def test_max_pool_2x2_fast_path_ties_and_nan(cl):
     for got, want in zip(native("max_pool_with_index")(x, **attrs),
                          ref("max_pool_with_index", x, **attrs)):
         np.testing.assert_array_equal(got, want)
+    # without indices (inference): the channel-last fast path
+    np.testing.assert_array_equal(native("max_pool")(x, **attrs), ref("max_pool", x, **attrs))
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 3), c=st.sampled_from([1, 3, 4, 6, 16, 17]), h=st.integers(2, 9),
+       w=st.integers(2, 9), seed=st.integers(0, 2**16))
+def test_max_pool_2x2_channel_last_bits(n, c, h, w, seed):
+    """Channel-last 2x2/stride-2 pooling without indices (LeNet after layout_nhwc): the
+    reference's values, NaNs and infinities included, and the value max_pool_with_index
+    picks bit for bit (of tied zeros the first; the plain reference's np.max may return
+    the other sign, as the channel-first kernels do not either)."""
+    rng = np.random.default_rng(seed)
+    x = rng.choice(np.array([0.0, -0.0, 1.0, -1.0, np.nan, 2.5, -np.inf], F32), (n, h, w, c))
+    attrs = {"kernel_size": (2, 2), "stride": (2, 2), "padding": 0, "ceil_mode": False,
+             "channel_last": True}
+    got = native("max_pool")(x, **attrs)
+    np.testing.assert_array_equal(got, ref("max_pool", x, **attrs))
+    first = ref("max_pool_with_index", x, **attrs)[0]
+    np.testing.assert_array_equal(got.view(np.uint32), first.view(np.uint32))
 
 
 @settings(max_examples=30, deadline=None)
@@ -265,6 +285,31 @@ def test_avg_pool(case, dtype, seed, exclusive, divisor):
     x = rand(np.random.default_rng(seed), xs, dtype)
     attrs = dict(attrs, exclusive=exclusive, divisor_override=divisor)
     close(native("avg_pool")(x, **attrs), ref("avg_pool", x, **attrs), dtype, f"{attrs}")
+
+
+@settings(max_examples=30, deadline=None)
+@given(nd=st.integers(1, 3), n=st.integers(1, 2), c=st.integers(1, 9), data=st.data(),
+       dtype=dtypes, seed=st.integers(0, 2**16), cl=st.booleans())
+def test_adaptive_avg_pool_with_dividing_sizes(nd, n, c, data, dtype, seed, cl):
+    """Output sizes that divide the input sizes: an average pool's windows, native."""
+    outs = data.draw(st.lists(st.integers(1, 4), min_size=nd, max_size=nd))
+    ks = data.draw(st.lists(st.integers(1, 4), min_size=nd, max_size=nd))
+    sp = [o * k for o, k in zip(outs, ks)]
+    xs = (n, *sp, c) if cl else (n, c, *sp)
+    x = rand(np.random.default_rng(seed), xs, dtype)
+    attrs = {"output_size": tuple(outs), "channel_last": cl}
+    close(native("adaptive_avg_pool")(x, **attrs), ref("adaptive_avg_pool", x, **attrs),
+          dtype, f"{xs} {attrs}")
+
+
+def test_adaptive_avg_pool_uneven_bins_use_the_reference():
+    x = np.random.default_rng(0).standard_normal((1, 2, 8, 6)).astype(F32)
+    seen = []
+    k = FACTORIES["adaptive_avg_pool"](lambda *a, **kw: seen.append(kw) or ref(
+        "adaptive_avg_pool", *a, **kw))
+    np.testing.assert_array_equal(k(x, output_size=(3, 3)),
+                                  ref("adaptive_avg_pool", x, output_size=(3, 3)))
+    assert seen == [{"output_size": (3, 3), "channel_last": False}]
 
 
 @settings(max_examples=30, deadline=None)
@@ -505,3 +550,24 @@ def test_backward_ops_match_torch():
     out, mask = native("max_pool_with_index")(x, kernel_size=(3, 3), stride=(2, 2), padding=1)
     np.testing.assert_array_equal(mask, it.numpy())
     close(native("max_pool_grad")(gp, mask, input_size=(11, 10)), xt.grad.numpy(), F32)
+
+
+@settings(max_examples=40, deadline=None)
+@given(nd=st.integers(3, 5), c=st.integers(1, 20), data=st.data(), seed=st.integers(0, 2**16))
+def test_contiguous_copy_of_channel_last_views(nd, c, data, seed):
+    """The operand copy the native kernels make (`_in`): a channel-last view of a
+    channel-first array is copied a channel at a time; every strided array gives what
+    np.ascontiguousarray gives, dtype and bits."""
+    from fw.core.kernels.cpu._common import _contiguous
+
+    rng = np.random.default_rng(seed)
+    shape = [data.draw(st.integers(1, 5)) for _ in range(nd)]
+    shape[1] = c
+    dtype = data.draw(st.sampled_from([np.float32, np.float64, np.int32]))
+    x = (rng.standard_normal(shape) * 10).astype(dtype)
+    perm = data.draw(st.sampled_from([[0, *range(2, nd), 1],
+                                      list(data.draw(st.permutations(range(nd))))]))
+    v = x.transpose(perm)
+    got = _contiguous(v)
+    assert got.flags.c_contiguous and got.dtype == v.dtype and got.shape == v.shape
+    np.testing.assert_array_equal(got, np.ascontiguousarray(v))

@@ -147,3 +147,44 @@ def test_the_finiteness_memo_follows_the_version_counter():
     key = id(w)
     del w
     assert key not in _known_finite  # entries die with their array
+
+
+def test_the_last_checked_result_is_trusted_only_unchanged_and_within_a_run():
+    # the previous fused call's result, passed as the next call's operand, is not scanned
+    # again (fw.core.kernels.checked): only while fw's version counter of its memory
+    # stands still, in the thread that checked it, and until a program run returns it
+    import threading
+
+    from fw.core.ir import TensorType, run, trace
+    from fw.core.kernels import checked
+    from fw.core.kernels.cpu.fused import _finite_operand
+    from fw.core.ops import OPS
+    from fw.core.tensor import bump_version, wrap
+
+    kernel = OPS["fused_matmul"].kernels["cpu"]
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((64, 64)).astype(np.float32)
+    y = kernel(x, rng.standard_normal((64, 64)).astype(np.float32))
+    assert checked.is_remembered(y)
+    y[0, 0] = np.nan  # a raw write without a version bump is not seen: the documented limit
+    assert _finite_operand(y)
+    bump_version(wrap(y))  # a write through fw is
+    assert not checked.is_remembered(y) and not _finite_operand(y)
+    z = kernel(x, x)
+    seen = []
+    t = threading.Thread(target=lambda: seen.append(checked.is_remembered(z)))
+    t.start()
+    t.join()
+    assert seen == [False] and checked.is_remembered(z)  # per thread
+    # a run's outputs are forgotten when it returns (the caller may write into them)
+    w = fw.to_tensor(rng.standard_normal((64, 64)).astype(np.float32))
+    p = trace(lambda a: F.relu(fw.matmul(a, w)), [TensorType([-1, 64], "float32")])
+    out = run(p, fw.to_tensor(x))
+    assert not checked.is_remembered(getattr(out, "_data", out))
+    # and a relu after a NaN written into the last result is still eager's NaN
+    r = kernel(x, x)
+    r[1, 2] = np.nan
+    bump_version(wrap(r))
+    got = kernel(r, x, activation="relu")
+    want = F.relu(fw.matmul(fw.to_tensor(r), fw.to_tensor(x))).numpy()
+    np.testing.assert_array_equal(got, want)

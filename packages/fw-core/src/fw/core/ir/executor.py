@@ -84,6 +84,7 @@ from fw.core import dtypes as _dt
 from fw.core import place as _pl
 from fw.core.errors import FwError, InvalidArgumentError, InvalidTypeError
 from fw.core.ir.types import DYN
+from fw.core.kernels.checked import forget as _forget_checked
 from fw.core.kernels.frozen import freeze
 from fw.core.ops._xp import on_host
 from fw.core.tensor import Tensor, wrap
@@ -570,6 +571,8 @@ class Compiled:
             outs = self._run(arrays, ps)
         except Exception as e:
             raise self._explain(e) from e
+        finally:
+            _forget_checked()  # outputs go to the caller: no kernel trusts them unseen
         if self.update_slots:
             n = self.n_outputs
             res = list(outs[:n])

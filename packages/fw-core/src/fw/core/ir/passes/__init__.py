@@ -29,9 +29,15 @@ Fusion passes (they emit the ops of ``fw.core.ops.fused``): ``fold_batch_norm``
 (inference only), ``fuse_conv_bias_act``, ``fuse_matmul_bias_act``,
 ``fuse_elementwise``. Pipeline ``inference``: constant folding and
 simplification, then batch-norm folding, then the fusions (product ops first, so
-their epilogues are not taken by the elementwise fusion), then ``layout_nhwc``
-(convolutions and pooling channel-last, converting only at a region's edges), the
-elementwise fusion, cse and dce.
+their epilogues are not taken by the elementwise fusion), then
+``fold_matmul_scale`` (a scalar multiply after a constant-weight product goes into
+its weights), ``fold_linear_chain`` (two constant-weight products with nothing
+nonlinear between them become one) and ``merge_parallel_matmul`` (products of one input with several
+constant weights become one product and a split), then ``layout_nhwc``
+(convolutions and pooling channel-last, converting only at a region's edges),
+``fold_flatten_transpose`` (a region's exit transpose before a flatten into a
+classifier becomes a permutation of the classifier's weight rows), the elementwise
+fusion, cse and dce.
 """
 
 from __future__ import annotations
@@ -49,8 +55,9 @@ PIPELINES: dict = {
     "default": ("algebraic_simplify", "constant_folding", "cse", "dce"),
     "cleanup": ("cse", "dce"),
     "inference": ("constant_folding", "algebraic_simplify", "fold_batch_norm",
-                  "fuse_conv_bias_act", "fuse_matmul_bias_act", "layout_nhwc",
-                  "fuse_elementwise", "cse", "dce"),
+                  "fuse_conv_bias_act", "fuse_matmul_bias_act", "fold_matmul_scale",
+                  "fold_linear_chain", "merge_parallel_matmul", "layout_nhwc",
+                  "fold_flatten_transpose", "fuse_elementwise", "cse", "dce"),
 }
 
 
@@ -208,8 +215,12 @@ from fw.core.ir.passes import (  # noqa: E402,F401  # noqa: E402,F401
     cse,
     dce,
     fold_batch_norm,
+    fold_flatten_transpose,
+    fold_linear_chain,
+    fold_matmul_scale,
     fuse_conv,
     fuse_elementwise,
     fuse_matmul,
     layout,
+    merge_matmul,
 )

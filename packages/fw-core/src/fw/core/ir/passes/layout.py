@@ -27,11 +27,16 @@ NHWC too -- ResNet's 7x7/64 conv 8.6-10.6 ms NHWC (the transposed input has 3
 channels) against 23.6 ms NCHW plus the transpose of its 64-channel output; the
 3x3/32 stem of MobileNetV2 is even (0.45 ms both ways).
 
-Left alone: a program with fewer than `min_convs` convertible convolutions (default 3).
+Left alone: a program with fewer than `min_convs` convertible convolutions (default 2:
+a single conv would save one reorder pair and pay two transposes).
 The pass trades one reorder pair per conv for two transposes per region, and each op
-costs a few microseconds of Python in the executor: LeNet b1 (2 tiny convs) measured
-~70 us with the pass against ~62 us without (b64 gained: 1.35 against 1.55 ms, but the
-batch is not known when the pass runs, and no pass may make a program slower).
+costs a few microseconds of Python in the executor. LeNet (2 convs, 2x2 max pools) was
+once left alone (default 3): b1 measured ~70 us with the pass against ~62 us without,
+because the channel-last max pool ran a generic window loop (1 ms at b64). With the
+channel-last 2x2 fast path of the pool kernel, the pass is even at b1 (0.055 ms both,
+medians of CPU time per run, 1 thread, separate processes) and faster at b64 (0.89-1.0
+against 1.0-1.19 ms): convolutions without the reorders of a 6-channel output padded to
+oneDNN's 16-channel blocks.
 """
 
 from __future__ import annotations
@@ -67,11 +72,11 @@ def _convertible(op, min_channels) -> bool:
 @register_pass
 class LayoutNHWC(Pass):
     """Options: ``min_channels`` (default 1): convs with fewer input channels stay
-    NCHW; ``min_convs`` (default 3): fewer convertible convs leave the program alone."""
+    NCHW; ``min_convs`` (default 2): fewer convertible convs leave the program alone."""
 
     name = "layout_nhwc"
 
-    def __init__(self, min_channels: int = 1, min_convs: int = 3):
+    def __init__(self, min_channels: int = 1, min_convs: int = 2):
         self.min_channels = min_channels
         self.min_convs = min_convs
 

@@ -61,14 +61,32 @@ def _bits(a):
     return a.view(_U16) if a.dtype == _BF16 else a
 
 
+def _contiguous(a):
+    """A C-contiguous copy of the strided array `a`.
+
+    The channel-last view of a channel-first array with few channels (the NCHW -> NHWC
+    transpose that ``layout_nhwc`` puts in front of a network's 3-channel stem) is copied
+    one channel at a time: NumPy's generic copy walks such a view element by element
+    (194 us for 1x3x224x224 on the 2-core EPYC), a strided store per channel takes 49 us.
+    """
+    if 3 <= a.ndim <= 5 and a.shape[-1] <= 16:
+        cf = np.moveaxis(a, -1, 1)
+        if cf.flags.c_contiguous:
+            out = np.empty(a.shape, a.dtype)
+            for c in range(a.shape[-1]):
+                out[..., c] = cf[:, c]
+            return out
+    return np.ascontiguousarray(a)
+
+
 def _c(a):
-    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+    return a if a.flags.c_contiguous else _contiguous(a)
 
 
 def _in(a):
     """A C-contiguous native operand (bfloat16 as its uint16 bits)."""
     if not a.flags.c_contiguous:
-        a = np.ascontiguousarray(a)
+        a = _contiguous(a)
     return a.view(_U16) if a.dtype == _BF16 else a
 
 
