@@ -210,6 +210,19 @@ def test_apply_to_and_casts():
     assert w.place.kind == "cpu"
 
 
+@pytest.mark.parametrize("args,place", [((), "gpu:0"), ((1,), "gpu:1")])
+def test_cuda_moves_to_the_numbered_gpu(monkeypatch, args, place):
+    # Paddle: cuda() is the current GPU (0), cuda(i) the i-th. The move is made by
+    # Tensor.to, so record where each parameter is sent (no GPU needed)
+    from fw.core.place import parse_place
+
+    sent = []
+    monkeypatch.setattr(fw.Tensor, "to", lambda t, device=None, **kw: sent.append(device) or t)
+    m = nn.Linear(2, 3)
+    assert m.cuda(*args) is m
+    assert [str(parse_place(d)) for d in sent] == [place, place]  # weight and bias
+
+
 def test_clear_gradients():
     m = nn.Linear(2, 1)
     m(fw.ones([3, 2])).sum().backward()
