@@ -244,6 +244,21 @@ def test_focal_dice_npair_hsigmoid_ctc():
     check(mean, (loss.numpy() / 2).mean(), 1e-5)
 
 
+def test_npair_loss_against_paddles_formula():
+    # batch 3 != feature size 5 and a repeated label: a sum over the wrong axis or a
+    # wrong row normalisation of the label pattern changes the value
+    rng = np.random.default_rng(3)
+    a, p = rng.normal(size=(3, 5)), rng.normal(size=(3, 5))
+    labels = np.array([0, 1, 0])
+    same = (labels[:, None] == labels[None, :]).astype(float)
+    target = same / same.sum(1, keepdims=True)
+    sim = a @ p.T
+    lsm = sim - np.log(np.exp(sim).sum(1, keepdims=True))
+    ce = -(target * lsm).sum(1).mean()
+    l2 = (a ** 2).sum(1).mean() + (p ** 2).sum(1).mean()
+    check(F.npair_loss(t(a), t(p), t(labels), l2_reg=0.1), ce + 0.25 * 0.1 * l2, 1e-6)
+
+
 # ---------------------------------------------------------------- padding
 def test_pad_forms():
     x = np.arange(6, dtype=np.float32).reshape(1, 1, 2, 3)
@@ -274,6 +289,39 @@ def test_pad_forms():
         F.pad(t(x), [1, 1], mode="reflect")
     with pytest.raises(InvalidArgumentError, match="pairs"):
         F.pad(t(x), [1, 1, 1])
+
+
+# (shape, data_format, number of pairs, pad_from_left_axis) -> the axis each pair pads,
+# as Paddle 3.3.1's F.pad does (recorded by padding one pair at a time): one pair per
+# spatial axis follows data_format; any other count in constant mode goes from the
+# last axis of x backwards whatever data_format says
+PAD_AXES = [
+    ((1, 2, 3, 4), "NCHW", 2, True, [3, 2]),
+    ((1, 2, 3, 4), "NHWC", 2, True, [2, 1]),
+    ((1, 2, 3, 4), "NHWC", 1, True, [3]),
+    ((1, 2, 3, 4), "NHWC", 3, True, [3, 2, 1]),
+    ((1, 2, 3, 4), "NCHW", 3, True, [3, 2, 1]),
+    ((1, 2, 3, 4), "NHWC", 4, False, [3, 2, 1, 0]),
+    ((1, 2, 3, 4), "NHWC", 4, True, [0, 1, 2, 3]),
+    ((1, 2, 3), "NLC", 1, True, [1]),
+    ((1, 2, 3), "NLC", 2, True, [2, 1]),
+    ((1, 2, 3, 4, 5), "NDHWC", 3, True, [3, 2, 1]),
+    ((1, 2, 3, 4, 5), "NDHWC", 2, True, [4, 3]),
+    ((1, 2, 3, 4, 5), "NDHWC", 4, True, [4, 3, 2, 1]),
+    ((1, 2, 3, 4, 5), "NCDHW", 4, True, [4, 3, 2, 1]),
+]
+
+
+@pytest.mark.parametrize("shape,fmt,npairs,from_left,axes", PAD_AXES)
+def test_pad_pair_order_follows_paddle(shape, fmt, npairs, from_left, axes):
+    x = np.zeros(shape, np.float32)
+    for i, ax in enumerate(axes):
+        pad = [0] * (2 * npairs)
+        pad[2 * i] = 1  # one before-element on pair i's axis
+        want = list(shape)
+        want[ax] += 1
+        out = F.pad(t(x), pad, data_format=fmt, pad_from_left_axis=from_left)
+        assert out.shape == want, (i, pad)
 
 
 # ---------------------------------------------------------------- dropout
@@ -347,6 +395,11 @@ def test_norm_functions():
     v = x.var(-1, keepdims=True)
     check(F.layer_norm(t(x), 4), (x - m) / np.sqrt(v + 1e-5), 1e-5)
     check(F.rms_norm(t(x), [4]), x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-5), 1e-5)
+    w = np.array([1.0, 2.0, -1.0, 0.5])  # a large eps and a weight: both must be used
+    check(F.rms_norm(t(x), [4], t(w), eps=0.5),
+          x / np.sqrt((x * x).mean(-1, keepdims=True) + 0.5) * w, 1e-5)
+    check(F.rms_norm(t(x), [3, 4], eps=0.5),
+          x / np.sqrt((x * x).mean((1, 2), keepdims=True) + 0.5), 1e-5)
     gm = x.reshape(2, 3, 4).mean((1, 2), keepdims=True)
     gv = x.var((1, 2), keepdims=True)
     check(F.group_norm(t(x), 1), (x - gm) / np.sqrt(gv + 1e-5), 1e-5)
@@ -355,6 +408,14 @@ def test_norm_functions():
     rm, rv = np.array([0.5, 0.0, -1.0]), np.array([1.0, 2.0, 4.0])
     check(F.instance_norm(t(x), t(rm), t(rv), use_input_stats=False),
           (x - rm[:, None]) / np.sqrt(rv[:, None] + 1e-5), 1e-5)
+    # the running statistics with an affine map, channel-first and channel-last
+    w, b = np.array([2.0, -1.0, 0.5]), np.array([0.1, 0.2, -0.3])
+    ref = (x - rm[:, None]) / np.sqrt(rv[:, None] + 1e-3) * w[:, None] + b[:, None]
+    check(F.instance_norm(t(x), t(rm), t(rv), t(w), t(b), use_input_stats=False, eps=1e-3),
+          ref, 1e-5)
+    xl = np.moveaxis(x, 1, -1)
+    check(F.instance_norm(t(xl), t(rm), t(rv), t(w), t(b), use_input_stats=False, eps=1e-3,
+                          data_format="NLC"), np.moveaxis(ref, 1, -1), 1e-5)
     check(F.normalize(t(x), axis=-1), x / np.linalg.norm(x, axis=-1, keepdims=True), 1e-5)
     check(F.normalize(t(x), p=1, axis=0), x / np.abs(x).sum(0), 1e-5)
     # batch_norm: running statistics are written back only while training

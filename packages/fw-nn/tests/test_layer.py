@@ -135,6 +135,20 @@ def test_set_state_dict_report():
     assert m.load_dict is not None
 
 
+def test_load_report_ok_needs_every_key_loaded():
+    # each kind of failure alone makes the load not ok
+    full = {k: v.numpy() for k, v in nn.Linear(2, 3).state_dict().items()}
+    assert nn.Linear(2, 3).set_state_dict(full).ok
+    with pytest.warns(UserWarning):
+        cases = [
+            {"weight": full["weight"]},  # bias missing
+            dict(full, extra=np.zeros(1, np.float32)),  # an unexpected key
+            dict(full, bias=np.zeros(4, np.float32)),  # a shape mismatch
+        ]
+        reports = [nn.Linear(2, 3).set_state_dict(sd) for sd in cases]
+    assert [r.ok for r in reports] == [False, False, False]
+
+
 def test_set_state_dict_by_parameter_name():
     m = nn.Linear(2, 2)
     vals = {m.weight.name: np.ones([2, 2], np.float32), m.bias.name: np.ones([2], np.float32)}

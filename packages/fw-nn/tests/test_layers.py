@@ -209,6 +209,13 @@ def test_norm_layers_parameters_and_errors():
     np.testing.assert_allclose(y.numpy().mean((0, 1, 2)), 0, atol=1e-5)
     sync = nn.SyncBatchNorm.convert_sync_batchnorm(nn.Sequential(nn.BatchNorm2D(4)))
     assert isinstance(sync[0], nn.SyncBatchNorm) and sync[0](X4).shape == X4.shape
+    # channel-last SyncBatchNorm normalises the last axis at every rank (one process:
+    # plain batch statistics)
+    for fmt, shape in (("NLC", (5, 3, 4)), ("NHWC", (4, 2, 3, 4)), ("NDHWC", (2, 2, 2, 3, 4))):
+        x = rnd(*shape)
+        xs = x.numpy().reshape(-1, 4)
+        ref = (xs - xs.mean(0)) / np.sqrt(xs.var(0) + 1e-5)
+        same(nn.SyncBatchNorm(4, data_format=fmt)(x), fw.to_tensor(ref.reshape(shape)), 1e-4)
     sn = nn.SpectralNorm([6, 4], power_iters=20)
     w = rnd(6, 4)
     normed = sn(w)
