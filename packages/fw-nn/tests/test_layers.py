@@ -153,6 +153,28 @@ def test_conv_1d_3d_and_transposes():
         nn.Conv2D(4, 6, 3, padding_mode="mirror")
 
 
+@pytest.mark.parametrize("padding,widths", [
+    ([1, 0, 2, 1], ((1, 0), (2, 1))),  # [top, bottom, left, right], as with zero padding
+    ([2, 1], ((2, 2), (1, 1))),  # one per spatial axis
+    (1, ((1, 1), (1, 1))),
+])
+def test_conv_padding_mode_with_per_side_padding(padding, widths):
+    # a non-zero padding_mode pads x by the same widths zero padding would, then
+    # convolves unpadded
+    x = rnd(1, 2, 5, 6)
+    m = nn.Conv2D(2, 3, 3, padding=padding, padding_mode="replicate")
+    xp = np.pad(x.numpy(), ((0, 0), (0, 0)) + widths, mode="edge")
+    same(m(x), F.conv2d(fw.to_tensor(xp), m.weight, m.bias), 1e-5)
+
+
+def test_conv_one_element_lists_apply_to_every_axis():
+    # fw reads [k] like k for every spatial axis (Paddle wants an int or one per axis)
+    m = nn.Conv2D(2, 3, [3], stride=[2], dilation=[1])
+    assert m.weight.shape == [3, 2, 3, 3] and m._stride == [2, 2]
+    x = rnd(1, 2, 7, 7)
+    same(m(x), F.conv2d(x, m.weight, m.bias, stride=2), 1e-5)
+
+
 def test_linear_bilinear_embedding_layers():
     lin = nn.Linear(4, 3)
     x = rnd(5, 4)
@@ -216,6 +238,7 @@ def test_norm_layers_parameters_and_errors():
         xs = x.numpy().reshape(-1, 4)
         ref = (xs - xs.mean(0)) / np.sqrt(xs.var(0) + 1e-5)
         same(nn.SyncBatchNorm(4, data_format=fmt)(x), fw.to_tensor(ref.reshape(shape)), 1e-4)
+        same(nn.BatchNorm(4, data_layout=fmt)(x), fw.to_tensor(ref.reshape(shape)), 1e-4)
     sn = nn.SpectralNorm([6, 4], power_iters=20)
     w = rnd(6, 4)
     normed = sn(w)

@@ -267,6 +267,44 @@ def test_param_attr_learning_rate_and_regularizer():
     np.testing.assert_allclose(v.numpy(), 2.0 - (1 + 0.01 * 2.0), rtol=1e-6)
 
 
+def test_momentum_l2_decay_is_added_after_rescale_grad():
+    # Paddle's momentum op with regularization_method="l2_decay" (what Momentum uses
+    # for an L2 weight decay): grad = rescale_grad * grad + coeff * param, then
+    # v = mu * v + grad, param -= lr * v. The decay itself is not rescaled.
+    p0 = np.array([1.0, -2.0, 0.5])
+    gs = [np.array([0.3, 0.1, -0.2]), np.array([-0.1, 0.4, 0.2])]
+    for wd in (L2Decay(0.1), 0.1):
+        p = Parameter(p0.astype(np.float32))
+        opt = fw.optimizer.Momentum(0.5, 0.9, parameters=[p], weight_decay=wd,
+                                    rescale_grad=0.25)
+        want, v = p0.copy(), np.zeros(3)
+        for g in gs:
+            p.grad = fw.to_tensor(g.astype(np.float32))
+            opt.step()
+            v = 0.9 * v + 0.25 * g + 0.1 * want
+            want = want - 0.5 * v
+        np.testing.assert_allclose(p.numpy(), want, rtol=1e-6)
+
+
+def test_custom_regularizer_sees_only_parameters_with_a_gradient():
+    # a callable weight_decay(param, grad) -> grad; a parameter without a gradient
+    # this step is neither regularized nor moved
+    seen = []
+
+    def reg(param, grad):
+        seen.append(param.name)
+        return grad + 0.5 * param
+
+    a = Parameter(np.array([1.0, 2.0], np.float32), name="reg_a")
+    b = Parameter(np.array([3.0, 4.0], np.float32), name="reg_b")
+    opt = fw.optimizer.SGD(0.1, parameters=[a, b], weight_decay=reg)
+    a.grad = fw.to_tensor(np.array([1.0, -1.0], np.float32))
+    opt.step()
+    assert seen == ["reg_a"]
+    np.testing.assert_allclose(a.numpy(), [1.0 - 0.1 * 1.5, 2.0 - 0.1 * 0.0], rtol=1e-6)
+    np.testing.assert_array_equal(b.numpy(), [3.0, 4.0])
+
+
 @pytest.mark.parametrize("clip", ["value", "norm", "global"])
 def test_gradient_clipping_matches_fw_nn_clip_and_leaves_grads(clip):
     ps = make_params(4)
@@ -284,6 +322,21 @@ def test_gradient_clipping_matches_fw_nn_clip_and_leaves_grads(clip):
         np.testing.assert_allclose(p.numpy(), s - g.numpy(), rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(p.grad.numpy(), raw)  # .grad itself is not clipped
     np.testing.assert_allclose(ps[2].numpy(), start[2] - gs[2], rtol=1e-6)
+
+
+def test_global_norm_clip_skips_parameters_that_opt_out():
+    # need_clip=False on every parameter: nothing is clipped, even with clip_norm 0
+    # (which would zero any gradient that took part)
+    ps = make_params(4)
+    for p in ps:
+        p.need_clip = False
+    opt = fw.optimizer.SGD(1.0, parameters=ps, grad_clip=ClipGradByGlobalNorm(0.0))
+    start = [p.numpy().copy() for p in ps]
+    for p, g in zip(ps, grads_for(0)):
+        p.grad = fw.to_tensor(g)
+    opt.step()
+    for p, s, g in zip(ps, start, grads_for(0)):
+        np.testing.assert_allclose(p.numpy(), s - g, rtol=1e-6)
 
 
 def test_multi_precision_keeps_float32_master_weights():

@@ -127,6 +127,13 @@ def test_dropout_between_layers_only_in_training():
     m.train()
     c, _ = m(x)
     assert not np.allclose(a.numpy(), c.numpy())
+    # "between layers": a one-layer network has no dropout even while training, and
+    # the input of the first layer is never dropped
+    one = nn.GRU(4, 8, num_layers=1, dropout=0.9)
+    one.eval()
+    e, _ = one(x)
+    one.train()
+    np.testing.assert_array_equal(one(x)[0].numpy(), e.numpy())
 
 
 def test_rnn_and_birnn_wrappers():
