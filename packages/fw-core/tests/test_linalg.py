@@ -396,6 +396,24 @@ def test_lstsq_outputs_per_driver():
     assert rank.item() == 1 and res.shape == [0]
 
 
+def test_lstsq_default_rcond_is_eps_times_the_larger_size():
+    # Paddle/LAPACK/NumPy: singular values at most eps * max(m, n) * s_max are dropped.
+    # A singular value of 8e-16 lies between eps (2.2e-16) and 6 * eps (1.3e-15).
+    u = np.linalg.qr(_matrix(30, (6, 3)))[0]
+    v = np.linalg.qr(_matrix(31, (3, 3)))[0]
+    x = u @ np.diag([1.0, 8e-16, 0.5]) @ v.T
+    y = _matrix(32, (6, 2))
+    want = np.linalg.lstsq(x, y, rcond=None)
+    assert want[2] == 2
+    for drv in ("gelsy", "gelsd"):
+        sol, _, rank, _ = L.lstsq(T(x), T(y), driver=drv)
+        assert rank.item() == 2
+        np.testing.assert_allclose(_np(sol), want[0], atol=1e-8)
+    # all singular values zero: rank 0 (none is above 0 * rcond), solution 0
+    sol, _, rank, _ = L.lstsq(T(np.zeros((4, 3))), T(y[:4]))
+    assert rank.item() == 0 and not _np(sol).any()
+
+
 def test_cov_and_corrcoef_match_numpy():
     x = _matrix(26, (3, 7))
     fwts, awts = np.array([1, 2, 1, 3, 1, 1, 2]), np.random.default_rng(0).random(7)

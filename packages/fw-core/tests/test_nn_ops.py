@@ -364,6 +364,14 @@ def test_max_unpool_inverts_max_pool():
     assert keep.sum() == out.size
     assert run("max_unpool", out, mask, kernel_size=2, output_size=[7, 5]).shape == \
         (2, 3, 7, 5)
+    # the default size is Paddle's (in - 1) * stride - 2 * padding + kernel per axis;
+    # padding [[b, e], ...] takes b + e (indices all 0: valid for any output size)
+    zero = np.zeros_like(mask)
+    assert run("max_unpool", out, zero, kernel_size=3, stride=2, padding=1).shape == \
+        (2, 3, (3 - 1) * 2 - 2 + 3, (2 - 1) * 2 - 2 + 3)
+    pairs = [[0, 0], [0, 0], [1, 0], [0, 2]]
+    assert run("max_unpool", out, zero, kernel_size=2, stride=3, padding=pairs).shape == \
+        (2, 3, (3 - 1) * 3 - 1 + 2, (2 - 1) * 3 - 2 + 2)
 
 
 # ================================================================ normalization
