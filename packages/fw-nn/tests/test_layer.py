@@ -345,3 +345,19 @@ def test_batch_norm_training_trace_records_state_updates():
     assert set(updates) == {bn._mean.name, bn._variance.name}
     assert list(updates[bn._mean.name].type.shape) == [3]
     np.testing.assert_array_equal(bn._mean.numpy(), before)  # nothing written while tracing
+
+
+def test_traced_batch_norm_reads_the_live_running_stats_on_every_run():
+    # the program must read the buffers as they are when it runs (not a copy taken
+    # while tracing): two runs update the statistics as two eager training steps do
+    from fw.core.ir import run
+
+    bn, eager = nn.BatchNorm1D(3), nn.BatchNorm1D(3)
+    prog = trace(bn, [TensorType([-1, 3], "float32")])
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        x = fw.to_tensor(rng.standard_normal((4, 3)).astype("float32"))
+        np.testing.assert_allclose(run(prog, x).numpy(), eager(x).numpy(), rtol=1e-5,
+                                   atol=1e-6)
+        np.testing.assert_allclose(bn._mean.numpy(), eager._mean.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(bn._variance.numpy(), eager._variance.numpy(), rtol=1e-6)

@@ -107,6 +107,12 @@ def test_one_dim_and_three_dim_variants():
         assert back.shape == x.shape
         np.testing.assert_allclose(np.sort(back.numpy().ravel())[-out.size:],
                                    np.sort(out.numpy().ravel()))
+    # output_size given to forward wins over the default, and over the constructor's
+    out, idx = nn.MaxPool2D(2, return_mask=True)(X4)
+    assert nn.MaxUnPool2D(2)(out, idx, output_size=[7, 7]).shape == [2, 4, 7, 7]
+    fixed = nn.MaxUnPool2D(2, output_size=[7, 6])
+    assert fixed(out, idx).shape == [2, 4, 7, 6]
+    assert fixed(out, idx, output_size=[6, 7]).shape == [2, 4, 6, 7]
 
 
 @pytest.mark.parametrize("kw,shape", [
@@ -215,6 +221,9 @@ def test_norm_layers_parameters_and_errors():
     assert [n for n, _ in nn.InstanceNorm2D(4).named_parameters()] == ["scale", "bias"]
     ln = nn.LayerNorm(6, weight_attr=False, bias_attr=False)
     assert ln.parameters() == []
+    # True means a default attribute (Paddle's ParamAttr._to_attr(True))
+    ln = nn.LayerNorm(6, weight_attr=True, bias_attr=True)
+    assert [n for n, _ in ln.named_parameters()] == ["weight", "bias"]
     bn = nn.BatchNorm2D(4, weight_attr=False)
     assert bn.weight.stop_gradient and bn.weight.tolist() == [1.0] * 4
     with pytest.raises(InvalidArgumentError, match="4-D"):

@@ -503,6 +503,23 @@ def test_minimize_and_clear_grad():
     assert lin.weight.grad is None
 
 
+def test_clear_grad_zeroes_every_gradient_tensor():
+    # set_to_zero=True zeroes each gradient in place, also one the user replaced after a
+    # step (not a view of the optimizer's flat buffer); a missing gradient stays missing
+    ps = make_params(3)
+    opt = fw.optimizer.SGD(0.1, parameters=ps)
+    for p, g in zip(ps, grads_for(0)):
+        p.grad = fw.to_tensor(g)
+    opt.step()
+    ps[0].grad = fw.ones(list(ps[0].shape))
+    ps[2].grad = None
+    kept = ps[0].grad
+    opt.clear_grad()
+    assert ps[0].grad is kept and not ps[0].grad.numpy().any()
+    assert not ps[1].grad.numpy().any()
+    assert ps[2].grad is None
+
+
 def test_errors_name_the_problem():
     with pytest.raises(ValueError, match="no parameters"):
         fw.optimizer.SGD(0.1).step()

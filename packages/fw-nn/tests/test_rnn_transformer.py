@@ -302,3 +302,12 @@ def test_traced_with_dynamic_batch_equals_eager(make, shapes):
     got = got[0] if isinstance(got, tuple) else got
     want = want[0] if isinstance(want, tuple) else want
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_transformer_one_element_attr_list_applies_everywhere():
+    # Paddle's nn.Transformer: a weight_attr list of length 1 is used for every
+    # attention and feed-forward weight of the encoder and the decoder
+    attr = fw.ParamAttr(initializer=nn.initializer.Constant(0.5))
+    m = nn.Transformer(8, 2, 1, 1, 8, weight_attr=[attr])
+    ws = [p for n, p in m.named_parameters() if "norm" not in n and len(p.shape) == 2]
+    assert len(ws) == 16 and all(np.all(p.numpy() == 0.5) for p in ws)
