@@ -311,3 +311,8 @@ def test_transformer_one_element_attr_list_applies_everywhere():
     m = nn.Transformer(8, 2, 1, 1, 8, weight_attr=[attr])
     ws = [p for n, p in m.named_parameters() if "norm" not in n and len(p.shape) == 2]
     assert len(ws) == 16 and all(np.all(p.numpy() == 0.5) for p in ws)
+    # fw also reads a one-element list so in a single encoder/decoder layer (Paddle
+    # asserts one attr per part there)
+    layer = nn.TransformerDecoderLayer(8, 2, 8, weight_attr=[attr])
+    ws = [p for n, p in layer.named_parameters() if "norm" not in n and len(p.shape) == 2]
+    assert len(ws) == 10 and all(np.all(p.numpy() == 0.5) for p in ws)
