@@ -259,6 +259,18 @@ def test_npair_loss_against_paddles_formula():
     check(F.npair_loss(t(a), t(p), t(labels), l2_reg=0.1), ce + 0.25 * 0.1 * l2, 1e-6)
 
 
+def test_grid_sample_reflection_without_align_corners():
+    # PyTorch's (and Paddle's) rule: with align_corners=False a coordinate reflects
+    # about the image's outer edges -0.5 and W - 0.5 (period 2W), then is clamped.
+    # W = 4, x = ((g + 1) * W - 1) / 2: g = 2 -> 5.5 -> 1.5; g = 3.5 -> 8.5 -> 0.5;
+    # g = -1.5 -> -1.5 -> 0.5; g = 0.25 -> 2 (inside); bilinear over pixels 10, 20, 30, 40
+    img = t(np.array([[[[10.0, 20.0, 30.0, 40.0]]]]))
+    g = np.array([2.0, 3.5, -1.5, 0.25])
+    grid = t(np.stack([g, np.zeros_like(g)], -1).reshape(1, 1, 4, 2))
+    out = F.grid_sample(img, grid, padding_mode="reflection", align_corners=False)
+    check(out.reshape([4]), [25.0, 15.0, 15.0, 30.0], 1e-5)
+
+
 # ---------------------------------------------------------------- padding
 def test_pad_forms():
     x = np.arange(6, dtype=np.float32).reshape(1, 1, 2, 3)

@@ -254,6 +254,35 @@ def test_norm_layers_parameters_and_errors():
     assert abs(np.linalg.svd(normed.numpy(), compute_uv=False)[0] - 1.0) < 1e-3
 
 
+# the input ranks each norm layer accepts, as Paddle 3.3.1's do (SyncBatchNorm, which
+# Paddle runs only on GPU: 2-D to 5-D, its documented range)
+NORM_RANKS = {"BatchNorm1D": [2, 3], "BatchNorm2D": [4], "BatchNorm3D": [5],
+              "BatchNorm": [2, 3, 4, 5], "SyncBatchNorm": [2, 3, 4, 5],
+              "InstanceNorm1D": [2, 3], "InstanceNorm2D": [4], "InstanceNorm3D": [5]}
+
+
+@pytest.mark.parametrize("name", sorted(NORM_RANKS))
+def test_norm_layers_accept_their_input_ranks(name):
+    ok = []
+    for rank in range(1, 7):
+        x = rnd(*([3, 4] + [3] * (rank - 2) if rank >= 2 else [4]))
+        try:
+            out = getattr(nn, name)(4)(x)
+        except InvalidArgumentError:
+            continue
+        assert out.shape == x.shape
+        ok.append(rank)
+    assert ok == NORM_RANKS[name]
+
+
+@pytest.mark.parametrize("name", ["ConstantPad1D", "ReflectionPad2D", "ReplicationPad3D",
+                                  "CircularPad2D", "ZeroPad2D"])
+def test_fixed_mode_pad_classes_carry_their_names(name):
+    cls = getattr(nn, name)
+    assert cls.__name__ == cls.__qualname__ == name
+    assert repr(cls(1)).startswith(name + "(")
+
+
 def test_prelu_and_rrelu_layers():
     p = nn.PReLU(4, init=0.1)
     same(p(X4), F.prelu(X4, p.weight))
