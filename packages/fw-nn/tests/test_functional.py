@@ -148,6 +148,9 @@ def test_cross_entropy_forms():
     check(F.cross_entropy(t(x3), t(l3), axis=1), ref, 1e-5)
     check(F.cross_entropy(t(x3), t(l3), axis=1, label_smoothing=0.1),
           -((np.moveaxis(np.eye(3)[l3], -1, 1) * 0.9 + 0.1 / 3) * ls3).sum(1).mean(), 1e-5)
+    for bad in (-0.1, 1.5):  # outside Paddle's documented [0, 1]
+        with pytest.raises(InvalidArgumentError, match="label_smoothing"):
+            F.cross_entropy(t(x3), t(l3), axis=1, label_smoothing=bad)
     loss, sm = F.softmax_with_cross_entropy(t(logits), t(label[:, None]), return_softmax=True)
     assert loss.shape == [3, 1]
     check(sm, np.exp(lsm))
@@ -187,6 +190,10 @@ def test_embedding_losses():
     cos = (x1 * x2).sum(-1) / np.sqrt((x1 ** 2).sum(-1) * (x2 ** 2).sum(-1))
     out = F.cosine_embedding_loss(t(x1), t(x2), t([1, -1]), margin=0.5, reduction="none")
     check(out, [1 - cos[0], max(cos[1] - 0.5, 0)], 1e-5)
+    # Paddle adds 1e-11 to each squared norm: a zero vector has cosine 0, not NaN
+    z = np.zeros((2, 3))
+    check(F.cosine_embedding_loss(t(z), t(x2), t([1, -1]), margin=-0.25, reduction="none"),
+          [1.0, 0.25], 1e-6)
     a, p, n = np.eye(3), np.eye(3) * 2, np.ones([3, 3])
 
     def dist(u, v):
@@ -257,6 +264,16 @@ def test_npair_loss_against_paddles_formula():
     ce = -(target * lsm).sum(1).mean()
     l2 = (a ** 2).sum(1).mean() + (p ** 2).sum(1).mean()
     check(F.npair_loss(t(a), t(p), t(labels), l2_reg=0.1), ce + 0.25 * 0.1 * l2, 1e-6)
+
+
+def test_affine_grid_axis_of_size_one_is_the_centre():
+    # a single row (or column) sits at coordinate 0 with and without align_corners
+    # (PyTorch's rule; Paddle 3.3.1 gives NaN with align_corners=True)
+    theta = t(np.array([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]]))
+    for ac in (False, True):
+        g = F.affine_grid(theta, [1, 1, 1, 3], align_corners=ac).numpy().reshape(3, 2)
+        xs = [-1.0, 0.0, 1.0] if ac else [-2 / 3, 0.0, 2 / 3]
+        np.testing.assert_allclose(g, np.stack([xs, [0.0] * 3], -1), atol=1e-6)
 
 
 def test_grid_sample_reflection_without_align_corners():

@@ -261,6 +261,17 @@ NORM_RANKS = {"BatchNorm1D": [2, 3], "BatchNorm2D": [4], "BatchNorm3D": [5],
               "InstanceNorm1D": [2, 3], "InstanceNorm2D": [4], "InstanceNorm3D": [5]}
 
 
+@pytest.mark.parametrize("make", [
+    lambda: nn.LayerNorm(4), lambda: nn.GroupNorm(2, 4), lambda: nn.BatchNorm2D(4),
+    lambda: nn.InstanceNorm2D(4), lambda: nn.RMSNorm(4), lambda: nn.BatchNorm(4),
+    lambda: nn.LocalResponseNorm(3)])
+def test_norm_layers_start_as_the_identity_affine_map(make):
+    # every scale starts at 1 and every shift at 0 (Paddle's and PyTorch's defaults)
+    for name, p in make().named_parameters():
+        want = 0.0 if name.endswith("bias") else 1.0
+        assert np.all(p.numpy() == want), name
+
+
 @pytest.mark.parametrize("name", sorted(NORM_RANKS))
 def test_norm_layers_accept_their_input_ranks(name):
     ok = []

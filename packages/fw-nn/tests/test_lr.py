@@ -158,6 +158,12 @@ def test_cyclic(mode):
 def test_linear_lr():
     s = lr.LinearLR(1.0, total_steps=4, start_factor=0.2, end_factor=1.0)
     close(values(s, 6), [0.2, 0.4, 0.6, 0.8, 1.0, 1.0])
+    # Paddle's ranges: start_factor in (0, 1], end_factor in [0, 1]
+    for kw in ({"end_factor": 1.5}, {"end_factor": -0.5}, {"start_factor": 0.0},
+               {"start_factor": 1.5}):
+        with pytest.raises(ValueError, match="factor"):
+            lr.LinearLR(1.0, total_steps=4, **kw)
+    close(values(lr.LinearLR(1.0, 2, start_factor=1.0, end_factor=0.0), 3), [1.0, 0.5, 0.0])
 
 
 def test_base_class_protocol_and_verbose(capsys):

@@ -599,6 +599,24 @@ def test_master_weights_follow_values_written_in_place():
     opt.step()
     np.testing.assert_allclose(p.numpy().astype(np.float32), 2.5)
     np.testing.assert_allclose(opt.state_dict()["master_weights"][p.name].numpy(), 2.5)
+    # the same when the parameter's storage is replaced by a new array
+    p._replace_data(np.full(4, 7.0, fw.bfloat16.np))
+    p.grad = fw.ones([4]).astype("bfloat16")
+    opt.step()
+    np.testing.assert_allclose(p.numpy().astype(np.float32), 6.5)
+    np.testing.assert_allclose(opt.state_dict()["master_weights"][p.name].numpy(), 6.5)
+
+
+def test_global_norm_of_low_precision_gradients_is_summed_in_float32():
+    # 257 bfloat16 ones: the squared norm is 257, which bfloat16 (8 significant bits)
+    # would round to 256
+    p = Parameter(np.zeros(257, fw.bfloat16.np))
+    opt = fw.optimizer.SGD(1.0, parameters=[p], multi_precision=True,
+                           grad_clip=ClipGradByGlobalNorm(1.0))
+    p.grad = fw.ones([257]).astype("bfloat16")
+    opt.step()
+    np.testing.assert_allclose(opt.state_dict()["master_weights"][p.name].numpy(),
+                               -1.0 / math.sqrt(257.0), rtol=1e-6)
 
 
 # ---------------------------------------------------------------- update_plan (fw-jit's contract)
