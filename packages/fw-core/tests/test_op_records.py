@@ -52,14 +52,17 @@ def test_reference_defaults_match_the_op_attrs():
 
 def _kernels_of(op):
     """The op's reference and infer, and the plain functions they close over (a wrapped
-    NumPy kernel like hardtanh's lambda, called with the op's attrs): each of their
-    keyword defaults is reachable from a direct call."""
+    NumPy kernel like hardtanh's lambda, called with the op's attrs), and its fast
+    kernels (``kernels=``; not what those close over: the native wrappers have their
+    own conventions): each of their keyword defaults is reachable from a direct call."""
     import types
 
     seen, out = set(), []
-    for f in (op.reference, op.infer):
-        for g in [f] + [c.cell_contents for c in (getattr(f, "__closure__", None) or ())
-                        if isinstance(c.cell_contents, types.FunctionType)]:
+    for f in (op.reference, op.infer, *op.kernels.values()):
+        inner = [] if f in op.kernels.values() else [
+            c.cell_contents for c in (getattr(f, "__closure__", None) or ())
+            if isinstance(c.cell_contents, types.FunctionType)]
+        for g in [f] + inner:
             if isinstance(g, types.FunctionType) and id(g) not in seen:
                 seen.add(id(g))
                 out.append(g)
@@ -119,6 +122,20 @@ def _same_values(a, b):
         np.testing.assert_array_equal(x, y)
 
 
+def _close_values(a, b):
+    a, b = as_tuple(a), as_tuple(b)
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        x, y = np.asarray(x), np.asarray(y)
+        assert x.shape == y.shape and x.dtype == y.dtype
+        tol = 1e-5
+        if x.dtype.kind not in "biufcO":  # bfloat16: 8 significant bits
+            x, y, tol = x.astype(np.float32), y.astype(np.float32), 1e-2
+        elif x.dtype == np.float16:
+            tol = 2e-3
+        np.testing.assert_allclose(x, y, rtol=tol, atol=tol, equal_nan=True)
+
+
 # the index ops' key attribute describes their index tensors: no default fits a sample
 NO_DEFAULT_CALL = {"getitem", "setitem"}
 
@@ -166,6 +183,16 @@ def test_omitted_attrs_take_the_op_defaults(name):
         fw.seed(0)
         got, _ = reference_call(bare, s.args, {})
         _same_values(got, want)
+        # each fast kernel called the same way computes what the reference computes
+        # (to rounding: a kernel may order its arithmetic differently)
+        for kern in op.kernels.values():
+            fast = copy.copy(op)
+            fast.canon = None
+            kkw = _without_defaults(kern, defaults, op.attrs)
+            fast.reference = lambda *a, k=kern, kw=kkw, **_: k(*a, **kw)
+            fw.seed(0)
+            got, _ = reference_call(fast, s.args, {})
+            _close_values(got, want)
         from fw.core.dispatch import input_types
 
         types = input_types(op, to_args(s.args))
