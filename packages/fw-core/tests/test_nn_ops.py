@@ -353,6 +353,23 @@ def test_adaptive_pools_match_loops():
     close(run("adaptive_avg_pool", x, output_size=[None, 1]), x.mean(-1, keepdims=True))
 
 
+def test_avg_pool_window_of_padding_alone_is_zero():
+    # ceil_mode lets the last window start in the right padding: with exclusive
+    # averaging it holds no element. fw gives 0 there (Paddle 3.3.1 gives 0/0 = NaN);
+    # the other windows average their real elements
+    x = np.arange(3.0, dtype=np.float32).reshape(1, 1, 3)
+    out = run("avg_pool", x, kernel_size=[2], stride=[2], padding=[1], ceil_mode=True)
+    close(out, [[[0.0, 1.5, 0.0]]])
+
+
+def test_optimizer_ops_refuse_a_gradient_of_another_shape():
+    # also when the shapes agree on their common leading dims but the ranks differ
+    p = np.ones((2, 3), np.float32)
+    for g in ((2, 3, 1), (2,), (3, 2)):
+        with pytest.raises(InvalidArgumentError, match="must be equal"):
+            call("sgd", p, np.ones(g, np.float32), np.array([0.1], np.float32))
+
+
 def test_max_unpool_inverts_max_pool():
     x = rand(2, 3, 6, 4, lo=0.1, hi=1.0)
     out, mask = run("max_pool_with_index", x, kernel_size=2)
