@@ -404,6 +404,15 @@ def test_linear_bilinear_embedding_one_hot():
     w2 = t(np.array([[3.0, 4.0], [0.3, 0.4]]))
     F.embedding(t([0]), w2, max_norm=1.0)
     np.testing.assert_allclose(w2.numpy(), [[0.6, 0.8], [0.3, 0.4]], rtol=1e-5)
+    # several rows of a wider table, each scaled by its own norm (here the 1-norm)
+    w3 = np.array([[3.0, 4.0, 0.0], [1.0, 0.0, 0.0], [0.0, 6.0, 2.0], [4.0, 4.0, 0.0]])
+    tw = t(w3)
+    out = F.embedding(t([2, 0, 3]), tw, max_norm=2.0, norm_type=1.0)
+    want = w3.copy()
+    for i in (0, 2, 3):
+        want[i] *= 2.0 / (np.abs(w3[i]).sum() + 1e-7)
+    np.testing.assert_allclose(tw.numpy(), want, rtol=1e-5)
+    np.testing.assert_allclose(out.numpy(), want[[2, 0, 3]], rtol=1e-5)
 
 
 def test_embedding_gradients_padding_and_frequency():

@@ -70,6 +70,13 @@ def test_registration_rules_errors():
     with pytest.raises(RuntimeError, match="super"):
         Bad()
 
+    class BadParam(nn.Layer):  # a parameter (not a sublayer) before super().__init__()
+        def __init__(self):
+            self.w = nn.Parameter(fw.ones([1]))
+
+    with pytest.raises(RuntimeError, match="super"):
+        BadParam()
+
 
 def test_parameter_attributes_and_repr():
     p = fw.create_parameter([2, 3], "float32", attr=fw.ParamAttr(

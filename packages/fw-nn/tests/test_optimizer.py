@@ -286,6 +286,15 @@ def test_momentum_l2_decay_is_added_after_rescale_grad():
         np.testing.assert_allclose(p.numpy(), want, rtol=1e-6)
 
 
+def test_l1_decay_adds_nothing_at_zero():
+    # L1Decay adds coeff * sign(param): nothing where the parameter is 0
+    p = Parameter(np.array([0.0, 1.0, -2.0], np.float32))
+    opt = fw.optimizer.SGD(0.5, parameters=[p], weight_decay=L1Decay(0.1))
+    p.grad = fw.zeros([3])
+    opt.step()
+    np.testing.assert_allclose(p.numpy(), [0.0, 1.0 - 0.05, -2.0 + 0.05], rtol=1e-6)
+
+
 def test_custom_regularizer_sees_only_parameters_with_a_gradient():
     # a callable weight_decay(param, grad) -> grad; a parameter without a gradient
     # this step is neither regularized nor moved
@@ -511,13 +520,13 @@ def test_clear_grad_zeroes_every_gradient_tensor():
     for p, g in zip(ps, grads_for(0)):
         p.grad = fw.to_tensor(g)
     opt.step()
-    ps[0].grad = fw.ones(list(ps[0].shape))
-    ps[2].grad = None
-    kept = ps[0].grad
+    ps[0].grad = None  # first: the parameters after it are still zeroed
+    ps[1].grad = fw.ones(list(ps[1].shape))
+    kept = ps[1].grad
     opt.clear_grad()
-    assert ps[0].grad is kept and not ps[0].grad.numpy().any()
-    assert not ps[1].grad.numpy().any()
-    assert ps[2].grad is None
+    assert ps[1].grad is kept and not ps[1].grad.numpy().any()
+    assert not ps[2].grad.numpy().any()
+    assert ps[0].grad is None
 
 
 def test_errors_name_the_problem():
