@@ -244,6 +244,9 @@ def test_multiplex_and_shard_index():
                  [TensorType([2, 2], "float32"), TensorType([2, 2], "float64"),
                   TensorType([2, 1], "int32")])
     assert prog.outputs[0].type.dtype == fw.float64
+    # an int input joins the float one's dtype (not NumPy's float64 for int32 + float32)
+    m = fw.multiplex([T([[1, 2], [3, 4]], "int32"), a], T([[1], [0]], "int32"))
+    assert m.dtype == fw.float32 and m.tolist() == [[1.0, 2.0], [3.0, 4.0]]
     label = T([[16], [1]])
     assert fw.shard_index(label, 20, 2, 0).tolist() == [[-1], [1]]
     assert fw.shard_index(label, 20, 2, 1).tolist() == [[6], [-1]]

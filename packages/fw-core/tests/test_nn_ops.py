@@ -13,7 +13,8 @@ import pytest
 
 import fw
 from fw.core.errors import InvalidArgumentError
-from fw.core.ops import call
+from fw.core.ir import TensorType
+from fw.core.ops import OPS, call
 
 RNG = np.random.default_rng(1234)
 
@@ -358,8 +359,10 @@ def test_avg_pool_window_of_padding_alone_is_zero():
     # averaging it holds no element. fw gives 0 there (Paddle 3.3.1 gives 0/0 = NaN);
     # the other windows average their real elements
     x = np.arange(3.0, dtype=np.float32).reshape(1, 1, 3)
-    out = run("avg_pool", x, kernel_size=[2], stride=[2], padding=[1], ceil_mode=True)
-    close(out, [[[0.0, 1.5, 0.0]]])
+    attrs = {"kernel_size": [2], "stride": [2], "padding": [1], "ceil_mode": True}
+    close(run("avg_pool", x, **attrs), [[[0.0, 1.5, 0.0]]])  # the fast kernel
+    close(OPS["avg_pool"].reference(x, **OPS["avg_pool"].canon(  # the NumPy reference
+        dict(OPS["avg_pool"].attrs, **attrs))), [[[0.0, 1.5, 0.0]]])
 
 
 def test_optimizer_ops_refuse_a_gradient_of_another_shape():
@@ -368,6 +371,9 @@ def test_optimizer_ops_refuse_a_gradient_of_another_shape():
     for g in ((2, 3, 1), (2,), (3, 2)):
         with pytest.raises(InvalidArgumentError, match="must be equal"):
             call("sgd", p, np.ones(g, np.float32), np.array([0.1], np.float32))
+        with pytest.raises(InvalidArgumentError, match="must be equal"):  # building a program
+            OPS["sgd"].infer(TensorType([2, 3], "float32"), TensorType(list(g), "float32"),
+                             TensorType([1], "float32"))
 
 
 def test_max_unpool_inverts_max_pool():
