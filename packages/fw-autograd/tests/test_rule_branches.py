@@ -75,6 +75,11 @@ CASES = {
     # layer norm with only the weight or only the bias differentiated
     "layer_norm_weight_only": ("layer_norm", [_r(2, 3, 4), _r(12), _r(12)], {}, (1,)),
     "layer_norm_bias_only": ("layer_norm", [_r(2, 3, 4), _r(12), _r(12)], {}, (2,)),
+    # an operand with a repeated subscript (its diagonal) before another operand
+    "einsum_diagonal_first": ("einsum", [[_r(3, 3), _r(3)]], {"equation": "ii,i->i"}),
+    # normalize along the first axis of a non-square matrix, with p = 2 and p = 1
+    "normalize_axis0_p2": ("normalize", [_r(3, 4)], {"axis": 0, "p": 2.0}),
+    "normalize_axis1_p1": ("normalize", [_r(3, 4)], {"axis": 1, "p": 1.0}),
 }
 
 
@@ -229,6 +234,31 @@ def test_hsigmoid_clips_the_pre_activation_at_40():
             assert g.numpy()[0, 0] == 0, pre
         else:
             assert g.numpy()[0, 0] != 0, pre
+
+
+POOLS = [
+    ("avg_pool", {"kernel_size": [3, 2], "stride": [2, 2], "padding": [1, 1],
+                  "ceil_mode": True}),
+    ("avg_pool", {"kernel_size": [2, 2], "stride": [1, 2], "padding": [1, 0],
+                  "exclusive": False}),
+    ("max_pool", {"kernel_size": [3, 2], "stride": [2, 1], "padding": [1, 1]}),
+    ("lp_pool", {"norm_type": 2.0, "kernel_size": [2, 2], "stride": [2, 2], "padding": [1, 0],
+                 "ceil_mode": True}),
+]
+
+
+@pytest.mark.parametrize("name,attrs", POOLS, ids=[f"{n}{i}" for i, (n, _) in enumerate(POOLS)])
+def test_pool_re_expression_equals_the_explicit_backward(name, attrs):
+    # with padding (and ceil_mode): create_graph=True differentiates the window
+    # re-expression, a plain backward the *_pool_grad kernels
+    x = np.abs(_r(2, 2, 5, 6)) + 0.1
+    got = []
+    for cg in (False, True):
+        t = fw.to_tensor(x, stop_gradient=False)
+        out = call(name, t, **{**OPS[name].attrs, **attrs})
+        c = fw.to_tensor(np.cos(np.arange(out.size) * 0.7).reshape(out.shape))
+        got.append(fw.grad([fw.sum(out * c)], [t], create_graph=cg)[0].numpy())
+    np.testing.assert_allclose(got[1], got[0], rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("name", ["conv", "conv_transpose"])
