@@ -194,6 +194,8 @@ def test_embedding_losses():
     z = np.zeros((2, 3))
     check(F.cosine_embedding_loss(t(z), t(x2), t([1, -1]), margin=-0.25, reduction="none"),
           [1.0, 0.25], 1e-6)
+    check(F.cosine_embedding_loss(t(x1), t(z), t([1, -1]), margin=-0.25, reduction="none"),
+          [1.0, 0.25], 1e-6)
     a, p, n = np.eye(3), np.eye(3) * 2, np.ones([3, 3])
 
     def dist(u, v):
@@ -220,6 +222,16 @@ def test_probabilistic_losses():
           0.5 * (np.log(var) + (x - y) ** 2 / var), 1e-5)
     with pytest.raises(InvalidArgumentError, match="negative"):
         F.gaussian_nll_loss(t(x), t(y), t(-var))
+    # Paddle's variance shapes: input's, input's without the last axis, or that axis 1
+    rng = np.random.default_rng(4)
+    x3, y3 = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 3, 4))
+    v3 = rng.uniform(0.5, 2.0, size=(2, 3, 1))
+    want = 0.5 * (np.log(v3) + (x3 - y3) ** 2 / v3)
+    check(F.gaussian_nll_loss(t(x3), t(y3), t(v3), reduction="none"), want, 1e-5)
+    check(F.gaussian_nll_loss(t(x3), t(y3), t(v3[..., 0]), reduction="none"), want, 1e-5)
+    for bad in ((2, 3, 2), (3, 3, 1), (2, 1, 1)):
+        with pytest.raises(InvalidArgumentError, match="variance"):
+            F.gaussian_nll_loss(t(x3), t(y3), t(np.ones(bad)))
     check(F.soft_margin_loss(t(x), t([1.0, -1.0, 1.0]), "none"),
           np.log1p(np.exp(-np.array([1.0, -1.0, 1.0]) * x)), 1e-5)
 

@@ -121,6 +121,10 @@ def test_cosine_warm_restarts():
     close(values(s, 7), [(1 + math.cos(math.pi * c / t)) / 2 for c, t in zip(tcur, ti)])
     s.step(5)
     assert math.isclose(s(), (1 + math.cos(math.pi * 3 / 4)) / 2)
+    # Paddle: T_0 a positive int, T_mult an int >= 1
+    for kw in ({"T_0": 0}, {"T_0": 2.0}, {"T_0": 2, "T_mult": 0}):
+        with pytest.raises(ValueError, match="T_"):
+            lr.CosineAnnealingWarmRestarts(1.0, **{"T_0": 2, **kw})
 
 
 @pytest.mark.parametrize("three_phase", [False, True])

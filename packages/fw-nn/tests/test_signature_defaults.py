@@ -39,8 +39,8 @@ DEVIATIONS = {
     **{("nn", f"{kind}Pad{d}{s}", "data_format"): "None means the rank's channel-first layout"
        for kind in ("Circular", "Constant", "Reflection", "Replication")
        for d in "123" for s in "Dd"},
-    **{("nn", f"ZeroPad{d}D", "data_format"): "None means the rank's channel-first layout"
-       for d in "123"},
+    **{("nn", f"ZeroPad{d}{s}", "data_format"): "None means the rank's channel-first layout"
+       for d in "123" for s in "Dd"},
     # Paddle's F.pad takes None (by rank); fw's "NCHW" is read the same way for any rank
     ("nn.functional", "pad", "data_format"): "any channel-first name means channel-first",
     # the base classes take a dtype only to pass on; fw's None means the default dtype
@@ -183,6 +183,8 @@ F_ARGS = {
     "linear": lambda: (_t(2, 3), _t(3, 4)),
     "bilinear": lambda: (_t(2, 3), _t(2, 2), _t(4, 3, 2)),
     "swiglu": lambda: (_t(2, 4),),
+    "pdist": lambda: (_t(4, 3),),
+    "diag_embed": lambda: (_t(2, 3),),
     **{n: (lambda: (_t(5, lo=-4, hi=4),)) for n in (
         "hardswish", "log_sigmoid", "logsigmoid", "mish", "relu", "relu6", "relu_", "sigmoid",
         "softsign", "swish", "tanh", "tanh_", "tanhshrink")},
