@@ -77,6 +77,9 @@ CASES = {
     "layer_norm_bias_only": ("layer_norm", [_r(2, 3, 4), _r(12), _r(12)], {}, (2,)),
     # an operand with a repeated subscript (its diagonal) before another operand
     "einsum_diagonal_first": ("einsum", [[_r(3, 3), _r(3)]], {"equation": "ii,i->i"}),
+    # a letter summed within one operand after an ellipsis of two dims
+    "einsum_ellipsis_summed_letter": ("einsum", [[_r(2, 3, 4, 5), _r(4)]],
+                                      {"equation": "...ij,i->...i"}),
     # normalize along the first axis of a non-square matrix, with p = 2 and p = 1
     "normalize_axis0_p2": ("normalize", [_r(3, 4)], {"axis": 0, "p": 2.0}),
     "normalize_axis1_p1": ("normalize", [_r(3, 4)], {"axis": 1, "p": 1.0}),
@@ -274,3 +277,17 @@ def test_conv_re_expression_equals_the_explicit_backward(name):
         got.append([g.numpy() for g in fw.grad([fw.sum(out * c)], ts, create_graph=cg)])
     for a, e in zip(got[1], got[0]):
         np.testing.assert_allclose(a, e, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_hsigmoid_with_empty_paths_has_a_zero_gradient(create_graph):
+    # custom paths of length 0: the loss is 0 for every sample, and input and weight
+    # still get a (zero) gradient rather than none
+    x = fw.to_tensor(_r(2, 3), stop_gradient=False)
+    w = fw.to_tensor(_r(1, 3), stop_gradient=False)
+    empty = fw.to_tensor(np.zeros((2, 0), np.int64))
+    out = call("hsigmoid_loss", x, fw.to_tensor(np.array([[0], [0]], np.int64)), w, None,
+               empty, empty, num_classes=2)
+    assert out.tolist() == [[0.0], [0.0]]
+    gx, gw = fw.grad([fw.sum(out)], [x, w], create_graph=create_graph, allow_unused=True)
+    assert gx is not None and not gx.numpy().any()

@@ -521,3 +521,17 @@ def test_norms_and_std_at_zero_spread(mode):
     g = grads(lambda x: fw.std(x, axis=1), [[[2.0, 2.0, 2.0], [1.0, 2.0, 3.0]]], [1.0, 1.0],
               mode)[0]
     np.testing.assert_allclose(g, [[0, 0, 0], [-0.5, 0, 0.5]], atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_nanmedian_and_nanquantile_skip_the_nans_of_each_row(mode):
+    # rows with different NaN counts: each row's valid count is its own
+    x = np.array([[1.0, np.nan, 3.0, 2.0], [4.0, 5.0, np.nan, np.nan]])
+    cot = np.array([10.0, 100.0])
+    # row 0: median of 1, 2, 3 is the 2; row 1: the mean of 4 and 5
+    want = [[0.0, 0.0, 0.0, 10.0], [50.0, 50.0, 0.0, 0.0]]
+    check(lambda x: fw.nanmedian(x, axis=1), [x], cot, [want], mode)
+    check(lambda x: fw.nanquantile(x, 0.5, axis=1), [x], cot, [want], mode)
+    # q = 0.75: row 0 at position 1.5 of [1, 2, 3] (2 and 3 half each), row 1 at 0.75
+    want = [[0.0, 0.0, 5.0, 5.0], [25.0, 75.0, 0.0, 0.0]]
+    check(lambda x: fw.nanquantile(x, 0.75, axis=1), [x], cot, [want], mode)
