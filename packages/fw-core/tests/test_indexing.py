@@ -379,3 +379,14 @@ def test_one_hot():
     assert out.tolist() == [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
     with pytest.raises(InvalidArgumentError, match=r"\[0, 2\]"):
         one_hot(T([3]), 3)
+
+
+def test_slice_bounds_given_as_tensors():
+    # a slice bound may be a one-element integer tensor (Paddle); anything else is refused
+    x = T(np.arange(6.0))
+    assert x[T([1]):T(4)].tolist() == [1.0, 2.0, 3.0]
+    assert x[:T([2], "int32")].tolist() == [0.0, 1.0]
+    with pytest.raises(InvalidTypeError, match="one integer"):
+        x[T([1, 2]):]
+    with pytest.raises(InvalidTypeError, match="one integer"):
+        x[T([1.0]):]

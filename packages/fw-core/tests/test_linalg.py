@@ -168,6 +168,18 @@ def test_triangular_solve_matches_lapack(seed, batch, n, upper, transpose, unit)
         np.testing.assert_allclose(got[idx], want, atol=1e-10)
 
 
+@pytest.mark.parametrize("norm1", [3.0, 5.3, 20.0])
+def test_matrix_exp_near_the_pade_limit_matches_scipy(norm1):
+    # a 1-norm just below theta_13 = 5.37 runs the degree-13 Pade approximant unscaled,
+    # where every coefficient shows at 1e-11 (the result is good to about 1e-13); the
+    # others scale and square
+    a = np.random.default_rng(0).standard_normal((4, 4))
+    a *= norm1 / np.abs(a).sum(0).max()
+    want = sla.expm(a)
+    got = _np(L.matrix_exp(T(a)))
+    np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-11 * np.abs(want).max())
+
+
 @given(seeds, batches, sizes, st.sampled_from([0.3, 1.0, 4.0]), st.booleans())
 def test_matrix_exp_matches_scipy(seed, batch, n, scale, cplx):
     a = _matrix(seed, batch + (n, n), cplx=cplx) * scale

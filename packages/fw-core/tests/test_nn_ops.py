@@ -587,6 +587,13 @@ def test_unfold_matches_loops_and_fold_is_its_adjoint():
     back = run("fold", g, output_sizes=[5, 6], kernel_sizes=ks, strides=st, paddings=pad,
                dilations=dil)
     close(np.vdot(cols, g), np.vdot(x, back))
+    # more padding on the left than the right (and on top than the bottom)
+    pad = [1, 2, 0, 0]
+    cols = run("unfold", x, kernel_sizes=ks, strides=st, paddings=pad, dilations=dil)
+    g = rand(*cols.shape)
+    back = run("fold", g, output_sizes=[5, 6], kernel_sizes=ks, strides=st, paddings=pad,
+               dilations=dil)
+    close(np.vdot(cols, g), np.vdot(x, back))
 
 
 def sdpa_loops(q, k, v, mask, causal, scale):
