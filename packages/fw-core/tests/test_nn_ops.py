@@ -737,6 +737,11 @@ def test_nll_bce_kl_smooth_l1_ranking_focal():
     pt = sig * yy + (1 - sig) * (1 - yy)
     at = 0.25 * yy + 0.75 * (1 - yy)
     close(run("sigmoid_focal_loss", a, yy, np.array([4.0])), (at * ce * (1 - pt) ** 2).sum() / 4)
+    for bad in ((2,), (0,), (1, 2)):  # the normalizer holds exactly one value
+        with pytest.raises(InvalidArgumentError, match="one value"):
+            OPS["sigmoid_focal_loss"].infer(TensorType(list(a.shape), "float64"),
+                                            TensorType(list(a.shape), "float64"),
+                                            TensorType(list(bad), "float64"))
 
 
 def ctc_brute_force(logits, label, blank):
