@@ -232,6 +232,9 @@ def test_probabilistic_losses():
     for bad in ((2, 3, 2), (3, 3, 1), (2, 1, 1)):
         with pytest.raises(InvalidArgumentError, match="variance"):
             F.gaussian_nll_loss(t(x3), t(y3), t(np.ones(bad)))
+    # a zero variance is allowed (only negative ones are refused): clipped to epsilon
+    check(F.gaussian_nll_loss(t(x), t(y), t([0.0, 1.0, 2.0]), epsilon=1e-3, reduction="none"),
+          0.5 * (np.log([1e-3, 1.0, 2.0]) + (x - y) ** 2 / np.array([1e-3, 1.0, 2.0])), 1e-5)
     check(F.soft_margin_loss(t(x), t([1.0, -1.0, 1.0]), "none"),
           np.log1p(np.exp(-np.array([1.0, -1.0, 1.0]) * x)), 1e-5)
 
@@ -261,6 +264,20 @@ def test_focal_dice_npair_hsigmoid_ctc():
     assert loss.shape == [2] and np.all(loss.numpy() > 0)
     mean = F.ctc_loss(logits, t([[1, 2], [1, 1]], "int32"), t([5, 5]), t([2, 2]))
     check(mean, (loss.numpy() / 2).mean(), 1e-5)
+
+
+def test_dropout_probability_must_be_in_the_unit_interval():
+    for p in (-0.1, 1.5):
+        with pytest.raises(InvalidArgumentError, match="'p'"):
+            F.dropout(t(np.ones(4)), p)
+    assert F.dropout(t(np.ones(4)), 1).tolist() == [0.0] * 4  # 1 is allowed: all dropped
+
+
+def test_interpolate_recomputed_scale_applies_to_every_spatial_axis():
+    # a single scale_factor with recompute_scale_factor: the size is floor(d * s) per axis
+    x = t(np.arange(6.0).reshape(1, 1, 2, 3))
+    out = F.interpolate(x, scale_factor=1.5, recompute_scale_factor=True)
+    assert out.shape == [1, 1, 3, 4]
 
 
 def test_npair_loss_against_paddles_formula():

@@ -231,6 +231,17 @@ def test_apply_to_and_casts():
     assert w.place.kind == "cpu"
 
 
+def test_casts_set_the_dtype_of_parameters_created_later():
+    # Layer.float()/double()/to(dtype): the layer itself (not only its sublayers)
+    # creates its next parameters in the new dtype
+    m = MLP()
+    m.double()
+    assert m.create_parameter([2]).dtype == fw.float64
+    assert m.fc1.create_parameter([2]).dtype == fw.float64
+    m.to(dtype="float16")
+    assert m.create_parameter([2]).dtype == fw.float16
+
+
 @pytest.mark.parametrize("args,place", [((), "gpu:0"), ((1,), "gpu:1")])
 def test_cuda_moves_to_the_numbered_gpu(monkeypatch, args, place):
     # Paddle: cuda() is the current GPU (0), cuda(i) the i-th. The move is made by

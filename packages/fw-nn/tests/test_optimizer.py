@@ -286,6 +286,33 @@ def test_momentum_l2_decay_is_added_after_rescale_grad():
         np.testing.assert_allclose(p.numpy(), want, rtol=1e-6)
 
 
+def test_an_empty_parameter_does_not_stop_the_others():
+    # a parameter with no elements is set aside; the ones after it are still updated
+    empty = Parameter(np.zeros((0, 3), np.float32), name="empty")
+    p = Parameter(np.ones(3, np.float32), name="after_empty")
+    opt = fw.optimizer.SGD(0.5, parameters=[empty, p])
+    empty.grad = fw.zeros([0, 3])
+    p.grad = fw.ones([3])
+    opt.step()
+    np.testing.assert_allclose(p.numpy(), 0.5)
+
+
+def test_master_weights_load_from_plain_arrays():
+    # a state dict whose master weights are NumPy arrays (loaded from elsewhere)
+    p = Parameter(np.ones(4, fw.bfloat16.np), name="mw_src")
+    opt = fw.optimizer.SGD(0.5, parameters=[p], multi_precision=True)
+    p.grad = fw.ones([4]).astype("bfloat16")
+    opt.step()
+    sd = opt.state_dict()
+    sd["master_weights"] = {k: v.numpy() + 1.0 for k, v in sd["master_weights"].items()}
+    q = Parameter(np.ones(4, fw.bfloat16.np), name="mw_src")
+    opt2 = fw.optimizer.SGD(0.5, parameters=[q], multi_precision=True)
+    opt2.set_state_dict(sd)
+    q.grad = fw.zeros([4]).astype("bfloat16")
+    opt2.step()
+    np.testing.assert_allclose(opt2.state_dict()["master_weights"][q.name].numpy(), 1.5)
+
+
 def test_l1_decay_adds_nothing_at_zero():
     # L1Decay adds coeff * sign(param): nothing where the parameter is 0
     p = Parameter(np.array([0.0, 1.0, -2.0], np.float32))
