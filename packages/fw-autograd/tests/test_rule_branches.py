@@ -77,6 +77,11 @@ CASES = {
     "layer_norm_bias_only": ("layer_norm", [_r(2, 3, 4), _r(12), _r(12)], {}, (2,)),
     # an operand with a repeated subscript (its diagonal) before another operand
     "einsum_diagonal_first": ("einsum", [[_r(3, 3), _r(3)]], {"equation": "ii,i->i"}),
+    # QR of a complex matrix (copyltu keeps the real part of the diagonal) and of a
+    # wide one (A = Q [U | V]: the V block's gradient goes through Q)
+    "qr_complex": ("qr", [_r(3, 3) + 1j * _r(3, 3)], {"mode": "reduced"}),
+    "qr_wide": ("qr", [_r(2, 4)], {"mode": "reduced"}),
+    "qr_wide_complex_batch": ("qr", [_r(2, 2, 3) + 1j * _r(2, 2, 3)], {"mode": "reduced"}),
     # a letter summed within one operand after an ellipsis of two dims
     "einsum_ellipsis_summed_letter": ("einsum", [[_r(2, 3, 4, 5), _r(4)]],
                                       {"equation": "...ij,i->...i"}),
