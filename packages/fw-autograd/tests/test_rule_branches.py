@@ -77,6 +77,16 @@ CASES = {
     "layer_norm_bias_only": ("layer_norm", [_r(2, 3, 4), _r(12), _r(12)], {}, (2,)),
     # an operand with a repeated subscript (its diagonal) before another operand
     "einsum_diagonal_first": ("einsum", [[_r(3, 3), _r(3)]], {"equation": "ii,i->i"}),
+    # sample points of y's shape (x differentiated too)
+    "trapezoid_full_x": ("trapezoid", [_r(3, 4), np.cumsum(RNG.random((3, 4)) + 0.5, 1)],
+                         {"axis": 1}),
+    # without include_self, the places written get no gradient from arr, the others all
+    "put_along_axis_add_no_self": ("put_along_axis", [_r(3, 4), np.array([[0, 2], [1, 1],
+                                                                          [3, 0]]), _r(3, 2)],
+                                   {"axis": 1, "reduce": "add", "include_self": False},
+                                   (0, 2)),
+    # a non-negative axis 0 with operands of the same rank
+    "vecdot_axis0": ("vecdot", [_r(4, 3), _r(4, 3)], {"axis": 0}),
     # QR of a complex matrix (copyltu keeps the real part of the diagonal) and of a
     # wide one (A = Q [U | V]: the V block's gradient goes through Q)
     "qr_complex": ("qr", [_r(3, 3) + 1j * _r(3, 3)], {"mode": "reduced"}),
@@ -252,6 +262,10 @@ POOLS = [
     ("max_pool", {"kernel_size": [3, 2], "stride": [2, 1], "padding": [1, 1]}),
     ("lp_pool", {"norm_type": 2.0, "kernel_size": [2, 2], "stride": [2, 2], "padding": [1, 0],
                  "ceil_mode": True}),
+    ("max_pool", {"kernel_size": [2, 3], "stride": [2, 2], "padding": [0, 1],
+                  "channel_last": True}),
+    ("avg_pool", {"kernel_size": [2, 2], "stride": [1, 2], "padding": [1, 0],
+                  "channel_last": True}),
 ]
 
 

@@ -80,8 +80,8 @@ def test_unsaved_tensors_may_be_written_after_the_forward(name):
         try:
             fw.grad([loss], leaves, allow_unused=True)  # raises if a bumped tensor was saved
         except FwError as e:
-            if "modified by an in-place operation" in str(e):
-                raise
+            if "modified by an in-place operation" in str(e) or "inputs=False" in str(e):
+                raise  # a saved tensor was checked, or the rule reads what it did not save
             return  # a gradient the rule does not implement for this sample (svd, lu)
         checked.append(1)
 
