@@ -75,6 +75,7 @@ CASES = {
     # layer norm with only the weight or only the bias differentiated
     "layer_norm_weight_only": ("layer_norm", [_r(2, 3, 4), _r(12), _r(12)], {}, (1,)),
     "layer_norm_bias_only": ("layer_norm", [_r(2, 3, 4), _r(12), _r(12)], {}, (2,)),
+    "layer_norm_bias_without_weight": ("layer_norm", [_r(2, 3, 4), None, _r(12)], {}, (2,)),
     # an operand with a repeated subscript (its diagonal) before another operand
     "einsum_diagonal_first": ("einsum", [[_r(3, 3), _r(3)]], {"equation": "ii,i->i"}),
     # sample points of y's shape (x differentiated too)
