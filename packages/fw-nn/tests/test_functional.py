@@ -278,6 +278,14 @@ def test_interpolate_recomputed_scale_applies_to_every_spatial_axis():
     x = t(np.arange(6.0).reshape(1, 1, 2, 3))
     out = F.interpolate(x, scale_factor=1.5, recompute_scale_factor=True)
     assert out.shape == [1, 1, 3, 4]
+    # linear, align_corners=False: the source of output i is (i + 0.5) * r - 0.5 with
+    # r = 1 / scale_factor as given (Paddle 3.3.1: 0, 5, 11.67, 18.33), or r = in / out
+    # once the scale is recomputed from the size (0, 6.25, 13.75, 20)
+    x = t(np.array([[[0.0, 10.0, 20.0]]]))
+    check(F.interpolate(x, scale_factor=1.5, mode="linear", data_format="NCW"),
+          [[[0.0, 5.0, 35 / 3, 55 / 3]]], 1e-5)
+    check(F.interpolate(x, scale_factor=1.5, mode="linear", data_format="NCW",
+                        recompute_scale_factor=True), [[[0.0, 6.25, 13.75, 20.0]]], 1e-5)
 
 
 def test_npair_loss_against_paddles_formula():

@@ -303,6 +303,11 @@ def test_layer_list_and_dict():
     del ll[0]
     assert isinstance(ll[0], nn.Linear)
     assert isinstance(ll[1:3], nn.LayerList) and len(ll[1:3]) == 2
+    pairs = nn.LayerDict()
+    pairs.update([("p", nn.ReLU()), ("q", nn.Tanh())])  # (key, layer) pairs too
+    assert list(pairs.keys()) == ["p", "q"]
+    with pytest.raises((TypeError, ValueError)):
+        pairs.update([("r", nn.ReLU(), 3)])
     d = nn.LayerDict(OrderedDict([("a", nn.ReLU()), ("b", nn.Linear(1, 1))]))
     assert list(d) == ["a", "b"] and "a" in d
     d["c"] = nn.Tanh()

@@ -175,6 +175,10 @@ def test_conv_padding_mode_with_per_side_padding(padding, widths):
 
 def test_conv_one_element_lists_apply_to_every_axis():
     # fw reads [k] like k for every spatial axis (Paddle wants an int or one per axis)
+    r = nn.Conv2D(2, 3, 3, padding=[1], padding_mode="reflect")  # padding too
+    x = rnd(1, 2, 4, 5)
+    xp = np.pad(x.numpy(), ((0, 0), (0, 0), (1, 1), (1, 1)), mode="reflect")
+    same(r(x), F.conv2d(fw.to_tensor(xp), r.weight, r.bias), 1e-5)
     m = nn.Conv2D(2, 3, [3], stride=[2], dilation=[1])
     assert m.weight.shape == [3, 2, 3, 3] and m._stride == [2, 2]
     x = rnd(1, 2, 7, 7)

@@ -145,6 +145,7 @@ def test_one_cycle(three_phase):
 
 @pytest.mark.parametrize("mode", ["triangular", "triangular2", "exp_range"])
 def test_cyclic(mode):
+    lr.CyclicLR(0.1, 1.0, step_size_up=1, step_size_down=1)  # one step each way is allowed
     s = lr.CyclicLR(0.1, 1.0, step_size_up=2, step_size_down=2, mode=mode, exp_gamma=0.9)
     got = values(s, 9)
     amp = 0.9

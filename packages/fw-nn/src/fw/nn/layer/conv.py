@@ -32,8 +32,7 @@ def _ntuple(v, n, what):
 
 
 class _ConvNd(Layer):
-    _nd = 2
-    _formats = ("NCHW", "NHWC")
+    # _nd and _formats: set by each concrete layer
 
     # no defaults: every concrete layer passes all of them (its own signature holds
     # Paddle's defaults, which test_signature_defaults checks)
