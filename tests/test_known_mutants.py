@@ -195,6 +195,20 @@ def test_test_selection_by_line_then_function_then_module(tmp_path):
     assert covmap.select([m], "other.py", 1, SELECT_SOURCE) == ([], "none")
 
 
+CONT_SOURCE = ("T = (1,\n     2)\n\ndef f():\n    return max(1,\n               2)\n\n"
+               "def g():\n    return 3\n")
+
+
+def test_continuation_lines_take_their_statement_tests(tmp_path):
+    # coverage reports a multi-line statement on its first line only: a mutant on a
+    # later line of it is selected by that first line (not left "uncovered")
+    m = _map(tmp_path, "cov3", {"": {"m.py": [1, 4, 8]}, "t.py::a": {"m.py": [5]},
+                                "t.py::b": {"m.py": [9]}},
+             {"t.py::a": ("passed", 1.0), "t.py::b": ("passed", 0.5)})
+    assert covmap.select([m], "m.py", 6, CONT_SOURCE) == (["t.py::a"], "line")
+    assert covmap.select([m], "m.py", 2, CONT_SOURCE) == (["t.py::b", "t.py::a"], "module")
+
+
 def test_code_that_only_runs_at_import_is_tested_by_every_test(tmp_path):
     m = _map(tmp_path, "cov2", {"": {"m.py": [1, 3, 8, 13, 14]}, "t.py::a": {"n.py": [1]},
                                 "t.py::b": {"n.py": [2]}},

@@ -146,10 +146,23 @@ def _scopes(source: str) -> list[tuple[int, int, int]]:
     return sorted(out, key=lambda s: s[2] - s[0], reverse=True)
 
 
+def _statement_start(source: str, line: int) -> int:
+    """The first line of the innermost statement spanning `line` (coverage reports a
+    multi-line statement, like a class attribute's tuple, on its first line only)."""
+    best = None
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.stmt) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            if best is None or (node.end_lineno or node.lineno) - node.lineno < \
+                    (best.end_lineno or best.lineno) - best.lineno:
+                best = node
+    return line if best is None else best.lineno
+
+
 def select(maps: list[TestMap], rel: str, line: int, source: str) -> tuple[list[str], str]:
     """The tests for a mutant at `rel`:`line`, cheapest first, and how they were found:
 
-    - "line": the tests that execute the line;
+    - "line": the tests that execute the line (or, for a continuation line, the
+      statement it belongs to: coverage reports a statement on its first line);
     - "function": else those that execute the enclosing function (a line coverage
       does not report, as a continuation line of a statement, or a ``def`` line);
     - "module": else, for a line run at import, those that execute any line of the
@@ -166,6 +179,9 @@ def select(maps: list[TestMap], rel: str, line: int, source: str) -> tuple[list[
         imported |= m.import_lines(rel)
     if covered.get(line):
         return _cheapest(maps, covered[line]), "line"
+    stmt = _statement_start(source, line)  # a continuation line: its statement's tests
+    if stmt != line and covered.get(stmt):
+        return _cheapest(maps, covered[stmt]), "line"
     inner = [s for s in _scopes(source) if s[0] <= line <= s[2]]
     span = range(line, line + 1)  # where "does it run at import" is asked
     if inner:
@@ -176,7 +192,7 @@ def select(maps: list[TestMap], rel: str, line: int, source: str) -> tuple[list[
             return _cheapest(maps, chosen), "function"
         # the signature runs at every import; a body only when the function is called
         span = range(start, body) if line < body else range(body, end + 1)
-    if not any(ln in imported for ln in span):
+    if not any(ln in imported for ln in span) and stmt not in imported:
         return [], "none"
     chosen = frozenset().union(*covered.values()) if covered else frozenset()
     if chosen:

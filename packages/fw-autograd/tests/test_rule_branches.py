@@ -58,6 +58,47 @@ CASES = {
     # 'xy' swaps only the first two axes: inputs 2 and 3 keep theirs
     "meshgrid_xy_4": ("meshgrid", [[_r(2), _r(3), _r(4), _r(5)]], {"indexing": "xy"}),
     "meshgrid_ij_3": ("meshgrid", [[_r(2), _r(3), _r(4)]], {"indexing": "ij"}),
+    # neither x nor dx: unit spacing
+    "trapezoid_unit_spacing": ("trapezoid", [_r(3, 5), None], {"axis": 1}),
+    "cumulative_trapezoid_unit_spacing": ("cumulative_trapezoid", [_r(4, 3), None],
+                                          {"axis": 0}),
+    # the loss divided by a given normalizer (logit differentiated; labels are 0/1)
+    "sigmoid_focal_normalizer": ("sigmoid_focal_loss",
+                                 [_r(2, 3), (RNG.random((2, 3)) > 0.5).astype(float),
+                                  np.array([2.5])], {"reduction": "mean"}, (0,)),
+    # frequency and analytic weights with ddof: the factor sum(w * aw) / sum(w)
+    "cov_both_weights_ddof": ("cov", [_r(2, 5), np.array([1, 2, 1, 3, 1]),
+                                      RNG.random(5) + 0.5], {"ddof": 1}, (0,)),
+    # a wide matrix: (I - A+ A) is not zero, the third term of the pinv gradient
+    "pinv_wide": ("pinv", [_r(2, 4)], {}),
+    "pinv_tall_batch": ("pinv", [_r(2, 4, 3)], {}),
+    # layer norm with only the weight or only the bias differentiated
+    "layer_norm_weight_only": ("layer_norm", [_r(2, 3, 4), _r(12), _r(12)], {}, (1,)),
+    "layer_norm_bias_only": ("layer_norm", [_r(2, 3, 4), _r(12), _r(12)], {}, (2,)),
+    "layer_norm_bias_without_weight": ("layer_norm", [_r(2, 3, 4), None, _r(12)], {}, (2,)),
+    # an operand with a repeated subscript (its diagonal) before another operand
+    "einsum_diagonal_first": ("einsum", [[_r(3, 3), _r(3)]], {"equation": "ii,i->i"}),
+    # sample points of y's shape (x differentiated too)
+    "trapezoid_full_x": ("trapezoid", [_r(3, 4), np.cumsum(RNG.random((3, 4)) + 0.5, 1)],
+                         {"axis": 1}),
+    # without include_self, the places written get no gradient from arr, the others all
+    "put_along_axis_add_no_self": ("put_along_axis", [_r(3, 4), np.array([[0, 2], [1, 1],
+                                                                          [3, 0]]), _r(3, 2)],
+                                   {"axis": 1, "reduce": "add", "include_self": False},
+                                   (0, 2)),
+    # a non-negative axis 0 with operands of the same rank
+    "vecdot_axis0": ("vecdot", [_r(4, 3), _r(4, 3)], {"axis": 0}),
+    # QR of a complex matrix (copyltu keeps the real part of the diagonal) and of a
+    # wide one (A = Q [U | V]: the V block's gradient goes through Q)
+    "qr_complex": ("qr", [_r(3, 3) + 1j * _r(3, 3)], {"mode": "reduced"}),
+    "qr_wide": ("qr", [_r(2, 4)], {"mode": "reduced"}),
+    "qr_wide_complex_batch": ("qr", [_r(2, 2, 3) + 1j * _r(2, 2, 3)], {"mode": "reduced"}),
+    # a letter summed within one operand after an ellipsis of two dims
+    "einsum_ellipsis_summed_letter": ("einsum", [[_r(2, 3, 4, 5), _r(4)]],
+                                      {"equation": "...ij,i->...i"}),
+    # normalize along the first axis of a non-square matrix, with p = 2 and p = 1
+    "normalize_axis0_p2": ("normalize", [_r(3, 4)], {"axis": 0, "p": 2.0}),
+    "normalize_axis1_p1": ("normalize", [_r(3, 4)], {"axis": 1, "p": 1.0}),
 }
 
 
@@ -68,6 +109,29 @@ def test_branch_matches_finite_differences(name):
                                grad_args[0] if grad_args else None))
     us, vs = prepare(case, np.random.default_rng(0))
     assert check_vjp(case, us, vs) is None, f"{name}: the point was skipped"
+
+
+def test_complex_slogdet_sign_and_log_gradients_match_finite_differences():
+    # Paddle's slogdet stacks [sign, log|det|] in one complex tensor. A loss on the
+    # sign (complex) and on the real part of the log entry: the rule's gradient is
+    # checked along a random direction U as Re(sum(conj(grad) * U)). (A cotangent with
+    # an imaginary part on the log entry is left out: Paddle 3.3.1 and fw both pass it
+    # on although that entry's imaginary part is constant.)
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    u = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    a, b = 0.3 - 0.7j, 0.4
+
+    def loss(t):
+        out = fw.linalg.slogdet(t)
+        return fw.real(out[0] * np.conj(a)) + b * fw.real(out[1])
+
+    t = fw.to_tensor(x, stop_gradient=False)
+    (g,) = fw.grad([loss(t)], [t])
+    eps = 1e-6
+    fd = (loss(fw.to_tensor(x + eps * u)).item() - loss(fw.to_tensor(x - eps * u)).item()) / (
+        2 * eps)
+    np.testing.assert_allclose(np.real(np.sum(np.conj(g.numpy()) * u)), fd, rtol=1e-6)
 
 
 @pytest.mark.parametrize("hard", [False, True])
@@ -191,6 +255,35 @@ def test_hsigmoid_clips_the_pre_activation_at_40():
             assert g.numpy()[0, 0] != 0, pre
 
 
+POOLS = [
+    ("avg_pool", {"kernel_size": [3, 2], "stride": [2, 2], "padding": [1, 1],
+                  "ceil_mode": True}),
+    ("avg_pool", {"kernel_size": [2, 2], "stride": [1, 2], "padding": [1, 0],
+                  "exclusive": False}),
+    ("max_pool", {"kernel_size": [3, 2], "stride": [2, 1], "padding": [1, 1]}),
+    ("lp_pool", {"norm_type": 2.0, "kernel_size": [2, 2], "stride": [2, 2], "padding": [1, 0],
+                 "ceil_mode": True}),
+    ("max_pool", {"kernel_size": [2, 3], "stride": [2, 2], "padding": [0, 1],
+                  "channel_last": True}),
+    ("avg_pool", {"kernel_size": [2, 2], "stride": [1, 2], "padding": [1, 0],
+                  "channel_last": True}),
+]
+
+
+@pytest.mark.parametrize("name,attrs", POOLS, ids=[f"{n}{i}" for i, (n, _) in enumerate(POOLS)])
+def test_pool_re_expression_equals_the_explicit_backward(name, attrs):
+    # with padding (and ceil_mode): create_graph=True differentiates the window
+    # re-expression, a plain backward the *_pool_grad kernels
+    x = np.abs(_r(2, 2, 5, 6)) + 0.1
+    got = []
+    for cg in (False, True):
+        t = fw.to_tensor(x, stop_gradient=False)
+        out = call(name, t, **{**OPS[name].attrs, **attrs})
+        c = fw.to_tensor(np.cos(np.arange(out.size) * 0.7).reshape(out.shape))
+        got.append(fw.grad([fw.sum(out * c)], [t], create_graph=cg)[0].numpy())
+    np.testing.assert_allclose(got[1], got[0], rtol=1e-10, atol=1e-12)
+
+
 @pytest.mark.parametrize("name", ["conv", "conv_transpose"])
 def test_conv_re_expression_equals_the_explicit_backward(name):
     # create_graph=True differentiates the re-expression (_conv_fn), a plain backward
@@ -204,3 +297,17 @@ def test_conv_re_expression_equals_the_explicit_backward(name):
         got.append([g.numpy() for g in fw.grad([fw.sum(out * c)], ts, create_graph=cg)])
     for a, e in zip(got[1], got[0]):
         np.testing.assert_allclose(a, e, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_hsigmoid_with_empty_paths_has_a_zero_gradient(create_graph):
+    # custom paths of length 0: the loss is 0 for every sample, and input and weight
+    # still get a (zero) gradient rather than none
+    x = fw.to_tensor(_r(2, 3), stop_gradient=False)
+    w = fw.to_tensor(_r(1, 3), stop_gradient=False)
+    empty = fw.to_tensor(np.zeros((2, 0), np.int64))
+    out = call("hsigmoid_loss", x, fw.to_tensor(np.array([[0], [0]], np.int64)), w, None,
+               empty, empty, num_classes=2)
+    assert out.tolist() == [[0.0], [0.0]]
+    gx, gw = fw.grad([fw.sum(out)], [x, w], create_graph=create_graph, allow_unused=True)
+    assert gx is not None and not gx.numpy().any()

@@ -114,6 +114,35 @@ def test_clip_gives_no_gradient_at_a_bound(mode):
     check(lambda x: fw.clip(x, max=2.0), [x], cot, [[1, 0, 100, 1000, 0]], mode)
 
 
+# (op, attrs, three points at and around its kinks, the gradient there): the values
+# Paddle 3.3.1 gives (paddle.grad of the sum, float64), except selu's, which Paddle
+# computes with float32 constants (its 1.7580993175... is scale * alpha rounded)
+KINKS = [
+    ("relu", {}, [-1.0, 0.0, 1.0], [0.0, 0.0, 1.0]),
+    ("relu6", {}, [0.0, 3.0, 6.0], [0.0, 1.0, 0.0]),
+    ("leaky_relu", {"negative_slope": 0.1}, [-1.0, 0.0, 1.0], [0.1, 1.0, 1.0]),
+    ("elu", {"alpha": 0.5}, [-1.0, 0.0, 1.0], [0.5 * np.exp(-1.0), 0.5, 1.0]),
+    ("celu", {"alpha": 0.5}, [-1.0, 0.0, 1.0], [np.exp(-2.0), 1.0, 1.0]),
+    ("selu", {}, [-1.0, 0.0, 1.0], [1.0507009873554805 * 1.6732632423543772 * np.exp(-1.0),
+                                    1.0507009873554805 * 1.6732632423543772,
+                                    1.0507009873554805]),
+    ("hardswish", {}, [-3.0, 0.0, 3.0], [0.0, 0.5, 1.0]),
+    ("hardsigmoid", {"slope": 0.25, "offset": 0.5}, [-2.0, 0.0, 2.0], [0.0, 0.25, 0.0]),
+    ("hardtanh", {"min": -1.0, "max": 2.0}, [-1.0, 0.0, 2.0], [0.0, 1.0, 0.0]),
+    ("softshrink", {"threshold": 0.5}, [-0.5, 0.0, 0.5], [0.0, 0.0, 0.0]),
+    ("softplus", {"beta": 2.0, "threshold": 4.0}, [1.0, 2.0, 3.0],
+     [1 / (1 + np.exp(-2.0)), 1 / (1 + np.exp(-4.0)), 1.0]),
+    ("thresholded_relu", {"threshold": 1.0}, [0.0, 1.0, 2.0], [0.0, 0.0, 1.0]),
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name,attrs,x,want", KINKS, ids=[k[0] for k in KINKS])
+def test_activation_gradients_at_their_kinks(name, attrs, x, want, mode):
+    got = grads(lambda v: call(name, v, **attrs), [x], [1.0, 1.0, 1.0], mode)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, err_msg=mode)
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_maximum_minimum_split_an_exact_tie_in_half(mode):
     a, b = [1.0, 2.0, 3.0], [1.0, 5.0, 0.0]
@@ -492,3 +521,17 @@ def test_norms_and_std_at_zero_spread(mode):
     g = grads(lambda x: fw.std(x, axis=1), [[[2.0, 2.0, 2.0], [1.0, 2.0, 3.0]]], [1.0, 1.0],
               mode)[0]
     np.testing.assert_allclose(g, [[0, 0, 0], [-0.5, 0, 0.5]], atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_nanmedian_and_nanquantile_skip_the_nans_of_each_row(mode):
+    # rows with different NaN counts: each row's valid count is its own
+    x = np.array([[1.0, np.nan, 3.0, 2.0], [4.0, 5.0, np.nan, np.nan]])
+    cot = np.array([10.0, 100.0])
+    # row 0: median of 1, 2, 3 is the 2; row 1: the mean of 4 and 5
+    want = [[0.0, 0.0, 0.0, 10.0], [50.0, 50.0, 0.0, 0.0]]
+    check(lambda x: fw.nanmedian(x, axis=1), [x], cot, [want], mode)
+    check(lambda x: fw.nanquantile(x, 0.5, axis=1), [x], cot, [want], mode)
+    # q = 0.75: row 0 at position 1.5 of [1, 2, 3] (2 and 3 half each), row 1 at 0.75
+    want = [[0.0, 0.0, 5.0, 5.0], [25.0, 75.0, 0.0, 0.0]]
+    check(lambda x: fw.nanquantile(x, 0.75, axis=1), [x], cot, [want], mode)

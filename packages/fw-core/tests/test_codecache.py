@@ -73,3 +73,19 @@ def test_code_cache_is_not_written_when_bytecode_writing_is_off_or_impossible(
     c = _codecache.CodeCache(str(blocker / "sub" / "a.marshal"))
     c.compile(src, "<f>")
     assert not c.save()
+
+
+def test_code_cache_loaded_whole_is_not_rewritten(tmp_path, monkeypatch):
+    # a cache that already holds every function this process uses is left alone
+    from fw.core.ops import _codecache
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    path = str(tmp_path / "__pycache__" / "gen.marshal")
+    src = "def f(x):\n    return x\n"
+    first = _codecache.CodeCache(path)
+    first.compile(src, "<fw op f>")
+    assert first.save()
+    before = os.stat(path).st_mtime_ns
+    again = _codecache.CodeCache(path)
+    again.compile(src, "<fw op f>")
+    assert not again.save() and os.stat(path).st_mtime_ns == before

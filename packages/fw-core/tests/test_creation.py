@@ -97,6 +97,8 @@ def test_linspace_and_logspace():
 def test_eye():
     check(fw.eye(3, dtype="int32"), np.eye(3, dtype=np.int32), fw.int32)
     check(fw.eye(2, 3), np.eye(2, 3), fw.float32)
+    check(fw.eye(2, 0), np.eye(2, 0), fw.float32)  # an empty matrix is allowed
+    check(fw.eye(0), np.eye(0), fw.float32)
     check(fw.eye(t(2)), np.eye(2), fw.float32)
     check(fw.eye(0), np.zeros((0, 0)), fw.float32)
 

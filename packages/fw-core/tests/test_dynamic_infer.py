@@ -135,3 +135,25 @@ def _size(types, pos):
     i, j, d = pos
     t = types[i] if j is None else types[i][j]
     return t.shape[d]
+
+
+def test_arange_dyn_takes_one_number_per_bound():
+    # start, end and step are 0-D or one-element tensors (the bounds a traced
+    # fw.arange gets from tensors); anything longer is refused
+    import fw
+    from fw.core.errors import InvalidTypeError
+    from fw.core.ops import call
+
+    one = [fw.to_tensor(v) for v in ([1], [7], [2])]
+    assert call("arange_dyn", *one).tolist() == [1, 3, 5]
+    assert call("arange_dyn", *[fw.to_tensor(v) for v in (1, 7, 2)]).tolist() == [1, 3, 5]
+    out = OPS["arange_dyn"].infer(*[TensorType([1], "int64")] * 3, dtype=fw.int64)
+    assert list(out.shape) == [DYN]
+    with pytest.raises(InvalidTypeError, match="one real number"):
+        OPS["arange_dyn"].infer(TensorType([2], "int64"), *[TensorType([], "int64")] * 2,
+                                dtype=fw.int64)
+    for i in range(3):
+        args = list(one)
+        args[i] = fw.to_tensor([1, 2])
+        with pytest.raises(InvalidTypeError, match="one real number"):
+            call("arange_dyn", *args)

@@ -140,6 +140,11 @@ def test_setitem_casts_to_x_dtype_exactly():
         x[0] = 1 + 2j
     with pytest.raises(InvalidArgumentError, match="cannot assign"):
         x[:2] = [1.0, 2.0, 3.0]
+    # the same rule while building a program: a complex number only into a complex x
+    with pytest.raises(InvalidTypeError, match="complex"):
+        trace(lambda v: setitem(v, 0, 1 + 2j), [TensorType([3], "float64")])
+    prog = trace(lambda v: setitem(v, 0, 1 + 2j), [TensorType([3], "complex64")])
+    assert run(prog, T(np.zeros(3, np.complex64))).tolist() == [1 + 2j, 0, 0]
 
 
 def test_setitem_writes_through_views():
@@ -232,6 +237,16 @@ def test_multiplex_and_shard_index():
     a = T([[1.0, 2.0], [3.0, 4.0]])
     b = T([[5.0, 6.0], [7.0, 8.0]])
     assert fw.multiplex([a, b], T([[1], [0]], "int32")).tolist() == [[5.0, 6.0], [3.0, 4.0]]
+    # the inputs are promoted together (not with the int index): float32 + float64
+    m = fw.multiplex([a, b.astype("float64")], T([[1], [0]], "int32"))
+    assert m.dtype == fw.float64 and m.tolist() == [[5.0, 6.0], [3.0, 4.0]]
+    prog = trace(lambda u, v, i: fw.multiplex([u, v], i),
+                 [TensorType([2, 2], "float32"), TensorType([2, 2], "float64"),
+                  TensorType([2, 1], "int32")])
+    assert prog.outputs[0].type.dtype == fw.float64
+    # an int input joins the float one's dtype (not NumPy's float64 for int32 + float32)
+    m = fw.multiplex([T([[1, 2], [3, 4]], "int32"), a], T([[1], [0]], "int32"))
+    assert m.dtype == fw.float32 and m.tolist() == [[1.0, 2.0], [3.0, 4.0]]
     label = T([[16], [1]])
     assert fw.shard_index(label, 20, 2, 0).tolist() == [[-1], [1]]
     assert fw.shard_index(label, 20, 2, 1).tolist() == [[6], [-1]]
@@ -364,3 +379,14 @@ def test_one_hot():
     assert out.tolist() == [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
     with pytest.raises(InvalidArgumentError, match=r"\[0, 2\]"):
         one_hot(T([3]), 3)
+
+
+def test_slice_bounds_given_as_tensors():
+    # a slice bound may be a one-element integer tensor (Paddle); anything else is refused
+    x = T(np.arange(6.0))
+    assert x[T([1]):T(4)].tolist() == [1.0, 2.0, 3.0]
+    assert x[:T([2], "int32")].tolist() == [0.0, 1.0]
+    with pytest.raises(InvalidTypeError, match="one integer"):
+        x[T([1, 2]):]
+    with pytest.raises(InvalidTypeError, match="one integer"):
+        x[T([1.0]):]

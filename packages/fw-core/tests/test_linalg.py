@@ -168,6 +168,18 @@ def test_triangular_solve_matches_lapack(seed, batch, n, upper, transpose, unit)
         np.testing.assert_allclose(got[idx], want, atol=1e-10)
 
 
+@pytest.mark.parametrize("norm1", [3.0, 5.3, 20.0])
+def test_matrix_exp_near_the_pade_limit_matches_scipy(norm1):
+    # a 1-norm just below theta_13 = 5.37 runs the degree-13 Pade approximant unscaled,
+    # where every coefficient shows at 1e-11 (the result is good to about 1e-13); the
+    # others scale and square
+    a = np.random.default_rng(0).standard_normal((4, 4))
+    a *= norm1 / np.abs(a).sum(0).max()
+    want = sla.expm(a)
+    got = _np(L.matrix_exp(T(a)))
+    np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-11 * np.abs(want).max())
+
+
 @given(seeds, batches, sizes, st.sampled_from([0.3, 1.0, 4.0]), st.booleans())
 def test_matrix_exp_matches_scipy(seed, batch, n, scale, cplx):
     a = _matrix(seed, batch + (n, n), cplx=cplx) * scale
@@ -394,6 +406,24 @@ def test_lstsq_outputs_per_driver():
     deficient = np.concatenate([x[0, :, :1], x[0, :, :1]], axis=1)
     sol, res, rank, _ = L.lstsq(T(deficient), T(y[0]))
     assert rank.item() == 1 and res.shape == [0]
+
+
+def test_lstsq_default_rcond_is_eps_times_the_larger_size():
+    # Paddle/LAPACK/NumPy: singular values at most eps * max(m, n) * s_max are dropped.
+    # A singular value of 8e-16 lies between eps (2.2e-16) and 6 * eps (1.3e-15).
+    u = np.linalg.qr(_matrix(30, (6, 3)))[0]
+    v = np.linalg.qr(_matrix(31, (3, 3)))[0]
+    x = u @ np.diag([1.0, 8e-16, 0.5]) @ v.T
+    y = _matrix(32, (6, 2))
+    want = np.linalg.lstsq(x, y, rcond=None)
+    assert want[2] == 2
+    for drv in ("gelsy", "gelsd"):
+        sol, _, rank, _ = L.lstsq(T(x), T(y), driver=drv)
+        assert rank.item() == 2
+        np.testing.assert_allclose(_np(sol), want[0], atol=1e-8)
+    # all singular values zero: rank 0 (none is above 0 * rcond), solution 0
+    sol, _, rank, _ = L.lstsq(T(np.zeros((4, 3))), T(y[:4]))
+    assert rank.item() == 0 and not _np(sol).any()
 
 
 def test_cov_and_corrcoef_match_numpy():

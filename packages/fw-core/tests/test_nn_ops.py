@@ -13,7 +13,8 @@ import pytest
 
 import fw
 from fw.core.errors import InvalidArgumentError
-from fw.core.ops import call
+from fw.core.ir import TensorType
+from fw.core.ops import OPS, call
 
 RNG = np.random.default_rng(1234)
 
@@ -353,6 +354,28 @@ def test_adaptive_pools_match_loops():
     close(run("adaptive_avg_pool", x, output_size=[None, 1]), x.mean(-1, keepdims=True))
 
 
+def test_avg_pool_window_of_padding_alone_is_zero():
+    # ceil_mode lets the last window start in the right padding: with exclusive
+    # averaging it holds no element. fw gives 0 there (Paddle 3.3.1 gives 0/0 = NaN);
+    # the other windows average their real elements
+    x = np.arange(3.0, dtype=np.float32).reshape(1, 1, 3)
+    attrs = {"kernel_size": [2], "stride": [2], "padding": [1], "ceil_mode": True}
+    close(run("avg_pool", x, **attrs), [[[0.0, 1.5, 0.0]]])  # the fast kernel
+    close(OPS["avg_pool"].reference(x, **OPS["avg_pool"].canon(  # the NumPy reference
+        dict(OPS["avg_pool"].attrs, **attrs))), [[[0.0, 1.5, 0.0]]])
+
+
+def test_optimizer_ops_refuse_a_gradient_of_another_shape():
+    # also when the shapes agree on their common leading dims but the ranks differ
+    p = np.ones((2, 3), np.float32)
+    for g in ((2, 3, 1), (2,), (3, 2)):
+        with pytest.raises(InvalidArgumentError, match="must be equal"):
+            call("sgd", p, np.ones(g, np.float32), np.array([0.1], np.float32))
+        with pytest.raises(InvalidArgumentError, match="must be equal"):  # building a program
+            OPS["sgd"].infer(TensorType([2, 3], "float32"), TensorType(list(g), "float32"),
+                             TensorType([1], "float32"))
+
+
 def test_max_unpool_inverts_max_pool():
     x = rand(2, 3, 6, 4, lo=0.1, hi=1.0)
     out, mask = run("max_pool_with_index", x, kernel_size=2)
@@ -364,6 +387,14 @@ def test_max_unpool_inverts_max_pool():
     assert keep.sum() == out.size
     assert run("max_unpool", out, mask, kernel_size=2, output_size=[7, 5]).shape == \
         (2, 3, 7, 5)
+    # the default size is Paddle's (in - 1) * stride - 2 * padding + kernel per axis;
+    # padding [[b, e], ...] takes b + e (indices all 0: valid for any output size)
+    zero = np.zeros_like(mask)
+    assert run("max_unpool", out, zero, kernel_size=3, stride=2, padding=1).shape == \
+        (2, 3, (3 - 1) * 2 - 2 + 3, (2 - 1) * 2 - 2 + 3)
+    pairs = [[0, 0], [0, 0], [1, 0], [0, 2]]
+    assert run("max_unpool", out, zero, kernel_size=2, stride=3, padding=pairs).shape == \
+        (2, 3, (3 - 1) * 3 - 1 + 2, (2 - 1) * 3 - 2 + 2)
 
 
 # ================================================================ normalization
@@ -556,6 +587,13 @@ def test_unfold_matches_loops_and_fold_is_its_adjoint():
     back = run("fold", g, output_sizes=[5, 6], kernel_sizes=ks, strides=st, paddings=pad,
                dilations=dil)
     close(np.vdot(cols, g), np.vdot(x, back))
+    # more padding on the left than the right (and on top than the bottom)
+    pad = [1, 2, 0, 0]
+    cols = run("unfold", x, kernel_sizes=ks, strides=st, paddings=pad, dilations=dil)
+    g = rand(*cols.shape)
+    back = run("fold", g, output_sizes=[5, 6], kernel_sizes=ks, strides=st, paddings=pad,
+               dilations=dil)
+    close(np.vdot(cols, g), np.vdot(x, back))
 
 
 def sdpa_loops(q, k, v, mask, causal, scale):
@@ -699,6 +737,11 @@ def test_nll_bce_kl_smooth_l1_ranking_focal():
     pt = sig * yy + (1 - sig) * (1 - yy)
     at = 0.25 * yy + 0.75 * (1 - yy)
     close(run("sigmoid_focal_loss", a, yy, np.array([4.0])), (at * ce * (1 - pt) ** 2).sum() / 4)
+    for bad in ((2,), (0,), (1, 2)):  # the normalizer holds exactly one value
+        with pytest.raises(InvalidArgumentError, match="one value"):
+            OPS["sigmoid_focal_loss"].infer(TensorType(list(a.shape), "float64"),
+                                            TensorType(list(a.shape), "float64"),
+                                            TensorType(list(bad), "float64"))
 
 
 def ctc_brute_force(logits, label, blank):

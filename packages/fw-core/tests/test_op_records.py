@@ -50,16 +50,29 @@ def test_reference_defaults_match_the_op_attrs():
     assert not bad, "\n".join(bad)
 
 
+def _fast_kernels(op):
+    """The op's fast kernels and the NumPy kernels a native one falls back to
+    (``numpy_kernel``, the ``_cpu`` functions beside the references)."""
+    out = []
+    for k in op.kernels.values():
+        out += [k] + ([k.numpy_kernel] if getattr(k, "numpy_kernel", None) else [])
+    return out
+
+
 def _kernels_of(op):
     """The op's reference and infer, and the plain functions they close over (a wrapped
-    NumPy kernel like hardtanh's lambda, called with the op's attrs): each of their
-    keyword defaults is reachable from a direct call."""
+    NumPy kernel like hardtanh's lambda, called with the op's attrs), and its fast
+    kernels (``kernels=``; not what those close over: the native wrappers have their
+    own conventions): each of their keyword defaults is reachable from a direct call."""
     import types
 
     seen, out = set(), []
-    for f in (op.reference, op.infer):
-        for g in [f] + [c.cell_contents for c in (getattr(f, "__closure__", None) or ())
-                        if isinstance(c.cell_contents, types.FunctionType)]:
+    fast = _fast_kernels(op)
+    for f in (op.reference, op.infer, *fast):
+        inner = [] if f in fast else [
+            c.cell_contents for c in (getattr(f, "__closure__", None) or ())
+            if isinstance(c.cell_contents, types.FunctionType)]
+        for g in [f] + inner:
             if isinstance(g, types.FunctionType) and id(g) not in seen:
                 seen.add(id(g))
                 out.append(g)
@@ -119,6 +132,39 @@ def _same_values(a, b):
         np.testing.assert_array_equal(x, y)
 
 
+def _run_record_sample(name):
+    """Run the op's reference on one record sample (the test that checked its defaults
+    then runs its functions: the defaults of an op with required attributes)."""
+    rec = RECORDS[name][0]
+
+    @settings(max_examples=1, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(data=st.data())
+    def run(data):
+        s = rec.sample(data.draw, data.draw(st.sampled_from(rec.dtypes)))
+        fw.seed(0)
+        try:
+            reference_call(OPS[name], s.args, dict(s.attrs))
+        except FwError:
+            pass
+
+    run()
+
+
+def _close_values(a, b):
+    a, b = as_tuple(a), as_tuple(b)
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        x, y = np.asarray(x), np.asarray(y)
+        assert x.shape == y.shape and x.dtype == y.dtype
+        tol = 1e-5
+        if x.dtype.kind not in "biufcO":  # bfloat16: 8 significant bits
+            x, y, tol = x.astype(np.float32), y.astype(np.float32), 1e-2
+        elif x.dtype == np.float16:
+            tol = 2e-3
+        np.testing.assert_allclose(x, y, rtol=tol, atol=tol, equal_nan=True)
+
+
 # the index ops' key attribute describes their index tensors: no default fits a sample
 NO_DEFAULT_CALL = {"getitem", "setitem"}
 
@@ -136,16 +182,20 @@ def test_omitted_attrs_take_the_op_defaults(name):
     op = OPS[name]
     try:
         defaults = op.canon(dict(op.attrs)) if op.canon is not None else dict(op.attrs)
-    except FwError:
-        pytest.skip("no usable default attributes")
+    except FwError:  # a required attribute (kernel_size=None): no call without one
+        defaults = None
     # this op's signature defaults first (test_kernel_and_infer_defaults checks all ops;
-    # here they sit beside the calls: an infer that ignores an attribute runs here too)
+    # here they sit beside the calls: an infer that ignores an attribute runs here too;
+    # also for an op whose defaults cannot be called, as its record runs the functions)
     for f in _kernels_of(op):
         for p in inspect.signature(f).parameters.values():
             if p.default is not inspect.Parameter.empty and p.name in op.attrs:
-                allowed = [op.attrs[p.name], defaults.get(p.name)]
+                allowed = [op.attrs[p.name], (defaults or {}).get(p.name)]
                 assert any(p.default == v or str(p.default) == str(v) for v in allowed), \
                     f"{f.__qualname__}.{p.name}: default {p.default!r}, op {allowed}"
+    if defaults is None:
+        _run_record_sample(name)
+        return
     bare = copy.copy(op)  # the same conversions, the reference called with fewer attrs
     bare.canon = None
     kw = _without_defaults(op.reference, defaults, op.attrs)
@@ -166,6 +216,16 @@ def test_omitted_attrs_take_the_op_defaults(name):
         fw.seed(0)
         got, _ = reference_call(bare, s.args, {})
         _same_values(got, want)
+        # each fast kernel called the same way computes what the reference computes
+        # (to rounding: a kernel may order its arithmetic differently)
+        for kern in _fast_kernels(op):
+            fast = copy.copy(op)
+            fast.canon = None
+            kkw = _without_defaults(kern, defaults, op.attrs)
+            fast.reference = lambda *a, k=kern, kw=kkw, **_: k(*a, **kw)
+            fw.seed(0)
+            got, _ = reference_call(fast, s.args, {})
+            _close_values(got, want)
         from fw.core.dispatch import input_types
 
         types = input_types(op, to_args(s.args))

@@ -1,11 +1,13 @@
 """The op table's generated public surface against PaddlePaddle 3.3.1's: every Tensor
 method (plain and in-place ``name_``) the table installs exists in Paddle, and every one
 Paddle has among the table's names is installed -- unless listed below with the reason.
-So a flipped ``method=`` / ``inplace=`` flag in an op declaration fails here. The
+The same for the top-level functions (``api=``) against Paddle's public functions.
+So a flipped ``api=`` / ``method=`` / ``inplace=`` flag in an op declaration fails here. The
 in-place variants must also compute what the function computes.
 
 fixtures/paddle_surface.json is derived from Paddle's name dump by
-fixtures/gen_paddle_surface.py (rerun it after adding ops)."""
+fixtures/gen_paddle_surface.py (rerun it after adding ops); fixtures/paddle_functions.json
+by fixtures/gen_paddle_functions.py from Paddle itself."""
 
 import json
 import pathlib
@@ -37,6 +39,18 @@ FW_EXTRAS = {
     "positive": "fw extension (PyTorch's Tensor.positive)",
     "sign_": "fw extension (PyTorch's Tensor.sign_)",
     "triangular_solve": "paddle.linalg.triangular_solve exists; the method form is fw's",
+}
+# Paddle 3.3.1's public functions (paddle, paddle.linalg/fft/signal), read from Paddle by
+# fixtures/gen_paddle_functions.py
+PADDLE_FUNCTIONS = set(json.loads((pathlib.Path(__file__).parent / "fixtures" /
+                                   "paddle_functions.json").read_text())["functions"])
+# top-level functions the table generates that Paddle 3.3.1 lacks, and why fw keeps them
+FW_FUNCTIONS = {
+    "astype": "alias of cast (Paddle has it as a Tensor method only)",
+    "exp2": "fw extension (torch.exp2)",
+    "gaussian": "the op behind fw.randn and fw.normal (paddle.tensor.random.gaussian, "
+                "which Paddle 3.3 does not re-export)",
+    "lu_solve": "paddle.linalg.lu_solve; fw also exports it at the top level",
 }
 # Paddle 3.3.1 Tensor methods with a table name that fw does not install yet (a gap to
 # close, not a design decision): when one is added, delete it here.
@@ -88,11 +102,31 @@ def _method_name(op):
     return op.method if isinstance(op.method, str) else key.rsplit(".", 1)[-1]
 
 
-def test_tensor_methods_exist_iff_paddle_has_them():
-    """Also calls every op with a method through it, on one record sample, and compares
+def _table_functions():
+    """The top-level functions the op table generates (``api=``): each op's name or api
+    key and its aliases (the in-place ``name_`` twins follow the ``inplace=`` flag, which
+    the method checks cover)."""
+    install()
+    out = {}
+    for op in OPS.values():
+        if op.api is not False:
+            key = op.api if isinstance(op.api, str) else op.name
+            for n in (key, *op.aliases):
+                out[n] = op.name
+    return out
+
+
+def test_functions_and_tensor_methods_exist_iff_paddle_has_them():
+    """Every generated top-level function is one of Paddle's (or a listed extension),
+    so a flipped ``api=`` flag fails too.
+
+    Also calls every op with a method through it, on one record sample, and compares
     with the function: a method must compute what its function computes. (Running
     every op here also makes `hatch run mutate` pick this test for a mutant of an op
     declaration, a line run only at import: it selects the tests that run the module.)"""
+    funcs = _table_functions()
+    extra_fn = sorted(n for n in funcs if n not in PADDLE_FUNCTIONS and n not in FW_FUNCTIONS)
+    assert not extra_fn, f"top-level functions Paddle 3.3.1 does not have: {extra_fn}"
     fw_names, paddle = _installed(), _paddle_names()
     extra = sorted(fw_names - paddle - set(FW_EXTRAS))
     missing = sorted(paddle - fw_names - NOT_YET)
@@ -129,10 +163,32 @@ def test_tensor_methods_exist_iff_paddle_has_them():
     assert not differ, f"Tensor methods that compute something else: {differ}"
 
 
+# Paddle 3.3.1 in-place functions (paddle.erf_ ...) fw does not export yet: a gap to close
+INPLACE_NOT_YET = {"cast_", "div_", "gammaln_", "sub_", "transpose_"}
+
+
+def test_paddle_inplace_functions_are_exported():
+    """Every in-place function Paddle 3.3.1 has (``paddle.erf_``) is a top-level fw
+    function: the ``inplace=`` twin of an ``api=`` op, or a hand-written one."""
+    from fw.core.ops._api import FUNCTIONS
+
+    install()
+    missing = [n for n in SURFACE["inplace_functions"]
+               if n not in FUNCTIONS and n not in INPLACE_NOT_YET]
+    assert not missing, f"Paddle 3.3.1 in-place functions fw does not export: {missing}"
+    assert not INPLACE_NOT_YET & set(FUNCTIONS), "a listed gap was closed: delete it"
+    assert all(callable(getattr(fw, n)) for n in SURFACE["inplace_functions"]
+               if n not in INPLACE_NOT_YET)
+
+
 def test_listed_exceptions_are_still_exceptions():
     """A stale entry would hide a flag flipped back."""
     fw_names = _installed()
     assert set(FW_EXTRAS) <= fw_names, sorted(set(FW_EXTRAS) - fw_names)
+    funcs = _table_functions()
+    assert set(FW_FUNCTIONS) <= set(funcs), sorted(set(FW_FUNCTIONS) - set(funcs))
+    assert not set(FW_FUNCTIONS) & PADDLE_FUNCTIONS
+    assert len(PADDLE_FUNCTIONS) > 500 and "linalg.inv" in PADDLE_FUNCTIONS
 
 
 def test_tensor_exposes_every_installed_method():

@@ -145,6 +145,8 @@ def test_multinomial():
             assert len(set(row.tolist())) == 4  # distinct without replacement
         assert 4 not in s[0].tolist()  # a zero weight is never drawn
     p = np.array([0.1, 0.2, 0.7])
+    with pytest.raises(InvalidArgumentError, match="num_samples"):  # Paddle: at least 1
+        fw.multinomial(t(p), num_samples=0)
     s = fw.multinomial(t(p), num_samples=50_000, replacement=True).numpy()
     freq = np.bincount(s, minlength=3) / s.size
     assert np.allclose(freq, p, atol=0.01)

@@ -287,6 +287,16 @@ def test_histogramdd():
     hist, edges = fw.histogramdd(t(x), bins=e)
     assert hist.shape == [2, 1] and edges is not e and edges[0] is e[0]
     close(hist, np.histogramdd(x, bins=[[0, 1, 3], [0, 2]])[0])
+    # the same in a program: the declared shape is one bin fewer than each edge tensor
+    prog = trace(lambda x, e0, e1: fw.histogramdd(x, bins=[e0, e1])[0],
+                 [TensorType([4, 2], "float32"), TensorType([3], "float32"),
+                  TensorType([2], "float32")])
+    assert [list(v.type.shape) for v in prog.outputs] == [[2, 1]]
+    # ranges are (min, max) per dimension; a min above its max is refused
+    with pytest.raises(InvalidArgumentError, match="'ranges' has min"):
+        fw.histogramdd(t(y), bins=[2, 2], ranges=[0.0, 1.0, 1.0, 0.5])
+    with pytest.raises(InvalidArgumentError, match="'ranges' has min"):
+        fw.histogramdd(t(y), bins=[2, 2], ranges=[2.0, 1.0, 0.0, 1.0])
 
 
 # ---------------------------------------------------------------- program building and hot path

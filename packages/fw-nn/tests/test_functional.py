@@ -148,6 +148,9 @@ def test_cross_entropy_forms():
     check(F.cross_entropy(t(x3), t(l3), axis=1), ref, 1e-5)
     check(F.cross_entropy(t(x3), t(l3), axis=1, label_smoothing=0.1),
           -((np.moveaxis(np.eye(3)[l3], -1, 1) * 0.9 + 0.1 / 3) * ls3).sum(1).mean(), 1e-5)
+    for bad in (-0.1, 1.5):  # outside Paddle's documented [0, 1]
+        with pytest.raises(InvalidArgumentError, match="label_smoothing"):
+            F.cross_entropy(t(x3), t(l3), axis=1, label_smoothing=bad)
     loss, sm = F.softmax_with_cross_entropy(t(logits), t(label[:, None]), return_softmax=True)
     assert loss.shape == [3, 1]
     check(sm, np.exp(lsm))
@@ -187,6 +190,12 @@ def test_embedding_losses():
     cos = (x1 * x2).sum(-1) / np.sqrt((x1 ** 2).sum(-1) * (x2 ** 2).sum(-1))
     out = F.cosine_embedding_loss(t(x1), t(x2), t([1, -1]), margin=0.5, reduction="none")
     check(out, [1 - cos[0], max(cos[1] - 0.5, 0)], 1e-5)
+    # Paddle adds 1e-11 to each squared norm: a zero vector has cosine 0, not NaN
+    z = np.zeros((2, 3))
+    check(F.cosine_embedding_loss(t(z), t(x2), t([1, -1]), margin=-0.25, reduction="none"),
+          [1.0, 0.25], 1e-6)
+    check(F.cosine_embedding_loss(t(x1), t(z), t([1, -1]), margin=-0.25, reduction="none"),
+          [1.0, 0.25], 1e-6)
     a, p, n = np.eye(3), np.eye(3) * 2, np.ones([3, 3])
 
     def dist(u, v):
@@ -213,6 +222,19 @@ def test_probabilistic_losses():
           0.5 * (np.log(var) + (x - y) ** 2 / var), 1e-5)
     with pytest.raises(InvalidArgumentError, match="negative"):
         F.gaussian_nll_loss(t(x), t(y), t(-var))
+    # Paddle's variance shapes: input's, input's without the last axis, or that axis 1
+    rng = np.random.default_rng(4)
+    x3, y3 = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 3, 4))
+    v3 = rng.uniform(0.5, 2.0, size=(2, 3, 1))
+    want = 0.5 * (np.log(v3) + (x3 - y3) ** 2 / v3)
+    check(F.gaussian_nll_loss(t(x3), t(y3), t(v3), reduction="none"), want, 1e-5)
+    check(F.gaussian_nll_loss(t(x3), t(y3), t(v3[..., 0]), reduction="none"), want, 1e-5)
+    for bad in ((2, 3, 2), (3, 3, 1), (2, 1, 1)):
+        with pytest.raises(InvalidArgumentError, match="variance"):
+            F.gaussian_nll_loss(t(x3), t(y3), t(np.ones(bad)))
+    # a zero variance is allowed (only negative ones are refused): clipped to epsilon
+    check(F.gaussian_nll_loss(t(x), t(y), t([0.0, 1.0, 2.0]), epsilon=1e-3, reduction="none"),
+          0.5 * (np.log([1e-3, 1.0, 2.0]) + (x - y) ** 2 / np.array([1e-3, 1.0, 2.0])), 1e-5)
     check(F.soft_margin_loss(t(x), t([1.0, -1.0, 1.0]), "none"),
           np.log1p(np.exp(-np.array([1.0, -1.0, 1.0]) * x)), 1e-5)
 
@@ -242,6 +264,65 @@ def test_focal_dice_npair_hsigmoid_ctc():
     assert loss.shape == [2] and np.all(loss.numpy() > 0)
     mean = F.ctc_loss(logits, t([[1, 2], [1, 1]], "int32"), t([5, 5]), t([2, 2]))
     check(mean, (loss.numpy() / 2).mean(), 1e-5)
+
+
+def test_dropout_probability_must_be_in_the_unit_interval():
+    for p in (-0.1, 1.5):
+        with pytest.raises(InvalidArgumentError, match="'p'"):
+            F.dropout(t(np.ones(4)), p)
+    assert F.dropout(t(np.ones(4)), 1).tolist() == [0.0] * 4  # 1 is allowed: all dropped
+
+
+def test_interpolate_recomputed_scale_applies_to_every_spatial_axis():
+    # a single scale_factor with recompute_scale_factor: the size is floor(d * s) per axis
+    x = t(np.arange(6.0).reshape(1, 1, 2, 3))
+    out = F.interpolate(x, scale_factor=1.5, recompute_scale_factor=True)
+    assert out.shape == [1, 1, 3, 4]
+    # linear, align_corners=False: the source of output i is (i + 0.5) * r - 0.5 with
+    # r = 1 / scale_factor as given (Paddle 3.3.1: 0, 5, 11.67, 18.33), or r = in / out
+    # once the scale is recomputed from the size (0, 6.25, 13.75, 20)
+    x = t(np.array([[[0.0, 10.0, 20.0]]]))
+    check(F.interpolate(x, scale_factor=1.5, mode="linear", data_format="NCW"),
+          [[[0.0, 5.0, 35 / 3, 55 / 3]]], 1e-5)
+    check(F.interpolate(x, scale_factor=1.5, mode="linear", data_format="NCW",
+                        recompute_scale_factor=True), [[[0.0, 6.25, 13.75, 20.0]]], 1e-5)
+
+
+def test_npair_loss_against_paddles_formula():
+    # batch 3 != feature size 5 and a repeated label: a sum over the wrong axis or a
+    # wrong row normalisation of the label pattern changes the value
+    rng = np.random.default_rng(3)
+    a, p = rng.normal(size=(3, 5)), rng.normal(size=(3, 5))
+    labels = np.array([0, 1, 0])
+    same = (labels[:, None] == labels[None, :]).astype(float)
+    target = same / same.sum(1, keepdims=True)
+    sim = a @ p.T
+    lsm = sim - np.log(np.exp(sim).sum(1, keepdims=True))
+    ce = -(target * lsm).sum(1).mean()
+    l2 = (a ** 2).sum(1).mean() + (p ** 2).sum(1).mean()
+    check(F.npair_loss(t(a), t(p), t(labels), l2_reg=0.1), ce + 0.25 * 0.1 * l2, 1e-6)
+
+
+def test_affine_grid_axis_of_size_one_is_the_centre():
+    # a single row (or column) sits at coordinate 0 with and without align_corners
+    # (PyTorch's rule; Paddle 3.3.1 gives NaN with align_corners=True)
+    theta = t(np.array([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]]))
+    for ac in (False, True):
+        g = F.affine_grid(theta, [1, 1, 1, 3], align_corners=ac).numpy().reshape(3, 2)
+        xs = [-1.0, 0.0, 1.0] if ac else [-2 / 3, 0.0, 2 / 3]
+        np.testing.assert_allclose(g, np.stack([xs, [0.0] * 3], -1), atol=1e-6)
+
+
+def test_grid_sample_reflection_without_align_corners():
+    # PyTorch's (and Paddle's) rule: with align_corners=False a coordinate reflects
+    # about the image's outer edges -0.5 and W - 0.5 (period 2W), then is clamped.
+    # W = 4, x = ((g + 1) * W - 1) / 2: g = 2 -> 5.5 -> 1.5; g = 3.5 -> 8.5 -> 0.5;
+    # g = -1.5 -> -1.5 -> 0.5; g = 0.25 -> 2 (inside); bilinear over pixels 10, 20, 30, 40
+    img = t(np.array([[[[10.0, 20.0, 30.0, 40.0]]]]))
+    g = np.array([2.0, 3.5, -1.5, 0.25])
+    grid = t(np.stack([g, np.zeros_like(g)], -1).reshape(1, 1, 4, 2))
+    out = F.grid_sample(img, grid, padding_mode="reflection", align_corners=False)
+    check(out.reshape([4]), [25.0, 15.0, 15.0, 30.0], 1e-5)
 
 
 # ---------------------------------------------------------------- padding
@@ -274,6 +355,39 @@ def test_pad_forms():
         F.pad(t(x), [1, 1], mode="reflect")
     with pytest.raises(InvalidArgumentError, match="pairs"):
         F.pad(t(x), [1, 1, 1])
+
+
+# (shape, data_format, number of pairs, pad_from_left_axis) -> the axis each pair pads,
+# as Paddle 3.3.1's F.pad does (recorded by padding one pair at a time): one pair per
+# spatial axis follows data_format; any other count in constant mode goes from the
+# last axis of x backwards whatever data_format says
+PAD_AXES = [
+    ((1, 2, 3, 4), "NCHW", 2, True, [3, 2]),
+    ((1, 2, 3, 4), "NHWC", 2, True, [2, 1]),
+    ((1, 2, 3, 4), "NHWC", 1, True, [3]),
+    ((1, 2, 3, 4), "NHWC", 3, True, [3, 2, 1]),
+    ((1, 2, 3, 4), "NCHW", 3, True, [3, 2, 1]),
+    ((1, 2, 3, 4), "NHWC", 4, False, [3, 2, 1, 0]),
+    ((1, 2, 3, 4), "NHWC", 4, True, [0, 1, 2, 3]),
+    ((1, 2, 3), "NLC", 1, True, [1]),
+    ((1, 2, 3), "NLC", 2, True, [2, 1]),
+    ((1, 2, 3, 4, 5), "NDHWC", 3, True, [3, 2, 1]),
+    ((1, 2, 3, 4, 5), "NDHWC", 2, True, [4, 3]),
+    ((1, 2, 3, 4, 5), "NDHWC", 4, True, [4, 3, 2, 1]),
+    ((1, 2, 3, 4, 5), "NCDHW", 4, True, [4, 3, 2, 1]),
+]
+
+
+@pytest.mark.parametrize("shape,fmt,npairs,from_left,axes", PAD_AXES)
+def test_pad_pair_order_follows_paddle(shape, fmt, npairs, from_left, axes):
+    x = np.zeros(shape, np.float32)
+    for i, ax in enumerate(axes):
+        pad = [0] * (2 * npairs)
+        pad[2 * i] = 1  # one before-element on pair i's axis
+        want = list(shape)
+        want[ax] += 1
+        out = F.pad(t(x), pad, data_format=fmt, pad_from_left_axis=from_left)
+        assert out.shape == want, (i, pad)
 
 
 # ---------------------------------------------------------------- dropout
@@ -327,6 +441,15 @@ def test_linear_bilinear_embedding_one_hot():
     w2 = t(np.array([[3.0, 4.0], [0.3, 0.4]]))
     F.embedding(t([0]), w2, max_norm=1.0)
     np.testing.assert_allclose(w2.numpy(), [[0.6, 0.8], [0.3, 0.4]], rtol=1e-5)
+    # several rows of a wider table, each scaled by its own norm (here the 1-norm)
+    w3 = np.array([[3.0, 4.0, 0.0], [1.0, 0.0, 0.0], [0.0, 6.0, 2.0], [4.0, 4.0, 0.0]])
+    tw = t(w3)
+    out = F.embedding(t([2, 0, 3]), tw, max_norm=2.0, norm_type=1.0)
+    want = w3.copy()
+    for i in (0, 2, 3):
+        want[i] *= 2.0 / (np.abs(w3[i]).sum() + 1e-7)
+    np.testing.assert_allclose(tw.numpy(), want, rtol=1e-5)
+    np.testing.assert_allclose(out.numpy(), want[[2, 0, 3]], rtol=1e-5)
 
 
 def test_embedding_gradients_padding_and_frequency():
@@ -347,6 +470,11 @@ def test_norm_functions():
     v = x.var(-1, keepdims=True)
     check(F.layer_norm(t(x), 4), (x - m) / np.sqrt(v + 1e-5), 1e-5)
     check(F.rms_norm(t(x), [4]), x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-5), 1e-5)
+    w = np.array([1.0, 2.0, -1.0, 0.5])  # a large eps and a weight: both must be used
+    check(F.rms_norm(t(x), [4], t(w), eps=0.5),
+          x / np.sqrt((x * x).mean(-1, keepdims=True) + 0.5) * w, 1e-5)
+    check(F.rms_norm(t(x), [3, 4], eps=0.5),
+          x / np.sqrt((x * x).mean((1, 2), keepdims=True) + 0.5), 1e-5)
     gm = x.reshape(2, 3, 4).mean((1, 2), keepdims=True)
     gv = x.var((1, 2), keepdims=True)
     check(F.group_norm(t(x), 1), (x - gm) / np.sqrt(gv + 1e-5), 1e-5)
@@ -355,6 +483,14 @@ def test_norm_functions():
     rm, rv = np.array([0.5, 0.0, -1.0]), np.array([1.0, 2.0, 4.0])
     check(F.instance_norm(t(x), t(rm), t(rv), use_input_stats=False),
           (x - rm[:, None]) / np.sqrt(rv[:, None] + 1e-5), 1e-5)
+    # the running statistics with an affine map, channel-first and channel-last
+    w, b = np.array([2.0, -1.0, 0.5]), np.array([0.1, 0.2, -0.3])
+    ref = (x - rm[:, None]) / np.sqrt(rv[:, None] + 1e-3) * w[:, None] + b[:, None]
+    check(F.instance_norm(t(x), t(rm), t(rv), t(w), t(b), use_input_stats=False, eps=1e-3),
+          ref, 1e-5)
+    xl = np.moveaxis(x, 1, -1)
+    check(F.instance_norm(t(xl), t(rm), t(rv), t(w), t(b), use_input_stats=False, eps=1e-3,
+                          data_format="NLC"), np.moveaxis(ref, 1, -1), 1e-5)
     check(F.normalize(t(x), axis=-1), x / np.linalg.norm(x, axis=-1, keepdims=True), 1e-5)
     check(F.normalize(t(x), p=1, axis=0), x / np.abs(x).sum(0), 1e-5)
     # batch_norm: running statistics are written back only while training

@@ -70,6 +70,13 @@ def test_registration_rules_errors():
     with pytest.raises(RuntimeError, match="super"):
         Bad()
 
+    class BadParam(nn.Layer):  # a parameter (not a sublayer) before super().__init__()
+        def __init__(self):
+            self.w = nn.Parameter(fw.ones([1]))
+
+    with pytest.raises(RuntimeError, match="super"):
+        BadParam()
+
 
 def test_parameter_attributes_and_repr():
     p = fw.create_parameter([2, 3], "float32", attr=fw.ParamAttr(
@@ -133,6 +140,20 @@ def test_set_state_dict_report():
     m.set_state_dict(src.state_dict())
     assert m.fc1.weight is w
     assert m.load_dict is not None
+
+
+def test_load_report_ok_needs_every_key_loaded():
+    # each kind of failure alone makes the load not ok
+    full = {k: v.numpy() for k, v in nn.Linear(2, 3).state_dict().items()}
+    assert nn.Linear(2, 3).set_state_dict(full).ok
+    with pytest.warns(UserWarning):
+        cases = [
+            {"weight": full["weight"]},  # bias missing
+            dict(full, extra=np.zeros(1, np.float32)),  # an unexpected key
+            dict(full, bias=np.zeros(4, np.float32)),  # a shape mismatch
+        ]
+        reports = [nn.Linear(2, 3).set_state_dict(sd) for sd in cases]
+    assert [r.ok for r in reports] == [False, False, False]
 
 
 def test_set_state_dict_by_parameter_name():
@@ -210,6 +231,30 @@ def test_apply_to_and_casts():
     assert w.place.kind == "cpu"
 
 
+def test_casts_set_the_dtype_of_parameters_created_later():
+    # Layer.float()/double()/to(dtype): the layer itself (not only its sublayers)
+    # creates its next parameters in the new dtype
+    m = MLP()
+    m.double()
+    assert m.create_parameter([2]).dtype == fw.float64
+    assert m.fc1.create_parameter([2]).dtype == fw.float64
+    m.to(dtype="float16")
+    assert m.create_parameter([2]).dtype == fw.float16
+
+
+@pytest.mark.parametrize("args,place", [((), "gpu:0"), ((1,), "gpu:1")])
+def test_cuda_moves_to_the_numbered_gpu(monkeypatch, args, place):
+    # Paddle: cuda() is the current GPU (0), cuda(i) the i-th. The move is made by
+    # Tensor.to, so record where each parameter is sent (no GPU needed)
+    from fw.core.place import parse_place
+
+    sent = []
+    monkeypatch.setattr(fw.Tensor, "to", lambda t, device=None, **kw: sent.append(device) or t)
+    m = nn.Linear(2, 3)
+    assert m.cuda(*args) is m
+    assert [str(parse_place(d)) for d in sent] == [place, place]  # weight and bias
+
+
 def test_clear_gradients():
     m = nn.Linear(2, 1)
     m(fw.ones([3, 2])).sum().backward()
@@ -258,6 +303,11 @@ def test_layer_list_and_dict():
     del ll[0]
     assert isinstance(ll[0], nn.Linear)
     assert isinstance(ll[1:3], nn.LayerList) and len(ll[1:3]) == 2
+    pairs = nn.LayerDict()
+    pairs.update([("p", nn.ReLU()), ("q", nn.Tanh())])  # (key, layer) pairs too
+    assert list(pairs.keys()) == ["p", "q"]
+    with pytest.raises((TypeError, ValueError)):
+        pairs.update([("r", nn.ReLU(), 3)])
     d = nn.LayerDict(OrderedDict([("a", nn.ReLU()), ("b", nn.Linear(1, 1))]))
     assert list(d) == ["a", "b"] and "a" in d
     d["c"] = nn.Tanh()
@@ -318,3 +368,19 @@ def test_batch_norm_training_trace_records_state_updates():
     assert set(updates) == {bn._mean.name, bn._variance.name}
     assert list(updates[bn._mean.name].type.shape) == [3]
     np.testing.assert_array_equal(bn._mean.numpy(), before)  # nothing written while tracing
+
+
+def test_traced_batch_norm_reads_the_live_running_stats_on_every_run():
+    # the program must read the buffers as they are when it runs (not a copy taken
+    # while tracing): two runs update the statistics as two eager training steps do
+    from fw.core.ir import run
+
+    bn, eager = nn.BatchNorm1D(3), nn.BatchNorm1D(3)
+    prog = trace(bn, [TensorType([-1, 3], "float32")])
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        x = fw.to_tensor(rng.standard_normal((4, 3)).astype("float32"))
+        np.testing.assert_allclose(run(prog, x).numpy(), eager(x).numpy(), rtol=1e-5,
+                                   atol=1e-6)
+        np.testing.assert_allclose(bn._mean.numpy(), eager._mean.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(bn._variance.numpy(), eager._variance.numpy(), rtol=1e-6)

@@ -107,6 +107,12 @@ def test_one_dim_and_three_dim_variants():
         assert back.shape == x.shape
         np.testing.assert_allclose(np.sort(back.numpy().ravel())[-out.size:],
                                    np.sort(out.numpy().ravel()))
+    # output_size given to forward wins over the default, and over the constructor's
+    out, idx = nn.MaxPool2D(2, return_mask=True)(X4)
+    assert nn.MaxUnPool2D(2)(out, idx, output_size=[7, 7]).shape == [2, 4, 7, 7]
+    fixed = nn.MaxUnPool2D(2, output_size=[7, 6])
+    assert fixed(out, idx).shape == [2, 4, 7, 6]
+    assert fixed(out, idx, output_size=[6, 7]).shape == [2, 4, 6, 7]
 
 
 @pytest.mark.parametrize("kw,shape", [
@@ -153,6 +159,32 @@ def test_conv_1d_3d_and_transposes():
         nn.Conv2D(4, 6, 3, padding_mode="mirror")
 
 
+@pytest.mark.parametrize("padding,widths", [
+    ([1, 0, 2, 1], ((1, 0), (2, 1))),  # [top, bottom, left, right], as with zero padding
+    ([2, 1], ((2, 2), (1, 1))),  # one per spatial axis
+    (1, ((1, 1), (1, 1))),
+])
+def test_conv_padding_mode_with_per_side_padding(padding, widths):
+    # a non-zero padding_mode pads x by the same widths zero padding would, then
+    # convolves unpadded
+    x = rnd(1, 2, 5, 6)
+    m = nn.Conv2D(2, 3, 3, padding=padding, padding_mode="replicate")
+    xp = np.pad(x.numpy(), ((0, 0), (0, 0)) + widths, mode="edge")
+    same(m(x), F.conv2d(fw.to_tensor(xp), m.weight, m.bias), 1e-5)
+
+
+def test_conv_one_element_lists_apply_to_every_axis():
+    # fw reads [k] like k for every spatial axis (Paddle wants an int or one per axis)
+    r = nn.Conv2D(2, 3, 3, padding=[1], padding_mode="reflect")  # padding too
+    x = rnd(1, 2, 4, 5)
+    xp = np.pad(x.numpy(), ((0, 0), (0, 0), (1, 1), (1, 1)), mode="reflect")
+    same(r(x), F.conv2d(fw.to_tensor(xp), r.weight, r.bias), 1e-5)
+    m = nn.Conv2D(2, 3, [3], stride=[2], dilation=[1])
+    assert m.weight.shape == [3, 2, 3, 3] and m._stride == [2, 2]
+    x = rnd(1, 2, 7, 7)
+    same(m(x), F.conv2d(x, m.weight, m.bias, stride=2), 1e-5)
+
+
 def test_linear_bilinear_embedding_layers():
     lin = nn.Linear(4, 3)
     x = rnd(5, 4)
@@ -193,6 +225,9 @@ def test_norm_layers_parameters_and_errors():
     assert [n for n, _ in nn.InstanceNorm2D(4).named_parameters()] == ["scale", "bias"]
     ln = nn.LayerNorm(6, weight_attr=False, bias_attr=False)
     assert ln.parameters() == []
+    # True means a default attribute (Paddle's ParamAttr._to_attr(True))
+    ln = nn.LayerNorm(6, weight_attr=True, bias_attr=True)
+    assert [n for n, _ in ln.named_parameters()] == ["weight", "bias"]
     bn = nn.BatchNorm2D(4, weight_attr=False)
     assert bn.weight.stop_gradient and bn.weight.tolist() == [1.0] * 4
     with pytest.raises(InvalidArgumentError, match="4-D"):
@@ -209,10 +244,58 @@ def test_norm_layers_parameters_and_errors():
     np.testing.assert_allclose(y.numpy().mean((0, 1, 2)), 0, atol=1e-5)
     sync = nn.SyncBatchNorm.convert_sync_batchnorm(nn.Sequential(nn.BatchNorm2D(4)))
     assert isinstance(sync[0], nn.SyncBatchNorm) and sync[0](X4).shape == X4.shape
+    # channel-last SyncBatchNorm normalises the last axis at every rank (one process:
+    # plain batch statistics)
+    for fmt, shape in (("NLC", (5, 3, 4)), ("NHWC", (4, 2, 3, 4)), ("NDHWC", (2, 2, 2, 3, 4))):
+        x = rnd(*shape)
+        xs = x.numpy().reshape(-1, 4)
+        ref = (xs - xs.mean(0)) / np.sqrt(xs.var(0) + 1e-5)
+        same(nn.SyncBatchNorm(4, data_format=fmt)(x), fw.to_tensor(ref.reshape(shape)), 1e-4)
+        same(nn.BatchNorm(4, data_layout=fmt)(x), fw.to_tensor(ref.reshape(shape)), 1e-4)
     sn = nn.SpectralNorm([6, 4], power_iters=20)
     w = rnd(6, 4)
     normed = sn(w)
     assert abs(np.linalg.svd(normed.numpy(), compute_uv=False)[0] - 1.0) < 1e-3
+
+
+# the input ranks each norm layer accepts, as Paddle 3.3.1's do (SyncBatchNorm, which
+# Paddle runs only on GPU: 2-D to 5-D, its documented range)
+NORM_RANKS = {"BatchNorm1D": [2, 3], "BatchNorm2D": [4], "BatchNorm3D": [5],
+              "BatchNorm": [2, 3, 4, 5], "SyncBatchNorm": [2, 3, 4, 5],
+              "InstanceNorm1D": [2, 3], "InstanceNorm2D": [4], "InstanceNorm3D": [5]}
+
+
+@pytest.mark.parametrize("make", [
+    lambda: nn.LayerNorm(4), lambda: nn.GroupNorm(2, 4), lambda: nn.BatchNorm2D(4),
+    lambda: nn.InstanceNorm2D(4), lambda: nn.RMSNorm(4), lambda: nn.BatchNorm(4),
+    lambda: nn.LocalResponseNorm(3)])
+def test_norm_layers_start_as_the_identity_affine_map(make):
+    # every scale starts at 1 and every shift at 0 (Paddle's and PyTorch's defaults)
+    for name, p in make().named_parameters():
+        want = 0.0 if name.endswith("bias") else 1.0
+        assert np.all(p.numpy() == want), name
+
+
+@pytest.mark.parametrize("name", sorted(NORM_RANKS))
+def test_norm_layers_accept_their_input_ranks(name):
+    ok = []
+    for rank in range(1, 7):
+        x = rnd(*([3, 4] + [3] * (rank - 2) if rank >= 2 else [4]))
+        try:
+            out = getattr(nn, name)(4)(x)
+        except InvalidArgumentError:
+            continue
+        assert out.shape == x.shape
+        ok.append(rank)
+    assert ok == NORM_RANKS[name]
+
+
+@pytest.mark.parametrize("name", ["ConstantPad1D", "ReflectionPad2D", "ReplicationPad3D",
+                                  "CircularPad2D", "ZeroPad2D"])
+def test_fixed_mode_pad_classes_carry_their_names(name):
+    cls = getattr(nn, name)
+    assert cls.__name__ == cls.__qualname__ == name
+    assert repr(cls(1)).startswith(name + "(")
 
 
 def test_prelu_and_rrelu_layers():

@@ -67,8 +67,10 @@ def test_linear_warmup_of_float_and_of_a_scheduler():
                          end_lr=0.5)
     s2.set_state_dict(sd)
     assert s2.last_epoch == s.last_epoch and s2.learning_rate.last_epoch == 3
-    with pytest.raises(ValueError, match="end_lr"):
-        lr.LinearWarmup(0.5, 2, start_lr=0.5, end_lr=0.1)
+    # Paddle requires end_lr > start_lr strictly (a flat warm-up is refused too)
+    for start, end in ((0.5, 0.1), (0.3, 0.3)):
+        with pytest.raises(ValueError, match="end_lr"):
+            lr.LinearWarmup(0.5, 2, start_lr=start, end_lr=end)
 
 
 def test_multistep_step_lambda_multiplicative():
@@ -119,6 +121,10 @@ def test_cosine_warm_restarts():
     close(values(s, 7), [(1 + math.cos(math.pi * c / t)) / 2 for c, t in zip(tcur, ti)])
     s.step(5)
     assert math.isclose(s(), (1 + math.cos(math.pi * 3 / 4)) / 2)
+    # Paddle: T_0 a positive int, T_mult an int >= 1
+    for kw in ({"T_0": 0}, {"T_0": 2.0}, {"T_0": 2, "T_mult": 0}):
+        with pytest.raises(ValueError, match="T_"):
+            lr.CosineAnnealingWarmRestarts(1.0, **{"T_0": 2, **kw})
 
 
 @pytest.mark.parametrize("three_phase", [False, True])
@@ -139,6 +145,7 @@ def test_one_cycle(three_phase):
 
 @pytest.mark.parametrize("mode", ["triangular", "triangular2", "exp_range"])
 def test_cyclic(mode):
+    lr.CyclicLR(0.1, 1.0, step_size_up=1, step_size_down=1)  # one step each way is allowed
     s = lr.CyclicLR(0.1, 1.0, step_size_up=2, step_size_down=2, mode=mode, exp_gamma=0.9)
     got = values(s, 9)
     amp = 0.9
@@ -156,6 +163,12 @@ def test_cyclic(mode):
 def test_linear_lr():
     s = lr.LinearLR(1.0, total_steps=4, start_factor=0.2, end_factor=1.0)
     close(values(s, 6), [0.2, 0.4, 0.6, 0.8, 1.0, 1.0])
+    # Paddle's ranges: start_factor in (0, 1], end_factor in [0, 1]
+    for kw in ({"end_factor": 1.5}, {"end_factor": -0.5}, {"start_factor": 0.0},
+               {"start_factor": 1.5}):
+        with pytest.raises(ValueError, match="factor"):
+            lr.LinearLR(1.0, total_steps=4, **kw)
+    close(values(lr.LinearLR(1.0, 2, start_factor=1.0, end_factor=0.0), 3), [1.0, 0.5, 0.0])
 
 
 def test_base_class_protocol_and_verbose(capsys):

@@ -267,6 +267,80 @@ def test_param_attr_learning_rate_and_regularizer():
     np.testing.assert_allclose(v.numpy(), 2.0 - (1 + 0.01 * 2.0), rtol=1e-6)
 
 
+def test_momentum_l2_decay_is_added_after_rescale_grad():
+    # Paddle's momentum op with regularization_method="l2_decay" (what Momentum uses
+    # for an L2 weight decay): grad = rescale_grad * grad + coeff * param, then
+    # v = mu * v + grad, param -= lr * v. The decay itself is not rescaled.
+    p0 = np.array([1.0, -2.0, 0.5])
+    gs = [np.array([0.3, 0.1, -0.2]), np.array([-0.1, 0.4, 0.2])]
+    for wd in (L2Decay(0.1), 0.1):
+        p = Parameter(p0.astype(np.float32))
+        opt = fw.optimizer.Momentum(0.5, 0.9, parameters=[p], weight_decay=wd,
+                                    rescale_grad=0.25)
+        want, v = p0.copy(), np.zeros(3)
+        for g in gs:
+            p.grad = fw.to_tensor(g.astype(np.float32))
+            opt.step()
+            v = 0.9 * v + 0.25 * g + 0.1 * want
+            want = want - 0.5 * v
+        np.testing.assert_allclose(p.numpy(), want, rtol=1e-6)
+
+
+def test_an_empty_parameter_does_not_stop_the_others():
+    # a parameter with no elements is set aside; the ones after it are still updated
+    empty = Parameter(np.zeros((0, 3), np.float32), name="empty")
+    p = Parameter(np.ones(3, np.float32), name="after_empty")
+    opt = fw.optimizer.SGD(0.5, parameters=[empty, p])
+    empty.grad = fw.zeros([0, 3])
+    p.grad = fw.ones([3])
+    opt.step()
+    np.testing.assert_allclose(p.numpy(), 0.5)
+
+
+def test_master_weights_load_from_plain_arrays():
+    # a state dict whose master weights are NumPy arrays (loaded from elsewhere)
+    p = Parameter(np.ones(4, fw.bfloat16.np), name="mw_src")
+    opt = fw.optimizer.SGD(0.5, parameters=[p], multi_precision=True)
+    p.grad = fw.ones([4]).astype("bfloat16")
+    opt.step()
+    sd = opt.state_dict()
+    sd["master_weights"] = {k: v.numpy() + 1.0 for k, v in sd["master_weights"].items()}
+    q = Parameter(np.ones(4, fw.bfloat16.np), name="mw_src")
+    opt2 = fw.optimizer.SGD(0.5, parameters=[q], multi_precision=True)
+    opt2.set_state_dict(sd)
+    q.grad = fw.zeros([4]).astype("bfloat16")
+    opt2.step()
+    np.testing.assert_allclose(opt2.state_dict()["master_weights"][q.name].numpy(), 1.5)
+
+
+def test_l1_decay_adds_nothing_at_zero():
+    # L1Decay adds coeff * sign(param): nothing where the parameter is 0
+    p = Parameter(np.array([0.0, 1.0, -2.0], np.float32))
+    opt = fw.optimizer.SGD(0.5, parameters=[p], weight_decay=L1Decay(0.1))
+    p.grad = fw.zeros([3])
+    opt.step()
+    np.testing.assert_allclose(p.numpy(), [0.0, 1.0 - 0.05, -2.0 + 0.05], rtol=1e-6)
+
+
+def test_custom_regularizer_sees_only_parameters_with_a_gradient():
+    # a callable weight_decay(param, grad) -> grad; a parameter without a gradient
+    # this step is neither regularized nor moved
+    seen = []
+
+    def reg(param, grad):
+        seen.append(param.name)
+        return grad + 0.5 * param
+
+    a = Parameter(np.array([1.0, 2.0], np.float32), name="reg_a")
+    b = Parameter(np.array([3.0, 4.0], np.float32), name="reg_b")
+    opt = fw.optimizer.SGD(0.1, parameters=[a, b], weight_decay=reg)
+    a.grad = fw.to_tensor(np.array([1.0, -1.0], np.float32))
+    opt.step()
+    assert seen == ["reg_a"]
+    np.testing.assert_allclose(a.numpy(), [1.0 - 0.1 * 1.5, 2.0 - 0.1 * 0.0], rtol=1e-6)
+    np.testing.assert_array_equal(b.numpy(), [3.0, 4.0])
+
+
 @pytest.mark.parametrize("clip", ["value", "norm", "global"])
 def test_gradient_clipping_matches_fw_nn_clip_and_leaves_grads(clip):
     ps = make_params(4)
@@ -284,6 +358,21 @@ def test_gradient_clipping_matches_fw_nn_clip_and_leaves_grads(clip):
         np.testing.assert_allclose(p.numpy(), s - g.numpy(), rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(p.grad.numpy(), raw)  # .grad itself is not clipped
     np.testing.assert_allclose(ps[2].numpy(), start[2] - gs[2], rtol=1e-6)
+
+
+def test_global_norm_clip_skips_parameters_that_opt_out():
+    # need_clip=False on every parameter: nothing is clipped, even with clip_norm 0
+    # (which would zero any gradient that took part)
+    ps = make_params(4)
+    for p in ps:
+        p.need_clip = False
+    opt = fw.optimizer.SGD(1.0, parameters=ps, grad_clip=ClipGradByGlobalNorm(0.0))
+    start = [p.numpy().copy() for p in ps]
+    for p, g in zip(ps, grads_for(0)):
+        p.grad = fw.to_tensor(g)
+    opt.step()
+    for p, s, g in zip(ps, start, grads_for(0)):
+        np.testing.assert_allclose(p.numpy(), s - g, rtol=1e-6)
 
 
 def test_multi_precision_keeps_float32_master_weights():
@@ -450,6 +539,23 @@ def test_minimize_and_clear_grad():
     assert lin.weight.grad is None
 
 
+def test_clear_grad_zeroes_every_gradient_tensor():
+    # set_to_zero=True zeroes each gradient in place, also one the user replaced after a
+    # step (not a view of the optimizer's flat buffer); a missing gradient stays missing
+    ps = make_params(3)
+    opt = fw.optimizer.SGD(0.1, parameters=ps)
+    for p, g in zip(ps, grads_for(0)):
+        p.grad = fw.to_tensor(g)
+    opt.step()
+    ps[0].grad = None  # first: the parameters after it are still zeroed
+    ps[1].grad = fw.ones(list(ps[1].shape))
+    kept = ps[1].grad
+    opt.clear_grad()
+    assert ps[1].grad is kept and not ps[1].grad.numpy().any()
+    assert not ps[2].grad.numpy().any()
+    assert ps[0].grad is None
+
+
 def test_errors_name_the_problem():
     with pytest.raises(ValueError, match="no parameters"):
         fw.optimizer.SGD(0.1).step()
@@ -529,6 +635,24 @@ def test_master_weights_follow_values_written_in_place():
     opt.step()
     np.testing.assert_allclose(p.numpy().astype(np.float32), 2.5)
     np.testing.assert_allclose(opt.state_dict()["master_weights"][p.name].numpy(), 2.5)
+    # the same when the parameter's storage is replaced by a new array
+    p._replace_data(np.full(4, 7.0, fw.bfloat16.np))
+    p.grad = fw.ones([4]).astype("bfloat16")
+    opt.step()
+    np.testing.assert_allclose(p.numpy().astype(np.float32), 6.5)
+    np.testing.assert_allclose(opt.state_dict()["master_weights"][p.name].numpy(), 6.5)
+
+
+def test_global_norm_of_low_precision_gradients_is_summed_in_float32():
+    # 257 bfloat16 ones: the squared norm is 257, which bfloat16 (8 significant bits)
+    # would round to 256
+    p = Parameter(np.zeros(257, fw.bfloat16.np))
+    opt = fw.optimizer.SGD(1.0, parameters=[p], multi_precision=True,
+                           grad_clip=ClipGradByGlobalNorm(1.0))
+    p.grad = fw.ones([257]).astype("bfloat16")
+    opt.step()
+    np.testing.assert_allclose(opt.state_dict()["master_weights"][p.name].numpy(),
+                               -1.0 / math.sqrt(257.0), rtol=1e-6)
 
 
 # ---------------------------------------------------------------- update_plan (fw-jit's contract)

@@ -127,6 +127,13 @@ def test_dropout_between_layers_only_in_training():
     m.train()
     c, _ = m(x)
     assert not np.allclose(a.numpy(), c.numpy())
+    # "between layers": a one-layer network has no dropout even while training, and
+    # the input of the first layer is never dropped
+    one = nn.GRU(4, 8, num_layers=1, dropout=0.9)
+    one.eval()
+    e, _ = one(x)
+    one.train()
+    np.testing.assert_array_equal(one(x)[0].numpy(), e.numpy())
 
 
 def test_rnn_and_birnn_wrappers():
@@ -295,3 +302,17 @@ def test_traced_with_dynamic_batch_equals_eager(make, shapes):
     got = got[0] if isinstance(got, tuple) else got
     want = want[0] if isinstance(want, tuple) else want
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_transformer_one_element_attr_list_applies_everywhere():
+    # Paddle's nn.Transformer: a weight_attr list of length 1 is used for every
+    # attention and feed-forward weight of the encoder and the decoder
+    attr = fw.ParamAttr(initializer=nn.initializer.Constant(0.5))
+    m = nn.Transformer(8, 2, 1, 1, 8, weight_attr=[attr])
+    ws = [p for n, p in m.named_parameters() if "norm" not in n and len(p.shape) == 2]
+    assert len(ws) == 16 and all(np.all(p.numpy() == 0.5) for p in ws)
+    # fw also reads a one-element list so in a single encoder/decoder layer (Paddle
+    # asserts one attr per part there)
+    layer = nn.TransformerDecoderLayer(8, 2, 8, weight_attr=[attr])
+    ws = [p for n, p in layer.named_parameters() if "norm" not in n and len(p.shape) == 2]
+    assert len(ws) == 10 and all(np.all(p.numpy() == 0.5) for p in ws)

@@ -127,6 +127,8 @@ def test_clip_grad_by_value_and_norm():
     np.testing.assert_allclose(np.concatenate([g.numpy() for _, g in out]),
                                [-1.0, 0.5, 1.0, -0.1, 9.0], rtol=1e-6)
     assert nn.ClipGradByValue(2.0, min=0.0)(pg)[0][1].tolist() == [0.0, 0.5]
+    # min == max is allowed (Paddle checks nothing): every gradient becomes that value
+    assert nn.ClipGradByValue(0.25, min=0.25)(pg)[0][1].tolist() == [0.25, 0.25]
     out = nn.ClipGradByNorm(1.0)(_pg([[3.0, 4.0], [0.3, 0.4]]))
     np.testing.assert_allclose(out[0][1].numpy(), [0.6, 0.8], rtol=1e-6)
     np.testing.assert_allclose(out[1][1].numpy(), [0.3, 0.4], rtol=1e-6)

@@ -429,18 +429,15 @@ class Optimizer:
     def _global_scale(self, clip, active):
         if self._clip_kind(clip) != "global":
             return None
+        clipped = [fg for fg in active if fg.need_clip]
+        if not clipped:
+            return None  # _update hands the clip only to clipped groups: nothing reads it
         sq = 0.0
-        any_clip = False
-        for fg in active:
-            if not fg.need_clip:
-                continue
-            any_clip = True
+        for fg in clipped:
             g = fg.gflat
             if g.dtype in _LOW:
                 g = g.astype(np.float32)
             sq += float(np.dot(g, g))
-        if not any_clip:
-            return 1.0
         norm = math.sqrt(sq)
         c = clip.clip_norm
         if getattr(clip, "auto_skip_clip", False) and norm <= c:

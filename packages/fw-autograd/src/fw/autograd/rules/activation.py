@@ -36,8 +36,10 @@ def _relu6(ctx, g):
 
 @vjp("leaky_relu")
 def _leaky_relu(ctx, g):
+    # Paddle's formula is x if x >= 0 else slope * x: at 0 the gradient is 1 (Paddle
+    # 3.3's kernel too; PyTorch gives the slope there)
     x = ctx.inputs[0]
-    return fw.where(x > 0, g, g * ctx.attrs["negative_slope"])
+    return fw.where(x >= 0, g, g * ctx.attrs["negative_slope"])
 
 
 @vjp("elu", outputs=True)

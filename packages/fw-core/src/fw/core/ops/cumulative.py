@@ -309,19 +309,23 @@ def _trap_terms(y, x, dx, axis):
     return d * (y[tuple(hi)] + y[tuple(lo)]) * y.dtype.type(0.5), ax
 
 
-def _trap_check(x, dx):
-    if x is not None and dx is not None:
-        raise InvalidArgumentError("give either 'x' or 'dx', not both")
+def _trap_check(y, x, dx, axis):
+    """The checks infer makes, on the arrays: the reference must not accept an x that
+    does not fit y (an empty y would otherwise slip through)."""
+    def tt(a):
+        return None if a is None else TensorType(a.shape, _dt.from_numpy(a.dtype))
+
+    _trap_infer_for(False)(tt(y), tt(x), dx, axis)
 
 
 def _trapezoid_ref(y, x=None, dx=None, axis=-1):
-    _trap_check(x, dx)
+    _trap_check(y, x, dx, axis)
     t, ax = _trap_terms(y, x, dx, axis)
     return np.add.reduce(t, axis=ax).astype(y.dtype, copy=False)
 
 
 def _cum_trapezoid_ref(y, x=None, dx=None, axis=-1):
-    _trap_check(x, dx)
+    _trap_check(y, x, dx, axis)
     t, ax = _trap_terms(y, x, dx, axis)
     return np.add.accumulate(t, axis=ax).astype(y.dtype, copy=False)
 

@@ -172,9 +172,9 @@ def pad(x, pad, mode="constant", value=0.0, data_format="NCHW", pad_from_left_ax
             ``pad_from_left_axis`` (constant mode): ``[before_0, after_0, before_1, ...]``
             from the first axis on. Otherwise pairs for the spatial axes starting from
             the last one: ``[left, right]``, ``[left, right, top, bottom]``, ``[left,
-            right, top, bottom, front, back]`` (Pad1D/2D/3D order); in constant mode
-            fewer pairs pad only the last axes, and pairs beyond the spatial axes go on
-            to the channel and batch axes.
+            right, top, bottom, front, back]`` (Pad1D/2D/3D order). In constant mode
+            any other number of pairs pads the axes of x from the last one backwards,
+            whatever `data_format` says (Paddle 3.x).
         mode: ``"constant"``, ``"reflect"``, ``"replicate"`` or ``"circular"``.
         value: the fill value of constant mode.
         data_format: where the channel axis is (``"NCHW"``, ``"NHWC"``, …).
@@ -201,8 +201,10 @@ def pad(x, pad, mode="constant", value=0.0, data_format="NCHW", pad_from_left_ax
                                        f" got {data_format!r}")
         cl = data_format[-1] == "C" and len(data_format) > 2
         spatial = list(range(1, nd - 1)) if cl else list(range(2, nd))
-        order = spatial[::-1] + ([nd - 1, 0] if cl else [1, 0])
         npairs = len(pad) // 2
+        # one pair per spatial axis follows data_format; any other count (constant
+        # mode only) goes from x's last axis backwards, as Paddle 3.3 does
+        order = spatial[::-1] if npairs == len(spatial) else list(range(nd - 1, -1, -1))
         if mode != "constant" and npairs != len(spatial):
             raise InvalidArgumentError(
                 f"pad: mode {mode!r} pads the {len(spatial)} spatial axes of x "

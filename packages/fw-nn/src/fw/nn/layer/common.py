@@ -309,7 +309,8 @@ class _PadNd(Layer):
     _fmt = "NCL"
     _mode = "constant"
 
-    def __init__(self, padding, mode=None, value=0.0, data_format=None, name=None):
+    # no defaults: every pad layer passes all of them (its own signature holds Paddle's)
+    def __init__(self, padding, mode, value, data_format, name):
         super().__init__()
         nd = self._nd
         if isinstance(padding, int):

@@ -32,12 +32,13 @@ def _ntuple(v, n, what):
 
 
 class _ConvNd(Layer):
-    _nd = 2
-    _formats = ("NCHW", "NHWC")
+    # _nd and _formats: set by each concrete layer
 
-    def __init__(self, in_channels, out_channels, kernel_size, transposed, stride=1, padding=0,
-                 padding_mode="zeros", output_padding=0, dilation=1, groups=1,
-                 weight_attr=None, bias_attr=None, data_format=None):
+    # no defaults: every concrete layer passes all of them (its own signature holds
+    # Paddle's defaults, which test_signature_defaults checks)
+    def __init__(self, in_channels, out_channels, kernel_size, transposed, stride, padding,
+                 padding_mode, output_padding, dilation, groups, weight_attr, bias_attr,
+                 data_format):
         super().__init__()
         nd = self._nd
         cls = type(self).__name__
