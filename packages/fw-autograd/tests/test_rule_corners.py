@@ -298,3 +298,58 @@ def test_static_layer_norm_with_a_given_gradient_for_every_output():
 
     np.testing.assert_allclose(run(b.program, xv, gy, gm, gi).numpy(), _fd(loss, xv),
                                rtol=1e-6, atol=1e-8)
+
+
+def test_training_batch_norm_weight_and_bias_gradients():
+    # first order (explicit op): d/d bias = sum_n g, d/d weight = sum_n g * xhat
+    rng = np.random.default_rng(12)
+    xv, u = rng.standard_normal((5, 3)), rng.standard_normal((5, 3))
+    wv, bv = np.array([2.0, 1.0, 3.0]), np.array([0.1, 0.2, 0.3])
+
+    def f(xx, w, b):
+        return F.batch_norm(xx, fw.zeros([3], dtype="float64"), fw.ones([3], dtype="float64"),
+                            weight=w, bias=b, training=True)
+
+    _, gw, gb = _grads(f, [xv, wv, bv], [True, True, True], u)
+    xhat = (xv - xv.mean(0)) / np.sqrt(xv.var(0) + 1e-5)
+    np.testing.assert_allclose(gb, u.sum(0), rtol=1e-12)
+    np.testing.assert_allclose(gw, (u * xhat).sum(0), rtol=1e-10)
+
+
+def test_qr_complete_of_a_square_matrix_has_a_gradient():
+    # square: 'complete' is 'reduced' (Q unique up to the signs LAPACK fixes locally)
+    rng = np.random.default_rng(13)
+    av = rng.standard_normal((3, 3))
+    uq, ur = rng.standard_normal((3, 3)), rng.standard_normal((3, 3))
+
+    def f(a):
+        q, r = fw.linalg.qr(a, mode="complete")
+        return (q * fw.to_tensor(uq)).sum() + (r * fw.to_tensor(ur)).sum()
+
+    a = _leaf(av)
+    (g,) = fw.grad(f(a), a)
+    np.testing.assert_allclose(g.numpy(), _fd_fw(f, [av], 0, 1.0), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4)], ids=["tall", "wide"])
+def test_svd_gradients_of_gauge_invariant_losses(shape):
+    # singular vectors are defined up to sign: U**2, Vh**2, S and U diag(S) Vh are not
+    rng = np.random.default_rng(14)
+    m, n = shape
+    k = min(m, n)
+    av = rng.standard_normal(shape)
+    wu, ws, wv, wa = (rng.standard_normal(s) for s in ((m, k), (k,), (k, n), (m, n)))
+
+    def f(a):
+        u, s, vh = fw.linalg.svd(a, full_matrices=False)
+        rec = fw.matmul(u * fw.unsqueeze(s, 0), vh)
+        return ((u * u * fw.to_tensor(wu)).sum() + (s * fw.to_tensor(ws)).sum()
+                + (vh * vh * fw.to_tensor(wv)).sum() + (rec * fw.to_tensor(wa)).sum())
+
+    a = _leaf(av)
+    (g,) = fw.grad(f(a), a)
+    np.testing.assert_allclose(g.numpy(), _fd_fw(f, [av], 0, 1.0), rtol=1e-6, atol=1e-7)
+    a = _leaf(av)  # the nuclear norm: d sum(S) / dA = U Vh
+    (g,) = fw.grad(fw.linalg.svd(a, full_matrices=False)[1].sum(), a)
+    u, _, vh = np.linalg.svd(av, full_matrices=False)
+    np.testing.assert_allclose(g.numpy(), u @ vh, rtol=1e-10, atol=1e-12)
