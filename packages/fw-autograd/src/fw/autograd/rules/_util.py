@@ -101,7 +101,7 @@ def real_dtype(dtype):
 
 
 # ---------------------------------------------------------------- composite rules
-def composite(*names, inputs=True):
+def composite(*names):
     """Register the VJP of ops `names` as the VJP of a re-expression of the op with
     other differentiable fw ops: the decorated ``fn(*inputs, **attrs)`` recomputes
     the op's result(s), and its own graph is differentiated.
@@ -110,8 +110,9 @@ def composite(*names, inputs=True):
     price is recomputing the forward pass during backward. Higher orders work as
     for any rule (the recomputation is recorded when create_graph=True).
 
-    ``fn`` is always called with every input and every canonical attribute of the
-    op, so its parameters take no defaults (one would never be read; checked by
+    The rule keeps the op's inputs (the re-expression reads them). ``fn`` is always
+    called with every input and every canonical attribute of the op, so its
+    parameters take no defaults (one would never be read; checked by
     tests/test_rule_layout.py). The same holds for a function given to `vjp_of`.
     """
 
