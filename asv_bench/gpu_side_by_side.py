@@ -99,40 +99,24 @@ def gemm_rows(size, dtype_name):
 
 # ---------------------------------------------------------------- training steps
 def fw_steps(name):
-    """(eager step, to_static step) of fw on the gpu, built like the cpu benchmarks."""
-    import copy
-
+    """(eager step, to_static step, their losses) of fw on the gpu: the cpu benchmarks'
+    models and step pair (bench_jit._pair), with parameters and data on the gpu."""
+    from benchmarks.bench_jit import _pair
     from benchmarks.bench_training import _paddle_api_model, data
 
     import fw
 
     fw.set_device("gpu")
     fw.seed(0)
-    eager_model = _paddle_api_model(fw.nn, name)
-    static_model = copy.deepcopy(eager_model)
     if name == "transformer":
-        mk = lambda ps: fw.optimizer.AdamW(1e-3, parameters=ps)  # noqa: E731
-        loss_fn = fw.nn.functional.mse_loss
+        opt, loss_fn = (lambda ps: fw.optimizer.AdamW(1e-3, parameters=ps),
+                        fw.nn.functional.mse_loss)
     else:
-        mk = lambda ps: fw.optimizer.Adam(1e-3, parameters=ps)  # noqa: E731
-        loss_fn = fw.nn.functional.cross_entropy
+        opt, loss_fn = (lambda ps: fw.optimizer.Adam(1e-3, parameters=ps),
+                        fw.nn.functional.cross_entropy)
     x, y = (fw.to_tensor(a) for a in data(name))
     assert x.place.is_gpu_place()
-    assert all(p.place.is_gpu_place() for p in eager_model.parameters())
-
-    def make(model):
-        opt = mk(model.parameters())
-
-        def step(x, y):
-            loss = loss_fn(model(x), y)
-            loss.backward()
-            opt.step()
-            opt.clear_grad()
-            return loss
-        return step
-
-    eager = make(eager_model)
-    static = fw.jit.to_static(make(static_model))
+    eager, static = _pair(lambda: _paddle_api_model(fw.nn, name), opt, loss_fn, x, y)
     le = [float(eager(x, y)) for _ in range(3)]
     ls = [float(static(x, y)) for _ in range(3)]
     return (lambda: eager(x, y)), (lambda: static(x, y)), le, ls

@@ -14,34 +14,14 @@ import collections
 import sys
 import traceback
 
-import numpy as np
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import fw
 from fw.core.dispatch import invoke
 from fw.core.ops import OPS
-from fw.core.testing import as_tuple, assert_close, load_all, reference_call, tolerance
 from fw.core.testing import device as _dev
-
-
-def _out_dtype(dtype, w):
-    """The dtype whose tolerance applies: the output's when an integer input gives a
-    floating output (a device's transcendental functions round differently)."""
-    wd = np.asarray(w).dtype
-    if not dtype.is_floating_point and wd.kind in "fc":
-        from fw.core import dtypes as _dt
-
-        return _dt.from_numpy(wd)
-    return dtype
-
-
-def _flat(o):
-    for x in as_tuple(o):
-        if isinstance(x, (list, tuple)):
-            yield from x
-        else:
-            yield x
+from fw.core.testing import load_all, reference_call
 
 
 def _where(e):
@@ -78,24 +58,12 @@ def status(rec, p, examples):
         except Exception as e:
             out.append(f"RAISE ({dtype.name}) {_where(e)}")
             return
-        for k, (g, w) in enumerate(zip(_flat(got), _flat(want))):
-            if not isinstance(g, fw.Tensor):
-                continue
-            if g.place != p and op.name != "to_device":  # it moves by its attribute
-                out.append(f"HOST output {k} ({dtype.name})")
-                return
-            if not rec.nondeterministic:
-                pair = _dev.comparable(op.name, k, dtype, s.attrs, g.numpy(), np.asarray(w))
-                if pair is None:
-                    continue
-                try:
-                    r, a = rec.tol.get(dtype.name, tolerance(_out_dtype(dtype, w)))
-                    f = _dev.tolerance_scale()
-                    lo = _dev.loose(op.name)
-                    assert_close(*pair, dtype, max(r * f, lo), max(a * f, lo))
-                except AssertionError as e:
-                    out.append(f"VALUE output {k} ({dtype.name}): {str(e)[:160]}")
-                    return
+        try:
+            _dev.check_outputs(rec, dtype, s.attrs, got, want, p)
+        except _dev.LeftTheDevice as e:
+            out.append(f"HOST ({dtype.name}) {e}")
+        except AssertionError as e:
+            out.append(f"VALUE ({dtype.name}): {str(e)[:160]}")
 
     try:
         run()

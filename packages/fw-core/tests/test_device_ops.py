@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import fw
 from fw.core.dispatch import invoke
 from fw.core.ops import OPS
-from fw.core.testing import as_tuple, assert_close, load_all, reference_call, tolerance
+from fw.core.testing import assert_close, load_all, reference_call, tolerance
 from fw.core.testing import device as _dev
 
 RECORDS = load_all()
@@ -24,34 +24,13 @@ EXEMPT = {"cond", "while"}
 # ops whose kernels are host code by nature, with why (each one is a documented
 # device-to-host boundary, not a silent fallback)
 HOST_ONLY: dict = {}
-# ops whose output device is an attribute (to_device's record copies to the cpu)
-MOVES = {"to_device"}
 CASES = [pytest.param(r, id=f"{name}-{i}") for name, recs in sorted(RECORDS.items())
          if name in OPS and name not in EXEMPT and name not in HOST_ONLY
          for i, r in enumerate(recs)]
 
 
-def _out_dtype(dtype, w):
-    """The dtype whose tolerance applies: the output's when an integer input gives a
-    floating output (a device's transcendental functions round differently)."""
-    wd = np.asarray(w).dtype
-    if not dtype.is_floating_point and wd.kind in "fc":
-        from fw.core import dtypes as _dt
-
-        return _dt.from_numpy(wd)
-    return dtype
-
-
-def _flat(out):
-    for o in as_tuple(out):
-        if isinstance(o, (list, tuple)):
-            yield from o
-        else:
-            yield o
-
-
 @pytest.mark.parametrize("rec", CASES)
-@settings(max_examples=4 if DEVICE == "gpu" else 2, deadline=None, derandomize=True,
+@settings(max_examples=4, deadline=None, derandomize=True,
           suppress_health_check=list(HealthCheck),
           phases=[Phase.explicit, Phase.generate])  # no shrinking: the draw is printed
 @given(data=st.data())
@@ -66,24 +45,7 @@ def test_op_on_device_matches_cpu_reference(rec, data):
     fw.seed(0)
     with _dev.on(p):
         got = invoke(op, args, dict(s.attrs))
-    got, want = list(_flat(got)), list(_flat(want))
-    assert len(got) == len(want)
-    for k, (g, w) in enumerate(zip(got, want)):
-        if not isinstance(g, fw.Tensor):
-            continue
-        if op.name not in MOVES:
-            assert g.place == p, f"{op.name} output {k} is on {g.place}, inputs on {p}"
-        if rec.nondeterministic:
-            assert g.shape == list(np.shape(w)) and g.numpy().dtype == np.asarray(w).dtype
-        else:
-            pair = _dev.comparable(op.name, k, dtype, s.attrs, g.numpy(), np.asarray(w))
-            if pair is None:
-                continue
-            r, a = rec.tol.get(dtype.name, tolerance(_out_dtype(dtype, w)))
-            f = _dev.tolerance_scale()
-            lo = _dev.loose(op.name)
-            assert_close(*pair, dtype, max(r * f, lo), max(a * f, lo),
-                         what=f"{op.name} output {k} on {p}")
+    _dev.check_outputs(rec, dtype, s.attrs, got, want, p)
 
 
 GPU_KERNEL_OPS = ["matmul", "where", "tril", "triu", "heaviside"]

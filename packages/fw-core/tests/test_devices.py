@@ -80,3 +80,16 @@ def test_places_print_and_compare_like_paddle():
     assert fw.CPUPlace() == "cpu"
     assert fw.to_tensor([1]).place.is_cpu_place()
     assert fw.get_device() == "cpu"
+
+
+def test_gpu_memory_and_stream_calls_say_why_without_a_gpu():
+    if fw.is_compiled_with_cuda():
+        pytest.skip("a GPU is present")
+    cuda = fw.device.cuda
+    for call in (cuda.memory_allocated, cuda.max_memory_allocated, cuda.memory_reserved,
+                 cuda.get_device_properties, fw.device.Stream, fw.device.Event,
+                 fw.device.current_stream):
+        with pytest.raises(RuntimeError, match="(CuPy|cupy|CUDA device)"):
+            call()
+    cuda.empty_cache()  # a no-op without a GPU, as in Paddle
+    assert not cuda.is_bf16_supported() and not fw.device.is_available()

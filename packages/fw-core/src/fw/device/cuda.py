@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from fw.core import place as _pl
 from fw.device.streams import Event, Stream, current_stream, set_stream, stream_guard
+from fw.device.streams import _gpu_index as _index
 
 __all__ = ["device_count", "is_available", "synchronize", "current_device",
            "memory_allocated", "max_memory_allocated", "memory_reserved",
@@ -24,18 +25,6 @@ def device_count() -> int:
 
 def is_available() -> bool:
     return device_count() > 0
-
-
-def _index(device) -> int:
-    if device is None:
-        p = _pl.current_place()
-        return p.index if p.kind == "gpu" else 0
-    if isinstance(device, int):
-        return device
-    p = _pl.parse_place(device)
-    if p.kind != "gpu":
-        raise ValueError(f"expected a gpu device, got {p}")
-    return p.index
 
 
 def synchronize(device=None) -> None:

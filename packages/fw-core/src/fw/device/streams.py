@@ -11,12 +11,13 @@ __all__ = ["Stream", "Event", "current_stream", "set_stream", "stream_guard"]
 
 
 def _gpu_index(device) -> int:
+    """The gpu index `device` names ('gpu:1', 1, a Place; None: the current gpu or 0)."""
     if device is None:
         p = _pl.current_place()
         return p.index if p.kind == "gpu" else 0
     p = _pl.parse_place(device)
     if p.kind != "gpu":
-        raise ValueError(f"streams and events exist on gpu devices only, got {p}")
+        raise ValueError(f"expected a gpu device, got {p}")
     return p.index
 
 

@@ -711,14 +711,12 @@ def _device_index(kind) -> int:
 def _on_device(kernel, kind):
     """A kernel of an op with no operands (its outputs are made on the host) whose
     outputs are moved to a `kind` device, for programs running there."""
+    from fw.core.dispatch import _move_outputs  # eager's own move of such outputs
+
     be = _pl.get_backend(kind)
 
     def run(**attrs):
-        out = kernel(**attrs)
-        idx = _device_index(kind)
-        if isinstance(out, tuple):
-            return tuple(be.asarray(np.asarray(o), idx) for o in out)
-        return be.asarray(np.asarray(out), idx)
+        return _move_outputs(kernel(**attrs), be)
 
     return run
 

@@ -111,3 +111,59 @@ def comparable(op_name, k, dtype, attrs, got, want):
 def loose(op_name):
     """An absolute and relative tolerance floor for `op_name` on the test device."""
     return LOOSE.get(op_name, 0.0) if is_real_gpu() else 0.0
+
+
+# ops whose output device is an attribute (to_device's record copies to the cpu)
+MOVES = {"to_device"}
+
+
+class LeftTheDevice(AssertionError):
+    """An output of an op run on the test device is on another device."""
+
+
+def _flat(out):
+    from fw.core.testing import as_tuple
+
+    for o in as_tuple(out):
+        if isinstance(o, (list, tuple)):
+            yield from o
+        else:
+            yield o
+
+
+def _tolerance_dtype(dtype, w):
+    """The dtype whose tolerance applies: the output's when an integer input gives a
+    floating output (a device's transcendental functions round differently)."""
+    wd = np.asarray(w).dtype
+    if not dtype.is_floating_point and wd.kind in "fc":
+        from fw.core import dtypes as _dt
+
+        return _dt.from_numpy(wd)
+    return dtype
+
+
+def check_outputs(rec, dtype, attrs, got, want, p):
+    """Assert that the outputs `got` of record `rec`'s op, run on device `p`, stay on
+    `p` (else `LeftTheDevice`) and equal the cpu reference's `want` within the record's
+    tolerance for this device (else AssertionError)."""
+    from fw.core.tensor import Tensor
+    from fw.core.testing import assert_close, tolerance
+
+    name = rec.op
+    got, want = list(_flat(got)), list(_flat(want))
+    assert len(got) == len(want), f"{name}: {len(got)} outputs on {p}, {len(want)} on cpu"
+    for k, (g, w) in enumerate(zip(got, want)):
+        if not isinstance(g, Tensor):
+            continue
+        if name not in MOVES and g.place != p:
+            raise LeftTheDevice(f"{name} output {k} is on {g.place}, inputs on {p}")
+        if rec.nondeterministic:
+            assert g.shape == list(np.shape(w)) and g.numpy().dtype == np.asarray(w).dtype
+            continue
+        pair = comparable(name, k, dtype, attrs, g.numpy(), np.asarray(w))
+        if pair is None:
+            continue
+        r, a = rec.tol.get(dtype.name, tolerance(_tolerance_dtype(dtype, w)))
+        f, lo = tolerance_scale(), loose(name)
+        assert_close(*pair, dtype, max(r * f, lo), max(a * f, lo),
+                     what=f"{name} output {k} on {p}")
