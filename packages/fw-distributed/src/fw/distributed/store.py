@@ -336,8 +336,9 @@ class TCPStore:
         delay, last = 0.01, None
         while True:
             try:
+                left = deadline - time.monotonic()
                 s = socket.create_connection((self.host, self.port),
-                                             timeout=max(0.1, min(5.0, deadline - time.monotonic())))
+                                             timeout=max(0.1, min(5.0, left)))
                 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 self._sock = s
                 return
@@ -378,7 +379,7 @@ class TCPStore:
                                          f"{self.endpoint}: not a store")
                     status, out = _decode(self._recv_exact(ln, what))
                     break
-                except socket.timeout as e:
+                except TimeoutError as e:
                     self._reset()
                     raise StoreError(f"TCPStore.{what}: the store at {self.endpoint} did not "
                                      f"answer within {wait + 30.0:g} s") from e
