@@ -6,8 +6,6 @@ The top-level names `fw.ParamAttr`, `fw.create_parameter`, `fw.save` and
 """
 
 from fw.nn import functional, initializer, quant, utils
-    utils,
-)
 from fw.nn.clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
 from fw.nn.decode import BeamSearchDecoder, Decoder, dynamic_decode
 from fw.nn.initializer import LazyGuard
