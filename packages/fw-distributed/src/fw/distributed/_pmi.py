@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import selectors
 import socket
 import threading
@@ -162,7 +163,7 @@ class PMIServer:
         mapping: ``PMI_process_mapping`` (see `process_mapping`).
         kvs: the cross-node exchange (`LocalKVS` or `StoreKVS`).
         barrier_timeout: seconds a barrier may wait, from its first arrival.
-        kvsname: the key-value space's name (one per job attempt).
+        kvsname: the key-value space's name, unique per job attempt (default: random).
         on_failure: called once (from the server thread) with the `PMIError`
             that stopped the server, e.g. to kill the job.
         on_abort: called with ``(rank, exitcode, message)`` when a rank calls
@@ -173,13 +174,15 @@ class PMIServer:
     """
 
     def __init__(self, ranks, size: int, mapping: str, kvs=None,
-                 barrier_timeout: float = DEFAULT_BARRIER_TIMEOUT, kvsname: str = "kvs_fw",
+                 barrier_timeout: float = DEFAULT_BARRIER_TIMEOUT, kvsname: str | None = None,
                  on_failure=None, on_abort=None):
         self.ranks = [int(r) for r in ranks]
         self.size, self.mapping = int(size), mapping
         self.kvs = kvs if kvs is not None else LocalKVS()
         self.barrier_timeout = float(barrier_timeout)
-        self.kvsname = kvsname
+        # MPICH names its shared-memory segments after the kvsname: two jobs (or a
+        # killed job's leftover segments) with one name collide, so it is unique
+        self.kvsname = kvsname or f"kvs_{os.getpid()}_{secrets.token_hex(4)}"
         self.on_failure, self.on_abort = on_failure, on_abort
         self.error: PMIError | None = None
         self.barriers_done = 0
@@ -187,6 +190,7 @@ class PMIServer:
         self._epoch_puts: dict[str, str] = {}
         self._in_barrier: dict[int, float] = {}
         self._first_arrival: float | None = None
+        self._first_init: float | None = None
         self._by_rank: dict[int, _Rank] = {}
         self._sel = selectors.DefaultSelector()
         self._wake_r, self._wake_w = socket.socketpair()
@@ -247,12 +251,20 @@ class PMIServer:
         return "initialized"
 
     def waiting_for(self, rank: int) -> list[int]:
-        """The ranks waiting in a barrier that ``rank`` has not joined (empty if none)."""
+        """The ranks that wait for ``rank``: in a PMI barrier it has not joined, or (if
+        it never called MPI_Init) in MPI_Init. Empty if none."""
         rank = int(rank)
         with self._lock:
-            if not self._in_barrier or rank in self._in_barrier:
+            if rank in self._in_barrier:
                 return []
-            return sorted(self._in_barrier)
+            if self._in_barrier:
+                return sorted(self._in_barrier)
+            me = self._by_rank.get(rank)
+            if me is not None and me.initialized:
+                return []
+            # MPI_Init of ranks that share a node waits in shared memory, not in PMI
+            return sorted(r for r, e in self._by_rank.items()
+                          if r != rank and e.initialized and not e.finalized and not e.closed)
 
     @property
     def finalized(self) -> list[int]:
@@ -269,9 +281,10 @@ class PMIServer:
         try:
             while not self._stop.is_set():
                 timeout = 0.5
-                if self._first_arrival is not None:
-                    timeout = max(0.0, min(timeout, self._first_arrival + self.barrier_timeout
-                                           - time.monotonic()))
+                for start in (self._first_arrival, self._first_init):
+                    if start is not None:
+                        timeout = max(0.0, min(timeout, start + self.barrier_timeout
+                                               - time.monotonic()))
                 for key, _ in self._sel.select(timeout):
                     if key.data is None:
                         try:
@@ -341,6 +354,8 @@ class PMIServer:
         rank = entry.rank
         if cmd == "init":
             entry.initialized = True
+            if self._first_init is None:
+                self._first_init = time.monotonic()
             ver = fields.get("pmi_version", "1")
             if ver != "1":
                 self._send(entry, f"cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=-1 "
@@ -413,7 +428,30 @@ class PMIServer:
         for e in waiting:
             self._send(e, "cmd=barrier_out rc=0")
 
+    def _check_init_timeout(self):
+        """MPI_Init of ranks on one node meets in shared memory, never in a PMI barrier:
+        the bound there is that every rank calls PMI init within the timeout of the first."""
+        first = self._first_init
+        if first is None:
+            return
+        with self._lock:
+            missing = [r for r in self.ranks
+                       if r not in self._by_rank or not self._by_rank[r].initialized]
+            if not missing:
+                self._first_init = None  # everyone is in: nothing more to time
+                return
+            started = sorted(r for r in self.ranks if r not in missing)
+        if time.monotonic() - first < self.barrier_timeout:
+            return
+        raise PMIBarrierTimeout(
+            f"MPI_Init: rank(s) {_ranges(missing)} did not call MPI_Init within "
+            f"{self.barrier_timeout:g} s of the first rank (rank(s) {_ranges(started)} did and "
+            "wait for them). A rank that never calls MPI_Init (init_parallel_env) or hangs "
+            "before it cannot join the job; raise the limit with --pmi_timeout / "
+            "FW_PMI_TIMEOUT if start-up is just slow.", missing=missing)
+
     def _check_barrier_timeout(self):
+        self._check_init_timeout()
         first = self._first_arrival
         if first is None or time.monotonic() - first < self.barrier_timeout:
             return

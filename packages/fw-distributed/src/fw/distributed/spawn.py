@@ -138,9 +138,9 @@ class MultiprocessContext:
                 waiting = self._pmi.waiting_for(w.rank) if self._pmi else []
                 if waiting:
                     self._fail(SpawnError(
-                        f"spawn: rank {w.rank} (pid {w.pid}) returned without joining the PMI "
-                        f"barrier that rank(s) {_pmi._ranges(waiting)} wait in (it did not "
-                        "call init_parallel_env / MPI_Init while the others did)",
+                        f"spawn: rank {w.rank} (pid {w.pid}) returned while rank(s) "
+                        f"{_pmi._ranges(waiting)} wait for it in MPI_Init or a PMI barrier "
+                        "(it did not call init_parallel_env / MPI_Init while the others did)",
                         rank=w.rank, pid=w.pid, exit_code=0))
             if not alive:
                 self._close()
@@ -276,7 +276,7 @@ def spawn(func, args=(), nprocs: int = -1, join: bool = True, daemon: bool = Fal
                                                  f"(exit code {code}) {msg}".rstrip())
 
     pmi = _pmi.PMIServer(range(nprocs), nprocs, _pmi.process_mapping(1, nprocs),
-                         barrier_timeout=pmi_timeout, kvsname="kvs_spawn",
+                         barrier_timeout=pmi_timeout, kvsname=f"kvs_{job_id}",
                          on_failure=on_failure, on_abort=on_abort)
     base = _env.clean_environ()
     workers, readers = [], {}

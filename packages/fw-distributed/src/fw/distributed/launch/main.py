@@ -230,7 +230,7 @@ class Launcher:
 
         self.pmi = _pmi.PMIServer(self._ranks(), self.world_size,
                                   _pmi.process_mapping(cfg.nnodes, cfg.nproc_per_node), kvs=kvs,
-                                  barrier_timeout=cfg.pmi_timeout, kvsname=f"kvs_{attempt}",
+                                  barrier_timeout=cfg.pmi_timeout, kvsname=f"kvs_{self.job_id}",
                                   on_failure=on_failure, on_abort=on_abort)
         os.makedirs(cfg.log_dir, exist_ok=True)
         base = _env.clean_environ()
@@ -294,22 +294,26 @@ class Launcher:
                                status=128 + self._signalled, restartable=False)
             if self._pmi_problem is not None:
                 raise _Failure(self._pmi_problem[0], status=self._pmi_problem[1])
-            alive = 0
+            alive, found = 0, []
             for w in self.workers:
                 rc = w.poll()
                 if rc is None:
                     alive += 1
                 elif rc != 0:
-                    raise _Failure(f"rank {w.rank} (node {self.cfg.node_rank}, pid {w.pid}) "
-                                   f"died: {describe_exit(rc)}", status=exit_status(rc),
-                                   restartable=True).with_rank(w)
+                    # a signal death is the likelier root cause when several ranks are
+                    # found dead in one round (MPICH makes the others exit 1 right after)
+                    found.append((0 if rc < 0 else 1, _Failure(
+                        f"rank {w.rank} (node {self.cfg.node_rank}, pid {w.pid}) died: "
+                        f"{describe_exit(rc)}", status=exit_status(rc)).with_rank(w)))
                 else:
                     waiting = self.pmi.waiting_for(w.rank)
                     if waiting:
-                        raise _Failure(
-                            f"rank {w.rank} exited (exit code 0) without joining the PMI "
-                            f"barrier that rank(s) {_pmi._ranges(waiting)} wait in (did it "
-                            "skip MPI_Init / init_parallel_env?)").with_rank(w)
+                        found.append((2, _Failure(
+                            f"rank {w.rank} exited (exit code 0) while rank(s) "
+                            f"{_pmi._ranges(waiting)} wait for it in MPI_Init or a PMI barrier "
+                            "(did it skip MPI_Init / init_parallel_env?)").with_rank(w)))
+            if found:
+                raise min(found, key=lambda f: f[0])[1]
             now = time.monotonic()
             self._check_remote(now)
             if not alive:
