@@ -425,14 +425,14 @@ class Launcher:
     def _close_store(self):
         if self.store is None:
             return
-        if self.multi and self.cfg.node_rank == 0 and self.token:
+        if self.multi and self.cfg.node_rank == 0 and self.nodes:
             # keep serving until every other launcher said goodbye (bounded)
             keys = [f"fwrun/{self.token}/bye/{n}" for n in range(1, self.cfg.nnodes)]
             try:
                 self.store.wait(keys, timeout=10.0)
             except Exception:
                 pass
-        elif self.multi and self.token:
+        elif self.multi and self.nodes:
             try:
                 self.store.set(f"fwrun/{self.token}/bye/{self.cfg.node_rank}", "1")
             except Exception:
