@@ -56,7 +56,8 @@ keys = ["RANK", "WORLD_SIZE", "LOCAL_RANK", "PADDLE_TRAINER_ENDPOINTS", "FW_JOB_
         "FW_STORE_ENDPOINT", "MASTER_ADDR", "MASTER_PORT", "PADDLE_CURRENT_ENDPOINT"]
 with open(os.path.join(sys.argv[1], f"r{r}.json"), "w") as f:
     json.dump({"rank": r, "size": c.Get_size(), "sum": float(y[0]),
-               "all_equal": bool((y == y[0]).all()), "shm": shm, "env": {k: os.environ.get(k) for k in keys}}, f)
+               "all_equal": bool((y == y[0]).all()), "shm": shm,
+               "env": {k: os.environ.get(k) for k in keys}}, f)
 print("done", r, flush=True)
 """
 
