@@ -72,6 +72,7 @@ class FlightRecorder:
         self.entries: deque = deque(maxlen=max(size, 1))
         self.count = 0          # ops recorded so far (the `id` of the next entry)
         self.rank = 0
+        self.job = ""           # the job id (set by init_parallel_env), names the dump file
         self.last = None        # the latest Entry, read by the progress publisher
 
     def record(self, group, seq, op, shapes, dtypes, extra) -> Entry:
@@ -93,7 +94,7 @@ class FlightRecorder:
         if path is None:
             d = (os.environ.get("FW_FLIGHT_RECORDER_DIR") or os.environ.get("FW_LOG_DIR")
                  or tempfile.gettempdir())
-            job = os.environ.get("FW_JOB_ID", "nojob").replace("/", "_")
+            job = (self.job or os.environ.get("FW_JOB_ID") or "nojob").replace("/", "_")
             path = os.path.join(d, f"fw_flight_recorder_{job}_rank{self.rank}_{os.getpid()}.json")
         try:
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)

@@ -81,6 +81,7 @@ def init_parallel_env(timeout=None):
     recorder.rank = state.rank
     if engine.size > 1:
         _connect_store(engine, t)
+    recorder.job = state.job_id
     state.world = _group.Group(0, range(state.world_size), engine, t)
     _group._groups[0] = state.world
     state.initialized = True
@@ -105,13 +106,15 @@ def _connect_store(engine, timeout):
     if not ep:
         payload = None
         if engine.rank == 0:
-            server = TCPStore("127.0.0.1" if _single_host() else _hostname(), 0,
-                              is_master=True, world_size=engine.size, timeout=timeout)
-            state.owns_store = server
+            host = "127.0.0.1" if _single_host() else _hostname()
+            server = TCPStore(host, 0, is_master=True, world_size=engine.size,
+                              timeout=min(timeout, 300.0))
+            state.store = server           # the master is a client of its own server too
             payload = f"{server.endpoint}\n{job or uuid.uuid4().hex}".encode()
         ep, job = _bcast_bytes(engine.comm, payload, min(timeout, 300.0)).decode().split("\n")
-    host, port = ep.rsplit(":", 1)
-    state.store = TCPStore(host, int(port), is_master=False, timeout=min(timeout, 300.0))
+    if state.store is None:
+        host, port = ep.rsplit(":", 1)
+        state.store = TCPStore(host, int(port), is_master=False, timeout=min(timeout, 300.0))
     state.job_id = job or "job"
 
 

@@ -131,9 +131,9 @@ class MpiEngine:
         return self.comm.Ireduce(buf, None, mop, root)
 
     def reduce_scatter_block(self, send, recv, op):
-        sbuf, mop = self._typed(send, op)
-        rbuf, _ = self._typed(recv, op)
-        return self.comm.Ireduce_scatter_block(sbuf, rbuf, mop)
+        rbuf, mop = self._typed(recv, op)
+        # mpi4py takes the send block count from the receive spec: no explicit count here
+        return self.comm.Ireduce_scatter_block([send.reshape(-1), rbuf[2]], rbuf, mop)
 
     def bcast(self, a, root):
         return self.comm.Ibcast([_bytes(a), self.MPI.BYTE], root)

@@ -20,6 +20,8 @@ from fw.distributed.communication._world import state
 __all__ = ["Publisher", "progress_record", "diagnose", "dead_ranks"]
 
 PERIOD = 0.1
+HEARTBEAT = 1.0   # a record is re-pushed at least this often, unchanged or not
+STALE = 4.0       # a record older than this: the rank is dead or stuck holding the GIL
 
 
 def progress_record() -> dict:
@@ -47,16 +49,18 @@ class Publisher(threading.Thread):
         self.rank = rank
         self.stop = threading.Event()
         self._seen = None
+        self._pushed = 0.0
 
     def run(self):
         while not self.stop.wait(PERIOD):
             last = recorder.last
             key = (recorder.count, last.state if last is not None else None)
-            if key == self._seen:
+            if key == self._seen and time.monotonic() - self._pushed < HEARTBEAT:
                 continue
             try:
                 _publish(self.store, self.rank)
                 self._seen = key
+                self._pushed = time.monotonic()
             except Exception:  # noqa: BLE001 - the store may be gone at shutdown
                 if self.stop.is_set():
                     return
@@ -111,6 +115,11 @@ def diagnose(group, entry) -> tuple[str, list, dict]:
             missing.append(r)
             continue
         how = f" — died ({dead[r]})" if r in dead else ""
+        if rec is not None and r not in dead and time.time() - rec["time"] > STALE:
+            how = (f" — no heartbeat for {time.time() - rec['time']:.1f} s (dead, or stuck "
+                   "without releasing the GIL)")
+            if r not in missing:
+                missing.append(r)
         last = rec["groups"].get(gid) if rec else None
         if last is None:
             missing.append(r)
@@ -124,6 +133,7 @@ def diagnose(group, entry) -> tuple[str, list, dict]:
                          f"entered {ago:.1f} s ago{how}")
         else:
             lines.append(f"rank {r}: arrived: {desc}{how}")
+    missing = list(dict.fromkeys(missing))
     for r in dead:
         if r not in missing:
             missing.append(r)

@@ -19,8 +19,8 @@ class _State:
         self.initialized = False
         self.rank = 0
         self.world_size = 1
-        self.store = None        # fw.distributed.store.TCPStore client, or None
-        self.owns_store = None   # the TCPStore server this process hosts (mpiexec bring-up)
+        self.store = None        # fw.distributed.store.TCPStore client (rank 0 under plain
+                                 # mpiexec: the master, hosting the server), or None
         self.job_id = os.environ.get("FW_JOB_ID", "")
         self.timeout = None      # default collective timeout (seconds)
         self.world = None        # the world Group
@@ -37,8 +37,8 @@ state = _State()
 def timeout_seconds(timeout, fn: str) -> float:
     """`timeout` (seconds, a timedelta, or None for the default) as seconds > 0.
 
-    The default is ``FW_DIST_TIMEOUT`` (set by the launcher's ``--timeout``), else
-    the world's timeout given to `init_parallel_env`, else 1800 s."""
+    The default is the world's: `init_parallel_env`'s `timeout` argument, else
+    ``FW_DIST_TIMEOUT`` (set by the launcher's ``--timeout``), else 1800 s."""
     if timeout is None:
         if state.timeout is not None:
             return state.timeout

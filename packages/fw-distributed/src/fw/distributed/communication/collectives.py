@@ -60,7 +60,7 @@ def _fill_list(lst, recv, fn, arg):
     """Put the received chunks into the user's list: new tensors (views of `recv`)
     when the list is empty, else in place into its tensors (checked up front)."""
     if len(lst) == 0:
-        lst.extend(T.new_tensor(recv[i]) for i in range(recv.shape[0]))
+        lst.extend(T.new_tensor(recv[i, ...]) for i in range(recv.shape[0]))
         return
     for i, t in enumerate(lst):
         buf, done = T.inplace_buffer(t, fn, f"{arg}[{i}]")

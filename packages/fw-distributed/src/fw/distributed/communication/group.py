@@ -166,13 +166,7 @@ def destroy_process_group(group=None):
                 state.store.close()
             except Exception:  # noqa: BLE001
                 pass
-        owned = state.owns_store
         state.reset()
-        if owned is not None:
-            try:
-                owned.close()
-            except Exception:  # noqa: BLE001
-                pass
         return
     if group.id == 0:
         raise ValueError("fw.distributed.destroy_process_group: the world group is destroyed "
