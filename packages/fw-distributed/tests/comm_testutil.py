@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "comm_scripts")
 
@@ -38,15 +39,31 @@ def run_mpi(script, n, *args, timeout=120, env=None, hydra_args=()):
     the ranks) is killed and subprocess.TimeoutExpired raised with the output so far."""
     cmd = [mpiexec(), *hydra_args, "-n", str(n), sys.executable,
            os.path.join(SCRIPTS, script), *map(str, args)]
+    return run_cmd(cmd, timeout, env)
+
+
+def run_cmd(cmd, timeout, env=None):
+    """Run `cmd` in its own session with $COMM_TEST_OUT set; the CompletedProcess's
+    ``reports`` is what the ranks emitted (comm_scripts/_emit.py)."""
+    env = dict(env if env is not None else clean_env())
+    outdir = tempfile.mkdtemp(prefix="fw_comm_test_")
+    env["COMM_TEST_OUT"] = outdir
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=env if env is not None else clean_env(), start_new_session=True)
+                         env=env, start_new_session=True)
     try:
         out, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(p.pid, signal.SIGKILL)   # the session this call started
         out, err = p.communicate(timeout=30)
         raise subprocess.TimeoutExpired(cmd, timeout, output=out, stderr=err) from None
-    return subprocess.CompletedProcess(cmd, p.returncode, out, err)
+    done = subprocess.CompletedProcess(cmd, p.returncode, out, err)
+    reports = []
+    for name in sorted(os.listdir(outdir)):
+        with open(os.path.join(outdir, name)) as f:
+            reports.append(f.read())
+    done.reports = "".join(reports)
+    shutil.rmtree(outdir, ignore_errors=True)
+    return done
 
 
 def rank_lines(out: str, tag: str) -> dict:
@@ -58,4 +75,5 @@ def rank_lines(out: str, tag: str) -> dict:
 
 
 def explain(p) -> str:
-    return f"exit code {p.returncode}\n--- stdout\n{p.stdout[-6000:]}\n--- stderr\n{p.stderr[-6000:]}"
+    return (f"exit code {p.returncode}\n--- reports\n{getattr(p, 'reports', '')[-6000:]}\n"
+            f"--- stdout\n{p.stdout[-6000:]}\n--- stderr\n{p.stderr[-6000:]}")

@@ -9,6 +9,7 @@ import sys
 
 import ml_dtypes
 import numpy as np
+from _emit import emit
 
 import fw
 import fw.distributed as dist
@@ -142,8 +143,7 @@ assert (base[R][:, 1::2] == make("float32", (4, 6), R)[:, 1::2]).all(), \
 # ---------------------------------------------------------------- async, several in flight
 case[0] += 1
 ins = [[make("float32", (5,), r) for _ in range(3)] for r in range(N)]
-for k in range(3):
-    case[0] += 1
+case[0] += 3
 tensors = [T(a.copy()) for a in ins[R]]
 tasks = [dist.all_reduce(tt, sync_op=False) for tt in tensors]
 for k, task in enumerate(tasks):
@@ -206,8 +206,10 @@ for name in DTYPES:
 # ---------------------------------------------------------------- alltoall_single
 for uneven in (False, True):
     case[0] += 1
-    def split(i, j):   # rows rank i sends to rank j
+
+    def split(i, j, uneven=uneven):   # rows rank i sends to rank j
         return (i + 2 * j) % 3 if uneven else 2
+
     ins_rows = [sum(split(i, j) for j in range(N)) for i in range(N)]
     data = [make("float64", (ins_rows[i], 3), i) for i in range(N)]
     out_rows = sum(split(j, R) for j in range(N))
@@ -266,4 +268,4 @@ dist.stream.all_gather(out, T(ins[R]))
 close(out.numpy(), np.concatenate(ins), "float32", "stream.all_gather into one tensor")
 dist.barrier()
 count[0] += 1
-print(f"CHECKS {R} {count[0]}", flush=True)
+emit("CHECKS", R, count[0])

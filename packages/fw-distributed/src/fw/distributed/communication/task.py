@@ -85,10 +85,13 @@ class Task:
             self.entry.state = "failed"
             _engine_mpi.mark_broken("desync")
             path = recorder.dump(f"desync in {self.fn}")
+            p2p = self.fn in ("send", "recv", "isend", "irecv")
+            rule = ("a send and its recv must have the same dtype and shape" if p2p else
+                    "every rank of a group must call the same collectives in the same order "
+                    "with the same dtypes and shapes")
             raise CollectiveDesyncError(
-                f"fw.distributed.{self.fn}: collectives out of step in group {self.group.id}: "
-                f"{msg}. Every rank of a group must call the same collectives in the same "
-                f"order with the same shapes and dtypes. Flight recorder: {path}")
+                f"fw.distributed.{self.fn}: ops out of step in group {self.group.id}: {msg}; "
+                f"{rule}. Flight recorder: {path}")
 
     def _complete(self):
         self.done = True
