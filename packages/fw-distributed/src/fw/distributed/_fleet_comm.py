@@ -28,7 +28,7 @@ import numpy as np
 __all__ = [
     "Group", "Task", "CommTimeoutError", "world", "world_size", "world_rank", "new_group",
     "all_reduce", "broadcast", "all_gather", "reduce_scatter", "reduce", "send", "recv",
-    "barrier", "default_timeout",
+    "barrier", "default_timeout", "all_gather_bytes",
 ]
 
 
@@ -325,3 +325,14 @@ def barrier(group=None) -> None:
     if g.comm is None:
         return
     Task(g.comm.Ibarrier(), _desc("barrier", g)).wait()
+
+
+def all_gather_bytes(data: bytes, group=None) -> list:
+    """Every rank's `data` (bytes of any length), in group order."""
+    g = _group(group)
+    n = np.array([len(data)], dtype=np.int64)
+    sizes = all_gather(n, group=g)[:, 0]
+    buf = np.zeros(int(sizes.max()) if len(sizes) else 0, dtype=np.uint8)
+    buf[:len(data)] = np.frombuffer(data, dtype=np.uint8)
+    parts = all_gather(buf, group=g)
+    return [bytes(parts[i, :int(sizes[i])]) for i in range(g.nranks)]
