@@ -142,7 +142,6 @@ def new_group(ranks, name="group") -> Group:
         return Group(ranks, me, None, name)
     comm = None
     if me >= 0:
-        MPI = _mpi()
         g = w.comm.Get_group().Incl(ranks)
         comm = w.comm.Create_group(g)
         g.Free()

@@ -9,8 +9,8 @@ from fw.distributed.fleet.meta_parallel.mp_layers import (
     RowParallelLinear,
     VocabParallelEmbedding,
 )
-from fw.distributed.fleet.meta_parallel.pp_layers import LayerDesc, PipelineLayer
 from fw.distributed.fleet.meta_parallel.pipeline_parallel import PipelineParallel
+from fw.distributed.fleet.meta_parallel.pp_layers import LayerDesc, PipelineLayer
 from fw.distributed.fleet.meta_parallel.schedule import schedule_1f1b
 
 __all__ = ["ColumnParallelLinear", "RowParallelLinear", "VocabParallelEmbedding",
