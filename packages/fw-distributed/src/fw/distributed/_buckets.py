@@ -91,8 +91,9 @@ class Reducer:
     `group`: the data-parallel group (`_fleet_comm.Group`)."""
 
     def __init__(self, params, group, comm_buffer_size=25, last_comm_buffer_size=1,
-                 find_unused_parameters=False):
+                 find_unused_parameters=False, names=None):
         self.params = list(params)
+        self.names = list(names) if names is not None else [p.name for p in self.params]
         self.group = group
         self.find_unused = bool(find_unused_parameters)
         sizes = [p._data.nbytes for p in self.params]
@@ -135,7 +136,7 @@ class Reducer:
         state (checking the previous one finished) and, with
         find_unused_parameters, mark the parameters backward will not reach."""
         if self.armed and self.ready:
-            missing = [self.params[i].name for i in range(len(self.params))
+            missing = [self.names[i] for i in range(len(self.params))
                        if i not in self.ready]
             self.armed = False
             self.ready = set()
@@ -186,7 +187,7 @@ class Reducer:
     def _mark_ready(self, i):
         if i in self.ready:
             raise RuntimeError(
-                f"DataParallel: parameter {self.params[i].name!r} received a gradient twice "
+                f"DataParallel: parameter {self.names[i]!r} received a gradient twice "
                 f"in one backward (a second backward through the same forward?); run "
                 f"forward again before each backward")
         self.ready.add(i)

@@ -90,17 +90,18 @@ class DataParallel(Layer):
         self._group = g
         self.find_unused_parameters = bool(find_unused_parameters)
         self._grad_need_sync = True
-        params = []
+        params, names = [], []
         seen = set()
-        for p in layers.parameters():
+        for name, p in layers.named_parameters():
             if not p.stop_gradient and id(p) not in seen:
                 seen.add(id(p))
                 params.append(p)
+                names.append(name)
         self._reducer = None
         if g.nranks > 1:
             sync_params_buffers(layers, g, 0)
             self._reducer = Reducer(params, g, comm_buffer_size, last_comm_buffer_size,
-                                    find_unused_parameters)
+                                    find_unused_parameters, names)
 
     # ------------------------------------------------------------ forward
     def forward(self, *inputs, **kwargs):
