@@ -39,7 +39,7 @@ def partition_params(sizes, nranks):
     the lowest rank), so every rank updates about the same number of elements.
 
     >>> partition_params([10, 1, 8, 3], 2)
-    [0, 1, 1, 1]
+    [0, 0, 1, 1]
     """
     load = [0] * nranks
     owner = [0] * len(sizes)
