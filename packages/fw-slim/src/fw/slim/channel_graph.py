@@ -356,7 +356,11 @@ class _Analysis:
         else:
             why = f"{where} is a grouped conv (groups={groups})"
             self.fix(s_in, why)
-            self.set_view(r, self.new(out_ch, "conv", why), axis)
+            s_out = self.new(out_ch, "conv", why)
+            self.add_member(s_out, w, 0, role="out")
+            if b is not None:
+                self.add_member(s_out, b, 0, role="bias")
+            self.set_view(r, s_out, axis)
             for p in (w, b):
                 if p is not None and p.label:
                     self.pinned.setdefault(p.label, why)

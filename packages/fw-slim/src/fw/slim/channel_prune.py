@@ -185,8 +185,10 @@ class ChannelPruner:
             if g.kind == "linear" and not self.prune_linear and not g.reasons:
                 g.reasons.append("Linear output features (prune_linear=False)")
             prod = g.producers
-            if prod and getattr(prod[0], "param", None):
+            if prod and prod[0].param:
                 g.name = prod[0].param
+            elif g.kind == "input":
+                g.name = "input"
 
     def prunable_groups(self) -> list:
         return [g for g in self.groups if g.prunable]
@@ -239,14 +241,14 @@ class ChannelPruner:
         for g in self.groups:
             if g.name == name:
                 return g
-        for g in self.groups:
+        for g in self.groups:  # a layer/parameter on the producing side of the group
             for m in g.members:
-                p = getattr(m, "param", None) or ""
-                if name in (m.label, p) or p.rsplit(".", 1)[0] == name:
-                    if m.role in ("out", "bias", "norm", "dw") or not g.producers:
-                        return g
+                p = m.param or ""
+                if (name in (m.label, p) or p.rsplit(".", 1)[0] == name) and \
+                        m.role in ("out", "bias", "norm", "dw"):
+                    return g
         for g in self.groups:  # an input-side mention, as a last resort
-            if any(name in (m.label, getattr(m, "param", None)) for m in g.members):
+            if any(name in (m.label, m.param) for m in g.members):
                 return g
         known = [g.name for g in self.prunable_groups()]
         raise KeyError(f"ChannelPruner: no channel group for {name!r}; prunable groups: "

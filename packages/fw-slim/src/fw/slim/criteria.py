@@ -37,6 +37,7 @@ def fpgm(filters: np.ndarray) -> np.ndarray:
     # pairwise distances through the Gram matrix: |a-b|^2 = |a|^2 + |b|^2 - 2ab
     sq = np.square(filters).sum(axis=1)
     d2 = sq[:, None] + sq[None, :] - 2.0 * (filters @ filters.T)
+    np.fill_diagonal(d2, 0.0)  # exact: rounding would leave sqrt(eps) on the diagonal
     return np.sqrt(np.maximum(d2, 0.0)).sum(axis=1)
 
 
