@@ -3,13 +3,25 @@ See packages/fw-slim/README.md for the design."""
 
 # ---- pruning and distillation (slim-prune) ----
 from fw.slim.channel_graph import ChannelGroup, Member, channel_groups
-from fw.slim.channel_prune import (ChannelPruner, FPGMFilterPruner, L1NormFilterPruner,
-                                   L2NormFilterPruner, ratios_by_sensitivity)
+from fw.slim.channel_prune import (
+    ChannelPruner,
+    FPGMFilterPruner,
+    L1NormFilterPruner,
+    L2NormFilterPruner,
+    ratios_by_sensitivity,
+)
 from fw.slim.criteria import CRITERIA, register_criterion
-from fw.slim.distill import (DistillLoss, Distiller, FeatureAdapter, feature_loss,
-                             soft_label_loss)
-from fw.slim.sparsity import (MaskedPruner, NMPruner, UnstructuredPruner, calculate_density,
-                              check_sparsity, decorate, nm_mask, prune_model)
+from fw.slim.distill import Distiller, DistillLoss, FeatureAdapter, feature_loss, soft_label_loss
+from fw.slim.sparsity import (
+    MaskedPruner,
+    NMPruner,
+    UnstructuredPruner,
+    calculate_density,
+    check_sparsity,
+    decorate,
+    nm_mask,
+    prune_model,
+)
 
 __all__ = ["ChannelGroup", "Member", "channel_groups", "ChannelPruner", "L1NormFilterPruner",
            "L2NormFilterPruner", "FPGMFilterPruner", "ratios_by_sensitivity", "CRITERIA",

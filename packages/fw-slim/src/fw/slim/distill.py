@@ -26,7 +26,6 @@ teacher and a student, for a plain training loop and for `fw.Model.fit`.
 
 from __future__ import annotations
 
-import fw
 import fw.nn as nn
 import fw.nn.functional as F
 
