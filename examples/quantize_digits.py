@@ -118,7 +118,10 @@ def main(argv=None):
     train_ds, test_ds, _ = load_data(ns)
     train_loader = fw.io.DataLoader(train_ds, batch_size=args.batch_size, shuffle=True)
     test_loader = fw.io.DataLoader(test_ds, batch_size=64)
-    quiet = (lambda *_: None)
+
+    def quiet(*_):
+        pass
+
     t0 = time.perf_counter()
     model = LeNet(size)
     train(model, train_loader, epochs, args.lr, log=quiet)

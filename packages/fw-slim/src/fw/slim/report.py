@@ -244,8 +244,8 @@ def report(model_or_path, sample, reference=None, repeat=20):
             xin = got[name][0]
             wf = fw.to_tensor(layer.float_weight())
             with fw.no_grad():
-                lr.ms_quant = _median_ms(lambda: layer(xin), repeat)
-                lr.ms_fp32 = _median_ms(lambda: layer._run(xin, wf), repeat)
+                lr.ms_quant = _median_ms(lambda lay=layer, v=xin: lay(v), repeat)
+                lr.ms_fp32 = _median_ms(lambda lay=layer, v=xin, w=wf: lay._run(v, w), repeat)
             if name in ref_got:
                 lr.sqnr_db = sqnr(ref_got[name][1].numpy(), got[name][1].numpy())
         rep.layers.append(lr)
