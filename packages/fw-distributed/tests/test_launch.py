@@ -5,8 +5,8 @@ signals to the launcher. Every subprocess has a timeout; scripts are written
 into tmp_path."""
 
 import json
-import re
 import os
+import re
 import signal
 import socket
 import subprocess
