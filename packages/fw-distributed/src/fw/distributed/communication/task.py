@@ -191,10 +191,12 @@ class Task:
 
     def _timed_out(self, dead):
         e = self.entry
-        e.state = "timed out"
+        e.state = "timed out" if not dead else "peer died"
         _engine_mpi.mark_broken(f"timeout in {self.fn}")
         lines, missing, dead2 = _watch.diagnose(self.group, e)
         dead = {**(dead or {}), **dead2}
+        if dead:
+            e.state = "peer died"
         path = recorder.dump(f"timeout in {self.fn}")
         if dead:
             head = "; ".join(f"rank {r} died ({how})" for r, how in sorted(dead.items()))
