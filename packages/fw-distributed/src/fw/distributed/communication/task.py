@@ -3,7 +3,10 @@
 Every op is issued nonblocking; `Task.wait` polls its MPI requests (MPI_Test)
 until they complete or the op's deadline passes. Polling without sleeping keeps
 MPI's progress engine turning as fast as MPI_Wait would (MPICH makes progress
-only inside MPI calls); after the first second of waiting it backs off with short
+only inside MPI calls). After 5 ms of pure polling each poll also yields the core
+(sched_yield: on an oversubscribed machine the peer we wait for may need it;
+yielding from the start costs a fast op tens of microseconds when other
+processes are runnable), and after the first second it backs off with short
 sleeps (up to 5 ms) so a rank waiting on a straggler leaves the core to others,
 and checks the store once a second for ranks the launcher reported dead, so a
 killed peer is named long before the timeout.
@@ -14,6 +17,7 @@ broken and raises `CollectiveTimeoutError`.
 """
 from __future__ import annotations
 
+import os
 import time
 
 from fw.distributed._flight_recorder import recorder
@@ -27,9 +31,11 @@ from fw.distributed.communication.errors import (
 
 __all__ = ["Task", "completed_task"]
 
-_SPIN_S = 1.0        # pure polling for this long, then back off
-_MAX_SLEEP = 0.005
+_SPIN_S = 0.005      # pure polling for this long (the latency of a fast op),
+_YIELD_S = 1.0       # then polling with sched_yield (the peer may need this core),
+_MAX_SLEEP = 0.005    # then sleeps growing to this
 _DEAD_CHECK_S = 1.0  # how often a long wait asks the store for dead ranks
+_yield = getattr(os, "sched_yield", lambda: None)
 
 
 class Task:
@@ -68,16 +74,20 @@ class Task:
     def _test(self) -> bool:
         """One pass over the pending requests; True when all are complete."""
         if self.sig is not None:
+            # the signatures first, the data op only once they are in: polling the
+            # data op while the signature exchange is pending slows both down in
+            # MPICH (measured: 10x the latency of a small all_reduce)
             sreq, check, _ = self.sig
-            if sreq.Test():
-                self.sig = None
-                self._check_signature(check)
+            if not sreq.Test():
+                return False
+            self.sig = None
+            self._check_signature(check)
         reqs = self.reqs
         while reqs:
             if not reqs[-1].Test():
                 return False
             reqs.pop()
-        return self.sig is None
+        return True
 
     def _check_signature(self, check):
         msg = check()
@@ -140,16 +150,20 @@ class Task:
                 return True
             t0 = time.monotonic()
             spin_until = t0 + _SPIN_S
+            yield_until = t0 + _YIELD_S
             next_dead = t0 + _DEAD_CHECK_S
             sleep = 0.0
             n = 0
+            now = t0
             while not test():
+                n += 1
                 if sleep == 0.0:
-                    n += 1
-                    if n & 255:       # read the clock every 256 polls while spinning
+                    if n & 63:        # read the clock every 64 polls
+                        if now > spin_until:
+                            _yield()
                         continue
                     now = time.monotonic()
-                    if now > spin_until:
+                    if now > yield_until:
                         sleep = 1e-4
                 else:
                     time.sleep(sleep)
