@@ -52,48 +52,7 @@ def _inner(args):
     sizes = [4, 4096, 1 << 20, args.mb << 20]
     results = []
     for nbytes in sizes:
-        count = nbytes // 4
-        x = np.ones(count, np.float32)
-        y = np.empty_like(x)
-        t = fw.to_tensor(np.ones(count, np.float32))
-
-        def m_out():
-            comm.Allreduce(x, y)
-
-        def m_in():
-            comm.Allreduce(MPI.IN_PLACE, x)
-
-        def f_on():
-            dist.all_reduce(t)
-
-        def f_off():
-            os.environ["FW_DIST_DESYNC_CHECK"] = "0"
-            try:
-                dist.all_reduce(t)
-            finally:
-                del os.environ["FW_DIST_DESYNC_CHECK"]
-
-        methods = [("mpi4py Allreduce", m_out), ("mpi4py Allreduce IN_PLACE", m_in),
-                   ("fw all_reduce", f_on), ("fw all_reduce (no desync check)", f_off)]
-        inner = max(1, min(200, (4 << 20) // max(nbytes, 1)))   # calls per timing
-        times = {name: [] for name, _ in methods}
-        for name, fn in methods:   # warm up
-            fn()
-        for _ in range(args.repeat):
-            for name, fn in methods:
-                comm.Barrier()
-                t0 = time.perf_counter()
-                for _ in range(inner):
-                    fn()
-                dt = (time.perf_counter() - t0) / inner
-                times[name].append(comm.allreduce(dt, op=MPI.MAX))   # the slowest rank
-        for name, ts in times.items():
-            ts.sort()
-            best, med = ts[0], ts[len(ts) // 2]
-            bus = 2 * (n - 1) / n * nbytes
-            results.append({"bytes": nbytes, "method": name, "best_s": best, "median_s": med,
-                            "busbw_best_GBps": bus / best / 1e9,
-                            "busbw_median_GBps": bus / med / 1e9})
+        results += _measure(comm, MPI, dist, fw, np, nbytes, args.repeat)
     assert _signature.enabled()
     if r == 0:
         if args.json:
@@ -112,6 +71,53 @@ def _inner(args):
                       f"{e['busbw_median_GBps']:>11.3f} {ref / e['median_s']:>8.1%} "
                       f"{ref_in / e['median_s']:>10.1%}")
     dist.barrier()
+
+
+def _measure(comm, MPI, dist, fw, np, nbytes, repeat):
+    n = comm.Get_size()
+    count = nbytes // 4
+    x = np.ones(count, np.float32)
+    y = np.empty_like(x)
+    t = fw.to_tensor(np.ones(count, np.float32))
+
+    def m_out():
+        comm.Allreduce(x, y)
+
+    def m_in():
+        comm.Allreduce(MPI.IN_PLACE, x)
+
+    def f_on():
+        dist.all_reduce(t)
+
+    def f_off():
+        os.environ["FW_DIST_DESYNC_CHECK"] = "0"
+        try:
+            dist.all_reduce(t)
+        finally:
+            del os.environ["FW_DIST_DESYNC_CHECK"]
+
+    methods = [("mpi4py Allreduce", m_out), ("mpi4py Allreduce IN_PLACE", m_in),
+               ("fw all_reduce", f_on), ("fw all_reduce (no desync check)", f_off)]
+    inner = max(1, min(200, (4 << 20) // max(nbytes, 1)))   # calls per timing
+    times = {name: [] for name, _ in methods}
+    for _name, fn in methods:   # warm up
+        fn()
+    for _ in range(repeat):
+        for name, fn in methods:
+            comm.Barrier()
+            t0 = time.perf_counter()
+            for _ in range(inner):
+                fn()
+            dt = (time.perf_counter() - t0) / inner
+            times[name].append(comm.allreduce(dt, op=MPI.MAX))   # the slowest rank
+    out = []
+    for name, ts in times.items():
+        ts.sort()
+        best, med = ts[0], ts[len(ts) // 2]
+        bus = 2 * (n - 1) / n * nbytes
+        out.append({"bytes": nbytes, "method": name, "best_s": best, "median_s": med,
+                    "busbw_best_GBps": bus / best / 1e9, "busbw_median_GBps": bus / med / 1e9})
+    return out
 
 
 def main(argv=None):
