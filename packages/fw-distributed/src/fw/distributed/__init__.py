@@ -4,12 +4,15 @@
 Importing it is cheap: MPI is initialised by `init_parallel_env` (or the first
 collective of a launched job), never at import time."""
 
-# ---- comm helper's block (parallel_env, communication, flight recorder); the
-# integrator rewires it when it owns the re-exports.
-from fw.distributed import communication  # noqa: E402
-from fw.distributed.communication import *  # noqa: E402,F401,F403
-from fw.distributed.communication import __all__ as _comm_all  # noqa: E402
-from fw.distributed.parallel_env import (  # noqa: E402
+# collectives, groups, tasks, ReduceOp (communication/) and the job's environment
+# (parallel_env); DataParallel, fleet (tensor/pipeline parallel), ZeRO sharding and
+# sharded checkpoints; spawn() (the launcher is the subpackage fw.distributed.launch)
+from fw.distributed import checkpoint, communication, fleet, sharding
+from fw.distributed.checkpoint import load_state_dict, save_state_dict
+from fw.distributed.communication import *  # noqa: F403
+from fw.distributed.communication import __all__ as _comm_all
+from fw.distributed.parallel import DataParallel
+from fw.distributed.parallel_env import (
     ParallelEnv,
     get_backend,
     get_rank,
@@ -18,8 +21,11 @@ from fw.distributed.parallel_env import (  # noqa: E402
     is_available,
     is_initialized,
 )
+from fw.distributed.spawn import spawn
+from fw.distributed.store import TCPStore
 
-__all__ = list(_comm_all) + ["communication", "ParallelEnv", "get_backend", "get_rank",
-                             "get_world_size", "init_parallel_env", "is_available",
-                             "is_initialized"]
-# ---- end of the comm helper's block
+__all__ = list(_comm_all) + [
+    "communication", "ParallelEnv", "get_backend", "get_rank", "get_world_size",
+    "init_parallel_env", "is_available", "is_initialized", "spawn", "TCPStore",
+    "checkpoint", "fleet", "sharding", "load_state_dict", "save_state_dict", "DataParallel",
+]
