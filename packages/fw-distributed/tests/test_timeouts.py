@@ -64,6 +64,19 @@ def test_collectives_out_of_step_name_both_sides(mode, ranks_msg, tmp_path):
         assert secs < 10, secs      # detected at once, not by the 30 s timeout
 
 
+def test_a_recv_without_its_send_names_the_peer(tmp_path):
+    p = run_mpi("failures_check.py", 2, "p2p_timeout", 2, timeout=90,
+                env=clean_env(FW_FLIGHT_RECORDER_DIR=tmp_path))
+    res = _results(p)
+    assert 0 in res, explain(p)
+    secs, typ, missing, msg = res[0]
+    assert typ == "CollectiveTimeoutError" and missing == "1", explain(p)
+    assert 1.5 <= secs <= 12, secs
+    assert ("timed out after 2 s in recv #1 in group 0 (float32[2]) src=1 [timed out]: "
+            "rank 1 did not post the matching send") in msg, msg
+    assert "rank 1: its last op in group 0 is barrier #2" in msg, msg
+
+
 def test_p2p_shape_mismatch_names_both_sides(tmp_path):
     p = run_mpi("failures_check.py", 2, "p2p_shape", 30, timeout=90,
                 env=clean_env(FW_FLIGHT_RECORDER_DIR=tmp_path))

@@ -54,7 +54,7 @@ class Task:
     """
 
     __slots__ = ("group", "entry", "reqs", "finish", "sig", "deadline", "timeout", "done",
-                 "error", "result", "fn", "keep")
+                 "error", "result", "fn", "keep", "peer")
 
     def __init__(self, group, entry, reqs, finish, sig, timeout, fn):
         self.group = group
@@ -69,6 +69,7 @@ class Task:
         self.result = None
         self.fn = fn
         self.keep = None          # buffers MPI reads or writes until completion
+        self.peer = None          # the global rank of a send/recv's peer
 
     # -- polling
     def _test(self) -> bool:
@@ -207,7 +208,7 @@ class Task:
         e = self.entry
         e.state = "timed out" if not dead else "peer died"
         _engine_mpi.mark_broken(f"timeout in {self.fn}")
-        lines, missing, dead2 = _watch.diagnose(self.group, e)
+        lines, missing, dead2 = _watch.diagnose(self.group, e, self.peer)
         dead = {**(dead or {}), **dead2}
         if dead:
             e.state = "peer died"
@@ -215,13 +216,18 @@ class Task:
         if dead:
             head = "; ".join(f"rank {r} died ({how})" for r, how in sorted(dead.items()))
             what = f"{head} while this rank waited in {e.describe()}"
+        elif self.peer is not None:
+            what = (f"timed out after {self.timeout:g} s in {e.describe()}: rank {self.peer} "
+                    f"did not post the matching {'recv' if 'send' in self.fn else 'send'}")
         else:
             who = (f"rank{'s' if len(missing) > 1 else ''} "
                    f"{', '.join(str(r) for r in missing)} did not arrive") if missing else \
                 "every rank arrived but the op did not complete"
             what = f"timed out after {self.timeout:g} s in {e.describe()}: {who}"
+        whose = (f"rank {self.peer}" if self.peer is not None else
+                 f"each rank of group {self.group.id}")
         msg = (f"fw.distributed.{self.fn} on rank {self.group._global_rank}: {what}.\n"
-               f"  last op of each rank of group {self.group.id}:\n    "
+               f"  last op of {whose}:\n    "
                + "\n    ".join(lines)
                + f"\n  flight recorder: {path}\n  The MPI state is now unusable: "
                  "the job must restart.")
