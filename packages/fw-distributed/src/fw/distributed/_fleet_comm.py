@@ -184,20 +184,27 @@ class Task:
         t0 = time.monotonic()
         deadline = t0 + limit
         req = self._req
-        # spin briefly (a fast collective completes in microseconds), then sleep with
-        # a growing nap so a slow peer does not cost a core
+        # MPICH advances a non-blocking collective only inside MPI calls, one step
+        # per call, so the transfer itself needs tests in quick succession (a 1 MB
+        # all-reduce between two ranks on one node: ~0.5 ms, dozens of steps). Spin
+        # for 2 ms; past that the peer is late (descheduled on a shared machine, or
+        # still computing), so test in short bursts between 0.1 ms naps, giving the
+        # core to the late peer; past 1 s, 1 ms naps.
         spins = 0
-        nap = 2e-5
+        fast_until = t0 + 2e-3
+        slow_after = t0 + 1.0
         while not req.Test():
             spins += 1
-            if spins > 200:
+            if spins & 31 == 0:
                 now = time.monotonic()
+                if now < fast_until:
+                    continue
                 if now > deadline:
                     raise CommTimeoutError(
-                        f"{self._what} did not complete within {limit:g} s (FW_DIST_TIMEOUT): a "
-                        f"rank of the group did not take part in it or is stuck")
-                time.sleep(nap)
-                nap = min(nap * 2, 1e-3)
+                        f"{self._what} did not complete within {limit:g} s "
+                        f"(FW_DIST_TIMEOUT): a rank of the group did not take part in it "
+                        f"or is stuck")
+                time.sleep(1e-3 if now > slow_after else 1e-4)
         self._complete()
         return True
 
