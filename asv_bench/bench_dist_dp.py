@@ -35,8 +35,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def worker(name, steps, mode="dp", bucket_mb=0.25, last_mb=0.0625, out=None):
     sys.path.insert(0, HERE)
-    import fw
     from benchmarks.bench_training import _paddle_api_model, data
+
+    import fw
     from fw.core.internal import native
     from fw.distributed import _fleet_comm as comm
     from fw.distributed.parallel import DataParallel
