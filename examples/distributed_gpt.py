@@ -26,9 +26,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import fw  # noqa: E402
-import fw.nn as nn  # noqa: E402
 from char_gpt import DATA, CharGPT, CharVocab, get_batch, lm_loss  # noqa: E402
+
+import fw  # noqa: E402
 from fw.distributed import fleet  # noqa: E402
 from fw.distributed.sharding import group_sharded_parallel  # noqa: E402
 
