@@ -4,9 +4,31 @@
 Importing it is cheap: MPI is initialised by `init_parallel_env` (or the first
 collective of a launched job), never at import time."""
 
-# ---- fleet helper's area (DataParallel, fleet, sharding, checkpoint); the integrator
-# ---- re-wires this block when it writes the package's exports
-from fw.distributed import checkpoint, fleet, sharding  # noqa: E402
-from fw.distributed.checkpoint import load_state_dict, save_state_dict  # noqa: E402
-from fw.distributed.parallel import DataParallel  # noqa: E402
-# ---- end of the fleet helper's area
+# collectives, groups, tasks, ReduceOp (communication/), the job's environment
+from fw.distributed import communication
+from fw.distributed.communication import *  # noqa: F403
+from fw.distributed.communication import __all__ as _comm_all
+from fw.distributed.parallel_env import (
+    ParallelEnv,
+    get_backend,
+    get_rank,
+    get_world_size,
+    init_parallel_env,
+    is_available,
+    is_initialized,
+)
+
+# processes: spawn() here; the launcher is the subpackage fw.distributed.launch
+from fw.distributed.spawn import spawn
+from fw.distributed.store import TCPStore
+
+# data/tensor/pipeline parallel, ZeRO sharding, sharded checkpoints
+from fw.distributed import checkpoint, fleet, sharding
+from fw.distributed.checkpoint import load_state_dict, save_state_dict
+from fw.distributed.parallel import DataParallel
+
+__all__ = list(_comm_all) + [
+    "communication", "ParallelEnv", "get_backend", "get_rank", "get_world_size",
+    "init_parallel_env", "is_available", "is_initialized", "spawn", "TCPStore",
+    "checkpoint", "fleet", "sharding", "load_state_dict", "save_state_dict", "DataParallel",
+]
