@@ -88,7 +88,7 @@ class _Bucket:
 
 class Reducer:
     """See the module docstring. `params`: the trainable parameters (Tensors);
-    `group`: the data-parallel group (`_fleet_comm.Group`)."""
+    `group`: the data-parallel group (an `fw.distributed.Group`)."""
 
     def __init__(self, params, group, comm_buffer_size=25, last_comm_buffer_size=1,
                  find_unused_parameters=False, names=None):

@@ -85,8 +85,6 @@ class DataParallel(Layer):
                             f"{type(layers).__name__}")
         self._layers = layers
         g = group if group is not None else comm.world()
-        if not isinstance(g, comm.Group):
-            g = getattr(g, "_fleet_group", g)
         self._group = g
         self.find_unused_parameters = bool(find_unused_parameters)
         self._grad_need_sync = True

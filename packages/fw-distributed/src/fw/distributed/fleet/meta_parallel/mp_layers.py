@@ -50,7 +50,7 @@ def _mp_group(mp_group):
 
     hcg = fleet_base._hcg_or_none()
     if hcg is None:
-        return comm.Group([comm.world_rank()], 0, None, "model")
+        return comm.self_group()
     return hcg.get_model_parallel_group()
 
 

@@ -61,8 +61,7 @@ class PipelineParallel(Layer):
         self.accumulate_steps = cfg["accumulate_steps"]
         self._schedule = schedule_1f1b if cfg.get("schedule_mode", "1F1B") == "1F1B" \
             else schedule_fthenb
-        self._pp = hcg.get_pipe_parallel_group() if hcg is not None else \
-            comm.Group([comm.world_rank()], 0, None, "pipe")
+        self._pp = hcg.get_pipe_parallel_group() if hcg is not None else comm.self_group()
         self._dp = hcg.get_data_parallel_group() if hcg is not None else None
         self.num_stages = self._pp.nranks
         self.stage_id = max(self._pp.rank, 0)
