@@ -58,6 +58,8 @@ def worker(name, steps, mode="dp", bucket_mb=0.25, last_mb=0.0625, out=None):
         loss.backward()
         opt.step()
         opt.clear_grad()
+        if mode == "lockstep":
+            comm.barrier()
 
     for _ in range(5):
         step()
@@ -130,8 +132,9 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json")
     ap.add_argument("--out", help="worker: the directory for its per-rank JSON")
-    ap.add_argument("--mode", default="dp", choices=["dp", "plain"],
-                    help="worker: DataParallel, or independent replicas (no communication)")
+    ap.add_argument("--mode", default="dp", choices=["dp", "plain", "lockstep"],
+                    help="worker: DataParallel, independent replicas (no communication), or "
+                         "independent replicas that meet at a barrier after each step")
     ap.add_argument("--bucket-mb", type=float, default=0.25)
     ap.add_argument("--last-bucket-mb", type=float, default=0.0625)
     a = ap.parse_args(argv)
@@ -140,12 +143,12 @@ def main(argv=None):
         return 0
     results = {}
     for name in a.models:
-        best = {1: None, a.ranks: None, "plain": None}
+        best = {1: None, a.ranks: None, "plain": None, "lockstep": None}
         rows_n = None
         for _ in range(a.rounds):
-            for n in (1, a.ranks, "plain"):
-                rows = run(a.ranks if n == "plain" else n, name, a.steps,
-                           "plain" if n == "plain" else "dp", a.bucket_mb, a.last_bucket_mb)
+            for n in (1, a.ranks, "plain", "lockstep"):
+                rows = run(n if isinstance(n, int) else a.ranks, name, a.steps,
+                           n if isinstance(n, str) else "dp", a.bucket_mb, a.last_bucket_mb)
                 t = max(r["median_s"] for r in rows)  # the slowest rank sets the pace
                 if best[n] is None or t < best[n]:
                     best[n] = t
@@ -154,16 +157,20 @@ def main(argv=None):
         b = rows_n[0]["batch"]
         t1, tn = best[1], best[a.ranks]
         speedup = (a.ranks * b / tn) / (b / t1)
-        tp = best["plain"]
+        tp, tl = best["plain"], best["lockstep"]
         results[name] = {"t1_s": t1, "tn_s": tn, "plain_s": tp, "speedup": speedup,
                          "efficiency": speedup / a.ranks,
-                         "machine_speedup": (a.ranks * b / tp) / (b / t1)}
+                         "machine_speedup": (a.ranks * b / tp) / (b / t1),
+                         "lockstep_s": tl, "lockstep_speedup": (a.ranks * b / tl) / (b / t1)}
         print(f"{name}: batch {b}/rank, 1 rank {1e3 * t1:.2f} ms/step ({b / t1:.0f} samples/s), "
               f"{a.ranks} ranks {1e3 * tn:.2f} ms/step ({a.ranks * b / tn:.0f} samples/s): "
               f"speed-up {speedup:.2f}x, efficiency {100 * speedup / a.ranks:.0f} %")
         print(f"  {a.ranks} independent replicas without communication (what the machine "
               f"allows): {1e3 * tp:.2f} ms/step, speed-up {results[name]['machine_speedup']:.2f}x;"
               f" DataParallel reaches {100 * tp / tn:.0f} % of it")
+        print(f"  the same replicas meeting at a barrier after every step (lockstep, no data "
+              f"moved): {1e3 * tl:.2f} ms/step, speed-up "
+              f"{results[name]['lockstep_speedup']:.2f}x")
         print(f"  bucket timeline of one step on rank 0 ({len(rows_n[0]['bucket_bytes'])} "
               f"buckets):")
         print(timeline(rows_n[0]))

@@ -237,7 +237,7 @@ class Reducer:
             comm.all_reduce(globally_used, op="max", group=self.group)
         out = None
         for b in self.buckets:
-            b.task.wait()
+            comm.wait(b.task)
             if b.done_at is None:
                 b.done_at = time.perf_counter()
             self._event("waited", b.index)

@@ -15,6 +15,8 @@ initialised, every collective is the identity.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from fw.core.tensor import wrap
@@ -25,7 +27,7 @@ from fw.distributed.communication.errors import CollectiveTimeoutError
 __all__ = [
     "Group", "CommTimeoutError", "world", "world_size", "world_rank", "new_group",
     "self_group", "all_reduce", "broadcast", "all_gather", "reduce_scatter", "reduce", "send",
-    "recv", "barrier", "all_gather_bytes",
+    "recv", "barrier", "all_gather_bytes", "wait",
 ]
 
 Group = _c.Group
@@ -115,13 +117,44 @@ class _Done:
         return True
 
 
+def wait(task):
+    """Wait for `task` politely: MPICH advances a non-blocking collective only inside
+    MPI calls (one step per test), so test back to back for 2 ms (the transfer
+    itself: a 1 MB all-reduce between two ranks of one node takes ~0.5 ms); past
+    that the peer is late (still computing, or descheduled on a shared machine),
+    so test in bursts between 0.1 ms naps and leave it the core; past 1 s hand over
+    to the task's own wait, which has the group's deadline and names a dead or
+    missing rank."""
+    t0 = time.monotonic()
+    fast_until = t0 + 2e-3
+    polite_until = t0 + 1.0
+    n = 0
+    while not task.is_completed():
+        n += 1
+        if n & 31:
+            continue
+        now = time.monotonic()
+        if now < fast_until:
+            continue
+        if now > polite_until:
+            return task.wait()
+        time.sleep(1e-4)
+    return True
+
+
+def _run(task, sync_op):
+    if sync_op:
+        wait(task)
+    return task
+
+
 def all_reduce(a, op="sum", group=None, sync_op=True):
     """Reduce `a` (a numpy array) over the group, in place; returns a task."""
     g = _g(group)
     t = _arr(a, "all_reduce")
     if _local(g):
         return _Done()
-    return _c.all_reduce(t, _op(op), group=g, sync_op=sync_op)
+    return _run(_c.all_reduce(t, _op(op), group=g, sync_op=False), sync_op)
 
 
 def broadcast(a, src=0, group=None, sync_op=True):
@@ -130,7 +163,7 @@ def broadcast(a, src=0, group=None, sync_op=True):
     t = _arr(a, "broadcast")
     if _local(g):
         return _Done()
-    return _c.broadcast(t, g.ranks[src], group=g, sync_op=sync_op)
+    return _run(_c.broadcast(t, g.ranks[src], group=g, sync_op=False), sync_op)
 
 
 def all_gather(a, group=None) -> np.ndarray:
@@ -140,7 +173,7 @@ def all_gather(a, group=None) -> np.ndarray:
     if _local(g):
         return np.ascontiguousarray(a)[None].copy()
     out = []
-    _c.all_gather(out, t, group=g)
+    wait(_c.all_gather(out, t, group=g, sync_op=False))
     return np.stack([o._data for o in out])
 
 
@@ -154,8 +187,8 @@ def reduce_scatter(out, a, op="sum", group=None) -> None:
     if _local(g):
         np.copyto(out, a.reshape(out.shape))
         return
-    _c.reduce_scatter(_arr(out, "reduce_scatter"), _arr(a.reshape(-1), "reduce_scatter"),
-                      _op(op), group=g)
+    wait(_c.reduce_scatter(_arr(out, "reduce_scatter"), _arr(a.reshape(-1), "reduce_scatter"),
+                           _op(op), group=g, sync_op=False))
 
 
 def reduce(a, dst=0, op="sum", group=None) -> None:
@@ -164,19 +197,19 @@ def reduce(a, dst=0, op="sum", group=None) -> None:
     t = _arr(a, "reduce")
     if _local(g):
         return
-    _c.reduce(t, g.ranks[dst], _op(op), group=g)
+    wait(_c.reduce(t, g.ranks[dst], _op(op), group=g, sync_op=False))
 
 
 def send(a, dst, group=None, sync_op=True):
     """Send `a` to group rank `dst`."""
     g = _g(group)
-    return _c.send(_arr(a, "send"), g.ranks[dst], group=g, sync_op=sync_op)
+    return _run(_c.send(_arr(a, "send"), g.ranks[dst], group=g, sync_op=False), sync_op)
 
 
 def recv(a, src, group=None, sync_op=True):
     """Receive into `a` from group rank `src`."""
     g = _g(group)
-    return _c.recv(_arr(a, "recv"), g.ranks[src], group=g, sync_op=sync_op)
+    return _run(_c.recv(_arr(a, "recv"), g.ranks[src], group=g, sync_op=False), sync_op)
 
 
 def barrier(group=None) -> None:
