@@ -44,6 +44,10 @@ def test_dp_zero_recompute_on_2_ranks():
     run_ranks(2, "dp", "recompute", "zero")
 
 
+def test_fleet_sharding_stages_1_2_equal_dense():
+    run_ranks(2, "fleet_sharding")
+
+
 def test_tensor_parallel_mp2_equals_dense():
     run_ranks(2, "tp")
 

@@ -191,13 +191,13 @@ def reduce_scatter(out, a, op="sum", group=None) -> None:
                            _op(op), group=g, sync_op=False))
 
 
-def reduce(a, dst=0, op="sum", group=None) -> None:
-    """Reduce `a` over the group into `a` of group rank `dst`."""
+def reduce(a, dst=0, op="sum", group=None, sync_op=True):
+    """Reduce `a` over the group into `a` of group rank `dst`; returns a task."""
     g = _g(group)
     t = _arr(a, "reduce")
     if _local(g):
-        return
-    wait(_c.reduce(t, g.ranks[dst], _op(op), group=g, sync_op=False))
+        return _Done()
+    return _run(_c.reduce(t, g.ranks[dst], _op(op), group=g, sync_op=False), sync_op)
 
 
 def send(a, dst, group=None, sync_op=True):
