@@ -242,7 +242,7 @@ class Reducer:
         self._event("backward_end", -1)
         n = self.group.nranks
         globally_used = None
-        if self.find_unused and self.used_mask is not None and n > 1:
+        if self.find_unused and self.used_mask is not None:
             globally_used = self.used_mask.copy()
             comm.all_reduce(globally_used, op="max", group=self.group)
         out = None
