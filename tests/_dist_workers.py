@@ -265,6 +265,30 @@ def case_pp():
         opt2.clear_grad()
 
 
+def case_pp_dp():
+    """pp2 x dp2 on 4 ranks (2 micro-batches of 4 per dp rank) == dense."""
+    s = fleet.DistributedStrategy()
+    s.hybrid_configs = {"dp_degree": 2, "pp_degree": 2}
+    s.pipeline_configs = {"accumulate_steps": 2, "micro_batch_size": B // 4}
+    fleet.init(is_collective=True, strategy=s)
+    hcg = fleet.get_hybrid_communicate_group()
+    dp = hcg.get_data_parallel_group()
+    X, Y = data()
+    sd = {k: v.numpy() for k, v in dense().state_dict().items()}
+    descs = [LayerDesc(nn.Linear, DIN, H), LayerDesc(nn.Tanh), LayerDesc(nn.Linear, H, H),
+             LayerDesc(nn.Tanh), LayerDesc(nn.Linear, H, DOUT)]
+    pl = PipelineLayer(descs, loss_fn=lambda out, y: ((out - y) ** 2).mean())
+    for k, v in pl.state_dict().items():
+        v.set_value(sd[k])
+    model = fleet.distributed_model(pl)
+    opt = fw.optimizer.Adam(learning_rate=LR, parameters=model.parameters())
+    for _ in range(STEPS):
+        model.train_batch([fw.to_tensor(local(X, dp)), fw.to_tensor(local(Y, dp))], opt)
+    ref = reference()
+    for k, v in pl.state_dict().items():
+        close(v.numpy(), ref[k], f"pp x dp {k}")
+
+
 def case_gradient_merge():
     """gradient merge k=4 (dp over the world, micro-batches of 2) == batch x 4."""
     s = fleet.DistributedStrategy()
