@@ -4,8 +4,9 @@
 Importing it is cheap: MPI is initialised by `init_parallel_env` (or the first
 collective of a launched job), never at import time."""
 
-# collectives, groups, tasks, ReduceOp (communication/), the job's environment
-# data/tensor/pipeline parallel, ZeRO sharding, sharded checkpoints
+# collectives, groups, tasks, ReduceOp (communication/) and the job's environment
+# (parallel_env); DataParallel, fleet (tensor/pipeline parallel), ZeRO sharding and
+# sharded checkpoints; spawn() (the launcher is the subpackage fw.distributed.launch)
 from fw.distributed import checkpoint, communication, fleet, sharding
 from fw.distributed.checkpoint import load_state_dict, save_state_dict
 from fw.distributed.communication import *  # noqa: F403
@@ -20,8 +21,6 @@ from fw.distributed.parallel_env import (
     is_available,
     is_initialized,
 )
-
-# processes: spawn() here; the launcher is the subpackage fw.distributed.launch
 from fw.distributed.spawn import spawn
 from fw.distributed.store import TCPStore
 
