@@ -190,6 +190,13 @@ def case_tp():
     m = fleet.distributed_model(tp_model(mp, mp.rank, mp.nranks))
     train(m, X, Y)
     check_tp(m, mp, reference(), "tp")
+    # the same seed gives the dense model's initial weights, block by block
+    fw.seed(0)
+    fresh = nn.Sequential(ColumnParallelLinear(DIN, H, gather_output=False), nn.Tanh(),
+                          RowParallelLinear(H, H, input_is_parallel=True), nn.Tanh(),
+                          nn.Linear(H, DOUT))
+    init = {k: v.numpy() for k, v in dense().state_dict().items()}
+    check_tp(fresh, mp, init, "tp initialisation")
     # vocabulary-parallel embedding + parallel cross-entropy == dense, loss and grads
     V, D = 8, 6
     rng = np.random.default_rng(3)
