@@ -329,3 +329,31 @@ def test_ratios_by_sensitivity():
     assert r["a"] == pytest.approx(0.2 + 0.1 * (0.02 - 0.01) / 0.04)
     assert r["b"] == pytest.approx(0.1 * 0.02 / 0.2)
     assert r["c"] == 0.5
+
+
+def test_mean_head_and_unknown_ops_fix():
+    class Net(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.c0 = nn.Conv2D(3, 8, 3)
+            self.c1 = nn.Conv2D(8, 6, 3)
+            self.c2 = nn.Conv2D(3, 4, 3)
+            self.fc = nn.Linear(6, 2)
+
+        def forward(self, x):
+            h = self.c1(fw.nn.functional.relu(self.c0(x))).mean(axis=[2, 3])  # [N, 6]
+            side = fw.concat([self.c2(x), self.c2(x)], axis=1).sum()  # concat: not followed
+            return self.fc(h) + side
+
+    model, ref = _build(Net, 6), _build(Net, 6)
+    pruner = slim.ChannelPruner(model, [1, 3, 7, 7])
+    by = {g.name: g for g in pruner.groups}
+    assert by["c0.weight"].prunable and by["c1.weight"].prunable
+    assert not by["c2.weight"].prunable and "concat" in by["c2.weight"].reasons[0]
+    x = fw.to_tensor(np.random.default_rng(4).standard_normal((2, 3, 7, 7)).astype("float32"))
+    plan = pruner.prune(0.5)
+    a, b = plan["c0.weight"], plan["c1.weight"]
+    _z(ref.c0.weight, a, 0), _z(ref.c0.bias, a, 0), _z(ref.c1.weight, a, 1)
+    _z(ref.c1.weight, b, 0), _z(ref.c1.bias, b, 0), _z(ref.fc.weight, b, 0)
+    np.testing.assert_allclose(model(x).numpy(), ref(x).numpy(), rtol=1e-4, atol=1e-4)
+    assert model.fc.weight.shape == [3, 2] and model.c2.weight.shape == [4, 3, 3, 3]
