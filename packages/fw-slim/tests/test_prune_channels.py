@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import fw
+import fw.jit
 import fw.nn as nn
 import fw.slim as slim
 from fw.slim.criteria import fpgm, l1_norm, l2_norm
@@ -357,3 +358,16 @@ def test_mean_head_and_unknown_ops_fix():
     _z(ref.c1.weight, b, 0), _z(ref.c1.bias, b, 0), _z(ref.fc.weight, b, 0)
     np.testing.assert_allclose(model(x).numpy(), ref(x).numpy(), rtol=1e-4, atol=1e-4)
     assert model.fc.weight.shape == [3, 2] and model.c2.weight.shape == [4, 3, 3, 3]
+
+
+def test_prune_a_converted_model():
+    """A model already converted by fw.jit.to_static (and run) prunes, and its next
+    call runs the pruned weights, not the program cached before pruning."""
+    model, ref = _build(ConvBNConv, 8), _build(ConvBNConv, 8)
+    x = fw.to_tensor(np.random.default_rng(5).standard_normal((2, 3, 10, 10)).astype("float32"))
+    model = fw.jit.to_static(model)
+    np.testing.assert_allclose(model(x).numpy(), ref(x).numpy(), rtol=1e-5, atol=1e-5)
+    plan = slim.ChannelPruner(model, [1, 3, 10, 10]).prune(0.5)
+    ConvBNConv.zero(ref, plan)
+    assert model.c0.weight.shape == [5, 3, 3, 3]
+    np.testing.assert_allclose(model(x).numpy(), ref(x).numpy(), rtol=1e-4, atol=1e-4)
