@@ -371,3 +371,46 @@ def test_prune_a_converted_model():
     ConvBNConv.zero(ref, plan)
     assert model.c0.weight.shape == [5, 3, 3, 3]
     np.testing.assert_allclose(model(x).numpy(), ref(x).numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_channel_last_conv_bn_conv():
+    class NHWC(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.c0 = nn.Conv2D(3, 8, 3, padding=1, data_format="NHWC")
+            self.bn = nn.BatchNorm2D(8, data_format="NHWC")
+            self.c1 = nn.Conv2D(8, 4, 3, data_format="NHWC")
+
+        def forward(self, x):
+            return self.c1(fw.nn.functional.relu(self.bn(self.c0(x))))
+
+    model, ref = _build(NHWC, 9), _build(NHWC, 9)
+    x = fw.to_tensor(np.random.default_rng(6).standard_normal((2, 7, 7, 3)).astype("float32"))
+    pruner = slim.ChannelPruner(model, [1, 7, 7, 3])
+    assert [g.name for g in pruner.prunable_groups()] == ["c0.weight"]
+    plan = pruner.prune(0.5)
+    a = plan["c0.weight"]
+    _z(ref.c0.weight, a, 0), _z(ref.c0.bias, a, 0), _z(ref.bn.weight, a, 0)
+    _z(ref.bn.bias, a, 0), _z(ref.c1.weight, a, 1)
+    np.testing.assert_allclose(model(x).numpy(), ref(x).numpy(), rtol=1e-4, atol=1e-4)
+    assert model.c0.weight.shape == [4, 3, 3, 3] and model.bn._mean.shape == [4]
+
+
+def test_interpolate_passes_channels():
+    class Up(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.c0 = nn.Conv2D(3, 6, 3, padding=1)
+            self.c1 = nn.Conv2D(6, 2, 3)
+
+        def forward(self, x):
+            h = fw.nn.functional.interpolate(self.c0(x), scale_factor=2, mode="nearest")
+            return self.c1(h)
+
+    model, ref = _build(Up, 10), _build(Up, 10)
+    x = fw.to_tensor(np.random.default_rng(7).standard_normal((2, 3, 5, 5)).astype("float32"))
+    plan = slim.ChannelPruner(model, [1, 3, 5, 5]).prune(0.5)
+    a = plan["c0.weight"]
+    _z(ref.c0.weight, a, 0), _z(ref.c0.bias, a, 0), _z(ref.c1.weight, a, 1)
+    np.testing.assert_allclose(model(x).numpy(), ref(x).numpy(), rtol=1e-4, atol=1e-4)
+    assert model.c1.weight.shape == [2, 3, 3, 3]

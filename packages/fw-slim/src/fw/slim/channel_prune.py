@@ -284,7 +284,10 @@ class ChannelPruner:
     # ------------------------------------------------------------ pruning
     def prune(self, ratios) -> dict:
         """Prune in place; returns {group name: pruned channel indices}. The groups
-        are analysed again afterwards (the pruner can prune further)."""
+        are analysed again afterwards (the pruner can prune further).
+
+        The pruned layers hold new Parameter objects: create the optimizer for the
+        fine-tune after pruning (one made before still holds the old ones)."""
         plan = self.plan(ratios)
         by_name = {g.name: g for g in self.groups}
         arrays: dict = {}
