@@ -321,6 +321,14 @@ def test_sensitivity_equals_pruned_copies():
             slim.FPGMFilterPruner(copy, [1, 3, 9, 9]).prune({name: r})
             assert drop == pytest.approx((10.0 - metric(copy)) / 10.0, rel=1e-4, abs=1e-6)
             assert drop > 0
+    # sensitivity-driven ratios: a budget between the two measured drops of a group
+    name = "stem.weight"
+    budget = 0.5 * (sens[name][0.25] + sens[name][0.5])
+    ratios = slim.ratios_by_sensitivity({name: sens[name]}, budget)
+    assert 0.25 < ratios[name] < 0.5, (sens, ratios)
+    plan = pruner.prune(ratios)
+    assert len(plan[name]) == round(8 * ratios[name]) and model.stem.weight.shape[0] == \
+        8 - len(plan[name])
 
 
 def test_ratios_by_sensitivity():
