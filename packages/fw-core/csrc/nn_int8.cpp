@@ -1,5 +1,7 @@
 #include "nn_int8.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 
@@ -281,6 +283,43 @@ std::string qconv_impl(const ConvGeom &g, QType x_type, QType y_type, const Quan
 std::string qmatmul_impl(const QMatmulGeom &g, QType x_type, QType y_type, const QuantArgs &q) {
     auto e = qmatmul_entry(g, x_type, y_type, q);
     return e->impl() + (e->reorders() ? " (+" + std::to_string(e->reorders()) + " reorders)" : "");
+}
+
+namespace {
+
+template <class T>
+void quantize_loop(const float *x, int64_t n, float scale, float zp, float lo, float hi, T *q) {
+    const int nt = threads_for_elems(n);
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+        float v = std::nearbyint(x[i] / scale) + zp;  // default rounding: half to even
+        v = v != v ? zp : std::min(std::max(v, lo), hi);
+        q[i] = T(v);
+    }
+}
+
+template <class T>
+void dequantize_loop(const T *q, int64_t n, float scale, float zp, float *x) {
+    const int nt = threads_for_elems(n);
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int64_t i = 0; i < n; ++i) x[i] = (float(q[i]) - zp) * scale;
+}
+
+}  // namespace
+
+void quantize_f32(const float *x, int64_t n, float scale, int32_t zp, int32_t qmin, int32_t qmax, QType q_type,
+                  void *q) {
+    if (q_type == QType::u8)
+        quantize_loop(x, n, scale, float(zp), float(std::max(qmin, 0)), float(std::min(qmax, 255)),
+                      static_cast<uint8_t *>(q));
+    else
+        quantize_loop(x, n, scale, float(zp), float(std::max(qmin, -128)), float(std::min(qmax, 127)),
+                      static_cast<int8_t *>(q));
+}
+
+void dequantize_to_f32(const void *q, QType q_type, int64_t n, float scale, int32_t zp, float *x) {
+    if (q_type == QType::u8) dequantize_loop(static_cast<const uint8_t *>(q), n, scale, float(zp), x);
+    else dequantize_loop(static_cast<const int8_t *>(q), n, scale, float(zp), x);
 }
 
 std::string cpu_isa() {

@@ -69,6 +69,14 @@ void qmatmul_forward(const QMatmulGeom &g, QType x_type, const void *x, const in
 std::string qconv_impl(const ConvGeom &g, QType x_type, QType y_type, const QuantArgs &q);
 std::string qmatmul_impl(const QMatmulGeom &g, QType x_type, QType y_type, const QuantArgs &q);
 
+// The per-tensor QDQ ops of fw.core.ops.quant at the borders of an int8 region, with
+// their references' float32 arithmetic (a true division, rint half-to-even, NaN -> zp):
+//   quantize:   q = clip(rint(x / scale) + zp, qmin, qmax)  (u8 or s8 q)
+//   dequantize: x = (float(q) - zp) * scale
+void quantize_f32(const float *x, int64_t n, float scale, int32_t zp, int32_t qmin, int32_t qmax, QType q_type,
+                  void *q);
+void dequantize_to_f32(const void *q, QType q_type, int64_t n, float scale, int32_t zp, float *x);
+
 // oneDNN's effective CPU ISA ("avx2", "avx512_core", "avx512_core_vnni", ...) and
 // whether it multiplies u8 x s8 without int16 saturation (VNNI or AMX).
 std::string cpu_isa();

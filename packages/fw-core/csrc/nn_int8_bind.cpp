@@ -213,6 +213,28 @@ void py_qmatmul(const InArray &x, const InArray &w, OutArray &y, const InArray &
                             weight_stamp);
 }
 
+void py_quantize(const InArray &x, OutArray &q, float scale, int32_t zp, int32_t qmin, int32_t qmax) {
+    const char *op = "quantize_linear";
+    const QType qt = out_type(op, q);
+    need(qtype(x) == QType::f32 && qt != QType::f32 && x.size() == q.size(),
+         std::string(op) + ": x " + describe(x) + " must be float32 and q " + describe_out(q) +
+             " uint8/int8 of as many elements");
+    need(scale > 0.f, std::string(op) + ": scale must be > 0");
+    nb::gil_scoped_release nogil;
+    fw::nn::quantize_f32(static_cast<const float *>(x.data()), int64_t(x.size()), scale, zp, qmin, qmax, qt,
+                         q.data());
+}
+
+void py_dequantize(const InArray &q, OutArray &x, float scale, int32_t zp) {
+    const char *op = "dequantize_linear";
+    const QType qt = qtype(q);
+    need((qt == QType::u8 || qt == QType::s8) && out_type(op, x) == QType::f32 && x.size() == q.size(),
+         std::string(op) + ": q " + describe(q) + " must be uint8/int8 and x " + describe_out(x) +
+             " float32 of as many elements");
+    nb::gil_scoped_release nogil;
+    fw::nn::dequantize_to_f32(q.data(), qt, int64_t(q.size()), scale, zp, static_cast<float *>(x.data()));
+}
+
 }  // namespace
 
 void bind_int8(nb::module_ &m) {
@@ -227,6 +249,10 @@ void bind_int8(nb::module_ &m) {
           "x_zero_point"_a.none(), "w_scale"_a, "y_scale"_a.none(), "y_zero_point"_a.none(), "bias"_a.none(),
           "activation"_a, "residual"_a.none(), "residual_before_act"_a, "clip"_a.none(), "weight_stamp"_a = 0,
           "int8 matmul x [M, K] (u8/s8) @ weight [K, N] (s8) with the epilogue of qconv_forward.");
+    m.def("quantize_per_tensor", &py_quantize, "x"_a, "q"_a.noconvert(), "scale"_a, "zero_point"_a, "qmin"_a,
+          "qmax"_a, "q = clip(rint(x / scale) + zero_point, qmin, qmax) (float32 arithmetic, NaN -> zero_point).");
+    m.def("dequantize_per_tensor", &py_dequantize, "q"_a, "x"_a.noconvert(), "scale"_a, "zero_point"_a,
+          "x = (q - zero_point) * scale in float32.");
     m.def("int8_cpu_isa", &fw::nn::cpu_isa, "oneDNN's effective CPU ISA name.");
     m.def("int8_exact_u8s8", &fw::nn::int8_exact_u8s8,
           "Whether the CPU multiplies u8 x s8 without int16 saturation (VNNI / AMX).");

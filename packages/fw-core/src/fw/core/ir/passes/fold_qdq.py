@@ -337,7 +337,7 @@ def _drop_fake_quant(rw, op) -> bool:
 
 @register_pass
 class FoldQDQ(Pass):
-    """Options: ``min_macs`` (default 2**21): smaller products stay float32;
+    """Options: ``min_macs`` (default 2**15): smaller products stay float32;
     ``keep_fp32_qdq`` (default True): keep the fake quantization of layers left in
     float32 (False: drop it, computing what the float model computes); ``signed_inputs`` (default:
     whether this CPU multiplies u8 x s8 exactly, i.e. has VNNI): whether layers whose
@@ -346,7 +346,7 @@ class FoldQDQ(Pass):
 
     name = "fold_qdq"
 
-    def __init__(self, min_macs: int = 1 << 21, keep_fp32_qdq: bool = True,
+    def __init__(self, min_macs: int = 1 << 15, keep_fp32_qdq: bool = True,
                  signed_inputs: bool | None = None):
         self.min_macs = int(min_macs)
         self.keep_fp32_qdq = bool(keep_fp32_qdq)
