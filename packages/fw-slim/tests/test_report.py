@@ -54,13 +54,10 @@ def test_layer_report_figures():
     rep = report(conv, x, reference=model, repeat=3)
     by = {r.name: r for r in rep.layers}
     assert set(by) == {"conv", "fc1", "fc2"}
-    # the claims: this fw-core has no int8 pass, so every layer runs fp32, and says why
-    from fw.core.ir.passes import PASSES
-
-    if not any("int8" in n or "quant" in n for n in PASSES):
-        assert rep.int8_passes == ()
-        assert all(r.kernel == "fp32" for r in rep.layers)
-        assert "no int8 pass" in by["conv"].reason
+    # the claims: these layers are too small for int8 (fold_qdq's min_macs), or there is
+    # no int8 pass at all; every layer runs fp32 and says why
+    assert all(r.kernel == "fp32" for r in rep.layers)
+    assert ("min_macs" if rep.int8_passes else "no int8 pass") in by["conv"].reason
     assert by["fc2"].reason.startswith("not quantized")
     assert by["fc2"].sqnr_db is None and by["fc2"].weight_scale == ()
     # scales: what the converted layer holds
@@ -147,3 +144,55 @@ def test_sensitivity_ranks_the_fragile_layer_first_and_skip_is_honoured():
     assert "fc_b" in str(res)
     with pytest.raises(ValueError, match="not layers the config quantizes"):
         sensitivity(model, cfg, calibrate, evaluate, layers=["nope"])
+
+
+class _Wide(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc_in = nn.Linear(128, 256)
+        self.fc_mid = nn.Linear(256, 256)
+
+    def forward(self, x):
+        return self.fc_mid(fw.nn.functional.relu(self.fc_in(x)))
+
+
+def test_int8_claims_match_the_program_the_predictor_runs(tmp_path):
+    """A layer is reported int8 exactly when the Predictor's optimized program runs its
+    product on an int8 op. fc_mid (65,536 MACs) reads a relu output quantized to uint8
+    0..127 (7-bit asymmetric: exact on int8 kernels with or without VNNI); fc_in (32,768
+    MACs, fold_qdq's threshold) reads signed int8, which runs int8 only with VNNI."""
+    import fw.inference as infer
+    from fw.core.kernels.cpu.int8 import EXACT_U8S8
+    from fw.slim.report import _int8_passes
+
+    if "fold_qdq" not in _int8_passes():
+        pytest.skip("no int8 pass in this fw-core")
+    fw.seed(6)
+    model = _Wide()
+    cfg = QuantConfig(activation=O.AbsmaxObserver(), weight=O.AbsMaxChannelWiseWeightObserver())
+    cfg.add_name_config("fc_mid", activation=O.MinMaxObserver(quant_bits=7),
+                        weight=O.AbsMaxChannelWiseWeightObserver())
+    ptq = PTQ(cfg)
+    q = ptq.quantize(model)
+    x = fw.randn([16, 128])
+    q(x)
+    conv = ptq.convert(q)
+    rep = report(conv, x, reference=model, repeat=3)
+    by = {r.name: r for r in rep.layers}
+    assert by["fc_mid"].kernel == "int8" and "quantized_matmul" in by["fc_mid"].reason
+    assert by["fc_in"].kernel == ("int8" if EXACT_U8S8 else "fp32")
+    if not EXACT_U8S8:
+        assert "signed int8" in by["fc_in"].reason
+    # what the Predictor runs: its optimized program, read back from the predictor
+    file, served = _helpers().save_and_predict(conv, tmp_path / "m", x.numpy(), [128])
+    from fw.core.ir.passes import PassManager
+    from fw.core.ir.serialize import load
+
+    prog, _ = load(file)
+    PassManager(["inference"]).run(prog)
+    ops = [op.name for op in prog.block.ops]
+    assert ops.count("quantized_matmul") == sum(r.kernel == "int8" for r in rep.layers)
+    np.testing.assert_allclose(served, conv(x).numpy(),
+                               atol=float(np.abs(conv(x).numpy()).max()) / 127)
+    assert by["fc_mid"].ms_quant > 0 and by["fc_mid"].ms_fp32 > 0
+    del infer

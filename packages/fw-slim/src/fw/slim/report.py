@@ -27,6 +27,7 @@ accuracy).
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import time
@@ -156,34 +157,94 @@ def _capture(model, names, x):
 
 
 def _int8_passes():
+    """The registered passes that run QDQ programs on int8 ops (slim-int8's fold_qdq)."""
     from fw.core.ir.passes import PASSES
 
-    return tuple(sorted(n for n in PASSES if "int8" in n or "quant" in n))
+    return tuple(sorted(n for n in PASSES if "int8" in n or "quant" in n or "qdq" in n))
 
 
-def _program_kernels(model, x):
-    """{layer name: int8 op name} for the layers whose op the optimized program runs
-    as an int8 op, and the int8 passes that ran."""
-    passes = _int8_passes()
-    if not passes:
-        return {}, passes
+def _optimized_program(model, x, passes):
+    """`model` saved with fw.jit.save, read back, and run through fw-core's ``inference``
+    pipeline (plus any int8 pass it does not list): the program a Predictor runs."""
+    import tempfile
+
     import fw.jit
-    from fw.core.ir.passes import PassManager
+    from fw.core.ir.passes import PIPELINES, PassManager
+    from fw.core.ir.serialize import load
     from fw.static import InputSpec
 
-    spec = [InputSpec([None] + list(x.shape[1:]), str(x.dtype).replace("fw.", ""), name="x")]
-    static = fw.jit.to_static(model, input_spec=spec)
-    program = static.concrete_program.main_program if hasattr(static, "concrete_program") \
-        else static.program
-    PassManager(["inference", *passes]).run(program)
+    model = copy.deepcopy(model)  # to_static converts the layer it is given
+    model.eval()
+    spec = [InputSpec([None] + list(x.shape[1:]), x.dtype.name, name="x")]
+    with tempfile.TemporaryDirectory() as tmp:
+        f = fw.jit.save(fw.jit.to_static(model, input_spec=spec), os.path.join(tmp, "m"),
+                        input_spec=spec)
+        program, _ = load(f)
+    extra = [p for p in passes if p not in PIPELINES["inference"]]
+    PassManager(["inference", *extra]).run(program)
+    return program
+
+
+def _int8_ops(program):
+    """{layer name: int8 op name} from the weight labels of the program's int8 ops."""
     found = {}
-    for op in program.block(0).ops if hasattr(program, "block") else program.ops:
-        if "int8" in op.name or op.name.startswith("quantized_"):
-            for v in op.inputs:
+    for op in program.block.ops:
+        if op.name.startswith("quantized_") or "int8" in op.name:
+            for v in op.operands:
                 label = getattr(v, "label", None) or ""
                 if label.endswith(".weight"):
                     found[label[:-len(".weight")]] = op.name
-    return found, passes
+    return found
+
+
+def _program_ms(program, x, repeat):
+    from fw.core.ir import run
+
+    return _median_ms(lambda: run(program, x), repeat)
+
+
+class _Alone(nn.Layer):
+    """One converted layer as a model (its own program), or its fp32 twin: the same op
+    on the dequantized weight, no quantize/dequantize."""
+
+    def __init__(self, layer, fp32=False):
+        super().__init__()
+        self.inner = layer
+        self._w = fw.to_tensor(layer.float_weight()) if fp32 else None
+
+    def forward(self, x):
+        if self._w is None:
+            return self.inner(x)
+        return self.inner._run(x, self._w)
+
+
+def _macs(layer, x, out):
+    """Multiply-adds of the layer's product for one sample (as fold_qdq counts them)."""
+    w = layer.weight.shape
+    per_out = int(np.prod(w[1:])) if isinstance(layer, _conv_types()) else int(w[0])
+    return int(np.prod(out.shape[1:])) * per_out
+
+
+def _conv_types():
+    from fw.quantization.layers import ConvertedConv2D
+
+    return (ConvertedConv2D,)
+
+
+def _fp32_reason(layer, macs, passes):
+    from fw.core.ir.passes import get_pass
+
+    try:
+        min_macs = get_pass("fold_qdq").min_macs
+    except Exception:  # noqa: BLE001  (another int8 pass: no threshold known)
+        min_macs = None
+    if min_macs is not None and macs is not None and macs < min_macs:
+        return (f"{macs:,} MACs per sample < fold_qdq's min_macs {min_macs:,}: int8 does not "
+                "pay for so small a product; the QDQ runs around the fp32 op")
+    if layer.act_scale is not None and layer._arange[0] < 0:
+        return ("its input is quantized as signed int8: without VNNI fold_qdq runs only "
+                "uint8 0..127 inputs in int8 (a relu's output); fp32 with QDQ here")
+    return f"the int8 passes {list(passes)} left it in fp32"
 
 
 def _scales(layer):
@@ -219,7 +280,9 @@ def report(model_or_path, sample, reference=None, repeat=20):
     if not convs:
         raise ValueError("report: the model has no converted quantized layers (run "
                          "PTQ/QAT quantize and convert first)")
-    int8_ops, rep.int8_passes = _program_kernels(model, x)
+    rep.int8_passes = _int8_passes()
+    int8_ops = _int8_ops(_optimized_program(model, x, rep.int8_passes)) \
+        if rep.int8_passes else {}
     got, out_q = _capture(model, list(convs), x)
     ref_got, out_ref = ({}, None)
     if isinstance(reference, nn.Layer):
@@ -228,6 +291,7 @@ def report(model_or_path, sample, reference=None, repeat=20):
         rep.output_sqnr_db = sqnr(out_ref.numpy(), out_q.numpy())
     for name, layer in convs.items():
         quantized = layer.weight_bits is not None or layer.act_scale is not None
+        macs = _macs(layer, got[name][0], got[name][1]) if name in got else None
         if name in int8_ops:
             kernel, why = "int8", f"folded into {int8_ops[name]}"
         elif not quantized:
@@ -236,16 +300,19 @@ def report(model_or_path, sample, reference=None, repeat=20):
             kernel, why = "fp32", ("no int8 pass in this fw-core: quantize/dequantize run as "
                                    "reference kernels around the fp32 op")
         else:
-            kernel, why = "fp32", (f"the int8 passes {list(rep.int8_passes)} left this layer "
-                                   "in fp32")
+            kernel, why = "fp32", _fp32_reason(layer, macs, rep.int8_passes)
         w, a = _scales(layer)
         lr = LayerReport(name, type(layer).__name__, kernel, why, w, a, layer.weight_bits)
         if name in got:
+            # each layer alone, as the Predictor would run it: its optimized program (int8
+            # ops where the pass folded it) and the fp32 twin's
             xin = got[name][0]
-            wf = fw.to_tensor(layer.float_weight())
-            with fw.no_grad():
-                lr.ms_quant = _median_ms(lambda lay=layer, v=xin: lay(v), repeat)
-                lr.ms_fp32 = _median_ms(lambda lay=layer, v=xin, w=wf: lay._run(v, w), repeat)
+            for attr, fp32 in (("ms_quant", False), ("ms_fp32", True)):
+                prog = _optimized_program(_Alone(layer, fp32), xin, rep.int8_passes)
+                setattr(lr, attr, _program_ms(prog, xin, repeat))
+                if not fp32 and bool(_int8_ops(prog)) != (kernel == "int8"):
+                    lr.reason += " (alone, the pass decides otherwise: its input is not " \
+                                 "an int8 value there)"
             if name in ref_got:
                 lr.sqnr_db = sqnr(ref_got[name][1].numpy(), got[name][1].numpy())
         rep.layers.append(lr)
@@ -257,9 +324,8 @@ def report(model_or_path, sample, reference=None, repeat=20):
     rep.bytes_quant = _layer_bytes(model)
     if isinstance(reference, nn.Layer):
         rep.bytes_fp32 = _layer_bytes(reference)
-        with fw.no_grad():
-            rep.ms_quant = _median_ms(lambda: model(x), repeat)
-            rep.ms_fp32 = _median_ms(lambda: reference(x), repeat)
+        rep.ms_quant = _program_ms(_optimized_program(model, x, rep.int8_passes), x, repeat)
+        rep.ms_fp32 = _program_ms(_optimized_program(reference, x, rep.int8_passes), x, repeat)
     return rep
 
 
