@@ -53,6 +53,7 @@ class Quantization:
         if not isinstance(model, nn.Layer):
             raise TypeError(f"{type(self).__name__}.quantize: 'model' must be a Layer, got "
                             f"{type(model).__name__}")
+        by_layer = self._config._layer_names(model)
         m = model if inplace else copy.deepcopy(model)
         if isinstance(m, _Quanted):
             raise ValueError(f"{type(self).__name__}.quantize: the model is already quantized")
@@ -61,7 +62,7 @@ class Quantization:
             if isinstance(layer, _Quanted):
                 raise ValueError(f"{type(self).__name__}.quantize: sublayer {name!r} is already "
                                  "quantized")
-            hit = self._config._config_for(name, layer)
+            hit = self._config._config_for(name, layer, by_layer)
             if hit is None:
                 return None
             wrapper, cfg = hit
