@@ -87,6 +87,8 @@ def test_report_on_saved_files(tmp_path):
     model, conv, x = _converted()
     fq, _ = h.save_and_predict(conv, tmp_path / "q", x.numpy(), [1, 6, 6])
     ff, _ = h.save_and_predict(model, tmp_path / "f", x.numpy(), [1, 6, 6])
+    # the Layers, already exported (to_static converted them), still report
+    assert report(conv, x, reference=model, repeat=2).layers[0].sqnr_db > 25
     rep = report(fq, x, reference=ff, repeat=3)
     from fw.slim._model_file import model_file_sizes
 

@@ -147,10 +147,16 @@ def _capture(model, names, x):
             def hook(layer, inputs, output, n=n):
                 got[n] = (inputs[0], output)
             hooks.append(subs[n].register_forward_post_hook(hook))
+    import fw.jit
+
+    # eager values: a model fw.jit.to_static converted (an exported one) would trace
+    # instead (fw.jit has no query of the switch; it is on unless a user turned it off)
+    fw.jit.enable_to_static(False)
     try:
         with fw.no_grad():
             out = model(x)
     finally:
+        fw.jit.enable_to_static(True)
         for h in hooks:
             h.remove()
     return got, out
@@ -173,7 +179,12 @@ def _optimized_program(model, x, passes):
     from fw.core.ir.serialize import load
     from fw.static import InputSpec
 
-    model = copy.deepcopy(model)  # to_static converts the layer it is given
+    # to_static converts the layer it is given: trace a copy. A model exported before
+    # holds traced programs; their ops refer to the op table's OpDefs, which must stay
+    # the table's own objects in the copy (the verifier checks identity)
+    from fw.core.ops import OPS
+
+    model = copy.deepcopy(model, {id(op): op for op in OPS.values()})
     model.eval()
     spec = [InputSpec([None] + list(x.shape[1:]), x.dtype.name, name="x")]
     with tempfile.TemporaryDirectory() as tmp:
