@@ -177,12 +177,12 @@ def _optimized_program(model, x, passes):
     import fw.jit
     from fw.core.ir.passes import PIPELINES, PassManager
     from fw.core.ir.serialize import load
-    from fw.static import InputSpec
 
     # to_static converts the layer it is given: trace a copy. A model exported before
     # holds traced programs; their ops refer to the op table's OpDefs, which must stay
     # the table's own objects in the copy (the verifier checks identity)
     from fw.core.ops import OPS
+    from fw.static import InputSpec
 
     model = copy.deepcopy(model, {id(op): op for op in OPS.values()})
     model.eval()
