@@ -150,7 +150,23 @@ def test_errors():
     with pytest.raises(TypeError, match="add_type_config: 'layer_type'"):
         cfg.add_type_config("Linear")
     q = PTQ(cfg).quantize(SmallNet())
-    with pytest.raises(RuntimeError, match="run calibration batches"):
+    with pytest.raises(RuntimeError, match=r"convert: layer 'conv' \(Conv2D\).*run calibration"):
         PTQ(cfg).convert(q)  # no calibration batch ran
     with pytest.raises(ValueError, match="already quantized"):
         PTQ(cfg).quantize(q)
+
+
+def test_remain_weight_keeps_float_weights():
+    fw.seed(7)
+    model = SmallNet()
+    ptq = PTQ(CONFIGS["absmax/per-channel"]())
+    q = ptq.quantize(model)
+    x = fw.randn([4, 1, 6, 6])
+    q(x)
+    c = ptq.convert(q, remain_weight=True)
+    assert c.fc1.weight.dtype == fw.float32 and c.fc1.weight_bits is None
+    np.testing.assert_array_equal(c.fc1.weight.numpy(), model.fc1.weight.numpy())
+    # only the activations are fake-quantized
+    fq = c.fc1._input(fw.flatten(fw.nn.functional.relu(c.conv(x)), 1)).numpy()
+    s = float(c.fc1.act_scale.numpy()[0])
+    assert np.all(np.abs(fq / s - np.rint(fq / s)) < 1e-3)

@@ -85,7 +85,11 @@ class Quantization:
                 return None
             if remain_weight:
                 layer.weight_quanter = None
-            return layer._convert()
+            try:
+                return layer._convert()
+            except (RuntimeError, ValueError) as e:
+                raise type(e)(f"{type(self).__name__}.convert: layer {name!r} "
+                              f"({type(layer._layer).__name__}): {e}") from None
 
         if _replace(m, conv) == 0:
             raise ValueError(f"{type(self).__name__}.convert: the model has no quantized layers "
