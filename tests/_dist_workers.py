@@ -300,6 +300,43 @@ def case_pp_dp():
         close(v.numpy(), ref[k], f"pp x dp {k}")
 
 
+def case_pp_mp():
+    """pp2 x mp2 on 4 ranks: tensor-parallel layers inside pipeline stages (the
+    column-parallel block travels between the stages) == dense."""
+    s = fleet.DistributedStrategy()
+    s.hybrid_configs = {"pp_degree": 2, "mp_degree": 2}
+    s.pipeline_configs = {"accumulate_steps": 4, "micro_batch_size": B // 4}
+    fleet.init(is_collective=True, strategy=s)
+    hcg = fleet.get_hybrid_communicate_group()
+    mp = hcg.get_model_parallel_group()
+    X, Y = data()
+    sd = {k: v.numpy() for k, v in dense().state_dict().items()}
+    descs = [LayerDesc(ColumnParallelLinear, DIN, H, gather_output=False), LayerDesc(nn.Tanh),
+             LayerDesc(RowParallelLinear, H, H, input_is_parallel=True), LayerDesc(nn.Tanh),
+             LayerDesc(nn.Linear, H, DOUT)]
+    pl = PipelineLayer(descs, loss_fn=lambda out, y: ((out - y) ** 2).mean())
+    kinds = {"0.weight": "column", "0.bias": "column", "2.weight": "row"}
+    for k, v in pl.state_dict().items():
+        kind = kinds.get(k)
+        if kind is None:
+            v.set_value(sd[k])
+        elif k.endswith("bias"):
+            v.set_value(split_bias(sd[k], kind, mp.rank, mp.nranks))
+        else:
+            v.set_value(split_weight(sd[k], kind, mp.rank, mp.nranks))
+    model = fleet.distributed_model(pl)
+    opt = fw.optimizer.Adam(learning_rate=LR, parameters=model.parameters())
+    for _ in range(STEPS):
+        model.train_batch([fw.to_tensor(X), fw.to_tensor(Y)], opt)
+    ref = reference()
+    for k, v in pl.state_dict().items():
+        kind = kinds.get(k)
+        want = ref[k] if kind is None else (
+            split_bias(ref[k], kind, mp.rank, mp.nranks) if k.endswith("bias")
+            else split_weight(ref[k], kind, mp.rank, mp.nranks))
+        close(v.numpy(), want, f"pp x mp {k}")
+
+
 def case_gradient_merge():
     """gradient merge k=4 (dp over the world, micro-batches of 2) == batch x 4."""
     s = fleet.DistributedStrategy()

@@ -110,13 +110,13 @@ def distributed_model(model):
     strategy = _state.strategy
     from fw.distributed.parallel import DataParallel
 
+    mp = hcg.get_model_parallel_group()
+    if mp.nranks > 1:
+        _sync_replicated(model, mp)
     if hcg.get_pipe_parallel_world_size() > 1:
         from fw.distributed.fleet.meta_parallel.pipeline_parallel import PipelineParallel
 
         return PipelineParallel(model, hcg, strategy)
-    mp = hcg.get_model_parallel_group()
-    if mp.nranks > 1:
-        _sync_replicated(model, mp)
     sg = hcg.get_sharding_parallel_group()
     if sg.nranks > 1:
         if hcg.get_data_parallel_world_size() > 1:
