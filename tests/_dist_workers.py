@@ -159,6 +159,37 @@ def case_fleet_sharding():
             close(m.state_dict()[k].numpy(), v, f"fleet sharding stage {stage} {k}")
 
 
+def case_zero3_tied():
+    """ZeRO-3 with a tied embedding/output head (read outside its layer) == DP."""
+
+    class Tied(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            fw.seed(1)
+            self.emb = nn.Embedding(7, 4)
+            self.mix = nn.Linear(4, 4)
+
+        def forward(self, ids):
+            return fw.matmul(self.mix(self.emb(ids)), self.emb.weight, transpose_y=True)
+
+    ids = np.random.default_rng(2).integers(0, 7, (4, 3))
+    ref = Tied()
+    opt = fw.optimizer.Adam(learning_rate=LR, parameters=ref.parameters())
+    for _ in range(STEPS):
+        (ref(fw.to_tensor(ids)) ** 2).mean().backward()
+        opt.step()
+        opt.clear_grad()
+    m = Tied()
+    m2, opt2, _ = group_sharded_parallel(
+        m, fw.optimizer.Adam(learning_rate=LR, parameters=m.parameters()), "p_g_os")
+    for _ in range(STEPS):
+        (m2(fw.to_tensor(local(ids))) ** 2).mean().backward()
+        opt2.step()
+        opt2.clear_grad()
+    for (k, a), b in zip(m2.state_dict().items(), ref.state_dict().values()):
+        close(a.numpy(), b.numpy(), f"zero3 tied {k}")
+
+
 def tp_model(mp, rank, n):
     ref = dense()
     sd = {k: v.numpy() for k, v in ref.state_dict().items()}
