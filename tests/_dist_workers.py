@@ -385,6 +385,10 @@ def case_gradient_merge():
             lo = k * mb * n + r * mb
             loss = mse(m(fw.to_tensor(X[lo:lo + mb])), Y[lo:lo + mb])
             loss.backward()
+            # only the 4th backward of a merge all-reduces (the others accumulate)
+            g = comm.all_gather(np.ascontiguousarray(m._layers[0].weight.grad.numpy()))
+            synced = float(np.abs(g[0] - g[-1]).max()) == 0.0
+            assert synced == (k == 3), (k, synced)
             opt.step()
             opt.clear_grad()
     for k, v in reference(steps=2).items():

@@ -23,6 +23,7 @@ class _State:
     strategy = None
     hcg = None
     is_collective = False
+    dp_model = None  # the DataParallel distributed_model made (gradient merge drives it)
 
 
 _state = _State()
@@ -138,8 +139,9 @@ def distributed_model(model):
                             _grad_owners=owners)
     dp = hcg.get_data_parallel_group()
     if dp.nranks > 1:
-        return DataParallel(model, group=dp,
-                            find_unused_parameters=strategy.find_unused_parameters)
+        _state.dp_model = DataParallel(model, group=dp,
+                                       find_unused_parameters=strategy.find_unused_parameters)
+        return _state.dp_model
     return model
 
 
