@@ -66,6 +66,7 @@ def init(role_maker=None, is_collective=False, strategy=None, log_level="INFO"):
     topo = CommunicateTopology([names[a] for a in order], [dims[a] for a in order])
     _state.hcg = HybridCommunicateGroup(topo)
     _state.strategy = strategy
+    _state.dp_model = None
     _state.is_collective = True
     return None
 
@@ -109,6 +110,7 @@ def distributed_model(model):
     mp group. With one rank and no parallelism it is returned unchanged."""
     hcg = _require("distributed_model")
     strategy = _state.strategy
+    _state.dp_model = None
     from fw.distributed.parallel import DataParallel
 
     mp = hcg.get_model_parallel_group()
