@@ -59,9 +59,17 @@ def train(model, X, Y, steps=STEPS, opt=None):
     return model
 
 
-def reference(steps=STEPS):
+def reference(steps=STEPS, sgd=False):
     X, Y = data()
-    return {k: v.numpy() for k, v in train(dense(), X, Y, steps).state_dict().items()}
+    m = dense()
+    opt = fw.optimizer.SGD(learning_rate=0.1, parameters=m.parameters()) if sgd else None
+    return {k: v.numpy() for k, v in train(m, X, Y, steps, opt).state_dict().items()}
+
+
+def sgd(model):
+    """SGD as well as Adam: Adam is invariant to the gradients' scale, so only SGD
+    catches a sum in place of a mean."""
+    return fw.optimizer.SGD(learning_rate=0.1, parameters=model.parameters())
 
 
 def close(got, want, what):
@@ -87,6 +95,10 @@ def case_dp():
     train(dp, local(X), local(Y))
     for k, v in reference().items():
         close(dp.state_dict()[k].numpy(), v, f"dp {k}")
+    dp = DataParallel(dense(), comm_buffer_size=0.0005, last_comm_buffer_size=0.0002)
+    train(dp, local(X), local(Y), opt=sgd(dp))
+    for k, v in reference(sgd=True).items():
+        close(dp.state_dict()[k].numpy(), v, f"dp (SGD) {k}")
 
 
 def case_recompute():
@@ -112,10 +124,11 @@ def case_recompute():
 
 def case_zero():
     X, Y = data()
-    ref = reference()
-    for level in ("os", "os_g", "p_g_os"):
+    for level, use_sgd in [(lv, u) for lv in ("os", "os_g", "p_g_os") for u in (False, True)]:
+        ref = reference(sgd=use_sgd)
         m = dense()
-        opt = fw.optimizer.Adam(learning_rate=LR, parameters=m.parameters())
+        opt = sgd(m) if use_sgd else fw.optimizer.Adam(learning_rate=LR,
+                                                        parameters=m.parameters())
         m2, opt2, _ = group_sharded_parallel(m, opt, level)
         train(m2, local(X), local(Y), opt=opt2)
         if level == "p_g_os":  # between steps a rank holds only its slices
@@ -124,7 +137,7 @@ def case_zero():
             assert held * comm.world_size() < sum(s.numel for s in m2._slots) + 64, held
         sd = m2.state_dict()
         for k, v in ref.items():
-            close(sd[k].numpy(), v, f"zero {level} {k}")
+            close(sd[k].numpy(), v, f"zero {level} {'SGD' if use_sgd else 'Adam'} {k}")
         if level != "os":  # the optimizer state is partitioned: fewer moments here
             n_local = sum(int(np.prod(p.shape)) for p in opt2._inner._parameter_list)
             n_all = sum(int(np.prod(p.shape)) for p in dense().parameters())
@@ -225,6 +238,9 @@ def case_tp():
     m = fleet.distributed_model(tp_model(mp, mp.rank, mp.nranks))
     train(m, X, Y)
     check_tp(m, mp, reference(), "tp")
+    m = fleet.distributed_model(tp_model(mp, mp.rank, mp.nranks))
+    train(m, X, Y, opt=sgd(m))
+    check_tp(m, mp, reference(sgd=True), "tp (SGD)")
     # the same seed gives the dense model's initial weights, block by block
     fw.seed(0)
     fresh = nn.Sequential(ColumnParallelLinear(DIN, H, gather_output=False), nn.Tanh(),
@@ -375,9 +391,16 @@ def case_gradient_merge():
     s.gradient_merge_configs = {"k_steps": 4, "avg": True}
     fleet.init(is_collective=True, strategy=s)
     X, Y = data()
+    for use_sgd in (False, True):
+        _merge(s, X, Y, use_sgd)
+
+
+def _merge(s, X, Y, use_sgd):
+    fleet.init(is_collective=True, strategy=s)
     m = fleet.distributed_model(dense())
-    opt = fleet.distributed_optimizer(fw.optimizer.Adam(learning_rate=LR,
-                                                        parameters=m.parameters()))
+    inner = sgd(m) if use_sgd else fw.optimizer.Adam(learning_rate=LR,
+                                                      parameters=m.parameters())
+    opt = fleet.distributed_optimizer(inner)
     n, r = comm.world_size(), comm.world_rank()
     mb = B // (4 * n)
     for _ in range(2):  # two merged steps
@@ -391,8 +414,8 @@ def case_gradient_merge():
             assert synced == (k == 3), (k, synced)
             opt.step()
             opt.clear_grad()
-    for k, v in reference(steps=2).items():
-        close(m.state_dict()[k].numpy(), v, f"gradient merge {k}")
+    for k, v in reference(steps=2, sgd=use_sgd).items():
+        close(m.state_dict()[k].numpy(), v, f"gradient merge {'SGD' if use_sgd else 'Adam'} {k}")
 
 
 if __name__ == "__main__":
