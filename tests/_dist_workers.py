@@ -248,6 +248,29 @@ def case_tp():
                           nn.Linear(H, DOUT))
     init = {k: v.numpy() for k, v in dense().state_dict().items()}
     check_tp(fresh, mp, init, "tp initialisation")
+    # a row-parallel layer that splits its (replicated) input itself, and a
+    # column-parallel one that gathers its output: outputs and upstream grads == dense
+    rng = np.random.default_rng(4)
+    W1 = rng.standard_normal((DIN, H)).astype("float32")
+    W2 = rng.standard_normal((H, H)).astype("float32")
+    W3 = rng.standard_normal((H, DOUT)).astype("float32")
+    xin = fw.to_tensor(X)
+    w1 = fw.to_tensor(W1, stop_gradient=False)
+    ref_out = F.linear(F.linear(F.linear(xin, w1), fw.to_tensor(W2)), fw.to_tensor(W3))
+    (ref_out ** 2).sum().backward()
+    w1p = fw.to_tensor(W1, stop_gradient=False)
+    row = RowParallelLinear(H, H, has_bias=False, input_is_parallel=False, mp_group=mp)
+    row.weight.set_value(split_weight(W2, "row", mp.rank, mp.nranks))
+    col = ColumnParallelLinear(H, DOUT, has_bias=False, gather_output=True, mp_group=mp)
+    col.weight.set_value(split_weight(W3, "column", mp.rank, mp.nranks))
+    out = col(row(F.linear(xin, w1p)))
+    scale = float(np.abs(ref_out.numpy()).max())
+    close(out.numpy() / scale, ref_out.numpy() / scale,
+          "row(split input) + column(gathered output), relative")
+    (out ** 2).sum().backward()
+    gscale = float(np.abs(w1.grad.numpy()).max())
+    close(w1p.grad.numpy() / gscale, w1.grad.numpy() / gscale,
+          "gradient upstream of the row/column pair, relative")
     # vocabulary-parallel embedding + parallel cross-entropy == dense, loss and grads
     V, D = 8, 6
     rng = np.random.default_rng(3)
