@@ -83,3 +83,11 @@ def test_lsq_scale_is_trained():
     assert g is not None and np.abs(g.numpy()).max() > 0
     opt.step()
     assert not np.array_equal(qm.fc1.weight_quanter.scale.numpy(), s0)
+
+
+def test_qat_needs_quanters():
+    from fw.quantization import observers as O
+
+    cfg = QuantConfig(activation=O.AbsmaxObserver(), weight=Q.FakeQuanterWithAbsMaxObserver())
+    with pytest.raises(ValueError, match="layer 'conv' got the observer AbsmaxObserverLayer"):
+        QAT(cfg).quantize(_helpers().SmallNet())

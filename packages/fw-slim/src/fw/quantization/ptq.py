@@ -121,6 +121,15 @@ class QAT(Quantization):
     the forward pass; train the returned model as usual, then `convert` it."""
 
     def quantize(self, model, inplace=False):
+        from fw.quantization.base import BaseObserver
+
         m = self._wrap(model, inplace)
+        for name, layer in m.named_sublayers():
+            for q in (getattr(layer, "weight_quanter", None),
+                      getattr(layer, "activation_quanter", None)):
+                if isinstance(q, BaseObserver):
+                    raise ValueError(f"QAT.quantize: layer {name!r} got the observer "
+                                     f"{type(q).__name__}: QAT trains through quanters "
+                                     "(fw.quantization.quanters); observers are for PTQ")
         m.train()
         return m
