@@ -6,18 +6,19 @@ each case runs a small script (its ``__main__`` functions are re-imported as
 ``__mp_main__`` in the ranks); argument checks run in-process (they fail before
 any process starts)."""
 
+import importlib
 import json
 import os
 import subprocess
-import importlib
 import sys
 import time
 
 import pytest
 
+from fw.distributed.launch.env import clean_environ
+
 # the module (fw.distributed's `spawn` attribute is the function, as in Paddle)
 spawn_mod = importlib.import_module("fw.distributed.spawn")
-from fw.distributed.launch.env import clean_environ
 
 TIMEOUT = 120
 
