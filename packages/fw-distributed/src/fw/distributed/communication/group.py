@@ -156,6 +156,9 @@ def destroy_process_group(group=None):
     which `is_initialized()` is False and `init_parallel_env` may run again in a
     single process; MPI itself stays initialised until exit)."""
     if group is None:
+        from fw.distributed.communication.task import _pending
+
+        _pending.clear()
         for g in list(_groups.values()):
             _free(g)
         _groups.clear()
