@@ -49,7 +49,9 @@ def inplace_buffer(t, fn, arg):
     (zero-copy), else a contiguous copy that `done()` writes back. `done()` also
     bumps the tensor's version."""
     a = array_of(t, fn, arg)
-    if is_host(a) and not a.flags.writeable:
+    if not is_host(a):      # a device array: the engine of its device decides
+        return a, lambda: bump_version(t)
+    if not a.flags.writeable:
         raise ValueError(f"fw.distributed.{fn}: {arg} ({describe(a)}) is read-only; the op "
                          "writes its result into it")
     if a.flags.c_contiguous:
@@ -66,7 +68,7 @@ def inplace_buffer(t, fn, arg):
 def send_buffer(t, fn, arg):
     """A C-contiguous array with `t`'s values (its own when possible)."""
     a = array_of(t, fn, arg)
-    return a if a.flags.c_contiguous else a.copy(order="C")
+    return a if not is_host(a) or a.flags.c_contiguous else a.copy(order="C")
 
 
 def reduce_plan(a, op, fn, nranks):
