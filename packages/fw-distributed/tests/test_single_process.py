@@ -159,6 +159,10 @@ def test_bad_arguments_name_the_function_and_argument():
     ro.flags.writeable = False
     with pytest.raises(ValueError, match=r"all_reduce: tensor \(float32\[3\]\) is read-only"):
         dist.all_reduce(make_tensor(ro))
+    with pytest.raises(ValueError, match=r"stream.all_gather: the output tensor is float32\[4\]; "
+                                         r"gathering float32\[3\] from 1 ranks gives "
+                                         r"float32\[3\]"):
+        dist.stream.all_gather(fw.zeros([4]), x)
     with pytest.raises(TypeError, match="all_gather_object: object_list must be a list"):
         dist.all_gather_object((), 1)
     with pytest.raises(TypeError, match="all_reduce: group must be a Group"):
