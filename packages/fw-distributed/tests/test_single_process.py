@@ -169,6 +169,18 @@ def test_bad_arguments_name_the_function_and_argument():
         dist.all_reduce(x, group="world")
 
 
+def test_collectives_on_symbolic_values_say_they_are_eager_only():
+    from fw.core.ir import TensorType, trace
+
+    def body(x):
+        dist.all_reduce(x)
+        return x
+
+    with pytest.raises(NotImplementedError, match="all_reduce: tensor is a symbolic value of "
+                                                  "a program being built"):
+        trace(body, [TensorType([4], "float32")])
+
+
 def test_groups_on_one_rank():
     g = dist.new_group([0], timeout=datetime.timedelta(seconds=5))
     assert (g.id, g.ranks, g.rank, g.nranks, g.timeout) == (1, [0], 0, 1, 5.0)
