@@ -89,6 +89,9 @@ def init_parallel_env(timeout=None):
     if state.store is not None:
         from fw.distributed.communication._watch import Publisher
 
+        from fw.distributed.communication._watch import _publish
+
+        _publish(state.store, state.rank)   # every rank has a record from the start
         state.publisher = Publisher(state.store, state.rank)
         state.publisher.start()
     return state.world
