@@ -87,9 +87,7 @@ def init_parallel_env(timeout=None):
     state.initialized = True
     install_sigusr1()
     if state.store is not None:
-        from fw.distributed.communication._watch import Publisher
-
-        from fw.distributed.communication._watch import _publish
+        from fw.distributed.communication._watch import Publisher, _publish
 
         _publish(state.store, state.rank)   # every rank has a record from the start
         state.publisher = Publisher(state.store, state.rank)
