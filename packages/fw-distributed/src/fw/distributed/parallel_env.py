@@ -72,7 +72,7 @@ def init_parallel_env(timeout=None):
         return state.world
     t = timeout_seconds(timeout, "init_parallel_env")
     if _launched():
-        comm = _engine_mpi.init_world()
+        comm = _engine_mpi.init_world(min(t, 300.0))
         engine = _engine_mpi.MpiEngine(comm)
     else:
         engine = SelfEngine()

@@ -180,7 +180,7 @@ def destroy_process_group(group=None):
 
 
 def _free(g):
-    if g.id != 0 and g.engine is not None:
+    if g.engine is not None:
         g.engine.free()
     g.engine = None
     g.rank = -1
