@@ -118,12 +118,15 @@ def test_a_killed_rank_is_named(mode, tmp_path):
     assert wall < 100, wall
 
 
-def test_a_rank_dying_of_an_uncaught_exception_is_named_at_once(tmp_path):
-    """Rank 1 raises before a collective rank 0 is waiting in: rank 1 must exit (an
-    uncaught exception skips MPI_Finalize, which would wait for rank 0) and rank 0
-    must name it from the launcher's ``dead`` key, long before the 30 s timeout."""
+@pytest.mark.parametrize("mode", ["raise", "exit"])
+def test_a_rank_that_exits_early_is_named_at_once(mode, tmp_path):
+    """Rank 1 raises (or calls sys.exit(2)) before a collective rank 0 is waiting in:
+    rank 1 must exit instead of waiting for rank 0 in MPI_Finalize (an uncaught
+    exception skips it; at a plain exit the store rendezvous sees rank 0 blocked),
+    and rank 0 must name it from the launcher's ``dead`` key, long before the 30 s
+    timeout."""
     t0 = time.monotonic()
-    p = run_launcher("failures_check.py", 2, "raise", 30.0, timeout=120,
+    p = run_launcher("failures_check.py", 2, mode, 30.0, timeout=120,
                      env=clean_env(FW_FLIGHT_RECORDER_DIR=tmp_path),
                      launcher_args=("--grace", "20"))
     wall = time.monotonic() - t0

@@ -31,10 +31,13 @@ def report(t0, exc):
 if MODE == "raise" and R == 1:
     # uncaught: the rank must exit at once (not wait for rank 0 in MPI_Finalize)
     raise ValueError("boom on rank 1")
+if MODE == "exit" and R == 1:
+    # SystemExit skips the excepthook: the exit rendezvous sees rank 0 waiting
+    sys.exit(2)
 
 t0 = time.time()
 try:
-    if MODE == "raise":
+    if MODE in ("raise", "exit"):
         dist.all_reduce(x)
     elif MODE == "sleep":
         if R == 1:

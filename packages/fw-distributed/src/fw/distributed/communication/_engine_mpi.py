@@ -22,6 +22,7 @@ lost peers.
 from __future__ import annotations
 
 import atexit
+import os
 import sys
 import time
 
@@ -75,7 +76,40 @@ def _finalize():
     if MPI is None or _broken[0] is not None:
         return
     if MPI.Is_initialized() and not MPI.Is_finalized():
+        _exit_rendezvous()
         MPI.Finalize()
+
+
+def _exit_rendezvous(period: float = 0.25):
+    """Meet the other ranks in the job's store before MPI_Finalize, which waits for
+    every rank (MPICH) and holds the GIL while it does, so nothing can be checked
+    once inside. While waiting here, end the process if a peer died or waits in an op
+    this exiting rank will never enter: e.g. ``sys.exit(1)`` on one rank (SystemExit
+    bypasses the excepthook below) while another waits in an all-reduce. Without
+    this both would wait until the collective's timeout. A correct program never
+    trips it: a peer still computing is not waiting in an op, and this rank waits
+    for it, as MPI_Finalize would."""
+    from fw.distributed.communication._watch import peers_blocked
+    from fw.distributed.communication._world import state
+
+    store = state.store
+    if store is None or state.world_size <= 1:
+        return
+    try:
+        store.set(state.key("exit", state.rank), b"1")
+        keys = [state.key("exit", r) for r in range(state.world_size)]
+        while not store.check(keys):
+            blocked = peers_blocked()
+            if blocked:
+                who = "; ".join(f"rank {r} {how}" for r, how in sorted(blocked.items()))
+                sys.stderr.write(f"fw.distributed: rank {state.rank} is exiting while {who}: "
+                                 f"it will never join, so it exits without MPI_Finalize "
+                                 f"(status 1)\n")
+                sys.stderr.flush()
+                os._exit(1)
+            time.sleep(period)
+    except Exception:  # noqa: BLE001 - a store gone at exit: MPI_Finalize decides
+        return
 
 
 def mark_broken(reason: str) -> None:

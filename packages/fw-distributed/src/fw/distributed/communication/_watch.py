@@ -17,7 +17,7 @@ import time
 from fw.distributed._flight_recorder import recorder
 from fw.distributed.communication._world import state
 
-__all__ = ["Publisher", "progress_record", "diagnose", "dead_ranks"]
+__all__ = ["Publisher", "progress_record", "diagnose", "dead_ranks", "peers_blocked"]
 
 PERIOD = 0.1
 HEARTBEAT = 1.0   # a record is re-pushed at least this often, unchanged or not
@@ -81,6 +81,39 @@ def dead_ranks(ranks) -> dict:
                 out[r] = store.get(k, timeout=2.0).decode(errors="replace")
     except Exception:  # noqa: BLE001 - diagnosis must not mask the timeout
         pass
+    return out
+
+
+def peers_blocked(min_age: float = 1.0) -> dict:
+    """{rank: description} of the other ranks that the launcher reported dead or whose
+    latest op has been waiting (state 'issued') for more than `min_age` seconds, from
+    their progress records. Read by the exit rendezvous (`_engine_mpi`): an exiting
+    rank enters no op again, so such a peer waits for it in vain."""
+    from fw.distributed.communication.group import _groups
+
+    store = state.store
+    if store is None or state.world_size <= 1:
+        return {}
+    # only collectives of groups this rank is a member of wait for it (a group's
+    # members have the same group ids on every rank)
+    mine = {str(gid): set(g.ranks) for gid, g in list(_groups.items()) if g.rank >= 0}
+    peers = [r for r in range(state.world_size) if r != state.rank]
+    out = {r: f"died ({how})" for r, how in dead_ranks(peers).items()}
+    now = time.time()
+    for r in peers:
+        if r in out:
+            continue
+        key = state.key("comm", "progress", r)
+        try:
+            if not store.check([key]):
+                continue
+            rec = json.loads(store.get(key, timeout=2.0))
+        except Exception:  # noqa: BLE001 - the store may be going away at exit
+            continue
+        for gid, (_seq, _op, desc, st, t) in rec["groups"].items():
+            if gid in mine and r in mine[gid] and st == "issued" and now - t > min_age:
+                out[r] = f"waits in {desc}"
+                break
     return out
 
 
