@@ -35,7 +35,10 @@ __all__ = ["main", "launch", "Launcher"]
 _PROG = "fw.distributed.launch"
 _LEVELS = {"DEBUG": 10, "INFO": 20, "WARNING": 30, "ERROR": 40, "CRITICAL": 50, "NOTSET": 0}
 # seconds without a heartbeat after which another node's launcher counts as gone
+# (FW_LAUNCH_HEARTBEAT_TIMEOUT changes it)
 _HEARTBEAT_TIMEOUT = 60.0
+# seconds a watching call may spend reconnecting to a store that went away
+_WATCH_STORE_TIMEOUT = 10.0
 _POLL = 0.02
 
 
@@ -105,6 +108,14 @@ class Launcher:
         self._pmi_problem = None
         self._hb = {}
         self._last_hb = 0.0
+        self.watch = None  # a store client with a short timeout, for the watch loop
+        self.store_lost = False  # node 0 (and its store) went away: stop talking to it
+        self.gone_nodes: set[int] = set()  # nodes whose launcher stopped its heartbeat
+        raw = os.environ.get("FW_LAUNCH_HEARTBEAT_TIMEOUT") or _HEARTBEAT_TIMEOUT
+        try:
+            self.heartbeat_timeout = float(raw)
+        except ValueError:
+            raise LaunchError(f"FW_LAUNCH_HEARTBEAT_TIMEOUT={raw!r}: expected seconds") from None
 
     # -- messages -------------------------------------------------------------
     def say(self, msg: str, level: str = "INFO"):
@@ -260,6 +271,16 @@ class Launcher:
                  + ", ".join(f"{w.rank} (pid {w.pid})" for w in self.workers)
                  + f"; logs in {log_dir}/workerlog.<rank>", "DEBUG" if attempt == 0 else "INFO")
 
+    def _watch_client(self):
+        """The watch loop's own client: a short reconnect timeout, so a store that went
+        away (node 0 died) is noticed in seconds, not after --rendezvous_timeout."""
+        if self.watch is None:
+            from fw.distributed.store import TCPStore
+
+            self.watch = TCPStore(self.store.host, self.store.port,
+                                  timeout=_WATCH_STORE_TIMEOUT)
+        return self.watch
+
     def _check_remote(self, now: float):
         """Another node's abort, and the other launchers' heartbeats (multi-node)."""
         from fw.distributed.store import StoreError
@@ -268,21 +289,24 @@ class Launcher:
             return
         self._last_hb = now
         try:
-            self.store.add(f"fwrun/{self.token}/hb/{self.cfg.node_rank}", 1)
-            if self.store.check([f"{self.job_id}/abort"]):
-                why = self.store.get(f"{self.job_id}/abort", timeout=5).decode()
+            self._watch_client().add(f"fwrun/{self.token}/hb/{self.cfg.node_rank}", 1)
+            if self.watch.check([f"{self.job_id}/abort"]):
+                why = self.watch.get(f"{self.job_id}/abort", timeout=5).decode()
                 raise _Failure(f"another node stopped the job: {why}")
             for n in range(self.cfg.nnodes):
                 if n == self.cfg.node_rank:
                     continue
-                beat = self.store.add(f"fwrun/{self.token}/hb/{n}", 0)
+                beat = self.watch.add(f"fwrun/{self.token}/hb/{n}", 0)
                 last = self._hb.get(n)
                 if last is None or last[0] != beat:
                     self._hb[n] = (beat, now)
-                elif now - last[1] > _HEARTBEAT_TIMEOUT:
+                elif now - last[1] > self.heartbeat_timeout:
+                    self.gone_nodes.add(n)
                     raise _Failure(f"node {n}'s launcher ({self.nodes[n]['host']}) stopped "
-                                   f"answering for {_HEARTBEAT_TIMEOUT:g} s", restartable=False)
+                                   f"answering for {self.heartbeat_timeout:g} s",
+                                   restartable=False)
         except StoreError as e:
+            self.store_lost = True
             raise _Failure(f"lost the job's store at {self.store.endpoint} (node 0's launcher "
                            f"gone?): {e}", restartable=False) from None
 
@@ -326,16 +350,22 @@ class Launcher:
 
         if not self.multi:
             return
-        self.store.set(f"{self.job_id}/done/{self.cfg.node_rank}", "1")
         keys = [f"{self.job_id}/done/{n}" for n in range(self.cfg.nnodes)]
+        try:
+            self._watch_client().set(keys[self.cfg.node_rank], "1")
+        except StoreError as e:
+            self.store_lost = True
+            raise _Failure(f"lost the job's store at {self.store.endpoint}: {e}",
+                           restartable=False) from None
         while True:
             if self._signalled is not None:
                 raise _Failure(f"the launcher got {signal.Signals(self._signalled).name}",
                                status=128 + self._signalled, restartable=False)
             try:
-                if self.store.check(keys):
+                if self._watch_client().check(keys):
                     return
             except StoreError as e:
+                self.store_lost = True
                 raise _Failure(f"lost the job's store at {self.store.endpoint}: {e}",
                                restartable=False) from None
             self._check_remote(time.monotonic())
@@ -347,13 +377,15 @@ class Launcher:
 
         rank = getattr(failure, "rank", None)
         try:
-            if rank is not None:
-                self.store.set(f"{self.job_id}/dead/{rank.rank}", describe_exit(rank.returncode)
-                               if rank.returncode else "exited without joining MPI_Init")
-            if not self.store.check([f"{self.job_id}/abort"]):
-                self.store.set(f"{self.job_id}/abort", f"node {self.cfg.node_rank}: {failure}")
+            if not self.store_lost:
+                w = self._watch_client()
+                if rank is not None:
+                    w.set(f"{self.job_id}/dead/{rank.rank}", describe_exit(rank.returncode)
+                          if rank.returncode else "exited without joining MPI_Init")
+                if not w.check([f"{self.job_id}/abort"]):
+                    w.set(f"{self.job_id}/abort", f"node {self.cfg.node_rank}: {failure}")
         except StoreError:
-            pass  # the store is gone (node 0 died): nothing to tell anyone
+            self.store_lost = True  # node 0 died: nothing to tell anyone
         deadline = time.monotonic() + (self.cfg.grace if self._signalled is None else 0.0)
         while time.monotonic() < deadline and any(w.poll() is None for w in self.workers):
             time.sleep(_POLL)
@@ -425,18 +457,24 @@ class Launcher:
     def _close_store(self):
         if self.store is None:
             return
-        if self.multi and self.cfg.node_rank == 0 and self.nodes:
+        if self.store_lost:
+            pass
+        elif self.multi and self.cfg.node_rank == 0 and self.nodes:
             # keep serving until every other launcher said goodbye (bounded)
-            keys = [f"fwrun/{self.token}/bye/{n}" for n in range(1, self.cfg.nnodes)]
+            keys = [f"fwrun/{self.token}/bye/{n}" for n in range(1, self.cfg.nnodes)
+                    if n not in self.gone_nodes]
             try:
                 self.store.wait(keys, timeout=10.0)
             except Exception:
                 pass
         elif self.multi and self.nodes:
             try:
-                self.store.set(f"fwrun/{self.token}/bye/{self.cfg.node_rank}", "1")
+                self._watch_client().set(f"fwrun/{self.token}/bye/{self.cfg.node_rank}", "1")
             except Exception:
                 pass
+        if self.watch is not None:
+            self.watch.close()
+            self.watch = None
         self.store.close()
         self.store = None
 
@@ -463,7 +501,12 @@ def launch(argv=None) -> int:
         print(msg if msg.startswith(_PROG) else f"{_PROG}: error: {msg}", file=sys.stderr,
               flush=True)
         return 2
-    return Launcher(cfg).run()
+    try:
+        launcher = Launcher(cfg)
+    except LaunchError as e:
+        print(f"{_PROG}: error: {e}", file=sys.stderr, flush=True)
+        return 2
+    return launcher.run()
 
 
 def main(argv=None) -> int:
