@@ -138,6 +138,32 @@ def test_a_node_that_never_comes_is_named(tmp_path):
     assert "rendezvous: node(s) [1] did not join within 2 s" in res.stderr
 
 
+def test_ctrl_c_while_waiting_for_the_other_nodes_leaves_at_once(tmp_path):
+    script = tmp_path / "s.py"
+    script.write_text("print('never runs')\n")
+    port = free_port()
+    proc = start(0, port, str(script), [], tmp_path)
+    try:
+        # node 0 hosts the store, then waits for node 1 (60 s here)
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            assert proc.poll() is None and time.monotonic() < deadline
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=TIMEOUT)
+        assert time.monotonic() - t0 < 30
+    finally:
+        finish([proc])
+    assert proc.returncode == 128 + signal.SIGINT, err
+    assert "got SIGINT while waiting for the other nodes; stopping" in err
+
+
 def test_nodes_must_agree_on_nproc_per_node(tmp_path):
     script = tmp_path / "s.py"
     script.write_text("print('never runs')\n")

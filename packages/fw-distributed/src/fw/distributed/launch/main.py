@@ -42,6 +42,14 @@ _WATCH_STORE_TIMEOUT = 10.0
 _POLL = 0.02
 
 
+class _Interrupted(BaseException):
+    """SIGINT/SIGTERM while the launcher blocks in the store (rendezvous): leave now."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
 class _Failure(Exception):
     """Ends one attempt of the job; ``status`` is the launcher's exit status."""
 
@@ -105,6 +113,7 @@ class Launcher:
         self.workers: list[Worker] = []
         self.pmi = None
         self._signalled: int | None = None
+        self._interruptible = False
         self._pmi_problem = None
         self._hb = {}
         self._last_hb = 0.0
@@ -213,10 +222,15 @@ class Launcher:
 
         cfg = self.cfg
         self.job_id = f"{self.token}.{attempt}"
+        self.workers = []
         if self.multi:
             try:
-                store_barrier(self.store, f"fwrun/{self.token}/start/{attempt}",
-                              cfg.node_rank, cfg.nnodes, cfg.rendezvous_timeout)
+                self._interruptible = True
+                try:
+                    store_barrier(self.store, f"fwrun/{self.token}/start/{attempt}",
+                                  cfg.node_rank, cfg.nnodes, cfg.rendezvous_timeout)
+                finally:
+                    self._interruptible = False
             except Exception as e:
                 raise _Failure(f"attempt {attempt}: the nodes did not all start it: {e}",
                                restartable=False) from None
@@ -243,7 +257,11 @@ class Launcher:
                                   _pmi.process_mapping(cfg.nnodes, cfg.nproc_per_node), kvs=kvs,
                                   barrier_timeout=cfg.pmi_timeout, kvsname=f"kvs_{self.job_id}",
                                   on_failure=on_failure, on_abort=on_abort)
-        os.makedirs(cfg.log_dir, exist_ok=True)
+        try:
+            os.makedirs(cfg.log_dir, exist_ok=True)
+        except OSError as e:
+            raise _Failure(f"--log_dir {cfg.log_dir!r}: cannot create it: {e.strerror or e}",
+                           status=2, restartable=False) from None
         base = _env.clean_environ()
         net = _env.mpich_network_environ(self.host, self.multi)
         for k, v in net.items():
@@ -260,10 +278,14 @@ class Launcher:
                     store_endpoint=self.store.endpoint, job_id=self.job_id,
                     restart_count=attempt, pmi_fd=theirs.fileno(), timeout=cfg.timeout,
                     log_dir=log_dir, device=cfg.devices[local] if cfg.devices else None)
-                self.workers.append(Worker(
-                    rank, local, cmd, env, log_path=os.path.join(log_dir, f"workerlog.{rank}"),
-                    pass_fds=(theirs.fileno(),), stream=(rank == 0), append=attempt > 0,
-                    console=self.console))
+                try:
+                    self.workers.append(Worker(
+                        rank, local, cmd, env,
+                        log_path=os.path.join(log_dir, f"workerlog.{rank}"),
+                        pass_fds=(theirs.fileno(),), stream=(rank == 0), append=attempt > 0,
+                        console=self.console))
+                except (RuntimeError, OSError) as e:
+                    raise _Failure(str(e), restartable=False) from None
             finally:
                 theirs.close()
         self.pmi.start()
@@ -414,13 +436,19 @@ class Launcher:
     # -- the whole job --------------------------------------------------------
     def _on_signal(self, signum, frame):
         self._signalled = signum
+        # the watch loop polls the flag; a blocking store wait (rendezvous, the start
+        # barrier of an attempt) would not look at it for minutes
+        if self._interruptible:
+            raise _Interrupted(signum)
 
     def run(self) -> int:
         cfg = self.cfg
         old = {s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
         try:
+            self._interruptible = True
             self.store = self._open_store()
             self._rendezvous()
+            self._interruptible = False
             attempt = 0
             while True:
                 failure = None
@@ -446,7 +474,13 @@ class Launcher:
         except LaunchError as e:
             self.say(f"error: {e}", "CRITICAL")
             return 2
+        except _Interrupted as e:
+            self._interruptible = False
+            self.say(f"got {signal.Signals(e.signum).name} while waiting for the other "
+                     "nodes; stopping", "ERROR")
+            return 128 + e.signum
         finally:
+            self._interruptible = False
             if self.workers:
                 kill_all(self.workers, "launcher exiting")
                 self._end_attempt()
