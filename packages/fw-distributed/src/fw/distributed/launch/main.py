@@ -235,7 +235,13 @@ class Launcher:
                 raise _Failure(f"attempt {attempt}: the nodes did not all start it: {e}",
                                restartable=False) from None
             # the PMI thread blocks in the store at barriers: it gets its own client
-            pmi_store = TCPStore(self.store.host, self.store.port, timeout=cfg.rendezvous_timeout)
+            try:
+                pmi_store = TCPStore(self.store.host, self.store.port,
+                                     timeout=cfg.rendezvous_timeout)
+            except Exception as e:
+                self.store_lost = True
+                raise _Failure(f"attempt {attempt}: lost the job's store: {e}",
+                               restartable=False) from None
             kvs = _pmi.StoreKVS(pmi_store, f"{self.job_id}/pmi", cfg.node_rank, cfg.nnodes,
                                 cfg.nproc_per_node)
         else:
