@@ -163,6 +163,7 @@ class MultiprocessContext:
         if self._closed:
             return
         self._closed = True
+        atexit.unregister(self._at_exit)
         for fd in self._readers.values():
             os.close(fd)
         self._readers.clear()
