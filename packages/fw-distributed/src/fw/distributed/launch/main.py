@@ -409,7 +409,7 @@ class Launcher:
                 w = self._watch_client()
                 if rank is not None:
                     w.set(f"{self.job_id}/dead/{rank.rank}", describe_exit(rank.returncode)
-                          if rank.returncode else "exited without joining MPI_Init")
+                          if rank.returncode else "exit code 0, without MPI_Init")
                 if not w.check([f"{self.job_id}/abort"]):
                     w.set(f"{self.job_id}/abort", f"node {self.cfg.node_rank}: {failure}")
         except StoreError:
