@@ -7,7 +7,10 @@ oneDNN/BLAS thread, as the other predictor benchmarks (the machine is shared).
 
 ``python asv_bench/benchmarks/bench_prune.py [rounds]`` prints the medians of
 interleaved runs (dense, pruned, dense, pruned, ...) and their ratio, which is how
-the figures in fw-slim's README were taken on a loaded machine.
+the figures in fw-slim's README were taken on a loaded machine;
+``... bench_prune.py accuracy`` trains LeNet and ResNet-18 on the digits set,
+prunes 50 % of their conv channels and fine-tunes one epoch (the accuracy half of
+the target: drop <= 1 point).
 """
 
 import os
@@ -82,7 +85,61 @@ def _interleaved(rounds=15, cases=tuple(CASES)):
     return out
 
 
+def _digits_accuracy(name, epochs, ft_epochs, lr=0.003, ft_lr=0.001, bs=32, criterion="l1"):
+    """Test accuracy on the digits set (examples/_data.py, 28x28) of the zoo model
+    `name` (10 classes; ResNet-18 sees the gray image in its 3 channels): trained
+    `epochs` with Adam, after pruning 50 % of its conv channels, and after
+    `ft_epochs` of fine-tuning. Returns (dense, pruned, fine-tuned)."""
+    root = os.path.join(os.path.dirname(__file__), "..", "..")
+    sys.path.insert(0, os.path.join(root, "tests"))
+    sys.path.insert(0, os.path.join(root, "examples"))
+    import zoo
+    from _data import load_digits_dataset
+
+    from fw.autograd import no_grad
+
+    tr, te = load_digits_dataset("train"), load_digits_dataset("test")
+    reps = 1 if name == "lenet" else 3
+    xtr, xte = np.repeat(tr.images, reps, axis=1), np.repeat(te.images, reps, axis=1)
+    fw.seed(0)
+    model = zoo.build(fw, name, num_classes=10)
+
+    def train(n_epochs, rate):
+        opt = fw.optimizer.Adam(learning_rate=rate, parameters=model.parameters())
+        model.train()
+        rng = np.random.default_rng(0)
+        for _ in range(n_epochs):
+            idx = rng.permutation(len(tr.labels))
+            for i in range(0, len(idx), bs):
+                j = idx[i:i + bs]
+                loss = fw.nn.functional.cross_entropy(model(fw.to_tensor(xtr[j])),
+                                                      fw.to_tensor(tr.labels[j]))
+                loss.backward()
+                opt.step()
+                opt.clear_grad()
+        model.eval()
+
+    def accuracy():
+        with no_grad():
+            hits = [model(fw.to_tensor(xte[i:i + 128])).numpy().argmax(1)
+                    == te.labels[i:i + 128] for i in range(0, len(te.labels), 128)]
+        return float(np.concatenate(hits).mean())
+
+    train(epochs, lr)
+    dense = accuracy()
+    fw.slim.ChannelPruner(model, [1, reps, 28, 28], criterion=criterion).prune(0.5)
+    pruned = accuracy()
+    train(ft_epochs, ft_lr)
+    return dense, pruned, accuracy()
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["accuracy"]:
+        for name, ep in (("lenet", 4), ("resnet18", 3)):
+            d, p, f = _digits_accuracy(name, ep, 1)
+            print(f"{name:9s} digits: dense {d:.4f}  pruned {p:.4f}  fine-tuned (1 epoch) {f:.4f}"
+                  f"  drop {100 * (d - f):+.2f} points", flush=True)
+        sys.exit(0)
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 15
     for case, (md, mp, ratio) in _interleaved(n).items():
         print(f"{case:18s} dense {md * 1e3:8.2f} ms  pruned {mp * 1e3:8.2f} ms  {ratio:.2f}x")

@@ -113,6 +113,10 @@ def test_distiller_in_a_loop_moves_student_to_teacher():
         opt.clear_grad()
     assert gap() < 0.5 * g0
     np.testing.assert_array_equal(teacher[0].weight.numpy(), t_w)
+    distiller.remove_hooks()
+    distiller.student_features.clear()
+    student(xt)
+    assert distiller.student_features == {}
 
 
 def test_distill_in_model_fit():

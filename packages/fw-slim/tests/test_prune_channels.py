@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import fw
+import fw.jit
 import fw.nn as nn
 import fw.slim as slim
 from fw.slim.criteria import fpgm, l1_norm, l2_norm
@@ -320,6 +321,14 @@ def test_sensitivity_equals_pruned_copies():
             slim.FPGMFilterPruner(copy, [1, 3, 9, 9]).prune({name: r})
             assert drop == pytest.approx((10.0 - metric(copy)) / 10.0, rel=1e-4, abs=1e-6)
             assert drop > 0
+    # sensitivity-driven ratios: a budget between the two measured drops of a group
+    name = "stem.weight"
+    budget = 0.5 * (sens[name][0.25] + sens[name][0.5])
+    ratios = slim.ratios_by_sensitivity({name: sens[name]}, budget)
+    assert 0.25 < ratios[name] < 0.5, (sens, ratios)
+    plan = pruner.prune(ratios)
+    assert len(plan[name]) == round(8 * ratios[name]) and model.stem.weight.shape[0] == \
+        8 - len(plan[name])
 
 
 def test_ratios_by_sensitivity():
@@ -329,3 +338,87 @@ def test_ratios_by_sensitivity():
     assert r["a"] == pytest.approx(0.2 + 0.1 * (0.02 - 0.01) / 0.04)
     assert r["b"] == pytest.approx(0.1 * 0.02 / 0.2)
     assert r["c"] == 0.5
+
+
+def test_mean_head_and_unknown_ops_fix():
+    class Net(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.c0 = nn.Conv2D(3, 8, 3)
+            self.c1 = nn.Conv2D(8, 6, 3)
+            self.c2 = nn.Conv2D(3, 4, 3)
+            self.fc = nn.Linear(6, 2)
+
+        def forward(self, x):
+            h = self.c1(fw.nn.functional.relu(self.c0(x))).mean(axis=[2, 3])  # [N, 6]
+            side = fw.concat([self.c2(x), self.c2(x)], axis=1).sum()  # concat: not followed
+            return self.fc(h) + side
+
+    model, ref = _build(Net, 6), _build(Net, 6)
+    pruner = slim.ChannelPruner(model, [1, 3, 7, 7])
+    by = {g.name: g for g in pruner.groups}
+    assert by["c0.weight"].prunable and by["c1.weight"].prunable
+    assert not by["c2.weight"].prunable and "concat" in by["c2.weight"].reasons[0]
+    x = fw.to_tensor(np.random.default_rng(4).standard_normal((2, 3, 7, 7)).astype("float32"))
+    plan = pruner.prune(0.5)
+    a, b = plan["c0.weight"], plan["c1.weight"]
+    _z(ref.c0.weight, a, 0), _z(ref.c0.bias, a, 0), _z(ref.c1.weight, a, 1)
+    _z(ref.c1.weight, b, 0), _z(ref.c1.bias, b, 0), _z(ref.fc.weight, b, 0)
+    np.testing.assert_allclose(model(x).numpy(), ref(x).numpy(), rtol=1e-4, atol=1e-4)
+    assert model.fc.weight.shape == [3, 2] and model.c2.weight.shape == [4, 3, 3, 3]
+
+
+def test_prune_a_converted_model():
+    """A model already converted by fw.jit.to_static (and run) prunes, and its next
+    call runs the pruned weights, not the program cached before pruning."""
+    model, ref = _build(ConvBNConv, 8), _build(ConvBNConv, 8)
+    x = fw.to_tensor(np.random.default_rng(5).standard_normal((2, 3, 10, 10)).astype("float32"))
+    model = fw.jit.to_static(model)
+    np.testing.assert_allclose(model(x).numpy(), ref(x).numpy(), rtol=1e-5, atol=1e-5)
+    plan = slim.ChannelPruner(model, [1, 3, 10, 10]).prune(0.5)
+    ConvBNConv.zero(ref, plan)
+    assert model.c0.weight.shape == [5, 3, 3, 3]
+    np.testing.assert_allclose(model(x).numpy(), ref(x).numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_channel_last_conv_bn_conv():
+    class NHWC(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.c0 = nn.Conv2D(3, 8, 3, padding=1, data_format="NHWC")
+            self.bn = nn.BatchNorm2D(8, data_format="NHWC")
+            self.c1 = nn.Conv2D(8, 4, 3, data_format="NHWC")
+
+        def forward(self, x):
+            return self.c1(fw.nn.functional.relu(self.bn(self.c0(x))))
+
+    model, ref = _build(NHWC, 9), _build(NHWC, 9)
+    x = fw.to_tensor(np.random.default_rng(6).standard_normal((2, 7, 7, 3)).astype("float32"))
+    pruner = slim.ChannelPruner(model, [1, 7, 7, 3])
+    assert [g.name for g in pruner.prunable_groups()] == ["c0.weight"]
+    plan = pruner.prune(0.5)
+    a = plan["c0.weight"]
+    _z(ref.c0.weight, a, 0), _z(ref.c0.bias, a, 0), _z(ref.bn.weight, a, 0)
+    _z(ref.bn.bias, a, 0), _z(ref.c1.weight, a, 1)
+    np.testing.assert_allclose(model(x).numpy(), ref(x).numpy(), rtol=1e-4, atol=1e-4)
+    assert model.c0.weight.shape == [4, 3, 3, 3] and model.bn._mean.shape == [4]
+
+
+def test_interpolate_passes_channels():
+    class Up(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.c0 = nn.Conv2D(3, 6, 3, padding=1)
+            self.c1 = nn.Conv2D(6, 2, 3)
+
+        def forward(self, x):
+            h = fw.nn.functional.interpolate(self.c0(x), scale_factor=2, mode="nearest")
+            return self.c1(h)
+
+    model, ref = _build(Up, 10), _build(Up, 10)
+    x = fw.to_tensor(np.random.default_rng(7).standard_normal((2, 3, 5, 5)).astype("float32"))
+    plan = slim.ChannelPruner(model, [1, 3, 5, 5]).prune(0.5)
+    a = plan["c0.weight"]
+    _z(ref.c0.weight, a, 0), _z(ref.c0.bias, a, 0), _z(ref.c1.weight, a, 1)
+    np.testing.assert_allclose(model(x).numpy(), ref(x).numpy(), rtol=1e-4, atol=1e-4)
+    assert model.c1.weight.shape == [2, 3, 3, 3]

@@ -129,3 +129,34 @@ def test_two_four_pattern_holds_through_training():
     assert set(p2.masks) == {"1.weight"}
     with pytest.raises(ValueError, match="parameter '0.weight'.*multiple of m=4"):
         slim.NMPruner(odd, params=["0.weight"])
+
+
+def test_asp_order_decorate_then_prune_model():
+    """Paddle's ASP order: decorate(optimizer) first, prune_model(model) after; the
+    optimizer finds the masks at each step, for its own parameters only."""
+    model = nn.Sequential(nn.Conv2D(4, 8, 3), nn.ReLU(), nn.Flatten(), nn.Linear(8 * 4 * 4, 16),
+                          nn.ReLU(), nn.Linear(16, 4))
+    opt = slim.decorate(fw.optimizer.SGD(learning_rate=0.5, parameters=model.parameters()))
+    pruner = slim.prune_model(model, n=2, m=4)
+    other = nn.Sequential(nn.Linear(8, 4))
+    slim.prune_model(other)  # masks of a model this optimizer does not train
+    _train(model, opt, steps=3)
+    assert pruner.check()
+    for k in pruner.masks:
+        assert slim.calculate_density(pruner.params[k]) == pytest.approx(0.5)
+    # without masks (with_mask=False) nothing is kept through steps
+    model2 = nn.Sequential(nn.Conv2D(4, 8, 3), nn.ReLU(), nn.Flatten(), nn.Linear(128, 16),
+                           nn.ReLU(), nn.Linear(16, 4))
+    opt2 = slim.decorate(fw.optimizer.SGD(learning_rate=0.5, parameters=model2.parameters()))
+    p2 = slim.prune_model(model2, with_mask=False)
+    assert slim.check_sparsity(model2[3].weight, 2, 4)
+    _train(model2, opt2, steps=3)
+    assert not slim.check_sparsity(model2[3].weight, 2, 4) and not p2.masks
+
+
+def test_skip_params_func():
+    model = _net(4)
+    pruner = slim.UnstructuredPruner(model, "ratio", ratio=0.5,
+                                     skip_params_func=lambda m: ["0.weight"])
+    assert set(pruner.masks) == {"3.weight", "5.weight"}
+    assert slim.calculate_density(model[0].weight) == 1.0

@@ -35,8 +35,8 @@ Rules (op names of fw-core's table):
 - ``linear``: the input's last-axis space += weight axis 0 (``block`` rows per
   channel after a flatten); a new space (kind ``linear``) with producer weight
   axis 1 (+ bias).
-- channel-wise ops (activations, pooling, dropout, elementwise unary ops): the
-  result keeps the operand's space.
+- channel-wise ops (activations, pooling, dropout, interpolation, elementwise
+  unary ops): the result keeps the operand's space.
 - broadcasting binary elementwise ops (``add``, ``subtract``, ``multiply``, ...):
   the operands' spaces are merged (the residual rule); an operand that broadcasts
   over channels (size 1 there) is fine, one that has channels but no space fixes.
@@ -57,7 +57,7 @@ _NOT_POINTWISE = {"softmax", "log_softmax", "gumbel_softmax", "prelu", "maxout",
 _POOLS = {"max_pool", "avg_pool", "adaptive_avg_pool", "adaptive_max_pool", "lp_pool"}
 _BINARY = {"add", "subtract", "multiply", "divide", "maximum", "minimum", "fmax", "fmin"}
 _REDUCE = {"sum", "mean", "max", "min", "amax", "amin", "prod"}
-_CHANNELWISE_MISC = {"dropout", "alpha_dropout"}
+_CHANNELWISE_MISC = {"dropout", "alpha_dropout", "interpolate"}
 
 
 @dataclass

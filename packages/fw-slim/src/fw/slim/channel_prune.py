@@ -67,13 +67,16 @@ def _input_specs(inputs) -> list:
 def trace_program(model, inputs):
     """The model's forward in eval mode as a `fw.core.ir.Program` (fw.jit);
     the layers' training flags are restored afterwards."""
-    from fw.jit import to_static
+    from fw.jit import StaticFunction, to_static
 
     specs = _input_specs(inputs)
     flags = [(layer, layer.training) for _, layer in model.named_sublayers(include_self=True)]
     model.eval()
+    fwd = model.forward
+    if isinstance(fwd, StaticFunction):  # already converted: trace the eager forward afresh
+        fwd = fwd.dygraph_function
     try:
-        return to_static(model.forward, input_spec=specs).concrete_program.main_program
+        return to_static(fwd, input_spec=specs).concrete_program.main_program
     finally:
         for layer, flag in flags:
             layer.training = flag
@@ -122,6 +125,17 @@ def _resync(layer) -> None:
     elif isinstance(layer, nn.Linear):
         layer._in_features = int(layer.weight.shape[0])
         layer._out_features = int(layer.weight.shape[1])
+
+
+def _drop_programs(model) -> None:
+    """Forget the programs that `fw.jit.to_static` cached for the model's layers:
+    they captured the tensors that pruning replaced (the next call traces again)."""
+    from fw.jit import StaticFunction
+
+    for _, layer in model.named_sublayers(include_self=True):
+        fwd = layer.__dict__.get("forward")
+        if isinstance(fwd, StaticFunction):
+            fwd.program_cache.clear()
 
 
 class ChannelPruner:
@@ -270,7 +284,10 @@ class ChannelPruner:
     # ------------------------------------------------------------ pruning
     def prune(self, ratios) -> dict:
         """Prune in place; returns {group name: pruned channel indices}. The groups
-        are analysed again afterwards (the pruner can prune further)."""
+        are analysed again afterwards (the pruner can prune further).
+
+        The pruned layers hold new Parameter objects: create the optimizer for the
+        fine-tune after pruning (one made before still holds the old ones)."""
         plan = self.plan(ratios)
         by_name = {g.name: g for g in self.groups}
         arrays: dict = {}
@@ -293,6 +310,7 @@ class ChannelPruner:
             touched[id(layer)] = layer
         for layer in touched.values():
             _resync(layer)
+        _drop_programs(self.model)
         self._analyse()
         return plan
 

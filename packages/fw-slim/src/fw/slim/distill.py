@@ -143,11 +143,12 @@ class Distiller(nn.Layer):
         self.teacher_output = None
         self.student_features: dict = {}
         self.teacher_features: dict = {}
+        self._hooks = []
         for s_name, t_name in self.features.items():
-            _sublayer(student, s_name, "student").register_forward_post_hook(
-                self._recorder(self.student_features, s_name))
-            _sublayer(teacher, t_name, "teacher").register_forward_post_hook(
-                self._recorder(self.teacher_features, s_name))
+            self._hooks.append(_sublayer(student, s_name, "student").register_forward_post_hook(
+                self._recorder(self.student_features, s_name)))
+            self._hooks.append(_sublayer(teacher, t_name, "teacher").register_forward_post_hook(
+                self._recorder(self.teacher_features, s_name)))
         self.adapters = nn.LayerDict()
         if adapters is True:
             if sample is None:
@@ -173,6 +174,13 @@ class Distiller(nn.Layer):
     @property
     def teacher(self):
         return self._teacher
+
+    def remove_hooks(self) -> None:
+        """Detach the feature recorders from the student and the teacher (when the
+        distillation is over; the student then runs exactly as before)."""
+        for h in self._hooks:
+            h.remove()
+        self._hooks.clear()
 
     @staticmethod
     def _recorder(store, key):

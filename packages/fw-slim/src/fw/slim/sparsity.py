@@ -27,6 +27,8 @@ axis 0 of a Linear weight ``[in, out]`` (Paddle's layout) and the flattened
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 import fw
@@ -106,6 +108,24 @@ def check_sparsity(weight, n: int = 2, m: int = 4, layout: str = "linear") -> bo
     return bool((nz <= n).all())
 
 
+def _wrap_step(optimizer, masks, who):
+    """Wrap this optimizer instance's ``step``: mask the gradients, step, mask the
+    parameters."""
+    if not callable(getattr(optimizer, "step", None)):
+        raise TypeError(f"{who}: 'optimizer' has no step(), got {type(optimizer).__name__}")
+    inner = optimizer.step
+
+    def step(*args, **kwargs):
+        masks.mask_grads()
+        out = inner(*args, **kwargs)
+        masks.update_params()
+        return out
+
+    step.__wrapped__ = inner
+    optimizer.step = step
+    return optimizer
+
+
 class MaskedPruner:
     """Masks on parameters, kept through training. Subclasses compute the masks.
 
@@ -158,22 +178,8 @@ class MaskedPruner:
         """Keep the masks through `optimizer`'s steps: its ``step`` (this
         instance's) masks the gradients, steps, then masks the parameters.
         Returns the optimizer."""
-        if not callable(getattr(optimizer, "step", None)):
-            raise TypeError(f"{type(self).__name__}.decorate: 'optimizer' has no step(), got "
-                            f"{type(optimizer).__name__}")
-        inner = optimizer.step
-        pruner = self
-
-        def step(*args, **kwargs):
-            pruner.mask_grads()
-            out = inner(*args, **kwargs)
-            pruner.update_params()
-            return out
-
-        step.__wrapped__ = inner
-        optimizer.step = step
         self._hooked.append(optimizer)
-        return optimizer
+        return _wrap_step(optimizer, self, f"{type(self).__name__}.decorate")
 
     def sparsity(self) -> dict:
         """{name: fraction of zeros} of the masked parameters."""
@@ -198,6 +204,7 @@ class UnstructuredPruner(MaskedPruner):
         threshold: magnitude threshold in ``"threshold"`` mode.
         params: names or parameters to prune (default: Conv and Linear weights).
         skip: names to leave dense.
+        skip_params_func: ``fn(model) -> names`` to leave dense (PaddleSlim's hook).
         local_sparsity: ``ratio`` per parameter instead of one global threshold
             over all of them.
 
@@ -206,8 +213,10 @@ class UnstructuredPruner(MaskedPruner):
     ``decorate(optimizer)`` keeps them through training.
     """
 
-    def __init__(self, model, mode="ratio", ratio=0.55, threshold=0.01, params=None, skip=(),
-                 local_sparsity=False):
+    def __init__(self, model, mode="ratio", threshold=0.01, ratio=0.55, params=None, skip=(),
+                 skip_params_func=None, local_sparsity=False):
+        if skip_params_func is not None:
+            skip = set(skip) | set(skip_params_func(model))
         super().__init__(model, params, skip)
         if mode not in ("ratio", "threshold"):
             raise ValueError(f"UnstructuredPruner: 'mode' must be 'ratio' or 'threshold', got "
@@ -286,21 +295,66 @@ class NMPruner(MaskedPruner):
                    for k in self.masks)
 
 
+# pruners made by prune_model(with_mask=True), for decorate(optimizer) without one
+_ASP_PRUNERS: weakref.WeakSet = weakref.WeakSet()
+
+
 def prune_model(model, n=2, m=4, mask_algo="mask_1d", with_mask=True):
     """Paddle ASP's ``prune_model``: N:M masks on the Conv/Linear weights of
-    `model`, applied now; returns the `NMPruner` (pass it to `decorate` to keep
-    the pattern through training). Only ``mask_algo="mask_1d"`` (groups along the
-    reduction axis) is implemented."""
+    `model`, applied now; returns the `NMPruner`. With ``with_mask=True`` the
+    masks are remembered, and an optimizer passed to `decorate` (before or after
+    this call) keeps them through its steps. Only ``mask_algo="mask_1d"`` (groups
+    along the reduction axis) is implemented."""
     if mask_algo != "mask_1d":
         raise ValueError(f"prune_model: mask_algo {mask_algo!r} is not implemented (only "
                          f"'mask_1d')")
     pruner = NMPruner(model, n, m)
-    if not with_mask:
+    if with_mask:
+        _ASP_PRUNERS.add(pruner)
+    else:
         pruner.masks.clear()
     return pruner
 
 
-def decorate(optimizer, pruner):
-    """Keep `pruner`'s masks through `optimizer`'s steps (see
-    `MaskedPruner.decorate`)."""
-    return pruner.decorate(optimizer)
+class _AspMasks:
+    """The masks of every live `prune_model` pruner, looked up at each step (Paddle
+    decorates the optimizer before pruning), restricted to `optimizer`'s parameters."""
+
+    def __init__(self, optimizer):
+        self.ids = {id(p) for p in _optimizer_params(optimizer)}
+
+    def _pairs(self):
+        for pr in list(_ASP_PRUNERS):
+            for name, mask in pr.masks.items():
+                p = pr.params[name]
+                if id(p) in self.ids:
+                    yield p, mask
+
+    def mask_grads(self):
+        for p, mask in self._pairs():
+            if p.grad is not None:
+                p.grad.set_value(p.grad.numpy() * mask)
+
+    def update_params(self):
+        for p, mask in self._pairs():
+            p.set_value(p.numpy() * mask)
+
+
+def _optimizer_params(optimizer) -> list:
+    plist = getattr(optimizer, "_parameter_list", None)
+    if plist is None:
+        raise TypeError(f"decorate: {type(optimizer).__name__} has no parameter list")
+    out = []
+    for item in plist:  # a list of parameters, or of param-group dicts
+        out.extend(item["params"] if isinstance(item, dict) else [item])
+    return out
+
+
+def decorate(optimizer, pruner=None):
+    """Keep N:M / magnitude masks through `optimizer`'s steps (Paddle ASP's
+    ``decorate``): `pruner`'s masks, or with no pruner those of every
+    `prune_model` call on this optimizer's parameters, before or after this call.
+    Returns the optimizer."""
+    if pruner is not None:
+        return pruner.decorate(optimizer)
+    return _wrap_step(optimizer, _AspMasks(optimizer), "decorate")
