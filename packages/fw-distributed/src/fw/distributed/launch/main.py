@@ -365,12 +365,36 @@ class Launcher:
                             f"{_pmi._ranges(waiting)} wait for it in MPI_Init or a PMI barrier "
                             "(did it skip MPI_Init / init_parallel_env?)").with_rank(w)))
             if found:
-                raise min(found, key=lambda f: f[0])[1]
+                kind, failure = min(found, key=lambda f: f[0])
+                if kind and self.multi:
+                    self._prefer_remote_cause(failure)
+                raise failure
             now = time.monotonic()
             self._check_remote(now)
             if not alive:
                 return
             time.sleep(_POLL)
+
+    def _prefer_remote_cause(self, local: _Failure, window: float = 0.5):
+        """A local rank that exited with a code (not a signal) is often a consequence:
+        MPI saw a peer on another node die. If that node publishes its abort within
+        ``window`` seconds, the job fails with the remote cause (raised here)."""
+        from fw.distributed.store import StoreError
+
+        key = f"{self.job_id}/abort"
+        deadline = time.monotonic() + window
+        try:
+            w = self._watch_client()
+            while True:
+                if w.check([key]):
+                    why = w.get(key, timeout=5).decode()
+                    raise _Failure(f"another node stopped the job: {why} (then here: "
+                                   f"{local})").with_rank(local.rank)
+                if time.monotonic() >= deadline:
+                    return
+                time.sleep(0.05)
+        except StoreError:
+            return
 
     def _wait_other_nodes(self):
         """After this node's ranks succeeded: the whole job is done when every node is."""
