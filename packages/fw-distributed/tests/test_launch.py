@@ -149,6 +149,11 @@ r = c.Get_rank()
 open(os.path.join(sys.argv[1], f"pid.{r}"), "w").write(str(os.getpid()))
 x = np.ones(1 << 16, np.float32)
 y = np.empty_like(x)
+c.Allreduce(x, y)
+shm = sorted({ln.split()[-1] for ln in open(f"/proc/{os.getpid()}/maps")
+              if "/dev/shm/mpich_shm_" in ln and not ln.rstrip().endswith("(deleted)")})
+open(os.path.join(sys.argv[1], f"shm.{r}"), "w").write("\n".join(shm))
+c.Barrier()
 for step in range(1000000):
     if r == 1 and step == 20:
         os.kill(os.getpid(), signal.SIGKILL)
@@ -172,6 +177,10 @@ def test_rank_killed_mid_allreduce_stops_the_job_and_names_it(tmp_path):
                          rf"launcher: rank 1 |exit code 1)", res.stderr), res.stderr
     assert wait_dead(pids) == []
     assert took < 60
+    # MPICH's node segment, which the killed rank's job would leave in /dev/shm, is gone
+    segments = {p for r in range(3) for p in (tmp_path / f"shm.{r}").read_text().split()}
+    assert segments, "the ranks mapped no MPICH shared-memory segment"
+    assert [p for p in segments if os.path.exists(p)] == []
 
 
 RESTART = r"""

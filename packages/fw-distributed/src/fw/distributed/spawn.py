@@ -29,7 +29,7 @@ import time
 
 from fw.distributed import _pmi
 from fw.distributed.launch import env as _env
-from fw.distributed.launch.workers import Worker, describe_exit, kill_all
+from fw.distributed.launch.workers import ShmTracker, Worker, describe_exit, kill_all
 
 __all__ = ["spawn", "MultiprocessContext", "SpawnError"]
 
@@ -73,6 +73,7 @@ class MultiprocessContext:
         self._failed: SpawnError | None = None
         self._closed = False
         self._pmi_error = None
+        self._shm = ShmTracker()  # MPICH segments a killed rank would leave in /dev/shm
         atexit.register(self._at_exit)
 
     # results come back on one pipe per rank, as one JSON object
@@ -104,8 +105,11 @@ class MultiprocessContext:
         self._failed = err
         deadline = time.monotonic() + self._grace
         while time.monotonic() < deadline and any(w.poll() is None for w in self.processes):
+            self._shm.sample(self.processes)
             time.sleep(0.02)
+        self._shm.sample(self.processes, force=True)
         kill_all(self.processes, f"killed by spawn: {err.args[0].splitlines()[0]}")
+        self._shm.cleanup()
         self._close()
         raise err
 
@@ -143,6 +147,7 @@ class MultiprocessContext:
             if not alive:
                 self._close()
                 return True
+            self._shm.sample(self.processes)
             if deadline is not None and time.monotonic() >= deadline:
                 return False
             time.sleep(0.02)

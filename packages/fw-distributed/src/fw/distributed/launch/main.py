@@ -28,7 +28,13 @@ import time
 from fw.distributed import _pmi
 from fw.distributed.launch import env as _env
 from fw.distributed.launch.args import LaunchConfig, LaunchError, parse_args
-from fw.distributed.launch.workers import Worker, describe_exit, exit_status, kill_all
+from fw.distributed.launch.workers import (
+    ShmTracker,
+    Worker,
+    describe_exit,
+    exit_status,
+    kill_all,
+)
 
 __all__ = ["main", "launch", "Launcher"]
 
@@ -120,6 +126,7 @@ class Launcher:
         self.watch = None  # a store client with a short timeout, for the watch loop
         self.store_lost = False  # node 0 (and its store) went away: stop talking to it
         self.gone_nodes: set[int] = set()  # nodes whose launcher stopped its heartbeat
+        self.shm = ShmTracker()
         raw = os.environ.get("FW_LAUNCH_HEARTBEAT_TIMEOUT") or _HEARTBEAT_TIMEOUT
         try:
             self.heartbeat_timeout = float(raw)
@@ -373,6 +380,7 @@ class Launcher:
             self._check_remote(now)
             if not alive:
                 return
+            self.shm.sample(self.workers)
             time.sleep(_POLL)
 
     def _prefer_remote_cause(self, local: _Failure, window: float = 0.5):
@@ -442,11 +450,15 @@ class Launcher:
         while time.monotonic() < deadline and any(w.poll() is None for w in self.workers):
             time.sleep(_POLL)
         why = f"killed by the launcher: {failure}"
+        self.shm.sample(self.workers, force=True)
         kill_all(self.workers, why)
 
     def _end_attempt(self):
         for w in self.workers:
             w.close()
+        if all(w.returncode is not None for w in self.workers):
+            for path in self.shm.cleanup():
+                self.say(f"removed {path} (left by a killed rank)", "DEBUG")
         if self.pmi is not None:
             self.pmi.close()
             self.pmi = None
