@@ -232,14 +232,16 @@ class ShmTracker:
 
     PREFIXES = ("mpich_shm_", "ucx_shm_")
 
-    def __init__(self, interval: float = 2.0):
+    def __init__(self, interval: float = 2.0, first_interval: float = 0.5):
         self.paths: set[str] = set()
-        self.interval = interval
+        self.interval, self.first_interval = interval, first_interval
         self._last = 0.0
 
     def sample(self, workers, force: bool = False) -> None:
         now = time.monotonic()
-        if not force and now - self._last < self.interval:
+        # often until MPI_Init made its segment (a job may die right after), then rarely
+        every = self.interval if self.paths else self.first_interval
+        if not force and now - self._last < every:
             return
         self._last = now
         for w in workers:
