@@ -569,6 +569,7 @@ def _log_tail(path, lines: int = 20) -> str:
 def launch(argv=None) -> int:
     """Paddle's ``paddle.distributed.launch()`` entry: parse ``argv`` (default
     ``sys.argv[1:]``), run the job, return the exit status."""
+    entered = time.time()  # after the interpreter start and `import fw` (DEBUG shows it)
     try:
         cfg = parse_args(argv)
         _env.check_stale_env(allow=cfg.allow_stale_env, who=_PROG)
@@ -582,6 +583,7 @@ def launch(argv=None) -> int:
     except LaunchError as e:
         print(f"{_PROG}: error: {e}", file=sys.stderr, flush=True)
         return 2
+    launcher.say(f"launch() entered at {entered:.6f}", "DEBUG")
     return launcher.run()
 
 
