@@ -10,6 +10,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from fw.distributed.launch.env import clean_environ
 
 TIMEOUT = 120
@@ -232,6 +234,7 @@ def _wait_up(tmp_path, procs, n=4):
     return [int((tmp_path / f"up.{r}").read_text()) for r in range(n)]
 
 
+@pytest.mark.slow  # a launcher dying: waits on heartbeats and reconnects
 def test_a_vanished_node_launcher_is_noticed_by_its_heartbeat(tmp_path):
     script = tmp_path / "s.py"
     script.write_text(SLEEP)
@@ -251,6 +254,7 @@ def test_a_vanished_node_launcher_is_noticed_by_its_heartbeat(tmp_path):
     assert "node 1's launcher (127.0.0.1) stopped answering for 3 s" in err0
 
 
+@pytest.mark.slow  # a launcher dying: waits on heartbeats and reconnects
 def test_losing_node_0_and_its_store_stops_the_other_node(tmp_path):
     script = tmp_path / "s.py"
     script.write_text(SLEEP)
