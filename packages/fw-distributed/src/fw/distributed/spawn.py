@@ -128,7 +128,7 @@ class MultiprocessContext:
             if self._pmi_error is not None:
                 self._fail(SpawnError(f"spawn: {self._pmi_error}",
                                       rank=getattr(self._pmi_error, "missing", None)))
-            alive = 0
+            alive, found = 0, []
             for w in self.processes:
                 rc = w.poll()
                 if rc is None:
@@ -136,14 +136,18 @@ class MultiprocessContext:
                     continue
                 self._read_result(w.rank)
                 if rc != 0:
-                    self._fail(self._error_for(w))
+                    # a signal death first: the ranks MPI then fails exit with a code
+                    found.append((0 if rc < 0 else 1, self._error_for(w)))
+                    continue
                 waiting = self._pmi.waiting_for(w.rank) if self._pmi else []
                 if waiting:
-                    self._fail(SpawnError(
+                    found.append((2, SpawnError(
                         f"spawn: rank {w.rank} (pid {w.pid}) returned while rank(s) "
                         f"{_pmi._ranges(waiting)} wait for it in MPI_Init or a PMI barrier "
                         "(it did not call init_parallel_env / MPI_Init while the others did)",
-                        rank=w.rank, pid=w.pid, exit_code=0))
+                        rank=w.rank, pid=w.pid, exit_code=0)))
+            if found:
+                self._fail(min(found, key=lambda f: f[0])[1])
             if not alive:
                 self._close()
                 return True
