@@ -17,8 +17,9 @@ import pytest
 
 from fw.distributed.launch.env import clean_environ
 
-# the module (fw.distributed.spawn, the attribute, is the function: Paddle's name)
+# the module (fw.distributed's `spawn` attribute is the function, as in Paddle)
 spawn_mod = importlib.import_module("fw.distributed.spawn")
+
 TIMEOUT = 120
 
 HEADER = r"""
