@@ -253,11 +253,13 @@ def test_rank_that_never_calls_mpi_init_fails_the_pmi_barrier_in_time(tmp_path):
                    "if os.environ['RANK'] == '1':\n    time.sleep(300)\n"
                    "from mpi4py import MPI\nMPI.COMM_WORLD.Barrier()\n")
     t0 = time.monotonic()
-    res = launch(["--nproc_per_node", "3", "--pmi_timeout", "3", "--grace", "0", script],
+    # 6 s: long enough for rank 2 to reach MPI_Init on a loaded machine, so only rank 1
+    # is missing when the first rank's clock runs out
+    res = launch(["--nproc_per_node", "3", "--pmi_timeout", "6", "--grace", "0", script],
                  cwd=tmp_path)
     assert res.returncode == 1, res.stderr
     assert time.monotonic() - t0 < 60
-    assert "MPI_Init: rank(s) 1 did not call MPI_Init within 3 s of the first rank " \
+    assert "MPI_Init: rank(s) 1 did not call MPI_Init within 6 s of the first rank " \
         "(rank(s) 0, 2 did and wait for them)" in res.stderr
 
 
