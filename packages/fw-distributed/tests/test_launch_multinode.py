@@ -10,9 +10,19 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from fw.distributed.launch.env import clean_environ
 
 TIMEOUT = 120
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def free_port():
@@ -21,11 +31,13 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start(node, port, script, args, cwd, extra=(), nproc=2):
+def start(node, port, script, args, cwd, extra=(), nproc=2, env=None):
     cmd = [sys.executable, "-m", "fw.distributed.launch", "--nnodes", "2", "--rank", str(node),
            "--master", f"127.0.0.1:{port}", "--nproc_per_node", str(nproc), "--log_dir",
            f"log{node}", "--rendezvous_timeout", "60", *extra, script, *args]
-    return subprocess.Popen(cmd, cwd=cwd, env=clean_environ(), stdout=subprocess.PIPE,
+    full = clean_environ()
+    full.update(env or {})
+    return subprocess.Popen(cmd, cwd=cwd, env=full, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
 
@@ -128,6 +140,32 @@ def test_a_node_that_never_comes_is_named(tmp_path):
     assert "rendezvous: node(s) [1] did not join within 2 s" in res.stderr
 
 
+def test_ctrl_c_while_waiting_for_the_other_nodes_leaves_at_once(tmp_path):
+    script = tmp_path / "s.py"
+    script.write_text("print('never runs')\n")
+    port = free_port()
+    proc = start(0, port, str(script), [], tmp_path)
+    try:
+        # node 0 hosts the store, then waits for node 1 (60 s here)
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            assert proc.poll() is None and time.monotonic() < deadline
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=TIMEOUT)
+        assert time.monotonic() - t0 < 30
+    finally:
+        finish([proc])
+    assert proc.returncode == 128 + signal.SIGINT, err
+    assert "got SIGINT while waiting for the other nodes; stopping" in err
+
+
 def test_nodes_must_agree_on_nproc_per_node(tmp_path):
     script = tmp_path / "s.py"
     script.write_text("print('never runs')\n")
@@ -137,3 +175,104 @@ def test_nodes_must_agree_on_nproc_per_node(tmp_path):
     outs = finish(procs)
     assert [p.returncode for p in procs] == [2, 2], outs
     assert "every node must use the same values" in outs[0][1] + outs[1][1]
+
+
+RESTART = r"""
+import os, signal
+from mpi4py import MPI
+c = MPI.COMM_WORLD
+attempt = int(os.environ["FW_RESTART_COUNT"])
+total = c.allreduce(1)
+print(f"attempt {attempt} rank {c.Get_rank()} total {total} job {os.environ['FW_JOB_ID']}",
+      flush=True)
+if attempt == 0 and c.Get_rank() == 3:
+    os.kill(os.getpid(), signal.SIGKILL)
+c.Barrier()
+"""
+
+
+def test_both_nodes_restart_after_a_rank_death(tmp_path):
+    script = tmp_path / "r.py"
+    script.write_text(RESTART)
+    port = free_port()
+    procs = [start(n, port, str(script), [], tmp_path, extra=["--max_restart", "1", "--grace",
+                                                              "1"]) for n in (0, 1)]
+    (out0, err0), (out1, err1) = finish(procs)
+    assert [p.returncode for p in procs] == [0, 0], (err0, err1)
+    for err in (err0, err1):
+        assert "restarting the job: attempt 1 of 1 (FW_RESTART_COUNT=1)" in err
+    assert "another node stopped the job: node 1: rank 3" in err0
+    lines = {}
+    for node, ranks in ((0, (0, 1)), (1, (2, 3))):
+        for r in ranks:
+            lines[r] = (tmp_path / f"log{node}" / f"workerlog.{r}").read_text().splitlines()
+    jobs = set()
+    for r in range(4):
+        rows = [ln.split() for ln in lines[r] if ln.startswith("attempt")]
+        # both attempts formed a 4-rank world; each attempt had one job id on every node
+        assert [(a[1], a[5]) for a in rows] == [("0", "4"), ("1", "4")], lines[r]
+        jobs.add(tuple(a[7] for a in rows))
+    assert len(jobs) == 1 and len(set(next(iter(jobs)))) == 2
+
+
+SLEEP = r"""
+import os, sys, time
+from mpi4py import MPI
+MPI.COMM_WORLD.Barrier()
+open(os.path.join(sys.argv[1], f"up.{MPI.COMM_WORLD.Get_rank()}"), "w").write(str(os.getpid()))
+time.sleep(300)
+"""
+
+
+def _wait_up(tmp_path, procs, n=4):
+    deadline = time.monotonic() + TIMEOUT
+    while not all((tmp_path / f"up.{r}").exists() for r in range(n)):
+        assert all(p.poll() is None for p in procs), [p.communicate() for p in procs]
+        assert time.monotonic() < deadline, "the ranks did not come up"
+        time.sleep(0.05)
+    time.sleep(0.2)
+    return [int((tmp_path / f"up.{r}").read_text()) for r in range(n)]
+
+
+@pytest.mark.slow  # a launcher dying: waits on heartbeats and reconnects
+def test_a_vanished_node_launcher_is_noticed_by_its_heartbeat(tmp_path):
+    script = tmp_path / "s.py"
+    script.write_text(SLEEP)
+    port = free_port()
+    env = {"FW_LAUNCH_HEARTBEAT_TIMEOUT": "3"}
+    procs = [start(n, port, str(script), [str(tmp_path)], tmp_path, extra=["--grace", "0"],
+                   env=env) for n in (0, 1)]
+    try:
+        _wait_up(tmp_path, procs)
+        t0 = time.monotonic()
+        procs[1].kill()  # node 1's launcher vanishes; its ranks die with it (PDEATHSIG)
+        out0, err0 = procs[0].communicate(timeout=TIMEOUT)
+        assert time.monotonic() - t0 < 60
+    finally:
+        finish(procs)
+    assert procs[0].returncode == 1, err0
+    assert "node 1's launcher (127.0.0.1) stopped answering for 3 s" in err0
+
+
+@pytest.mark.slow  # a launcher dying: waits on heartbeats and reconnects
+def test_losing_node_0_and_its_store_stops_the_other_node(tmp_path):
+    script = tmp_path / "s.py"
+    script.write_text(SLEEP)
+    port = free_port()
+    procs = [start(n, port, str(script), [str(tmp_path)], tmp_path, extra=["--grace", "0"])
+             for n in (0, 1)]
+    try:
+        pids = _wait_up(tmp_path, procs)
+        t0 = time.monotonic()
+        procs[0].kill()
+        out1, err1 = procs[1].communicate(timeout=TIMEOUT)
+        assert time.monotonic() - t0 < 60
+    finally:
+        finish(procs)
+    assert procs[1].returncode == 1, err1
+    assert f"lost the job's store at 127.0.0.1:{port}" in err1
+    # every rank of both nodes is gone: node 0's by PDEATHSIG, node 1's killed by its launcher
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(alive(p) for p in pids):
+        time.sleep(0.05)
+    assert not any(alive(p) for p in pids)

@@ -29,7 +29,7 @@ import time
 
 from fw.distributed import _pmi
 from fw.distributed.launch import env as _env
-from fw.distributed.launch.workers import Worker, describe_exit, kill_all
+from fw.distributed.launch.workers import ShmTracker, Worker, describe_exit, kill_all
 
 __all__ = ["spawn", "MultiprocessContext", "SpawnError"]
 
@@ -73,6 +73,7 @@ class MultiprocessContext:
         self._failed: SpawnError | None = None
         self._closed = False
         self._pmi_error = None
+        self._shm = ShmTracker()  # MPICH segments a killed rank would leave in /dev/shm
         atexit.register(self._at_exit)
 
     # results come back on one pipe per rank, as one JSON object
@@ -104,8 +105,11 @@ class MultiprocessContext:
         self._failed = err
         deadline = time.monotonic() + self._grace
         while time.monotonic() < deadline and any(w.poll() is None for w in self.processes):
+            self._shm.sample(self.processes)
             time.sleep(0.02)
+        self._shm.sample(self.processes, force=True)
         kill_all(self.processes, f"killed by spawn: {err.args[0].splitlines()[0]}")
+        self._shm.cleanup()
         self._close()
         raise err
 
@@ -124,7 +128,7 @@ class MultiprocessContext:
             if self._pmi_error is not None:
                 self._fail(SpawnError(f"spawn: {self._pmi_error}",
                                       rank=getattr(self._pmi_error, "missing", None)))
-            alive = 0
+            alive, found = 0, []
             for w in self.processes:
                 rc = w.poll()
                 if rc is None:
@@ -132,17 +136,22 @@ class MultiprocessContext:
                     continue
                 self._read_result(w.rank)
                 if rc != 0:
-                    self._fail(self._error_for(w))
+                    # a signal death first: the ranks MPI then fails exit with a code
+                    found.append((0 if rc < 0 else 1, self._error_for(w)))
+                    continue
                 waiting = self._pmi.waiting_for(w.rank) if self._pmi else []
                 if waiting:
-                    self._fail(SpawnError(
+                    found.append((2, SpawnError(
                         f"spawn: rank {w.rank} (pid {w.pid}) returned while rank(s) "
                         f"{_pmi._ranges(waiting)} wait for it in MPI_Init or a PMI barrier "
                         "(it did not call init_parallel_env / MPI_Init while the others did)",
-                        rank=w.rank, pid=w.pid, exit_code=0))
+                        rank=w.rank, pid=w.pid, exit_code=0)))
+            if found:
+                self._fail(min(found, key=lambda f: f[0])[1])
             if not alive:
                 self._close()
                 return True
+            self._shm.sample(self.processes)
             if deadline is not None and time.monotonic() >= deadline:
                 return False
             time.sleep(0.02)
@@ -163,6 +172,7 @@ class MultiprocessContext:
         if self._closed:
             return
         self._closed = True
+        atexit.unregister(self._at_exit)
         for fd in self._readers.values():
             os.close(fd)
         self._readers.clear()

@@ -28,15 +28,32 @@ import time
 from fw.distributed import _pmi
 from fw.distributed.launch import env as _env
 from fw.distributed.launch.args import LaunchConfig, LaunchError, parse_args
-from fw.distributed.launch.workers import Worker, describe_exit, exit_status, kill_all
+from fw.distributed.launch.workers import (
+    ShmTracker,
+    Worker,
+    describe_exit,
+    exit_status,
+    kill_all,
+)
 
 __all__ = ["main", "launch", "Launcher"]
 
 _PROG = "fw.distributed.launch"
 _LEVELS = {"DEBUG": 10, "INFO": 20, "WARNING": 30, "ERROR": 40, "CRITICAL": 50, "NOTSET": 0}
 # seconds without a heartbeat after which another node's launcher counts as gone
+# (FW_LAUNCH_HEARTBEAT_TIMEOUT changes it)
 _HEARTBEAT_TIMEOUT = 60.0
+# seconds a watching call may spend reconnecting to a store that went away
+_WATCH_STORE_TIMEOUT = 10.0
 _POLL = 0.02
+
+
+class _Interrupted(BaseException):
+    """SIGINT/SIGTERM while the launcher blocks in the store (rendezvous): leave now."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
 
 
 class _Failure(Exception):
@@ -102,9 +119,19 @@ class Launcher:
         self.workers: list[Worker] = []
         self.pmi = None
         self._signalled: int | None = None
+        self._interruptible = False
         self._pmi_problem = None
         self._hb = {}
         self._last_hb = 0.0
+        self.watch = None  # a store client with a short timeout, for the watch loop
+        self.store_lost = False  # node 0 (and its store) went away: stop talking to it
+        self.gone_nodes: set[int] = set()  # nodes whose launcher stopped its heartbeat
+        self.shm = ShmTracker()
+        raw = os.environ.get("FW_LAUNCH_HEARTBEAT_TIMEOUT") or _HEARTBEAT_TIMEOUT
+        try:
+            self.heartbeat_timeout = float(raw)
+        except ValueError:
+            raise LaunchError(f"FW_LAUNCH_HEARTBEAT_TIMEOUT={raw!r}: expected seconds") from None
 
     # -- messages -------------------------------------------------------------
     def say(self, msg: str, level: str = "INFO"):
@@ -202,15 +229,26 @@ class Launcher:
 
         cfg = self.cfg
         self.job_id = f"{self.token}.{attempt}"
+        self.workers = []
         if self.multi:
             try:
-                store_barrier(self.store, f"fwrun/{self.token}/start/{attempt}",
-                              cfg.node_rank, cfg.nnodes, cfg.rendezvous_timeout)
+                self._interruptible = True
+                try:
+                    store_barrier(self.store, f"fwrun/{self.token}/start/{attempt}",
+                                  cfg.node_rank, cfg.nnodes, cfg.rendezvous_timeout)
+                finally:
+                    self._interruptible = False
             except Exception as e:
                 raise _Failure(f"attempt {attempt}: the nodes did not all start it: {e}",
                                restartable=False) from None
             # the PMI thread blocks in the store at barriers: it gets its own client
-            pmi_store = TCPStore(self.store.host, self.store.port, timeout=cfg.rendezvous_timeout)
+            try:
+                pmi_store = TCPStore(self.store.host, self.store.port,
+                                     timeout=cfg.rendezvous_timeout)
+            except Exception as e:
+                self.store_lost = True
+                raise _Failure(f"attempt {attempt}: lost the job's store: {e}",
+                               restartable=False) from None
             kvs = _pmi.StoreKVS(pmi_store, f"{self.job_id}/pmi", cfg.node_rank, cfg.nnodes,
                                 cfg.nproc_per_node)
         else:
@@ -232,7 +270,11 @@ class Launcher:
                                   _pmi.process_mapping(cfg.nnodes, cfg.nproc_per_node), kvs=kvs,
                                   barrier_timeout=cfg.pmi_timeout, kvsname=f"kvs_{self.job_id}",
                                   on_failure=on_failure, on_abort=on_abort)
-        os.makedirs(cfg.log_dir, exist_ok=True)
+        try:
+            os.makedirs(cfg.log_dir, exist_ok=True)
+        except OSError as e:
+            raise _Failure(f"--log_dir {cfg.log_dir!r}: cannot create it: {e.strerror or e}",
+                           status=2, restartable=False) from None
         base = _env.clean_environ()
         net = _env.mpich_network_environ(self.host, self.multi)
         for k, v in net.items():
@@ -249,16 +291,30 @@ class Launcher:
                     store_endpoint=self.store.endpoint, job_id=self.job_id,
                     restart_count=attempt, pmi_fd=theirs.fileno(), timeout=cfg.timeout,
                     log_dir=log_dir, device=cfg.devices[local] if cfg.devices else None)
-                self.workers.append(Worker(
-                    rank, local, cmd, env, log_path=os.path.join(log_dir, f"workerlog.{rank}"),
-                    pass_fds=(theirs.fileno(),), stream=(rank == 0), append=attempt > 0,
-                    console=self.console))
+                try:
+                    self.workers.append(Worker(
+                        rank, local, cmd, env,
+                        log_path=os.path.join(log_dir, f"workerlog.{rank}"),
+                        pass_fds=(theirs.fileno(),), stream=(rank == 0), append=attempt > 0,
+                        console=self.console))
+                except (RuntimeError, OSError) as e:
+                    raise _Failure(str(e), restartable=False) from None
             finally:
                 theirs.close()
         self.pmi.start()
         self.say(f"job {self.job_id}: started ranks "
                  + ", ".join(f"{w.rank} (pid {w.pid})" for w in self.workers)
                  + f"; logs in {log_dir}/workerlog.<rank>", "DEBUG" if attempt == 0 else "INFO")
+
+    def _watch_client(self):
+        """The watch loop's own client: a short reconnect timeout, so a store that went
+        away (node 0 died) is noticed in seconds, not after --rendezvous_timeout."""
+        if self.watch is None:
+            from fw.distributed.store import TCPStore
+
+            self.watch = TCPStore(self.store.host, self.store.port,
+                                  timeout=_WATCH_STORE_TIMEOUT)
+        return self.watch
 
     def _check_remote(self, now: float):
         """Another node's abort, and the other launchers' heartbeats (multi-node)."""
@@ -268,21 +324,24 @@ class Launcher:
             return
         self._last_hb = now
         try:
-            self.store.add(f"fwrun/{self.token}/hb/{self.cfg.node_rank}", 1)
-            if self.store.check([f"{self.job_id}/abort"]):
-                why = self.store.get(f"{self.job_id}/abort", timeout=5).decode()
+            self._watch_client().add(f"fwrun/{self.token}/hb/{self.cfg.node_rank}", 1)
+            if self.watch.check([f"{self.job_id}/abort"]):
+                why = self.watch.get(f"{self.job_id}/abort", timeout=5).decode()
                 raise _Failure(f"another node stopped the job: {why}")
             for n in range(self.cfg.nnodes):
                 if n == self.cfg.node_rank:
                     continue
-                beat = self.store.add(f"fwrun/{self.token}/hb/{n}", 0)
+                beat = self.watch.add(f"fwrun/{self.token}/hb/{n}", 0)
                 last = self._hb.get(n)
                 if last is None or last[0] != beat:
                     self._hb[n] = (beat, now)
-                elif now - last[1] > _HEARTBEAT_TIMEOUT:
+                elif now - last[1] > self.heartbeat_timeout:
+                    self.gone_nodes.add(n)
                     raise _Failure(f"node {n}'s launcher ({self.nodes[n]['host']}) stopped "
-                                   f"answering for {_HEARTBEAT_TIMEOUT:g} s", restartable=False)
+                                   f"answering for {self.heartbeat_timeout:g} s",
+                                   restartable=False)
         except StoreError as e:
+            self.store_lost = True
             raise _Failure(f"lost the job's store at {self.store.endpoint} (node 0's launcher "
                            f"gone?): {e}", restartable=False) from None
 
@@ -313,12 +372,37 @@ class Launcher:
                             f"{_pmi._ranges(waiting)} wait for it in MPI_Init or a PMI barrier "
                             "(did it skip MPI_Init / init_parallel_env?)").with_rank(w)))
             if found:
-                raise min(found, key=lambda f: f[0])[1]
+                kind, failure = min(found, key=lambda f: f[0])
+                if kind and self.multi:
+                    self._prefer_remote_cause(failure)
+                raise failure
             now = time.monotonic()
             self._check_remote(now)
             if not alive:
                 return
+            self.shm.sample(self.workers)
             time.sleep(_POLL)
+
+    def _prefer_remote_cause(self, local: _Failure, window: float = 0.5):
+        """A local rank that exited with a code (not a signal) is often a consequence:
+        MPI saw a peer on another node die. If that node publishes its abort within
+        ``window`` seconds, the job fails with the remote cause (raised here)."""
+        from fw.distributed.store import StoreError
+
+        key = f"{self.job_id}/abort"
+        deadline = time.monotonic() + window
+        try:
+            w = self._watch_client()
+            while True:
+                if w.check([key]):
+                    why = w.get(key, timeout=5).decode()
+                    raise _Failure(f"another node stopped the job: {why} (then here: "
+                                   f"{local})").with_rank(local.rank)
+                if time.monotonic() >= deadline:
+                    return
+                time.sleep(0.05)
+        except StoreError:
+            return
 
     def _wait_other_nodes(self):
         """After this node's ranks succeeded: the whole job is done when every node is."""
@@ -326,16 +410,22 @@ class Launcher:
 
         if not self.multi:
             return
-        self.store.set(f"{self.job_id}/done/{self.cfg.node_rank}", "1")
         keys = [f"{self.job_id}/done/{n}" for n in range(self.cfg.nnodes)]
+        try:
+            self._watch_client().set(keys[self.cfg.node_rank], "1")
+        except StoreError as e:
+            self.store_lost = True
+            raise _Failure(f"lost the job's store at {self.store.endpoint}: {e}",
+                           restartable=False) from None
         while True:
             if self._signalled is not None:
                 raise _Failure(f"the launcher got {signal.Signals(self._signalled).name}",
                                status=128 + self._signalled, restartable=False)
             try:
-                if self.store.check(keys):
+                if self._watch_client().check(keys):
                     return
             except StoreError as e:
+                self.store_lost = True
                 raise _Failure(f"lost the job's store at {self.store.endpoint}: {e}",
                                restartable=False) from None
             self._check_remote(time.monotonic())
@@ -347,22 +437,28 @@ class Launcher:
 
         rank = getattr(failure, "rank", None)
         try:
-            if rank is not None:
-                self.store.set(f"{self.job_id}/dead/{rank.rank}", describe_exit(rank.returncode)
-                               if rank.returncode else "exited without joining MPI_Init")
-            if not self.store.check([f"{self.job_id}/abort"]):
-                self.store.set(f"{self.job_id}/abort", f"node {self.cfg.node_rank}: {failure}")
+            if not self.store_lost:
+                w = self._watch_client()
+                if rank is not None:
+                    w.set(f"{self.job_id}/dead/{rank.rank}", describe_exit(rank.returncode)
+                          if rank.returncode else "exit code 0, without MPI_Init")
+                if not w.check([f"{self.job_id}/abort"]):
+                    w.set(f"{self.job_id}/abort", f"node {self.cfg.node_rank}: {failure}")
         except StoreError:
-            pass  # the store is gone (node 0 died): nothing to tell anyone
+            self.store_lost = True  # node 0 died: nothing to tell anyone
         deadline = time.monotonic() + (self.cfg.grace if self._signalled is None else 0.0)
         while time.monotonic() < deadline and any(w.poll() is None for w in self.workers):
             time.sleep(_POLL)
         why = f"killed by the launcher: {failure}"
+        self.shm.sample(self.workers, force=True)
         kill_all(self.workers, why)
 
     def _end_attempt(self):
         for w in self.workers:
             w.close()
+        if all(w.returncode is not None for w in self.workers):
+            for path in self.shm.cleanup():
+                self.say(f"removed {path} (left by a killed rank)", "DEBUG")
         if self.pmi is not None:
             self.pmi.close()
             self.pmi = None
@@ -382,13 +478,19 @@ class Launcher:
     # -- the whole job --------------------------------------------------------
     def _on_signal(self, signum, frame):
         self._signalled = signum
+        # the watch loop polls the flag; a blocking store wait (rendezvous, the start
+        # barrier of an attempt) would not look at it for minutes
+        if self._interruptible:
+            raise _Interrupted(signum)
 
     def run(self) -> int:
         cfg = self.cfg
         old = {s: signal.signal(s, self._on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
         try:
+            self._interruptible = True
             self.store = self._open_store()
             self._rendezvous()
+            self._interruptible = False
             attempt = 0
             while True:
                 failure = None
@@ -414,7 +516,13 @@ class Launcher:
         except LaunchError as e:
             self.say(f"error: {e}", "CRITICAL")
             return 2
+        except _Interrupted as e:
+            self._interruptible = False
+            self.say(f"got {signal.Signals(e.signum).name} while waiting for the other "
+                     "nodes; stopping", "ERROR")
+            return 128 + e.signum
         finally:
+            self._interruptible = False
             if self.workers:
                 kill_all(self.workers, "launcher exiting")
                 self._end_attempt()
@@ -425,18 +533,24 @@ class Launcher:
     def _close_store(self):
         if self.store is None:
             return
-        if self.multi and self.cfg.node_rank == 0 and self.nodes:
+        if self.store_lost:
+            pass
+        elif self.multi and self.cfg.node_rank == 0 and self.nodes:
             # keep serving until every other launcher said goodbye (bounded)
-            keys = [f"fwrun/{self.token}/bye/{n}" for n in range(1, self.cfg.nnodes)]
+            keys = [f"fwrun/{self.token}/bye/{n}" for n in range(1, self.cfg.nnodes)
+                    if n not in self.gone_nodes]
             try:
                 self.store.wait(keys, timeout=10.0)
             except Exception:
                 pass
         elif self.multi and self.nodes:
             try:
-                self.store.set(f"fwrun/{self.token}/bye/{self.cfg.node_rank}", "1")
+                self._watch_client().set(f"fwrun/{self.token}/bye/{self.cfg.node_rank}", "1")
             except Exception:
                 pass
+        if self.watch is not None:
+            self.watch.close()
+            self.watch = None
         self.store.close()
         self.store = None
 
@@ -455,6 +569,7 @@ def _log_tail(path, lines: int = 20) -> str:
 def launch(argv=None) -> int:
     """Paddle's ``paddle.distributed.launch()`` entry: parse ``argv`` (default
     ``sys.argv[1:]``), run the job, return the exit status."""
+    entered = time.time()  # after the interpreter start and `import fw` (DEBUG shows it)
     try:
         cfg = parse_args(argv)
         _env.check_stale_env(allow=cfg.allow_stale_env, who=_PROG)
@@ -463,7 +578,13 @@ def launch(argv=None) -> int:
         print(msg if msg.startswith(_PROG) else f"{_PROG}: error: {msg}", file=sys.stderr,
               flush=True)
         return 2
-    return Launcher(cfg).run()
+    try:
+        launcher = Launcher(cfg)
+    except LaunchError as e:
+        print(f"{_PROG}: error: {e}", file=sys.stderr, flush=True)
+        return 2
+    launcher.say(f"launch() entered at {entered:.6f}", "DEBUG")
+    return launcher.run()
 
 
 def main(argv=None) -> int:

@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 
-__all__ = ["Worker", "describe_exit", "exit_status", "kill_all"]
+__all__ = ["Worker", "describe_exit", "exit_status", "kill_all", "ShmTracker"]
 
 _PR_SET_PDEATHSIG = 1
 _libc = None
@@ -217,3 +217,55 @@ def kill_all(workers, note: str, term_timeout: float = 3.0) -> None:
             w.proc.wait(timeout=10.0)
         except subprocess.TimeoutExpired:  # an unkillable (D-state) process: report, go on
             w.note = f"{note}; did not die after SIGKILL"
+
+
+class ShmTracker:
+    """Remembers the MPICH/UCX shared-memory files the ranks map, to remove them later.
+
+    MPICH (and UCX) unlink their ``/dev/shm`` segments once every local rank has
+    attached or at finalize, so a job that ends normally leaves nothing; a rank
+    killed in between leaves its node's 2 MiB segment behind for good, and a
+    container's small ``/dev/shm`` fills up after enough failed jobs. The launcher
+    samples the ranks' ``/proc/<pid>/maps`` while they run (and right before it kills
+    them) and unlinks what is still there once every rank of the attempt is gone.
+    Only names MPICH and UCX use are touched, and only ones our own ranks mapped."""
+
+    PREFIXES = ("mpich_shm_", "ucx_shm_")
+
+    def __init__(self, interval: float = 2.0, first_interval: float = 0.5):
+        self.paths: set[str] = set()
+        self.interval, self.first_interval = interval, first_interval
+        self._last = 0.0
+
+    def sample(self, workers, force: bool = False) -> None:
+        now = time.monotonic()
+        # often until MPI_Init made its segment (a job may die right after), then rarely
+        every = self.interval if self.paths else self.first_interval
+        if not force and now - self._last < every:
+            return
+        self._last = now
+        for w in workers:
+            if w.proc.returncode is not None:
+                continue
+            try:
+                with open(f"/proc/{w.pid}/maps") as f:
+                    for line in f:
+                        if "/dev/shm/" not in line or line.endswith("(deleted)\n"):
+                            continue
+                        path = line.split(None, 5)[-1].strip()
+                        if os.path.basename(path).startswith(self.PREFIXES):
+                            self.paths.add(path)
+            except OSError:
+                continue  # the rank just ended, or /proc is not Linux's
+
+    def cleanup(self) -> list[str]:
+        """Unlink the remembered files that still exist; returns them."""
+        removed = []
+        for path in sorted(self.paths):
+            try:
+                os.unlink(path)
+                removed.append(path)
+            except OSError:
+                pass
+        self.paths.clear()
+        return removed
