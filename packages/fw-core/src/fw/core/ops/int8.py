@@ -48,6 +48,13 @@ y_scale?, y_zero_point?) -> out``
     ``[..., K]``, weight int8 ``[K, N]`` (Paddle's Linear layout), w_scale 1 or N
     elements, bias ``[N]``, residual and out ``[..., N]``.
 
+``quantized_max_pool(x) -> out``
+    Attributes of ``max_pool`` (``kernel_size``, ``stride=None``, ``padding=0``,
+    ``ceil_mode=False``, ``channel_last=False``): max pooling of uint8/int8 ``x``, the
+    result in x's dtype. Quantization is monotone, so ``quantize(max_pool(v))`` equals
+    ``max_pool(quantize(v))`` exactly: ``fold_qdq`` moves a pool after an int8 layer's
+    requantization and the pool runs on bytes.
+
 Precision: the reference computes in float32 as written; a kernel may fold the scale
 product or divide by ``y_scale`` as a multiplication by its reciprocal, so an integer
 output may differ from the reference by one unit in the last place where
@@ -65,6 +72,7 @@ from fw.core.ir.types import DYN, TensorType
 from fw.core.ops._infer import shp
 from fw.core.ops._registry import defop
 from fw.core.ops.conv import _check_conv, _conv_canon, _conv_ref, conv_geometry, join_layout
+from fw.core.ops.pool import _POOL_ATTRS, _max_pool_infer, _max_pool_ref, _pool_canon
 
 __all__ = ["OUT_DTYPES", "QRANGE", "qrange", "requantize"]
 
@@ -307,3 +315,26 @@ defop("quantized_matmul", _QIN,
       differentiable=False, family="int8", api=False, method=False,
       doc="int8 matmul x @ weight [K, N] with scales, bias, activation, residual and "
           "requantization; see fw.core.ops.int8.")
+
+
+# ---------------------------------------------------------------- quantized_max_pool
+def _qmp_infer(x, kernel_size=None, stride=None, padding=0, ceil_mode=False,
+               channel_last=False):
+    _need(x, "x", ("uint8", "int8"))
+    t = _max_pool_infer(TensorType(x.shape, _dt.float32), kernel_size, stride, padding,
+                        ceil_mode, channel_last)
+    return TensorType(t.shape, x.dtype)
+
+
+def _qmp_ref(x, kernel_size=None, stride=None, padding=0, ceil_mode=False,
+             channel_last=False):
+    _qmp_infer(TensorType(x.shape, _dt.from_numpy(x.dtype)), kernel_size, stride, padding,
+               ceil_mode, channel_last)
+    # float32 holds every uint8/int8 value exactly
+    return _max_pool_ref(x.astype(_F32), kernel_size, stride, padding, ceil_mode,
+                         channel_last).astype(x.dtype)
+
+
+defop("quantized_max_pool", ("x",), dict(_POOL_ATTRS), infer=_qmp_infer, reference=_qmp_ref,
+      canon=_pool_canon, promote=None, differentiable=False, family="int8", api=False,
+      method=False, doc="max pooling of uint8/int8 values; see fw.core.ops.int8.")

@@ -136,3 +136,25 @@ record("quantized_matmul", _qmatmul, dtypes=QDTYPES, grad_order=0, tol=_FLOAT_TO
                ([_XM, _WM, _S1, _S1, None, None, None, _S1, None],
                 {"out_dtype": "uint8", "qmin": 9, "qmax": 3}, InvalidArgumentError,
                 "leave no uint8 value")])
+
+
+# ---------------------------------------------------------------- quantized_max_pool
+def _qmax_pool(draw, dtype):
+    k = draw(st.integers(1, 3))
+    s = draw(st.integers(1, 3))
+    p = draw(st.integers(0, k // 2))
+    cl = draw(st.booleans())
+    hw = [draw(st.integers(max(1, k - 2 * p), 7)) for _ in range(2)]
+    n, c = draw(st.integers(1, 2)), draw(st.integers(1, 5))
+    shape = (n, *hw, c) if cl else (n, c, *hw)
+    lo, hi = QRANGE[dtype.name]
+    x = _ints(draw, dtype.np, shape, lo, hi)
+    attrs = {"kernel_size": k, "stride": draw(st.sampled_from([None, s])), "padding": p,
+             "ceil_mode": draw(st.booleans()), "channel_last": cl}
+    return Sample([x], attrs)
+
+
+record("quantized_max_pool", _qmax_pool, dtypes=QDTYPES, grad_order=0, dynamic_ok=False,
+       errors=[([np.ones((1, 2, 4, 4), F32)], {"kernel_size": 2}, InvalidTypeError,
+                "'x' must be uint8 or int8"),
+               ([_XQ], {"kernel_size": None}, InvalidArgumentError, "'kernel_size' is required")])
