@@ -100,7 +100,8 @@ def run_fw(rows, threads, rounds, workdir):
         np.save(f"{base}_x.npy", x.numpy())
         pf, pq = predictor(path), predictor(qpath)
         xs = [x.numpy()]
-        ms = interleaved_ms({"fp32": lambda: pf.run(xs), "int8": lambda: pq.run(xs)}, rounds)
+        ms = interleaved_ms({"fp32": lambda pf=pf, xs=xs: pf.run(xs),
+                             "int8": lambda pq=pq, xs=xs: pq.run(xs)}, rounds)
         out[label] = {"fw fp32": ms["fp32"], "fw int8": ms["int8"]}
         try:
             import fw.onnx
@@ -148,8 +149,8 @@ def run_ort(rows, threads, rounds, workdir):
                         weight_type=QuantType.QInt8)
         sq = session(qpath)
         feed = {in_name: np.load(f"{base}_x.npy")}
-        ms = interleaved_ms({"fp32": lambda: sf.run(None, feed),
-                             "int8": lambda: sq.run(None, feed)}, rounds)
+        ms = interleaved_ms({"fp32": lambda sf=sf, feed=feed: sf.run(None, feed),
+                             "int8": lambda sq=sq, feed=feed: sq.run(None, feed)}, rounds)
         out[label] = {"onnxruntime fp32": ms["fp32"], "onnxruntime int8": ms["int8"]}
     return out
 
