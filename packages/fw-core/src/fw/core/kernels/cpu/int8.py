@@ -33,9 +33,9 @@ from __future__ import annotations
 import numpy as np
 
 from fw.core import _native
+from fw.core.errors import FwError
 from fw.core.kernels.cpu._common import C, attach
 from fw.core.kernels.frozen import stamp
-from fw.core.errors import FwError
 from fw.core.ops._registry import OPS
 from fw.core.ops.conv import _check_conv, conv_geometry, join_layout
 from fw.core.ops.int8 import QRANGE, qrange
