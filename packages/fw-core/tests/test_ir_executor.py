@@ -377,3 +377,24 @@ def test_run_takes_lists_and_returns_one_tensor_or_a_tuple():
     a, b = run(q, [1.0, 2.0])  # a list becomes a tensor (float32 by default)
     np.testing.assert_array_equal(a.numpy(), [2.0, 4.0])
     np.testing.assert_array_equal(b.numpy(), [2.0, 3.0])
+
+
+def _traced_twice(x):
+    y = x * 2.0
+    return y.exp()  # the op that fails below: traced on this line
+
+
+def test_kernel_error_names_the_file_and_line_the_op_was_traced_at():
+    p = trace(_traced_twice, [T([2], "float64")])
+    code = _traced_twice.__code__
+    exp_line = code.co_firstlineno + 2  # hand-counted: `return y.exp()`
+
+    def boom(*a, **kw):
+        raise ValueError("boom")
+
+    c = Compiled(p, kernel_override={"exp": boom})
+    with pytest.raises(InvalidArgumentError) as e:
+        c([np.zeros(2)])
+    msg = str(e.value)
+    assert f", traced at {code.co_filename}:{exp_line}: ValueError: boom" in msg, msg
+    assert msg.startswith("exp: failed while running `%")

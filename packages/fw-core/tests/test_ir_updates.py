@@ -273,3 +273,129 @@ def test_inplace_update_is_not_planned_over_a_live_view():
     (out,) = c([np.ones(2, np.float32)])
     np.testing.assert_array_equal(out.reshape(-1), [1.0, 2.0])  # the old values
     np.testing.assert_array_equal(w.numpy(), [0.5, 1.5])
+
+
+
+def test_inplace_planning_goes_on_past_an_update_kernel_without_out():
+    """An update op whose kernel cannot write in place is skipped, not the end of the
+    planning: a later update op with an ``out=`` kernel is still computed in place."""
+    w2 = _param([3.0, -4.0], "w2")
+    w3 = _param([1.0, 1.0], "w3")
+    v3 = _param([0.0, 0.0], "v3")
+    lr = _param([0.5], "lr")
+    with building() as b:
+        g = b.add_input(T([2], "float32"), "g")
+        p3, nv = call("momentum", w3, g, lr, v3)  # first: its kernel has no out=
+        b.record_update(w3, p3)
+        b.record_update(v3, nv)
+        b.record_update(w2, call("sgd", w2, g, lr))
+        b.set_outputs([])
+
+    def momentum_no_out(param, grad, learning_rate, velocity, mu=0.9, **attrs):
+        v = mu * velocity + grad
+        return param - learning_rate * v, v
+
+    c = Compiled(b.program, kernel_override={"momentum": momentum_no_out})
+    planned = [ln for ln in c.source.splitlines() if "out=(" in ln]
+    assert len(planned) == 1  # the sgd after the momentum is still planned in place
+    before = w2._data
+    c([np.array([1.0, 2.0], np.float32)])
+    assert w2._data is before
+    # NumPy reference: momentum v = 0.9 * 0 + g, p - lr * v; sgd p - lr * g
+    np.testing.assert_allclose(w3.numpy(), [0.5, 0.0])
+    np.testing.assert_allclose(v3.numpy(), [1.0, 2.0])
+    np.testing.assert_allclose(w2.numpy(), [2.5, -5.0])
+
+
+def _adam_on_the_test_device():
+    """One adam step of a param on the test device (fw.core.testing.device: the fake
+    device without a GPU), its beta powers host state: [1] tensors on the host."""
+    from fw.core.testing import device as _dev
+
+    p = _dev.place()
+
+    def state(v, name, place=None):
+        t = fw.to_tensor(np.asarray(v, np.float64), place=place)
+        t.name, t.persistable = name, True
+        return t
+
+    w = state([1.0, 2.0], "w", p)
+    w.trainable, w.stop_gradient = True, False
+    m1, m2 = state([0.0, 0.0], "m1", p), state([0.0, 0.0], "m2", p)
+    b1, b2 = state([0.9], "b1"), state([0.999], "b2")
+    lr = state([0.1], "lr")  # one element too, but not updated: a device constant
+    with building() as b:
+        g = b.add_input(T([2], "float64"), "g")
+        outs = call("adam", w, g, lr, m1, m2, b1, b2, None)
+        for t, o in zip((w, m1, m2, b1, b2), outs):
+            b.record_update(t, o)
+        b.set_outputs([])
+    return b.program, p, (w, m1, m2, b1, b2)
+
+
+def test_device_program_keeps_one_element_state_on_the_host(monkeypatch):
+    """On a device, one-element state the program updates (adam's beta powers) stays on
+    the host, where the update kernels take it by value; other constants, one-element
+    ones included, and the params and moments go to the device. No update makes a
+    round trip through the host."""
+    from fw.core.ir import executor
+    from fw.core.ops import OPS
+
+    prog, p, (w, m1, m2, b1, b2) = _adam_on_the_test_device()
+    ref = OPS["adam"].kernels.get(p.kind) or OPS["adam"].reference
+    seen = []
+
+    def recording(*args, **attrs):
+        seen.append([type(a) for a in args])
+        return ref(*args, **attrs)
+
+    host_trips = []
+    real_on_host = executor.on_host
+    monkeypatch.setattr(executor, "on_host", lambda v: host_trips.append(v) or real_on_host(v))
+    c = Compiled(prog, p.kind, kernel_override={"adam": recording})
+    g = np.array([0.5, -1.0])
+    for _step in range(2):
+        c([fw.to_tensor(g, place=p)._data])
+        types = seen[-1]
+        dev = type(w._data)
+        assert types[:5] == [dev] * 5  # param, grad, lr, moments: on the device
+        assert types[5:7] == [np.ndarray, np.ndarray]  # beta powers: host state
+        assert host_trips == []
+        assert type(b1._data) is np.ndarray and type(w._data) is dev
+    # NumPy reference of two adam steps (bias-corrected form)
+    pw, mm1, mm2 = np.array([1.0, 2.0]), np.zeros(2), np.zeros(2)
+    for t in (1, 2):
+        mm1 = 0.9 * mm1 + 0.1 * g
+        mm2 = 0.999 * mm2 + 0.001 * g * g
+        pw = pw - 0.1 * (mm1 / (1 - 0.9 ** t)) / (np.sqrt(mm2 / (1 - 0.999 ** t)) + 1e-8)
+    np.testing.assert_allclose(w.numpy(), pw, rtol=1e-12)
+    np.testing.assert_allclose(m1.numpy(), mm1, rtol=1e-12)
+    np.testing.assert_allclose(m2.numpy(), mm2, rtol=1e-12)
+    np.testing.assert_allclose(b1.numpy(), [0.9 ** 3], rtol=1e-12)
+    np.testing.assert_allclose(b2.numpy(), [0.999 ** 3], rtol=1e-12)
+
+
+def test_device_program_host_state_computed_on_the_device_goes_back_to_the_host():
+    """A device kernel may return the new beta powers on the device: the update moves
+    them back into the host arrays (and the device state stays on the device)."""
+    from fw.core.ops import OPS
+
+    prog, p, (w, m1, m2, b1, b2) = _adam_on_the_test_device()
+    ref = OPS["adam"].kernels.get(p.kind) or OPS["adam"].reference
+    be = fw.core.place.get_backend(p.kind)
+
+    def device_pows(*args, **attrs):
+        outs = list(ref(*args, **attrs))
+        outs[3:5] = [be.asarray(o, p.index) for o in outs[3:5]]
+        assert type(outs[3]) is not np.ndarray
+        return tuple(outs)
+
+    b1_array = b1._data
+    Compiled(prog, p.kind, kernel_override={"adam": device_pows})(
+        [fw.to_tensor(np.array([0.5, -1.0]), place=p)._data])
+    assert b1._data is b1_array and type(b1._data) is np.ndarray
+    np.testing.assert_allclose(b1.numpy(), [0.81], rtol=1e-12)
+    np.testing.assert_allclose(b2.numpy(), [0.999 ** 2], rtol=1e-12)
+    # first step: m_hat = g, v_hat = g^2, so p - lr * g / (|g| + eps)
+    want = [1.0 - 0.1 * 0.5 / (0.5 + 1e-8), 2.0 + 0.1 / (1.0 + 1e-8)]
+    np.testing.assert_allclose(w.numpy(), want, rtol=1e-12)

@@ -121,6 +121,29 @@ def test_power_of_two_scale_folds_bit_for_bit(monkeypatch):
                                   p.captured["q.w"].numpy() * F32(0.5))
 
 
+def test_merged_weight_and_bias_are_new_constants_named_for_the_first():
+    rng = np.random.default_rng(4)
+    wa, wb = _const(rng, (4, 3), "a.w"), _const(rng, (4, 5), "b.w")
+    ba, bb = _const(rng, (3,), "a.b"), _const(rng, (5,), "b.b")
+
+    def f(x):
+        return call("linear", x, wa, ba), call("linear", x, wb, bb)
+
+    p = trace(f, [T([-1, 4], "float32")], ["x"])
+    q, changed = _after(p, ["fuse_matmul_bias_act", "merge_parallel_matmul"])
+    assert changed
+    (mm,) = [op for op in q.walk() if op.name == "fused_matmul"]
+    assert mm.operands[1].label == "a.w.merged" and mm.operands[2].label == "a.b.merged"
+    np.testing.assert_array_equal(q.captured["a.w.merged"].numpy(),
+                                  np.concatenate([wa.numpy(), wb.numpy()], axis=1))
+    np.testing.assert_array_equal(q.captured["a.b.merged"].numpy(),
+                                  np.concatenate([ba.numpy(), bb.numpy()]))
+    x = rng.standard_normal((2, 4)).astype(F32)
+    got = _outputs(q, [x])
+    for g, w, b in zip(got, (wa, wb), (ba, bb), strict=True):
+        np.testing.assert_allclose(g, x @ w.numpy() + b.numpy(), rtol=2e-5, atol=2e-5)
+
+
 def test_parameters_are_not_rewritten():
     """Trainable weights may change between runs: neither pass touches them."""
     rng = np.random.default_rng(2)
@@ -347,3 +370,76 @@ def test_flatten_transpose_fold_keeps_outputs(dims, ty, perm, seed):
     q, changed = _after(p, ["fuse_matmul_bias_act", "fold_flatten_transpose"])
     assert "transpose" not in _ops(q)
     _check(p, q, [rng.standard_normal((2, *dims)).astype(F32)], exact=False)
+
+
+def _nhwc_numpy(y, perm, start, stop):
+    """NumPy's transpose + flatten of the head above (Paddle's flatten semantics)."""
+    t = y.transpose(perm)
+    nd = t.ndim
+    s, e = start % nd, stop % nd
+    return t.reshape(t.shape[:s] + (-1,) + t.shape[e + 1:])
+
+
+def test_flatten_transpose_folds_with_a_negative_start_axis():
+    """flatten(start_axis=1 - ndim) joins the same axes as start_axis=1."""
+    rng = np.random.default_rng(11)
+    w = _const(rng, (24, 3), "fc.w")
+
+    def f(y):
+        return call("linear", y.transpose([0, 3, 1, 2]).flatten(-3), w)
+
+    p = trace(f, [T([-1, 3, 4, 2], "float32")], ["y"])
+    q, changed = _after(p, ["fuse_matmul_bias_act", "fold_flatten_transpose"])
+    assert "transpose" not in _ops(q)
+    y = rng.standard_normal((2, 3, 4, 2)).astype(F32)
+    want = _nhwc_numpy(y, [0, 3, 1, 2], -3, -1) @ w.numpy()
+    (got,) = _outputs(q, [y])
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("start,stop,shape", [
+    # y [-1, 3, 4, 1] -> [-1, 1, 3, 4] -> flatten(2) [-1, 1, 12]: only start_axis is wrong
+    (2, -1, [-1, 3, 4, 1]),
+    # y [-1, 1, 4, 1] -> [-1, 1, 1, 4] -> flatten(1, 2) [-1, 1, 4]: only stop_axis is wrong
+    (1, 2, [-1, 1, 4, 1]),
+])
+def test_flatten_transpose_stays_when_the_flatten_joins_other_axes(start, stop, shape):
+    """Unit dims make every other condition hold (the product's K is the features'
+    count, the weight's rows): the flatten's axes alone must stop the fold."""
+    rng = np.random.default_rng(12)
+    k = int(np.prod(shape[1:]))
+    w = _const(rng, (k, 3), "w")
+
+    def f(y):
+        return call("linear", y.transpose([0, 3, 1, 2]).flatten(start, stop), w)
+
+    p = trace(f, [T(shape, "float32")], ["y"])
+    fused, _ = _after(p, ["fuse_matmul_bias_act"])
+    assert "fused_matmul" in _ops(fused)
+    q, changed = _after(fused, ["fold_flatten_transpose"])
+    assert not changed and "transpose" in _ops(q)
+    y = rng.standard_normal((2, *shape[1:])).astype(F32)
+    want = _nhwc_numpy(y, [0, 3, 1, 2], start, stop) @ w.numpy()
+    (got,) = _outputs(q, [y])
+    assert got.shape == want.shape == (2, 1, 3)
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
+
+
+def test_flatten_transpose_stays_when_the_product_transposes_the_features():
+    """fused_matmul(flatten(..), W, transpose_x=True) contracts over the batch, not the
+    features: permuting W's rows would be wrong (a static batch of 24 = 2*3*4, so the
+    shapes would allow it)."""
+    rng = np.random.default_rng(13)
+    w = _const(rng, (24, 3), "w")
+
+    def f(y):
+        return call("fused_matmul", y.transpose([0, 3, 1, 2]).flatten(1), w, None, None,
+                    transpose_x=True)
+
+    p = trace(f, [T([24, 3, 4, 2], "float32")], ["y"])
+    q, changed = _after(p, ["fold_flatten_transpose"])
+    assert not changed and "transpose" in _ops(q)
+    y = rng.standard_normal((24, 3, 4, 2)).astype(F32)
+    want = _nhwc_numpy(y, [0, 3, 1, 2], 1, -1).T @ w.numpy()
+    (got,) = _outputs(q, [y])
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)

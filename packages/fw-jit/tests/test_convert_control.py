@@ -183,6 +183,19 @@ def test_for_over_a_tensor():
     check(f_for_tensor, fw.arange(12, dtype="float32").reshape([4, 3]), expect_ops=["while"])
 
 
+def test_for_over_a_tensor_with_a_dynamic_first_dim():
+    """The trip count is the first dim's size at run time (not another dim's)."""
+    spec = [fw.static.InputSpec([None, 3], "float32")]
+    sf = fw.jit.to_static(f_for_tensor, input_spec=spec)
+    for n in (5, 1, 0):
+        x = np.arange(3 * n, dtype=np.float32).reshape(n, 3)
+        np.testing.assert_allclose(sf(T(x)).numpy(), (x * 2).sum(axis=0))
+    assert len(sf.program_cache) == 1 and "shape" in ops_of(sf)
+    enum = fw.jit.to_static(f_for_enumerate, input_spec=[fw.static.InputSpec([None, 2])])
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    np.testing.assert_allclose(enum(T(x)).numpy(), (x * np.arange(4)[:, None]).sum(axis=0))
+
+
 def f_for_enumerate(x):
     acc = fw.zeros([2])
     for i, row in enumerate(x):
@@ -591,3 +604,57 @@ def f_concat_array(x, n):
 
 def test_tensor_array_concat():
     check(f_concat_array, fw.ones([2, 3]), T(3), expect_ops=["while"])
+
+
+def f_range_of(x, n):
+    acc = x
+    for i in range(n):
+        acc = acc + i
+    return acc
+
+
+_INT_BOUND = fw.to_tensor(3)
+_FLOAT_BOUND = fw.to_tensor(3.0)
+
+
+def f_range_of_captured(x, which):
+    acc = x
+    for _ in range(_INT_BOUND if which == "int" else _FLOAT_BOUND):
+        acc = acc + 1.0
+    return acc
+
+
+def test_range_of_concrete_values_is_pythons_range():
+    """Bounds that are no symbolic tensors go to Python's range as they are: an
+    integer tensor is an index, a float (Python or tensor) is refused, as eagerly."""
+    sf = fw.jit.to_static(f_range_of)
+    np.testing.assert_allclose(sf(T([1.0]), 3).numpy(), [4.0])  # 1 + 0 + 1 + 2
+    for bad in (2.5, 3.0):
+        with pytest.raises(TypeError, match="'float' object cannot be interpreted"):
+            f_range_of(T([1.0]), bad)
+        with pytest.raises(TypeError, match="'float' object cannot be interpreted"):
+            sf(T([1.0]), bad)
+    sc = fw.jit.to_static(f_range_of_captured)
+    np.testing.assert_allclose(sc(T([0.0]), "int").numpy(), [3.0])
+    with pytest.raises(TypeError, match="only integer tensors"):
+        f_range_of_captured(T([0.0]), "float")
+    with pytest.raises(TypeError, match="only integer tensors"):
+        sc(T([0.0]), "float")
+
+
+def f_append_after_a_tensor_loop(x, n):
+    parts = [x]
+    alias = parts
+    i = 0
+    while i < n:
+        x = x + 1
+        i += 1
+    parts.append(x * 2)  # back at the top level: a real append, seen through alias
+    return alias
+
+
+def test_append_after_a_tensor_loop_mutates_the_list():
+    out = fw.jit.to_static(f_append_after_a_tensor_loop)(T([1.0]), T(2))
+    assert len(out) == 2
+    np.testing.assert_allclose(out[0].numpy(), [1.0])
+    np.testing.assert_allclose(out[1].numpy(), [6.0])  # (1 + 2) * 2

@@ -335,3 +335,25 @@ def test_variable_of_one_branch_with_a_python_condition_is_fine():
         return y
 
     _agree(f, [(T([1.0]), True), (T([1.0]), False)])
+
+
+def f_set_only_in_a_branch_that_may_return(x):
+    if x.sum() > 0:
+        x = x + 1  # does not leave: its return flag stays a Python False
+    else:
+        y = x * 2
+        if y.mean() < -100:
+            return y
+    return y + 1
+
+
+def test_a_branch_that_does_not_leave_gets_no_stand_in_for_the_other_branchs_variable():
+    """Only a branch that may leave (its flag True or a tensor) gets a stand-in for a
+    variable the other branch assigns; in one that does not, the variable has no
+    value, and using it is an error (eagerly an UnboundLocalError), not zeros."""
+    with pytest.raises(UnboundLocalError):
+        f_set_only_in_a_branch_that_may_return(fw.to_tensor([1.0]))
+    with pytest.raises(fw.jit.ConversionError) as ei:
+        fw.jit.to_static(f_set_only_in_a_branch_that_may_return)(fw.to_tensor([1.0]))
+    msg = str(ei.value)
+    assert "variable 'y' is used" in msg and "assigned only in the false branch" in msg, msg

@@ -61,3 +61,30 @@ def test_private_attributes_of_a_module_level_class_are_mangled():
     sm = fw.jit.to_static(m)
     np.testing.assert_allclose(sm(fw.to_tensor([2.0])).numpy(), [6.0])
     np.testing.assert_allclose(sm(fw.to_tensor([-2.0])).numpy(), [-5.0])
+
+
+class _Holder:
+    pass
+
+
+_HOLDER = _Holder()
+setattr(_HOLDER, "__scale", 3.0)  # a name no class body mangles
+
+
+def _make_private_reader():
+    def read(x):  # qualname `_make_private_reader.<locals>.read`: not a method
+        if x.sum() > 0:
+            return x * _HOLDER.__scale
+        return x - _HOLDER.__scale
+
+    return read
+
+
+def test_a_nested_function_outside_a_class_mangles_nothing():
+    """Python mangles private names only inside a class body; a function nested in
+    a function (``<locals>`` in its qualname) reads ``obj.__scale`` as written."""
+    read = _make_private_reader()
+    np.testing.assert_allclose(read(fw.to_tensor([2.0])).numpy(), [6.0])
+    sf = fw.jit.to_static(read)
+    np.testing.assert_allclose(sf(fw.to_tensor([2.0])).numpy(), [6.0])
+    np.testing.assert_allclose(sf(fw.to_tensor([-2.0])).numpy(), [-5.0])

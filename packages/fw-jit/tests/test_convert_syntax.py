@@ -281,3 +281,21 @@ def test_python_objects_keep_python_semantics_in_converted_code():
     sf = fw.jit.to_static(f_python_objects)
     for v in ([1.0], [-1.0]):
         assert_same(list(f_python_objects(T(v))), list(sf(T(v))))
+
+
+def f_imports_in_branches(x):
+    if x.sum() > 0:
+        import math as _m_in_branch
+        x = x + 0
+    else:
+        import math as _m_in_branch
+    return x * _m_in_branch.pi  # bound in either branch: a local of this function
+
+
+def test_an_import_in_a_branch_binds_a_local_of_the_function():
+    for v in (2.0, -2.0):
+        x = fw.to_tensor([v])
+        np.testing.assert_allclose(f_imports_in_branches(x).numpy(), [v * np.pi], rtol=1e-6)
+    sf = fw.jit.to_static(f_imports_in_branches)
+    # a tensor condition: both branches are traced, each binds the same module
+    np.testing.assert_allclose(sf(fw.to_tensor([2.0])).numpy(), [2.0 * np.pi], rtol=1e-6)

@@ -225,6 +225,11 @@ def test_if_merges_python_bools_into_a_bool_tensor():
     # objects whose == gives no truth value (NumPy arrays) are not the same value
     ("import numpy as np\n    r = np.array([1, 2])\n    if x.sum() > 0:\n"
      "        r = np.array([1, 3])", "variable 'r' is ndarray"),
+    # a value's repr is shown whole up to 39 characters, cut to 37 + '...' from 40
+    (f"r = 'a'\n    if x.sum() > 0:\n        r = '{'b' * 37}'",
+     f"variable 'r' is str '{'b' * 37}' after the true branch"),
+    (f"r = 'a'\n    if x.sum() > 0:\n        r = '{'b' * 38}'",
+     f"variable 'r' is str '{'b' * 36}... after the true branch"),
 ])
 def test_if_refuses_branches_that_cannot_merge(tmp_path, body, words):
     f = load_source(f"def f(x):\n    {body}\n    return r\n", tmp_path).f
@@ -612,3 +617,85 @@ def test_each_operand_of_and_or_is_evaluated_once():
 
     fw.jit.to_static(f)(T([1.0]))
     assert len(calls) == 1  # traced once, each operand once
+
+
+def f_returns_a_variable_one_branch_left_unset(x):
+    if x.sum() > 0:
+        y = x * 2
+    if x.mean() > 100:
+        return x
+    return y  # no value when x.sum() <= 0: Python raises there
+
+
+def f_returns_after_an_exit_in_the_other_branch(x):
+    if x.sum() > 0:
+        x = x + 1
+    else:
+        y = x * 2
+        if y.mean() < -100:
+            return y
+    return y  # no value on the true path
+
+
+@pytest.mark.parametrize("fn,where", [
+    (f_returns_a_variable_one_branch_left_unset, "true"),
+    (f_returns_after_an_exit_in_the_other_branch, "false"),
+])
+def test_returning_a_variable_set_in_one_branch_only_is_an_error_not_zeros(fn, where):
+    """The return value's own "no return yet" may be filled on a path that leaves;
+    a returned variable with no value is the user's error (eagerly an
+    UnboundLocalError on that path), never a tensor of zeros."""
+    with pytest.raises(UnboundLocalError):
+        fn(T([-1.0]) if where == "true" else T([1.0]))
+    with pytest.raises(ConversionError) as ei:
+        fw.jit.to_static(fn)(T([1.0]))
+    msg = str(ei.value)
+    assert "variable 'y' is returned but has no value" in msg, msg
+    assert f"it is assigned only in the {where} branch" in msg, msg
+
+
+def f_tensor_loop_shrinks_a_list(x, n):
+    pair = [x, x]
+    i = 0
+    while i < n:
+        pair = [pair[0] + 1]
+        i += 1
+    return pair[0]
+
+
+def f_tensor_loop_replaces_a_list(x, n):
+    pair = [x, x]
+    i = 0
+    while i < n:
+        pair = x + 1
+        i += 1
+    return pair
+
+
+@pytest.mark.parametrize("fn,got", [(f_tensor_loop_shrinks_a_list, "1"),
+                                    (f_tensor_loop_replaces_a_list, "a tensor (f32[1])")])
+def test_tensor_loop_refuses_a_list_that_changes_its_length_or_kind(fn, got):
+    with pytest.raises(ConversionError) as ei:
+        fw.jit.to_static(fn)(T([1.0]), T(2))
+    assert f"list 'pair' has 2 items before the loop and {got} after its body" in \
+        str(ei.value), str(ei.value)
+
+
+def f_tensor_loop_changes_rank(x, n):
+    i = 0
+    while i < n:
+        x = x.unsqueeze(0)
+        i += 1
+    return x
+
+
+def test_tensor_loop_changing_a_variables_rank_names_the_loop():
+    import inspect
+
+    lines, first = inspect.getsourcelines(f_tensor_loop_changes_rank)
+    line = first + next(k for k, ln in enumerate(lines) if "while i < n" in ln)
+    from fw.core.errors import InvalidArgumentError
+
+    with pytest.raises(InvalidArgumentError, match="different rank") as ei:
+        fw.jit.to_static(f_tensor_loop_changes_rank)(T([1.0]), T(2))
+    assert f"the loop at {__file__}:{line}:" in str(ei.value), str(ei.value)

@@ -248,3 +248,51 @@ def test_fallback_training_step_with_an_eager_logging_line():
         assert_same(p, q, rtol=1e-5, atol=1e-6)
     assert len(static.conversion_report.fallbacks) == 1
     assert logged[0::2] == pytest.approx(logged[1::2], rel=1e-5)
+
+
+def f_region_inner(x):
+    a = x * 2
+    k = float(a.sum().numpy())  # eager
+    return a + k
+
+
+def f_region_outer(x, inner):
+    b = x + 1
+    k = float(b.sum().numpy())  # eager
+    c = inner(b)  # the inner function runs its own regions
+    return c * k
+
+
+def test_fallback_functions_nest_each_with_its_own_regions():
+    inner = fw.jit.to_static(f_region_inner, full_graph=False)
+    outer = fw.jit.to_static(f_region_outer, full_graph=False)
+    for v in ([1.0, 2.0], [-3.0, 0.5]):
+        x = np.asarray(v, np.float32)
+        b = x + 1
+        a = b * 2
+        want = (a + a.sum()) * b.sum()  # NumPy reference
+        np.testing.assert_allclose(outer(T(x), inner).numpy(), want, rtol=1e-6)
+    # each function's report lists its own eager statements (the inner one once)
+    assert [ln for _, ln, _, _ in inner.conversion_report.fallbacks] == \
+        [_line_of(f_region_inner, "k = float(a.sum().numpy())")]
+    assert [ln for _, ln, _, _ in outer.conversion_report.fallbacks][0] == \
+        _line_of(f_region_outer, "k = float(b.sum().numpy())")
+
+
+def f_region_no_return(x, out):
+    y = x * 2
+    out.append(float(y.sum().numpy()))
+
+
+def test_region_form_code_outside_a_runner_runs_as_plain_python():
+    """The region form of a function called with no runner active runs its
+    statements in order: the return value, or None when it falls off the end."""
+    from fw.jit._regions import RegionRunner
+
+    r = RegionRunner(fw.jit.to_static(f_region_inner, full_graph=False))
+    x = np.asarray([1.0, 2.0], np.float32)
+    np.testing.assert_allclose(r.fn(T(x)).numpy(), x * 2 + 6.0)
+    seen = []
+    r2 = RegionRunner(fw.jit.to_static(f_region_no_return, full_graph=False))
+    assert r2.fn(T(x), seen) is None
+    assert seen == [6.0]

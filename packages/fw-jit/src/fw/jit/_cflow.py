@@ -176,6 +176,17 @@ class _Merge:
 
     def merge(self, name, a, c):
         ua, uc = isinstance(a, UndefinedVar), isinstance(c, UndefinedVar)
+        if name == RETVAL:
+            # "no return yet" is the return value's own UndefinedVar; any other one is a
+            # variable that a `return` on this path gave back with no value there
+            # (silently filling it with zeros would return them where Python raises)
+            for u in (a, c):
+                if isinstance(u, UndefinedVar) and u.name != RETVAL:
+                    why = f" ({u.reason})" if u.reason else ""
+                    self.error(f"variable {u.name!r} is returned but has no value{why}",
+                               hint="assign it on every path before the `return` (for a "
+                                    "tensor computed in only one branch, give it a value "
+                                    "before the `if`)")
         if name == RETVAL and (a is None) != (c is None):
             # "no return yet" is an UndefinedVar; None is the function's own `return None`
             # (or falling off its end): it cannot stand beside a tensor
@@ -725,8 +736,6 @@ def _int64(b, v):
 
 def _iteration(b, it):
     """(start, stop, step, item(i)) of a symbolic iterable."""
-    from fw.core.ops import call
-
     if isinstance(it, SymbolicEnumerate):
         start, stop, step, item = _iteration(b, it.inner)
         off = it.start
@@ -739,8 +748,12 @@ def _iteration(b, it):
         raise ConversionError("iterating over a 0-D tensor", fn, ln, construct="for",
                               hint="a 0-D tensor has no first dimension to iterate over")
     n = x.type.shape[0]
-    stop = b.constant(n, _dt.int64) if n >= 0 else call("getitem", call("shape", x),
-                                                        index=(0,))
+    if n >= 0:
+        stop = b.constant(n, _dt.int64)
+    else:  # a dynamic first dim: its size at run time (as len() of such a tensor)
+        import fw
+
+        stop = fw.shape(x)[0]
     return b.constant(0, _dt.int64), stop, b.constant(1, _dt.int64), lambda i: x[i]
 
 

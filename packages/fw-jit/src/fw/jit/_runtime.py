@@ -352,7 +352,9 @@ def convert_range(*args):
         if len(args) == 3:
             return _cflow.SymbolicRange(*args)
         raise TypeError(f"range expected at most 3 arguments, got {len(args)}")
-    return builtins.range(*[int(a) if isinstance(a, Tensor) else a for a in args])
+    # concrete bounds go to Python's range as they are: an integer Tensor is an index
+    # (Tensor.__index__), and a float one or a Python float is refused as eagerly
+    return builtins.range(*args)
 
 
 def convert_enumerate(x, start=0):

@@ -6,11 +6,11 @@ Matched::
     fused_matmul(flatten(transpose(y, perm)), W, ...)  -> fused_matmul(flatten(y), W', ...)
 
 where the flatten joins every axis after the first (``start_axis=1``,
-``stop_axis=-1``), ``perm`` keeps axis 0 (the batch) first, y's other dims are
-static, the transpose's result is read by the flatten alone, and every reader of
-the flatten is a ``fused_matmul`` taking it as its left operand
-(``transpose_x=False``) with a 2-D block-0 constant weight (never a parameter).
-W' holds W's rows in y's order (columns when ``transpose_y``), a NEW constant.
+``stop_axis=-1``, either spelled from the other end), ``perm`` keeps axis 0 (the
+batch) first, y's other dims are static, the transpose's result is read by the
+flatten alone, and every reader of the flatten is a ``fused_matmul`` taking it as
+its left operand (``transpose_x=False``) with a 2-D block-0 constant weight (never
+a parameter). W' holds W's rows in y's order (columns when ``transpose_y``), a NEW constant.
 
 Why: ``layout_nhwc`` converts back to NCHW where a conv region ends; before a
 classifier that is ``transpose`` + ``flatten``, and the flatten of the transposed
@@ -54,7 +54,8 @@ def _flatten(rw, op):
     perm = t.attrs["perm"]
     nd = len(ys)
     if nd < 3 or perm is None or len(perm) != nd or perm[0] != 0 or \
-            op.attrs["start_axis"] != 1 or op.attrs["stop_axis"] not in (-1, nd - 1) or \
+            op.attrs["start_axis"] not in (1, 1 - nd) or \
+            op.attrs["stop_axis"] not in (-1, nd - 1) or \
             any(d == -1 for d in ys[1:]):
         return False
     readers = _readers(rw, op.results[0])
