@@ -78,3 +78,34 @@ def test_qdq_zoo_model_runs_int8_without_reference_kernels(tmp_path, name, batch
     again = np.asarray(predictor.run([x])[0].numpy())
     assert _native.C.nn_packed_constants() == packed  # weights reordered once
     np.testing.assert_array_equal(again, got)
+
+
+def test_ptq_converted_model_runs_int8(tmp_path):
+    """fw.quantization's PTQ convert (fw-slim) writes the QDQ program this pass folds:
+    a converted ResNet-18 runs its convolutions and classifier on int8 kernels and the
+    Predictor equals the converted (fake-quant) model run eagerly."""
+    quant = pytest.importorskip("fw.quantization")
+    from fw.quantization import observers as O
+
+    fw.seed(0)
+    model = zoo.build(fw, "resnet18")
+    ptq = quant.PTQ(quant.QuantConfig(activation=O.AbsmaxObserver(),
+                                      weight=O.AbsMaxChannelWiseWeightObserver()))
+    qm = ptq.quantize(model, inplace=False)
+    for s in (1, 2):
+        qm(zoo.example_input(fw, "resnet18", batch=2, hw=32, seed=s))
+    converted = ptq.convert(qm)
+    x = zoo.example_input(fw, "resnet18", batch=2, hw=32, seed=5)
+    with fw.no_grad():
+        want = converted(x).numpy()
+    spec = [fw.static.InputSpec([None, 3, 32, 32], "float32")]
+    path = fw.jit.save(fw.jit.to_static(converted, input_spec=spec), str(tmp_path / "r18"))
+    predictor = _predictor(path)
+    ops = [op.name for op in predictor.program.walk()]
+    from fw.core.kernels.cpu.int8 import EXACT_U8S8
+
+    assert "quantized_matmul" in ops and ops.count("quantized_conv2d") >= 19, ops
+    if EXACT_U8S8:  # without VNNI the stem (a signed image input) stays float
+        assert "conv" not in ops and "fused_conv" not in ops, ops
+    got = np.asarray(predictor.run([x.numpy()])[0].numpy())
+    np.testing.assert_allclose(got, want, rtol=0, atol=0.02 * np.abs(want).max())

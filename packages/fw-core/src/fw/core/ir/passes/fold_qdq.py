@@ -265,6 +265,7 @@ def _requant(rw, m, last):
 
 
 _RESHAPES = ("flatten", "reshape")
+_SIGN_KEEPING = ("max_pool", "avg_pool", "adaptive_avg_pool", "transpose", *_RESHAPES)
 
 
 def _byte_ops(rw, m, last):
@@ -348,13 +349,13 @@ def _fold(rw, m, scale, bias):
 
 
 def _unsigned_quantize(rw, op) -> bool:
-    """quantize_linear(relu(v)) (also through max_pool/flatten/reshape/transpose) as
+    """quantize_linear(relu(v)) (also through pools, flatten/reshape/transpose) as
     symmetric int8 -> the same codes as uint8 0..127
     (a non-negative value never uses the negative half), when only dequantize_linear
     reads them: the operand kind every CPU multiplies exactly (see the module doc)."""
     prod = rw.producer(op.operands[0])
-    while prod is not None and prod.name in ("max_pool", *_RESHAPES, "transpose"):
-        prod = rw.producer(prod.operands[0])  # max and reshapes keep the sign
+    while prod is not None and prod.name in _SIGN_KEEPING:
+        prod = rw.producer(prod.operands[0])  # pools and reshapes keep the sign
     if prod is None or activation_of(prod) not in _NONNEG:
         return False
     p = _q_params(rw, op)
