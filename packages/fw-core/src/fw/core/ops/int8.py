@@ -183,8 +183,8 @@ def requantize(v, y_scale, y_zero_point, out_dtype, qmin=None, qmax=None):
     if out_dtype == "float32":
         return v.astype(_F32, copy=False)
     lo, hi = qrange(out_dtype, qmin, qmax)
-    zp = 0 if y_zero_point is None else int(np.asarray(y_zero_point).reshape(-1)[0])
-    q = np.rint(v / _F32(np.asarray(y_scale).reshape(-1)[0])) + zp
+    zp = 0 if y_zero_point is None else int(y_zero_point.reshape(-1)[0])
+    q = np.rint(v / _F32(float(y_scale.reshape(-1)[0]))) + zp
     return np.clip(q, lo, hi).astype(_Q_NP[out_dtype])
 
 
@@ -208,14 +208,15 @@ def _epilogue_ref(acc, scale, bias, residual, activation, residual_before_act, y
 
 
 def _scale(x_scale, w_scale):
-    return (_F32(np.asarray(x_scale).reshape(-1)[0]) * np.asarray(w_scale, _F32).reshape(-1)
+    # (array methods, not np.asarray: the references also run on device arrays)
+    return (w_scale.astype(_F32).reshape(-1) * _F32(float(x_scale.reshape(-1)[0]))
             ).astype(_F32)
 
 
 def _centered(x, x_zero_point):
     v = x.astype(np.float64)
     if x_zero_point is not None:
-        v -= float(np.asarray(x_zero_point).reshape(-1)[0])
+        v -= float(x_zero_point.reshape(-1)[0])
     return v
 
 
