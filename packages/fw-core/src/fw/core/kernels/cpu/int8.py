@@ -218,7 +218,7 @@ def _make_qmax_pool(reference):
 # Per-channel and float64 cases go to the reference.
 def _per_tensor(x, scale, zero_point):
     return (scale.size == 1 and scale.dtype == _F32 and float(scale.reshape(-1)[0]) > 0
-            and zero_point.size == 1 and zero_point.dtype.kind in "iu" and x.size > 0)
+            and zero_point.size == 1 and zero_point.dtype == _I32 and x.size > 0)
 
 
 def _make_quantize(reference):
