@@ -333,11 +333,20 @@ namespace {
 template <class T>
 void quantize_loop(const float *x, int64_t n, float scale, float zp, float lo, float hi, T *q) {
     const int nt = threads_for_elems(n);
+    // x / scale is clamped to a range just wider than [lo - zp, hi - zp] (so the clip
+    // below decides exactly as clipping the unbounded value would), then rounded half
+    // to even by adding and subtracting 1.5 * 2^23 (exact for |v| < 2^22, and the
+    // default rounding mode is to nearest even): no libm call, the loop vectorizes.
+    // A NaN fails both comparisons of the clamp and is mapped to the zero point.
+    const float vlo = lo - zp - 2.f, vhi = hi - zp + 2.f, magic = 12582912.f;
 #pragma omp parallel for num_threads(nt) schedule(static)
     for (int64_t i = 0; i < n; ++i) {
-        float v = std::nearbyint(x[i] / scale) + zp;  // default rounding: half to even
-        v = v != v ? zp : std::min(std::max(v, lo), hi);
-        q[i] = T(v);
+        float v = x[i] / scale;
+        const bool nan = v != v;
+        v = v < vlo ? vlo : (v > vhi ? vhi : v);
+        v = (v + magic) - magic + zp;
+        v = v < lo ? lo : (v > hi ? hi : v);
+        q[i] = T(nan ? zp : v);
     }
 }
 
