@@ -53,7 +53,8 @@ y_scale?, y_zero_point?) -> out``
     ``ceil_mode=False``, ``channel_last=False``): max pooling of uint8/int8 ``x``, the
     result in x's dtype. Quantization is monotone, so ``quantize(max_pool(v))`` equals
     ``max_pool(quantize(v))`` exactly: ``fold_qdq`` moves a pool after an int8 layer's
-    requantization and the pool runs on bytes.
+    requantization and the pool runs on bytes. A window holding only padding (the
+    last one with ``ceil_mode``) gives the dtype's minimum.
 
 Precision: the reference computes in float32 as written; a kernel may fold the scale
 product or divide by ``y_scale`` as a multiplication by its reciprocal, so an integer
@@ -331,9 +332,11 @@ def _qmp_ref(x, kernel_size=None, stride=None, padding=0, ceil_mode=False,
              channel_last=False):
     _qmp_infer(TensorType(x.shape, _dt.from_numpy(x.dtype)), kernel_size, stride, padding,
                ceil_mode, channel_last)
-    # float32 holds every uint8/int8 value exactly
-    return _max_pool_ref(x.astype(_F32), kernel_size, stride, padding, ceil_mode,
-                         channel_last).astype(x.dtype)
+    # float32 holds every uint8/int8 value exactly; a window of padding only (ceil_mode's
+    # last one can be) gives the dtype's minimum
+    lo, hi = QRANGE[x.dtype.name]
+    return np.clip(_max_pool_ref(x.astype(_F32), kernel_size, stride, padding, ceil_mode,
+                                 channel_last), lo, hi).astype(x.dtype)
 
 
 defop("quantized_max_pool", ("x",), dict(_POOL_ATTRS), infer=_qmp_infer, reference=_qmp_ref,
