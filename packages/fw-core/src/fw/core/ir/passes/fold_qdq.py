@@ -141,6 +141,17 @@ def _x_ok(rw, xq, signed_inputs) -> bool:
         p.attrs.get("qmax") is not None and p.attrs["qmax"] <= 127
 
 
+def _int8_fed(rw, xq) -> bool:
+    """Whether activation `xq` already comes out of an int8 op (no quantize_linear to
+    pay): then even a tiny product is cheaper in int8 than dequantizing for a float
+    one (LeNet's last classifier: one op instead of a dequantize and a float product)."""
+    p = rw.producer(xq)
+    while p is not None and p.name in (*_RESHAPES, "transpose"):
+        p = rw.producer(p.operands[0])
+    return p is not None and p.name in ("quantized_conv2d", "quantized_matmul",
+                                        "quantized_max_pool")
+
+
 def _match_product(rw, op, min_macs, signed_inputs=True):
     """The quantized operands of product `op`, or None."""
     if op.name == "conv":
@@ -179,7 +190,7 @@ def _match_product(rw, op, min_macs, signed_inputs=True):
         return None
     if b is not None and (_const(rw, b) is None or b.type.dtype is not _dt.float32):
         return None
-    if _macs(op, wq.shape) < min_macs:
+    if _macs(op, wq.shape) < min_macs and not _int8_fed(rw, xd[0]):
         return None
     m = _Match()
     m.head, m.kind = op, ("conv" if op.name == "conv" else "matmul")
@@ -343,9 +354,15 @@ def _fold(rw, m, scale, bias):
             rw.erase(op)
     else:
         rw.replace_all_uses(last, out)
+    dqs = [rw.producer(v) for v in head.operands[:2]]
     for op in reversed(m.ops):
         rw.erase(op)
     rw.erase(head)
+    # the dequantize ops that fed the float product, now unread (later passes must not
+    # see them as readers: fold_flatten_transpose wants a flatten read by products only)
+    for dq in dqs:
+        if dq is not None and dq.parent is not None and not rw.has_uses(dq.results[0]):
+            rw.erase(dq)
 
 
 def _unsigned_quantize(rw, op) -> bool:
