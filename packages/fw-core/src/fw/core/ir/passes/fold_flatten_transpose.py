@@ -10,7 +10,8 @@ where the flatten joins every axis after the first (``start_axis=1``,
 batch) first, y's other dims are static, the transpose's result is read by the
 flatten alone, and every reader of the flatten is a ``fused_matmul`` (or an int8
 ``quantized_matmul``) taking it as its left operand (``transpose_x=False``) with a
-2-D block-0 constant weight (never a parameter). W' holds W's rows in y's order (columns when ``transpose_y``), a NEW constant.
+2-D block-0 constant weight (never a parameter). W' holds W's rows in y's order
+(columns when ``transpose_y``), a NEW constant.
 
 Why: ``layout_nhwc`` converts back to NCHW where a conv region ends; before a
 classifier that is ``transpose`` + ``flatten``, and the flatten of the transposed
