@@ -1,7 +1,9 @@
 """cpu kernels of the int8 family (``fw.core.ops.int8``): ``quantized_conv2d`` and
 ``quantized_matmul`` on oneDNN's u8/s8 primitives (``csrc/nn_int8.cpp``) with int32
 accumulation, runtime scales and zero points, and bias, activation, residual and
-requantization fused as attributes and post-ops.
+requantization fused as attributes and post-ops; ``quantized_max_pool`` on oneDNN's
+u8/s8 pooling. (The per-tensor quantize/dequantize at an int8 region's borders are in
+``quant.py``, their ops' family.)
 
 Covered natively: x uint8/int8 and weight int8 C-contiguous (copied otherwise), float32
 scales/bias/residual, a residual of the output's shape; conv with 1 to 3 spatial dims;
