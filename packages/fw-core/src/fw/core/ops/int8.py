@@ -134,9 +134,10 @@ def _one(t, arg, n=None):
         if d == DYN:
             return
         size *= d
-    if size != 1 and (n is None or n == DYN or size != n):
-        raise InvalidArgumentError(f"'{arg}' {shp(t.shape)} must have 1 element"
-                                   + (f" or {n} (one per output channel)" if n is not None else ""))
+    if size == 1 or (n is not None and (n == DYN or size == n)):
+        return
+    raise InvalidArgumentError(f"'{arg}' {shp(t.shape)} must have 1 element"
+                               + (f" or {n} (one per output channel)" if n is not None else ""))
 
 
 def _check_quant_types(x, weight, x_scale, w_scale, bias, residual, x_zero_point, y_scale,
