@@ -69,19 +69,25 @@ def worker(name, steps, mode="dp", bucket_mb=0.25, last_mb=0.0625, out=None):
         t0 = time.perf_counter()
         step()
         times.append(time.perf_counter() - t0)
-    events, sizes = [], []
+    events, sizes, prof = [], [], []
     if mode == "dp" and model._reducer is not None:
-        # one profiled step: the bucket timeline
+        # profiled steps: the bucket timeline of each
         model.comm_profile(True)
-        loss_fn(model(x), y).backward()
-        events = model.comm_profile()
+        for _ in range(10):
+            t0 = time.perf_counter()
+            logits = model(x)
+            t1 = time.perf_counter()
+            loss_fn(logits, y).backward()
+            t2 = time.perf_counter()
+            opt.step()
+            opt.clear_grad()
+            events = model.comm_profile()
+            prof.append({"forward_s": t1 - t0, "backward_s": t2 - t1, "events": events})
         model.comm_profile(False)
-        opt.step()
-        opt.clear_grad()
         sizes = [int(b.buf.nbytes) for b in model._reducer.buckets]
     row = json.dumps({"rank": comm.world_rank(), "ranks": comm.world_size(), "model": name,
                       "batch": int(x.shape[0]), "median_s": statistics.median(times),
-                      "times": times, "events": events,
+                      "times": times, "events": events, "profiled": prof,
                       "bucket_bytes": sizes})
     if out:  # one file per rank: the ranks' stdout lines may interleave
         with open(os.path.join(out, f"rank{comm.world_rank()}.json"), "w") as f:
@@ -107,6 +113,26 @@ def run(n, name, steps, mode="dp", bucket_mb=0.25, last_mb=0.0625, timeout=600):
             with open(os.path.join(out, f"rank{r}.json")) as f:
                 rows.append(json.load(f))
     return rows
+
+
+def summary(row):
+    """Medians over the profiled steps: backward compute, wait after it, and how
+    many buckets had been launched / had completed before backward ended."""
+    back, wait, launched, done = [], [], [], []
+    for st in row["profiled"]:
+        ev = st["events"]
+        end = next(t for w, _, t in ev if w == "backward_end")
+        synced = next(t for w, _, t in ev if w == "synced")
+        launch = [t for w, _, t in ev if w == "launch"]
+        back.append(end)
+        wait.append(synced - end)
+        launched.append(sum(t <= end for t in launch))
+        done.append(sum(1 for w, _, t in ev if w == "done" and t <= end))
+    med = statistics.median
+    return (f"    over {len(back)} profiled steps (medians): backward {1e3 * med(back):.2f} ms, "
+            f"wait for the all-reduces after it {1e3 * med(wait):.2f} ms; all-reduces started "
+            f"during backward: {med(launched):.0f} of {len(row['bucket_bytes'])}, finished "
+            f"during backward: {med(done):.0f}")
 
 
 def timeline(row):
@@ -174,6 +200,9 @@ def main(argv=None):
         print(f"  bucket timeline of one step on rank 0 ({len(rows_n[0]['bucket_bytes'])} "
               f"buckets):")
         print(timeline(rows_n[0]))
+        for row in rows_n:
+            print(f"  rank {row['rank']}:")
+            print(summary(row))
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)

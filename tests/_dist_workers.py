@@ -59,9 +59,17 @@ def train(model, X, Y, steps=STEPS, opt=None):
     return model
 
 
-def reference(steps=STEPS):
+def reference(steps=STEPS, sgd=False):
     X, Y = data()
-    return {k: v.numpy() for k, v in train(dense(), X, Y, steps).state_dict().items()}
+    m = dense()
+    opt = fw.optimizer.SGD(learning_rate=0.1, parameters=m.parameters()) if sgd else None
+    return {k: v.numpy() for k, v in train(m, X, Y, steps, opt).state_dict().items()}
+
+
+def sgd(model):
+    """SGD as well as Adam: Adam is invariant to the gradients' scale, so only SGD
+    catches a sum in place of a mean."""
+    return fw.optimizer.SGD(learning_rate=0.1, parameters=model.parameters())
 
 
 def close(got, want, what):
@@ -87,6 +95,10 @@ def case_dp():
     train(dp, local(X), local(Y))
     for k, v in reference().items():
         close(dp.state_dict()[k].numpy(), v, f"dp {k}")
+    dp = DataParallel(dense(), comm_buffer_size=0.0005, last_comm_buffer_size=0.0002)
+    train(dp, local(X), local(Y), opt=sgd(dp))
+    for k, v in reference(sgd=True).items():
+        close(dp.state_dict()[k].numpy(), v, f"dp (SGD) {k}")
 
 
 def case_recompute():
@@ -112,10 +124,11 @@ def case_recompute():
 
 def case_zero():
     X, Y = data()
-    ref = reference()
-    for level in ("os", "os_g", "p_g_os"):
+    for level, use_sgd in [(lv, u) for lv in ("os", "os_g", "p_g_os") for u in (False, True)]:
+        ref = reference(sgd=use_sgd)
         m = dense()
-        opt = fw.optimizer.Adam(learning_rate=LR, parameters=m.parameters())
+        opt = sgd(m) if use_sgd else fw.optimizer.Adam(learning_rate=LR,
+                                                        parameters=m.parameters())
         m2, opt2, _ = group_sharded_parallel(m, opt, level)
         train(m2, local(X), local(Y), opt=opt2)
         if level == "p_g_os":  # between steps a rank holds only its slices
@@ -124,7 +137,7 @@ def case_zero():
             assert held * comm.world_size() < sum(s.numel for s in m2._slots) + 64, held
         sd = m2.state_dict()
         for k, v in ref.items():
-            close(sd[k].numpy(), v, f"zero {level} {k}")
+            close(sd[k].numpy(), v, f"zero {level} {'SGD' if use_sgd else 'Adam'} {k}")
         if level != "os":  # the optimizer state is partitioned: fewer moments here
             n_local = sum(int(np.prod(p.shape)) for p in opt2._inner._parameter_list)
             n_all = sum(int(np.prod(p.shape)) for p in dense().parameters())
@@ -157,6 +170,37 @@ def case_fleet_sharding():
             opt.clear_grad()
         for k, v in ref.items():
             close(m.state_dict()[k].numpy(), v, f"fleet sharding stage {stage} {k}")
+
+
+def case_zero3_tied():
+    """ZeRO-3 with a tied embedding/output head (read outside its layer) == DP."""
+
+    class Tied(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            fw.seed(1)
+            self.emb = nn.Embedding(7, 4)
+            self.mix = nn.Linear(4, 4)
+
+        def forward(self, ids):
+            return fw.matmul(self.mix(self.emb(ids)), self.emb.weight, transpose_y=True)
+
+    ids = np.random.default_rng(2).integers(0, 7, (4, 3))
+    ref = Tied()
+    opt = fw.optimizer.Adam(learning_rate=LR, parameters=ref.parameters())
+    for _ in range(STEPS):
+        (ref(fw.to_tensor(ids)) ** 2).mean().backward()
+        opt.step()
+        opt.clear_grad()
+    m = Tied()
+    m2, opt2, _ = group_sharded_parallel(
+        m, fw.optimizer.Adam(learning_rate=LR, parameters=m.parameters()), "p_g_os")
+    for _ in range(STEPS):
+        (m2(fw.to_tensor(local(ids))) ** 2).mean().backward()
+        opt2.step()
+        opt2.clear_grad()
+    for (k, a), b in zip(m2.state_dict().items(), ref.state_dict().values()):
+        close(a.numpy(), b.numpy(), f"zero3 tied {k}")
 
 
 def tp_model(mp, rank, n):
@@ -194,6 +238,9 @@ def case_tp():
     m = fleet.distributed_model(tp_model(mp, mp.rank, mp.nranks))
     train(m, X, Y)
     check_tp(m, mp, reference(), "tp")
+    m = fleet.distributed_model(tp_model(mp, mp.rank, mp.nranks))
+    train(m, X, Y, opt=sgd(m))
+    check_tp(m, mp, reference(sgd=True), "tp (SGD)")
     # the same seed gives the dense model's initial weights, block by block
     fw.seed(0)
     fresh = nn.Sequential(ColumnParallelLinear(DIN, H, gather_output=False), nn.Tanh(),
@@ -201,6 +248,29 @@ def case_tp():
                           nn.Linear(H, DOUT))
     init = {k: v.numpy() for k, v in dense().state_dict().items()}
     check_tp(fresh, mp, init, "tp initialisation")
+    # a row-parallel layer that splits its (replicated) input itself, and a
+    # column-parallel one that gathers its output: outputs and upstream grads == dense
+    rng = np.random.default_rng(4)
+    W1 = rng.standard_normal((DIN, H)).astype("float32")
+    W2 = rng.standard_normal((H, H)).astype("float32")
+    W3 = rng.standard_normal((H, DOUT)).astype("float32")
+    xin = fw.to_tensor(X)
+    w1 = fw.to_tensor(W1, stop_gradient=False)
+    ref_out = F.linear(F.linear(F.linear(xin, w1), fw.to_tensor(W2)), fw.to_tensor(W3))
+    (ref_out ** 2).sum().backward()
+    w1p = fw.to_tensor(W1, stop_gradient=False)
+    row = RowParallelLinear(H, H, has_bias=False, input_is_parallel=False, mp_group=mp)
+    row.weight.set_value(split_weight(W2, "row", mp.rank, mp.nranks))
+    col = ColumnParallelLinear(H, DOUT, has_bias=False, gather_output=True, mp_group=mp)
+    col.weight.set_value(split_weight(W3, "column", mp.rank, mp.nranks))
+    out = col(row(F.linear(xin, w1p)))
+    scale = float(np.abs(ref_out.numpy()).max())
+    close(out.numpy() / scale, ref_out.numpy() / scale,
+          "row(split input) + column(gathered output), relative")
+    (out ** 2).sum().backward()
+    gscale = float(np.abs(w1.grad.numpy()).max())
+    close(w1p.grad.numpy() / gscale, w1.grad.numpy() / gscale,
+          "gradient upstream of the row/column pair, relative")
     # vocabulary-parallel embedding + parallel cross-entropy == dense, loss and grads
     V, D = 8, 6
     rng = np.random.default_rng(3)
@@ -300,6 +370,43 @@ def case_pp_dp():
         close(v.numpy(), ref[k], f"pp x dp {k}")
 
 
+def case_pp_mp():
+    """pp2 x mp2 on 4 ranks: tensor-parallel layers inside pipeline stages (the
+    column-parallel block travels between the stages) == dense."""
+    s = fleet.DistributedStrategy()
+    s.hybrid_configs = {"pp_degree": 2, "mp_degree": 2}
+    s.pipeline_configs = {"accumulate_steps": 4, "micro_batch_size": B // 4}
+    fleet.init(is_collective=True, strategy=s)
+    hcg = fleet.get_hybrid_communicate_group()
+    mp = hcg.get_model_parallel_group()
+    X, Y = data()
+    sd = {k: v.numpy() for k, v in dense().state_dict().items()}
+    descs = [LayerDesc(ColumnParallelLinear, DIN, H, gather_output=False), LayerDesc(nn.Tanh),
+             LayerDesc(RowParallelLinear, H, H, input_is_parallel=True), LayerDesc(nn.Tanh),
+             LayerDesc(nn.Linear, H, DOUT)]
+    pl = PipelineLayer(descs, loss_fn=lambda out, y: ((out - y) ** 2).mean())
+    kinds = {"0.weight": "column", "0.bias": "column", "2.weight": "row"}
+    for k, v in pl.state_dict().items():
+        kind = kinds.get(k)
+        if kind is None:
+            v.set_value(sd[k])
+        elif k.endswith("bias"):
+            v.set_value(split_bias(sd[k], kind, mp.rank, mp.nranks))
+        else:
+            v.set_value(split_weight(sd[k], kind, mp.rank, mp.nranks))
+    model = fleet.distributed_model(pl)
+    opt = fw.optimizer.Adam(learning_rate=LR, parameters=model.parameters())
+    for _ in range(STEPS):
+        model.train_batch([fw.to_tensor(X), fw.to_tensor(Y)], opt)
+    ref = reference()
+    for k, v in pl.state_dict().items():
+        kind = kinds.get(k)
+        want = ref[k] if kind is None else (
+            split_bias(ref[k], kind, mp.rank, mp.nranks) if k.endswith("bias")
+            else split_weight(ref[k], kind, mp.rank, mp.nranks))
+        close(v.numpy(), want, f"pp x mp {k}")
+
+
 def case_gradient_merge():
     """gradient merge k=4 (dp over the world, micro-batches of 2) == batch x 4."""
     s = fleet.DistributedStrategy()
@@ -307,9 +414,16 @@ def case_gradient_merge():
     s.gradient_merge_configs = {"k_steps": 4, "avg": True}
     fleet.init(is_collective=True, strategy=s)
     X, Y = data()
+    for use_sgd in (False, True):
+        _merge(s, X, Y, use_sgd)
+
+
+def _merge(s, X, Y, use_sgd):
+    fleet.init(is_collective=True, strategy=s)
     m = fleet.distributed_model(dense())
-    opt = fleet.distributed_optimizer(fw.optimizer.Adam(learning_rate=LR,
-                                                        parameters=m.parameters()))
+    inner = sgd(m) if use_sgd else fw.optimizer.Adam(learning_rate=LR,
+                                                      parameters=m.parameters())
+    opt = fleet.distributed_optimizer(inner)
     n, r = comm.world_size(), comm.world_rank()
     mb = B // (4 * n)
     for _ in range(2):  # two merged steps
@@ -317,10 +431,14 @@ def case_gradient_merge():
             lo = k * mb * n + r * mb
             loss = mse(m(fw.to_tensor(X[lo:lo + mb])), Y[lo:lo + mb])
             loss.backward()
+            # only the 4th backward of a merge all-reduces (the others accumulate)
+            g = comm.all_gather(np.ascontiguousarray(m._layers[0].weight.grad.numpy()))
+            synced = float(np.abs(g[0] - g[-1]).max()) == 0.0
+            assert synced == (k == 3), (k, synced)
             opt.step()
             opt.clear_grad()
-    for k, v in reference(steps=2).items():
-        close(m.state_dict()[k].numpy(), v, f"gradient merge {k}")
+    for k, v in reference(steps=2, sgd=use_sgd).items():
+        close(m.state_dict()[k].numpy(), v, f"gradient merge {'SGD' if use_sgd else 'Adam'} {k}")
 
 
 if __name__ == "__main__":

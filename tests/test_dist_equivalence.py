@@ -41,7 +41,7 @@ def run_ranks(n, *cases, timeout=240):
 
 
 def test_dp_zero_recompute_on_2_ranks():
-    run_ranks(2, "dp", "recompute", "zero")
+    run_ranks(2, "dp", "recompute", "zero", "zero3_tied")
 
 
 def test_fleet_sharding_stages_1_2_equal_dense():
@@ -60,8 +60,8 @@ def test_gradient_merge_k4_equals_batch_x4():
     run_ranks(2, "gradient_merge")
 
 
-def test_hybrid_dp2_mp2_and_pp2_dp2_on_4_ranks_equal_dense():
-    run_ranks(4, "hybrid", "pp_dp")
+def test_hybrid_dp2_mp2_pp2_dp2_pp2_mp2_on_4_ranks_equal_dense():
+    run_ranks(4, "hybrid", "pp_dp", "pp_mp")
 
 
 def test_distributed_gpt_example_under_the_launcher_on_2_ranks(tmp_path):

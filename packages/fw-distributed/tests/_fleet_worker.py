@@ -136,6 +136,38 @@ def case_checkpoint(path):
             np.concatenate([v.numpy().reshape(-1) for v in m.state_dict().values()]))
 
 
+
+
+def case_pp_timeout():
+    """Stage 1 never runs its schedule: stage 0's first wait must time out (the job
+    sets FW_DIST_TIMEOUT=3) with an error naming the operation and the peer,
+    instead of hanging."""
+    import time
+
+    from fw.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer
+
+    s = fleet.DistributedStrategy()
+    s.hybrid_configs = {"pp_degree": 2}
+    s.pipeline_configs = {"accumulate_steps": 2, "micro_batch_size": 1}
+    fleet.init(is_collective=True, strategy=s)
+    pl = PipelineLayer([LayerDesc(nn.Linear, 2, 2), LayerDesc(nn.Linear, 2, 1)],
+                       loss_fn=lambda o, y: ((o - y) ** 2).mean())
+    model = fleet.distributed_model(pl)
+    opt = fw.optimizer.SGD(learning_rate=0.1, parameters=model.parameters())
+    if comm.world_rank() == 1:
+        time.sleep(20)  # never answers; rank 0's failure ends the job first
+        return
+    t0 = time.monotonic()
+    try:
+        model.train_batch([fw.to_tensor(np.ones((2, 2), "float32")),
+                           fw.to_tensor(np.ones((2, 1), "float32"))], opt)
+    except Exception as e:  # noqa: BLE001 - the test prints what was raised
+        print(f"RAISED {type(e).__name__} after {time.monotonic() - t0:.1f} s: {e}",
+              flush=True)
+        raise SystemExit(3) from None
+    raise AssertionError("train_batch returned although stage 1 never ran")
+
+
 if __name__ == "__main__":
     case, args = sys.argv[1], sys.argv[2:]
     globals()["case_" + case](*args)

@@ -13,7 +13,9 @@ from comm_testutil import explain, rank_lines, run_launcher, run_mpi  # noqa: E4
 
 # 2 ranks under fw's launcher (PMI and the store from the launcher), 3 ranks under
 # plain mpiexec (rank 0 hosts the store): both bring-ups, and an odd world size
-@pytest.mark.parametrize("nranks,seed,launcher", [(2, 0, "fw"), (3, 1, "mpiexec")])
+@pytest.mark.parametrize("nranks,seed,launcher", [
+    (2, 0, "fw"), (3, 1, "mpiexec"),
+    pytest.param(4, 2, "mpiexec", marks=pytest.mark.slow)])
 def test_every_collective_against_numpy(nranks, seed, launcher):
     run = run_launcher if launcher == "fw" else run_mpi
     p = run("collectives_check.py", nranks, seed, timeout=240)

@@ -81,11 +81,12 @@ def test_init_errors():
         fleet.init(is_collective=True, strategy={"dp_degree": 1})
 
 
-def test_gradient_merge_k4_equals_batch_x4_single_process():
+@pytest.mark.parametrize("opt_cls", ["Adam", "SGD"])  # SGD sees the gradients' scale
+def test_gradient_merge_k4_equals_batch_x4_single_process(opt_cls):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((16, 4)).astype("float32")
     ref = _mlp()
-    opt = fw.optimizer.Adam(learning_rate=0.05, parameters=ref.parameters())
+    opt = getattr(fw.optimizer, opt_cls)(learning_rate=0.05, parameters=ref.parameters())
     for _ in range(2):
         (ref(fw.to_tensor(X)) ** 2).mean().backward()
         opt.step()
@@ -95,8 +96,8 @@ def test_gradient_merge_k4_equals_batch_x4_single_process():
     s.gradient_merge_configs = {"k_steps": 4, "avg": True}
     fleet.init(is_collective=True, strategy=s)
     m = fleet.distributed_model(_mlp())
-    opt2 = fleet.distributed_optimizer(fw.optimizer.Adam(learning_rate=0.05,
-                                                         parameters=m.parameters()))
+    opt2 = fleet.distributed_optimizer(getattr(fw.optimizer, opt_cls)(
+        learning_rate=0.05, parameters=m.parameters()))
     for step in range(8):
         k = step % 4
         (m(fw.to_tensor(X[4 * k:4 * k + 4])) ** 2).mean().backward()

@@ -106,3 +106,25 @@ def test_one_stage_train_batch_equals_dense_accumulation():
         np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-6, err_msg=k)
     with pytest.raises(ValueError, match=r"batch size 6 but micro_batch_size \(2\) x "):
         pp.train_batch([X[:6], Y[:6]], opt)
+
+
+def test_a_stage_that_never_answers_times_out_naming_it():
+    import os
+    import subprocess
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    mpiexec = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    if not os.path.exists(mpiexec):
+        pytest.skip("mpiexec (the mpich wheel) is not installed beside this Python")
+    env = dict(os.environ, OMP_NUM_THREADS="1", FW_DIST_TIMEOUT="3")
+    for k in ("PMI_SIZE", "PMI_RANK", "PMI_FD", "PADDLE_TRAINERS_NUM", "WORLD_SIZE"):
+        env.pop(k, None)
+    p = subprocess.run([mpiexec, "-n", "2", sys.executable,
+                        os.path.join(here, "_fleet_worker.py"), "pp_timeout"],
+                       capture_output=True, text=True, timeout=120, env=env)
+    out = p.stdout + p.stderr
+    assert p.returncode != 0, out[-3000:]
+    line = next(x for x in out.splitlines() if x.startswith("RAISED"))
+    assert "CollectiveTimeoutError" in line and "recv" in line and "rank 1 did not" in line
+    assert float(line.split(" after ")[1].split(" s")[0]) < 30, line

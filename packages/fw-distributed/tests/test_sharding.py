@@ -62,3 +62,37 @@ def test_bad_level_is_named():
         group_sharded_parallel(m, fw.optimizer.Adam(parameters=m.parameters()), "p_g")
     with pytest.raises(TypeError, match="'model' must be an fw.nn.Layer"):
         group_sharded_parallel(object(), None, "os")
+
+
+class _Tied(nn.Layer):
+    """An embedding whose table is also the output head (read outside its layer)."""
+
+    def __init__(self):
+        super().__init__()
+        fw.seed(1)
+        self.emb = nn.Embedding(7, 4)
+        self.mix = nn.Linear(4, 4)
+
+    def forward(self, ids):
+        h = self.mix(self.emb(ids))
+        return fw.matmul(h, self.emb.weight, transpose_y=True)
+
+
+def test_stage3_keeps_tied_weights_tied_and_equals_plain_training():
+    ids = fw.to_tensor(np.array([[1, 2, 3], [4, 5, 6]]))
+    ref = _Tied()
+    opt = fw.optimizer.Adam(learning_rate=0.05, parameters=ref.parameters())
+    m = _Tied()
+    m2, opt2, _ = group_sharded_parallel(
+        m, fw.optimizer.Adam(learning_rate=0.05, parameters=m.parameters()), "p_g_os")
+    assert len(m2._slots) == len(list(ref.parameters())) == 3
+    for _ in range(3):
+        (ref(ids) ** 2).mean().backward()
+        opt.step()
+        opt.clear_grad()
+        (m2(ids) ** 2).mean().backward()
+        opt2.step()
+        opt2.clear_grad()
+    assert m.emb.weight._data.size == 0  # between steps only the slices are held
+    for (k, a), b in zip(m2.state_dict().items(), ref.state_dict().values()):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-6, err_msg=k)

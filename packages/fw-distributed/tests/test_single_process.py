@@ -159,10 +159,26 @@ def test_bad_arguments_name_the_function_and_argument():
     ro.flags.writeable = False
     with pytest.raises(ValueError, match=r"all_reduce: tensor \(float32\[3\]\) is read-only"):
         dist.all_reduce(make_tensor(ro))
+    with pytest.raises(ValueError, match=r"stream.all_gather: the output tensor is float32\[4\]; "
+                                         r"gathering float32\[3\] from 1 ranks gives "
+                                         r"float32\[3\]"):
+        dist.stream.all_gather(fw.zeros([4]), x)
     with pytest.raises(TypeError, match="all_gather_object: object_list must be a list"):
         dist.all_gather_object((), 1)
     with pytest.raises(TypeError, match="all_reduce: group must be a Group"):
         dist.all_reduce(x, group="world")
+
+
+def test_collectives_on_symbolic_values_say_they_are_eager_only():
+    from fw.core.ir import TensorType, trace
+
+    def body(x):
+        dist.all_reduce(x)
+        return x
+
+    with pytest.raises(NotImplementedError, match="all_reduce: tensor is a symbolic value of "
+                                                  "a program being built"):
+        trace(body, [TensorType([4], "float32")])
 
 
 def test_groups_on_one_rank():

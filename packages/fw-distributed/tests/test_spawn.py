@@ -6,6 +6,7 @@ each case runs a small script (its ``__main__`` functions are re-imported as
 ``__mp_main__`` in the ranks); argument checks run in-process (they fail before
 any process starts)."""
 
+import importlib
 import json
 import os
 import subprocess
@@ -14,8 +15,10 @@ import time
 
 import pytest
 
-from fw.distributed import spawn as spawn_mod
 from fw.distributed.launch.env import clean_environ
+
+# the module (fw.distributed's `spawn` attribute is the function, as in Paddle)
+spawn_mod = importlib.import_module("fw.distributed.spawn")
 
 TIMEOUT = 120
 

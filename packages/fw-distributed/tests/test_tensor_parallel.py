@@ -75,3 +75,28 @@ def test_bad_inputs_are_named():
     with pytest.raises(TypeError, match="ParallelCrossEntropy: label must be integer"):
         ce(logits, fw.to_tensor(np.zeros((4,), "float32")))
     assert emb.weight.shape == [10, 3]
+
+
+class _TwoRanks:
+    """A stand-in model-parallel group of 2 (the layers check sizes before talking)."""
+
+    ranks, rank, nranks, name = [0, 1], 0, 2, "fake"
+
+
+def test_sizes_not_divisible_by_the_degree_are_refused():
+    with pytest.raises(ValueError, match=r"ColumnParallelLinear: out_features \(5\) must be "
+                                         r"divisible by the model-parallel degree \(2\)"):
+        ColumnParallelLinear(4, 5, mp_group=_TwoRanks())
+    with pytest.raises(ValueError, match=r"RowParallelLinear: in_features \(3\)"):
+        RowParallelLinear(3, 4, mp_group=_TwoRanks())
+    with pytest.raises(ValueError, match=r"VocabParallelEmbedding: num_embeddings \(7\)"):
+        VocabParallelEmbedding(7, 4, mp_group=_TwoRanks())
+
+
+def test_column_block_of_a_two_rank_layer_is_the_dense_blocks():
+    fw.seed(5)
+    dense = nn.Linear(4, 6)
+    fw.seed(5)
+    col = ColumnParallelLinear(4, 6, gather_output=False, mp_group=_TwoRanks())
+    assert col.weight.shape == [4, 3] and col.weight.is_distributed
+    np.testing.assert_array_equal(col.weight.numpy(), dense.weight.numpy()[:, :3])

@@ -45,6 +45,17 @@ def test_a_rank_that_does_not_arrive_is_named_within_the_timeout(tmp_path):
     assert p.returncode != 0 and wall < 60, (p.returncode, wall)
 
 
+def test_a_rank_without_heartbeat_is_reported(tmp_path):
+    p = run_mpi("failures_check.py", 2, "stale", 6, timeout=90,
+                env=clean_env(FW_FLIGHT_RECORDER_DIR=tmp_path))
+    res = _results(p)
+    assert 0 in res, explain(p)
+    secs, typ, missing, msg = res[0]
+    assert typ == "CollectiveTimeoutError" and missing == "1", explain(p)
+    assert re.search(r"rank 1: did not arrive; .* — no heartbeat for \d+\.\d s \(dead, or "
+                     r"stuck without releasing the GIL\)", msg), msg
+
+
 @pytest.mark.parametrize("mode,ranks_msg", [
     ("shape", "rank 0 called all_reduce(float32[4], op=SUM) #3 but rank 1 called "
               "all_reduce(float32[5], op=SUM) #3"),

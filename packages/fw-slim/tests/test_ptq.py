@@ -114,12 +114,14 @@ def test_config_priority_layer_over_name_over_type_over_global():
     q = PTQ(cfg).quantize(model)
     assert type(q.conv.activation_quanter).__name__ == "AbsmaxObserverLayer"
     assert type(q.fc1.activation_quanter).__name__ == "MinMaxObserverLayer"
-    # add_layer_config names the original object; the copy has other objects, so the
-    # name config applies to fc2 of the copy... unless quantized in place:
-    assert q.fc2.activation_quanter is None and q.fc2.weight_quanter.bit_length() == 4
-    q2 = PTQ(cfg).quantize(model, inplace=True)
-    assert q2 is model and q2.fc2.weight_quanter is None
-    assert type(q2.fc2.activation_quanter).__name__ == "AbsmaxObserverLayer"
+    # the layer object's config wins over its name's, in the copy too
+    assert q.fc2.weight_quanter is None
+    assert type(q.fc2.activation_quanter).__name__ == "AbsmaxObserverLayer"
+    cfg2 = QuantConfig(activation=O.AbsmaxObserver(), weight=O.AbsmaxObserver())
+    cfg2.add_name_config(["fc1", "fc2"], activation=None, weight=O.AbsmaxObserver(quant_bits=4))
+    q2 = PTQ(cfg2).quantize(model, inplace=True)
+    assert q2 is model and q2.fc2.activation_quanter is None
+    assert q2.fc1.weight_quanter.bit_length() == 4 and q2.conv.weight_quanter.bit_length() == 8
 
 
 def test_skip_and_empty_configs_keep_layers_in_float():
@@ -148,7 +150,23 @@ def test_errors():
     with pytest.raises(TypeError, match="add_type_config: 'layer_type'"):
         cfg.add_type_config("Linear")
     q = PTQ(cfg).quantize(SmallNet())
-    with pytest.raises(RuntimeError, match="run calibration batches"):
+    with pytest.raises(RuntimeError, match=r"convert: layer 'conv' \(Conv2D\).*run calibration"):
         PTQ(cfg).convert(q)  # no calibration batch ran
     with pytest.raises(ValueError, match="already quantized"):
         PTQ(cfg).quantize(q)
+
+
+def test_remain_weight_keeps_float_weights():
+    fw.seed(7)
+    model = SmallNet()
+    ptq = PTQ(CONFIGS["absmax/per-channel"]())
+    q = ptq.quantize(model)
+    x = fw.randn([4, 1, 6, 6])
+    q(x)
+    c = ptq.convert(q, remain_weight=True)
+    assert c.fc1.weight.dtype == fw.float32 and c.fc1.weight_bits is None
+    np.testing.assert_array_equal(c.fc1.weight.numpy(), model.fc1.weight.numpy())
+    # only the activations are fake-quantized
+    fq = c.fc1._input(fw.flatten(fw.nn.functional.relu(c.conv(x)), 1)).numpy()
+    s = float(c.fc1.act_scale.numpy()[0])
+    assert np.all(np.abs(fq / s - np.rint(fq / s)) < 1e-3)

@@ -152,6 +152,21 @@ for k, task in enumerate(tasks):
           "float32", f"async all_reduce {k}")
     assert task.is_completed()
 
+# an async bfloat16 AVG whose handle is dropped: its buffers stay alive and a later
+# op finishes it (the float32 result is copied back into the tensor)
+case[0] += 1
+ins = [make("bfloat16", (6,), r) for r in range(N)]
+dropped = T(ins[R].copy())
+dist.all_reduce(dropped, op=OP.AVG, sync_op=False)
+want = reference(ins, OP.AVG, "bfloat16")
+for _ in range(100):     # when exactly it lands is up to MPI's progress: bounded retries
+    landed = fw.to_tensor(np.array(
+        [np.array_equal(dropped.numpy().astype(np.float32), want.astype(np.float32))]))
+    dist.all_reduce(landed, op=OP.MIN)      # every rank leaves the loop together
+    if landed.numpy()[0]:
+        break
+close(dropped.numpy(), want, "bfloat16", "dropped async all_reduce")
+
 # ---------------------------------------------------------------- broadcast, scatter, gather
 for name in DTYPES:
     case[0] += 1
@@ -264,8 +279,11 @@ t = T(ins[R])
 dist.stream.all_reduce(t, op=OP.MAX, use_calc_stream=True)
 close(t.numpy(), reference(ins, OP.MAX, "float32"), "float32", "stream.all_reduce")
 out = T(np.zeros((2 * N, 3), np.float32))
-dist.stream.all_gather(out, T(ins[R]))
+dist.stream.all_gather(out, T(ins[R]), sync_op=False).wait()
 close(out.numpy(), np.concatenate(ins), "float32", "stream.all_gather into one tensor")
+out = T(np.zeros((N,), np.int64))
+dist.stream.all_gather(out, T(np.array(R * 10, np.int64)))
+close(out.numpy(), np.arange(N) * 10, "int64", "stream.all_gather of 0-d tensors")
 dist.barrier()
 count[0] += 1
 emit("CHECKS", R, count[0])

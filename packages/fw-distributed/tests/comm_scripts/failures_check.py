@@ -36,6 +36,13 @@ try:
         task = dist.all_reduce(x, sync_op=False)     # an async handle times out too
         assert not task.is_completed()
         task.wait()
+    elif MODE == "stale":
+        if R == 1:       # a rank that stops publishing: dead, or stuck holding the GIL
+            time.sleep(0.5)                  # its last record (the barrier) is out
+            state.publisher.stop.set()
+            state.publisher.join(timeout=10)
+            time.sleep(TIMEOUT + 20)
+        dist.all_reduce(x)
     elif MODE == "p2p_timeout":
         if R == 1:
             time.sleep(TIMEOUT + 20)

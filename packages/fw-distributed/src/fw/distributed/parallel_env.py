@@ -72,7 +72,7 @@ def init_parallel_env(timeout=None):
         return state.world
     t = timeout_seconds(timeout, "init_parallel_env")
     if _launched():
-        comm = _engine_mpi.init_world()
+        comm = _engine_mpi.init_world(min(t, 300.0))
         engine = _engine_mpi.MpiEngine(comm)
     else:
         engine = SelfEngine()
@@ -87,8 +87,9 @@ def init_parallel_env(timeout=None):
     state.initialized = True
     install_sigusr1()
     if state.store is not None:
-        from fw.distributed.communication._watch import Publisher
+        from fw.distributed.communication._watch import Publisher, _publish
 
+        _publish(state.store, state.rank)   # every rank has a record from the start
         state.publisher = Publisher(state.store, state.rank)
         state.publisher.start()
     return state.world

@@ -119,6 +119,8 @@ class _Factory:
         if getattr(self._cls, "PER_CHANNEL", False):
             if kw.get("quant_axis") is None:
                 kw["quant_axis"] = axis
+            if kw.get("per_channel") and layer is not None and axis >= 0:
+                kw["channels"] = layer.weight.shape[kw["quant_axis"]]  # a learnable scale
         return self._cls(**kw)
 
     @property
@@ -127,7 +129,7 @@ class _Factory:
 
     def __repr__(self):
         args = ", ".join(f"{k}={v!r}" for k, v in self._kwargs.items())
-        return f"{type(self).__name__[:-7] if False else self._cls.__name__}({args})"
+        return f"{self._cls.__name__}({args})"
 
 
 class ObserverFactory(_Factory):

@@ -98,14 +98,20 @@ class QuantConfig:
     def qat_layer_mappings(self):
         return dict(self._mapping)
 
-    def _config_for(self, name, layer):
+    def _layer_names(self, model):
+        """{sublayer name: config} for the layer objects given to `add_layer_config`,
+        resolved on the model before PTQ/QAT copy it (the copy has new objects)."""
+        return {n: self._layers[id(lay)] for n, lay in model.named_sublayers()
+                if id(lay) in self._layers}
+
+    def _config_for(self, name, layer, by_layer=None):
         """The resolved config of one sublayer, or None when it stays in float."""
         if name in self._skip:
             return None
         wrapper = next((w for t, w in self._mapping.items() if type(layer) is t), None)
         if wrapper is None:
             return None
-        cfg = self._layers.get(id(layer))
+        cfg = (by_layer or {}).get(name) or self._layers.get(id(layer))
         if cfg is None:
             cfg = self._names.get(name)
         if cfg is None:

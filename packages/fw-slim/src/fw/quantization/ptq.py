@@ -53,6 +53,7 @@ class Quantization:
         if not isinstance(model, nn.Layer):
             raise TypeError(f"{type(self).__name__}.quantize: 'model' must be a Layer, got "
                             f"{type(model).__name__}")
+        by_layer = self._config._layer_names(model)
         m = model if inplace else copy.deepcopy(model)
         if isinstance(m, _Quanted):
             raise ValueError(f"{type(self).__name__}.quantize: the model is already quantized")
@@ -61,7 +62,7 @@ class Quantization:
             if isinstance(layer, _Quanted):
                 raise ValueError(f"{type(self).__name__}.quantize: sublayer {name!r} is already "
                                  "quantized")
-            hit = self._config._config_for(name, layer)
+            hit = self._config._config_for(name, layer, by_layer)
             if hit is None:
                 return None
             wrapper, cfg = hit
@@ -84,7 +85,11 @@ class Quantization:
                 return None
             if remain_weight:
                 layer.weight_quanter = None
-            return layer._convert()
+            try:
+                return layer._convert()
+            except (RuntimeError, ValueError) as e:
+                raise type(e)(f"{type(self).__name__}.convert: layer {name!r} "
+                              f"({type(layer._layer).__name__}): {e}") from None
 
         if _replace(m, conv) == 0:
             raise ValueError(f"{type(self).__name__}.convert: the model has no quantized layers "
@@ -116,6 +121,15 @@ class QAT(Quantization):
     the forward pass; train the returned model as usual, then `convert` it."""
 
     def quantize(self, model, inplace=False):
+        from fw.quantization.base import BaseObserver
+
         m = self._wrap(model, inplace)
+        for name, layer in m.named_sublayers():
+            for q in (getattr(layer, "weight_quanter", None),
+                      getattr(layer, "activation_quanter", None)):
+                if isinstance(q, BaseObserver):
+                    raise ValueError(f"QAT.quantize: layer {name!r} got the observer "
+                                     f"{type(q).__name__}: QAT trains through quanters "
+                                     "(fw.quantization.quanters); observers are for PTQ")
         m.train()
         return m

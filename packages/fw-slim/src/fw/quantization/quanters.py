@@ -76,20 +76,26 @@ class FakeQuanterChannelWiseAbsMaxObserverLayer(BaseQuanter):
 class LSQQuanterLayer(BaseQuanter):
     PER_CHANNEL = True  # takes the layer's channel axis when per_channel is set
 
-    def __init__(self, bit_length=8, per_channel=False, quant_axis=0):
+    def __init__(self, bit_length=8, per_channel=False, quant_axis=0, channels=1):
         super().__init__(bit_length, True, quant_axis if per_channel else -1)
-        self.scale = None  # a Parameter, created on the first batch
+        # created now (so an optimizer made right after quantize() trains it), given
+        # its LSQ initial value on the first batch
+        self.scale = self.create_parameter([channels if per_channel else 1], dtype="float32")
+        self._initialised = False
 
     def forward(self, x):
-        if self.scale is None:
+        if not self._initialised:
             a = np.asarray(x.numpy(), np.float64)
             if self._axis == -1:
                 m = np.array([np.abs(a).mean() if a.size else 1.0])
             else:
                 m = np.abs(np.moveaxis(a, self._axis, 0).reshape(a.shape[self._axis], -1)).mean(1)
+            if m.shape != tuple(self.scale.shape):
+                raise ValueError(f"LSQQuanter: {m.size} channels along axis {self._axis}, but "
+                                 f"the scale has {self.scale.shape[0]}")
             init = np.where(m > 0, 2 * m / math.sqrt(self.qmax), 1e-3).astype(np.float32)
-            self.scale = self.create_parameter(list(init.shape), dtype="float32")
             self.scale.set_value(fw.to_tensor(init))
+            self._initialised = True
         # LSQ's gradient scale g = 1/sqrt(N * qmax): the forward sees s, the backward g*ds
         n = x.size // (1 if self._axis == -1 else x.shape[self._axis])
         g = 1.0 / math.sqrt(max(n, 1) * self.qmax)
@@ -99,7 +105,7 @@ class LSQQuanterLayer(BaseQuanter):
         return _fake(x, s, zp, max(self._axis, 0), self.qmin, self.qmax)
 
     def scales(self):
-        if self.scale is None:
+        if not self._initialised:
             raise RuntimeError("LSQQuanter: no values seen yet (train before convert)")
         return np.maximum(np.asarray(self.scale.numpy(), np.float32), 1e-8)
 

@@ -28,3 +28,9 @@ __all__ = ["ChannelGroup", "Member", "channel_groups", "ChannelPruner", "L1NormF
            "register_criterion", "soft_label_loss", "feature_loss", "FeatureAdapter",
            "Distiller", "DistillLoss", "MaskedPruner", "UnstructuredPruner", "NMPruner",
            "nm_mask", "check_sparsity", "calculate_density", "prune_model", "decorate"]
+
+# ---- quantization analysis (slim-quant) ----
+from fw.slim.report import LayerReport, QuantReport, report, sqnr  # noqa: E402
+from fw.slim.sensitivity import Sensitivity, sensitivity  # noqa: E402
+
+__all__ += ["report", "QuantReport", "LayerReport", "sqnr", "sensitivity", "Sensitivity"]

@@ -80,6 +80,11 @@ def _check(cond, msg, exc=InvalidArgumentError):
         raise exc(msg)
 
 
+def _types(*arrays):
+    """The TensorTypes of arrays (None stays None): references check what infer checks."""
+    return [None if a is None else TensorType(a.shape, _dt.from_numpy(a.dtype)) for a in arrays]
+
+
 # ---------------------------------------------------------------- QDQ: shared rules
 def _range_canon(int8_only):
     def canon(attrs):
@@ -154,12 +159,7 @@ def _qdq_infer_common(x, scale, zero_point, axis, xname="x", float_x=True):
 
 def _check_arrays(x, scale, zero_point, axis, xname="x", float_x=True):
     """The eager path runs no infer: the reference checks what infer checks."""
-    from fw.core.ir.types import TensorType as _T
-
-    _qdq_infer_common(_T(x.shape, _dt.from_numpy(x.dtype)),
-                      _T(scale.shape, _dt.from_numpy(scale.dtype)),
-                      _T(zero_point.shape, _dt.from_numpy(zero_point.dtype)), axis, xname,
-                      float_x)
+    _qdq_infer_common(*_types(x, scale, zero_point), axis, xname, float_x)
 
 
 def _qparams(x, scale, zero_point, axis, ctype):
@@ -349,7 +349,7 @@ def _group_rows(k, group_size):
 
 
 def _wq_ref(x, algo="weight_only_int8", group_size=-1):
-    _wq_infer(TensorType(x.shape, _dt.from_numpy(x.dtype)), algo, group_size)
+    _wq_infer(*_types(x), algo, group_size)
     qmax = weight_qmax(algo)
     w = x.astype(_F32)
     k, n = w.shape
@@ -421,10 +421,6 @@ def _dequant_weight(x, scale, algo, group_size, k):
     if group_size == -1:
         return codes * s.reshape(1, -1)
     return codes * s[_group_rows(k, group_size)]
-
-
-def _types(*arrays):
-    return [None if a is None else TensorType(a.shape, _dt.from_numpy(a.dtype)) for a in arrays]
 
 
 def _wdq_ref(x, scale, algo="weight_only_int8", out_dtype=_dt.float16, group_size=-1):

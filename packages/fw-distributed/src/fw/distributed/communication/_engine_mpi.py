@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import atexit
 import sys
+import time
 
 import numpy as np
 
@@ -77,10 +78,31 @@ def is_broken():
     return _broken[0]
 
 
-def init_world():
-    """COMM_WORLD of the job (MPI_Init happens here, through the process manager's
-    PMI: the fw launcher or mpiexec)."""
-    return mpi_module().COMM_WORLD
+def init_world(timeout: float):
+    """fw's own duplicate of the job's COMM_WORLD (MPI_Init happens here, through the
+    process manager's PMI: the fw launcher or mpiexec).
+
+    A library works on a duplicate so its messages can never match the program's
+    own MPI traffic, or another library's, on COMM_WORLD. The duplication is
+    collective: it is done nonblocking (MPI_Comm_idup) with a deadline, so a rank
+    that never calls init_parallel_env makes the others fail, not hang."""
+    MPI = mpi_module()
+    world = MPI.COMM_WORLD
+    if world.Get_size() == 1:
+        return world
+    comm, req = world.Idup()
+    end = time.monotonic() + timeout
+    while not req.Test():
+        if time.monotonic() > end:
+            mark_broken("bring-up timeout")
+            from fw.distributed.communication.errors import CollectiveTimeoutError
+
+            raise CollectiveTimeoutError(
+                f"fw.distributed.init_parallel_env on rank {world.Get_rank()}: not every one "
+                f"of the {world.Get_size()} ranks called init_parallel_env within "
+                f"{timeout:g} s (duplicating COMM_WORLD)")
+        time.sleep(0.0005)
+    return comm
 
 
 def _typed_map(MPI):
@@ -194,3 +216,4 @@ class MpiEngine:
     def free(self):
         if _broken[0] is None and self.comm not in (self.MPI.COMM_WORLD, self.MPI.COMM_NULL):
             self.comm.Free()
+        self.comm = self.MPI.COMM_NULL

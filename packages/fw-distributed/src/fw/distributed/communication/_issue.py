@@ -8,7 +8,14 @@ import numpy as np
 from fw.distributed._flight_recorder import recorder
 from fw.distributed.communication import _signature
 from fw.distributed.communication.group import default_group
-from fw.distributed.communication.task import Task, check_usable, completed_task
+from fw.distributed.communication.task import (
+    Task,
+    _pending,
+    check_usable,
+    completed_task,
+    progress_pending,
+    track,
+)
 
 __all__ = ["resolve", "issue", "group_rank_of"]
 
@@ -60,6 +67,8 @@ def issue(g, fn, arrays, extra, start, finish, sync_op, *, reduce_op=-1, root=-1
     arrays: the arrays recorded in the flight recorder; sig_array: the one whose
     dtype and shape every rank must agree on (default arrays[0])."""
     check_usable(fn)
+    if _pending:
+        progress_pending()
     g._seq += 1
     seq = g._seq
     entry = recorder.record(g.id, seq, fn, [a.shape for a in arrays],
@@ -95,6 +104,8 @@ def issue(g, fn, arrays, extra, start, finish, sync_op, *, reduce_op=-1, root=-1
     task.keep = keep
     if sync_op:
         task.wait()
+    else:
+        track(task)
     return task
 
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from fw.core import Tensor
 from fw.core.internal import bump_version, make_tensor
+from fw.core.ir import Value
 from fw.distributed.communication.reduce_op import ReduceOp
 
 __all__ = ["array_of", "inplace_buffer", "send_buffer", "reduce_plan", "new_tensor",
@@ -39,6 +40,14 @@ def is_host(a) -> bool:
 def array_of(t, fn, arg):
     """The array of tensor `t` (no copy), or a TypeError naming `fn` and `arg`."""
     if not isinstance(t, Tensor):
+        if isinstance(t, Value):
+            # Collectives as ops of a static program need fw-core ops lowered by
+            # fw-distributed and fw-jit rebinding the in-place target (the IR is SSA):
+            # not there yet, so say so instead of a bare type error.
+            raise NotImplementedError(
+                f"fw.distributed.{fn}: {arg} is a symbolic value of a program being built "
+                "(fw.jit.to_static / fw.static); collectives run eagerly only in this "
+                "version: call them outside the converted function")
         raise TypeError(f"fw.distributed.{fn}: {arg} must be a fw Tensor, "
                         f"got {type(t).__name__}")
     return t._data
@@ -49,7 +58,9 @@ def inplace_buffer(t, fn, arg):
     (zero-copy), else a contiguous copy that `done()` writes back. `done()` also
     bumps the tensor's version."""
     a = array_of(t, fn, arg)
-    if is_host(a) and not a.flags.writeable:
+    if not is_host(a):      # a device array: the engine of its device decides
+        return a, lambda: bump_version(t)
+    if not a.flags.writeable:
         raise ValueError(f"fw.distributed.{fn}: {arg} ({describe(a)}) is read-only; the op "
                          "writes its result into it")
     if a.flags.c_contiguous:
@@ -66,7 +77,7 @@ def inplace_buffer(t, fn, arg):
 def send_buffer(t, fn, arg):
     """A C-contiguous array with `t`'s values (its own when possible)."""
     a = array_of(t, fn, arg)
-    return a if a.flags.c_contiguous else a.copy(order="C")
+    return a if not is_host(a) or a.flags.c_contiguous else a.copy(order="C")
 
 
 def reduce_plan(a, op, fn, nranks):

@@ -128,7 +128,12 @@ def diagnose(group, entry, peer=None) -> tuple[str, list, dict]:
                    "without releasing the GIL)")
             if r not in missing:
                 missing.append(r)
-        last = rec["groups"].get(gid) if rec else None
+        if rec is None:
+            missing.append(r)
+            lines.append(f"rank {r}: no progress record at all (it never got through "
+                         f"init_parallel_env, or died or hung right after){how}")
+            continue
+        last = rec["groups"].get(gid)
         if last is None:
             missing.append(r)
             lines.append(f"rank {r}: entered no collective in group {group.id} yet{how}")

@@ -198,6 +198,27 @@ def all_gather(tensor_list, tensor, group=None, sync_op=True):
                  keep=(a, recv))
 
 
+def all_gather_into_tensor(out, tensor, group=None, sync_op=True):
+    """Gather every rank's `tensor` into `out`, concatenated along axis 0 (stacked
+    for 0-d tensors) in group-rank order: MPI receives straight into `out`'s array
+    (rank-major chunks are exactly the axis-0 concatenation). The Tensor form of
+    ``fw.distributed.stream.all_gather``."""
+    fn = "stream.all_gather"
+    g = resolve(group, fn)
+    a = _host(T.send_buffer(tensor, fn, "tensor"), fn, "tensor")
+    buf, done = T.inplace_buffer(out, fn, "tensor_or_tensor_list")
+    _host(buf, fn, "tensor_or_tensor_list")
+    if g is None:
+        return noop(sync_op)
+    n = g.nranks
+    want = (n * a.shape[0],) + a.shape[1:] if a.ndim else (n,)
+    if buf.shape != want or buf.dtype != a.dtype:
+        raise ValueError(f"fw.distributed.{fn}: the output tensor is {T.describe(buf)}; "
+                         f"gathering {T.describe(a)} from {n} ranks gives {a.dtype}{list(want)}")
+    return issue(g, "all_gather", [a], {}, lambda e: e.allgather(a, buf), done, sync_op,
+                 keep=(a, buf))
+
+
 def alltoall(out_tensor_list, in_tensor_list, group=None, sync_op=True):
     """Send ``in_tensor_list[j]`` to group rank j; ``out_tensor_list[i]`` receives
     rank i's chunk. All chunks have one shape and dtype."""

@@ -156,6 +156,9 @@ def destroy_process_group(group=None):
     which `is_initialized()` is False and `init_parallel_env` may run again in a
     single process; MPI itself stays initialised until exit)."""
     if group is None:
+        from fw.distributed.communication.task import _pending
+
+        _pending.clear()
         for g in list(_groups.values()):
             _free(g)
         _groups.clear()
@@ -177,7 +180,7 @@ def destroy_process_group(group=None):
 
 
 def _free(g):
-    if g.id != 0 and g.engine is not None:
+    if g.engine is not None:
         g.engine.free()
     g.engine = None
     g.rank = -1

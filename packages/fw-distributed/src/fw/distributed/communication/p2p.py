@@ -15,7 +15,14 @@ from fw.distributed._flight_recorder import recorder
 from fw.distributed.communication import _signature
 from fw.distributed.communication import _tensors as T
 from fw.distributed.communication._issue import group_rank_of, resolve
-from fw.distributed.communication.task import Task, check_usable, completed_task
+from fw.distributed.communication.task import (
+    Task,
+    _pending,
+    check_usable,
+    completed_task,
+    progress_pending,
+    track,
+)
 
 __all__ = ["send", "recv", "isend", "irecv"]
 
@@ -28,6 +35,8 @@ def _start(tensor, peer, group, fn, sending, sync_op):
     if g is None:
         return completed_task()
     check_usable(fn)
+    if _pending:
+        progress_pending()
     arg = "dst" if sending else "src"
     if peer is None:
         peer = 0
@@ -85,6 +94,8 @@ def _start(tensor, peer, group, fn, sending, sync_op):
     task.peer = peer
     if sync_op:
         task.wait()
+    else:
+        track(task)
     return task
 
 

@@ -4,9 +4,6 @@ the extra ``use_calc_stream`` argument. On the CPU engine there are no streams:
 plain ones and return a Task."""
 from __future__ import annotations
 
-import numpy as np
-
-from fw.distributed.communication import _tensors as T
 from fw.distributed.communication import collectives as _c
 from fw.distributed.communication import p2p as _p
 from fw.distributed.communication.reduce_op import ReduceOp
@@ -32,24 +29,7 @@ def all_gather(tensor_or_tensor_list, tensor, group=None, sync_op=True, use_calc
     concatenated along axis 0 (Paddle's stream form)."""
     if isinstance(tensor_or_tensor_list, list):
         return _c.all_gather(tensor_or_tensor_list, tensor, group, sync_op)
-    return _all_gather_into(tensor_or_tensor_list, tensor, group, sync_op)
-
-
-def _all_gather_into(out, tensor, group, sync_op):
-    """Gather into one tensor (a copy out of the list form: a gather straight into
-    `out` needs rank-major chunks, which equals axis-0 concatenation)."""
-    parts = []
-    buf, done = T.inplace_buffer(out, "stream.all_gather", "tensor_or_tensor_list")
-    task = _c.all_gather(parts, tensor, group, sync_op=True)
-    if parts:
-        arrs = [p._data for p in parts]
-        cat = np.concatenate(arrs, axis=0) if arrs[0].ndim else np.stack(arrs)
-        if cat.shape != buf.shape or cat.dtype != buf.dtype:
-            raise ValueError(f"fw.distributed.stream.all_gather: the output tensor is "
-                             f"{T.describe(buf)}, the gathered result is {T.describe(cat)}")
-        buf[...] = cat
-        done()
-    return task
+    return _c.all_gather_into_tensor(tensor_or_tensor_list, tensor, group, sync_op)
 
 
 def reduce_scatter(tensor, tensor_or_tensor_list, op=ReduceOp.SUM, group=None, sync_op=True,

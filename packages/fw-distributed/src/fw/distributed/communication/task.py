@@ -108,6 +108,7 @@ class Task:
         self.done = True
         self.entry.state = "completed"
         self.entry.t_end = time.time()
+        _pending.pop(id(self), None)
         if self.finish is not None:
             f, self.finish = self.finish, None
             self.result = f()
@@ -115,6 +116,7 @@ class Task:
     def _fail(self, exc):
         self.entry.state = "failed"
         self.error = exc
+        _pending.pop(id(self), None)
         raise exc
 
     def is_completed(self) -> bool:
@@ -232,6 +234,28 @@ class Task:
                + f"\n  flight recorder: {path}\n  The MPI state is now unusable: "
                  "the job must restart.")
         raise CollectiveTimeoutError(msg, missing=missing, dead=dead, dump_path=path)
+
+
+# Tasks issued with sync_op=False and not complete yet. Holding them keeps their
+# buffers alive while MPI still reads or writes them even if the caller dropped the
+# handle, and lets the next op finish them (`progress_pending`): an async op's
+# result lands in its tensor (copy-back of a float16 reduction, AVG's division)
+# even when nobody waits on it.
+_pending: dict = {}
+
+
+def track(task):
+    _pending[id(task)] = task
+
+
+def progress_pending():
+    """Test the pending async tasks once (no blocking); errors stay with their
+    task and are raised by its wait()."""
+    for t in list(_pending.values()):
+        try:
+            t.is_completed()
+        except Exception:  # noqa: BLE001 - kept in t.error for its wait()
+            pass
 
 
 def check_usable(fn):

@@ -23,6 +23,7 @@ class _State:
     strategy = None
     hcg = None
     is_collective = False
+    dp_model = None  # the DataParallel distributed_model made (gradient merge drives it)
 
 
 _state = _State()
@@ -65,6 +66,7 @@ def init(role_maker=None, is_collective=False, strategy=None, log_level="INFO"):
     topo = CommunicateTopology([names[a] for a in order], [dims[a] for a in order])
     _state.hcg = HybridCommunicateGroup(topo)
     _state.strategy = strategy
+    _state.dp_model = None
     _state.is_collective = True
     return None
 
@@ -108,15 +110,16 @@ def distributed_model(model):
     mp group. With one rank and no parallelism it is returned unchanged."""
     hcg = _require("distributed_model")
     strategy = _state.strategy
+    _state.dp_model = None
     from fw.distributed.parallel import DataParallel
 
+    mp = hcg.get_model_parallel_group()
+    if mp.nranks > 1:
+        _sync_replicated(model, mp)
     if hcg.get_pipe_parallel_world_size() > 1:
         from fw.distributed.fleet.meta_parallel.pipeline_parallel import PipelineParallel
 
         return PipelineParallel(model, hcg, strategy)
-    mp = hcg.get_model_parallel_group()
-    if mp.nranks > 1:
-        _sync_replicated(model, mp)
     sg = hcg.get_sharding_parallel_group()
     if sg.nranks > 1:
         if hcg.get_data_parallel_world_size() > 1:
@@ -138,8 +141,9 @@ def distributed_model(model):
                             _grad_owners=owners)
     dp = hcg.get_data_parallel_group()
     if dp.nranks > 1:
-        return DataParallel(model, group=dp,
-                            find_unused_parameters=strategy.find_unused_parameters)
+        _state.dp_model = DataParallel(model, group=dp,
+                                       find_unused_parameters=strategy.find_unused_parameters)
+        return _state.dp_model
     return model
 
 

@@ -5,7 +5,9 @@ k, "avg": True}``): ``step()`` is called after every backward, but the inner
 optimizer runs only every k-th call, on the gradients accumulated over the k
 backwards (averaged with ``avg``); ``clear_grad()`` in between is a no-op so the
 gradients keep accumulating. k steps of batch b then equal one step of batch
-k*b.
+k*b. Under data parallelism (the model `distributed_model` made) only the k-th
+backward all-reduces: the others run as under ``no_sync()`` and accumulate
+locally, so gradient merge also divides the communication by k.
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ class HybridParallelOptimizer:
         self._calls = 0
         shard_n = hcg.get_sharding_parallel_world_size() if hcg is not None else 1
         self._opt = optimizer
+        from fw.distributed.fleet import fleet_base
+
+        self._dp_model = fleet_base._state.dp_model if self._k > 1 else None
+        self._sync_next()
         if shard_n > 1 or strategy.sharding:
             stage = strategy.sharding_configs["stage"]
             if stage == 3:
@@ -50,8 +56,14 @@ class HybridParallelOptimizer:
     def _params(self):
         return [p for p in (self._inner_opt._parameter_list or ()) if not p.stop_gradient]
 
+    def _sync_next(self):
+        """Let the next backward all-reduce only if it completes a merge."""
+        if self._dp_model is not None:
+            self._dp_model._grad_need_sync = (self._calls + 1) % self._k == 0
+
     def step(self):
         self._calls += 1
+        self._sync_next()
         if self._calls % self._k:
             return
         if self._k > 1 and self._avg:

@@ -9,25 +9,27 @@ Training Trillion Parameter Models"), in Paddle's three levels:
   model is a `DataParallel` whose buckets each hold one owner's parameters) — and
   the other ranks free theirs as soon as the reduction completes.
 - ``"p_g_os"`` (stage 3): every parameter is flattened and split evenly over the
-  ranks; a rank keeps only its slice between steps (the full arrays are released),
-  the optimizer updates slices, gradients are reduce-scattered into slices, and the
-  full parameters are all-gathered before each forward.
+  ranks and a rank keeps only its slice; each forward all-gathers the full
+  parameters through a PyLayer whose backward reduce-scatters the gradient into
+  the slice (so full gradients never accumulate, and a full parameter is freed
+  once backward has passed its uses); the optimizer updates slices.
 
 Stages 1 and 2 partition whole parameters (greedily, largest first, to the least
 loaded rank — Paddle's ``DygraphShardingOptimizer`` does the same); stage 3 splits
 each parameter. The wrapped optimizer keeps its class and hyper-parameters; its
 parameter groups are narrowed to what this rank owns.
 
-What this implementation does not do: stage 3 gathers every parameter before the
-forward and releases them after the step (parameter memory is 1/N between steps,
-full during forward and backward), not layer by layer. Stage 2 frees the
-gradients when backward ends, not bucket by bucket.
+What this implementation does not do: stage 3 gathers every parameter when the
+forward starts (they are all alive through the forward), not layer by layer just
+before use; stage 2 frees the gradients when backward ends, not bucket by bucket.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from fw.autograd import PyLayer
+from fw.core.internal import bump_version
 from fw.core.tensor import wrap
 from fw.distributed import _fleet_comm as comm
 from fw.nn import Layer
@@ -188,11 +190,44 @@ class ShardingOptimizer:
 
 
 class _Slot:
-    __slots__ = ("param", "shape", "numel", "start", "end", "size", "shard")
+    __slots__ = ("param", "shape", "numel", "start", "end", "size", "shard", "owners")
+
+
+class _GatherParam(PyLayer):
+    """Forward: a parameter's full array (`full`, all-gathered from the slices by
+    the caller, one collective for all parameters). Backward: reduce-scatter
+    (average) the full gradient into this rank's slice — so the gradient of a
+    parameter is sharded as soon as backward has passed its uses, and the full
+    array is freed with the tape node that saved it."""
+
+    @staticmethod
+    def forward(ctx, shard, slot, group, full):
+        ctx.slot, ctx.group = slot, group
+        return wrap(full)
+
+    @staticmethod
+    def backward(ctx, dfull):
+        s, g = ctx.slot, ctx.group
+        n = g.nranks
+        full = np.zeros(s.size * n, dtype=dfull._data.dtype)
+        full[:s.numel] = dfull._data.reshape(-1)
+        out = np.empty(s.size, dtype=full.dtype)
+        comm.reduce_scatter(out, full, group=g)
+        if n > 1:
+            out *= np.asarray(1.0 / n, dtype=out.dtype)
+        return wrap(out)
 
 
 class Stage3Model(Layer):
-    """ZeRO stage 3: `layers`' parameters live as 1/N slices between steps."""
+    """ZeRO stage 3: `layers`' parameters live as 1/N slices (``_slots[i].shard``,
+    the tensors the optimizer updates).
+
+    For each forward, every parameter is replaced, in the layer that owns it, by
+    `_GatherParam` of its slice (the original `Parameter` objects hold no data while
+    training), and put back afterwards; tied parameters stay tied (one gather per
+    parameter). Backward then reduce-scatters each parameter's gradient into its
+    slice. ``state_dict()`` / `get_all_parameters` gather the full values into the
+    original parameters (collective)."""
 
     def __init__(self, layers, group=None):
         super().__init__()
@@ -200,49 +235,85 @@ class Stage3Model(Layer):
         self._group = comm.world() if group is None else group
         from fw.nn.parameter import Parameter
 
-        n, r = self._group.nranks, self._group.rank
-        slots = []
-        seen = set()
-        for p in layers.parameters():
-            if id(p) in seen:
-                continue
-            seen.add(id(p))
-            s = _Slot()
-            s.param = p
-            s.shape = list(p._data.shape)
-            s.numel = p._data.size
-            s.start, s.end, s.size = shard_range(s.numel, n, r)
-            buf = np.zeros(s.size, dtype=p._data.dtype)
-            buf[:s.end - s.start] = p._data.reshape(-1)[s.start:s.end]
-            s.shard = Parameter(buf, requires_grad=not p.stop_gradient,
-                                name=f"{p.name}.shard{r}")
-            slots.append(s)
+        n, r = self._group.nranks, max(self._group.rank, 0)
+        slots, by_id = [], {}
+        for owner in layers.sublayers(include_self=True):
+            for name, p in owner._parameters.items():
+                if p is None:
+                    continue
+                s = by_id.get(id(p))
+                if s is None:
+                    s = by_id[id(p)] = _Slot()
+                    s.param = p
+                    s.shape = list(p._data.shape)
+                    s.numel = p._data.size
+                    s.start, s.end, s.size = shard_range(s.numel, n, r)
+                    buf = np.zeros(s.size, dtype=p._data.dtype)
+                    buf[:s.end - s.start] = p._data.reshape(-1)[s.start:s.end]
+                    s.shard = Parameter(buf, requires_grad=not p.stop_gradient,
+                                        name=f"{p.name}.shard{r}")
+                    for a in ("optimize_attr", "regularizer", "need_clip"):
+                        if hasattr(p, a):
+                            setattr(s.shard, a, getattr(p, a))
+                    s.owners = []
+                    slots.append(s)
+                s.owners.append((owner, name))
         object.__setattr__(self, "_slots", slots)
         self._full = True
         self.release()
 
     def release(self):
-        """Drop the full parameter arrays (keep the slices)."""
-        if self._group.nranks <= 1 or not self._full:
+        """Drop the full arrays of the original parameters (keep the slices)."""
+        if not self._full:
             return
         for s in self._slots:
             s.param._replace_data(np.empty((0,), dtype=s.param._data.dtype))
         self._full = False
 
     def get_all_parameters(self):
-        """All-gather the full parameters (collective; before forward, saving, eval)."""
+        """All-gather the full parameters into the original `Parameter` objects
+        (collective: every rank calls it; before saving or evaluating elsewhere)."""
         if self._full:
             return
-        g = self._group
-        for s in self._slots:
-            parts = comm.all_gather(s.shard._data, group=g)
-            full = parts.reshape(-1)[:s.numel].reshape(s.shape)
-            s.param._replace_data(np.ascontiguousarray(full))
+        for i, full in self._gather_all().items():
+            self._slots[i].param._replace_data(full)
         self._full = True
 
+    def _gather_all(self):
+        """Every parameter's full array: one all-gather per dtype of all slices."""
+        g = self._group
+        out = {}
+        by_dtype = {}
+        for i, s in enumerate(self._slots):
+            by_dtype.setdefault(str(s.shard._data.dtype), []).append(i)
+        for idx in by_dtype.values():
+            flat = np.concatenate([self._slots[i].shard._data for i in idx])
+            parts = comm.all_gather(flat, group=g)  # [n, sum of slice sizes]
+            o = 0
+            for i in idx:
+                s = self._slots[i]
+                out[i] = np.ascontiguousarray(
+                    parts[:, o:o + s.size].reshape(-1)[:s.numel].reshape(s.shape))
+                o += s.size
+        return out
+
     def forward(self, *inputs, **kwargs):
-        self.get_all_parameters()
-        return self._layers(*inputs, **kwargs)
+        self.release()
+        g = self._group
+        fulls = self._gather_all()
+        for i, s in enumerate(self._slots):
+            if s.shard.stop_gradient:
+                full = wrap(fulls[i])
+            else:
+                full = _GatherParam.apply(s.shard, s, g, fulls[i])
+            for owner, name in s.owners:
+                owner._parameters[name] = full
+        try:
+            return self._layers(*inputs, **kwargs)
+        finally:
+            for s in self._slots:
+                for owner, name in s.owners:
+                    owner._parameters[name] = s.param
 
     def state_dict(self, destination=None, include_sublayers=True, structured_name_prefix="",
                    use_hook=True, keep_vars=True):
@@ -256,54 +327,28 @@ class Stage3Model(Layer):
         for s in self._slots:
             flat = s.param._data.reshape(-1)
             s.shard._data[:s.end - s.start] = flat[s.start:s.end]
+            bump_version(s.shard)
         return rep
 
 
 class Stage3Optimizer:
-    """The optimizer of a `Stage3Model`: updates this rank's slices."""
+    """The optimizer of a `Stage3Model`: it updates this rank's slices (whose
+    gradients backward reduce-scattered)."""
 
     def __init__(self, optimizer, model):
         self._inner = optimizer
         self._model = model
         by_id = {id(s.param): s.shard for s in model._slots}
-        self._all = list(optimizer._parameter_list or ())
+        self._all = [s.shard for s in model._slots]
         _narrow(optimizer, lambda p: by_id.get(id(p)))
 
     def __getattr__(self, name):
         return getattr(self._inner, name)
 
     def step(self):
-        m = self._model
-        g = m._group
-        n = g.nranks
-        if n > 1:
-            for s in m._slots:
-                p = s.param
-                if p.stop_gradient:
-                    continue
-                full = np.zeros(s.size * n, dtype=p._data.dtype)
-                if p._grad is not None:
-                    full[:s.numel] = p._grad._data.reshape(-1)
-                out = np.empty(s.size, dtype=p._data.dtype)
-                comm.reduce_scatter(out, full, group=g)
-                out *= 1.0 / n
-                if s.shard._grad is not None:
-                    np.copyto(s.shard._grad._data, out)
-                else:
-                    s.shard.grad = wrap(out)
-                p.clear_gradient(False)
-        else:
-            for s in m._slots:
-                if s.param._grad is not None:
-                    s.shard.grad = wrap(s.param._grad._data.reshape(-1).copy())
-                    s.param.clear_gradient(False)
         self._inner.step()
-        if n > 1:
-            m._full = True  # the full arrays are stale now: drop them
-            m.release()
-        else:
-            for s in m._slots:
-                np.copyto(s.param._data.reshape(-1), s.shard._data[:s.numel])
+        self._model._full = True  # any gathered full arrays are stale now
+        self._model.release()
 
     def minimize(self, loss, startup_program=None, parameters=None, no_grad_set=None):
         self.step()
@@ -311,7 +356,6 @@ class Stage3Optimizer:
     def clear_grad(self, set_to_zero=True):
         for s in self._model._slots:
             s.shard.clear_gradient(set_to_zero)
-            s.param.clear_gradient(False)
 
     clear_gradients = clear_grad
 

@@ -19,7 +19,6 @@ __all__: list[str] = []
 _U8 = np.dtype(np.uint8)
 _S8 = np.dtype(np.int8)
 _F32 = np.dtype(np.float32)
-_I32 = np.dtype(np.int32)  # the references' rule (their error for other zero points)
 
 
 def _c(a):
@@ -28,7 +27,7 @@ def _c(a):
 
 def _per_tensor(x, scale, zero_point):
     return (scale.size == 1 and scale.dtype == _F32 and float(scale.reshape(-1)[0]) > 0
-            and zero_point.size == 1 and zero_point.dtype == _I32 and x.size > 0)
+            and zero_point.size == 1 and zero_point.dtype == np.int32 and x.size > 0)
 
 
 def _make_quantize(reference):
