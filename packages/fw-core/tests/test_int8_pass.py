@@ -253,3 +253,27 @@ def test_pool_and_flatten_move_after_the_requantization():
     assert q.block.ops[2].results[0].type.dtype.name == "uint8"
     x = np.random.default_rng(14).standard_normal((3, 8, 8, 8)).astype(F32)
     np.testing.assert_allclose(_outputs(q, x)[0], _outputs(p, x)[0], rtol=1e-5, atol=1e-5)
+
+
+def test_classifier_reads_channel_last_bytes_without_a_transpose():
+    """After layout_nhwc, the transpose back to NCHW before the flatten into an int8
+    classifier becomes a permutation of its int8 weight rows (fold_flatten_transpose)."""
+    net = QNet(15)
+    w1, w2 = net.weight((16, 8, 3, 3), 0), net.weight((16, 16, 3, 3), 0)
+    wl = net.weight((16 * 6 * 6, 10), 1)
+    s1, s2, s3 = net.scale(0.05), net.scale(0.04), net.scale(0.04)
+
+    def f(x):
+        h = call("relu", call("conv", qdq(x, s1, net.zero), dq_w(w1), None, padding=1))
+        h = call("relu", call("conv", qdq(h, s2, net.zero), dq_w(w2), None, padding=1))
+        return call("linear", qdq(call("flatten", h, start_axis=1), s3, net.zero), dq_w(wl),
+                    None)
+
+    p = trace(f, [T([-1, 8, 6, 6], "float32")], ["x"])
+    q = p.clone()
+    PassManager([get_pass("fold_qdq", signed_inputs=True), *PIPELINES["inference"][1:]]).run(q)
+    names = _names(q)
+    assert names.count("quantized_conv2d") == 2 and "quantized_matmul" in names, q
+    assert names.count("transpose") == 1, q  # only the input's, to NHWC
+    x = np.random.default_rng(16).standard_normal((2, 8, 6, 6)).astype(F32)
+    _within_steps(_outputs(q, x)[0], _outputs(p, x)[0], 0.04 * 0.05, 40.0, "classifier")
