@@ -116,3 +116,21 @@ def test_a_killed_rank_is_named(mode, tmp_path):
     assert "rank 1 died (signal SIGKILL)" in msg, msg
     assert secs < 10, secs          # from the dead key, long before the 30 s timeout
     assert wall < 100, wall
+
+
+def test_a_rank_dying_of_an_uncaught_exception_is_named_at_once(tmp_path):
+    """Rank 1 raises before a collective rank 0 is waiting in: rank 1 must exit (an
+    uncaught exception skips MPI_Finalize, which would wait for rank 0) and rank 0
+    must name it from the launcher's ``dead`` key, long before the 30 s timeout."""
+    t0 = time.monotonic()
+    p = run_launcher("failures_check.py", 2, "raise", 30.0, timeout=120,
+                     env=clean_env(FW_FLIGHT_RECORDER_DIR=tmp_path),
+                     launcher_args=("--grace", "20"))
+    wall = time.monotonic() - t0
+    res = _results(p)
+    assert 0 in res, explain(p)
+    secs, typ, missing, msg = res[0]
+    assert typ == "CollectiveTimeoutError" and missing == "1", explain(p)
+    assert "rank 1 died (exit code 1)" in msg, msg
+    assert secs < 15, secs
+    assert p.returncode != 0 and wall < 100, (p.returncode, wall)

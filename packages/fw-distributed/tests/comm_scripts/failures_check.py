@@ -28,9 +28,15 @@ def report(t0, exc):
     emit("RESULT", R, f"{time.time() - t0:.2f} {type(exc).__name__} {missing} | {msg}")
 
 
+if MODE == "raise" and R == 1:
+    # uncaught: the rank must exit at once (not wait for rank 0 in MPI_Finalize)
+    raise ValueError("boom on rank 1")
+
 t0 = time.time()
 try:
-    if MODE == "sleep":
+    if MODE == "raise":
+        dist.all_reduce(x)
+    elif MODE == "sleep":
         if R == 1:
             time.sleep(TIMEOUT + 20)
         task = dist.all_reduce(x, sync_op=False)     # an async handle times out too

@@ -50,7 +50,24 @@ def mpi_module():
         _MPI = MPI
         if _owns_finalize[0]:
             atexit.register(_finalize)
+            _skip_finalize_on_uncaught_exception()
     return _MPI
+
+
+def _skip_finalize_on_uncaught_exception():
+    """A rank that dies of an uncaught exception must exit, not wait: MPICH's
+    MPI_Finalize waits for every rank (a PMI barrier), and the others may be blocked
+    in a collective this rank will never enter, so the job would hang until their
+    timeout. Marking the state broken makes the atexit hook skip MPI_Finalize; the
+    process exits with status 1, the launcher records it in the store and the
+    waiting ranks name this rank at once."""
+    previous = sys.excepthook
+
+    def hook(exc_type, exc, tb):
+        mark_broken(f"uncaught {exc_type.__name__} in this rank")
+        previous(exc_type, exc, tb)
+
+    sys.excepthook = hook
 
 
 def _finalize():
