@@ -307,6 +307,7 @@ const char *kind_name(Kind k) {
         case Kind::eltwise_exp: return "exp";
         case Kind::int8_conv: return "int8_conv";
         case Kind::int8_matmul: return "int8_matmul";
+        case Kind::int8_pool: return "int8_pool";
         default: return "?";
     }
 }

@@ -130,6 +130,7 @@ enum class Kind : int {
     eltwise_exp,
     int8_conv,
     int8_matmul,
+    int8_pool,
     count
 };
 const char *kind_name(Kind k);

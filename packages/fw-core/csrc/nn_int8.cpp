@@ -285,16 +285,68 @@ std::string qmatmul_impl(const QMatmulGeom &g, QType x_type, QType y_type, const
     return e->impl() + (e->reorders() ? " (+" + std::to_string(e->reorders()) + " reorders)" : "");
 }
 
+std::string QPoolGeom::str() const {
+    auto two = [](const int64_t *v) { return "[" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + "]"; };
+    return "N=" + std::to_string(N) + " C=" + std::to_string(C) + " input " + two(in) + " output " + two(out) +
+           " kernel " + two(k) + " stride " + two(stride) + " padding " + two(pad_l) + "+" + two(pad_r) +
+           (channel_last ? " channel-last" : " channel-first");
+}
+
+void qmax_pool(const QPoolGeom &g, QType t, const void *x, void *y) {
+    const char *op = "quantized_max_pool";
+    if (t != QType::u8 && t != QType::s8) throw std::invalid_argument(std::string(op) + ": x must be uint8 or int8");
+    if (g.N < 1 || g.C < 1) throw std::invalid_argument(std::string(op) + ": empty input " + g.str());
+    for (int i = 0; i < 2; ++i) {
+        const int64_t span = g.in[i] + g.pad_l[i] + g.pad_r[i] - g.k[i];
+        if (g.k[i] < 1 || g.stride[i] < 1 || g.pad_l[i] < 0 || g.pad_r[i] < 0 || g.in[i] < 1 || span < 0 ||
+            span / g.stride[i] + 1 != g.out[i] || g.pad_l[i] >= g.k[i] || g.pad_r[i] >= g.k[i])
+            throw std::invalid_argument(std::string(op) + ": inconsistent geometry " + g.str());
+    }
+    const int nt = threads_for_elems(g.N * g.C * g.out[0] * g.out[1] * g.k[0] * g.k[1]);
+    FlatKey key;
+    for (int64_t v : {g.N, g.C, g.in[0], g.in[1], g.out[0], g.out[1], g.k[0], g.k[1], g.stride[0], g.stride[1],
+                      g.pad_l[0], g.pad_l[1], g.pad_r[0], g.pad_r[1]})
+        key.push(v);
+    key.push(int64_t(g.channel_last) | int64_t(t) << 1);
+    key.push(nt);
+    auto e = lookup(Kind::int8_pool, key, [&] {
+        try {
+            const memory::desc src = act_md({g.N, g.C, g.in[0], g.in[1]}, qdt(t), g.channel_last);
+            const memory::desc dst = act_md({g.N, g.C, g.out[0], g.out[1]}, qdt(t), g.channel_last);
+            auto pd = dnnl::pooling_forward::primitive_desc(
+                cpu_engine(), prop_kind::forward_inference, algorithm::pooling_max, src, dst, {g.stride[0], g.stride[1]},
+                {g.k[0], g.k[1]}, {0, 0}, {g.pad_l[0], g.pad_l[1]}, {g.pad_r[0], g.pad_r[1]}, user_attr());
+            auto p = std::make_shared<Prim>();
+            p->init(pd, dnnl::pooling_forward(pd), {{DNNL_ARG_SRC, src, kIn}, {DNNL_ARG_DST, dst, kOut}}, op);
+            return p;
+        } catch (const dnnl::error &err) {
+            throw std::runtime_error(std::string(op) + ": oneDNN could not create the primitive for " + g.str() +
+                                     ": " + err.what());
+        }
+    });
+    void *ptrs[2] = {const_cast<void *>(x), y};
+    e->execute(ptrs);
+}
+
 namespace {
 
 template <class T>
 void quantize_loop(const float *x, int64_t n, float scale, float zp, float lo, float hi, T *q) {
     const int nt = threads_for_elems(n);
+    // x / scale is clamped to a range just wider than [lo - zp, hi - zp] (so the clip
+    // below decides exactly as clipping the unbounded value would), then rounded half
+    // to even by adding and subtracting 1.5 * 2^23 (exact for |v| < 2^22, and the
+    // default rounding mode is to nearest even): no libm call, the loop vectorizes.
+    // A NaN fails both comparisons of the clamp and is mapped to the zero point.
+    const float vlo = lo - zp - 2.f, vhi = hi - zp + 2.f, magic = 12582912.f;
 #pragma omp parallel for num_threads(nt) schedule(static)
     for (int64_t i = 0; i < n; ++i) {
-        float v = std::nearbyint(x[i] / scale) + zp;  // default rounding: half to even
-        v = v != v ? zp : std::min(std::max(v, lo), hi);
-        q[i] = T(v);
+        float v = x[i] / scale;
+        const bool nan = v != v;
+        v = v < vlo ? vlo : (v > vhi ? vhi : v);
+        v = (v + magic) - magic + zp;
+        v = v < lo ? lo : (v > hi ? hi : v);
+        q[i] = T(nan ? zp : v);
     }
 }
 

@@ -69,6 +69,15 @@ void qmatmul_forward(const QMatmulGeom &g, QType x_type, const void *x, const in
 std::string qconv_impl(const ConvGeom &g, QType x_type, QType y_type, const QuantArgs &q);
 std::string qmatmul_impl(const QMatmulGeom &g, QType x_type, QType y_type, const QuantArgs &q);
 
+// Max pooling of u8/s8 activations (2-D): x [N, C, H, W] or channel-last, y likewise;
+// padding never wins (oneDNN's max pooling excludes it, as fw's reference pads -inf).
+struct QPoolGeom {
+    int64_t N = 0, C = 0, in[2] = {}, out[2] = {}, k[2] = {}, stride[2] = {}, pad_l[2] = {}, pad_r[2] = {};
+    bool channel_last = false;
+    std::string str() const;
+};
+void qmax_pool(const QPoolGeom &g, QType t, const void *x, void *y);
+
 // The per-tensor QDQ ops of fw.core.ops.quant at the borders of an int8 region, with
 // their references' float32 arithmetic (a true division, rint half-to-even, NaN -> zp):
 //   quantize:   q = clip(rint(x / scale) + zp, qmin, qmax)  (u8 or s8 q)

@@ -235,6 +235,33 @@ void py_dequantize(const InArray &q, OutArray &x, float scale, int32_t zp) {
     fw::nn::dequantize_to_f32(q.data(), qt, int64_t(q.size()), scale, zp, static_cast<float *>(x.data()));
 }
 
+void py_qmax_pool(const InArray &x, OutArray &y, const IntVec &kernel, const IntVec &stride, const IntVec &pad_l,
+                  const IntVec &pad_r, bool channel_last) {
+    const char *op = "quantized_max_pool";
+    const QType t = qtype(x);
+    need((t == QType::u8 || t == QType::s8) && x.ndim() == 4 && y.ndim() == 4 && out_type(op, y) == t,
+         std::string(op) + ": x " + describe(x) + " and out " + describe_out(y) + " must be 4-D uint8/int8 of one dtype");
+    need(kernel.size() == 2 && stride.size() == 2 && pad_l.size() == 2 && pad_r.size() == 2,
+         std::string(op) + ": kernel, stride and paddings need 2 entries");
+    fw::nn::QPoolGeom g;
+    g.channel_last = channel_last;
+    g.N = int64_t(x.shape(0));
+    g.C = int64_t(channel_last ? x.shape(3) : x.shape(1));
+    need(int64_t(y.shape(0)) == g.N && int64_t(channel_last ? y.shape(3) : y.shape(1)) == g.C,
+         std::string(op) + ": x " + describe(x) + " and out " + describe_out(y) + " differ in batch or channels");
+    const int off = channel_last ? 1 : 2;
+    for (int i = 0; i < 2; ++i) {
+        g.in[i] = int64_t(x.shape(off + i));
+        g.out[i] = int64_t(y.shape(off + i));
+        g.k[i] = kernel[i];
+        g.stride[i] = stride[i];
+        g.pad_l[i] = pad_l[i];
+        g.pad_r[i] = pad_r[i];
+    }
+    nb::gil_scoped_release nogil;
+    fw::nn::qmax_pool(g, t, x.data(), y.data());
+}
+
 }  // namespace
 
 void bind_int8(nb::module_ &m) {
@@ -253,6 +280,8 @@ void bind_int8(nb::module_ &m) {
           "qmax"_a, "q = clip(rint(x / scale) + zero_point, qmin, qmax) (float32 arithmetic, NaN -> zero_point).");
     m.def("dequantize_per_tensor", &py_dequantize, "q"_a, "x"_a.noconvert(), "scale"_a, "zero_point"_a,
           "x = (q - zero_point) * scale in float32.");
+    m.def("qmax_pool", &py_qmax_pool, "x"_a, "out"_a.noconvert(), "kernel"_a, "stride"_a, "pad_l"_a, "pad_r"_a,
+          "channel_last"_a, "2-D max pooling of uint8/int8 x into out (oneDNN; padding never wins).");
     m.def("int8_cpu_isa", &fw::nn::cpu_isa, "oneDNN's effective CPU ISA name.");
     m.def("int8_exact_u8s8", &fw::nn::int8_exact_u8s8,
           "Whether the CPU multiplies u8 x s8 without int16 saturation (VNNI / AMX).");

@@ -48,10 +48,21 @@ y_scale?, y_zero_point?) -> out``
     ``[..., K]``, weight int8 ``[K, N]`` (Paddle's Linear layout), w_scale 1 or N
     elements, bias ``[N]``, residual and out ``[..., N]``.
 
+``quantized_max_pool(x) -> out``
+    Attributes of ``max_pool`` (``kernel_size``, ``stride=None``, ``padding=0``,
+    ``ceil_mode=False``, ``channel_last=False``): max pooling of uint8/int8 ``x``, the
+    result in x's dtype. Quantization is monotone, so ``quantize(max_pool(v))`` equals
+    ``max_pool(quantize(v))`` exactly: ``fold_qdq`` moves a pool after an int8 layer's
+    requantization and the pool runs on bytes. A window holding only padding (the
+    last one with ``ceil_mode``) gives the dtype's minimum.
+
 Precision: the reference computes in float32 as written; a kernel may fold the scale
-product or divide by ``y_scale`` as a multiplication by its reciprocal, so an integer
-output may differ from the reference by one unit in the last place where
-``v / y_scale`` lies within float32 rounding of a tie (records allow 1).
+product, divide by ``y_scale`` as a multiplication by its reciprocal, or add
+``y_zero_point`` before rounding (oneDNN does: at an exact tie an odd zero point then
+rounds the other way), so an integer output may differ from the reference by one unit
+where ``v / y_scale`` lies on or within float32 rounding of a tie. The records draw
+exact power-of-two scales and even zero points, where kernels must agree exactly;
+tests/test_int8_native.py allows one unit for arbitrary scales.
 """
 
 from __future__ import annotations
@@ -65,6 +76,7 @@ from fw.core.ir.types import DYN, TensorType
 from fw.core.ops._infer import shp
 from fw.core.ops._registry import defop
 from fw.core.ops.conv import _check_conv, _conv_canon, _conv_ref, conv_geometry, join_layout
+from fw.core.ops.pool import _POOL_ATTRS, _max_pool_infer, _max_pool_ref, _pool_canon
 
 __all__ = ["OUT_DTYPES", "QRANGE", "qrange", "requantize"]
 
@@ -125,9 +137,10 @@ def _one(t, arg, n=None):
         if d == DYN:
             return
         size *= d
-    if size != 1 and (n is None or n == DYN or size != n):
-        raise InvalidArgumentError(f"'{arg}' {shp(t.shape)} must have 1 element"
-                                   + (f" or {n} (one per output channel)" if n is not None else ""))
+    if size == 1 or (n is not None and (n == DYN or size == n)):
+        return
+    raise InvalidArgumentError(f"'{arg}' {shp(t.shape)} must have 1 element"
+                               + (f" or {n} (one per output channel)" if n is not None else ""))
 
 
 def _check_quant_types(x, weight, x_scale, w_scale, bias, residual, x_zero_point, y_scale,
@@ -175,8 +188,8 @@ def requantize(v, y_scale, y_zero_point, out_dtype, qmin=None, qmax=None):
     if out_dtype == "float32":
         return v.astype(_F32, copy=False)
     lo, hi = qrange(out_dtype, qmin, qmax)
-    zp = 0 if y_zero_point is None else int(np.asarray(y_zero_point).reshape(-1)[0])
-    q = np.rint(v / _F32(np.asarray(y_scale).reshape(-1)[0])) + zp
+    zp = 0 if y_zero_point is None else int(y_zero_point.reshape(-1)[0])
+    q = np.rint(v / _F32(float(y_scale.reshape(-1)[0]))) + zp
     return np.clip(q, lo, hi).astype(_Q_NP[out_dtype])
 
 
@@ -200,14 +213,15 @@ def _epilogue_ref(acc, scale, bias, residual, activation, residual_before_act, y
 
 
 def _scale(x_scale, w_scale):
-    return (_F32(np.asarray(x_scale).reshape(-1)[0]) * np.asarray(w_scale, _F32).reshape(-1)
+    # (array methods, not np.asarray: the references also run on device arrays)
+    return (w_scale.astype(_F32).reshape(-1) * _F32(float(x_scale.reshape(-1)[0]))
             ).astype(_F32)
 
 
 def _centered(x, x_zero_point):
     v = x.astype(np.float64)
     if x_zero_point is not None:
-        v -= float(np.asarray(x_zero_point).reshape(-1)[0])
+        v -= float(x_zero_point.reshape(-1)[0])
     return v
 
 
@@ -307,3 +321,28 @@ defop("quantized_matmul", _QIN,
       differentiable=False, family="int8", api=False, method=False,
       doc="int8 matmul x @ weight [K, N] with scales, bias, activation, residual and "
           "requantization; see fw.core.ops.int8.")
+
+
+# ---------------------------------------------------------------- quantized_max_pool
+def _qmp_infer(x, kernel_size=None, stride=None, padding=0, ceil_mode=False,
+               channel_last=False):
+    _need(x, "x", ("uint8", "int8"))
+    t = _max_pool_infer(TensorType(x.shape, _dt.float32), kernel_size, stride, padding,
+                        ceil_mode, channel_last)
+    return TensorType(t.shape, x.dtype)
+
+
+def _qmp_ref(x, kernel_size=None, stride=None, padding=0, ceil_mode=False,
+             channel_last=False):
+    _qmp_infer(TensorType(x.shape, _dt.from_numpy(x.dtype)), kernel_size, stride, padding,
+               ceil_mode, channel_last)
+    # float32 holds every uint8/int8 value exactly; a window of padding only (ceil_mode's
+    # last one can be) gives the dtype's minimum
+    lo, hi = QRANGE[x.dtype.name]
+    return np.clip(_max_pool_ref(x.astype(_F32), kernel_size, stride, padding, ceil_mode,
+                                 channel_last), lo, hi).astype(x.dtype)
+
+
+defop("quantized_max_pool", ("x",), dict(_POOL_ATTRS), infer=_qmp_infer, reference=_qmp_ref,
+      canon=_pool_canon, promote=None, differentiable=False, family="int8", api=False,
+      method=False, doc="max pooling of uint8/int8 values; see fw.core.ops.int8.")

@@ -8,9 +8,10 @@ Matched::
 where the flatten joins every axis after the first (``start_axis=1``,
 ``stop_axis=-1``, either spelled from the other end), ``perm`` keeps axis 0 (the
 batch) first, y's other dims are static, the transpose's result is read by the
-flatten alone, and every reader of the flatten is a ``fused_matmul`` taking it as
-its left operand (``transpose_x=False``) with a 2-D block-0 constant weight (never
-a parameter). W' holds W's rows in y's order (columns when ``transpose_y``), a NEW constant.
+flatten alone, and every reader of the flatten is a ``fused_matmul`` (or an int8
+``quantized_matmul``) taking it as its left operand (``transpose_x=False``) with a
+2-D block-0 constant weight (never a parameter). W' holds W's rows in y's order
+(columns when ``transpose_y``), a NEW constant.
 
 Why: ``layout_nhwc`` converts back to NCHW where a conv region ends; before a
 classifier that is ``transpose`` + ``flatten``, and the flatten of the transposed
@@ -33,6 +34,10 @@ from fw.core.ir.passes.epilogue import single_user
 from fw.core.ir.passes.rewrite import apply_patterns
 
 __all__ = ["FoldFlattenTranspose"]
+
+# the products whose left operand may be read in another order (quantized_matmul's int8
+# weight rows permute exactly; its scales are per column)
+_PRODUCTS = ("fused_matmul", "quantized_matmul")
 
 
 def _readers(rw, v):
@@ -63,11 +68,11 @@ def _flatten(rw, op):
         return False
     weights = []
     for mm, i in readers:
-        if mm.name != "fused_matmul" or i != 0 or mm.attrs["transpose_x"] or \
+        if mm.name not in _PRODUCTS or i != 0 or mm.attrs.get("transpose_x") or \
                 any(v is op.results[0] for v in mm.operands[1:]):
             return False
         W = constant_array(mm.operands[1], rw.program, 1 << 62)
-        if W is None or W.ndim != 2 or W.shape[1 if mm.attrs["transpose_y"] else 0] != \
+        if W is None or W.ndim != 2 or W.shape[1 if mm.attrs.get("transpose_y") else 0] != \
                 math.prod(ys[1:]):
             return False
         weights.append(W)
@@ -79,7 +84,7 @@ def _flatten(rw, op):
         rw.erase(flat)
         return False
     for (mm, _), W in zip(readers, weights):
-        ty = mm.attrs["transpose_y"]
+        ty = mm.attrs.get("transpose_y", False)
         Wp = np.empty_like(W)
         if ty:
             Wp[:, idx] = W

@@ -31,13 +31,24 @@ column, ``axis=1``) -> ``quantized_matmul``. Matched:
   it is written as **uint8 with values 0..127**: the same numbers, and the operand
   kind oneDNN multiplies exactly on CPUs without VNNI (u8 x s8 through
   ``vpmaddubsw`` saturates int16 for u8 values above 127; see nn_int8.hpp).
-  Otherwise the int8 op writes float32 (dequantized), the explicit border.
+  Otherwise the int8 op writes float32 (dequantized), the explicit border. For the
+  same reason a symmetric int8 ``quantize_linear`` of a relu/relu6 output read only by
+  ``dequantize_linear`` becomes a uint8 one with qmax 127 (identical codes) first. A 2-D
+  ``max_pool`` and ``flatten``/``reshape``
+  between the layer and those quantize ops move after the requantization (the pool as
+  ``quantized_max_pool``): quantization is monotone and elementwise, so pooling and
+  reshaping the bytes give exactly the quantized pooled value (LeNet's conv -> relu ->
+  pool -> flatten -> classifier stays in bytes).
 
-Where int8 does not pay (``min_macs``): a product of fewer multiply-adds per call
-than ``min_macs`` (default 2**21, from asv_bench's int8 rows: LeNet's layers at
-batch 64, 2-10 M MACs, ran no faster in int8 than the fp32 kernels, because a
-oneDNN int8 call has fixed costs — scales, source reorders — that a small layer does
-not amortise; onnxruntime's int8 LeNet b64 was 0.34x of its fp32) stays float32. For
+Where int8 does not pay, the layer stays float32 (onnxruntime's int8 LeNet b64 runs at
+0.4x of its float model: fixed per-call costs that tiny layers do not amortise):
+
+- a product of fewer than ``min_macs`` multiply-adds per sample (default 2**13; a
+  dynamic batch counts as 1): measured per layer with the native kernels, int8 won
+  from about 0.5 M MACs per call (a 64x120x84 matmul 1.5x) and lost on a 64x84x10 one
+  (0.5x); LeNet's last classifier (840 per sample) stays float;
+- a conv with ``C_in/groups * C_out/groups < 64`` that is not depthwise (LeNet's
+  1 -> 6 stem: oneDNN pads such channels to 4-16 byte blocks; 1.7x slower in int8). For
 such a layer the pass removes its activation's fake quantization when the
 ``quantize_linear`` -> ``dequantize_linear`` pair feeds only float ops
 (``keep_fp32_qdq=False``): the layer then computes what the float model computes
@@ -130,6 +141,17 @@ def _x_ok(rw, xq, signed_inputs) -> bool:
         p.attrs.get("qmax") is not None and p.attrs["qmax"] <= 127
 
 
+def _int8_fed(rw, xq) -> bool:
+    """Whether activation `xq` already comes out of an int8 op (no quantize_linear to
+    pay): then even a tiny product is cheaper in int8 than dequantizing for a float
+    one (LeNet's last classifier: one op instead of a dequantize and a float product)."""
+    p = rw.producer(xq)
+    while p is not None and p.name in (*_RESHAPES, "transpose"):
+        p = rw.producer(p.operands[0])
+    return p is not None and p.name in ("quantized_conv2d", "quantized_matmul",
+                                        "quantized_max_pool")
+
+
 def _match_product(rw, op, min_macs, signed_inputs=True):
     """The quantized operands of product `op`, or None."""
     if op.name == "conv":
@@ -168,7 +190,7 @@ def _match_product(rw, op, min_macs, signed_inputs=True):
         return None
     if b is not None and (_const(rw, b) is None or b.type.dtype is not _dt.float32):
         return None
-    if _macs(op, wq.shape) < min_macs:
+    if _macs(op, wq.shape) < min_macs and not _int8_fed(rw, xd[0]):
         return None
     m = _Match()
     m.head, m.kind = op, ("conv" if op.name == "conv" else "matmul")
@@ -253,6 +275,29 @@ def _requant(rw, m, last):
     return qs, params
 
 
+_RESHAPES = ("flatten", "reshape")
+_SIGN_KEEPING = ("max_pool", "avg_pool", "adaptive_avg_pool", "transpose", *_RESHAPES)
+
+
+def _byte_ops(rw, m, last):
+    """The chain of single readers after `last` that commute with quantization and run
+    on bytes: 2-D max_pools and flatten/reshape; empty when there is none."""
+    chain = []
+    cur = last
+    while True:
+        u = single_user(rw, cur)
+        if u is None or u.parent is not m.head.parent or len(u.results) != 1:
+            break
+        if u.name == "max_pool":
+            if u.results[0].type.ndim != 4:
+                break
+        elif u.name not in _RESHAPES or len(u.operands) != 1:
+            break
+        chain.append(u)
+        cur = u.results[0]
+    return chain
+
+
 def _only_dequantized(rw, qs) -> bool:
     for q in qs:
         for op, idx in rw.users(q.results[0]):
@@ -277,6 +322,14 @@ def _fold(rw, m, scale, bias):
                                                  "channel_last")})
     name = "quantized_conv2d" if m.kind == "conv" else "quantized_matmul"
     rq = _requant(rw, m, last)
+    moved = []
+    if rq is None:
+        # quantize(max_pool(v)) == max_pool(quantize(v)) (quantization is monotone), and
+        # reshapes commute with it: requantize first, pool and reshape the bytes
+        moved = _byte_ops(rw, m, last)
+        rq = _requant(rw, m, moved[-1].results[0]) if moved else None
+        if rq is None:
+            moved = []
     ys = yz = None
     qs = []
     if rq is not None:
@@ -290,15 +343,46 @@ def _fold(rw, m, scale, bias):
     new = rw.create(name, [m.xq, m.wq, xs, ws, b, m.residual, xz, ys, yz], attrs,
                     before=anchor)
     out = new.results[0]
+    for op in moved:
+        out = rw.create("quantized_max_pool" if op.name == "max_pool" else op.name, [out],
+                        dict(op.attrs), before=anchor).results[0]
     if qs:
         for q in qs:
             rw.replace_all_uses(q.results[0], out)
             rw.erase(q)
+        for op in reversed(moved):
+            rw.erase(op)
     else:
         rw.replace_all_uses(last, out)
+    dqs = [rw.producer(v) for v in head.operands[:2]]
     for op in reversed(m.ops):
         rw.erase(op)
     rw.erase(head)
+    # the dequantize ops that fed the float product, now unread (later passes must not
+    # see them as readers: fold_flatten_transpose wants a flatten read by products only)
+    for dq in dqs:
+        if dq is not None and dq.parent is not None and not rw.has_uses(dq.results[0]):
+            rw.erase(dq)
+
+
+def _unsigned_quantize(rw, op) -> bool:
+    """quantize_linear(relu(v)) (also through pools, flatten/reshape/transpose) as
+    symmetric int8 -> the same codes as uint8 0..127
+    (a non-negative value never uses the negative half), when only dequantize_linear
+    reads them: the operand kind every CPU multiplies exactly (see the module doc)."""
+    prod = rw.producer(op.operands[0])
+    while prod is not None and prod.name in _SIGN_KEEPING:
+        prod = rw.producer(prod.operands[0])  # pools and reshapes keep the sign
+    if prod is None or activation_of(prod) not in _NONNEG:
+        return False
+    p = _q_params(rw, op)
+    if p is None or p[1] != 0 or p[4] != "int8" or p[2] > 0 or not _only_dequantized(rw, [op]):
+        return False
+    new = rw.create("quantize_linear", list(op.operands),
+                    {**op.attrs, "qmin": 0, "qmax": min(p[3], 127)}, before=op)
+    rw.replace_all_uses(op.results[0], new.results[0])
+    rw.erase(op)
+    return True
 
 
 def _fold_weight_dequant(rw, op) -> bool:
@@ -337,7 +421,7 @@ def _drop_fake_quant(rw, op) -> bool:
 
 @register_pass
 class FoldQDQ(Pass):
-    """Options: ``min_macs`` (default 2**15): smaller products stay float32;
+    """Options: ``min_macs`` (default 2**13): smaller products stay float32;
     ``keep_fp32_qdq`` (default True): keep the fake quantization of layers left in
     float32 (False: drop it, computing what the float model computes); ``signed_inputs`` (default:
     whether this CPU multiplies u8 x s8 exactly, i.e. has VNNI): whether layers whose
@@ -346,7 +430,7 @@ class FoldQDQ(Pass):
 
     name = "fold_qdq"
 
-    def __init__(self, min_macs: int = 1 << 15, keep_fp32_qdq: bool = True,
+    def __init__(self, min_macs: int = 1 << 13, keep_fp32_qdq: bool = True,
                  signed_inputs: bool | None = None):
         self.min_macs = int(min_macs)
         self.keep_fp32_qdq = bool(keep_fp32_qdq)
@@ -363,6 +447,10 @@ class FoldQDQ(Pass):
         rw = Rewriter(program, deferred=True)
         changed = False
         top = program.block
+        for op in walk_ops(top):
+            if op.parent is top and op.name == "quantize_linear" and _unsigned_quantize(rw, op):
+                changed = True
+        rw.flush()
         for op in walk_ops(top):
             if op.parent is not top or op.name not in ("conv", "linear", "matmul"):
                 continue

@@ -53,7 +53,7 @@ TO_NCHW = (0, 3, 1, 2)
 
 _CONVS = ("conv", "fused_conv", "quantized_conv2d")
 _CHANNEL_OPS = {"conv": ("x",), "fused_conv": ("x", "residual"),
-                "quantized_conv2d": ("x", "residual"),
+                "quantized_conv2d": ("x", "residual"), "quantized_max_pool": ("x",),
                 "max_pool": ("x",), "avg_pool": ("x",), "adaptive_avg_pool": ("x",)}
 # ops computing each element from the same element of same-shape operands
 _ELEMENTWISE = {"add", "subtract", "multiply", "maximum", "minimum", "relu", "relu6",

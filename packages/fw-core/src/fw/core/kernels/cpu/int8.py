@@ -1,7 +1,9 @@
 """cpu kernels of the int8 family (``fw.core.ops.int8``): ``quantized_conv2d`` and
 ``quantized_matmul`` on oneDNN's u8/s8 primitives (``csrc/nn_int8.cpp``) with int32
 accumulation, runtime scales and zero points, and bias, activation, residual and
-requantization fused as attributes and post-ops.
+requantization fused as attributes and post-ops; ``quantized_max_pool`` on oneDNN's
+u8/s8 pooling. (The per-tensor quantize/dequantize at an int8 region's borders are in
+``quant.py``, their ops' family.)
 
 Covered natively: x uint8/int8 and weight int8 C-contiguous (copied otherwise), float32
 scales/bias/residual, a residual of the output's shape; conv with 1 to 3 spatial dims;
@@ -33,10 +35,12 @@ from __future__ import annotations
 import numpy as np
 
 from fw.core import _native
+from fw.core.errors import FwError
 from fw.core.kernels.cpu._common import C, attach
 from fw.core.kernels.frozen import stamp
 from fw.core.ops.conv import _check_conv, conv_geometry, join_layout
 from fw.core.ops.int8 import QRANGE, qrange
+from fw.core.ops.pool import pool_geometry
 
 __all__ = ["EXACT_U8S8", "cpu_isa"]
 
@@ -174,10 +178,44 @@ def _make_qmatmul(reference):
     return quantized_matmul_cpu
 
 
+def _make_qmax_pool(reference):
+    plans: dict = {}
+
+    def plan(shape, kernel_size, stride, padding, ceil_mode, channel_last):
+        sp = shape[1:3] if channel_last else shape[2:4]
+        ks, st, pads, outs = pool_geometry(sp, kernel_size, stride, padding, ceil_mode)
+        # ceil_mode's extra output reads past the right padding: pad further (never wins)
+        pr = [(o - 1) * s + k - i - b for o, s, k, i, (b, _) in zip(outs, st, ks, sp, pads)]
+        out = (shape[0], *outs, shape[3]) if channel_last else (shape[0], shape[1], *outs)
+        return out, list(ks), list(st), [b for b, _ in pads], pr
+
+    def quantized_max_pool_cpu(x, kernel_size=None, stride=None, padding=0, ceil_mode=False,
+                               channel_last=False):
+        if x.dtype in (_U8, _S8) and x.ndim == 4 and x.size:
+            key = (x.shape, kernel_size, stride, padding, ceil_mode, channel_last)
+            p = plans.get(key)
+            if p is None:
+                try:
+                    p = plan(x.shape, kernel_size, stride, padding, ceil_mode, channel_last)
+                except FwError:
+                    p = False  # the reference raises the precise error
+                if len(plans) > 1024:
+                    plans.clear()
+                plans[key] = p
+            if p:
+                out = np.empty(p[0], x.dtype)
+                C.qmax_pool(_c(x), out, p[1], p[2], p[3], p[4], channel_last)
+                return out
+        return reference(x, kernel_size, stride, padding, ceil_mode, channel_last)
+
+    return quantized_max_pool_cpu
+
+
 def register() -> None:
     ok = _native.available and C is not None and hasattr(C, "qconv_forward")
     attach({"quantized_conv2d": _make_qconv, "quantized_matmul": _make_qmatmul}, when=ok,
            guard=True)
-
+    attach({"quantized_max_pool": _make_qmax_pool}, when=ok and hasattr(C, "qmax_pool"),
+           guard=True)
 
 register()
