@@ -380,21 +380,32 @@ def _nhwc_numpy(y, perm, start, stop):
     return t.reshape(t.shape[:s] + (-1,) + t.shape[e + 1:])
 
 
-def test_flatten_transpose_folds_with_a_negative_start_axis():
-    """flatten(start_axis=1 - ndim) joins the same axes as start_axis=1."""
+@pytest.mark.parametrize("start,stop", [(-3, -1), (1, 3), (-3, 3)])
+def test_flatten_transpose_folds_whichever_end_the_axes_are_spelled_from(start, stop):
+    """flatten(1 - ndim, ndim - 1) joins the same axes as flatten(1, -1)."""
     rng = np.random.default_rng(11)
     w = _const(rng, (24, 3), "fc.w")
 
     def f(y):
-        return call("linear", y.transpose([0, 3, 1, 2]).flatten(-3), w)
+        return call("linear", y.transpose([0, 3, 1, 2]).flatten(start, stop), w)
 
     p = trace(f, [T([-1, 3, 4, 2], "float32")], ["y"])
-    q, changed = _after(p, ["fuse_matmul_bias_act", "fold_flatten_transpose"])
-    assert "transpose" not in _ops(q)
+    fused, _ = _after(p, ["fuse_matmul_bias_act"])
+    q, changed = _after(fused, ["fold_flatten_transpose"])
+    assert changed and "transpose" not in _ops(q)
     y = rng.standard_normal((2, 3, 4, 2)).astype(F32)
-    want = _nhwc_numpy(y, [0, 3, 1, 2], -3, -1) @ w.numpy()
+    want = _nhwc_numpy(y, [0, 3, 1, 2], start, stop) @ w.numpy()
     (got,) = _outputs(q, [y])
     np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
+
+
+def test_flatten_without_a_transpose_is_no_change():
+    rng = np.random.default_rng(15)
+    p = trace(lambda y: call("linear", y.flatten(1), _const(rng, (24, 3), "w")),
+              [T([-1, 3, 4, 2], "float32")], ["y"])
+    fused, _ = _after(p, ["fuse_matmul_bias_act"])
+    q, changed = _after(fused, ["fold_flatten_transpose"])
+    assert not changed and str(q) == str(fused)
 
 
 @pytest.mark.parametrize("start,stop,shape", [
@@ -443,3 +454,22 @@ def test_flatten_transpose_stays_when_the_product_transposes_the_features():
     want = _nhwc_numpy(y, [0, 3, 1, 2], 1, -1).T @ w.numpy()
     (got,) = _outputs(q, [y])
     np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
+
+
+def test_flatten_transpose_stays_when_the_features_have_dynamic_dims():
+    """Two dynamic feature dims: their product is unknown (the weight's 4 rows may
+    match the flatten at run time), so no permutation of rows can be built."""
+    rng = np.random.default_rng(14)
+    w = _const(rng, (4, 3), "w")
+
+    def f(y):
+        return call("linear", y.transpose([0, 3, 1, 2]).flatten(1), w)
+
+    p = trace(f, [T([-1, -1, -1, 4], "float32")], ["y"])
+    fused, _ = _after(p, ["fuse_matmul_bias_act"])
+    q, changed = _after(fused, ["fold_flatten_transpose"])
+    assert not changed and "transpose" in _ops(q)
+    y = rng.standard_normal((2, 1, 1, 4)).astype(F32)
+    (got,) = _outputs(q, [y])
+    np.testing.assert_allclose(got, y.transpose(0, 3, 1, 2).reshape(2, 4) @ w.numpy(),
+                               rtol=2e-5, atol=2e-5)
