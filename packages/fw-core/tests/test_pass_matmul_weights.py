@@ -144,6 +144,29 @@ def test_merged_weight_and_bias_are_new_constants_named_for_the_first():
         np.testing.assert_allclose(g, x @ w.numpy() + b.numpy(), rtol=2e-5, atol=2e-5)
 
 
+def test_products_with_a_parameter_bias_do_not_merge():
+    """Constant weights but a trainable bias: the biases cannot be joined into a new
+    constant, so nothing merges (and a single product never does)."""
+    rng = np.random.default_rng(5)
+    wa, wb = _const(rng, (4, 3), "a.w"), _const(rng, (4, 5), "b.w")
+    ba, bb = _param(rng, (3,), "a.b"), _param(rng, (5,), "b.b")
+
+    def f(x):
+        return call("linear", x, wa, ba), call("linear", x, wb, bb)
+
+    p = trace(f, [T([-1, 4], "float32")], ["x"])
+    fused, _ = _after(p, ["fuse_matmul_bias_act"])
+    q, changed = _after(fused, ["merge_parallel_matmul"])
+    assert not changed and _ops(q).count("fused_matmul") == 2 and "split" not in _ops(q)
+    x = rng.standard_normal((2, 4)).astype(F32)
+    for g, w, b in zip(_outputs(q, [x]), (wa, wb), (ba, bb), strict=True):
+        np.testing.assert_allclose(g, x @ w.numpy() + b.numpy(), rtol=2e-5, atol=2e-5)
+    single = trace(lambda x: call("linear", x, wa, None), [T([-1, 4], "float32")], ["x"])
+    fused, _ = _after(single, ["fuse_matmul_bias_act"])
+    q, changed = _after(fused, ["merge_parallel_matmul"])
+    assert not changed and str(q) == str(fused)
+
+
 def test_parameters_are_not_rewritten():
     """Trainable weights may change between runs: neither pass touches them."""
     rng = np.random.default_rng(2)
