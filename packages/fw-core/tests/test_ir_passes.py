@@ -275,6 +275,19 @@ def test_constant_folding_limit_is_inclusive():
         np.testing.assert_allclose(run(p, x).numpy(), want, rtol=1e-6)
 
 
+def test_constant_folding_limit_holds_for_operands_too():
+    """A small result of a big constant operand (a sum of 80000 bytes) is not folded
+    under the default 64 KiB: the operand is never computed."""
+    def f(x):
+        big = call("full", shape=(200, 100), fill_value=0.5, dtype="float32")
+        return big.sum() + x
+
+    p = trace(f, [T([1], "float32")])
+    assert not _apply("constant_folding", p) and "sum(" in str(p)
+    assert _apply("constant_folding", p, max_bytes=80000) and "sum(" not in str(p)
+    np.testing.assert_array_equal(run(p, np.zeros(1, np.float32)).numpy(), [10000.0])
+
+
 def test_constant_folding_of_an_op_with_a_dynamic_result_shape():
     """nonzero's result type is [-1, 1]: the folded array's size fills the -1."""
     k = fw.to_tensor(np.array([0.0, 2.0, 0.0, 3.0], np.float32))

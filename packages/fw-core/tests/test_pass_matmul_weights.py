@@ -496,3 +496,22 @@ def test_flatten_transpose_stays_when_the_features_have_dynamic_dims():
     (got,) = _outputs(q, [y])
     np.testing.assert_allclose(got, y.transpose(0, 3, 1, 2).reshape(2, 4) @ w.numpy(),
                                rtol=2e-5, atol=2e-5)
+
+
+def test_flatten_transpose_stays_when_the_batch_axis_moves_between_equal_dims():
+    """perm moves axis 0: with y's first two dims equal the flatten's type is the same
+    either way, so only the perm itself can refuse the fold."""
+    rng = np.random.default_rng(16)
+    w = _const(rng, (24, 3), "w")
+
+    def f(y):
+        return call("linear", y.transpose([1, 0, 2, 3]).flatten(1), w)
+
+    p = trace(f, [T([3, 3, 4, 2], "float32")], ["y"])
+    fused, _ = _after(p, ["fuse_matmul_bias_act"])
+    q, changed = _after(fused, ["fold_flatten_transpose"])
+    assert not changed and "transpose" in _ops(q)
+    y = rng.standard_normal((3, 3, 4, 2)).astype(F32)
+    (got,) = _outputs(q, [y])
+    np.testing.assert_allclose(got, y.transpose(1, 0, 2, 3).reshape(3, 24) @ w.numpy(),
+                               rtol=2e-5, atol=2e-5)
