@@ -3,3 +3,29 @@
 
 Importing it is cheap: MPI is initialised by `init_parallel_env` (or the first
 collective of a launched job), never at import time."""
+
+# collectives, groups, tasks, ReduceOp (communication/) and the job's environment
+# (parallel_env); DataParallel, fleet (tensor/pipeline parallel), ZeRO sharding and
+# sharded checkpoints; spawn() (the launcher is the subpackage fw.distributed.launch)
+from fw.distributed import checkpoint, communication, fleet, sharding
+from fw.distributed.checkpoint import load_state_dict, save_state_dict
+from fw.distributed.communication import *  # noqa: F403
+from fw.distributed.communication import __all__ as _comm_all
+from fw.distributed.parallel import DataParallel
+from fw.distributed.parallel_env import (
+    ParallelEnv,
+    get_backend,
+    get_rank,
+    get_world_size,
+    init_parallel_env,
+    is_available,
+    is_initialized,
+)
+from fw.distributed.spawn import spawn
+from fw.distributed.store import TCPStore
+
+__all__ = list(_comm_all) + [
+    "communication", "ParallelEnv", "get_backend", "get_rank", "get_world_size",
+    "init_parallel_env", "is_available", "is_initialized", "spawn", "TCPStore",
+    "checkpoint", "fleet", "sharding", "load_state_dict", "save_state_dict", "DataParallel",
+]

@@ -12,6 +12,7 @@ from fw.core.kernels.cpu import (
     activation,
     conv,
     fused,
+    int8,
     linalg,
     loss,
     nn_grad,
@@ -19,7 +20,8 @@ from fw.core.kernels.cpu import (
     norm,
     optimizer,
     pool,
+    quant,
 )
 
-__all__ = ["activation", "conv", "fused", "linalg", "loss", "nn_grad", "nn_misc", "norm",
-           "optimizer", "pool"]
+__all__ = ["activation", "conv", "fused", "int8", "linalg", "loss", "nn_grad", "nn_misc", "norm",
+           "optimizer", "pool", "quant"]

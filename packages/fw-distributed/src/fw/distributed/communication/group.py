@@ -1,0 +1,186 @@
+"""Process groups: `Group`, `new_group`, `get_group`, `destroy_process_group`.
+
+A group is an MPI communicator over a subset of the world's ranks (created with
+MPI_Comm_create_group, so only the members take part), with its own default
+timeout and its own sequence counter (the desync check compares it). Every rank
+of the world calls `new_group` in the same order, as in Paddle, so group ids agree
+across ranks; a non-member gets a Group with ``rank == -1`` on which collectives
+do nothing.
+"""
+from __future__ import annotations
+
+from fw.distributed.communication._world import state, timeout_seconds
+
+__all__ = ["Group", "new_group", "get_group", "destroy_process_group", "default_group"]
+
+_groups: dict = {}        # id -> Group (the world group is id 0)
+_next_id = [1]
+
+
+class Group:
+    """A communication group (Paddle's ``paddle.distributed.collective.Group``).
+
+    Attributes: ``id``, ``ranks`` (global ranks of the members, in group-rank
+    order), ``rank`` (this process's rank in the group, -1 if not a member),
+    ``nranks`` (= ``world_size``), ``name``, ``backend`` ("MPI" on CPUs, "NCCL" for
+    GPU tensors), ``timeout`` (seconds).
+
+    Example:
+        >>> import fw.distributed as dist
+        >>> g = dist.new_group([0])
+        >>> g.nranks, g.get_group_rank(0)
+        (1, 0)
+    """
+
+    def __init__(self, gid, ranks, engine, timeout, name=None):
+        self.id = gid
+        self.ranks = list(ranks)
+        self.nranks = len(self.ranks)
+        self._global_rank = state.rank
+        self.rank = self.ranks.index(state.rank) if state.rank in self.ranks else -1
+        self.engine = engine            # CPU engine (MpiEngine / SelfEngine), None off-group
+        self.nccl = None                # the GPU engine, created on the first GPU tensor
+        self.timeout = timeout
+        self.name = name or ("_default_pg" if gid == 0 else f"_pg_{gid}")
+        self._seq = 0                   # collectives issued on this group
+        self._p2p_seq = {}              # peer -> ops exchanged with it
+        self._last = None               # the latest collective's flight-recorder entry
+        self._last_p2p = None           # the latest send/recv's
+
+    @property
+    def world_size(self) -> int:
+        return self.nranks
+
+    @property
+    def backend(self) -> str:
+        return self.engine.name if self.engine is not None else "MPI"
+
+    @property
+    def process_group(self):
+        return self
+
+    def is_member(self) -> bool:
+        return self.rank >= 0
+
+    def get_group_rank(self, rank: int) -> int:
+        """The group rank of global `rank`, -1 if it is not a member."""
+        return self.ranks.index(rank) if rank in self.ranks else -1
+
+    def get_global_rank(self, group_rank: int) -> int:
+        if not 0 <= group_rank < self.nranks:
+            raise ValueError(f"fw.distributed.Group.get_global_rank: group rank {group_rank} "
+                             f"is out of range for group {self.id} of {self.nranks} ranks")
+        return self.ranks[group_rank]
+
+    def __repr__(self):
+        return (f"Group(id={self.id}, rank={self.rank}, nranks={self.nranks}, "
+                f"ranks={self.ranks}, backend={self.backend})")
+
+
+def _require_init(fn):
+    if not state.initialized:
+        # Paddle requires init_parallel_env first; a single process without a
+        # launcher has nothing to wait for, so it is set up implicitly (rank 0 of 1).
+        from fw.distributed.communication._world import env_world_size
+        from fw.distributed.parallel_env import init_parallel_env
+
+        if env_world_size() > 1:
+            raise RuntimeError(f"fw.distributed.{fn}: call fw.distributed.init_parallel_env() "
+                               "first (this process was launched as one rank of a "
+                               f"{env_world_size()}-rank job)")
+        init_parallel_env()
+
+
+def default_group(fn="collective"):
+    _require_init(fn)
+    return state.world
+
+
+def new_group(ranks=None, backend=None, timeout=None, nccl_comm_init_option=0):
+    """A group of the global `ranks` (all ranks when None); every rank of the world
+    must call it, in the same order. `timeout` (seconds or a timedelta) is the
+    default timeout of the group's collectives (else the world's). `backend` may be
+    None, "mpi", "gloo" (the CPU engine, MPI) or "nccl" (GPU tensors use NCCL
+    anyway; kept for Paddle compatibility).
+
+    Example:
+        >>> import fw.distributed as dist
+        >>> g = dist.new_group([0], timeout=60)
+        >>> g.timeout
+        60.0
+    """
+    _require_init("new_group")
+    if backend not in (None, "mpi", "MPI", "gloo", "nccl", "bkcl", "auto"):
+        raise ValueError(f"fw.distributed.new_group: backend must be None, 'mpi', 'gloo' or "
+                         f"'nccl', got {backend!r}")
+    world = state.world
+    if ranks is None:
+        ranks = list(range(state.world_size))
+    ranks = [int(r) for r in ranks]
+    bad = [r for r in ranks if not 0 <= r < state.world_size]
+    if bad or len(set(ranks)) != len(ranks) or not ranks:
+        raise ValueError(f"fw.distributed.new_group: ranks must be distinct ranks in "
+                         f"[0, {state.world_size}), got {ranks}")
+    t = timeout_seconds(timeout, "new_group")
+    gid = _next_id[0]
+    _next_id[0] += 1
+    engine = None
+    if state.rank in ranks:
+        from fw.distributed.communication.task import check_usable
+
+        check_usable("new_group")
+        if state.store is not None and len(ranks) > 1:
+            # all members must arrive before the (blocking) communicator creation
+            from fw.distributed.store import store_barrier
+
+            store_barrier(state.store, state.key("comm", "new_group", gid), ranks.index(state.rank),
+                          len(ranks), t)
+        engine = world.engine.split(ranks)
+    g = Group(gid, ranks, engine, t)
+    _groups[gid] = g
+    return g
+
+
+def get_group(id=0):
+    """The group with this id (0: the world group)."""
+    _require_init("get_group")
+    g = _groups.get(id)
+    if g is None:
+        raise ValueError(f"fw.distributed.get_group: no group with id {id!r} "
+                         f"(existing: {sorted(_groups)})")
+    return g
+
+
+def destroy_process_group(group=None):
+    """Free `group`'s communicator; with None, every group and the world state (after
+    which `is_initialized()` is False and `init_parallel_env` may run again in a
+    single process; MPI itself stays initialised until exit)."""
+    if group is None:
+        from fw.distributed.communication.task import _pending
+
+        _pending.clear()
+        for g in list(_groups.values()):
+            _free(g)
+        _groups.clear()
+        _next_id[0] = 1
+        if state.publisher is not None:
+            state.publisher.stop.set()
+        if state.store is not None:
+            try:
+                state.store.close()
+            except Exception:  # noqa: BLE001
+                pass
+        state.reset()
+        return
+    if group.id == 0:
+        raise ValueError("fw.distributed.destroy_process_group: the world group is destroyed "
+                         "with destroy_process_group() (group=None)")
+    _free(group)
+    _groups.pop(group.id, None)
+
+
+def _free(g):
+    if g.engine is not None:
+        g.engine.free()
+    g.engine = None
+    g.rank = -1

@@ -1,0 +1,128 @@
+"""Point-to-point ops: send, recv, isend, irecv (Paddle 3.x names; `dst`/`src`
+are global ranks). Each op returns a `Task` with ``wait()``.
+
+With the desync check on (the default, see `_signature`), every message is
+preceded by a small header (the sender's signature: dtype, shape, sequence
+number with that peer) on its own tag; the receiver compares it with its own
+tensor and raises `CollectiveDesyncError` naming both sides, instead of reading
+a message of another shape.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fw.distributed._flight_recorder import recorder
+from fw.distributed.communication import _signature
+from fw.distributed.communication import _tensors as T
+from fw.distributed.communication._issue import group_rank_of, resolve
+from fw.distributed.communication.task import (
+    Task,
+    _pending,
+    check_usable,
+    completed_task,
+    progress_pending,
+    track,
+)
+
+__all__ = ["send", "recv", "isend", "irecv"]
+
+_TAG_HEADER = 7101
+_TAG_DATA = 7102
+
+
+def _start(tensor, peer, group, fn, sending, sync_op):
+    g = resolve(group, fn)
+    if g is None:
+        return completed_task()
+    check_usable(fn)
+    if _pending:
+        progress_pending()
+    arg = "dst" if sending else "src"
+    if peer is None:
+        peer = 0
+    p = group_rank_of(g, peer, fn, arg)
+    if p == g.rank:
+        raise ValueError(f"fw.distributed.{fn}: {arg}={peer} is this rank itself")
+    if sending:
+        buf, done = T.send_buffer(tensor, fn, "tensor"), None
+    else:
+        buf, done = T.inplace_buffer(tensor, fn, "tensor")
+    if not T.is_host(buf):
+        from fw.distributed.communication import _engine_nccl
+
+        _engine_nccl.unsupported(fn, "tensor")
+    n = g._p2p_seq.get((peer, sending), 0) + 1
+    g._p2p_seq[(peer, sending)] = n
+    entry = recorder.record(g.id, n, fn, [buf.shape], [str(buf.dtype)], {arg: peer})
+    g._last_p2p = entry     # not _last: p2p numbers ops per peer, not per group
+    eng = g.engine
+    reqs = []
+    sig = None
+    keep = [buf]
+    check = _signature.enabled()
+    try:
+        if sending:
+            if check:
+                hdr = _signature.encode(n, "send", buf.dtype, buf.shape)
+                keep.append(hdr)
+                reqs.append(eng.isend(hdr, p, _TAG_HEADER))
+            reqs.append(eng.isend(buf, p, _TAG_DATA))
+        else:
+            if check:
+                hdr = np.empty(_signature.LEN, np.int64)
+                mine = _signature.encode(n, "send", buf.dtype, buf.shape)
+                me = g._global_rank
+                keep += [hdr, mine]
+
+                def compare():
+                    if (hdr[4:] == mine[4:]).all() and hdr[0] == mine[0]:
+                        return None
+                    them = _signature.describe(hdr).replace("send(", "send(", 1)
+                    ours = _signature.describe(mine).replace("send(", "recv(", 1)
+                    return f"rank {peer} called {them} but rank {me} called {ours}"
+
+                sig = (eng.irecv(hdr, p, _TAG_HEADER), compare, None)
+            reqs.append(eng.irecv(buf, p, _TAG_DATA))
+    except ValueError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - an MPI error at issue time
+        t = Task(g, entry, [], None, sig, g.timeout, fn)
+        t.peer = peer
+        t._fail(t._mpi_error(exc))
+    task = Task(g, entry, reqs, done, sig, g.timeout, fn)
+    task.keep = keep
+    task.peer = peer
+    if sync_op:
+        task.wait()
+    else:
+        track(task)
+    return task
+
+
+def send(tensor, dst=0, group=None, sync_op=True):
+    """Send `tensor` to global rank `dst`.
+
+    Example (two ranks):
+        >>> import fw, fw.distributed as dist           # doctest: +SKIP
+        >>> dist.init_parallel_env()                    # doctest: +SKIP
+        >>> x = fw.to_tensor([1, 2]) if dist.get_rank() == 0 else fw.zeros([2], "int64")
+        >>> if dist.get_rank() == 0: dist.send(x, dst=1)
+        ... else: dist.recv(x, src=0)                   # doctest: +SKIP
+    """
+    return _start(tensor, dst, group, "send", True, sync_op)
+
+
+def recv(tensor, src=0, group=None, sync_op=True):
+    """Receive into `tensor` (in place) from global rank `src`; the sender's tensor
+    must have the same dtype and shape."""
+    return _start(tensor, src, group, "recv", False, sync_op)
+
+
+def isend(tensor, dst, group=None):
+    """`send` without waiting: returns a Task."""
+    return _start(tensor, dst, group, "isend", True, False)
+
+
+def irecv(tensor, src=None, group=None):
+    """`recv` without waiting: returns a Task."""
+    return _start(tensor, src, group, "irecv", False, False)

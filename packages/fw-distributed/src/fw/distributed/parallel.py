@@ -1,0 +1,162 @@
+"""`fw.DataParallel` (Paddle's ``paddle.DataParallel``): data parallelism with
+gradient buckets all-reduced during backward.
+
+Wrapping broadcasts the parameters and buffers of group rank 0 to every rank, so
+all replicas start equal. Each forward (with gradients enabled and outside
+`no_sync`) arms the reducer (`fw.distributed._buckets.Reducer`): as backward
+delivers a parameter's gradient, fw-autograd calls the parameter's gradient hook,
+which copies the gradient into its bucket; a full bucket's all-reduce starts at
+once (asynchronously) while backward goes on computing the earlier layers; the last
+gradient's hook waits for every bucket and writes the averages into ``.grad``. So
+after ``loss.backward()`` every rank holds the gradient of the mean loss over the
+global batch, exactly what one process computes on the whole batch.
+
+Under `no_sync()` gradients accumulate locally; the next synchronised backward
+all-reduces the accumulated sums (gradient accumulation without communication per
+micro-batch). ``state_dict()`` is the wrapped layer's (no ``_layers.`` prefix), so
+checkpoints load into the single-process model and back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+import fw
+from fw.distributed import _fleet_comm as comm
+from fw.distributed._buckets import Reducer
+from fw.nn import Layer
+
+__all__ = ["DataParallel", "sync_params_buffers"]
+
+
+def sync_params_buffers(layer, group=None, src_rank=0):
+    """Broadcast `layer`'s parameters and buffers from group rank `src_rank` (in place)."""
+    g = comm.world() if group is None else group
+    if g.nranks <= 1 or not g.is_member():
+        return
+    tensors = list(layer.parameters()) + list(layer.buffers())
+    seen = set()
+    for t in tensors:
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        a = t._data
+        if not isinstance(a, np.ndarray):
+            raise NotImplementedError(f"DataParallel: {t.name!r} is not a CPU tensor; this "
+                                      f"build broadcasts CPU (NumPy) tensors over MPI only")
+        if a.flags.c_contiguous and a.flags.writeable:
+            comm.broadcast(a, src=src_rank, group=g)
+        else:
+            b = np.ascontiguousarray(a)
+            comm.broadcast(b, src=src_rank, group=g)
+            np.copyto(a, b)
+
+
+class DataParallel(Layer):
+    """Run `layers` on every rank of `group` (default: all ranks) with the gradients
+    averaged over the ranks during backward.
+
+    Args:
+        layers: the model (an `fw.nn.Layer`).
+        strategy: accepted for Paddle compatibility (the parallel environment is the
+            launched job's); ignored.
+        comm_buffer_size: the size in MB of a gradient bucket.
+        last_comm_buffer_size: the size in MB of the first bucket backward fills
+            (the model's last parameters): small, so communication starts early.
+        find_unused_parameters: walk the autograd graph after each forward and treat
+            parameters it does not reach as ready (with their gradient unchanged), so
+            a forward that skips parameters does not stall the all-reduce.
+        group: the data-parallel group (``fleet``'s dp group under hybrid parallel).
+
+    Example (launched on 2 ranks; single process it is a transparent wrapper)::
+
+        model = fw.DataParallel(fw.nn.Linear(4, 2))
+        loss = model(fw.randn([8, 4])).mean()
+        loss.backward()          # gradients are now averaged over the ranks
+    """
+
+    def __init__(self, layers, strategy=None, comm_buffer_size=25, last_comm_buffer_size=1,
+                 find_unused_parameters=False, group=None, _grad_owners=None):
+        super().__init__()
+        if not isinstance(layers, Layer):
+            raise TypeError(f"DataParallel: 'layers' must be an fw.nn.Layer, got "
+                            f"{type(layers).__name__}")
+        self._layers = layers
+        g = group if group is not None else comm.world()
+        self._group = g
+        self.find_unused_parameters = bool(find_unused_parameters)
+        self._grad_need_sync = True
+        params, names = [], []
+        seen = set()
+        for name, p in layers.named_parameters():
+            if not p.stop_gradient and id(p) not in seen:
+                seen.add(id(p))
+                params.append(p)
+                names.append(name)
+        self._reducer = None
+        if g.nranks > 1:
+            sync_params_buffers(layers, g, 0)
+            owners = None
+            if _grad_owners is not None:  # ZeRO stage 2 (sharding): reduce to owners
+                owners = [_grad_owners[id(p)] for p in params]
+            self._reducer = Reducer(params, g, comm_buffer_size, last_comm_buffer_size,
+                                    find_unused_parameters, names, owners)
+
+    # ------------------------------------------------------------ forward
+    def forward(self, *inputs, **kwargs):
+        out = self._layers(*inputs, **kwargs)
+        r = self._reducer
+        if r is not None and self._grad_need_sync and fw.is_grad_enabled() and self.training:
+            r.prepare(out)
+        return out
+
+    @contextlib.contextmanager
+    def no_sync(self):
+        """Within this context, backward accumulates gradients locally with no
+        communication; the first synchronised backward after it all-reduces the
+        accumulated gradients."""
+        prev = self._grad_need_sync
+        self._grad_need_sync = False
+        try:
+            yield
+        finally:
+            self._grad_need_sync = prev
+
+    def scale_loss(self, loss):
+        """Paddle 2.x API, kept for old programs: the loss is not scaled (the
+        reducer averages the gradients)."""
+        return loss
+
+    def apply_collective_grads(self):
+        """Paddle 2.x API: gradients are already all-reduced during backward."""
+
+    # ------------------------------------------------------------ profiling
+    def comm_profile(self, enable: bool | None = None):
+        """With ``enable``, switch recording of the bucket timeline on or off.
+        Returns the last step's events: ``(what, bucket, seconds since the forward
+        ended)`` with what = ``"launch"`` (an all-reduce started), ``"done"`` (seen
+        complete while backward still ran), ``"backward_end"`` (the last gradient
+        arrived), ``"waited"`` (a bucket's wait returned) and ``"synced"``."""
+        r = self._reducer
+        if r is None:
+            return []
+        if enable is not None:
+            r.profile = bool(enable)
+        return list(r.events)
+
+    # ------------------------------------------------------------ state
+    def state_dict(self, destination=None, include_sublayers=True, structured_name_prefix="",
+                   use_hook=True, keep_vars=True):
+        return self._layers.state_dict(destination, include_sublayers, structured_name_prefix,
+                                       use_hook, keep_vars)
+
+    def set_state_dict(self, state_dict, use_structured_name=True):
+        return self._layers.set_state_dict(state_dict, use_structured_name)
+
+    set_dict = set_state_dict
+    load_dict = set_state_dict
+
+    def load_state_dict(self, state_dict, strict=True):
+        return self._layers.set_state_dict(state_dict)

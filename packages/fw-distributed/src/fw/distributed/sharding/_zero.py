@@ -1,0 +1,366 @@
+"""ZeRO sharding (Rajbhandari et al., 2020, "ZeRO: Memory Optimizations Toward
+Training Trillion Parameter Models"), in Paddle's three levels:
+
+- ``"os"`` (stage 1): each rank keeps the optimizer state of its own part of the
+  parameters. Gradients are all-reduced (the model is a `DataParallel`), each rank
+  updates its part, and the updated parameters are broadcast from their owners.
+- ``"os_g"`` (stage 2): as stage 1, but gradients are *reduced* to the owner of
+  each parameter instead of all-reduced — bucket by bucket during backward (the
+  model is a `DataParallel` whose buckets each hold one owner's parameters) — and
+  the other ranks free theirs as soon as the reduction completes.
+- ``"p_g_os"`` (stage 3): every parameter is flattened and split evenly over the
+  ranks and a rank keeps only its slice; each forward all-gathers the full
+  parameters through a PyLayer whose backward reduce-scatters the gradient into
+  the slice (so full gradients never accumulate, and a full parameter is freed
+  once backward has passed its uses); the optimizer updates slices.
+
+Stages 1 and 2 partition whole parameters (greedily, largest first, to the least
+loaded rank — Paddle's ``DygraphShardingOptimizer`` does the same); stage 3 splits
+each parameter. The wrapped optimizer keeps its class and hyper-parameters; its
+parameter groups are narrowed to what this rank owns.
+
+What this implementation does not do: stage 3 gathers every parameter when the
+forward starts (they are all alive through the forward), not layer by layer just
+before use; stage 2 frees the gradients when backward ends, not bucket by bucket.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fw.autograd import PyLayer
+from fw.core.internal import bump_version
+from fw.core.tensor import wrap
+from fw.distributed import _fleet_comm as comm
+from fw.nn import Layer
+
+__all__ = ["partition_params", "owners_of", "ShardingOptimizer", "Stage3Model",
+           "Stage3Optimizer", "shard_range"]
+
+
+def partition_params(sizes, nranks):
+    """Owner rank of each parameter: largest first to the least loaded rank (ties:
+    the lowest rank), so every rank updates about the same number of elements.
+
+    >>> partition_params([10, 1, 8, 3], 2)
+    [0, 0, 1, 1]
+    """
+    load = [0] * nranks
+    owner = [0] * len(sizes)
+    for i in sorted(range(len(sizes)), key=lambda i: (-sizes[i], i)):
+        r = min(range(nranks), key=lambda r: (load[r], r))
+        owner[i] = r
+        load[r] += sizes[i]
+    return owner
+
+
+def owners_of(params, nranks):
+    """``{id(param): owner group rank}`` for the trainable `params`, partitioned in
+    the order of their names, so the model side (which reduces gradients to the
+    owners) and the optimizer side (which updates what it owns) agree whatever
+    order each lists the parameters in."""
+    ps = sorted((p for p in params if not p.stop_gradient), key=lambda p: p.name)
+    return {id(p): o for p, o in zip(ps, partition_params([p._data.size for p in ps],
+                                                          nranks))}
+
+
+def shard_range(numel, nranks, rank):
+    """``(start, end, size)``: rank's slice of a flattened tensor of `numel` elements
+    split into `nranks` slices of equal `size` (the last padded)."""
+    size = -(-numel // nranks)
+    start = min(rank * size, numel)
+    return start, min(start + size, numel), size
+
+
+def _narrow(optimizer, keep):
+    """Restrict `optimizer`'s parameter groups to `keep` (a function of a parameter
+    returning the parameter to optimize instead, or None to drop it)."""
+    groups = []
+    for g in optimizer._param_groups:
+        ps = [q for q in (keep(p) for p in g["params"]) if q is not None]
+        if ps:
+            groups.append(dict(g, params=ps))
+    optimizer._param_groups = groups
+    optimizer._parameter_list = [p for g in groups for p in g["params"]]
+    optimizer._invalidate()
+
+
+class ShardingOptimizer:
+    """ZeRO stage 1 or 2 around `optimizer` over `group`."""
+
+    def __init__(self, optimizer, group=None, stage=1, grads_reduced=False):
+        if stage not in (1, 2):
+            raise ValueError(f"ShardingOptimizer: stage must be 1 or 2, got {stage!r}")
+        if getattr(optimizer, "_parameter_list", None) is None:
+            raise ValueError("group_sharded_parallel: the optimizer was made without "
+                             "'parameters'")
+        self._inner = optimizer
+        self._group = comm.world() if group is None else group
+        self._stage = stage
+        self._params = [p for p in optimizer._parameter_list if not p.stop_gradient]
+        n = self._group.nranks
+        owners = owners_of(self._params, n)
+        self._owner = [owners[id(p)] for p in self._params]
+        # stage 2 under a DataParallel that reduces each owner's buckets to it in
+        # backward: step() only drops what this rank does not own
+        self._grads_reduced = grads_reduced
+        me = self._group.rank
+        owned = {id(p) for p, o in zip(self._params, self._owner) if o == me}
+        self._all = list(optimizer._parameter_list)
+        _narrow(optimizer, lambda p: p if id(p) in owned else None)
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def _by_owner(self):
+        out = {}
+        for p, o in zip(self._params, self._owner):
+            out.setdefault(o, []).append(p)
+        return out
+
+    def _reduce_grads(self):
+        g = self._group
+        n = g.nranks
+        for r, ps in sorted(self._by_owner().items()):
+            have = [p for p in ps if p._grad is not None]
+            # a flag per parameter so every rank reduces the same layout even when
+            # some rank has no gradient for a parameter
+            flat = np.concatenate([p._grad._data.reshape(-1) if p._grad is not None else
+                                   np.zeros(p._data.size, p._data.dtype) for p in ps])
+            mask = np.array([p._grad is not None for p in ps], dtype=np.int32)
+            comm.reduce(flat, dst=r, group=g)
+            comm.all_reduce(mask, op="max", group=g)
+            if g.rank == r:
+                flat *= 1.0 / n
+                o = 0
+                for p, m in zip(ps, mask):
+                    k = p._data.size
+                    if m:
+                        val = flat[o:o + k].reshape(p._data.shape)
+                        if p._grad is not None:
+                            np.copyto(p._grad._data, val)
+                        else:
+                            p.grad = wrap(val.copy())
+                    o += k
+            else:
+                for p in have:
+                    p.clear_gradient(False)
+
+    def _broadcast_params(self):
+        g = self._group
+        for r, ps in sorted(self._by_owner().items()):
+            flat = np.concatenate([p._data.reshape(-1) for p in ps])
+            comm.broadcast(flat, src=r, group=g)
+            if g.rank != r:
+                o = 0
+                for p in ps:
+                    k = p._data.size
+                    np.copyto(p._data, flat[o:o + k].reshape(p._data.shape))
+                    o += k
+
+    def step(self):
+        if self._group.nranks > 1 and self._stage == 2:
+            if self._grads_reduced:
+                me = self._group.rank
+                for p, o in zip(self._params, self._owner):
+                    if o != me and p._grad is not None:
+                        p.clear_gradient(False)
+            else:
+                self._reduce_grads()
+        self._inner.step()
+        if self._group.nranks > 1:
+            self._broadcast_params()
+
+    def minimize(self, loss, startup_program=None, parameters=None, no_grad_set=None):
+        self.step()
+
+    def clear_grad(self, set_to_zero=True):
+        for p in self._all:
+            if not p.stop_gradient:
+                p.clear_gradient(set_to_zero)
+
+    clear_gradients = clear_grad
+
+    def state_dict(self):
+        """This rank's shard of the optimizer state."""
+        return self._inner.state_dict()
+
+    def set_state_dict(self, state_dict):
+        return self._inner.set_state_dict(state_dict)
+
+
+class _Slot:
+    __slots__ = ("param", "shape", "numel", "start", "end", "size", "shard", "owners")
+
+
+class _GatherParam(PyLayer):
+    """Forward: a parameter's full array (`full`, all-gathered from the slices by
+    the caller, one collective for all parameters). Backward: reduce-scatter
+    (average) the full gradient into this rank's slice — so the gradient of a
+    parameter is sharded as soon as backward has passed its uses, and the full
+    array is freed with the tape node that saved it."""
+
+    @staticmethod
+    def forward(ctx, shard, slot, group, full):
+        ctx.slot, ctx.group = slot, group
+        return wrap(full)
+
+    @staticmethod
+    def backward(ctx, dfull):
+        s, g = ctx.slot, ctx.group
+        n = g.nranks
+        full = np.zeros(s.size * n, dtype=dfull._data.dtype)
+        full[:s.numel] = dfull._data.reshape(-1)
+        out = np.empty(s.size, dtype=full.dtype)
+        comm.reduce_scatter(out, full, group=g)
+        if n > 1:
+            out *= np.asarray(1.0 / n, dtype=out.dtype)
+        return wrap(out)
+
+
+class Stage3Model(Layer):
+    """ZeRO stage 3: `layers`' parameters live as 1/N slices (``_slots[i].shard``,
+    the tensors the optimizer updates).
+
+    For each forward, every parameter is replaced, in the layer that owns it, by
+    `_GatherParam` of its slice (the original `Parameter` objects hold no data while
+    training), and put back afterwards; tied parameters stay tied (one gather per
+    parameter). Backward then reduce-scatters each parameter's gradient into its
+    slice. ``state_dict()`` / `get_all_parameters` gather the full values into the
+    original parameters (collective)."""
+
+    def __init__(self, layers, group=None):
+        super().__init__()
+        self._layers = layers
+        self._group = comm.world() if group is None else group
+        from fw.nn.parameter import Parameter
+
+        n, r = self._group.nranks, max(self._group.rank, 0)
+        slots, by_id = [], {}
+        for owner in layers.sublayers(include_self=True):
+            for name, p in owner._parameters.items():
+                if p is None:
+                    continue
+                s = by_id.get(id(p))
+                if s is None:
+                    s = by_id[id(p)] = _Slot()
+                    s.param = p
+                    s.shape = list(p._data.shape)
+                    s.numel = p._data.size
+                    s.start, s.end, s.size = shard_range(s.numel, n, r)
+                    buf = np.zeros(s.size, dtype=p._data.dtype)
+                    buf[:s.end - s.start] = p._data.reshape(-1)[s.start:s.end]
+                    s.shard = Parameter(buf, requires_grad=not p.stop_gradient,
+                                        name=f"{p.name}.shard{r}")
+                    for a in ("optimize_attr", "regularizer", "need_clip"):
+                        if hasattr(p, a):
+                            setattr(s.shard, a, getattr(p, a))
+                    s.owners = []
+                    slots.append(s)
+                s.owners.append((owner, name))
+        object.__setattr__(self, "_slots", slots)
+        self._full = True
+        self.release()
+
+    def release(self):
+        """Drop the full arrays of the original parameters (keep the slices)."""
+        if not self._full:
+            return
+        for s in self._slots:
+            s.param._replace_data(np.empty((0,), dtype=s.param._data.dtype))
+        self._full = False
+
+    def get_all_parameters(self):
+        """All-gather the full parameters into the original `Parameter` objects
+        (collective: every rank calls it; before saving or evaluating elsewhere)."""
+        if self._full:
+            return
+        for i, full in self._gather_all().items():
+            self._slots[i].param._replace_data(full)
+        self._full = True
+
+    def _gather_all(self):
+        """Every parameter's full array: one all-gather per dtype of all slices."""
+        g = self._group
+        out = {}
+        by_dtype = {}
+        for i, s in enumerate(self._slots):
+            by_dtype.setdefault(str(s.shard._data.dtype), []).append(i)
+        for idx in by_dtype.values():
+            flat = np.concatenate([self._slots[i].shard._data for i in idx])
+            parts = comm.all_gather(flat, group=g)  # [n, sum of slice sizes]
+            o = 0
+            for i in idx:
+                s = self._slots[i]
+                out[i] = np.ascontiguousarray(
+                    parts[:, o:o + s.size].reshape(-1)[:s.numel].reshape(s.shape))
+                o += s.size
+        return out
+
+    def forward(self, *inputs, **kwargs):
+        self.release()
+        g = self._group
+        fulls = self._gather_all()
+        for i, s in enumerate(self._slots):
+            if s.shard.stop_gradient:
+                full = wrap(fulls[i])
+            else:
+                full = _GatherParam.apply(s.shard, s, g, fulls[i])
+            for owner, name in s.owners:
+                owner._parameters[name] = full
+        try:
+            return self._layers(*inputs, **kwargs)
+        finally:
+            for s in self._slots:
+                for owner, name in s.owners:
+                    owner._parameters[name] = s.param
+
+    def state_dict(self, destination=None, include_sublayers=True, structured_name_prefix="",
+                   use_hook=True, keep_vars=True):
+        self.get_all_parameters()
+        return self._layers.state_dict(destination, include_sublayers, structured_name_prefix,
+                                       use_hook, keep_vars)
+
+    def set_state_dict(self, state_dict, use_structured_name=True):
+        self.get_all_parameters()
+        rep = self._layers.set_state_dict(state_dict, use_structured_name)
+        for s in self._slots:
+            flat = s.param._data.reshape(-1)
+            s.shard._data[:s.end - s.start] = flat[s.start:s.end]
+            bump_version(s.shard)
+        return rep
+
+
+class Stage3Optimizer:
+    """The optimizer of a `Stage3Model`: it updates this rank's slices (whose
+    gradients backward reduce-scattered)."""
+
+    def __init__(self, optimizer, model):
+        self._inner = optimizer
+        self._model = model
+        by_id = {id(s.param): s.shard for s in model._slots}
+        self._all = [s.shard for s in model._slots]
+        _narrow(optimizer, lambda p: by_id.get(id(p)))
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def step(self):
+        self._inner.step()
+        self._model._full = True  # any gathered full arrays are stale now
+        self._model.release()
+
+    def minimize(self, loss, startup_program=None, parameters=None, no_grad_set=None):
+        self.step()
+
+    def clear_grad(self, set_to_zero=True):
+        for s in self._model._slots:
+            s.shard.clear_gradient(set_to_zero)
+
+    clear_gradients = clear_grad
+
+    def state_dict(self):
+        return self._inner.state_dict()
+
+    def set_state_dict(self, state_dict):
+        return self._inner.set_state_dict(state_dict)

@@ -1,0 +1,174 @@
+"""Multi-rank workers of the fw-distributed package tests (run with ``mpiexec -n N
+python _fleet_worker.py CASE [ARGS]``); each prints ``OK <case> rank <r>``."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+import fw
+import fw.nn as nn
+from fw.distributed import _fleet_comm as comm
+from fw.distributed import fleet
+from fw.distributed.checkpoint import load_state_dict, save_state_dict, sharded_state_dict
+from fw.distributed.fleet.meta_parallel import ColumnParallelLinear, RowParallelLinear
+from fw.distributed.parallel import DataParallel
+
+
+def _close(a, b, what, tol=1e-6):
+    d = float(np.abs(np.asarray(a) - np.asarray(b)).max())
+    assert d <= tol, f"{what}: max |diff| {d}"
+
+
+def _mlp():
+    fw.seed(0)
+    return nn.Sequential(nn.Linear(6, 12), nn.ReLU(), nn.Linear(12, 3))
+
+
+def case_no_sync():
+    """4 local backwards under no_sync + 1 synchronised == the gradient of the mean of
+    the 5 micro-batches over all ranks."""
+    r, n = comm.world_rank(), comm.world_size()
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n, 5, 2, 6)).astype("float32")
+    ref = _mlp()
+    for k in range(5):
+        ref(fw.to_tensor(X[:, k].reshape(-1, 6))).sum().backward()
+    dp = DataParallel(_mlp())
+    with dp.no_sync():
+        for k in range(4):
+            dp(fw.to_tensor(X[r, k])).sum().backward()
+    # nothing was communicated: local gradients differ between ranks
+    g_local = dp._layers[0].weight.grad.numpy().copy()
+    others = comm.all_gather(np.ascontiguousarray(g_local))
+    assert np.abs(others[0] - others[-1]).max() > 1e-3
+    dp(fw.to_tensor(X[r, 4])).sum().backward()
+    for (k, p), q in zip(dp._layers.named_parameters(), ref.parameters()):
+        _close(p.grad.numpy(), q.grad.numpy() / n, f"no_sync {k}")
+
+
+class _Branchy(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        fw.seed(0)
+        self.a = nn.Linear(4, 4)
+        self.b = nn.Linear(4, 4)
+        self.never = nn.Linear(4, 4)
+
+    def forward(self, x, use_b):
+        h = self.a(x)
+        return self.b(h) if use_b else h
+
+
+def case_unused():
+    """find_unused_parameters: rank 0 skips a layer that rank 1 uses; a layer nobody
+    uses keeps grad None; the averages match the dense computation."""
+    r, n = comm.world_rank(), comm.world_size()
+    x = np.arange(8 * n, dtype="float32").reshape(2 * n, 4) / 10
+    dp = DataParallel(_Branchy(), find_unused_parameters=True)
+    for _ in range(2):  # twice: the step state resets
+        dp.clear_gradients()
+        dp(fw.to_tensor(x[2 * r:2 * r + 2]), use_b=(r % 2 == 1)).sum().backward()
+    ref = _Branchy()
+    for q in range(n):
+        ref(fw.to_tensor(x[2 * q:2 * q + 2]), use_b=(q % 2 == 1)).sum().backward()
+    m = dp._layers
+    _close(m.a.weight.grad.numpy(), ref.a.weight.grad.numpy() / n, "used by all")
+    _close(m.b.weight.grad.numpy(), ref.b.weight.grad.numpy() / n, "used by some")
+    assert m.never.weight.grad is None, "a parameter no rank used must keep grad None"
+
+
+def case_unused_error():
+    """Without find_unused_parameters a skipped layer is reported at the next forward."""
+    r = comm.world_rank()
+    dp = DataParallel(_Branchy())
+    dp(fw.to_tensor(np.ones((2, 4), "float32")), use_b=False).sum().backward()
+    try:
+        dp(fw.to_tensor(np.ones((2, 4), "float32")), use_b=False)
+    except RuntimeError as e:
+        assert "find_unused_parameters=True" in str(e) and "never.weight" in str(e), str(e)
+        assert "a.weight" not in str(e), str(e)
+    else:
+        raise AssertionError("no error for parameters without gradients")
+    print(f"rank {r} raised as expected", flush=True)
+
+
+def case_overlap():
+    """The bucket all-reduces start while backward still runs: the first bucket is
+    launched before the last gradient arrives."""
+    fw.seed(0)
+    layers = []
+    for _ in range(6):
+        layers += [nn.Linear(64, 64), nn.Tanh()]
+    dp = DataParallel(nn.Sequential(*layers), comm_buffer_size=0.02,
+                      last_comm_buffer_size=0.02)
+    dp.comm_profile(True)
+    x = fw.to_tensor(np.ones((8, 64), "float32"))
+    dp(x).sum().backward()
+    ev = dp.comm_profile()
+    launches = [t for what, _, t in ev if what == "launch"]
+    end = [t for what, _, t in ev if what == "backward_end"][0]
+    assert len(launches) == len(dp._reducer.buckets) >= 3, ev
+    assert min(launches) < end and sorted(launches) == launches, ev
+
+
+def case_checkpoint(path):
+    """Save a tensor-parallel model's sharded state on 2 ranks; the test loads it
+    into a dense model in one process."""
+    s = fleet.DistributedStrategy()
+    s.hybrid_configs = {"mp_degree": comm.world_size()}
+    fleet.init(is_collective=True, strategy=s)
+    fw.seed(comm.world_rank() + 1)
+    m = nn.Sequential(ColumnParallelLinear(4, 6, gather_output=False), nn.ReLU(),
+                      RowParallelLinear(6, 2, input_is_parallel=True))
+    sd = sharded_state_dict(m)
+    # a tensor only one rank holds (like a ZeRO owner's optimizer state)
+    sd[f"opt.only_rank{comm.world_rank()}"] = np.full(3, comm.world_rank() + 1.0, "float32")
+    save_state_dict(sd, path)
+    # and load it back with the same split
+    m2 = nn.Sequential(ColumnParallelLinear(4, 6, gather_output=False), nn.ReLU(),
+                       RowParallelLinear(6, 2, input_is_parallel=True))
+    load_state_dict(sharded_state_dict(m2), path)
+    for (k, a), b in zip(m.state_dict().items(), m2.state_dict().values()):
+        _close(a.numpy(), b.numpy(), f"reload {k}", 0)
+    np.save(f"{path}/../rank{comm.world_rank()}_weights.npy",
+            np.concatenate([v.numpy().reshape(-1) for v in m.state_dict().values()]))
+
+
+
+
+def case_pp_timeout():
+    """Stage 1 never runs its schedule: stage 0's first wait must time out (the job
+    sets FW_DIST_TIMEOUT=3) with an error naming the operation and the peer,
+    instead of hanging."""
+    import time
+
+    from fw.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer
+
+    s = fleet.DistributedStrategy()
+    s.hybrid_configs = {"pp_degree": 2}
+    s.pipeline_configs = {"accumulate_steps": 2, "micro_batch_size": 1}
+    fleet.init(is_collective=True, strategy=s)
+    pl = PipelineLayer([LayerDesc(nn.Linear, 2, 2), LayerDesc(nn.Linear, 2, 1)],
+                       loss_fn=lambda o, y: ((o - y) ** 2).mean())
+    model = fleet.distributed_model(pl)
+    opt = fw.optimizer.SGD(learning_rate=0.1, parameters=model.parameters())
+    if comm.world_rank() == 1:
+        time.sleep(20)  # never answers; rank 0's failure ends the job first
+        return
+    t0 = time.monotonic()
+    try:
+        model.train_batch([fw.to_tensor(np.ones((2, 2), "float32")),
+                           fw.to_tensor(np.ones((2, 1), "float32"))], opt)
+    except Exception as e:  # noqa: BLE001 - the test prints what was raised
+        print(f"RAISED {type(e).__name__} after {time.monotonic() - t0:.1f} s: {e}",
+              flush=True)
+        raise SystemExit(3) from None
+    raise AssertionError("train_batch returned although stage 1 never ran")
+
+
+if __name__ == "__main__":
+    case, args = sys.argv[1], sys.argv[2:]
+    globals()["case_" + case](*args)
+    print(f"OK {case} rank {comm.world_rank()}", flush=True)

@@ -1,0 +1,55 @@
+"""The zoo's LeNet and ResNet-18 with 50 % of their conv channels pruned: every
+prunable group halves, the pruned model equals the zeroed original, and it saves
+(fw.jit.save) and serves (fw.inference) with the eager values."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fw
+import fw.slim as slim
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests"))
+import zoo  # noqa: E402
+
+
+@pytest.mark.parametrize("name,hw", [("lenet", 28), ("resnet18", 32)])
+def test_zoo_prune_save_serve(tmp_path, name, hw):
+    infer = pytest.importorskip("fw.inference")
+    from fw.jit import InputSpec, save
+
+    fw.seed(0)
+    model = zoo.build(fw, name)
+    c = zoo.INPUTS[name][0][0]
+    x = zoo.example_input(fw, name, batch=2, hw=hw)
+    pruner = slim.FPGMFilterPruner(model, [1, c, hw, hw])
+    groups = {g.name: g.channels for g in pruner.prunable_groups()}
+    # LeNet: both convs; ResNet-18: the stem/residual groups and each block's inner conv
+    assert len(groups) == (2 if name == "lenet" else 12)
+    plan = pruner.plan(0.5)
+    with pruner.zeroed(plan):
+        want = model(x).numpy()
+    def conv_widths():
+        return {n: int(m.weight.shape[0]) for n, m in model.named_sublayers()
+                if isinstance(m, fw.nn.Conv2D)}
+
+    before = conv_widths()
+    pruner.prune(0.5)
+    after = conv_widths()
+    # every conv of these two models produces a prunable group: each one halves
+    assert after == {n: w - round(w * 0.5) for n, w in before.items()}
+    for gname, ch in groups.items():
+        assert len(plan[gname]) == round(ch * 0.5)
+    got = model(x).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+    path = tmp_path / "pruned"
+    save(model, str(path), input_spec=[InputSpec([-1, c, hw, hw], "float32")])
+    pred = infer.create_predictor(infer.Config(str(path)))
+    (served,) = pred.run([x.numpy()])
+    np.testing.assert_allclose(np.asarray(served), got, rtol=1e-4, atol=1e-4)
+    # a pruned model prunes again (the groups were analysed afresh)
+    assert {g.channels for g in pruner.prunable_groups()} <= {ch - round(ch * 0.5)
+                                                             for ch in groups.values()}
