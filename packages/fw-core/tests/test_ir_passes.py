@@ -260,6 +260,49 @@ def test_constant_folding_limits():
         assert "exp(" in str(p)
 
 
+def test_constant_folding_limit_is_inclusive():
+    """max_bytes is the largest result folded: one of exactly max_bytes folds."""
+    def f(x):
+        big = call("full", shape=(200, 100), fill_value=1.0, dtype="float32")  # 80000 B
+        return big.tanh() + x
+
+    for limit, folded in ((80000, True), (79999, False)):
+        p = trace(f, [T([100], "float32")])
+        assert _apply("constant_folding", p, max_bytes=limit) is folded
+        assert ("tanh(" not in str(p)) is folded
+        x = np.linspace(-1, 1, 100).astype(np.float32)
+        want = np.broadcast_to(np.tanh(np.float32(1.0)) + x, (200, 100))
+        np.testing.assert_allclose(run(p, x).numpy(), want, rtol=1e-6)
+
+
+def test_constant_folding_limit_holds_for_operands_too():
+    """A small result of a big constant operand (a sum of 80000 bytes) is not folded
+    under the default 64 KiB: the operand is never computed."""
+    def f(x):
+        big = call("full", shape=(200, 100), fill_value=0.5, dtype="float32")
+        return big.sum() + x
+
+    p = trace(f, [T([1], "float32")])
+    assert not _apply("constant_folding", p) and "sum(" in str(p)
+    assert _apply("constant_folding", p, max_bytes=80000) and "sum(" not in str(p)
+    np.testing.assert_array_equal(run(p, np.zeros(1, np.float32)).numpy(), [10000.0])
+
+
+def test_constant_folding_of_an_op_with_a_dynamic_result_shape():
+    """nonzero's result type is [-1, 1]: the folded array's size fills the -1."""
+    k = fw.to_tensor(np.array([0.0, 2.0, 0.0, 3.0], np.float32))
+
+    def f(x):
+        idx = call("nonzero", k)  # [[1], [3]]
+        return x * call("cast", call("sum", idx), dtype="float32")
+
+    p = trace(f, [T([1], "float32")])
+    assert "nonzero(" in str(p)
+    assert _apply("constant_folding", p)
+    assert "nonzero(" not in str(p) and "sum(" not in str(p)
+    np.testing.assert_array_equal(run(p, np.array([2.0], np.float32)).numpy(), [8.0])
+
+
 def test_constant_folding_leaves_failing_ops_to_the_executor():
     def f(x):
         a = call("full", shape=(2, 3), fill_value=1.0, dtype="float32")
@@ -325,6 +368,17 @@ def test_algebraic_simplify_on_integers_and_constants():
     p = trace(f, [T([3], "int32")])
     _apply("algebraic_simplify", p)
     assert str(p).rstrip().endswith("return %arg0, %arg0, %arg0\n  }\n}".rstrip())
+
+
+def test_algebraic_simplify_with_zero_size_dims():
+    """A ones constant of x's own static shape, a zero-size dim included, is neutral."""
+    def f(x):
+        return x * call("full", shape=(0, 3), fill_value=1.0, dtype="float32")
+
+    p = trace(f, [T([0, 3], "float32")])
+    assert _apply("algebraic_simplify", p)
+    assert "multiply(" not in str(p)
+    assert run(p, np.zeros((0, 3), np.float32)).numpy().shape == (0, 3)
 
 
 # ---------------------------------------------------------------- pass manager

@@ -765,6 +765,37 @@ def test_rewriter_labels_and_argument_removal():
     verify(prog)
 
 
+def test_rewriter_infers_ops_with_inputs_after_the_variadic_one():
+    """multiplex(inputs*, index) and index_put(x, indices*, value): the operands after
+    the variadic list are their own inputs, not more items of it."""
+    from fw.core.ir.passes.rewrite import Rewriter
+
+    def f(a, b, idx):
+        return a + b
+
+    prog = trace(f, [T([3, 2], "float64"), T([3, 2], "float64"), T([3, 1], "int32")])
+    a, b_, idx = prog.block.args
+    rw = Rewriter(prog)
+    mux = rw.create("multiplex", [a, b_, idx], block=prog.block)
+    assert mux.results[0].type == T([3, 2], "float64")
+    pos = rw.create("full", [], {"shape": [2], "fill_value": 1, "dtype": "int64"},
+                    block=prog.block)
+    val = rw.create("full", [], {"shape": [2, 2], "fill_value": 9.0, "dtype": "float64"},
+                    block=prog.block)
+    put = rw.create("index_put", [a, pos.results[0], val.results[0]], block=prog.block)
+    assert put.results[0].type == T([3, 2], "float64")
+    prog.block.outputs = [mux.results[0], put.results[0]]
+    verify(prog)
+    x = np.arange(6.0).reshape(3, 2)
+    y = -x
+    sel = np.array([[1], [0], [1]], np.int32)
+    got_mux, got_put = run(prog, x, y, sel)
+    np.testing.assert_array_equal(got_mux.numpy(), np.where(sel == 1, y, x))
+    want = x.copy()
+    want[[1, 1]] = 9.0
+    np.testing.assert_array_equal(got_put.numpy(), want)
+
+
 @pytest.mark.parametrize("deferred", [False, True])
 def test_rewriter_moves_erases_and_appends(deferred):
     from fw.core.ir.control import cond

@@ -276,26 +276,39 @@ def test_inplace_update_is_not_planned_over_a_live_view():
 
 
 
-def test_inplace_planning_goes_on_past_an_update_kernel_without_out():
-    """An update op whose kernel cannot write in place is skipped, not the end of the
-    planning: a later update op with an ``out=`` kernel is still computed in place."""
+def _momentum_no_out(param, grad, learning_rate, velocity, mu=0.9, **attrs):
+    v = mu * velocity + grad
+    return param - learning_rate * v, v
+
+
+class _OpaqueKernel:
+    """A kernel whose signature cannot be read (as a native extension's function may
+    have none): inspect.signature raises TypeError on it."""
+
+    __signature__ = "(no signature: a native kernel)"
+
+    def __call__(self, *args, **attrs):
+        return _momentum_no_out(*args, **attrs)
+
+
+@pytest.mark.parametrize("kernel", [_momentum_no_out, _OpaqueKernel()],
+                         ids=["no-out", "no-signature"])
+def test_inplace_planning_goes_on_past_an_update_kernel_without_out(kernel):
+    """An update op whose kernel cannot write in place (no ``out=``, or no signature
+    to tell) is skipped, not the end of the planning: a later update op with an
+    ``out=`` kernel is still computed in place."""
     w2 = _param([3.0, -4.0], "w2")
     w3 = _param([1.0, 1.0], "w3")
     v3 = _param([0.0, 0.0], "v3")
     lr = _param([0.5], "lr")
     with building() as b:
         g = b.add_input(T([2], "float32"), "g")
-        p3, nv = call("momentum", w3, g, lr, v3)  # first: its kernel has no out=
+        p3, nv = call("momentum", w3, g, lr, v3)  # first: its kernel is not planned
         b.record_update(w3, p3)
         b.record_update(v3, nv)
         b.record_update(w2, call("sgd", w2, g, lr))
         b.set_outputs([])
-
-    def momentum_no_out(param, grad, learning_rate, velocity, mu=0.9, **attrs):
-        v = mu * velocity + grad
-        return param - learning_rate * v, v
-
-    c = Compiled(b.program, kernel_override={"momentum": momentum_no_out})
+    c = Compiled(b.program, kernel_override={"momentum": kernel})
     planned = [ln for ln in c.source.splitlines() if "out=(" in ln]
     assert len(planned) == 1  # the sgd after the momentum is still planned in place
     before = w2._data
@@ -399,3 +412,26 @@ def test_device_program_host_state_computed_on_the_device_goes_back_to_the_host(
     # first step: m_hat = g, v_hat = g^2, so p - lr * g / (|g| + eps)
     want = [1.0 - 0.1 * 0.5 / (0.5 + 1e-8), 2.0 + 0.1 / (1.0 + 1e-8)]
     np.testing.assert_allclose(w.numpy(), want, rtol=1e-12)
+
+
+def test_device_program_moves_host_constants_to_the_current_device_index(monkeypatch):
+    """Host constants go to the current place's device when it is of the program's
+    kind, else to device 0."""
+    from fw.core.testing import device as _dev
+
+    prog, p, _ = _adam_on_the_test_device()
+    be = fw.core.place.get_backend(p.kind)
+    indices = []
+    real = type(be).asarray
+    monkeypatch.setattr(type(be), "asarray",
+                        lambda self, host, index=0: indices.append(index) or real(self, host))
+    c = Compiled(prog, p.kind)
+    g = fw.to_tensor(np.array([0.5, -1.0]), place=p)._data
+    c([g])  # the current place is the cpu: device 0
+    assert indices and set(indices) == {0}
+    if be.device_count() < 2:  # a real GPU machine with one device
+        return
+    indices.clear()
+    with _dev.on(fw.core.place.Place(p.kind, 1)):
+        c([g])
+    assert indices and set(indices) == {1}

@@ -144,6 +144,29 @@ def test_merged_weight_and_bias_are_new_constants_named_for_the_first():
         np.testing.assert_allclose(g, x @ w.numpy() + b.numpy(), rtol=2e-5, atol=2e-5)
 
 
+def test_products_with_a_parameter_bias_do_not_merge():
+    """Constant weights but a trainable bias: the biases cannot be joined into a new
+    constant, so nothing merges (and a single product never does)."""
+    rng = np.random.default_rng(5)
+    wa, wb = _const(rng, (4, 3), "a.w"), _const(rng, (4, 5), "b.w")
+    ba, bb = _param(rng, (3,), "a.b"), _param(rng, (5,), "b.b")
+
+    def f(x):
+        return call("linear", x, wa, ba), call("linear", x, wb, bb)
+
+    p = trace(f, [T([-1, 4], "float32")], ["x"])
+    fused, _ = _after(p, ["fuse_matmul_bias_act"])
+    q, changed = _after(fused, ["merge_parallel_matmul"])
+    assert not changed and _ops(q).count("fused_matmul") == 2 and "split" not in _ops(q)
+    x = rng.standard_normal((2, 4)).astype(F32)
+    for g, w, b in zip(_outputs(q, [x]), (wa, wb), (ba, bb), strict=True):
+        np.testing.assert_allclose(g, x @ w.numpy() + b.numpy(), rtol=2e-5, atol=2e-5)
+    single = trace(lambda x: call("linear", x, wa, None), [T([-1, 4], "float32")], ["x"])
+    fused, _ = _after(single, ["fuse_matmul_bias_act"])
+    q, changed = _after(fused, ["merge_parallel_matmul"])
+    assert not changed and str(q) == str(fused)
+
+
 def test_parameters_are_not_rewritten():
     """Trainable weights may change between runs: neither pass touches them."""
     rng = np.random.default_rng(2)
@@ -380,21 +403,32 @@ def _nhwc_numpy(y, perm, start, stop):
     return t.reshape(t.shape[:s] + (-1,) + t.shape[e + 1:])
 
 
-def test_flatten_transpose_folds_with_a_negative_start_axis():
-    """flatten(start_axis=1 - ndim) joins the same axes as start_axis=1."""
+@pytest.mark.parametrize("start,stop", [(-3, -1), (1, 3), (-3, 3)])
+def test_flatten_transpose_folds_whichever_end_the_axes_are_spelled_from(start, stop):
+    """flatten(1 - ndim, ndim - 1) joins the same axes as flatten(1, -1)."""
     rng = np.random.default_rng(11)
     w = _const(rng, (24, 3), "fc.w")
 
     def f(y):
-        return call("linear", y.transpose([0, 3, 1, 2]).flatten(-3), w)
+        return call("linear", y.transpose([0, 3, 1, 2]).flatten(start, stop), w)
 
     p = trace(f, [T([-1, 3, 4, 2], "float32")], ["y"])
-    q, changed = _after(p, ["fuse_matmul_bias_act", "fold_flatten_transpose"])
-    assert "transpose" not in _ops(q)
+    fused, _ = _after(p, ["fuse_matmul_bias_act"])
+    q, changed = _after(fused, ["fold_flatten_transpose"])
+    assert changed and "transpose" not in _ops(q)
     y = rng.standard_normal((2, 3, 4, 2)).astype(F32)
-    want = _nhwc_numpy(y, [0, 3, 1, 2], -3, -1) @ w.numpy()
+    want = _nhwc_numpy(y, [0, 3, 1, 2], start, stop) @ w.numpy()
     (got,) = _outputs(q, [y])
     np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
+
+
+def test_flatten_without_a_transpose_is_no_change():
+    rng = np.random.default_rng(15)
+    p = trace(lambda y: call("linear", y.flatten(1), _const(rng, (24, 3), "w")),
+              [T([-1, 3, 4, 2], "float32")], ["y"])
+    fused, _ = _after(p, ["fuse_matmul_bias_act"])
+    q, changed = _after(fused, ["fold_flatten_transpose"])
+    assert not changed and str(q) == str(fused)
 
 
 @pytest.mark.parametrize("start,stop,shape", [
@@ -443,3 +477,41 @@ def test_flatten_transpose_stays_when_the_product_transposes_the_features():
     want = _nhwc_numpy(y, [0, 3, 1, 2], 1, -1).T @ w.numpy()
     (got,) = _outputs(q, [y])
     np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
+
+
+def test_flatten_transpose_stays_when_the_features_have_dynamic_dims():
+    """Two dynamic feature dims: their product is unknown (the weight's 4 rows may
+    match the flatten at run time), so no permutation of rows can be built."""
+    rng = np.random.default_rng(14)
+    w = _const(rng, (4, 3), "w")
+
+    def f(y):
+        return call("linear", y.transpose([0, 3, 1, 2]).flatten(1), w)
+
+    p = trace(f, [T([-1, -1, -1, 4], "float32")], ["y"])
+    fused, _ = _after(p, ["fuse_matmul_bias_act"])
+    q, changed = _after(fused, ["fold_flatten_transpose"])
+    assert not changed and "transpose" in _ops(q)
+    y = rng.standard_normal((2, 1, 1, 4)).astype(F32)
+    (got,) = _outputs(q, [y])
+    np.testing.assert_allclose(got, y.transpose(0, 3, 1, 2).reshape(2, 4) @ w.numpy(),
+                               rtol=2e-5, atol=2e-5)
+
+
+def test_flatten_transpose_stays_when_the_batch_axis_moves_between_equal_dims():
+    """perm moves axis 0: with y's first two dims equal the flatten's type is the same
+    either way, so only the perm itself can refuse the fold."""
+    rng = np.random.default_rng(16)
+    w = _const(rng, (24, 3), "w")
+
+    def f(y):
+        return call("linear", y.transpose([1, 0, 2, 3]).flatten(1), w)
+
+    p = trace(f, [T([3, 3, 4, 2], "float32")], ["y"])
+    fused, _ = _after(p, ["fuse_matmul_bias_act"])
+    q, changed = _after(fused, ["fold_flatten_transpose"])
+    assert not changed and "transpose" in _ops(q)
+    y = rng.standard_normal((3, 3, 4, 2)).astype(F32)
+    (got,) = _outputs(q, [y])
+    np.testing.assert_allclose(got, y.transpose(1, 0, 2, 3).reshape(3, 24) @ w.numpy(),
+                               rtol=2e-5, atol=2e-5)

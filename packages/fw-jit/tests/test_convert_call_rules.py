@@ -262,3 +262,36 @@ def test_a_python_for_loop_stops_taking_items_at_its_break():
     taken.clear()
     assert_same(fw.jit.to_static(f)(T([1.0])), T([2.0]))
     assert len(taken) == n_eager == 3  # the converted loop did not go on iterating
+
+
+def test_library_directories_are_skipped_by_path_not_by_name_prefix(tmp_path, monkeypatch):
+    """Functions under an installation directory (site-packages, the stdlib) run as
+    written; a directory whose name merely starts with one's name is user code."""
+    import sysconfig
+
+    from jit_testutil import load_source
+
+    from fw.jit import _convert_call
+
+    lib, beside = tmp_path / "lib", tmp_path / "lib_user"
+    lib.mkdir()
+    beside.mkdir()
+    paths = dict(sysconfig.get_paths(), purelib=str(lib))
+    monkeypatch.setattr(sysconfig, "get_paths", lambda *a, **k: paths)
+    monkeypatch.setattr(_convert_call, "_SKIP_DIRS", ())  # recomputed from the paths
+    src = "def g(x):\n    if x.sum() > 0:\n        return x * 2\n    return -x\n"
+    user_g = load_source(src, beside).g
+    library_g = load_source(src, lib).g
+
+    def call_user(x):
+        return user_g(x) + 0
+
+    def call_library(x):
+        return library_g(x) + 0
+
+    sf = fw.jit.to_static(call_user)
+    np.testing.assert_allclose(sf(fw.to_tensor([1.0])).numpy(), [2.0])
+    np.testing.assert_allclose(sf(fw.to_tensor([-1.0])).numpy(), [1.0])
+    # the library's copy is not converted: its Python `if` meets a symbolic tensor
+    with pytest.raises(fw.jit.ConversionError, match="symbolic tensor as a Python bool"):
+        fw.jit.to_static(call_library)(fw.to_tensor([1.0]))

@@ -446,6 +446,21 @@ def test_assert_on_a_tensor_is_checked_each_run():
     assert_same(sf(T([3.0])), T([6.0]))  # the flag is reset after a failure
 
 
+def f_assert_one_element(x):
+    assert x > 0, "x must be positive"  # a [1] condition, as Python's bool() takes
+    return x * 2
+
+
+def test_assert_on_a_one_element_tensor_condition():
+    sf = fw.jit.to_static(f_assert_one_element)
+    for _ in range(2):  # the flag is reset after a failure
+        np.testing.assert_array_equal(sf(T([1.5])).numpy(), [3.0])
+        with pytest.raises(AssertionError, match="x must be positive"):
+            f_assert_one_element(T([-1.0]))
+        with pytest.raises(AssertionError, match="x must be positive"):
+            sf(T([-1.0]))
+
+
 def f_assert_py(x, n):
     assert n > 0, "n must be positive"
     return x * n

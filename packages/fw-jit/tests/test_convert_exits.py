@@ -357,3 +357,24 @@ def test_a_branch_that_does_not_leave_gets_no_stand_in_for_the_other_branchs_var
         fw.jit.to_static(f_set_only_in_a_branch_that_may_return)(fw.to_tensor([1.0]))
     msg = str(ei.value)
     assert "variable 'y' is used" in msg and "assigned only in the false branch" in msg, msg
+
+
+def f_other_branch_may_return(x):
+    if x.sum() > 0:
+        y = x * 2
+    else:
+        if x.mean() < 0:  # a tensor condition: the branch may return
+            return -x
+    return y
+
+
+def test_a_branch_that_may_return_gets_a_stand_in_for_the_other_branchs_variable():
+    """The false branch's return flag is a symbolic tensor: on the paths where it
+    returns, y is never read, so it may stand in with zeros and the function
+    converts (both paths agree with Python)."""
+    sf = fw.jit.to_static(f_other_branch_may_return)
+    for v, want in (([1.0, 2.0], [2.0, 4.0]), ([-1.0, -2.0], [1.0, 2.0])):
+        x = fw.to_tensor(v)
+        np.testing.assert_allclose(f_other_branch_may_return(x).numpy(), want)
+        np.testing.assert_allclose(sf(x).numpy(), want)
+    assert len(sf.program_cache) == 1

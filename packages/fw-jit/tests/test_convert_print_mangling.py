@@ -88,3 +88,17 @@ def test_a_nested_function_outside_a_class_mangles_nothing():
     sf = fw.jit.to_static(read)
     np.testing.assert_allclose(sf(fw.to_tensor([2.0])).numpy(), [6.0])
     np.testing.assert_allclose(sf(fw.to_tensor([-2.0])).numpy(), [-5.0])
+
+
+def _python_print(x):
+    print("tracing", 7)
+    return x * 2
+
+
+def test_print_of_python_values_only_prints_once_at_trace_time(capsys):
+    """No tensor among the arguments: an ordinary print while the program is traced
+    (a Python side effect, like Paddle's), not an op printing at every run."""
+    sf = fw.jit.to_static(_python_print)
+    for v in (1.0, 2.0, 3.0):
+        np.testing.assert_allclose(sf(fw.to_tensor([v])).numpy(), [2 * v])
+    assert capsys.readouterr().out == "tracing 7\n"

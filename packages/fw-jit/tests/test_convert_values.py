@@ -699,3 +699,52 @@ def test_tensor_loop_changing_a_variables_rank_names_the_loop():
     with pytest.raises(InvalidArgumentError, match="different rank") as ei:
         fw.jit.to_static(f_tensor_loop_changes_rank)(T([1.0]), T(2))
     assert f"the loop at {__file__}:{line}:" in str(ei.value), str(ei.value)
+
+
+def f_tensor_loop_changes_a_tensors_dtype(x, n):
+    i = 0
+    while i < n:
+        x = fw.cast(x, "float64")
+        i += 1
+    return x
+
+
+def test_tensor_loop_refuses_a_tensor_that_changes_dtype():
+    """Only numbers that were Python values before the loop may be re-typed; a
+    tensor keeps its dtype through the body."""
+    with pytest.raises(ConversionError, match=r"changes dtype in its body \(float32 -> "
+                                              r"float64\)"):
+        fw.jit.to_static(f_tensor_loop_changes_a_tensors_dtype)(T([1.0]), T(2))
+
+
+def f_tensor_loop_keeps_python_values(x, n):
+    tag = "-".join(["a", "b"])
+    nothing = None
+    i = 0
+    while i < n:
+        x = x + 1
+        tag = "-".join(["a", "b"])  # an equal string, but another object
+        nothing = None  # the same object
+        i += 1
+    return x, tag, nothing
+
+
+def test_tensor_loop_carries_python_values_the_body_leaves_equal():
+    x, tag, nothing = fw.jit.to_static(f_tensor_loop_keeps_python_values)(T([1.0]), T(2))
+    np.testing.assert_allclose(x.numpy(), [3.0])
+    assert tag == "a-b" and nothing is None
+
+
+def f_tensor_loop_changes_a_string(x, n):
+    tag = "a"
+    i = 0
+    while i < n:
+        x = x + 1
+        tag = "b"
+        i += 1
+    return x, tag
+
+
+def test_tensor_loop_refuses_a_python_value_changed_in_its_body():
+    with pytest.raises(ConversionError, match="variable 'tag' changes from str 'a' to str 'b'"):
+        fw.jit.to_static(f_tensor_loop_changes_a_string)(T([1.0]), T(2))

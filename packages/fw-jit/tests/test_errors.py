@@ -44,6 +44,10 @@ def f_np_call(x):
     return np.tanh(x)
 
 
+def f_np_kwarg(x):
+    return np.sum(a=x)  # the symbolic tensor passed by keyword
+
+
 def f_bad_cond(x):
     if x > 0:  # a 2-element condition
         return x
@@ -66,6 +70,7 @@ def f_bool_in_library(x):
     (f_item, "x.sum().item()", "item", "`.item()`"),
     (f_int, "n = int(x.sum())", "int", "`int`"),
     (f_np_call, "np.tanh(x)", "numpy.tanh", "numpy.tanh"),
+    (f_np_kwarg, "np.sum(a=x)", "numpy.sum", "numpy.sum"),
     (f_bad_cond, "if x > 0", "`if`", "one value"),
 ])
 def test_error_names_construct_and_line(fn, text, construct, words):
@@ -296,3 +301,29 @@ def test_region_form_code_outside_a_runner_runs_as_plain_python():
     r2 = RegionRunner(fw.jit.to_static(f_region_no_return, full_graph=False))
     assert r2.fn(T(x), seen) is None
     assert seen == [6.0]
+
+
+_EARLY_SEEN: list = []
+
+
+def f_region_early_return(x):
+    if x.sum() > 0:
+        return x * 2
+    _EARLY_SEEN.append(float(x.sum().numpy()))  # eager
+    return x - 1
+
+
+def test_region_form_stops_at_a_return_with_and_without_a_runner():
+    """A return taken in an earlier region (a Python flag outside a runner, a
+    concrete bool tensor after a traced group) ends the function: later statements
+    never run."""
+    from fw.jit._regions import RegionRunner
+
+    x = np.asarray([1.0, 2.0], np.float32)
+    for call in (RegionRunner(fw.jit.to_static(f_region_early_return, full_graph=False)).fn,
+                 fw.jit.to_static(f_region_early_return, full_graph=False)):
+        _EARLY_SEEN.clear()
+        np.testing.assert_allclose(call(T(x)).numpy(), x * 2)
+        assert _EARLY_SEEN == []
+        np.testing.assert_allclose(call(T(-x)).numpy(), -x - 1)
+        assert _EARLY_SEEN == [-3.0]
