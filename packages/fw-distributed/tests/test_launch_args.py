@@ -99,12 +99,13 @@ def test_stale_variables_are_named():
 
 
 def test_rank_environ_is_complete():
-    env = E.rank_environ({"HOME": "/h"}, rank=3, local_rank=1, world_size=4,
+    env = E.rank_environ({"HOME": "/h", "OMP_NUM_THREADS": "3"}, rank=3, local_rank=1,
+                         world_size=4,
                          local_world_size=2, endpoints=[f"h{i}:{i}" for i in range(4)],
                          store_endpoint="h0:99", job_id="j.1", restart_count=1, pmi_fd=7,
                          timeout=30, log_dir="/l", device="1")
     assert env == {
-        "HOME": "/h", "PADDLE_TRAINER_ID": "3", "PADDLE_TRAINERS_NUM": "4",
+        "HOME": "/h", "OMP_NUM_THREADS": "3", "PADDLE_TRAINER_ID": "3", "PADDLE_TRAINERS_NUM": "4",
         "PADDLE_TRAINER_ENDPOINTS": "h0:0,h1:1,h2:2,h3:3", "PADDLE_CURRENT_ENDPOINT": "h3:3",
         "PADDLE_RANK_IN_NODE": "1", "RANK": "3", "WORLD_SIZE": "4", "LOCAL_RANK": "1",
         "LOCAL_WORLD_SIZE": "2", "MASTER_ADDR": "h0", "MASTER_PORT": "99",
@@ -114,6 +115,20 @@ def test_rank_environ_is_complete():
     with pytest.raises(ValueError, match=r"2 endpoints for world_size 4"):
         E.rank_environ({}, rank=0, local_rank=0, world_size=4, local_world_size=4,
                        endpoints=["a:1", "b:2"], store_endpoint=None, job_id="j")
+
+
+def test_ranks_of_a_node_share_its_cores(monkeypatch):
+    """Without OMP_NUM_THREADS each of a node's ranks gets its share of the cores
+    (OpenMP threads of several ranks spinning on the same cores slow all of them);
+    one rank per node keeps the library defaults, and the user's setting wins."""
+    monkeypatch.setattr(E.os, "cpu_count", lambda: 8)
+    kw = dict(rank=0, local_rank=0, world_size=4, endpoints=[f"h:{i}" for i in range(4)],
+              store_endpoint=None, job_id="j")
+    assert E.rank_environ({}, local_world_size=4, **kw)["OMP_NUM_THREADS"] == "2"
+    assert E.rank_environ({}, local_world_size=16, **kw)["OMP_NUM_THREADS"] == "1"
+    assert "OMP_NUM_THREADS" not in E.rank_environ({}, local_world_size=1, **kw)
+    assert E.rank_environ({"OMP_NUM_THREADS": "5"}, local_world_size=4,
+                          **kw)["OMP_NUM_THREADS"] == "5"
 
 
 def test_network_settings_only_for_several_nodes():

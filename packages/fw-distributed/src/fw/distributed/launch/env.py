@@ -105,6 +105,11 @@ def rank_environ(base: dict[str, str], *, rank: int, local_rank: int, world_size
     if device is not None:
         # Paddle's launcher names each rank's accelerator this way (FLAGS_selected_gpus)
         env["FLAGS_selected_gpus"] = device
+    if "OMP_NUM_THREADS" not in env and local_world_size > 1:
+        # Ranks on one node share its cores: oneDNN's OpenMP threads spin while they
+        # wait, so two ranks of two threads each on two cores ran ~20x slower than two
+        # ranks of one thread (measured on the GPT example). An explicit setting wins.
+        env["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // local_world_size))
     return env
 
 
