@@ -244,6 +244,12 @@ def test_groups_and_fixed_reasons():
     assert by["c1.weight"].prunable
     assert "reaches the model output" in by["c2.weight"].reasons
     assert [g.name for g in pruner.prunable_groups()] == ["c1.weight"]
+    # keys: group, layer, structured or unique (PaddleSlim's) parameter name
+    want = pruner.plan({"c1.weight": 0.5})["c1.weight"]
+    for key in ("c1", "c1.bias", model.c1.weight.name):
+        np.testing.assert_array_equal(pruner.plan({key: 0.5})["c1.weight"], want)
+    with pytest.raises(ValueError, match="two ratios"):
+        pruner.plan({"c1": 0.5, "c1.bias": 0.25})
     with pytest.raises(ValueError, match="c0.weight.*grouped conv"):
         pruner.prune({"c0": 0.5})
     with pytest.raises(KeyError, match="no channel group for 'nope'.*c1.weight"):
