@@ -1,6 +1,7 @@
-"""The zoo's LeNet and ResNet-18 with 50 % of their conv channels pruned: every
-prunable group halves, the pruned model equals the zeroed original, and it saves
-(fw.jit.save) and serves (fw.inference) with the eager values."""
+"""The zoo's LeNet, ResNet-18 and MobileNetV2 (depthwise convs) with 50 % of their
+conv channels pruned: every prunable group halves, the pruned model equals the
+zeroed original, and it saves (fw.jit.save) and serves (fw.inference) with the
+eager values."""
 
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests"))
 import zoo  # noqa: E402
 
 
-@pytest.mark.parametrize("name,hw", [("lenet", 28), ("resnet18", 32)])
+@pytest.mark.parametrize("name,hw", [("lenet", 28), ("resnet18", 32), ("mobilenet_v2", 32)])
 def test_zoo_prune_save_serve(tmp_path, name, hw):
     infer = pytest.importorskip("fw.inference")
     from fw.jit import InputSpec, save
@@ -26,8 +27,9 @@ def test_zoo_prune_save_serve(tmp_path, name, hw):
     x = zoo.example_input(fw, name, batch=2, hw=hw)
     pruner = slim.FPGMFilterPruner(model, [1, c, hw, hw])
     groups = {g.name: g.channels for g in pruner.prunable_groups()}
-    # LeNet: both convs; ResNet-18: the stem/residual groups and each block's inner conv
-    assert len(groups) == (2 if name == "lenet" else 12)
+    # LeNet: both convs; ResNet-18: the stem/residual groups and each block's inner conv;
+    # MobileNetV2: each block's expansion (with its depthwise conv) and the residual chains
+    assert len(groups) == {"lenet": 2, "resnet18": 12, "mobilenet_v2": 25}[name]
     plan = pruner.plan(0.5)
     with pruner.zeroed(plan):
         want = model(x).numpy()
