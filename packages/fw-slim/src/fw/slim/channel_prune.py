@@ -98,7 +98,7 @@ def _rows(keep: np.ndarray, block: int) -> np.ndarray:
 
 
 def _replace(layer, attr, old, arr) -> None:
-    t = fw.to_tensor(np.ascontiguousarray(arr, dtype=old.numpy().dtype))
+    t = fw.to_tensor(np.ascontiguousarray(arr, dtype=old.numpy().dtype), place=old.place)
     if isinstance(old, nn.Parameter):
         new = nn.Parameter(t, requires_grad=not old.stop_gradient, name=old.name)
         for k in _PARAM_ATTRS:

@@ -186,7 +186,7 @@ class MaskedPruner:
         mask = self.masks[name]
         t = self._mask_t.get(name)
         if t is None or list(t.shape) != list(mask.shape):
-            t = self._mask_t[name] = fw.to_tensor(np.asarray(mask))
+            t = self._mask_t[name] = fw.to_tensor(np.asarray(mask), place=self.params[name].place)
         elif not np.array_equal(t.numpy(), mask):
             t.set_value(mask)
         return t
