@@ -118,6 +118,10 @@ def case_zero():
         opt = fw.optimizer.Adam(learning_rate=LR, parameters=m.parameters())
         m2, opt2, _ = group_sharded_parallel(m, opt, level)
         train(m2, local(X), local(Y), opt=opt2)
+        if level == "p_g_os":  # between steps a rank holds only its slices
+            assert all(p._data.size == 0 for p in m2._layers.parameters())
+            held = sum(s.shard._data.size for s in m2._slots)
+            assert held * comm.world_size() < sum(s.numel for s in m2._slots) + 64, held
         sd = m2.state_dict()
         for k, v in ref.items():
             close(sd[k].numpy(), v, f"zero {level} {k}")
@@ -125,6 +129,34 @@ def case_zero():
             n_local = sum(int(np.prod(p.shape)) for p in opt2._inner._parameter_list)
             n_all = sum(int(np.prod(p.shape)) for p in dense().parameters())
             assert n_local < n_all, (level, n_local, n_all)
+
+
+def case_fleet_sharding():
+    """fleet with sharding_degree = world size, stages 1 and 2 == dense; under stage 2
+    a rank holds gradients only for what it owns after backward."""
+    X, Y = data()
+    ref = reference()
+    for stage in (1, 2):
+        s = fleet.DistributedStrategy()
+        s.hybrid_configs = {"sharding_degree": comm.world_size()}
+        s.sharding_configs = {"stage": stage}
+        fleet.init(is_collective=True, strategy=s)
+        m = fleet.distributed_model(dense())
+        opt = fleet.distributed_optimizer(fw.optimizer.Adam(learning_rate=LR,
+                                                            parameters=m.parameters()))
+        for _ in range(STEPS):
+            loss = mse(m(fw.to_tensor(local(X))), local(Y))
+            loss.backward()
+            if stage == 2:
+                owned = {id(p) for p in opt._inner_opt._parameter_list}
+                held = [p for p in m.parameters() if p.grad is not None and
+                        np.abs(p.grad.numpy()).sum() > 0]
+                assert {id(p) for p in held} <= owned, "stage 2 kept non-owned gradients"
+                assert 0 < len(owned) < len(m.parameters()), "the partition is not split"
+            opt.step()
+            opt.clear_grad()
+        for k, v in ref.items():
+            close(m.state_dict()[k].numpy(), v, f"fleet sharding stage {stage} {k}")
 
 
 def tp_model(mp, rank, n):
@@ -162,6 +194,13 @@ def case_tp():
     m = fleet.distributed_model(tp_model(mp, mp.rank, mp.nranks))
     train(m, X, Y)
     check_tp(m, mp, reference(), "tp")
+    # the same seed gives the dense model's initial weights, block by block
+    fw.seed(0)
+    fresh = nn.Sequential(ColumnParallelLinear(DIN, H, gather_output=False), nn.Tanh(),
+                          RowParallelLinear(H, H, input_is_parallel=True), nn.Tanh(),
+                          nn.Linear(H, DOUT))
+    init = {k: v.numpy() for k, v in dense().state_dict().items()}
+    check_tp(fresh, mp, init, "tp initialisation")
     # vocabulary-parallel embedding + parallel cross-entropy == dense, loss and grads
     V, D = 8, 6
     rng = np.random.default_rng(3)
@@ -235,6 +274,30 @@ def case_pp():
         loss.backward()
         opt2.step()
         opt2.clear_grad()
+
+
+def case_pp_dp():
+    """pp2 x dp2 on 4 ranks (2 micro-batches of 4 per dp rank) == dense."""
+    s = fleet.DistributedStrategy()
+    s.hybrid_configs = {"dp_degree": 2, "pp_degree": 2}
+    s.pipeline_configs = {"accumulate_steps": 2, "micro_batch_size": B // 4}
+    fleet.init(is_collective=True, strategy=s)
+    hcg = fleet.get_hybrid_communicate_group()
+    dp = hcg.get_data_parallel_group()
+    X, Y = data()
+    sd = {k: v.numpy() for k, v in dense().state_dict().items()}
+    descs = [LayerDesc(nn.Linear, DIN, H), LayerDesc(nn.Tanh), LayerDesc(nn.Linear, H, H),
+             LayerDesc(nn.Tanh), LayerDesc(nn.Linear, H, DOUT)]
+    pl = PipelineLayer(descs, loss_fn=lambda out, y: ((out - y) ** 2).mean())
+    for k, v in pl.state_dict().items():
+        v.set_value(sd[k])
+    model = fleet.distributed_model(pl)
+    opt = fw.optimizer.Adam(learning_rate=LR, parameters=model.parameters())
+    for _ in range(STEPS):
+        model.train_batch([fw.to_tensor(local(X, dp)), fw.to_tensor(local(Y, dp))], opt)
+    ref = reference()
+    for k, v in pl.state_dict().items():
+        close(v.numpy(), ref[k], f"pp x dp {k}")
 
 
 def case_gradient_merge():

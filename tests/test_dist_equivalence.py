@@ -44,6 +44,10 @@ def test_dp_zero_recompute_on_2_ranks():
     run_ranks(2, "dp", "recompute", "zero")
 
 
+def test_fleet_sharding_stages_1_2_equal_dense():
+    run_ranks(2, "fleet_sharding")
+
+
 def test_tensor_parallel_mp2_equals_dense():
     run_ranks(2, "tp")
 
@@ -56,5 +60,30 @@ def test_gradient_merge_k4_equals_batch_x4():
     run_ranks(2, "gradient_merge")
 
 
-def test_hybrid_dp2_mp2_on_4_ranks_equals_dense():
-    run_ranks(4, "hybrid")
+def test_hybrid_dp2_mp2_and_pp2_dp2_on_4_ranks_equal_dense():
+    run_ranks(4, "hybrid", "pp_dp")
+
+
+def test_distributed_gpt_example_under_the_launcher_on_2_ranks(tmp_path):
+    """examples/distributed_gpt.py under ``python -m fw.distributed.launch
+    --nproc_per_node 2``: the loss falls and the replicas end with identical
+    parameters (rank 0's output is streamed, every rank's is in its log file)."""
+    import re
+
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    for k in ("PMI_SIZE", "PMI_RANK", "PMI_FD", "PADDLE_TRAINERS_NUM", "WORLD_SIZE"):
+        env.pop(k, None)
+    ex = os.path.join(os.path.dirname(HERE), "examples", "distributed_gpt.py")
+    logs = tmp_path / "log"
+    p = subprocess.run([sys.executable, "-m", "fw.distributed.launch", "--nproc_per_node", "2",
+                        "--log_dir", str(logs), "--timeout", "240", ex, "--quick"],
+                       capture_output=True, text=True, timeout=300, env=env)
+    out = p.stdout + p.stderr
+    assert p.returncode == 0, out[-3000:]
+    a, b = map(float, re.search(r"loss ([\d.]+) -> ([\d.]+) over", out).groups())
+    assert b < a - 0.7, out  # ~3.5 -> ~2.4
+    sums = {}
+    for r in range(2):
+        text = (logs / f"workerlog.{r}").read_text()
+        sums[r] = re.search(rf"rank {r} parameter checksum ([\d.]+)", text).group(1)
+    assert sums[0] == sums[1], sums

@@ -116,8 +116,8 @@ void Prim::init(const dnnl::primitive_desc &pd, dnnl::primitive prim, std::vecto
     for (auto &s : specs) {
         Slot sl;
         sl.spec = s;
-        sl.prim_md = pd.query_md(dnnl::query::exec_arg_md, s.arg);
-        if (!same_memory(sl.prim_md, s.user)) {
+        sl.prim_md = s.raw ? s.user : pd.query_md(dnnl::query::exec_arg_md, s.arg);
+        if (!s.raw && !same_memory(sl.prim_md, s.user)) {
             sl.reorder = true;
             ++n_reorders_;
             const auto &eng = cpu_engine();
@@ -305,6 +305,8 @@ const char *kind_name(Kind k) {
         case Kind::lnorm_bwd: return "layer_norm_bwd";
         case Kind::softmax_fwd: return "softmax_fwd";
         case Kind::eltwise_exp: return "exp";
+        case Kind::int8_conv: return "int8_conv";
+        case Kind::int8_matmul: return "int8_matmul";
         default: return "?";
     }
 }

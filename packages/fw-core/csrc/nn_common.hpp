@@ -44,6 +44,9 @@ struct ArgSpec {
     int arg = 0;          // DNNL_ARG_*
     memory::desc user;    // the caller's buffer: plain layout, caller's dtype
     Dir dir = kIn;
+    // Taken as it is, never reordered (runtime scales and zero points: the primitive
+    // descriptor reports no memory descriptor for them).
+    bool raw = false;
 };
 
 // A primitive with the reorders that connect it to the caller's buffers.
@@ -125,6 +128,8 @@ enum class Kind : int {
     lnorm_bwd,
     softmax_fwd,
     eltwise_exp,
+    int8_conv,
+    int8_matmul,
     count
 };
 const char *kind_name(Kind k);

@@ -572,7 +572,7 @@ def test_fuse_elementwise_equality_on_random_programs(data):
 
 # ================================================================ the inference pipeline
 def test_inference_pipeline_is_registered_in_order():
-    assert PIPELINES["inference"] == ("constant_folding", "algebraic_simplify",
+    assert PIPELINES["inference"] == ("fold_qdq", "constant_folding", "algebraic_simplify",
                                       "fold_batch_norm", "fuse_conv_bias_act",
                                       "fuse_matmul_bias_act", "fold_matmul_scale",
                                       "fold_linear_chain", "merge_parallel_matmul",

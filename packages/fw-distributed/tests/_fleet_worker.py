@@ -123,6 +123,8 @@ def case_checkpoint(path):
     m = nn.Sequential(ColumnParallelLinear(4, 6, gather_output=False), nn.ReLU(),
                       RowParallelLinear(6, 2, input_is_parallel=True))
     sd = sharded_state_dict(m)
+    # a tensor only one rank holds (like a ZeRO owner's optimizer state)
+    sd[f"opt.only_rank{comm.world_rank()}"] = np.full(3, comm.world_rank() + 1.0, "float32")
     save_state_dict(sd, path)
     # and load it back with the same split
     m2 = nn.Sequential(ColumnParallelLinear(4, 6, gather_output=False), nn.ReLU(),

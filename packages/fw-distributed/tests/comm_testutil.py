@@ -42,6 +42,23 @@ def run_mpi(script, n, *args, timeout=120, env=None, hydra_args=()):
     return run_cmd(cmd, timeout, env)
 
 
+def run_launcher(script, n, *args, timeout=120, env=None, launcher_args=()):
+    """Run comm_scripts/`script` on `n` ranks under fw's launcher
+    (``python -m fw.distributed.launch``: PMI from the launcher, the job's store
+    at FW_STORE_ENDPOINT); rank logs go to a temporary --log_dir."""
+    logs = tempfile.mkdtemp(prefix="fw_comm_logs_")
+    cmd = [sys.executable, "-m", "fw.distributed.launch", "--nproc_per_node", str(n),
+           "--log_dir", logs, *launcher_args, os.path.join(SCRIPTS, script), *map(str, args)]
+    try:
+        p = run_cmd(cmd, timeout, env)
+        for name in sorted(os.listdir(logs)):
+            with open(os.path.join(logs, name), errors="replace") as f:
+                p.stderr += f"\n--- {name}\n" + f.read()[-4000:]
+        return p
+    finally:
+        shutil.rmtree(logs, ignore_errors=True)
+
+
 def run_cmd(cmd, timeout, env=None):
     """Run `cmd` in its own session with $COMM_TEST_OUT set; the CompletedProcess's
     ``reports`` is what the ranks emitted (comm_scripts/_emit.py)."""

@@ -131,3 +131,56 @@ def test_unused_parameters_without_the_flag_raise_on_2_ranks():
 
 def test_bucket_allreduce_overlaps_backward_on_2_ranks():
     run_ranks(2, "overlap")
+
+
+def _reducer(model, **kw):
+    from fw.distributed import _fleet_comm as comm
+    from fw.distributed._buckets import Reducer
+
+    names, params = zip(*model.named_parameters())
+    return Reducer(params, comm.self_group(), names=names, **kw)
+
+
+def test_reducer_hooks_fire_and_launch_buckets_in_order_single_process():
+    fw.seed(0)
+    m = nn.Sequential(*[nn.Linear(32, 32) for _ in range(4)])
+    ref = nn.Sequential(*[nn.Linear(32, 32) for _ in range(4)])
+    ref.set_state_dict(m.state_dict())
+    r = _reducer(m, comm_buffer_size=0.005, last_comm_buffer_size=0.001)
+    assert len(r.buckets) >= 3
+    r.profile = True
+    x = fw.to_tensor(np.linspace(-1, 1, 64, dtype="float32").reshape(2, 32))
+    out = m(x)
+    r.prepare(out)
+    out.sum().backward()
+    ref(x).sum().backward()
+    launches = [b for what, b, _ in r.events if what == "launch"]
+    assert launches == list(range(len(r.buckets)))  # every bucket, in order
+    whats = [w for w, _, _ in r.events]
+    assert whats.index("backward_end") > whats.index("launch") and whats[-1] == "synced"
+    for p, q in zip(m.parameters(), ref.parameters()):  # the write-back is exact
+        np.testing.assert_array_equal(p.grad.numpy(), q.grad.numpy())
+    assert not r.armed
+
+
+def test_reducer_reports_skipped_parameters_and_double_backward():
+    fw.seed(0)
+    m = nn.Sequential(nn.Linear(3, 3), nn.Linear(3, 3))
+    r = _reducer(m)
+    x = fw.to_tensor(np.ones((1, 3), "float32"))
+    h = m[0](x)
+    r.prepare(h)
+    h.sum().backward()  # m[1] never got a gradient
+    with pytest.raises(RuntimeError, match=r"no gradient for parameters \['1.weight', "
+                                           r"'1.bias'\].*find_unused_parameters=True"):
+        r.prepare(m(x))
+    # with find_unused_parameters the unreached layer is marked ready after forward
+    fw.seed(0)
+    m2 = nn.Sequential(nn.Linear(3, 3), nn.Linear(3, 3))
+    r2 = _reducer(m2, find_unused_parameters=True)
+    for _ in range(2):
+        h = m2[0](x)
+        r2.prepare(h)
+        h.sum().backward()
+    assert m2[1].weight.grad is None and m2[0].weight.grad is not None
+    np.testing.assert_allclose(m2[0].bias.grad.numpy(), [2.0, 2.0, 2.0])

@@ -95,3 +95,8 @@ def test_two_rank_tensor_parallel_checkpoint_loads_dense(tmp_path):
         dense[2].weight.numpy(),
         np.concatenate([parts[r][2].reshape(3, 2) for r in range(2)], axis=0))
     np.testing.assert_array_equal(dense[2].bias.numpy(), parts[0][3])
+    # tensors only one rank held were written by that rank
+    only = {f"opt.only_rank{r}": np.zeros(3, "float32") for r in range(2)}
+    load_state_dict(only, str(ck))
+    np.testing.assert_array_equal(only["opt.only_rank1"], [2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(only["opt.only_rank0"], [1.0, 1.0, 1.0])

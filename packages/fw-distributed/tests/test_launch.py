@@ -6,6 +6,7 @@ into tmp_path."""
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -374,3 +375,38 @@ def test_fwrun_console_script_is_declared():
 
     eps = [e for e in entry_points(group="console_scripts") if e.name == "fwrun"]
     assert eps and eps[0].value == "fw.distributed.launch.main:main"
+
+
+E2E_KILL = r"""
+import os, signal, sys
+import numpy as np
+import fw
+import fw.distributed as dist
+dist.init_parallel_env()
+r = dist.get_rank()
+x = fw.to_tensor(np.full(4, r + 1.0, np.float32))
+dist.all_reduce(x)
+print(f"rank {r} of {dist.get_world_size()}: {x.numpy().tolist()}", flush=True)
+for step in range(10**6):
+    if r == 1 and step == 5:
+        os.kill(os.getpid(), signal.SIGKILL)
+    dist.all_reduce(fw.to_tensor(np.ones(1024, np.float32)))
+"""
+
+
+def test_survivors_of_a_killed_rank_error_out_naming_it(tmp_path):
+    """With fw.distributed's collectives: the launcher writes {FW_JOB_ID}/dead/1 into
+    the store, the ranks blocked in all_reduce read it and raise naming rank 1 and
+    its signal, well within the grace period (so nobody has to kill them)."""
+    script = write(tmp_path, "e.py", E2E_KILL)
+    t0 = time.monotonic()
+    res = launch(["--nproc_per_node", "3", "--timeout", "60", "--grace", "60", script],
+                 cwd=tmp_path)
+    assert res.returncode == 128 + signal.SIGKILL, res.stderr
+    assert time.monotonic() - t0 < 60
+    assert "[rank 0] rank 0 of 3: [6.0, 6.0, 6.0, 6.0]" in res.stdout
+    assert "rank 1 (node 0, pid" in res.stderr and "died: signal SIGKILL" in res.stderr
+    for r in (0, 2):
+        assert re.search(rf"rank {r} \(pid \d+\): exit code 1\b", res.stderr), res.stderr
+        log = (tmp_path / "log" / f"workerlog.{r}").read_text()
+        assert "rank 1 died (signal SIGKILL)" in log

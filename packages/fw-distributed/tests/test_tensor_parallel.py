@@ -30,6 +30,15 @@ def test_mp1_linear_layers_equal_nn_linear():
         assert not layer.weight.is_distributed
 
 
+def test_mp1_layers_start_with_the_dense_layers_weights():
+    fw.seed(3)
+    ref = [nn.Linear(4, 6), nn.Linear(6, 2), nn.Embedding(10, 3)]
+    fw.seed(3)
+    tp = [ColumnParallelLinear(4, 6), RowParallelLinear(6, 2), VocabParallelEmbedding(10, 3)]
+    for a, b in zip(tp, ref):
+        np.testing.assert_array_equal(a.weight.numpy(), b.weight.numpy())
+
+
 def test_mp1_embedding_and_cross_entropy_equal_dense():
     emb = VocabParallelEmbedding(10, 3)
     ids = fw.to_tensor(np.array([[1, 9], [0, 4]]))

@@ -2,7 +2,6 @@
 shape mismatch and a killed rank each become an error naming the ranks and ops
 (comm_scripts/failures_check.py on 2 ranks), within timeout + 10 s, and the
 processes exit."""
-import importlib.util
 import os
 import re
 import sys
@@ -11,7 +10,7 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from comm_testutil import SCRIPTS, clean_env, explain, rank_lines, run_cmd, run_mpi  # noqa: E402,I001
+from comm_testutil import clean_env, explain, rank_lines, run_launcher, run_mpi  # noqa: E402,I001
 
 
 def _results(p):
@@ -64,6 +63,19 @@ def test_collectives_out_of_step_name_both_sides(mode, ranks_msg, tmp_path):
         assert secs < 10, secs      # detected at once, not by the 30 s timeout
 
 
+def test_a_recv_without_its_send_names_the_peer(tmp_path):
+    p = run_mpi("failures_check.py", 2, "p2p_timeout", 2, timeout=90,
+                env=clean_env(FW_FLIGHT_RECORDER_DIR=tmp_path))
+    res = _results(p)
+    assert 0 in res, explain(p)
+    secs, typ, missing, msg = res[0]
+    assert typ == "CollectiveTimeoutError" and missing == "1", explain(p)
+    assert 1.5 <= secs <= 12, secs
+    assert ("timed out after 2 s in recv #1 in group 0 (float32[2]) src=1 [timed out]: "
+            "rank 1 did not post the matching send") in msg, msg
+    assert "rank 1: its last op in group 0 is barrier #2" in msg, msg
+
+
 def test_p2p_shape_mismatch_names_both_sides(tmp_path):
     p = run_mpi("failures_check.py", 2, "p2p_shape", 30, timeout=90,
                 env=clean_env(FW_FLIGHT_RECORDER_DIR=tmp_path))
@@ -74,12 +86,6 @@ def test_p2p_shape_mismatch_names_both_sides(tmp_path):
     assert "rank 0 called send(float32[4]) #1 but rank 1 called recv(float32[3]) #1" in msg, msg
 
 
-def _launcher_available():
-    return importlib.util.find_spec("fw.distributed.launch.main") is not None
-
-
-@pytest.mark.skipif(not _launcher_available(),
-                    reason="the fw launcher (fw.distributed.launch) is not on this branch yet")
 @pytest.mark.parametrize("mode", ["kill_reported", "kill_silent"])
 def test_a_killed_rank_is_named(mode, tmp_path):
     """Under the fw launcher, rank 1 is SIGKILLed in the middle of an all-reduce of
@@ -87,11 +93,10 @@ def test_a_killed_rank_is_named(mode, tmp_path):
     ``dead`` key itself first, so the error comes at once; kill_silent: the
     launcher's own key (written when it sees the death) does it."""
     timeout = 30.0
-    cmd = [sys.executable, "-m", "fw.distributed.launch", "--nproc_per_node", "2",
-           "--log_dir", str(tmp_path / "log"), "--grace", "20",
-           os.path.join(SCRIPTS, "failures_check.py"), mode, str(timeout)]
     t0 = time.monotonic()
-    p = run_cmd(cmd, 120, clean_env(FW_FLIGHT_RECORDER_DIR=tmp_path))
+    p = run_launcher("failures_check.py", 2, mode, timeout, timeout=120,
+                     env=clean_env(FW_FLIGHT_RECORDER_DIR=tmp_path),
+                     launcher_args=("--grace", "20"))
     wall = time.monotonic() - t0
     res = _results(p)
     assert 0 in res, explain(p)

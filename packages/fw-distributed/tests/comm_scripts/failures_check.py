@@ -33,7 +33,13 @@ try:
     if MODE == "sleep":
         if R == 1:
             time.sleep(TIMEOUT + 20)
-        dist.all_reduce(x)
+        task = dist.all_reduce(x, sync_op=False)     # an async handle times out too
+        assert not task.is_completed()
+        task.wait()
+    elif MODE == "p2p_timeout":
+        if R == 1:
+            time.sleep(TIMEOUT + 20)
+        dist.recv(fw.zeros([2]), src=1)
     elif MODE == "shape":
         dist.all_reduce(fw.ones([4 + R]))
     elif MODE == "order":

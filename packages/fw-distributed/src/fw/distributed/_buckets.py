@@ -73,7 +73,7 @@ def assign_buckets(sizes, dtypes, comm_buffer_size=25, last_comm_buffer_size=1):
 
 class _Bucket:
     __slots__ = ("index", "params", "offsets", "buf", "pending", "task", "launched_at",
-                 "done_at")
+                 "done_at", "owner")
 
     def __init__(self, index, params, offsets, buf):
         self.index = index
@@ -88,16 +88,21 @@ class _Bucket:
 
 class Reducer:
     """See the module docstring. `params`: the trainable parameters (Tensors);
-    `group`: the data-parallel group (`_fleet_comm.Group`)."""
+    `group`: the data-parallel group (an `fw.distributed.Group`)."""
 
     def __init__(self, params, group, comm_buffer_size=25, last_comm_buffer_size=1,
-                 find_unused_parameters=False, names=None):
+                 find_unused_parameters=False, names=None, owners=None):
         self.params = list(params)
+        # ZeRO stage 2: owners[i] is the group rank that keeps parameter i's gradient;
+        # its bucket is *reduced* to that rank and the others drop the gradient
+        self.owners = list(owners) if owners is not None else None
         self.names = list(names) if names is not None else [p.name for p in self.params]
         self.group = group
         self.find_unused = bool(find_unused_parameters)
         sizes = [p._data.nbytes for p in self.params]
-        dtypes = [p._data.dtype for p in self.params]
+        dtypes = [str(p._data.dtype) for p in self.params]
+        if self.owners is not None:  # a bucket goes to one owner
+            dtypes = [f"{d}/{o}" for d, o in zip(dtypes, self.owners)]
         for p in self.params:
             if type(p._data) is not np.ndarray:
                 raise NotImplementedError(
@@ -115,7 +120,9 @@ class Reducer:
                 n += k
                 self.bucket_of[i] = bi
             buf = np.zeros(n, dtype=self.params[idx[0]]._data.dtype)
-            self.buckets.append(_Bucket(bi, idx, offsets, buf))
+            b = _Bucket(bi, idx, offsets, buf)
+            b.owner = self.owners[idx[0]] if self.owners is not None else None
+            self.buckets.append(b)
         self.armed = False
         self.next_launch = 0
         self.ready = set()
@@ -197,7 +204,10 @@ class Reducer:
         while self.next_launch < len(self.buckets) and \
                 self.buckets[self.next_launch].pending == 0:
             lb = self.buckets[self.next_launch]
-            lb.task = comm.all_reduce(lb.buf, group=self.group, sync_op=False)
+            if lb.owner is None:
+                lb.task = comm.all_reduce(lb.buf, group=self.group, sync_op=False)
+            else:
+                lb.task = comm.reduce(lb.buf, dst=lb.owner, group=self.group, sync_op=False)
             self._event("launch", lb.index)
             self.next_launch += 1
 
@@ -232,12 +242,12 @@ class Reducer:
         self._event("backward_end", -1)
         n = self.group.nranks
         globally_used = None
-        if self.find_unused and self.used_mask is not None and n > 1:
+        if self.find_unused and self.used_mask is not None:
             globally_used = self.used_mask.copy()
             comm.all_reduce(globally_used, op="max", group=self.group)
         out = None
         for b in self.buckets:
-            b.task.wait()
+            comm.wait(b.task)
             if b.done_at is None:
                 b.done_at = time.perf_counter()
             self._event("waited", b.index)
@@ -247,6 +257,13 @@ class Reducer:
                 p = self.params[i]
                 s, e = b.offsets[i]
                 val = b.buf[s:e].reshape(p._data.shape)
+                if b.owner is not None and b.owner != self.group.rank:
+                    # stage 2: the owner keeps the reduced gradient, this rank frees its own
+                    if i == current:
+                        out = _zeros_like(p)  # (the engine stores it; step() drops it)
+                    else:
+                        p.clear_gradient(False)
+                    continue
                 if globally_used is not None and not globally_used[i]:
                     # no rank used it: leave .grad as it was (None stays None), as a
                     # single process would

@@ -1,18 +1,13 @@
-"""The collectives fleet, DataParallel, sharding and the sharded checkpoints run on.
+"""The collectives fleet, DataParallel, sharding and the sharded checkpoints run on:
+a thin layer over `fw.distributed.communication` for NumPy buffers.
 
-A thin private adapter over MPI (mpi4py on the mpich wheel), kept in one module so
-that fleet's code does not care where its collectives come from: the comm
-helper's `fw.distributed.communication` was not on ``main`` when fleet was
-written, so this module talks to ``MPI.COMM_WORLD`` (and sub-communicators made
-from it) directly. Switching fleet to the public collectives is a change of this
-file only.
-
-Arrays, not tensors: fleet moves NumPy buffers (gradient buckets, parameter
-shards, activations) in place, zero-copy.
-
-Nothing here can hang: every wait polls the MPI request with a deadline
-(``FW_DIST_TIMEOUT`` seconds, default 300) and its error names the operation,
-the group's ranks and, for point-to-point, the peer that did not answer.
+fleet moves arrays (gradient buckets, parameter shards, activations) in place;
+here they are wrapped as tensors without a copy (`fw.core.tensor.wrap`) and
+handed to the public collectives, so fleet gets their timeouts (which name the
+missing or dead rank), the desync check and the flight recorder. The other
+differences to the public API are fleet's conveniences: `src`/`dst` are *group*
+ranks, `all_gather` returns one stacked array, and `world()` initialises the
+parallel environment on first use.
 
 Single process (no launcher, no ``mpiexec``): world size 1, MPI is never
 initialised, every collective is the identity.
@@ -20,318 +15,214 @@ initialised, every collective is the identity.
 
 from __future__ import annotations
 
-import os
 import time
 
 import numpy as np
 
+from fw.core.tensor import wrap
+from fw.distributed import communication as _c
+from fw.distributed import parallel_env as _env
+from fw.distributed.communication.errors import CollectiveTimeoutError
+
 __all__ = [
-    "Group", "Task", "CommTimeoutError", "world", "world_size", "world_rank", "new_group",
-    "all_reduce", "broadcast", "all_gather", "reduce_scatter", "reduce", "send", "recv",
-    "barrier", "default_timeout", "all_gather_bytes",
+    "Group", "CommTimeoutError", "world", "world_size", "world_rank", "new_group",
+    "self_group", "all_reduce", "broadcast", "all_gather", "reduce_scatter", "reduce", "send",
+    "recv", "barrier", "all_gather_bytes", "wait",
 ]
 
+Group = _c.Group
+CommTimeoutError = CollectiveTimeoutError
 
-class CommTimeoutError(RuntimeError):
-    """A collective or point-to-point operation did not complete in time."""
-
-
-def default_timeout() -> float:
-    """Seconds a wait may take: ``FW_DIST_TIMEOUT`` (set by the launcher) or 300."""
-    v = os.environ.get("FW_DIST_TIMEOUT")
-    try:
-        return float(v) if v else 300.0
-    except ValueError:
-        raise ValueError(f"FW_DIST_TIMEOUT must be a number of seconds, got {v!r}") from None
+_OPS = {"sum": _c.ReduceOp.SUM, "max": _c.ReduceOp.MAX, "min": _c.ReduceOp.MIN,
+        "prod": _c.ReduceOp.PROD}
 
 
-def _env_world_size() -> int:
-    # PMI_SIZE: the fw launcher and mpiexec (hydra); the others are Paddle's and torch's names
-    for k in ("PMI_SIZE", "PADDLE_TRAINERS_NUM", "WORLD_SIZE"):
-        v = os.environ.get(k)
-        if v:
-            try:
-                return int(v)
-            except ValueError:
-                raise ValueError(f"environment variable {k}={v!r} is not an integer") from None
-    return 1
+class _SelfGroup:
+    """A group of this rank alone, made without any collective call (the default
+    of a tensor-parallel layer built outside fleet): every op on it is local."""
 
+    def __init__(self, rank):
+        self.ranks = [rank]
+        self.rank = 0
+        self.nranks = 1
+        self.name = "self"
+        self.id = -1
 
-_MPI = None
+    world_size = property(lambda self: 1)
 
+    def is_member(self):
+        return True
 
-def _mpi():
-    """mpi4py's MPI module, initialised on first use (only in a multi-rank job)."""
-    global _MPI
-    if _MPI is None:
-        from mpi4py import MPI
-
-        _MPI = MPI
-    return _MPI
-
-
-class Group:
-    """A set of world ranks that run collectives together.
-
-    ``ranks`` are world ranks in group order; ``rank`` is this process's index in
-    the group (-1 when it is not a member); ``nranks`` the group size; ``comm`` the
-    MPI communicator (None for a size-1 group or a non-member)."""
-
-    def __init__(self, ranks, rank, comm, name="group"):
-        self.ranks = list(ranks)
-        self.rank = rank
-        self.nranks = len(self.ranks)
-        self.comm = comm
-        self.name = name
-
-    @property
-    def world_size(self):
-        return self.nranks
-
-    def is_member(self) -> bool:
-        return self.rank >= 0
-
-    def get_group_rank(self, world_rank: int) -> int:
-        return self.ranks.index(world_rank) if world_rank in self.ranks else -1
+    def get_group_rank(self, world_rank):
+        return 0 if world_rank == self.ranks[0] else -1
 
     def __repr__(self):
-        return f"Group(name={self.name!r}, ranks={self.ranks}, rank={self.rank})"
+        return f"SelfGroup(rank={self.ranks[0]})"
 
 
-_WORLD = None
-
-
-def world() -> Group:
-    """The group of every rank of the job."""
-    global _WORLD
-    if _WORLD is None:
-        n = _env_world_size()
-        if n <= 1:
-            _WORLD = Group([0], 0, None, "world")
-        else:
-            MPI = _mpi()
-            comm = MPI.COMM_WORLD
-            if comm.Get_size() != n:
-                raise RuntimeError(
-                    f"fw.distributed: the environment says the job has {n} ranks but MPI's "
-                    f"COMM_WORLD has {comm.Get_size()}: start the job with the fw launcher or "
-                    f"mpiexec, not by hand")
-            _WORLD = Group(range(n), comm.Get_rank(), comm, "world")
-    return _WORLD
+def world():
+    """The group of every rank of the job (initialises the environment once)."""
+    return _env.init_parallel_env()
 
 
 def world_size() -> int:
-    return world().nranks
+    return _env.get_world_size()
 
 
 def world_rank() -> int:
-    return world().rank
+    return _env.get_rank()
 
 
-def new_group(ranks, name="group") -> Group:
-    """A group of the given world ranks. Collective over the world: every rank calls
-    it with the same `ranks` (MPI's Comm_create_group needs only the members, but
-    calling it everywhere keeps the order of group creation identical on all ranks)."""
-    w = world()
-    ranks = [int(r) for r in ranks]
-    if sorted(set(ranks)) != sorted(ranks) or any(r < 0 or r >= w.nranks for r in ranks):
-        raise ValueError(f"new_group: ranks must be distinct world ranks in [0, {w.nranks}), "
-                         f"got {ranks}")
-    me = ranks.index(w.rank) if w.rank in ranks else -1
-    if len(ranks) == 1 or w.comm is None:
-        return Group(ranks, me, None, name)
-    comm = None
-    if me >= 0:
-        g = w.comm.Get_group().Incl(ranks)
-        comm = w.comm.Create_group(g)
-        g.Free()
-    return Group(ranks, me, comm, name)
+def self_group():
+    return _SelfGroup(world_rank())
 
 
-def _group(group):
+def new_group(ranks, name=None):
+    """A group of the given world ranks; every rank calls it, in the same order."""
+    world()
+    g = _c.new_group(list(ranks))
+    if name:
+        g.name = f"{name}{g.ranks}"
+    return g
+
+
+def _g(group):
     return world() if group is None else group
 
 
-class Task:
-    """An operation in flight: ``wait(timeout)`` blocks until it completed (and
-    runs its completion step), ``is_completed()`` polls it (which also drives
-    MPI's progress, so polling in backward hooks moves all-reduces forward)."""
+def _local(g):
+    return g.nranks == 1 or isinstance(g, _SelfGroup)
 
-    def __init__(self, req, what, finish=None):
-        self._req = req
-        self._what = what
-        self._finish = finish
-        self._done = req is None
-        if self._done and finish is not None:
-            finish()
-            self._finish = None
 
-    def is_completed(self) -> bool:
-        if not self._done and self._req.Test():
-            self._complete()
-        return self._done
+def _op(op):
+    try:
+        return _OPS[str(op).lower()]
+    except KeyError:
+        raise ValueError(f"all_reduce: op must be one of {sorted(_OPS)}, got {op!r}") from None
 
-    def _complete(self):
-        self._done = True
-        if self._finish is not None:
-            f, self._finish = self._finish, None
-            f()
 
-    def wait(self, timeout: float | None = None) -> bool:
-        if self._done:
-            return True
-        limit = default_timeout() if timeout is None else float(timeout)
-        t0 = time.monotonic()
-        deadline = t0 + limit
-        req = self._req
-        # spin briefly (a fast collective completes in microseconds), then sleep with
-        # a growing nap so a slow peer does not cost a core
-        spins = 0
-        nap = 2e-5
-        while not req.Test():
-            spins += 1
-            if spins > 200:
-                now = time.monotonic()
-                if now > deadline:
-                    raise CommTimeoutError(
-                        f"{self._what} did not complete within {limit:g} s (FW_DIST_TIMEOUT): a "
-                        f"rank of the group did not take part in it or is stuck")
-                time.sleep(nap)
-                nap = min(nap * 2, 1e-3)
-        self._complete()
+def _arr(a, fn):
+    if not isinstance(a, np.ndarray) or not a.flags.c_contiguous:
+        raise TypeError(f"{fn}: expects a C-contiguous numpy array, got {type(a).__name__}")
+    return wrap(a)
+
+
+class _Done:
+    """The task of an op that had nothing to do."""
+
+    def wait(self, timeout=None):
+        return True
+
+    def is_completed(self):
         return True
 
 
-_OPS = {"sum": "SUM", "max": "MAX", "min": "MIN", "prod": "PROD"}
+def wait(task):
+    """Wait for `task` politely: MPICH advances a non-blocking collective only inside
+    MPI calls (one step per test), so test back to back for 2 ms (the transfer
+    itself: a 1 MB all-reduce between two ranks of one node takes ~0.5 ms); past
+    that the peer is late (still computing, or descheduled on a shared machine),
+    so test in bursts between 0.1 ms naps and leave it the core; past 1 s hand over
+    to the task's own wait, which has the group's deadline and names a dead or
+    missing rank."""
+    t0 = time.monotonic()
+    fast_until = t0 + 2e-3
+    polite_until = t0 + 1.0
+    n = 0
+    while not task.is_completed():
+        n += 1
+        if n & 31:
+            continue
+        now = time.monotonic()
+        if now < fast_until:
+            continue
+        if now > polite_until:
+            return task.wait()
+        time.sleep(1e-4)
+    return True
 
 
-def _mpi_op(op):
-    name = _OPS.get(str(op).lower())
-    if name is None:
-        raise ValueError(f"all_reduce: op must be one of {sorted(_OPS)}, got {op!r}")
-    return getattr(_mpi(), name)
-
-
-def _check_array(a, what):
-    if not isinstance(a, np.ndarray) or not a.flags.c_contiguous:
-        raise TypeError(f"{what}: expects a C-contiguous numpy array, got "
-                        f"{type(a).__name__}" + (" (not contiguous)"
-                                                 if isinstance(a, np.ndarray) else ""))
-
-
-def _desc(what, group, a=None):
-    s = f"{what} on {group.name} ranks {group.ranks} (this is rank {group.rank})"
-    if a is not None:
-        s += f" of a {a.dtype}{list(a.shape)} buffer"
-    return s
-
-
-def all_reduce(a, op="sum", group=None, sync_op=True) -> Task:
-    """Reduce `a` (a numpy array) over the group, in place."""
-    g = _group(group)
-    _check_array(a, "all_reduce")
-    if g.comm is None:
-        t = Task(None, "all_reduce")
-    else:
-        MPI = _mpi()
-        req = g.comm.Iallreduce(MPI.IN_PLACE, a, op=_mpi_op(op))
-        t = Task(req, _desc("all_reduce", g, a))
+def _run(task, sync_op):
     if sync_op:
-        t.wait()
-    return t
+        wait(task)
+    return task
 
 
-def broadcast(a, src=0, group=None, sync_op=True) -> Task:
+def all_reduce(a, op="sum", group=None, sync_op=True):
+    """Reduce `a` (a numpy array) over the group, in place; returns a task."""
+    g = _g(group)
+    t = _arr(a, "all_reduce")
+    if _local(g):
+        return _Done()
+    return _run(_c.all_reduce(t, _op(op), group=g, sync_op=False), sync_op)
+
+
+def broadcast(a, src=0, group=None, sync_op=True):
     """Copy `a` of group rank `src` into `a` of every rank (in place)."""
-    g = _group(group)
-    _check_array(a, "broadcast")
-    if g.comm is None:
-        t = Task(None, "broadcast")
-    else:
-        t = Task(g.comm.Ibcast(a, root=src), _desc(f"broadcast from group rank {src}", g, a))
-    if sync_op:
-        t.wait()
-    return t
+    g = _g(group)
+    t = _arr(a, "broadcast")
+    if _local(g):
+        return _Done()
+    return _run(_c.broadcast(t, g.ranks[src], group=g, sync_op=False), sync_op)
 
 
 def all_gather(a, group=None) -> np.ndarray:
     """Every rank's `a` stacked on a new leading axis (group order)."""
-    g = _group(group)
-    _check_array(a, "all_gather")
-    out = np.empty((g.nranks,) + a.shape, dtype=a.dtype)
-    if g.comm is None:
-        out[0] = a
-        return out
-    Task(g.comm.Iallgather(a, out), _desc("all_gather", g, a)).wait()
-    return out
+    g = _g(group)
+    t = _arr(np.ascontiguousarray(a), "all_gather")
+    if _local(g):
+        return np.ascontiguousarray(a)[None].copy()
+    out = []
+    wait(_c.all_gather(out, t, group=g, sync_op=False))
+    return np.stack([o._data for o in out])
 
 
 def reduce_scatter(out, a, op="sum", group=None) -> None:
-    """Reduce `a` (nranks equal blocks along its flat order) and keep block `rank` in
-    `out` (size ``a.size // nranks``)."""
-    g = _group(group)
-    _check_array(a, "reduce_scatter")
-    _check_array(out, "reduce_scatter")
+    """Reduce `a` (nranks equal blocks in its flat order) and keep block `rank` in
+    `out` (``a.size // nranks`` elements)."""
+    g = _g(group)
     if a.size != out.size * g.nranks:
         raise ValueError(f"reduce_scatter: the input has {a.size} elements, expected nranks "
                          f"({g.nranks}) x output size ({out.size})")
-    if g.comm is None:
+    if _local(g):
         np.copyto(out, a.reshape(out.shape))
         return
-    Task(g.comm.Ireduce_scatter_block(a, out, op=_mpi_op(op)),
-         _desc("reduce_scatter", g, a)).wait()
+    wait(_c.reduce_scatter(_arr(out, "reduce_scatter"), _arr(a.reshape(-1), "reduce_scatter"),
+                           _op(op), group=g, sync_op=False))
 
 
-def reduce(a, dst=0, op="sum", group=None) -> None:
-    """Reduce `a` over the group into `a` of group rank `dst` (others' `a` unchanged)."""
-    g = _group(group)
-    _check_array(a, "reduce")
-    if g.comm is None:
-        return
-    MPI = _mpi()
-    if g.rank == dst:
-        req = g.comm.Ireduce(MPI.IN_PLACE, a, op=_mpi_op(op), root=dst)
-    else:
-        req = g.comm.Ireduce(a, None, op=_mpi_op(op), root=dst)
-    Task(req, _desc(f"reduce to group rank {dst}", g, a)).wait()
+def reduce(a, dst=0, op="sum", group=None, sync_op=True):
+    """Reduce `a` over the group into `a` of group rank `dst`; returns a task."""
+    g = _g(group)
+    t = _arr(a, "reduce")
+    if _local(g):
+        return _Done()
+    return _run(_c.reduce(t, g.ranks[dst], _op(op), group=g, sync_op=False), sync_op)
 
 
-def send(a, dst, group=None, tag=0, sync_op=True) -> Task:
+def send(a, dst, group=None, sync_op=True):
     """Send `a` to group rank `dst`."""
-    g = _group(group)
-    _check_array(a, "send")
-    t = Task(g.comm.Isend(a, dest=dst, tag=tag),
-             _desc(f"send to group rank {dst} (world rank {g.ranks[dst]})", g, a))
-    if sync_op:
-        t.wait()
-    return t
+    g = _g(group)
+    return _run(_c.send(_arr(a, "send"), g.ranks[dst], group=g, sync_op=False), sync_op)
 
 
-def recv(a, src, group=None, tag=0, sync_op=True) -> Task:
+def recv(a, src, group=None, sync_op=True):
     """Receive into `a` from group rank `src`."""
-    g = _group(group)
-    _check_array(a, "recv")
-    t = Task(g.comm.Irecv(a, source=src, tag=tag),
-             _desc(f"recv from group rank {src} (world rank {g.ranks[src]}), which did not "
-                   f"send", g, a))
-    if sync_op:
-        t.wait()
-    return t
+    g = _g(group)
+    return _run(_c.recv(_arr(a, "recv"), g.ranks[src], group=g, sync_op=False), sync_op)
 
 
 def barrier(group=None) -> None:
-    g = _group(group)
-    if g.comm is None:
-        return
-    Task(g.comm.Ibarrier(), _desc("barrier", g)).wait()
+    g = _g(group)
+    if not _local(g):
+        _c.barrier(group=g)
 
 
 def all_gather_bytes(data: bytes, group=None) -> list:
     """Every rank's `data` (bytes of any length), in group order."""
-    g = _group(group)
-    n = np.array([len(data)], dtype=np.int64)
-    sizes = all_gather(n, group=g)[:, 0]
-    buf = np.zeros(int(sizes.max()) if len(sizes) else 0, dtype=np.uint8)
-    buf[:len(data)] = np.frombuffer(data, dtype=np.uint8)
-    parts = all_gather(buf, group=g)
-    return [bytes(parts[i, :int(sizes[i])]) for i in range(g.nranks)]
+    g = _g(group)
+    if _local(g):
+        return [bytes(data)]
+    out = []
+    _c.all_gather_object(out, bytes(data), group=g)
+    return out

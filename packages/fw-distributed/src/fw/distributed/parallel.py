@@ -78,15 +78,13 @@ class DataParallel(Layer):
     """
 
     def __init__(self, layers, strategy=None, comm_buffer_size=25, last_comm_buffer_size=1,
-                 find_unused_parameters=False, group=None):
+                 find_unused_parameters=False, group=None, _grad_owners=None):
         super().__init__()
         if not isinstance(layers, Layer):
             raise TypeError(f"DataParallel: 'layers' must be an fw.nn.Layer, got "
                             f"{type(layers).__name__}")
         self._layers = layers
         g = group if group is not None else comm.world()
-        if not isinstance(g, comm.Group):
-            g = getattr(g, "_fleet_group", g)
         self._group = g
         self.find_unused_parameters = bool(find_unused_parameters)
         self._grad_need_sync = True
@@ -100,8 +98,11 @@ class DataParallel(Layer):
         self._reducer = None
         if g.nranks > 1:
             sync_params_buffers(layers, g, 0)
+            owners = None
+            if _grad_owners is not None:  # ZeRO stage 2 (sharding): reduce to owners
+                owners = [_grad_owners[id(p)] for p in params]
             self._reducer = Reducer(params, g, comm_buffer_size, last_comm_buffer_size,
-                                    find_unused_parameters, names)
+                                    find_unused_parameters, names, owners)
 
     # ------------------------------------------------------------ forward
     def forward(self, *inputs, **kwargs):

@@ -26,7 +26,6 @@ import struct
 import sys
 import threading
 import time
-import traceback
 
 from fw.distributed import _pmi
 from fw.distributed.launch import env as _env
@@ -36,7 +35,6 @@ __all__ = ["spawn", "MultiprocessContext", "SpawnError"]
 
 _FRAME = struct.Struct(">Q")
 _MAX_TRACEBACK = 16 * 1024
-_BOOTSTRAP = "from fw.distributed.spawn import _bootstrap; _bootstrap()"
 _OPTIONS = ("start_method", "gpus", "xpus", "ips", "print_config", "backend", "timeout",
             "pmi_timeout", "allow_stale_env", "grace")
 
@@ -332,49 +330,57 @@ def _send_payload(fd: int, prep: bytes, call: bytes):
         pass  # the rank died before reading; join() reports how
 
 
-def _read_frame(f) -> bytes:
-    head = f.read(_FRAME.size)
-    if len(head) != _FRAME.size:
+# A rank's entry point, run with ``python -c``: standard library only, so a rank
+# whose function does not use fw never pays for importing it (``import fw``
+# loads the whole framework). It reads two length-prefixed pickles from the
+# parent over a pipe (IPC with its own parent, never a file: the same trust
+# boundary as multiprocessing's), re-creates ``__main__`` with multiprocessing's
+# own recipe, calls the function, and reports the outcome as JSON on a second pipe
+# (the traceback text when it raised, cut to stay below the pipe's buffer: the
+# parent reads it after the rank exited).
+_BOOTSTRAP = f"""
+import json, os, pickle, struct, sys, traceback
+import multiprocessing.spawn as mp_spawn
+
+def read_frame(f):
+    head = f.read({_FRAME.size})
+    if len(head) != {_FRAME.size}:
         raise RuntimeError("fw.distributed.spawn: the parent closed the payload pipe early")
-    (n,) = _FRAME.unpack(head)
+    (n,) = struct.unpack(">Q", head)
     data = f.read(n)
     if len(data) != n:
         raise RuntimeError("fw.distributed.spawn: truncated payload from the parent")
     return data
 
-
-def _bootstrap():
-    """A spawned rank's entry point (run with ``python -c``)."""
-    payload_fd, result_fd = (int(x) for x in os.environ.pop("FW_SPAWN_FDS").split(","))
-    result = os.fdopen(result_fd, "wb")
-    code = 0
-    try:
-        with os.fdopen(payload_fd, "rb") as f:
-            prep = _read_frame(f)
-            call = _read_frame(f)
-        # IPC between the parent and its own child, never a file: pickle is the
-        # same trust boundary as multiprocessing's
-        _mp_spawn.prepare(pickle.loads(prep))
-        func, args = pickle.loads(call)
-        func(*args)
-        result.write(json.dumps({"ok": True}).encode())
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-        if code:
-            result.write(json.dumps({"error": f"SystemExit({e.code!r})"}).encode())
-    except BaseException:
-        # the parent reads the pipe after the rank exited: stay below the pipe's buffer
-        text = traceback.format_exc()
-        if len(text) > _MAX_TRACEBACK:
-            text = "...\n" + text[-_MAX_TRACEBACK:]
-        result.write(json.dumps({"error": text}).encode())
-        code = 1
-    finally:
-        try:
-            result.close()
-        except OSError:
-            pass
-        sys.stdout.flush()
-        sys.stderr.flush()
+payload_fd, result_fd = (int(x) for x in os.environ.pop("FW_SPAWN_FDS").split(","))
+result = os.fdopen(result_fd, "wb")
+code = 0
+try:
+    with os.fdopen(payload_fd, "rb") as f:
+        prep = read_frame(f)
+        call = read_frame(f)
+    mp_spawn.prepare(pickle.loads(prep))
+    func, args = pickle.loads(call)
+    del prep, call, f
+    func(*args)
+    result.write(json.dumps({{"ok": True}}).encode())
+except SystemExit as e:
+    code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     if code:
-        os._exit(code)  # skip MPI's atexit finalize: the job is being torn down
+        result.write(json.dumps({{"error": "SystemExit(%r)" % (e.code,)}}).encode())
+except BaseException:
+    text = traceback.format_exc()
+    if len(text) > {_MAX_TRACEBACK}:
+        text = "...\\n" + text[-{_MAX_TRACEBACK}:]
+    result.write(json.dumps({{"error": text}}).encode())
+    code = 1
+finally:
+    try:
+        result.close()
+    except OSError:
+        pass
+    sys.stdout.flush()
+    sys.stderr.flush()
+if code:
+    os._exit(code)  # skip MPI's atexit finalize: the job is being torn down
+"""

@@ -5,7 +5,7 @@ The top-level names `fw.ParamAttr`, `fw.create_parameter`, `fw.save` and
 `fw.load` are defined here (fw-core's facade resolves them lazily).
 """
 
-from fw.nn import functional, initializer, utils
+from fw.nn import functional, initializer, quant, utils
 from fw.nn.clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
 from fw.nn.decode import BeamSearchDecoder, Decoder, dynamic_decode
 from fw.nn.initializer import LazyGuard

@@ -105,17 +105,27 @@ def save_state_dict(state_dict, path, process_group=None, coordinator_rank=0):
     g = comm.world() if process_group is None else process_group
     n, r = g.nranks, g.rank
     os.makedirs(path, exist_ok=True)
-    entries, meta = {}, {}
-    for key, v in state_dict.items():
+    for key in state_dict:
         if not isinstance(key, str):
             raise TypeError(f"save_state_dict: keys must be strings, got {key!r}")
+    # a whole (unsharded) tensor is written once, by the lowest rank that holds it:
+    # replicated tensors by rank 0, a tensor only one rank has (a ZeRO owner's
+    # optimizer state) by that rank
+    whole = sorted(k for k, v in state_dict.items() if not isinstance(v, ShardedWeight))
+    holders = comm.all_gather_bytes(json.dumps(whole).encode(), group=g)
+    writer = {}
+    for q, b in enumerate(holders):
+        for k in json.loads(b):
+            writer.setdefault(k, q)
+    entries, meta = {}, {}
+    for key, v in state_dict.items():
         if isinstance(v, ShardedWeight):
             a = np.ascontiguousarray(_array(v.local))
             gshape, off = v.global_shape, v.global_offset
         else:
             a = np.ascontiguousarray(_array(v))
             gshape, off = list(a.shape), [0] * a.ndim
-            if r != 0:  # replicated: the lowest rank writes it
+            if writer[key] != r:
                 meta[key] = {"global_shape": gshape, "dtype": str(a.dtype), "shards": []}
                 continue
         entry = f"{key}@{r}"

@@ -14,8 +14,10 @@ Process lifetime: mpi4py normally calls MPI_Finalize at exit. After a timeout th
 peers are gone or stuck, and MPI_Finalize would wait for them forever, so fw sets
 ``mpi4py.rc.finalize = False`` before MPI is imported and finalizes in its own
 atexit hook only while the communicators are healthy (`mark_broken` turns that
-off). A program that imported ``mpi4py.MPI`` itself before fw keeps mpi4py's
-behaviour (a warning says so, since exit may then hang after a timeout).
+off). When ``mpi4py.MPI`` was imported before fw (by the program, or by another
+module), mpi4py finalizes at exit; after a timeout fw then asks mpi4py to end
+with MPI_Abort instead (``MPI._set_abort_status``), which does not wait for the
+lost peers.
 """
 from __future__ import annotations
 
@@ -44,12 +46,6 @@ def mpi_module():
             _owns_finalize[0] = True
         from mpi4py import MPI
 
-        if already and not _owns_finalize[0]:
-            import warnings
-
-            warnings.warn("fw.distributed: mpi4py.MPI was imported before fw.distributed, so "
-                          "mpi4py finalizes MPI at exit; after a collective timeout the exit "
-                          "may block in MPI_Finalize", RuntimeWarning, stacklevel=3)
         _MPI = MPI
         if _owns_finalize[0]:
             atexit.register(_finalize)
@@ -66,9 +62,15 @@ def _finalize():
 
 def mark_broken(reason: str) -> None:
     """Record that the MPI state is unusable (a timeout or desync): later ops raise
-    at once and the process exits without MPI_Finalize."""
+    at once and the process exits without MPI_Finalize. When mpi4py was imported
+    before fw (so mpi4py, not fw, finalizes at exit), mpi4py is told to end with
+    MPI_Abort instead, which cannot block on the lost peers."""
     if _broken[0] is None:
         _broken[0] = reason
+        if _MPI is not None and not _owns_finalize[0]:
+            setter = getattr(_MPI, "_set_abort_status", None)
+            if setter is not None:
+                setter(1)
 
 
 def is_broken():

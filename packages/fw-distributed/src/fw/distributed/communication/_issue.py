@@ -12,6 +12,19 @@ from fw.distributed.communication.task import Task, check_usable, completed_task
 
 __all__ = ["resolve", "issue", "group_rank_of"]
 
+# signatures by (op, dtype, shape, reduce op, root, wildcard): a training loop repeats
+# the same few calls, so encoding (a crc of the shape, …) is done once per kind
+_sig_cache: dict = {}
+_dt_names: dict = {}
+
+
+def _dtype_name(dt) -> str:
+    """str(dtype), cached (numpy's dtype.__str__ costs microseconds per call)."""
+    name = _dt_names.get(dt)
+    if name is None:
+        name = _dt_names[dt] = str(dt)
+    return name
+
 
 def resolve(group, fn):
     """The Group to run on (the world when None); None when this rank is not a
@@ -49,15 +62,24 @@ def issue(g, fn, arrays, extra, start, finish, sync_op, *, reduce_op=-1, root=-1
     check_usable(fn)
     g._seq += 1
     seq = g._seq
-    entry = recorder.record(g.id, seq, fn, [tuple(a.shape) for a in arrays],
-                            [str(a.dtype) for a in arrays], extra)
+    entry = recorder.record(g.id, seq, fn, [a.shape for a in arrays],
+                            [_dtype_name(a.dtype) for a in arrays], extra)
     g._last = entry
     eng = g.engine
     sig = None
     if g.nranks > 1 and _signature.enabled():
         s = sig_array if sig_array is not None else (arrays[0] if arrays else None)
-        mine = _signature.encode(seq, fn, s.dtype if s is not None else None,
-                                 s.shape if s is not None else None, reduce_op, root, shape_any)
+        key = (fn, s.dtype if s is not None else None, s.shape if s is not None else None,
+               reduce_op, root, shape_any)
+        mine = _sig_cache.get(key)
+        if mine is None:
+            if len(_sig_cache) > 4096:
+                _sig_cache.clear()
+            mine = _sig_cache[key] = _signature.encode(
+                0, fn, _dtype_name(key[1]) if s is not None else None, key[2], reduce_op, root,
+                shape_any)
+        mine = mine.copy()
+        mine[0] = seq
         rows = np.empty((g.nranks, _signature.LEN), np.int64)
         sreq = eng.allgather(mine, rows)
         ranks = g.ranks

@@ -15,6 +15,7 @@ rank); ``FW_DIST_DEBUG=1`` forces it on.
 from __future__ import annotations
 
 import os
+import zlib
 
 import numpy as np
 
@@ -31,7 +32,7 @@ DTYPES = ["bool", "int8", "uint8", "int16", "int32", "int64", "float16", "bfloat
           "float32", "float64", "complex64", "complex128", "bytes"]
 _DT_CODE = {n: i for i, n in enumerate(DTYPES)}
 MAX_DIMS = 8
-LEN = 8 + MAX_DIMS   # seq, op, reduce op, root, dtype, ndim, numel, spare, dims…
+LEN = 8 + MAX_DIMS   # seq, op, reduce op, root, dtype, ndim, numel, shape hash, dims…
 ANY = -1             # "not compared" (e.g. alltoall_single's per-rank sizes)
 
 
@@ -51,6 +52,8 @@ def encode(seq, op, dtype, shape, reduce_op=ANY, root=ANY, shape_any=False) -> n
     if shape is not None and not shape_any:
         s[5] = len(shape)
         s[6] = int(np.prod(shape, dtype=np.int64)) if len(shape) else 1
+        # the hash covers dims past MAX_DIMS, which the slots below cannot hold
+        s[7] = zlib.crc32(np.asarray(shape, np.int64).tobytes())
         for i, d in enumerate(list(shape)[:MAX_DIMS]):
             s[8 + i] = d
     return s

@@ -31,9 +31,9 @@ def progress_record() -> dict:
 
     out = {}
     for gid, g in list(_groups.items()):
-        e = g._last
-        if e is not None:
-            out[str(gid)] = [e.seq, e.op, e.describe(), e.state, e.t_issue]
+        for key, e in ((str(gid), g._last), (f"p2p{gid}", g._last_p2p)):
+            if e is not None:
+                out[key] = [e.seq, e.op, e.describe(), e.state, e.t_issue]
     return out
 
 
@@ -84,9 +84,10 @@ def dead_ranks(ranks) -> dict:
     return out
 
 
-def diagnose(group, entry) -> tuple[str, list, dict]:
+def diagnose(group, entry, peer=None) -> tuple[str, list, dict]:
     """(message lines, ranks that did not arrive, dead ranks) for a timed-out
-    `entry` of `group` (global ranks)."""
+    `entry` of `group` (global ranks); for a send/recv, `peer` is the other side
+    and only it is examined (p2p ops are numbered per peer, not per group)."""
     store = state.store
     lines = []
     if store is None:
@@ -98,10 +99,11 @@ def diagnose(group, entry) -> tuple[str, list, dict]:
         pass
     # let peers' publishers push their latest state before reading it
     time.sleep(2 * PERIOD + 0.05)
-    dead = dead_ranks(group.ranks)
-    missing = []
+    ranks = group.ranks if peer is None else [state.rank, peer]
+    dead = dead_ranks(ranks)
+    missing = [] if peer is None else [peer]
     gid = str(group.id)
-    for r in group.ranks:
+    for r in ranks:
         if r == state.rank:
             lines.append(f"rank {r} (this rank): {entry.describe()}")
             continue
@@ -115,6 +117,12 @@ def diagnose(group, entry) -> tuple[str, list, dict]:
             missing.append(r)
             continue
         how = f" — died ({dead[r]})" if r in dead else ""
+        if peer is not None and rec is not None:
+            ops = [v for k, v in rec["groups"].items() if k in (gid, f"p2p{gid}")]
+            last = max(ops, key=lambda v: v[4]) if ops else None
+            lines.append(f"rank {r}: its last op in group {group.id} is "
+                         f"{last[2] if last else 'none'}{how}")
+            continue
         if rec is not None and r not in dead and time.time() - rec["time"] > STALE:
             how = (f" — no heartbeat for {time.time() - rec['time']:.1f} s (dead, or stuck "
                    "without releasing the GIL)")

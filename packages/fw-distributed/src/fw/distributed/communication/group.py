@@ -44,7 +44,8 @@ class Group:
         self.name = name or ("_default_pg" if gid == 0 else f"_pg_{gid}")
         self._seq = 0                   # collectives issued on this group
         self._p2p_seq = {}              # peer -> ops exchanged with it
-        self._last = None               # the latest flight-recorder entry in this group
+        self._last = None               # the latest collective's flight-recorder entry
+        self._last_p2p = None           # the latest send/recv's
 
     @property
     def world_size(self) -> int:

@@ -45,7 +45,7 @@ def _start(tensor, peer, group, fn, sending, sync_op):
     n = g._p2p_seq.get((peer, sending), 0) + 1
     g._p2p_seq[(peer, sending)] = n
     entry = recorder.record(g.id, n, fn, [buf.shape], [str(buf.dtype)], {arg: peer})
-    g._last = entry
+    g._last_p2p = entry     # not _last: p2p numbers ops per peer, not per group
     eng = g.engine
     reqs = []
     sig = None
@@ -78,9 +78,11 @@ def _start(tensor, peer, group, fn, sending, sync_op):
         raise
     except Exception as exc:  # noqa: BLE001 - an MPI error at issue time
         t = Task(g, entry, [], None, sig, g.timeout, fn)
+        t.peer = peer
         t._fail(t._mpi_error(exc))
     task = Task(g, entry, reqs, done, sig, g.timeout, fn)
     task.keep = keep
+    task.peer = peer
     if sync_op:
         task.wait()
     return task

@@ -108,7 +108,7 @@ def distributed_model(model):
     mp group. With one rank and no parallelism it is returned unchanged."""
     hcg = _require("distributed_model")
     strategy = _state.strategy
-    from fw.distributed.parallel import DataParallel, sync_params_buffers
+    from fw.distributed.parallel import DataParallel
 
     if hcg.get_pipe_parallel_world_size() > 1:
         from fw.distributed.fleet.meta_parallel.pipeline_parallel import PipelineParallel
@@ -117,10 +117,25 @@ def distributed_model(model):
     mp = hcg.get_model_parallel_group()
     if mp.nranks > 1:
         _sync_replicated(model, mp)
-    if hcg.get_sharding_parallel_world_size() > 1:
-        # ZeRO: the sharding optimizer reduces the gradients; params start equal
-        sync_params_buffers(model, hcg.get_sharding_parallel_group(), 0)
-        return model
+    sg = hcg.get_sharding_parallel_group()
+    if sg.nranks > 1:
+        if hcg.get_data_parallel_world_size() > 1:
+            raise NotImplementedError("fleet: sharding_degree > 1 together with dp_degree > 1 "
+                                      "is not supported; shard over all data-parallel ranks "
+                                      "(sharding_degree = their number, dp_degree = 1)")
+        # ZeRO over the sharding group: stage 1 all-reduces the gradients in backward,
+        # stage 2 reduces each bucket to the owner of its parameters
+        from fw.distributed.sharding import owners_of
+
+        stage = strategy.sharding_configs["stage"]
+        if stage == 3:
+            raise NotImplementedError(
+                "fleet.distributed_model: sharding stage 3 is used through "
+                "fw.distributed.sharding.group_sharded_parallel(model, optimizer, 'p_g_os')")
+        owners = owners_of(model.parameters(), sg.nranks) if stage == 2 else None
+        return DataParallel(model, group=sg,
+                            find_unused_parameters=strategy.find_unused_parameters,
+                            _grad_owners=owners)
     dp = hcg.get_data_parallel_group()
     if dp.nranks > 1:
         return DataParallel(model, group=dp,

@@ -38,7 +38,10 @@ class HybridParallelOptimizer:
                     "optimizer, level='p_g_os')")
             from fw.distributed.sharding import ShardingOptimizer
 
-            self._opt = ShardingOptimizer(optimizer, hcg.get_sharding_parallel_group(), stage)
+            g = hcg.get_sharding_parallel_group()
+            # the model is a DataParallel over the sharding group (distributed_model),
+            # which already reduced the gradients
+            self._opt = ShardingOptimizer(optimizer, g, stage, grads_reduced=g.nranks > 1)
 
     def __getattr__(self, name):
         return getattr(self._inner_opt, name)

@@ -8,11 +8,12 @@ from fw.distributed.sharding._zero import (
     ShardingOptimizer,
     Stage3Model,
     Stage3Optimizer,
+    owners_of,
     partition_params,
 )
 
 __all__ = ["group_sharded_parallel", "save_group_sharded_model", "ShardingOptimizer",
-           "Stage3Model", "Stage3Optimizer", "partition_params"]
+           "Stage3Model", "Stage3Optimizer", "partition_params", "owners_of"]
 
 _LEVELS = {"os": 1, "os_g": 2, "p_g_os": 3}
 
@@ -47,9 +48,12 @@ def group_sharded_parallel(model, optimizer, level, scaler=None, group=None, off
     if stage == 3:
         m = Stage3Model(model, g)
         return m, Stage3Optimizer(optimizer, m), scaler
-    opt = ShardingOptimizer(optimizer, g, stage)
-    if stage == 1 and g.nranks > 1:
-        model = DataParallel(model, group=g)
+    opt = ShardingOptimizer(optimizer, g, stage, grads_reduced=g.nranks > 1)
+    if g.nranks > 1:
+        # stage 1: gradients all-reduced in buckets during backward; stage 2: each
+        # bucket reduced to the owner of its parameters, the others free theirs
+        owners = owners_of(model.parameters(), g.nranks) if stage == 2 else None
+        model = DataParallel(model, group=g, _grad_owners=owners)
     return model, opt, scaler
 
 

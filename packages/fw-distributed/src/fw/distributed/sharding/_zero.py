@@ -5,7 +5,9 @@ Training Trillion Parameter Models"), in Paddle's three levels:
   parameters. Gradients are all-reduced (the model is a `DataParallel`), each rank
   updates its part, and the updated parameters are broadcast from their owners.
 - ``"os_g"`` (stage 2): as stage 1, but gradients are *reduced* to the owner of
-  each parameter instead of all-reduced; the other ranks drop theirs.
+  each parameter instead of all-reduced — bucket by bucket during backward (the
+  model is a `DataParallel` whose buckets each hold one owner's parameters) — and
+  the other ranks free theirs as soon as the reduction completes.
 - ``"p_g_os"`` (stage 3): every parameter is flattened and split evenly over the
   ranks; a rank keeps only its slice between steps (the full arrays are released),
   the optimizer updates slices, gradients are reduce-scattered into slices, and the
@@ -16,10 +18,10 @@ loaded rank — Paddle's ``DygraphShardingOptimizer`` does the same); stage 3 sp
 each parameter. The wrapped optimizer keeps its class and hyper-parameters; its
 parameter groups are narrowed to what this rank owns.
 
-What this implementation does not do: stage 2 reduces gradients when the
-optimizer steps, not bucket by bucket during backward; stage 3 gathers every
-parameter before the forward and releases them after the step (parameter memory is
-1/N between steps, full during forward and backward), not layer by layer.
+What this implementation does not do: stage 3 gathers every parameter before the
+forward and releases them after the step (parameter memory is 1/N between steps,
+full during forward and backward), not layer by layer. Stage 2 frees the
+gradients when backward ends, not bucket by bucket.
 """
 
 from __future__ import annotations
@@ -30,8 +32,8 @@ from fw.core.tensor import wrap
 from fw.distributed import _fleet_comm as comm
 from fw.nn import Layer
 
-__all__ = ["partition_params", "ShardingOptimizer", "Stage3Model", "Stage3Optimizer",
-           "shard_range"]
+__all__ = ["partition_params", "owners_of", "ShardingOptimizer", "Stage3Model",
+           "Stage3Optimizer", "shard_range"]
 
 
 def partition_params(sizes, nranks):
@@ -48,6 +50,16 @@ def partition_params(sizes, nranks):
         owner[i] = r
         load[r] += sizes[i]
     return owner
+
+
+def owners_of(params, nranks):
+    """``{id(param): owner group rank}`` for the trainable `params`, partitioned in
+    the order of their names, so the model side (which reduces gradients to the
+    owners) and the optimizer side (which updates what it owns) agree whatever
+    order each lists the parameters in."""
+    ps = sorted((p for p in params if not p.stop_gradient), key=lambda p: p.name)
+    return {id(p): o for p, o in zip(ps, partition_params([p._data.size for p in ps],
+                                                          nranks))}
 
 
 def shard_range(numel, nranks, rank):
@@ -74,7 +86,7 @@ def _narrow(optimizer, keep):
 class ShardingOptimizer:
     """ZeRO stage 1 or 2 around `optimizer` over `group`."""
 
-    def __init__(self, optimizer, group=None, stage=1):
+    def __init__(self, optimizer, group=None, stage=1, grads_reduced=False):
         if stage not in (1, 2):
             raise ValueError(f"ShardingOptimizer: stage must be 1 or 2, got {stage!r}")
         if getattr(optimizer, "_parameter_list", None) is None:
@@ -85,7 +97,11 @@ class ShardingOptimizer:
         self._stage = stage
         self._params = [p for p in optimizer._parameter_list if not p.stop_gradient]
         n = self._group.nranks
-        self._owner = partition_params([p._data.size for p in self._params], n)
+        owners = owners_of(self._params, n)
+        self._owner = [owners[id(p)] for p in self._params]
+        # stage 2 under a DataParallel that reduces each owner's buckets to it in
+        # backward: step() only drops what this rank does not own
+        self._grads_reduced = grads_reduced
         me = self._group.rank
         owned = {id(p) for p, o in zip(self._params, self._owner) if o == me}
         self._all = list(optimizer._parameter_list)
@@ -142,7 +158,13 @@ class ShardingOptimizer:
 
     def step(self):
         if self._group.nranks > 1 and self._stage == 2:
-            self._reduce_grads()
+            if self._grads_reduced:
+                me = self._group.rank
+                for p, o in zip(self._params, self._owner):
+                    if o != me and p._grad is not None:
+                        p.clear_gradient(False)
+            else:
+                self._reduce_grads()
         self._inner.step()
         if self._group.nranks > 1:
             self._broadcast_params()

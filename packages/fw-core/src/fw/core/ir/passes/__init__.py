@@ -25,6 +25,10 @@ Built-in passes: ``dce``, ``cse``, ``constant_folding``, ``algebraic_simplify``.
 Pipelines: ``default`` (all four, simplification first, DCE last) and
 ``cleanup`` (cse, dce).
 
+``fold_qdq`` (inference, first: before constant folding turns a weight's
+``dequantize_linear`` into a float constant) runs a quantize/dequantize program's
+quantized convolutions and products on the int8 ops of ``fw.core.ops.int8``.
+
 Fusion passes (they emit the ops of ``fw.core.ops.fused``): ``fold_batch_norm``
 (inference only), ``fuse_conv_bias_act``, ``fuse_matmul_bias_act``,
 ``fuse_elementwise``. Pipeline ``inference``: constant folding and
@@ -54,7 +58,7 @@ PASSES: dict = {}  # name -> Pass subclass
 PIPELINES: dict = {
     "default": ("algebraic_simplify", "constant_folding", "cse", "dce"),
     "cleanup": ("cse", "dce"),
-    "inference": ("constant_folding", "algebraic_simplify", "fold_batch_norm",
+    "inference": ("fold_qdq", "constant_folding", "algebraic_simplify", "fold_batch_norm",
                   "fuse_conv_bias_act", "fuse_matmul_bias_act", "fold_matmul_scale",
                   "fold_linear_chain", "merge_parallel_matmul", "layout_nhwc",
                   "fold_flatten_transpose", "fuse_elementwise", "cse", "dce"),
@@ -218,6 +222,7 @@ from fw.core.ir.passes import (  # noqa: E402,F401  # noqa: E402,F401
     fold_flatten_transpose,
     fold_linear_chain,
     fold_matmul_scale,
+    fold_qdq,
     fuse_conv,
     fuse_elementwise,
     fuse_matmul,

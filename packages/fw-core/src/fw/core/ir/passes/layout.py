@@ -13,11 +13,13 @@ documented semantics and the unoptimised reference still runs the result)::
     conv(x) {channel_last=False}   -> transpose(conv(transpose(x, 0231))
                                                   {channel_last=True}, 0312)
 
-for ``conv``/``fused_conv`` (4-D), ``max_pool``/``avg_pool``/``adaptive_avg_pool``
-(4-D); a transpose to NHWC of a value that is itself the transpose back of an NHWC
+for ``conv``/``fused_conv``/``quantized_conv2d`` (4-D), ``max_pool``/``avg_pool``/
+``adaptive_avg_pool`` (4-D); a transpose to NHWC of a value that is itself the transpose back of an NHWC
 value is that NHWC value (so consecutive ops hand NHWC to each other), and a
 same-shape elementwise op (``add``, the epilogue activations, ...) whose tensor
-operands are all such NHWC values runs on them too. The transposes left without
+operands are all such NHWC values runs on them too, and so does a per-tensor
+``quantize_linear``/``dequantize_linear`` (an int8 region's border: its scale and zero
+point have one element). The transposes left without
 readers are removed by ``dce``. Results are bit-identical (the same arithmetic on
 permuted memory; oneDNN may pick other kernels, so float32 agrees within rounding).
 
@@ -49,12 +51,16 @@ __all__ = ["LayoutNHWC"]
 TO_NHWC = (0, 2, 3, 1)
 TO_NCHW = (0, 3, 1, 2)
 
+_CONVS = ("conv", "fused_conv", "quantized_conv2d")
 _CHANNEL_OPS = {"conv": ("x",), "fused_conv": ("x", "residual"),
+                "quantized_conv2d": ("x", "residual"),
                 "max_pool": ("x",), "avg_pool": ("x",), "adaptive_avg_pool": ("x",)}
 # ops computing each element from the same element of same-shape operands
 _ELEMENTWISE = {"add", "subtract", "multiply", "maximum", "minimum", "relu", "relu6",
                 "sigmoid", "tanh", "silu", "gelu", "hardswish", "hardsigmoid",
                 "leaky_relu", "elu", "clip", "scale", "abs", "neg", "exp"}
+# elementwise with per-tensor (1-element) parameters: the borders of an int8 region
+_PER_TENSOR = {"quantize_linear", "dequantize_linear"}
 
 
 def _convertible(op, min_channels) -> bool:
@@ -63,7 +69,7 @@ def _convertible(op, min_channels) -> bool:
     x = op.operands[0]
     if x is None or x.type.ndim != 4:
         return False
-    if op.name in ("conv", "fused_conv"):
+    if op.name in _CONVS:
         c = x.type.shape[1]
         return c != -1 and c >= min_channels
     return True
@@ -81,7 +87,7 @@ class LayoutNHWC(Pass):
         self.min_convs = min_convs
 
     def run(self, program) -> bool:
-        convs = sum(op.name in ("conv", "fused_conv") and _convertible(op, self.min_channels)
+        convs = sum(op.name in _CONVS and _convertible(op, self.min_channels)
                     for op in program.block.ops)
         if convs < max(self.min_convs, 1):
             return False
@@ -118,6 +124,10 @@ class LayoutNHWC(Pass):
             elif op.name in _ELEMENTWISE and len(op.results) == 1 and op.operands and \
                     all(v in nhwc_of and v.type == op.results[0].type for v in op.operands):
                 rebuild(op, [nhwc_of[v] for v in op.operands], dict(op.attrs))
+                changed = True
+            elif op.name in _PER_TENSOR and op.operands and op.operands[0] in nhwc_of and \
+                    all(v is None or v.type.numel() == 1 for v in op.operands[1:]):
+                rebuild(op, [nhwc_of[op.operands[0]], *op.operands[1:]], dict(op.attrs))
                 changed = True
         if changed:
             rw.flush()

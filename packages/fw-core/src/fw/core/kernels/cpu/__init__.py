@@ -12,6 +12,7 @@ from fw.core.kernels.cpu import (
     activation,
     conv,
     fused,
+    int8,
     linalg,
     loss,
     nn_grad,
@@ -21,5 +22,5 @@ from fw.core.kernels.cpu import (
     pool,
 )
 
-__all__ = ["activation", "conv", "fused", "linalg", "loss", "nn_grad", "nn_misc", "norm",
+__all__ = ["activation", "conv", "fused", "int8", "linalg", "loss", "nn_grad", "nn_misc", "norm",
            "optimizer", "pool"]

@@ -17,9 +17,14 @@ The splits (Shoeybi et al., 2019, "Megatron-LM", section 3):
   split like the vocabulary: the maximum, the sum of exponentials and the
   target's logit are all-reduced, so no rank ever holds the full logits.
 
+Initialisation: a split parameter is drawn at its full (dense) shape with the
+dense layer's initializer — the same random draws as `nn.Linear`/`nn.Embedding` —
+and this rank keeps its block. So under the same seed a tensor-parallel model
+starts *equal* to its dense counterpart (Paddle draws each block from a separate
+per-rank generator instead; equality with the dense model is what fw's tests check).
 `split_weight` / `split_bias` give rank r's block of a dense parameter, so a dense
-model's weights load into the parallel one (the tests compare them this way).
-With a model-parallel group of one rank each layer is its dense counterpart.
+model's weights load into the parallel one. With a model-parallel group of one
+rank each layer is its dense counterpart.
 """
 
 from __future__ import annotations
@@ -50,8 +55,20 @@ def _mp_group(mp_group):
 
     hcg = fleet_base._hcg_or_none()
     if hcg is None:
-        return comm.Group([comm.world_rank()], 0, None, "model")
+        return comm.self_group()
     return hcg.get_model_parallel_group()
+
+
+def _block_param(full, block):
+    """A parameter holding `block` (this rank's part of `full`) with `full`'s name
+    and optimisation attributes."""
+    from fw.nn.parameter import Parameter
+
+    p = Parameter(block, requires_grad=not full.stop_gradient, name=full.name)
+    for a in ("optimize_attr", "regularizer", "need_clip", "do_model_average"):
+        if hasattr(full, a):
+            setattr(p, a, getattr(full, a))
+    return p
 
 
 def _divide(n, k, layer, what):
@@ -98,12 +115,18 @@ class ColumnParallelLinear(Layer):
         self.output_size_per_partition = _divide(out_features, self.world_size,
                                                  "ColumnParallelLinear", "out_features")
         self.gather_output = gather_output
-        self.weight = self.create_parameter([in_features, self.output_size_per_partition],
-                                            attr=weight_attr)
+        g = self.model_parallel_group
+        w = self.create_parameter([in_features, out_features], attr=weight_attr)
+        if self.is_mp:
+            w = _block_param(w, split_weight(w._data, "column", g.rank, g.nranks))
+        self.weight = w
         self.weight.is_distributed = self.is_mp
         self.weight.split_axis = 1
         if has_bias is None or has_bias:
-            self.bias = self.create_parameter([self.output_size_per_partition], is_bias=True)
+            b = self.create_parameter([out_features], is_bias=True)
+            if self.is_mp:
+                b = _block_param(b, split_bias(b._data, "column", g.rank, g.nranks))
+            self.bias = b
             self.bias.is_distributed = self.is_mp
             self.bias.split_axis = 0
         else:
@@ -131,8 +154,11 @@ class RowParallelLinear(Layer):
         self.input_is_parallel = input_is_parallel
         self.input_size_per_partition = _divide(in_features, self.world_size,
                                                 "RowParallelLinear", "in_features")
-        self.weight = self.create_parameter([self.input_size_per_partition, out_features],
-                                            attr=weight_attr)
+        g = self.model_parallel_group
+        w = self.create_parameter([in_features, out_features], attr=weight_attr)
+        if self.is_mp:
+            w = _block_param(w, split_weight(w._data, "row", g.rank, g.nranks))
+        self.weight = w
         self.weight.is_distributed = self.is_mp
         self.weight.split_axis = 0
         self.bias = self.create_parameter([out_features], is_bias=True) if has_bias else None
@@ -159,10 +185,16 @@ class VocabParallelEmbedding(Layer):
         self.is_mp = self.world_size > 1
         self.num_embeddings = num_embeddings
         per = _divide(num_embeddings, self.world_size, "VocabParallelEmbedding",
-                      "num_embeddings")
+                      "num_embeddings")  # rows per rank
         self.vocab_start_index = self.rank * per
         self.vocab_end_index = self.vocab_start_index + per
-        self.weight = self.create_parameter([per, embedding_dim], attr=weight_attr)
+        from fw.nn.initializer import XavierUniform
+
+        w = self.create_parameter([num_embeddings, embedding_dim], attr=weight_attr,
+                                  default_initializer=XavierUniform())
+        if self.is_mp:
+            w = _block_param(w, split_weight(w._data, "vocab", self.rank, self.world_size))
+        self.weight = w
         self.weight.is_distributed = self.is_mp
         self.weight.split_axis = 0
 

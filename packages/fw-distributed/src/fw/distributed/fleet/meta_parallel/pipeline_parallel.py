@@ -61,8 +61,7 @@ class PipelineParallel(Layer):
         self.accumulate_steps = cfg["accumulate_steps"]
         self._schedule = schedule_1f1b if cfg.get("schedule_mode", "1F1B") == "1F1B" \
             else schedule_fthenb
-        self._pp = hcg.get_pipe_parallel_group() if hcg is not None else \
-            comm.Group([comm.world_rank()], 0, None, "pipe")
+        self._pp = hcg.get_pipe_parallel_group() if hcg is not None else comm.self_group()
         self._dp = hcg.get_data_parallel_group() if hcg is not None else None
         self.num_stages = self._pp.nranks
         self.stage_id = max(self._pp.rank, 0)
@@ -159,20 +158,29 @@ class PipelineParallel(Layer):
         return fw.to_tensor(loss.astype(np.float32)[0])
 
     def _allreduce_dp(self):
+        """Average the stage's gradients over the data-parallel group: one flat
+        all-reduce per dtype (a parameter without a gradient contributes zeros)."""
         g = self._dp
         if g is None or g.nranks <= 1:
             return
+        by_dtype = {}
         for p in self._layers.parameters():
-            if p.stop_gradient:
-                continue
-            a = np.ascontiguousarray(p._grad._data if p._grad is not None
-                                     else np.zeros_like(p._data))
-            comm.all_reduce(a, group=g)
-            a *= 1.0 / g.nranks
-            if p._grad is not None and a is not p._grad._data:
-                np.copyto(p._grad._data, a)
-            elif p._grad is None:
-                p.grad = fw.to_tensor(a)
+            if not p.stop_gradient:
+                by_dtype.setdefault(str(p._data.dtype), []).append(p)
+        for ps in by_dtype.values():
+            flat = np.concatenate([p._grad._data.reshape(-1) if p._grad is not None else
+                                   np.zeros(p._data.size, p._data.dtype) for p in ps])
+            comm.all_reduce(flat, group=g)
+            flat *= np.asarray(1.0 / g.nranks, dtype=flat.dtype)
+            o = 0
+            for p in ps:
+                k = p._data.size
+                val = flat[o:o + k].reshape(p._data.shape)
+                if p._grad is not None:
+                    np.copyto(p._grad._data, val)
+                else:
+                    p.grad = fw.to_tensor(val.copy())
+                o += k
 
     def train_batch(self, data, optimizer, lr_scheduler=None, scaler=None):
         """One training step on `data` = ``[inputs, labels]``; returns the loss."""

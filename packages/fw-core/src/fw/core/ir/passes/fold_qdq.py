@@ -1,0 +1,383 @@
+"""``fold_qdq`` (inference): run a quantized (QDQ) program on int8 kernels.
+
+A model converted by fw.quantization (PTQ/QAT) and saved with ``fw.jit.save`` holds,
+per quantized layer, int8 weight constants read through ``dequantize_linear`` and
+``quantize_linear`` -> ``dequantize_linear`` pairs on activations (the ONNX "QDQ"
+form). Executed as written, it computes in float32 with extra ops. This pass turns
+each quantized product into one int8 op of ``fw.core.ops.int8``::
+
+    xq  = <int8/uint8 value>                      (a quantize_linear, or an int8 op)
+    y   = conv(dequantize_linear(xq, sx, zx),
+               dequantize_linear(Wq, sw, 0, axis=0), b?)          [+ c] [batch_norm]
+          [+ r] [act] [+ r]
+    ->  quantized_conv2d(xq, Wq, sx, sw', b', r, zx) {conv attrs, act, ...}
+
+and likewise ``linear(x, W [in, out], b?)`` / ``matmul(x, W)`` (weights per output
+column, ``axis=1``) -> ``quantized_matmul``. Matched:
+
+- the activation's ``dequantize_linear`` has a per-tensor constant scale and zero
+  point; the weight is a block-0 int8 constant (or parameter) with a constant scale
+  (per tensor, or per output channel on the output axis) and zero points all 0;
+- the epilogue, each value having one reader: a per-channel constant bias add, an
+  inference ``batch_norm`` (conv only, folded exactly into the per-channel scale and
+  bias: ``scale * s_bn``, ``bias * s_bn + t_bn`` in float64), a residual add of a
+  same-typed float value before and/or an activation of the epilogue table (relu,
+  relu6, ...), or a residual after it (oneDNN post-ops in that order);
+- requantization: when every reader of the result is a ``quantize_linear`` with the
+  same per-tensor constant scale, zero point and range, the int8 op writes the
+  quantized value itself (one op instead of three; consecutive int8 layers then hand
+  each other int8 activations) and the quantize ops go. When the result is
+  non-negative by construction (relu/relu6 last) and quantized symmetrically as int8,
+  it is written as **uint8 with values 0..127**: the same numbers, and the operand
+  kind oneDNN multiplies exactly on CPUs without VNNI (u8 x s8 through
+  ``vpmaddubsw`` saturates int16 for u8 values above 127; see nn_int8.hpp).
+  Otherwise the int8 op writes float32 (dequantized), the explicit border.
+
+Where int8 does not pay (``min_macs``): a product of fewer multiply-adds per call
+than ``min_macs`` (default 2**21, from asv_bench's int8 rows: LeNet's layers at
+batch 64, 2-10 M MACs, ran no faster in int8 than the fp32 kernels, because a
+oneDNN int8 call has fixed costs — scales, source reorders — that a small layer does
+not amortise; onnxruntime's int8 LeNet b64 was 0.34x of its fp32) stays float32. For
+such a layer the pass removes its activation's fake quantization when the
+``quantize_linear`` -> ``dequantize_linear`` pair feeds only float ops
+(``keep_fp32_qdq=False``): the layer then computes what the float model computes
+(no slower than fp32), differing from the QDQ program by at most the activation's
+quantization error. Weight ``dequantize_linear`` of constants left in float are
+folded to float32 constants (the exact values dequantize_linear computes), so no
+layer dequantizes its weights per call.
+
+Results equal the QDQ program within one quantization step of each requantized
+output (float32 rounding of the folded scales may move a value lying on a rounding
+tie); float outputs within float32 rounding of the scales (a few ulp relative).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fw.core import dtypes as _dt
+from fw.core.ir.passes import Pass, register_pass
+from fw.core.ir.passes.epilogue import single_user
+from fw.core.ir.passes.fold_batch_norm import _stats, captured_array
+from fw.core.ir.passes.fuse_conv import channel_bias
+from fw.core.ir.passes.fuse_matmul import row_bias
+from fw.core.ir.passes.rewrite import Rewriter, walk_ops
+from fw.core.ops.fused import activation_of
+
+__all__ = ["FoldQDQ"]
+
+_NONNEG = ("relu", "relu6")
+_QDTYPES = {_dt.int8: "int8", _dt.uint8: "uint8"}
+_F32 = np.float32
+
+
+def _const(rw, v):
+    return None if v is None else captured_array(v, rw.program)
+
+
+def _dq_params(rw, op):
+    """(q value, scale array, zero-point array, axis) of a dequantize_linear with constant
+    scale and zero point, else None."""
+    if op is None or op.name != "dequantize_linear":
+        return None
+    q, s, z = (list(op.operands) + [None])[:3]
+    sa = _const(rw, s)
+    za = np.zeros(1, np.int32) if z is None else _const(rw, z)
+    if sa is None or za is None or q.type.dtype not in _QDTYPES:
+        return None
+    return q, sa.astype(_F32).reshape(-1), za.astype(np.int64).reshape(-1), op.attrs.get("axis", -1)
+
+
+def _q_params(rw, op):
+    """(scale, zero point, qmin, qmax, result dtype) of a per-tensor quantize_linear."""
+    x, s, z = (list(op.operands) + [None])[:3]
+    sa = _const(rw, s)
+    za = np.zeros(1, np.int32) if z is None else _const(rw, z)
+    if sa is None or za is None or sa.size != 1 or za.size != 1:
+        return None
+    dt = _QDTYPES.get(op.results[0].type.dtype)
+    if dt is None:
+        return None
+    return (float(sa.reshape(-1)[0]), int(za.reshape(-1)[0]), int(op.attrs.get("qmin", -128)),
+            int(op.attrs.get("qmax", 127)), dt, s, z)
+
+
+def _macs(op, weight_shape) -> int:
+    """Multiply-adds of one call of product `op` (a dynamic batch counts as 1)."""
+    out = [d if d > 0 else 1 for d in op.results[0].type.shape]
+    if op.name == "conv":
+        per_out = int(np.prod(weight_shape[1:]))  # C_in/groups * kernel
+    else:
+        per_out = int(weight_shape[0])  # K
+    return int(np.prod(out)) * per_out
+
+
+class _Match:
+    __slots__ = ("head", "kind", "xq", "x_scale", "x_zp", "wq", "w_scale", "bias", "ops",
+                 "act", "residual", "res_first", "channels")
+
+
+def _x_ok(rw, xq, signed_inputs) -> bool:
+    """Whether activation `xq` runs exactly on the int8 kernels of this CPU: anything
+    with VNNI; without it only uint8 values 0..127 (see fw.core.kernels.cpu.int8)."""
+    if signed_inputs:
+        return True
+    if xq.type.dtype is not _dt.uint8:
+        return False
+    p = rw.producer(xq)
+    return p is not None and p.name in ("quantize_linear", "quantized_conv2d",
+                                        "quantized_matmul") and \
+        p.attrs.get("qmax") is not None and p.attrs["qmax"] <= 127
+
+
+def _match_product(rw, op, min_macs, signed_inputs=True):
+    """The quantized operands of product `op`, or None."""
+    if op.name == "conv":
+        if len(op.results[0].type.shape) != 4:
+            return None
+        x, w, b = op.operands
+        w_axis = 0
+    elif op.name == "linear":
+        x, w, b = op.operands
+        w_axis = 1
+    elif op.name == "matmul":
+        x, w = op.operands
+        b = None
+        w_axis = 1
+        if op.attrs["transpose_x"] or op.attrs["transpose_y"] or w.type.ndim != 2:
+            return None
+    else:
+        return None
+    if op.results[0].type.dtype is not _dt.float32:
+        return None
+    xd = _dq_params(rw, rw.producer(x))
+    wd = _dq_params(rw, rw.producer(w))
+    if xd is None or wd is None or xd[1].size != 1 or xd[2].size != 1 or \
+            not _x_ok(rw, xd[0], signed_inputs):
+        return None
+    wq_v, ws, wz, waxis = wd
+    wq = _const(rw, wq_v)
+    if wq is None or wq.dtype != np.int8 or np.any(wz):
+        return None
+    if op.name != "conv" and wq.ndim != 2:
+        return None
+    channels = wq.shape[w_axis]
+    if ws.size not in (1, channels):
+        return None
+    if ws.size > 1 and waxis % wq.ndim != w_axis:
+        return None
+    if b is not None and (_const(rw, b) is None or b.type.dtype is not _dt.float32):
+        return None
+    if _macs(op, wq.shape) < min_macs:
+        return None
+    m = _Match()
+    m.head, m.kind = op, ("conv" if op.name == "conv" else "matmul")
+    m.xq, m.x_scale, m.x_zp = xd[0], xd[1], xd[2]
+    m.wq, m.w_scale = wq_v, ws
+    m.bias = None if b is None else _const(rw, b).astype(np.float64).reshape(-1)
+    m.channels = channels
+    return m
+
+
+def _epilogue(rw, m):
+    """Walk the epilogue after the product (see the module doc)."""
+    head = m.head
+    cur = head.results[0]
+    t = cur.type
+    conv = m.kind == "conv"
+    axis = (t.ndim - 1 if head.attrs.get("channel_last") else 1) if conv else t.ndim - 1
+    c = m.channels
+    scale = np.broadcast_to(m.w_scale.astype(np.float64), (c,)).copy()
+    bias = np.zeros(c) if m.bias is None else m.bias.copy()
+    m.ops, m.act, m.residual, m.res_first = [], "none", None, False
+    stage = 0  # 0: bias/bn allowed; 2: residual-before-act seen; 3: act seen
+    while True:
+        u = single_user(rw, cur)
+        if u is None or not u.results or u.results[0].type != t:
+            break
+        name = u.name
+        other = None
+        if name == "add":
+            a, b2 = u.operands
+            other = b2 if a is cur else a
+        if name == "add" and stage == 0 and (channel_bias(other, cur, axis) if conv
+                                             else row_bias(other, cur)):
+            arr = _const(rw, other)
+            if arr is None:
+                break
+            bias = bias + arr.astype(np.float64).reshape(c)
+        elif name == "batch_norm" and conv and stage == 0:
+            a_ = u.attrs
+            bn_axis = t.ndim - 1 if a_["channel_last"] else 1
+            if (a_.get("training") and not a_.get("use_global_stats")) or bn_axis != axis or \
+                    any(rw.has_uses(r) for r in u.results[1:]):
+                break
+            st = _stats(rw, u, c)
+            if st is None:
+                break
+            s, sh = st
+            scale, bias = scale * s, bias * s + sh
+        elif name == "add" and stage < 2 and other is not None and other.type == t and \
+                other is not cur:
+            m.residual, m.res_first, stage = other, True, 2
+        elif stage < 3 and len(u.results) == 1 and activation_of(u) is not None:
+            m.act, stage = activation_of(u), 3
+        elif name == "add" and stage == 3 and m.residual is None and other is not None and \
+                other.type == t and other is not cur:
+            m.residual, m.res_first = other, False
+            m.ops.append(u)
+            break
+        else:
+            break
+        m.ops.append(u)
+        cur = u.results[0]
+    return scale, bias
+
+
+def _requant(rw, m, last):
+    """Per-tensor quantize_linear readers of `last` sharing one set of parameters:
+    (their ops, params), else None."""
+    users = rw.users(last)
+    if not users:
+        return None
+    qs, params = [], None
+    for op, idx in users:
+        if not hasattr(op, "name") or op.name != "quantize_linear" or idx != 0 or \
+                op.parent is not m.head.parent:
+            return None
+        p = _q_params(rw, op)
+        if p is None or (params is not None and p[:5] != params[:5]):
+            return None
+        params = params or p
+        qs.append(op)
+    return qs, params
+
+
+def _only_dequantized(rw, qs) -> bool:
+    for q in qs:
+        for op, idx in rw.users(q.results[0]):
+            if not hasattr(op, "name") or op.name != "dequantize_linear" or idx != 0:
+                return False
+    return True
+
+
+def _fold(rw, m, scale, bias):
+    head = m.head
+    last_op = m.ops[-1] if m.ops else head
+    last = last_op.results[0]
+    anchor = last_op
+    xs = rw.add_const(np.asarray(m.x_scale, _F32).reshape(1), "int8.x_scale")
+    xz = None if not m.x_zp.any() else rw.add_const(m.x_zp.astype(np.int32).reshape(1),
+                                                    "int8.x_zero_point")
+    ws = rw.add_const(scale.astype(_F32), "int8.w_scale")
+    b = None if not bias.any() else rw.add_const(bias.astype(_F32), "int8.bias")
+    attrs = {"activation": m.act, "residual_before_act": m.res_first}
+    if m.kind == "conv":
+        attrs.update({k: head.attrs[k] for k in ("stride", "padding", "dilation", "groups",
+                                                 "channel_last")})
+    name = "quantized_conv2d" if m.kind == "conv" else "quantized_matmul"
+    rq = _requant(rw, m, last)
+    ys = yz = None
+    qs = []
+    if rq is not None:
+        qs, (s, z, qmin, qmax, dt, s_v, z_v) = rq
+        ys, yz = s_v, (z_v if z else None)
+        if dt == "int8" and z == 0 and m.act in _NONNEG and not (
+                m.residual is not None and not m.res_first) and qmin <= 0 and \
+                _only_dequantized(rw, qs):
+            dt, qmin, qmax = "uint8", 0, min(qmax, 127)
+        attrs.update({"out_dtype": dt, "qmin": qmin, "qmax": qmax})
+    new = rw.create(name, [m.xq, m.wq, xs, ws, b, m.residual, xz, ys, yz], attrs,
+                    before=anchor)
+    out = new.results[0]
+    if qs:
+        for q in qs:
+            rw.replace_all_uses(q.results[0], out)
+            rw.erase(q)
+    else:
+        rw.replace_all_uses(last, out)
+    for op in reversed(m.ops):
+        rw.erase(op)
+    rw.erase(head)
+
+
+def _fold_weight_dequant(rw, op) -> bool:
+    """A dequantize_linear of constants -> the float32 constant it computes."""
+    q, s, z = (list(op.operands) + [None])[:3]
+    arrs = [_const(rw, v) for v in (q, s)] + [None if z is None else _const(rw, z)]
+    if arrs[0] is None or arrs[1] is None or (z is not None and arrs[2] is None):
+        return False
+    val = op.opdef.reference(*arrs, **op.attrs)
+    c = rw.add_const(np.asarray(val), "int8.dequantized")
+    rw.replace_all_uses(op.results[0], c)
+    rw.erase(op)
+    return True
+
+
+def _drop_fake_quant(rw, op) -> bool:
+    """dequantize_linear(quantize_linear(x)) feeding float ops -> x (see the module doc)."""
+    qop = rw.producer(op.operands[0])
+    if qop is None or qop.name != "quantize_linear":
+        return False
+    p = _q_params(rw, qop)
+    d = _dq_params(rw, op)
+    if p is None or d is None or d[1].size != 1 or d[2].size != 1:
+        return False
+    if float(d[1][0]) != p[0] or int(d[2][0]) != p[1]:
+        return False
+    x = qop.operands[0]
+    if x.type != op.results[0].type:
+        return False
+    rw.replace_all_uses(op.results[0], x)
+    rw.erase(op)
+    if not rw.has_uses(qop.results[0]):
+        rw.erase(qop)
+    return True
+
+
+@register_pass
+class FoldQDQ(Pass):
+    """Options: ``min_macs`` (default 2**15): smaller products stay float32;
+    ``keep_fp32_qdq`` (default True): keep the fake quantization of layers left in
+    float32 (False: drop it, computing what the float model computes); ``signed_inputs`` (default:
+    whether this CPU multiplies u8 x s8 exactly, i.e. has VNNI): whether layers whose
+    input is int8 (signed) or uint8 above 127 may run in int8 — without VNNI only a uint8
+    input in 0..127 does (a relu's output), the others stay float32."""
+
+    name = "fold_qdq"
+
+    def __init__(self, min_macs: int = 1 << 15, keep_fp32_qdq: bool = True,
+                 signed_inputs: bool | None = None):
+        self.min_macs = int(min_macs)
+        self.keep_fp32_qdq = bool(keep_fp32_qdq)
+        self.signed_inputs = signed_inputs
+
+    def run(self, program) -> bool:
+        if not any(op.name == "dequantize_linear" for op in program.block.ops):
+            return False
+        signed = self.signed_inputs
+        if signed is None:
+            from fw.core.kernels.cpu.int8 import EXACT_U8S8
+
+            signed = EXACT_U8S8
+        rw = Rewriter(program, deferred=True)
+        changed = False
+        top = program.block
+        for op in walk_ops(top):
+            if op.parent is not top or op.name not in ("conv", "linear", "matmul"):
+                continue
+            m = _match_product(rw, op, self.min_macs, signed)
+            if m is None:
+                continue
+            scale, bias = _epilogue(rw, m)
+            _fold(rw, m, scale, bias)
+            changed = True
+        for op in walk_ops(top):
+            if op.parent is not top or op.name != "dequantize_linear":
+                continue
+            if _fold_weight_dequant(rw, op):
+                changed = True
+            elif not self.keep_fp32_qdq and _drop_fake_quant(rw, op):
+                changed = True
+        rw.flush()
+        return changed

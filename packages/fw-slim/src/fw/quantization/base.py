@@ -1,0 +1,138 @@
+"""What every observer and quanter is, and the factories a QuantConfig holds.
+
+Paddle's design (paddle.quantization.base_observer / base_quanter / factory): the
+config holds *factories* (``AbsmaxObserver(quant_bits=8)`` stores its arguments);
+`PTQ`/`QAT` call ``factory._instance(layer)`` once per quantized tensor to make a
+fresh observer or quanter Layer for it. An observer watches values and computes
+quantization parameters, returning its input unchanged; a quanter also fake-quantizes
+what passes through it (QAT). Both answer the same questions at convert time:
+``scales()``, ``zero_points()``, ``quant_axis()`` (-1: per-tensor), ``qmin``/``qmax``.
+
+Where a new one plugs in: subclass `BaseObserver` (implement ``_observe(array)`` and
+``cal_thresholds()``, which sets ``self._scale``/``self._zero_point``) or
+`BaseQuanter` (implement ``forward``), and wrap it in a factory with `observer_factory`
+/ `quanter_factory` (or subclass `ObserverFactory`), then pass the factory to
+`QuantConfig`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fw.nn import Layer
+
+__all__ = ["BaseObserver", "BaseQuanter", "ObserverFactory", "QuanterFactory", "qrange",
+           "scale_from_range"]
+
+
+def qrange(bits: int, symmetric: bool = True) -> tuple:
+    """(qmin, qmax) of a `bits`-bit code: signed for symmetric, unsigned otherwise."""
+    if not isinstance(bits, int) or not 2 <= bits <= 8:
+        raise ValueError(f"quant_bits must be an int in [2, 8], got {bits!r}")
+    return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if symmetric else (0, (1 << bits) - 1)
+
+
+def scale_from_range(lo, hi, qmin, qmax, symmetric):
+    """Scale and zero point mapping [lo, hi] (arrays, per channel) onto [qmin, qmax].
+    Symmetric: scale = max(|lo|, |hi|) / qmax, zero point 0. Asymmetric: the range is
+    widened to hold 0 (so 0 is exact, as padding needs), zero point = qmin - lo/scale.
+    A zero range gets scale 1 (every code is the zero point)."""
+    lo, hi = np.minimum(np.asarray(lo, np.float64), 0), np.maximum(np.asarray(hi, np.float64), 0)
+    if symmetric:
+        scale = np.maximum(-lo, hi) / qmax
+        zp = np.zeros(scale.shape, np.int32)
+    else:
+        scale = (hi - lo) / (qmax - qmin)
+        safe = np.where(scale > 0, scale, 1.0)
+        zp = np.clip(np.rint(qmin - lo / safe), qmin, qmax).astype(np.int32)
+    scale = np.where(scale > 0, scale, 1.0).astype(np.float32)
+    return np.atleast_1d(scale), np.atleast_1d(zp)
+
+
+class _QuantLayer(Layer):
+    """Shared state of observers and quanters: the code range and the channel axis."""
+
+    def __init__(self, quant_bits=8, symmetric=True, quant_axis=-1):
+        super().__init__()
+        self._bits, self._symmetric = quant_bits, symmetric
+        self.qmin, self.qmax = qrange(quant_bits, symmetric)
+        self._axis = quant_axis
+        self._scale = None
+        self._zero_point = None
+
+    def bit_length(self):
+        return self._bits
+
+    def quant_axis(self):
+        """The channel axis of per-channel parameters; -1 for per-tensor."""
+        return self._axis
+
+    def scales(self):
+        """float32 array: one scale, or one per channel along `quant_axis`."""
+        if self._scale is None:
+            self.cal_thresholds()
+        if self._scale is None:
+            raise RuntimeError(f"{type(self).__name__}: no values observed yet (run calibration "
+                               "batches through the model before convert)")
+        return self._scale
+
+    def zero_points(self):
+        """int32 array aligned with `scales`."""
+        self.scales()
+        return self._zero_point
+
+    def cal_thresholds(self):  # overridden
+        pass
+
+
+class BaseObserver(_QuantLayer):
+    """An observer: ``forward(x)`` records statistics of x and returns x unchanged."""
+
+    def forward(self, x):
+        self._observe(np.asarray(x.numpy(), np.float64))
+        self._scale = None  # recomputed from the statistics on demand
+        return x
+
+    def _observe(self, a):
+        raise NotImplementedError
+
+    def _channel_view(self, a):
+        """a as [channels, rest] for per-channel statistics (or [1, all])."""
+        if self._axis == -1 or a.ndim == 0:
+            return a.reshape(1, -1)
+        return np.moveaxis(a, self._axis, 0).reshape(a.shape[self._axis], -1)
+
+
+class BaseQuanter(_QuantLayer):
+    """A quanter: ``forward(x)`` returns the fake-quantized x (differentiable by the
+    straight-through estimator of fake_quantize_dequantize)."""
+
+
+class _Factory:
+    """Holds a class and its arguments; `_instance` makes one Layer per tensor."""
+
+    def __init__(self, cls, **kwargs):
+        self._cls, self._kwargs = cls, kwargs
+
+    def _instance(self, layer=None, axis=-1):
+        kw = dict(self._kwargs)
+        if getattr(self._cls, "PER_CHANNEL", False):
+            if kw.get("quant_axis") is None:
+                kw["quant_axis"] = axis
+        return self._cls(**kw)
+
+    @property
+    def per_channel(self):
+        return getattr(self._cls, "PER_CHANNEL", False)
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self._kwargs.items())
+        return f"{type(self).__name__[:-7] if False else self._cls.__name__}({args})"
+
+
+class ObserverFactory(_Factory):
+    pass
+
+
+class QuanterFactory(_Factory):
+    pass

@@ -1,0 +1,121 @@
+"""QuantConfig: which observer/quanter each layer's activation and weight get.
+
+Paddle 3.x's ``paddle.quantization.QuantConfig(activation, weight)``: a global default,
+overridden per layer type (``add_type_config``), per layer name (``add_name_config``,
+the names of ``model.named_sublayers()``) and per layer object (``add_layer_config``),
+in that order of increasing priority. A layer whose resolved config has neither an
+activation nor a weight factory is left in float (so ``add_name_config("fc",
+activation=None, weight=None)`` skips "fc"; `skip` does the same for a list of names).
+``add_qat_layer_mapping(source, target)`` says which wrapper quantizes a layer type.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import fw.nn as nn
+
+__all__ = ["QuantConfig", "SingleLayerConfig"]
+
+
+@dataclass
+class SingleLayerConfig:
+    activation: object = None
+    weight: object = None
+
+    @property
+    def empty(self):
+        return self.activation is None and self.weight is None
+
+
+_UNSET = object()
+
+
+def _as_list(v):
+    return list(v) if isinstance(v, (list, tuple, set)) else [v]
+
+
+class QuantConfig:
+    """How to quantize a model.
+
+    Args:
+        activation: the factory (observer or quanter) for the inputs of quantized layers,
+            or None for float activations.
+        weight: the factory for their weights, or None.
+
+    >>> from fw.quantization import QuantConfig
+    >>> from fw.quantization.observers import AbsmaxObserver
+    >>> cfg = QuantConfig(activation=AbsmaxObserver(), weight=AbsmaxObserver())
+    >>> cfg.add_name_config("classifier.4", activation=None, weight=None)  # keep in float
+    """
+
+    def __init__(self, activation=None, weight=None):
+        self._global = SingleLayerConfig(activation, weight)
+        self._types: dict = {}
+        self._names: dict = {}
+        self._layers: dict = {}  # id(layer) -> config
+        self._skip: set = set()
+        from fw.quantization.layers import QuantedConv2D, QuantedLinear
+
+        self._mapping = {nn.Conv2D: QuantedConv2D, nn.Linear: QuantedLinear}
+
+    def add_layer_config(self, layer, activation=None, weight=None):
+        """Config for these layer objects (a Layer or a list of them)."""
+        for lay in _as_list(layer):
+            if not isinstance(lay, nn.Layer):
+                raise TypeError(f"QuantConfig.add_layer_config: 'layer' must be a Layer or a "
+                                f"list of Layers, got {type(lay).__name__}")
+            self._layers[id(lay)] = SingleLayerConfig(activation, weight)
+
+    def add_name_config(self, layer_name, activation=None, weight=None):
+        """Config for the sublayers of these names (``model.named_sublayers()`` names)."""
+        for n in _as_list(layer_name):
+            if not isinstance(n, str):
+                raise TypeError(f"QuantConfig.add_name_config: 'layer_name' must be a str or "
+                                f"a list of str, got {type(n).__name__}")
+            self._names[n] = SingleLayerConfig(activation, weight)
+
+    def add_type_config(self, layer_type, activation=None, weight=None):
+        """Config for every layer of these types (classes)."""
+        for t in _as_list(layer_type):
+            if not (isinstance(t, type) and issubclass(t, nn.Layer)):
+                raise TypeError(f"QuantConfig.add_type_config: 'layer_type' must be a Layer "
+                                f"class or a list of them, got {t!r}")
+            self._types[t] = SingleLayerConfig(activation, weight)
+
+    def add_qat_layer_mapping(self, source, target):
+        """Quantize layers of type `source` with the wrapper class `target`
+        (``target(layer, single_layer_config)``)."""
+        self._mapping[source] = target
+
+    def skip(self, names):
+        """Leave the sublayers with these names in float (fw extension, used by
+        `fw.slim.sensitivity`)."""
+        self._skip.update(_as_list(names))
+        return self
+
+    @property
+    def qat_layer_mappings(self):
+        return dict(self._mapping)
+
+    def _config_for(self, name, layer):
+        """The resolved config of one sublayer, or None when it stays in float."""
+        if name in self._skip:
+            return None
+        wrapper = next((w for t, w in self._mapping.items() if type(layer) is t), None)
+        if wrapper is None:
+            return None
+        cfg = self._layers.get(id(layer))
+        if cfg is None:
+            cfg = self._names.get(name)
+        if cfg is None:
+            cfg = next((c for t, c in self._types.items() if isinstance(layer, t)), None)
+        if cfg is None:
+            cfg = self._global
+        return None if cfg.empty else (wrapper, cfg)
+
+    def __repr__(self):
+        return (f"QuantConfig(activation={self._global.activation!r}, "
+                f"weight={self._global.weight!r}, types={len(self._types)}, "
+                f"names={len(self._names)}, layers={len(self._layers)}, "
+                f"skip={sorted(self._skip)})")
