@@ -14,9 +14,9 @@ documented semantics and the unoptimised reference still runs the result)::
                                                   {channel_last=True}, 0312)
 
 for ``conv``/``fused_conv``/``quantized_conv2d`` (4-D), ``max_pool``/``avg_pool``/
-``adaptive_avg_pool`` (4-D); a transpose to NHWC of a value that is itself the transpose back of an NHWC
-value is that NHWC value (so consecutive ops hand NHWC to each other), and a
-same-shape elementwise op (``add``, the epilogue activations, ...) whose tensor
+``adaptive_avg_pool`` (4-D); a transpose to NHWC of a value that is itself the
+transpose back of an NHWC value is that NHWC value (so consecutive ops hand NHWC to
+each other), and a same-shape elementwise op (``add``, the epilogue activations, ...) whose tensor
 operands are all such NHWC values runs on them too, and so does a per-tensor
 ``quantize_linear``/``dequantize_linear`` (an int8 region's border: its scale and zero
 point have one element). The transposes left without

@@ -20,7 +20,8 @@ from fw.core.kernels.cpu import (
     norm,
     optimizer,
     pool,
+    quant,
 )
 
 __all__ = ["activation", "conv", "fused", "int8", "linalg", "loss", "nn_grad", "nn_misc", "norm",
-           "optimizer", "pool"]
+           "optimizer", "pool", "quant"]
