@@ -428,3 +428,38 @@ def test_interpolate_passes_channels():
     _z(ref.c0.weight, a, 0), _z(ref.c0.bias, a, 0), _z(ref.c1.weight, a, 1)
     np.testing.assert_allclose(model(x).numpy(), ref(x).numpy(), rtol=1e-4, atol=1e-4)
     assert model.c1.weight.shape == [2, 3, 3, 3]
+
+
+def test_reshape_and_squeeze_heads():
+    class Heads(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.c0 = nn.Conv2D(3, 6, 3)
+            self.fc0 = nn.Linear(6 * 9, 4)
+            self.c1 = nn.Conv2D(3, 8, 3)
+            self.fc1 = nn.Linear(8, 4)
+            self.pool = nn.AdaptiveAvgPool2D(1)
+
+        def forward(self, x):
+            a = self.c0(x)
+            a = a.reshape([0, -1])  # a flatten written as a reshape
+            if self.hard_coded:
+                a = a.reshape([-1, 6 * 9])  # would break once c0 shrinks
+            b = self.pool(self.c1(x)).squeeze(axis=[2, 3])
+            return self.fc0(a) + self.fc1(b)
+
+    Heads.hard_coded = True
+    by = {g.name: g for g in slim.ChannelPruner(_build(Heads, 11), [1, 3, 5, 5]).groups}
+    assert "only reshape([0, -1])" in " ".join(by["c0.weight"].reasons)
+    Heads.hard_coded = False
+    model, ref = _build(Heads, 11), _build(Heads, 11)
+    x = fw.to_tensor(np.random.default_rng(8).standard_normal((2, 3, 5, 5)).astype("float32"))
+    pruner = slim.ChannelPruner(model, [1, 3, 5, 5])
+    assert {g.name for g in pruner.prunable_groups()} == {"c0.weight", "c1.weight"}
+    plan = pruner.prune(0.5)
+    a, b = plan["c0.weight"], plan["c1.weight"]
+    _z(ref.c0.weight, a, 0), _z(ref.c0.bias, a, 0)
+    _z(ref.fc0.weight, (np.asarray(a)[:, None] * 9 + np.arange(9)).ravel(), 0)
+    _z(ref.c1.weight, b, 0), _z(ref.c1.bias, b, 0), _z(ref.fc1.weight, b, 0)
+    np.testing.assert_allclose(model(x).numpy(), ref(x).numpy(), rtol=1e-4, atol=1e-4)
+    assert model.fc0.weight.shape == [27, 4] and model.fc1.weight.shape == [4, 4]

@@ -43,6 +43,9 @@ Rules (op names of fw-core's table):
 - ``flatten``: channel-major (the channel axis is the first flattened one) gives
   a view with ``block`` = product of the flattened dims after it; otherwise fixes.
 - reductions (``mean``, ``sum``, ``max``, ...) over other axes keep the space.
+- ``reshape([0, -1])`` (a flatten written as a reshape) and ``squeeze`` of other
+  axes are followed; any other reshape fixes (a size written into the model's
+  code would not shrink with the channels).
 """
 
 from __future__ import annotations
@@ -412,6 +415,40 @@ class _Analysis:
             self.set_view(r, v.space, start, math.prod(inner))
         else:
             self.fix(v.space, f"{where} flattens the channels channel-minor")
+
+    def _op_reshape(self, op, where) -> None:
+        """Followed only where it is a flatten that names no channel-dependent size:
+        ``x.reshape([0, -1])`` (0 copies the batch dim) on ``[N, C, d...]`` with the
+        channels at axis 1. A reshape that writes the size (``[-1, C*H*W]``) would
+        break once the channels shrink: it fixes the group."""
+        x, r = op.operands[0], op.results[0]
+        v = self.view(x)
+        if v is None:
+            return
+        xs = list(x.shape)
+        target = list(op.attrs.get("shape") or [])
+        batch_ok = len(target) == 2 and (target[0] == 0 or (xs and target[0] == xs[0] >= 0))
+        if (batch_ok and target[1] == -1 and len(xs) >= 2 and v.axis % len(xs) == 1
+                and v.block == 1 and all(d >= 0 for d in xs[2:])):
+            self.set_view(r, v.space, 1, math.prod(xs[2:]))
+        else:
+            self.fix(v.space, f"{where} reshapes the channels (only reshape([0, -1]) is "
+                              f"followed)")
+
+    def _op_squeeze(self, op, where) -> None:
+        x, r = op.operands[0], op.results[0]
+        v = self.view(x)
+        if v is None:
+            return
+        nd = len(x.shape)
+        ax = op.attrs.get("axis")
+        axes = ({a % nd for a in (ax if isinstance(ax, (list, tuple)) else [ax])}
+                if ax not in (None, [], ()) else {i for i, d in enumerate(x.shape) if d == 1})
+        cax = v.axis % nd
+        if cax in axes or v.block != 1:
+            self.fix(v.space, f"{where} squeezes the channel axis")
+            return
+        self.set_view(r, v.space, cax - sum(1 for a in axes if a < cax))
 
     # ---------------------------------------------------------- result
     def groups(self) -> list:
