@@ -55,3 +55,26 @@ def test_zoo_prune_save_serve(tmp_path, name, hw):
     # a pruned model prunes again (the groups were analysed afresh)
     assert {g.channels for g in pruner.prunable_groups()} <= {ch - round(ch * 0.5)
                                                              for ch in groups.values()}
+
+
+def test_zoo_bert_ffn_widths():
+    """prune_linear=True on the zoo's BERT-style encoder: each layer's feed-forward
+    width (linear1 -> gelu -> linear2) is a group; attention (head reshapes) and
+    the residual stream (layer norms) stay fixed, with their reasons."""
+    fw.seed(0)
+    model = zoo.build(fw, "bert_encoder", layers=2, seq=16)
+    ids = fw.to_tensor(np.random.default_rng(0).integers(0, zoo.BERT_VOCAB, (2, 16)))
+    from fw.jit import InputSpec
+
+    pruner = slim.ChannelPruner(model, [InputSpec([-1, 16], "int64")], prune_linear=True)
+    names = [g.name for g in pruner.prunable_groups()]
+    assert names == [f"encoder.layers.{i}.linear1.weight" for i in range(2)]
+    q = pruner.group("encoder.layers.0.self_attn.q_proj")
+    assert "reshape" in " ".join(q.reasons)
+    plan = pruner.plan(0.5)
+    with pruner.zeroed(plan):
+        want = model(ids).numpy()
+    pruner.prune(0.5)
+    np.testing.assert_allclose(model(ids).numpy(), want, rtol=1e-4, atol=1e-4)
+    layer = model.encoder.layers[0]
+    assert layer.linear1.weight.shape == [256, 512] and layer.linear2.weight.shape == [512, 256]

@@ -51,6 +51,7 @@ Rules (op names of fw-core's table):
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 
 # ops whose result is the operand, value by value (per channel): pass the space on
@@ -238,7 +239,8 @@ class _Analysis:
 
     def visit(self, op) -> None:
         name = op.name
-        where = f"op {name!r}" + (f" (line {op.loc[1]})" if op.loc else "")
+        where = f"op {name!r}" + (f" ({os.path.basename(str(op.loc[0]))}:{op.loc[1]})"
+                                  if op.loc else "")
         if op.blocks:
             self.fix_operands(op, f"{where} (control flow)")
             return
