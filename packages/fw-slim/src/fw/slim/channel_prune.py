@@ -146,8 +146,9 @@ class ChannelPruner:
         inputs: the input shape (``[1, 3, 224, 224]``), or a list of shapes,
             InputSpecs or example tensors (the batch dim is traced as dynamic).
         criterion: ``"l1"``, ``"l2"``, ``"fpgm"`` or ``fn(filters) -> scores``.
-        prune_linear: also offer the output features of Linear layers (not the
-            last one: model outputs are never pruned). Default: conv channels only.
+        prune_linear: also offer the output features of Linear layers, e.g. a
+            transformer's feed-forward width (never the model's outputs). Default:
+            conv channels only.
         round_to: keep a multiple of this many channels per group when the group
             has at least that many (vector-friendly sizes for oneDNN's blocked
             layouts, e.g. 8).
