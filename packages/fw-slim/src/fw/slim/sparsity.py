@@ -233,7 +233,7 @@ class UnstructuredPruner(MaskedPruner):
     Args:
         model: the layer.
         mode: ``"ratio"`` (prune that fraction) or ``"threshold"`` (prune
-            ``|w| < threshold``).
+            ``|w| <= threshold``).
         ratio: fraction of weights to prune in ``"ratio"`` mode.
         threshold: magnitude threshold in ``"threshold"`` mode.
         params: names or parameters to prune (default: Conv and Linear weights).
