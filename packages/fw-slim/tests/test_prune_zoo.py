@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import fw
+import fw.jit
 import fw.slim as slim
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests"))
@@ -78,3 +79,17 @@ def test_zoo_bert_ffn_widths():
     np.testing.assert_allclose(model(ids).numpy(), want, rtol=1e-4, atol=1e-4)
     layer = model.encoder.layers[0]
     assert layer.linear1.weight.shape == [256, 512] and layer.linear2.weight.shape == [512, 256]
+
+
+def test_flops_lenet_by_hand():
+    fw.seed(0)
+    model = zoo.build(fw, "lenet")
+    # conv1: 6 x 28x28 outputs x (1*3*3); conv2: 16 x 10x10 x (6*5*5); fc: 400*120+120*84+84*10
+    want = 6 * 784 * 9 + 16 * 100 * 150 + 400 * 120 + 120 * 84 + 84 * 10
+    total, rows = slim.flops(model, [1, 1, 28, 28], detail=True)
+    assert total == want and [n for n, _ in rows] == ["conv", "conv", "linear", "linear", "linear"]
+    slim.L1NormFilterPruner(model, [1, 1, 28, 28]).prune(0.5)
+    assert slim.flops(model, [1, 1, 28, 28]) == \
+        3 * 784 * 9 + 8 * 100 * 75 + 200 * 120 + 120 * 84 + 84 * 10
+    with pytest.raises(ValueError, match="dynamic output shape"):
+        slim.flops(model, [fw.jit.InputSpec([-1, 1, -1, -1])])
