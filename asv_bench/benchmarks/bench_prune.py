@@ -66,13 +66,17 @@ class PrunedPredictor:
 
 
 def _interleaved(rounds=15, cases=tuple(CASES)):
-    """Median seconds per run of dense and pruned, measured alternately."""
+    """Per case: median seconds per run of dense and pruned, measured alternately,
+    their ratio, and the ratio of the fastest runs (less sensitive to other jobs
+    on a shared machine)."""
     out = {}
     with tempfile.TemporaryDirectory() as d:
         for case in cases:
             dense, x = _predictor(d, case, False)
             pruned, _ = _predictor(d, case, True)
-            reps = 3 if CASES[case][1] * (CASES[case][2] or 28) ** 2 < 40000 else 1
+            t0 = time.perf_counter()
+            dense.run([x])
+            reps = max(1, int(0.02 / (time.perf_counter() - t0)))  # >= ~20 ms per sample
             times = {False: [], True: []}
             for _ in range(rounds):
                 for flag, p in ((False, dense), (True, pruned)):
@@ -81,7 +85,8 @@ def _interleaved(rounds=15, cases=tuple(CASES)):
                         p.run([x])
                     times[flag].append((time.perf_counter() - t0) / reps)
             md, mp = float(np.median(times[False])), float(np.median(times[True]))
-            out[case] = (md, mp, md / mp)
+            bd, bp = float(np.min(times[False])), float(np.min(times[True]))
+            out[case] = (md, mp, md / mp, bd / bp)
     return out
 
 
@@ -141,5 +146,6 @@ if __name__ == "__main__":
                   f"  drop {100 * (d - f):+.2f} points", flush=True)
         sys.exit(0)
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 15
-    for case, (md, mp, ratio) in _interleaved(n).items():
-        print(f"{case:18s} dense {md * 1e3:8.2f} ms  pruned {mp * 1e3:8.2f} ms  {ratio:.2f}x")
+    for case, (md, mp, ratio, best) in _interleaved(n).items():
+        print(f"{case:18s} median: dense {md * 1e3:8.2f} ms  pruned {mp * 1e3:8.2f} ms  "
+              f"{ratio:.2f}x   (best of runs: {best:.2f}x)")

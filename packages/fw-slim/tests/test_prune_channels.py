@@ -244,6 +244,12 @@ def test_groups_and_fixed_reasons():
     assert by["c1.weight"].prunable
     assert "reaches the model output" in by["c2.weight"].reasons
     assert [g.name for g in pruner.prunable_groups()] == ["c1.weight"]
+    # keys: group, layer, structured or unique (PaddleSlim's) parameter name
+    want = pruner.plan({"c1.weight": 0.5})["c1.weight"]
+    for key in ("c1", "c1.bias", model.c1.weight.name):
+        np.testing.assert_array_equal(pruner.plan({key: 0.5})["c1.weight"], want)
+    with pytest.raises(ValueError, match="two ratios"):
+        pruner.plan({"c1": 0.5, "c1.bias": 0.25})
     with pytest.raises(ValueError, match="c0.weight.*grouped conv"):
         pruner.prune({"c0": 0.5})
     with pytest.raises(KeyError, match="no channel group for 'nope'.*c1.weight"):
@@ -351,14 +357,14 @@ def test_mean_head_and_unknown_ops_fix():
 
         def forward(self, x):
             h = self.c1(fw.nn.functional.relu(self.c0(x))).mean(axis=[2, 3])  # [N, 6]
-            side = fw.concat([self.c2(x), self.c2(x)], axis=1).sum()  # concat: not followed
+            side = fw.concat([self.c2(x), self.c2(x)], axis=1).sum()  # sum over all: fixes
             return self.fc(h) + side
 
     model, ref = _build(Net, 6), _build(Net, 6)
     pruner = slim.ChannelPruner(model, [1, 3, 7, 7])
     by = {g.name: g for g in pruner.groups}
     assert by["c0.weight"].prunable and by["c1.weight"].prunable
-    assert not by["c2.weight"].prunable and "concat" in by["c2.weight"].reasons[0]
+    assert not by["c2.weight"].prunable and "reduces every axis" in by["c2.weight"].reasons[0]
     x = fw.to_tensor(np.random.default_rng(4).standard_normal((2, 3, 7, 7)).astype("float32"))
     plan = pruner.prune(0.5)
     a, b = plan["c0.weight"], plan["c1.weight"]
@@ -422,3 +428,89 @@ def test_interpolate_passes_channels():
     _z(ref.c0.weight, a, 0), _z(ref.c0.bias, a, 0), _z(ref.c1.weight, a, 1)
     np.testing.assert_allclose(model(x).numpy(), ref(x).numpy(), rtol=1e-4, atol=1e-4)
     assert model.c1.weight.shape == [2, 3, 3, 3]
+
+
+def test_reshape_and_squeeze_heads():
+    class Heads(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.c0 = nn.Conv2D(3, 6, 3)
+            self.fc0 = nn.Linear(6 * 9, 4)
+            self.c1 = nn.Conv2D(3, 8, 3)
+            self.fc1 = nn.Linear(8, 4)
+            self.pool = nn.AdaptiveAvgPool2D(1)
+
+        def forward(self, x):
+            a = self.c0(x)
+            a = a.reshape([0, -1])  # a flatten written as a reshape
+            if self.hard_coded:
+                a = a.reshape([-1, 6 * 9])  # would break once c0 shrinks
+            b = self.pool(self.c1(x)).squeeze(axis=[2, 3])
+            return self.fc0(a) + self.fc1(b)
+
+    Heads.hard_coded = True
+    by = {g.name: g for g in slim.ChannelPruner(_build(Heads, 11), [1, 3, 5, 5]).groups}
+    assert "only reshape([0, -1])" in " ".join(by["c0.weight"].reasons)
+    Heads.hard_coded = False
+    model, ref = _build(Heads, 11), _build(Heads, 11)
+    x = fw.to_tensor(np.random.default_rng(8).standard_normal((2, 3, 5, 5)).astype("float32"))
+    pruner = slim.ChannelPruner(model, [1, 3, 5, 5])
+    assert {g.name for g in pruner.prunable_groups()} == {"c0.weight", "c1.weight"}
+    plan = pruner.prune(0.5)
+    a, b = plan["c0.weight"], plan["c1.weight"]
+    _z(ref.c0.weight, a, 0), _z(ref.c0.bias, a, 0)
+    _z(ref.fc0.weight, (np.asarray(a)[:, None] * 9 + np.arange(9)).ravel(), 0)
+    _z(ref.c1.weight, b, 0), _z(ref.c1.bias, b, 0), _z(ref.fc1.weight, b, 0)
+    np.testing.assert_allclose(model(x).numpy(), ref(x).numpy(), rtol=1e-4, atol=1e-4)
+    assert model.fc0.weight.shape == [27, 4] and model.fc1.weight.shape == [4, 4]
+
+
+class DenseConcat(nn.Layer):
+    """DenseNet/Inception-style: two branches concatenated along the channels, a
+    BatchNorm over the concat, a conv reading it, and a dense connection
+    concat([x1, conv(x1)]) whose first part is a space used elsewhere too."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2D(3, 4, 3, padding=1)
+        self.b = nn.Conv2D(3, 6, 1)
+        self.bn = nn.BatchNorm2D(10)
+        self.c = nn.Conv2D(10, 8, 3, padding=1)
+        self.d = nn.Conv2D(8, 4, 1)
+        self.head = nn.Conv2D(12, 2, 1)
+
+    def forward(self, x):
+        h = fw.concat([self.a(x), self.b(x)], axis=1)
+        x1 = fw.nn.functional.relu(self.c(fw.nn.functional.relu(self.bn(h))))
+        dense = fw.concat([x1, self.d(x1)], axis=1)
+        return self.head(dense)
+
+    @staticmethod
+    def zero(m, plan):
+        a, b, c, d = (np.asarray(plan[k]) for k in ("a.weight", "b.weight", "c.weight",
+                                                   "d.weight"))
+        _z(m.a.weight, a, 0), _z(m.a.bias, a, 0), _z(m.b.weight, b, 0), _z(m.b.bias, b, 0)
+        for t in (m.bn.weight, m.bn.bias):
+            _z(t, a, 0), _z(t, 4 + b, 0)
+        _z(m.c.weight, a, 1), _z(m.c.weight, 4 + b, 1)
+        _z(m.c.weight, c, 0), _z(m.c.bias, c, 0), _z(m.d.weight, c, 1), _z(m.head.weight, c, 1)
+        _z(m.d.weight, d, 0), _z(m.d.bias, d, 0), _z(m.head.weight, 8 + d, 1)
+
+
+@pytest.mark.parametrize("criterion", CRITERIA)
+def test_concat_along_channels(criterion):
+    model, ref = _build(DenseConcat, 12), _build(DenseConcat, 12)
+    x = fw.to_tensor(np.random.default_rng(9).standard_normal((2, 3, 6, 6)).astype("float32"))
+    pruner = slim.ChannelPruner(model, [1, 3, 6, 6], criterion=criterion)
+    assert {g.name for g in pruner.prunable_groups()} == {"a.weight", "b.weight", "c.weight",
+                                                          "d.weight"}
+    bn = [m for m in pruner.group("b").members if m.role == "norm"]
+    assert {m.offset for m in bn} == {4}
+    with pruner.zeroed(pruner.plan(0.5)):  # what sensitive() measures, offsets included
+        zeroed = model(x).numpy()
+    plan = pruner.prune(0.5)
+    DenseConcat.zero(ref, plan)
+    np.testing.assert_allclose(model(x).numpy(), ref(x).numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(zeroed, ref(x).numpy(), rtol=1e-4, atol=1e-4)
+    assert model.bn.weight.shape == [5] and model.c.weight.shape == [4, 5, 3, 3]
+    assert model.head.weight.shape == [2, 6, 1, 1] and model.bn._num_features == 5

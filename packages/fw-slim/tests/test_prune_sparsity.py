@@ -160,3 +160,40 @@ def test_skip_params_func():
                                      skip_params_func=lambda m: ["0.weight"])
     assert set(pruner.masks) == {"3.weight", "5.weight"}
     assert slim.calculate_density(model[0].weight) == 1.0
+
+
+def test_masks_in_a_to_static_training_step():
+    """A whole training step converted by fw.jit.to_static: the mask multiply is
+    part of the program and reads the current mask at every run."""
+    model = _net(6)
+    pruner = slim.UnstructuredPruner(model, ratio=0.5)
+    opt = pruner.decorate(fw.optimizer.Adam(learning_rate=0.05,
+                                            parameters=model.parameters()))
+
+    @fw.jit.to_static
+    def step(x):
+        loss = model(x).square().mean()
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        return loss
+
+    rng = np.random.default_rng(1)
+    xs = [fw.to_tensor(rng.standard_normal((4, 4, 6, 6)).astype("float32")) for _ in range(4)]
+    params = dict(model.named_parameters())
+    w0 = params["3.weight"].numpy().copy()
+    for x in xs[:3]:
+        step(x)
+    traced = len(step.program_cache)  # (fw.jit may trace the first call apart)
+    m = pruner.masks["3.weight"]
+    w1 = params["3.weight"].numpy()
+    assert np.all(w1[m == 0] == 0) and not np.array_equal(w1[m == 1], w0[m == 1])
+    # a stricter mask, set eagerly between runs, is applied by the same program
+    pruner.ratio = 0.75
+    pruner.step()
+    for x in xs[3:]:
+        step(x)
+    assert len(step.program_cache) == traced  # no new trace: the program read the new mask
+    for k, mk in pruner.masks.items():
+        assert np.all(params[k].numpy()[mk == 0] == 0), k
+    assert pruner.total_sparsity() >= 0.75 - 1e-3

@@ -2,6 +2,7 @@
 See packages/fw-slim/README.md for the design."""
 
 # ---- pruning and distillation (slim-prune) ----
+from fw.slim.analysis import flops
 from fw.slim.channel_graph import ChannelGroup, Member, channel_groups
 from fw.slim.channel_prune import (
     ChannelPruner,
@@ -27,7 +28,8 @@ __all__ = ["ChannelGroup", "Member", "channel_groups", "ChannelPruner", "L1NormF
            "L2NormFilterPruner", "FPGMFilterPruner", "ratios_by_sensitivity", "CRITERIA",
            "register_criterion", "soft_label_loss", "feature_loss", "FeatureAdapter",
            "Distiller", "DistillLoss", "MaskedPruner", "UnstructuredPruner", "NMPruner",
-           "nm_mask", "check_sparsity", "calculate_density", "prune_model", "decorate"]
+           "nm_mask", "check_sparsity", "calculate_density", "prune_model", "decorate",
+           "flops"]
 
 # ---- quantization analysis (slim-quant) ----
 from fw.slim.report import LayerReport, QuantReport, report, sqnr  # noqa: E402

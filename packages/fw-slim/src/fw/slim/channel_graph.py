@@ -43,12 +43,19 @@ Rules (op names of fw-core's table):
 - ``flatten``: channel-major (the channel axis is the first flattened one) gives
   a view with ``block`` = product of the flattened dims after it; otherwise fixes.
 - reductions (``mean``, ``sum``, ``max``, ...) over other axes keep the space.
+- ``concat`` along the channel axis: the result carries its operands' spaces
+  side by side (a `Member`'s ``offset``), so each prunes on its own and a consumer's
+  weight loses the matching rows at each offset. An ``add`` on such a value fixes.
+- ``reshape([0, -1])`` (a flatten written as a reshape) and ``squeeze`` of other
+  axes are followed; any other reshape fixes (a size written into the model's
+  code would not shrink with the channels).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+import os
+from dataclasses import dataclass, field, replace
 
 # ops whose result is the operand, value by value (per channel): pass the space on
 _POINTWISE_FAMILIES = ("activation", "elementwise")
@@ -70,9 +77,17 @@ class Member:
     block: int = 1
     role: str = "in"  # "out" (producer), "bias", "norm", "dw" (depthwise filters), "in"
     param: str | None = None  # the structured name (set by the pruner)
+    offset: int = 0  # channels before this group's on the axis (after a concat)
 
     def key(self):
-        return (self.label, self.axis)
+        return (self.label, self.axis, self.offset)
+
+    def rows(self, idx):
+        """The rows of the tensor's `axis` that hold the channels `idx`."""
+        import numpy as np
+
+        idx = np.asarray(idx, np.int64)
+        return ((self.offset + idx)[:, None] * self.block + np.arange(self.block)).reshape(-1)
 
 
 @dataclass
@@ -113,11 +128,20 @@ class _Space:
 @dataclass
 class _View:
     """How a value carries a space: its channel axis (from the end, so that
-    broadcasting lines up) and rows per channel (> 1 after a flatten)."""
+    broadcasting lines up) and rows per channel (> 1 after a flatten). After a
+    concat along the channels the value carries several spaces side by side:
+    ``segments`` lists ``(space, offset, channels)`` and ``space`` is -1."""
 
     space: int
     axis: int  # negative: counted from the last axis
     block: int = 1
+    segments: tuple | None = None
+
+    def parts(self):
+        """``(space, offset)`` of each space the value carries."""
+        if self.segments is None:
+            return [(self.space, 0)]
+        return [(sp, off) for sp, off, _ in self.segments]
 
 
 class _Analysis:
@@ -165,31 +189,58 @@ class _Analysis:
         if reason not in s.reasons:
             s.reasons.append(reason)
 
-    def add_member(self, space, value, axis, block=1, role="in") -> None:
+    def add_member(self, space, value, axis, block=1, role="in", offset=0, total=None) -> None:
         label = value.label
         if value.role not in ("param", "const") or label is None:
             self.fix(space, f"a non-parameter operand ({value.role}) carries its channels")
             return
         axis = axis % len(value.shape)
-        m = Member(label, axis, block, role)
+        m = Member(label, axis, block, role, offset=offset)
         r = self.find(space)
         prev = self.param_uses.get(m.key())
         if prev is not None:  # a shared parameter: its uses prune together
             r = self.union(prev, r, f"parameter {label!r} (shared)")
-            have = {(x.label, x.axis, x.role) for x in self.spaces[r].members}
-            if (label, axis, role) not in have:
+            have = {(x.label, x.axis, x.role, x.offset) for x in self.spaces[r].members}
+            if (label, axis, role, offset) not in have:
                 self.spaces[r].members.append(m)
         else:
             self.spaces[r].members.append(m)
         self.param_uses[m.key()] = r
-        want = self.spaces[r].channels * block
+        want = (self.spaces[r].channels if total is None else total) * block
         if value.shape[axis] != want:
             self.fix(r, f"{label!r} has {value.shape[axis]} rows on axis {axis}, "
                         f"expected {want}")
 
+    def add_members(self, view, value, axis, role="in", block=None) -> None:
+        """`value`'s `axis` holds the channels of `view` (each space of a concat at
+        its offset)."""
+        blk = view.block if block is None else block
+        total = None if view.segments is None else sum(c for _, _, c in view.segments)
+        for sp, off in view.parts():
+            self.add_member(sp, value, axis, blk, role, off, total)
+
+    def fix_view(self, view, reason) -> None:
+        for sp, _ in view.parts():
+            self.fix(sp, reason)
+
     # ---------------------------------------------------------- views
     def view(self, value) -> _View | None:
         return self.views.get(id(value))
+
+    def channel_view(self, value, axis, what) -> _View:
+        """`value`'s view with its channels on `axis`, unflattened (a concat's
+        several spaces allowed); otherwise its spaces are fixed and a new fixed
+        space is returned as a view."""
+        v = self.view(value)
+        nd = len(value.shape)
+        if v is not None and v.block == 1 and v.axis % nd == axis % nd:
+            return v
+        return _View(self.plain_view(value, axis, what), axis - nd if axis >= 0 else axis)
+
+    def copy_view(self, value, v, axis, block=None) -> None:
+        nd = len(value.shape)
+        self.views[id(value)] = replace(v, axis=axis - nd if axis >= 0 else axis,
+                                        block=v.block if block is None else block)
 
     def plain_view(self, value, axis, what) -> int:
         """The space of `value`'s channel axis `axis`, which must be a plain
@@ -197,10 +248,10 @@ class _Analysis:
         returned."""
         v = self.view(value)
         nd = len(value.shape)
-        if v is not None and v.block == 1 and v.axis % nd == axis % nd:
+        if v is not None and v.block == 1 and v.axis % nd == axis % nd and v.segments is None:
             return v.space
         if v is not None:
-            self.fix(v.space, f"{what} reads it along another axis or flattened")
+            self.fix_view(v, f"{what} reads it along another axis, flattened or concatenated")
         ch = value.shape[axis] if nd else 1
         return self.new(ch, "input", f"{what} reads channels of unknown origin")
 
@@ -214,7 +265,7 @@ class _Analysis:
                 continue
             w = self.view(v)
             if w is not None:
-                self.fix(w.space, why)
+                self.fix_view(w, why)
             if v.role in ("param", "const") and v.label is not None:
                 self.pinned.setdefault(v.label, why)
 
@@ -230,12 +281,13 @@ class _Analysis:
         for v in blk.outputs:
             w = self.view(v)
             if w is not None:
-                self.fix(w.space, "reaches the model output")
+                self.fix_view(w, "reaches the model output")
         return self.groups()
 
     def visit(self, op) -> None:
         name = op.name
-        where = f"op {name!r}" + (f" (line {op.loc[1]})" if op.loc else "")
+        where = f"op {name!r}" + (f" ({os.path.basename(str(op.loc[0]))}:{op.loc[1]})"
+                                  if op.loc else "")
         if op.blocks:
             self.fix_operands(op, f"{where} (control flow)")
             return
@@ -271,15 +323,15 @@ class _Analysis:
             return
         r = op.results[0]
         if len(r.shape) != len(x.shape):
-            self.fix(v.space, f"{where} changes the rank")
+            self.fix_view(v, f"{where} changes the rank")
             return
         if v.block != 1 and list(r.shape) != list(x.shape):
-            self.fix(v.space, f"{where} on flattened channels")
+            self.fix_view(v, f"{where} on flattened channels")
             return
-        self.views[id(r)] = _View(v.space, v.axis, v.block)
+        self.views[id(r)] = replace(v)
         for extra in op.results[1:]:  # e.g. max_pool_with_index's indices: not followed
             if extra is not None and len(extra.shape) == len(r.shape):
-                self.views[id(extra)] = _View(v.space, v.axis, v.block)
+                self.views[id(extra)] = replace(v)
 
     def _binary(self, op, where) -> None:
         r = op.results[0]
@@ -293,6 +345,9 @@ class _Analysis:
         if len(axes) > 1 or len(blocks) > 1:
             self.fix_operands(op, f"{where} mixes channel axes")
             return
+        if any(w is not None and w.segments is not None for _, w in views):
+            self.fix_operands(op, f"{where} on concatenated channels")
+            return
         (axis,) = axes
         (block,) = blocks
         for x, w in views:
@@ -304,7 +359,7 @@ class _Analysis:
             if 0 <= k < len(xs) and xs[k] != 1:  # has channels but no known space
                 for _, w2 in views:
                     if w2 is not None:
-                        self.fix(w2.space, f"{where}: another operand has per-channel values")
+                        self.fix_view(w2, f"{where}: another operand has per-channel values")
                 return
         s = spaces[0]
         for t in spaces[1:]:
@@ -323,15 +378,15 @@ class _Analysis:
         ax = op.attrs.get("axis")
         keep = bool(op.attrs.get("keepdim", False))
         if ax is None or ax == [] or ax == ():
-            self.fix(v.space, f"{where} reduces every axis")
+            self.fix_view(v, f"{where} reduces every axis")
             return
         axes = {a % nd for a in (ax if isinstance(ax, (list, tuple)) else [ax])}
         cax = v.axis % nd
         if cax in axes or v.block != 1:
-            self.fix(v.space, f"{where} reduces over channels")
+            self.fix_view(v, f"{where} reduces over channels")
             return
         new_axis = cax if keep else cax - sum(1 for a in axes if a < cax)
-        self.set_view(op.results[0], v.space, new_axis)
+        self.copy_view(op.results[0], v, new_axis)
 
     def _op_conv(self, op, where) -> None:
         x, w, b = (op.operands + [None, None, None])[:3]
@@ -339,23 +394,23 @@ class _Analysis:
         axis = len(x.shape) - 1 if cl else 1
         groups = int(op.attrs.get("groups", 1))
         out_ch, in_per_group = w.shape[0], w.shape[1]
-        s_in = self.plain_view(x, axis, where)
+        v_in = self.channel_view(x, axis, where)
         r = op.results[0]
         if groups == 1:
-            self.add_member(s_in, w, 1, role="in")
+            self.add_members(v_in, w, 1, role="in")
             s_out = self.new(out_ch, "conv")
             self.add_member(s_out, w, 0, role="out")
             if b is not None:
                 self.add_member(s_out, b, 0, role="bias")
             self.set_view(r, s_out, axis)
         elif in_per_group == 1 and out_ch == groups:  # depthwise, multiplier 1
-            self.add_member(s_in, w, 0, role="dw")
+            self.add_members(v_in, w, 0, role="dw")
             if b is not None:
-                self.add_member(s_in, b, 0, role="bias")
-            self.set_view(r, s_in, axis)
+                self.add_members(v_in, b, 0, role="bias")
+            self.copy_view(r, v_in, axis)
         else:
             why = f"{where} is a grouped conv (groups={groups})"
-            self.fix(s_in, why)
+            self.fix_view(v_in, why)
             s_out = self.new(out_ch, "conv", why)
             self.add_member(s_out, w, 0, role="out")
             if b is not None:
@@ -369,21 +424,19 @@ class _Analysis:
         x = op.operands[0]
         cl = bool(op.attrs.get("channel_last", False))
         axis = len(x.shape) - 1 if cl else 1
-        s = self.plain_view(x, axis, where)
+        v = self.channel_view(x, axis, where)
         for p in op.operands[1:5]:
             if p is not None:
-                self.add_member(s, p, 0, role="norm")
-        self.set_view(op.results[0], s, axis)
+                self.add_members(v, p, 0, role="norm")
+        self.copy_view(op.results[0], v, axis)
 
     def _op_linear(self, op, where) -> None:
         x, w, b = (op.operands + [None, None, None])[:3]
         v = self.view(x)
         nd = len(x.shape)
-        if v is not None and v.axis % nd == nd - 1:
-            s_in, block = v.space, v.block
-        else:
-            s_in, block = self.plain_view(x, nd - 1, where), 1
-        self.add_member(s_in, w, 0, block=block, role="in")
+        if v is None or v.axis % nd != nd - 1:
+            v = _View(self.plain_view(x, nd - 1, where), -1)
+        self.add_members(v, w, 0, role="in")
         s_out = self.new(w.shape[1], "linear")
         self.add_member(s_out, w, 1, role="out")
         if b is not None:
@@ -401,17 +454,76 @@ class _Analysis:
         cax = v.axis % nd
         r = op.results[0]
         if cax < start:
-            self.set_view(r, v.space, cax, v.block)
+            self.copy_view(r, v, cax)
         elif cax > stop:
-            self.set_view(r, v.space, cax - (stop - start), v.block)
+            self.copy_view(r, v, cax - (stop - start))
         elif cax == start and v.block == 1:
             inner = x.shape[cax + 1:stop + 1]
             if any(d < 0 for d in inner):
-                self.fix(v.space, f"{where} flattens dynamic dims after the channels")
+                self.fix_view(v, f"{where} flattens dynamic dims after the channels")
                 return
-            self.set_view(r, v.space, start, math.prod(inner))
+            self.copy_view(r, v, start, math.prod(inner))
         else:
-            self.fix(v.space, f"{where} flattens the channels channel-minor")
+            self.fix_view(v, f"{where} flattens the channels channel-minor")
+
+    def _op_reshape(self, op, where) -> None:
+        """Followed only where it is a flatten that names no channel-dependent size:
+        ``x.reshape([0, -1])`` (0 copies the batch dim) on ``[N, C, d...]`` with the
+        channels at axis 1. A reshape that writes the size (``[-1, C*H*W]``) would
+        break once the channels shrink: it fixes the group."""
+        x, r = op.operands[0], op.results[0]
+        v = self.view(x)
+        if v is None:
+            return
+        xs = list(x.shape)
+        target = list(op.attrs.get("shape") or [])
+        batch_ok = len(target) == 2 and (target[0] == 0 or (xs and target[0] == xs[0] >= 0))
+        if (batch_ok and target[1] == -1 and len(xs) >= 2 and v.axis % len(xs) == 1
+                and v.block == 1 and all(d >= 0 for d in xs[2:])):
+            self.copy_view(r, v, 1, math.prod(xs[2:]))
+        else:
+            self.fix_view(v, f"{where} reshapes the channels (only reshape([0, -1]) is "
+                              f"followed)")
+
+    def _op_concat(self, op, where) -> None:
+        """Along the channel axis: the result carries each operand's spaces side by
+        side (DenseNet/Inception); a consumer's weight gets one member per space at
+        its offset. Along another axis, or with an operand of unknown channels, the
+        operands' spaces are fixed."""
+        xs = [x for x in op.operands if x is not None]
+        r = op.results[0]
+        nd = len(r.shape)
+        ax = int(op.attrs.get("axis", 0)) % nd if nd else 0
+        views = [self.view(x) for x in xs]
+        ok = all(v is not None and v.block == 1 and v.axis % nd == ax for v in views)
+        if not ok:
+            self.fix_operands(op, f"{where} (not along known channels)")
+            return
+        segs, off = [], 0
+        for x, v in zip(xs, views):
+            if v.segments is None:
+                segs.append((v.space, off, int(x.shape[ax])))
+                off += int(x.shape[ax])
+            else:
+                for sp, o, c in v.segments:
+                    segs.append((sp, off + o, c))
+                off += int(x.shape[ax])
+        self.views[id(r)] = _View(-1, ax - nd, 1, tuple(segs))
+
+    def _op_squeeze(self, op, where) -> None:
+        x, r = op.operands[0], op.results[0]
+        v = self.view(x)
+        if v is None:
+            return
+        nd = len(x.shape)
+        ax = op.attrs.get("axis")
+        axes = ({a % nd for a in (ax if isinstance(ax, (list, tuple)) else [ax])}
+                if ax not in (None, [], ()) else {i for i, d in enumerate(x.shape) if d == 1})
+        cax = v.axis % nd
+        if cax in axes or v.block != 1:
+            self.fix_view(v, f"{where} squeezes the channel axis")
+            return
+        self.copy_view(r, v, cax - sum(1 for a in axes if a < cax))
 
     # ---------------------------------------------------------- result
     def groups(self) -> list:

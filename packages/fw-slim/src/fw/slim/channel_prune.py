@@ -93,12 +93,8 @@ def _holders(model) -> dict:
     return out
 
 
-def _rows(keep: np.ndarray, block: int) -> np.ndarray:
-    return (keep[:, None] * block + np.arange(block)[None, :]).reshape(-1)
-
-
 def _replace(layer, attr, old, arr) -> None:
-    t = fw.to_tensor(np.ascontiguousarray(arr, dtype=old.numpy().dtype))
+    t = fw.to_tensor(np.ascontiguousarray(arr, dtype=old.numpy().dtype), place=old.place)
     if isinstance(old, nn.Parameter):
         new = nn.Parameter(t, requires_grad=not old.stop_gradient, name=old.name)
         for k in _PARAM_ATTRS:
@@ -146,8 +142,9 @@ class ChannelPruner:
         inputs: the input shape (``[1, 3, 224, 224]``), or a list of shapes,
             InputSpecs or example tensors (the batch dim is traced as dynamic).
         criterion: ``"l1"``, ``"l2"``, ``"fpgm"`` or ``fn(filters) -> scores``.
-        prune_linear: also offer the output features of Linear layers (not the
-            last one: model outputs are never pruned). Default: conv channels only.
+        prune_linear: also offer the output features of Linear layers, e.g. a
+            transformer's feed-forward width (never the model's outputs). Default:
+            conv channels only.
         round_to: keep a multiple of this many channels per group when the group
             has at least that many (vector-friendly sizes for oneDNN's blocked
             layouts, e.g. 8).
@@ -290,19 +287,19 @@ class ChannelPruner:
         fine-tune after pruning (one made before still holds the old ones)."""
         plan = self.plan(ratios)
         by_name = {g.name: g for g in self.groups}
-        arrays: dict = {}
+        # the rows to drop per (tensor, axis), from every group at once: after a
+        # concat one axis holds several groups at their offsets
+        drop: dict = {}
         for name, pruned in plan.items():
-            g = by_name[name]
-            keep = np.setdiff1d(np.arange(g.channels), pruned)
-            seen = set()
-            for m in g.members:
-                if m.key() in seen:
-                    continue
-                seen.add(m.key())
-                a = arrays.get(m.label)
-                if a is None:
-                    a = self._tensor(m.label).numpy()
-                arrays[m.label] = np.take(a, _rows(keep, m.block), axis=m.axis)
+            for m in by_name[name].members:
+                drop.setdefault(m.label, {}).setdefault(m.axis, set()).update(
+                    m.rows(pruned).tolist())
+        arrays: dict = {}
+        for label, axes in drop.items():
+            a = self._tensor(label).numpy()
+            for axis, rows in axes.items():
+                a = np.take(a, np.setdiff1d(np.arange(a.shape[axis]), sorted(rows)), axis=axis)
+            arrays[label] = a
         touched = {}
         for label, a in arrays.items():
             lname, layer, attr, old = self._where[label]
@@ -338,7 +335,7 @@ class ChannelPruner:
                         saved[m.label] = t.numpy().copy()
                     a = t.numpy().copy()
                     sl = [slice(None)] * a.ndim
-                    sl[m.axis] = _rows(idx, m.block)
+                    sl[m.axis] = m.rows(idx)
                     a[tuple(sl)] = 0
                     t.set_value(a)
             yield

@@ -26,10 +26,19 @@ teacher and a student, for a plain training loop and for `fw.Model.fit`.
 
 from __future__ import annotations
 
+import fw
 import fw.nn as nn
 import fw.nn.functional as F
 
 __all__ = ["soft_label_loss", "feature_loss", "FeatureAdapter", "Distiller", "DistillLoss"]
+
+
+def _constant(t):
+    """`t` without a gradient path. Eagerly: ``detach()``. In a program being traced
+    (fw.jit.to_static) fw's IR has no detach; there the teacher's values must not
+    depend on trained parameters -- which the `Distiller` guarantees (a frozen teacher
+    run without gradients) -- and are passed on as they are."""
+    return t.detach() if isinstance(t, fw.Tensor) else t
 
 
 def soft_label_loss(student_logits, teacher_logits, temperature=4.0, reduction="mean"):
@@ -52,7 +61,7 @@ def soft_label_loss(student_logits, teacher_logits, temperature=4.0, reduction="
         raise ValueError(f"soft_label_loss: 'reduction' must be 'mean', 'sum' or 'none', got "
                          f"{reduction!r}")
     t = float(temperature)
-    teacher = teacher_logits.detach()
+    teacher = _constant(teacher_logits)
     log_ps = F.log_softmax(student_logits / t, axis=-1)
     log_pt = F.log_softmax(teacher / t, axis=-1)
     per_row = (log_pt.exp() * (log_pt - log_ps)).sum(axis=-1) * (t * t)
@@ -89,7 +98,7 @@ def feature_loss(student_feat, teacher_feat, adapter=None, loss="mse"):
             flattened features per sample, averaged).
     """
     s = adapter(student_feat) if adapter is not None else student_feat
-    t = teacher_feat.detach()
+    t = _constant(teacher_feat)
     if list(s.shape) != list(t.shape):
         hint = "" if adapter is not None else " (pass adapter=FeatureAdapter(...))"
         raise ValueError(f"feature_loss: student feature {list(s.shape)} and teacher feature "

@@ -13,6 +13,13 @@ step** (and to the gradient before it), not as a forward pre-hook. Why:
   stale state if the mask is later relaxed);
 - the cost is one multiply per pruned parameter per step, on the eager side.
 
+Inside a training step converted by ``fw.jit.to_static`` the wrapped ``step`` is
+traced too: the multiply by the mask becomes part of the program (a state update
+of each parameter after the optimizer's), reading the mask from a tensor that is
+updated in place when the masks change, so a stricter mask set between runs needs
+no new trace. There the gradients are program values and are not masked (the
+weights still are, after every step).
+
 PaddleSlim's ``UnstructuredPruner`` and Paddle's ASP
 (``paddle.incubate.asp.decorate(optimizer)``) make the same choice. A pruner is
 attached with ``pruner.decorate(optimizer)`` (or `decorate` for the N:M masks),
@@ -33,6 +40,7 @@ import numpy as np
 
 import fw
 import fw.nn as nn
+from fw.core.internal import build_state
 
 __all__ = ["MaskedPruner", "UnstructuredPruner", "NMPruner", "nm_mask", "check_sparsity",
            "calculate_density", "prune_model", "decorate"]
@@ -158,21 +166,47 @@ class MaskedPruner:
         self.model = model
         self.params = {k: p for k, p in chosen if k not in skip}
         self.masks: dict = {}
+        self._mask_t: dict = {}
         self._hooked: list = []
 
     def update_params(self) -> None:
         """Multiply each masked parameter by its mask (PaddleSlim's name)."""
-        for name, mask in self.masks.items():
-            p = self.params[name]
-            p.set_value(p.numpy() * mask)
+        for name in self.masks:
+            self._mask_param(name)
 
     apply_masks = update_params
 
     def mask_grads(self) -> None:
-        for name, mask in self.masks.items():
-            g = self.params[name].grad
-            if g is not None:
-                g.set_value(g.numpy() * mask)
+        for name in self.masks:
+            self._mask_grad(name)
+
+    def _mask_tensor(self, name):
+        """The mask as an fw tensor, kept in place across mask updates: a traced
+        training step captures it, and reads the current mask at every run."""
+        mask = self.masks[name]
+        t = self._mask_t.get(name)
+        if t is None or list(t.shape) != list(mask.shape):
+            t = self._mask_t[name] = fw.to_tensor(np.asarray(mask), place=self.params[name].place)
+        elif not np.array_equal(t.numpy(), mask):
+            t.set_value(mask)
+        return t
+
+    def _mask_param(self, name) -> None:
+        p = self.params[name]
+        b = build_state.builder
+        if b is None:
+            p.set_value(p.numpy() * self.masks[name])
+            if name in self._mask_t:  # a traced step holds it: give it the current mask
+                self._mask_tensor(name)
+        else:  # inside a traced step (fw.jit.to_static): mask the updated value
+            b.record_update(p, b.current_value(p) * self._mask_tensor(name))
+
+    def _mask_grad(self, name) -> None:
+        if build_state.builder is not None:
+            return  # traced: the gradient is a program value; the weights are masked after
+        g = self.params[name].grad
+        if g is not None:
+            g.set_value(g.numpy() * self.masks[name])
 
     def decorate(self, optimizer):
         """Keep the masks through `optimizer`'s steps: its ``step`` (this
@@ -199,7 +233,7 @@ class UnstructuredPruner(MaskedPruner):
     Args:
         model: the layer.
         mode: ``"ratio"`` (prune that fraction) or ``"threshold"`` (prune
-            ``|w| < threshold``).
+            ``|w| <= threshold``).
         ratio: fraction of weights to prune in ``"ratio"`` mode.
         threshold: magnitude threshold in ``"threshold"`` mode.
         params: names or parameters to prune (default: Conv and Linear weights).
@@ -325,19 +359,17 @@ class _AspMasks:
 
     def _pairs(self):
         for pr in list(_ASP_PRUNERS):
-            for name, mask in pr.masks.items():
-                p = pr.params[name]
-                if id(p) in self.ids:
-                    yield p, mask
+            for name in list(pr.masks):
+                if id(pr.params[name]) in self.ids:
+                    yield pr, name
 
     def mask_grads(self):
-        for p, mask in self._pairs():
-            if p.grad is not None:
-                p.grad.set_value(p.grad.numpy() * mask)
+        for pr, name in self._pairs():
+            pr._mask_grad(name)
 
     def update_params(self):
-        for p, mask in self._pairs():
-            p.set_value(p.numpy() * mask)
+        for pr, name in self._pairs():
+            pr._mask_param(name)
 
 
 def _optimizer_params(optimizer) -> list:
