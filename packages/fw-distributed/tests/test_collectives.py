@@ -15,7 +15,13 @@ from comm_testutil import explain, rank_lines, run_launcher, run_mpi  # noqa: E4
 # plain mpiexec (rank 0 hosts the store): both bring-ups, and an odd world size
 @pytest.mark.parametrize("nranks,seed,launcher", [
     (2, 0, "fw"), (3, 1, "mpiexec"),
-    pytest.param(4, 2, "mpiexec", marks=pytest.mark.slow)])
+    pytest.param(4, 2, "mpiexec", marks=[
+        pytest.mark.slow,
+        # 4 ranks on fewer cores busy-poll (MPICH's progress engine) and starve each
+        # other: the full check timed out at 240 s on a 2-core CI machine. 4-rank groups
+        # and collectives are covered by test_groups.py and the equivalence tests.
+        pytest.mark.skipif((os.cpu_count() or 1) < 4,
+                           reason="the 4-rank full check needs 4 cores (2 here)")])])
 def test_every_collective_against_numpy(nranks, seed, launcher):
     run = run_launcher if launcher == "fw" else run_mpi
     p = run("collectives_check.py", nranks, seed, timeout=240)
