@@ -29,15 +29,21 @@ def merged_namespace(dest: pathlib.Path) -> None:
         for entry in src.iterdir():
             if entry.name == "__pycache__" or entry.name.endswith((".so", ".pyc")):
                 continue
-            target = fw / entry.name
-            if target.exists():
-                raise SystemExit(f"two packages provide fw/{entry.name}: {target.resolve()} and "
-                                 f"{entry}")
-            if entry.is_dir():
-                shutil.copytree(entry, target, ignore=shutil.ignore_patterns(
-                    "__pycache__", "*.so", "*.pyc"))
-            else:
-                shutil.copy2(entry, target)
+            _merge(entry, fw / entry.name)
+
+
+def _merge(entry: pathlib.Path, target: pathlib.Path) -> None:
+    """Copy `entry` to `target`. Two packages may share a directory (fw-hub adds
+    fw/utils/download.py to fw-core's fw/utils) but never a file."""
+    if entry.is_dir():
+        target.mkdir(exist_ok=True)
+        for sub in entry.iterdir():
+            if sub.name != "__pycache__" and not sub.name.endswith((".so", ".pyc")):
+                _merge(sub, target / sub.name)
+        return
+    if target.exists():
+        raise SystemExit(f"two packages provide the file {target}: {entry} and another")
+    shutil.copy2(entry, target)
 
 
 def main() -> int:

@@ -1,5 +1,11 @@
-"""fw.utils: interop helpers (``fw.utils.dlpack``)."""
+"""fw.utils: interop helpers (``fw.utils.dlpack``). Other distributions add
+modules here (fw-hub ships ``fw.utils.download``, Paddle's paddle.utils.download),
+so this package's path extends over every installed ``fw/utils`` portion."""
 
-from fw.utils import dlpack
+from pkgutil import extend_path
+
+__path__ = extend_path(__path__, __name__)
+
+from fw.utils import dlpack  # noqa: E402
 
 __all__ = ["dlpack"]
