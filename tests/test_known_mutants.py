@@ -217,6 +217,24 @@ def test_code_that_only_runs_at_import_is_tested_by_every_test(tmp_path):
     assert covmap.select([m], "m.py", 11, SELECT_SOURCE) == ([], "none")
 
 
+TABLE_SOURCE = ("PERM = (0, 2,\n        3, 1)\nUNREAD = 1\n\ndef f(x):\n    return x\n\n"
+                "def g(x):\n    return [x[i] for i in PERM]\n")
+
+
+def test_a_module_level_table_is_tested_by_the_statements_reading_it(tmp_path):
+    # the table's lines ran inside t.py::importer (the test that imported the module
+    # first), which never reads it; t.py::reader runs g, the only reader of PERM
+    m = _map(tmp_path, "cov4", {"t.py::importer": {"m.py": [1, 3, 5, 8]},
+                                "t.py::f": {"m.py": [6]}, "t.py::reader": {"m.py": [9]}},
+             {"t.py::importer": ("passed", 0.1), "t.py::f": ("passed", 0.2),
+              "t.py::reader": ("passed", 3.0)})
+    both = ["t.py::importer", "t.py::reader"]
+    assert covmap.select([m], "m.py", 1, TABLE_SOURCE) == (both, "readers")
+    assert covmap.select([m], "m.py", 2, TABLE_SOURCE) == (both, "readers")  # continuation
+    # a module-level name nothing reads keeps the old rule: the line's own tests
+    assert covmap.select([m], "m.py", 3, TABLE_SOURCE) == (["t.py::importer"], "line")
+
+
 def _digest(rel):
     with open(os.path.join(ROOT, rel), "rb") as f:
         return hashlib.sha1(f.read()).hexdigest()
