@@ -128,3 +128,30 @@ def test_ops_with_attributes_or_several_results_run_without_out():
     a, t = c([x])
     np.testing.assert_allclose(a, np.exp(x) * 2.0 + 1.0, rtol=1e-15)
     np.testing.assert_array_equal(t, [0.2, -0.0])
+
+
+def test_ops_without_operands_make_their_results_on_the_programs_device():
+    """full/arange compute on the host; in a program for a device their results are
+    moved there (as eager mode does), and on the cpu they stay host arrays."""
+    from fw.core.testing import device as _dev
+
+    p = trace(lambda x: (call("full", shape=[2, 2], fill_value=1.5, dtype="float64"),
+                         call("arange", start=0, end=3, step=1, dtype="int64"), x * 2.0),
+              [T([2], "float64")])
+    place = _dev.place()
+    dev_type = type(fw.to_tensor(np.zeros(1), place=place)._data)
+    x = fw.to_tensor(np.array([1.0, 2.0]), place=place)._data
+    for backend, kind in ((place.kind, dev_type), ("cpu", np.ndarray)):
+        arg = x if backend != "cpu" else np.array([1.0, 2.0])
+        outs = Compiled(p, backend)([arg])
+        assert [type(o) for o in outs] == [kind] * 3, (backend, [type(o) for o in outs])
+        host = [np.asarray(_dev_host(o)) for o in outs]
+        np.testing.assert_array_equal(host[0], np.full((2, 2), 1.5))
+        np.testing.assert_array_equal(host[1], np.arange(3))
+        np.testing.assert_array_equal(host[2], [2.0, 4.0])
+
+
+def _dev_host(a):
+    from fw.core.place import backend_of
+
+    return backend_of(a).to_numpy(a)
