@@ -355,3 +355,41 @@ def test_cli_counts_mutants_and_rejects_bad_input(capsys, tmp_path):
         with pytest.raises(SystemExit) as e:
             main(argv)
         assert e.value.code == 2
+
+
+PREVIOUS_REPORT = """# Mutation testing report
+
+| area | M | run (N of M) | killed | ... |
+|---|---|---|---|---|
+| nn | 3934 | 60 of 3934 | 53 | 0 | 5 | 0 | 2 | 0 | 91.4 % | – | 1.85 | 1.29 | 2.0 h | \
+0.7 h |
+| jit | | not run | | | | | | | – | – | | | | |
+
+Runs (commit: the last one that changed `packages/`): nn at e57e154 on 2026-11-26T08:50 (seed 9191).
+
+## nn: 1 survivors
+
+- `packages/fw-nn/src/fw/optimizer/lr.py:613` NumberOffByOne: `a` → `b`
+
+## Equivalent mutants (0)
+"""
+
+
+def test_report_carries_over_the_areas_without_results(monkeypatch, tmp_path):
+    from mutation import report
+
+    monkeypatch.setattr(report, "_results", lambda: {})
+    monkeypatch.setattr(report, "NOTES", tmp_path / "none.md")
+    text = report.render(PREVIOUS_REPORT)
+    lines = text.splitlines()
+    # nn's row, run and survivors come over as they were; jit was not run before either
+    assert "| nn | 3934 | 60 of 3934 | 53 | 0 | 5 | 0 | 2 | 0 | 91.4 % | – | 1.85 | 1.29 | " \
+           "2.0 h | 0.7 h |" in lines
+    assert any(ln.startswith("| jit | | not run |") for ln in lines)
+    assert "nn at e57e154 on 2026-11-26T08:50 (seed 9191)." in text
+    assert "Carried over from the previous report (no results in this checkout): nn." in text
+    i = lines.index("## nn: 1 survivors")
+    assert lines[i + 2] == "- `packages/fw-nn/src/fw/optimizer/lr.py:613` NumberOffByOne: `a` → `b`"
+    (tmp_path / "notes.md").write_text("A note on the runs.\n")
+    monkeypatch.setattr(report, "NOTES", tmp_path / "notes.md")
+    assert "\nA note on the runs.\n" in report.render(PREVIOUS_REPORT)
