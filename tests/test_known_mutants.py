@@ -235,6 +235,18 @@ def test_a_module_level_table_is_tested_by_the_statements_reading_it(tmp_path):
     assert covmap.select([m], "m.py", 3, TABLE_SOURCE) == (["t.py::importer"], "line")
 
 
+DEF_SOURCE = "def f(x, tx=False):\n    return x\n\ndef g():\n    return f(1)\n"
+
+
+def test_a_def_line_is_tested_by_the_tests_of_the_function_body(tmp_path):
+    # the def line (its defaults) ran inside t.py::importer; t.py::user runs the body
+    m = _map(tmp_path, "cov5", {"t.py::importer": {"m.py": [1, 4]},
+                                "t.py::user": {"m.py": [2, 5]}},
+             {"t.py::importer": ("passed", 0.1), "t.py::user": ("passed", 1.0)})
+    assert covmap.select([m], "m.py", 1, DEF_SOURCE) == (["t.py::importer", "t.py::user"],
+                                                         "function")
+
+
 def _digest(rel):
     with open(os.path.join(ROOT, rel), "rb") as f:
         return hashlib.sha1(f.read()).hexdigest()

@@ -212,8 +212,9 @@ def select(maps: list[TestMap], rel: str, line: int, source: str) -> tuple[list[
       only says which test imported the module first);
     - "line": the tests that execute the line (or, for a continuation line, the
       statement it belongs to: coverage reports a statement on its first line);
-    - "function": else those that execute the enclosing function (a line coverage
-      does not report, as a continuation line of a statement, or a ``def`` line);
+    - "function": for a ``def`` line (its defaults), those that execute the function's
+      body, with the line's own; else, for a line coverage does not report (a
+      continuation line of a statement), those that execute the enclosing function;
     - "module": else, for a line run at import, those that execute any line of the
       module (a module-level table is read by the module's functions);
     - "import": else, for a line run at import, every test (code that only runs at
@@ -236,6 +237,16 @@ def select(maps: list[TestMap], rel: str, line: int, source: str) -> tuple[list[
                                    *(covered.get(ln, frozenset()) for ln in readers))
         if chosen:
             return _cheapest(maps, chosen), "readers"
+    header = [sc for sc in _scopes(source) if sc[0] <= line < sc[1]]
+    if header:
+        # a def line (its defaults) runs where the function is defined: at import,
+        # inside whichever test imported the module first; the function's own tests
+        # are those that run its body
+        start, body, end = header[-1]
+        chosen = frozenset().union(covered.get(line, frozenset()), *(
+            t for ln, t in covered.items() if body <= ln <= end))
+        if chosen:
+            return _cheapest(maps, chosen), "function"
     if covered.get(line):
         return _cheapest(maps, covered[line]), "line"
     if stmt != line and covered.get(stmt):

@@ -155,3 +155,26 @@ def _dev_host(a):
     from fw.core.place import backend_of
 
     return backend_of(a).to_numpy(a)
+
+
+def test_an_update_op_computes_its_states_in_place_too():
+    """momentum writes the new param and the new velocity: both go straight into the
+    captured tensors (no temporary for either), and the values are momentum's."""
+    w = _param([1.0, 2.0], "w")
+    v = _param([0.5, -0.5], "v", trainable=False)
+    lr = _param([0.1], "lr", trainable=False)
+    with building() as b:
+        g = b.add_input(T([2], "float32"), "g")
+        new_w, new_v = call("momentum", w, g, lr, v, mu=0.9)
+        b.record_update(w, new_w)
+        b.record_update(v, new_v)
+        b.set_outputs([])
+    c = Compiled(b.program)
+    (line,) = [ln for ln in c.source.splitlines() if "out=(" in ln]
+    outs = line.split("out=(")[1].split(")")[0]
+    assert "None" not in outs and outs.count("v") == 2, line
+    g = np.array([1.0, -2.0], np.float32)
+    c([g])
+    vel = 0.9 * np.array([0.5, -0.5], np.float32) + g
+    np.testing.assert_allclose(v.numpy(), vel, rtol=1e-6)
+    np.testing.assert_allclose(w.numpy(), np.array([1.0, 2.0]) - 0.1 * vel, rtol=1e-6)

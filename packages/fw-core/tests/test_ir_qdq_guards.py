@@ -488,3 +488,33 @@ def test_per_tensor_weight_scales_fold_whatever_the_axis(kind, axis):
     q, changed = _fold(p)
     assert changed and sum(n in _QOPS for n in _names(q)) == 1, q
     _close(p, q, [_x(2, 4, 6, 6, seed=24) if kind == "conv" else _x(3, 12, seed=24)], step=0.5)
+
+
+@pytest.mark.parametrize("act,zero", [(None, ZERO), ("sigmoid", ZERO), ("relu", "zp")])
+def test_nothing_to_fold_reports_no_change(act, zero):
+    """A quantized activation that is no relu's (or is quantized with a zero point) keeps
+    its int8 codes, and with a float weight nothing folds: the pass reports no change."""
+    zp = _buf(np.array([3], np.int32), "g.zp3") if zero == "zp" else ZERO
+    w = _buf(_x(12, 10, seed=25), "g.wf2")
+    p = trace(lambda x: call("linear", qdq(call(act, x) if act else x, zero=zp), w, None),
+              [T([3, 12], "float32")])
+    q = p.clone()
+    assert get_pass("fold_qdq", min_macs=0, signed_inputs=True).run(q) is False
+    assert str(q) == str(p)
+
+
+def test_fake_quantization_with_a_runtime_scale_is_kept():
+    """keep_fp32_qdq=False drops quantize -> dequantize only when both scales are known
+    constants that match; a quantize whose scale is an input stays."""
+    w = _buf(_x(12, 10, seed=26), "g.wf3")
+
+    def f(x, s):
+        d = call("dequantize_linear", call("quantize_linear", x, s, ZERO), S_X, ZERO)
+        return call("linear", d, w, None)
+
+    p = trace(f, [T([3, 12], "float32"), T([1], "float32")])
+    q, _ = _fold(p, keep_fp32_qdq=False)
+    assert "quantize_linear" in _names(q) and "dequantize_linear" in _names(q), q
+    xs = [_x(3, 12, seed=27), np.array([0.05], F32)]
+    for a, b in zip(_outs(p, xs), _outs(q, xs)):
+        np.testing.assert_array_equal(a, b)

@@ -310,3 +310,107 @@ def test_a_pass_with_nothing_to_rewrite_reports_no_change(name):
     assert changed is False and str(q) == str(p), q
     x = _rand(*shape, seed=48, dtype=np.dtype(dtype))
     _same(p, q, [x])
+
+
+# ================================================================ fold_linear_chain on fused ops
+def _fm(x, w, b=None, r=None, **attrs):
+    return call("fused_matmul", x, w, b, r, **attrs)
+
+
+@pytest.mark.parametrize("what,folds", [
+    ("no biases", True), ("inner bias only", True), ("outer bias only", True),
+    ("outer transpose_x", False), ("outer alpha", False), ("inner alpha", False),
+    ("inner activation", False), ("inner residual", False), ("3-d inner weight", False),
+    ("3-d outer weight", False), ("inner bias an input", False), ("inner read twice", False),
+    ("h as the outer weight too", False)])
+def test_linear_chain_of_fused_products(what, folds):
+    w1, w2 = _w((6, 6), "fw1", 50), _w((6, 6), "fw2", 51)
+    b1, b2 = _w((6,), "fb1", 52), _w((6,), "fb2", 53)
+    w3 = _w((1, 6, 6), "fw3", 54)
+
+    def f(x, r, bin_):
+        if what == "no biases":
+            return _fm(_fm(x, w1), w2)
+        if what == "inner bias only":
+            return _fm(_fm(x, w1, b1), w2)
+        if what == "outer bias only":
+            return _fm(_fm(x, w1), w2, b2)
+        if what == "outer transpose_x":
+            return _fm(_fm(x, w1, b1), w2, b2, transpose_x=True)
+        if what == "outer alpha":
+            return _fm(_fm(x, w1), w2, alpha=2.0)
+        if what == "inner alpha":
+            return _fm(_fm(x, w1, alpha=2.0), w2)
+        if what == "inner activation":
+            return _fm(_fm(x, w1, activation="relu"), w2)
+        if what == "inner residual":
+            return _fm(_fm(x, w1, None, r), w2)
+        if what == "3-d inner weight":
+            return _fm(_fm(x, w3), w2)
+        if what == "3-d outer weight":
+            return _fm(_fm(x, w1), w3)
+        if what == "inner bias an input":
+            return _fm(_fm(x, w1, bin_), w2)
+        h = _fm(x, w1)
+        if what == "inner read twice":
+            return _fm(h, w2), h
+        return _fm(h, h)  # "h as the outer weight too"
+
+    p = trace(f, [T([6, 6], "float32"), T([6, 6], "float32"), T([6], "float32")])
+    before = _ops(p)["fused_matmul"]
+    q, changed = _after(p, ["fold_linear_chain"])
+    assert changed is folds, q
+    assert _ops(q)["fused_matmul"] == before - (1 if folds else 0)
+    _same(p, q, [_rand(6, 6, seed=55), _rand(6, 6, seed=56), _rand(6, seed=57)],
+          exact=not folds)
+
+
+# ================================================================ fold_flatten_transpose
+def test_flatten_transpose_stays_when_another_op_reads_the_features():
+    w = _w((24, 3), "ftw", 70)
+
+    def f(y):
+        flat = y.transpose([0, 3, 1, 2]).flatten(1)
+        return call("linear", flat, w, None), flat.exp()
+
+    p = trace(f, [T([2, 3, 4, 2], "float32")])
+    fused, _ = _after(p, ["fuse_matmul_bias_act"])
+    q, changed = _after(fused, ["fold_flatten_transpose"])
+    assert not changed and "transpose" in _ops(q)
+    _same(p, q, [_rand(2, 3, 4, 2, seed=71)], exact=False)
+
+
+# ================================================================ constant_folding
+@pytest.fixture
+def effect_with_result():
+    """A side-effecting op that returns its input (the table has none yet; fw-distributed's
+    collectives will be such ops): removed again afterwards."""
+    from fw.core.ops._registry import defop
+
+    seen = []
+    op = defop("_test_effect_id", ("x",), infer=lambda x: x,
+               reference=lambda x: seen.append(np.array(x)) or np.array(x), side_effect=True,
+               promote=None, api=False, method=False)
+    yield op, seen
+    del OPS["_test_effect_id"]
+
+
+def test_constant_folding_never_folds_a_side_effect(effect_with_result):
+    """Its operand is a constant, but the effect must happen at each run, not once when
+    the pass runs."""
+    from fw.core.ir.builder import Builder
+
+    op, seen = effect_with_result
+    k = _const(np.array([1.0, 2.0], F32), "eff.k")
+    b = Builder()
+    with b:
+        x = b.add_input(T([2], "float32"), "x")
+        y = b.append_op(op, [k * 2.0], {}, [T([2], "float32")]).results[0]
+        b.set_outputs(x + y)
+    p = b.program
+    q, _ = _after(p, ["constant_folding", "dce"])
+    assert _ops(q)["_test_effect_id"] == 1 and not seen, q
+    for i in range(2):
+        np.testing.assert_array_equal(run(q, np.ones(2, F32)).numpy(), [3.0, 5.0])
+        assert len(seen) == i + 1
+        np.testing.assert_array_equal(seen[-1], [2.0, 4.0])
