@@ -23,6 +23,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import http.client
 import json
@@ -216,7 +217,7 @@ def _open_url(url, start, validator, timeout, headers):
         raise DownloadError(f"fw.hub: cannot reach {url}: {reason}") from None
 
 
-def _transfer(url, tmp, meta_path, hashers, timeout, headers, progress, name):
+def _transfer(url, tmp, meta_path, hashers, timeout, headers, progress, name, seen_headers):
     """One attempt: continue `tmp` from its current size. Returns True when complete,
     False when the connection was cut (the partial stays for the next attempt)."""
     start = os.path.getsize(tmp) if os.path.exists(tmp) else 0
@@ -229,6 +230,8 @@ def _transfer(url, tmp, meta_path, hashers, timeout, headers, progress, name):
         start = 0
         resp = _open_url(url, 0, None, timeout, headers)
     with resp:
+        if seen_headers is not None:
+            seen_headers.update({k.lower(): v for k, v in resp.headers.items()})
         status = getattr(resp, "status", 200)
         total = None
         if start and status == 206:
@@ -297,12 +300,16 @@ def _cached_ok(dest, sha256, md5) -> bool:
 
 
 def fetch(url: str, dest: str, *, sha256=None, md5=None, progress=True, timeout=None,
-          headers=None, lock_timeout=None, force=False) -> str:
+          headers=None, lock_timeout=None, force=False, response_headers=None,
+          lock=True) -> str:
     """Download `url` to the file `dest` (exact path) unless a good copy is already there.
 
     See the module docstring for the guarantees. `url` is rewritten by
     ``FW_HUB_MIRRORS`` first. ``force=True`` downloads even when `dest` exists (the new
-    file replaces it only once complete and verified). Returns `dest`.
+    file replaces it only once complete and verified). `response_headers`, a dict, receives
+    the last response's headers (lower-cased names) when a download happened.
+    ``lock=False`` skips the inter-process lock (for a `dest` name no other process
+    uses). Returns `dest`.
     """
     dest = os.path.abspath(os.fspath(dest))
     sha256 = _norm(sha256, "sha256", 32)
@@ -323,13 +330,16 @@ def fetch(url: str, dest: str, *, sha256=None, md5=None, progress=True, timeout=
         raise ValueError(f"fw.hub: can only download http(s) URLs, got {real_url!r}")
     d, name = os.path.split(dest)
     os.makedirs(d, exist_ok=True)
-    with FileLock(os.path.join(d, ".locks", name + ".lock"), timeout=lock_timeout):
+    guard = FileLock(os.path.join(d, ".locks", name + ".lock"), timeout=lock_timeout) \
+        if lock else contextlib.nullcontext()
+    with guard:
         if not force and _cached_ok(dest, sha256, md5):  # done by another process meanwhile
             return dest
         tmp, meta_path = dest + ".incomplete", dest + ".incomplete.json"
         for attempt in range(_RETRIES + 1):
             hashers = _Hashers(sha256, md5)
-            if _transfer(real_url, tmp, meta_path, hashers, timeout, headers, progress, name):
+            if _transfer(real_url, tmp, meta_path, hashers, timeout, headers, progress, name,
+                         response_headers):
                 break
             if attempt == _RETRIES:
                 size = os.path.getsize(tmp) if os.path.exists(tmp) else 0

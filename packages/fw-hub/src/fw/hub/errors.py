@@ -7,7 +7,7 @@ from __future__ import annotations
 from fw.core.errors import FwError, InvalidArgumentError
 
 __all__ = ["HubError", "OfflineError", "ChecksumError", "DownloadError", "UnsafeArchiveError",
-           "UnsafeCacheError", "UntrustedRepoError", "LockTimeoutError"]
+           "UnsafeCacheError", "UntrustedRepoError", "LockTimeoutError", "LayoutError"]
 
 
 class HubError(FwError):
@@ -44,3 +44,9 @@ class UntrustedRepoError(HubError, PermissionError):
 class LockTimeoutError(HubError, TimeoutError):
     """Another process held a download lock longer than the timeout (its pid is named)."""
 
+
+
+class LayoutError(HubError, InvalidArgumentError):
+    """Weights whose layout does not fit, or could silently not fit, the model: a
+    PyTorch state dict with square Linear weights loaded without conversion, or a
+    converted state dict with missing/unexpected/mis-shaped entries."""

@@ -5,20 +5,29 @@ background thread for the length of a ``with`` block: GET and HEAD, single byte 
 (``Range: bytes=a-b`` / ``a-`` / ``-n``, answered 206 with Content-Range, 416 when
 unsatisfiable), strong ETags with ``If-Range``, and a request log. Tests of downloads,
 datasets and pretrained weights point ``FW_HUB_MIRRORS`` at it.
+
+`write_torch_checkpoint(path, obj)` writes ``torch.save``'s zip layout from NumPy arrays
+(no PyTorch needed), for tests of the PyTorch readers and their hostile variants.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import email.utils
 import hashlib
 import http.server
+import io
 import os
+import pickle
 import posixpath
 import threading
 import urllib.parse
+import zipfile
 
-__all__ = ["serve_directory", "ServedURL"]
+import numpy as np
+
+__all__ = ["serve_directory", "ServedURL", "write_torch_checkpoint"]
 
 
 class ServedURL(str):
@@ -186,3 +195,95 @@ def serve_directory(path, *, timeout: float = 10.0):
         httpd.shutdown()
         httpd.server_close()
         thread.join(timeout)
+
+
+class _Global:
+    """A reference to module.name, written as a GLOBAL opcode without importing it."""
+
+    def __init__(self, module, name):
+        self.module, self.name = module, name
+
+    def __call__(self, *a):  # pickle insists that a reduce function be callable
+        raise TypeError("a placeholder")
+
+
+class _Storage:
+    def __init__(self, key, array):
+        self.key, self.array = key, array
+
+
+class _TorchPickler(pickle._Pickler):
+    """Python's pickler with torch's tensor reduction (``_rebuild_tensor_v2`` over a
+    storage persistent id), as ``torch.save`` writes it."""
+
+    def __init__(self, file, storages):
+        super().__init__(file, protocol=2)
+        self.storages = storages
+
+    def save_global_ref(self, obj):
+        self.write(pickle.GLOBAL + f"{obj.module}\n{obj.name}\n".encode())
+        self.memoize(obj)
+
+    dispatch = dict(pickle._Pickler.dispatch)
+    dispatch[_Global] = save_global_ref
+
+    def persistent_id(self, obj):
+        if isinstance(obj, _Storage):
+            from fw.hub.torch_pickle import TORCH_STORAGE_DTYPES
+
+            names = {np.dtype(v): k for k, v in TORCH_STORAGE_DTYPES.items()}
+            return ("storage", _Global("torch", names[obj.array.dtype]), obj.key, "cpu",
+                    obj.array.size)
+        return None
+
+    def reducer_override(self, obj):
+        if isinstance(obj, np.ndarray):
+            arr = np.ascontiguousarray(obj)
+            key = str(len(self.storages))
+            self.storages.append((key, arr))
+            stride = tuple(s // arr.itemsize for s in arr.strides) if arr.size else \
+                tuple(int(np.prod(arr.shape[i + 1:])) for i in range(arr.ndim))
+            return (_Global("torch._utils", "_rebuild_tensor_v2"),
+                    (_Storage(key, arr.reshape(-1)), 0, tuple(arr.shape), stride, False,
+                     collections.OrderedDict()))
+        return NotImplemented
+
+
+def write_torch_checkpoint(path, obj, *, archive_name: str | None = None) -> None:
+    """Write `obj` (dicts/lists of NumPy arrays and plain values) in ``torch.save``'s zip
+    format: ``<name>/data.pkl`` (protocol 2, tensors as ``torch._utils._rebuild_tensor_v2``
+    over ``("storage", torch.<Type>Storage, key, "cpu", numel)`` persistent ids),
+    ``<name>/data/<key>`` records, ``byteorder`` and ``version``.
+
+    Args:
+        path (str): the file to write.
+        obj: the object; NumPy arrays become tensors.
+        archive_name (str, optional): the record prefix (default: the file's stem).
+
+    Returns:
+        None.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import os, tempfile, zipfile, numpy as np
+            >>> from fw.hub.testing import write_torch_checkpoint
+            >>> p = os.path.join(tempfile.mkdtemp(), "w.pt")
+            >>> write_torch_checkpoint(p, {"w": np.zeros(3, np.float32)})
+            >>> sorted(zipfile.ZipFile(p).namelist())
+            ['w/byteorder', 'w/data.pkl', 'w/data/0', 'w/version']
+    """
+    path = os.fspath(path)
+    name = archive_name or os.path.splitext(os.path.basename(path))[0]
+    storages: list = []
+    buf = io.BytesIO()
+    _TorchPickler(buf, storages).dump(obj)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        z.writestr(f"{name}/data.pkl", buf.getvalue())
+        z.writestr(f"{name}/byteorder", "little")
+        for key, arr in storages:
+            z.writestr(f"{name}/data/{key}", arr.astype(arr.dtype.newbyteorder("<")
+                                                       if arr.dtype.itemsize > 1
+                                                       and arr.dtype.kind in "fiuc"
+                                                       else arr.dtype).tobytes())
+        z.writestr(f"{name}/version", "3\n")

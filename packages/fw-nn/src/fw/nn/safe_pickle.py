@@ -148,10 +148,10 @@ def _walk(obj, what, path, depth):
         raise UnsafePickleError(f"{what} nests deeper than 100 levels "
                                 f"(at {path or 'the top level'})")
     if isinstance(obj, np.ndarray):
-        if obj.dtype.hasobject or obj.dtype.kind == "V":
+        if obj.dtype.hasobject:
             raise UnsafePickleError(f"{what}: the array at "
                                     f"{path or 'the top level'} has dtype {obj.dtype} "
-                                    f"(only numeric/bool arrays are weights)")
+                                    f"(arrays of Python objects are not weights)")
         return
     if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes, np.generic)):
         if isinstance(obj, np.generic) and obj.dtype.hasobject:
