@@ -16,10 +16,13 @@ Any other global (``torch.nn.Module`` subclasses from a pickled whole model, ``o
 
 from __future__ import annotations
 
+import errno
 import io
 import math
 import os
+import struct
 import zipfile
+import zlib
 
 import ml_dtypes
 import numpy as np
@@ -43,6 +46,15 @@ _TORCH_DTYPES = {
     "complex128": np.complex128,
 }
 _MAX_PICKLE = 1 << 30
+# what zipfile raises for a damaged archive besides BadZipFile (forged flags, versions,
+# compression methods, offsets): all reported as a corrupted file
+_ZIP_ERRORS = (zlib.error, EOFError, NotImplementedError, RuntimeError, struct.error,
+               OSError)
+
+
+def _is_corruption(e) -> bool:
+    # a real I/O failure (permissions, a vanished file) is not the file's fault
+    return not isinstance(e, OSError) or e.errno in (None, errno.EINVAL)
 
 
 class _StorageType:
@@ -195,6 +207,10 @@ def load(path):
     what = f"fw.hub.torch_pickle: {path}"
     try:
         zf = zipfile.ZipFile(path)
+    except _ZIP_ERRORS as e:
+        if not _is_corruption(e):
+            raise
+        raise ValueError(f"{what}: corrupted zip ({type(e).__name__}: {str(e)[:200]})") from None
     except zipfile.BadZipFile:
         with open(path, "rb") as f:
             head = f.read(2)
@@ -202,25 +218,35 @@ def load(path):
             else "not a PyTorch zip checkpoint"
         raise ValueError(f"{what} is {kind}; re-save it with torch.save in PyTorch >= 1.6 "
                          f"(or export safetensors)") from None
-    with zf:
-        pkls = [n for n in zf.namelist() if n.endswith("/data.pkl") or n == "data.pkl"]
-        if len(pkls) != 1:
-            raise ValueError(f"{what}: expected one data.pkl record, found {len(pkls)}")
-        prefix = pkls[0][: -len("data.pkl")]
-        info = zf.getinfo(pkls[0])
-        if info.file_size > _MAX_PICKLE:
-            raise UnsafePickleError(f"{what}: data.pkl is {info.file_size} bytes")
-        byteorder = "little"
-        if f"{prefix}byteorder" in zf.namelist():
-            byteorder = zf.read(f"{prefix}byteorder").decode("ascii", "replace").strip()
-            if byteorder not in ("little", "big"):
-                raise UnsafePickleError(f"{what}: byteorder record {byteorder[:20]!r}")
-        up = _TorchUnpickler(io.BytesIO(zf.read(info)), zf, prefix, byteorder, what)
-        try:
-            obj = up.load()
-        except UnsafePickleError:
+    try:
+        with zf:
+            obj = _load_zip(zf, what)
+    except (zipfile.BadZipFile, *_ZIP_ERRORS) as e:
+        if not _is_corruption(e):
             raise
-        except Exception as e:  # a malformed pickle: name it, never a bare traceback
-            raise UnsafePickleError(f"{what}: unreadable pickle ({type(e).__name__}: "
-                                    f"{str(e)[:200]})") from None
+        raise ValueError(f"{what}: corrupted zip ({type(e).__name__}: {str(e)[:200]})") from None
     return check_plain(obj, what)
+
+
+def _load_zip(zf, what):
+    pkls = [n for n in zf.namelist() if n.endswith("/data.pkl") or n == "data.pkl"]
+    if len(pkls) != 1:
+        raise ValueError(f"{what}: expected one data.pkl record, found {len(pkls)}")
+    prefix = pkls[0][: -len("data.pkl")]
+    info = zf.getinfo(pkls[0])
+    if info.file_size > _MAX_PICKLE:
+        raise UnsafePickleError(f"{what}: data.pkl is {info.file_size} bytes")
+    byteorder = "little"
+    if f"{prefix}byteorder" in zf.namelist():
+        byteorder = zf.read(f"{prefix}byteorder").decode("ascii", "replace").strip()
+        if byteorder not in ("little", "big"):
+            raise UnsafePickleError(f"{what}: byteorder record {byteorder[:20]!r}")
+    up = _TorchUnpickler(io.BytesIO(zf.read(info)), zf, prefix, byteorder, what)
+    try:
+        obj = up.load()
+    except UnsafePickleError:
+        raise
+    except Exception as e:  # a malformed pickle: name it, never a bare traceback
+        raise UnsafePickleError(f"{what}: unreadable pickle ({type(e).__name__}: "
+                                f"{str(e)[:200]})") from None
+    return obj
