@@ -272,6 +272,9 @@ def test_get_weights_path_from_url_uses_hub_cache(server, tmp_path, monkeypatch)
     monkeypatch.setenv("FW_HUB_MIRRORS", f"https://paddle-hapi.bj.bcebos.com/models/={server}/")
     p = get_weights_path_from_url("https://paddle-hapi.bj.bcebos.com/models/w.bin", MD5)
     assert p == str(tmp_path / "hubcache" / "weights" / "w.bin")
+    import fw.utils.download as fud
+
+    assert fud.WEIGHTS_HOME == str(tmp_path / "hubcache" / "weights")
     monkeypatch.delenv("FW_HUB_CACHE")
     monkeypatch.setenv("FW_HOME", str(tmp_path / "home"))
     p = get_weights_path_from_url("https://paddle-hapi.bj.bcebos.com/models/w.bin")

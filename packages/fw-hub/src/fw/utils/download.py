@@ -17,7 +17,14 @@ from fw.hub.cache import hub_dir
 from fw.hub.download import download_url, fetch, url_file_name
 
 __all__ = ["get_weights_path_from_url", "get_path_from_url", "download_url", "is_url",
-           "weights_home"]
+           "weights_home", "WEIGHTS_HOME"]
+
+
+def __getattr__(name):
+    # Paddle exposes WEIGHTS_HOME as a constant; here it follows the environment
+    if name == "WEIGHTS_HOME":
+        return weights_home()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def is_url(path: str) -> bool:
