@@ -25,4 +25,6 @@ def test_docstring_examples(name, monkeypatch, tmp_path):
     if result.attempted == 0:
         pytest.skip(f"{name} has no docstring examples")
     assert result.failed == 0
+    # examples that set variables put the environment back
     assert os.environ.get("FW_HUB_MIRRORS") is None
+    assert os.environ["FW_HUB_CACHE"] == str(tmp_path / "hub")

@@ -12,7 +12,7 @@ Sources:
 - ``"hf"``: ``"org/name[@revision]"``, a Hugging Face repository: its config,
   weights, tokenizer and sentence-transformers files are taken from fw's or the HF cache
   or downloaded (resolve URLs) into fw's cache, then loaded as a local directory.
-- ``"builtin"`` (or ``repo_or_dir="builtin"``): the zoo (`fw.hub.zoo`).
+- ``"builtin"`` (or ``repo_dir="builtin"``): the zoo (`fw.hub.zoo`).
 """
 
 from __future__ import annotations
@@ -43,8 +43,21 @@ _SOURCES = ("github", "gitee", "local", "hf", "builtin")
 
 
 def get_dir() -> str:
-    """fw's hub directory (``FW_HUB_CACHE``, else ``FW_HOME/hub``, else
-    ``~/.cache/fw/hub``)."""
+    """fw's hub directory (Paddle's ``paddle.hub.get_dir``).
+
+    Returns:
+        str: ``FW_HUB_CACHE``, else ``FW_HOME/hub``, else ``~/.cache/fw/hub``.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import os, fw.hub
+            >>> saved_env = dict(os.environ)
+            >>> os.environ["FW_HUB_CACHE"] = "/data/fw-hub"
+            >>> fw.hub.get_dir()
+            '/data/fw-hub'
+            >>> os.environ.clear(); os.environ.update(saved_env)
+    """
     return _cache.hub_dir()
 
 
@@ -99,13 +112,14 @@ def _repo_dir(repo_or_dir, source, force_reload, trust_repo):
     return "dir", path
 
 
-def list(repo_or_dir, source: str = "github", force_reload: bool = False,  # noqa: A001
+def list(repo_dir, source: str = "github", force_reload: bool = False,  # noqa: A001
          trust_repo=None) -> builtins.list:
     """List the entry points of a hub repository, or the built-in models.
 
     Args:
-        repo_or_dir (str): ``"owner/repo[:ref]"`` (github/gitee), a directory (local),
-            ``"org/name[@revision]"`` (hf), or ``"builtin"``.
+        repo_dir (str): ``"owner/repo[:ref]"`` (github/gitee), a directory (local),
+            ``"org/name[@revision]"`` (hf), or ``"builtin"`` (Paddle's argument name;
+            torch.hub calls it ``repo_or_dir``).
         source (str, optional): ``github`` | ``gitee`` | ``local`` | ``hf`` | ``builtin``.
             Default ``github``.
         force_reload (bool, optional): fetch a remote repository again. Default False.
@@ -127,20 +141,20 @@ def list(repo_or_dir, source: str = "github", force_reload: bool = False,  # noq
             >>> fw.hub.list(d, source="local")
             ['tiny']
     """
-    if _is_builtin(repo_or_dir, source):
+    if _is_builtin(repo_dir, source):
         return _zoo_list()
-    kind, path = _repo_dir(repo_or_dir, source, force_reload, trust_repo)
+    kind, path = _repo_dir(repo_dir, source, force_reload, trust_repo)
     if kind == "hubconf":
         return _hubconf.entry_names(_hubconf.import_hubconf(path))
     return _zoo_list(_local_matches(path))
 
 
-def help(repo_or_dir, model: str, source: str = "github", force_reload: bool = False,  # noqa: A001
+def help(repo_dir, model: str, source: str = "github", force_reload: bool = False,  # noqa: A001
          trust_repo=None) -> str:
     """The docstring of an entry point (or zoo entry).
 
     Args:
-        repo_or_dir (str): as in `list`.
+        repo_dir (str): as in `list`.
         model (str): the entry name.
         source (str, optional): as in `list`. Default ``github``.
         force_reload (bool, optional): fetch a remote repository again. Default False.
@@ -160,21 +174,21 @@ def help(repo_or_dir, model: str, source: str = "github", force_reload: bool = F
             >>> fw.hub.help(d, "tiny", source="local")
             'A tiny model.'
     """
-    if _is_builtin(repo_or_dir, source):
+    if _is_builtin(repo_dir, source):
         return _zoo.get(model)["doc"]
-    kind, path = _repo_dir(repo_or_dir, source, force_reload, trust_repo)
+    kind, path = _repo_dir(repo_dir, source, force_reload, trust_repo)
     if kind == "hubconf":
         return _hubconf.get_entry(_hubconf.import_hubconf(path), model).__doc__
     return _zoo.get(model)["doc"]
 
 
-def load(repo_or_dir, model: str | None = None, source: str = "github",
+def load(repo_dir, model: str | None = None, source: str = "github",
          force_reload: bool = False, trust_repo=None, **kwargs):
     """Build a model from a hub repository, a directory, a Hugging Face repository or
     the built-in zoo.
 
     Args:
-        repo_or_dir (str): ``"owner/repo[:ref]"`` (github/gitee), a directory (local),
+        repo_dir (str): ``"owner/repo[:ref]"`` (github/gitee), a directory (local),
             ``"org/name[@revision]"`` (hf), ``"builtin"`` (or, with
             ``source="builtin"``, the model name itself).
         model (str): the entry point / zoo name (for local and hf directories the zoo
@@ -202,10 +216,10 @@ def load(repo_or_dir, model: str | None = None, source: str = "github",
             >>> fw.hub.load(d, "mlp", source="local", width=3).weight.shape
             [2, 3]
     """
-    if _is_builtin(repo_or_dir, source):
-        name = model if model is not None else repo_or_dir
+    if _is_builtin(repo_dir, source):
+        name = model if model is not None else repo_dir
         return _zoo.get(name)["fn"](**kwargs)
-    kind, path = _repo_dir(repo_or_dir, source, force_reload, trust_repo)
+    kind, path = _repo_dir(repo_dir, source, force_reload, trust_repo)
     if kind == "hubconf":
         module = _hubconf.import_hubconf(path)
         _hubconf.check_dependencies(module)
@@ -213,17 +227,17 @@ def load(repo_or_dir, model: str | None = None, source: str = "github",
     if model is None:
         matches = _local_matches(path)
         if len(matches) != 1:
-            raise ValueError(f"fw.hub.load: {repo_or_dir} has no hubconf.py and "
+            raise ValueError(f"fw.hub.load: {repo_dir} has no hubconf.py and "
                              f"{'no' if not matches else 'several'} zoo entries can load it "
                              f"({', '.join(matches)}); pass model=")
         model = matches[0]
     entry = _zoo.get(model)
     if not callable(entry.get("from_dir")):
         raise ValueError(f"fw.hub.load: the zoo entry {model!r} does not load directories "
-                         f"(no from_dir); entries that can load {repo_or_dir}: "
+                         f"(no from_dir); entries that can load {repo_dir}: "
                          f"{_local_matches(path)}")
     if callable(entry.get("detect")) and not entry["detect"](path):
-        raise ValueError(f"fw.hub.load: {repo_or_dir} does not look like a {model!r} directory "
+        raise ValueError(f"fw.hub.load: {repo_dir} does not look like a {model!r} directory "
                          f"(its detect() refused it); entries that can load it: "
                          f"{_local_matches(path)}")
     return entry["from_dir"](path, **kwargs)
@@ -304,6 +318,26 @@ def hf_snapshot(spec: str, *, force_reload: bool = False, progress: bool = True)
 
     Returns:
         str: the snapshot directory.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import os, json, tempfile
+            >>> saved_env = dict(os.environ)
+            >>> import fw.hub
+            >>> from fw.hub.testing import serve_directory
+            >>> src = tempfile.mkdtemp()
+            >>> d = os.path.join(src, "org", "tiny", "resolve", "main")
+            >>> os.makedirs(d)
+            >>> for name in ("config.json", "model.safetensors"):
+            ...     with open(os.path.join(d, name), "w") as f:
+            ...         _ = f.write("{}")
+            >>> with serve_directory(src) as base:
+            ...     os.environ["HF_ENDPOINT"] = base
+            ...     snap = fw.hub.hf_snapshot("org/tiny", progress=False)
+            >>> os.environ.clear(); os.environ.update(saved_env)
+            >>> sorted(os.listdir(snap))
+            ['config.json', 'model.safetensors']
     """
     repo_id, rev = _cache.parse_hf_repo(spec)
     if not force_reload:
@@ -378,7 +412,28 @@ def read_state_dict(path, *, return_numpy: bool = False):
     """Read weights from `path` without running code: fw / safetensors checkpoints and
     Paddle ``.pdparams`` through `fw.load`; PyTorch zip checkpoints through
     `fw.hub.torch_pickle` (a `TorchStateDict` of NumPy arrays); a zip holding one such
-    file (Paddle's legacy zip) is read from inside."""
+    file (Paddle's legacy zip) is read from inside.
+
+    Args:
+        path (str): the weights file.
+        return_numpy (bool, optional): NumPy arrays instead of tensors (PyTorch files
+            always give NumPy arrays). Default False.
+
+    Returns:
+        dict: the state dict.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import os, tempfile, numpy as np
+            >>> from fw.hub import read_state_dict
+            >>> from fw.hub.testing import write_torch_checkpoint
+            >>> p = os.path.join(tempfile.mkdtemp(), "pytorch_model.bin")
+            >>> write_torch_checkpoint(p, {"fc.bias": np.zeros(2, np.float32)})
+            >>> sd = read_state_dict(p)
+            >>> type(sd).__name__, sd["fc.bias"]
+            ('TorchStateDict', array([0., 0.], dtype=float32))
+    """
     import fw
     from fw.hub import torch_pickle
 

@@ -200,6 +200,7 @@ def hf_hub_download(repo_id: str, filename: str, revision: str = "main", *,
         .. code-block:: python
 
             >>> import os, tempfile
+            >>> saved_env = dict(os.environ)
             >>> from fw.hub.cache import hf_hub_download
             >>> from fw.hub.testing import serve_directory
             >>> src = tempfile.mkdtemp()
@@ -210,7 +211,7 @@ def hf_hub_download(repo_id: str, filename: str, revision: str = "main", *,
             >>> with serve_directory(src) as base:
             ...     os.environ["HF_ENDPOINT"] = base
             ...     p = hf_hub_download("org/tiny", "config.json", progress=False)
-            >>> del os.environ["HF_ENDPOINT"]
+            >>> os.environ.clear(); os.environ.update(saved_env)
             >>> p.split(os.sep)[-4:-2]
             ['models--org--tiny', 'snapshots']
     """

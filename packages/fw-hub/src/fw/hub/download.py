@@ -68,11 +68,12 @@ def apply_mirrors(url: str) -> str:
         .. code-block:: python
 
             >>> import os
+            >>> saved_env = dict(os.environ)
             >>> from fw.hub.download import apply_mirrors
             >>> os.environ["FW_HUB_MIRRORS"] = "https://a.example/m/=http://127.0.0.1:8000/"
             >>> apply_mirrors("https://a.example/m/x.pdparams")
             'http://127.0.0.1:8000/x.pdparams'
-            >>> del os.environ["FW_HUB_MIRRORS"]
+            >>> os.environ.clear(); os.environ.update(saved_env)
     """
     spec = os.environ.get("FW_HUB_MIRRORS", "")
     for pair in spec.split(","):

@@ -17,7 +17,7 @@ from fw.hub.cache import hub_dir
 from fw.hub.download import download_url, fetch, url_file_name
 
 __all__ = ["get_weights_path_from_url", "get_path_from_url", "download_url", "is_url",
-           "weights_home", "WEIGHTS_HOME"]
+           "weights_home", "WEIGHTS_HOME"]  # noqa: F822 - module __getattr__
 
 
 def __getattr__(name):
@@ -28,12 +28,41 @@ def __getattr__(name):
 
 
 def is_url(path: str) -> bool:
-    """Whether `path` is an http(s) URL (Paddle's ``is_url``)."""
+    """Whether `path` is an http(s) URL (Paddle's ``is_url``).
+
+    Args:
+        path (str): a path or URL.
+
+    Returns:
+        bool: True for ``http://`` and ``https://`` URLs.
+
+    Examples:
+        .. code-block:: python
+
+            >>> from fw.utils.download import is_url
+            >>> is_url("https://paddle-hapi.bj.bcebos.com/models/lenet.pdparams"), is_url("a.pd")
+            (True, False)
+    """
     return isinstance(path, str) and path.startswith(("http://", "https://"))
 
 
 def weights_home() -> str:
-    """The directory `get_weights_path_from_url` stores weights in."""
+    """The directory `get_weights_path_from_url` stores weights in.
+
+    Returns:
+        str: ``<hub dir>/weights`` (see `fw.hub.get_dir`).
+
+    Examples:
+        .. code-block:: python
+
+            >>> import os
+            >>> saved_env = dict(os.environ)
+            >>> from fw.utils.download import weights_home
+            >>> os.environ["FW_HUB_CACHE"] = "/data/fw-hub"
+            >>> weights_home()
+            '/data/fw-hub/weights'
+            >>> os.environ.clear(); os.environ.update(saved_env)
+    """
     return os.path.join(hub_dir(), "weights")
 
 
@@ -54,6 +83,7 @@ def get_weights_path_from_url(url: str, md5sum: str | None = None) -> str:
         .. code-block:: python
 
             >>> import os, tempfile
+            >>> saved_env = dict(os.environ)
             >>> from fw.hub.testing import serve_directory
             >>> from fw.utils.download import get_weights_path_from_url
             >>> src = tempfile.mkdtemp()
@@ -67,7 +97,7 @@ def get_weights_path_from_url(url: str, md5sum: str | None = None) -> str:
             ...         "https://paddle-hapi.bj.bcebos.com/models/resnet18.pdparams")
             >>> os.path.basename(p)
             'resnet18.pdparams'
-            >>> del os.environ["FW_HUB_MIRRORS"], os.environ["FW_HUB_CACHE"]
+            >>> os.environ.clear(); os.environ.update(saved_env)
     """
     return get_path_from_url(url, weights_home(), md5sum)
 
