@@ -3,7 +3,6 @@ atomic + resumable + locked downloads, hash checks, safe archive extraction."""
 
 import hashlib
 import io
-import multiprocessing
 import os
 import tarfile
 import threading
@@ -224,28 +223,43 @@ def test_non_http_url_refused(tmp_path):
         dl.download_url("file:///etc/passwd", tmp_path, progress=False)
 
 
-def _hold_lock(path, ready, release):
-    with FileLock(path, timeout=5):
-        ready.set()
-        release.wait(20)
+_HOLDER = """
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+fcntl.flock(fd, fcntl.LOCK_EX)  # what FileLock does, in a light process
+os.write(fd, str(os.getpid()).encode())
+print("ready", flush=True)
+sys.stdin.read()
+"""
 
 
-def test_lock_timeout_names_holder_pid(tmp_path):
-    ctx = multiprocessing.get_context("spawn")
-    ready, release = ctx.Event(), ctx.Event()
-    lock = str(tmp_path / ".locks" / "w.bin.lock")
-    p = ctx.Process(target=_hold_lock, args=(lock, ready, release))
-    p.start()
+def test_lock_timeout_names_holder_pid_and_dies_with_it(tmp_path):
+    import select
+    import subprocess
+    import sys
+
+    lock = tmp_path / ".locks" / "w.bin.lock"
+    lock.parent.mkdir()
+    p = subprocess.Popen([sys.executable, "-c", _HOLDER, str(lock)], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
     try:
-        assert ready.wait(60)
-        with pytest.raises(LockTimeoutError, match=f"pid {p.pid}"):
-            with FileLock(lock, timeout=0.2):
+        ready, _, _ = select.select([p.stdout], [], [], 60)
+        assert ready and p.stdout.readline().strip() == "ready"
+        t0 = time.monotonic()
+        with pytest.raises(LockTimeoutError, match=f"held by pid {p.pid}"):
+            with FileLock(str(lock), timeout=0.3):
                 pass
+        assert time.monotonic() - t0 < 10
+        p.kill()  # a crashed holder: the kernel drops its lock
+        p.wait(30)
+        with FileLock(str(lock), timeout=10):
+            pass
     finally:
-        release.set()
-        p.join(30)
-    with FileLock(lock, timeout=5):  # released when the holder ends
-        pass
+        if p.poll() is None:
+            p.kill()
+            p.wait(30)
+        p.stdin.close()
+        p.stdout.close()
 
 
 def test_concurrent_loaders_download_once(server, tmp_path):
