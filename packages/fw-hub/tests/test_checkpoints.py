@@ -47,3 +47,28 @@ def test_real_paddle_nested_object(paddle_expected):
     obj = fw.load(os.path.join(FIX, "paddle_nested.pdparams"))
     assert obj["epoch"] == 3 and obj["tags"] == ["a", "b"]
     np.testing.assert_array_equal(obj["weights"].numpy(), paddle_expected["nested/weights"])
+
+
+def test_pretrained_flow_of_vision_models(paddle_expected, tmp_path, monkeypatch):
+    # what a Paddle model file does for pretrained=True, on a real Paddle file served
+    # from loopback under Paddle's URL: get_weights_path_from_url(url, md5) + fw.load
+    import hashlib
+    import shutil
+
+    from fw.hub.testing import serve_directory
+    from fw.utils.download import get_weights_path_from_url
+
+    src = tmp_path / "srv"
+    src.mkdir()
+    shutil.copy(os.path.join(FIX, "paddle_mlp.pdparams"), src / "mlp.pdparams")
+    md5 = hashlib.md5((src / "mlp.pdparams").read_bytes()).hexdigest()
+    monkeypatch.setenv("FW_HUB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("FW_HUB_OFFLINE", raising=False)
+    with serve_directory(src) as base:
+        monkeypatch.setenv("FW_HUB_MIRRORS", f"https://paddle-hapi.bj.bcebos.com/models/={base}/")
+        path = get_weights_path_from_url("https://paddle-hapi.bj.bcebos.com/models/mlp.pdparams",
+                                         md5)
+    model = fw.nn.Sequential(fw.nn.Linear(4, 4), fw.nn.BatchNorm1D(4), fw.nn.Linear(4, 3))
+    assert model.set_state_dict(fw.load(path)).ok
+    np.testing.assert_array_equal(model.state_dict()["2.weight"].numpy(),
+                                  paddle_expected["pdparams/2.weight"])
