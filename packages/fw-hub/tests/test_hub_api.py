@@ -358,3 +358,12 @@ def test_load_state_dict_from_url(srv, tmp_path):
     sd = fw.hub.load_state_dict_from_url(f"{srv}/legacy.zip", check_hash=False,
                                          model_dir=str(tmp_path / "md"))
     assert sd["w"].numpy().tolist() == [1.0, 2.0]
+
+
+def test_zoo_entry_point_registrations():
+    # the contract: fw-vision and fw-hub's text models register their ZOO modules
+    mods = dict(zoo._modules())
+    assert mods.get("text") == "fw.hub.text._zoo"
+    assert mods.get("vision") == "fw.vision.models._zoo"
+    listing = fw.hub.list("builtin")  # whatever is installed lists without error
+    assert listing == sorted(listing)
