@@ -29,7 +29,7 @@ from fw.hub.download import fetch, is_offline
 from fw.hub.errors import DownloadError, OfflineError, UnsafeCacheError
 
 __all__ = ["hub_dir", "hf_cache_dir", "repo_folder_name", "cached_file", "hf_hub_download",
-           "hf_url", "parse_hf_repo", "check_tree"]
+           "hf_url", "parse_hf_repo", "check_tree", "check_inside"]
 
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _REPO_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -96,6 +96,14 @@ def _safe(root: str, path: str) -> str:
                                f"the cache (a symlink planted in it?); refusing to read it. "
                                f"Remove the entry to fetch it again")
     return real
+
+
+def check_inside(path: str, root: str) -> str:
+    """Raise `UnsafeCacheError` if `path` (an entry of the cache `root`) resolves outside
+    `root` (a planted symlink); return `path`."""
+    if os.path.lexists(path):
+        _safe(root, path)
+    return path
 
 
 def check_tree(directory: str, root: str) -> str:
