@@ -218,13 +218,18 @@ def _open_url(url, start, validator, timeout, headers):
         raise DownloadError(f"fw.hub: cannot reach {url}: {reason}") from None
 
 
-def _transfer(url, tmp, meta_path, hashers, timeout, headers, progress, name, seen_headers):
+def _transfer(url, tmp, meta_path, hashers, timeout, headers, progress, name, seen_headers,
+              own_partial):
     """One attempt: continue `tmp` from its current size. Returns True when complete,
-    False when the connection was cut (the partial stays for the next attempt)."""
+    False when the connection was cut (the partial stays for the next attempt).
+    A partial left by an earlier call is continued only with a validator for If-Range
+    (without one, a file changed on the server would be spliced): `own_partial` says
+    it was written by this call a moment ago."""
     start = os.path.getsize(tmp) if os.path.exists(tmp) else 0
-    validator = _read_meta(meta_path).get("validator") if start else None
-    if start and _read_meta(meta_path).get("url") != url:
-        start, validator = 0, None  # a partial of another URL under the same name
+    meta = _read_meta(meta_path) if start else {}
+    validator = meta.get("validator")
+    if start and (meta.get("url") != url or not (validator or own_partial)):
+        start, validator = 0, None  # another URL's partial, or one that cannot be checked
     resp = _open_url(url, start, validator, timeout, headers)
     if resp is None:  # 416
         _remove(tmp, meta_path)
@@ -340,7 +345,7 @@ def fetch(url: str, dest: str, *, sha256=None, md5=None, progress=True, timeout=
         for attempt in range(_RETRIES + 1):
             hashers = _Hashers(sha256, md5)
             if _transfer(real_url, tmp, meta_path, hashers, timeout, headers, progress, name,
-                         response_headers):
+                         response_headers, own_partial=attempt > 0):
                 break
             if attempt == _RETRIES:
                 size = os.path.getsize(tmp) if os.path.exists(tmp) else 0
