@@ -199,7 +199,20 @@ def _walk(obj, what, path, depth):
 
 def check_plain(obj, what: str = "fw.nn.safe_pickle: the pickle"):
     """Raise `UnsafePickleError` unless `obj` is plain data: numeric/bool NumPy arrays and
-    scalars, Python numbers/strings/bytes/None, and dicts/lists/tuples/sets of them."""
+    scalars, Python numbers/strings/bytes/None, and dicts/lists/tuples/sets of them.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import numpy as np
+            >>> from fw.nn.safe_pickle import check_plain
+            >>> check_plain({"w": np.ones(2), "meta": [1, "a"]})["meta"]
+            [1, 'a']
+            >>> check_plain({"w": np.array([object()])})  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ...
+            fw.nn.safe_pickle.UnsafePickleError: ...: the array at w has dtype object ...
+    """
     _walk(obj, what, "", 0)
     return obj
 
@@ -237,7 +250,17 @@ def loads(data: bytes, *, what: str = "fw.nn.safe_pickle: the pickle"):
 
 
 def load(file, *, what: str = "fw.nn.safe_pickle: the pickle"):
-    """Like `loads`, from a binary file object."""
+    """Like `loads`, from a binary file object.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import io, pickle, numpy as np
+            >>> from fw.nn import safe_pickle
+            >>> out = safe_pickle.load(io.BytesIO(pickle.dumps({"b": np.int64(3)}, protocol=2)))
+            >>> type(out["b"]).__name__, int(out["b"])
+            ('int64', 3)
+    """
     try:
         obj = SafeUnpickler(file, what=what).load()
     except UnsafePickleError:
