@@ -1,0 +1,124 @@
+"""OpenCV's ``warpAffine`` / ``warpPerspective`` (constant border) and the matrices Paddle's
+"cv2" backend builds (``getRotationMatrix2D``, ``getPerspectiveTransform``), in NumPy.
+
+Conventions followed (OpenCV >= 4.11's warp kernels, imgproc/src/imgwarp.cpp; facts
+only): the given matrix maps source to destination and is inverted in double; each
+destination pixel (x, y) is mapped back to float32 source coordinates; nearest rounds
+them (half to even), bilinear and bicubic (a = -0.75) weigh the neighbours with float
+weights; taps outside the image read the border value; integer results are rounded.
+Against OpenCV 5.0 this is exact for affine uint8 bilinear and within 1 grey level
+elsewhere (float rounding). Older OpenCV (< 4.11) quantised coordinates to 1/32 pixel,
+so its results differ from these by a few grey levels.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def rotation_matrix(center, angle: float, scale: float) -> np.ndarray:
+    """``cv2.getRotationMatrix2D(center, angle, scale)``: counter-clockwise degrees."""
+    a = math.radians(angle)
+    alpha = math.cos(a) * scale
+    beta = math.sin(a) * scale
+    cx, cy = center
+    return np.array([[alpha, beta, (1 - alpha) * cx - beta * cy],
+                     [-beta, alpha, beta * cx + (1 - alpha) * cy]], dtype=np.float64)
+
+
+def perspective_matrix(src, dst) -> np.ndarray:
+    """``cv2.getPerspectiveTransform(src, dst)``: the 3x3 homography taking the four
+    ``src`` points to the four ``dst`` points (float32 inputs, solved in double)."""
+    src = np.asarray(src, np.float32).astype(np.float64)
+    dst = np.asarray(dst, np.float32).astype(np.float64)
+    a = np.zeros((8, 8))
+    b = np.zeros(8)
+    for i in range(4):
+        (x, y), (u, v) = src[i], dst[i]
+        a[i] = [x, y, 1, 0, 0, 0, -x * u, -y * u]
+        a[i + 4] = [0, 0, 0, x, y, 1, -x * v, -y * v]
+        b[i], b[i + 4] = u, v
+    m = np.linalg.solve(a, b)
+    return np.append(m, 1.0).reshape(3, 3)
+
+
+def border_value(fill, channels: int, dtype) -> np.ndarray:
+    """OpenCV's ``Scalar`` from Paddle's ``fill``: a number fills the first channel only
+    (``Scalar(v)`` is ``(v, 0, 0, 0)``), a sequence gives one value per channel."""
+    if isinstance(fill, (int, float, np.number)):
+        vals = [float(fill), 0.0, 0.0, 0.0]
+    else:
+        vals = [float(v) for v in fill] + [0.0] * (4 - len(fill))
+    return np.array(vals[:channels], dtype=np.float64)
+
+
+def _cubic(x: np.ndarray) -> list[np.ndarray]:
+    a = np.float32(-0.75)
+    c0 = ((a * (x + 1) - 5 * a) * (x + 1) + 8 * a) * (x + 1) - 4 * a
+    c1 = ((a + 2) * x - (a + 3)) * x * x + 1
+    c2 = ((a + 2) * (1 - x) - (a + 3)) * (1 - x) * (1 - x) + 1
+    return [c0, c1, c2, 1 - c0 - c1 - c2]
+
+
+def _remap(img: np.ndarray, xs: np.ndarray, ys: np.ndarray, method: str, fill) -> np.ndarray:
+    """Sample ``img`` (HWC) at float32 source coordinates with a constant border."""
+    h, w, c = img.shape
+    border = border_value(fill, c, img.dtype)
+
+    def tap(px, py):
+        inside = (px >= 0) & (px < w) & (py >= 0) & (py < h)
+        vals = img[np.clip(py, 0, h - 1), np.clip(px, 0, w - 1)].astype(np.float64)
+        vals[~inside] = border
+        return vals
+
+    if method == "nearest":
+        out = tap(np.rint(xs).astype(np.int64), np.rint(ys).astype(np.int64))
+        return out.astype(img.dtype)
+    x0 = np.floor(xs)
+    y0 = np.floor(ys)
+    fx, fy = xs - x0, ys - y0
+    x0, y0 = x0.astype(np.int64), y0.astype(np.int64)
+    if method == "bilinear":
+        offs, wx, wy = (0, 1), [1 - fx, fx], [1 - fy, fy]
+    else:
+        offs, wx, wy = (-1, 0, 1, 2), _cubic(fx), _cubic(fy)
+    acc = np.zeros((*xs.shape, c), np.float64)
+    for j, oy in enumerate(offs):
+        for i, ox in enumerate(offs):
+            acc += tap(x0 + ox, y0 + oy) * (wx[i] * wy[j]).astype(np.float64)[..., None]
+    if np.issubdtype(img.dtype, np.integer):
+        info = np.iinfo(img.dtype)
+        acc = np.clip(np.rint(acc), info.min, info.max)
+    return acc.astype(img.dtype)
+
+
+def warp_affine(img: np.ndarray, m, out_w: int, out_h: int, method: str, fill) -> np.ndarray:
+    """``cv2.warpAffine(img, m, (out_w, out_h), flags=method, borderValue=fill)``."""
+    m = np.asarray(m, np.float64).reshape(2, 3)
+    d = m[0, 0] * m[1, 1] - m[0, 1] * m[1, 0]
+    d = 1.0 / d if d != 0 else 0.0
+    inv = np.array([[m[1, 1] * d, -m[0, 1] * d, 0.0], [-m[1, 0] * d, m[0, 0] * d, 0.0]])
+    inv[0, 2] = -inv[0, 0] * m[0, 2] - inv[0, 1] * m[1, 2]
+    inv[1, 2] = -inv[1, 0] * m[0, 2] - inv[1, 1] * m[1, 2]
+    x = np.arange(out_w, dtype=np.float64)[None, :]
+    y = np.arange(out_h, dtype=np.float64)[:, None]
+    xs = (inv[0, 0] * x + inv[0, 1] * y + inv[0, 2]).astype(np.float32)
+    ys = (inv[1, 0] * x + inv[1, 1] * y + inv[1, 2]).astype(np.float32)
+    return _remap(img, xs, ys, method, fill)
+
+
+def warp_perspective(img: np.ndarray, m, out_w: int, out_h: int, method: str,
+                     fill) -> np.ndarray:
+    """``cv2.warpPerspective(img, m, (out_w, out_h), flags=method, borderValue=fill)``."""
+    inv = np.linalg.inv(np.asarray(m, np.float64).reshape(3, 3))
+    x = np.arange(out_w, dtype=np.float64)[None, :]
+    y = np.arange(out_h, dtype=np.float64)[:, None]
+    xs = inv[0, 0] * x + inv[0, 1] * y + inv[0, 2]
+    ys = inv[1, 0] * x + inv[1, 1] * y + inv[1, 2]
+    ws = inv[2, 0] * x + inv[2, 1] * y + inv[2, 2]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ws = np.where(ws != 0, 1.0 / ws, 0.0)
+    return _remap(img, (xs * ws).astype(np.float32), (ys * ws).astype(np.float32), method,
+                  fill)
