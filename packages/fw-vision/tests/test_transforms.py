@@ -164,6 +164,52 @@ def test_pad_modes_match_numpy():
         np.testing.assert_array_equal(F.pad(img, (1, 2), padding_mode=mode), ref)
 
 
+@pytest.mark.parametrize("kind", KINDS)
+@SETTINGS
+@given(img=images(min_side=3, max_side=9), half=st.integers(1, 4))
+def test_quarter_turns_equal_rot90(kind, img, half):
+    # a square image of odd side turned about its centre pixel. PIL and tensors place
+    # pixel centres at +0.5, so (n/2, n/2) is that pixel; OpenCV's grid is integer, so
+    # the centre pixel is ((n-1)/2, (n-1)/2) (Paddle's cv2 default of (w/2, h/2) is half
+    # a pixel off, and fw keeps it: the fixtures check that)
+    n = 2 * half + 1
+    sq = np.ascontiguousarray(np.resize(img, (n, n, img.shape[2])))
+    c = [(n - 1) / 2] * 2 if kind == "cv2" else [n / 2] * 2
+    for k, angle in ((1, 90.0), (2, 180.0), (3, 270.0)):
+        out = as_hwc(F.rotate(as_kind(sq, kind), angle, center=c))
+        np.testing.assert_array_equal(out, np.rot90(sq, k).astype(out.dtype))
+    # affine's angle is clockwise and its centre is in PIL's convention on every backend
+    out = as_hwc(F.affine(as_kind(sq, kind), 90.0, (0, 0), 1.0, 0.0))
+    np.testing.assert_array_equal(out, np.rot90(sq, -1).astype(out.dtype))
+
+
+@SETTINGS
+@given(img=images(min_side=6, max_side=12, channels=(3,)), data=st.data())
+def test_numpy_affine_has_the_pil_geometry(img, data):
+    # odd offsets keep sources off exact half-pixel ties, which PIL rounds up and OpenCV
+    # to even
+    angle = data.draw(st.floats(-180, 180)) + 0.0123
+    translate = [data.draw(st.integers(-3, 3)), data.draw(st.integers(-3, 3))]
+    scale = data.draw(st.floats(0.7, 1.4)) + 0.00037
+    shear = [data.draw(st.floats(-20, 20)) + 0.011, data.draw(st.floats(-20, 20)) + 0.017]
+    a = F.affine(img, angle, translate, scale, shear)
+    b = np.asarray(F.affine(Image.fromarray(img), angle, translate, scale, shear))
+    # nearest sampling: only pixels whose source lies within float error of a pixel edge
+    # may pick the neighbour
+    assert (a == b).all(axis=-1).mean() >= 0.9
+
+
+def test_affine_and_perspective_fill_outside_pixels():
+    img = np.full((5, 5, 3), 200, np.uint8)
+    for x in (img, Image.fromarray(img)):
+        out = as_hwc(F.affine(x, 0.0, (2, 0), 1.0, 0.0, fill=(1, 2, 3)))
+        assert out[:, :2].reshape(-1, 3).tolist() == [[1, 2, 3]] * 10
+        assert (out[:, 2:] == 200).all()
+        pts = [[0, 0], [4, 0], [4, 4], [0, 4]]
+        out = as_hwc(F.perspective(x, pts, [[2, 0], [4, 0], [4, 4], [2, 4]], fill=(9, 9, 9)))
+        assert (out[:, 0] == 9).all()
+
+
 # ---------------------------------------------------------------- random transforms
 
 

@@ -102,6 +102,13 @@ def warp_affine(img: np.ndarray, m, out_w: int, out_h: int, method: str, fill) -
     inv = np.array([[m[1, 1] * d, -m[0, 1] * d, 0.0], [-m[1, 0] * d, m[0, 0] * d, 0.0]])
     inv[0, 2] = -inv[0, 0] * m[0, 2] - inv[0, 1] * m[1, 2]
     inv[1, 2] = -inv[1, 0] * m[0, 2] - inv[1, 1] * m[1, 2]
+    return warp_affine_inverse(img, inv, out_w, out_h, method, fill)
+
+
+def warp_affine_inverse(img: np.ndarray, inv, out_w: int, out_h: int, method: str,
+                        fill) -> np.ndarray:
+    """``cv2.warpAffine`` with ``WARP_INVERSE_MAP``: `inv` maps output to input pixels."""
+    inv = np.asarray(inv, np.float64).reshape(2, 3)
     x = np.arange(out_w, dtype=np.float64)[None, :]
     y = np.arange(out_h, dtype=np.float64)[:, None]
     xs = (inv[0, 0] * x + inv[0, 1] * y + inv[0, 2]).astype(np.float32)

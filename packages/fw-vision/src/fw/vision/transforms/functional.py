@@ -481,12 +481,13 @@ def _warp_interp(interpolation, kind: str, fn: str) -> str:
 
 def affine(img, angle, translate, scale, shear, interpolation: str = "nearest", fill=0,
            center=None):
-    """Rotate (counter-clockwise, degrees) about `center`, scale, shear and translate an
-    image, keeping its size.
+    """Rotate (clockwise, degrees) about `center`, scale, shear and translate an image,
+    keeping its size. Every backend makes the same geometry (Paddle's NumPy backend
+    does not: see `functional_cv2`).
 
     Args:
         img (PIL.Image|np.ndarray|Tensor): the image.
-        angle (float): rotation in degrees.
+        angle (float): rotation in degrees, clockwise.
         translate (list|tuple): (tx, ty) in pixels.
         scale (float): positive scale.
         shear (float|list|tuple): shear angle(s) in degrees, (x, y) or one number for x.
@@ -526,15 +527,13 @@ def affine(img, angle, translate, scale, shear, interpolation: str = "nearest", 
     _warp_interp(interpolation, kind, "affine")
     _check_fill(fill, "affine")
     angle = float(angle)
-    if kind == "pil":
-        w, h = img.size
+    if kind in ("pil", "cv2"):
+        w, h = img.size if kind == "pil" else (img.shape[1], img.shape[0])
         c = [w * 0.5, h * 0.5] if center is None else center
-        return F_pil.affine(img, _get_affine_matrix(c, angle, translate, scale, shear),
-                            interpolation, fill)
-    if kind == "cv2":
-        h, w = img.shape[:2]
-        c = (w * 0.5, h * 0.5) if center is None else center
-        return F_cv2.affine(img, angle, translate, scale, shear, interpolation, fill, c)
+        m = _get_affine_matrix(c, angle, translate, scale, shear)
+        if kind == "pil":
+            return F_pil.affine(img, m, interpolation, fill)
+        return F_cv2.affine(img, m, interpolation, fill)
     cf = [0.0, 0.0]
     if center is not None:
         w, h = F_t.image_size(img)

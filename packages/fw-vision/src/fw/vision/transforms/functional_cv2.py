@@ -7,8 +7,10 @@ Arguments arrive checked by `fw.vision.transforms.functional`. Differences from 
 on purpose: a HW1 image keeps its channel axis in every function (Paddle's
 ``hflip`` drops it), 2-D HW images are accepted everywhere, and ``adjust_saturation``
 blends with exactly the given factor (Paddle's cv2 version draws a second random factor
-from ``np.random``), and ``affine`` turns about the given centre (Paddle's cv2 version
-turns about the top-left corner and defaults the centre to (h/2, w/2)).
+from ``np.random``), and ``affine`` makes the same geometry as the PIL and tensor backends
+(clockwise angle about the centre, shear as documented) sampled the OpenCV way: Paddle's
+cv2 version turns the other way about the top-left corner and swaps the shear axes, so
+it agrees with Paddle's only for pure translations.
 """
 
 from __future__ import annotations
@@ -140,27 +142,17 @@ def _warp_dtype(img: np.ndarray, fn_name: str) -> np.ndarray:
     return img
 
 
-def affine(img: np.ndarray, angle, translate, scale, shear, interpolation="nearest", fill=0,
-           center=None) -> np.ndarray:
+def affine(img: np.ndarray, matrix, interpolation="nearest", fill=0) -> np.ndarray:
+    """Warp by the inverse affine `matrix` (output -> input, six numbers, pixel centres at
+    +0.5 like PIL's) that `functional.affine` builds, sampling like OpenCV."""
     x, was_2d = _hwc(_warp_dtype(img, "affine"))
     h, w = x.shape[:2]
     if isinstance(fill, int):
         fill = (fill,) * 3
-    if center is None:
-        center = (w / 2.0, h / 2.0)
-    r = _cv_warp.rotation_matrix(center, angle, scale)
-    sx = np.tan(np.radians(shear[0]))
-    sy = np.tan(np.radians(shear[1]))
-    m = np.empty((2, 3))
-    m[0] = r[0] + sy * r[1]
-    m[1] = r[1] + sx * r[0]
-    # Paddle's cv2 backend overwrites this column with (tx, ty), which drops the
-    # rotation centre (its rotations turn about the top-left corner); fw keeps the
-    # centre and adds the translation, so it agrees with Paddle whenever angle = 0 and
-    # scale = 1, and with the PIL and tensor backends otherwise
-    m[0, 2] += translate[0]
-    m[1, 2] += translate[1]
-    return _back(_cv_warp.warp_affine(x, m, w, h, interpolation, fill), was_2d)
+    a, b, c, d, e, f = matrix
+    # the same map on OpenCV's grid, whose pixel centres are the integers
+    inv = np.array([[a, b, c + 0.5 * (a + b) - 0.5], [d, e, f + 0.5 * (d + e) - 0.5]])
+    return _back(_cv_warp.warp_affine_inverse(x, inv, w, h, interpolation, fill), was_2d)
 
 
 def rotate(img: np.ndarray, angle, interpolation="nearest", expand=False, center=None,

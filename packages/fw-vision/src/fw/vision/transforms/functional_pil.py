@@ -106,9 +106,10 @@ def adjust_hue(img, hue_factor: float):
     return Image.merge("HSV", (h, s, v)).convert(mode)
 
 
-def _fill(fill):
+def _fill(fill, img):
     if isinstance(fill, int):
-        return (fill,) * 3
+        # Paddle repeats a number three times, which pillow refuses for one-band images
+        return fill if len(img.getbands()) == 1 else (fill,) * 3
     if isinstance(fill, list):
         return tuple(fill)
     return fill
@@ -116,17 +117,17 @@ def _fill(fill):
 
 def affine(img, matrix, interpolation: str = "nearest", fill=0):
     return img.transform(img.size, Image.Transform.AFFINE, matrix,
-                         INTERPOLATIONS[interpolation], fillcolor=_fill(fill))
+                         INTERPOLATIONS[interpolation], fillcolor=_fill(fill, img))
 
 
 def rotate(img, angle, interpolation: str = "nearest", expand=False, center=None, fill=0):
     return img.rotate(angle, INTERPOLATIONS[interpolation], expand, center,
-                      fillcolor=_fill(fill))
+                      fillcolor=_fill(fill, img))
 
 
 def perspective(img, coeffs, interpolation: str = "nearest", fill=0):
     return img.transform(img.size, Image.Transform.PERSPECTIVE, coeffs,
-                         INTERPOLATIONS[interpolation], fillcolor=_fill(fill))
+                         INTERPOLATIONS[interpolation], fillcolor=_fill(fill, img))
 
 
 def to_grayscale(img, num_output_channels: int = 1):
