@@ -39,20 +39,20 @@ def _div_table(numer: int) -> np.ndarray:
     i = np.arange(256, dtype=np.float64)
     with np.errstate(divide="ignore"):
         t = np.where(i > 0, np.rint((numer << _HSV_SHIFT) / np.maximum(i, 1)), 0)
-    return t.astype(np.int64)
+    return t.astype(np.int32)
 
 
 _SDIV = _div_table(255)
 _HDIV_FULL = np.where(np.arange(256) > 0,
                       np.rint((256 << _HSV_SHIFT) / (6.0 * np.maximum(np.arange(256), 1))),
-                      0).astype(np.int64)
+                      0).astype(np.int32)
 
 
 def bgr_to_hsv_full(img: np.ndarray) -> np.ndarray:
     """``cv2.cvtColor(img, cv2.COLOR_BGR2HSV_FULL)`` for uint8 HWC."""
-    b = img[..., 0].astype(np.int64)
-    g = img[..., 1].astype(np.int64)
-    r = img[..., 2].astype(np.int64)
+    b = img[..., 0].astype(np.int32)
+    g = img[..., 1].astype(np.int32)
+    r = img[..., 2].astype(np.int32)
     v = np.maximum(np.maximum(b, g), r)
     vmin = np.minimum(np.minimum(b, g), r)
     diff = v - vmin

@@ -148,9 +148,10 @@ def resize(img: np.ndarray, oh: int, ow: int, method: str) -> np.ndarray:
 
 
 def _resize_u8(img, ty, wy, tx, wx, method):
-    iwx = np.rint(wx * _COEF_SCALE).astype(np.int64)
-    iwy = np.rint(wy * _COEF_SCALE).astype(np.int64)
-    horiz = _apply(img, tx, iwx, 1, np.int64)  # scaled by 2048
+    # int32 is enough for the horizontal sums (|sum| < 255 * 2048 * 2)
+    iwx = np.rint(wx * _COEF_SCALE).astype(np.int32)
+    iwy = np.rint(wy * _COEF_SCALE).astype(np.int32)
+    horiz = _apply(img, tx, iwx, 1, np.int32)  # scaled by 2048
     if method in ("bilinear", "area"):
         # the vector path: ((b0 * (S0 >> 4)) >> 16) + ((b1 * (S1 >> 4)) >> 16), then
         # a rounding shift by 2
@@ -163,6 +164,6 @@ def _resize_u8(img, ty, wy, tx, wx, method):
             acc = term if acc is None else acc + term
         out = (acc + 2) >> 2
     else:
-        acc = _apply(horiz, ty, iwy, 0, np.int64)
+        acc = _apply(horiz, ty, iwy.astype(np.int64), 0, np.int64)
         out = (acc + (1 << (2 * _COEF_BITS - 1))) >> (2 * _COEF_BITS)
     return np.clip(out, 0, 255).astype(np.uint8)

@@ -66,28 +66,42 @@ def _remap(img: np.ndarray, xs: np.ndarray, ys: np.ndarray, method: str, fill) -
     """Sample ``img`` (HWC) at float32 source coordinates with a constant border."""
     h, w, c = img.shape
     border = border_value(fill, c, img.dtype)
+    # a frame of border pixels wide enough for every tap, so that clipping an index into
+    # the padded image reads the border value for any tap outside the image
+    m = 0 if method == "nearest" else 1 if method == "bilinear" else 2
+    acc_t = np.float64 if img.dtype == np.float64 else np.float32
+    pad = np.empty((h + 2 * m + 2, w + 2 * m + 2, c), acc_t)
+    pad[...] = border.astype(acc_t)
+    pad[m + 1:m + 1 + h, m + 1:m + 1 + w] = img
+    flat = pad.reshape(-1, c)
+    pw = w + 2 * m + 2
+    lim_x, lim_y = w + 2 * m + 1, h + 2 * m + 1
 
     def tap(px, py):
-        inside = (px >= 0) & (px < w) & (py >= 0) & (py < h)
-        vals = img[np.clip(py, 0, h - 1), np.clip(px, 0, w - 1)].astype(np.float64)
-        vals[~inside] = border
-        return vals
+        # coordinates shift by the frame; anything beyond it lands on the frame's edge
+        return flat[np.clip(py + m + 1, 0, lim_y) * pw + np.clip(px + m + 1, 0, lim_x)]
 
     if method == "nearest":
-        out = tap(np.rint(xs).astype(np.int64), np.rint(ys).astype(np.int64))
-        return out.astype(img.dtype)
+        big = np.float32(w + h + 8)  # keep far-away coordinates inside int range
+        ix = np.rint(np.clip(xs, -big, big)).astype(np.int32)
+        iy = np.rint(np.clip(ys, -big, big)).astype(np.int32)
+        return tap(ix, iy).astype(img.dtype)
+    big = np.float32(w + h + 8)
+    xs = np.clip(xs, -big, big)
+    ys = np.clip(ys, -big, big)
     x0 = np.floor(xs)
     y0 = np.floor(ys)
     fx, fy = xs - x0, ys - y0
-    x0, y0 = x0.astype(np.int64), y0.astype(np.int64)
+    x0, y0 = x0.astype(np.int32), y0.astype(np.int32)
     if method == "bilinear":
         offs, wx, wy = (0, 1), [1 - fx, fx], [1 - fy, fy]
     else:
         offs, wx, wy = (-1, 0, 1, 2), _cubic(fx), _cubic(fy)
-    acc = np.zeros((*xs.shape, c), np.float64)
+    acc = np.zeros((*xs.shape, c), acc_t)
     for j, oy in enumerate(offs):
+        row = y0 + oy
         for i, ox in enumerate(offs):
-            acc += tap(x0 + ox, y0 + oy) * (wx[i] * wy[j]).astype(np.float64)[..., None]
+            acc += tap(x0 + ox, row) * (wx[i] * wy[j]).astype(acc_t)[..., None]
     if np.issubdtype(img.dtype, np.integer):
         info = np.iinfo(img.dtype)
         acc = np.clip(np.rint(acc), info.min, info.max)

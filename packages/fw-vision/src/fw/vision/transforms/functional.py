@@ -33,9 +33,9 @@ def _is_pil_image(img) -> bool:
 
 
 def _is_tensor_image(img) -> bool:
-    from fw.core.tensor import Tensor
+    import fw
 
-    return isinstance(img, Tensor)
+    return isinstance(img, fw.Tensor)
 
 
 def _is_numpy_image(img) -> bool:
