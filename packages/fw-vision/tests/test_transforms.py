@@ -319,6 +319,17 @@ def test_tensor_ops_keep_the_tensor_type_and_device():
     np.testing.assert_allclose(F.adjust_brightness(x, 0.5).numpy(), x.numpy() * 0.5, rtol=1e-6)
 
 
+def test_tensor_transforms_pass_gradients():
+    x = fw.to_tensor(np.random.default_rng(0).random((3, 6, 6), dtype=np.float32),
+                     stop_gradient=False)
+    # an exact quarter turn is a permutation of the pixels: every input gets gradient 1
+    (g,) = fw.grad(F.rotate(x, 90.0).sum(), x)
+    np.testing.assert_allclose(g.numpy(), 1.0)
+    # halving with half-pixel bilinear averages 2x2 blocks: every input gets 1/4
+    (g,) = fw.grad(F.resize(x, (3, 3)).sum(), x)
+    np.testing.assert_allclose(g.numpy(), 0.25, rtol=1e-6)
+
+
 # ---------------------------------------------------------------- errors
 
 

@@ -236,9 +236,19 @@ def _nearest_sample(x, grid: np.ndarray):
     return (vals * mask).reshape([n, c, ho, wo])
 
 
+def _fill_values(fill, c: int) -> np.ndarray:
+    vals = np.asarray(fill, np.float32).reshape(-1)
+    if vals.size == 1:
+        return np.repeat(vals, c)
+    if vals.size < c:
+        raise ValueError(f"fill: {len(vals)} values for a tensor image with {c} channels")
+    return vals[:c]  # Paddle's (v, v, v) for a number also serves 1-channel images
+
+
 def _grid_transform(img, grid: np.ndarray, mode: str, fill):
+    """Sample img (NCHW) at grid (align_corners=False), with `fill` outside — through an
+    extra all-ones channel whose sampled value tells how much of a pixel is inside."""
     n = img.shape[0]
-    g = fw.to_tensor(np.broadcast_to(grid, (n,) + grid.shape[1:]).copy())
     dtype = img.dtype
     x = img if _is_float(img) else img.astype("float32")
     if fill is not None:
@@ -247,16 +257,14 @@ def _grid_transform(img, grid: np.ndarray, mode: str, fill):
     if mode == "nearest":
         out = _nearest_sample(x, grid)
     else:
+        g = fw.to_tensor(np.broadcast_to(grid, (n,) + grid.shape[1:]).copy())
         out = F.grid_sample(x, g.astype(x.dtype), mode=mode, padding_mode="zeros",
                             align_corners=False)
     if fill is not None:
         mask = out[:, -1:, :, :]
         out = out[:, :-1, :, :]
         c = out.shape[1]
-        fill_vals = np.broadcast_to(np.asarray(fill, np.float32).reshape(-1), (c,)) \
-            if np.size(fill) in (1, c) else np.asarray(fill, np.float32)[:c]
-        fill_img = fw.to_tensor(fill_vals.reshape(1, c, 1, 1).astype(np.float32)).astype(
-            out.dtype)
+        fill_img = fw.to_tensor(_fill_values(fill, c).reshape(1, c, 1, 1)).astype(out.dtype)
         if mode == "nearest":
             m = (mask < 0.5).astype(out.dtype)
             out = out * (1.0 - m) + m * fill_img
