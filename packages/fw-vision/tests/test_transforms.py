@@ -143,6 +143,17 @@ def test_to_tensor_scales_uint8_and_keeps_floats():
     np.testing.assert_array_equal(F.to_tensor(Image.fromarray(img)).numpy(), t.numpy())
 
 
+def test_to_tensor_pil_modes():
+    # Paddle: 8-bit modes scale to [0, 1]; "1" is 0/255 first; "I" stays int32, "F" float32
+    bits = Image.fromarray(np.array([[0, 1]], np.uint8) * 255).convert("1")
+    np.testing.assert_array_equal(F.to_tensor(bits).numpy(), [[[0.0, 1.0]]])
+    ints = Image.fromarray(np.array([[7, -3]], np.int32), "I")
+    t = F.to_tensor(ints)
+    assert str(t.dtype).endswith("int32") and t.numpy().tolist() == [[[7, -3]]]
+    fl = Image.fromarray(np.array([[0.25, 2.0]], np.float32), "F")
+    assert F.to_tensor(fl, "HWC").numpy().tolist() == [[[0.25], [2.0]]]
+
+
 def test_grayscale_and_brightness_known_values():
     img = np.array([[[255, 0, 0], [0, 255, 0], [0, 0, 255]]], np.uint8)
     # OpenCV's 15-bit luma weights (9798, 19235, 3735) / 2**15, rounded
