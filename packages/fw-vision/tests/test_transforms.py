@@ -330,6 +330,15 @@ def test_tensor_ops_keep_the_tensor_type_and_device():
     np.testing.assert_allclose(F.adjust_brightness(x, 0.5).numpy(), x.numpy() * 0.5, rtol=1e-6)
 
 
+def test_uint8_tensor_resize_truncates_like_paddle():
+    # Paddle 3.3's uint8 bilinear kernel floors the float result (checked side by side)
+    a = np.random.default_rng(0).integers(0, 256, (3, 7, 9)).astype(np.uint8)
+    out = F.resize(fw.to_tensor(a), (4, 5))
+    assert str(out.dtype).endswith("uint8")
+    ref = np.floor(F.resize(fw.to_tensor(a.astype(np.float32)), (4, 5)).numpy())
+    np.testing.assert_array_equal(out.numpy(), ref)
+
+
 def test_tensor_transforms_pass_gradients():
     x = fw.to_tensor(np.random.default_rng(0).random((3, 6, 6), dtype=np.float32),
                      stop_gradient=False)

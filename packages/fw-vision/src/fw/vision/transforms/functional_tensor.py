@@ -51,11 +51,13 @@ def normalize(img, mean, std, data_format="CHW"):
 
 
 def to_grayscale(img, num_output_channels=1, data_format="CHW"):
-    w = fw.to_tensor(np.array([0.2989, 0.587, 0.114], np.float32)).astype(img.dtype)
+    w = fw.to_tensor(np.array([0.2989, 0.587, 0.114], np.float32))
     if data_format.lower() == "chw":
         w = w.reshape([-1, 1, 1])
     c = _c_axis(data_format)
-    out = (img * w).sum(axis=c, keepdim=True)
+    x = img if _is_float(img) else img.astype("float32")
+    # integer images (Paddle has no kernel for them) get the truncated grey value
+    out = (x * w.astype(x.dtype)).sum(axis=c, keepdim=True).astype(img.dtype)
     shape = list(out.shape)
     shape[c] = num_output_channels
     return out.expand(shape)
@@ -110,9 +112,16 @@ def resize(img, size, interpolation="bilinear", data_format="CHW"):
             oh, ow = size, int(size * w / h)
     else:
         oh, ow = int(size[0]), int(size[1])
-    out = F.interpolate(img.unsqueeze(0), size=[oh, ow], mode=interpolation.lower(),
-                        data_format="N" + data_format.upper())
-    return out.squeeze(0)
+    x = img if _is_float(img) else img.astype("float32")
+    out = F.interpolate(x.unsqueeze(0), size=[oh, ow], mode=interpolation.lower(),
+                        data_format="N" + data_format.upper()).squeeze(0)
+    if not _is_float(img):
+        # Paddle's uint8 kernels truncate (its bicubic has no uint8 kernel: fw clips and
+        # truncates the same way)
+        if "uint8" in str(img.dtype):
+            out = out.clip(0.0, 255.0)
+        out = out.astype(img.dtype)
+    return out
 
 
 def _blend(img1, img2, ratio):
