@@ -37,13 +37,18 @@ def image_size(img, data_format: str = "CHW") -> tuple[int, int]:
     return img.shape[_w_axis(data_format)], img.shape[_h_axis(data_format)]
 
 
+def _const(arr: np.ndarray, like):
+    """A constant tensor on `like`'s device (Paddle passes ``place=img.place``)."""
+    return fw.to_tensor(np.ascontiguousarray(arr), place=like.place)
+
+
 def _is_float(img) -> bool:
     return "float" in str(img.dtype)
 
 
 def normalize(img, mean, std, data_format="CHW"):
-    mean = fw.to_tensor(np.asarray(mean, np.float32))
-    std = fw.to_tensor(np.asarray(std, np.float32))
+    mean = _const(np.asarray(mean, np.float32), img)
+    std = _const(np.asarray(std, np.float32), img)
     if data_format.lower() == "chw":
         mean = mean.reshape([-1, 1, 1])
         std = std.reshape([-1, 1, 1])
@@ -51,7 +56,7 @@ def normalize(img, mean, std, data_format="CHW"):
 
 
 def to_grayscale(img, num_output_channels=1, data_format="CHW"):
-    w = fw.to_tensor(np.array([0.2989, 0.587, 0.114], np.float32))
+    w = _const(np.array([0.2989, 0.587, 0.114], np.float32), img)
     if data_format.lower() == "chw":
         w = w.reshape([-1, 1, 1])
     c = _c_axis(data_format)
@@ -239,9 +244,9 @@ def _nearest_sample(x, grid: np.ndarray):
     iy = np.rint(((g[..., 1] + 1) * h - 1) / 2).astype(np.int64)
     inside = (ix >= 0) & (ix < w) & (iy >= 0) & (iy < h)
     idx = (np.clip(iy, 0, h - 1) * w + np.clip(ix, 0, w - 1)).reshape(n, 1, ho * wo)
-    idx = fw.to_tensor(np.broadcast_to(idx, (n, c, ho * wo)).copy())
+    idx = _const(np.broadcast_to(idx, (n, c, ho * wo)), x)
     vals = fw.take_along_axis(x.reshape([n, c, h * w]), idx, axis=2)
-    mask = fw.to_tensor(inside.reshape(n, 1, ho * wo).astype(np.float32)).astype(x.dtype)
+    mask = _const(inside.reshape(n, 1, ho * wo).astype(np.float32), x).astype(x.dtype)
     return (vals * mask).reshape([n, c, ho, wo])
 
 
@@ -261,19 +266,19 @@ def _grid_transform(img, grid: np.ndarray, mode: str, fill):
     dtype = img.dtype
     x = img if _is_float(img) else img.astype("float32")
     if fill is not None:
-        dummy = fw.ones([n, 1, x.shape[2], x.shape[3]], dtype=x.dtype)
+        dummy = fw.ones_like(x[:, :1])
         x = fw.concat([x, dummy], axis=1)
     if mode == "nearest":
         out = _nearest_sample(x, grid)
     else:
-        g = fw.to_tensor(np.broadcast_to(grid, (n,) + grid.shape[1:]).copy())
+        g = _const(np.broadcast_to(grid, (n,) + grid.shape[1:]), x)
         out = F.grid_sample(x, g.astype(x.dtype), mode=mode, padding_mode="zeros",
                             align_corners=False)
     if fill is not None:
         mask = out[:, -1:, :, :]
         out = out[:, :-1, :, :]
         c = out.shape[1]
-        fill_img = fw.to_tensor(_fill_values(fill, c).reshape(1, c, 1, 1)).astype(out.dtype)
+        fill_img = _const(_fill_values(fill, c).reshape(1, c, 1, 1), out).astype(out.dtype)
         if mode == "nearest":
             m = (mask < 0.5).astype(out.dtype)
             out = out * (1.0 - m) + m * fill_img

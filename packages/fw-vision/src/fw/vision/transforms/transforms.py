@@ -1009,8 +1009,8 @@ class RandomErasing(BaseTransform):
                 if value is None:
                     v = fw.randn([c, erase_h, erase_w]).astype(img.dtype)
                 else:
-                    v = fw.to_tensor(np.asarray(value, np.float32)[:, None, None]).astype(
-                        img.dtype)
+                    v = fw.to_tensor(np.asarray(value, np.float32)[:, None, None],
+                                     place=img.place).astype(img.dtype)
             elif value is None:
                 v = np.random.normal(size=[erase_h, erase_w, c]) * 255
             else:
