@@ -126,10 +126,21 @@ RANDOM = [
      "cv2", "u8"),
     ("RandomErasing", {"prob": 0.9, "value": [10, 20, 30]}, "cv2 tensor", "u8"),
     ("RandomErasing", {"prob": 1.0, "scale": [0.1, 0.4], "value": 5}, "pil", "u8"),
+    # the deterministic classes, through the same replay
+    ("Resize", {"size": [6, 9]}, "pil cv2 tensor", "u8"),
+    ("Resize", {"size": 7, "interpolation": "bicubic"}, "pil cv2", "u8"),
+    ("CenterCrop", {"size": [5, 7]}, "pil cv2 tensor", "u8"),
+    ("Pad", {"padding": [1, 2], "padding_mode": "reflect"}, "pil cv2 tensor", "u8"),
+    ("Grayscale", {"num_output_channels": 3}, "pil cv2 tensor", "u8"),
+    ("Transpose", {}, "pil cv2", "u8"),
+    ("ToTensor", {"data_format": "HWC"}, "pil cv2", "u8"),
+    ("Normalize", {"mean": [100.0, 110.0, 120.0], "std": [50.0, 55.0, 60.0],
+                   "data_format": "HWC", "to_rgb": True}, "cv2", "u8"),
+    ("Normalize", {"mean": 0.5, "std": 0.25}, "tensor", "u8"),
 ]
 
 # resampling and colour conversions in 8 bits: OpenCV rounds in fixed point (±1 allowed)
-_CV_ROUNDING = {"resize", "affine", "rotate", "perspective", "adjust_hue",
+_CV_ROUNDING = {"resize", "affine", "rotate", "perspective", "adjust_hue", "Resize",
                 "RandomResizedCrop", "RandomRotation", "RandomAffine", "RandomPerspective",
                 "HueTransform", "ColorJitter"}
 
