@@ -133,13 +133,18 @@ def warp_affine_inverse(img: np.ndarray, inv, out_w: int, out_h: int, method: st
 def warp_perspective(img: np.ndarray, m, out_w: int, out_h: int, method: str,
                      fill) -> np.ndarray:
     """``cv2.warpPerspective(img, m, (out_w, out_h), flags=method, borderValue=fill)``."""
-    inv = np.linalg.inv(np.asarray(m, np.float64).reshape(3, 3))
-    x = np.arange(out_w, dtype=np.float64)[None, :]
-    y = np.arange(out_h, dtype=np.float64)[:, None]
+    # inverted in double, then evaluated in float32 like OpenCV's kernel (this order of
+    # operations matched OpenCV 5.0 best on nearest-sampling ties)
+    inv = np.linalg.inv(np.asarray(m, np.float64).reshape(3, 3)).astype(np.float32)
+    x = np.arange(out_w, dtype=np.float32)[None, :]
+    y = np.arange(out_h, dtype=np.float32)[:, None]
     xs = inv[0, 0] * x + inv[0, 1] * y + inv[0, 2]
     ys = inv[1, 0] * x + inv[1, 1] * y + inv[1, 2]
     ws = inv[2, 0] * x + inv[2, 1] * y + inv[2, 2]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ws = np.where(ws != 0, 1.0 / ws, 0.0)
-    return _remap(img, (xs * ws).astype(np.float32), (ys * ws).astype(np.float32), method,
-                  fill)
+    nz = ws != 0
+    safe = np.where(nz, ws, np.float32(1))
+    # a point at infinity samples nothing: the border value (as OpenCV 5.0 does)
+    far = np.float32(-1e9)
+    xs = np.where(nz, xs / safe, far)
+    ys = np.where(nz, ys / safe, far)
+    return _remap(img, xs, ys, method, fill)

@@ -346,14 +346,14 @@ def perspective(img, coeffs, interpolation="nearest", fill=None, data_format="CH
     if data_format.lower() == "hwc":
         x = x.transpose([0, 3, 1, 2])
     oh, ow = x.shape[-2], x.shape[-1]
-    c = np.asarray(coeffs, np.float64)
+    # float32 throughout, as Paddle builds this grid (nearest sampling rounds its ties)
+    c = np.asarray(coeffs, np.float32)
     base = _base_grid(ow, oh, False)
     theta1 = c[:6].reshape(2, 3)
-    theta2 = np.stack([c[6:8], c[6:8]], axis=0)
-    theta2 = np.concatenate([theta2, np.ones((2, 1))], axis=1)
-    g1 = base @ (theta1.T / np.array([0.5 * ow, 0.5 * oh]))
+    theta2 = np.concatenate([np.stack([c[6:8], c[6:8]]), np.ones((2, 1), np.float32)], axis=1)
+    g1 = base @ (theta1.T / np.array([0.5 * ow, 0.5 * oh], np.float32))
     g2 = base @ theta2.T
-    grid = (g1 / g2 - 1.0).reshape(1, oh, ow, 2).astype(np.float32)
+    grid = (g1 / g2 - np.float32(1)).reshape(1, oh, ow, 2)
     if isinstance(fill, int):
         fill = (fill,) * 3
     out = _grid_transform(x, grid, interpolation, fill)
