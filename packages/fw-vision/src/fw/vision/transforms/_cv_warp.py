@@ -8,8 +8,9 @@ them (half to even), bilinear and bicubic (a = -0.75) weigh the neighbours with 
 weights; taps outside the image read the border value; integer results are rounded.
 Against OpenCV 5.0 this is within 1 grey level (float rounding), except that a
 perspective map evaluated in a different float order can put a nearest-neighbour source
-exactly on a half-pixel tie the other way (seen once in ~30 random 20x27 warps). Older OpenCV (< 4.11) quantised coordinates to 1/32 pixel,
-so its results differ from these by a few grey levels.
+exactly on a half-pixel tie the other way (seen once in ~30 random 20x27 warps). Older
+OpenCV (< 4.11) quantised coordinates to 1/32 pixel, so its results differ from these
+by a few grey levels.
 """
 
 from __future__ import annotations

@@ -120,6 +120,10 @@ class BaseTransform:
         keys (list|tuple, optional): field names, from "image", "coords", "boxes",
             "mask" (any name with an ``_apply_<name>`` method).
 
+    Returns:
+        A callable: an image (or a tuple of fields, see ``keys``) in, the transformed
+        image out, of the same kind (NumPy, PIL or Tensor) unless the class converts.
+
     Examples:
         .. code-block:: python
 
@@ -186,6 +190,10 @@ class ToTensor(BaseTransform):
         data_format (str, optional): "CHW" (default) or "HWC".
         keys (list|tuple, optional): see `BaseTransform`.
 
+    Returns:
+        A callable: an image (or a tuple of fields, see ``keys``) in, the transformed
+        image out, of the same kind (NumPy, PIL or Tensor) unless the class converts.
+
     Examples:
         .. code-block:: python
 
@@ -213,6 +221,10 @@ class Resize(BaseTransform):
         size (int|list|tuple): (h, w), or the length of the shorter side.
         interpolation (str, optional): "bilinear" (default), "nearest", "bicubic", ….
         keys (list|tuple, optional): see `BaseTransform`.
+
+    Returns:
+        A callable: an image (or a tuple of fields, see ``keys``) in, the transformed
+        image out, of the same kind (NumPy, PIL or Tensor) unless the class converts.
 
     Examples:
         .. code-block:: python
@@ -252,6 +264,10 @@ class RandomResizedCrop(BaseTransform):
         ratio (list|tuple, optional): aspect ratio range, default (3/4, 4/3).
         interpolation (str, optional): default "bilinear".
         keys (list|tuple, optional): see `BaseTransform`.
+
+    Returns:
+        A callable: an image (or a tuple of fields, see ``keys``) in, the transformed
+        image out, of the same kind (NumPy, PIL or Tensor) unless the class converts.
 
     Examples:
         .. code-block:: python
@@ -311,6 +327,10 @@ class CenterCrop(BaseTransform):
         size (int|list|tuple): (h, w) of the crop, or one int for a square.
         keys (list|tuple, optional): see `BaseTransform`.
 
+    Returns:
+        A callable: an image (or a tuple of fields, see ``keys``) in, the transformed
+        image out, of the same kind (NumPy, PIL or Tensor) unless the class converts.
+
     Examples:
         .. code-block:: python
 
@@ -340,6 +360,10 @@ class RandomHorizontalFlip(BaseTransform):
         prob (float, optional): default 0.5.
         keys (list|tuple, optional): see `BaseTransform`.
 
+    Returns:
+        A callable: an image (or a tuple of fields, see ``keys``) in, the transformed
+        image out, of the same kind (NumPy, PIL or Tensor) unless the class converts.
+
     Examples:
         .. code-block:: python
 
@@ -366,6 +390,10 @@ class RandomVerticalFlip(BaseTransform):
     Args:
         prob (float, optional): default 0.5.
         keys (list|tuple, optional): see `BaseTransform`.
+
+    Returns:
+        A callable: an image (or a tuple of fields, see ``keys``) in, the transformed
+        image out, of the same kind (NumPy, PIL or Tensor) unless the class converts.
 
     Examples:
         .. code-block:: python
@@ -396,6 +424,10 @@ class Normalize(BaseTransform):
         data_format (str, optional): "CHW" (default) or "HWC".
         to_rgb (bool, optional): reverse BGR to RGB first.
         keys (list|tuple, optional): see `BaseTransform`.
+
+    Returns:
+        A callable: an image (or a tuple of fields, see ``keys``) in, the transformed
+        image out, of the same kind (NumPy, PIL or Tensor) unless the class converts.
 
     Examples:
         .. code-block:: python
@@ -428,6 +460,10 @@ class Transpose(BaseTransform):
     Args:
         order (list|tuple, optional): the permutation, default (2, 0, 1).
         keys (list|tuple, optional): see `BaseTransform`.
+
+    Returns:
+        A callable: an image (or a tuple of fields, see ``keys``) in, the transformed
+        image out, of the same kind (NumPy, PIL or Tensor) unless the class converts.
 
     Examples:
         .. code-block:: python
@@ -466,6 +502,10 @@ class BrightnessTransform(BaseTransform):
         value (float): how much to jitter; 0 leaves the image alone.
         keys (list|tuple, optional): see `BaseTransform`.
 
+    Returns:
+        A callable: an image (or a tuple of fields, see ``keys``) in, the transformed
+        image out, of the same kind (NumPy, PIL or Tensor) unless the class converts.
+
     Examples:
         .. code-block:: python
 
@@ -492,6 +532,10 @@ class ContrastTransform(BaseTransform):
     Args:
         value (float): non-negative; 0 leaves the image alone.
         keys (list|tuple, optional): see `BaseTransform`.
+
+    Returns:
+        A callable: an image (or a tuple of fields, see ``keys``) in, the transformed
+        image out, of the same kind (NumPy, PIL or Tensor) unless the class converts.
 
     Examples:
         .. code-block:: python
@@ -522,6 +566,10 @@ class SaturationTransform(BaseTransform):
         value (float): non-negative; 0 leaves the image alone.
         keys (list|tuple, optional): see `BaseTransform`.
 
+    Returns:
+        A callable: an image (or a tuple of fields, see ``keys``) in, the transformed
+        image out, of the same kind (NumPy, PIL or Tensor) unless the class converts.
+
     Examples:
         .. code-block:: python
 
@@ -547,6 +595,10 @@ class HueTransform(BaseTransform):
     Args:
         value (float): in [0, 0.5]; 0 leaves the image alone.
         keys (list|tuple, optional): see `BaseTransform`.
+
+    Returns:
+        A callable: an image (or a tuple of fields, see ``keys``) in, the transformed
+        image out, of the same kind (NumPy, PIL or Tensor) unless the class converts.
 
     Examples:
         .. code-block:: python
@@ -578,6 +630,10 @@ class ColorJitter(BaseTransform):
         saturation (float, optional): see `SaturationTransform`; default 0.
         hue (float, optional): see `HueTransform`; default 0.
         keys (list|tuple, optional): see `BaseTransform`.
+
+    Returns:
+        A callable: an image (or a tuple of fields, see ``keys``) in, the transformed
+        image out, of the same kind (NumPy, PIL or Tensor) unless the class converts.
 
     Examples:
         .. code-block:: python
@@ -630,6 +686,10 @@ class RandomCrop(BaseTransform):
             "symmetric".
         keys (list|tuple, optional): see `BaseTransform`.
 
+    Returns:
+        A callable: an image (or a tuple of fields, see ``keys``) in, the transformed
+        image out, of the same kind (NumPy, PIL or Tensor) unless the class converts.
+
     Examples:
         .. code-block:: python
 
@@ -680,6 +740,10 @@ class Pad(BaseTransform):
         padding_mode (str, optional): "constant" (default), "edge", "reflect",
             "symmetric".
         keys (list|tuple, optional): see `BaseTransform`.
+
+    Returns:
+        A callable: an image (or a tuple of fields, see ``keys``) in, the transformed
+        image out, of the same kind (NumPy, PIL or Tensor) unless the class converts.
 
     Examples:
         .. code-block:: python
@@ -736,6 +800,10 @@ class RandomAffine(BaseTransform):
         fill (int|list|tuple, optional): value outside the image.
         center (list|tuple, optional): (x, y) of the rotation.
         keys (list|tuple, optional): see `BaseTransform`.
+
+    Returns:
+        A callable: an image (or a tuple of fields, see ``keys``) in, the transformed
+        image out, of the same kind (NumPy, PIL or Tensor) unless the class converts.
 
     Examples:
         .. code-block:: python
@@ -816,6 +884,10 @@ class RandomRotation(BaseTransform):
         fill (int|list|tuple, optional): value outside the image.
         keys (list|tuple, optional): see `BaseTransform`.
 
+    Returns:
+        A callable: an image (or a tuple of fields, see ``keys``) in, the transformed
+        image out, of the same kind (NumPy, PIL or Tensor) unless the class converts.
+
     Examples:
         .. code-block:: python
 
@@ -861,6 +933,10 @@ class RandomPerspective(BaseTransform):
         interpolation (str, optional): "nearest" (default), "bilinear", "bicubic".
         fill (int|list|tuple, optional): value outside the image.
         keys (list|tuple, optional): see `BaseTransform`.
+
+    Returns:
+        A callable: an image (or a tuple of fields, see ``keys``) in, the transformed
+        image out, of the same kind (NumPy, PIL or Tensor) unless the class converts.
 
     Examples:
         .. code-block:: python
@@ -916,6 +992,10 @@ class Grayscale(BaseTransform):
         num_output_channels (int, optional): 1 (default) or 3.
         keys (list|tuple, optional): see `BaseTransform`.
 
+    Returns:
+        A callable: an image (or a tuple of fields, see ``keys``) in, the transformed
+        image out, of the same kind (NumPy, PIL or Tensor) unless the class converts.
+
     Examples:
         .. code-block:: python
 
@@ -948,6 +1028,10 @@ class RandomErasing(BaseTransform):
             or "random" (normal noise).
         inplace (bool, optional): write into the input (arrays and tensors).
         keys (list|tuple, optional): see `BaseTransform`.
+
+    Returns:
+        A callable: an image (or a tuple of fields, see ``keys``) in, the transformed
+        image out, of the same kind (NumPy, PIL or Tensor) unless the class converts.
 
     Examples:
         .. code-block:: python
