@@ -268,9 +268,9 @@ def ref_deform_conv(x, off, wgt, mask, stride, pad, dil, dg, groups):
                         for u in range(kh):
                             for v in range(kw):
                                 t = u * kw + v
-                                o = d * 2 * kh * kw + 2 * t
-                                y = i * stride - pad + u * dil + off[b, o, i, j]
-                                xx = j * stride - pad + v * dil + off[b, o + 1, i, j]
+                                oc = d * 2 * kh * kw + 2 * t  # offset channel (dy)
+                                y = i * stride - pad + u * dil + off[b, oc, i, j]
+                                xx = j * stride - pad + v * dil + off[b, oc + 1, i, j]
                                 s = ref_deform_sample(x[b, cin], y, xx)
                                 if mask is not None:
                                     s *= mask[b, d * kh * kw + t, i, j]

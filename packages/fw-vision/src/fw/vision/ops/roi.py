@@ -38,14 +38,19 @@ def _inputs(op, x, boxes, boxes_num, output_size):
 
 def _per_image(xt, batch, left, right, dtype):
     """``left[r] @ x[batch[r]] @ right[r]`` for every box r: left [R, P, H], right
-    [R, W, Q] -> [R, C, P, Q], one pair of batched matmuls per image."""
+    [R, W, Q] -> [R, C, P, Q]. Per image, x [C*H, W] is first multiplied by all its
+    boxes' right factors at once (one 2-D matmul), then each box's left factor is
+    applied by a batched matmul; no intermediate (nor gradient) is box x C x H x W."""
+    c, h, w = xt.shape[1:]
     outs = []
     for b in np.unique(batch):
         sel = np.nonzero(batch == b)[0]
-        xb = xt[int(b):int(b) + 1]  # [1, C, H, W]
+        rb, q = len(sel), right.shape[2]
+        xb = xt[int(b):int(b) + 1].reshape([c * h, w])
+        rt = fw.to_tensor(right[sel].transpose(1, 0, 2).reshape(w, rb * q).astype(dtype))
+        t1 = fw.matmul(xb, rt).reshape([c, h, rb, q]).transpose([2, 0, 1, 3])  # [Rb,C,H,Q]
         lt = fw.to_tensor(left[sel][:, None].astype(dtype))  # [Rb, 1, P, H]
-        rt = fw.to_tensor(right[sel][:, None].astype(dtype))  # [Rb, 1, W, Q]
-        outs.append(fw.matmul(fw.matmul(lt, xb), rt))
+        outs.append(fw.matmul(lt, t1))
     return outs[0] if len(outs) == 1 else fw.concat(outs, axis=0)
 
 
@@ -176,6 +181,8 @@ def roi_pool(x, boxes, boxes_num, output_size, spatial_scale=1.0, name=None):
     flat = np.zeros((r, c, ph, pw), np.int64)  # argmax as an index into x.flatten()
     empty = np.zeros((r, ph, pw), bool)
     base = (batch[:, None] * c + np.arange(c)[None]) * h * w  # [R, C]
+    # pixels-major copy, so each gathered pixel brings its C channels contiguously
+    xpix = np.ascontiguousarray(xa.reshape(n, c, h * w).transpose(0, 2, 1))  # [N, HW, C]
     for i in range(ph):  # one vectorized step per bin, over all boxes and channels
         kh = max(int((he[:, i] - hs[:, i]).max()), 1) if r else 1
         yy = hs[:, i, None] + np.arange(kh)[None]  # [R, kh]
@@ -184,14 +191,13 @@ def roi_pool(x, boxes, boxes_num, output_size, spatial_scale=1.0, name=None):
             kw = max(int((we[:, j] - ws[:, j]).max()), 1) if r else 1
             xx = ws[:, j, None] + np.arange(kw)[None]
             xok = xx < we[:, j, None]
-            ok = yok[:, :, None] & xok[:, None, :]  # [R, kh, kw]
-            pix = np.minimum(yy, h - 1)[:, :, None] * w + np.minimum(xx, w - 1)[:, None, :]
-            vals = xa.reshape(n, c, h * w)[batch[:, None, None], np.arange(c)[None, :, None],
-                                           pix.reshape(r, 1, -1)]  # [R, C, kh*kw]
-            vals = np.where(ok.reshape(r, 1, -1), vals, -np.inf)
-            arg = np.argmax(vals, axis=-1)  # first maximum in row-major order, as Paddle
-            flat[:, :, i, j] = base + np.take_along_axis(pix.reshape(r, -1), arg, axis=1)
-            empty[:, i, j] = ~ok.reshape(r, -1).any(axis=1)
+            ok = (yok[:, :, None] & xok[:, None, :]).reshape(r, -1)  # [R, K]
+            pix = (np.minimum(yy, h - 1)[:, :, None] * w +
+                   np.minimum(xx, w - 1)[:, None, :]).reshape(r, -1)
+            vals = np.where(ok[:, :, None], xpix[batch[:, None], pix], -np.inf)  # [R, K, C]
+            arg = np.argmax(vals, axis=1)  # first maximum in row-major order, as Paddle
+            flat[:, :, i, j] = base + np.take_along_axis(pix, arg, axis=1)
+            empty[:, i, j] = ~ok.any(axis=1)
     if r == 0:
         return fw.zeros([0, c, ph, pw], dtype=str(xa.dtype))
     out = fw.gather(xt.reshape([-1]), fw.to_tensor(flat.reshape(-1))).reshape([r, c, ph, pw])
