@@ -101,3 +101,29 @@ def test_decode_jpeg_refuses_other_formats_and_garbage(tmp_path):
         ops.decode_jpeg(fw.to_tensor(np.frombuffer(truncated, np.uint8)))
     with pytest.raises(FileNotFoundError, match="read_file"):
         ops.read_file(str(tmp_path / "missing.jpg"))
+
+
+def test_empty_inputs_like_paddle():
+    """Empty box sets give empty outputs; values checked against Paddle 3.3.1 by hand."""
+    assert ops.nms(fw.zeros([0, 4])).shape == [0]
+    assert ops.nms(fw.zeros([0, 4]), 0.3, fw.zeros([0])).shape == [0]
+    none = fw.to_tensor(np.array([0, 0], np.int32))
+    x = fw.ones([2, 3, 5, 5])
+    assert ops.roi_align(x, fw.zeros([0, 4]), none, 2).shape == [0, 3, 2, 2]
+    assert ops.roi_pool(x, fw.zeros([0, 4]), none, 2).shape == [0, 3, 2, 2]
+    assert ops.psroi_pool(fw.ones([2, 4, 5, 5]), fw.zeros([0, 4]), none, 2).shape == [0, 1, 2, 2]
+    # an image without boxes gets no gradient; the other one gets all of it
+    x.stop_gradient = False
+    ops.roi_align(x, BOX, fw.to_tensor(np.array([0, 1], np.int32)), 2).sum().backward()
+    assert x.grad.numpy()[0].sum() == 0 and abs(x.grad.numpy()[1].sum() - 12.0) < 1e-5
+    # every proposal filtered out: Paddle emits one zero box with score 0
+    rois, probs, num = ops.generate_proposals(
+        fw.to_tensor([[[[0.9]]]]), fw.zeros([1, 4, 1, 1]), fw.to_tensor([[16.0, 16.0]]),
+        fw.to_tensor([[[[0.0, 0.0, 0.2, 0.2]]]]), fw.ones([1, 1, 1, 4]), return_rois_num=True)
+    assert rois.numpy().tolist() == [[0, 0, 0, 0]] and probs.numpy().tolist() == [[0]]
+    assert num.numpy().tolist() == [1]
+    assert ops.matrix_nms(fw.zeros([1, 3, 4]), fw.zeros([1, 2, 3]), 0.5, 0.1, -1, -1)[0].shape \
+        == [0, 6]
+    loss = ops.yolo_loss(fw.zeros([1, 16, 2, 2]), fw.zeros([1, 1, 4]),
+                         fw.zeros([1, 1], dtype="int32"), [1, 2, 3, 4], [0, 1], 3, 0.5, 8)
+    np.testing.assert_allclose(loss.numpy(), [5.5451775], rtol=1e-6)  # 8 * log(2)

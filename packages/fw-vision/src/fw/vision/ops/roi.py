@@ -178,17 +178,19 @@ def roi_pool(x, boxes, boxes_num, output_size, spatial_scale=1.0, name=None):
     ws = np.clip(np.floor(np.arange(pw)[None] * (rw / pw)[:, None]) + sx[:, None], 0, w)
     we = np.clip(np.ceil(np.arange(1, pw + 1)[None] * (rw / pw)[:, None]) + sx[:, None], 0, w)
     hs, he, ws, we = (v.astype(np.int64) for v in (hs, he, ws, we))
+    if r == 0:
+        return fw.zeros([0, c, ph, pw], dtype=str(xa.dtype))
     flat = np.zeros((r, c, ph, pw), np.int64)  # argmax as an index into x.flatten()
     empty = np.zeros((r, ph, pw), bool)
     base = (batch[:, None] * c + np.arange(c)[None]) * h * w  # [R, C]
     # pixels-major copy, so each gathered pixel brings its C channels contiguously
     xpix = np.ascontiguousarray(xa.reshape(n, c, h * w).transpose(0, 2, 1))  # [N, HW, C]
     for i in range(ph):  # one vectorized step per bin, over all boxes and channels
-        kh = max(int((he[:, i] - hs[:, i]).max()), 1) if r else 1
+        kh = max(int((he[:, i] - hs[:, i]).max()), 1)
         yy = hs[:, i, None] + np.arange(kh)[None]  # [R, kh]
         yok = yy < he[:, i, None]
         for j in range(pw):
-            kw = max(int((we[:, j] - ws[:, j]).max()), 1) if r else 1
+            kw = max(int((we[:, j] - ws[:, j]).max()), 1)
             xx = ws[:, j, None] + np.arange(kw)[None]
             xok = xx < we[:, j, None]
             ok = (yok[:, :, None] & xok[:, None, :]).reshape(r, -1)  # [R, K]
@@ -198,8 +200,6 @@ def roi_pool(x, boxes, boxes_num, output_size, spatial_scale=1.0, name=None):
             arg = np.argmax(vals, axis=1)  # first maximum in row-major order, as Paddle
             flat[:, :, i, j] = base + np.take_along_axis(pix, arg, axis=1)
             empty[:, i, j] = ~ok.any(axis=1)
-    if r == 0:
-        return fw.zeros([0, c, ph, pw], dtype=str(xa.dtype))
     out = fw.gather(xt.reshape([-1]), fw.to_tensor(flat.reshape(-1))).reshape([r, c, ph, pw])
     if empty.any():
         out = out * fw.to_tensor((~empty[:, None]).astype(xa.dtype))
