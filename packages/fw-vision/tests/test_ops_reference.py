@@ -343,3 +343,73 @@ def test_yolo_box_one_cell_by_hand():
                                [cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2], rtol=1e-5)
     np.testing.assert_allclose(scores.numpy()[0, i], [sig(v[4]) * sig(v[5]), sig(v[4]) * sig(v[6])],
                                rtol=1e-5)
+
+
+def ref_matrix_nms(boxes, scores, score_thr, post_thr, top_k, keep_k, gaussian, sigma,
+                   background):
+    """SOLOv2's matrix NMS, one candidate at a time (normalized boxes)."""
+    rows = []
+    for c in range(scores.shape[0]):
+        if c == background:
+            continue
+        cand = [i for i in np.argsort(-scores[c], kind="stable") if scores[c, i] > score_thr]
+        if top_k > -1:
+            cand = cand[:top_k]
+        comp = [max([ref_iou(boxes[cand[k]], boxes[cand[j]]) for k in range(j)], default=0.0)
+                for j in range(len(cand))]
+        for i in range(len(cand)):
+            decay = 1.0
+            for j in range(i):
+                iou = ref_iou(boxes[cand[j]], boxes[cand[i]])
+                d = (math.exp((comp[j] ** 2 - iou ** 2) * sigma) if gaussian
+                     else (1 - iou) / (1 - comp[j]))
+                decay = min(decay, d)
+            s = scores[c, cand[i]] * decay
+            if s > post_thr:
+                rows.append((c, s, cand[i]))
+    rows.sort(key=lambda r: -r[1])
+    return rows[:keep_k] if keep_k > -1 else rows
+
+
+@SETTINGS
+@given(box_sets(max_n=10, size=1.0), st.booleans(), st.integers(-1, 6), st.integers(-1, 8))
+def test_matrix_nms_matches_loop_reference(data, gaussian, top_k, keep_k):
+    boxes, _, _ = data
+    n = len(boxes)
+    scores = np.random.default_rng(n * 7 + top_k).uniform(size=(3, n)).astype(np.float32)
+    out, num, index = ops.matrix_nms(fw.to_tensor(boxes[None]), fw.to_tensor(scores[None]),
+                                     0.2, 0.15, top_k, keep_k, gaussian, 2.0, 0,
+                                     return_index=True)
+    want = ref_matrix_nms(boxes.astype(np.float64), scores.astype(np.float64), 0.2, 0.15,
+                          top_k, keep_k, gaussian, 2.0, 0)
+    assert num.numpy().tolist() == [len(want)]
+    got = out.numpy()
+    np.testing.assert_array_equal(got[:, 0], [r[0] for r in want])
+    np.testing.assert_allclose(got[:, 1], [r[1] for r in want], rtol=1e-5)
+    np.testing.assert_array_equal(index.numpy().ravel(), [r[2] for r in want])
+    np.testing.assert_array_equal(got[:, 2:], boxes[[r[2] for r in want]].reshape(-1, 4))
+
+
+@SETTINGS
+@given(box_sets(max_n=12, size=600.0), st.integers(2, 3), st.integers(4, 6),
+       st.booleans())
+def test_distribute_fpn_proposals_matches_reference(data, lo, hi, pixel_offset):
+    boxes, _, _ = data
+    n = len(boxes)
+    split = [n // 2, n - n // 2]
+    multi, restore, per_level = ops.distribute_fpn_proposals(
+        fw.to_tensor(boxes), lo, hi, 4, 224, pixel_offset,
+        fw.to_tensor(np.array(split, np.int32)))
+    off = 1.0 if pixel_offset else 0.0
+    levels = []
+    for b in boxes.astype(np.float64):
+        scale = math.sqrt((b[2] - b[0] + off) * (b[3] - b[1] + off))
+        levels.append(min(max(math.floor(math.log2(scale / 224 + 1e-8) + 4), lo), hi))
+    concat = []
+    for k, lvl in enumerate(range(lo, hi + 1)):
+        mine = [i for i in range(n) if levels[i] == lvl]
+        np.testing.assert_array_equal(multi[k].numpy().reshape(-1, 4), boxes[mine])
+        assert per_level[k].numpy().tolist() == [sum(1 for i in mine if i < split[0]),
+                                                 sum(1 for i in mine if i >= split[0])]
+        concat += mine
+    assert restore.numpy().ravel().tolist() == [concat.index(i) for i in range(n)]

@@ -153,6 +153,8 @@ def matrix_nms(bboxes, scores, score_threshold, post_threshold, nms_top_k, keep_
             cand = cand[_desc(sc[cand])]
             if nms_top_k > -1:
                 cand = cand[:nms_top_k]
+            if cand.size == 0:
+                continue
             iou = np.triu(pairwise_iou(b[i, cand], b[i, cand], normalized), k=1)
             max_iou = iou.max(axis=0)  # how much each box is overlapped by a better one
             decay = _decay(iou, max_iou, use_gaussian, float(gaussian_sigma))
