@@ -33,7 +33,7 @@ def _inputs(op, x, boxes, boxes_num, output_size):
     batch = boxes_num_split(boxes_num, ba.shape[0], xa.shape[0], op)
     ph, pw = positive_pair(output_size, op, "output_size")
     xt = x if isinstance(x, fw.Tensor) else fw.to_tensor(xa)
-    return xt, xa.shape, ba.astype(np.float64), batch, ph, pw
+    return xt, xa, ba.astype(np.float64), batch, ph, pw
 
 
 def _per_image(xt, batch, left, right, dtype):
@@ -110,7 +110,8 @@ def roi_align(x, boxes, boxes_num, output_size, spatial_scale=1.0, sampling_rati
             >>> out.shape
             [1, 1, 2, 2]
     """
-    xt, shape, b, batch, ph, pw = _inputs("roi_align", x, boxes, boxes_num, output_size)
+    xt, xa, b, batch, ph, pw = _inputs("roi_align", x, boxes, boxes_num, output_size)
+    shape = xa.shape
     h, w = shape[2:]
     off = 0.5 if aligned else 0.0
     x1, y1, x2, y2 = (b[:, k] * spatial_scale - off for k in range(4))
@@ -125,14 +126,10 @@ def roi_align(x, boxes, boxes_num, output_size, spatial_scale=1.0, sampling_rati
         gh = np.maximum(np.ceil(rh / ph), 1).astype(np.int64)
         gw = np.maximum(np.ceil(rw / pw), 1).astype(np.int64)
     if len(b) == 0:
-        return fw.zeros([0, shape[1], ph, pw], dtype=str(_np_dtype(xt)))
+        return fw.zeros([0, shape[1], ph, pw], dtype=str(xa.dtype))
     wy = _align_weights(y1, bh, gh, ph, h)  # [R, ph, H]
     wx = _align_weights(x1, bw, gw, pw, w)  # [R, pw, W]
-    return _per_image(xt, batch, wy, wx.transpose(0, 2, 1), _np_dtype(xt))
-
-
-def _np_dtype(t) -> np.dtype:
-    return np.asarray(t.numpy()).dtype
+    return _per_image(xt, batch, wy, wx.transpose(0, 2, 1), xa.dtype)
 
 
 def _round(v):
@@ -166,8 +163,8 @@ def roi_pool(x, boxes, boxes_num, output_size, spatial_scale=1.0, name=None):
             >>> fw.vision.ops.roi_pool(x, boxes, fw.to_tensor([1], dtype="int32"), 2).tolist()
             [[[[5.0, 7.0], [13.0, 15.0]]]]
     """
-    xt, shape, b, batch, ph, pw = _inputs("roi_pool", x, boxes, boxes_num, output_size)
-    xa = np.asarray(xt.numpy())
+    xt, xa, b, batch, ph, pw = _inputs("roi_pool", x, boxes, boxes_num, output_size)
+    shape = xa.shape
     n, c, h, w = shape
     r = len(b)
     sx, sy, ex, ey = (_round(b[:, k] * spatial_scale) for k in range(4))
@@ -237,15 +234,16 @@ def psroi_pool(x, boxes, boxes_num, output_size, spatial_scale=1.0, name=None):
             >>> fw.vision.ops.psroi_pool(x, boxes, fw.to_tensor([1], dtype="int32"), 2).shape
             [1, 2, 2, 2]
     """
-    xt, shape, b, batch, ph, pw = _inputs("psroi_pool", x, boxes, boxes_num, output_size)
+    xt, xa, b, batch, ph, pw = _inputs("psroi_pool", x, boxes, boxes_num, output_size)
+    shape = xa.shape
     n, c, h, w = shape
     if c % (ph * pw):
         raise ValueError(f"psroi_pool: the channels of 'x' must be divisible by output "
-                         f"size {ph}x{pw}, got x {describe(check(x, 'psroi_pool', 'x'))}")
+                         f"size {ph}x{pw}, got x {describe(xa)}")
     co = c // (ph * pw)
     r = len(b)
     if r == 0:
-        return fw.zeros([0, co, ph, pw], dtype=str(_np_dtype(xt)))
+        return fw.zeros([0, co, ph, pw], dtype=str(xa.dtype))
     sx, sy = _round(b[:, 0]) * spatial_scale, _round(b[:, 1]) * spatial_scale
     ex, ey = (_round(b[:, 2]) + 1.0) * spatial_scale, (_round(b[:, 3]) + 1.0) * spatial_scale
     bh = np.maximum(ey - sy, 0.1) / ph
@@ -256,7 +254,7 @@ def psroi_pool(x, boxes, boxes_num, output_size, spatial_scale=1.0, name=None):
     we = np.clip(np.ceil(np.arange(1, pw + 1)[None] * bw[:, None] + sx[:, None]), 0, w)
     area = (he - hs)[:, :, None] * (we - ws)[:, None, :]  # [R, ph, pw]
     full = _per_image(xt, batch, _window_weights(hs, he, h),
-                      _window_weights(ws, we, w).transpose(0, 2, 1), _np_dtype(xt))
+                      _window_weights(ws, we, w).transpose(0, 2, 1), xa.dtype)
     # full[r, (k, i', j'), i, j]: keep the diagonal i' = i, j' = j
     ch = (np.arange(co)[:, None, None] * ph + np.arange(ph)[None, :, None]) * pw + \
         np.arange(pw)[None, None, :]  # [co, ph, pw]
@@ -264,7 +262,7 @@ def psroi_pool(x, boxes, boxes_num, output_size, spatial_scale=1.0, name=None):
     idx = (np.arange(r)[:, None, None, None] * (c * ph * pw) + pos[None]).reshape(-1)
     picked = fw.gather(full.reshape([-1]), fw.to_tensor(idx)).reshape([r, co, ph, pw])
     scale = np.where(area > 0, 1.0 / np.maximum(area, 1e-12), 0.0)[:, None]
-    return picked * fw.to_tensor(scale.astype(_np_dtype(xt)))
+    return picked * fw.to_tensor(scale.astype(xa.dtype))
 
 
 class RoIAlign(Layer):
