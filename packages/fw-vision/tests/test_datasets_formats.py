@@ -240,3 +240,19 @@ def test_folder_errors(tree, tmp_path):
         D.DatasetFolder(str(root), extensions=".png")
     with pytest.raises(TypeError, match="ImageFolder: argument 'is_valid_file'"):
         D.ImageFolder(str(root), is_valid_file="yes")
+
+
+def test_datasets_feed_a_dataloader_and_pickle_for_workers(tmp_path):
+    ip, lp, images, labels = write_idx_pair(str(tmp_path), "train", 6)
+    loader = fw.io.DataLoader(D.MNIST(ip, lp, backend="cv2"), batch_size=4, shuffle=False)
+    x, y = next(iter(loader))
+    assert x.shape == [4, 28, 28] and str(x.dtype).endswith("float32")
+    assert y.shape == [4, 1] and y.numpy().ravel().tolist() == labels[:4].tolist()
+    np.testing.assert_array_equal(x.numpy(), images[:4])
+    # a worker process gets the dataset pickled: the open tar handle is not carried over
+    path = str(tmp_path / "voc.tar")
+    ids, lists, samples = write_voc(path)
+    voc = D.VOC2012(path, mode="valid", backend="cv2")
+    voc[0]
+    clone = pickle.loads(pickle.dumps(voc))
+    np.testing.assert_array_equal(clone[0][1], samples[lists["val"][0]][1])
