@@ -10,14 +10,17 @@ import http.server
 import os
 import pathlib
 import shutil
+import sys
 import threading
 
 import numpy as np
 import pytest
-from _dataset_files import write_cifar, write_flowers, write_idx_pair, write_voc
 
 from fw.vision import datasets as D
 from fw.vision.datasets import cifar, flowers, voc2012
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _vision_dataset_files import write_cifar, write_flowers, write_idx_pair, write_voc  # noqa: E402
 
 _download = pytest.importorskip("fw.utils.download")
 if not hasattr(_download, "get_path_from_url"):  # pragma: no cover

@@ -8,14 +8,17 @@ import gzip
 import os
 import pathlib
 import pickle
+import sys
 
 import numpy as np
 import pytest
-from _dataset_files import write_cifar, write_flowers, write_idx_pair, write_voc
 from PIL import Image
 
 import fw
 from fw.vision import datasets as D
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _vision_dataset_files import write_cifar, write_flowers, write_idx_pair, write_voc  # noqa: E402
 
 
 @pytest.mark.parametrize("cls", [D.MNIST, D.FashionMNIST])
