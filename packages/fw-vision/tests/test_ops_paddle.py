@@ -4,6 +4,7 @@ the differentiable ops, must equal Paddle's (fixtures/ops_paddle.npz)."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import pathlib
 
@@ -11,11 +12,12 @@ import numpy as np
 import pytest
 
 import fw
+import fw.vision.datasets as datasets
 import fw.vision.ops as ops
 
 FIXTURE = pathlib.Path(__file__).parent / "fixtures" / "ops_paddle.npz"
 DATA = np.load(FIXTURE)
-CASES = sorted({k.split("/")[0] for k in DATA.files})
+CASES = sorted({k.split("/")[0] for k in DATA.files if "/" in k})
 PREFIX_TO_OP = [("matrix_nms", "matrix_nms"), ("nms", "nms"), ("box_coder", "box_coder"),
                 ("prior_box", "prior_box"), ("yolo_box", "yolo_box"),
                 ("roi_align", "roi_align"), ("roi_pool", "roi_pool"),
@@ -27,6 +29,19 @@ PREFIX_TO_OP = [("matrix_nms", "matrix_nms"), ("nms", "nms"), ("box_coder", "box
 # case, while fw's gradient equals them to 1e-7): fw follows the forward's derivative,
 # checked by finite differences below instead.
 GRAD_FROM_FD = {"roi_align_a"}
+
+
+def test_signatures_match_paddle():
+    """Every public name of paddle.vision.ops / paddle.vision.datasets exists in fw with
+    the same parameter names, order and defaults."""
+    want = json.loads(str(DATA["signatures"]))
+    assert len(want) == 26
+    for key, params in want.items():
+        prefix, name = key.split(".")
+        fn = getattr(ops if prefix == "ops" else datasets, name)
+        got = [[p.name, None if p.default is inspect.Parameter.empty else repr(p.default)]
+               for p in inspect.signature(fn).parameters.values()]
+        assert got == params, key
 
 
 def _op(case):

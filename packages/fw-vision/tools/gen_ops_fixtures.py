@@ -8,7 +8,8 @@ Writes tests/fixtures/ops_paddle.npz: for every case in CASES, its inputs
 gradients, the gradients of ``sum(out * cot)`` with respect to the differentiable
 inputs (``<case>/grad/<name>``) for a drawn cotangent ``<case>/in/cot``. Each case's
 keyword arguments are stored as JSON (``<case>/kwargs``) so the test replays the call
-on fw.vision.ops with the same arguments.
+on fw.vision.ops with the same arguments. ``signatures`` holds the parameter names and
+defaults of every public name of ``paddle.vision.ops`` and ``paddle.vision.datasets``.
 """
 
 from __future__ import annotations
@@ -193,6 +194,23 @@ def cases():
     return out
 
 
+def signatures() -> str:
+    """JSON {"ops.nms": [[name, repr(default) or null], ...], ...} of Paddle's API."""
+    import inspect
+
+    import paddle.vision.datasets as datasets
+    import paddle.vision.ops as ops
+
+    out = {}
+    for prefix, mod in (("ops", ops), ("datasets", datasets)):
+        for name in mod.__all__:
+            params = inspect.signature(getattr(mod, name)).parameters.values()
+            out[f"{prefix}.{name}"] = [
+                [p.name, None if p.default is inspect.Parameter.empty else repr(p.default)]
+                for p in params]
+    return json.dumps(out, sort_keys=True)
+
+
 def main() -> int:
     import paddle
 
@@ -229,6 +247,7 @@ def main() -> int:
             for k, g in zip(diff, grads):
                 arrays[f"{name}/grad/{k}"] = np.asarray(g.numpy())
         print(name, [a.shape for a in flat if a is not None])
+    arrays["signatures"] = np.array(signatures())
     np.savez_compressed(OUT, **arrays)
     print(OUT, OUT.stat().st_size, "bytes")
     return 0
