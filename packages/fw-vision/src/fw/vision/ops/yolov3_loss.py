@@ -98,6 +98,9 @@ def yolo_loss(x, gt_box, gt_label, anchors, anchor_mask, class_num, ignore_thres
     if ch != m * per:
         raise ValueError(f"yolo_loss: argument 'x' must have {m * per} channels for "
                          f"{m} masked anchors and class_num={class_num}, got {describe(xa)}")
+    if h != w:  # the grid scale below is shared by x and y, as in Paddle (which checks too)
+        raise ValueError(f"yolo_loss: argument 'x' must have a square grid (H == W), got "
+                         f"{describe(xa)}")
     b = gb.shape[1]
     if gb.shape[0] != n or gl.shape != (n, b):
         raise ValueError(f"yolo_loss: 'gt_box' must be [{n}, B, 4] and 'gt_label' [{n}, B], "
