@@ -121,9 +121,9 @@ def load_pretrained(model: nn.Layer, fn_name: str, arch: str, model_urls: dict,
         ...     print(str(e)[:50])
         demo(pretrained=True): Paddle publishes no pretrai
     """
+    url, md5 = check_pretrained_arch(fn_name, arch, model_urls)
     from fw.utils.download import get_weights_path_from_url
 
-    url, md5 = check_pretrained_arch(fn_name, arch, model_urls)
     path = get_weights_path_from_url(url, md5)
     return load_weights_file(model, path, f"{fn_name}(pretrained=True)", head,
                              source=f"{path} ({url})")

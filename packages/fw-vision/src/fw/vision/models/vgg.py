@@ -155,7 +155,7 @@ def vgg13(pretrained: bool = False, batch_norm: bool = False, **kwargs) -> VGG:
     Examples:
         >>> from fw.vision.models import vgg13
         >>> len(vgg13(batch_norm=True, num_classes=0).features)
-        45
+        35
     """
     return _vgg(13, pretrained, batch_norm, **kwargs)
 
