@@ -69,7 +69,18 @@ def test_alexnet_features_only():
     assert _out(model, [1, 3, 224, 224]).shape == [1, 256, 6, 6]
 
 
+def _lazy():
+    # shapes only: parameters built under LazyGuard hold no memory and skip the
+    # (slow) random initialisation
+    return fw.nn.initializer.LazyGuard()
+
+
 def test_scale_changes_widths_like_paddle():
+    with _lazy():
+        _check_scaled_widths()
+
+
+def _check_scaled_widths():
     assert models.mobilenet_v1(scale=0.5).fc.weight.shape == [512, 1000]
     # MobileNetV2's last conv widens above scale 1 only: 1280 * 1.4 = 1792
     assert models.mobilenet_v2(scale=1.4).classifier[1].weight.shape == [1792, 1000]
@@ -78,7 +89,8 @@ def test_scale_changes_widths_like_paddle():
 
 
 def test_vgg_batch_norm_layers():
-    plain, bn = models.vgg11(num_classes=0), models.vgg11(batch_norm=True, num_classes=0)
+    with _lazy():
+        plain, bn = models.vgg11(num_classes=0), models.vgg11(batch_norm=True, num_classes=0)
     assert len(plain.features) == 8 + 5 + 8 and len(bn.features) == 8 * 3 + 5
     assert sum(k.endswith("_variance") for k in bn.state_dict()) == 8
 
@@ -86,9 +98,10 @@ def test_vgg_batch_norm_layers():
 def test_resnext_and_wide_widths():
     # ResNeXt 32x4d: the first bottleneck's 3x3 conv has 32 groups of 4 channels;
     # Wide ResNet doubles the bottleneck width
-    rx = models.resnext50_32x4d(num_classes=0)
+    with _lazy():
+        rx = models.resnext50_32x4d(num_classes=0)
+        wide = models.wide_resnet50_2(num_classes=0)
     assert rx.layer1[0].conv2.weight.shape == [128, 4, 3, 3]
-    wide = models.wide_resnet50_2(num_classes=0)
     assert wide.layer1[0].conv2.weight.shape == [128, 128, 3, 3]
 
 
@@ -164,7 +177,8 @@ def test_zoo_entries_follow_the_contract():
     ("mobilenet_v3_small", {"scale": 0.5}, models.MobileNetV3Small),
 ])
 def test_zoo_fn_builds_the_model(name, kwargs, cls):
-    model = _zoo.ZOO[name]["fn"](pretrained=False, **kwargs)
+    with _lazy():
+        model = _zoo.ZOO[name]["fn"](pretrained=False, **kwargs)
     assert type(model) is cls
     if name == "vgg13_bn":
         assert any(k.endswith("_variance") for k in model.state_dict())

@@ -21,9 +21,14 @@ from _weights import draw, image  # noqa: E402
 
 FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures"
 
-# the biggest architectures, marked slow only because they measured > 3 s each here
-# (2-core shared machine); everything else runs in the default suite
-SLOW: set[str] = set()
+# the biggest architectures, marked slow because each measured > 3 s on its own here
+# (2-core shared machine: drawing 60-145M weights, or fw's grouped convolutions);
+# every family still runs in the default suite: AlexNet and VGG through their
+# features-only fixtures (the conv trunk, without the 100M-parameter classifier),
+# ResNet-18/34/50, ResNeXt-50, Wide ResNet-50 and all MobileNets in full
+SLOW = {"alexnet", "vgg11", "vgg11_bn", "vgg13", "vgg13_bn", "vgg16", "vgg16_bn", "vgg19",
+        "vgg19_bn", "resnet101", "resnet152", "resnext101_32x4d", "resnext101_64x4d",
+        "resnext152_32x4d", "resnext152_64x4d", "wide_resnet101_2"}
 
 
 def _spec(path: pathlib.Path):

@@ -37,8 +37,11 @@ INPUT_SIZES: dict[str, tuple[int, ...]] = {
     "lenet_features": (1, 1, 28, 28),
     # AlexNet has no adaptive pooling: its classifier needs 223..254 pixels
     "alexnet": (1, 3, 224, 224),
+    "alexnet_features": (1, 3, 224, 224),
     # VGG's 7x7 adaptive pool accepts the 1x1 features of a 32x32 input
     **{f"vgg{d}{bn}": (1, 3, 32, 32) for d in (11, 13, 16, 19) for bn in ("", "_bn")},
+    "vgg16_features": (1, 3, 32, 32),
+    "vgg11_bn_features": (1, 3, 32, 32),
     **{n: (1, 3, 32, 32) for n in (
         "resnet18", "resnet34", "resnet50", "resnet101", "resnet152",
         "resnext50_32x4d", "resnext50_64x4d", "resnext101_32x4d", "resnext101_64x4d",
@@ -55,6 +58,10 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "lenet": ("LeNet", {}),
     # --- part A ---
     "lenet_features": ("LeNet", {"num_classes": 0}),
+    # without the 100M-parameter classifiers: fast enough for every CI run
+    "alexnet_features": ("alexnet", {"num_classes": 0}),
+    "vgg16_features": ("vgg16", {"num_classes": 0}),
+    "vgg11_bn_features": ("vgg11", {"batch_norm": True, "num_classes": 0}),
     **{f"vgg{d}_bn": (f"vgg{d}", {"batch_norm": True}) for d in (11, 13, 16, 19)},
     "resnet18_features": ("resnet18", {"num_classes": 0}),
     # without the pool, a 32x32 input leaves 1x1 features: the fc still fits
