@@ -1,4 +1,4 @@
-"""The vision entries of fw.hub's built-in zoo (entry point ``fw.hub.zoo``:
+"""The vision entries of fw.hub's built-in zoo (entry-point group "fw.hub.zoo":
 ``vision = fw.vision.models._zoo``).
 
 ``ZOO`` maps a model name to ``{"fn": callable(**kwargs) -> Layer, "doc": str,
@@ -6,8 +6,10 @@
 lists, documents and builds models from it (``fw.hub.load(source="builtin", ...)``
 calls ``fn(pretrained=..., **kwargs)``). ``weights`` are Paddle's published files for
 the entry's default configuration (md5 from Paddle's model files; Paddle publishes no
-sha256), None where Paddle publishes none. Each part of fw-vision's models adds its
-entries in its own block below with `_add`.
+sha256), None where Paddle publishes none. Part A's entries also have ``from_dir``
+and ``detect``: a directory where the user keeps ``<name>.pdparams`` (or Paddle's
+published file name) is loaded by ``fw.hub.load(dir, name, source="local")``. Each
+part of fw-vision's models adds its entries in its own block below with `_add`.
 """
 
 from __future__ import annotations
