@@ -198,7 +198,8 @@ def parse_args(argv):
                      help="Paddle's published ImageNet weights through fw.hub's cache")
     ap.add_argument("--image-folder", default=None,
                     help="fine-tune on ROOT/<class>/*.png instead of the digits 5-9")
-    ap.add_argument("--small", action="store_true", help="CI size: 16x16 images, 30 steps")
+    ap.add_argument("--small", "--quick", action="store_true",
+                    help="CI size: 16x16 images, 30 steps")
     ap.add_argument("--size", type=int, default=None, help="image side (default 32; small 16)")
     ap.add_argument("--steps", type=int, default=None, help="fine-tuning steps (default 150)")
     ap.add_argument("--train-all", action="store_true",
