@@ -31,9 +31,7 @@ def _example():
 def test_finetune_resnet_small(tmp_path):
     pytest.importorskip("sklearn")
     pytest.importorskip("fw.inference")
-    hub_mod = pytest.importorskip("fw.hub")
-    if not hasattr(hub_mod, "load"):
-        pytest.skip("fw.hub.load (fw-hub) not merged yet")
+    pytest.importorskip("fw.hub")
     ex = _example()
 
     # the weights a user keeps: the example's stand-in, written here so the test

@@ -7,9 +7,7 @@ for another ``num_classes``)."""
 from __future__ import annotations
 
 import hashlib
-import http.server
 import pickle
-import threading
 import warnings
 
 import numpy as np
@@ -108,53 +106,26 @@ def test_pretrained_refuses_a_non_dict(fake_hub):
 
 # --- end to end: Paddle's URL, mirrored to a loopback server ----------------------
 
-def _have_download():
-    import fw.utils.download as dl
-
-    return hasattr(dl, "get_weights_path_from_url")
-
-
-needs_download = pytest.mark.skipif(not _have_download(),
-                                    reason="fw.utils.download (fw-hub) not merged yet")
-
-
 @pytest.fixture
-def loopback(tmp_path):
-    """A directory served on 127.0.0.1 (OS-chosen port); stopped in the finalizer."""
+def mirrored(tmp_path, monkeypatch):
+    """Paddle's model host rewritten (FW_HUB_MIRRORS) to a directory served on
+    127.0.0.1 by fw.hub.testing.serve_directory (stopped when the test ends), with
+    a fresh hub cache."""
+    from fw.hub.testing import serve_directory
+
     root = tmp_path / "served"
     root.mkdir()
-
-    class Handler(http.server.SimpleHTTPRequestHandler):
-        def __init__(self, *a, **kw):
-            super().__init__(*a, directory=str(root), **kw)
-
-        def log_message(self, *a):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield root, f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
-
-
-@pytest.fixture
-def mirrored(loopback, tmp_path, monkeypatch):
-    root, base = loopback
     monkeypatch.setenv("FW_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("FW_HUB_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("FW_HUB_OFFLINE", raising=False)
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.setenv("FW_HUB_MIRRORS", f"{HAPI}={base}")
-    return root
+    with serve_directory(str(root)) as base:
+        monkeypatch.setenv("FW_HUB_MIRRORS", f"{HAPI}={base}/")
+        yield root, base
 
 
-@needs_download
 def test_pretrained_through_the_mirror(mirrored, monkeypatch):
+    mirrored, server = mirrored
     ref = _reference_state(models.mobilenet_v3_small())
     blob = _paddle_pickle(ref)
     (mirrored / "mobilenet_v3_small_x1.0.pdparams").write_bytes(blob)
@@ -165,24 +136,29 @@ def test_pretrained_through_the_mirror(mirrored, monkeypatch):
     model = models.mobilenet_v3_small(pretrained=True)
     for k, v in model.state_dict().items():
         np.testing.assert_array_equal(v.numpy(), ref[k])
+    assert [r[1] for r in server.requests] == ["/mobilenet_v3_small_x1.0.pdparams"]
     # cached now: a second build needs no server
     (mirrored / "mobilenet_v3_small_x1.0.pdparams").unlink()
     monkeypatch.setenv("FW_HUB_OFFLINE", "1")
     again = models.mobilenet_v3_small(pretrained=True)
     np.testing.assert_array_equal(again.conv[0].weight.numpy(), ref["conv.0.weight"])
+    assert len(server.requests) == 1
 
 
-@needs_download
-def test_pretrained_wrong_md5_fails_closed(mirrored):
-    # the served bytes are not Paddle's published file: its md5 check must refuse them
+def test_pretrained_wrong_md5_fails_closed(mirrored, tmp_path):
+    # the served bytes are not Paddle's published file: its md5 check must refuse
+    # them, and nothing may land in the cache
+    root, _ = mirrored
     ref = _reference_state(models.mobilenet_v3_small())
-    (mirrored / "mobilenet_v3_small_x1.0.pdparams").write_bytes(_paddle_pickle(ref))
+    (root / "mobilenet_v3_small_x1.0.pdparams").write_bytes(_paddle_pickle(ref))
     with pytest.raises(Exception, match="(?i)md5|checksum|hash") as e:
         models.mobilenet_v3_small(pretrained=True)
     assert not isinstance(e.value, AssertionError)
+    cached = [p for p in (tmp_path / "cache").rglob("*") if p.is_file()
+              and p.name.endswith(".pdparams")]
+    assert cached == []
 
 
-@needs_download
 def test_pretrained_offline_miss_names_the_url(mirrored, monkeypatch):
     monkeypatch.setenv("FW_HUB_OFFLINE", "1")
     with pytest.raises(Exception, match="resnet18.pdparams"):
@@ -191,26 +167,6 @@ def test_pretrained_offline_miss_names_the_url(mirrored, monkeypatch):
 
 # --- a directory where the user keeps the weights: the zoo's from_dir / detect ------
 
-def _reads_pdparams() -> bool:
-    import os
-    import tempfile
-
-    fd, path = tempfile.mkstemp(suffix=".pdparams")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(_paddle_pickle({"w": np.zeros([1], np.float32)}))
-        return isinstance(fw.load(path), dict)
-    except Exception:
-        return False
-    finally:
-        os.unlink(path)
-
-
-needs_pdparams = pytest.mark.skipif(not _reads_pdparams(),
-                                    reason="fw.load's .pdparams reader (fw-hub) not merged yet")
-
-
-@needs_pdparams
 def test_zoo_from_dir_loads_the_kept_file(tmp_path):
     from fw.vision.models._zoo import ZOO
 
