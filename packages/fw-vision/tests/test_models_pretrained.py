@@ -142,6 +142,11 @@ def test_pretrained_through_the_mirror(mirrored, monkeypatch):
     monkeypatch.setenv("FW_HUB_OFFLINE", "1")
     again = models.mobilenet_v3_small(pretrained=True)
     np.testing.assert_array_equal(again.conv[0].weight.numpy(), ref["conv.0.weight"])
+    # fw.hub's built-in zoo builds the same model through the entry point
+    import fw.hub
+
+    zoo = fw.hub.load("builtin", "mobilenet_v3_small", source="builtin", pretrained=True)
+    np.testing.assert_array_equal(zoo.classifier[3].bias.numpy(), ref["classifier.3.bias"])
     assert len(server.requests) == 1
 
 
