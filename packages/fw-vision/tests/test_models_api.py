@@ -189,3 +189,55 @@ def test_zoo_fn_builds_the_model(name, kwargs, cls):
 def test_zoo_rejects_duplicates():
     with pytest.raises(ValueError, match="duplicate zoo entry 'resnet18'"):
         _zoo._add("resnet18", models.resnet18, "again", {})
+
+
+@pytest.mark.parametrize("ctor,kwargs,shape,needs", [
+    (models.LeNet, {}, [1, 1, 32, 32], r"LeNet: the classifier takes 400 features per "
+                                       r"sample, but an input of shape \[1, 1, 32, 32\] "
+                                       r"gives features \[16, 6, 6\] \(576\).*\[N, 1, 28, 28\]"),
+    (models.alexnet, {}, [1, 3, 64, 64], r"AlexNet: .*takes 9216 .*\[1, 3, 64, 64\].*224x224"),
+    (models.resnet18, {"with_pool": False}, [1, 3, 64, 64],
+     r"ResNet: .*takes 512 .*\[512, 2, 2\] \(2048\).*with_pool=True"),
+    (models.mobilenet_v1, {"scale": 0.25, "with_pool": False}, [1, 3, 64, 64],
+     r"MobileNetV1: .*takes 256 "),
+    (models.mobilenet_v2, {"scale": 0.35, "with_pool": False}, [1, 3, 64, 64],
+     r"MobileNetV2: .*takes 1280 "),
+    (models.mobilenet_v3_small, {"with_pool": False}, [1, 3, 64, 64],
+     r"MobileNetV3Small: .*takes 576 "),
+])
+def test_classifier_input_size_errors(ctor, kwargs, shape, needs):
+    # a model without adaptive pooling (or with with_pool=False) given another input
+    # size: the error names the model, the input and what it needs
+    from fw.core.errors import InvalidArgumentError
+
+    with pytest.raises(InvalidArgumentError, match=needs):
+        _out(ctor(**kwargs), shape)
+
+
+def test_vgg_without_pool_names_its_input():
+    from fw.core.errors import InvalidArgumentError
+
+    with fw.nn.initializer.LazyGuard():  # the 25088x4096 classifier is never run
+        model = models.vgg11(with_pool=False)
+    for p in model.features.parameters():
+        p.initialize()
+    with pytest.raises(InvalidArgumentError, match=r"VGG: .*takes 25088 .*\[1, 3, 32, 32\]"):
+        _out(model, [1, 3, 32, 32])
+
+
+def test_traced_model_with_dynamic_batch():
+    # the classifier-input check leaves dynamic (-1) sizes alone: to_static with a
+    # None batch traces, and the program runs other batch sizes
+    jit = pytest.importorskip("fw.jit")
+    from fw.static import InputSpec
+
+    model = models.mobilenet_v3_small(scale=0.5, num_classes=4)
+    model.eval()
+    x = fw.rand([3, 3, 32, 32])
+    with fw.no_grad():
+        eager = model(x).numpy()
+    static = jit.to_static(model, input_spec=[InputSpec([None, 3, 32, 32], "float32")])
+    with fw.no_grad():
+        out = static(x).numpy()
+    assert out.shape == (3, 4)
+    assert abs(out - eager).max() < 1e-4

@@ -11,11 +11,13 @@ head when the user asked for a different ``num_classes`` (the fine-tuning case).
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable, Sequence
 
 import fw
 from fw import nn
+from fw.core.errors import InvalidArgumentError
 
 __all__ = ["ConvNormActivation", "load_pretrained", "load_weights_file"]
 
@@ -81,6 +83,37 @@ class ConvNormActivation(nn.Sequential):
         if activation_layer is not None:
             layers.append(activation_layer())
         super().__init__(*layers)
+
+
+def check_classifier_input(model: str, input_shape, features, in_features: int,
+                           hint: str) -> None:
+    """Raise a clear error when the features about to be flattened into the
+    classifier do not have its ``in_features`` (a model without adaptive pooling, or
+    built with ``with_pool=False``, given another input size). Dynamic sizes (-1,
+    while tracing with a None batch or side) are not checked.
+
+    Args:
+        model (str): the model's name, for the message.
+        input_shape (list): the shape of the model's input.
+        features (Tensor): the features, ``[N, C, H, W]``.
+        in_features (int): what the first classifier layer takes per sample.
+        hint (str): what input the model needs.
+
+    Examples:
+        >>> import fw
+        >>> from fw.vision.models._utils import check_classifier_input
+        >>> try:
+        ...     check_classifier_input("Net", [1, 3, 8, 8], fw.ones([1, 4, 2, 2]), 4, "1x1")
+        ... except ValueError as e:
+        ...     print(str(e)[:58])
+        Net: the classifier takes 4 features per sample, but an in
+    """
+    dims = list(features.shape[1:])
+    if any(d < 0 for d in dims) or math.prod(dims) == in_features:
+        return
+    raise InvalidArgumentError(
+        f"{model}: the classifier takes {in_features} features per sample, but an input "
+        f"of shape {list(input_shape)} gives features {dims} ({math.prod(dims)}); {hint}")
 
 
 def check_pretrained_arch(fn_name: str, arch: str, model_urls: dict) -> tuple[str, str]:

@@ -9,7 +9,11 @@ import fw
 from fw import nn
 from fw.nn import functional as F
 from fw.nn.initializer import Uniform
-from fw.vision.models._utils import check_pretrained_arch, load_pretrained
+from fw.vision.models._utils import (
+    check_classifier_input,
+    check_pretrained_arch,
+    load_pretrained,
+)
 
 __all__ = ["AlexNet", "alexnet"]
 
@@ -95,6 +99,10 @@ class AlexNet(nn.Layer):
         x = F.relu(self._conv4(x))
         x = self._conv5(x)
         if self.num_classes > 0:
+            check_classifier_input("AlexNet", inputs.shape, x, 256 * 6 * 6,
+                                   "AlexNet has no adaptive pooling: its classifier needs "
+                                   "224x224 inputs (223 to 254 pixels), or use "
+                                   "num_classes=0 for the features of other sizes")
             x = fw.flatten(x, start_axis=1, stop_axis=-1)
             x = F.relu(self._fc6(self._drop1(x)))
             x = F.relu(self._fc7(self._drop2(x)))

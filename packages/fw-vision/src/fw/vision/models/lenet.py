@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fw
 from fw import nn
+from fw.vision.models._utils import check_classifier_input
 
 __all__ = ["LeNet"]
 
@@ -41,6 +42,8 @@ class LeNet(nn.Layer):
     def forward(self, inputs):
         x = self.features(inputs)
         if self.num_classes > 0:
+            check_classifier_input("LeNet", inputs.shape, x, 400,
+                                   "LeNet takes [N, 1, 28, 28] images")
             x = fw.flatten(x, 1)
             x = self.fc(x)
         return x

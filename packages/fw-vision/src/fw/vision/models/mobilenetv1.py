@@ -7,6 +7,7 @@ import fw
 from fw import nn
 from fw.vision.models._utils import (
     ConvNormActivation,
+    check_classifier_input,
     check_pretrained_arch,
     load_pretrained,
 )
@@ -85,12 +86,16 @@ class MobileNetV1(nn.Layer):
             self.fc = nn.Linear(int(1024 * scale), num_classes)
 
     def forward(self, x):
+        shape = x.shape
         x = self.conv1(x)
         for block in self.dwsl:
             x = block(x)
         if self.with_pool:
             x = self.pool2d_avg(x)
         if self.num_classes > 0:
+            check_classifier_input("MobileNetV1", shape, x, self.fc.weight.shape[0],
+                                   "without pooling (with_pool=False) the fc needs 1x1 "
+                                   "features: 32x32 inputs; keep with_pool=True")
             x = fw.flatten(x, 1)
             x = self.fc(x)
         return x

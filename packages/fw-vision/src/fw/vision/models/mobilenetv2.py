@@ -8,6 +8,7 @@ from fw import nn
 from fw.vision.models._utils import (
     ConvNormActivation,
     _make_divisible,
+    check_classifier_input,
     check_pretrained_arch,
     load_pretrained,
 )
@@ -103,10 +104,14 @@ class MobileNetV2(nn.Layer):
                                             nn.Linear(self.last_channel, num_classes))
 
     def forward(self, x):
+        shape = x.shape
         x = self.features(x)
         if self.with_pool:
             x = self.pool2d_avg(x)
         if self.num_classes > 0:
+            check_classifier_input("MobileNetV2", shape, x, self.last_channel,
+                                   "without pooling (with_pool=False) the classifier "
+                                   "needs 1x1 features: 32x32 inputs; keep with_pool=True")
             x = fw.flatten(x, 1)
             x = self.classifier(x)
         return x

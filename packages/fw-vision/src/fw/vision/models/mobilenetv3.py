@@ -11,6 +11,7 @@ from fw import nn
 from fw.vision.models._utils import (
     ConvNormActivation,
     _make_divisible,
+    check_classifier_input,
     check_pretrained_arch,
     load_pretrained,
 )
@@ -162,10 +163,14 @@ class MobileNetV3(nn.Layer):
                 nn.Dropout(p=0.2), nn.Linear(last_channel, num_classes))
 
     def forward(self, x):
+        shape = x.shape
         x = self.lastconv(self.blocks(self.conv(x)))
         if self.with_pool:
             x = self.avgpool(x)
         if self.num_classes > 0:
+            check_classifier_input(type(self).__name__, shape, x, self.lastconv_out_channels,
+                                   "without pooling (with_pool=False) the classifier "
+                                   "needs 1x1 features: 32x32 inputs; keep with_pool=True")
             x = fw.flatten(x, 1)
             x = self.classifier(x)
         return x

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import fw
 from fw import nn
-from fw.vision.models._utils import check_pretrained_arch, load_pretrained
+from fw.vision.models._utils import (
+    check_classifier_input,
+    check_pretrained_arch,
+    load_pretrained,
+)
 
 __all__ = ["ResNet", "BasicBlock", "BottleneckBlock", "resnet18", "resnet34", "resnet50",
            "resnet101", "resnet152", "resnext50_32x4d", "resnext50_64x4d",
@@ -38,6 +42,9 @@ model_urls = {
     "wide_resnet101_2": (_HAPI + "wide_resnet101_2.pdparams",
                          "d4360a2d23657f059216f5d5a1a9ac93"),
 }
+
+_NO_POOL_HINT = ("without pooling (with_pool=False) the fc needs 1x1 features: 32x32 "
+                 "inputs (25 to 32 pixels); keep with_pool=True for other sizes")
 
 # blocks per stage for each depth (He et al., 2015, table 1)
 _LAYER_CFG = {18: [2, 2, 2, 2], 34: [3, 4, 6, 3], 50: [3, 4, 6, 3], 101: [3, 4, 23, 3],
@@ -178,6 +185,7 @@ class ResNet(nn.Layer):
         return nn.Sequential(*layers)
 
     def forward(self, x):
+        shape = x.shape
         x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
         x = self.layer1(x)
         x = self.layer2(x)
@@ -186,6 +194,7 @@ class ResNet(nn.Layer):
         if self.with_pool:
             x = self.avgpool(x)
         if self.num_classes > 0:
+            check_classifier_input("ResNet", shape, x, self.fc.weight.shape[0], _NO_POOL_HINT)
             x = fw.flatten(x, 1)
             x = self.fc(x)
         return x

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import fw
 from fw import nn
-from fw.vision.models._utils import check_pretrained_arch, load_pretrained
+from fw.vision.models._utils import (
+    check_classifier_input,
+    check_pretrained_arch,
+    load_pretrained,
+)
 
 __all__ = ["VGG", "vgg11", "vgg13", "vgg16", "vgg19"]
 
@@ -70,10 +74,14 @@ class VGG(nn.Layer):
                 nn.Linear(4096, num_classes))
 
     def forward(self, x):
+        shape = x.shape
         x = self.features(x)
         if self.with_pool:
             x = self.avgpool(x)
         if self.num_classes > 0:
+            check_classifier_input("VGG", shape, x, 512 * 7 * 7,
+                                   "without the adaptive pool (with_pool=False) the "
+                                   "classifier needs 7x7 features: 224x224 inputs")
             x = fw.flatten(x, 1)
             x = self.classifier(x)
         return x
