@@ -15,7 +15,7 @@ Transfer learning as a Paddle user does it, with fw:
    ImageNet weights do better).
 2. **new head**: the 1000-class ``fc`` is replaced by a fresh ``Linear(512, n)``
    for the target classes (the digits 0-9, or every class of an
-   ``--image-folder`` tree read with ``fw.vision.datasets.ImageFolder``).
+   ``--image-folder`` tree read with ``fw.vision.datasets.DatasetFolder``).
 3. **fine-tune** with Adam on ``fw.io.DataLoader`` batches: the head only, the
    backbone frozen in eval mode (the default, "feature extraction"), or every
    layer with ``--train-all``; evaluate on held-out images.
@@ -50,34 +50,37 @@ from fw import nn
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _data import ArrayDataset, load_digits_dataset, resize_bilinear  # noqa: E402
 
-
 # ---------------------------------------------------------------- data
+# ImageNet's channel statistics: the normalisation Paddle's pretrained weights expect
+MEAN = np.array([0.485, 0.456, 0.406], np.float32)[:, None, None]
+STD = np.array([0.229, 0.224, 0.225], np.float32)[:, None, None]
+
+
 def digits_rgb(split, size, classes):
     """The digits of `classes` as ``[N, 3, size, size]`` float32 images (ImageNet's
     normalisation) and labels renumbered 0..len(classes)-1."""
     ds = load_digits_dataset(split, upscale=False)
     keep = np.isin(ds.labels, classes)
     images = resize_bilinear(ds.images[keep, 0], size)
-    # grey -> RGB, normalised as the ImageNet weights expect
-    mean = np.array([0.485, 0.456, 0.406], np.float32)[:, None, None]
-    std = np.array([0.229, 0.224, 0.225], np.float32)[:, None, None]
-    images = (np.repeat(images[:, None], 3, axis=1) - mean) / std
+    images = (np.repeat(images[:, None], 3, axis=1) - MEAN) / STD  # grey -> RGB
     labels = np.searchsorted(np.asarray(classes), ds.labels[keep])
     return ArrayDataset(images.astype(np.float32), labels)
 
 
 def image_folder(root, size):
     """Every image under ``root/<class>/`` as an `ArrayDataset` (80/20 split)."""
-    from fw.vision.datasets import ImageFolder
+    # DatasetFolder gives (image, class index) samples; Paddle's ImageFolder gives
+    # unlabelled images
+    from fw.vision.datasets import DatasetFolder
 
-    folder = ImageFolder(root)
+    folder = DatasetFolder(root)
     images, labels = [], []
     for i in range(len(folder)):
         img, label = folder[i]
         arr = np.asarray(img.convert("RGB").resize((size, size)), np.float32) / 255.0
-        images.append(arr.transpose(2, 0, 1))
+        images.append((arr.transpose(2, 0, 1) - MEAN) / STD)
         labels.append(label)
-    images, labels = np.stack(images), np.asarray(labels, np.int64)
+    images, labels = np.stack(images).astype(np.float32), np.asarray(labels, np.int64)
     order = np.random.default_rng(0).permutation(len(labels))
     cut = int(len(labels) * 0.8)
     n_classes = len(folder.classes)
