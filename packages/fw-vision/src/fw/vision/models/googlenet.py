@@ -130,7 +130,7 @@ class GoogLeNet(nn.Layer):
         """Flatten an auxiliary head's map, checking it fits the 1152-input fc layer
         (a clear error instead of a matmul shape mismatch deep inside)."""
         x = fw.flatten(x, start_axis=1, stop_axis=-1)
-        if x.shape[1] != 1152:
+        if x.shape[1] >= 0 and x.shape[1] != 1152:  # -1: dynamic while tracing
             raise InvalidArgumentError(
                 f"GoogLeNet: auxiliary head {which} needs a 128x3x3 map (1152 values) but "
                 f"got {x.shape[1]}; use inputs of 189 to 236 pixels, e.g. 224x224")

@@ -225,7 +225,8 @@ class InceptionV3(nn.Layer):
                                 weight_attr=fw.ParamAttr(initializer=I.Uniform(-stdv, stdv)))
 
     def forward(self, x):
-        if len(x.shape) == 4 and min(x.shape[2:]) < 75:
+        # (a -1 is a dynamic size while tracing: checked when it is run)
+        if len(x.shape) == 4 and any(0 <= d < 75 for d in x.shape[2:]):
             raise InvalidArgumentError(
                 f"InceptionV3: the input must be at least 75x75 pixels, got shape "
                 f"{list(x.shape)}")
