@@ -51,6 +51,16 @@ INPUT_SIZES: dict[str, tuple[int, ...]] = {
         "mobilenet_v2_features", "mobilenet_v3_small", "mobilenet_v3_small_x0_75",
         "mobilenet_v3_large", "mobilenet_v3_large_x0_5", "mobilenet_v3_large_nopool")},
     # --- end of part A ---
+    # --- part B (shufflenetv2, squeezenet, densenet, googlenet, inceptionv3) ---
+    **{f"shufflenet_v2_{s}": (1, 3, 32, 32)
+       for s in ("x0_25", "x0_33", "x0_5", "x1_0", "x1_5", "x2_0", "swish")},
+    "squeezenet1_0": (1, 3, 64, 64),
+    "squeezenet1_1": (1, 3, 64, 64),
+    **{f"densenet{d}": (1, 3, 32, 32) for d in (121, 161, 169, 201, 264)},
+    # the auxiliary heads' fc layers take 128x3x3: inputs of 189 to 236 px only
+    "googlenet": (1, 3, 189, 189),
+    "inception_v3": (1, 3, 75, 75),  # the smallest input the stem and reductions allow
+    # --- end of part B ---
 }
 
 # fixture name -> (constructor of paddle.vision.models, keyword arguments)
