@@ -6,7 +6,8 @@ autograd needs no op of its own here:
 
 - RoI Align and PSRoI pooling are separable along y and x: every output is
   ``Wy[r] @ X[b_r] @ Wx[r]^T`` with interpolation (or averaging) weights built in
-  NumPy from the boxes, so the op is two batched matmuls per image;
+  NumPy from the boxes, so the op is a pair of matmuls per image (per image and
+  bin for PSRoI pooling, whose bins read different channels);
 - RoI max pooling picks its argmax in NumPy and gathers those elements from ``x``:
   the gather's VJP sends each output's gradient to its argmax, as Paddle does.
 
@@ -253,14 +254,24 @@ def psroi_pool(x, boxes, boxes_num, output_size, spatial_scale=1.0, name=None):
     ws = np.clip(np.floor(np.arange(pw)[None] * bw[:, None] + sx[:, None]), 0, w)
     we = np.clip(np.ceil(np.arange(1, pw + 1)[None] * bw[:, None] + sx[:, None]), 0, w)
     area = (he - hs)[:, :, None] * (we - ws)[:, None, :]  # [R, ph, pw]
-    full = _per_image(xt, batch, _window_weights(hs, he, h),
-                      _window_weights(ws, we, w).transpose(0, 2, 1), xa.dtype)
-    # full[r, (k, i', j'), i, j]: keep the diagonal i' = i, j' = j
-    ch = (np.arange(co)[:, None, None] * ph + np.arange(ph)[None, :, None]) * pw + \
-        np.arange(pw)[None, None, :]  # [co, ph, pw]
-    pos = (ch * ph + np.arange(ph)[None, :, None]) * pw + np.arange(pw)[None, None, :]
-    idx = (np.arange(r)[:, None, None, None] * (c * ph * pw) + pos[None]).reshape(-1)
-    picked = fw.gather(full.reshape([-1]), fw.to_tensor(idx)).reshape([r, co, ph, pw])
+    my = _window_weights(hs, he, h).astype(xa.dtype)  # [R, ph, H]
+    mx = _window_weights(ws, we, w).astype(xa.dtype)  # [R, pw, W]
+    # bin (i, j) reads only channels (k, i, j): contract those with the bin's row and
+    # column windows, one pair of matmuls per bin and image
+    xr = xt.reshape([n, co, ph, pw, h, w])
+    per_image = []
+    for b in np.unique(batch):
+        sel = np.nonzero(batch == b)[0]
+        bins = []
+        for i in range(ph):
+            rows = fw.to_tensor(np.ascontiguousarray(my[sel, i, :, None]))  # [Rb, H, 1]
+            for j in range(pw):
+                cols = fw.to_tensor(np.ascontiguousarray(mx[sel, j, :].T))  # [W, Rb]
+                xij = xr[int(b), :, i, j].reshape([co * h, w])
+                t = fw.matmul(xij, cols).reshape([co, h, len(sel)]).transpose([2, 0, 1])
+                bins.append(fw.matmul(t, rows).reshape([len(sel), co]))  # [Rb, co]
+        per_image.append(fw.stack(bins, axis=-1).reshape([len(sel), co, ph, pw]))
+    picked = per_image[0] if len(per_image) == 1 else fw.concat(per_image, axis=0)
     scale = np.where(area > 0, 1.0 / np.maximum(area, 1e-12), 0.0)[:, None]
     return picked * fw.to_tensor(scale.astype(xa.dtype))
 
