@@ -28,10 +28,11 @@ def fetch(path, url: str, md5: str, module: str, download: bool, dataset: str,
           arg: str) -> str:
     """Paddle's ``_check_exists_and_download``: an existing ``path`` is used as is (a
     given path that does not exist is an error naming it, where Paddle would silently
-    download into its cache instead); without a path, with ``download``, the file at ``url`` is fetched into
-    ``data_home()/module`` through `fw.utils.download` (md5-checked, atomic, reused
-    offline once cached; ``FW_HUB_MIRRORS`` rewrites the URL, ``FW_HUB_OFFLINE=1``
-    turns a cache miss into an error naming the file to place)."""
+    download into its cache instead); without a path, with ``download``, the file at
+    ``url`` is fetched into ``data_home()/module`` through `fw.utils.download`
+    (md5-checked, atomic, reused offline once cached; ``FW_HUB_MIRRORS`` rewrites the
+    URL, ``FW_HUB_OFFLINE=1`` turns a cache miss into an error naming the file to
+    place)."""
     if path:
         if os.path.exists(path):
             return os.fspath(path)
