@@ -129,8 +129,8 @@ def ref_roi_align(x, boxes, batch, ph, pw, scale, ratio, aligned):
         if not aligned:
             rw, rh = max(rw, 1.0), max(rh, 1.0)
         bh, bw = rh / ph, rw / pw
-        gh = ratio if ratio > 0 else max(math.ceil(rh / ph), 1)
-        gw = ratio if ratio > 0 else max(math.ceil(rw / pw), 1)
+        gh = ratio if ratio > 0 else max(math.ceil(rh / ph), 0)  # empty box: no sample
+        gw = ratio if ratio > 0 else max(math.ceil(rw / pw), 0)
         for c in range(x.shape[1]):
             for i in range(ph):
                 for j in range(pw):
@@ -140,7 +140,7 @@ def ref_roi_align(x, boxes, batch, ph, pw, scale, ratio, aligned):
                             yy = y1 + i * bh + (iy + 0.5) * bh / gh
                             xx = x1 + j * bw + (ix + 0.5) * bw / gw
                             acc += ref_bilinear(x[batch[r], c], yy, xx)
-                    out[r, c, i, j] = acc / (gh * gw)
+                    out[r, c, i, j] = acc / max(gh * gw, 1)
     return out
 
 
@@ -157,7 +157,8 @@ def roi_problems(draw):
     r = sum(per)
     x1 = rng.uniform(-2, w, r)
     y1 = rng.uniform(-2, h, r)
-    boxes = np.stack([x1, y1, x1 + rng.uniform(0, w, r), y1 + rng.uniform(0, h, r)], 1)
+    bw = rng.uniform(0, w, r) * rng.choice([0.0, 1.0], r, p=[0.15, 0.85])  # some empty
+    boxes = np.stack([x1, y1, x1 + bw, y1 + rng.uniform(0, h, r)], 1)
     return x, boxes, np.asarray(per, np.int32)
 
 

@@ -60,13 +60,14 @@ def _align_weights(lo, bin_size, grid, pooled, size):
     averages ``grid`` bilinear samples (Paddle's bilinear rule: samples beyond one pixel
     outside the map count zero; the rest clamp to the border)."""
     r = lo.shape[0]
-    g = int(grid.max()) if r else 1
+    g = max(int(grid.max()), 1) if r else 1
     p = np.arange(pooled)[None, :, None]
     i = np.arange(g)[None, None, :]
-    pos = lo[:, None, None] + p * bin_size[:, None, None] + \
-        (i + 0.5) * bin_size[:, None, None] / grid[:, None, None]
+    per = np.maximum(grid, 1)[:, None, None]
+    step = bin_size[:, None, None]
+    pos = lo[:, None, None] + p * step + (i + 0.5) * step / per
     used = (i < grid[:, None, None]) & (pos >= -1.0) & (pos <= size)
-    pos = np.clip(pos, 0.0, None)
+    pos = np.where(used, np.clip(pos, 0.0, None), 0.0)
     low = np.floor(pos).astype(np.int64)
     at_end = low >= size - 1
     low = np.where(at_end, size - 1, low)
@@ -77,7 +78,7 @@ def _align_weights(lo, bin_size, grid, pooled, size):
     pp = np.broadcast_to(p, pos.shape)
     np.add.at(w, (rr, pp, low), np.where(used, 1.0 - frac, 0.0))
     np.add.at(w, (rr, pp, high), np.where(used, frac, 0.0))
-    return w / grid[:, None, None]
+    return w / per
 
 
 def roi_align(x, boxes, boxes_num, output_size, spatial_scale=1.0, sampling_ratio=-1,
@@ -94,8 +95,8 @@ def roi_align(x, boxes, boxes_num, output_size, spatial_scale=1.0, sampling_rati
         spatial_scale (float, optional): scale from box to feature coordinates. Default 1.0.
         sampling_ratio (int, optional): samples per bin along each axis; <= 0 takes
             ceil(box size / output size). Default -1.
-        aligned (bool, optional): shift boxes by -0.5 pixel (continuous coordinates).
-            Default True.
+        aligned (bool, optional): shift boxes by -0.5 pixel (continuous coordinates);
+            an empty box then pools to 0 (Paddle's kernel gives NaN). Default True.
         name (str, optional): unused, for Paddle compatibility.
 
     Returns:
@@ -124,8 +125,10 @@ def roi_align(x, boxes, boxes_num, output_size, spatial_scale=1.0, sampling_rati
         gh = np.full(len(b), int(sampling_ratio))
         gw = gh
     else:
-        gh = np.maximum(np.ceil(rh / ph), 1).astype(np.int64)
-        gw = np.maximum(np.ceil(rw / pw), 1).astype(np.int64)
+        # an empty or inverted box (aligned=True) gets no sample: output 0, where
+        # Paddle's kernel divides 0 by 0 (NaN)
+        gh = np.maximum(np.ceil(rh / ph), 0).astype(np.int64)
+        gw = np.maximum(np.ceil(rw / pw), 0).astype(np.int64)
     if len(b) == 0:
         return fw.zeros([0, shape[1], ph, pw], dtype=str(xa.dtype))
     wy = _align_weights(y1, bh, gh, ph, h)  # [R, ph, H]
