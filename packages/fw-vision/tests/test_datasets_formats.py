@@ -259,3 +259,17 @@ def test_datasets_feed_a_dataloader_and_pickle_for_workers(tmp_path):
     voc[0]
     clone = pickle.loads(pickle.dumps(voc))
     np.testing.assert_array_equal(clone[0][1], samples[lists["val"][0]][1])
+
+
+def test_transforms_that_return_tensors_keep_them(tmp_path):
+    """With backend "cv2" Paddle casts the transformed sample with ``.astype``: a tensor
+    from ToTensor stays a tensor (of the default float dtype)."""
+    import fw.vision.transforms as T
+
+    ip, lp, images, _ = write_idx_pair(str(tmp_path), "train", 3)
+    img, _ = D.MNIST(ip, lp, backend="cv2", transform=T.ToTensor())[2]
+    assert isinstance(img, fw.Tensor) and img.shape == [1, 28, 28]
+    np.testing.assert_array_equal(img.numpy(), T.ToTensor()(images[2].astype(np.float32)).numpy())
+    img, _ = D.MNIST(ip, lp, backend="pil", transform=T.ToTensor())[2]
+    assert isinstance(img, fw.Tensor)
+    np.testing.assert_allclose(img.numpy()[0], images[2] / 255.0, rtol=1e-6)

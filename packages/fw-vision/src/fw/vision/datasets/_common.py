@@ -69,6 +69,14 @@ def default_float() -> str:
     return np.dtype(fw.get_default_dtype().np).name
 
 
+def as_dtype(image, dtype: str):
+    """Cast a transformed cv2-backend sample as Paddle does (``image.astype(dtype)``):
+    arrays stay arrays and tensors (e.g. after ``ToTensor``) stay tensors."""
+    if hasattr(image, "astype"):
+        return image.astype(dtype)
+    return np.asarray(image).astype(dtype)
+
+
 class TarMembers:
     """Read members of a tar file by name, opened lazily and reopened in each process
     (a tarfile handle shared with forked DataLoader workers would interleave seeks).
