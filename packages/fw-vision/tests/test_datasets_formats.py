@@ -8,6 +8,7 @@ import gzip
 import os
 import pathlib
 import pickle
+import shutil
 import sys
 
 import numpy as np
@@ -273,3 +274,23 @@ def test_transforms_that_return_tensors_keep_them(tmp_path):
     img, _ = D.MNIST(ip, lp, backend="pil", transform=T.ToTensor())[2]
     assert isinstance(img, fw.Tensor)
     np.testing.assert_allclose(img.numpy()[0], images[2] / 255.0, rtol=1e-6)
+
+
+def test_flowers_extraction_race_uses_the_finished_copy(tmp_path, monkeypatch):
+    """Two processes extracting at once: the one that loses the final rename uses the
+    winner's directory instead of failing."""
+    tgz, lab, setid, decoded, _, split = write_flowers(str(tmp_path))
+    from fw.vision.datasets import flowers
+
+    real_replace = os.replace
+
+    def winner_first(src, dst):  # another process completes just before this rename
+        os.makedirs(dst)
+        for name in os.listdir(src):
+            shutil.copy(os.path.join(src, name), dst)
+        real_replace(src, dst)  # now fails: dst exists and is not empty
+
+    monkeypatch.setattr(flowers.os, "replace", winner_first)
+    ds = D.Flowers(tgz, lab, setid, mode="test", backend="cv2")
+    np.testing.assert_array_equal(ds[0][0], decoded[split["trnid"].ravel()[0]])
+    assert os.listdir(tmp_path / "102flowers") == ["jpg"]  # no leftover temporary

@@ -52,11 +52,17 @@ def _extract_images(tgz: str, dataset: str) -> str:
                 if m.isfile() and _MEMBER.match(m.name):
                     with open(os.path.join(tmp, os.path.basename(m.name)), "wb") as f:
                         shutil.copyfileobj(t.extractfile(m), f)
-        os.replace(tmp, os.path.join(root, "jpg"))
     except (tarfile.TarError, EOFError, OSError) as e:
         shutil.rmtree(tmp, ignore_errors=True)
         raise ValueError(f"{dataset}: {tgz} is not a readable image tarball (truncated or "
                          f"corrupted?): {e}") from None
+    try:
+        os.replace(tmp, os.path.join(root, "jpg"))
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not os.path.isdir(os.path.join(root, "jpg")):
+            raise
+        # another process finished the same extraction first: use its copy
     return root
 
 
