@@ -39,19 +39,20 @@ def _inputs(op, x, boxes, boxes_num, output_size):
 
 def _per_image(xt, batch, left, right, dtype):
     """``left[r] @ x[batch[r]] @ right[r]`` for every box r: left [R, P, H], right
-    [R, W, Q] -> [R, C, P, Q]. Per image, x [C*H, W] is first multiplied by all its
-    boxes' right factors at once (one 2-D matmul), then each box's left factor is
-    applied by a batched matmul; no intermediate (nor gradient) is box x C x H x W."""
+    [R, W, Q] -> [R, C, P, Q]. Per image, all its boxes' left factors multiply x (as
+    [H, C*W]) in one 2-D matmul, then each box's right factor in one batched matmul;
+    no intermediate (nor gradient) is box x C x H x W."""
     c, h, w = xt.shape[1:]
     outs = []
     for b in np.unique(batch):
         sel = np.nonzero(batch == b)[0]
-        rb, q = len(sel), right.shape[2]
-        xb = xt[int(b):int(b) + 1].reshape([c * h, w])
-        rt = fw.to_tensor(right[sel].transpose(1, 0, 2).reshape(w, rb * q).astype(dtype))
-        t1 = fw.matmul(xb, rt).reshape([c, h, rb, q]).transpose([2, 0, 1, 3])  # [Rb,C,H,Q]
-        lt = fw.to_tensor(left[sel][:, None].astype(dtype))  # [Rb, 1, P, H]
-        outs.append(fw.matmul(lt, t1))
+        rb, p, q = len(sel), left.shape[1], right.shape[2]
+        xb = xt[int(b)].transpose([1, 0, 2]).reshape([h, c * w])  # [H, C*W]
+        lt = fw.to_tensor(left[sel].reshape(rb * p, h).astype(dtype))
+        t1 = fw.matmul(lt, xb).reshape([rb, p * c, w])  # [Rb, P*C, W]
+        rt = fw.to_tensor(right[sel].astype(dtype))  # [Rb, W, Q]
+        out = fw.matmul(t1, rt).reshape([rb, p, c, q]).transpose([0, 2, 1, 3])
+        outs.append(out)
     return outs[0] if len(outs) == 1 else fw.concat(outs, axis=0)
 
 
