@@ -4,10 +4,11 @@
 Gradients with respect to ``x`` come from composing fw ops that have VJPs, so
 autograd needs no op of its own here:
 
-- RoI Align and PSRoI pooling are separable along y and x: every output is
-  ``Wy[r] @ X[b_r] @ Wx[r]^T`` with interpolation (or averaging) weights built in
-  NumPy from the boxes, so the op is a pair of matmuls per image (per image and
-  bin for PSRoI pooling, whose bins read different channels);
+- RoI Align is separable along y and x: every output is ``Wy[r] @ X[b_r] @ Wx[r]^T``
+  with interpolation weights built in NumPy from the boxes, so the op is a pair of
+  matmuls per image;
+- PSRoI pooling gathers each bin's window from its own channel (the gather's VJP
+  scatters the gradient back) and averages it;
 - RoI max pooling picks its argmax in NumPy and gathers those elements from ``x``:
   the gather's VJP sends each output's gradient to its argmax, as Paddle does.
 
@@ -208,12 +209,6 @@ def roi_pool(x, boxes, boxes_num, output_size, spatial_scale=1.0, name=None):
     return out
 
 
-def _window_weights(lo, hi, size):
-    """0/1 membership [R, P, size] of each bin's pixel range [lo, hi)."""
-    grid = np.arange(size)[None, None, :]
-    return ((grid >= lo[..., None]) & (grid < hi[..., None])).astype(np.float64)
-
-
 def psroi_pool(x, boxes, boxes_num, output_size, spatial_scale=1.0, name=None):
     """Position-sensitive RoI average pooling (Paddle's ``paddle.vision.ops.psroi_pool``,
     from R-FCN): bin (i, j) of output channel k averages input channel
@@ -258,24 +253,24 @@ def psroi_pool(x, boxes, boxes_num, output_size, spatial_scale=1.0, name=None):
     ws = np.clip(np.floor(np.arange(pw)[None] * bw[:, None] + sx[:, None]), 0, w)
     we = np.clip(np.ceil(np.arange(1, pw + 1)[None] * bw[:, None] + sx[:, None]), 0, w)
     area = (he - hs)[:, :, None] * (we - ws)[:, None, :]  # [R, ph, pw]
-    my = _window_weights(hs, he, h).astype(xa.dtype)  # [R, ph, H]
-    mx = _window_weights(ws, we, w).astype(xa.dtype)  # [R, pw, W]
-    # bin (i, j) reads only channels (k, i, j): contract those with the bin's row and
-    # column windows, one pair of matmuls per bin and image
-    xr = xt.reshape([n, co, ph, pw, h, w])
-    per_image = []
-    for b in np.unique(batch):
-        sel = np.nonzero(batch == b)[0]
-        bins = []
-        for i in range(ph):
-            rows = fw.to_tensor(np.ascontiguousarray(my[sel, i, :, None]))  # [Rb, H, 1]
-            for j in range(pw):
-                cols = fw.to_tensor(np.ascontiguousarray(mx[sel, j, :].T))  # [W, Rb]
-                xij = xr[int(b), :, i, j].reshape([co * h, w])
-                t = fw.matmul(xij, cols).reshape([co, h, len(sel)]).transpose([2, 0, 1])
-                bins.append(fw.matmul(t, rows).reshape([len(sel), co]))  # [Rb, co]
-        per_image.append(fw.stack(bins, axis=-1).reshape([len(sel), co, ph, pw]))
-    picked = per_image[0] if len(per_image) == 1 else fw.concat(per_image, axis=0)
+    # bin (i, j) of output channel k averages input channel (k, i, j) over its window:
+    # gather each window's pixels (padded to the largest window, padding weighted 0)
+    hs, he, ws, we = (v.astype(np.int64) for v in (hs, he, ws, we))
+    kh = max(int((he - hs).max()), 1)
+    kw = max(int((we - ws).max()), 1)
+    yy = hs[:, :, None] + np.arange(kh)  # [R, ph, kh]
+    xx = ws[:, :, None] + np.arange(kw)  # [R, pw, kw]
+    inside = (yy < he[:, :, None])[:, :, None, :, None] & \
+        (xx < we[:, :, None])[:, None, :, None, :]  # [R, ph, pw, kh, kw]
+    pix = (np.minimum(yy, h - 1)[:, :, None, :, None] * w +
+           np.minimum(xx, w - 1)[:, None, :, None, :])  # [R, ph, pw, kh, kw]
+    ch = (np.arange(co)[:, None, None] * ph + np.arange(ph)[:, None]) * pw + np.arange(pw)
+    plane = (batch[:, None, None, None] * c + ch[None]) * (h * w)  # [R, co, ph, pw]
+    idx = plane[..., None, None] + pix[:, None]  # [R, co, ph, pw, kh, kw]
+    wts = np.broadcast_to(inside[:, None], idx.shape).astype(xa.dtype)
+    vals = fw.gather(xt.reshape([-1]), fw.to_tensor(idx.reshape(-1)))
+    picked = (vals.reshape(list(idx.shape)) * fw.to_tensor(np.ascontiguousarray(wts))).sum(
+        axis=[-2, -1])
     scale = np.where(area > 0, 1.0 / np.maximum(area, 1e-12), 0.0)[:, None]
     return picked * fw.to_tensor(scale.astype(xa.dtype))
 
