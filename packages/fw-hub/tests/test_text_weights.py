@@ -1,0 +1,147 @@
+"""The Hugging Face checkpoint reader and name/layout mapping (fw.hub.text.weights)."""
+
+from __future__ import annotations
+
+import json
+import struct
+
+import numpy as np
+import pytest
+from safetensors.numpy import save_file
+
+from fw.hub.text import (
+    BertConfig,
+    BertModel,
+    hf_to_fw_state_dict,
+    load_hf_weights,
+    load_safetensors,
+)
+
+CFG = BertConfig(vocab_size=30, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
+                 intermediate_size=12, max_position_embeddings=10)
+
+
+def _hf_state(model, prefix=""):
+    """A PyTorch-layout state dict for `model` (Linear weights [out, in])."""
+    rng = np.random.default_rng(0)
+    lin = {f"{n}.weight" for n, s in model.named_sublayers() if type(s).__name__ == "Linear"}
+    out = {}
+    for k, t in model.state_dict().items():
+        shape = tuple(t.shape)[::-1] if k in lin else tuple(t.shape)
+        out[prefix + k] = rng.standard_normal(shape).astype(np.float32)
+    return out
+
+
+def test_safetensors_reader_matches_the_library(tmp_path):
+    arrays = {"f32": np.arange(6, dtype=np.float32).reshape(2, 3),
+              "f16": np.array([1.5, -2.25], np.float16),
+              "i64": np.array([[1, -2]], np.int64), "u8": np.array([7], np.uint8),
+              "scalar": np.array(3.0, np.float64)}
+    p = tmp_path / "a.safetensors"
+    save_file(arrays, str(p))
+    got = load_safetensors(p)
+    assert sorted(got) == sorted(arrays)
+    for k, v in arrays.items():
+        assert got[k].dtype == v.dtype and got[k].shape == v.shape
+        np.testing.assert_array_equal(got[k], v)
+
+
+def _raw_safetensors(path, header, payload):
+    h = json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", len(h)) + h + payload)
+
+
+def test_bfloat16_entries_are_widened_exactly(tmp_path):
+    # bf16 1.5 = 0x3FC0, -2.0 = 0xC000: the top halves of the float32 patterns
+    p = tmp_path / "bf.safetensors"
+    _raw_safetensors(p, {"w": {"dtype": "BF16", "shape": [2], "data_offsets": [0, 4]}},
+                     struct.pack("<HH", 0x3FC0, 0xC000))
+    w = load_safetensors(p)["w"]
+    assert w.dtype == np.float32
+    np.testing.assert_array_equal(w, [1.5, -2.0])
+
+
+@pytest.mark.parametrize("case", ["short", "header_len", "bad_json", "range", "dtype"])
+def test_corrupt_safetensors_is_a_clear_error(tmp_path, case):
+    p = tmp_path / "bad.safetensors"
+    if case == "short":
+        p.write_bytes(b"\x01\x02")
+        msg = "truncated"
+    elif case == "header_len":
+        p.write_bytes(struct.pack("<Q", 10**6) + b"{}")
+        msg = "does not fit the file"
+    elif case == "bad_json":
+        p.write_bytes(struct.pack("<Q", 4) + b"{{{{")
+        msg = "bad header"
+    elif case == "range":
+        _raw_safetensors(p, {"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}},
+                         b"\x00" * 8)  # the data stops early
+        msg = "truncated or corrupt"
+    else:
+        _raw_safetensors(p, {"w": {"dtype": "F8_E4M3", "shape": [1], "data_offsets": [0, 1]}},
+                         b"\x00")
+        msg = "unsupported dtype F8_E4M3"
+    with pytest.raises(ValueError, match=msg):
+        load_safetensors(p)
+
+
+def test_task_head_checkpoint_prefix_is_stripped_and_heads_reported():
+    m = BertModel(CFG)
+    hf = _hf_state(m, prefix="bert.")
+    hf["cls.predictions.bias"] = np.zeros(30, np.float32)
+    hf["bert.embeddings.position_ids"] = np.arange(10)[None]
+    sd, rep = hf_to_fw_state_dict(hf, m)
+    assert rep.prefix == "bert."
+    assert rep.unused == ["cls.predictions.bias"]
+    assert rep.ignored == ["bert.embeddings.position_ids"]
+    assert sorted(sd) == sorted(m.state_dict())
+    q = "encoder.layer.0.attention.self.query.weight"
+    np.testing.assert_array_equal(sd[q], hf["bert." + q].T)
+
+
+def test_missing_unexpected_and_misoriented_entries_fail_loudly():
+    m = BertModel(CFG)
+    hf = _hf_state(m)
+    del hf["encoder.layer.0.output.LayerNorm.bias"]
+    with pytest.raises(ValueError, match=r"missing from the checkpoint: "
+                                         r"\['encoder.layer.0.output.LayerNorm.bias'\]"):
+        hf_to_fw_state_dict(hf, m)
+    sd, _ = hf_to_fw_state_dict(hf, m, strict=False)
+    assert "encoder.layer.0.output.LayerNorm.bias" not in sd
+    hf = _hf_state(m)
+    hf["encoder.layer.0.attention.self.distance_embedding.weight"] = np.zeros((3, 4), "f4")
+    with pytest.raises(ValueError, match="no place for.*distance_embedding"):
+        hf_to_fw_state_dict(hf, m)
+    hf = _hf_state(m)
+    k = "encoder.layer.0.intermediate.dense.weight"
+    hf[k] = hf[k].T.copy()  # given in fw's [in, out] although the source is PyTorch
+    with pytest.raises(ValueError, match=r"intermediate.dense.weight: expected the PyTorch "
+                                         r"Linear layout \[12, 8\] \(fw \[in, out\] = \[8, 12\]\)"
+                                         r", got \[8, 12\]"):
+        hf_to_fw_state_dict(hf, m)
+
+
+def test_half_precision_checkpoint_is_cast_and_reported():
+    m = BertModel(CFG, add_pooling_layer=False)
+    hf = {k: v.astype(np.float16) for k, v in _hf_state(m).items()}
+    sd, rep = hf_to_fw_state_dict(hf, m)
+    assert sorted(rep.cast) == sorted(m.state_dict())
+    assert all(v.dtype == np.float32 for v in sd.values())
+
+
+def test_sharded_checkpoint_and_missing_weights(tmp_path):
+    save_file({"a": np.ones(2, np.float32)}, str(tmp_path / "s1.safetensors"))
+    save_file({"b": np.zeros(3, np.float32)}, str(tmp_path / "s2.safetensors"))
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps(
+        {"weight_map": {"a": "s1.safetensors", "b": "s2.safetensors"}}))
+    got = load_hf_weights(tmp_path)
+    assert sorted(got) == ["a", "b"] and got["b"].shape == (3,)
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps(
+        {"weight_map": {"a": "../outside.safetensors"}}))
+    with pytest.raises(ValueError, match="outside the directory"):
+        load_hf_weights(tmp_path)
+    empty = tmp_path / "e"
+    empty.mkdir()
+    (empty / "pytorch_model.bin").write_bytes(b"x")
+    with pytest.raises(FileNotFoundError, match=r"no model.safetensors.*pytorch_model.bin"):
+        load_hf_weights(empty)
