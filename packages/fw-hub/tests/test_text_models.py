@@ -23,8 +23,10 @@ from fw.hub.text import (
     BertModel,
     ErnieConfig,
     ErnieModel,
+    config_from_dict,
     from_pretrained,
     linear_weight_names,
+    load_hf_weights,
 )
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -144,6 +146,12 @@ def test_config_validation_and_round_trip():
          "use_task_id": True, "architectures": ["ErnieModel"], "classifier_dropout": None}
     cfg = ErnieConfig.from_dict(d)
     assert cfg.use_task_id and cfg.extra["architectures"] == ["ErnieModel"]
+    # early ERNIE 3.0 uploads: model_type "bert" with ERNIE's task-type embedding
+    old = config_from_dict({"model_type": "bert", "use_task_id": True, "hidden_size": 64,
+                            "num_attention_heads": 4, "init_class": "ErnieModel"})
+    assert isinstance(old, ErnieConfig) and old.use_task_id
+    with pytest.raises(NotImplementedError, match="model_type 'roberta'"):
+        config_from_dict({"model_type": "roberta"})
     back = cfg.to_dict()
     assert back["model_type"] == "ernie" and back["hidden_size"] == 64
     assert back["architectures"] == ["ErnieModel"]
@@ -173,3 +181,23 @@ def test_fresh_model_init_follows_initializer_range():
     w = m.embeddings.word_embeddings.weight.numpy()
     assert abs(w.std() - 0.05) < 0.005
     np.testing.assert_array_equal(m.encoder.layer[0].output.LayerNorm.weight.numpy(), 1.0)
+
+
+@pytest.mark.parametrize("name", ["tiny_bert", "tiny_ernie"])
+def test_save_pretrained_writes_the_hugging_face_layout(tmp_path, name):
+    src = tmp_path / "src"
+    src.mkdir()
+    z, cfg, keys, weights = _hf_folder(src, name)
+    model = from_pretrained(src)
+    out = tmp_path / "out"
+    model.save_pretrained(out)
+    saved = load_hf_weights(out)
+    assert sorted(saved) == sorted(keys)
+    for k in keys:  # bit-exact, [out, in] again for the Linear weights
+        np.testing.assert_array_equal(saved[k], weights[k])
+    again = from_pretrained(out)
+    assert type(again) is type(model) and again.config.to_dict()["model_type"] == \
+        cfg["model_type"]
+    a, _ = again(z["input_ids"], attention_mask=z["attention_mask"])
+    b, _ = model(z["input_ids"], attention_mask=z["attention_mask"])
+    np.testing.assert_array_equal(a.numpy(), b.numpy())

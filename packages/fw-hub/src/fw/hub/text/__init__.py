@@ -17,13 +17,16 @@ from fw.hub.text.tokenizer import Tokenizer
 from fw.hub.text.weights import (
     ConversionReport,
     from_pretrained,
+    fw_to_hf_state_dict,
     hf_to_fw_state_dict,
     linear_weight_names,
     load_hf_weights,
     load_safetensors,
+    save_pretrained,
 )
 
 __all__ = ["BertConfig", "BertModel", "ConversionReport", "Dense", "ErnieConfig", "ErnieModel",
            "Normalize", "Pooling", "SentenceTransformer", "Tokenizer", "Transformer",
-           "config_from_dict", "from_pretrained", "hf_to_fw_state_dict", "linear_weight_names",
-           "load_config", "load_hf_weights", "load_safetensors"]
+           "config_from_dict", "from_pretrained", "fw_to_hf_state_dict", "hf_to_fw_state_dict",
+           "linear_weight_names", "load_config", "load_hf_weights", "load_safetensors",
+           "save_pretrained"]

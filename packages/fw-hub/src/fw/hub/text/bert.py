@@ -298,6 +298,13 @@ class BertModel(nn.Layer):
                             f"{model.config.model_type!r})")
         return model
 
+    def save_pretrained(self, save_directory):
+        """Write a Hugging Face folder (config.json + model.safetensors); see
+        `fw.hub.text.save_pretrained`."""
+        from fw.hub.text.weights import save_pretrained
+
+        save_pretrained(self, save_directory)
+
 
 def _additive_mask(attention_mask, shape, fn):
     """[batch, seq] 1/0 keep-mask -> float mask [batch, 1, 1, seq] added to the scores:

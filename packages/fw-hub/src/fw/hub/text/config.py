@@ -164,6 +164,10 @@ def config_from_dict(d: dict) -> BertConfig:
             'ErnieConfig'
     """
     mt = d.get("model_type", "bert") if isinstance(d, dict) else None
+    if mt == "bert" and (d.get("use_task_id") or d.get("init_class") == "ErnieModel"):
+        # early ERNIE 3.0 uploads say model_type "bert" (init_class "ErnieModel") but
+        # carry the task-type embedding: read them as what they are
+        mt = "ernie"
     if mt not in _BY_MODEL_TYPE:
         raise NotImplementedError(
             f"fw.hub.text.config_from_dict: model_type {mt!r} is not supported; supported: "

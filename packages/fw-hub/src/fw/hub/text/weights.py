@@ -25,7 +25,8 @@ import numpy as np
 import fw.nn as nn
 
 __all__ = ["ConversionReport", "linear_weight_names", "hf_to_fw_state_dict",
-           "load_safetensors", "load_hf_weights", "from_pretrained"]
+           "fw_to_hf_state_dict", "load_safetensors", "load_hf_weights", "from_pretrained",
+           "save_pretrained"]
 
 # Buffers older transformers versions saved in checkpoints: arange / zeros that fw
 # recomputes, not learned values.
@@ -177,6 +178,29 @@ def hf_to_fw_state_dict(hf_state: dict, model: nn.Layer, strict: bool = True):
         raise ValueError(f"{fn}: {type(model).__name__} (prefix {prefix!r}): "
                          + "; ".join(parts) + " (the config and the weights disagree)")
     return out, report
+
+
+def fw_to_hf_state_dict(model: nn.Layer) -> dict[str, np.ndarray]:
+    """The inverse of `hf_to_fw_state_dict`: `model`'s state as a Hugging Face
+    (PyTorch-layout) state dict, Linear weights transposed back to ``[out, in]``.
+
+    Args:
+        model (fw.nn.Layer): the fw model.
+
+    Returns:
+        dict[str, numpy.ndarray]: contiguous arrays, ready for safetensors.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw.nn as nn
+            >>> from fw.hub.text import fw_to_hf_state_dict
+            >>> fw_to_hf_state_dict(nn.Linear(2, 3))["weight"].shape
+            (3, 2)
+    """
+    transpose = set(linear_weight_names(model))
+    return {k: np.ascontiguousarray(t.numpy().T if k in transpose else t.numpy())
+            for k, t in model.state_dict().items()}
 
 
 def _top_level(own):
@@ -342,3 +366,39 @@ def from_pretrained(model_dir, dtype="float32", strict: bool = True):
     model.load_report = report
     model.eval()
     return model
+
+
+def save_pretrained(model, save_directory) -> None:
+    """Write `model` as a Hugging Face folder (``config.json`` + ``model.safetensors``
+    in the PyTorch layout) that transformers and `from_pretrained` both load.
+
+    Args:
+        model (BertModel | ErnieModel): the encoder.
+        save_directory (str|os.PathLike): created if missing.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import tempfile
+            >>> from fw.hub.text import BertConfig, BertModel, from_pretrained, save_pretrained
+            >>> m = BertModel(BertConfig(vocab_size=20, hidden_size=8, num_hidden_layers=1,
+            ...                          num_attention_heads=2, intermediate_size=16))
+            >>> d = tempfile.mkdtemp()
+            >>> save_pretrained(m, d)
+            >>> from_pretrained(d).load_report.transposed[0]
+            'encoder.layer.0.attention.self.query.weight'
+    """
+    from safetensors.numpy import save_file
+
+    config = getattr(model, "config", None)
+    if config is None or not hasattr(config, "to_dict"):
+        raise TypeError("fw.hub.text.save_pretrained: model must be a BertModel / ErnieModel "
+                        f"(with a .config), got {type(model).__name__}")
+    d = os.fspath(save_directory)
+    os.makedirs(d, exist_ok=True)
+    cfg = config.to_dict()
+    cfg.setdefault("architectures", [type(model).__name__])
+    with open(os.path.join(d, "config.json"), "w", encoding="utf-8") as f:
+        json.dump(cfg, f, indent=2, sort_keys=True)
+    save_file(fw_to_hf_state_dict(model), os.path.join(d, "model.safetensors"),
+              metadata={"format": "pt"})
