@@ -21,12 +21,11 @@ from fw.hub.text.weights import (
     hf_to_fw_state_dict,
     linear_weight_names,
     load_hf_weights,
-    load_safetensors,
     save_pretrained,
 )
 
 __all__ = ["BertConfig", "BertModel", "ConversionReport", "Dense", "ErnieConfig", "ErnieModel",
            "Normalize", "Pooling", "SentenceTransformer", "Tokenizer", "Transformer",
            "config_from_dict", "from_pretrained", "fw_to_hf_state_dict", "hf_to_fw_state_dict",
-           "linear_weight_names", "load_config", "load_hf_weights", "load_safetensors",
+           "linear_weight_names", "load_config", "load_hf_weights",
            "save_pretrained"]

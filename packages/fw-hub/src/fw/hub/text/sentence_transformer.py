@@ -22,7 +22,7 @@ import fw
 import fw.nn as nn
 import fw.nn.functional as F
 from fw.hub.text.tokenizer import Tokenizer
-from fw.hub.text.weights import from_pretrained, load_safetensors
+from fw.hub.text.weights import from_pretrained, load_hf_weights
 
 __all__ = ["Dense", "Normalize", "Pooling", "SentenceTransformer", "Transformer"]
 
@@ -249,11 +249,7 @@ class Dense(nn.Layer):
         cfg = _read_json(os.path.join(d, "config.json"), "fw.hub.text.Dense.from_dir")
         layer = cls(cfg["in_features"], cfg["out_features"], cfg.get("bias", True),
                     cfg.get("activation_function", "torch.nn.modules.activation.Tanh"))
-        st = os.path.join(d, "model.safetensors")
-        if not os.path.isfile(st):
-            raise FileNotFoundError(f"fw.hub.text.Dense.from_dir: no model.safetensors in {d} "
-                                    "(PyTorch .bin pickles are not read)")
-        state, _ = hf_to_fw_state_dict(load_safetensors(st), layer)
+        state, _ = hf_to_fw_state_dict(load_hf_weights(d), layer)
         layer.set_state_dict(state)
         return layer
 

@@ -10,8 +10,10 @@ never from shapes: a square ``[h, h]`` query weight loaded untransposed would fi
 be silently wrong. The conversion returns a `ConversionReport` listing every
 transposed, cast, ignored and unused entry.
 
-Loading never executes code: safetensors is a JSON header plus raw little-endian
-arrays. PyTorch ``.bin`` pickles are not read here.
+Loading never executes code: the safetensors files are read by ``fw.load`` (fw-nn's
+bounded, fuzzed reader: a JSON header plus raw arrays, every size checked against the
+file, bf16 kept as bf16 and cast to the model's dtype here). PyTorch ``.bin`` pickles
+are not read here.
 """
 
 from __future__ import annotations
@@ -22,22 +24,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+import fw
 import fw.nn as nn
 
 __all__ = ["ConversionReport", "linear_weight_names", "hf_to_fw_state_dict",
-           "fw_to_hf_state_dict", "load_safetensors", "load_hf_weights", "from_pretrained",
-           "save_pretrained"]
+           "fw_to_hf_state_dict", "load_hf_weights", "from_pretrained", "save_pretrained"]
 
 # Buffers older transformers versions saved in checkpoints: arange / zeros that fw
 # recomputes, not learned values.
 IGNORED_BUFFERS = ("embeddings.position_ids", "embeddings.token_type_ids")
 # Prefixes of the base model inside task-head checkpoints (BertForMaskedLM, ...)
 BASE_PREFIXES = ("bert.", "ernie.", "model.")
-
-_SAFETENSORS_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16,
-                       "I64": np.int64, "I32": np.int32, "I16": np.int16, "I8": np.int8,
-                       "U8": np.uint8, "BOOL": np.bool_}
-
 
 @dataclass
 class ConversionReport:
@@ -145,8 +142,8 @@ def hf_to_fw_state_dict(hf_state: dict, model: nn.Layer, strict: bool = True):
         elif tuple(arr.shape) != want:
             bad.append(f"{key}: expected shape {list(want)}, got {list(arr.shape)}")
             continue
-        dt = np.dtype(target.dtype.name) if target.dtype.name != "bfloat16" else None
-        if dt is not None and arr.dtype != dt:
+        dt = np.dtype(target.dtype.np)  # the model's dtype (bfloat16 via ml_dtypes)
+        if arr.dtype != dt:
             if not (np.issubdtype(arr.dtype, np.floating) or arr.dtype.name == "bfloat16"):
                 bad.append(f"{key}: expected a floating dtype, got {arr.dtype}")
                 continue
@@ -207,78 +204,6 @@ def _top_level(own):
     return {k.split(".", 1)[0] for k in own}
 
 
-def _read_safetensors_header(path):
-    with open(path, "rb") as f:
-        head = f.read(8)
-        if len(head) != 8:
-            raise ValueError(f"fw.hub.text.load_safetensors: {path} is truncated (no header)")
-        n = int.from_bytes(head, "little")
-        size = os.path.getsize(path)
-        if n <= 0 or n > size - 8:
-            raise ValueError(f"fw.hub.text.load_safetensors: {path}: header length {n} does "
-                             f"not fit the file ({size} bytes): not a safetensors file")
-        try:
-            header = json.loads(f.read(n))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise ValueError(f"fw.hub.text.load_safetensors: {path}: bad header: {e}") from None
-    return header, 8 + n, size
-
-
-def load_safetensors(path) -> dict[str, np.ndarray]:
-    """Read a ``.safetensors`` file into name -> NumPy array (no code runs; bfloat16
-    entries come back as float32, exactly: bf16 is the top half of a float32).
-
-    Args:
-        path (str|os.PathLike): the file.
-
-    Returns:
-        dict[str, numpy.ndarray].
-
-    Examples:
-        .. code-block:: python
-
-            >>> import os, tempfile
-            >>> import numpy as np
-            >>> from safetensors.numpy import save_file
-            >>> from fw.hub.text import load_safetensors
-            >>> p = os.path.join(tempfile.mkdtemp(), "w.safetensors")
-            >>> save_file({"a": np.ones((2, 3), "float32")}, p)
-            >>> load_safetensors(p)["a"].shape
-            (2, 3)
-    """
-    path = os.fspath(path)
-    fn = "fw.hub.text.load_safetensors"
-    header, start, size = _read_safetensors_header(path)
-    out = {}
-    with open(path, "rb") as f:
-        for name, meta in header.items():
-            if name == "__metadata__":
-                continue
-            try:
-                dtype, shape, (lo, hi) = meta["dtype"], meta["shape"], meta["data_offsets"]
-            except (TypeError, KeyError, ValueError):
-                raise ValueError(f"{fn}: {path}: malformed entry {name!r}") from None
-            count = int(np.prod(shape, dtype=np.int64))
-            if dtype == "BF16":
-                item = 2
-            elif dtype in _SAFETENSORS_DTYPES:
-                item = np.dtype(_SAFETENSORS_DTYPES[dtype]).itemsize
-            else:
-                raise ValueError(f"{fn}: {path}: entry {name!r} has unsupported dtype {dtype}")
-            if hi - lo != count * item or lo < 0 or start + hi > size:
-                raise ValueError(f"{fn}: {path}: entry {name!r} ({dtype} {shape}) has byte "
-                                 f"range [{lo}, {hi}) that does not match its size or the "
-                                 f"file ({size} bytes): truncated or corrupt")
-            f.seek(start + lo)
-            raw = f.read(hi - lo)
-            if dtype == "BF16":
-                arr = (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view(np.float32)
-            else:
-                arr = np.frombuffer(raw, np.dtype(_SAFETENSORS_DTYPES[dtype]).newbyteorder("<"))
-            out[name] = arr.reshape(shape)
-    return out
-
-
 def load_hf_weights(model_dir) -> dict[str, np.ndarray]:
     """All weights of a Hugging Face model directory: ``model.safetensors``, or the
     shards listed by ``model.safetensors.index.json``.
@@ -288,6 +213,9 @@ def load_hf_weights(model_dir) -> dict[str, np.ndarray]:
 
     Returns:
         dict[str, numpy.ndarray]: the checkpoint's names and arrays (PyTorch layout).
+
+    Raises:
+        fw.nn.serialization.CheckpointError (a ValueError): a corrupt or truncated file.
 
     Examples:
         .. code-block:: python
@@ -306,7 +234,7 @@ def load_hf_weights(model_dir) -> dict[str, np.ndarray]:
     single = os.path.join(d, "model.safetensors")
     index = os.path.join(d, "model.safetensors.index.json")
     if os.path.isfile(single):
-        return load_safetensors(single)
+        return fw.load(single, return_numpy=True)
     if os.path.isfile(index):
         with open(index, encoding="utf-8") as f:
             weight_map = json.load(f).get("weight_map", {})
@@ -315,7 +243,7 @@ def load_hf_weights(model_dir) -> dict[str, np.ndarray]:
             p = os.path.normpath(os.path.join(d, shard))
             if os.path.dirname(p) != os.path.normpath(d):  # no ../ escapes from the folder
                 raise ValueError(f"{fn}: {index} names a shard outside the directory: {shard!r}")
-            out.update(load_safetensors(p))
+            out.update(fw.load(p, return_numpy=True))
         return out
     others = [n for n in ("pytorch_model.bin", "tf_model.h5", "flax_model.msgpack")
               if os.path.isfile(os.path.join(d, n))]
