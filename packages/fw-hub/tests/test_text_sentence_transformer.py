@@ -174,3 +174,17 @@ def test_zoo_entries(tmp_path):
     model = st["from_dir"](str(tmp_path))
     assert isinstance(model, SentenceTransformer)
     assert model.encode(["the cat"]).shape == [1, 6]
+
+
+def test_text_encoder_entry_loads_plain_hf_folders(tmp_path):
+    _folder(tmp_path)
+    te = ZOO["text_encoder"]
+    assert not te["detect"](tmp_path)  # a sentence-transformers folder: not this entry's
+    (tmp_path / "modules.json").unlink()
+    assert te["detect"](tmp_path) and not ZOO["sentence_transformer"]["detect"](tmp_path)
+    model = te["from_dir"](str(tmp_path))
+    assert type(model).__name__ == "BertModel" and not model.training
+    seq, pooled = model([[2, 5, 6, 3]])
+    assert seq.shape == [1, 4, 32] and pooled.shape == [1, 32]
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "gpt2"}))
+    assert not te["detect"](tmp_path)

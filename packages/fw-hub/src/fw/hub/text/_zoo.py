@@ -10,9 +10,12 @@ source="local")`` loads a sentence-transformers folder.
 from __future__ import annotations
 
 import functools
+import json
+import os
 
 from fw.hub.text.presets import PRESETS, all_minilm_l6_v2, build
 from fw.hub.text.sentence_transformer import SentenceTransformer
+from fw.hub.text.weights import from_pretrained
 
 __all__ = ["ZOO"]
 
@@ -26,6 +29,33 @@ def _sentence_transformer(model_dir=None, pretrained=True, **kwargs):
         raise ValueError("fw.hub sentence_transformer: the folder defines the model; "
                          f"unsupported arguments: {dict(kwargs, pretrained=pretrained)}")
     return SentenceTransformer.from_dir(model_dir)
+
+
+def _text_encoder(model_dir=None, pretrained=True, **kwargs):
+    if model_dir is None:
+        raise ValueError("fw.hub text_encoder: pass model_dir= (a Hugging Face folder with "
+                         "config.json and model.safetensors), or use fw.hub.load(folder, "
+                         "'text_encoder', source='local')")
+    if not pretrained:
+        raise ValueError("fw.hub text_encoder: the folder holds the weights; for a fresh "
+                         "encoder use a preset (e.g. 'bert_base_uncased')")
+    return from_pretrained(model_dir, **kwargs)
+
+
+def _is_text_encoder_dir(path) -> bool:
+    """A Hugging Face folder of a BERT / ERNIE encoder that is not a sentence-transformers
+    folder (that one is the `sentence_transformer` entry's)."""
+    p = os.fspath(path)
+    if os.path.isfile(os.path.join(p, "modules.json")):
+        return False
+    try:
+        with open(os.path.join(p, "config.json"), encoding="utf-8") as f:
+            mt = json.load(f).get("model_type")
+    except (OSError, ValueError, AttributeError):
+        return False
+    return mt in ("bert", "ernie") and any(
+        os.path.isfile(os.path.join(p, w))
+        for w in ("model.safetensors", "model.safetensors.index.json"))
 
 
 def _preset_entry(name):
@@ -67,4 +97,14 @@ ZOO["sentence_transformer"] = {
     "weights": None,
     "from_dir": lambda path, **kw: _sentence_transformer(path, **kw),
     "detect": SentenceTransformer.detect,
+}
+ZOO["text_encoder"] = {
+    "fn": _text_encoder,
+    "doc": ("A Hugging Face BERT / ERNIE / MiniLM folder (config.json + model.safetensors) "
+            "as BertModel / ErnieModel; Linear weights transposed by an explicit mapping."),
+    "configs": {},
+    "task": "text-encoder",
+    "weights": None,
+    "from_dir": lambda path, **kw: _text_encoder(path, **kw),
+    "detect": _is_text_encoder_dir,
 }
