@@ -201,3 +201,13 @@ def test_save_pretrained_writes_the_hugging_face_layout(tmp_path, name):
     a, _ = again(z["input_ids"], attention_mask=z["attention_mask"])
     b, _ = model(z["input_ids"], attention_mask=z["attention_mask"])
     np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_optional_inputs_are_keyword_only():
+    # HF passes the attention mask second, Paddle's BERT the token types: refuse both
+    cfg = BertConfig(vocab_size=20, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
+                     intermediate_size=16)
+    with pytest.raises(TypeError):
+        BertModel(cfg)([[1, 2]], [[1, 1]])
+    a, _ = BertModel(cfg)([[1, 2]], attention_mask=np.array([[True, False]]))
+    assert a.shape == [1, 2, 8]

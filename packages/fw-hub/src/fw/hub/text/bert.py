@@ -221,11 +221,12 @@ class BertModel(nn.Layer):
         add_pooling_layer (bool): build the ``pooler`` (tanh(dense(first token))).
             Default True; sentence-embedding checkpoints may have none.
 
-    Forward args:
+    Forward args (all but input_ids keyword-only: Hugging Face passes the attention mask
+    second, Paddle's BERT the token types, so a positional mask would be ambiguous):
         input_ids: int ids ``[batch, seq]`` (Tensor, array or nested lists).
         token_type_ids: segment ids, same shape; zeros when None.
-        attention_mask: 1 for tokens to attend to, 0 for padding, same shape; all
-            ones when None.
+        attention_mask: 1 (or True) for tokens to attend to, 0 for padding — the
+            Hugging Face / tokenizer convention —, same shape; all ones when None.
         position_ids: positions, same shape; ``0 .. seq-1`` when None.
 
     Returns:
@@ -256,8 +257,8 @@ class BertModel(nn.Layer):
         self.encoder = BertEncoder(config)
         self.pooler = BertPooler(config) if add_pooling_layer else None
 
-    def forward(self, input_ids, token_type_ids=None, attention_mask=None, position_ids=None,
-                task_type_ids=None):
+    def forward(self, input_ids, *, token_type_ids=None, attention_mask=None,
+                position_ids=None, task_type_ids=None):
         fn = f"{type(self).__name__}.forward"
         cfg = self.config
         ids = _as_ids(input_ids, "input_ids", fn, cfg.vocab_size)
