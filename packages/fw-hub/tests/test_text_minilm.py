@@ -116,3 +116,22 @@ def test_tokenizer_alone():
         tok("a", padding="left")
     with pytest.raises(ValueError, match="different lengths"):
         tok(["a", "a b c"], padding=False)
+
+
+def test_current_sentence_transformers_layout(tmp_path, ref):
+    # The folder as sentence-transformers 6 saves it (fixtures/minilm_st_layout: module
+    # type paths, pooling_mode, max_seq_length only as tokenizer_config's
+    # model_max_length) around the package's weights and tokenizer.
+    import shutil
+
+    layout = os.path.join(os.path.dirname(FIXTURE), "minilm_st_layout")
+    shutil.copytree(layout, tmp_path, dirs_exist_ok=True)
+    for name in ("config.json", "tokenizer.json"):
+        shutil.copyfile(os.path.join(MODEL_DIR, name), tmp_path / name)
+    os.symlink(os.path.join(MODEL_DIR, "model.safetensors"), tmp_path / "model.safetensors")
+    assert not os.path.exists(tmp_path / "vocab.txt")
+    model = SentenceTransformer.from_dir(tmp_path)
+    assert model.max_seq_length == 256
+    assert [type(s).__name__ for s in model.stages] == ["Transformer", "Pooling", "Normalize"]
+    emb = model.encode(ref["sentences"], convert_to_numpy=True)
+    np.testing.assert_allclose(emb, ref["embeddings"], atol=1e-4, rtol=0)

