@@ -135,3 +135,25 @@ def test_current_sentence_transformers_layout(tmp_path, ref):
     assert [type(s).__name__ for s in model.stages] == ["Transformer", "Pooling", "Normalize"]
     emb = model.encode(ref["sentences"], convert_to_numpy=True)
     np.testing.assert_allclose(emb, ref["embeddings"], atol=1e-4, rtol=0)
+
+
+def test_fw_hub_load_local_folder(ref):
+    import fw.hub
+
+    assert fw.hub.list(MODEL_DIR, source="local") == ["sentence_transformer"]
+    model = fw.hub.load(MODEL_DIR, "sentence_transformer", source="local")
+    assert isinstance(model, SentenceTransformer)
+    emb = model.encode(ref["sentences"])
+    assert emb.shape == [8, 384]
+    np.testing.assert_allclose(emb.numpy(), ref["embeddings"], atol=1e-4, rtol=0)
+
+
+def test_fw_hub_builtin_all_minilm(ref):
+    import fw.hub
+
+    zoo = fw.hub.list("builtin")
+    assert "all_minilm_l6_v2" in zoo and zoo.details["all_minilm_l6_v2"]["task"] == \
+        "sentence-embedding"
+    model = fw.hub.load("builtin", "all_minilm_l6_v2")
+    emb = model.encode(ref["sentences"][:3], convert_to_numpy=True)
+    np.testing.assert_allclose(emb, ref["embeddings"][:3], atol=1e-4, rtol=0)

@@ -211,3 +211,17 @@ def test_optional_inputs_are_keyword_only():
         BertModel(cfg)([[1, 2]], [[1, 1]])
     a, _ = BertModel(cfg)([[1, 2]], attention_mask=np.array([[True, False]]))
     assert a.shape == [1, 2, 8]
+
+
+def test_pytorch_bin_folder_matches_transformers(tmp_path):
+    from fw.hub.testing import write_torch_checkpoint
+
+    z, cfg, keys, shapes = _fixture("tiny_ernie")
+    write_torch_checkpoint(str(tmp_path / "pytorch_model.bin"),
+                           state_dict_for(zip(keys, shapes)))
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    model = from_pretrained(tmp_path)
+    seq, pooled = model(z["input_ids"], token_type_ids=z["token_type_ids"],
+                        attention_mask=z["attention_mask"], task_type_ids=z["task_type_ids"])
+    np.testing.assert_allclose(seq.numpy(), z["last_hidden_state"], rtol=1e-4, atol=2e-5)
+    np.testing.assert_allclose(pooled.numpy(), z["pooler_output"], rtol=1e-4, atol=2e-5)

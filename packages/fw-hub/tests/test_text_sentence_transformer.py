@@ -188,3 +188,47 @@ def test_text_encoder_entry_loads_plain_hf_folders(tmp_path):
     assert seq.shape == [1, 4, 32] and pooled.shape == [1, 32]
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "gpt2"}))
     assert not te["detect"](tmp_path)
+
+
+def test_fw_hub_load_finds_the_text_entries(tmp_path, monkeypatch):
+    import fw.hub
+
+    st = tmp_path / "st"
+    st.mkdir()
+    _folder(st)
+    m = fw.hub.load(str(st), "sentence_transformer", source="local")
+    assert isinstance(m, SentenceTransformer)
+    auto = fw.hub.load(str(st), source="local")  # found by detect: one entry matches
+    np.testing.assert_array_equal(auto.encode(["the cat"]).numpy(), m.encode(["the cat"]).numpy())
+    (st / "modules.json").unlink()
+    enc = fw.hub.load(str(st), source="local")
+    assert type(enc).__name__ == "BertModel"
+    names = fw.hub.list("builtin")
+    for n in ("bert_base_uncased", "ernie_3_0_base_zh", "all_minilm_l6_v2",
+              "sentence_transformer", "text_encoder"):
+        assert n in names
+    assert "ERNIE" in fw.hub.help("builtin", "ernie_3_0_base_zh")
+
+
+def test_fw_hub_load_hf_repo_from_an_existing_hf_cache(tmp_path, monkeypatch):
+    # A sentence-transformers repository already in the Hugging Face cache (its
+    # layout: refs/main -> commit, snapshots/<commit>/files): loaded offline.
+    import shutil
+
+    import fw.hub
+
+    src = tmp_path / "src"
+    src.mkdir()
+    _folder(src)
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo = tmp_path / "hf" / "models--org--tiny-st"
+    shutil.copytree(src, repo / "snapshots" / commit)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
+    monkeypatch.setenv("FW_HUB_CACHE", str(tmp_path / "fw"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    model = fw.hub.load("org/tiny-st", source="hf")
+    assert isinstance(model, SentenceTransformer)
+    want = SentenceTransformer.from_dir(src).encode(["the cat sat"]).numpy()
+    np.testing.assert_array_equal(model.encode(["the cat sat"]).numpy(), want)

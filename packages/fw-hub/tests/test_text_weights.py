@@ -123,6 +123,32 @@ def test_sharded_checkpoint_and_missing_weights(tmp_path):
         load_hf_weights(tmp_path)
     empty = tmp_path / "e"
     empty.mkdir()
-    (empty / "pytorch_model.bin").write_bytes(b"x")
-    with pytest.raises(FileNotFoundError, match=r"no model.safetensors.*pytorch_model.bin"):
+    (empty / "tf_model.h5").write_bytes(b"x")
+    with pytest.raises(FileNotFoundError, match=r"no model.safetensors, pytorch_model.bin.*"
+                                                r"tf_model.h5"):
         load_hf_weights(empty)
+
+
+def test_pytorch_bin_checkpoints_are_read_without_code(tmp_path):
+    from fw.hub.testing import write_torch_checkpoint
+    from fw.nn.safe_pickle import UnsafePickleError
+
+    m = BertModel(CFG)
+    hf = _hf_state(m)
+    write_torch_checkpoint(str(tmp_path / "pytorch_model.bin"), hf)
+    got = load_hf_weights(tmp_path)
+    assert sorted(got) == sorted(hf)
+    for k in hf:
+        np.testing.assert_array_equal(got[k], hf[k])
+    # a pickle naming anything but tensors / containers is refused, naming the global
+    import pickle
+    import zipfile
+
+    class Boom:
+        def __reduce__(self):
+            return (print, ("pwned",))
+
+    with zipfile.ZipFile(tmp_path / "pytorch_model.bin", "w") as z:
+        z.writestr("archive/data.pkl", pickle.dumps({"w": Boom()}))
+    with pytest.raises(UnsafePickleError, match="print"):
+        load_hf_weights(tmp_path)

@@ -55,7 +55,8 @@ def _is_text_encoder_dir(path) -> bool:
         return False
     return mt in ("bert", "ernie") and any(
         os.path.isfile(os.path.join(p, w))
-        for w in ("model.safetensors", "model.safetensors.index.json"))
+        for w in ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
+                  "pytorch_model.bin.index.json"))
 
 
 def _preset_entry(name):
@@ -100,8 +101,9 @@ ZOO["sentence_transformer"] = {
 }
 ZOO["text_encoder"] = {
     "fn": _text_encoder,
-    "doc": ("A Hugging Face BERT / ERNIE / MiniLM folder (config.json + model.safetensors) "
-            "as BertModel / ErnieModel; Linear weights transposed by an explicit mapping."),
+    "doc": ("A Hugging Face BERT / ERNIE / MiniLM folder (config.json + model.safetensors, "
+            "or pytorch_model.bin read without running code) as BertModel / ErnieModel; "
+            "Linear weights transposed by an explicit mapping."),
     "configs": {},
     "task": "text-encoder",
     "weights": None,

@@ -12,8 +12,9 @@ transposed, cast, ignored and unused entry.
 
 Loading never executes code: the safetensors files are read by ``fw.load`` (fw-nn's
 bounded, fuzzed reader: a JSON header plus raw arrays, every size checked against the
-file, bf16 kept as bf16 and cast to the model's dtype here). PyTorch ``.bin`` pickles
-are not read here.
+file, bf16 kept as bf16 and cast to the model's dtype here); a folder with only
+``pytorch_model.bin`` goes through ``fw.hub.torch_pickle`` (a restricted unpickler:
+tensors and plain containers only).
 """
 
 from __future__ import annotations
@@ -204,9 +205,37 @@ def _top_level(own):
     return {k.split(".", 1)[0] for k in own}
 
 
+def _read_shards(d, index, read, fn):
+    with open(index, encoding="utf-8") as f:
+        try:
+            weight_map = json.load(f).get("weight_map", {})
+        except (json.JSONDecodeError, AttributeError) as e:
+            raise ValueError(f"{fn}: {index} is not a shard index: {e}") from None
+    out = {}
+    for shard in sorted(set(weight_map.values())):
+        p = os.path.normpath(os.path.join(d, str(shard)))
+        if os.path.dirname(p) != os.path.normpath(d):  # no ../ escapes from the folder
+            raise ValueError(f"{fn}: {index} names a shard outside the directory: {shard!r}")
+        out.update(read(p))
+    return out
+
+
+def _read_torch(path):
+    # torch.save zips through fw.hub's restricted unpickler: tensors and plain
+    # containers only, no code from the file runs
+    from fw.hub import torch_pickle
+
+    sd = torch_pickle.load(path)
+    if not isinstance(sd, dict):
+        raise ValueError(f"fw.hub.text.load_hf_weights: {path} holds a "
+                         f"{type(sd).__name__}, not a state dict")
+    return dict(sd)
+
+
 def load_hf_weights(model_dir) -> dict[str, np.ndarray]:
-    """All weights of a Hugging Face model directory: ``model.safetensors``, or the
-    shards listed by ``model.safetensors.index.json``.
+    """All weights of a Hugging Face model directory: ``model.safetensors`` (or the
+    shards of ``model.safetensors.index.json``), else ``pytorch_model.bin`` (or its
+    shards), read without running code.
 
     Args:
         model_dir (str|os.PathLike): the directory.
@@ -215,7 +244,9 @@ def load_hf_weights(model_dir) -> dict[str, np.ndarray]:
         dict[str, numpy.ndarray]: the checkpoint's names and arrays (PyTorch layout).
 
     Raises:
-        fw.nn.serialization.CheckpointError (a ValueError): a corrupt or truncated file.
+        fw.nn.serialization.CheckpointError (a ValueError): a corrupt safetensors file;
+        fw.nn.safe_pickle.UnsafePickleError: a .bin whose pickle names anything but
+        tensors and plain containers.
 
     Examples:
         .. code-block:: python
@@ -231,26 +262,23 @@ def load_hf_weights(model_dir) -> dict[str, np.ndarray]:
     """
     d = os.fspath(model_dir)
     fn = "fw.hub.text.load_hf_weights"
-    single = os.path.join(d, "model.safetensors")
-    index = os.path.join(d, "model.safetensors.index.json")
-    if os.path.isfile(single):
-        return fw.load(single, return_numpy=True)
-    if os.path.isfile(index):
-        with open(index, encoding="utf-8") as f:
-            weight_map = json.load(f).get("weight_map", {})
-        out = {}
-        for shard in sorted(set(weight_map.values())):
-            p = os.path.normpath(os.path.join(d, shard))
-            if os.path.dirname(p) != os.path.normpath(d):  # no ../ escapes from the folder
-                raise ValueError(f"{fn}: {index} names a shard outside the directory: {shard!r}")
-            out.update(fw.load(p, return_numpy=True))
-        return out
-    others = [n for n in ("pytorch_model.bin", "tf_model.h5", "flax_model.msgpack")
+
+    def read_st(p):
+        return fw.load(p, return_numpy=True)
+
+    # safetensors first (as transformers does), then PyTorch pickles
+    for single, index, read in (("model.safetensors", "model.safetensors.index.json", read_st),
+                                ("pytorch_model.bin", "pytorch_model.bin.index.json",
+                                 _read_torch)):
+        if os.path.isfile(os.path.join(d, single)):
+            return read(os.path.join(d, single))
+        if os.path.isfile(os.path.join(d, index)):
+            return _read_shards(d, os.path.join(d, index), read, fn)
+    others = [n for n in ("tf_model.h5", "flax_model.msgpack")
               if os.path.isfile(os.path.join(d, n))]
-    hint = (f" (it has {others}: PyTorch pickles and other formats are not read here; "
-            "convert them to model.safetensors)") if others else ""
-    raise FileNotFoundError(f"{fn}: no model.safetensors or model.safetensors.index.json "
-                            f"in {d}{hint}")
+    hint = f" (it has {others}: formats fw does not read)" if others else ""
+    raise FileNotFoundError(f"{fn}: no model.safetensors, pytorch_model.bin or their shard "
+                            f"indexes in {d}{hint}")
 
 
 def from_pretrained(model_dir, dtype="float32", strict: bool = True):
