@@ -98,6 +98,7 @@ def test_untransposed_square_weights_would_be_wrong(tmp_path):
     square = [k for k in model.load_report.transposed if weights[k].shape[0] ==
               weights[k].shape[1]]
     assert len(square) == 4 * cfg["num_hidden_layers"] + 1
+    assert sorted(model.load_report.ambiguous) == sorted(square)  # named in the report
     full = {k: t.numpy() for k, t in model.state_dict().items()}
     full.update({k: weights[k] for k in square})  # as stored: [out, in]
     model.set_state_dict(full)

@@ -10,6 +10,7 @@ import pytest
 from safetensors.numpy import save_file
 
 import fw.nn as nn
+from fw.hub.errors import LayoutError
 from fw.hub.text import (
     BertConfig,
     BertModel,
@@ -96,7 +97,7 @@ def test_missing_unexpected_and_misoriented_entries_fail_loudly():
     hf = _hf_state(m)
     k = "encoder.layer.0.intermediate.dense.weight"
     hf[k] = hf[k].T.copy()  # given in fw's [in, out] although the source is PyTorch
-    with pytest.raises(ValueError, match=r"intermediate.dense.weight: expected the PyTorch "
+    with pytest.raises(LayoutError, match=r"intermediate.dense.weight: expected the PyTorch "
                                          r"Linear layout \[12, 8\] \(fw \[in, out\] = \[8, 12\]\)"
                                          r", got \[8, 12\]"):
         hf_to_fw_state_dict(hf, m)

@@ -27,6 +27,8 @@ import numpy as np
 
 import fw
 import fw.nn as nn
+from fw.hub.convert import linear_weight_names
+from fw.hub.errors import LayoutError
 
 __all__ = ["ConversionReport", "linear_weight_names", "hf_to_fw_state_dict",
            "fw_to_hf_state_dict", "load_hf_weights", "from_pretrained", "save_pretrained"]
@@ -43,7 +45,11 @@ class ConversionReport:
 
     Attributes:
         prefix (str): the prefix stripped from the checkpoint's names ("" if none).
-        transposed (list[str]): fw names of Linear weights transposed [out,in]->[in,out].
+        transposed (list[str]): fw names of Linear weights transposed [out,in]->[in,out]
+            (the weights of the model's ``fw.nn.Linear`` sublayers:
+            `fw.hub.convert.linear_weight_names`, the rule fw.hub's converters share).
+        ambiguous (list[str]): the transposed weights that are square (their layout
+            cannot be told from the shape).
         cast (list[str]): entries cast to the model's dtype (e.g. float16 -> float32).
         ignored (list[str]): known non-learned buffers that were skipped.
         unused (list[str]): checkpoint entries outside the base model (task heads).
@@ -51,32 +57,10 @@ class ConversionReport:
 
     prefix: str = ""
     transposed: list = field(default_factory=list)
+    ambiguous: list = field(default_factory=list)
     cast: list = field(default_factory=list)
     ignored: list = field(default_factory=list)
     unused: list = field(default_factory=list)
-
-
-def linear_weight_names(model: nn.Layer) -> list[str]:
-    """Structured names of the weights of every ``fw.nn.Linear`` in `model`: the
-    entries whose PyTorch layout ``[out, in]`` is transposed to fw's ``[in, out]``.
-
-    Args:
-        model (fw.nn.Layer): the fw model.
-
-    Returns:
-        list[str]: e.g. ``["encoder.layer.0.attention.self.query.weight", ...]``.
-
-    Examples:
-        .. code-block:: python
-
-            >>> import fw.nn as nn
-            >>> from fw.hub.text import linear_weight_names
-            >>> linear_weight_names(nn.Sequential(nn.Linear(2, 3), nn.ReLU()))
-            ['0.weight']
-    """
-    return [f"{name}.weight" if name else "weight"
-            for name, layer in model.named_sublayers(include_self=True)
-            if isinstance(layer, nn.Linear)]
 
 
 def _strip_prefix(keys, wanted):
@@ -104,6 +88,10 @@ def hf_to_fw_state_dict(hf_state: dict, model: nn.Layer, strict: bool = True):
         tuple: ``(state_dict, report)``: fw name -> float array in fw's layout, ready
         for ``model.set_state_dict``; and a `ConversionReport`.
 
+    Raises:
+        fw.hub.errors.LayoutError (a ValueError): entries of the wrong shape or
+            orientation; with `strict`, missing or unplaceable entries.
+
     Examples:
         .. code-block:: python
 
@@ -122,7 +110,7 @@ def hf_to_fw_state_dict(hf_state: dict, model: nn.Layer, strict: bool = True):
         raise TypeError(f"{fn}: hf_state must be a dict of name -> array, got "
                         f"{type(hf_state).__name__}")
     own = model.state_dict()
-    transpose = set(linear_weight_names(model))
+    transpose = linear_weight_names(model)
     prefix = _strip_prefix(set(hf_state), list(own))
     report = ConversionReport(prefix=prefix)
     out, missing, bad = {}, [], []
@@ -140,6 +128,8 @@ def hf_to_fw_state_dict(hf_state: dict, model: nn.Layer, strict: bool = True):
                 continue
             arr = arr.T
             report.transposed.append(name)
+            if arr.shape[0] == arr.shape[1]:
+                report.ambiguous.append(name)
         elif tuple(arr.shape) != want:
             bad.append(f"{key}: expected shape {list(want)}, got {list(arr.shape)}")
             continue
@@ -165,7 +155,7 @@ def hf_to_fw_state_dict(hf_state: dict, model: nn.Layer, strict: bool = True):
         else:
             unexpected.append(key)
     if bad:
-        raise ValueError(f"{fn}: {type(model).__name__}: entries that do not fit: "
+        raise LayoutError(f"{fn}: {type(model).__name__}: entries that do not fit: "
                          + "; ".join(bad))
     if strict and (missing or unexpected):
         parts = []
@@ -173,7 +163,7 @@ def hf_to_fw_state_dict(hf_state: dict, model: nn.Layer, strict: bool = True):
             parts.append(f"missing from the checkpoint: {missing}")
         if unexpected:
             parts.append(f"checkpoint entries the model has no place for: {unexpected}")
-        raise ValueError(f"{fn}: {type(model).__name__} (prefix {prefix!r}): "
+        raise LayoutError(f"{fn}: {type(model).__name__} (prefix {prefix!r}): "
                          + "; ".join(parts) + " (the config and the weights disagree)")
     return out, report
 
@@ -196,7 +186,7 @@ def fw_to_hf_state_dict(model: nn.Layer) -> dict[str, np.ndarray]:
             >>> fw_to_hf_state_dict(nn.Linear(2, 3))["weight"].shape
             (3, 2)
     """
-    transpose = set(linear_weight_names(model))
+    transpose = linear_weight_names(model)
     return {k: np.ascontiguousarray(t.numpy().T if k in transpose else t.numpy())
             for k, t in model.state_dict().items()}
 
