@@ -11,7 +11,7 @@ import fw
 from fw import nn
 from fw.core.errors import InvalidArgumentError
 from fw.nn import initializer as I
-from fw.vision.models._common_b import ConvNormActivation, load_pretrained
+from fw.vision.models._utils import ConvNormActivation, load_pretrained
 
 __all__ = ["InceptionV3", "inception_v3"]
 
@@ -20,6 +20,9 @@ model_urls: dict[str, tuple[str, str]] = {
     "inception_v3": ("https://paddle-hapi.bj.bcebos.com/models/inception_v3.pdparams",
                      "649a4547c3243e8b59c656f41fe330b8"),
 }
+
+# the classifier's state-dict prefix: another num_classes keeps a fresh one when loading
+HEAD = ("fc.",)
 
 
 def _cbr(in_channels, out_channels, kernel_size, stride=1, padding=0):
@@ -260,5 +263,5 @@ def inception_v3(pretrained: bool = False, **kwargs) -> InceptionV3:
     """
     model = InceptionV3(**kwargs)
     if pretrained:
-        load_pretrained(model, "inception_v3", model_urls)
+        load_pretrained(model, "inception_v3", "inception_v3", model_urls, head=HEAD)
     return model
