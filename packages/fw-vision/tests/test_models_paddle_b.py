@@ -64,6 +64,17 @@ def _linear(x, sd, prefix):
     return x @ sd[prefix + ".weight"] + sd[prefix + ".bias"]
 
 
+@pytest.fixture
+def fast_init():
+    """Constant initializers, for tests that overwrite or never read the weights
+    (drawing a big model's random initial values costs more than such a test)."""
+    from fw.nn import initializer as I
+
+    I.set_global_initializer(I.Constant(0.0), I.Constant(0.0))
+    yield
+    I.set_global_initializer(None)
+
+
 GOOGLENET_HEADS = ("_fc_out", "_conv_o1", "_fc_o1", "_out1", "_conv_o2", "_fc_o2", "_out2")
 
 
@@ -92,7 +103,7 @@ def test_googlenet_tuple_and_aux_heads():
     _close(_linear(0.3 * h2, sd, "_out2"), want[2])
 
 
-def test_googlenet_input_size_error():
+def test_googlenet_input_size_error(fast_init):
     model = models.GoogLeNet(num_classes=10)
     model.eval()
     with pytest.raises(InvalidArgumentError, match=r"GoogLeNet \(auxiliary head 1.*1152.*"
@@ -102,7 +113,7 @@ def test_googlenet_input_size_error():
 
 @pytest.mark.parametrize("ctor, in_features", [(models.shufflenet_v2_x0_25, 512),
                                                (models.densenet121, 1024)])
-def test_classifier_without_pool_needs_a_1x1_map(ctor, in_features):
+def test_classifier_without_pool_needs_a_1x1_map(ctor, in_features, fast_init):
     """with_pool=False and a classifier: the flattened map must fit the fc layer (a 1x1
     map, a 32x32 input); a 64x64 input's 2x2 map is refused, naming the sizes."""
     model = ctor(num_classes=10, with_pool=False)
@@ -113,7 +124,7 @@ def test_classifier_without_pool_needs_a_1x1_map(ctor, in_features):
         model(fw.to_tensor(image((1, 3, 64, 64))))
 
 
-def test_inception_v3_minimum_input():
+def test_inception_v3_minimum_input(fast_init):
     model = models.InceptionV3(num_classes=0)
     model.eval()
     with pytest.raises(InvalidArgumentError, match=r"InceptionV3.*75x75.*\[1, 3, 74, 74\]"):
@@ -131,7 +142,7 @@ def test_bad_arguments(ctor, kwargs, match):
         ctor(**kwargs)
 
 
-def test_shufflenet_scale_and_act_variants():
+def test_shufflenet_scale_and_act_variants(fast_init):
     """The constructors' defaults: x0_33's stage widths, swish's activation."""
     m = models.shufflenet_v2_x0_33()
     assert m.scale == 0.33 and m.state_dict()["_last_conv.0.weight"].shape == [512, 128, 1, 1]
@@ -178,17 +189,6 @@ PUBLISHED = {
 
 class _Asked(Exception):
     pass
-
-
-@pytest.fixture
-def fast_init():
-    """Constant initializers: the tests below overwrite or never read the weights,
-    and drawing DenseNet-264's random initial values costs more than the test."""
-    from fw.nn import initializer as I
-
-    I.set_global_initializer(I.Constant(0.0), I.Constant(0.0))
-    yield
-    I.set_global_initializer(None)
 
 
 def test_pretrained_asks_for_paddles_published_file(monkeypatch, fast_init):
