@@ -184,6 +184,11 @@ class InceptionV3(nn.Layer):
         fw.nn.Layer: an InceptionV3 model. Inputs must be at least 75x75 pixels (the
         designed size is 299x299).
 
+    Note:
+        As in Paddle, the classifier reshapes the features to ``[-1, 2048]``: with
+        ``with_pool=False`` and a feature map larger than 1x1 (inputs over 106 px) the
+        output has ``N * H * W`` rows.
+
     Examples:
         >>> import fw
         >>> from fw.vision.models import InceptionV3
