@@ -238,3 +238,22 @@ def test_fuzz_corrupted_state_dict_pickles(data):
         return
     safe_pickle.check_plain(out)  # whatever loads is plain data
 
+
+
+def test_extension_registry_opcodes_refused(tmp_path):
+    # CPython serves an extension code it resolved once from a process-wide cache,
+    # bypassing find_class: such opcodes are refused before unpickling starts
+    import copyreg
+
+    sentinel = tmp_path / "pwned"
+    copyreg.add_extension("os", "system", 241)
+    try:
+        pickle.loads(b"\x80\x02\x82\xf1.")  # resolves (and caches) code 241
+        cmd = f"touch {sentinel}".encode()
+        data = b"\x80\x02\x82\xf1X" + len(cmd).to_bytes(4, "little") + cmd + b"\x85R."
+        with pytest.raises(UnsafePickleError, match="EXT1"):
+            safe_pickle.loads(data)
+    finally:
+        copyreg.remove_extension("os", "system", 241)
+        copyreg.clear_extension_cache()
+    assert not sentinel.exists()

@@ -449,3 +449,15 @@ def test_transforms_in_a_dataloader_pipeline():
     np.random.seed(0)
     direct = np.stack([pipeline(img).numpy() for img in ds.images])
     np.testing.assert_allclose(x, direct, rtol=1e-6)
+
+
+def test_transforms_pickle_into_dataloader_workers():
+    # the transform objects travel to worker processes with the dataset
+    pipeline = T.Compose([T.RandomResizedCrop(8), T.ColorJitter(0.3, 0.3, 0.3, 0.1),
+                          T.RandomRotation(20), T.ToTensor()])
+    loader = fw.io.DataLoader(_Pictures(pipeline), batch_size=3, num_workers=2, timeout=60)
+    batches = list(loader)
+    assert [b[0].shape for b in batches] == [[3, 3, 8, 8], [3, 3, 8, 8]]
+    assert sorted(np.concatenate([b[1].numpy() for b in batches]).tolist()) == list(range(6))
+    x = np.concatenate([b[0].numpy() for b in batches])
+    assert 0.0 <= x.min() and x.max() <= 1.0 and x.std() > 0.05

@@ -488,9 +488,9 @@ def load(path, **configs):
 
     Raises:
         CheckpointError: not a checkpoint (an unsafe or non-Paddle pickle, random bytes,
-            truncated, corrupted
-            — the checksum did not match —, nested too deeply, a model file, not a
-            regular file); the message names the file and what is wrong.
+            truncated, corrupted — the checksum did not match —, nested too deeply, a
+            model file, not a regular file); the message names the file and what is
+            wrong.
         OSError: the file cannot be read (FileNotFoundError, PermissionError, ...).
     """
     if isinstance(path, os.PathLike):

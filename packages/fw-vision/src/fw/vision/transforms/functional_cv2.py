@@ -5,9 +5,9 @@ not depend on OpenCV: the resampling and colour arithmetic follow OpenCV's
 
 Arguments arrive checked by `fw.vision.transforms.functional`. Differences from Paddle,
 on purpose: a HW1 image keeps its channel axis in every function (Paddle's
-``hflip`` drops it), 2-D HW images are accepted everywhere, and ``adjust_saturation``
+``hflip`` drops it); 2-D HW images are accepted everywhere; ``adjust_saturation``
 blends with exactly the given factor (Paddle's cv2 version draws a second random factor
-from ``np.random``), and ``affine`` makes the same geometry as the PIL and tensor backends
+from ``np.random``); ``affine`` makes the same geometry as the PIL and tensor backends
 (clockwise angle about the centre, shear as documented) sampled the OpenCV way: Paddle's
 cv2 version turns the other way about the top-left corner and swaps the shear axes, so
 it agrees with Paddle's only for pure translations.
@@ -60,8 +60,9 @@ def resize(img: np.ndarray, size, interpolation: str = "bilinear") -> np.ndarray
     return _cv_resize.resize(img, oh, ow, interpolation)
 
 
-_NP_PAD_MODES = {"constant": "constant", "edge": "edge", "reflect": "reflect",
-                 "symmetric": "symmetric"}
+# NumPy's "reflect" is OpenCV's BORDER_REFLECT_101 and its "symmetric" BORDER_REFLECT,
+# the two borders Paddle maps these names to
+_NP_PAD_MODES = {"edge": "edge", "reflect": "reflect", "symmetric": "symmetric"}
 
 
 def pad(img: np.ndarray, padding, fill=0, padding_mode: str = "constant") -> np.ndarray:

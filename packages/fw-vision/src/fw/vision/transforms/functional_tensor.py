@@ -197,13 +197,13 @@ def adjust_hue(img, hue_factor):
     if img.shape[-3] == 1:
         return img
     dtype = img.dtype
-    x = img.astype("float32") / 255.0 if str(dtype) == "uint8" or "uint8" in str(dtype) \
-        else img
+    is_u8 = "uint8" in str(dtype)
+    x = img.astype("float32") / 255.0 if is_u8 else img
     h, s, v = _rgb_to_hsv(x).unbind(axis=-3)
     h = h + hue_factor
     h = h - fw.floor(h)
     out = _hsv_to_rgb(fw.stack([h, s, v], axis=-3))
-    if "uint8" in str(dtype):
+    if is_u8:
         out = (out * 255.0).astype(dtype)
     return out
 
