@@ -174,7 +174,7 @@ class Optimizer:
     # optimizers, fw-slim's ASP ``decorate``): they read and narrow what an optimizer
     # updates through these three methods, never through its private fields. Paddle
     # keeps the same data in ``_parameter_list``/``_param_groups``, which its own
-    # sharding code reaches into; fw names it instead (see fw-nn's README).
+    # sharding code reaches into; fw names it instead (fw-nn README, "The other half").
     def get_parameter_list(self):
         """The parameters this optimizer updates, in order (a new list), or None
         when it was made without ``parameters`` (static-graph style, where
