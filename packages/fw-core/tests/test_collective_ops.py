@@ -37,13 +37,27 @@ def test_ops_are_declared_side_effecting_and_not_public():
         assert not hasattr(fw, n)
 
 
-def test_without_backend_the_one_rank_reference_runs():
-    assert collectives.backend is None
+@pytest.fixture
+def no_backend():
+    """No backend registered for the test (fw-distributed may have left its own)."""
+    old = collectives.register_backend(None)
+    yield
+    collectives.register_backend(old)
+
+
+@pytest.mark.parametrize("op,attrs", [("c_allgather", {"nranks": 3}),
+                                      ("c_reducescatter", {"nranks": 2}),
+                                      ("c_broadcast", {"root": 1}),
+                                      ("c_reduce", {"root": 2})])
+def test_without_backend_the_one_rank_reference_runs(no_backend, op, attrs):
     x = fw.to_tensor(np.array([1.0, 2.0], np.float32))
-    np.testing.assert_array_equal(call("c_allreduce", x).numpy(), [1.0, 2.0])
-    with pytest.raises(UnsupportedError, match="c_allgather: nranks=3.*no communication "
-                                               "backend"):
-        call("c_allgather", x, nranks=3)
+    out = call(op, x)
+    np.testing.assert_array_equal(out.numpy(), [1.0, 2.0])
+    assert out._data is not x._data                    # a copy, as from a real exchange
+    key, value = next(iter(attrs.items()))
+    with pytest.raises(UnsupportedError, match=f"{op}: {key}={value}.*no communication "
+                                               f"backend is registered"):
+        call(op, x, **attrs)
 
 
 def test_eager_kernel_calls_the_backend_with_canonical_attrs(fake):
@@ -71,7 +85,7 @@ def test_dead_code_elimination_keeps_unused_collectives():
     assert "c_allreduce" in str(p)
 
 
-def test_register_and_unregister():
+def test_register_and_unregister(no_backend):
     def a(name, x, attrs):
         return x
 

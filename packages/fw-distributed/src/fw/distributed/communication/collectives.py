@@ -92,6 +92,11 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, sync_op=True):
         group (Group|None): None for the world.
         sync_op (bool): False returns at once with a `Task` to ``wait()`` on.
 
+    Returns:
+        Task; while a program is being built (``fw.jit.to_static``, ``fw.static``) the
+        op becomes ``c_allreduce`` in it and the new value is returned instead (the
+        converted function rebinds `tensor` to it; `sync_op` does not apply).
+
     Example:
         >>> import fw, fw.distributed as dist
         >>> x = fw.to_tensor([1.0, 2.0])
@@ -145,7 +150,8 @@ def reduce(tensor, dst, op=ReduceOp.SUM, group=None, sync_op=True):
 def reduce_scatter(tensor, tensor_list, op=ReduceOp.SUM, group=None, sync_op=True):
     """Reduce `tensor_list` (one tensor per rank, or one tensor whose first axis is
     nranks × tensor.shape[0]) over the group; rank i gets the reduced i-th chunk
-    in `tensor`."""
+    in `tensor`. In a program being built: ``c_reducescatter``, returning the new
+    value (as `all_reduce`)."""
     fn = "reduce_scatter"
     if L.tracing(tensor, tensor_list):
         return L.emit_reduce_scatter(tensor, tensor_list, op, group, fn)
@@ -178,7 +184,9 @@ def reduce_scatter(tensor, tensor_list, op=ReduceOp.SUM, group=None, sync_op=Tru
 
 # ---------------------------------------------------------------- data movement
 def broadcast(tensor, src, group=None, sync_op=True):
-    """Copy global rank `src`'s `tensor` into `tensor` on every rank of the group."""
+    """Copy global rank `src`'s `tensor` into `tensor` on every rank of the group.
+    In a program being built: ``c_broadcast``, returning the new value (as
+    `all_reduce`)."""
     fn = "broadcast"
     if L.tracing(tensor):
         return L.emit_broadcast(tensor, src, group, fn)
@@ -194,7 +202,8 @@ def broadcast(tensor, src, group=None, sync_op=True):
 
 def all_gather(tensor_list, tensor, group=None, sync_op=True):
     """Gather every rank's `tensor` into `tensor_list` (in group-rank order): an
-    empty list is extended with new tensors, a full one is written into."""
+    empty list is extended with new tensors, a full one is written into. In a
+    program being built: one ``c_allgather`` whose per-rank parts fill the list."""
     fn = "all_gather"
     if L.tracing(tensor):
         return L.emit_all_gather(tensor_list, tensor, group, fn)
