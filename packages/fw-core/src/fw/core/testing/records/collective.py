@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from fw.core import dtypes as _dt
 from fw.core.errors import InvalidArgumentError, InvalidTypeError
-from fw.core.testing import ALL_NUMERIC, COMPLEX, FLOATS, FLOATS_LOW, Sample, arrays, record, shapes
+from fw.core.testing import ALL_NUMERIC, COMPLEX, FLOATS_LOW, Sample, arrays, record, shapes
 
 F32 = np.float32
 I64 = np.int64
@@ -62,12 +62,12 @@ record("c_allreduce", _allreduce, dtypes=ALL, grad_order=2, oracle=_identity,
                ([np.ones(2, np.complex64)], {"reduce_op": "max"}, InvalidTypeError, "complex")])
 record("c_broadcast", _rooted(False), dtypes=ALL, grad_order=2, oracle=_identity,
        errors=[_RING])
-record("c_reduce", _rooted(True), dtypes=FLOATS + ALL_NUMERIC, grad_order=2, oracle=_identity,
+record("c_reduce", _rooted(True), dtypes=ALL_NUMERIC + FLOATS_LOW, grad_order=2, oracle=_identity,
        errors=[_BAD_OP, ([np.ones(2, F32)], {"root": -1}, InvalidArgumentError, "root")])
 record("c_allgather", _gather, dtypes=ALL, grad_order=2, oracle=_identity,
        errors=[([np.ones((), F32)], {}, InvalidArgumentError, "at least one axis"),
                ([np.ones(2, F32)], {"nranks": 0}, InvalidArgumentError, "nranks")])
-record("c_reducescatter", _scatter, dtypes=FLOATS + ALL_NUMERIC, grad_order=2,
+record("c_reducescatter", _scatter, dtypes=ALL_NUMERIC + FLOATS_LOW, grad_order=2,
        oracle=_identity,
        errors=[([np.ones(3, F32)], {"nranks": 2}, InvalidArgumentError, "split evenly"),
                _AVG_INT])
