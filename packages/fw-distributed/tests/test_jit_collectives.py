@@ -28,7 +28,7 @@ def test_two_ranks_to_static_equals_eager():
                      env=None, launcher_args=("--timeout", "60"))
     assert p.returncode == 0, explain(p)
     got = rank_lines(p.reports, "JIT")
-    assert got == {0: "ok 5", 1: "ok 5"}, explain(p)
+    assert got == {0: "ok 6", 1: "ok 6"}, explain(p)
 
 
 @pytest.fixture

@@ -3,8 +3,9 @@
 1. a step with all_reduce (sum, max), broadcast, all_gather and reduce_scatter:
    the converted program equals the eager step (first call traces, second runs the
    cached program) and holds the collective ops;
-2. gradients through c_allreduce (eager autograd and a to_static backward) equal
-   the NumPy value of the documented convention (all-reduce of the cotangent);
+2. gradients through c_allreduce (eager autograd and a to_static backward),
+   c_broadcast and c_allgather equal the NumPy values of the documented convention
+   (the loss is the sum of the ranks' losses);
 3. fw.jit.save of a layer with an all_reduce: the saved program holds c_allreduce and
    the loaded program, run on both ranks, gives the eager output;
 4. a data-parallel training step under to_static (backward, all_reduce AVG of each
@@ -82,6 +83,18 @@ w = fw.to_tensor(np.full(4, 0.5, np.float32))
 w.stop_gradient = False
 call("c_allreduce", x * w).sum().backward()
 close(w.grad, inputs(R) * N, "eager gradient through c_allreduce")
+checks += 1
+
+# the other rules on 2 ranks: c_broadcast's gradient is a reduce to the root (zeros
+# elsewhere); c_allgather's a reduce-scatter of the cotangents
+xg = fw.to_tensor(inputs(R))
+xg.stop_gradient = False
+(call("c_broadcast", xg, root=1) * float(R + 1)).sum().backward()
+close(xg.grad, np.full(4, 3.0 if R == 1 else 0.0, np.float32), "gradient of c_broadcast")
+xg.clear_gradient()
+cot = np.arange(8, dtype=np.float32)
+(call("c_allgather", xg, nranks=N) * fw.to_tensor(cot * (R + 1))).sum().backward()
+close(xg.grad, 3.0 * cot[4 * R:4 * R + 4], "gradient of c_allgather")
 checks += 1
 
 lin = nn.Linear(4, 1, bias_attr=False)
