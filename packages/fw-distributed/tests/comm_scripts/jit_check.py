@@ -2,7 +2,8 @@
 
 1. a step with all_reduce (sum, max), broadcast, all_gather and reduce_scatter:
    the converted program equals the eager step (first call traces, second runs the
-   cached program) and holds the collective ops;
+   cached program) and holds the collective ops; also in a group listed in reverse
+   order (ring_id = the group's id, the broadcast root a group rank);
 2. gradients through c_allreduce (eager autograd and a to_static backward),
    c_broadcast and c_allgather equal the NumPy values of the documented convention
    (the loss is the sum of the ranks' losses);
@@ -74,6 +75,26 @@ text = str(static.concrete_program.main_program)
 for op in ("c_allreduce", "c_broadcast", "c_allgather", "c_reducescatter"):
     assert op in text, f"rank {R}: {op} not in the traced program:\n{text}"
 assert 'reduce_op="max"' in text, text
+
+# a group in reverse order: its id is the ops' ring_id, src a global rank (group rank 1)
+rev = dist.new_group([1, 0])
+
+
+def in_group(x):
+    b = x * 1.0
+    dist.broadcast(b, src=0, group=rev)
+    parts = []
+    dist.all_gather(parts, x, group=rev)
+    return b, fw.concat(parts)
+
+
+gs = fw.jit.to_static(in_group)
+for run in range(2):
+    b, cat = gs(fw.to_tensor(inputs(R)))
+    close(b, xs[0], f"broadcast in a group (call {run})")
+    close(cat, np.concatenate([xs[1], xs[0]]), f"all_gather in a group (call {run})")
+gtext = str(gs.concrete_program.main_program)
+assert f"root=1, ring_id={rev.id}" in gtext and f"nranks=2, ring_id={rev.id}" in gtext, gtext
 checks += 1
 
 # ---------------------------------------------------------------- 2. gradients
