@@ -158,7 +158,9 @@ def test_grad_all_reduce_feeds_the_optimizer(world):
     lambda x: dist.scatter(x, [x], src=0),
     lambda x: dist.gather(x, [], dst=0),
     lambda x: dist.alltoall([], [x]),
-], ids=["reduce", "scatter", "gather", "alltoall"])
+    lambda x: dist.send(x, dst=0),
+    lambda x: dist.barrier(),
+], ids=["reduce", "scatter", "gather", "alltoall", "send", "barrier"])
 def test_other_collectives_refuse_inside_a_program(world, call):
     def f(x):
         call(x)

@@ -46,8 +46,9 @@ def tracing(*tensors) -> bool:
 def refuse(fn):
     raise NotImplementedError(
         f"fw.distributed.{fn}: not supported inside a program being built (fw.jit.to_static "
-        "/ fw.static); there all_reduce, broadcast, all_gather and reduce_scatter become "
-        "ops of the program. Call it outside the converted function")
+        "/ fw.static): it would run once, while tracing, and never in the program's runs; "
+        "there all_reduce, broadcast, all_gather and reduce_scatter become ops of the "
+        "program. Call it outside the converted function")
 
 
 def _call(name, x, **attrs):
