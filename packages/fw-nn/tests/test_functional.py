@@ -325,6 +325,18 @@ def test_grid_sample_reflection_without_align_corners():
     check(out.reshape([4]), [25.0, 15.0, 15.0, 30.0], 1e-5)
 
 
+def test_grid_sample_nearest_rounds_half_way_taps_to_even():
+    # Paddle's and PyTorch's kernels round with nearbyint: x = 0.5 -> 0, 1.5 -> 2,
+    # 2.5 -> 2 (half away from zero would give 1, 2, 3)
+    img = t(np.array([[[[10.0, 20.0, 30.0, 40.0]]]]))
+    # align_corners=False, W = 4: x = ((g + 1) * 4 - 1) / 2, exact in float32 for
+    # g = -0.5, 0, 0.5, -1 -> x = 0.5, 1.5, 2.5, -0.5
+    g = np.array([-0.5, 0.0, 0.5, -1.0], np.float32)
+    grid = t(np.stack([g, np.zeros_like(g)], -1).reshape(1, 1, 4, 2))
+    out = F.grid_sample(img, grid, mode="nearest", align_corners=False)
+    check(out.reshape([4]), [10.0, 30.0, 30.0, 10.0], 1e-6)
+
+
 # ---------------------------------------------------------------- padding
 def test_pad_forms():
     x = np.arange(6, dtype=np.float32).reshape(1, 1, 2, 3)

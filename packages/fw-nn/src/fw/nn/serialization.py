@@ -21,9 +21,11 @@ Writes are atomic (`fw.core.atomic_io`): the file is written to a temporary file
 in the same directory, flushed and fsync'ed, then renamed over `path`
 (``os.replace``); a failure at any point leaves a previous file at `path` intact
 (missing parent directories are created). Loading parses the header with
-``json`` and copies bytes into arrays: no code from the file is ever executed; a
-pickle (Paddle's or PyTorch's old format) or any malformed file raises
-`CheckpointError` naming the file.
+``json`` and copies bytes into arrays: no code from the file is ever executed. A
+Paddle ``.pdparams``/``.pdopt`` pickle is read by the restricted unpickler of
+`fw.nn.safe_pickle` (arrays and plain containers only); any other pickle, a PyTorch
+zip checkpoint (fw-hub's ``fw.hub.load_state_dict`` reads those) or any malformed file
+raises `CheckpointError` naming the file.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from fw.core.atomic_io import atomic_path
 from fw.core.checksum import Hasher
 from fw.core.errors import InvalidArgumentError
 from fw.core.tensor import Tensor, to_tensor
+from fw.nn import safe_pickle
 
 __all__ = ["save", "load", "CheckpointError"]
 
@@ -331,7 +334,8 @@ def _looks_like_pickle(head: bytes) -> str | None:
     if head[:1] == b"\x80" and len(head) > 1 and 2 <= head[1] <= 5:
         return "a Python pickle"
     if head[:4] == b"PK\x03\x04":
-        return "a zip archive (PyTorch's pickle-based format)"
+        return ("a zip archive (PyTorch's pickle-based format: fw-hub's "
+                "fw.hub.load_state_dict reads it without running code)")
     return None
 
 
@@ -474,21 +478,26 @@ def load(path, **configs):
     stop_gradient and name) or, with ``return_numpy=True``, as NumPy arrays.
 
     Also reads plain safetensors files (e.g. exported weights): a flat dict of
-    tensors. Never executes code from the file: pickles are refused. Reads are
+    tensors; and Paddle's ``.pdparams`` / ``.pdopt`` pickles (name -> array dicts written
+    by ``paddle.save``) through the restricted unpickler of `fw.nn.safe_pickle`: only
+    NumPy arrays and plain containers are rebuilt, any other global is refused (named)
+    and nothing from the file is executed; ``keep_name_table=True`` keeps Paddle's
+    ``StructuredToParameterName@@`` entry. Other pickles are refused. Reads are
     bounded by the file's size (every size in the header is checked against it
     first) and only regular files are opened (a FIFO or a device is refused).
 
     Raises:
-        CheckpointError: not a checkpoint (pickle, random bytes, truncated, corrupted
-            — the checksum did not match —, nested too deeply, a model file, not a
-            regular file); the message names the file and what is wrong.
+        CheckpointError: not a checkpoint (an unsafe or non-Paddle pickle, random bytes,
+            truncated, corrupted — the checksum did not match —, nested too deeply, a
+            model file, not a regular file); the message names the file and what is
+            wrong.
         OSError: the file cannot be read (FileNotFoundError, PermissionError, ...).
     """
     if isinstance(path, os.PathLike):
         path = os.fspath(path)
     return_numpy = bool(configs.get("return_numpy", False))
     try:
-        return _load(path, return_numpy)
+        return _load(path, return_numpy, bool(configs.get("keep_name_table", False)))
     except (CheckpointError, OSError):
         raise
     except (RecursionError, MemoryError, ValueError, TypeError, KeyError, IndexError,
@@ -499,7 +508,68 @@ def load(path, **configs):
                               f"{str(e)[:200]})") from e
 
 
-def _load(path, return_numpy):
+_NAME_TABLE = "StructuredToParameterName@@"
+_BIG_PARAMS = "UnpackBigParamInfor@@"  # sic: Paddle's key
+
+
+class _RefusedPickle(CheckpointError, safe_pickle.UnsafePickleError):
+    """fw.load's error for a pickle the restricted unpickler refused."""
+
+
+def _is_pickle_file(path) -> bool:
+    f, _ = _open_regular(path)
+    with f:
+        return _looks_like_pickle(f.read(2)) == "a Python pickle"
+
+
+def _paddle_tensors(obj, return_numpy):
+    # paddle.save stores a Tensor met outside a state dict as (name, ndarray); paddle.load
+    # turns such pairs back into tensors, and so does fw
+    if isinstance(obj, np.ndarray):
+        return obj if return_numpy else to_tensor(obj)
+    if isinstance(obj, tuple) and len(obj) == 2 and isinstance(obj[0], str) \
+            and isinstance(obj[1], np.ndarray):
+        return obj[1] if return_numpy else to_tensor(obj[1])
+    if isinstance(obj, dict):
+        return type(obj)((k, _paddle_tensors(v, return_numpy)) for k, v in obj.items())
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_paddle_tensors(v, return_numpy) for v in obj)
+    return obj
+
+
+def _load_paddle_pickle(path, return_numpy, keep_name_table):
+    """A Paddle ``.pdparams``/``.pdopt`` pickle, read by the restricted unpickler of
+    `fw.nn.safe_pickle` (no code from the file runs; a global other than NumPy's array
+    constructors and plain containers is refused, named)."""
+    f, _ = _open_regular(path)
+    with f:
+        try:
+            obj = safe_pickle.load(f, what=f"fw.load: {path}")
+        except safe_pickle.UnsafePickleError as e:
+            raise _RefusedPickle(str(e)) from None
+    if not isinstance(obj, dict) or not all(isinstance(k, str) for k in obj):
+        raise CheckpointError(f"fw.load: {path} is a pickle of a {type(obj).__name__}, not a "
+                              f"Paddle state dict (name -> array); fw reads only those")
+    obj = OrderedDict(obj)
+    big = obj.pop(_BIG_PARAMS, None)
+    if big is not None:  # paddle.save(protocol<4) splits arrays over 1 GiB into slices
+        if not isinstance(big, dict):
+            raise CheckpointError(f"fw.load: {path}: malformed {_BIG_PARAMS} record")
+        for key, info in big.items():
+            try:
+                parts = [obj.pop(p) for p in info["slices"]]
+                obj[key] = np.concatenate(parts).reshape(info["OriginShape"])
+            except (KeyError, TypeError, ValueError) as e:
+                raise CheckpointError(f"fw.load: {path}: the slices of {key!r} do not fit "
+                                      f"together ({type(e).__name__}: {e})") from None
+    if not keep_name_table:
+        obj.pop(_NAME_TABLE, None)
+    return _paddle_tensors(obj, return_numpy)
+
+
+def _load(path, return_numpy, keep_name_table=False):
+    if _is_pickle_file(path):
+        return _load_paddle_pickle(path, return_numpy, keep_name_table)
     f, size, start, header = _read(path)
     with f:
         _check_model_file(path, header.get("__metadata__"))

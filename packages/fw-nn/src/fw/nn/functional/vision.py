@@ -91,6 +91,13 @@ def _reflect(coord, size, align_corners):
     return fw.clip(c, 0.0, size - 1.0)
 
 
+def _round_half_even(v):
+    r = fw.floor(v + 0.5)
+    tie = (r - v) == 0.5
+    odd = fw.remainder(r, fw.full_like(r, 2.0)) != 0
+    return fw.where(tie & odd, r - 1.0, r)
+
+
 def grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=True,
                 name=None):
     """Sample x ``[N, C, H, W]`` at the normalised (x, y) locations of grid ``[N, Ho, Wo,
@@ -128,7 +135,10 @@ def grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=Tr
         return fw.where(inside.unsqueeze(1), vals, fw.zeros_like(vals))
 
     if mode == "nearest":
-        return tap(fw.round(ix), fw.round(iy))
+        # half-way taps round to even (C's nearbyint), as Paddle's and PyTorch's kernels
+        # do: fw.round rounds halves away from zero, which shifts whole rows of an exact
+        # quarter-turn rotation
+        return tap(_round_half_even(ix), _round_half_even(iy))
     x0, y0 = fw.floor(ix), fw.floor(iy)
     x1, y1 = x0 + 1.0, y0 + 1.0
     wx1, wy1 = ix - x0, iy - y0

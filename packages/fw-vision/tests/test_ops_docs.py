@@ -1,0 +1,21 @@
+"""The examples in fw.vision.ops' docstrings run and print what they claim."""
+
+import doctest
+import importlib
+import pkgutil
+
+import pytest
+
+import fw.vision.ops
+
+MODULES = sorted(m.name for m in pkgutil.walk_packages(fw.vision.ops.__path__,
+                                                       "fw.vision.ops."))
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    mod = importlib.import_module(name)
+    result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    if result.attempted == 0:
+        pytest.skip(f"{name} has no docstring examples")
+    assert result.failed == 0
