@@ -383,8 +383,8 @@ def test_flatten_transpose_stays_when_another_op_reads_the_features():
 # ================================================================ constant_folding
 @pytest.fixture
 def effect_with_result():
-    """A side-effecting op that returns its input (the table has none yet; fw-distributed's
-    collectives will be such ops): removed again afterwards."""
+    """A side-effecting op that returns its input, as the collective ops do (here with a
+    recording reference instead of communication): removed again afterwards."""
     from fw.core.ops._registry import defop
 
     seen = []
