@@ -513,8 +513,34 @@ def test_fake_quantization_with_a_runtime_scale_is_kept():
         return call("linear", d, w, None)
 
     p = trace(f, [T([3, 12], "float32"), T([1], "float32")])
-    q, _ = _fold(p, keep_fp32_qdq=False)
+    q, changed = _fold(p, keep_fp32_qdq=False)
+    assert changed is False  # nothing to fold, nothing dropped
     assert "quantize_linear" in _names(q) and "dequantize_linear" in _names(q), q
     xs = [_x(3, 12, seed=27), np.array([0.05], F32)]
     for a, b in zip(_outs(p, xs), _outs(q, xs)):
         np.testing.assert_array_equal(a, b)
+
+
+def test_per_channel_weight_scales_on_a_negative_axis_fold():
+    """axis=-1 of a [in, out] weight is its output axis: per-channel scales there fold."""
+    q_, s, z, _ = _wq((12, 10), 1, "g.wneg")
+    p = trace(lambda x: call("linear", qdq(x), call("dequantize_linear", q_, s, z, axis=-1),
+                             None), [T([3, 12], "float32")])
+    q, changed = _fold(p)
+    assert changed and "quantized_matmul" in _names(q), q
+    _close(p, q, [_x(3, 12, seed=28)], step=0.5)
+
+
+def test_channel_last_conv_batch_norm_folds_into_the_scales():
+    stats = _bn_stats("g.bncl")
+
+    def f(x):
+        h = call("conv", call("dequantize_linear", call("quantize_linear", x, S_X, ZERO), S_X,
+                              ZERO), dq_w(W_CONV), None, padding=1, channel_last=True)
+        return call("relu", call("batch_norm", h, *stats, channel_last=True)[0])
+
+    p = trace(f, [T([2, 6, 6, 4], "float32")])
+    q, _ = _fold(p)
+    names = _names(q)
+    assert "batch_norm" not in names and names.count("quantized_conv2d") == 1, q
+    _close(p, q, [_x(2, 6, 6, 4, seed=29)], step=0.5)

@@ -414,3 +414,25 @@ def test_constant_folding_never_folds_a_side_effect(effect_with_result):
         np.testing.assert_array_equal(run(q, np.ones(2, F32)).numpy(), [3.0, 5.0])
         assert len(seen) == i + 1
         np.testing.assert_array_equal(seen[-1], [2.0, 4.0])
+
+
+# ================================================================ fold_matmul_scale
+@pytest.mark.parametrize("act,scale,folds", [
+    ("relu", 0.5, True), ("relu", 2.0, True),  # relu(x) * s == relu(s x) for s > 0
+    ("relu", -0.5, False), ("none", -0.5, True), ("sigmoid", 0.5, False)])
+def test_a_scale_after_an_activation_folds_only_when_it_commutes(act, scale, folds):
+    w, b = _w((4, 3), "sw", 80), _w((3,), "sb", 81)
+    p = trace(lambda x: _fm(x, w, b, activation=act) * scale, [T([2, 4], "float32")])
+    q, changed = _after(p, ["fold_matmul_scale", "dce"])
+    assert changed is folds and (_ops(q)["multiply"] == 0) is folds, q
+    _same(p, q, [_rand(2, 4, seed=82)], exact=False)
+
+
+# ================================================================ fuse_conv_bias_act
+def test_a_single_channel_conv_takes_its_bias():
+    w = _w((1, 2, 2, 2), "c1w", 83)
+    b = _w((1, 1, 1, 1), "c1b", 84)
+    p = trace(lambda x: call("relu", call("conv", x, w, None) + b), [T([2, 2, 5, 5], "float32")])
+    q, changed = _after(p, ["fuse_conv_bias_act", "dce"])
+    assert changed and _ops(q) == {"fused_conv": 1, "reshape": 1}, q
+    _same(p, q, [_rand(2, 2, 5, 5, seed=85)])
