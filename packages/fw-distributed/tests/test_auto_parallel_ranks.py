@@ -1,7 +1,7 @@
 """Eager auto-parallel on 2 ranks under fw's launcher: every reshard transition,
 the SPMD rules (values, gradients and the placements they choose), random chains
 of table ops with random placements (hypothesis), and an MLP with column/row
-sharded weights training like the dense model.
+sharded weights training like the dense model; on 4 ranks, a [2, 2] mesh.
 
 Run as a script by the launcher, this file is also the ranks' program
 (``python test_auto_parallel_ranks.py <check> [file]``); each rank compares with
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import tempfile
 
@@ -268,6 +269,10 @@ def train(fw, model, opt, steps=5):
         loss.backward()
         opt.step()
         opt.clear_grad()
+        if hasattr(loss, "placements"):   # a Partial loss holds per-rank addends
+            import fw.distributed as dist
+
+            loss = dist.unshard_dtensor(loss)
         losses.append(float(np.asarray(loss.numpy())))
     return losses
 
@@ -307,6 +312,57 @@ def check_mlp(rank):
     _emit("OK", rank, "mlp")
 
 
+def check_mesh2d(rank):
+    """4 ranks, mesh [2, 2] (dp x mp): random pairs of placement lists (nested
+    sharding of one dim included) reshard exactly, and a dp x mp MLP (batch on dp,
+    column/row weights on mp) trains 3 SGD steps like the dense model."""
+    import fw
+    import fw.distributed as dist
+    from fw.distributed.auto_parallel._layout import local_box
+
+    mesh = dist.ProcessMesh([[0, 1], [2, 3]], dim_names=["dp", "mp"])
+    coord = mesh.coordinate(rank)
+    codes = ["R", "S0", "S1", "P"]
+    rng = np.random.default_rng(0)
+    dense = np.arange(30, dtype="float32").reshape(5, 6) - 7.0
+    n = 0
+    for _ in range(24):
+        src = [_placements(c) for c in rng.choice(codes, 2)]
+        dst = [_placements(c) for c in rng.choice(codes, 2)]
+        leaf = fw.to_tensor(dense, stop_gradient=False)
+        r = dist.reshard(dist.shard_tensor(leaf * 1.0, mesh, src), mesh, dst)
+        if not any(isinstance(p, dist.Partial) for p in dst):
+            box = local_box([5, 6], dst, mesh, coord)
+            _close(r.local_value().numpy(), dense[tuple(slice(a, a + k) for a, k in box)],
+                   f"{src}->{dst} block")
+        full = dist.unshard_dtensor(r)
+        _close(full.numpy(), dense, f"{src}->{dst}")
+        (full * 2.0).sum().backward()
+        _close(leaf.grad.numpy(), np.full_like(dense, 2.0), f"{src}->{dst} grad")
+        n += 1
+    dist.auto_parallel.reset_fallback_report()
+    ref = _mlp(fw)
+    want = train(fw, ref, fw.optimizer.SGD(0.1, parameters=ref.parameters()), steps=3)
+    R, S0, S1 = dist.Replicate(), dist.Shard(0), dist.Shard(1)
+
+    def shard_fn(name, layer, m):
+        if name == "0":
+            layer.weight = dist.shard_tensor(layer.weight, m, [R, S1])
+            layer.bias = dist.shard_tensor(layer.bias, m, [R, S0])
+        elif name == "2":
+            layer.weight = dist.shard_tensor(layer.weight, m, [R, S0])
+
+    model = dist.shard_layer(_mlp(fw), mesh, shard_fn,
+                             input_fn=lambda ins, m: tuple(
+                                 dist.shard_tensor(x, m, [S0, R]) for x in ins))
+    got = train(fw, model, dist.shard_optimizer(fw.optimizer.SGD(0.1,
+                                                                 parameters=model.parameters())),
+                steps=3)
+    _close(got, want, "dp x mp MLP losses", rtol=1e-5, atol=1e-6)
+    assert not dist.auto_parallel.fallback_report(), dist.auto_parallel.fallback_report()
+    _emit("OK", rank, f"mesh2d {n}")
+
+
 def _worker(argv):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import fw.distributed as dist
@@ -320,6 +376,8 @@ def _worker(argv):
             check_rules(rank)
         elif check == "mlp":
             check_mlp(rank)
+        elif check == "mesh2d":
+            check_mesh2d(rank)
         elif check == "chains":
             check_chains(rank, argv[1])
 
@@ -338,14 +396,15 @@ sys.path.insert(0, HERE)
 from comm_testutil import clean_env, explain, rank_lines, run_cmd  # noqa: E402
 
 
-def _launch(args, timeout=150):
+def _launch(args, timeout=150, nproc=2):
     logs = tempfile.mkdtemp(prefix="fw_ap_logs_")
-    cmd = [sys.executable, "-m", "fw.distributed.launch", "--nproc_per_node", "2",
+    cmd = [sys.executable, "-m", "fw.distributed.launch", "--nproc_per_node", str(nproc),
            "--log_dir", logs, "--timeout", "60", os.path.abspath(__file__), *args]
     p = run_cmd(cmd, timeout, clean_env(OMP_NUM_THREADS=1))
     for name in sorted(os.listdir(logs)):
         with open(os.path.join(logs, name), errors="replace") as f:
             p.stderr += f"\n--- {name}\n" + f.read()[-6000:]
+    shutil.rmtree(logs, ignore_errors=True)
     return p
 
 
@@ -404,3 +463,11 @@ def test_random_op_chains_with_random_placements_equal_dense(chains):
     assert p.returncode == 0, explain(p)
     for r in (0, 1):
         assert f"OK {r} chains 10" in p.reports, explain(p)
+
+
+def test_mesh_2x2_reshard_and_dp_mp_mlp_on_4_ranks():
+    """4 ranks, mesh [2, 2]: 8 s on the loaded 2-core machine, so it stays in CI."""
+    p = _launch(["mesh2d"], timeout=300, nproc=4)
+    assert p.returncode == 0, explain(p)
+    for r in range(4):
+        assert f"OK {r} mesh2d 24" in p.reports, explain(p)
