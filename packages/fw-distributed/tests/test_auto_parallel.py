@@ -221,3 +221,17 @@ def test_dense_tensors_are_untouched():
     x = fw.to_tensor(_dense([2, 3]))
     assert not hasattr(x, "placements")
     np.testing.assert_allclose((x @ x.T).numpy(), _dense([2, 3]) @ _dense([2, 3]).T, rtol=1e-6)
+
+
+@pytest.mark.parametrize("module", ["api", "placement", "process_mesh", "spmd"])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    mod = importlib.import_module(f"fw.distributed.auto_parallel.{module}")
+    tests = doctest.DocTestFinder().find(mod)
+    assert sum(len(t.examples) for t in tests) > 0
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    for t in tests:
+        runner.run(t)
+    assert runner.failures == 0, f"{runner.failures} failing examples in {module}"
