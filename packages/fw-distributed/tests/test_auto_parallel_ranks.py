@@ -69,6 +69,7 @@ def check_reshard(rank):
                 _close(loc, want, f"{s}->{d} {shape} local block")
                 full = dist.unshard_dtensor(r)
                 _close(full.numpy(), dense, f"{s}->{d} {shape} unshard")
+                _close(r.numpy(), dense, f"{s}->{d} {shape} numpy() is the whole tensor")
                 (full * fw.to_tensor(coef)).sum().backward()
                 _close(leaf.grad.numpy(), coef, f"{s}->{d} {shape} gradient")
                 n += 1
@@ -269,10 +270,6 @@ def train(fw, model, opt, steps=5):
         loss.backward()
         opt.step()
         opt.clear_grad()
-        if hasattr(loss, "placements"):   # a Partial loss holds per-rank addends
-            import fw.distributed as dist
-
-            loss = dist.unshard_dtensor(loss)
         losses.append(float(np.asarray(loss.numpy())))
     return losses
 

@@ -44,8 +44,8 @@ class DistTensor(Tensor):
     """A tensor laid out on `process_mesh` by `placements` (one per mesh axis).
 
     ``shape`` is the global shape; ``local_value()`` is this rank's block (a Tensor
-    that takes part in autograd); ``numpy()`` is the local block's values, as in
-    Paddle's eager mode. Made by `shard_tensor`, `reshard` and ops on distributed
+    that takes part in autograd); ``numpy()`` (and so ``item()``, ``tolist()``) is
+    the whole tensor, gathered from every rank as in Paddle (a collective). Made by `shard_tensor`, `reshard` and ops on distributed
     tensors, never directly."""
 
     # ------------------------------------------------------------ distributed view
@@ -118,7 +118,17 @@ class DistTensor(Tensor):
         self._local.backward(grad_tensor, retain_graph)
 
     def numpy(self) -> np.ndarray:
-        return self._local.numpy()
+        """The whole tensor's values (a collective: every rank of the mesh calls it),
+        as Paddle's ``numpy()`` of a distributed tensor reshards it to replicated;
+        ``local_value().numpy()`` is this rank's block."""
+        from fw.distributed.auto_parallel._reshard import reshard_local
+
+        mesh = self.process_mesh
+        if all(isinstance(p, Replicate) for p in self.placements):
+            return self._local.numpy()
+        whole = reshard_local(self._local.detach(), self.shape, self.placements,
+                              [Replicate()] * mesh.ndim, mesh)
+        return whole.numpy()
 
     def detach(self):
         return make_dist(self._local.detach(), self.process_mesh, self.placements, self.shape)
