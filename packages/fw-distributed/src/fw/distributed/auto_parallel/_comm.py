@@ -27,11 +27,16 @@ _GROUPS: dict = {}
 
 def my_coord(mesh) -> list:
     rank = comm.world_rank()
+    got = mesh.__dict__.get("_coord_of")
+    if got is not None and got[0] == rank:
+        return got[1]
     if not mesh.contains(rank):
         raise NotImplementedError(
             f"auto_parallel: rank {rank} is not in {mesh}; distributed tensors on a mesh that "
             f"leaves out ranks are not supported yet (every rank must be in the mesh)")
-    return mesh.coordinate(rank)
+    coord = mesh.coordinate(rank)
+    mesh.__dict__["_coord_of"] = (rank, coord)
+    return coord
 
 
 def axis_group(mesh, axis):

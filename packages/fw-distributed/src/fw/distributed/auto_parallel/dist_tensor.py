@@ -45,8 +45,8 @@ class DistTensor(Tensor):
 
     ``shape`` is the global shape; ``local_value()`` is this rank's block (a Tensor
     that takes part in autograd); ``numpy()`` (and so ``item()``, ``tolist()``) is
-    the whole tensor, gathered from every rank as in Paddle (a collective). Made by `shard_tensor`, `reshard` and ops on distributed
-    tensors, never directly."""
+    the whole tensor, gathered from every rank as in Paddle (a collective). Made by
+    `shard_tensor`, `reshard` and ops on distributed tensors, never directly."""
 
     # ------------------------------------------------------------ distributed view
     @property

@@ -37,6 +37,8 @@ __all__ = ["Spec", "Plan", "run", "fallback_report", "reset_fallback_report", "i
 
 _FALLBACKS: Counter = Counter()
 _WARNED: set = set()
+_PLANS: dict = {}
+_MESHES: dict = {}
 
 
 class Spec:
@@ -184,7 +186,6 @@ def _infer_shapes(op, args, specs, attrs):
 
 def _run(op, args, attrs):
     from fw.core.internal import OPS
-    from fw.distributed.auto_parallel.spmd_rules import RULES
 
     mesh = _mesh_of(op, args)
     coord = _comm.my_coord(mesh)
@@ -196,15 +197,22 @@ def _run(op, args, attrs):
             specs.append(_spec_of(a, mesh))
     if op.canon is not None:
         attrs = op.canon(attrs)
-    shapes = _infer_shapes(op, args, specs, attrs)
-    plan = None
-    rule = RULES.get(op.name)
-    if rule is not None and op.variadic < 0:
-        plan = rule(Ctx(op, attrs, specs, mesh, shapes, coord))
-    if plan is None:
-        plan = _fallback(op, specs, mesh, shapes)
-    if plan.shapes is not None:
-        shapes = plan.shapes
+    # plans depend only on the op, the inputs' specs, the attrs and the mesh: cached
+    try:
+        key = (op.name, id(mesh), _spec_key(specs), tuple(sorted(attrs.items())))
+        hash(key)
+    except TypeError:   # an unhashable attribute (a list): no caching
+        key = (op.name, id(mesh), _spec_key(specs), repr(sorted(attrs.items())))
+    hit = _PLANS.get(key)
+    if hit is None:
+        hit = _plan(op, args, attrs, specs, mesh, coord)
+        if len(_PLANS) > 4096:
+            _PLANS.clear()
+        _PLANS[key] = hit
+        _MESHES[id(mesh)] = mesh   # keeps id(mesh) from being reused while cached
+    plan, shapes, fell_back = hit
+    if fell_back:
+        _count_fallback(op, specs)
     outs_pl = plan.outputs
     local_args = []
     for i, a in enumerate(args):
@@ -255,7 +263,35 @@ def _localise(a, spec, want, mesh, outs_pl):
     return x
 
 
-def _fallback(op, specs, mesh, shapes):
+def _spec_key(specs):
+    out = []
+    for s in specs:
+        if isinstance(s, list):
+            out.append(tuple(None if x is None else
+                             (tuple(x.shape), tuple(x.placements), x.dtype) for x in s))
+        else:
+            out.append(None if s is None else (tuple(s.shape), tuple(s.placements), s.dtype))
+    return tuple(out)
+
+
+def _plan(op, args, attrs, specs, mesh, coord):
+    """(plan, global output shapes or None, whether it is the fallback)."""
+    from fw.distributed.auto_parallel.spmd_rules import RULES
+
+    shapes = _infer_shapes(op, args, specs, attrs)
+    plan = None
+    rule = RULES.get(op.name)
+    if rule is not None and op.variadic < 0:
+        plan = rule(Ctx(op, attrs, specs, mesh, shapes, coord))
+    fell_back = plan is None
+    if fell_back:
+        plan = _fallback(op, specs, mesh)
+    if plan.shapes is not None:
+        shapes = plan.shapes
+    return plan, shapes, fell_back
+
+
+def _count_fallback(op, specs):
     _FALLBACKS[op.name] += 1
     moved = any(s is not None and any(not isinstance(p, Replicate) for p in s.placements)
                 for ss in specs for s in (ss if isinstance(ss, list) else [ss]))
@@ -264,7 +300,10 @@ def _fallback(op, specs, mesh, shapes):
         warnings.warn(f"fw.distributed.auto_parallel: op '{op.name}' has no SPMD rule for its "
                       f"input placements; its inputs are gathered whole (Replicate) and it runs "
                       f"on every rank (counted in auto_parallel.fallback_report())",
-                      stacklevel=4)
+                      stacklevel=5)
+
+
+def _fallback(op, specs, mesh):
     rep = [Replicate()] * mesh.ndim
     ins = [[rep if s is not None else None for s in ss] if isinstance(ss, list)
            else (rep if ss is not None else None) for ss in specs]
