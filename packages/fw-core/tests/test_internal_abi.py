@@ -167,6 +167,7 @@ def test_internal_names_are_fw_cores_own_objects():
     assert internal.build_state is ir_core._state
     assert internal.grad_state is dispatch.grad_state
     assert internal.amp_state is dispatch.amp_state
+    assert internal.dist_state is dispatch.dist_state
     assert internal.tensor_hooks is tensor._autograd
     assert internal.OPS is OPS and internal.get_op is get_op
     assert internal.make_tensor is tensor.make_tensor

@@ -37,8 +37,8 @@ from fw.core.ir.core import _state as _build
 from fw.core.ir.types import TensorType
 from fw.core.tensor import Tensor, wrap
 
-__all__ = ["invoke", "grad_state", "amp_state", "target_dtype", "explain_failure",
-           "assign_inplace"]
+__all__ = ["invoke", "grad_state", "amp_state", "dist_state", "target_dtype",
+           "explain_failure", "assign_inplace"]
 
 _ndarray = np.ndarray
 _generic = np.generic
@@ -61,6 +61,23 @@ class _AmpState:
 
 
 amp_state = _AmpState()
+
+
+class _DistState:
+    """fw.distributed's auto-parallel fills this in once a distributed tensor exists:
+    while `active`, `run(op, args, attrs)` gets every op that reaches `invoke` first and
+    returns its result, or NotImplemented when no input is a distributed tensor.
+    Distributed tensors keep no array in ``_data``, so the fast lanes (which need an
+    ndarray) always hand them to `invoke`."""
+
+    __slots__ = ("active", "run")
+
+    def __init__(self):
+        self.active = False
+        self.run = None
+
+
+dist_state = _DistState()
 _CAST = None  # the cast OpDef, bound when the op table is loaded
 
 
@@ -137,6 +154,10 @@ def _symbolic_outside_builder(op):
 
 def invoke(op, args, attrs):
     """Run `op` on `args` (aligned with op.inputs; the variadic slot is a list)."""
+    if dist_state.active:
+        r = dist_state.run(op, args, attrs)
+        if r is not NotImplemented:
+            return r
     if amp_state.enabled:
         args = amp_state.cast_args(op, args)
     if _build.builder is not None:

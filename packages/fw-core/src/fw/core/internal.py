@@ -42,8 +42,8 @@ from fw.core.tensor import array_version, bump_version, make_tensor, version_of
 
 __all__ = [
     "make_tensor", "version_of", "array_version", "bump_version", "format_tensor",
-    "tensor_hooks", "grad_state", "amp_state", "build_state", "OPS", "get_op", "native",
-    "freeze", "xp_of", "device_scope", "replace_data", "collectives",
+    "tensor_hooks", "grad_state", "amp_state", "dist_state", "build_state", "OPS", "get_op",
+    "native", "freeze", "xp_of", "device_scope", "replace_data", "collectives",
 ]
 
 # ---------------------------------------------------------------- tensors
@@ -96,6 +96,14 @@ amp_state = _dispatch.amp_state
 ``cast_args(op, args) -> args`` may cast an op's inputs before it runs or is
 emitted. Filled in by fw.amp (fw-nn's ``auto_cast``); read by fw-core's dispatch
 and fw-jit (a traced function records the amp state it was traced under)."""
+
+dist_state = _dispatch.dist_state
+"""The distributed-tensor hook of dispatch: while ``active``, ``run(op, args, attrs)``
+sees every op that reaches ``fw.core.dispatch.invoke`` first and returns its result,
+or ``NotImplemented`` when no input is a distributed tensor. Filled in by
+fw-distributed's auto-parallel (eager SPMD on ``DistTensor``s) when the first
+distributed tensor is made; read only by fw-core's dispatch. Costs one attribute
+test per dispatched op while inactive."""
 
 build_state = _ir_core._state
 """The IR build state: ``builder`` (the `Builder` ops emit into; None while

@@ -7,7 +7,22 @@ collective of a launched job), never at import time."""
 # collectives, groups, tasks, ReduceOp (communication/) and the job's environment
 # (parallel_env); DataParallel, fleet (tensor/pipeline parallel), ZeRO sharding and
 # sharded checkpoints; spawn() (the launcher is the subpackage fw.distributed.launch)
-from fw.distributed import checkpoint, communication, fleet, sharding
+# --- auto-parallel (eager): meshes, placements, distributed tensors (auto_parallel/) ---
+from fw.distributed import auto_parallel, checkpoint, communication, fleet, sharding
+from fw.distributed.auto_parallel import (
+    Partial,
+    Placement,
+    ProcessMesh,
+    ReduceType,
+    Replicate,
+    Shard,
+    dtensor_from_fn,
+    reshard,
+    shard_layer,
+    shard_optimizer,
+    shard_tensor,
+    unshard_dtensor,
+)
 from fw.distributed.checkpoint import load_state_dict, save_state_dict
 from fw.distributed.communication import *  # noqa: F403
 from fw.distributed.communication import __all__ as _comm_all
@@ -24,8 +39,13 @@ from fw.distributed.parallel_env import (
 from fw.distributed.spawn import spawn
 from fw.distributed.store import TCPStore
 
+_AUTO_PARALLEL = ["auto_parallel", "ProcessMesh", "Placement", "Shard", "Replicate", "Partial",
+                  "ReduceType", "shard_tensor", "dtensor_from_fn", "reshard", "unshard_dtensor",
+                  "shard_layer", "shard_optimizer"]
+# --- end auto-parallel ---
+
 __all__ = list(_comm_all) + [
     "communication", "ParallelEnv", "get_backend", "get_rank", "get_world_size",
     "init_parallel_env", "is_available", "is_initialized", "spawn", "TCPStore",
     "checkpoint", "fleet", "sharding", "load_state_dict", "save_state_dict", "DataParallel",
-]
+] + _AUTO_PARALLEL

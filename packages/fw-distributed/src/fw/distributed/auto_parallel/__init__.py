@@ -1,0 +1,31 @@
+"""Eager auto-parallel (Paddle 3.x's ``paddle.distributed`` semi-auto API):
+`ProcessMesh`, placements, distributed tensors and SPMD execution of ops on them.
+See packages/fw-distributed/README.md, "Auto-parallel"."""
+
+from fw.distributed.auto_parallel import spmd_rules  # noqa: F401  (fills spmd_rules.RULES)
+from fw.distributed.auto_parallel.api import (
+    dtensor_from_fn,
+    reshard,
+    shard_layer,
+    shard_optimizer,
+    shard_tensor,
+    unshard_dtensor,
+)
+from fw.distributed.auto_parallel.dist_tensor import DistParameter, DistTensor, is_dist_tensor
+from fw.distributed.auto_parallel.placement import (
+    Partial,
+    Placement,
+    ReduceType,
+    Replicate,
+    Shard,
+)
+from fw.distributed.auto_parallel.process_mesh import ProcessMesh
+from fw.distributed.auto_parallel.spmd import fallback_report, reset_fallback_report
+from fw.distributed.auto_parallel.spmd_rules import RULES, register
+
+__all__ = [
+    "ProcessMesh", "Placement", "Shard", "Replicate", "Partial", "ReduceType", "shard_tensor",
+    "dtensor_from_fn", "reshard", "unshard_dtensor", "shard_layer", "shard_optimizer",
+    "DistTensor", "DistParameter", "is_dist_tensor", "fallback_report", "reset_fallback_report",
+    "RULES", "register",
+]
