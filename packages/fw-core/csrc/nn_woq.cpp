@@ -144,8 +144,13 @@ void dequant_rows(const WoqArgs &a, float *wf, int64_t n0, int64_t n1) {
     }
 }
 
-// Enough weight bytes per thread that waking the second core pays (memory-bound loop).
-int64_t rows_per_thread(int64_t row_bytes) { return std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(1, row_bytes)); }
+// Weight rows per thread: at least 1 MiB of codes each. One thread streams that in about
+// 0.1 ms; an OpenMP team on a shared machine whose other core is busy can wait a whole
+// scheduler slice (4-16 ms measured on the loaded 2-core reference machine) for its
+// second thread, so only layers far above the decode sizes of small models split.
+int64_t rows_per_thread(int64_t row_bytes) {
+    return std::max<int64_t>(1, (int64_t(1) << 20) / std::max<int64_t>(1, row_bytes));
+}
 
 template <bool INT4>
 void gemv_dispatch(const WoqArgs &a, const float *xe, const float *xo, int64_t n0, int64_t n1) {
@@ -163,7 +168,7 @@ void gemv_dispatch(const WoqArgs &a, const float *xe, const float *xo, int64_t n
 
 void run_gemv(const WoqArgs &a) {
     const int64_t kp = a.int4 ? a.K / 2 : a.K;
-    const int64_t per = rows_per_thread(kp * a.M);
+    const int64_t per = rows_per_thread(kp);
     if (!woq_simd()) {
         fw::fused::parallel_ranges(a.N, per, 16, [&](int64_t n0, int64_t n1, int) { gemv_scalar(a, n0, n1); });
         return;
@@ -225,10 +230,19 @@ void woq_linear(const WoqArgs &a) {
     if (!a.x || !a.w || !a.scale || !a.y)
         throw std::invalid_argument("weight_only_linear: missing x, weight, scale or out");
     if (a.M == 0) return;
-    if (a.M <= kWoqGemvMaxM)
-        run_gemv(a);
-    else
+    if (a.M > kWoqTiledMaxM) {
         run_dequant_matmul(a);
+        return;
+    }
+    // Blocks of up to kWoqGemvMaxM rows, each streaming the weights once (from cache
+    // after the first block when they fit).
+    for (int64_t m0 = 0; m0 < a.M; m0 += kWoqGemvMaxM) {
+        WoqArgs b = a;
+        b.M = std::min(kWoqGemvMaxM, a.M - m0);
+        b.x = a.x + m0 * a.K;
+        b.y = a.y + m0 * a.N;
+        run_gemv(b);
+    }
 }
 
 }  // namespace nn

@@ -9,9 +9,9 @@
 //   y[m, n] = sum_groups scale[grp, n] * sum_{k in grp} x[m, k] * code[n, k] + bias[n]
 //
 // Decoding a language model runs this with M = 1..8 rows: a GEMV whose cost is reading
-// the weights once. The GEMV path streams the 1-byte (int8) or half-byte (int4) codes
+// the weights once (up to 32 rows: one such pass per block of 8). The GEMV path streams the 1-byte (int8) or half-byte (int4) codes
 // straight into float32 FMAs (AVX2), so it moves 4x / 8x fewer bytes than a float32
-// GEMV; the scale is applied once per group to the group's partial sums. Larger M is
+// GEMV; the scale is applied once per group to the group's partial sums. M > 32 is
 // compute-bound: the weights are dequantized into a float32 scratch buffer and
 // multiplied by oneDNN's f32 matmul (the same arithmetic up to summation order).
 #pragma once
@@ -32,8 +32,12 @@ struct WoqArgs {
     float *y = nullptr;             // [M, N]
 };
 
-// The largest M served by the streaming GEMV (above it: dequantize + oneDNN matmul).
+// Rows of x one pass of the streaming GEMV serves (its register block).
 constexpr int64_t kWoqGemvMaxM = 8;
+// The largest M served by GEMV passes over blocks of kWoqGemvMaxM rows; above it the
+// weights are dequantized once into a scratch buffer for oneDNN's f32 matmul (the
+// crossover where converting codes M/8 times costs more than one dequantization).
+constexpr int64_t kWoqTiledMaxM = 32;
 
 // Throws std::invalid_argument naming weight_only_linear and the bad value.
 void check_woq(const WoqArgs &a);

@@ -94,6 +94,6 @@ void bind_woq(nb::module_ &m) {
           "weight_dtype"_a, "group_size"_a,
           "out = x @ dequant(weight, weight_scale)^T + bias for float32 x [M, K] and an int8 [N, K] or packed "
           "int4 [N, K/2] weight with per-channel ([N]) or group-wise ([K/g, N]) scales; see nn_woq.hpp.");
-    m.attr("woq_gemv_max_m") = fw::nn::kWoqGemvMaxM;
+    m.attr("woq_gemv_max_m") = fw::nn::kWoqTiledMaxM;
     m.def("woq_simd", &fw::nn::woq_simd, "Whether weight_only_linear's AVX2 GEMV runs on this CPU.");
 }

@@ -1,6 +1,7 @@
 """The native weight-only linear kernel (csrc/nn_woq.cpp) against the NumPy reference of
 fw.core.ops.quant.weight_only_linear: int8 and packed int4 weights, per-channel and
-group-wise scales, the streaming GEMV (M <= 8) and the dequantize + oneDNN path (M > 8),
+group-wise scales, the streaming GEMV (blocks of 8 rows, M <= 32) and the dequantize +
+oneDNN path (M > 32),
 bias, leading batch dims; native input validation; the op's eager path uses it."""
 
 import threading
@@ -43,7 +44,7 @@ def _tol(x, k):
 
 
 @settings(max_examples=40, deadline=None)
-@given(m=st.sampled_from([1, 2, 3, 4, 5, 7, 8, 9, 17]), k_half=st.integers(1, 80),
+@given(m=st.sampled_from([1, 2, 3, 4, 5, 7, 8, 9, 17, 32, 33]), k_half=st.integers(1, 80),
        n=st.integers(1, 40), wd=st.sampled_from(["int8", "int4"]),
        group=st.sampled_from([-1, 2, 4, 8, 16, 32, 64, 128]), bias=st.booleans(),
        seed=st.integers(0, 2**16))
@@ -169,3 +170,10 @@ def test_threads_agree():
         t.join(timeout=60)
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
+
+
+def test_weight_quantize_int4_is_c_contiguous():
+    """The packed codes come out in C order (a strided weight would be copied per call)."""
+    w = np.random.default_rng(5).standard_normal((64, 48)).astype(F32)
+    q, _ = call("weight_quantize", w, algo="weight_only_int4")
+    assert np.asarray(q).flags.c_contiguous

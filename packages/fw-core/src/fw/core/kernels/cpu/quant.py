@@ -7,10 +7,10 @@ read by the next block's convs and its residual add). Their NumPy references mak
 passes and two temporaries; the native kernels do one pass with the same float32
 arithmetic (bit-identical). Per-channel and float64 cases go to the reference.
 
-``weight_only_linear`` with float32 x streams the int8 / packed int4 codes once per call
-for up to ``_C.woq_gemv_max_m`` (8) rows of x (the decode step of a language model:
-memory-bound, so 4x / 8x fewer weight bytes than a float32 GEMV), and dequantizes into
-a scratch buffer for oneDNN's f32 matmul above that. It sums in a different order than
+``weight_only_linear`` with float32 x streams the int8 / packed int4 codes once per block
+of 8 rows of x, for up to ``_C.woq_gemv_max_m`` (32) rows (the decode step of a language
+model: memory-bound, so 4x / 8x fewer weight bytes than a float32 GEMV), and dequantizes
+into a scratch buffer for oneDNN's f32 matmul above that. It sums in a different order than
 the NumPy reference (float32 rounding differences only). float64 / float16 x, empty
 arrays and int4 with an odd group size (groups that split a byte) go to the reference.
 """
