@@ -36,18 +36,22 @@ bool is(const A &a, nb::dlpack::dtype_code c, int bits) {
     return d.code == uint8_t(c) && d.bits == bits && d.lanes == 1;
 }
 
-void need(bool cond, const std::string &msg) {
-    if (!cond) throw std::invalid_argument("weight_only_linear: " + msg);
-}
+[[noreturn]] void fail(const std::string &msg) { throw std::invalid_argument("weight_only_linear: " + msg); }
+
+// The message is built only when the check fails (this runs on every decode step).
+#define WOQ_NEED(cond, msg) \
+    do {                    \
+        if (!(cond)) fail(msg); \
+    } while (0)
 
 void py_woq(const InArray &x, const InArray &weight, const InArray &scale, std::optional<InArray> bias,
             OutArray &out, const std::string &weight_dtype, int64_t group_size) {
     using code = nb::dlpack::dtype_code;
-    need(weight_dtype == "int8" || weight_dtype == "int4",
+    WOQ_NEED(weight_dtype == "int8" || weight_dtype == "int4",
          "weight_dtype='" + weight_dtype + "' must be 'int8' or 'int4'");
     const bool int4 = weight_dtype == "int4";
-    need(is(x, code::Float, 32) && x.ndim() == 2, "x " + describe(x) + " must be a 2-D float32 [M, K] array");
-    need(is(weight, code::Int, 8) && weight.ndim() == 2,
+    WOQ_NEED(is(x, code::Float, 32) && x.ndim() == 2, "x " + describe(x) + " must be a 2-D float32 [M, K] array");
+    WOQ_NEED(is(weight, code::Int, 8) && weight.ndim() == 2,
          "weight " + describe(weight) + " must be a 2-D int8 [N, K" + (int4 ? "/2" : "") + "] array");
     fw::nn::WoqArgs a;
     a.M = int64_t(x.shape(0));
@@ -56,13 +60,13 @@ void py_woq(const InArray &x, const InArray &weight, const InArray &scale, std::
     a.int4 = int4;
     a.group_size = group_size;
     const int64_t kp = int64_t(weight.shape(1));
-    need(int4 ? 2 * kp == a.K : kp == a.K,
+    WOQ_NEED(int4 ? 2 * kp == a.K : kp == a.K,
          "x " + describe(x) + " has K=" + std::to_string(a.K) + " but the " + weight_dtype + " weight " +
              describe(weight) + " holds " + std::to_string(int4 ? 2 * kp : kp) + " values per row");
     fw::nn::check_woq(a);
     const bool per_channel = group_size == -1;
     const int64_t groups = per_channel ? 1 : a.K / group_size;
-    need(is(scale, code::Float, 32) &&
+    WOQ_NEED(is(scale, code::Float, 32) &&
              (per_channel ? scale.ndim() == 1 && int64_t(scale.shape(0)) == a.N
                           : scale.ndim() == 2 && int64_t(scale.shape(0)) == groups && int64_t(scale.shape(1)) == a.N),
          "weight_scale " + describe(scale) + " must be float32 of shape " +
@@ -70,15 +74,15 @@ void py_woq(const InArray &x, const InArray &weight, const InArray &scale, std::
                           : "[" + std::to_string(groups) + ", " + std::to_string(a.N) + "]") +
              " for group_size=" + std::to_string(group_size));
     if (bias) {
-        need(is(*bias, code::Float, 32) && bias->ndim() == 1 && int64_t(bias->shape(0)) == a.N,
+        WOQ_NEED(is(*bias, code::Float, 32) && bias->ndim() == 1 && int64_t(bias->shape(0)) == a.N,
              "bias " + describe(*bias) + " must be float32 of shape [" + std::to_string(a.N) + "]");
         a.bias = static_cast<const float *>(bias->data());
     }
-    need(is(out, code::Float, 32) && out.ndim() == 2 && int64_t(out.shape(0)) == a.M &&
+    WOQ_NEED(is(out, code::Float, 32) && out.ndim() == 2 && int64_t(out.shape(0)) == a.M &&
              int64_t(out.shape(1)) == a.N,
          "out " + describe(out) + " must be float32 of shape [" + std::to_string(a.M) + ", " + std::to_string(a.N) +
              "]");
-    need(out.data() != x.data(), "out must not be x's buffer");
+    WOQ_NEED(out.data() != x.data(), "out must not be x's buffer");
     a.x = static_cast<const float *>(x.data());
     a.w = static_cast<const int8_t *>(weight.data());
     a.scale = static_cast<const float *>(scale.data());
