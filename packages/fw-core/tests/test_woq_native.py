@@ -177,3 +177,14 @@ def test_weight_quantize_int4_is_c_contiguous():
     w = np.random.default_rng(5).standard_normal((64, 48)).astype(F32)
     q, _ = call("weight_quantize", w, algo="weight_only_int4")
     assert np.asarray(q).flags.c_contiguous
+
+
+def test_strided_operands():
+    """Fortran-ordered x and a transposed-view weight are read correctly (copied)."""
+    rng = np.random.default_rng(6)
+    q, s = _quantized(rng, 32, 24, "int8", 8)
+    x = np.asfortranarray(rng.standard_normal((5, 32)).astype(F32))
+    qt = np.ascontiguousarray(q.T).T  # the same values, column-major
+    want = WOL.reference(x, q, None, s, weight_dtype="int8", group_size=8)
+    got = NATIVE(x, qt, None, s, weight_dtype="int8", group_size=8)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)

@@ -65,20 +65,21 @@ def _make_dequantize(reference):
 def _make_weight_only_linear(reference):
     def weight_only_linear_cpu(x, weight, bias=None, weight_scale=None, weight_dtype="int8",
                                group_size=-1):
-        if (x.dtype != _F32 or x.ndim < 1 or x.size == 0 or weight.dtype != _S8
-                or weight.ndim != 2 or weight.size == 0 or weight_scale is None
+        # (this runs once per Linear per decode step: cheap tests first, few calls)
+        if (x.dtype != _F32 or weight.dtype != _S8 or weight_scale is None
                 or weight_scale.dtype != _F32 or (bias is not None and bias.dtype != _F32)
+                or x.ndim < 1 or x.size == 0 or weight.ndim != 2 or weight.size == 0
                 or (weight_dtype == "int4" and group_size > 0 and group_size % 2)):
             return reference(x, weight, bias, weight_scale, weight_dtype=weight_dtype,
                              group_size=group_size)
-        k = x.shape[-1]
-        x2 = _c(x.reshape(-1, k))
-        out = np.empty((x2.shape[0], weight.shape[0]), _F32)
+        n = weight.shape[0]
+        x2 = x if x.ndim == 2 else x.reshape(-1, x.shape[-1])
+        out = np.empty((x2.shape[0], n), _F32)
         # A shape the kernel rejects raises ValueError: the guard answers with the
-        # reference, whose message names the op's arguments.
-        C.woq_linear_forward(x2, _c(weight), _c(weight_scale), None if bias is None else _c(bias),
-                             out, weight_dtype, int(group_size))
-        return out.reshape(x.shape[:-1] + (weight.shape[0],))
+        # reference, whose message names the op's arguments. Non-contiguous arrays are
+        # copied by the binding (its arguments are C-contiguous ndarrays).
+        C.woq_linear_forward(x2, weight, weight_scale, bias, out, weight_dtype, group_size)
+        return out if x.ndim == 2 else out.reshape(x.shape[:-1] + (n,))
 
     return weight_only_linear_cpu
 
