@@ -11,6 +11,7 @@ import pytest
 import fw
 from fw.core.ir import TensorType, run, trace, verify
 from fw.core.ir.passes import PIPELINES, PassManager, get_pass
+from fw.core.ir.passes.fold_qdq import MIN_CONV_CHANNEL_PAIRS, narrow_conv
 from fw.core.ops import OPS, call
 
 pytest.importorskip("fw.core.ops.quant")  # the QDQ ops (fw-slim's contract, in fw-core)
@@ -71,6 +72,7 @@ def _names(p):
 
 def _fold(p, **kw):
     kw.setdefault("signed_inputs", True)  # as on a VNNI CPU (else only uint8 inputs fold)
+    kw.setdefault("min_channel_pairs", 0)  # these small convs test the folding itself
     q = p.clone()
     get_pass("fold_qdq", **kw).run(q)
     PassManager(["dce"]).run(q)
@@ -277,3 +279,31 @@ def test_classifier_reads_channel_last_bytes_without_a_transpose():
     assert names.count("transpose") == 1, q  # only the input's, to NHWC
     x = np.random.default_rng(16).standard_normal((2, 8, 6, 6)).astype(F32)
     _within_steps(_outputs(q, x)[0], _outputs(p, x)[0], 0.04 * 0.05, 40.0, "classifier")
+
+
+@pytest.mark.parametrize("cout, cin, groups, folded", [
+    (6, 1, 1, False),    # LeNet's stem: 6 channel pairs, int8 loses (MIN_CONV_CHANNEL_PAIRS)
+    (16, 6, 1, True),    # LeNet's second conv: 96 pairs, int8 wins
+    (8, 4, 2, False),    # grouped: 2 * 4 pairs per group
+    (8, 1, 8, True),     # depthwise: always int8
+])
+def test_narrow_convs_stay_float(cout, cin, groups, folded):
+    """The shape rule of fold_qdq (no timing in the pass): a conv with few input x output
+    channels per group keeps float32 and its QDQ, so the result is the QDQ program's."""
+    net = QNet(11)
+    c_in = cin * groups
+    w = net.weight((cout, cin, 3, 3), 0)
+    s = net.scale(0.05)
+
+    def f(x):
+        return call("conv", qdq(x, s, net.zero), dq_w(w), None, padding=1, groups=groups)
+
+    p = trace(f, [T([-1, c_in, 12, 12], "float32")], ["x"])
+    q = _fold(p, min_macs=0, min_channel_pairs=MIN_CONV_CHANNEL_PAIRS)
+    assert ("quantized_conv2d" in _names(q)) is folded, q
+    assert narrow_conv((cout, cin, 3, 3), groups) is not folded
+    x = np.random.default_rng(9).standard_normal((2, c_in, 12, 12)).astype(F32)
+    if not folded:
+        np.testing.assert_array_equal(_outputs(q, x)[0], _outputs(p, x)[0])
+    else:
+        np.testing.assert_allclose(_outputs(q, x)[0], _outputs(p, x)[0], rtol=1e-4, atol=1e-4)

@@ -63,6 +63,7 @@ def _names(p):
 def _fold(p, **kw):
     kw.setdefault("signed_inputs", True)
     kw.setdefault("min_macs", 0)
+    kw.setdefault("min_channel_pairs", 0)  # small convs: the guards, not the cost rules
     q = p.clone()
     changed = get_pass("fold_qdq", **kw).run(q)
     PassManager(["dce"]).run(q)

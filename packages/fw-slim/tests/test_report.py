@@ -198,3 +198,39 @@ def test_int8_claims_match_the_program_the_predictor_runs(tmp_path):
                                atol=float(np.abs(conv(x).numpy()).max()) / 127)
     assert by["fc_mid"].ms_quant > 0 and by["fc_mid"].ms_fp32 > 0
     del infer
+
+
+class _LeNetConvs(nn.Layer):
+    """LeNet's two convs: the 1 -> 6 stem (6 channel pairs) and the 6 -> 16 conv (96)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2D(1, 6, 5)
+        self.c2 = nn.Conv2D(6, 16, 5)
+        self.relu = nn.ReLU()
+
+    def forward(self, x):
+        return self.c2(self.relu(self.c1(x)))
+
+
+def test_report_names_the_narrow_conv_fallback():
+    """fold_qdq's shape rule (no timing): the stem stays fp32 and the report says why; the
+    second conv runs int8; the converted model's output stays within 8-bit error."""
+    from fw.core.ir.passes.fold_qdq import MIN_CONV_CHANNEL_PAIRS
+
+    fw.seed(0)
+    model = _LeNetConvs()
+    ptq = PTQ(_cfg())
+    q = ptq.quantize(model)
+    x = fw.randn([4, 1, 16, 16])
+    q(x)
+    conv = ptq.convert(q)
+    rep = report(conv, x, reference=model, repeat=1)
+    by = {r.name: r for r in rep.layers}
+    if not rep.int8_passes:
+        pytest.skip("no int8 pass in this fw-core")
+    assert by["c1"].kernel == "fp32", by["c1"]
+    assert "min_channel_pairs" in by["c1"].reason and "1 x 6" in by["c1"].reason
+    assert str(MIN_CONV_CHANNEL_PAIRS) in by["c1"].reason
+    assert by["c2"].kernel == "int8", by["c2"]
+    assert rep.output_sqnr_db > 25

@@ -249,12 +249,23 @@ def _fp32_reason(layer, macs, passes):
     from fw.core.ir.passes import get_pass
 
     try:
-        min_macs = get_pass("fold_qdq").min_macs
+        fold = get_pass("fold_qdq")
+        min_macs = fold.min_macs
     except Exception:  # noqa: BLE001  (another int8 pass: no threshold known)
-        min_macs = None
+        fold, min_macs = None, None
     if min_macs is not None and macs is not None and macs < min_macs:
         return (f"{macs:,} MACs per sample < fold_qdq's min_macs {min_macs:,}: int8 does not "
                 "pay for so small a product; the QDQ runs around the fp32 op")
+    if fold is not None and isinstance(layer, _conv_types()):
+        from fw.core.ir.passes.fold_qdq import narrow_conv
+
+        shape, groups = tuple(layer.weight.shape), int(layer._conv.get("groups", 1))
+        pairs = getattr(fold, "min_channel_pairs", 0)
+        if narrow_conv(shape, groups, pairs):
+            return (f"C_in/groups x C_out/groups = {shape[1]} x {shape[0] // groups} < "
+                    f"fold_qdq's min_channel_pairs {pairs}: oneDNN's int8 conv pads so few "
+                    "channels to its blocks and loses to fp32 (LeNet's stem); the QDQ runs "
+                    "around the fp32 op")
     if layer.act_scale is not None and layer._arange[0] < 0:
         return ("its input is quantized as signed int8: without VNNI fold_qdq runs only "
                 "uint8 0..127 inputs in int8 (a relu's output); fp32 with QDQ here")

@@ -331,7 +331,9 @@ def pack_int4(codes):
     """[n, k] int codes in [-8, 7] (k even) -> [n, k/2] int8, two per byte along k."""
     c = codes.astype(np.int16)
     lo, hi = c[:, 0::2] & 0xF, c[:, 1::2] & 0xF
-    return (lo | (hi << 4)).astype(np.uint8).view(np.int8)
+    # C order whatever the codes' layout (weight_quantize packs a transposed view): the
+    # native weight_only_linear reads rows of k, and a strided weight costs a copy per call
+    return np.ascontiguousarray((lo | (hi << 4)).astype(np.uint8).view(np.int8))
 
 
 def unpack_int4(packed):

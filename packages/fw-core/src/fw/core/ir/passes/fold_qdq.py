@@ -46,10 +46,16 @@ Where int8 does not pay, the layer stays float32 (onnxruntime's int8 LeNet b64 r
 - a product of fewer than ``min_macs`` multiply-adds per sample (default 2**13; a
   dynamic batch counts as 1): measured per layer with the native kernels, int8 won
   from about 0.5 M MACs per call (a 64x120x84 matmul 1.5x) and lost on a 64x84x10 one
-  (0.5x); LeNet's last classifier (840 per sample) stays float;
-- a conv with ``C_in/groups * C_out/groups < 64`` that is not depthwise (LeNet's
-  1 -> 6 stem: oneDNN pads such channels to 4-16 byte blocks; 1.7x slower in int8). For
-such a layer the pass removes its activation's fake quantization when the
+  (0.5x): LeNet's last classifier (840 per sample) would stay float
+  (unless its input already comes out of an int8 op: then one int8 op is cheaper than a
+  dequantize and a float product);
+- a conv with ``C_in/groups * C_out/groups < min_channel_pairs`` (default
+  ``MIN_CONV_CHANNEL_PAIRS`` = 64) that is not depthwise (LeNet's 1 -> 6 stem: oneDNN pads
+  such channels to 4-16 byte blocks; 1.7x slower in int8). A rule on the layer's shape,
+  decided from measurements, never timed inside the pass; fw.quantization.report names
+  the rule for each layer it keeps in float32 (``narrow_conv`` is the test).
+
+For a layer left in float32 the pass removes its activation's fake quantization when the
 ``quantize_linear`` -> ``dequantize_linear`` pair feeds only float ops
 (``keep_fp32_qdq=False``): the layer then computes what the float model computes
 (no slower than fp32), differing from the QDQ program by at most the activation's
@@ -75,7 +81,7 @@ from fw.core.ir.passes.fuse_matmul import row_bias
 from fw.core.ir.passes.rewrite import Rewriter, walk_ops
 from fw.core.ops.fused import activation_of
 
-__all__ = ["FoldQDQ"]
+__all__ = ["FoldQDQ", "MIN_CONV_CHANNEL_PAIRS", "narrow_conv"]
 
 _NONNEG = ("relu", "relu6")
 _QDTYPES = {_dt.int8: "int8", _dt.uint8: "uint8"}
@@ -123,6 +129,24 @@ def _macs(op, weight_shape) -> int:
     return int(np.prod(out)) * per_out
 
 
+#: A (non-depthwise) conv with fewer input x output channels per group than this stays
+#: float32: oneDNN's int8 conv pads the channels to its 4-16 byte blocks (LeNet's 1 -> 6
+#: stem: 6 channel pairs, most of each block padding) and the layer's quantize of a
+#: float input costs a pass of its own, so int8 lost at every batch measured
+#: (asv_bench/int8_side_by_side.py, LeNet b64 on the 2-core reference machine).
+MIN_CONV_CHANNEL_PAIRS = 64
+
+
+def narrow_conv(weight_shape, groups=1, min_pairs=MIN_CONV_CHANNEL_PAIRS) -> bool:
+    """Whether fold_qdq keeps a conv with this ``[C_out, C_in/groups, *k]`` weight in
+    float32: ``C_in/groups * C_out/groups < min_pairs`` and not depthwise (depthwise
+    convs have their own int8 kernels and always run int8)."""
+    cin_g = int(weight_shape[1])
+    cout_g = int(weight_shape[0]) // max(int(groups), 1)
+    depthwise = groups > 1 and cin_g == 1
+    return not depthwise and cin_g * cout_g < min_pairs
+
+
 class _Match:
     __slots__ = ("head", "kind", "xq", "x_scale", "x_zp", "wq", "w_scale", "bias", "ops",
                  "act", "residual", "res_first", "channels")
@@ -152,7 +176,7 @@ def _int8_fed(rw, xq) -> bool:
                                         "quantized_max_pool")
 
 
-def _match_product(rw, op, min_macs, signed_inputs=True):
+def _match_product(rw, op, min_macs, signed_inputs=True, min_pairs=MIN_CONV_CHANNEL_PAIRS):
     """The quantized operands of product `op`, or None."""
     if op.name == "conv":
         if len(op.results[0].type.shape) != 4:
@@ -191,6 +215,8 @@ def _match_product(rw, op, min_macs, signed_inputs=True):
     if b is not None and (_const(rw, b) is None or b.type.dtype is not _dt.float32):
         return None
     if _macs(op, wq.shape) < min_macs and not _int8_fed(rw, xd[0]):
+        return None
+    if op.name == "conv" and narrow_conv(wq.shape, op.attrs.get("groups", 1), min_pairs):
         return None
     m = _Match()
     m.head, m.kind = op, ("conv" if op.name == "conv" else "matmul")
@@ -422,6 +448,8 @@ def _drop_fake_quant(rw, op) -> bool:
 @register_pass
 class FoldQDQ(Pass):
     """Options: ``min_macs`` (default 2**13): smaller products stay float32;
+    ``min_channel_pairs`` (default ``MIN_CONV_CHANNEL_PAIRS``, 64): non-depthwise convs with
+    fewer ``C_in/groups * C_out/groups`` stay float32 (0: no such rule);
     ``keep_fp32_qdq`` (default True): keep the fake quantization of layers left in
     float32 (False: drop it, computing what the float model computes); ``signed_inputs`` (default:
     whether this CPU multiplies u8 x s8 exactly, i.e. has VNNI): whether layers whose
@@ -431,8 +459,10 @@ class FoldQDQ(Pass):
     name = "fold_qdq"
 
     def __init__(self, min_macs: int = 1 << 13, keep_fp32_qdq: bool = True,
-                 signed_inputs: bool | None = None):
+                 signed_inputs: bool | None = None,
+                 min_channel_pairs: int = MIN_CONV_CHANNEL_PAIRS):
         self.min_macs = int(min_macs)
+        self.min_channel_pairs = int(min_channel_pairs)
         self.keep_fp32_qdq = bool(keep_fp32_qdq)
         self.signed_inputs = signed_inputs
 
@@ -454,7 +484,7 @@ class FoldQDQ(Pass):
         for op in walk_ops(top):
             if op.parent is not top or op.name not in ("conv", "linear", "matmul"):
                 continue
-            m = _match_product(rw, op, self.min_macs, signed)
+            m = _match_product(rw, op, self.min_macs, signed, self.min_channel_pairs)
             if m is None:
                 continue
             scale, bias = _epilogue(rw, m)
