@@ -241,3 +241,25 @@ def test_traced_model_with_dynamic_batch():
         out = static(x).numpy()
     assert out.shape == (3, 4)
     assert abs(out - eager).max() < 1e-4
+
+
+# --- signatures: Paddle's argument names, kinds and defaults -------------------------
+
+def _paddle_signatures() -> dict:
+    import json
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parent / "fixtures" / "models_signatures.json"
+    return json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("name", sorted(_paddle_signatures()))
+def test_signature_matches_paddle(name):
+    # recorded from Paddle 3.3.1 by tools/gen_models_signatures.py
+    import inspect
+
+    assert hasattr(models, name), f"paddle.vision.models.{name} has no fw counterpart"
+    params = inspect.signature(getattr(models, name)).parameters.values()
+    got = [[p.name, p.kind.name,
+            None if p.default is inspect.Parameter.empty else repr(p.default)] for p in params]
+    assert got == _paddle_signatures()[name]
