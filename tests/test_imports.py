@@ -273,6 +273,9 @@ try:
     import fw.text
 except ModuleNotFoundError as e:
     print(e)
+import fw.utils  # simulate fw-hub's absence: drop its portion of fw.utils
+fw.utils.__path__[:] = [p for p in fw.utils.__path__
+                        if not os.path.exists(os.path.join(p, "download.py"))]
 try:
     import fw.utils.download
 except ModuleNotFoundError as e:

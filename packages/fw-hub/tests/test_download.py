@@ -403,3 +403,35 @@ def test_safe_tar_links_inside_are_kept(tmp_path):
                (_ti("d/alias", tarfile.SYMTYPE, linkname="real.txt"), None)])
     assert extract_all(arc, tmp_path / "out") == ["d"]
     assert Path(tmp_path / "out" / "d" / "alias").read_text() == "r"
+
+
+def test_planted_symlink_in_weights_cache_refused(server, tmp_path):
+    from fw.hub.errors import UnsafeCacheError
+
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"not weights")
+    weights = tmp_path / "hubcache" / "weights"
+    weights.mkdir(parents=True)
+    os.symlink(secret, weights / "w.bin")
+    with pytest.raises(UnsafeCacheError, match="outside the cache"):
+        get_weights_path_from_url(server + "/w.bin")
+    assert _gets(server) == []
+    # a link inside the cache is fine
+    os.remove(weights / "w.bin")
+    (weights / "real.bin").write_bytes(PAYLOAD)
+    os.symlink(weights / "real.bin", weights / "w.bin")
+    assert get_weights_path_from_url(server + "/w.bin", MD5) == str(weights / "w.bin")
+
+
+def test_unverifiable_partial_from_an_earlier_call_restarts(server, tmp_path):
+    # a partial whose server gave no ETag/Last-Modified cannot be checked with If-Range:
+    # resuming it could splice two versions of the file, so it is fetched from the start
+    import json
+
+    url = server + "/w.bin"
+    (tmp_path / "w.bin.incomplete").write_bytes(b"stale bytes of an older version")
+    (tmp_path / "w.bin.incomplete.json").write_text(json.dumps({"url": url,
+                                                                "validator": None}))
+    p = dl.download_url(url, tmp_path, progress=False)  # no hash given: nothing else checks
+    assert Path(p).read_bytes() == PAYLOAD
+    assert _gets(server)[0][2] is None  # no Range request

@@ -358,3 +358,47 @@ def test_load_state_dict_from_url(srv, tmp_path):
     sd = fw.hub.load_state_dict_from_url(f"{srv}/legacy.zip", check_hash=False,
                                          model_dir=str(tmp_path / "md"))
     assert sd["w"].numpy().tolist() == [1.0, 2.0]
+
+
+def test_zoo_entry_point_registrations():
+    # the contract: fw-vision and fw-hub's text models register their ZOO modules
+    mods = dict(zoo._modules())
+    assert mods.get("text") == "fw.hub.text._zoo"
+    assert mods.get("vision") == "fw.vision.models._zoo"
+    listing = fw.hub.list("builtin")  # whatever is installed lists without error
+    assert listing == sorted(listing)
+
+
+def test_hf_pytorch_bin_and_sharded_safetensors(srv, monkeypatch):
+    from safetensors.numpy import save_file
+
+    monkeypatch.setenv("HF_ENDPOINT", srv)
+    # a PyTorch-only repository (no listing API): the .bin is fetched, read as torch
+    d = srv.root / "org" / "pt" / "resolve" / "main"
+    d.mkdir(parents=True)
+    (d / "config.json").write_text("{}")
+    write_torch_checkpoint(d / "pytorch_model.bin", {"fc.weight": np.eye(2, dtype=np.float32)})
+    snap = fw.hub.hf_snapshot("org/pt")
+    sd = fw.hub.read_state_dict(os.path.join(snap, "pytorch_model.bin"))
+    assert isinstance(sd, fw.hub.api.TorchStateDict)
+    np.testing.assert_array_equal(sd["fc.weight"], np.eye(2))
+    # sharded safetensors: the index names the shards
+    d = srv.root / "org" / "big" / "resolve" / "main"
+    d.mkdir(parents=True)
+    (d / "config.json").write_text("{}")
+    save_file({"a": np.ones(2, np.float32)}, str(d / "model-00001-of-00002.safetensors"))
+    save_file({"b": np.zeros(2, np.float32)}, str(d / "model-00002-of-00002.safetensors"))
+    (d / "model.safetensors.index.json").write_text(json.dumps({"weight_map": {
+        "a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}}))
+    snap = fw.hub.hf_snapshot("org/big")
+    assert sorted(os.listdir(snap)) == ["config.json", "model-00001-of-00002.safetensors",
+                                        "model-00002-of-00002.safetensors",
+                                        "model.safetensors.index.json"]
+    # an index naming a file outside the repository is refused
+    d = srv.root / "org" / "evil" / "resolve" / "main"
+    d.mkdir(parents=True)
+    (d / "config.json").write_text("{}")
+    (d / "model.safetensors.index.json").write_text(json.dumps({"weight_map": {
+        "a": "../../../../etc/passwd"}}))
+    with pytest.raises(ValueError, match="shard name"):
+        fw.hub.hf_snapshot("org/evil")

@@ -10,7 +10,7 @@ Output: packages/fw-hub/tests/fixtures/
 - torch_mlp.bin (torch.save of a state dict: a square Linear, BatchNorm1d with its
   int64 num_batches_tracked, a Linear 4->3), torch_views.pt (tensors sharing one
   storage with offsets and strides; float16/bfloat16/int8/bool), torch_expected.npz
-  (bfloat16 stored as its uint16 bits).
+  (bfloat16 stored as its uint16 bits; the MLP's eval-mode output on a fixed input).
 
 CI never needs Paddle or PyTorch: the tests read these files with fw and compare
 against the .npz written here from the frameworks' own tensors.
@@ -73,6 +73,11 @@ def torch_fixtures():
     }
     torch.save(views, os.path.join(OUT, "torch_views.pt"))
     expected = {f"mlp/{k}": v.numpy() for k, v in sd.items()}
+    model.eval()  # the reference output fw must reproduce after from_torch
+    x = torch.linspace(-1, 1, 8 * 4).reshape(8, 4)
+    with torch.no_grad():
+        expected["mlp_forward/x"] = x.numpy()
+        expected["mlp_forward/y"] = model(x).numpy()
     for k, v in views.items():
         if isinstance(v, torch.Tensor):
             if v.dtype == torch.bfloat16:

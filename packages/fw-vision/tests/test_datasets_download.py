@@ -1,17 +1,15 @@
 """fw.vision.datasets downloading through fw.utils.download from a loopback HTTP
 server that stands in for Paddle's hosts (FW_HUB_MIRRORS points Paddle's real URLs at
 it): md5 verification, corrupted and truncated downloads failing closed, cache reuse
-without network, offline misses naming the file to place."""
+without network, offline misses naming the file to place, cut connections resumed."""
 
 from __future__ import annotations
 
 import hashlib
-import http.server
 import os
 import pathlib
 import shutil
 import sys
-import threading
 
 import numpy as np
 import pytest
@@ -30,50 +28,33 @@ if not hasattr(_download, "get_path_from_url"):  # pragma: no cover
 from fw.hub.errors import ChecksumError, OfflineError  # noqa: E402
 
 
-class _Server:
-    """A threading HTTP server on 127.0.0.1 (OS-chosen port) serving `root`, logging
-    every request path; shut down by the fixture's finalizer."""
-
-    def __init__(self, root):
-        log = self.log = []
-
-        class Handler(http.server.SimpleHTTPRequestHandler):
-            def __init__(self, *a, **kw):
-                super().__init__(*a, directory=root, **kw)
-
-            def do_GET(self):  # noqa: N802
-                log.append(self.path)
-                super().do_GET()
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.httpd.timeout = 10
-        self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join(timeout=10)
-
-
 @pytest.fixture
 def mirror(tmp_path, monkeypatch):
+    """fw.hub's loopback server (127.0.0.1, OS-chosen port, shut down on exit) as the
+    mirror of Paddle's two dataset hosts, and a fresh hub cache."""
+    from fw.hub.testing import serve_directory
+
     served = tmp_path / "served"
     served.mkdir()
-    server = _Server(str(served))
     monkeypatch.setenv("FW_HUB_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("FW_HUB_OFFLINE", raising=False)
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.setenv("FW_HUB_MIRRORS",
-                       f"https://dataset.bj.bcebos.com/={server.base}/ds/,"
-                       f"http://paddlemodels.bj.bcebos.com/={server.base}/pm/")
-    yield served, server, tmp_path / "cache" / "datasets"
-    server.close()
+    with serve_directory(str(served)) as base:
+        monkeypatch.setenv("FW_HUB_MIRRORS",
+                           f"https://dataset.bj.bcebos.com/={base}/ds/,"
+                           f"http://paddlemodels.bj.bcebos.com/={base}/pm/")
+        yield served, _Log(base), tmp_path / "cache" / "datasets"
+
+
+class _Log:
+    """The served URL and the paths of the GET requests it answered."""
+
+    def __init__(self, base):
+        self.base = base
+
+    @property
+    def log(self):
+        return [path for method, path, _ in self.base.requests if method == "GET"]
 
 
 def _md5(path):
@@ -191,3 +172,17 @@ def test_voc2012_download(mirror, monkeypatch):
     ds = D.VOC2012(mode="valid", backend="cv2")
     assert server.log == ["/ds/voc/VOCtrainval_11-May-2012.tar"]
     np.testing.assert_array_equal(ds[0][1], samples[lists["val"][0]][1])
+
+
+def test_cut_connection_resumes_and_server_errors_fail_closed(mirror, monkeypatch):
+    served, server, cache = mirror
+    _, _, images, _ = _serve_mnist(served, monkeypatch, n=40)
+    server.base.cut_after = 5000  # the first body stops after 5000 bytes, once
+    ds = D.MNIST(mode="test", backend="cv2")
+    assert any(r[2] for r in server.base.requests), "the cut download resumed with Range"
+    np.testing.assert_array_equal(ds[39][0], images[39])
+    server.base.fail_status = 503
+    with pytest.raises(OSError):
+        D.FashionMNIST(mode="train")
+    folder = cache / "fashion-mnist"
+    assert not folder.exists() or not [p for p in folder.iterdir() if p.suffix == ".gz"]

@@ -8,6 +8,7 @@ import gzip
 import os
 import pathlib
 import pickle
+import shutil
 import sys
 
 import numpy as np
@@ -259,3 +260,37 @@ def test_datasets_feed_a_dataloader_and_pickle_for_workers(tmp_path):
     voc[0]
     clone = pickle.loads(pickle.dumps(voc))
     np.testing.assert_array_equal(clone[0][1], samples[lists["val"][0]][1])
+
+
+def test_transforms_that_return_tensors_keep_them(tmp_path):
+    """With backend "cv2" Paddle casts the transformed sample with ``.astype``: a tensor
+    from ToTensor stays a tensor (of the default float dtype)."""
+    import fw.vision.transforms as T
+
+    ip, lp, images, _ = write_idx_pair(str(tmp_path), "train", 3)
+    img, _ = D.MNIST(ip, lp, backend="cv2", transform=T.ToTensor())[2]
+    assert isinstance(img, fw.Tensor) and img.shape == [1, 28, 28]
+    np.testing.assert_array_equal(img.numpy(), T.ToTensor()(images[2].astype(np.float32)).numpy())
+    img, _ = D.MNIST(ip, lp, backend="pil", transform=T.ToTensor())[2]
+    assert isinstance(img, fw.Tensor)
+    np.testing.assert_allclose(img.numpy()[0], images[2] / 255.0, rtol=1e-6)
+
+
+def test_flowers_extraction_race_uses_the_finished_copy(tmp_path, monkeypatch):
+    """Two processes extracting at once: the one that loses the final rename uses the
+    winner's directory instead of failing."""
+    tgz, lab, setid, decoded, _, split = write_flowers(str(tmp_path))
+    from fw.vision.datasets import flowers
+
+    real_replace = os.replace
+
+    def winner_first(src, dst):  # another process completes just before this rename
+        os.makedirs(dst)
+        for name in os.listdir(src):
+            shutil.copy(os.path.join(src, name), dst)
+        real_replace(src, dst)  # now fails: dst exists and is not empty
+
+    monkeypatch.setattr(flowers.os, "replace", winner_first)
+    ds = D.Flowers(tgz, lab, setid, mode="test", backend="cv2")
+    np.testing.assert_array_equal(ds[0][0], decoded[split["trnid"].ravel()[0]])
+    assert os.listdir(tmp_path / "102flowers") == ["jpg"]  # no leftover temporary

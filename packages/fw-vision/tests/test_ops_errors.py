@@ -130,3 +130,13 @@ def test_empty_inputs_like_paddle():
     loss = ops.yolo_loss(fw.zeros([1, 16, 2, 2]), fw.zeros([1, 1, 4]),
                          fw.zeros([1, 1], dtype="int32"), [1, 2, 3, 4], [0, 1], 3, 0.5, 8)
     np.testing.assert_allclose(loss.numpy(), [5.5451775], rtol=1e-6)  # 8 * log(2)
+
+
+def test_roi_align_empty_box_pools_to_zero():
+    """Paddle 3.3.1 returns NaN here (0 / 0 in its kernel); fw returns 0, like torchvision."""
+    x = fw.to_tensor(np.arange(50, dtype=np.float32).reshape(1, 2, 5, 5))
+    boxes = fw.to_tensor([[1.0, 1.0, 1.0, 3.0], [2.0, 2.0, 1.0, 1.0], [1.2, 1.0, 1.6, 3.0]])
+    out = ops.roi_align(x, boxes, fw.to_tensor(np.array([3], np.int32)), 2).numpy()
+    assert (out[:2] == 0).all()
+    # the third box is Paddle's value (aligned=True), from the same call in Paddle 3.3.1
+    np.testing.assert_allclose(out[2, 0], [[5.8, 6.0], [10.8, 11.0]], rtol=1e-5)

@@ -24,11 +24,13 @@ PREFIX_TO_OP = [("matrix_nms", "matrix_nms"), ("nms", "nms"), ("box_coder", "box
                 ("psroi_pool", "psroi_pool"), ("deform", "deform_conv2d"),
                 ("fpn", "distribute_fpn_proposals"), ("genprop", "generate_proposals"),
                 ("yolo_loss", "yolo_loss")]
-# Paddle 3.3.1's CPU roi_align backward with aligned=True disagrees with its own forward
-# (finite differences of the forward, which is linear in x, differ by up to 0.34 on this
-# case, while fw's gradient equals them to 1e-7): fw follows the forward's derivative,
-# checked by finite differences below instead.
-GRAD_FROM_FD = {"roi_align_a"}
+# Two cases where Paddle 3.3.1's CPU backward disagrees with its own forward, and fw
+# follows the forward's derivative (checked by finite differences below instead):
+# - roi_align with aligned=True: finite differences of the forward (linear in x) differ
+#   from Paddle's gradient by up to 0.34, fw's gradient equals them to 1e-7;
+# - yolo_loss with two boxes in one cell and anchor: the forward sums both boxes' location
+#   and class losses, the backward keeps only the later box's.
+GRAD_FROM_FD = {"roi_align_a", "yolo_loss_dup"}
 
 
 def test_signatures_match_paddle():
@@ -106,7 +108,31 @@ def test_gradient_matches_paddle(case):
                                    atol=1e-4, err_msg=f"{case} d/d{key}")
 
 
-@pytest.mark.parametrize("case", sorted(GRAD_FROM_FD))
+def test_yolo_loss_shared_cell_gradient_is_the_forward_derivative():
+    case = "yolo_loss_dup"
+    kwargs = json.loads(str(DATA[f"{case}/kwargs"]))
+    args = {k: fw.to_tensor(DATA[f"{case}/in/{k}"].astype(np.float64)
+                            if k != "gt_label" else DATA[f"{case}/in/{k}"])
+            for k in ("gt_box", "gt_label", "gt_score")}
+    x = DATA[f"{case}/in/x"].astype(np.float64)
+    cot = DATA[f"{case}/in/cot"].astype(np.float64)
+    xt = fw.to_tensor(x)
+    xt.stop_gradient = False
+    (g,) = fw.grad([(ops.yolo_loss(xt, **args, **kwargs) * fw.to_tensor(cot)).sum()], [xt])
+    direction = np.random.default_rng(0).normal(size=x.shape)
+
+    def f(t):
+        return float((ops.yolo_loss(fw.to_tensor(x + t * direction), **args,
+                                    **kwargs).numpy() * cot).sum())
+
+    numeric = (f(1e-6) - f(-1e-6)) / 2e-6
+    analytic = float((g.numpy() * direction).sum())
+    assert abs(numeric - analytic) < 1e-5 * max(1.0, abs(numeric))
+    paddle_dir = float((DATA[f"{case}/grad/x"] * direction).sum())
+    assert abs(paddle_dir - numeric) > 0.1  # Paddle's backward is the outlier
+
+
+@pytest.mark.parametrize("case", ["roi_align_a"])
 def test_roi_align_aligned_gradient_is_the_forward_derivative(case):
     """roi_align is linear in x: the gradient must equal the exact response of the
     forward (in float64) to each unit perturbation of x."""

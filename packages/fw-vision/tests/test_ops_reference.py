@@ -129,8 +129,8 @@ def ref_roi_align(x, boxes, batch, ph, pw, scale, ratio, aligned):
         if not aligned:
             rw, rh = max(rw, 1.0), max(rh, 1.0)
         bh, bw = rh / ph, rw / pw
-        gh = ratio if ratio > 0 else max(math.ceil(rh / ph), 1)
-        gw = ratio if ratio > 0 else max(math.ceil(rw / pw), 1)
+        gh = ratio if ratio > 0 else max(math.ceil(rh / ph), 0)  # empty box: no sample
+        gw = ratio if ratio > 0 else max(math.ceil(rw / pw), 0)
         for c in range(x.shape[1]):
             for i in range(ph):
                 for j in range(pw):
@@ -140,7 +140,7 @@ def ref_roi_align(x, boxes, batch, ph, pw, scale, ratio, aligned):
                             yy = y1 + i * bh + (iy + 0.5) * bh / gh
                             xx = x1 + j * bw + (ix + 0.5) * bw / gw
                             acc += ref_bilinear(x[batch[r], c], yy, xx)
-                    out[r, c, i, j] = acc / (gh * gw)
+                    out[r, c, i, j] = acc / max(gh * gw, 1)
     return out
 
 
@@ -157,7 +157,8 @@ def roi_problems(draw):
     r = sum(per)
     x1 = rng.uniform(-2, w, r)
     y1 = rng.uniform(-2, h, r)
-    boxes = np.stack([x1, y1, x1 + rng.uniform(0, w, r), y1 + rng.uniform(0, h, r)], 1)
+    bw = rng.uniform(0, w, r) * rng.choice([0.0, 1.0], r, p=[0.15, 0.85])  # some empty
+    boxes = np.stack([x1, y1, x1 + bw, y1 + rng.uniform(0, h, r)], 1)
     return x, boxes, np.asarray(per, np.int32)
 
 
@@ -413,3 +414,86 @@ def test_distribute_fpn_proposals_matches_reference(data, lo, hi, pixel_offset):
                                                  sum(1 for i in mine if i >= split[0])]
         concat += mine
     assert restore.numpy().ravel().tolist() == [concat.index(i) for i in range(n)]
+
+
+def ref_yolo_loss(x, gt_box, gt_label, gt_score, anchors, mask, class_num, ignore, ratio,
+                  smooth_labels, scale_xy):
+    """YOLOv3 loss, one prediction and one box at a time."""
+    n, _, h, w = x.shape
+    per = 5 + class_num
+    size = ratio * h
+    sig = lambda t: 1 / (1 + math.exp(-t))  # noqa: E731
+    sce = lambda v, t: max(v, 0) - v * t + math.log1p(math.exp(-abs(v)))  # noqa: E731
+
+    def iou(a, b):  # center-format boxes
+        iw = min(a[0] + a[2] / 2, b[0] + b[2] / 2) - max(a[0] - a[2] / 2, b[0] - b[2] / 2)
+        ih = min(a[1] + a[3] / 2, b[1] + b[3] / 2) - max(a[1] - a[3] / 2, b[1] - b[3] / 2)
+        inter = 0.0 if iw < 0 or ih < 0 else iw * ih
+        union = a[2] * a[3] + b[2] * b[3] - inter
+        return inter / union if union > 0 else 0.0
+
+    pos, neg = (1 - min(1 / class_num, 1 / 40), min(1 / class_num, 1 / 40)) \
+        if smooth_labels else (1.0, 0.0)
+    bias = -0.5 * (scale_xy - 1)
+    loss = np.zeros(n)
+    for i in range(n):
+        obj = np.zeros((len(mask), h, w))
+        boxes = [g for g in gt_box[i] if g[2] > 0 and g[3] > 0]
+        for j, a in enumerate(mask):
+            for k in range(h):
+                for l in range(w):
+                    v = x[i, j * per:(j + 1) * per, k, l]
+                    p = ((l + sig(v[0]) * scale_xy + bias) / h,
+                         (k + sig(v[1]) * scale_xy + bias) / h,
+                         math.exp(v[2]) * anchors[2 * a] / size,
+                         math.exp(v[3]) * anchors[2 * a + 1] / size)
+                    if max([iou(p, g) for g in boxes], default=0.0) > ignore:
+                        obj[j, k, l] = -1
+        for t, g in enumerate(gt_box[i]):
+            if g[2] <= 0 or g[3] <= 0:
+                continue
+            gi, gj = min(int(g[0] * w), w - 1), min(int(g[1] * h), h - 1)
+            ious = [iou((0, 0, g[2], g[3]), (0, 0, anchors[2 * q] / size,
+                                             anchors[2 * q + 1] / size))
+                    for q in range(len(anchors) // 2)]
+            best = int(np.argmax(ious))
+            if best not in mask:
+                continue
+            j = mask.index(best)
+            v = x[i, j * per:(j + 1) * per, gj, gi]
+            s = gt_score[i, t]
+            wgt = (2 - g[2] * g[3]) * s
+            loss[i] += wgt * (sce(v[0], g[0] * w - gi) + sce(v[1], g[1] * h - gj)
+                              + abs(v[2] - math.log(g[2] * size / anchors[2 * best]))
+                              + abs(v[3] - math.log(g[3] * size / anchors[2 * best + 1])))
+            loss[i] += s * sum(sce(v[5 + c], pos if c == gt_label[i, t] else neg)
+                               for c in range(class_num))
+            obj[j, gj, gi] = s
+        for j in range(len(mask)):
+            for k in range(h):
+                for l in range(w):
+                    v = x[i, j * per + 4, k, l]
+                    if obj[j, k, l] > 1e-5:
+                        loss[i] += sce(v, 1.0) * obj[j, k, l]
+                    elif obj[j, k, l] > -0.5:
+                        loss[i] += sce(v, 0.0)
+    return loss
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 2 ** 31 - 1), st.integers(1, 6), st.booleans(),
+       st.sampled_from([[0, 1], [1, 2, 3], [2]]), st.sampled_from([1.0, 1.2]))
+def test_yolo_loss_matches_loop_reference(seed, nbox, smooth, mask, scale_xy):
+    rng = np.random.default_rng(seed)
+    anchors = [10, 13, 16, 30, 33, 23, 30, 61]
+    x = rng.normal(size=(2, len(mask) * 7, 3, 3))
+    gt = rng.uniform(0.05, 0.7, (2, nbox, 4))
+    gt[:, :, 2:] *= rng.choice([0.0, 1.0], (2, nbox, 1), p=[0.2, 0.8])  # some padding
+    if nbox > 1:
+        gt[0, 1] = gt[0, 0] * [1.0, 1.0, 1.02, 0.98]  # a shared cell
+    label = rng.integers(0, 2, (2, nbox)).astype(np.int32)
+    score = rng.uniform(0.3, 1.0, (2, nbox))
+    got = ops.yolo_loss(fw.to_tensor(x), fw.to_tensor(gt), fw.to_tensor(label), anchors, mask,
+                        2, 0.4, 8, fw.to_tensor(score), smooth, scale_x_y=scale_xy).numpy()
+    want = ref_yolo_loss(x, gt, label, score, anchors, mask, 2, 0.4, 8, smooth, scale_xy)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)

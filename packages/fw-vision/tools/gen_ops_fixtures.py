@@ -191,6 +191,14 @@ def cases():
                 {"x": yl, "gt_box": gtb, "gt_label": gtl, "gt_score": gts},
                 dict(yk, anchor_mask=[1, 3, 4], use_label_smooth=False, scale_x_y=1.1,
                      ignore_thresh=0.3), ["x"]))
+    # two boxes in one cell with the same anchor (the later one's score marks the cell),
+    # a box at the grid's edge, and a box no anchor of this head owns
+    gtd = np.array([[[0.30, 0.30, 0.20, 0.25], [0.32, 0.34, 0.21, 0.24],
+                     [0.99, 0.99, 0.30, 0.30], [0.5, 0.5, 0.9, 0.9]]], np.float32)
+    out.append(("yolo_loss_dup", "yolo_loss",
+                {"x": yl[:1], "gt_box": gtd, "gt_label": np.array([[1, 2, 0, 3]], np.int32),
+                 "gt_score": np.array([[0.6, 0.9, 0.7, 1.0]], np.float32)},
+                yk, ["x"]))
     return out
 
 

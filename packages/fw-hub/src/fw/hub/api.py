@@ -518,8 +518,14 @@ def load_state_dict_from_url(url: str, model_dir: str | None = None, check_hash:
     if map_location not in (None, "cpu", "gpu", "xpu", "npu", "numpy", "np"):
         raise ValueError(f"fw.hub.load_state_dict_from_url: map_location must be one of "
                          f"cpu, gpu, xpu, npu, numpy, np, got {map_location!r}")
+    default_dir = model_dir is None
     model_dir = model_dir or os.path.join(_cache.hub_dir(), "checkpoints")
     name = file_name or url_file_name(url)
+    if os.path.basename(name) != name or name in ("", ".", ".."):
+        raise ValueError(f"fw.hub.load_state_dict_from_url: file_name must be a plain file "
+                         f"name, got {name!r}")
+    if default_dir:
+        _cache.check_inside(os.path.join(model_dir, name), _cache.hub_dir())
     sha = None
     if check_hash:
         m = _HASH.search(os.path.basename(urllib.parse.urlsplit(url).path))

@@ -59,7 +59,19 @@ def _check_link(archive, name, target, hard):
 
 
 def member_names(path) -> list[str]:
-    """Names of an archive's members (no extraction)."""
+    """Names of an archive's members (no extraction).
+
+    Examples:
+        .. code-block:: python
+
+            >>> import os, tempfile, zipfile
+            >>> from fw.hub.archive import member_names, is_archive
+            >>> p = os.path.join(tempfile.mkdtemp(), "a.zip")
+            >>> with zipfile.ZipFile(p, "w") as z:
+            ...     z.writestr("d/x.txt", "x")
+            >>> is_archive(p), member_names(p)
+            (True, ['d/x.txt'])
+    """
     path = os.fspath(path)
     if zipfile.is_zipfile(path):
         with zipfile.ZipFile(path) as z:
@@ -75,7 +87,21 @@ def _zip_link_target(z, info) -> str | None:
 
 
 def check_members(path) -> None:
-    """Raise `UnsafeArchiveError` if any member of the archive is unsafe (see module doc)."""
+    """Raise `UnsafeArchiveError` if any member of the archive is unsafe (see module doc).
+
+    Examples:
+        .. code-block:: python
+
+            >>> import os, tempfile, zipfile
+            >>> from fw.hub.archive import check_members
+            >>> p = os.path.join(tempfile.mkdtemp(), "bad.zip")
+            >>> with zipfile.ZipFile(p, "w") as z:
+            ...     z.writestr("../evil.py", "x")
+            >>> check_members(p)  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ...
+            fw.hub.errors.UnsafeArchiveError: ... member '../evil.py' contains '..' ...
+    """
     path = os.fspath(path)
     if zipfile.is_zipfile(path):
         with zipfile.ZipFile(path) as z:

@@ -29,7 +29,7 @@ from fw.hub.download import fetch, is_offline
 from fw.hub.errors import DownloadError, OfflineError, UnsafeCacheError
 
 __all__ = ["hub_dir", "hf_cache_dir", "repo_folder_name", "cached_file", "hf_hub_download",
-           "hf_url", "parse_hf_repo", "check_tree"]
+           "hf_url", "parse_hf_repo", "check_tree", "check_inside"]
 
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _REPO_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -57,7 +57,17 @@ def hf_cache_dir() -> str:
 
 
 def parse_hf_repo(spec: str) -> tuple[str, str]:
-    """``"org/name[@revision]"`` -> ``(repo_id, revision)`` (revision ``"main"``)."""
+    """``"org/name[@revision]"`` -> ``(repo_id, revision)`` (revision ``"main"``).
+
+    Examples:
+        .. code-block:: python
+
+            >>> from fw.hub.cache import parse_hf_repo, repo_folder_name
+            >>> parse_hf_repo("sentence-transformers/all-MiniLM-L6-v2@main")
+            ('sentence-transformers/all-MiniLM-L6-v2', 'main')
+            >>> repo_folder_name("sentence-transformers/all-MiniLM-L6-v2")
+            'models--sentence-transformers--all-MiniLM-L6-v2'
+    """
     if not isinstance(spec, str):
         raise TypeError(f"fw.hub: a Hugging Face repo is 'org/name[@revision]', got "
                         f"{type(spec).__name__}")
@@ -98,6 +108,14 @@ def _safe(root: str, path: str) -> str:
     return real
 
 
+def check_inside(path: str, root: str) -> str:
+    """Raise `UnsafeCacheError` if `path` (an entry of the cache `root`) resolves outside
+    `root` (a planted symlink); return `path`."""
+    if os.path.lexists(path):
+        _safe(root, path)
+    return path
+
+
 def check_tree(directory: str, root: str) -> str:
     """Check every entry under `directory` resolves inside `root`; return `directory`."""
     _safe(root, directory)
@@ -131,7 +149,26 @@ def cached_file(repo_id: str, filename: str, revision: str = "main", *,
                 include_hf_cache: bool = True) -> str | None:
     """The path of `filename` of a repository in fw's cache or the Hugging Face cache, or
     None; never touches the network. Raises `UnsafeCacheError` for an entry resolving
-    outside its cache."""
+    outside its cache.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import os, tempfile
+            >>> from fw.hub.cache import cached_file
+            >>> saved_env = dict(os.environ)
+            >>> os.environ["FW_HUB_CACHE"] = tempfile.mkdtemp()
+            >>> root = os.environ["FW_HUB_CACHE"]
+            >>> snap = os.path.join(root, "models--org--m", "snapshots", "main")
+            >>> os.makedirs(snap)
+            >>> with open(os.path.join(snap, "config.json"), "w") as f:
+            ...     _ = f.write("{}")
+            >>> cached_file("org/m", "config.json") == os.path.join(snap, "config.json")
+            True
+            >>> cached_file("org/m", "model.safetensors") is None
+            True
+            >>> os.environ.clear(); os.environ.update(saved_env)
+    """
     _check_rel(filename, "file name")
     for cache in (hub_dir(), hf_cache_dir()) if include_hf_cache else (hub_dir(),):
         for snap in _snapshot_dirs(cache, repo_id, revision):
@@ -154,7 +191,19 @@ def cached_snapshot(repo_id: str, revision: str = "main", must_have: str = "conf
 
 
 def hf_url(repo_id: str, filename: str, revision: str = "main") -> str:
-    """The resolve URL of a file (``HF_ENDPOINT``, default https://huggingface.co)."""
+    """The resolve URL of a file (``HF_ENDPOINT``, default https://huggingface.co).
+
+    Examples:
+        .. code-block:: python
+
+            >>> import os
+            >>> from fw.hub.cache import hf_url
+            >>> saved_env = dict(os.environ)
+            >>> os.environ["HF_ENDPOINT"] = "https://huggingface.co"
+            >>> hf_url("org/name", "config.json")
+            'https://huggingface.co/org/name/resolve/main/config.json'
+            >>> os.environ.clear(); os.environ.update(saved_env)
+    """
     endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
     return f"{endpoint}/{repo_id}/resolve/{revision}/{filename}"
 

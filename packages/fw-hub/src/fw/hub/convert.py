@@ -69,7 +69,17 @@ class ConversionReport:
 
 
 def linear_weight_names(model) -> set:
-    """Structured names of the ``weight`` of every `fw.nn.Linear` in `model`."""
+    """Structured names of the ``weight`` of every `fw.nn.Linear` in `model`.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> from fw.hub.convert import linear_weight_names
+            >>> m = fw.nn.Sequential(fw.nn.Linear(2, 2), fw.nn.ReLU(), fw.nn.Linear(2, 1))
+            >>> sorted(linear_weight_names(m))
+            ['0.weight', '2.weight']
+    """
     from fw.nn import Linear
 
     names = set()

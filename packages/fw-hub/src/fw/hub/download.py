@@ -47,7 +47,19 @@ _TRUE = {"1", "true", "yes", "on"}
 
 
 def is_offline() -> bool:
-    """True when ``FW_HUB_OFFLINE`` or ``HF_HUB_OFFLINE`` is set to 1/true/yes/on."""
+    """True when ``FW_HUB_OFFLINE`` or ``HF_HUB_OFFLINE`` is set to 1/true/yes/on.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import os
+            >>> from fw.hub.download import is_offline
+            >>> saved_env = dict(os.environ)
+            >>> os.environ["HF_HUB_OFFLINE"] = "1"
+            >>> is_offline()
+            True
+            >>> os.environ.clear(); os.environ.update(saved_env)
+    """
     return any(os.environ.get(v, "").strip().lower() in _TRUE
                for v in ("FW_HUB_OFFLINE", "HF_HUB_OFFLINE"))
 
@@ -89,7 +101,15 @@ def apply_mirrors(url: str) -> str:
 
 
 def url_file_name(url: str) -> str:
-    """The last path component of `url` (unquoted), the name a download is stored under."""
+    """The last path component of `url` (unquoted), the name a download is stored under.
+
+    Examples:
+        .. code-block:: python
+
+            >>> from fw.hub.download import url_file_name
+            >>> url_file_name("https://x.org/models/resnet%2018.pdparams?download=1")
+            'resnet 18.pdparams'
+    """
     name = os.path.basename(urllib.parse.unquote(urllib.parse.urlsplit(url).path))
     if not name or name in (".", ".."):
         raise ValueError(f"fw.hub: cannot derive a file name from the URL {url!r}; pass "
@@ -98,7 +118,19 @@ def url_file_name(url: str) -> str:
 
 
 def file_digest(path, algorithm: str = "sha256") -> str:
-    """Hex digest of a file, read in 1 MiB chunks."""
+    """Hex digest of a file, read in 1 MiB chunks.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import os, tempfile
+            >>> from fw.hub.download import file_digest
+            >>> p = os.path.join(tempfile.mkdtemp(), "f")
+            >>> with open(p, "wb") as f:
+            ...     _ = f.write(b"abc")
+            >>> file_digest(p, "md5")
+            '900150983cd24fb0d6963f7d28e17f72'
+    """
     h = hashlib.new(algorithm)
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(_CHUNK), b""):
@@ -122,7 +154,22 @@ def _norm(expected, algorithm, size):
 
 def check_digests(path, *, sha256=None, md5=None, what=None) -> None:
     """Raise `ChecksumError` if `path`'s sha256/md5 differs from the given one. A sha256
-    shorter than 64 digits is a prefix (torch's ``name-<sha256 prefix>.ext`` convention)."""
+    shorter than 64 digits is a prefix (torch's ``name-<sha256 prefix>.ext`` convention).
+
+    Examples:
+        .. code-block:: python
+
+            >>> import os, tempfile
+            >>> from fw.hub.download import check_digests
+            >>> p = os.path.join(tempfile.mkdtemp(), "f")
+            >>> with open(p, "wb") as f:
+            ...     _ = f.write(b"abc")
+            >>> check_digests(p, sha256="ba7816bf")  # a prefix, torch.hub's convention
+            >>> check_digests(p, md5="0" * 32)  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ...
+            fw.hub.errors.ChecksumError: ...: md5 mismatch: expected 000..., got 900150983cd2...
+    """
     sha256 = _norm(sha256, "sha256", 32)
     md5 = _norm(md5, "md5", 16)
     for algo, want in (("sha256", sha256), ("md5", md5)):
@@ -218,13 +265,18 @@ def _open_url(url, start, validator, timeout, headers):
         raise DownloadError(f"fw.hub: cannot reach {url}: {reason}") from None
 
 
-def _transfer(url, tmp, meta_path, hashers, timeout, headers, progress, name, seen_headers):
+def _transfer(url, tmp, meta_path, hashers, timeout, headers, progress, name, seen_headers,
+              own_partial):
     """One attempt: continue `tmp` from its current size. Returns True when complete,
-    False when the connection was cut (the partial stays for the next attempt)."""
+    False when the connection was cut (the partial stays for the next attempt).
+    A partial left by an earlier call is continued only with a validator for If-Range
+    (without one, a file changed on the server would be spliced): `own_partial` says
+    it was written by this call a moment ago."""
     start = os.path.getsize(tmp) if os.path.exists(tmp) else 0
-    validator = _read_meta(meta_path).get("validator") if start else None
-    if start and _read_meta(meta_path).get("url") != url:
-        start, validator = 0, None  # a partial of another URL under the same name
+    meta = _read_meta(meta_path) if start else {}
+    validator = meta.get("validator")
+    if start and (meta.get("url") != url or not (validator or own_partial)):
+        start, validator = 0, None  # another URL's partial, or one that cannot be checked
     resp = _open_url(url, start, validator, timeout, headers)
     if resp is None:  # 416
         _remove(tmp, meta_path)
@@ -311,6 +363,23 @@ def fetch(url: str, dest: str, *, sha256=None, md5=None, progress=True, timeout=
     the last response's headers (lower-cased names) when a download happened.
     ``lock=False`` skips the inter-process lock (for a `dest` name no other process
     uses). Returns `dest`.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import os, tempfile
+            >>> from fw.hub.download import fetch
+            >>> from fw.hub.testing import serve_directory
+            >>> src = tempfile.mkdtemp()
+            >>> with open(os.path.join(src, "a.bin"), "wb") as f:
+            ...     _ = f.write(b"abc")
+            >>> headers = {}
+            >>> with serve_directory(src) as base:
+            ...     p = fetch(base + "/a.bin", os.path.join(tempfile.mkdtemp(), "copy.bin"),
+            ...               md5="900150983cd24fb0d6963f7d28e17f72", progress=False,
+            ...               response_headers=headers)
+            >>> os.path.basename(p), headers["content-length"]
+            ('copy.bin', '3')
     """
     dest = os.path.abspath(os.fspath(dest))
     sha256 = _norm(sha256, "sha256", 32)
@@ -340,7 +409,7 @@ def fetch(url: str, dest: str, *, sha256=None, md5=None, progress=True, timeout=
         for attempt in range(_RETRIES + 1):
             hashers = _Hashers(sha256, md5)
             if _transfer(real_url, tmp, meta_path, hashers, timeout, headers, progress, name,
-                         response_headers):
+                         response_headers, own_partial=attempt > 0):
                 break
             if attempt == _RETRIES:
                 size = os.path.getsize(tmp) if os.path.exists(tmp) else 0

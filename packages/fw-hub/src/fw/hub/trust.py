@@ -53,6 +53,22 @@ def check_trust(owner: str, repo: str, trust_repo, source: str) -> None:
         trust_repo (bool | str | None): True trusts (and remembers); None, False and
             ``"check"`` accept only a remembered entry.
         source (str): ``"github"`` or ``"gitee"`` (for the message).
+
+    Examples:
+        .. code-block:: python
+
+            >>> import os, tempfile
+            >>> from fw.hub.trust import check_trust, is_trusted
+            >>> saved_env = dict(os.environ)
+            >>> os.environ["FW_HUB_CACHE"] = tempfile.mkdtemp()
+            >>> check_trust("owner", "repo", None, "github")  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ...
+            fw.hub.errors.UntrustedRepoError: ... repository owner/repo is not trusted: ...
+            >>> check_trust("owner", "repo", True, "github")
+            >>> is_trusted("owner", "repo")
+            True
+            >>> os.environ.clear(); os.environ.update(saved_env)
     """
     if trust_repo is True:
         add_trusted(owner, repo)

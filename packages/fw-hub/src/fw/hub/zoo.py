@@ -1,6 +1,6 @@
 """The built-in model zoo: every ``ZOO`` dict of the modules registered under the entry
-point group ``fw.hub.zoo`` (fw-vision registers ``fw.vision.models._zoo``, fw-hub its text
-models), merged. An entry::
+point group ``fw.hub.zoo`` (fw-vision registers its models' zoo module, fw-hub its text
+models; see the packages' pyproject.toml), merged. An entry::
 
     {"fn": callable(**kwargs) -> fw.nn.Layer, "doc": str, "configs": dict, "task": str,
      "weights": {"url": str, "md5": str | None, "sha256": str | None} | None,

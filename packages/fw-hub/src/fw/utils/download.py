@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 
 from fw.hub import archive as _archive
-from fw.hub.cache import hub_dir
+from fw.hub._lock import FileLock
+from fw.hub.cache import check_inside, hub_dir
 from fw.hub.download import download_url, fetch, url_file_name
 
 __all__ = ["get_weights_path_from_url", "get_path_from_url", "download_url", "is_url",
@@ -99,7 +100,10 @@ def get_weights_path_from_url(url: str, md5sum: str | None = None) -> str:
             'resnet18.pdparams'
             >>> os.environ.clear(); os.environ.update(saved_env)
     """
-    return get_path_from_url(url, weights_home(), md5sum)
+    home = weights_home()
+    # fw's own cache: an entry that is a symlink out of it was planted, not downloaded
+    check_inside(os.path.join(home, url_file_name(url)), hub_dir())
+    return get_path_from_url(url, home, md5sum)
 
 
 def _extracted_path(archive_path: str, names: list[str]) -> tuple[str, str]:
@@ -170,10 +174,13 @@ def get_path_from_url(url: str, root_dir: str, md5sum: str | None = None,
     fetch(url, fullpath, md5=md5sum, force=not check_exist)
     if decompress and _archive.is_archive(fullpath):
         into, result = _extracted_path(fullpath, _archive.member_names(fullpath))
-        if check_exist and os.path.exists(result):
-            # extraction moves complete top-level entries into place, so one that is
-            # there is whole: no work, no network
-            return result
-        _archive.extract_all(fullpath, into)
+        # one extractor at a time (another loader of the same archive waits, then finds
+        # the result in place)
+        with FileLock(os.path.join(root_dir, ".locks", name + ".extract.lock")):
+            if check_exist and os.path.exists(result):
+                # extraction moves complete top-level entries into place, so one that
+                # is there is whole: no work, no network
+                return result
+            _archive.extract_all(fullpath, into)
         return result
     return fullpath

@@ -21,6 +21,7 @@ import collections
 import io
 import math
 import pickle
+import pickletools
 import struct
 
 import numpy as np
@@ -107,6 +108,28 @@ ALLOWED_GLOBALS: dict = {
 # Python 2 pickles name the builtins module __builtin__ (pickle maps it when fix_imports)
 
 
+_EXT_OPCODES = {pickle.EXT1[0], pickle.EXT2[0], pickle.EXT4[0]}
+
+
+def _refuse_extension_opcodes(data: bytes, what: str) -> None:
+    """EXT1/2/4 name a global through copyreg's extension registry, and CPython's
+    unpickler serves one it has resolved before from a process-wide cache without asking
+    `find_class`: no checkpoint writer uses them, so a pickle holding one is refused."""
+    try:
+        for op, _, pos in pickletools.genops(data):
+            if op.code.encode("latin1")[0] in _EXT_OPCODES:
+                raise UnsafePickleError(f"{what} uses the extension-registry opcode {op.name} "
+                                        f"(at byte {pos}), which checkpoints never contain")
+            if op.name == "STOP":
+                break
+    except UnsafePickleError:
+        raise
+    except Exception as e:  # malformed: the unpickler reports it below, with context
+        if not isinstance(e, (ValueError, KeyError, IndexError, EOFError, TypeError,
+                              UnicodeError, OverflowError)):
+            raise
+
+
 class SafeUnpickler(pickle.Unpickler):
     """A ``pickle.Unpickler`` whose `find_class` resolves only `ALLOWED_GLOBALS`
     (plus `extra_globals`) and whose persistent ids are refused unless a subclass
@@ -122,7 +145,9 @@ class SafeUnpickler(pickle.Unpickler):
     def __init__(self, file, *, what: str = "fw.nn.safe_pickle: the pickle", extra_globals=None,
                  **kw):
         kw.setdefault("encoding", "latin1")  # Paddle's own choice (Python 2 era files)
-        super().__init__(file, **kw)
+        data = file.read()
+        _refuse_extension_opcodes(data, what)
+        super().__init__(io.BytesIO(data), **kw)
         self.what = what
         self.allowed = dict(ALLOWED_GLOBALS)
         if extra_globals:
@@ -174,7 +199,20 @@ def _walk(obj, what, path, depth):
 
 def check_plain(obj, what: str = "fw.nn.safe_pickle: the pickle"):
     """Raise `UnsafePickleError` unless `obj` is plain data: numeric/bool NumPy arrays and
-    scalars, Python numbers/strings/bytes/None, and dicts/lists/tuples/sets of them."""
+    scalars, Python numbers/strings/bytes/None, and dicts/lists/tuples/sets of them.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import numpy as np
+            >>> from fw.nn.safe_pickle import check_plain
+            >>> check_plain({"w": np.ones(2), "meta": [1, "a"]})["meta"]
+            [1, 'a']
+            >>> check_plain({"w": np.array([object()])})  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ...
+            fw.nn.safe_pickle.UnsafePickleError: ...: the array at w has dtype object ...
+    """
     _walk(obj, what, "", 0)
     return obj
 
@@ -212,7 +250,17 @@ def loads(data: bytes, *, what: str = "fw.nn.safe_pickle: the pickle"):
 
 
 def load(file, *, what: str = "fw.nn.safe_pickle: the pickle"):
-    """Like `loads`, from a binary file object."""
+    """Like `loads`, from a binary file object.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import io, pickle, numpy as np
+            >>> from fw.nn import safe_pickle
+            >>> out = safe_pickle.load(io.BytesIO(pickle.dumps({"b": np.int64(3)}, protocol=2)))
+            >>> type(out["b"]).__name__, int(out["b"])
+            ('int64', 3)
+    """
     try:
         obj = SafeUnpickler(file, what=what).load()
     except UnsafePickleError:

@@ -26,11 +26,13 @@ def data_home() -> str:
 
 def fetch(path, url: str, md5: str, module: str, download: bool, dataset: str,
           arg: str) -> str:
-    """Paddle's ``_check_exists_and_download``: an existing ``path`` is used as is;
-    otherwise, with ``download``, the file at ``url`` is fetched into
-    ``data_home()/module`` through `fw.utils.download` (md5-checked, atomic, reused
-    offline once cached; ``FW_HUB_MIRRORS`` rewrites the URL, ``FW_HUB_OFFLINE=1``
-    turns a cache miss into an error naming the file to place)."""
+    """Paddle's ``_check_exists_and_download``: an existing ``path`` is used as is (a
+    given path that does not exist is an error naming it, where Paddle would silently
+    download into its cache instead); without a path, with ``download``, the file at
+    ``url`` is fetched into ``data_home()/module`` through `fw.utils.download`
+    (md5-checked, atomic, reused offline once cached; ``FW_HUB_MIRRORS`` rewrites the
+    URL, ``FW_HUB_OFFLINE=1`` turns a cache miss into an error naming the file to
+    place)."""
     if path:
         if os.path.exists(path):
             return os.fspath(path)
@@ -65,6 +67,14 @@ def check_mode(mode, dataset: str, modes=_MODES) -> str:
 def default_float() -> str:
     """The default float dtype's NumPy name (what Paddle's datasets cast cv2 images to)."""
     return np.dtype(fw.get_default_dtype().np).name
+
+
+def as_dtype(image, dtype: str):
+    """Cast a transformed cv2-backend sample as Paddle does (``image.astype(dtype)``):
+    arrays stay arrays and tensors (e.g. after ``ToTensor``) stay tensors."""
+    if hasattr(image, "astype"):
+        return image.astype(dtype)
+    return np.asarray(image).astype(dtype)
 
 
 class TarMembers:

@@ -8,7 +8,14 @@ from __future__ import annotations
 import numpy as np
 
 from fw.io import Dataset
-from fw.vision.datasets._common import TarMembers, check_backend, check_mode, default_float, fetch
+from fw.vision.datasets._common import (
+    TarMembers,
+    as_dtype,
+    check_backend,
+    check_mode,
+    default_float,
+    fetch,
+)
 
 __all__ = ["Cifar10", "Cifar100"]
 
@@ -113,7 +120,7 @@ class Cifar10(Dataset):
             image = self.transform(image)
         if self.backend == "pil":
             return image, label
-        return np.asarray(image).astype(self.dtype), label
+        return as_dtype(image, self.dtype), label
 
     def __len__(self):
         return len(self.labels)

@@ -13,7 +13,13 @@ import tempfile
 import numpy as np
 
 from fw.io import Dataset
-from fw.vision.datasets._common import check_backend, check_mode, default_float, fetch
+from fw.vision.datasets._common import (
+    as_dtype,
+    check_backend,
+    check_mode,
+    default_float,
+    fetch,
+)
 
 __all__ = ["Flowers"]
 
@@ -46,11 +52,17 @@ def _extract_images(tgz: str, dataset: str) -> str:
                 if m.isfile() and _MEMBER.match(m.name):
                     with open(os.path.join(tmp, os.path.basename(m.name)), "wb") as f:
                         shutil.copyfileobj(t.extractfile(m), f)
-        os.replace(tmp, os.path.join(root, "jpg"))
     except (tarfile.TarError, EOFError, OSError) as e:
         shutil.rmtree(tmp, ignore_errors=True)
         raise ValueError(f"{dataset}: {tgz} is not a readable image tarball (truncated or "
                          f"corrupted?): {e}") from None
+    try:
+        os.replace(tmp, os.path.join(root, "jpg"))
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not os.path.isdir(os.path.join(root, "jpg")):
+            raise
+        # another process finished the same extraction first: use its copy
     return root
 
 
@@ -128,7 +140,7 @@ class Flowers(Dataset):
             image = self.transform(image)
         if self.backend == "pil":
             return image, label
-        return np.asarray(image).astype(self.dtype), label
+        return as_dtype(image, self.dtype), label
 
     def __len__(self):
         return len(self.indexes)

@@ -11,7 +11,13 @@ import zlib
 import numpy as np
 
 from fw.io import Dataset
-from fw.vision.datasets._common import check_backend, check_mode, default_float, fetch
+from fw.vision.datasets._common import (
+    as_dtype,
+    check_backend,
+    check_mode,
+    default_float,
+    fetch,
+)
 
 __all__ = ["MNIST", "FashionMNIST"]
 
@@ -123,7 +129,7 @@ class MNIST(Dataset):
             image = self.transform(image)
         if self.backend == "pil":
             return image, label
-        return np.asarray(image).astype(self.dtype), label
+        return as_dtype(image, self.dtype), label
 
     def __len__(self):
         return len(self.labels)

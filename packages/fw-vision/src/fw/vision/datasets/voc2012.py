@@ -8,7 +8,14 @@ import io
 import numpy as np
 
 from fw.io import Dataset
-from fw.vision.datasets._common import TarMembers, check_backend, check_mode, default_float, fetch
+from fw.vision.datasets._common import (
+    TarMembers,
+    as_dtype,
+    check_backend,
+    check_mode,
+    default_float,
+    fetch,
+)
 
 __all__ = ["VOC2012"]
 
@@ -82,7 +89,7 @@ class VOC2012(Dataset):
         if self.transform is not None:
             data = self.transform(data)
         if self.backend == "cv2":
-            return np.asarray(data).astype(self.dtype), label.astype(self.dtype)
+            return as_dtype(data, self.dtype), label.astype(self.dtype)
         return data, label
 
     def __len__(self):

@@ -19,16 +19,23 @@ def pairwise_iou(a: np.ndarray, b: np.ndarray, normalized: bool = True) -> np.nd
         bad = (x[:, 2] < x[:, 0]) | (x[:, 3] < x[:, 1])
         return np.where(bad, 0.0, w * h)
 
-    iw = np.minimum(a[:, None, 2], b[None, :, 2]) - np.maximum(a[:, None, 0], b[None, :, 0])
-    ih = np.minimum(a[:, None, 3], b[None, :, 3]) - np.maximum(a[:, None, 1], b[None, :, 1])
-    # boxes apart in raw coordinates do not overlap, even when the +1 pixel convention
-    # would make them touch (Paddle's JaccardOverlap tests this first)
-    apart = (iw < 0) | (ih < 0)
-    inter = np.where(apart, 0.0, np.clip(iw + off, 0, None) * np.clip(ih + off, 0, None))
-    union = area(a)[:, None] + area(b)[None, :] - inter
-    with np.errstate(divide="ignore", invalid="ignore"):
-        iou = np.where(union > 0, inter / union, 0.0)
-    return iou
+    def overlap(lo, hi):  # [len(a), len(b)] overlap lengths along one axis, in place
+        d = np.minimum(a[:, None, hi], b[None, :, hi])
+        d -= np.maximum(a[:, None, lo], b[None, :, lo])
+        # boxes apart in raw coordinates do not overlap, even when the +1 pixel convention
+        # would make them touch (Paddle's JaccardOverlap tests this first)
+        apart = d < 0
+        d += off
+        d[apart] = 0.0
+        return d
+
+    inter = overlap(0, 2)
+    inter *= overlap(1, 3)
+    union = area(a)[:, None] + area(b)[None, :]
+    union -= inter
+    np.divide(inter, union, out=inter, where=union > 0)
+    inter[union <= 0] = 0.0
+    return inter
 
 
 def greedy_keep(iou: np.ndarray, threshold: float, eta: float = 1.0) -> np.ndarray:

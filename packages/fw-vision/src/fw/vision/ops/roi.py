@@ -4,9 +4,11 @@
 Gradients with respect to ``x`` come from composing fw ops that have VJPs, so
 autograd needs no op of its own here:
 
-- RoI Align and PSRoI pooling are separable along y and x: every output is
-  ``Wy[r] @ X[b_r] @ Wx[r]^T`` with interpolation (or averaging) weights built in
-  NumPy from the boxes, so the op is two batched matmuls per image;
+- RoI Align is separable along y and x: every output is ``Wy[r] @ X[b_r] @ Wx[r]^T``
+  with interpolation weights built in NumPy from the boxes, so the op is a pair of
+  matmuls per image;
+- PSRoI pooling gathers each bin's window from its own channel (the gather's VJP
+  scatters the gradient back) and averages it;
 - RoI max pooling picks its argmax in NumPy and gathers those elements from ``x``:
   the gather's VJP sends each output's gradient to its argmax, as Paddle does.
 
@@ -38,19 +40,20 @@ def _inputs(op, x, boxes, boxes_num, output_size):
 
 def _per_image(xt, batch, left, right, dtype):
     """``left[r] @ x[batch[r]] @ right[r]`` for every box r: left [R, P, H], right
-    [R, W, Q] -> [R, C, P, Q]. Per image, x [C*H, W] is first multiplied by all its
-    boxes' right factors at once (one 2-D matmul), then each box's left factor is
-    applied by a batched matmul; no intermediate (nor gradient) is box x C x H x W."""
+    [R, W, Q] -> [R, C, P, Q]. Per image, all its boxes' left factors multiply x (as
+    [H, C*W]) in one 2-D matmul, then each box's right factor in one batched matmul;
+    no intermediate (nor gradient) is box x C x H x W."""
     c, h, w = xt.shape[1:]
     outs = []
     for b in np.unique(batch):
         sel = np.nonzero(batch == b)[0]
-        rb, q = len(sel), right.shape[2]
-        xb = xt[int(b):int(b) + 1].reshape([c * h, w])
-        rt = fw.to_tensor(right[sel].transpose(1, 0, 2).reshape(w, rb * q).astype(dtype))
-        t1 = fw.matmul(xb, rt).reshape([c, h, rb, q]).transpose([2, 0, 1, 3])  # [Rb,C,H,Q]
-        lt = fw.to_tensor(left[sel][:, None].astype(dtype))  # [Rb, 1, P, H]
-        outs.append(fw.matmul(lt, t1))
+        rb, p, q = len(sel), left.shape[1], right.shape[2]
+        xb = xt[int(b)].transpose([1, 0, 2]).reshape([h, c * w])  # [H, C*W]
+        lt = fw.to_tensor(left[sel].reshape(rb * p, h).astype(dtype))
+        t1 = fw.matmul(lt, xb).reshape([rb, p * c, w])  # [Rb, P*C, W]
+        rt = fw.to_tensor(right[sel].astype(dtype))  # [Rb, W, Q]
+        out = fw.matmul(t1, rt).reshape([rb, p, c, q]).transpose([0, 2, 1, 3])
+        outs.append(out)
     return outs[0] if len(outs) == 1 else fw.concat(outs, axis=0)
 
 
@@ -59,13 +62,14 @@ def _align_weights(lo, bin_size, grid, pooled, size):
     averages ``grid`` bilinear samples (Paddle's bilinear rule: samples beyond one pixel
     outside the map count zero; the rest clamp to the border)."""
     r = lo.shape[0]
-    g = int(grid.max()) if r else 1
+    g = max(int(grid.max()), 1) if r else 1
     p = np.arange(pooled)[None, :, None]
     i = np.arange(g)[None, None, :]
-    pos = lo[:, None, None] + p * bin_size[:, None, None] + \
-        (i + 0.5) * bin_size[:, None, None] / grid[:, None, None]
+    per = np.maximum(grid, 1)[:, None, None]
+    step = bin_size[:, None, None]
+    pos = lo[:, None, None] + p * step + (i + 0.5) * step / per
     used = (i < grid[:, None, None]) & (pos >= -1.0) & (pos <= size)
-    pos = np.clip(pos, 0.0, None)
+    pos = np.where(used, np.clip(pos, 0.0, None), 0.0)
     low = np.floor(pos).astype(np.int64)
     at_end = low >= size - 1
     low = np.where(at_end, size - 1, low)
@@ -76,7 +80,7 @@ def _align_weights(lo, bin_size, grid, pooled, size):
     pp = np.broadcast_to(p, pos.shape)
     np.add.at(w, (rr, pp, low), np.where(used, 1.0 - frac, 0.0))
     np.add.at(w, (rr, pp, high), np.where(used, frac, 0.0))
-    return w / grid[:, None, None]
+    return w / per
 
 
 def roi_align(x, boxes, boxes_num, output_size, spatial_scale=1.0, sampling_ratio=-1,
@@ -93,8 +97,8 @@ def roi_align(x, boxes, boxes_num, output_size, spatial_scale=1.0, sampling_rati
         spatial_scale (float, optional): scale from box to feature coordinates. Default 1.0.
         sampling_ratio (int, optional): samples per bin along each axis; <= 0 takes
             ceil(box size / output size). Default -1.
-        aligned (bool, optional): shift boxes by -0.5 pixel (continuous coordinates).
-            Default True.
+        aligned (bool, optional): shift boxes by -0.5 pixel (continuous coordinates);
+            an empty box then pools to 0 (Paddle's kernel gives NaN). Default True.
         name (str, optional): unused, for Paddle compatibility.
 
     Returns:
@@ -123,8 +127,10 @@ def roi_align(x, boxes, boxes_num, output_size, spatial_scale=1.0, sampling_rati
         gh = np.full(len(b), int(sampling_ratio))
         gw = gh
     else:
-        gh = np.maximum(np.ceil(rh / ph), 1).astype(np.int64)
-        gw = np.maximum(np.ceil(rw / pw), 1).astype(np.int64)
+        # an empty or inverted box (aligned=True) gets no sample: output 0, where
+        # Paddle's kernel divides 0 by 0 (NaN)
+        gh = np.maximum(np.ceil(rh / ph), 0).astype(np.int64)
+        gw = np.maximum(np.ceil(rw / pw), 0).astype(np.int64)
     if len(b) == 0:
         return fw.zeros([0, shape[1], ph, pw], dtype=str(xa.dtype))
     wy = _align_weights(y1, bh, gh, ph, h)  # [R, ph, H]
@@ -203,12 +209,6 @@ def roi_pool(x, boxes, boxes_num, output_size, spatial_scale=1.0, name=None):
     return out
 
 
-def _window_weights(lo, hi, size):
-    """0/1 membership [R, P, size] of each bin's pixel range [lo, hi)."""
-    grid = np.arange(size)[None, None, :]
-    return ((grid >= lo[..., None]) & (grid < hi[..., None])).astype(np.float64)
-
-
 def psroi_pool(x, boxes, boxes_num, output_size, spatial_scale=1.0, name=None):
     """Position-sensitive RoI average pooling (Paddle's ``paddle.vision.ops.psroi_pool``,
     from R-FCN): bin (i, j) of output channel k averages input channel
@@ -253,14 +253,24 @@ def psroi_pool(x, boxes, boxes_num, output_size, spatial_scale=1.0, name=None):
     ws = np.clip(np.floor(np.arange(pw)[None] * bw[:, None] + sx[:, None]), 0, w)
     we = np.clip(np.ceil(np.arange(1, pw + 1)[None] * bw[:, None] + sx[:, None]), 0, w)
     area = (he - hs)[:, :, None] * (we - ws)[:, None, :]  # [R, ph, pw]
-    full = _per_image(xt, batch, _window_weights(hs, he, h),
-                      _window_weights(ws, we, w).transpose(0, 2, 1), xa.dtype)
-    # full[r, (k, i', j'), i, j]: keep the diagonal i' = i, j' = j
-    ch = (np.arange(co)[:, None, None] * ph + np.arange(ph)[None, :, None]) * pw + \
-        np.arange(pw)[None, None, :]  # [co, ph, pw]
-    pos = (ch * ph + np.arange(ph)[None, :, None]) * pw + np.arange(pw)[None, None, :]
-    idx = (np.arange(r)[:, None, None, None] * (c * ph * pw) + pos[None]).reshape(-1)
-    picked = fw.gather(full.reshape([-1]), fw.to_tensor(idx)).reshape([r, co, ph, pw])
+    # bin (i, j) of output channel k averages input channel (k, i, j) over its window:
+    # gather each window's pixels (padded to the largest window, padding weighted 0)
+    hs, he, ws, we = (v.astype(np.int64) for v in (hs, he, ws, we))
+    kh = max(int((he - hs).max()), 1)
+    kw = max(int((we - ws).max()), 1)
+    yy = hs[:, :, None] + np.arange(kh)  # [R, ph, kh]
+    xx = ws[:, :, None] + np.arange(kw)  # [R, pw, kw]
+    inside = (yy < he[:, :, None])[:, :, None, :, None] & \
+        (xx < we[:, :, None])[:, None, :, None, :]  # [R, ph, pw, kh, kw]
+    pix = (np.minimum(yy, h - 1)[:, :, None, :, None] * w +
+           np.minimum(xx, w - 1)[:, None, :, None, :])  # [R, ph, pw, kh, kw]
+    ch = (np.arange(co)[:, None, None] * ph + np.arange(ph)[:, None]) * pw + np.arange(pw)
+    plane = (batch[:, None, None, None] * c + ch[None]) * (h * w)  # [R, co, ph, pw]
+    idx = plane[..., None, None] + pix[:, None]  # [R, co, ph, pw, kh, kw]
+    wts = np.broadcast_to(inside[:, None], idx.shape).astype(xa.dtype)
+    vals = fw.gather(xt.reshape([-1]), fw.to_tensor(idx.reshape(-1)))
+    picked = (vals.reshape(list(idx.shape)) * fw.to_tensor(np.ascontiguousarray(wts))).sum(
+        axis=[-2, -1])
     scale = np.where(area > 0, 1.0 / np.maximum(area, 1e-12), 0.0)[:, None]
     return picked * fw.to_tensor(scale.astype(xa.dtype))
 

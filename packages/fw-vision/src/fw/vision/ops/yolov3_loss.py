@@ -130,8 +130,6 @@ def yolo_loss(x, gt_box, gt_label, anchors, anchor_mask, class_num, ignore_thres
     # assignment: the best anchor (by shape) of every valid box
     shapes = np.stack([np.zeros(an.size // 2), np.zeros(an.size // 2),
                        an[0::2] / input_size, an[1::2] / input_size], -1)
-    sce_idx, sce_t, sce_w, sce_img = [], [], [], []
-    l1_idx, l1_t, l1_w, l1_img = [], [], [], []
     pos = 1.0
     neg = 0.0
     if use_label_smooth:
@@ -141,42 +139,46 @@ def yolo_loss(x, gt_box, gt_label, anchors, anchor_mask, class_num, ignore_thres
     def at(i, j, c, gj, gi):  # flat index of x[i, j*per + c, gj, gi]
         return ((i * m + j) * per + c) * h * w + gj * w + gi
 
-    for i, t in zip(*np.nonzero(valid)):
-        gx, gy, gw, gh = gbox[i, t]
-        gi = min(int(gx * w), w - 1)
-        gj = min(int(gy * h), h - 1)
-        shape_iou = _center_iou(np.array([0.0, 0.0, gw, gh]), shapes)
-        best_n = int(np.argmax(shape_iou))  # first maximum, as Paddle's strict '>'
-        if best_n not in mask:
-            continue
-        j = mask.index(best_n)
-        sc = score[i, t]
-        wgt = (2.0 - gw * gh) * sc
-        sce_idx += [at(i, j, 0, gj, gi), at(i, j, 1, gj, gi)]
-        sce_t += [gx * w - gi, gy * h - gj]
-        sce_w += [wgt, wgt]
-        sce_img += [i, i]
-        l1_idx += [at(i, j, 2, gj, gi), at(i, j, 3, gj, gi)]
-        l1_t += [np.log(gw * input_size / an[2 * best_n]),
-                 np.log(gh * input_size / an[2 * best_n + 1])]
-        l1_w += [wgt, wgt]
-        l1_img += [i, i]
-        obj[i, j, gj, gi] = sc
-        lab = int(gl[i, t])
-        sce_idx += [at(i, j, 5 + c, gj, gi) for c in range(class_num)]
-        sce_t += [pos if c == lab else neg for c in range(class_num)]
-        sce_w += [sc] * class_num
-        sce_img += [i] * class_num
-    # objectness of every prediction
+    # every valid box at once, in Paddle's loop order (image, then box)
+    img, box = np.nonzero(valid)
+    gx, gy, gw, gh = (gbox[img, box, k] for k in range(4))
+    gi = np.minimum((gx * w).astype(np.int64), w - 1)
+    gj = np.minimum((gy * h).astype(np.int64), h - 1)
+    g0 = np.stack([np.zeros_like(gw), np.zeros_like(gw), gw, gh], -1)
+    best_n = np.argmax(_center_iou(g0[:, None, :], shapes[None]), axis=1)  # first maximum
+    slot = np.full(an.size // 2, -1)
+    slot[mask] = np.arange(m)
+    j = slot[best_n]
+    mine = j >= 0  # boxes whose best anchor belongs to this head
+    img, box, gx, gy, gw, gh, gi, gj, best_n, j = (
+        v[mine] for v in (img, box, gx, gy, gw, gh, gi, gj, best_n, j))
+    sc = score[img, box]
+    wgt = (2.0 - gw * gh) * sc
+    # positives' objectness: when boxes share a cell and anchor the later one wins
+    cell = at(img, j, 0, gj, gi)
+    last = len(cell) - 1 - np.unique(cell[::-1], return_index=True)[1]
+    obj[img[last], j[last], gj[last], gi[last]] = sc[last]
+    lab = gl[img, box].astype(np.int64)
+    cls = np.arange(class_num)[None, :]
     ii, jj, yy, xx = np.meshgrid(np.arange(n), np.arange(m), np.arange(h), np.arange(w),
                                  indexing="ij")
     flat_obj = obj.reshape(-1)
-    sce_idx = np.concatenate([np.asarray(sce_idx, np.int64),
+    sce_idx = np.concatenate([at(img, j, 0, gj, gi), at(img, j, 1, gj, gi),
+                              at(img[:, None], j[:, None], 5 + cls, gj[:, None],
+                                 gi[:, None]).reshape(-1),
                               at(ii, jj, 4, yy, xx).reshape(-1)])
-    sce_t = np.concatenate([np.asarray(sce_t), (flat_obj > 1e-5).astype(np.float64)])
-    sce_w = np.concatenate([np.asarray(sce_w), np.where(
-        flat_obj > 1e-5, flat_obj, np.where(flat_obj > -0.5, 1.0, 0.0))])
-    sce_img = np.concatenate([np.asarray(sce_img, np.int64), ii.reshape(-1)])
+    sce_t = np.concatenate([gx * w - gi, gy * h - gj,
+                            np.where(cls == lab[:, None], pos, neg).reshape(-1),
+                            (flat_obj > 1e-5).astype(np.float64)])
+    sce_w = np.concatenate([wgt, wgt, np.repeat(sc, class_num),
+                            np.where(flat_obj > 1e-5, flat_obj,
+                                     np.where(flat_obj > -0.5, 1.0, 0.0))])
+    sce_img = np.concatenate([img, img, np.repeat(img, class_num), ii.reshape(-1)])
+    l1_idx = np.concatenate([at(img, j, 2, gj, gi), at(img, j, 3, gj, gi)])
+    l1_t = np.concatenate([np.log(gw * input_size / an[2 * best_n]),
+                           np.log(gh * input_size / an[2 * best_n + 1])])
+    l1_w = np.concatenate([wgt, wgt])
+    l1_img = np.concatenate([img, img])
 
     dtype = xa.dtype
     xt = x if isinstance(x, fw.Tensor) else fw.to_tensor(xa)
@@ -186,12 +188,12 @@ def yolo_loss(x, gt_box, gt_label, anchors, anchor_mask, class_num, ignore_thres
         onehot = (np.arange(n)[:, None] == np.asarray(img)[None, :]).astype(dtype)
         return fw.matmul(fw.to_tensor(onehot), values.reshape([-1, 1])).reshape([n])
 
-    g = fw.gather(xflat, fw.to_tensor(sce_idx))
+    g = fw.gather(xflat, fw.to_tensor(sce_idx.astype(np.int64)))
     sce = (F.softplus(g) - g * fw.to_tensor(sce_t.astype(dtype))) * \
         fw.to_tensor(sce_w.astype(dtype))
     loss = per_image(sce, sce_img)
-    if l1_idx:
-        g1 = fw.gather(xflat, fw.to_tensor(np.asarray(l1_idx, np.int64)))
+    if len(l1_idx):
+        g1 = fw.gather(xflat, fw.to_tensor(l1_idx.astype(np.int64)))
         l1 = fw.abs(g1 - fw.to_tensor(np.asarray(l1_t).astype(dtype))) * \
             fw.to_tensor(np.asarray(l1_w).astype(dtype))
         loss = loss + per_image(l1, l1_img)
