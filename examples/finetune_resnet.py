@@ -100,12 +100,11 @@ def save_pdparams(state_dict, path):
 
 def write_standin_weights(hub_dir, images, seed):
     """A seeded, untrained ResNet-18 saved as ``hub_dir/resnet18.pdparams`` (and
-    returned): the
-    stand-in for a downloaded weights file where there is no internet. Its batch-norm
-    statistics are measured on `images` (one forward pass in training mode with
-    momentum 0), as trained weights' would be: without that, the random network's
-    eval-mode activations grow through the residual blocks and a linear probe on
-    them learns little."""
+    returned): the stand-in for a downloaded weights file where there is no internet.
+    Its batch-norm statistics are measured on `images` (one forward pass in training
+    mode with momentum 0), as trained weights' would be: without that, the random
+    network's eval-mode activations grow through the residual blocks and a linear
+    probe on them learns little."""
     from fw.vision.models import resnet18
 
     fw.seed(seed)
