@@ -25,7 +25,7 @@ Transfer learning as a Paddle user does it, with fw:
 
 Data: scikit-learn's bundled 8x8 digits (no download), upscaled to ``--size``
 pixels, repeated to 3 channels and normalised as ImageNet weights expect.
-``--small`` is the CI size (16x16 images, 30 steps). Run:
+``--small`` is the CI size (12x12 images, 24 steps, 200 test images). Run:
 
     python examples/finetune_resnet.py --small
     python examples/finetune_resnet.py --weights-dir DIR   # DIR/resnet18.pdparams
@@ -100,12 +100,11 @@ def save_pdparams(state_dict, path):
 
 def write_standin_weights(hub_dir, images, seed):
     """A seeded, untrained ResNet-18 saved as ``hub_dir/resnet18.pdparams`` (and
-    returned): the
-    stand-in for a downloaded weights file where there is no internet. Its batch-norm
-    statistics are measured on `images` (one forward pass in training mode with
-    momentum 0), as trained weights' would be: without that, the random network's
-    eval-mode activations grow through the residual blocks and a linear probe on
-    them learns little."""
+    returned): the stand-in for a downloaded weights file where there is no internet.
+    Its batch-norm statistics are measured on `images` (one forward pass in training
+    mode with momentum 0), as trained weights' would be: without that, the random
+    network's eval-mode activations grow through the residual blocks and a linear
+    probe on them learns little."""
     from fw.vision.models import resnet18
 
     fw.seed(seed)
@@ -202,8 +201,8 @@ def parse_args(argv):
     ap.add_argument("--image-folder", default=None,
                     help="fine-tune on ROOT/<class>/*.png instead of the digits 5-9")
     ap.add_argument("--small", "--quick", action="store_true",
-                    help="CI size: 16x16 images, 30 steps")
-    ap.add_argument("--size", type=int, default=None, help="image side (default 32; small 16)")
+                    help="CI size: 12x12 images, 24 steps, 200 test images")
+    ap.add_argument("--size", type=int, default=None, help="image side (default 32; small 12)")
     ap.add_argument("--steps", type=int, default=None, help="fine-tuning steps (default 150)")
     ap.add_argument("--train-all", action="store_true",
                     help="fine-tune every layer (default: the new head only)")
@@ -219,8 +218,8 @@ def parse_args(argv):
 def main(argv=None, log=print):
     """Run the example; returns its figures as a dict (the test asserts on them)."""
     args = parse_args(argv)
-    size = args.size or (16 if args.small else 32)
-    steps = args.steps or (30 if args.small else 150)
+    size = args.size or (12 if args.small else 32)
+    steps = args.steps or (24 if args.small else 150)
     lr = args.lr or (1e-3 if args.train_all else 1e-2)
     np.random.seed(args.seed)  # fw.io's shuffling draws from NumPy's global state
     t_start = time.perf_counter()
@@ -231,11 +230,13 @@ def main(argv=None, log=print):
         else:
             train_ds = digits_rgb("train", size, list(range(10)))
             test_ds = digits_rgb("test", size, list(range(10)))
+            if args.small:  # a fixed subset: every small run sees the same images
+                test_ds = ArrayDataset(test_ds.images[:200], test_ds.labels[:200])
             n_classes = 10
         if not args.pretrained and args.weights_dir is None:
             args.weights_dir = os.path.join(tmp, "hub")
             os.makedirs(args.weights_dir)
-            write_standin_weights(args.weights_dir, train_ds.images[:256], args.seed)
+            write_standin_weights(args.weights_dir, train_ds.images[:128], args.seed)
             log(f"no weights given: wrote stand-in (untrained) weights to {args.weights_dir}")
         model = load_backbone(args, log)
         loaded = {k: v.numpy().copy() for k, v in model.state_dict().items()}

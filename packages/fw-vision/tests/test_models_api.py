@@ -56,7 +56,14 @@ def test_conv_norm_activation_layout():
     (models.vgg11, {"num_classes": 0}, [1, 3, 64, 64], [1, 512, 7, 7]),
 ])
 def test_num_classes_and_with_pool(ctor, kwargs, shape, expected):
-    model = ctor(**kwargs)
+    # shapes only: constant initializers skip the (slow) random draws
+    from fw.nn import initializer as I
+
+    I.set_global_initializer(I.Constant(0.5), I.Constant(0.0))
+    try:
+        model = ctor(**kwargs)
+    finally:
+        I.set_global_initializer(None)
     assert _out(model, shape).shape == expected
     heads = ("fc.", "classifier.", "_fc")
     has_head = any(k.startswith(heads) for k in model.state_dict())
@@ -64,7 +71,7 @@ def test_num_classes_and_with_pool(ctor, kwargs, shape, expected):
 
 
 def test_alexnet_features_only():
-    model = models.alexnet(num_classes=0)
+    model = models.alexnet(num_classes=0)  # no classifier: nothing big to initialise
     assert not any(k.startswith("_fc") for k in model.state_dict())
     assert _out(model, [1, 3, 224, 224]).shape == [1, 256, 6, 6]
 
@@ -210,8 +217,15 @@ def test_classifier_input_size_errors(ctor, kwargs, shape, needs):
     # size: the error names the model, the input and what it needs
     from fw.core.errors import InvalidArgumentError
 
+    # the classifier's parameters stay lazy (no memory, never initialised): the check
+    # must fire before the classifier runs
+    with fw.nn.initializer.LazyGuard():
+        model = ctor(**kwargs)
+    for name, p in model.named_parameters():
+        if not name.startswith(("fc", "_fc", "classifier")):
+            p.initialize()
     with pytest.raises(InvalidArgumentError, match=needs):
-        _out(ctor(**kwargs), shape)
+        _out(model, shape)
 
 
 def test_vgg_without_pool_names_its_input():
@@ -223,6 +237,7 @@ def test_vgg_without_pool_names_its_input():
         p.initialize()
     with pytest.raises(InvalidArgumentError, match=r"VGG: .*takes 25088 .*\[1, 3, 32, 32\]"):
         _out(model, [1, 3, 32, 32])
+    assert model.classifier[0].weight.is_lazy
 
 
 def test_traced_model_with_dynamic_batch():
@@ -241,3 +256,25 @@ def test_traced_model_with_dynamic_batch():
         out = static(x).numpy()
     assert out.shape == (3, 4)
     assert abs(out - eager).max() < 1e-4
+
+
+# --- signatures: Paddle's argument names, kinds and defaults -------------------------
+
+def _paddle_signatures() -> dict:
+    import json
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parent / "fixtures" / "models_signatures.json"
+    return json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("name", sorted(_paddle_signatures()))
+def test_signature_matches_paddle(name):
+    # recorded from Paddle 3.3.1 by tools/gen_models_signatures.py
+    import inspect
+
+    assert hasattr(models, name), f"paddle.vision.models.{name} has no fw counterpart"
+    params = inspect.signature(getattr(models, name)).parameters.values()
+    got = [[p.name, p.kind.name,
+            None if p.default is inspect.Parameter.empty else repr(p.default)] for p in params]
+    assert got == _paddle_signatures()[name]
