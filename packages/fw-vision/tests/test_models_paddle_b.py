@@ -109,6 +109,12 @@ def test_googlenet_input_size_error(fast_init):
     with pytest.raises(InvalidArgumentError, match=r"GoogLeNet \(auxiliary head 1.*1152.*"
                                                    r"\[1, 3, 96, 96\].*189 to 236"):
         model(fw.to_tensor(image((1, 3, 96, 96))))
+    # without pooling the main head's 5x5 map cannot fit either (Paddle fails in matmul)
+    model = models.GoogLeNet(num_classes=10, with_pool=False)
+    model.eval()
+    with pytest.raises(InvalidArgumentError, match=r"GoogLeNet \(main head\).*1024.*"
+                                                   r"\[1024, 5, 5\].*with_pool=True"):
+        model(fw.to_tensor(image((1, 3, 189, 189))))
 
 
 @pytest.mark.parametrize("ctor, in_features", [(models.shufflenet_v2_x0_25, 512),

@@ -152,6 +152,8 @@ class GoogLeNet(nn.Layer):
             out1 = self._pool_o1(out1)
             out2 = self._pool_o2(out2)
         if self.num_classes > 0:
+            check_classifier_input("GoogLeNet (main head)", inputs.shape, out, 1024,
+                                   "its map must be 1x1: use with_pool=True")
             out = self._fc_out(fw.squeeze(self._drop(out), axis=[2, 3]))
             out1 = self._aux_input(inputs, self._conv_o1(out1), "1, after inception 4a")
             out1 = self._out1(self._drop_o1(F.relu(self._fc_o1(out1))))
