@@ -266,7 +266,9 @@ def _fp32_reason(layer, macs, passes):
                     f"fold_qdq's min_channel_pairs {pairs}: oneDNN's int8 conv pads so few "
                     "channels to its blocks and loses to fp32 (LeNet's stem); the QDQ runs "
                     "around the fp32 op")
-    if layer.act_scale is not None and layer._arange[0] < 0:
+    from fw.core.kernels.cpu.int8 import EXACT_U8S8
+
+    if layer.act_scale is not None and layer._arange[0] < 0 and not EXACT_U8S8:
         return ("its input is quantized as signed int8: without VNNI fold_qdq runs only "
                 "uint8 0..127 inputs in int8 (a relu's output); fp32 with QDQ here")
     return f"the int8 passes {list(passes)} left it in fp32"
