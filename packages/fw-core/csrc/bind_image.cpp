@@ -100,24 +100,27 @@ void check_out(const std::string &fn, const Out &out, const In &img, int64_t oh,
         fail_value(fn, "argument 'out' must not overlap 'img'");
 }
 
-// A [dst, k] int64 index table with every entry in [0, n).
+// A [dst, k] int64 index table with every entry in [0, n), copied into `keep`: the
+// kernels read the copy, so a thread writing the array after the check (the GIL is
+// released) cannot move an index out of range.
 const int64_t *check_index(const std::string &fn, const std::string &arg, const In &a, int64_t n,
-                           size_t ndim) {
+                           size_t ndim, std::vector<int64_t> &keep) {
     if (!is(a, code::Int, 64)) fail_type(fn, arg, "int64", describe(a));
     if (a.ndim() != ndim) fail_value(fn, "argument '" + arg + "' must be " + std::to_string(ndim) + "-D, got " + describe(a));
     need_contig(fn, arg, a);
     const auto *p = static_cast<const int64_t *>(a.data());
-    for (size_t i = 0; i < a.size(); ++i)
-        if (p[i] < 0 || p[i] >= n)
-            fail_value(fn, "argument '" + arg + "' holds index " + std::to_string(p[i]) + " outside [0, " +
+    keep.assign(p, p + a.size());
+    for (const int64_t v : keep)
+        if (v < 0 || v >= n)
+            fail_value(fn, "argument '" + arg + "' holds index " + std::to_string(v) + " outside [0, " +
                                std::to_string(n) + ")");
-    return p;
+    return keep.data();
 }
 
 fw::image::Taps taps(const std::string &fn, const std::string &name, const In &idx, const In &w, int64_t n,
-                     bool fixed) {
+                     bool fixed, std::vector<int64_t> &keep) {
     const std::string iarg = "t" + name, warg = "w" + name;
-    const int64_t *p = check_index(fn, iarg, idx, n, 2);
+    const int64_t *p = check_index(fn, iarg, idx, n, 2, keep);
     if (idx.shape(1) < 1) fail_value(fn, "argument '" + iarg + "' needs at least one tap, got " + describe(idx));
     if (fixed ? !is(w, code::Int, 32) : !is(w, code::Float, 32))
         fail_type(fn, warg, fixed ? "int32 (fixed-point weights)" : "float32", describe(w));
@@ -168,7 +171,8 @@ Out py_resize(const In &img, const In &ty, const In &wy, const In &tx, const In 
     const bool fixed = m != fw::image::ResizeMode::floating;
     if (fixed && t != PixType::u8) fail_type(fn, "img", "uint8 for mode '" + mode + "'", describe(img));
     const int64_t h = int64_t(img.shape(0)), w = int64_t(img.shape(1)), c = int64_t(img.shape(2));
-    const auto y = taps(fn, "y", ty, wy, h, fixed), x = taps(fn, "x", tx, wx, w, fixed);
+    std::vector<int64_t> ky, kx;
+    const auto y = taps(fn, "y", ty, wy, h, fixed, ky), x = taps(fn, "x", tx, wx, w, fixed, kx);
     check_out(fn, out, img, y.dst, x.dst);
     if (h == 0 || w == 0 || c == 0) {
         if (out.size()) fail_value(fn, "argument 'img' " + describe(img) + " is empty");
@@ -185,8 +189,9 @@ Out py_resize_nearest(const In &img, const In &iy, const In &ix, Out out) {
     const std::string fn = "image_resize_nearest";
     check_img(fn, img);
     const int64_t h = int64_t(img.shape(0)), w = int64_t(img.shape(1));
-    const int64_t *py = check_index(fn, "iy", iy, h, 1);
-    const int64_t *px = check_index(fn, "ix", ix, w, 1);
+    std::vector<int64_t> ky, kx;
+    const int64_t *py = check_index(fn, "iy", iy, h, 1, ky);
+    const int64_t *px = check_index(fn, "ix", ix, w, 1, kx);
     check_out(fn, out, img, int64_t(iy.shape(0)), int64_t(ix.shape(0)));
     const int64_t bytes = int64_t(img.shape(2)) * int64_t(img.itemsize());
     {
