@@ -254,11 +254,8 @@ Out py_color(const In &img, const std::string &op, double value, Out out) {
             fail_value(fn, "argument 'value' (the hue shift) must be an integer, got " + std::to_string(value));
         nb::gil_scoped_release nogil;
         fw::image::hue_shift(src, n, int(value), dst);
-    } else if (op == "saturation") {
-        nb::gil_scoped_release nogil;
-        fw::image::saturate(src, n, value, dst);
     } else {
-        fail_value(fn, "argument 'op' must be 'hue' or 'saturation', got '" + op + "'");
+        fail_value(fn, "argument 'op' must be 'hue', got '" + op + "'");
     }
     return out;
 }
@@ -280,6 +277,6 @@ void bind_image(nb::module_ &m) {
           "Affine (float64 [2, 3] inverse map) or perspective (float32 [3, 3] inverse homography) warp "
           "of an HWC uint8/float32 image with a constant border. Writes and returns out.");
     m.def("image_color", &py_color, "img"_a, "op"_a, "value"_a, "out"_a,
-          "Colour adjustment of a uint8 HW3 (BGR) image: op 'hue' (integer shift of the 8-bit "
-          "HSV_FULL hue) or 'saturation' (blend with the grey level by value). Writes and returns out.");
+          "Colour adjustment of a uint8 HW3 (BGR) image: op 'hue' (integer shift `value` of the "
+          "8-bit HSV_FULL hue). Writes and returns out.");
 }

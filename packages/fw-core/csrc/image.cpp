@@ -52,9 +52,25 @@ std::vector<int64_t> nms_greedy(const double *b, int64_t n, double threshold, do
 // ---------------------------------------------------------------------- resize
 namespace {
 
+// std::floor / std::nearbyint compile to library calls on baseline x86-64 (no SSE4.1
+// roundss); these inline forms give the same results. Below 2**22 in magnitude,
+// adding and subtracting 1.5 * 2**23 rounds to an integer in the current (default:
+// nearest, ties to even) mode, like nearbyint; larger values take the library call.
+inline float rint_f(float v) {
+    if (!(std::fabs(v) < 4194304.f)) return std::nearbyint(v);
+    const float t = v + 12582912.f;  // not folded: without -ffast-math this is no identity
+    return t - 12582912.f;
+}
+
+inline float floor_f(float v) {
+    if (!(std::fabs(v) < 4194304.f)) return std::floor(v);
+    const float t = float(int32_t(v));  // truncation toward zero
+    return t > v ? t - 1.f : t;
+}
+
 inline uint8_t sat_round_u8(float v) {
     // np.clip(np.rint(v), 0, 255): round half to even (the default rounding mode)
-    const float r = std::nearbyint(v);
+    const float r = rint_f(v);
     return uint8_t(r < 0.f ? 0.f : r > 255.f ? 255.f : r);
 }
 
@@ -249,12 +265,12 @@ void warp_t(const T *img, int64_t h, int64_t w, int64_t c_rt, bool affine, const
             ys = std::min(std::max(ys, -big), big);
             T *o = out + (y * ow + x) * c;
             if (interp == Interp::nearest) {
-                const int64_t ix = int64_t(std::nearbyint(xs)), iy = int64_t(std::nearbyint(ys));
+                const int64_t ix = int64_t(rint_f(xs)), iy = int64_t(rint_f(ys));
                 const T *src = (ix >= 0 && ix < w && iy >= 0 && iy < h) ? img + iy * row_stride + ix * c : bord_t.data();
                 for (int64_t ch = 0; ch < c; ++ch) o[ch] = src[ch];
                 continue;
             }
-            const float x0f = std::floor(xs), y0f = std::floor(ys);
+            const float x0f = floor_f(xs), y0f = floor_f(ys);
             const float fx = xs - x0f, fy = ys - y0f;
             const int64_t x0 = int64_t(x0f) + first, y0 = int64_t(y0f) + first;
             float wx[4], wy[4];
@@ -365,7 +381,7 @@ void hue_shift(const uint8_t *img, int64_t n, int delta, uint8_t *out) {
         // hsv_full_to_bgr, float32
         float hf = float(hh) * kh;
         const float sf = float(uint8_t(s)) * ks, vf = float(uint8_t(v)) * ks;
-        int64_t sector = int64_t(std::floor(hf));
+        int64_t sector = int64_t(floor_f(hf));
         hf = hf - float(sector);
         if (sector < 0 || sector >= 6) sector = 0, hf = 0.f;
         const float tab[4] = {vf, vf * (1.f - sf), vf * (1.f - sf * hf), vf * (1.f - sf * (1.f - hf))};
@@ -373,24 +389,6 @@ void hue_shift(const uint8_t *img, int64_t n, int delta, uint8_t *out) {
         for (int k = 0; k < 3; ++k) {
             const float x = sf == 0.f ? vf : tab[sectors[sector][k]];
             o[k] = sat_round_u8(x * 255.f);
-        }
-    }
-}
-
-void saturate(const uint8_t *img, int64_t n, double factor, uint8_t *out) {
-    // adjust_saturation: grey of BGR in float32 (channel 0 first), then
-    // f * float32(factor) + grey * float32(1 - factor), clipped, truncated
-    const float a = float(factor), bw = float(1.0 - factor);
-    const float w0 = float(0.114), w1 = float(0.587), w2 = float(0.299);
-    for (int64_t p = 0; p < n; ++p) {
-        const uint8_t *px = img + 3 * p;
-        const float c0 = px[0], c1 = px[1], c2 = px[2];
-        const float grey = c0 * w0 + c1 * w1 + c2 * w2;
-        const float gb = grey * bw;
-        uint8_t *o = out + 3 * p;
-        for (int k = 0; k < 3; ++k) {
-            const float x = float(px[k]) * a + gb;
-            o[k] = uint8_t(x < 0.f ? 0.f : x > 255.f ? 255.f : x);
         }
     }
 }

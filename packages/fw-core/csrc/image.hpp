@@ -53,10 +53,10 @@ void warp(const void *img, PixType t, int64_t h, int64_t w, int64_t c, bool affi
           const double *inv, const float *inv_f, Interp interp, const double *border, void *out,
           int64_t oh, int64_t ow);
 
-// fw.vision's cv2-backend colour adjustments of a uint8 BGR image [n, 3] (_cv_color.py):
-// `hue_shift` is the 8-bit HSV_FULL round trip with `delta` added to the hue (mod 256);
-// `saturate` blends with the float32 grey level by `factor` (truncated to uint8).
+// fw.vision's cv2-backend hue adjustment of a uint8 BGR image [n, 3] (_cv_color.py and
+// functional_cv2.adjust_hue): the 8-bit HSV_FULL round trip with `delta` added to the
+// hue (mod 256). (Saturation stays in NumPy: its four vectorized passes beat a scalar
+// loop over interleaved channels.)
 void hue_shift(const uint8_t *img, int64_t n, int delta, uint8_t *out);
-void saturate(const uint8_t *img, int64_t n, double factor, uint8_t *out);
 
 }  // namespace fw::image

@@ -146,8 +146,7 @@ def image_kernels():
       uint8/float32 HWC image; ``matrix`` is the float64 [2, 3] inverse affine map or
       the float32 [3, 3] inverse homography, ``border`` float64 [C].
     - ``color(img, op, value, out)``: a uint8 HW3 (BGR) image's hue shifted by the
-      integer ``value`` in 8-bit HSV_FULL (``op="hue"``) or its saturation blended by
-      ``value`` (``op="saturation"``), into ``out``.
+      integer ``value`` in 8-bit HSV_FULL (``op="hue"``, the only op), into ``out``.
 
     Users: fw-vision (``ops.nms``, the "cv2" transforms backend). The numerics are
     fw-vision's NumPy reference's, bit for bit (its tests compare them)."""

@@ -119,11 +119,6 @@ def adjust_saturation(img: np.ndarray, saturation_factor: float) -> np.ndarray:
     x, was_2d = _hwc(img)
     if x.shape[2] == 1:
         return img
-    k = _native.kernels()
-    if k is not None and x.dtype == np.uint8 and x.shape[2] == 3:
-        out = np.empty_like(x, order="C")
-        return _back(k.color(np.ascontiguousarray(x), "saturation", float(saturation_factor),
-                             out), was_2d)
     f = x.astype(np.float32)
     grey = _cv_color.gray(f, rgb=False)[..., None]
     # both weights rounded from double, as NumPy does for Paddle's Python-float factor
