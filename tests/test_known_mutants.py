@@ -217,6 +217,36 @@ def test_code_that_only_runs_at_import_is_tested_by_every_test(tmp_path):
     assert covmap.select([m], "m.py", 11, SELECT_SOURCE) == ([], "none")
 
 
+TABLE_SOURCE = ("PERM = (0, 2,\n        3, 1)\nUNREAD = 1\n\ndef f(x):\n    return x\n\n"
+                "def g(x):\n    return [x[i] for i in PERM]\n")
+
+
+def test_a_module_level_table_is_tested_by_the_statements_reading_it(tmp_path):
+    # the table's lines ran inside t.py::importer (the test that imported the module
+    # first), which never reads it; t.py::reader runs g, the only reader of PERM
+    m = _map(tmp_path, "cov4", {"t.py::importer": {"m.py": [1, 3, 5, 8]},
+                                "t.py::f": {"m.py": [6]}, "t.py::reader": {"m.py": [9]}},
+             {"t.py::importer": ("passed", 0.1), "t.py::f": ("passed", 0.2),
+              "t.py::reader": ("passed", 3.0)})
+    both = ["t.py::importer", "t.py::reader"]
+    assert covmap.select([m], "m.py", 1, TABLE_SOURCE) == (both, "readers")
+    assert covmap.select([m], "m.py", 2, TABLE_SOURCE) == (both, "readers")  # continuation
+    # a module-level name nothing reads keeps the old rule: the line's own tests
+    assert covmap.select([m], "m.py", 3, TABLE_SOURCE) == (["t.py::importer"], "line")
+
+
+DEF_SOURCE = "def f(x, tx=False):\n    return x\n\ndef g():\n    return f(1)\n"
+
+
+def test_a_def_line_is_tested_by_the_tests_of_the_function_body(tmp_path):
+    # the def line (its defaults) ran inside t.py::importer; t.py::user runs the body
+    m = _map(tmp_path, "cov5", {"t.py::importer": {"m.py": [1, 4]},
+                                "t.py::user": {"m.py": [2, 5]}},
+             {"t.py::importer": ("passed", 0.1), "t.py::user": ("passed", 1.0)})
+    assert covmap.select([m], "m.py", 1, DEF_SOURCE) == (["t.py::importer", "t.py::user"],
+                                                         "function")
+
+
 def _digest(rel):
     with open(os.path.join(ROOT, rel), "rb") as f:
         return hashlib.sha1(f.read()).hexdigest()
@@ -337,3 +367,41 @@ def test_cli_counts_mutants_and_rejects_bad_input(capsys, tmp_path):
         with pytest.raises(SystemExit) as e:
             main(argv)
         assert e.value.code == 2
+
+
+PREVIOUS_REPORT = """# Mutation testing report
+
+| area | M | run (N of M) | killed | ... |
+|---|---|---|---|---|
+| nn | 3934 | 60 of 3934 | 53 | 0 | 5 | 0 | 2 | 0 | 91.4 % | – | 1.85 | 1.29 | 2.0 h | \
+0.7 h |
+| jit | | not run | | | | | | | – | – | | | | |
+
+Runs (commit: the last one that changed `packages/`): nn at e57e154 on 2026-11-26T08:50 (seed 9191).
+
+## nn: 1 survivors
+
+- `packages/fw-nn/src/fw/optimizer/lr.py:613` NumberOffByOne: `a` → `b`
+
+## Equivalent mutants (0)
+"""
+
+
+def test_report_carries_over_the_areas_without_results(monkeypatch, tmp_path):
+    from mutation import report
+
+    monkeypatch.setattr(report, "_results", lambda: {})
+    monkeypatch.setattr(report, "NOTES", tmp_path / "none.md")
+    text = report.render(PREVIOUS_REPORT)
+    lines = text.splitlines()
+    # nn's row, run and survivors come over as they were; jit was not run before either
+    assert "| nn | 3934 | 60 of 3934 | 53 | 0 | 5 | 0 | 2 | 0 | 91.4 % | – | 1.85 | 1.29 | " \
+           "2.0 h | 0.7 h |" in lines
+    assert any(ln.startswith("| jit | | not run |") for ln in lines)
+    assert "nn at e57e154 on 2026-11-26T08:50 (seed 9191)." in text
+    assert "Carried over from the previous report (no results in this checkout): nn." in text
+    i = lines.index("## nn: 1 survivors")
+    assert lines[i + 2] == "- `packages/fw-nn/src/fw/optimizer/lr.py:613` NumberOffByOne: `a` → `b`"
+    (tmp_path / "notes.md").write_text("A note on the runs.\n")
+    monkeypatch.setattr(report, "NOTES", tmp_path / "notes.md")
+    assert "\nA note on the runs.\n" in report.render(PREVIOUS_REPORT)

@@ -7,10 +7,13 @@ stale: its key hashes every source file under ``packages/*/src`` (line numbers
 move when they change) and the test directory's files.
 
 For a mutant on line L of file F, the tests are those that passed unmutated and
-executed L. A line run only at import (a ``def`` line's defaults, a module-level
-table, code generated at import) has no test of its own: the tests of the
-enclosing function's body stand in, else those of the whole module, else every
-test (`select`). A line no test runs, not even at import: the mutant is *uncovered*.
+executed L. A module-level assignment (a table) runs once, at import,
+inside whichever test imported the module first: the tests of the statements
+reading the names it binds are its tests. A line run only at import (a ``def``
+line's defaults, a module-level table no statement of the module reads, code
+generated at import) has no test of its own: the tests of the enclosing
+function's body stand in, else those of the whole module, else every test
+(`select`). A line no test runs, not even at import: the mutant is *uncovered*.
 """
 
 from __future__ import annotations
@@ -158,13 +161,60 @@ def _statement_start(source: str, line: int) -> int:
     return line if best is None else best.lineno
 
 
+@lru_cache(maxsize=256)
+def _top_bindings(source: str) -> tuple[dict[int, frozenset[str]], dict[str, frozenset[int]]]:
+    """(first line of each module-level assignment -> the names it binds,
+    name -> the first lines of the statements that read it)."""
+    tree = ast.parse(source)
+    binds: dict[int, frozenset[str]] = {}
+
+    def top(body):
+        for node in body:
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+                if names:
+                    binds[node.lineno] = frozenset(names)
+            elif isinstance(node, (ast.If, ast.Try)):  # tables defined under a guard
+                top(node.body)
+                top(node.orelse)
+
+    top(tree.body)
+    reads: dict[str, set[int]] = {}
+    for stmt in ast.walk(tree):
+        if not isinstance(stmt, ast.stmt):
+            continue
+        todo = [c for c in ast.iter_child_nodes(stmt) if not isinstance(c, ast.stmt)]
+        while todo:  # the statement's own expressions, not those of nested statements
+            node = todo.pop()
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                reads.setdefault(node.id, set()).add(stmt.lineno)
+            todo.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, ast.stmt))
+    return binds, {k: frozenset(v) for k, v in reads.items()}
+
+
+def _reader_lines(source: str, stmt: int) -> frozenset[int]:
+    """The statements reading a name that the module-level assignment starting
+    at line `stmt` binds (empty when `stmt` is no such assignment or nothing reads it)."""
+    try:
+        binds, reads = _top_bindings(source)
+    except SyntaxError:
+        return frozenset()
+    names = binds.get(stmt, frozenset())
+    return frozenset().union(*(reads.get(n, frozenset()) for n in names)) - {stmt}
+
+
 def select(maps: list[TestMap], rel: str, line: int, source: str) -> tuple[list[str], str]:
     """The tests for a mutant at `rel`:`line`, cheapest first, and how they were found:
 
+    - "readers": for an assignment at module level (a table), the tests that
+      execute the statements reading the names it binds, with the line's own (which
+      only says which test imported the module first);
     - "line": the tests that execute the line (or, for a continuation line, the
       statement it belongs to: coverage reports a statement on its first line);
-    - "function": else those that execute the enclosing function (a line coverage
-      does not report, as a continuation line of a statement, or a ``def`` line);
+    - "function": for a ``def`` line (its defaults), those that execute the function's
+      body, with the line's own; else, for a line coverage does not report (a
+      continuation line of a statement), those that execute the enclosing function;
     - "module": else, for a line run at import, those that execute any line of the
       module (a module-level table is read by the module's functions);
     - "import": else, for a line run at import, every test (code that only runs at
@@ -177,9 +227,28 @@ def select(maps: list[TestMap], rel: str, line: int, source: str) -> tuple[list[
         for ln, tests in m.lines(rel).items():
             covered[ln] = covered.get(ln, frozenset()) | tests
         imported |= m.import_lines(rel)
+    stmt = _statement_start(source, line)  # a continuation line: its statement's tests
+    readers = _reader_lines(source, stmt)
+    if readers:
+        # a module-level binding (a table such as layout's TO_NHWC) runs once,
+        # at import, inside whichever test imported the module first: that test says
+        # nothing about the value. The tests that run the lines reading the name do.
+        chosen = frozenset().union(covered.get(line, frozenset()), covered.get(stmt, frozenset()),
+                                   *(covered.get(ln, frozenset()) for ln in readers))
+        if chosen:
+            return _cheapest(maps, chosen), "readers"
+    header = [sc for sc in _scopes(source) if sc[0] <= line < sc[1]]
+    if header:
+        # a def line (its defaults) runs where the function is defined: at import,
+        # inside whichever test imported the module first; the function's own tests
+        # are those that run its body
+        start, body, end = header[-1]
+        chosen = frozenset().union(covered.get(line, frozenset()), *(
+            t for ln, t in covered.items() if body <= ln <= end))
+        if chosen:
+            return _cheapest(maps, chosen), "function"
     if covered.get(line):
         return _cheapest(maps, covered[line]), "line"
-    stmt = _statement_start(source, line)  # a continuation line: its statement's tests
     if stmt != line and covered.get(stmt):
         return _cheapest(maps, covered[stmt]), "line"
     inner = [s for s in _scopes(source) if s[0] <= line <= s[2]]

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from . import equivalent
@@ -16,6 +17,30 @@ from .engine import RESULTS, load_results, score
 
 DOC = ROOT / "docs" / "mutation.md"
 BASELINE = ROOT / "ci" / "mutation" / "baseline.json"
+NOTES = ROOT / "ci" / "mutation" / "report_notes.md"
+_RUN = re.compile(r"(\S+) at \S+ on \S+ \(seed [^)]*\)")
+
+
+def _previous(text: str) -> dict[str, dict]:
+    """Per area of the report `text`: its table row, its run (from the Runs line) and
+    its survivors section, to carry over an area this checkout has no results for (a
+    helper's worktree measures some areas; the report keeps the others' last rows)."""
+    out: dict[str, dict] = {}
+    lines = text.splitlines()
+    for name in AREAS:
+        row = next((ln for ln in lines if ln.startswith(f"| {name} |")), None)
+        if row is None or "| not run |" in row:
+            continue
+        head = next((i for i, ln in enumerate(lines) if ln.startswith(f"## {name}: ")), None)
+        section = []
+        if head is not None:
+            end = next((i for i in range(head + 1, len(lines)) if lines[i].startswith("## ")),
+                       len(lines))
+            section = lines[head:end]
+        run = next((m.group(0) for ln in lines if ln.startswith("Runs (")
+                    for m in _RUN.finditer(ln) if m.group(1) == name), None)
+        out[name] = {"row": row, "section": section, "run": run}
+    return out
 
 
 def _results() -> dict[str, dict]:
@@ -62,9 +87,14 @@ def _pct(x) -> str:
     return "–" if x is None else f"{x:.1f} %"
 
 
-def render() -> str:
+def render(previous: str | None = None) -> str:
+    """The report; areas without results here keep their row, run and survivors from
+    `previous` (the committed report's text by default)."""
     results = _results()
     before = json.loads(BASELINE.read_text()) if BASELINE.exists() else {}
+    if previous is None:
+        previous = DOC.read_text(encoding="utf-8") if DOC.exists() else ""
+    carried = {n: v for n, v in _previous(previous).items() if n not in results}
     lines = [
         "# Mutation testing report",
         "",
@@ -92,7 +122,8 @@ def render() -> str:
         b_text = (f"{_pct(b.get('score'))} ({b['sampled']} of {b['total']}, {b['commit']})"
                   if b else "–")
         if name not in results:
-            lines.append(f"| {name} | | not run | | | | | | | – | {b_text} | | | | |")
+            lines.append(carried[name]["row"] if name in carried else
+                         f"| {name} | | not run | | | | | | | – | {b_text} | | | | |")
             continue
         s = _summary(results[name])
         lines.append(
@@ -104,10 +135,25 @@ def render() -> str:
             f"| {s['full_pass_2cores_hours'] or '–'} h |")
     if before.get("_note"):
         lines += ["", f"Before: {before['_note']}"]
+    runs = {n: f"{n} at {d.get('commit')} on {d.get('started', '')[:16]} (seed {d.get('seed')})"
+            for n, d in results.items()}
+    runs.update({n: c["run"] for n, c in carried.items() if c["run"]})
     lines += ["", "Runs (commit: the last one that changed `packages/`): " + "; ".join(
-        f"{n} at {d.get('commit')} on {d.get('started', '')[:16]} (seed {d.get('seed')})"
-        for n, d in results.items()) + "." if results else "", ""]
-    for name, doc in results.items():
+        runs[n] for n in AREAS if n in runs) + "." if runs else "", ""]
+    if carried:
+        lines += [f"Carried over from the previous report (no results in this checkout): "
+                  f"{', '.join(n for n in AREAS if n in carried)}.", ""]
+    if NOTES.exists():
+        lines += [NOTES.read_text(encoding="utf-8").strip(), ""]
+    for name in AREAS:
+        if name in carried and name not in results:
+            lines += carried[name]["section"] or [f"## {name}: not run", ""]
+            if lines[-1] != "":
+                lines.append("")
+            continue
+        if name not in results:
+            continue
+        doc = results[name]
         surv = [r for r in doc["results"] if r["status"] in ("survived", "uncovered")]
         lines += [f"## {name}: {len(surv)} survivors", ""]
         if not surv:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import pathlib
 
+import numpy as np
 import pytest
 
 import fw
@@ -26,7 +27,8 @@ from fw.core import internal
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 CORE = ROOT / "packages" / "fw-core" / "src"
-SCANNED = ("fw-autograd", "fw-nn", "fw-jit", "fw-inference", "fw-onnx")
+SCANNED = ("fw-autograd", "fw-nn", "fw-jit", "fw-inference", "fw-onnx", "fw-distributed",
+           "fw-slim")
 
 # Uses that predate fw.core.internal, as (file relative to the repository, the use).
 # Migrated with the fw-jit restructuring: the lead empties this list; do not add to it.
@@ -184,6 +186,25 @@ def test_make_tensor_sets_the_autograd_state():
 
     s = internal.make_tensor(a, cls=Sub)
     assert type(s) is Sub and s.numpy().tolist() == [1.0, 2.0]
+
+
+def test_replace_data_swaps_the_array_and_bumps_the_version():
+    t = fw.to_tensor([1.0, 2.0])
+    old = t._data
+    v = internal.version_of(t)
+    new = np.zeros((3,), np.float32)
+    internal.replace_data(t, new)
+    assert t._data is new and t.shape == [3]
+    assert internal.version_of(t) > v
+    old[0] = 5.0                                  # the old array no longer aliases t
+    assert t.numpy().tolist() == [0.0, 0.0, 0.0]
+
+
+def test_collectives_is_the_kernels_hook():
+    from fw.core.kernels.cpu.collective import collectives
+
+    assert internal.collectives is collectives
+    assert callable(internal.collectives.register_backend)
 
 
 def test_every_internal_name_is_documented_in_the_readme():

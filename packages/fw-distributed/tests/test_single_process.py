@@ -169,16 +169,23 @@ def test_bad_arguments_name_the_function_and_argument():
         dist.all_reduce(x, group="world")
 
 
-def test_collectives_on_symbolic_values_say_they_are_eager_only():
+def test_collectives_on_symbolic_values_become_program_ops():
     from fw.core.ir import TensorType, trace
 
     def body(x):
-        dist.all_reduce(x)
+        return dist.all_reduce(x, op=dist.ReduceOp.MIN)   # the new value, in a program
+
+    text = str(trace(body, [TensorType([4], "float32")]))
+    assert '%0 = c_allreduce(%arg0) {reduce_op="min", ring_id=0}' in text, text
+    assert "return %0" in text, text
+
+    def other(x):
+        dist.scatter(x, [x], src=0)
         return x
 
-    with pytest.raises(NotImplementedError, match="all_reduce: tensor is a symbolic value of "
-                                                  "a program being built"):
-        trace(body, [TensorType([4], "float32")])
+    with pytest.raises(NotImplementedError, match="scatter: not supported inside a program "
+                                                  "being built"):
+        trace(other, [TensorType([4], "float32")])
 
 
 def test_groups_on_one_rank():

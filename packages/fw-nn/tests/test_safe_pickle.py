@@ -257,3 +257,20 @@ def test_extension_registry_opcodes_refused(tmp_path):
         copyreg.remove_extension("os", "system", 241)
         copyreg.clear_extension_cache()
     assert not sentinel.exists()
+
+
+@pytest.mark.parametrize("n", [640, 896, 1152, 1408])
+def test_safetensors_whose_length_starts_like_a_pickle_is_not_one(tmp_path, n):
+    # a header of 640 bytes has the length 80 02 00 .. (little-endian), the same two
+    # bytes as a protocol-2 pickle's PROTO opcode: fw.load must still read safetensors
+    import json
+    import struct
+
+    a = np.arange(6, dtype=np.float32)
+    header = {"w": {"dtype": "F32", "shape": [6], "data_offsets": [0, a.nbytes]}}
+    raw = json.dumps(header).encode()
+    raw = raw + b" " * (n - len(raw))
+    p = tmp_path / "w.safetensors"
+    p.write_bytes(struct.pack("<Q", n) + raw + a.tobytes())
+    assert p.read_bytes()[:1] == b"\x80" and 2 <= p.read_bytes()[1] <= 5
+    np.testing.assert_array_equal(fw.load(str(p))["w"].numpy(), a)

@@ -54,12 +54,18 @@ INPUT_SIZES: dict[str, tuple[int, ...]] = {
     # --- part B (shufflenetv2, squeezenet, densenet, googlenet, inceptionv3) ---
     **{f"shufflenet_v2_{s}": (1, 3, 32, 32)
        for s in ("x0_25", "x0_33", "x0_5", "x1_0", "x1_5", "x2_0", "swish")},
+    "shufflenet_v2_swish_nopool": (1, 3, 64, 64),  # a 2x2 last feature map
     "squeezenet1_0": (1, 3, 64, 64),
     "squeezenet1_1": (1, 3, 64, 64),
+    "squeezenet1_1_features": (1, 3, 64, 64),
+    "squeezenet1_1_nopool": (1, 3, 64, 64),
     **{f"densenet{d}": (1, 3, 32, 32) for d in (121, 161, 169, 201, 264)},
+    "densenet121_features": (1, 3, 32, 32),
     # the auxiliary heads' fc layers take 128x3x3: inputs of 189 to 236 px only
     "googlenet": (1, 3, 189, 189),
+    "googlenet_features": (1, 3, 189, 189),
     "inception_v3": (1, 3, 75, 75),  # the smallest input the stem and reductions allow
+    "inception_v3_features": (1, 3, 75, 75),
     # --- end of part B ---
 }
 
@@ -83,6 +89,18 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "mobilenet_v3_large_x0_5": ("mobilenet_v3_large", {"scale": 0.5}),
     "mobilenet_v3_large_nopool": ("MobileNetV3Large", {"with_pool": False, "num_classes": 0}),
     # --- end of part A ---
+    # --- part B ---
+    "shufflenet_v2_swish_nopool": ("shufflenet_v2_swish", {"num_classes": 0,
+                                                           "with_pool": False}),
+    # Paddle keeps a 0-channel classifier conv for num_classes=0
+    "squeezenet1_1_features": ("squeezenet1_1", {"num_classes": 0}),
+    "squeezenet1_1_nopool": ("squeezenet1_1", {"with_pool": False}),
+    # (Paddle 3.3.1's DenseNet fails for with_pool=False: no fixture for it)
+    "densenet121_features": ("densenet121", {"num_classes": 0}),
+    # the three heads off: the three pooled maps
+    "googlenet_features": ("googlenet", {"num_classes": 0}),
+    "inception_v3_features": ("inception_v3", {"num_classes": 0, "with_pool": False}),
+    # --- end of part B ---
 }
 
 

@@ -36,13 +36,14 @@ from __future__ import annotations
 from fw.core import dispatch as _dispatch
 from fw.core import tensor as _tensor
 from fw.core.ir import core as _ir_core
+from fw.core.kernels.cpu.collective import collectives
 from fw.core.ops import OPS, get_op
 from fw.core.tensor import array_version, bump_version, make_tensor, version_of
 
 __all__ = [
     "make_tensor", "version_of", "array_version", "bump_version", "format_tensor",
     "tensor_hooks", "grad_state", "amp_state", "build_state", "OPS", "get_op", "native",
-    "freeze", "xp_of", "device_scope", "image_kernels",
+    "freeze", "xp_of", "device_scope", "replace_data", "collectives", "image_kernels",
 ]
 
 # ---------------------------------------------------------------- tensors
@@ -63,6 +64,16 @@ def format_tensor(t) -> str:
     place=…, stop_gradient=…,\\n       [values])``), for subclasses that prefix it
     (fw-nn's ``Parameter``). Stable: the text follows Paddle's."""
     return _tensor._format_tensor(t)
+
+
+def replace_data(t, array) -> None:
+    """Give tensor `t` a new array (its storage changes: another shape, dtype or
+    buffer), bumping its version so autograd and fw-nn's optimizers notice. Unlike
+    an in-place write (``t._data[...] = v``), views of the old array no longer alias
+    `t`. Users: fw-distributed (ZeRO stage 3 frees a parameter's full array between
+    steps and gathers it back). The array must be a device array of `t`'s backend
+    (``numpy.ndarray`` on cpu)."""
+    t._replace_data(array)
 
 
 # ---------------------------------------------------------------- hook states
@@ -93,6 +104,16 @@ static mode: ``implicit(op, args, attrs)`` emits an op called eagerly on a
 symbolic Value). Read on hot paths (hence an object, not a function); written by
 fw-core's builders (`fw.core.ir.building`/`trace`), fw-jit and fw.static; fw-autograd
 reads ``builder`` while emitting backward programs."""
+
+# ---------------------------------------------------------------- collectives
+collectives.__doc__ = """The communication hook of the collective ops (``c_allreduce``,
+``c_broadcast``, ``c_reduce``, ``c_allgather``, ``c_reducescatter``; see
+`fw.core.ops.collective`): ``collectives.register_backend(fn)`` makes
+``fn(op_name, x, attrs) -> array`` run them (returns the previous backend),
+``collectives.unregister_backend(fn=None)`` removes it, ``collectives.backend`` is
+the current one (None: the ops run their one-rank references). fw-core never
+imports a communication library. Users: fw-distributed registers its engine in
+``init_parallel_env`` and removes it in ``destroy_process_group``."""
 
 # ---------------------------------------------------------------- op table
 # OPS: {name: OpDef}, the op table; get_op(name) -> OpDef (raises for an unknown name).

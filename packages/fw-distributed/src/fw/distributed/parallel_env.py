@@ -17,8 +17,9 @@ import uuid
 
 import numpy as np
 
+from fw.core.internal import collectives
 from fw.distributed._flight_recorder import install_sigusr1, recorder
-from fw.distributed.communication import _engine_mpi
+from fw.distributed.communication import _engine_mpi, _lowering
 from fw.distributed.communication import group as _group
 from fw.distributed.communication._engine_self import SelfEngine
 from fw.distributed.communication._world import env_rank, env_world_size, state, timeout_seconds
@@ -85,6 +86,8 @@ def init_parallel_env(timeout=None):
     state.world = _group.Group(0, range(state.world_size), engine, t)
     _group._groups[0] = state.world
     state.initialized = True
+    # programs' collective ops (fw.jit.to_static) run on this world's engine
+    collectives.register_backend(_lowering.run)
     install_sigusr1()
     if state.store is not None:
         from fw.distributed.communication._watch import Publisher, _publish

@@ -24,6 +24,7 @@ from fw.jit.errors import ConversionError
 __all__ = ["UndefinedVar", "convert_ifelse", "convert_while", "convert_for",
            "convert_and", "convert_or", "convert_not", "convert_ifexp", "convert_assert",
            "convert_setitem", "convert_setitem_state", "convert_append", "convert_inplace",
+           "convert_inplace_attr",
            "convert_len", "convert_print", "convert_range", "convert_enumerate",
            "convert_isinstance", "run_regions"]
 
@@ -294,6 +295,25 @@ def convert_inplace(x, result):
     """``x.op_(...)``: the variable takes the result when it is symbolic (a program's
     values are immutable); eager in-place ops already changed x."""
     return result if _sym(result) else x
+
+
+def convert_inplace_attr(obj, attr, result):
+    """``f(obj.attr, ...)`` for a function writing into its first argument (see
+    `fw.jit._transform.INPLACE_FIRST_ARG`): when the call returned a symbolic value,
+    ``obj.attr`` takes it — for a parameter's ``.grad`` the traced training state
+    does (so ``opt.step()`` reads the new gradient). A concrete tensor the program
+    captured needs nothing here: the call recorded its state update itself."""
+    if not _sym(result):
+        return
+    if attr == "grad" and isinstance(obj, Tensor):
+        from fw.jit import _training
+
+        tt = _training.active()
+        if tt is not None:
+            tt.assign_grad(obj, result)
+            return
+    if _sym(getattr(obj, attr, None)):
+        setattr(obj, attr, result)
 
 
 # ------------------------------------------------------------------ builtins

@@ -145,6 +145,14 @@ class TraceTraining:
             t._grad = g  # what user code reading p.grad sees while tracing
         self.did_backward = True
 
+    def assign_grad(self, p, value):
+        """``p.grad`` becomes `value` (a Value) from here on in the trace (an in-place
+        collective on it, `fw.jit._runtime.convert_inplace_attr`)."""
+        st = self.state(p)
+        st.current = value
+        self.trace.builder.grads[id(p)] = (p, value)
+        p._grad = value
+
     def clear(self, params, set_to_zero=True):
         b = self.trace.builder
         for p in params:

@@ -5,7 +5,10 @@
 globals and closure cells:
 
 1. `_Prepare` — statement-level rewrites that make mutation visible as
-   assignment: ``x.add_(y)`` -> ``x = jst.convert_inplace(x, x.add_(y))``; ``x[i] = v`` ->
+   assignment: ``x.add_(y)`` -> ``x = jst.convert_inplace(x, x.add_(y))`` (also
+   ``dist.all_reduce(x)`` -> ``x = jst.convert_inplace(x, dist.all_reduce(x))``, and
+   ``dist.all_reduce(p.grad)`` -> ``jst.convert_inplace_attr(p, "grad", ...)``, for
+   the functions named in `INPLACE_FIRST_ARG`); ``x[i] = v`` ->
    ``x = jst.convert_setitem(x, i, v)``; ``obj.attr[i] = v`` (``op=``) ->
    ``jst.convert_setitem_state(obj.attr, i, v)`` (a state update when
    ``obj.attr`` is a captured tensor); ``x.append(v)`` ->
@@ -67,6 +70,24 @@ class ConvertedFunction:
 
 
 # ------------------------------------------------------------------ helpers
+# Functions that write their result into their first argument and, while a program
+# is built, return the new value instead (fw.distributed's in-place collectives,
+# also as ``fw.distributed.stream.*``): an expression statement calling one by
+# these names rebinds that argument (`convert_inplace`). Matched by name, as the
+# conversion cannot resolve the callee; a call whose result is not symbolic leaves
+# the variable as it is, so a same-named function elsewhere is unaffected.
+INPLACE_FIRST_ARG = frozenset({"all_reduce", "broadcast", "reduce_scatter", "all_gather"})
+
+
+def _callee(func) -> str | None:
+    """The last name of a call's callee (``dist.all_reduce`` -> ``all_reduce``)."""
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    return None
+
+
 def _jst(attr: str) -> ast.expr:
     return ast.Attribute(value=ast.Name(id=JST, ctx=ast.Load()), attr=attr, ctx=ast.Load())
 
@@ -258,6 +279,17 @@ class _Prepare(ast.NodeTransformer):
             if meth == "append" and len(c.args) == 1 and not c.keywords:
                 return _located(_assign(target, _call(_jst("convert_append"),
                                                       [_name(target), c.args[0]])), node)
+        if isinstance(c, ast.Call) and c.args and _callee(c.func) in INPLACE_FIRST_ARG:
+            # ``dist.all_reduce(x)`` writes into its first argument: rebind x (or set
+            # ``p.grad``) to the value the call returns while tracing
+            a0 = c.args[0]
+            if isinstance(a0, ast.Name) and a0.id in self.rebindable:
+                return _located(_assign(a0.id, _call(_jst("convert_inplace"),
+                                                     [_name(a0.id), c])), node)
+            if isinstance(a0, ast.Attribute) and isinstance(a0.value, ast.Name):
+                return _located(ast.Expr(value=_call(
+                    _jst("convert_inplace_attr"),
+                    [_name(a0.value.id), ast.Constant(a0.attr), c])), node)
         return node
 
     @staticmethod

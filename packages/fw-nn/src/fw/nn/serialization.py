@@ -517,9 +517,20 @@ class _RefusedPickle(CheckpointError, safe_pickle.UnsafePickleError):
 
 
 def _is_pickle_file(path) -> bool:
-    f, _ = _open_regular(path)
+    """Whether the file starts like a pickle and not like a safetensors file. Both can
+    begin with the bytes 0x80 0x02..0x05: a safetensors header of 640 bytes has the
+    length 0x0280 (little-endian 80 02 ...), so a file whose 8-byte length fits its
+    size and is followed by "{" is safetensors, never a pickle."""
+    f, size = _open_regular(path)
     with f:
-        return _looks_like_pickle(f.read(2)) == "a Python pickle"
+        head = f.read(9)
+    if _looks_like_pickle(head[:2]) != "a Python pickle":
+        return False
+    if len(head) == 9 and head[8:9] == b"{":
+        (n,) = struct.unpack("<Q", head[:8])
+        if 2 <= n <= size - 8:
+            return False
+    return True
 
 
 def _paddle_tensors(obj, return_numpy):

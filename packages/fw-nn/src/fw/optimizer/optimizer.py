@@ -170,6 +170,90 @@ class Optimizer:
         """Add a parameter group (a dict with ``"params"`` and hyper-parameters)."""
         self._add_param_group(dict(param_group))
 
+    # The parameter ABI of the other fw packages (fw-distributed's ZeRO and fleet
+    # optimizers, fw-slim's ASP ``decorate``): they read and narrow what an optimizer
+    # updates through these three methods, never through its private fields. Paddle
+    # keeps the same data in ``_parameter_list``/``_param_groups``, which its own
+    # sharding code reaches into; fw names it instead (fw-nn README, "The other half").
+    def get_parameter_list(self):
+        """The parameters this optimizer updates, in order (a new list), or None
+        when it was made without ``parameters`` (static-graph style, where
+        ``minimize`` picks them from the program).
+
+        Returns:
+            list[Tensor] | None: the parameters of every group, group by group.
+
+        Examples:
+            .. code-block:: python
+
+                >>> import fw
+                >>> w = fw.create_parameter([2], "float32")
+                >>> opt = fw.optimizer.SGD(0.1, parameters=[w])
+                >>> opt.get_parameter_list()[0] is w
+                True
+                >>> print(fw.optimizer.SGD(0.1).get_parameter_list())
+                None
+        """
+        return None if self._parameter_list is None else list(self._parameter_list)
+
+    def get_param_groups(self) -> list:
+        """The parameter groups: one dict per group with ``"params"`` (a new list)
+        and the group's own hyper-parameters (copies: editing them changes nothing
+        until `set_param_groups`).
+
+        Returns:
+            list[dict]: the groups, in order; empty without parameters.
+
+        Examples:
+            .. code-block:: python
+
+                >>> import fw
+                >>> a, b = fw.create_parameter([2], "float32"), fw.create_parameter([3], "float32")
+                >>> opt = fw.optimizer.SGD(0.1, parameters=[{"params": [a]},
+                ...                                        {"params": [b], "learning_rate": 0.5}])
+                >>> [len(g["params"]) for g in opt.get_param_groups()]
+                [1, 1]
+                >>> opt.get_param_groups()[1]["learning_rate"]
+                0.5
+        """
+        return [dict(g, params=list(g["params"])) for g in self._param_groups]
+
+    def set_param_groups(self, groups) -> None:
+        """Replace the parameter groups (e.g. narrow them to the parameters this rank
+        owns under ZeRO sharding). Each group is checked as in `add_param_group`;
+        the optimizer state of parameters that stay is kept (the fused flat buffers
+        are rebuilt on the next step), that of dropped parameters is forgotten.
+
+        Args:
+            groups (list[dict]): the new groups, each with ``"params"`` and optional
+                hyper-parameters (as `get_param_groups` returns them).
+
+        Examples:
+            .. code-block:: python
+
+                >>> import fw
+                >>> a, b = fw.create_parameter([2], "float32"), fw.create_parameter([3], "float32")
+                >>> opt = fw.optimizer.SGD(0.1, parameters=[a, b])
+                >>> opt.set_param_groups([dict(g, params=g["params"][:1])
+                ...                       for g in opt.get_param_groups()])
+                >>> len(opt.get_parameter_list())
+                1
+        """
+        if not isinstance(groups, (list, tuple)) or \
+                not all(isinstance(g, dict) for g in groups):
+            raise TypeError(f"{type(self).__name__}.set_param_groups: groups must be a list "
+                            f"of dicts with 'params', got {type(groups).__name__}")
+        old_groups, old_list = self._param_groups, self._parameter_list
+        self._param_groups = []
+        try:
+            for g in groups:
+                self._add_param_group(dict(g))
+        except Exception:
+            self._param_groups, self._parameter_list = old_groups, old_list
+            raise
+        self._parameter_list = [p for g in self._param_groups for p in g["params"]]
+        self._invalidate()
+
     def _hp(self, gi) -> dict:
         hp = dict(self._default_dict)
         hp.update({k: v for k, v in self._param_groups[gi].items() if k != "params"})

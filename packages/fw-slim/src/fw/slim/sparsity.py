@@ -373,9 +373,11 @@ class _AspMasks:
 
 
 def _optimizer_params(optimizer) -> list:
-    plist = getattr(optimizer, "_parameter_list", None)
+    getter = getattr(optimizer, "get_parameter_list", None)  # fw-nn's optimizer ABI
+    plist = getter() if callable(getter) else None
     if plist is None:
-        raise TypeError(f"decorate: {type(optimizer).__name__} has no parameter list")
+        raise TypeError(f"decorate: {type(optimizer).__name__} has no parameter list (an "
+                        f"fw.optimizer optimizer made with parameters=... is needed)")
     out = []
     for item in plist:  # a list of parameters, or of param-group dicts
         out.extend(item["params"] if isinstance(item, dict) else [item])

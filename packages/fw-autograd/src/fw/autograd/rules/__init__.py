@@ -13,7 +13,7 @@ from fw.autograd._registry import RULES, Rule, get_rule, vjp
 
 FAMILIES = ("creation", "elementwise", "reduce", "cumulative", "statistics", "shape", "indexing",
             "search", "linalg", "decomp", "solve", "fft", "activation", "conv", "pool", "norm",
-            "nn_misc", "loss", "quant")
+            "nn_misc", "loss", "quant", "collective")
 
 for _m in FAMILIES:
     importlib.import_module(f"fw.autograd.rules.{_m}")

@@ -41,13 +41,9 @@ def array_of(t, fn, arg):
     """The array of tensor `t` (no copy), or a TypeError naming `fn` and `arg`."""
     if not isinstance(t, Tensor):
         if isinstance(t, Value):
-            # Collectives as ops of a static program need fw-core ops lowered by
-            # fw-distributed and fw-jit rebinding the in-place target (the IR is SSA):
-            # not there yet, so say so instead of a bare type error.
-            raise NotImplementedError(
-                f"fw.distributed.{fn}: {arg} is a symbolic value of a program being built "
-                "(fw.jit.to_static / fw.static); collectives run eagerly only in this "
-                "version: call them outside the converted function")
+            from fw.distributed.communication._lowering import refuse
+
+            refuse(fn)
         raise TypeError(f"fw.distributed.{fn}: {arg} must be a fw Tensor, "
                         f"got {type(t).__name__}")
     return t._data

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fw.distributed.communication import _lowering as L
 from fw.distributed.communication import _tensors as T
 from fw.distributed.communication._issue import group_rank_of, issue, noop, resolve
 from fw.distributed.communication.reduce_op import ReduceOp
@@ -91,6 +92,11 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, sync_op=True):
         group (Group|None): None for the world.
         sync_op (bool): False returns at once with a `Task` to ``wait()`` on.
 
+    Returns:
+        Task; while a program is being built (``fw.jit.to_static``, ``fw.static``) the
+        op becomes ``c_allreduce`` in it and the new value is returned instead (the
+        converted function rebinds `tensor` to it; `sync_op` does not apply).
+
     Example:
         >>> import fw, fw.distributed as dist
         >>> x = fw.to_tensor([1.0, 2.0])
@@ -99,6 +105,8 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, sync_op=True):
         [1.0, 2.0]
     """
     fn = "all_reduce"
+    if L.tracing(tensor):
+        return L.emit_all_reduce(tensor, op, group, fn)
     g = resolve(group, fn)
     buf, done = T.inplace_buffer(tensor, fn, "tensor")
     _host(buf, fn, "tensor")
@@ -119,6 +127,8 @@ def reduce(tensor, dst, op=ReduceOp.SUM, group=None, sync_op=True):
     """Reduce `tensor` over the group into `tensor` of global rank `dst` (other
     ranks' tensors are unchanged)."""
     fn = "reduce"
+    if L.tracing(tensor):
+        L.refuse(fn)
     g = resolve(group, fn)
     buf, done = T.inplace_buffer(tensor, fn, "tensor")
     _host(buf, fn, "tensor")
@@ -140,8 +150,11 @@ def reduce(tensor, dst, op=ReduceOp.SUM, group=None, sync_op=True):
 def reduce_scatter(tensor, tensor_list, op=ReduceOp.SUM, group=None, sync_op=True):
     """Reduce `tensor_list` (one tensor per rank, or one tensor whose first axis is
     nranks × tensor.shape[0]) over the group; rank i gets the reduced i-th chunk
-    in `tensor`."""
+    in `tensor`. In a program being built: ``c_reducescatter``, returning the new
+    value (as `all_reduce`)."""
     fn = "reduce_scatter"
+    if L.tracing(tensor, tensor_list):
+        return L.emit_reduce_scatter(tensor, tensor_list, op, group, fn)
     g = resolve(group, fn)
     if g is None:
         return noop(sync_op)
@@ -171,8 +184,12 @@ def reduce_scatter(tensor, tensor_list, op=ReduceOp.SUM, group=None, sync_op=Tru
 
 # ---------------------------------------------------------------- data movement
 def broadcast(tensor, src, group=None, sync_op=True):
-    """Copy global rank `src`'s `tensor` into `tensor` on every rank of the group."""
+    """Copy global rank `src`'s `tensor` into `tensor` on every rank of the group.
+    In a program being built: ``c_broadcast``, returning the new value (as
+    `all_reduce`)."""
     fn = "broadcast"
+    if L.tracing(tensor):
+        return L.emit_broadcast(tensor, src, group, fn)
     g = resolve(group, fn)
     buf, done = T.inplace_buffer(tensor, fn, "tensor")
     _host(buf, fn, "tensor")
@@ -185,8 +202,11 @@ def broadcast(tensor, src, group=None, sync_op=True):
 
 def all_gather(tensor_list, tensor, group=None, sync_op=True):
     """Gather every rank's `tensor` into `tensor_list` (in group-rank order): an
-    empty list is extended with new tensors, a full one is written into."""
+    empty list is extended with new tensors, a full one is written into. In a
+    program being built: one ``c_allgather`` whose per-rank parts fill the list."""
     fn = "all_gather"
+    if L.tracing(tensor):
+        return L.emit_all_gather(tensor_list, tensor, group, fn)
     g = resolve(group, fn)
     a = _host(T.send_buffer(tensor, fn, "tensor"), fn, "tensor")
     if g is None:
@@ -204,6 +224,8 @@ def all_gather_into_tensor(out, tensor, group=None, sync_op=True):
     (rank-major chunks are exactly the axis-0 concatenation). The Tensor form of
     ``fw.distributed.stream.all_gather``."""
     fn = "stream.all_gather"
+    if L.tracing(tensor, out):
+        return L.emit_all_gather_into(out, tensor, group, fn)
     g = resolve(group, fn)
     a = _host(T.send_buffer(tensor, fn, "tensor"), fn, "tensor")
     buf, done = T.inplace_buffer(out, fn, "tensor_or_tensor_list")
@@ -223,6 +245,8 @@ def alltoall(out_tensor_list, in_tensor_list, group=None, sync_op=True):
     """Send ``in_tensor_list[j]`` to group rank j; ``out_tensor_list[i]`` receives
     rank i's chunk. All chunks have one shape and dtype."""
     fn = "alltoall"
+    if L.tracing(out_tensor_list, in_tensor_list):
+        L.refuse(fn)
     g = resolve(group, fn)
     if g is None:
         return noop(sync_op)
@@ -256,6 +280,8 @@ def alltoall_single(out_tensor, in_tensor, in_split_sizes=None, out_split_sizes=
     piece j to group rank j, and write the pieces received into `out_tensor` in
     rank order (`out_split_sizes`)."""
     fn = "alltoall_single"
+    if L.tracing(out_tensor, in_tensor):
+        L.refuse(fn)
     g = resolve(group, fn)
     if g is None:
         return noop(sync_op)
@@ -279,6 +305,8 @@ def scatter(tensor, tensor_list=None, src=0, group=None, sync_op=True):
     """Global rank `src` sends ``tensor_list[i]`` to group rank i, which receives it
     into `tensor` (tensor_list is read on `src` only)."""
     fn = "scatter"
+    if L.tracing(tensor, tensor_list):
+        L.refuse(fn)
     g = resolve(group, fn)
     if g is None:
         return noop(sync_op)
@@ -306,6 +334,8 @@ def gather(tensor, gather_list=None, dst=0, group=None, sync_op=True):
     """Gather every rank's `tensor` into `gather_list` on global rank `dst` (an
     empty list is extended with new tensors)."""
     fn = "gather"
+    if L.tracing(tensor, gather_list):
+        L.refuse(fn)
     g = resolve(group, fn)
     if g is None:
         return noop(sync_op)
@@ -330,6 +360,8 @@ def gather(tensor, gather_list=None, dst=0, group=None, sync_op=True):
 def barrier(group=None):
     """Wait until every rank of the group arrives (with the group's timeout)."""
     fn = "barrier"
+    if L.tracing():     # a barrier traced once would not wait in later runs
+        L.refuse(fn)
     g = resolve(group, fn)
     if g is None:
         return noop(True)

@@ -171,6 +171,10 @@ def destroy_process_group(group=None):
             except Exception:  # noqa: BLE001
                 pass
         state.reset()
+        from fw.core.internal import collectives
+        from fw.distributed.communication import _lowering
+
+        collectives.unregister_backend(_lowering.run)
         return
     if group.id == 0:
         raise ValueError("fw.distributed.destroy_process_group: the world group is destroyed "

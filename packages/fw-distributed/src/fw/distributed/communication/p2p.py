@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from fw.distributed._flight_recorder import recorder
-from fw.distributed.communication import _signature
+from fw.distributed.communication import _lowering, _signature
 from fw.distributed.communication import _tensors as T
 from fw.distributed.communication._issue import group_rank_of, resolve
 from fw.distributed.communication.task import (
@@ -31,6 +31,8 @@ _TAG_DATA = 7102
 
 
 def _start(tensor, peer, group, fn, sending, sync_op):
+    if _lowering.tracing(tensor):   # no p2p op in programs: refuse, never run once at trace
+        _lowering.refuse(fn)
     g = resolve(group, fn)
     if g is None:
         return completed_task()

@@ -54,7 +54,7 @@ class HybridParallelOptimizer:
 
     @property
     def _params(self):
-        return [p for p in (self._inner_opt._parameter_list or ()) if not p.stop_gradient]
+        return [p for p in (self._inner_opt.get_parameter_list() or ()) if not p.stop_gradient]
 
     def _sync_next(self):
         """Let the next backward all-reduce only if it completes a merge."""

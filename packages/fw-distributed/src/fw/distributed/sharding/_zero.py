@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from fw.autograd import PyLayer
-from fw.core.internal import bump_version
+from fw.core.internal import bump_version, replace_data
 from fw.core.tensor import wrap
 from fw.distributed import _fleet_comm as comm
 from fw.nn import Layer
@@ -76,13 +76,11 @@ def _narrow(optimizer, keep):
     """Restrict `optimizer`'s parameter groups to `keep` (a function of a parameter
     returning the parameter to optimize instead, or None to drop it)."""
     groups = []
-    for g in optimizer._param_groups:
+    for g in optimizer.get_param_groups():
         ps = [q for q in (keep(p) for p in g["params"]) if q is not None]
         if ps:
             groups.append(dict(g, params=ps))
-    optimizer._param_groups = groups
-    optimizer._parameter_list = [p for g in groups for p in g["params"]]
-    optimizer._invalidate()
+    optimizer.set_param_groups(groups)
 
 
 class ShardingOptimizer:
@@ -91,13 +89,14 @@ class ShardingOptimizer:
     def __init__(self, optimizer, group=None, stage=1, grads_reduced=False):
         if stage not in (1, 2):
             raise ValueError(f"ShardingOptimizer: stage must be 1 or 2, got {stage!r}")
-        if getattr(optimizer, "_parameter_list", None) is None:
+        plist = optimizer.get_parameter_list()
+        if plist is None:
             raise ValueError("group_sharded_parallel: the optimizer was made without "
                              "'parameters'")
         self._inner = optimizer
         self._group = comm.world() if group is None else group
         self._stage = stage
-        self._params = [p for p in optimizer._parameter_list if not p.stop_gradient]
+        self._params = [p for p in plist if not p.stop_gradient]
         n = self._group.nranks
         owners = owners_of(self._params, n)
         self._owner = [owners[id(p)] for p in self._params]
@@ -106,7 +105,7 @@ class ShardingOptimizer:
         self._grads_reduced = grads_reduced
         me = self._group.rank
         owned = {id(p) for p, o in zip(self._params, self._owner) if o == me}
-        self._all = list(optimizer._parameter_list)
+        self._all = list(plist)
         _narrow(optimizer, lambda p: p if id(p) in owned else None)
 
     def __getattr__(self, name):
@@ -267,7 +266,7 @@ class Stage3Model(Layer):
         if not self._full:
             return
         for s in self._slots:
-            s.param._replace_data(np.empty((0,), dtype=s.param._data.dtype))
+            replace_data(s.param, np.empty((0,), dtype=s.param._data.dtype))
         self._full = False
 
     def get_all_parameters(self):
@@ -276,7 +275,7 @@ class Stage3Model(Layer):
         if self._full:
             return
         for i, full in self._gather_all().items():
-            self._slots[i].param._replace_data(full)
+            replace_data(self._slots[i].param, full)
         self._full = True
 
     def _gather_all(self):

@@ -14,6 +14,7 @@ part of fw-vision's models adds its entries in its own block below with `_add`.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -126,3 +127,45 @@ def _part_a() -> None:
 
 _part_a()
 # --- end of part A ---
+
+
+# --- part B: ShuffleNetV2, SqueezeNet, DenseNet, GoogLeNet, InceptionV3 ---
+def _part_b() -> None:
+    from fw.vision.models import densenet as _dn
+    from fw.vision.models import inceptionv3 as _iv3
+    from fw.vision.models import shufflenetv2 as _sn
+    from fw.vision.models import squeezenet as _sq
+
+    # (the package attribute `googlenet` is the function: import the module by name)
+    _gn = importlib.import_module("fw.vision.models.googlenet")
+
+    def add(name, fn, doc, configs, weights, head):
+        _add(name, fn, doc, configs, weights, **_dir_loader(name, fn, head, weights))
+
+    for suffix, scale in (("x0_25", 0.25), ("x0_33", 0.33), ("x0_5", 0.5), ("x1_0", 1.0),
+                          ("x1_5", 1.5), ("x2_0", 2.0)):
+        name = f"shufflenet_v2_{suffix}"
+        add(name, getattr(_sn, name), f"ShuffleNetV2 {scale}x (Ma et al., 2018).",
+            {"scale": scale, "act": "relu"}, _sn.model_urls[name], _sn.HEAD)
+    add("shufflenet_v2_swish", _sn.shufflenet_v2_swish,
+        "ShuffleNetV2 1.0x with swish activations (Ma et al., 2018).",
+        {"scale": 1.0, "act": "swish"}, _sn.model_urls["shufflenet_v2_swish"], _sn.HEAD)
+    for version in ("1_0", "1_1"):
+        name = f"squeezenet{version}"
+        add(name, getattr(_sq, name),
+            f"SqueezeNet {version.replace('_', '.')} (Iandola et al., 2016), ImageNet classifier.",
+            {"version": version.replace("_", ".")}, _sq.model_urls[name], _sq.HEAD)
+    for layers in (121, 161, 169, 201, 264):
+        name = f"densenet{layers}"
+        add(name, getattr(_dn, name), f"DenseNet-{layers} (Huang et al., 2017).",
+            {"layers": layers}, _dn.model_urls[name], _dn.HEAD)
+    add("googlenet", _gn.googlenet,
+        "GoogLeNet / Inception v1 (Szegedy et al., 2015); forward returns (out, aux1, aux2).",
+        {"num_classes": 1000}, _gn.model_urls["googlenet"], _gn.HEAD)
+    add("inception_v3", _iv3.inception_v3,
+        "InceptionV3 (Szegedy et al., 2016), inputs of at least 75x75 (299x299 trained).",
+        {"num_classes": 1000}, _iv3.model_urls["inception_v3"], _iv3.HEAD)
+
+
+_part_b()
+# --- end of part B ---

@@ -11,7 +11,7 @@ import fw
 from fw import nn
 from fw.core.errors import InvalidArgumentError
 from fw.nn import initializer as I
-from fw.vision.models._common_b import load_pretrained
+from fw.vision.models._utils import check_classifier_input, load_pretrained
 
 __all__ = ["DenseNet", "densenet121", "densenet161", "densenet169", "densenet201",
            "densenet264"]
@@ -31,6 +31,8 @@ model_urls: dict[str, tuple[str, str]] = {
                     "3270ce516b85370bba88cfdd9f60bff4"),
 }
 
+# the classifier's state-dict prefix: another num_classes keeps a fresh one when loading
+HEAD = ("out.",)
 # layers -> (initial features, growth rate, dense layers per block)
 _SPEC = {
     121: (64, 32, (6, 12, 24, 16)),
@@ -144,8 +146,8 @@ class DenseNet(nn.Layer):
     Note:
         Paddle 3.3.1 fails in ``forward`` whenever ``with_pool=False`` (an unbound local);
         fw returns the final feature map ``[N, C, H, W]`` then (and, with
-        ``num_classes > 0``, applies the fc layer to the flattened map, which needs
-        ``C * H * W`` to equal the fc input size).
+        ``num_classes > 0``, applies the fc layer to the flattened map, which must then
+        be 1x1: an error says so otherwise).
 
     Examples:
         >>> import fw
@@ -200,6 +202,9 @@ class DenseNet(nn.Layer):
         if self.with_pool:
             y = self.pool2d_avg(y)
         if self.num_classes > 0:
+            check_classifier_input("DenseNet", input.shape, y, self.out.weight.shape[0],
+                                   "with with_pool=False the last feature map must be 1x1 "
+                                   "(a 32x32 input), or use with_pool=True")
             y = self.out(fw.flatten(y, start_axis=1, stop_axis=-1))
         return y
 
@@ -207,7 +212,7 @@ class DenseNet(nn.Layer):
 def _densenet(arch, layers, pretrained, **kwargs):
     model = DenseNet(layers=layers, **kwargs)
     if pretrained:
-        load_pretrained(model, arch, model_urls)
+        load_pretrained(model, arch, arch, model_urls, head=HEAD)
     return model
 
 

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import fw
 from fw import nn
-from fw.core.errors import InvalidArgumentError
 from fw.nn import functional as F
 from fw.nn import initializer as I
-from fw.vision.models._common_b import load_pretrained
+from fw.vision.models._utils import check_classifier_input, load_pretrained
 
 __all__ = ["GoogLeNet", "googlenet"]
 
@@ -22,6 +21,11 @@ model_urls: dict[str, tuple[str, str]] = {
         "GoogLeNet_pretrained.pdparams",
         "80c06f038e905c53ab32c40eca6e26ae"),
 }
+
+
+# the three heads (main and auxiliary): another num_classes (or 0) keeps fresh ones
+# when loading Paddle's weights
+HEAD = ("_fc_out.", "_conv_o1.", "_fc_o1.", "_out1.", "_conv_o2.", "_fc_o2.", "_out2.")
 
 
 def _xavier(channels: int, filter_size: int):
@@ -126,15 +130,13 @@ class GoogLeNet(nn.Layer):
             self._drop_o2 = nn.Dropout(p=0.7, mode="downscale_in_infer")
             self._out2 = nn.Linear(1024, num_classes, weight_attr=_xavier(1024, 1))
 
-    def _aux_input(self, x, which: str):
-        """Flatten an auxiliary head's map, checking it fits the 1152-input fc layer
+    @staticmethod
+    def _aux_input(inputs, x, which: str):
+        """Flatten an auxiliary head's map, checked against its 1152-input fc layer
         (a clear error instead of a matmul shape mismatch deep inside)."""
-        x = fw.flatten(x, start_axis=1, stop_axis=-1)
-        if x.shape[1] >= 0 and x.shape[1] != 1152:  # -1: dynamic while tracing
-            raise InvalidArgumentError(
-                f"GoogLeNet: auxiliary head {which} needs a 128x3x3 map (1152 values) but "
-                f"got {x.shape[1]}; use inputs of 189 to 236 pixels, e.g. 224x224")
-        return x
+        check_classifier_input(f"GoogLeNet (auxiliary head {which})", inputs.shape, x, 1152,
+                               "use inputs of 189 to 236 pixels, e.g. 224x224")
+        return fw.flatten(x, start_axis=1, stop_axis=-1)
 
     def forward(self, inputs):
         x = self._pool(self._conv(inputs))
@@ -151,11 +153,11 @@ class GoogLeNet(nn.Layer):
             out2 = self._pool_o2(out2)
         if self.num_classes > 0:
             out = self._fc_out(fw.squeeze(self._drop(out), axis=[2, 3]))
-            out1 = self._aux_input(self._conv_o1(out1), "1 (after inception 4a)")
+            out1 = self._aux_input(inputs, self._conv_o1(out1), "1, after inception 4a")
             out1 = self._out1(self._drop_o1(F.relu(self._fc_o1(out1))))
             # the second auxiliary head has no ReLU after its first fc layer in Paddle's
             # definition (its weights were trained that way)
-            out2 = self._aux_input(self._conv_o2(out2), "2 (after inception 4d)")
+            out2 = self._aux_input(inputs, self._conv_o2(out2), "2, after inception 4d")
             out2 = self._out2(self._drop_o2(self._fc_o2(out2)))
         return out, out1, out2
 
@@ -181,5 +183,5 @@ def googlenet(pretrained: bool = False, **kwargs) -> GoogLeNet:
     """
     model = GoogLeNet(**kwargs)
     if pretrained:
-        load_pretrained(model, "googlenet", model_urls)
+        load_pretrained(model, "googlenet", "googlenet", model_urls, head=HEAD)
     return model

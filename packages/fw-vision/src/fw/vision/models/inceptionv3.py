@@ -11,7 +11,7 @@ import fw
 from fw import nn
 from fw.core.errors import InvalidArgumentError
 from fw.nn import initializer as I
-from fw.vision.models._common_b import ConvNormActivation, load_pretrained
+from fw.vision.models._utils import ConvNormActivation, load_pretrained
 
 __all__ = ["InceptionV3", "inception_v3"]
 
@@ -20,6 +20,9 @@ model_urls: dict[str, tuple[str, str]] = {
     "inception_v3": ("https://paddle-hapi.bj.bcebos.com/models/inception_v3.pdparams",
                      "649a4547c3243e8b59c656f41fe330b8"),
 }
+
+# the classifier's state-dict prefix: another num_classes keeps a fresh one when loading
+HEAD = ("fc.",)
 
 
 def _cbr(in_channels, out_channels, kernel_size, stride=1, padding=0):
@@ -181,6 +184,11 @@ class InceptionV3(nn.Layer):
         fw.nn.Layer: an InceptionV3 model. Inputs must be at least 75x75 pixels (the
         designed size is 299x299).
 
+    Note:
+        As in Paddle, the classifier reshapes the features to ``[-1, 2048]``: with
+        ``with_pool=False`` and a feature map larger than 1x1 (inputs over 106 px) the
+        output has ``N * H * W`` rows.
+
     Examples:
         >>> import fw
         >>> from fw.vision.models import InceptionV3
@@ -260,5 +268,5 @@ def inception_v3(pretrained: bool = False, **kwargs) -> InceptionV3:
     """
     model = InceptionV3(**kwargs)
     if pretrained:
-        load_pretrained(model, "inception_v3", model_urls)
+        load_pretrained(model, "inception_v3", "inception_v3", model_urls, head=HEAD)
     return model

@@ -8,7 +8,7 @@ from __future__ import annotations
 import fw
 from fw import nn
 from fw.core.errors import InvalidArgumentError
-from fw.vision.models._common_b import ConvNormActivation, load_pretrained
+from fw.vision.models._utils import ConvNormActivation, check_classifier_input, load_pretrained
 
 __all__ = ["ShuffleNetV2", "shufflenet_v2_x0_25", "shufflenet_v2_x0_33", "shufflenet_v2_x0_5",
            "shufflenet_v2_x1_0", "shufflenet_v2_x1_5", "shufflenet_v2_x2_0",
@@ -50,6 +50,8 @@ _STAGE_OUT_CHANNELS = {
 }
 _STAGE_REPEATS = (4, 8, 4)
 _ACTIVATIONS = {"relu": nn.ReLU, "swish": nn.Swish, None: None}
+# the classifier's state-dict prefix: another num_classes keeps a fresh one when loading
+HEAD = ("_fc.",)
 
 
 def channel_shuffle(x, groups: int):
@@ -174,6 +176,9 @@ class ShuffleNetV2(nn.Layer):
         if self.with_pool:
             x = self._pool2d_avg(x)
         if self.num_classes > 0:
+            check_classifier_input("ShuffleNetV2", inputs.shape, x, self._out_c,
+                                   "with with_pool=False the last feature map must be 1x1 "
+                                   "(a 32x32 input), or use with_pool=True")
             x = self._fc(fw.flatten(x, start_axis=1, stop_axis=-1))
         return x
 
@@ -181,7 +186,7 @@ class ShuffleNetV2(nn.Layer):
 def _shufflenet_v2(arch, pretrained, scale=1.0, **kwargs):
     model = ShuffleNetV2(scale=scale, **kwargs)
     if pretrained:
-        load_pretrained(model, arch, model_urls)
+        load_pretrained(model, arch, arch, model_urls, head=HEAD)
     return model
 
 

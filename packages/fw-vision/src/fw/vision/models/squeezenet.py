@@ -10,7 +10,7 @@ import fw
 from fw import nn
 from fw.core.errors import InvalidArgumentError
 from fw.nn import functional as F
-from fw.vision.models._common_b import load_pretrained
+from fw.vision.models._utils import load_pretrained
 
 __all__ = ["SqueezeNet", "squeezenet1_0", "squeezenet1_1"]
 
@@ -53,6 +53,8 @@ class MakeFire(nn.Layer):
         return fw.concat([self._conv_path1(x), self._conv_path2(x)], axis=1)
 
 
+# the classifier's state-dict prefix: another num_classes keeps a fresh one when loading
+HEAD = ("_conv9.",)
 # Fire modules (input, squeeze, expand 1x1, expand 3x3), shared by both versions
 _FIRES = [(None, 16, 64, 64), (128, 16, 64, 64), (128, 32, 128, 128), (256, 32, 128, 128),
           (256, 48, 192, 192), (384, 48, 192, 192), (384, 64, 256, 256), (512, 64, 256, 256)]
@@ -123,7 +125,7 @@ class SqueezeNet(nn.Layer):
 def _squeezenet(arch, version, pretrained, **kwargs):
     model = SqueezeNet(version, **kwargs)
     if pretrained:
-        load_pretrained(model, arch, model_urls)
+        load_pretrained(model, arch, arch, model_urls, head=HEAD)
     return model
 
 

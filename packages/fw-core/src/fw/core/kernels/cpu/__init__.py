@@ -10,6 +10,7 @@ the native extension they call is loaded; importing this package attaches all of
 
 from fw.core.kernels.cpu import (
     activation,
+    collective,
     conv,
     fused,
     int8,
@@ -23,5 +24,5 @@ from fw.core.kernels.cpu import (
     quant,
 )
 
-__all__ = ["activation", "conv", "fused", "int8", "linalg", "loss", "nn_grad", "nn_misc", "norm",
-           "optimizer", "pool", "quant"]
+__all__ = ["activation", "collective", "conv", "fused", "int8", "linalg", "loss", "nn_grad",
+           "nn_misc", "norm", "optimizer", "pool", "quant"]
