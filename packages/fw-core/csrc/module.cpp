@@ -223,8 +223,10 @@ Raises TypeError for unsupported dtypes, ValueError for bad shapes or layouts.)"
 // (and the people working on it) stays in its own translation units:
 //   bind_nn.cpp     convolution, pooling, normalization, softmax (oneDNN primitives)
 //   bind_fused.cpp  optimizer updates and fused elementwise chains (own C++)
+//   bind_image.cpp  fw.vision's nms, resize and warps (own C++, image.cpp)
 void bind_nn(nb::module_ &m);
 void bind_fused(nb::module_ &m);
+void bind_image(nb::module_ &m);
 
 NB_MODULE(_C, m) {
     m.doc() = "fw-core native kernels (oneDNN, CPU)";
@@ -290,4 +292,5 @@ NB_MODULE(_C, m) {
         "Primitive cache statistics: dict with hits, misses, evictions, size, capacity.");
     bind_nn(m);
     bind_fused(m);
+    bind_image(m);
 }

@@ -43,7 +43,7 @@ from fw.core.tensor import array_version, bump_version, make_tensor, version_of
 __all__ = [
     "make_tensor", "version_of", "array_version", "bump_version", "format_tensor",
     "tensor_hooks", "grad_state", "amp_state", "dist_state", "build_state", "OPS", "get_op",
-    "native", "freeze", "xp_of", "device_scope", "replace_data", "collectives",
+    "native", "freeze", "xp_of", "device_scope", "replace_data", "collectives", "image_kernels",
 ]
 
 # ---------------------------------------------------------------- tensors
@@ -154,6 +154,43 @@ def freeze(array) -> int:
     from fw.core.kernels.frozen import freeze as _freeze
 
     return _freeze(array)
+
+
+def image_kernels():
+    """The native image kernels for fw-vision, or None when this fw-core has no native
+    extension (or ``FW_DISABLE_NATIVE=1``); callers then run their NumPy reference.
+
+    A namespace of five functions (csrc/image.cpp; each validates its arguments and
+    raises TypeError / ValueError naming itself, then runs without the GIL):
+
+    - ``nms(boxes, threshold, normalized=True, categories=None) -> int64 array``: greedy
+      IoU suppression over float64 [N, 4] boxes already in priority order; with int64
+      [N] ``categories`` a box suppresses only its own category. Kept positions, ascending.
+    - ``resize(img, ty, wy, tx, wx, mode, out)``: separable resize of a C-contiguous
+      uint8/float32 HWC image through [dst, k] tap tables (int64 indices; float32
+      weights for ``mode="float"``, int32 fixed-point ones for ``"u8_linear"`` /
+      ``"u8_wide"``), into ``out``.
+    - ``resize_nearest(img, iy, ix, out)``: ``out = img[iy][:, ix]`` for any dtype.
+    - ``warp(img, matrix, interpolation, border, out)``: constant-border warp of a
+      uint8/float32 HWC image; ``matrix`` is the float64 [2, 3] inverse affine map or
+      the float32 [3, 3] inverse homography, ``border`` float64 [C].
+    - ``color(img, op, value, out)``: a uint8 HW3 (BGR) image's hue shifted by the
+      integer ``value`` in 8-bit HSV_FULL (``op="hue"``, the only op), into ``out``.
+
+    Users: fw-vision (``ops.nms``, the "cv2" transforms backend). The numerics are
+    fw-vision's NumPy reference's, bit for bit (its tests compare them)."""
+    from types import SimpleNamespace
+
+    try:
+        from fw.core import _native
+    except ImportError:
+        return None
+    c = _native.C
+    if c is None or not hasattr(c, "image_nms"):
+        return None
+    return SimpleNamespace(nms=c.image_nms, resize=c.image_resize,
+                           resize_nearest=c.image_resize_nearest, warp=c.image_warp,
+                           color=c.image_color)
 
 
 # ---------------------------------------------------------------- devices

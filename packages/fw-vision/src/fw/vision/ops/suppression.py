@@ -12,6 +12,29 @@ from fw.vision.ops._iou import greedy_keep, pairwise_iou
 
 __all__ = ["nms", "matrix_nms"]
 
+# fw-core's native greedy suppression (csrc/image.cpp): the same float64 IoU and the
+# same greedy rule as _iou.pairwise_iou + greedy_keep, without the N x N matrix and the
+# per-kept-box Python step; None runs the NumPy reference (tests set it to compare).
+_UNSET = object()
+_K = _UNSET
+
+
+def _kernels():
+    global _K
+    if _K is _UNSET:
+        from fw.core.internal import image_kernels
+
+        _K = image_kernels()
+    return _K
+
+
+def _greedy(sb: np.ndarray, threshold: float) -> np.ndarray:
+    """Kept positions of boxes `sb` already in priority order."""
+    k = _kernels()
+    if k is None:
+        return greedy_keep(pairwise_iou(sb, sb), threshold)
+    return k.nms(np.ascontiguousarray(sb, np.float64), threshold)
+
 
 def _desc(scores: np.ndarray) -> np.ndarray:
     # stable, so equal scores keep their input order
@@ -52,15 +75,14 @@ def nms(boxes, iou_threshold=0.3, scores=None, category_idxs=None, categories=No
     b = check(boxes, op, "boxes", dtypes=FLOATS, ndim=2, last=4)
     n = b.shape[0]
     if scores is None:
-        return fw.to_tensor(greedy_keep(pairwise_iou(b, b), float(iou_threshold)))
+        return fw.to_tensor(_greedy(b, float(iou_threshold)))
     s = check(scores, op, "scores", dtypes=FLOATS, ndim=1)
     if s.shape[0] != n:
         raise ValueError(f"nms: argument 'scores' must have one score per box ({n}), got "
                          f"{describe(s)}")
     if category_idxs is None:
         order = _desc(s)
-        sb = b[order]
-        return fw.to_tensor(order[greedy_keep(pairwise_iou(sb, sb), float(iou_threshold))])
+        return fw.to_tensor(order[_greedy(b[order], float(iou_threshold))])
     c = check(category_idxs, op, "category_idxs", dtypes=INTS, ndim=1)
     if c.shape[0] != n:
         raise ValueError(f"nms: argument 'category_idxs' must have one id per box ({n}), "
@@ -71,19 +93,33 @@ def nms(boxes, iou_threshold=0.3, scores=None, category_idxs=None, categories=No
     if top_k is not None and top_k > n:
         raise ValueError(f"nms: argument 'top_k' ({top_k}) must not exceed the number of "
                          f"boxes ({n})")
-    kept = np.zeros(n, bool)
-    for cat in categories:
-        idx = np.nonzero(c == cat)[0]
-        if idx.size == 0:
-            continue
-        order = idx[_desc(s[idx])]
-        sb = b[order]
-        kept[order[greedy_keep(pairwise_iou(sb, sb), float(iou_threshold))]] = True
-    keep = np.nonzero(kept)[0]
+    keep = _batched(b, s, c, categories, float(iou_threshold))
     keep = keep[_desc(s[keep])]
     if top_k is not None:
         keep = keep[: int(top_k)]
     return fw.to_tensor(keep.astype(np.int64))
+
+
+def _batched(b, s, c, categories, threshold: float) -> np.ndarray:
+    """Ascending indices of the boxes kept by per-category greedy NMS."""
+    k = _kernels()
+    if k is None:
+        kept = np.zeros(b.shape[0], bool)
+        for cat in categories:
+            idx = np.nonzero(c == cat)[0]
+            if idx.size == 0:
+                continue
+            order = idx[_desc(s[idx])]
+            sb = b[order]
+            kept[order[greedy_keep(pairwise_iou(sb, sb), threshold)]] = True
+        return np.nonzero(kept)[0]
+    # one pass in global score order where a box suppresses only its own category: a
+    # stable sort keeps each category's own order, so this keeps what the loop does
+    idx = np.nonzero(np.isin(c, np.asarray(list(categories), dtype=np.int64)))[0]
+    order = idx[_desc(s[idx])]
+    pos = k.nms(np.ascontiguousarray(b[order], np.float64), threshold,
+                categories=np.ascontiguousarray(c[order], np.int64))
+    return np.sort(order[pos])
 
 
 def _decay(iou: np.ndarray, max_iou: np.ndarray, use_gaussian: bool, sigma: float):

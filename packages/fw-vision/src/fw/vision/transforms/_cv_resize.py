@@ -16,6 +16,8 @@ import math
 
 import numpy as np
 
+from fw.vision.transforms import _native
+
 _COEF_BITS = 11  # INTER_RESIZE_COEF_BITS
 _COEF_SCALE = 1 << _COEF_BITS
 _CUBIC_A = -0.75
@@ -124,14 +126,43 @@ def _apply(img: np.ndarray, idx: np.ndarray, w: np.ndarray, axis: int, acc) -> n
     return out
 
 
-def resize(img: np.ndarray, oh: int, ow: int, method: str) -> np.ndarray:
-    """``cv2.resize(img, (ow, oh), interpolation=method)`` for a HW or HWC array."""
+def _plan(img: np.ndarray, oh: int, ow: int, method: str):
     h, w = img.shape[:2]
     if method == "bilinear" and h == 2 * oh and w == 2 * ow:
         method = "area"  # OpenCV's own shortcut for exact 2x linear downscaling
     area_box = method == "area" and h >= oh and w >= ow
     ty, wy = axis_taps(h, oh, method, area_box)
     tx, wx = axis_taps(w, ow, method, area_box)
+    return method, area_box, ty, wy, tx, wx
+
+
+def resize(img: np.ndarray, oh: int, ow: int, method: str) -> np.ndarray:
+    """``cv2.resize(img, (ow, oh), interpolation=method)`` for a HW or HWC array: the
+    native kernel for uint8 / float32 (any dtype for nearest), else `resize_reference`."""
+    k = _native.kernels()
+    if (k is None or img.ndim not in (2, 3) or img.size == 0 or oh <= 0 or ow <= 0
+            or (method != "nearest" and img.dtype not in (np.uint8, np.float32))):
+        return resize_reference(img, oh, ow, method)
+    method, area_box, ty, wy, tx, wx = _plan(img, oh, ow, method)
+    x = np.ascontiguousarray(img if img.ndim == 3 else img[:, :, None])
+    out = np.empty((oh, ow, x.shape[2]), x.dtype)
+    if method == "nearest":
+        k.resize_nearest(x, np.ascontiguousarray(ty[:, 0]), np.ascontiguousarray(tx[:, 0]), out)
+    elif img.dtype == np.uint8 and not area_box:
+        mode = "u8_linear" if method in ("bilinear", "area") else "u8_wide"
+        k.resize(x, ty, _fixed(wy), tx, _fixed(wx), mode, out)
+    else:
+        k.resize(x, ty, wy, tx, wx, "float", out)
+    return out if img.ndim == 3 else out[:, :, 0]
+
+
+def _fixed(w: np.ndarray) -> np.ndarray:
+    return np.rint(w * _COEF_SCALE).astype(np.int32)
+
+
+def resize_reference(img: np.ndarray, oh: int, ow: int, method: str) -> np.ndarray:
+    """`resize` in NumPy alone: the reference the native kernel is tested against."""
+    method, area_box, ty, wy, tx, wx = _plan(img, oh, ow, method)
     if method == "nearest":
         return img[ty[:, 0]][:, tx[:, 0]]
     if img.dtype == np.uint8 and not area_box:
@@ -149,8 +180,8 @@ def resize(img: np.ndarray, oh: int, ow: int, method: str) -> np.ndarray:
 
 def _resize_u8(img, ty, wy, tx, wx, method):
     # int32 is enough for the horizontal sums (|sum| < 255 * 2048 * 2)
-    iwx = np.rint(wx * _COEF_SCALE).astype(np.int32)
-    iwy = np.rint(wy * _COEF_SCALE).astype(np.int32)
+    iwx = _fixed(wx)
+    iwy = _fixed(wy)
     horiz = _apply(img, tx, iwx, 1, np.int32)  # scaled by 2048
     if method in ("bilinear", "area"):
         # the vector path: ((b0 * (S0 >> 4)) >> 16) + ((b1 * (S1 >> 4)) >> 16), then

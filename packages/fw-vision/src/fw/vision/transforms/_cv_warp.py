@@ -19,6 +19,8 @@ import math
 
 import numpy as np
 
+from fw.vision.transforms import _native
+
 
 def rotation_matrix(center, angle: float, scale: float) -> np.ndarray:
     """``cv2.getRotationMatrix2D(center, angle, scale)``: counter-clockwise degrees."""
@@ -110,6 +112,22 @@ def _remap(img: np.ndarray, xs: np.ndarray, ys: np.ndarray, method: str, fill) -
     return acc.astype(img.dtype)
 
 
+def _native_warp(img: np.ndarray, inv: np.ndarray, out_w: int, out_h: int, method: str,
+                 fill):
+    """The native kernel's result for uint8 / float32 HWC images, else None (then the
+    NumPy code below runs: it is the reference the kernel is tested against)."""
+    k = _native.kernels()
+    if (k is None or img.ndim != 3 or img.dtype not in (np.uint8, np.float32)
+            or method not in ("nearest", "bilinear", "bicubic")):
+        return None
+    border = border_value(fill, img.shape[2], img.dtype)
+    if border.shape[0] != img.shape[2]:
+        return None
+    out = np.empty((out_h, out_w, img.shape[2]), img.dtype)
+    return k.warp(np.ascontiguousarray(img), np.ascontiguousarray(inv), method,
+                  np.ascontiguousarray(border, np.float64), out)
+
+
 def warp_affine(img: np.ndarray, m, out_w: int, out_h: int, method: str, fill) -> np.ndarray:
     """``cv2.warpAffine(img, m, (out_w, out_h), flags=method, borderValue=fill)``."""
     m = np.asarray(m, np.float64).reshape(2, 3)
@@ -125,6 +143,9 @@ def warp_affine_inverse(img: np.ndarray, inv, out_w: int, out_h: int, method: st
                         fill) -> np.ndarray:
     """``cv2.warpAffine`` with ``WARP_INVERSE_MAP``: `inv` maps output to input pixels."""
     inv = np.asarray(inv, np.float64).reshape(2, 3)
+    out = _native_warp(img, inv, out_w, out_h, method, fill)
+    if out is not None:
+        return out
     x = np.arange(out_w, dtype=np.float64)[None, :]
     y = np.arange(out_h, dtype=np.float64)[:, None]
     xs = (inv[0, 0] * x + inv[0, 1] * y + inv[0, 2]).astype(np.float32)
@@ -138,6 +159,9 @@ def warp_perspective(img: np.ndarray, m, out_w: int, out_h: int, method: str,
     # inverted in double, then evaluated in float32 like OpenCV's kernel (this order of
     # operations matched OpenCV 5.0 best on nearest-sampling ties)
     inv = np.linalg.inv(np.asarray(m, np.float64).reshape(3, 3)).astype(np.float32)
+    out = _native_warp(img, inv, out_w, out_h, method, fill)
+    if out is not None:
+        return out
     x = np.arange(out_w, dtype=np.float32)[None, :]
     y = np.arange(out_h, dtype=np.float32)[:, None]
     xs = inv[0, 0] * x + inv[0, 1] * y + inv[0, 2]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fw.vision.transforms import _cv_color, _cv_resize, _cv_warp
+from fw.vision.transforms import _cv_color, _cv_resize, _cv_warp, _native
 
 __all__: list[str] = []
 
@@ -130,6 +130,10 @@ def adjust_hue(img: np.ndarray, hue_factor: float) -> np.ndarray:
     x, was_2d = _hwc(img)
     if x.shape[2] == 1:
         return img
+    k = _native.kernels()
+    if k is not None and x.shape[2] == 3 and img.dtype == np.uint8:
+        out = np.empty_like(x, order="C")
+        return _back(k.color(np.ascontiguousarray(x), "hue", int(hue_factor * 255), out), was_2d)
     hsv = _cv_color.bgr_to_hsv_full(x.astype(np.uint8))
     h = (hsv[..., 0].astype(np.int32) + int(hue_factor * 255)) % 256
     hsv[..., 0] = h.astype(np.uint8)
