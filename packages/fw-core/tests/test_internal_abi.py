@@ -233,3 +233,19 @@ def test_the_import_contract_lists_every_private_module():
     assert private == set(contract["forbidden_modules"]), (
         f"not in the contract: {sorted(private - set(contract['forbidden_modules']))}; "
         f"no longer a module: {sorted(set(contract['forbidden_modules']) - private)}")
+
+
+def test_no_package_calls_the_tensor_private_replace_data():
+    # Tensor._replace_data is fw-core's own; every other package calls
+    # internal.replace_data (the named ABI above)
+    import ast
+
+    bad = []
+    for src in sorted((ROOT / "packages").glob("*/src")):
+        if src.parent.name == "fw-core":
+            continue
+        for path in sorted(src.rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Attribute) and node.attr == "_replace_data":
+                    bad.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not bad, "use fw.core.internal.replace_data: " + ", ".join(bad)

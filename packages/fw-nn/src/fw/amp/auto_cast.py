@@ -28,7 +28,7 @@ from fw.amp import lists as _lists
 from fw.core import dtypes as _dt
 from fw.core.dispatch import invoke
 from fw.core.errors import InvalidArgumentError
-from fw.core.internal import amp_state, version_of
+from fw.core.internal import amp_state, replace_data, version_of
 from fw.core.ops import OPS
 from fw.core.tensor import Tensor
 
@@ -263,7 +263,7 @@ def decorate(models, optimizers=None, level="O1", dtype=None, master_weight=None
                         for t in store.values():
                             if t is not None and t.dtype.is_floating_point and \
                                     t.dtype is not low:
-                                t._replace_data(t._data.astype(low.np))
+                                replace_data(t, t._data.astype(low.np))
                                 if t._grad is not None:
                                     t._grad = None
         if master_weight is None or master_weight:

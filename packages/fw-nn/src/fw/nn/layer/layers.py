@@ -22,7 +22,7 @@ from collections import OrderedDict, namedtuple
 import numpy as np
 
 from fw.core import dtypes as _dt
-from fw.core.internal import bump_version
+from fw.core.internal import bump_version, replace_data
 from fw.core.ir import no_building
 from fw.core.tensor import Tensor
 from fw.nn.parameter import ParamAttr, Parameter, create_parameter, unique_name
@@ -487,7 +487,7 @@ class Layer:
                         continue
                     new = fn(t)
                     if new is not t:
-                        t._replace_data(new._data)
+                        replace_data(t, new._data)
                         g = t._grad
                         if g is not None:
                             t._grad = fn(g)
