@@ -573,3 +573,19 @@ def test_requantized_output_is_uint8_only_when_it_cannot_be_negative(name):
     if dt == "int8":
         assert (out[0] < 0).any()  # the program does produce negative outputs to keep
     _close(p, q, xs, step=0.05)
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_a_dequantized_program_input_is_left_alone(keep):
+    """int8 codes that arrive as a program input (no quantize_linear in the program,
+    not constants) have nothing to fold or drop: the program stays as it is and the
+    pass reports no change, whether fake quantization is kept or dropped."""
+    p = trace(lambda u: call("dequantize_linear", u, S_X, ZERO).exp(), [T([3, 12], "int8")])
+    q = p.clone()
+    assert get_pass("fold_qdq", min_macs=0, signed_inputs=True,
+                    keep_fp32_qdq=keep).run(q) is False
+    assert str(q) == str(p)
+    u = np.random.default_rng(27).integers(-128, 128, (3, 12)).astype(np.int8)
+    (want,) = _outs(p, [u])
+    np.testing.assert_array_equal(_outs(q, [u])[0], want)
+    np.testing.assert_allclose(want, np.exp(u.astype(F32) * F32(0.05)), rtol=1e-6)
