@@ -82,6 +82,9 @@ def test_graph_is_qdq_and_passes_the_checker(exported):
     int8 = [t for t in m.graph.initializer if t.data_type == onnx.TensorProto.INT8 and
             len(t.dims) >= 2]
     assert len(int8) == n_q
+    # no initializer left unread (the lowerings re-express scale and zero point)
+    read = {i for n in m.graph.node for i in n.input}
+    assert [t.name for t in m.graph.initializer if t.name not in read] == []
 
 
 @pytest.mark.parametrize("level", ["ORT_DISABLE_ALL", "ORT_ENABLE_ALL"])

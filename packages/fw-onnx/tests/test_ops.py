@@ -246,6 +246,12 @@ CASES = [
              _t(QS3), _t(QZ3), axis=1),
         call("quantize_linear", x, _t(QS1), _t(QZU), qmin=0, qmax=255),
         call("quantize_linear", x, _t(QS1), _t(QZ0), qmin=-8, qmax=7)], [f32(2, 3, 4) * 3]),
+    # scale and zero point as graph inputs (Reshape/Cast at run time, not initializers)
+    ("qdq_runtime_qparams", lambda x, s, z, s1, z1: [
+        call("dequantize_linear", call("quantize_linear", x, s, z, axis=1), s, z, axis=1),
+        call("fake_quantize_dequantize", x, s1, z1, qmin=0, qmax=255),
+        call("fake_quantize_dequantize", x.astype("float64"), s, z, axis=1)],
+     [f32(2, 3, 4) * 3, QS3, QZ3, QS1, QZU]),
     ("fake_quantize_dequantize", lambda x: [
         call("fake_quantize_dequantize", x, _t(QS3), _t(QZ3), axis=1, qmin=-8, qmax=7),
         call("fake_quantize_dequantize", x, _t(QS1), _t(QZ0), qmin=-1000, qmax=1000)],
