@@ -1,6 +1,7 @@
 """Timing of a quantized (QDQ) program: fw's int8 Predictor against onnxruntime on
-fw.onnx's export of the *same* QDQ program (onnxruntime fuses the Q/DQ pairs into its
-own int8 kernels, ORT_ENABLE_ALL). Medians in ms per batch; one thread each.
+fw.onnx's export of the *same* QDQ program (ORT_ENABLE_ALL: onnxruntime fuses the
+DQ -> op -> Q patterns it finds into its own int8 kernels), and onnxruntime on the float
+model's export for reference. Medians in ms per batch; one thread each.
 
     python packages/fw-onnx/scripts/qdq_timing.py [--rounds 7] [--only lenet]
 
@@ -43,6 +44,7 @@ def run_fw(rows, rounds, workdir):
 
     import fw
     import fw.inference as infer
+    import fw.onnx
     from fw.core.ir import load, save
     from fw.core.testing.qdq import quantize_program
     from fw.onnx import program_to_onnx
@@ -63,6 +65,7 @@ def run_fw(rows, rounds, workdir):
         import onnx
 
         onnx.save(program_to_onnx(prog), base + "_qdq.onnx")
+        fw.onnx.export(model, base + "_fp32", spec)  # the float model, for reference
         np.save(base + "_x.npy", x.numpy())
         config = infer.Config(qpath)
         config.set_cpu_math_library_num_threads(1)
@@ -78,19 +81,24 @@ def run_fw(rows, rounds, workdir):
 def run_ort(rows, rounds, workdir):
     import onnxruntime as ort
 
-    out = {}
-    for label, name, _, _ in rows:
-        base = os.path.join(workdir, name)
+    def session(path):
         so = ort.SessionOptions()
         so.intra_op_num_threads = 1
         so.inter_op_num_threads = 1
+        so.log_severity_level = 3
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        sess = ort.InferenceSession(base + "_qdq.onnx", so, providers=["CPUExecutionProvider"])
-        feed = {sess.get_inputs()[0].name: np.load(base + "_x.npy")}
-        got = sess.run(None, feed)[0]
+        return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+    out = {}
+    for label, name, _, _ in rows:
+        base = os.path.join(workdir, name)
+        sq, sf = session(base + "_qdq.onnx"), session(base + "_fp32.onnx")
+        feed = {sq.get_inputs()[0].name: np.load(base + "_x.npy")}
+        got = sq.run(None, feed)[0]
         diff = float(np.abs(got - np.load(base + "_fw_out.npy")).max())
-        out[label] = {"ort on exported QDQ": median_ms(lambda s=sess, f=feed: s.run(None, f),
+        out[label] = {"ort on exported QDQ": median_ms(lambda s=sq, f=feed: s.run(None, f),
                                                        rounds),
+                      "ort fp32": median_ms(lambda s=sf, f=feed: s.run(None, f), rounds),
                       "max |ort - fw|": diff}
     return out
 
@@ -118,12 +126,13 @@ def main(argv=None):
                 sys.exit(f"{kind} failed:\n{r.stderr[-3000:]}")
             for k, v in json.loads(r.stdout.strip().splitlines()[-1]).items():
                 res.setdefault(k, {}).update(v)
-    print("| model | fw int8 Predictor ms | ort (QDQ export, ENABLE_ALL) ms | fw/ort | max diff |")
-    print("|---|---|---|---|---|")
+    print("| model | fw int8 Predictor ms | ort on the QDQ export ms | fw int8 / ort QDQ | "
+          "ort fp32 ms | max |ort QDQ - fw int8| |")
+    print("|---|---|---|---|---|---|")
     for label, v in res.items():
         f, o = v["fw int8 Predictor"], v["ort on exported QDQ"]
-        print(f"| {label} | {f:.2f} | {o:.2f} | {f / o:.2f}x | {v['max |ort - fw|']:.3g} |")
-
+        print(f"| {label} | {f:.2f} | {o:.2f} | {f / o:.2f}x | {v['ort fp32']:.2f} | "
+              f"{v['max |ort - fw|']:.3g} |")
 
 if __name__ == "__main__":
     main()
