@@ -71,8 +71,8 @@ def replace_data(t, array) -> None:
     buffer), bumping its version so autograd and fw-nn's optimizers notice. Unlike
     an in-place write (``t._data[...] = v``), views of the old array no longer alias
     `t`. Users: fw-nn (``Layer.to`` casts, amp O2 decoration) and fw-distributed
-    (ZeRO stage 3 frees a parameter's full array between steps and gathers it back). The array must be a device array of `t`'s backend
-    (``numpy.ndarray`` on cpu)."""
+    (ZeRO stage 3 frees a parameter's full array between steps and gathers it back).
+    The array must be a device array of `t`'s backend (``numpy.ndarray`` on cpu)."""
     t._replace_data(array)
 
 
