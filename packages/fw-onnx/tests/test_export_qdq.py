@@ -170,6 +170,15 @@ def test_zero_point_outside_the_codes_is_refused(tmp_path):
         _export(fn, [np.ones((2, 3), np.float32)], tmp_path)
 
 
+def test_non_positive_scale_is_refused(tmp_path):
+    s = fw.to_tensor(np.array([0.1, 0.0, 0.2], np.float32))
+    z = fw.to_tensor(np.zeros(3, np.int32))
+    fn = lambda q: call("dequantize_linear", q, s, z, axis=1)  # noqa: E731
+    with pytest.raises(fw.onnx.ExportError,
+                       match=r"op 'dequantize_linear'.*'scale' must be > 0.*0\.0"):
+        _export(fn, [np.ones((2, 3), np.int8)], tmp_path)
+
+
 def test_int32_dequantize_with_a_zero_point_is_refused(tmp_path):
     z = fw.to_tensor(np.array([3], np.int32))
     fn = lambda q: call("dequantize_linear", q, fw.to_tensor(S1), z)  # noqa: E731

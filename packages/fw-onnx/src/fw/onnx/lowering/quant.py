@@ -23,10 +23,11 @@ even like fw), which any range and float dtype can use.
 
 Refused, with the op and the attribute named: QuantizeLinear on float64 x (ONNX's
 QuantizeLinear takes float32, and float16/bfloat16 only from opset 19; fw computes
-float64 in float64, which a cast to float32 would change), a constant zero point outside
-the code type, and an int32 ``dequantize_linear`` with a zero point that is not a
-constant 0 (ONNX DequantizeLinear defines int32 input with zero point 0 only). fw maps a
-NaN input to the zero point; ONNX leaves NaN undefined.
+float64 in float64, which a cast to float32 would change), a constant scale that is not
+> 0, a constant zero point outside the code type, and an int32 ``dequantize_linear``
+with a zero point that is not a constant 0 (ONNX DequantizeLinear defines int32 input
+with zero point 0 only). fw maps a NaN input to the zero point; ONNX leaves NaN
+undefined. A zero point fed at run time is cast to the code type unchecked.
 """
 
 from __future__ import annotations
@@ -65,9 +66,12 @@ def _per_axis(ctx, op):
 
 def _scale(ctx, op, per_axis):
     s = ctx.input(1)
+    v = _const_value(ctx, s)
+    if v is not None and not bool((v > 0).all()):
+        # fw raises on such a scale when it runs; ONNX leaves it undefined
+        ctx.fail(f"every 'scale' must be > 0, got {v.reshape(-1).tolist()[:8]}")
     if per_axis:
         return ctx.node("Reshape", [s, ctx.ints([-1])]) if op.operands[1].type.ndim != 1 else s
-    v = _const_value(ctx, s)
     if v is not None:
         return ctx.const(np.asarray(v, np.float32).reshape(()), "scale")
     return ctx.node("Reshape", [s, ctx.ints([])])
