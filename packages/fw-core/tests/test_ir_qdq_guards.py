@@ -545,3 +545,31 @@ def test_channel_last_conv_batch_norm_folds_into_the_scales():
     names = _names(q)
     assert "batch_norm" not in names and names.count("quantized_conv2d") == 1, q
     _close(p, q, [_x(2, 6, 6, 4, seed=29)], step=0.5)
+
+
+# ------------------------------------------------------------- uint8 outputs
+# A non-negative activation lets the requantized output be uint8 0..127 (the same codes
+# as symmetric int8), unless a residual is added AFTER the activation: the sum may be
+# negative, and uint8 codes would clamp it to 0.
+R_IN = T([2, 8, 6, 6], "float32")
+UINT8_OUT = {
+    # name: (tail, extra input types, out_dtype of the int8 op)
+    "relu": (lambda h: qdq(call("relu", h), S_Y), [], "uint8"),
+    "residual before relu": (lambda h, r: qdq(call("relu", h + r), S_Y), [R_IN], "uint8"),
+    "residual after relu": (lambda h, r: qdq(call("relu", h + C_BIAS) + r, S_Y), [R_IN],
+                            "int8"),
+}
+
+
+@pytest.mark.parametrize("name", list(UINT8_OUT))
+def test_requantized_output_is_uint8_only_when_it_cannot_be_negative(name):
+    tail, extra, dt = UINT8_OUT[name]
+    p = trace(_conv_prog(tail), [T([2, 4, 6, 6], "float32"), *extra])
+    q, _ = _fold(p)
+    op = _conv_op(q)
+    assert op.attrs["out_dtype"] == dt and op.attrs["qmin"] == (0 if dt == "uint8" else -128), q
+    xs = [_x(2, 4, 6, 6, seed=18)] + [_x(*t.shape, seed=19 + i) for i, t in enumerate(extra)]
+    out = _outs(p, xs)
+    if dt == "int8":
+        assert (out[0] < 0).any()  # the program does produce negative outputs to keep
+    _close(p, q, xs, step=0.05)

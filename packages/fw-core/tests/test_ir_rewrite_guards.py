@@ -436,3 +436,85 @@ def test_a_single_channel_conv_takes_its_bias():
     q, changed = _after(p, ["fuse_conv_bias_act", "dce"])
     assert changed and _ops(q) == {"fused_conv": 1, "reshape": 1}, q
     _same(p, q, [_rand(2, 2, 5, 5, seed=85)])
+
+
+# ================================================================ algebraic_simplify
+# x / 1 is x only when the division keeps x's type: int32 / int32 is float32 (true
+# division), so the int operand cannot stand for the result. A traced program casts
+# first; a parsed (or imported) one may divide ints directly.
+@pytest.mark.parametrize("dtype,drops", [("i32", False), ("f32", True)])
+def test_dividing_by_one_is_dropped_only_when_it_keeps_the_type(dtype, drops):
+    from fw.core.ir import parse
+
+    p = parse(f"""program {{
+  block 0 (%x: {dtype}[3]) {{
+    %0 = full() {{shape=[1], fill_value=1, dtype={dtype}}} : {dtype}[1]
+    %1 = divide(%x, %0) : f32[3]
+    return %1
+  }}
+}}""")
+    verify(p)
+    q, changed = _after(p, ["algebraic_simplify"])
+    assert changed is drops and (_ops(q)["divide"] == 0) is drops, q
+    (out,) = q.block.outputs
+    assert out.type == T([3], "float32"), q
+    x = np.array([1, -2, 7], np.int32 if dtype == "i32" else F32)
+    (got,) = as_tuple(run(q, x))
+    np.testing.assert_array_equal(got.numpy(), x.astype(F64))
+
+
+# ================================================================ fold_batch_norm
+def test_a_batch_norm_input_named_like_a_captured_constant_is_not_folded():
+    """captured_array takes only block-0 params/consts: a program input that happens
+    to share its name with a captured constant (same shape and dtype) is runtime data,
+    and folding the constant's value in its place would compute the wrong thing."""
+    w = _w((3, 2, 1, 1), "bnx.w", 90)
+    mean, beta = _w((3,), "bnx.mean", 91), _w((3,), "bnx.beta", 92)
+    var = _const(np.abs(_rand(3, seed=93)) + 0.5, "bnx.var")
+    p = trace(lambda x, g: call("batch_norm", call("conv", x, w, None), mean, var, g, beta)[0],
+              [T([2, 2, 4, 4], "float32"), T([3], "float32")], ["x", "bnx.beta"])
+    q, changed = _after(p, ["fold_batch_norm", "dce"])
+    assert not changed and _ops(q)["batch_norm"] == 1, q
+    gamma = np.array([2.0, -1.0, 0.5], F32)  # not the captured bnx.beta
+    _same(p, q, [_rand(2, 2, 4, 4, seed=94), gamma])
+    # the same program with gamma captured folds (the guard's other side)
+    g = _const(gamma, "bnx.gamma")
+    p2 = trace(lambda x: call("batch_norm", call("conv", x, w, None), mean, var, g, beta)[0],
+               [T([2, 2, 4, 4], "float32")], ["x"])
+    q2, changed2 = _after(p2, ["fold_batch_norm", "dce"])
+    assert changed2 and _ops(q2)["batch_norm"] == 0, q2
+    np.testing.assert_allclose(as_tuple(run(q2, _rand(2, 2, 4, 4, seed=94)))[0].numpy(),
+                               as_tuple(run(p, _rand(2, 2, 4, 4, seed=94), gamma))[0].numpy(),
+                               rtol=1e-5, atol=1e-5)
+
+
+# ================================================================ fuse_elementwise
+# pow joins a group when its exponent is a one-element constant of at most x's rank
+# (it then broadcasts into x's shape, and becomes a scalar of the instruction)
+@pytest.mark.parametrize("eshape,fuses", [([], True), ([1], True), ([1, 1], True),
+                                          ([1, 1, 1], False)])
+def test_pow_fuses_with_a_one_element_exponent_up_to_the_base_rank(eshape, fuses):
+    e = _const(np.full(eshape, 2.0, F32), "pe")
+    p = trace(lambda x: call("pow", x.exp(), e).tanh(), [T([3, 4], "float32")], ["x"])
+    q, changed = _after(p, ["fuse_elementwise", "dce"])
+    # else pow stays, and exp [3, 4] and tanh [1, 3, 4] around it are lone ops
+    assert changed is fuses and _ops(q) == ({"fused_elementwise": 1} if fuses else _ops(p)), q
+    _same(p, q, [_rand(3, 4, seed=95)], exact=False)  # the native fused kernel rounds apart
+
+
+def test_a_group_the_fused_op_cannot_express_stays_and_reports_no_change(monkeypatch):
+    """The last check before rewriting (fused.check_program over the whole group) is a
+    fallback: a group it refuses is left as it is, and the pass says it changed nothing
+    (a pass manager iterating to a fixed point relies on that)."""
+    import fw.core.ir.passes.fuse_elementwise as fe
+    from fw.core.errors import InvalidArgumentError
+
+    def refuse(*a, **k):
+        raise InvalidArgumentError("refused")
+
+    monkeypatch.setattr(fe, "check_program", refuse)
+    p = trace(lambda x: (x.exp() + 1.0).tanh(), [T([4], "float32")], ["x"])
+    q, changed = _after(p, ["fuse_elementwise"])
+    assert changed is False and "fused_elementwise" not in _ops(q), q
+    assert _ops(q) == _ops(p)
+    _same(p, q, [_rand(4, seed=96)])
