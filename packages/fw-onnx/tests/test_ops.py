@@ -49,6 +49,8 @@ CONV_W_G = f32(4, 1, 3, 3)
 CONV1_W = f32(3, 2, 3)
 CONVT_W = f32(2, 3, 3, 3)
 BN = [np.abs(f32(4)) + 0.5 for _ in range(4)]
+QS1, QS3 = np.array([0.05], np.float32), np.array([0.02, 0.05, 0.1], np.float32)
+QZ0, QZ3, QZU = np.zeros(1, np.int32), np.array([0, -3, 5], np.int32), np.array([128], np.int32)
 
 
 def _t(a):
@@ -236,6 +238,24 @@ CASES = [
      + F.instance_norm(x), [f32(2, 4, 3, 3)]),
     ("normalize", lambda x: F.normalize(x, axis=1) + F.normalize(x, p=1, axis=0), [f32(3, 4)]),
     ("topk", lambda x: list(fw.topk(x, 2, axis=1)), [f32(3, 5)]),
+    # QDQ (quant.py): per-tensor int8, per-axis, asymmetric uint8, a 4-bit range (Clip)
+    ("quantize_dequantize", lambda x: [
+        call("dequantize_linear", call("quantize_linear", x, _t(QS1), _t(QZ0)), _t(QS1),
+             _t(QZ0)),
+        call("dequantize_linear", call("quantize_linear", x, _t(QS3), _t(QZ3), axis=1),
+             _t(QS3), _t(QZ3), axis=1),
+        call("quantize_linear", x, _t(QS1), _t(QZU), qmin=0, qmax=255),
+        call("quantize_linear", x, _t(QS1), _t(QZ0), qmin=-8, qmax=7)], [f32(2, 3, 4) * 3]),
+    # scale and zero point as graph inputs (Reshape/Cast at run time, not initializers)
+    ("qdq_runtime_qparams", lambda x, s, z, s1, z1: [
+        call("dequantize_linear", call("quantize_linear", x, s, z, axis=1), s, z, axis=1),
+        call("fake_quantize_dequantize", x, s1, z1, qmin=0, qmax=255),
+        call("fake_quantize_dequantize", x.astype("float64"), s, z, axis=1)],
+     [f32(2, 3, 4) * 3, QS3, QZ3, QS1, QZU]),
+    ("fake_quantize_dequantize", lambda x: [
+        call("fake_quantize_dequantize", x, _t(QS3), _t(QZ3), axis=1, qmin=-8, qmax=7),
+        call("fake_quantize_dequantize", x, _t(QS1), _t(QZ0), qmin=-1000, qmax=1000)],
+     [f32(2, 3, 4) * 3]),
 ]
 
 

