@@ -68,6 +68,7 @@ from fw.core.errors import InvalidArgumentError, InvalidTypeError
 from fw.core.ir.types import DYN, TensorType
 from fw.core.ops._infer import norm_axis, numel, shp
 from fw.core.ops._registry import defop
+from fw.core.ops._xp import xp_of
 
 __all__ = ["qparams_shape", "WEIGHT_ALGOS", "weight_qmax"]
 
@@ -333,7 +334,7 @@ def pack_int4(codes):
     lo, hi = c[:, 0::2] & 0xF, c[:, 1::2] & 0xF
     # C order whatever the codes' layout (weight_quantize packs a transposed view): the
     # native weight_only_linear reads rows of k, and a strided weight costs a copy per call
-    return np.ascontiguousarray((lo | (hi << 4)).astype(np.uint8).view(np.int8))
+    return xp_of(codes).ascontiguousarray((lo | (hi << 4)).astype(np.uint8).view(np.int8))
 
 
 def unpack_int4(packed):
