@@ -266,12 +266,11 @@ def shard_optimizer(optimizer, shard_fn=None):
     if shard_fn is not None:
         raise NotImplementedError("shard_optimizer: shard_fn (ZeRO-style sharding of optimizer "
                                   "states) is not implemented yet; pass shard_fn=None")
-    groups = getattr(optimizer, "_param_groups", None)
-    if groups is None:
+    if not callable(getattr(optimizer, "set_param_groups", None)):
         raise TypeError(f"shard_optimizer: expected an fw.optimizer.Optimizer, got "
                         f"{type(optimizer).__name__}")
+    groups = optimizer.get_param_groups()
     for g in groups:
         g["params"] = [p._local if isinstance(p, DistTensor) else p for p in g["params"]]
-    optimizer._parameter_list = [p for g in groups for p in g["params"]]
-    optimizer._invalidate()
+    optimizer.set_param_groups(groups)
     return optimizer
