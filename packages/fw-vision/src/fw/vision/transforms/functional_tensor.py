@@ -232,24 +232,6 @@ def _affine_grid(matrix, w, h, ow, oh) -> np.ndarray:
     return (_base_grid(ow, oh, True) @ scaled).reshape(1, oh, ow, 2)
 
 
-def _nearest_sample(x, grid: np.ndarray):
-    """``grid_sample(x, grid, "nearest", "zeros", align_corners=False)`` with Paddle's
-    rounding: half-way positions go to the even pixel (``nearbyint``). fw's
-    ``grid_sample`` rounds them away from zero, which moves whole rows of an exact
-    90-degree rotation; the gather itself is an fw op, so gradients still reach x."""
-    n, c, h, w = x.shape
-    ho, wo = grid.shape[1], grid.shape[2]
-    g = np.broadcast_to(grid, (n, ho, wo, 2)).astype(np.float32)
-    ix = np.rint(((g[..., 0] + 1) * w - 1) / 2).astype(np.int64)
-    iy = np.rint(((g[..., 1] + 1) * h - 1) / 2).astype(np.int64)
-    inside = (ix >= 0) & (ix < w) & (iy >= 0) & (iy < h)
-    idx = (np.clip(iy, 0, h - 1) * w + np.clip(ix, 0, w - 1)).reshape(n, 1, ho * wo)
-    idx = _const(np.broadcast_to(idx, (n, c, ho * wo)), x)
-    vals = fw.take_along_axis(x.reshape([n, c, h * w]), idx, axis=2)
-    mask = _const(inside.reshape(n, 1, ho * wo).astype(np.float32), x).astype(x.dtype)
-    return (vals * mask).reshape([n, c, ho, wo])
-
-
 def _fill_values(fill, c: int) -> np.ndarray:
     vals = np.asarray(fill, np.float32).reshape(-1)
     if vals.size == 1:
@@ -268,12 +250,11 @@ def _grid_transform(img, grid: np.ndarray, mode: str, fill):
     if fill is not None:
         dummy = fw.ones_like(x[:, :1])
         x = fw.concat([x, dummy], axis=1)
-    if mode == "nearest":
-        out = _nearest_sample(x, grid)
-    else:
-        g = _const(np.broadcast_to(grid, (n,) + grid.shape[1:]), x)
-        out = F.grid_sample(x, g.astype(x.dtype), mode=mode, padding_mode="zeros",
-                            align_corners=False)
+    # grid_sample's nearest mode rounds half-way taps to even like Paddle's kernel, so
+    # exact quarter turns keep their rows
+    g = _const(np.broadcast_to(grid, (n,) + grid.shape[1:]), x)
+    out = F.grid_sample(x, g.astype(x.dtype), mode=mode, padding_mode="zeros",
+                        align_corners=False)
     if fill is not None:
         mask = out[:, -1:, :, :]
         out = out[:, :-1, :, :]
