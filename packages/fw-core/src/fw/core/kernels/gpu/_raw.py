@@ -99,7 +99,9 @@ __device__ __forceinline__ double fw_log(double v) { return log(v); }
 __device__ __forceinline__ float fw_sqrt(float v) { return sqrtf(v); }
 __device__ __forceinline__ double fw_sqrt(double v) { return sqrt(v); }
 __device__ __forceinline__ float fw_ninf(float) { return -__int_as_float(0x7f800000); }
-__device__ __forceinline__ double fw_ninf(double) { return -__longlong_as_double(0x7ff0000000000000LL); }
+__device__ __forceinline__ double fw_ninf(double) {
+    return -__longlong_as_double(0x7ff0000000000000LL);
+}
 __device__ __forceinline__ float fw_max(float a, float b) { return a > b ? a : b; }
 __device__ __forceinline__ double fw_max(double a, double b) { return a > b ? a : b; }
 """

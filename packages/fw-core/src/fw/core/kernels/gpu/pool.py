@@ -233,7 +233,9 @@ extern "C" __global__ void adaptive_avg(const T* __restrict__ x, T* __restrict__
                 double tot = 0.0;
                 for (int ix = ws; ix < we; ++ix) {
                     A col = (A)0;
-                    for (int iy = hs; iy < he; ++iy) col += (A)fw_ld(xc, (i64)iy * sy + (i64)ix * sx);
+                    for (int iy = hs; iy < he; ++iy) {
+                        col += (A)fw_ld(xc, (i64)iy * sy + (i64)ix * sx);
+                    }
                     tot += (double)col / (double)(he - hs);
                 }
                 fw_st(out, (i64)n * on + (i64)c * oc + (i64)oy * oy_s + (i64)ox * ox_s,

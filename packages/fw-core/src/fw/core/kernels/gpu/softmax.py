@@ -57,9 +57,13 @@ extern "C" __global__ void softmax_rows(const T* __restrict__ x, T* __restrict__
         s = warp_sum(s);
         if (log_mode) {
             const A ls = fw_log(s);
-            for (int j = lane; j < D; j += 32) fw_st(out, r * D + j, ((A)fw_ld(xr, j) - m) - ls);
+            for (int j = lane; j < D; j += 32) {
+                fw_st(out, r * D + j, ((A)fw_ld(xr, j) - m) - ls);
+            }
         } else {
-            for (int j = lane; j < D; j += 32) fw_st(out, r * D + j, fw_exp((A)fw_ld(xr, j) - m) / s);
+            for (int j = lane; j < D; j += 32) {
+                fw_st(out, r * D + j, fw_exp((A)fw_ld(xr, j) - m) / s);
+            }
         }
     }
 }
@@ -157,7 +161,9 @@ extern "C" __global__ void ce_rows(const T* __restrict__ x, const long long* __r
         for (int j = lane; j < D; j += 32) s += fw_exp((A)fw_ld(xr, j) - m);
         s = warp_sum(s);
         const A ls = fw_log(s);
-        for (int j = lane; j < D; j += 32) fw_st(sm, r * D + j, fw_exp(((A)fw_ld(xr, j) - m) - ls));
+        for (int j = lane; j < D; j += 32) {
+            fw_st(sm, r * D + j, fw_exp(((A)fw_ld(xr, j) - m) - ls));
+        }
         if (lane == 0) {
             const long long lab = label[r];
             const bool ignored = lab == ignore_index;
