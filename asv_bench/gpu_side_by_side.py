@@ -193,6 +193,88 @@ def resnet_rows(batch=64):
     return out
 
 
+# ---------------------------------------------------------------- [gpuk] kernel rows
+# (issue 17's RawKernels, fw.core.kernels.gpu.{conv,pool,softmax,norm}: each op's gpu
+# kernel next to its NumPy reference run on the same CuPy arrays, and PyTorch)
+def kernel_rows():
+    import cupy
+
+    from fw.core.ops import OPS
+
+    from fw.core.place import get_backend
+
+    get_backend("gpu")  # makes the backend, which attaches the gpu kernels
+    rng = cupy.random.default_rng(0)
+
+    def randn(*shape):
+        return rng.standard_normal(shape, dtype=cupy.float32)
+
+    x = randn(64, 64, 56, 56)
+    w = randn(64, 64, 3, 3)
+    w1 = randn(64, 1, 3, 3)
+    g = randn(64, 64, 56, 56)
+    xs = randn(2048, 1000)
+    xl = randn(2048, 512)
+    lab = cupy.asarray(np.random.default_rng(0).integers(0, 1000, 2048))
+    geo = {"stride": (1,), "padding": (1,), "dilation": (1,), "groups": 1,
+           "channel_last": False}
+    cases = {
+        "conv 3x3 64->64 56x56 b64": ("conv", (x, w, None), geo, "conv"),
+        "conv_transpose (input grad)": ("conv_transpose", (g, w, None),
+                                        dict(geo, output_padding=(0,), output_size=(56, 56)),
+                                        "convt"),
+        "conv_grad_weight": ("conv_grad_weight", (x, g),
+                             dict(geo, kernel_size=(3, 3)), "wgrad"),
+        "depthwise conv 3x3 64ch": ("conv", (x, w1, None), dict(geo, groups=64), "dw"),
+        "max_pool 3x3 s2 p1": ("max_pool", (x,), {"kernel_size": (3,), "stride": (2,),
+                                                  "padding": (1,), "ceil_mode": False,
+                                                  "channel_last": False}, "maxpool"),
+        "adaptive_avg_pool 1": ("adaptive_avg_pool", (x,), {"output_size": (1,),
+                                                            "channel_last": False}, "gap"),
+        "softmax 2048x1000": ("softmax", (xs,), {"axis": -1}, "softmax"),
+        "layer_norm 2048x512": ("layer_norm", (xl, None, None),
+                                {"epsilon": 1e-5, "begin_norm_axis": 1}, "ln"),
+        "cross_entropy 2048x1000": ("cross_entropy_with_softmax", (xs, lab, None),
+                                    {"soft_label": False, "ignore_index": -100,
+                                     "reduction": "mean", "axis": -1, "use_softmax": True},
+                                    "ce"),
+    }
+    try:
+        import torch
+        import torch.nn.functional as F
+
+        tx = torch.as_tensor(x, device="cuda")
+        tw, tw1, tg = (torch.as_tensor(a, device="cuda") for a in (w, w1, g))
+        txs, txl = torch.as_tensor(xs, device="cuda"), torch.as_tensor(xl, device="cuda")
+        tlab = torch.as_tensor(lab, device="cuda")
+        tfns = {
+            "conv": lambda: F.conv2d(tx, tw, padding=1),
+            "convt": lambda: F.conv_transpose2d(tg, tw, padding=1),
+            "wgrad": lambda: torch.nn.grad.conv2d_weight(tx, tw.shape, tg, padding=1),
+            "dw": lambda: F.conv2d(tx, tw1, padding=1, groups=64),
+            "maxpool": lambda: F.max_pool2d(tx, 3, 2, 1),
+            "gap": lambda: F.adaptive_avg_pool2d(tx, 1),
+            "softmax": lambda: torch.softmax(txs, -1),
+            "ln": lambda: F.layer_norm(txl, (512,)),
+            "ce": lambda: F.cross_entropy(txs, tlab),
+        }
+    except ImportError:
+        tfns = {}
+    out = {}
+    for label, (name, args, attrs, tkey) in cases.items():
+        op = OPS[name]
+        fast = op.kernels.get("gpu")
+        row = {}
+        if fast is not None:
+            row["fw kernel"] = bench(lambda: fast(*args, **attrs), rounds=3) * 1e3
+        row["fw reference"] = bench(lambda: op.reference(*args, **attrs), rounds=3) * 1e3
+        if tkey in tfns:
+            row["torch"] = bench(tfns[tkey], rounds=3) * 1e3
+        out[label + " (ms)"] = row
+    return out
+# ---------------------------------------------------------------- [gpuk] end
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default=None)
@@ -212,6 +294,7 @@ def main(argv=None):
         "train lenet b64 Adam (ms)": lambda: train_rows("lenet"),
         "train transformer 2L d128 b16 AdamW (ms)": lambda: train_rows("transformer"),
         "resnet18 b64 inference (ms)": resnet_rows,
+        "gpu kernels, fw kernel / reference / torch": kernel_rows,  # [gpuk]
     }
     results = {}
     for label, fn in rows.items():

@@ -11,9 +11,11 @@ The formulas are the reference's (`fw.core.ops.activation.softmax_np`,
 ``softmax = exp(x - m) / sum``, ``log_softmax = (x - m) - log(sum)``; cross entropy's
 softmax output is ``exp(log_softmax)``, as the reference computes it.
 
-Cross entropy runs here for hard labels along the last axis with ``use_softmax``;
-a label out of range makes the op run the reference, which raises the error (finding
-that out reads one flag from the device, as the reference's check does).
+Cross entropy runs here for hard labels along the last axis with ``use_softmax``.
+A label that is neither a class nor ``ignore_index`` gives that sample a NaN loss and
+a NaN gradient row, never an error: finding one on the host would wait for the GPU
+on every step (and break CUDA-graph capture); this is what the reference does on a
+device too (`fw.core.ops.loss.hard_labels`).
 """
 
 from __future__ import annotations
@@ -143,10 +145,11 @@ extern "C" __global__ void softmax_grad_cols(const T* __restrict__ y, const T* _
 
 /* softmax cross entropy, hard labels along the last axis, one warp per row:
    sm = exp(log_softmax(x)); loss[r] = -log_softmax(x)[label] (* w[label]), 0 where
-   ignored; pw[r] = w[label] (0 where ignored); bad[0] = 1 for a label out of range */
+   ignored, NaN for a label out of range; pw[r] = w[label] (0 where ignored, w[0] for
+   a label out of range, as the reference gathers it) */
 extern "C" __global__ void ce_rows(const T* __restrict__ x, const long long* __restrict__ label,
         const T* __restrict__ w, int has_w, T* __restrict__ sm, A* __restrict__ loss,
-        A* __restrict__ pw, int* __restrict__ bad, i64 rows, int D, long long ignore_index) {
+        A* __restrict__ pw, i64 rows, int D, long long ignore_index) {
     const int lane = threadIdx.x & 31;
     const i64 nw = ((i64)gridDim.x * blockDim.x) >> 5;
     for (i64 r = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; r < rows; r += nw) {
@@ -168,10 +171,12 @@ extern "C" __global__ void ce_rows(const T* __restrict__ x, const long long* __r
             const long long lab = label[r];
             const bool ignored = lab == ignore_index;
             const bool out_of_range = !ignored && (lab < 0 || lab >= D);
-            if (out_of_range) bad[0] = 1;
             A l = (A)0;
             A wt = (A)0;
-            if (!ignored && !out_of_range) {
+            if (out_of_range) {
+                l = fw_ninf((A)0) - fw_ninf((A)0);  /* NaN */
+                wt = has_w ? (A)fw_ld(w, 0) : (A)1;
+            } else if (!ignored) {
                 l = -(((A)fw_ld(xr, lab) - m) - ls);
                 wt = has_w ? (A)fw_ld(w, lab) : (A)1;
                 if (has_w) l = l * wt;
@@ -194,7 +199,9 @@ extern "C" __global__ void ce_grad(const T* __restrict__ sm, const long long* __
         const int j = (int)(t - r * D);
         const long long lab = label[r];
         A v = (A)0;
-        if (lab != ignore_index && lab >= 0 && lab < D) {
+        if (lab != ignore_index && (lab < 0 || lab >= D)) {
+            v = fw_ninf((A)0) - fw_ninf((A)0);  /* NaN: a label out of range */
+        } else if (lab != ignore_index) {
             A f = gl[gl_rows ? r : 0];
             if (has_w) f = f * (A)fw_ld(w, lab);
             if (has_den) {
@@ -307,13 +314,10 @@ def kernels(cp):
         sm = cp.empty(logits.shape, d)
         loss = cp.empty((rows,), acc)
         pw = cp.empty((rows,), acc)
-        bad = cp.zeros((1,), np.int32)
         module(cp, "softmax", d, _SRC).get_function("ce_rows")(
             (_warp_blocks(rows),), (_THREADS,),
-            (x, lab, w, np.int32(weight is not None), sm, loss, pw, bad, np.int64(rows),
+            (x, lab, w, np.int32(weight is not None), sm, loss, pw, np.int64(rows),
              np.int32(c), np.int64(ignore_index)))
-        if int(bad[0]):  # the reference names the bad label in its error
-            return ref()
         if reduction == "none":
             out = loss.reshape(label.shape)
         elif reduction == "sum":
