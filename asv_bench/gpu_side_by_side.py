@@ -200,7 +200,6 @@ def kernel_rows():
     import cupy
 
     from fw.core.ops import OPS
-
     from fw.core.place import get_backend
 
     get_backend("gpu")  # makes the backend, which attaches the gpu kernels
@@ -266,8 +265,9 @@ def kernel_rows():
         fast = op.kernels.get("gpu")
         row = {}
         if fast is not None:
-            row["fw kernel"] = bench(lambda: fast(*args, **attrs), rounds=3) * 1e3
-        row["fw reference"] = bench(lambda: op.reference(*args, **attrs), rounds=3) * 1e3
+            row["fw kernel"] = bench(lambda f=fast, a=args, k=attrs: f(*a, **k), rounds=3) * 1e3
+        row["fw reference"] = bench(lambda f=op.reference, a=args, k=attrs: f(*a, **k),
+                                    rounds=3) * 1e3
         if tkey in tfns:
             row["torch"] = bench(tfns[tkey], rounds=3) * 1e3
         out[label + " (ms)"] = row
