@@ -86,40 +86,43 @@ extern "C" __global__ void ln_bwd_x(const T* __restrict__ x, const T* __restrict
     }
 }
 
-/* partial column sums: block (32, 8) covers 32 columns; blockIdx.y is a slice of rows;
-   pw/pb [gridDim.y, D] */
+/* partial column sums: a block (32, 8) sums 32 columns over the rows of one slice
+   (slice s holds rows s*8 + ty + k*slices*8); pw/pb [slices, D]. Any grid covers
+   every (column block, slice) pair. */
 extern "C" __global__ void ln_bwd_wb(const T* __restrict__ x, const A* __restrict__ mean,
         const A* __restrict__ inv_std, const T* __restrict__ g, A* __restrict__ pw,
-        A* __restrict__ pb, i64 rows, int D) {
+        A* __restrict__ pb, i64 rows, int D, int slices) {
     __shared__ A sw[8][33];
     __shared__ A sb[8][33];
     const int tx = threadIdx.x;
     const int ty = threadIdx.y;
-    for (int c0 = blockIdx.x * 32; c0 < D; c0 += gridDim.x * 32) {
-        const int j = c0 + tx;
-        A aw = (A)0;
-        A ab = (A)0;
-        if (j < D) {
-            for (i64 r = (i64)blockIdx.y * 8 + ty; r < rows; r += (i64)gridDim.y * 8) {
-                const A gv = (A)fw_ld(g, r * D + j);
-                aw += gv * (((A)fw_ld(x, r * D + j) - mean[r]) * inv_std[r]);
-                ab += gv;
+    for (int s = blockIdx.y; s < slices; s += gridDim.y) {
+        for (int c0 = blockIdx.x * 32; c0 < D; c0 += gridDim.x * 32) {
+            const int j = c0 + tx;
+            A aw = (A)0;
+            A ab = (A)0;
+            if (j < D) {
+                for (i64 r = (i64)s * 8 + ty; r < rows; r += (i64)slices * 8) {
+                    const A gv = (A)fw_ld(g, r * D + j);
+                    aw += gv * (((A)fw_ld(x, r * D + j) - mean[r]) * inv_std[r]);
+                    ab += gv;
+                }
             }
-        }
-        sw[ty][tx] = aw;
-        sb[ty][tx] = ab;
-        __syncthreads();
-        if (ty == 0 && j < D) {
-            A tw = (A)0;
-            A tb = (A)0;
-            for (int k = 0; k < 8; ++k) {
-                tw += sw[k][tx];
-                tb += sb[k][tx];
+            sw[ty][tx] = aw;
+            sb[ty][tx] = ab;
+            __syncthreads();
+            if (ty == 0 && j < D) {
+                A tw = (A)0;
+                A tb = (A)0;
+                for (int k = 0; k < 8; ++k) {
+                    tw += sw[k][tx];
+                    tb += sb[k][tx];
+                }
+                pw[(i64)s * D + j] = tw;
+                pb[(i64)s * D + j] = tb;
             }
-            pw[(i64)blockIdx.y * D + j] = tw;
-            pb[(i64)blockIdx.y * D + j] = tb;
+            __syncthreads();  /* sw/sb are written again by the next column block */
         }
-        __syncthreads();  /* sw/sb are written again by the next column block */
     }
 }
 """
@@ -201,7 +204,7 @@ def kernels(cp):
         pb = cp.empty((slices, d), acc)
         mod.get_function("ln_bwd_wb")(
             (min((d + 31) // 32, 65535), slices), (32, 8),
-            (xc, mu, iv, gc, pw, pb, np.int64(m), np.int32(d)))
+            (xc, mu, iv, gc, pw, pb, np.int64(m), np.int32(d), np.int32(slices)))
         gw = pw.sum(axis=0).astype(x.dtype, copy=False)
         gb = pb.sum(axis=0).astype(x.dtype, copy=False)
         return gx, gw, gb
