@@ -297,6 +297,8 @@ class _HostFunction:
                 conv.append(ctypes.c_longlong(int(a)))
             elif isinstance(a, np.float64):
                 conv.append(ctypes.c_double(float(a)))
+            elif isinstance(a, np.float32):
+                conv.append(ctypes.c_float(float(a)))
             else:
                 raise TypeError(f"kernel argument {a!r} has no exact C type")
         bx = min(int(block[0]), 32)
@@ -732,13 +734,43 @@ def test_layer_norm(xp, shape, axis, affine, dtype):
                "layer_norm_grad", 5)
 
 
+BN_CASES = [((4, 3, 5, 6), False), ((3, 7, 11), True), ((6, 5), False), ((2, 4, 3, 3), True)]
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("shape,cl", BN_CASES, ids=[str(c) for c in BN_CASES])
+def test_batch_norm(xp, shape, cl, training, dtype):
+    _dtype_on(xp, dtype)
+    cp = xp
+    rng = np.random.default_rng()
+    k = gnorm.kernels(cp)
+    acc = np.float64 if np.dtype(dtype) == np.float64 else np.float32
+    c = shape[-1] if cl else shape[1]
+    x = cp.asarray(_data(dtype, shape, rng) * 2 + 0.5)
+    rm = cp.asarray(rng.standard_normal(c).astype(acc))
+    rv = cp.asarray(rng.random(c).astype(acc) + 0.5)
+    w = cp.asarray(_data(dtype, (c,), rng))
+    b = cp.asarray(rng.standard_normal(c).astype(acc))
+    a = canon("batch_norm", training=training, momentum=0.8, epsilon=1e-4, channel_last=cl)
+    for wb in ((w, b), (None, None)):
+        got = k["batch_norm"](x, rm, rv, *wb, **a)
+        want = OPS["batch_norm"].reference(x, rm, rv, *wb, **a)
+        _gpu_close(cp, got, want, dtype, f"batch_norm {training}")
+        g = cp.asarray(_data(dtype, shape, rng))
+        ga = canon("batch_norm_grad", epsilon=1e-4, channel_last=cl, batch_stats=training)
+        _gpu_close(cp, k["batch_norm_grad"](x, wb[0], got[3], got[4], g, **ga),
+                   OPS["batch_norm_grad"].reference(x, wb[0], got[3], got[4], g, **ga), dtype,
+                   "batch_norm_grad", 5)
+
+
 FAMILIES = {
     "conv": ("conv", "conv_transpose", "conv_grad_weight"),
     "pool": ("max_pool", "max_pool_with_index", "avg_pool", "avg_pool_grad", "max_pool_grad",
              "adaptive_avg_pool"),
     "softmax": ("softmax", "log_softmax", "softmax_grad", "log_softmax_grad",
                 "cross_entropy_with_softmax", "cross_entropy_with_softmax_grad"),
-    "norm": ("layer_norm", "layer_norm_grad"),
+    "norm": ("layer_norm", "layer_norm_grad", "batch_norm", "batch_norm_grad"),
 }
 
 

@@ -1,4 +1,4 @@
-"""layer_norm and layer_norm_grad on the GPU.
+"""layer_norm, batch_norm and their backward ops on the GPU.
 
 The reference is about ten CuPy launches forward and fifteen backward. Here the
 forward is one launch (a warp per row: the mean, then the biased variance of the
@@ -8,8 +8,15 @@ statistics dtype the op declares. The backward is one launch for ``grad_x`` (a w
 per row) and one for ``grad_weight``/``grad_bias`` (column sums: blocks of 32 columns
 x 8 row lanes write per-slice partial sums, which one CuPy reduction adds up).
 
-The fast path takes weight and bias of x's dtype (or none) and statistics of the
-accumulation dtype; anything else runs the reference.
+batch_norm is two launches in training (per-channel mean and biased variance of the
+deviations, one block per channel; then the normalisation) and one in inference;
+batch_norm_grad is two (the per-channel sums, then grad_x). The running statistics'
+momentum update and ``inv_std`` are CuPy expressions on the C-element vectors, in the
+reference's order.
+
+The fast paths take statistics of the accumulation dtype (float32, float64 for
+float64 data) and, for layer_norm, weight and bias of x's dtype (or none); anything
+else runs the reference.
 """
 
 from __future__ import annotations
@@ -125,6 +132,115 @@ extern "C" __global__ void ln_bwd_wb(const T* __restrict__ x, const A* __restric
         }
     }
 }
+
+/* the sum of v over the block (every thread gets it); sh: 32 slots of shared memory */
+__device__ A block_sum(A v, A* sh) {
+    const int lane = threadIdx.x & 31;
+    const int wid = threadIdx.x >> 5;
+    v = warp_sum(v);
+    __syncthreads();  /* sh may still be read by the previous call */
+    if (lane == 0) sh[wid] = v;
+    __syncthreads();
+    A t = (A)0;
+    if (threadIdx.x < 32) {
+        t = threadIdx.x < (blockDim.x >> 5) ? sh[threadIdx.x] : (A)0;
+        t = warp_sum(t);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) sh[0] = t;
+    __syncthreads();
+    return sh[0];
+}
+
+/* batch_norm: element (n, c, p) of a contiguous x is at n*sn + c*sc + p*sp (p: the
+   flattened spatial position); one block per channel */
+extern "C" __global__ void bn_stats(const T* __restrict__ x, A* __restrict__ mean,
+        A* __restrict__ var, int N, int C, i64 P, i64 sn, i64 sc, i64 sp) {
+    __shared__ A sh[32];
+    const i64 M = (i64)N * P;
+    for (int c = blockIdx.x; c < C; c += gridDim.x) {
+        A s = (A)0;
+        for (i64 i = threadIdx.x; i < M; i += blockDim.x) {
+            const i64 n = i / P;
+            s += (A)fw_ld(x, n * sn + (i64)c * sc + (i - n * P) * sp);
+        }
+        const A mu = block_sum(s, sh) / (A)M;
+        A v = (A)0;
+        for (i64 i = threadIdx.x; i < M; i += blockDim.x) {
+            const i64 n = i / P;
+            const A d = (A)fw_ld(x, n * sn + (i64)c * sc + (i - n * P) * sp) - mu;
+            v += d * d;
+        }
+        const A vr = block_sum(v, sh) / (A)M;
+        if (threadIdx.x == 0) {
+            mean[c] = mu;
+            var[c] = vr;
+        }
+    }
+}
+
+/* y = ((x - mean) * inv_std) * w + b over a contiguous x */
+extern "C" __global__ void bn_apply(const T* __restrict__ x, const A* __restrict__ mean,
+        const A* __restrict__ inv, const A* __restrict__ w, const A* __restrict__ b,
+        int has_w, int has_b, T* __restrict__ y, i64 total, int C, i64 P, int channel_last) {
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < total;
+         i += (i64)gridDim.x * blockDim.x) {
+        const int c = channel_last ? (int)(i % C) : (int)((i / P) % C);
+        A v = ((A)fw_ld(x, i) - mean[c]) * inv[c];
+        if (has_w) v = v * w[c];
+        if (has_b) v = v + b[c];
+        fw_st(y, i, v);
+    }
+}
+
+/* batch_norm_grad's sums per channel: gb = sum(g), gw = sum(g * xhat) */
+extern "C" __global__ void bn_grad_sums(const T* __restrict__ x, const T* __restrict__ g,
+        const A* __restrict__ mean, const A* __restrict__ inv, A* __restrict__ gw,
+        A* __restrict__ gb, int N, int C, i64 P, i64 sn, i64 sc, i64 sp) {
+    __shared__ A sh[32];
+    const i64 M = (i64)N * P;
+    for (int c = blockIdx.x; c < C; c += gridDim.x) {
+        const A mu = mean[c];
+        const A iv = inv[c];
+        A sb = (A)0;
+        A sw = (A)0;
+        for (i64 i = threadIdx.x; i < M; i += blockDim.x) {
+            const i64 n = i / P;
+            const i64 k = n * sn + (i64)c * sc + (i - n * P) * sp;
+            const A gv = (A)fw_ld(g, k);
+            sb += gv;
+            sw += gv * (((A)fw_ld(x, k) - mu) * iv);
+        }
+        sb = block_sum(sb, sh);
+        sw = block_sum(sw, sh);
+        if (threadIdx.x == 0) {
+            gb[c] = sb;
+            gw[c] = sw;
+        }
+    }
+}
+
+/* grad_x = scale * (g - gb/M - xhat * (gw/M)) with batch statistics, else g * scale;
+   scale = inv_std * w */
+extern "C" __global__ void bn_grad_x(const T* __restrict__ x, const T* __restrict__ g,
+        const A* __restrict__ mean, const A* __restrict__ inv, const A* __restrict__ w,
+        int has_w, const A* __restrict__ gw, const A* __restrict__ gb, int batch_stats,
+        T* __restrict__ gx, i64 total, int C, i64 P, int channel_last, A m) {
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < total;
+         i += (i64)gridDim.x * blockDim.x) {
+        const int c = channel_last ? (int)(i % C) : (int)((i / P) % C);
+        const A scale = has_w ? inv[c] * w[c] : inv[c];
+        const A gv = (A)fw_ld(g, i);
+        A r;
+        if (batch_stats) {
+            const A xh = ((A)fw_ld(x, i) - mean[c]) * inv[c];
+            r = scale * (gv - gb[c] / m - xh * (gw[c] / m));
+        } else {
+            r = gv * scale;
+        }
+        fw_st(gx, i, r);
+    }
+}
 """
 
 _THREADS = 256
@@ -209,5 +325,96 @@ def kernels(cp):
         gb = pb.sum(axis=0).astype(x.dtype, copy=False)
         return gx, gw, gb
 
-    table = {"layer_norm": layer_norm, "layer_norm_grad": layer_norm_grad}
+    def bn_layout(x, channel_last):
+        """(N, C, P, sn, sc, sp) of a contiguous [N, C, *S] / [N, *S, C] x."""
+        n = x.shape[0]
+        c = x.shape[-1] if channel_last else x.shape[1]
+        p = x.size // max(n * c, 1)
+        return (n, c, p) + ((p * c, 1, c) if channel_last else (c * p, p, 1))
+
+    def as_acc(a, acc):
+        return None if a is None else cp.ascontiguousarray(a.reshape(-1).astype(acc,
+                                                                             copy=False))
+
+    bn_ref = OPS["batch_norm"].reference
+
+    def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=False,
+                   momentum=0.9, epsilon=1e-5, channel_last=False, use_global_stats=None):
+        acc = _acc(x.dtype) if ctype(x.dtype) is not None else None
+        ok = acc is not None and x.ndim >= 2 and x.size > 0 and \
+            running_mean.dtype == acc and running_var.dtype == acc
+        if ok:
+            n, c, p, sn, sc, sp = bn_layout(x, channel_last)
+            ok = running_mean.size == c and running_var.size == c and \
+                all(a is None or (a.size == c and ctype(a.dtype) is not None and
+                                  a.dtype.itemsize <= acc.itemsize)
+                    for a in (weight, bias)) and c < 2 ** 31 and n < 2 ** 31
+        if not ok:
+            return bn_ref(x, running_mean, running_var, weight, bias, training=training,
+                          momentum=momentum, epsilon=epsilon, channel_last=channel_last,
+                          use_global_stats=use_global_stats)
+        mod = module(cp, "norm", x.dtype, _SRC)
+        xc = cp.ascontiguousarray(x)
+        rm = running_mean.reshape(-1).astype(acc)  # copies, as the reference returns
+        rv = running_var.reshape(-1).astype(acc)
+        if training and not use_global_stats:
+            mean = cp.empty((c,), acc)
+            var = cp.empty((c,), acc)
+            mod.get_function("bn_stats")(
+                (min(c, 65535),), (_THREADS,),
+                (xc, mean, var, np.int32(n), np.int32(c), *(np.int64(v) for v in (p, sn, sc,
+                                                                                sp))))
+            mean_out = momentum * rm + (1.0 - momentum) * mean
+            var_out = momentum * rv + (1.0 - momentum) * var
+        else:
+            mean, var = rm, rv
+            mean_out, var_out = rm, rv.copy()
+        inv = 1.0 / cp.sqrt(var + epsilon)
+        w, b = as_acc(weight, acc), as_acc(bias, acc)
+        y = cp.empty(x.shape, x.dtype)
+        mod.get_function("bn_apply")(
+            (blocks(x.size, _THREADS),), (_THREADS,),
+            (xc, mean, inv, w if w is not None else inv, b if b is not None else inv,
+             np.int32(w is not None), np.int32(b is not None), y, np.int64(x.size),
+             np.int32(c), np.int64(p), np.int32(bool(channel_last))))
+        return (y, mean_out.reshape(running_mean.shape), var_out.reshape(running_var.shape),
+                mean.copy() if mean is rm else mean, inv)
+
+    bng_ref = OPS["batch_norm_grad"].reference
+
+    def batch_norm_grad(x, weight, saved_mean, saved_inv_std, grad_out, epsilon=1e-5,
+                        channel_last=False, batch_stats=True):
+        acc = _acc(x.dtype) if ctype(x.dtype) is not None else None
+        ok = acc is not None and x.ndim >= 2 and x.size > 0 and \
+            grad_out.dtype == x.dtype and grad_out.shape == x.shape and \
+            saved_mean.dtype == acc and saved_inv_std.dtype == acc
+        if ok:
+            n, c, p, sn, sc, sp = bn_layout(x, channel_last)
+            ok = saved_mean.size == c and saved_inv_std.size == c and c < 2 ** 31 and \
+                n < 2 ** 31 and (weight is None or (weight.size == c and
+                                                    ctype(weight.dtype) is not None and
+                                                    weight.dtype.itemsize <= acc.itemsize))
+        if not ok:
+            return bng_ref(x, weight, saved_mean, saved_inv_std, grad_out, epsilon=epsilon,
+                           channel_last=channel_last, batch_stats=batch_stats)
+        mod = module(cp, "norm", x.dtype, _SRC)
+        xc, gc = cp.ascontiguousarray(x), cp.ascontiguousarray(grad_out)
+        mean, inv = as_acc(saved_mean, acc), as_acc(saved_inv_std, acc)
+        w = as_acc(weight, acc)
+        gw = cp.empty((c,), acc)
+        gb = cp.empty((c,), acc)
+        mod.get_function("bn_grad_sums")(
+            (min(c, 65535),), (_THREADS,),
+            (xc, gc, mean, inv, gw, gb, np.int32(n), np.int32(c),
+             *(np.int64(v) for v in (p, sn, sc, sp))))
+        gx = cp.empty(x.shape, x.dtype)
+        mod.get_function("bn_grad_x")(
+            (blocks(x.size, _THREADS),), (_THREADS,),
+            (xc, gc, mean, inv, w if w is not None else inv, np.int32(w is not None), gw, gb,
+             np.int32(bool(batch_stats)), gx, np.int64(x.size), np.int32(c), np.int64(p),
+             np.int32(bool(channel_last)), acc.type(max(x.size // max(c, 1), 1))))
+        return gx, gw, gb
+
+    table = {"layer_norm": layer_norm, "layer_norm_grad": layer_norm_grad,
+             "batch_norm": batch_norm, "batch_norm_grad": batch_norm_grad}
     return {k: v for k, v in table.items() if enabled(k, "norm")}
