@@ -41,6 +41,7 @@ from fw.core.testing import device as _dev
 GPU = _dev.is_real_gpu()
 BF16 = np.dtype(ml_dtypes.bfloat16)
 ALL_DTYPES = [np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16), BF16]
+gpu_only = pytest.mark.skipif(not GPU, reason="needs FW_TEST_DEVICE=gpu and a GPU")
 
 
 def canon(name, **kw):
@@ -483,6 +484,42 @@ def test_emulated_adaptive_avg_pool(host, shape, out_size, cl):
            np.float64, "adaptive_avg_pool")
 
 
+class _BrokenCompiler(HostCuPy):
+    __name__ = "fw_broken_compiler"
+
+    @staticmethod
+    def RawModule(code):  # noqa: N802 - CuPy's name
+        class M:
+            def get_function(self, name):
+                raise RuntimeError("nvrtc: error: a deliberately broken compile")
+        return M()
+
+
+def test_a_module_that_does_not_compile_runs_the_reference(monkeypatch):
+    """A compile failure is recorded and warned about, and the ops run the reference
+    (the GPU test below fails on any recorded failure)."""
+    monkeypatch.setattr(_raw, "FAILURES", {})
+    k = gpool.kernels(_BrokenCompiler())
+    x = np.random.default_rng(0).standard_normal((1, 2, 5, 5))
+    a = canon("max_pool", kernel_size=2)
+    with pytest.warns(RuntimeWarning, match="pool kernels did not compile for float64"):
+        got = k["max_pool"](x, **a)
+    np.testing.assert_array_equal(got, OPS["max_pool"].reference(x, **a))
+    assert list(_raw.FAILURES) == [("fw_broken_compiler", "pool", "<f8")]
+    assert "deliberately broken" in _raw.FAILURES[("fw_broken_compiler", "pool", "<f8")]
+    k["max_pool"](x, **a)  # no second compile, no second warning
+    assert len(_raw.FAILURES) == 1
+
+
+@gpu_only
+@pytest.mark.parametrize("family", ["conv", "pool", "softmax", "norm"])
+def test_gpu_every_module_compiles(cupy, family):
+    mod = {"conv": gconv, "pool": gpool, "softmax": gsoftmax, "norm": gnorm}[family]
+    for d in ALL_DTYPES:
+        assert _raw.available(cupy, family, d, mod._SRC), _raw.FAILURES
+    assert not {k: v for k, v in _raw.FAILURES.items() if k[0] == "cupy"}
+
+
 @needs_gxx
 def test_emulated_kernels_fall_back_to_the_reference(host):
     """Mixed dtypes, 3-D and integer masks out of the fast path take the reference."""
@@ -502,7 +539,6 @@ def test_emulated_kernels_fall_back_to_the_reference(host):
 
 
 # ---------------------------------------------------------------- on the GPU
-gpu_only = pytest.mark.skipif(not GPU, reason="needs FW_TEST_DEVICE=gpu and a GPU")
 
 
 @pytest.fixture(scope="module")

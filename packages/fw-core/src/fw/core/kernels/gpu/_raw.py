@@ -20,11 +20,14 @@ toolkit CuPy was built for. Every kernel is compiled once per dtype (one module 
 from __future__ import annotations
 
 import os
+import re
+import warnings
 
 import ml_dtypes
 import numpy as np
 
-__all__ = ["DEFAULT_OFF", "enabled", "ctype", "PREAMBLE", "module", "blocks"]
+__all__ = ["DEFAULT_OFF", "FAILURES", "enabled", "ctype", "PREAMBLE", "module", "available",
+           "blocks"]
 
 # kernels a GPU run found wrong, off until a later run verifies them (op names)
 DEFAULT_OFF: frozenset = frozenset()
@@ -107,6 +110,9 @@ __device__ __forceinline__ double fw_max(double a, double b) { return a > b ? a 
 """
 
 _MODULES: dict = {}
+# (array module name, family, dtype) -> why its source did not compile: the family's
+# ops then run the reference for that dtype (the tests fail on any entry)
+FAILURES: dict = {}
 
 
 def module(cp, family: str, dtype, source: str):
@@ -114,8 +120,7 @@ def module(cp, family: str, dtype, source: str):
     ``T`` (storage) and ``A`` (accumulation)) for `dtype`, compiled once."""
     # (keyed by the array module too: the CPU tests compile these sources for an
     # emulator that stands in for CuPy)
-    key = (getattr(cp, "__name__", type(cp).__name__), family,
-           np.dtype(dtype).str if np.dtype(dtype) != _BF16 else "bf16")
+    key = (getattr(cp, "__name__", type(cp).__name__), family, _key(dtype))
     mod = _MODULES.get(key)
     if mod is None:
         st, acc = ctype(dtype)
@@ -123,6 +128,34 @@ def module(cp, family: str, dtype, source: str):
         mod = cp.RawModule(code=code)
         _MODULES[key] = mod
     return mod
+
+
+def available(cp, family: str, dtype, source: str) -> bool:
+    """Whether `family`'s kernels compiled for `dtype` (compiling them on first use).
+    A compile failure is recorded in `FAILURES`, warned about once, and makes the
+    family's ops run the reference for that dtype instead of failing."""
+    key = (getattr(cp, "__name__", type(cp).__name__), family, _key(dtype))
+    if key in FAILURES:
+        return False
+    if key in _MODULES:
+        return True
+    try:
+        mod = module(cp, family, dtype, source)
+        name = re.search(r'extern "C" __global__ void (\w+)', source).group(1)
+        mod.get_function(name)  # CuPy compiles the module here
+        return True
+    except Exception as e:  # NVRTC's CompileException, a missing driver function, ...
+        _MODULES.pop(key, None)
+        FAILURES[key] = f"{type(e).__name__}: {e}"[:2000]
+        warnings.warn(f"fw gpu kernels: the {family} kernels did not compile for "
+                      f"{np.dtype(dtype).name} ({type(e).__name__}); their ops run the "
+                      f"reference", RuntimeWarning, stacklevel=2)
+        return False
+
+
+def _key(dtype):
+    d = np.dtype(dtype)
+    return "bf16" if d == _BF16 else d.str
 
 
 def blocks(n: int, threads: int = 256, cap: int = 65536) -> int:

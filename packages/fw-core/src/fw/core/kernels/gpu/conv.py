@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
-from fw.core.kernels.gpu._raw import blocks, ctype, enabled, module
+from fw.core.kernels.gpu._raw import available, blocks, ctype, enabled, module
 from fw.core.ops.conv import _check_conv, conv_geometry, conv_transpose_geometry, join_layout
 
 __all__ = ["ConvPlan", "conv_plan", "conv_transpose_plan", "logical_strides", "batch_slice",
@@ -342,7 +342,8 @@ def kernels(cp):
 
     def same_float(*arrays):
         d = arrays[0].dtype
-        return ctype(d) is not None and all(a is None or a.dtype == d for a in arrays)
+        return ctype(d) is not None and all(a is None or a.dtype == d for a in arrays) \
+            and available(cp, "conv", d, _SRC)
 
     def im2col(mod, p, xs, nb):
         """Columns [C*K, nb*P] of the batch slice `xs` (a view of x)."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fw.core.kernels.gpu._raw import blocks, ctype, enabled, module
+from fw.core.kernels.gpu._raw import available, blocks, ctype, enabled, module
 
 __all__ = ["rows_cols", "kernels"]
 
@@ -262,6 +262,9 @@ def _acc(dtype):
 def kernels(cp):
     from fw.core.ops._registry import OPS
 
+    def ready(d):
+        return ctype(d) is not None and available(cp, "norm", d, _SRC)
+
     ln_ref = OPS["layer_norm"].reference
 
     def vec(a, d, dtype):
@@ -269,7 +272,8 @@ def kernels(cp):
 
     def layer_norm(x, weight=None, bias=None, epsilon=1e-5, begin_norm_axis=1):
         nd = x.ndim
-        ok = ctype(x.dtype) is not None and nd >= 1 and x.size > 0 and \
+        ok = ctype(x.dtype) is not None and available(cp, "norm", x.dtype, _SRC) and \
+            nd >= 1 and x.size > 0 and \
             -nd <= begin_norm_axis < nd
         if ok:
             m, d = rows_cols(x.shape, begin_norm_axis)
@@ -294,7 +298,7 @@ def kernels(cp):
 
     def layer_norm_grad(x, weight, mean, inv_std, grad_out, epsilon=1e-5, begin_norm_axis=1):
         nd = x.ndim
-        acc = _acc(x.dtype) if ctype(x.dtype) is not None else None
+        acc = _acc(x.dtype) if ready(x.dtype) else None
         ok = acc is not None and nd >= 1 and x.size > 0 and -nd <= begin_norm_axis < nd and \
             grad_out.dtype == x.dtype and grad_out.shape == x.shape and \
             mean.dtype == acc and inv_std.dtype == acc
@@ -340,7 +344,7 @@ def kernels(cp):
 
     def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=False,
                    momentum=0.9, epsilon=1e-5, channel_last=False, use_global_stats=None):
-        acc = _acc(x.dtype) if ctype(x.dtype) is not None else None
+        acc = _acc(x.dtype) if ready(x.dtype) else None
         ok = acc is not None and x.ndim >= 2 and x.size > 0 and \
             running_mean.dtype == acc and running_var.dtype == acc
         if ok:
@@ -384,7 +388,7 @@ def kernels(cp):
 
     def batch_norm_grad(x, weight, saved_mean, saved_inv_std, grad_out, epsilon=1e-5,
                         channel_last=False, batch_stats=True):
-        acc = _acc(x.dtype) if ctype(x.dtype) is not None else None
+        acc = _acc(x.dtype) if ready(x.dtype) else None
         ok = acc is not None and x.ndim >= 2 and x.size > 0 and \
             grad_out.dtype == x.dtype and grad_out.shape == x.shape and \
             saved_mean.dtype == acc and saved_inv_std.dtype == acc

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fw.core.kernels.gpu._raw import blocks, ctype, enabled, module
+from fw.core.kernels.gpu._raw import available, blocks, ctype, enabled, module
 from fw.core.kernels.gpu.conv import logical_strides
 from fw.core.ops.conv import expand, join_layout, split_layout
 from fw.core.ops.pool import pool_geometry
@@ -328,7 +328,7 @@ def kernels(cp):
     from fw.core.ops._registry import OPS
 
     def ok(x):
-        return ctype(x.dtype) is not None
+        return ctype(x.dtype) is not None and available(cp, "pool", x.dtype, _SRC)
 
     def strides_of(a, nd, cl):
         return _i64(*logical_strides(a.strides, a.itemsize, nd, cl))

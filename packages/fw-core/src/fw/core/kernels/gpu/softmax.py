@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fw.core.kernels.gpu._raw import blocks, ctype, enabled, module
+from fw.core.kernels.gpu._raw import available, blocks, ctype, enabled, module
 from fw.core.ops._infer import norm_axis
 
 __all__ = ["split_axis", "kernels"]
@@ -236,6 +236,7 @@ def kernels(cp):
     def fast(*arrays):
         d = arrays[0].dtype
         return ctype(d) is not None and all(a.dtype == d for a in arrays) and \
+            available(cp, "softmax", d, _SRC) and \
             arrays[0].ndim >= 1 and arrays[0].size > 0 and arrays[0].size < 2 ** 62
 
     def run(name_rows, name_cols, arrays, axis, log_mode):
@@ -283,6 +284,7 @@ def kernels(cp):
         """(rows, classes, label as int64 rows) when the fast path takes the call."""
         if soft_label or logits.ndim < 1 or logits.size == 0 or \
                 ctype(logits.dtype) is None or label.dtype.kind not in "iu" or \
+                not available(cp, "softmax", logits.dtype, _SRC) or \
                 (weight is not None and (weight.dtype != logits.dtype or weight.ndim != 1 or
                                          weight.shape[0] != logits.shape[-1])):
             return None
