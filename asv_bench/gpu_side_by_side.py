@@ -306,9 +306,9 @@ def main(argv=None):
             results[label] = {"error": f"{type(e).__name__}: {e}"}
             traceback.print_exc()
         print(f"{label}: {json.dumps(results[label])}", flush=True)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": props.name, "rows": results}, f, indent=1)
+        if args.json:  # [gpuk] after every row: a run cut short by its timeout keeps them
+            with open(args.json, "w") as f:
+                json.dump({"device": props.name, "rows": results}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ rm -f "$OUT"/ops-*.txt
 step "device tests"
 # [gpuk] test_gpu_kernels.py: the RawKernels (conv, pool, softmax, norm) against the
 # reference, every dtype
-timeout "${T_TESTS:-120}" $PY -m pytest -q --tb=short -W ignore::Warning -n "$J" --timeout 90 \
+timeout "${T_TESTS:-100}" $PY -m pytest -q --tb=short -W ignore::Warning -n "$J" --timeout 90 \
   tests/test_device_training.py packages/fw-core/tests/test_devices.py \
   packages/fw-core/tests/test_device_ops.py packages/fw-autograd/tests/test_device_grads.py \
   packages/fw-core/tests/test_gpu_kernels.py \
