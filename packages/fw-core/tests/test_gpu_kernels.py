@@ -160,6 +160,15 @@ def test_conv_plan_matches_the_reference_geometry(case):
         assert (p.h, p.kh, p.oh, p.sh, p.dh, p.pt) == (1, 1, 1, 1, 1, 0)
 
 
+def test_plans_are_cached_and_take_unhashable_attributes():
+    a = gconv.conv_plan((2, 3, 8, 8), (4, 3, 3, 3), None, (2,), (1,), (1,), 1, False)
+    assert gconv.conv_plan((2, 3, 8, 8), (4, 3, 3, 3), None, (2,), (1,), (1,), 1, False) is a
+    b = gconv.conv_plan((2, 3, 8, 8), (4, 3, 3, 3), None, [2], [1], [1], 1, False)
+    assert b == a and b is not a
+    assert gpool.pool_plan((1, 2, 6, 6), [3], [2], [1]) == gpool.pool_plan((1, 2, 6, 6), (3,),
+                                                                            (2,), (1,))
+
+
 def test_conv_plan_refuses_what_the_kernels_do_not_take():
     assert gconv.conv_plan((1, 2, 4, 4, 4), (3, 2, 1, 1, 1), None) is None  # 3-D
     assert gconv.conv_plan((0, 2, 4, 4), (3, 2, 1, 1), None) is None  # empty batch

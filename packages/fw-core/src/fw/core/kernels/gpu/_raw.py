@@ -19,6 +19,7 @@ toolkit CuPy was built for. Every kernel is compiled once per dtype (one module 
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import warnings
@@ -27,7 +28,7 @@ import ml_dtypes
 import numpy as np
 
 __all__ = ["DEFAULT_OFF", "FAILURES", "enabled", "ctype", "PREAMBLE", "module", "available",
-           "blocks"]
+           "blocks", "memo"]
 
 # kernels a GPU run found wrong, off until a later run verifies them (op names)
 DEFAULT_OFF: frozenset = frozenset()
@@ -125,9 +126,24 @@ def module(cp, family: str, dtype, source: str):
     if mod is None:
         st, acc = ctype(dtype)
         code = f"{PREAMBLE}\ntypedef {st} T;\ntypedef {acc} A;\n{source}"
-        mod = cp.RawModule(code=code)
+        mod = _Module(cp.RawModule(code=code))
         _MODULES[key] = mod
     return mod
+
+
+class _Module:
+    """A compiled module whose functions are looked up once (CuPy makes a new
+    Function object per get_function call)."""
+
+    def __init__(self, raw):
+        self.raw = raw
+        self.functions: dict = {}
+
+    def get_function(self, name):
+        f = self.functions.get(name)
+        if f is None:
+            f = self.functions[name] = self.raw.get_function(name)
+        return f
 
 
 def available(cp, family: str, dtype, source: str) -> bool:
@@ -156,6 +172,25 @@ def available(cp, family: str, dtype, source: str) -> bool:
 def _key(dtype):
     d = np.dtype(dtype)
     return "bf16" if d == _BF16 else d.str
+
+
+def memo(fn):
+    """`fn` cached on its arguments (plans are pure functions of shapes and canonical
+    attributes; computing one costs tens of microseconds per call), computed afresh
+    when an argument is unhashable (a list where a tuple was expected)."""
+    cached = functools.lru_cache(maxsize=1024)(fn)
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        try:
+            return cached(*args, **kwargs)
+        except TypeError as e:
+            if "unhashable" not in str(e):
+                raise
+            return fn(*args, **kwargs)
+
+    call.cache_clear = cached.cache_clear
+    return call
 
 
 def blocks(n: int, threads: int = 256, cap: int = 65536) -> int:

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
-from fw.core.kernels.gpu._raw import available, blocks, ctype, enabled, module
+from fw.core.kernels.gpu._raw import available, blocks, ctype, enabled, memo, module
 from fw.core.ops.conv import _check_conv, conv_geometry, conv_transpose_geometry, join_layout
 
 __all__ = ["ConvPlan", "conv_plan", "conv_transpose_plan", "logical_strides", "batch_slice",
@@ -284,6 +284,7 @@ def _plan(n, c, sp, cout, ks, strides, pads, dils, outs, groups, channel_last):
                     bool(channel_last), join_layout(n, cout, tuple(outs), channel_last))
 
 
+@memo
 def conv_plan(x_shape, w_shape, bias_shape, stride=1, padding=0, dilation=1, groups=1,
               channel_last=False):
     """The plan of ``conv`` for these shapes and canonical attributes, or None when the
@@ -294,6 +295,7 @@ def conv_plan(x_shape, w_shape, bias_shape, stride=1, padding=0, dilation=1, gro
     return _plan(n, c, sp, cout, ks, strides, pads, dils, outs, groups, channel_last)
 
 
+@memo
 def conv_transpose_plan(x_shape, w_shape, bias_shape, stride=1, padding=0, output_padding=0,
                         dilation=1, groups=1, output_size=None, channel_last=False):
     """The plan of ``conv_transpose`` (x's sizes are ``h, w``; the output's ``oh, ow``)."""

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fw.core.kernels.gpu._raw import available, blocks, ctype, enabled, module
+from fw.core.kernels.gpu._raw import available, blocks, ctype, enabled, memo, module
 from fw.core.kernels.gpu.conv import logical_strides
 from fw.core.ops.conv import expand, join_layout, split_layout
 from fw.core.ops.pool import pool_geometry
@@ -278,6 +278,7 @@ def _lift(v, one, nd):
     return (one,) + tuple(v) if nd == 1 else tuple(v)
 
 
+@memo
 def pool_plan(x_shape, kernel_size, stride=None, padding=0, ceil_mode=False,
               channel_last=False):
     """The plan of a (max/avg) pooling of an x of `x_shape` with canonical attributes,
@@ -301,6 +302,7 @@ def pool_plan(x_shape, kernel_size, stride=None, padding=0, ceil_mode=False,
                     join_layout(n, c, tuple(outs), channel_last))
 
 
+@memo
 def adaptive_plan(x_shape, output_size, channel_last=False):
     """(n, c, h, w, oh, ow, nd, out_shape) of an adaptive pooling, or None."""
     if len(x_shape) not in (3, 4):
