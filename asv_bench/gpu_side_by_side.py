@@ -272,6 +272,33 @@ def kernel_rows():
             row["torch"] = bench(tfns[tkey], rounds=3) * 1e3
         out[label + " (ms)"] = row
     return out
+
+
+def resnet_tf32_rows(batch=64):
+    """ResNet-18 inference with FW_GPU_CONV_TF32 (the convolution GEMMs on TF32 tensor
+    cores, as PyTorch's cuDNN convolutions run by default)."""
+    import fw
+    from fw.core.kernels.gpu import conv as gconv
+
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
+    import zoo
+
+    fw.set_device("gpu")
+    fw.seed(0)
+    model = zoo.build(fw, "resnet18")
+    model.eval()
+    x = fw.to_tensor(np.random.default_rng(0).standard_normal((batch, 3, 224, 224))
+                     .astype(np.float32))
+
+    def run():
+        with fw.no_grad():
+            return model(x)
+    old = gconv.TF32
+    gconv.TF32 = True
+    try:
+        return {"fw eager": bench(run, rounds=3) * 1e3}
+    finally:
+        gconv.TF32 = old
 # ---------------------------------------------------------------- [gpuk] end
 
 
@@ -294,6 +321,7 @@ def main(argv=None):
         "train lenet b64 Adam (ms)": lambda: train_rows("lenet"),
         "train transformer 2L d128 b16 AdamW (ms)": lambda: train_rows("transformer"),
         "resnet18 b64 inference (ms)": resnet_rows,
+        "resnet18 b64 inference, TF32 conv GEMMs (ms)": resnet_tf32_rows,  # [gpuk]
         "gpu kernels, fw kernel / reference / torch": kernel_rows,  # [gpuk]
     }
     results = {}

@@ -195,6 +195,12 @@ def test_logical_strides():
     assert gconv.logical_strides(b.strides, 8, 1, True) == (21, 1, 0, 7)  # [N, L, C]
 
 
+def test_tf32_is_a_no_op_off_the_gpu(monkeypatch):
+    monkeypatch.setattr(gconv, "TF32", True)
+    with gconv._gemm_mode(HostCuPy(), np.float32):  # no CuPy linalg module: nothing to set
+        pass
+
+
 def test_batch_slice_and_gemm_dtype():
     assert gconv.batch_slice(64, 10, budget=1000) == 64
     assert gconv.batch_slice(64, 100, budget=1000) == 10
@@ -638,6 +644,25 @@ def test_gpu_conv_slices_the_batch(cupy, monkeypatch):
         wa = canon("conv_grad_weight", kernel_size=list(w.shape[2:]), **geo)
         _gpu_close(cp, k["conv_grad_weight"](x, g, **wa),
                    OPS["conv_grad_weight"].reference(x, g, **wa), dtype, "conv_grad_weight")
+
+
+@gpu_only
+def test_gpu_conv_tf32_switch(cupy, monkeypatch):
+    """FW_GPU_CONV_TF32: TF32 products (about 1e-3 relative), and the GEMM mode is
+    restored after each call (fw.matmul keeps full float32)."""
+    from cupy._core import _routines_linalg as lin
+
+    cp = cupy
+    before = lin.get_compute_type(np.float32)
+    monkeypatch.setattr(gconv, "TF32", True)
+    rng = np.random.default_rng()
+    k = gconv.kernels(cp)
+    x, w, b, a = conv_args(CONV_CASES[0], np.float32, rng)
+    x, w, b = _on(cp, x, w, b)
+    got = cp.asnumpy(k["conv"](x, w, b, **a))
+    want = cp.asnumpy(OPS["conv"].reference(x, w, b, **a))
+    np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2)
+    assert lin.get_compute_type(np.float32) == before
 
 
 @gpu_only

@@ -29,6 +29,8 @@ mixed dtypes, empty tensors, sizes past int32 within one plane) runs the referen
 
 from __future__ import annotations
 
+import contextlib
+import os
 from dataclasses import dataclass
 
 import ml_dtypes
@@ -38,10 +40,14 @@ from fw.core.kernels.gpu._raw import available, blocks, ctype, enabled, memo, mo
 from fw.core.ops.conv import _check_conv, conv_geometry, conv_transpose_geometry, join_layout
 
 __all__ = ["ConvPlan", "conv_plan", "conv_transpose_plan", "logical_strides", "batch_slice",
-           "gemm_dtype", "COLS_BUDGET", "kernels"]
+           "gemm_dtype", "COLS_BUDGET", "TF32", "kernels"]
 
 # bytes of im2col/column matrix made at once (the batch is sliced to stay under it)
 COLS_BUDGET = 1 << 30
+# FW_GPU_CONV_TF32=1: float32 convolution GEMMs on TF32 tensor cores (10-bit mantissa
+# products, float32 sums), as PyTorch's cuDNN convolutions do by default; off by
+# default, since the reference multiplies in full float32. Read per call.
+TF32 = os.environ.get("FW_GPU_CONV_TF32", "0").strip().lower() in ("1", "true", "yes", "on")
 _I32 = 2 ** 31 - 1
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 _F32 = np.dtype(np.float32)
@@ -335,6 +341,22 @@ def _i64(*vs):
     return tuple(np.int64(v) for v in vs)
 
 
+@contextlib.contextmanager
+def _gemm_mode(cp, dtype):
+    """TF32 for float32 GEMMs inside the block when `TF32` is set (CuPy's per-dtype
+    compute type, restored after)."""
+    lin = getattr(getattr(cp, "_core", None), "_routines_linalg", None)
+    if not TF32 or np.dtype(dtype) != np.float32 or lin is None:
+        yield
+        return
+    prev = lin.get_compute_type(np.float32)
+    lin.set_compute_type(np.float32, lin.COMPUTE_TYPE_TF32)
+    try:
+        yield
+    finally:
+        lin.set_compute_type(np.float32, prev)
+
+
 def _grid(p, rows, n):
     return (blocks(p), min(rows, _GRID_YZ), min(n, _GRID_YZ))
 
@@ -403,10 +425,11 @@ def kernels(cp):
         for n0 in range(0, p.n, nb):
             m = min(nb, p.n - n0)
             cols = im2col(mod, p, x[n0:n0 + m], m).astype(gd, copy=False)
-            if g == 1:
-                r = cp.matmul(w2, cols)  # [C_out, m*P]
-            else:
-                r = cp.matmul(w2, cols.reshape(g, cg * kk, m * P))  # [G, Og, m*P]
+            with _gemm_mode(cp, gd):
+                if g == 1:
+                    r = cp.matmul(w2, cols)  # [C_out, m*P]
+                else:
+                    r = cp.matmul(w2, cols.reshape(g, cg * kk, m * P))  # [G, Og, m*P]
             r = cp.ascontiguousarray(r)
             o = out[n0:n0 + m]
             on, oc, oy, ox = out_strides(o, p)
@@ -451,7 +474,8 @@ def kernels(cp):
             else:  # [m, G, Cg, Pin] -> [G, Cg, m, Pin]
                 xs = xs.reshape(m, g, cg, pin).transpose(1, 2, 0, 3)
             xs = cp.ascontiguousarray(xs.astype(gd, copy=False)).reshape(g, cg, m * pin)
-            cols = cp.ascontiguousarray(cp.matmul(wt, xs[0] if g == 1 else xs))
+            with _gemm_mode(cp, gd):
+                cols = cp.ascontiguousarray(cp.matmul(wt, xs[0] if g == 1 else xs))
             o = out[n0:n0 + m]
             on, oc, oy, ox = out_strides(o, p)
             fold(_grid(p.oh * p.ow, p.cout, m), (256, 1, 1),
@@ -502,11 +526,12 @@ def kernels(cp):
             else:  # [m, C_out, P] -> [C_out, m, P]
                 gt = go.reshape(m, p.cout, P).transpose(1, 0, 2)
             gt = cp.ascontiguousarray(gt.astype(gd, copy=False)).reshape(p.cout, m * P)
-            if g == 1:
-                part = cp.matmul(gt, cols.T)  # [C_out, Cg*K]
-            else:
-                part = cp.matmul(gt.reshape(g, og, m * P),
-                                 cols.reshape(g, cg * kk, m * P).transpose(0, 2, 1))
+            with _gemm_mode(cp, gd):
+                if g == 1:
+                    part = cp.matmul(gt, cols.T)  # [C_out, Cg*K]
+                else:
+                    part = cp.matmul(gt.reshape(g, og, m * P),
+                                     cols.reshape(g, cg * kk, m * P).transpose(0, 2, 1))
             bsum = (gt if gt.dtype.itemsize >= 4 else gt.astype(_F32)).sum(axis=1)
             gw = part if gw is None else gw + part
             gb = bsum if gb is None else gb + bsum
