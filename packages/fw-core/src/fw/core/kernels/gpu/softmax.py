@@ -13,9 +13,8 @@ softmax output is ``exp(log_softmax)``, as the reference computes it.
 
 Cross entropy runs here for hard labels along the last axis with ``use_softmax``.
 A label that is neither a class nor ``ignore_index`` gives that sample a NaN loss and
-a NaN gradient row, never an error: finding one on the host would wait for the GPU
-on every step (and break CUDA-graph capture); this is what the reference does on a
-device too (`fw.core.ops.loss.hard_labels`).
+a NaN gradient row instead of the reference's error: raising needs the labels on the
+host, a wait for the GPU on every step (and no CUDA-graph capture around it).
 """
 
 from __future__ import annotations
