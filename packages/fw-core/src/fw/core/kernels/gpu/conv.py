@@ -430,7 +430,7 @@ def kernels(cp):
                     r = cp.matmul(w2, cols)  # [C_out, m*P]
                 else:
                     r = cp.matmul(w2, cols.reshape(g, cg * kk, m * P))  # [G, Og, m*P]
-            r = cp.ascontiguousarray(r)
+            r = cp.ascontiguousarray(r.astype(gd, copy=False))
             o = out[n0:n0 + m]
             on, oc, oy, ox = out_strides(o, p)
             fin(_grid(P, p.cout, m), (256, 1, 1),
@@ -475,7 +475,8 @@ def kernels(cp):
                 xs = xs.reshape(m, g, cg, pin).transpose(1, 2, 0, 3)
             xs = cp.ascontiguousarray(xs.astype(gd, copy=False)).reshape(g, cg, m * pin)
             with _gemm_mode(cp, gd):
-                cols = cp.ascontiguousarray(cp.matmul(wt, xs[0] if g == 1 else xs))
+                cols = cp.matmul(wt, xs[0] if g == 1 else xs)
+            cols = cp.ascontiguousarray(cols.astype(gd, copy=False))
             o = out[n0:n0 + m]
             on, oc, oy, ox = out_strides(o, p)
             fold(_grid(p.oh * p.ow, p.cout, m), (256, 1, 1),
@@ -532,6 +533,7 @@ def kernels(cp):
                 else:
                     part = cp.matmul(gt.reshape(g, og, m * P),
                                      cols.reshape(g, cg * kk, m * P).transpose(0, 2, 1))
+            part = part.astype(gd, copy=False)
             bsum = (gt if gt.dtype.itemsize >= 4 else gt.astype(_F32)).sum(axis=1)
             gw = part if gw is None else gw + part
             gb = bsum if gb is None else gb + bsum
