@@ -291,8 +291,9 @@ inline float fw_ld(const fw_b16* p, i64 i) {
 }
 inline void fw_st(fw_b16* p, i64 i, float v) {  /* the device code's rounding */
     unsigned u; std::memcpy(&u, &v, 4);
-    p[i].x = (u & 0x7fffffffu) > 0x7f800000u ? (unsigned short)((u >> 16) | 0x40u)
-                                              : (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+    const bool nan = (u & 0x7fffffffu) > 0x7f800000u;
+    p[i].x = nan ? (unsigned short)((u >> 16) | 0x40u)
+                 : (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 inline float fw_ld(const float* p, i64 i) { return p[i]; }
 inline double fw_ld(const double* p, i64 i) { return p[i]; }
