@@ -515,8 +515,11 @@ def kernels(cp):
         kk, P = p.kh * p.kw, p.oh * p.ow
         nb = batch_slice(p.n, p.c * kk * P * x.itemsize)
         chunked = nb < p.n
-        # several slices add up: in float32 for float16/bfloat16, as the reference does
+        # several slices add up: in float32 for float16/bfloat16, as the reference does;
+        # bfloat16 always in float32 (the output gradient's transposing copy below would
+        # be a bfloat16 elementwise copy, which CuPy 14 does not promise)
         gd = gemm_dtype(d, g) if not chunked else (d if d.itemsize >= 4 else _F32)
+        gd = _F32 if d == _BF16 else gd
         gw = gb = None
         for n0 in range(0, p.n, nb):
             m = min(nb, p.n - n0)
