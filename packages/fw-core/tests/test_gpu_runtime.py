@@ -386,3 +386,27 @@ def test_gpu_capture_blas_matches_cupy_matmul(dtype):
                                        err_msg=f"{sa} @ {sb}")
     finally:
         blas.close()
+
+
+@needs_gpu
+def test_gpu_graph_per_input_shape(monkeypatch):
+    """A program with a dynamic batch gets one graph per batch size (a last, smaller
+    batch), each replayed with the right results."""
+    from fw.core.ir import TensorType, trace
+    from fw.core.ir.executor import Compiled
+
+    monkeypatch.setenv("FW_GPU_GRAPHS", "1")
+    p = trace(lambda x, y: fw.tanh(fw.matmul(x, y)) * 2.0,
+              [TensorType([-1, 5], "float32"), TensorType([5, 3], "float32")])
+    c = Compiled(p, "gpu")
+    import cupy
+
+    rng = np.random.default_rng()
+    for rows in (8, 8, 8, 5, 8, 5, 8, 5):
+        a = rng.standard_normal((rows, 5)).astype(np.float32)
+        b = rng.standard_normal((5, 3)).astype(np.float32)
+        (got,) = c([cupy.asarray(a), cupy.asarray(b)])
+        np.testing.assert_allclose(cupy.asnumpy(got), np.tanh(a @ b) * 2, rtol=1e-5,
+                                   atol=1e-6)
+    g = c._graph
+    assert g.disabled is None and g.captures == 2 and g.replays == 4

@@ -14,6 +14,8 @@ How a program runs here (`GraphedProgram`):
    - the device parameters are the captured tensors' own arrays (kept by identity:
      a parameter whose array is replaced, ``set_value`` with another shape or a
      load, makes the next call capture again);
+   - other input shapes (a last, smaller batch) get a graph of their own, up to
+     `MAX_GRAPHS` per program;
    - host values among the parameters (the learning rate, an optimizer's beta
      powers, which the eager path passes to the kernels by value) get device
      buffers, one per dtype, refilled before every launch, so a learning-rate
@@ -45,6 +47,10 @@ import numpy as np
 __all__ = ["enabled", "eligible", "GraphedProgram", "for_program", "WARMUP", "HostPack"]
 
 WARMUP = 2
+MAX_GRAPHS = 4  # graphs kept per program, one per input shapes (a last, smaller batch)
+# what one capture makes (swapped in and out of the runner by input shapes)
+_STATE = ("static_in", "dev_ps", "host_ps", "hpack", "h_np", "h_dev", "static_ps", "outs",
+          "graph", "pool", "stream", "blas", "hu", "upack", "u_dev")
 _NOT_CAPTURED = frozenset({"cond", "while"})
 
 
@@ -127,6 +133,8 @@ class GraphedProgram:
         self.explain = explain or (lambda e: e)
         self.calls = 0
         self.graph = None
+        self.key = None  # the input shapes the current graph was captured for
+        self.others: dict = {}  # key -> the state of a graph captured for other shapes
         self.disabled = None  # why graphs were given up, once they are
         self.captures = 0
         self.replays = 0
@@ -138,7 +146,11 @@ class GraphedProgram:
         self.calls += 1
         if self.calls <= WARMUP:
             return self.run(arrays, self.move(ps))
-        if self.graph is not None and not self._matches(arrays, ps):
+        key = self._key(arrays, ps)
+        if key != self.key:
+            self._switch(key)
+        if self.graph is not None and not self._same_params(ps):
+            self.others.clear()  # a parameter's array was replaced: every graph is stale
             self._drop()
         if self.graph is None:
             try:
@@ -160,23 +172,35 @@ class GraphedProgram:
                       f"op by op", RuntimeWarning, stacklevel=4)
 
     def _drop(self):
-        self.graph = None
-        self.pool = None
-        self.static_in = self.static_ps = self.outs = None
+        for name in _STATE:
+            setattr(self, name, None)
+        self.key = None
 
-    def _matches(self, arrays, ps) -> bool:
-        """Same input shapes/dtypes and the same device parameter arrays."""
-        for s, a in zip(self.static_in, arrays):
-            if a.shape != s.shape or a.dtype != s.dtype:
-                return False
-        for k in self.dev_ps:
-            if ps[k] is not self.static_ps[k]:
-                return False
-        for k in self.host_ps:
-            a = ps[k]
-            if np.shape(a) != self.host_shapes[k] or np.asarray(a).dtype != self.host_dtypes[k]:
-                return False
-        return len(arrays) == len(self.static_in)
+    @staticmethod
+    def _key(arrays, ps):
+        """What a graph is specific to besides the parameter arrays: the shapes and
+        dtypes of the inputs and of the host constants."""
+        return (tuple((getattr(a, "shape", None), getattr(a, "dtype", None)) for a in arrays),
+                tuple((a.shape, a.dtype) for a in ps if isinstance(a, (np.ndarray, np.generic))))
+
+    def _switch(self, key):
+        """Make the graph captured for `key` current (none yet: capture on this call),
+        keeping the current one for its shapes."""
+        if self.graph is not None:
+            self.others[self.key] = {name: getattr(self, name) for name in _STATE}
+            while len(self.others) > MAX_GRAPHS - 1:
+                self.others.pop(next(iter(self.others)))
+        self._drop()
+        got = self.others.pop(key, None)
+        if got is not None:
+            for name, v in got.items():
+                setattr(self, name, v)
+        self.key = key
+
+    def _same_params(self, ps) -> bool:
+        """The device parameters are the arrays the graph was captured with."""
+        sp = self.static_ps
+        return all(ps[k] is sp[k] for k in self.dev_ps)
 
     # ------------------------------------------------------------------ capture
     def _capture(self, arrays, ps):
@@ -195,8 +219,6 @@ class GraphedProgram:
             else:
                 raise TypeError(f"parameter {k} is a {type(a).__name__}")
         self.dev_ps, self.host_ps = dev_ps, host_ps
-        self.host_shapes = {k: np.shape(ps[k]) for k in host_ps}
-        self.host_dtypes = {k: np.asarray(ps[k]).dtype for k in host_ps}
         pool = cp.cuda.MemoryPool()
         stream = cp.cuda.Stream(non_blocking=True)
         cur = cp.cuda.get_current_stream()
@@ -260,6 +282,7 @@ class GraphedProgram:
         cur.wait_event(stream.record())
         self.outs, self.graph, self.pool, self.stream = outs, graph, pool, stream
         self.blas = blas  # its workspace is the graph's
+        self.key = self._key(arrays, ps)
         self.captures += 1
         return tuple(result)
 
