@@ -410,3 +410,149 @@ def test_gpu_graph_per_input_shape(monkeypatch):
                                    atol=1e-6)
     g = c._graph
     assert g.disabled is None and g.captures == 2 and g.replays == 4
+
+
+# ---------------------------------------------------------------- graphs, with a fake CuPy
+class _Rec:
+    """The fake stream capture: while `ops` is a list, device writes are recorded
+    into it instead of run (as a CUDA stream capture records kernels)."""
+
+    ops = None
+
+
+class _Dev(np.ndarray):
+    """A fake device array: a NumPy subclass whose writes a capture records."""
+
+    def __setitem__(self, k, v):
+        if _Rec.ops is not None:
+            _Rec.ops.append(lambda: np.ndarray.__setitem__(self, k, v))
+        else:
+            np.ndarray.__setitem__(self, k, v)
+
+    def get(self, stream=None):
+        return np.array(self.view(np.ndarray))
+
+    def set(self, host, stream=None):
+        assert _Rec.ops is None, "a copy from the host inside a capture"
+        np.ndarray.__setitem__(self, Ellipsis, host)
+
+
+def _fake_cupy():
+    import contextlib
+    import types
+
+    class Stream:
+        ptr = 1
+
+        def __init__(self, non_blocking=False):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *a):
+            return False
+
+        def record(self, event=None):
+            return object()
+
+        def wait_event(self, ev):
+            pass
+
+        def synchronize(self):
+            pass
+
+        def begin_capture(self):
+            _Rec.ops = []
+
+        def end_capture(self):
+            ops, _Rec.ops = _Rec.ops, None
+            return types.SimpleNamespace(launch=lambda stream=None: [f() for f in ops])
+
+    cuda = types.SimpleNamespace(
+        Stream=Stream, MemoryPool=lambda: types.SimpleNamespace(malloc=None),
+        using_allocator=lambda f: contextlib.nullcontext(),
+        get_current_stream=lambda: Stream())
+    return types.SimpleNamespace(
+        ndarray=_Dev, cuda=cuda, uint8=np.uint8, matmul=np.matmul,
+        empty=lambda n, dt: np.empty(n, dt).view(_Dev),
+        empty_like=lambda a: np.empty_like(a).view(_Dev))
+
+
+def _fd(a):
+    return np.asarray(a).view(_Dev)
+
+
+@pytest.fixture
+def no_blas(monkeypatch):
+    """No cuBLAS here: the capture's product handle is a stand-in (unused)."""
+    from fw.core.kernels.gpu import capture_blas
+
+    monkeypatch.setattr(capture_blas, "CaptureBlas", type(
+        "NoBlas", (), {"__init__": lambda self, *a: None, "matmul": None,
+                       "workspace_bytes": staticmethod(lambda: 8)}))
+
+
+def test_graph_runner_logic_with_a_fake_cupy(no_blas):
+    """Warm-up calls run the program; the next call runs it once more (its result is
+    the call's) and captures it; later calls replay the capture on new inputs and host
+    constants, bring the host state back, and hand out copies of the outputs; new input
+    shapes get their own graph; a replaced parameter array makes it capture again."""
+    runs = []
+
+    def run(arrays, ps):  # y = x * w + lr; the host state b becomes b * 0.5
+        x, (w, lr, b) = arrays[0], ps
+        y, nb = _fd(np.empty(x.shape, np.float32)), _fd(np.empty(1, np.float64))
+        runs.append(type(lr).__name__)
+
+        def body():
+            np.ndarray.__setitem__(y, Ellipsis, x * w + lr)
+            np.ndarray.__setitem__(nb, Ellipsis, np.asarray(b).reshape(1) * 0.5)
+        if _Rec.ops is not None:
+            _Rec.ops.append(body)
+        else:
+            body()
+        return (y, nb)
+
+    g = graphs.GraphedProgram(run, _fake_cupy(), host_updates=lambda ps: [1],
+                              move=lambda ps: [ps[0], _fd(ps[1]), ps[2]])
+    w = _fd(np.float32([2.0, 3.0]))
+    b = np.array([1.0])
+    for i in range(7):
+        lr = np.float32([0.1 * i])
+        x = _fd(np.float32([i, i + 1]))
+        y, nb = g([x], [w, lr, b])
+        np.testing.assert_allclose(np.asarray(y), np.asarray(x) * [2, 3] + lr, rtol=1e-6)
+        np.testing.assert_array_equal(np.asarray(nb), b * 0.5)
+        assert type(nb) is np.ndarray or i < graphs.WARMUP + 1  # the host state, on the host
+        b = np.asarray(nb).reshape(1)
+    assert (g.captures, g.replays) == (1, 7 - graphs.WARMUP - 1)
+    # warm-ups got the moved params (a device lr); capture and its first run the static ones
+    assert runs[:graphs.WARMUP] == ["_Dev"] * graphs.WARMUP
+    y2, _ = g([_fd(np.float32([1, 1, 1]).reshape(3, 1) * np.ones((3, 2), np.float32))],
+              [w, np.float32([0.0]), b])
+    assert y2.shape == (3, 2) and g.captures == 2  # new shapes: a graph of their own
+    g([_fd(np.float32([1, 2]))], [w, np.float32([0.0]), b])
+    assert g.captures == 2 and g.replays == 5  # the first graph again
+    g([_fd(np.float32([1, 2]))], [_fd(np.float32([1.0, 1.0])), np.float32([0.0]), b])
+    assert g.captures == 3  # a replaced parameter array: captured again
+
+
+def test_graph_runner_gives_up_with_one_warning(no_blas):
+    def run(arrays, ps):
+        if _Rec.ops is not None:
+            raise RuntimeError("the current stream is capturing, so H2D transfers are "
+                               "disallowed")
+        return (arrays[0] + 1,)
+
+    g = graphs.GraphedProgram(run, _fake_cupy())
+    x = _fd(np.float32([1.0]))
+    for _ in range(graphs.WARMUP):
+        g([x], [])
+    with pytest.warns(RuntimeWarning, match="H2D transfers are disallowed; it runs op by op"):
+        (y,) = g([x], [])
+    assert g.disabled is not None and float(y[0]) == 2.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (y,) = g([x], [])  # no second warning
+    assert float(y[0]) == 2.0
