@@ -98,9 +98,10 @@ def gemm_rows(size, dtype_name):
 
 
 # ---------------------------------------------------------------- training steps
-def fw_steps(name):
+def fw_steps(name, graphs=False):
     """(eager step, to_static step, their losses) of fw on the gpu: the cpu benchmarks'
-    models and step pair (bench_jit._pair), with parameters and data on the gpu."""
+    models and step pair (bench_jit._pair), with parameters and data on the gpu.
+    `graphs`: the to_static step is compiled with FW_GPU_GRAPHS=1 (CUDA-graph replay)."""
     from benchmarks.bench_jit import _pair
     from benchmarks.bench_training import _paddle_api_model, data
 
@@ -116,7 +117,15 @@ def fw_steps(name):
                         fw.nn.functional.cross_entropy)
     x, y = (fw.to_tensor(a) for a in data(name))
     assert x.place.is_gpu_place()
-    eager, static = _pair(lambda: _paddle_api_model(fw.nn, name), opt, loss_fn, x, y)
+    old = os.environ.get("FW_GPU_GRAPHS")
+    os.environ["FW_GPU_GRAPHS"] = "1" if graphs else "0"
+    try:  # (the switch is read when the program is compiled: in _pair's warm-up)
+        eager, static = _pair(lambda: _paddle_api_model(fw.nn, name), opt, loss_fn, x, y)
+    finally:
+        if old is None:
+            os.environ.pop("FW_GPU_GRAPHS", None)
+        else:
+            os.environ["FW_GPU_GRAPHS"] = old
     le = [float(eager(x, y)) for _ in range(3)]
     ls = [float(static(x, y)) for _ in range(3)]
     return (lambda: eager(x, y)), (lambda: static(x, y)), le, ls
@@ -151,6 +160,14 @@ def train_rows(name):
     out["fw eager"] = bench(eager) * 1e3
     out["fw to_static"] = bench(static) * 1e3
     out["losses eager/static"] = [le, ls]
+    # ---- gpurt (issue 17 runtime): the to_static step replayed as a CUDA graph
+    try:
+        _, graphed, _, lg = fw_steps(name, graphs=True)
+        out["fw to_static graphs"] = bench(graphed) * 1e3
+        out["losses graphs"] = lg
+    except Exception as e:  # noqa: BLE001 - reported in the row, the others still run
+        out["fw to_static graphs"] = f"error: {type(e).__name__}: {e}"
+    # ---- end gpurt
     try:
         out["torch eager"] = bench(torch_step(name)) * 1e3
     except ImportError:

@@ -54,6 +54,19 @@ step "side by side"
 timeout "${T_BENCH:-100}" $PY asv_bench/gpu_side_by_side.py --json "$OUT/bench.json" \
   > "$OUT/bench.log" 2>&1
 echo "exit $?" >> "$OUT/bench.log"
+# ---- gpurt (issue 17 runtime: generated elementwise kernels, CUDA graphs, NCCL) ----
+step "gpurt tests"
+timeout "${T_RT:-60}" $PY -m pytest -q --tb=short -W ignore::Warning -n "$J" --timeout 50 \
+  packages/fw-core/tests/test_gpu_runtime.py packages/fw-distributed/tests/test_collectives_nccl.py \
+  > "$OUT/gpurt_tests.log" 2>&1
+echo "exit $?" >> "$OUT/gpurt_tests.log"
+step "gpurt step overhead"
+{  # the MLP step with tiny sizes: fw's own cost per kernel call, eager and graphed
+  timeout 30 $PY ci/gpu/step_overhead.py --device gpu --steps 50 2>&1 | grep "us/op" | head -1
+  FW_GPU_GRAPHS=1 timeout 30 $PY ci/gpu/step_overhead.py --device gpu --steps 50 --static 2>&1 \
+    | grep "us/op" | head -1 | sed 's/^/graphs: /'
+} > "$OUT/gpurt_overhead.txt" 2>&1
+# ---- end gpurt ----
 step "done"
 
 # ---- [gpuk] a short table, last: the test outcome, the failures, and each benchmark row

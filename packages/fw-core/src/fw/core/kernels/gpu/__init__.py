@@ -24,3 +24,7 @@ def attach(be) -> None:
             from fw.core.ops._registry import OPS
 
             OPS[name].kernels["gpu"] = fn
+    # the runtime's generated kernels (fusion.py: elementwise chains of to_static programs)
+    from fw.core.kernels.gpu import fusion
+
+    fusion.attach(be)
