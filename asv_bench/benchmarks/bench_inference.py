@@ -127,7 +127,7 @@ _ZOO_CASES = {"lenet": (1, None), "resnet18": (1, 64), "mobilenet_v2": (1, 64),
               "bert_encoder": (1, None)}
 
 
-def _zoo_predictor(directory, name, batch, hw, without=None):
+def _zoo_predictor(directory, name, batch, hw, without=None, prepared=True):
     import sys
 
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tests"))
@@ -145,6 +145,7 @@ def _zoo_predictor(directory, name, batch, hw, without=None):
     config.set_cpu_math_library_num_threads(1)
     if without is not None:
         config.pass_builder().delete_pass(without)
+    config.switch_prepared_kernels(prepared)
     return infer.create_predictor(config), x.numpy()
 
 
@@ -167,4 +168,29 @@ class PassWithWithout:
         self.dir.cleanup()
 
     def time_run(self, model, name, with_pass):
+        self.pred.run([self.x])
+
+
+class PreparedWithWithout:
+    """The predictor's prepared kernels (``Config.switch_prepared_kernels``: attributes
+    bound, geometry per input shape; fw.core.kernels.cpu.prepared) with and without, on
+    the zoo rows of asv_bench/deploy_side_by_side.py where per-op Python shows (LeNet at
+    batch 1 and 64, MobileNetV2 and BERT at batch 1). One oneDNN thread."""
+
+    params = (["lenet-b1", "lenet-b64", "mobilenet_v2-b1@64", "bert_encoder-b1"],
+              [True, False])
+    param_names = ("model", "prepared")
+
+    def setup(self, model, prepared):
+        self.dir = tempfile.TemporaryDirectory()
+        name, rest = model.split("-")
+        batch, _, hw = rest[1:].partition("@")
+        self.pred, self.x = _zoo_predictor(self.dir.name, name, int(batch),
+                                           int(hw) if hw else None, prepared=prepared)
+        self.pred.run([self.x])
+
+    def teardown(self, model, prepared):
+        self.dir.cleanup()
+
+    def time_run(self, model, prepared):
         self.pred.run([self.x])

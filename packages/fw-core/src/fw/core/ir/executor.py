@@ -68,6 +68,12 @@ program computes no update in place, so an error raised by the check leaves
 every captured tensor as it was (the updates are written only after the run).
 Without `op_check` the generated code has no trace of it.
 
+Prepared kernels (``Compiled(..., prepare=True)``, cpu): ops with a preparer in
+`fw.core.kernels.cpu.prepared` are called with their operands only (``k3(v8, v2, v3,
+None)``), through a kernel made for that op at compile time (attributes bound, geometry
+kept per input shape); `Compiled.bind_params` reads the parameters once for a caller
+whose weights never change (a predictor). Both leave the results as they were.
+
 `run(program, *inputs)` compiles on first use and caches the result on the
 program (keyed by its version, the inputs' backend and ``memory_optimize``).
 """
@@ -147,12 +153,21 @@ class Compiled:
         memory_optimize: free values after their last use and reuse dead buffers.
         op_check: ``fn(op, results)`` called after each op with an inexact result
             (NaN/Inf checking; see the module docstring), or None.
+        prepare: run ops through prepared kernels where the backend has them: a
+            kernel for one op with its attributes bound and its geometry kept per input
+            shape, called with the operands only (``cpu``:
+            `fw.core.kernels.cpu.prepared`; a predictor's steady path).
     """
 
     def __init__(self, program, backend: str = "cpu", kernel_override=None,
-                 memory_optimize: bool = True, op_check=None):
+                 memory_optimize: bool = True, op_check=None, prepare: bool = False):
         self.program = program
         self.op_check = op_check
+        self._prepare = None
+        if prepare and backend == "cpu" and op_check is None:
+            from fw.core.kernels.cpu.prepared import prepare as _prep
+
+            self._prepare = _prep
         self.backend = backend
         self.memory_optimize = memory_optimize
         self._kernel_override = kernel_override or {}
@@ -396,13 +411,19 @@ class Compiled:
         return plan
 
     def _gen_call(self, op, ins, outs, out, ind, reuse, inplace=None) -> int:
-        k = self._bind(self._kernel(op), "k")
+        kern = self._kernel(op)
+        prepared = None
+        if self._prepare is not None and inplace is None and op.name not in self._kernel_override:
+            prepared = self._prepare(op, kern)
+        k = self._bind(kern if prepared is None else prepared, "k")
         args = ["None" if s == 0 else f"v{s}" for s in ins]
         var = op.opdef.variadic
         if var >= 0:  # the kernel takes the variadic input as one list, as in eager mode
             n = len(args) - (len(op.opdef.input_names) - 1)
             args = args[:var] + [f"[{', '.join(args[var:var + n])}]"] + args[var + n:]
-        for name, val in op.attrs.items():
+        if prepared is not None:  # its attributes are bound; its own buffers
+            reuse = None
+        for name, val in ({} if prepared is not None else op.attrs).items():
             if name in op.opdef.attrs and name.isidentifier() and not keyword.iskeyword(name):
                 args.append(f"{name}={self._bind(val, 'a')}")
             else:  # cannot be a keyword in source: pass it through a dict
@@ -558,6 +579,28 @@ class Compiled:
                         f"{getattr(a, 'dtype', type(a).__name__)}"
                         f"{list(getattr(a, 'shape', []))}")
         return ps
+
+    def bind_params(self, params=None):
+        """``run(arrays) -> [output arrays]`` over parameters read once, now (`params`,
+        ``{label: Tensor or array}``, or the program's captured tensors; their types are
+        checked here), and no input check per call: for a caller whose weights never
+        change afterwards (a predictor's frozen constants) and that checks its inputs
+        itself. A program with state updates is refused (its writes need `__call__`)."""
+        if self.update_slots:
+            raise InvalidArgumentError(f"bind_params: the program updates "
+                                       f"{self.update_labels}; run it with Compiled.__call__")
+        ps = self._params(self.program.captured if params is None else params, True)
+        run, explain, forget = self._run, self._explain, _forget_checked
+
+        def run_bound(arrays):
+            try:
+                return list(run(arrays, ps))
+            except Exception as e:
+                raise explain(e) from e
+            finally:
+                forget()  # outputs go to the caller: no kernel trusts them unseen
+
+        return run_bound
 
     def __call__(self, arrays, params=None, check=True):
         """Run on input arrays (`params`: ``{label: Tensor or array}`` instead of the
