@@ -178,3 +178,36 @@ def test_prepared_conv_falls_back_on_a_shape_the_program_does_not_expect():
         table(bad, wv, bv, **op.attrs)
     with pytest.raises(type(e1.value), match="input channels"):
         run(bad, wv, bv)
+
+
+@needs_native
+def test_prepared_conv_rechecks_a_weight_it_has_not_seen_frozen():
+    """The finite weight and bias a prepared fused_conv remembers are those arrays, frozen;
+    another array (or one made writeable again) is checked again, NaN included."""
+    from fw.core.kernels.frozen import freeze
+
+    rng = np.random.default_rng(3)
+    w, b = _param(rng, (3, 2, 3, 3), "w"), _param(rng, (3,), "b")
+    p = trace(lambda x: call("relu", call("conv", x, w, b, padding=1)),
+              [T([-1, 2, 5, 5], "float32")])
+    PassManager("inference").run(p)
+    (op,) = [o for o in p.block.ops if o.name == "fused_conv"]
+    table = op.opdef.kernels["cpu"]
+    run = prepared.prepare(op, table)
+    shape = (1, 5, 5, 2) if op.attrs["channel_last"] else (1, 2, 5, 5)
+    x = rng.standard_normal(shape).astype(F32)
+    wv = np.array(p.captured[op.operands[1].label]._data)
+    bv = np.array(p.captured[op.operands[2].label]._data)
+    freeze(wv)
+    freeze(bv)
+    _same([run(x, wv, bv)], [table(x, wv, bv, **op.attrs)])  # remembered as finite
+    bad = wv.copy()
+    bad[0, 0, 0, 0] = np.nan
+    got = run(x, bad, bv)
+    assert np.isnan(got).any()
+    _same([got], [table(x, bad, bv, **op.attrs)])
+    # the remembered array itself, made writeable and changed: checked again
+    wv.flags.writeable = True
+    wv[1, 0, 0, 0] = np.inf
+    _same([run(x, wv, bv)], [table(x, wv, bv, **op.attrs)])
+    assert not np.isfinite(run(x, wv, bv)).all()

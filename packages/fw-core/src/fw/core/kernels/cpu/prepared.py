@@ -84,6 +84,9 @@ def _prep_fused_conv(op, kernel):
                                                 a["dilation"], groups, cl))
     conv_forward = C.conv_forward
     plain = act == "none"
+    # the frozen (read-only, stamped) weight and bias last found finite, with the
+    # weight's stamp: a predictor passes the same two arrays on every call
+    known = [None, None, 0]
 
     def fused_conv_prepared(x, weight, bias=None, residual=None):
         p = geo(x.shape) if x.__class__ is _ndarray and x.dtype is _F32 else None
@@ -93,18 +96,27 @@ def _prep_fused_conv(op, kernel):
                 bias is not None and bias.dtype is not _F32) or not weight.flags.c_contiguous:
             return kernel(x, weight, bias, residual, **a)
         xc = x if x.flags.c_contiguous else _contiguous(x)
-        s = stamp(weight)
+        if weight is known[0] and bias is known[1] and not weight.flags.writeable and (
+                bias is None or not bias.flags.writeable):
+            s, wb_finite = known[2], True  # still frozen (stamp() asks the same flag)
+        else:
+            s, wb_finite = stamp(weight), None
         out = _empty(p[0], _F32)
         try:
             conv_forward(xc, weight, out, bias, residual, act, p[1], p[2], p[3], p[4], groups,
                          cl, s)
         except _NATIVE_ERRORS:
             return kernel(x, weight, bias, residual, **a)
-        # the fused kernels' NaN/Inf rule (fw.core.kernels.cpu.fused): the result, and the
-        # operands an activation (or the padding, for the weight) could hide
-        if _scan(out) and ((s and _frozen_finite.get(s)) or _finite_operand(weight)) and (
-                plain or (_finite_operand(xc) and (bias is None or _finite_operand(bias)) and
-                          (residual is None or _finite_operand(residual)))):
+        if wb_finite is None:
+            # the fused kernels' NaN/Inf rule (fw.core.kernels.cpu.fused): the weight
+            # always (the padding can hide it), the bias where an activation can
+            wb_finite = ((s and _frozen_finite.get(s)) or _finite_operand(weight)) and (
+                plain or bias is None or _finite_operand(bias))
+            if wb_finite and s and (bias is None or stamp(bias)):
+                known[:] = weight, bias, s
+        # ... and the result, and the operands an activation could hide
+        if wb_finite and _scan(out) and (plain or (
+                _finite_operand(xc) and (residual is None or _finite_operand(residual)))):
             remember(out)
             return out
         return kernel(x, weight, bias, residual, **a)  # the unfused chain decides
