@@ -1,5 +1,6 @@
 """The Predictor's steady path on the deployment zoo (tests/zoo.py): prepared kernels
-(``Config.switch_prepared_kernels``, on by default) give the outputs of the op table's
+(``Config.switch_prepared_kernels``, on by default) with the NaN/Inf checks on the inputs
+(``switch_nonfinite_checks(False)``, the default) give the outputs of the op table's
 kernels bit for bit, at two batch sizes and on non-finite input, and both equal eager."""
 
 import os
@@ -40,6 +41,9 @@ def test_prepared_predictor_equals_table_kernels_and_eager(tmp_path, name, hw):
     x1 = zoo.example_input(fw, name, batch=1, hw=hw)
     model, (plain, prep) = _predictors(tmp_path, name, x1)
     assert prep._s.compiled.source != plain._s.compiled.source
+    # the zoo is finite-preserving ops throughout: its fused ops run without per-call
+    # NaN/Inf scans (the inputs are checked instead; see the non-finite test below)
+    assert prep._s.compiled._unchecked and not plain._s.compiled._unchecked
     for batch in (1, 3, 1):
         x = zoo.example_input(fw, name, batch=batch, hw=hw, seed=batch)
         (a,) = plain.run([x.numpy()])

@@ -35,6 +35,15 @@ def _both(p):
     return Compiled(p, "cpu"), Compiled(p, "cpu", prepare=True)
 
 
+def _check_all(p, inputs):
+    """The prepared runs — checked, and with the NaN/Inf checks moved to the inputs
+    (``nonfinite_checks=False`` through `bind_params`) — equal the table kernels'."""
+    want = Compiled(p, "cpu")(list(inputs))
+    _same(want, Compiled(p, "cpu", prepare=True)(list(inputs)))
+    _same(want, Compiled(p, "cpu", prepare=True, nonfinite_checks=False).bind_params()(
+        list(inputs)))
+
+
 def _same(a_outs, b_outs):
     assert len(a_outs) == len(b_outs)
     for x, y in zip(a_outs, b_outs):
@@ -97,15 +106,25 @@ def test_prepared_equals_table_kernels_on_drawn_convnets(data):
     p, (c_in, hw) = _convnet(draw, rng)
     PassManager("inference").run(p)
     plain, prep = _both(p)
+    fast = Compiled(p, "cpu", prepare=True, nonfinite_checks=False)
+    # a drawn convnet is all finite-preserving ops: every fused op runs unchecked
+    assert fast._unchecked == {op for op in p.block.ops
+                               if op.name in ("fused_conv", "fused_matmul")}
+    fast = fast.bind_params()
     for batch in (1, 2, 1):  # a second shape, then the first again (per-shape geometry)
         x = rng.standard_normal((batch, c_in, hw, hw)).astype(F32)
-        _same(plain([x]), prep([x]))
-    # non-finite values: the prepared kernels hand them to the table kernels' rule
+        want = plain([x])
+        _same(want, prep([x]))
+        _same(want, fast([x]))
+    # non-finite values: the prepared kernels hand them to the table kernels' rule, the
+    # unchecked program to its checked twin
     x = rng.standard_normal((2, c_in, hw, hw)).astype(F32)
     flat = x.reshape(-1)
     idx = rng.choice(flat.size, size=min(3, flat.size), replace=False)
     flat[idx] = draw(st.sampled_from([np.nan, np.inf, -np.inf]), label="bad")
-    _same(plain([x]), prep([x]))
+    want = plain([x])
+    _same(want, prep([x]))
+    _same(want, fast([x]))
 
 
 @needs_native
@@ -137,8 +156,7 @@ def test_prepared_equals_table_kernels_on_drawn_programs(data):
     rp = draw_program(data.draw)
     p = rp.trace()
     PassManager("inference").run(p)
-    plain, prep = _both(p)
-    _same(plain(list(rp.inputs_)), prep(list(rp.inputs_)))
+    _check_all(p, rp.inputs_)
 
 
 def test_preparers_decline_what_they_do_not_cover():
@@ -211,3 +229,58 @@ def test_prepared_conv_rechecks_a_weight_it_has_not_seen_frozen():
     wv[1, 0, 0, 0] = np.inf
     _same([run(x, wv, bv)], [table(x, wv, bv, **op.attrs)])
     assert not np.isfinite(run(x, wv, bv)).all()
+
+
+@needs_native
+def test_unchecked_ops_follow_finite_values_only():
+    """A fused op fed through an op that can make a non-finite value of finite ones (a
+    division) keeps its checks; its neighbours fed by finite-preserving ops do not. A
+    zero denominator then gives eager's NaN/Inf through the checked kernel."""
+    rng = np.random.default_rng(4)
+    w1, b1 = _param(rng, (4, 3), "w1"), _param(rng, (3,), "b1")
+    w2, b2 = _param(rng, (3, 2), "w2"), _param(rng, (2,), "b2")
+
+    def f(x, d):
+        h = call("relu", fw.matmul(x, w1) + b1)
+        g = call("relu", fw.matmul(h / d, w2) + b2)  # h / d: not finite-preserving
+        return g, call("relu", fw.matmul(h, w2) + b2)
+
+    p = trace(f, [T([-1, 4], "float32"), T([-1, 3], "float32")])
+    PassManager("inference").run(p)
+    fused = [op for op in p.block.ops if op.name == "fused_matmul"]
+    assert len(fused) == 3
+    unchecked = prepared.unchecked_ops(p)
+    # the division stays a divide or becomes a fused_elementwise: neither is trusted
+    fed_by_divide = [op for op in fused if getattr(op.operands[0].owner, "name", None) in (
+        "divide", "fused_elementwise")]
+    assert len(fed_by_divide) == 1 and fed_by_divide[0] not in unchecked
+    assert len(unchecked) == 2
+    x = rng.standard_normal((5, 4)).astype(F32)
+    d = rng.standard_normal((5, 3)).astype(F32)
+    d[0] = 0.0  # 0/0 and x/0: NaN and infinities from finite inputs
+    _check_all(p, [x, d])
+
+
+@needs_native
+def test_a_nonfinite_constant_keeps_every_check():
+    rng = np.random.default_rng(5)
+    w, b = _param(rng, (2, 3, 3, 3), "w"), _param(rng, (2,), "b")
+    w._data[0, 0, 0, 0] = np.inf
+    p = trace(lambda x: call("relu", call("conv", x, w, b, padding=1)),
+              [T([-1, 3, 6, 6], "float32")])
+    PassManager("inference").run(p)
+    x = rng.standard_normal((2, 3, 6, 6)).astype(F32)
+    _check_all(p, [x])
+    assert not np.isfinite(Compiled(p, "cpu")([x])[0]).all()
+
+
+def test_all_finite_reads_every_float_dtype():
+    import ml_dtypes
+
+    assert prepared.all_finite(np.arange(5)) and prepared.all_finite(np.zeros(3, F32))
+    for dt in (np.float16, F32, np.float64, np.complex64, ml_dtypes.bfloat16):
+        a = np.zeros(7, dt)
+        assert prepared.all_finite(a)
+        a[4] = complex(0, np.inf) if dt is np.complex64 else np.inf
+        assert not prepared.all_finite(a), dt
+        assert not prepared.all_finite(a[::2]), dt  # strided

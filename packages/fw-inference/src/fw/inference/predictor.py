@@ -237,7 +237,8 @@ def create_predictor(config: Config) -> Predictor:
     # geometry kept per input shape, so a steady run is the native calls and little else
     compiled = Compiled(program, "cpu", kernel_override=override,
                         memory_optimize=config.memory_optim_enabled(),
-                        prepare=config.prepared_kernels_enabled())
+                        prepare=config.prepared_kernels_enabled(),
+                        nonfinite_checks=config.nonfinite_checks_enabled())
     return Predictor(_Shared(program, compiled, config))
 
 

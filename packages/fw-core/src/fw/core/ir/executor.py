@@ -157,15 +157,30 @@ class Compiled:
             kernel for one op with its attributes bound and its geometry kept per input
             shape, called with the operands only (``cpu``:
             `fw.core.kernels.cpu.prepared`; a predictor's steady path).
+        nonfinite_checks: with `prepare`, False runs the fused ops whose operands are
+            finite whenever the inputs and constants are
+            (`fw.core.kernels.cpu.prepared.unchecked_ops`) without their per-call NaN/Inf
+            scans; `bind_params` then checks the inputs once per run instead and runs a
+            twin compiled with the checks when one is not finite.
     """
 
     def __init__(self, program, backend: str = "cpu", kernel_override=None,
-                 memory_optimize: bool = True, op_check=None, prepare: bool = False):
+                 memory_optimize: bool = True, op_check=None, prepare: bool = False,
+                 nonfinite_checks: bool = True):
         self.program = program
         self.op_check = op_check
         self._prepare = None
+        self._unchecked: set = set()
+        self._twin_args = (backend, kernel_override, memory_optimize)
         if prepare and backend == "cpu" and op_check is None:
-            from fw.core.kernels.cpu.prepared import prepare as _prep
+            from fw.core.kernels.cpu import prepared as _prepared
+
+            if not nonfinite_checks:
+                self._unchecked = _prepared.unchecked_ops(program)
+            unchecked = self._unchecked
+
+            def _prep(op, kernel):
+                return _prepared.prepare(op, kernel, op not in unchecked)
 
             self._prepare = _prep
         self.backend = backend
@@ -600,7 +615,25 @@ class Compiled:
             finally:
                 forget()  # outputs go to the caller: no kernel trusts them unseen
 
-        return run_bound
+        if not self._unchecked:
+            return run_bound
+        from fw.core.kernels.cpu.prepared import all_finite
+
+        backend, override, mem = self._twin_args
+        twin = Compiled(self.program, backend, override, mem, prepare=True).bind_params(params)
+        if not all(all_finite(a) for a in ps):  # a constant is not finite: checks always
+            return twin
+        # the inputs the unchecked ops' operands come from: a non-finite one runs the twin
+        # (its kernels check, as eager mode's fused kernels do)
+        floats = [i for i, t in enumerate(self.input_types) if t.dtype.is_inexact]
+
+        def run_guarded(arrays):
+            for i in floats:
+                if not all_finite(arrays[i]):
+                    return twin(arrays)
+            return run_bound(arrays)
+
+        return run_guarded
 
     def __call__(self, arrays, params=None, check=True):
         """Run on input arrays (`params`: ``{label: Tensor or array}`` instead of the
