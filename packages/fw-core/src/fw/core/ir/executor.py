@@ -171,6 +171,7 @@ class Compiled:
         self.op_check = op_check
         self._prepare = None
         self._unchecked: set = set()
+        self._twin = None  # the checked twin `__call__` builds for non-finite data
         self._twin_args = (backend, kernel_override, memory_optimize)
         if prepare and backend == "cpu" and op_check is None:
             from fw.core.kernels.cpu import prepared as _prepared
@@ -643,6 +644,14 @@ class Compiled:
             self.check_inputs(arrays)
         cap = self.program.captured if params is None else params
         ps = self._params(cap, check)
+        if self._unchecked:  # the checks `bind_params` makes once, made on this call
+            from fw.core.kernels.cpu.prepared import all_finite
+
+            if not all(all_finite(a) for a in arrays) or not all(all_finite(a) for a in ps):
+                if self._twin is None:
+                    backend, override, mem = self._twin_args
+                    self._twin = Compiled(self.program, backend, override, mem, prepare=True)
+                return self._twin(arrays, params, check)
         try:
             outs = self._run(arrays, ps)
         except Exception as e:
