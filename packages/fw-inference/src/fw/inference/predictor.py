@@ -58,16 +58,19 @@ def _executor(compiled, config):
     with the config's CPU thread count when it sets one. The count applies while this
     predictor runs and is restored afterwards, so one predictor's setting does not change
     the rest of the process. A GPU predictor copies host inputs to its device first."""
-    run = compiled.bind_params()
     if config.use_gpu():
+        # the path the GPU run verified (parameters resolved per call); the bound form
+        # below is the CPU predictors' only
         from fw.core import place
 
         be, idx = place.get_backend("gpu"), config.gpu_device_id()
 
         def run_gpu(arrays):
-            return run([be.asarray(a, idx) if type(a) is _ndarray else a for a in arrays])
+            return compiled([be.asarray(a, idx) if type(a) is _ndarray else a
+                             for a in arrays], None, False)
 
         return run_gpu
+    run = compiled.bind_params()
     if not config._threads_set:
         return run
     n = config._threads
