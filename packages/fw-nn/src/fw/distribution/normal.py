@@ -1,0 +1,298 @@
+"""Normal, LogNormal and Uniform (Paddle's ``paddle.distribution`` classes of the same
+names; the formulas are the textbook ones)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import fw
+from fw.core.tensor import Tensor
+from fw.distribution.distribution import Distribution, _np_params, _shape_arg, _value_like
+from fw.distribution.transform import ExpTransform
+from fw.distribution.transformed_distribution import TransformedDistribution
+
+__all__ = ["Normal", "LogNormal", "Uniform"]
+
+
+def _two_params(who, a, b, names):
+    """Normal/Uniform's conversion: Tensors kept (both must be Tensors); numbers, lists
+    and arrays through NumPy, float64 only when an array argument is float64."""
+    for v, n in zip((a, b), names):
+        if isinstance(v, complex) or (isinstance(v, np.ndarray) and v.dtype.kind == "c") or (
+                isinstance(v, Tensor) and v.dtype in (fw.complex64, fw.complex128)):
+            raise NotImplementedError(f"{who}: complex '{n}' (Paddle's complex Gaussian) is "
+                                      f"not supported by fw")
+    if isinstance(a, int) and not isinstance(a, bool):
+        a = float(a)
+    if isinstance(b, int) and not isinstance(b, bool):
+        b = float(b)
+    all_float = isinstance(a, float) and isinstance(b, float)
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
+        if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+            raise ValueError(f"{who}: if one of {names} is a Tensor, both must be Tensors")
+        return a, b, a.dtype, all_float
+    if isinstance(a, (tuple, list)):
+        a = np.array(a)
+        if a.dtype == np.float64:
+            a = a.astype(np.float32)
+    if isinstance(b, (tuple, list)):
+        b = np.array(b, dtype=np.float32)
+    dtype = "float32"
+    for v in (a, b):
+        if isinstance(v, np.ndarray) and str(v.dtype) in ("float32", "float64"):
+            dtype = str(v.dtype)
+            break
+    ta, tb = _np_params(who, a, b)
+    if ta.dtype.name != dtype:
+        ta, tb = ta.astype(dtype), tb.astype(dtype)
+    return ta, tb, ta.dtype, all_float
+
+
+class Normal(Distribution):
+    r"""The normal (Gaussian) distribution with mean ``loc`` and standard deviation ``scale``:
+    :math:`pdf(x) = \frac{1}{\sqrt{2\pi}\sigma} e^{-\frac{(x-\mu)^2}{2\sigma^2}}`.
+
+    Args:
+        loc (float|list|numpy.ndarray|Tensor): the mean.
+        scale (float|list|numpy.ndarray|Tensor): the standard deviation (> 0).
+        name (str, optional): a name for the operations. Default None.
+
+    Numbers, lists and arrays become float32 tensors (float64 when an array is
+    float64); Tensors are used as given (both must then be Tensors).
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> d = fw.distribution.Normal(0.0, 2.0)
+            >>> round(float(d.entropy()), 4)
+            2.1121
+            >>> round(float(d.log_prob(fw.to_tensor(1.0))), 4)
+            -1.7371
+    """
+
+    def __init__(self, loc, scale, name=None):
+        self.name = name if name is not None else "Normal"
+        self.loc, self.scale, dt, self.all_arg_is_float = _two_params(
+            "Normal", loc, scale, ("loc", "scale"))
+        self.dtype = dt.name
+        super().__init__(tuple(np.broadcast_shapes(tuple(self.loc.shape),
+                                                   tuple(self.scale.shape))))
+
+    @property
+    def mean(self):
+        """The mean, ``loc``."""
+        return self.loc
+
+    @property
+    def variance(self):
+        """The variance, ``scale ** 2``."""
+        return self.scale.pow(2)
+
+    def sample(self, shape=(), seed=0):
+        """Draw samples of shape ``shape + batch_shape`` (no gradient).
+
+        Args:
+            shape (Sequence[int], optional): the sample shape. Default ().
+            seed (int, optional): 0 draws from the global generator (`fw.seed`); another
+                value from a generator seeded with it. Default 0.
+
+        Returns:
+            Tensor: the samples, in the parameters' dtype.
+        """
+        shape = list(_shape_arg(shape, "Normal.sample"))
+        out_shape = shape + list(self._batch_shape)
+        with fw.no_grad():
+            z = fw.gaussian(out_shape, mean=0.0, std=1.0, seed=seed, dtype=self.dtype)
+            out = z * self.scale + self.loc
+        if self.all_arg_is_float:
+            return out.reshape(shape)
+        return out
+
+    def rsample(self, shape=()):
+        """Reparameterised samples ``loc + scale * eps`` with ``eps ~ N(0, 1)``: gradients
+        flow to ``loc`` and ``scale``."""
+        shape = self._extend_shape(shape)
+        eps = fw.standard_normal(list(shape), dtype=self.dtype)
+        return self.loc + eps * self.scale
+
+    def entropy(self):
+        r"""The entropy :math:`\frac12 + \frac12\log(2\pi) + \log\sigma`, in the batch shape."""
+        zero = fw.zeros(list(self._batch_shape), dtype=self.dtype)
+        return 0.5 + zero + (0.5 * math.log(2 * math.pi) + fw.log(self.scale + zero))
+
+    def log_prob(self, value):
+        """The log density at ``value`` (cast to the parameters' dtype)."""
+        value = _value_like(value, self.loc)
+        var = self.scale * self.scale
+        return (-1.0 * ((value - self.loc) * (value - self.loc)) / (2.0 * var)
+                - (fw.log(self.scale) + math.log(math.sqrt(2.0 * math.pi))))
+
+    def probs(self, value):
+        """The density at ``value``."""
+        value = _value_like(value, self.loc)
+        var = self.scale * self.scale
+        return fw.exp(-1.0 * ((value - self.loc) * (value - self.loc)) / (2.0 * var)) / (
+            math.sqrt(2 * math.pi) * self.scale)
+
+    def prob(self, value):
+        """The density at ``value``."""
+        return self.probs(value)
+
+    def cdf(self, value):
+        """The cumulative distribution function at ``value``."""
+        value = _value_like(value, self.loc)
+        return 0.5 * (1 + fw.erf((value - self.loc) / (self.scale * math.sqrt(2))))
+
+    def icdf(self, value):
+        """The inverse of `cdf` (the quantile function)."""
+        value = _value_like(value, self.loc)
+        return self.loc + self.scale * fw.erfinv(2 * value - 1) * math.sqrt(2)
+
+    def kl_divergence(self, other):
+        """KL(self || other) for another Normal, in the broadcast batch shape."""
+        if not isinstance(other, Normal):
+            raise TypeError(f"Normal.kl_divergence: 'other' must be a Normal, got "
+                            f"{type(other).__name__}")
+        var_ratio = (self.scale / other.scale)
+        var_ratio = var_ratio * var_ratio
+        t1 = (self.loc - other.loc) / other.scale
+        t1 = t1 * t1
+        return 0.5 * (var_ratio + t1 - 1.0 - fw.log(var_ratio))
+
+
+class LogNormal(TransformedDistribution):
+    r"""The log-normal distribution: ``exp(X)`` for ``X ~ Normal(loc, scale)``.
+
+    Args:
+        loc (float|list|numpy.ndarray|Tensor): the mean of the underlying normal.
+        scale (float|list|numpy.ndarray|Tensor): its standard deviation.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> d = fw.distribution.LogNormal(0.0, 1.0)
+            >>> round(float(d.mean), 4)
+            1.6487
+    """
+
+    def __init__(self, loc, scale):
+        self._base = Normal(loc=loc, scale=scale)
+        self.loc = self._base.loc
+        self.scale = self._base.scale
+        super().__init__(self._base, [ExpTransform()])
+
+    @property
+    def mean(self):
+        """``exp(loc + scale**2 / 2)``."""
+        return fw.exp(self._base.mean + self._base.variance / 2)
+
+    @property
+    def variance(self):
+        """``(exp(scale**2) - 1) * exp(2 loc + scale**2)``."""
+        return fw.expm1(self._base.variance) * fw.exp(2 * self._base.mean + self._base.variance)
+
+    def entropy(self):
+        """The entropy: the normal's plus ``loc``."""
+        return self._base.entropy() + self._base.mean
+
+    def probs(self, value):
+        """The density at ``value``."""
+        return fw.exp(self.log_prob(value))
+
+    def kl_divergence(self, other):
+        """KL(self || other): the KL of the underlying normals."""
+        return self._base.kl_divergence(other._base)
+
+
+class Uniform(Distribution):
+    r"""The uniform distribution on ``[low, high)``.
+
+    Args:
+        low (float|list|numpy.ndarray|Tensor): the lower bound.
+        high (float|list|numpy.ndarray|Tensor): the upper bound.
+        name (str, optional): a name for the operations. Default None.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> u = fw.distribution.Uniform(0.0, 4.0)
+            >>> round(float(u.entropy()), 4)
+            1.3863
+    """
+
+    def __init__(self, low, high, name=None):
+        self.name = name if name is not None else "Uniform"
+        self.low, self.high, dt, self.all_arg_is_float = _two_params(
+            "Uniform", low, high, ("low", "high"))
+        self.dtype = dt.name
+        super().__init__(tuple(np.broadcast_shapes(tuple(self.low.shape),
+                                                   tuple(self.high.shape))))
+
+    @property
+    def mean(self):
+        """``(low + high) / 2``."""
+        return (self.low + self.high) / 2
+
+    @property
+    def variance(self):
+        """``(high - low)**2 / 12``."""
+        return (self.high - self.low).pow(2) / 12
+
+    def sample(self, shape=(), seed=0):
+        """Draw samples of shape ``shape + batch_shape`` (no gradient).
+
+        Args:
+            shape (Sequence[int], optional): the sample shape. Default ().
+            seed (int, optional): as in `Normal.sample`. Default 0.
+        """
+        shape = list(_shape_arg(shape, "Uniform.sample"))
+        out_shape = shape + list(self._batch_shape)
+        with fw.no_grad():
+            u = fw.uniform(out_shape, dtype=self.dtype, min=0.0, max=1.0, seed=seed)
+            out = u * (self.high - self.low) + self.low
+        if self.all_arg_is_float:
+            return out.reshape(shape)
+        return out
+
+    def rsample(self, shape=()):
+        """Reparameterised samples ``low + u (high - low)``."""
+        shape = self._extend_shape(shape)
+        u = fw.uniform(list(shape), dtype=self.dtype, min=0.0, max=1.0)
+        return self.low + u * (self.high - self.low)
+
+    def log_prob(self, value):
+        """``-log(high - low)`` inside the support, ``-inf`` outside."""
+        value = _value_like(value, self.low)
+        inside = ((self.low < value).astype(value.dtype) * (value < self.high).astype(
+            value.dtype))
+        return fw.log(inside) - fw.log(self.high - self.low)
+
+    def probs(self, value):
+        """``1 / (high - low)`` inside the support, 0 outside."""
+        value = _value_like(value, self.low)
+        inside = ((self.low < value).astype(value.dtype) * (value < self.high).astype(
+            value.dtype))
+        return inside / (self.high - self.low)
+
+    def prob(self, value):
+        """The density at ``value``."""
+        return self.probs(value)
+
+    def entropy(self):
+        """``log(high - low)``."""
+        return fw.log(self.high - self.low)
+
+    def kl_divergence(self, other):
+        """KL(self || other): ``log((b2 - a2)/(b1 - a1))`` when the support of self lies in
+        other's, else ``inf``."""
+        if not isinstance(other, Uniform):
+            raise TypeError(f"Uniform.kl_divergence: 'other' must be a Uniform, got "
+                            f"{type(other).__name__}")
+        kl = fw.log((other.high - other.low) / (self.high - self.low))
+        inside = fw.logical_and(other.low <= self.low, self.high <= other.high)
+        return fw.where(inside, kl, fw.full_like(kl, float("inf")))
