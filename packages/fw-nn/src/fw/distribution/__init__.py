@@ -9,19 +9,31 @@ draws from fw's generator (``fw.seed`` makes them reproducible). See README.md i
 fw-nn for the design.
 """
 
-from fw.distribution.bernoulli import Bernoulli, ContinuousBernoulli
-from fw.distribution.beta import Beta, Dirichlet
-from fw.distribution.categorical import Categorical, Multinomial
-from fw.distribution.discrete import Binomial, Geometric, Poisson
+# one module per class, named as Paddle's (``from paddle.distribution.gumbel import Gumbel``)
+from fw.distribution.bernoulli import Bernoulli
+from fw.distribution.beta import Beta
+from fw.distribution.binomial import Binomial
+from fw.distribution.categorical import Categorical
+from fw.distribution.cauchy import Cauchy
+from fw.distribution.chi2 import Chi2
+from fw.distribution.continuous_bernoulli import ContinuousBernoulli
+from fw.distribution.dirichlet import Dirichlet
 from fw.distribution.distribution import Distribution
+from fw.distribution.exponential import Exponential
 from fw.distribution.exponential_family import ExponentialFamily
-from fw.distribution.gamma import Chi2, Exponential, Gamma
+from fw.distribution.gamma import Gamma
+from fw.distribution.geometric import Geometric
+from fw.distribution.gumbel import Gumbel
 from fw.distribution.independent import Independent
 from fw.distribution.kl import kl_divergence, register_kl
+from fw.distribution.laplace import Laplace
 from fw.distribution.lkj_cholesky import LKJCholesky
-from fw.distribution.location_scale import Cauchy, Gumbel, Laplace, StudentT
+from fw.distribution.lognormal import LogNormal
+from fw.distribution.multinomial import Multinomial
 from fw.distribution.multivariate_normal import MultivariateNormal
-from fw.distribution.normal import LogNormal, Normal, Uniform
+from fw.distribution.normal import Normal
+from fw.distribution.poisson import Poisson
+from fw.distribution.student_t import StudentT
 from fw.distribution.transform import (
     AbsTransform,
     AffineTransform,
@@ -38,6 +50,7 @@ from fw.distribution.transform import (
     Transform,
 )
 from fw.distribution.transformed_distribution import TransformedDistribution
+from fw.distribution.uniform import Uniform
 
 __all__ = [
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli",

@@ -1,4 +1,4 @@
-"""Gamma, Chi2 and Exponential."""
+"""The gamma distribution (Paddle's ``paddle.distribution.Gamma``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from fw.distribution._gamma_grad import standard_gamma_rsample
 from fw.distribution.distribution import _as_dtype, _np_params
 from fw.distribution.exponential_family import ExponentialFamily
 
-__all__ = ["Gamma", "Chi2", "Exponential"]
+__all__ = ["Gamma"]
 
 
 def _params(who, *args):
@@ -104,104 +104,3 @@ class Gamma(ExponentialFamily):
 
     def _log_normalizer(self, x, y):
         return fw.lgamma(x + 1) + (x + 1) * fw.log(-y.reciprocal())
-
-
-class Chi2(Gamma):
-    r"""The chi-squared distribution with ``df`` degrees of freedom: ``Gamma(df / 2, 1/2)``.
-
-    Args:
-        df (float|Tensor): the degrees of freedom (> 0).
-
-    Examples:
-        .. code-block:: python
-
-            >>> import fw
-            >>> round(float(fw.distribution.Chi2(fw.to_tensor(3.0)).variance), 4)
-            6.0
-    """
-
-    def __init__(self, df):
-        (self.df,), dt = _params("Chi2", df)
-        if not bool(fw.all(self.df > 0)):
-            raise ValueError("Chi2: every element of 'df' must be positive")
-        self.rate = fw.full_like(self.df, 0.5)
-        super().__init__(self.df * 0.5, self.rate)
-        self.dtype = dt
-
-
-class Exponential(ExponentialFamily):
-    r"""The exponential distribution with ``rate`` :math:`\lambda`:
-    :math:`p(x) = \lambda e^{-\lambda x}`.
-
-    Args:
-        rate (float|Tensor): :math:`\lambda > 0`.
-
-    Examples:
-        .. code-block:: python
-
-            >>> import fw
-            >>> e = fw.distribution.Exponential(fw.to_tensor(2.0))
-            >>> round(float(e.cdf(fw.to_tensor(1.0))), 4)
-            0.8647
-    """
-
-    def __init__(self, rate):
-        (self.rate,), self.dtype = _params("Exponential", rate)
-        super().__init__(tuple(self.rate.shape))
-
-    @property
-    def mean(self):
-        """``1 / rate``."""
-        return self.rate.reciprocal()
-
-    @property
-    def variance(self):
-        """``rate ** -2``."""
-        return self.rate.pow(-2)
-
-    def sample(self, shape=()):
-        """Samples (no gradient)."""
-        with fw.no_grad():
-            return self.rsample(shape)
-
-    def rsample(self, shape=()):
-        """Reparameterised samples ``-log(u) / rate``."""
-        shape = list(self._extend_shape(shape))
-        u = fw.uniform(shape, dtype=self.rate.dtype, min=float(np.finfo(np.float32).tiny),
-                       max=1.0)
-        return -fw.log(u) / self.rate
-
-    def prob(self, value):
-        """The density at ``value``."""
-        return self.rate * fw.exp(-self.rate * value)
-
-    def log_prob(self, value):
-        """The log density at ``value``."""
-        return fw.log(self.rate) - self.rate * value
-
-    def entropy(self):
-        """``1 - log(rate)``."""
-        return 1.0 - fw.log(self.rate)
-
-    def cdf(self, value):
-        """``1 - exp(-rate * value)``."""
-        return 1.0 - fw.exp(-self.rate * value)
-
-    def icdf(self, value):
-        """``-log1p(-value) / rate``."""
-        return -fw.log1p(-value) / self.rate
-
-    def kl_divergence(self, other):
-        """KL(self || other) for another Exponential."""
-        if not isinstance(other, Exponential):
-            raise TypeError(f"Exponential.kl_divergence: 'other' must be an Exponential, got "
-                            f"{type(other).__name__}")
-        r = other.rate / self.rate
-        return -fw.log(r) + r - 1
-
-    @property
-    def _natural_parameters(self):
-        return (-self.rate,)
-
-    def _log_normalizer(self, x):
-        return -fw.log(-x)

@@ -7,16 +7,24 @@ from __future__ import annotations
 import functools
 import warnings
 
-from fw.distribution.bernoulli import Bernoulli, ContinuousBernoulli
-from fw.distribution.beta import Beta, Dirichlet
+from fw.distribution.bernoulli import Bernoulli
+from fw.distribution.beta import Beta
+from fw.distribution.binomial import Binomial
 from fw.distribution.categorical import Categorical
-from fw.distribution.discrete import Binomial, Geometric, Poisson
+from fw.distribution.cauchy import Cauchy
+from fw.distribution.continuous_bernoulli import ContinuousBernoulli
+from fw.distribution.dirichlet import Dirichlet
 from fw.distribution.distribution import Distribution, _sum_rightmost
+from fw.distribution.exponential import Exponential
 from fw.distribution.exponential_family import ExponentialFamily
-from fw.distribution.gamma import Exponential, Gamma
-from fw.distribution.location_scale import Cauchy, Laplace
+from fw.distribution.gamma import Gamma
+from fw.distribution.geometric import Geometric
+from fw.distribution.laplace import Laplace
+from fw.distribution.lognormal import LogNormal
 from fw.distribution.multivariate_normal import MultivariateNormal
-from fw.distribution.normal import LogNormal, Normal, Uniform
+from fw.distribution.normal import Normal
+from fw.distribution.poisson import Poisson
+from fw.distribution.uniform import Uniform
 
 __all__ = ["register_kl", "kl_divergence"]
 

@@ -1,5 +1,4 @@
-"""Normal, LogNormal and Uniform (Paddle's ``paddle.distribution`` classes of the same
-names; the formulas are the textbook ones)."""
+"""The normal distribution (Paddle's ``paddle.distribution.Normal``)."""
 
 from __future__ import annotations
 
@@ -10,10 +9,8 @@ import numpy as np
 import fw
 from fw.core.tensor import Tensor
 from fw.distribution.distribution import Distribution, _np_params, _shape_arg, _value_like
-from fw.distribution.transform import ExpTransform
-from fw.distribution.transformed_distribution import TransformedDistribution
 
-__all__ = ["Normal", "LogNormal", "Uniform"]
+__all__ = ["Normal"]
 
 
 def _two_params(who, a, b, names):
@@ -161,138 +158,3 @@ class Normal(Distribution):
         t1 = (self.loc - other.loc) / other.scale
         t1 = t1 * t1
         return 0.5 * (var_ratio + t1 - 1.0 - fw.log(var_ratio))
-
-
-class LogNormal(TransformedDistribution):
-    r"""The log-normal distribution: ``exp(X)`` for ``X ~ Normal(loc, scale)``.
-
-    Args:
-        loc (float|list|numpy.ndarray|Tensor): the mean of the underlying normal.
-        scale (float|list|numpy.ndarray|Tensor): its standard deviation.
-
-    Examples:
-        .. code-block:: python
-
-            >>> import fw
-            >>> d = fw.distribution.LogNormal(0.0, 1.0)
-            >>> round(float(d.mean), 4)
-            1.6487
-    """
-
-    def __init__(self, loc, scale):
-        self._base = Normal(loc=loc, scale=scale)
-        self.loc = self._base.loc
-        self.scale = self._base.scale
-        super().__init__(self._base, [ExpTransform()])
-
-    @property
-    def mean(self):
-        """``exp(loc + scale**2 / 2)``."""
-        return fw.exp(self._base.mean + self._base.variance / 2)
-
-    @property
-    def variance(self):
-        """``(exp(scale**2) - 1) * exp(2 loc + scale**2)``."""
-        return fw.expm1(self._base.variance) * fw.exp(2 * self._base.mean + self._base.variance)
-
-    def entropy(self):
-        """The entropy: the normal's plus ``loc``."""
-        return self._base.entropy() + self._base.mean
-
-    def probs(self, value):
-        """The density at ``value``."""
-        return fw.exp(self.log_prob(value))
-
-    def kl_divergence(self, other):
-        """KL(self || other): the KL of the underlying normals."""
-        return self._base.kl_divergence(other._base)
-
-
-class Uniform(Distribution):
-    r"""The uniform distribution on ``[low, high)``.
-
-    Args:
-        low (float|list|numpy.ndarray|Tensor): the lower bound.
-        high (float|list|numpy.ndarray|Tensor): the upper bound.
-        name (str, optional): a name for the operations. Default None.
-
-    Examples:
-        .. code-block:: python
-
-            >>> import fw
-            >>> u = fw.distribution.Uniform(0.0, 4.0)
-            >>> round(float(u.entropy()), 4)
-            1.3863
-    """
-
-    def __init__(self, low, high, name=None):
-        self.name = name if name is not None else "Uniform"
-        self.low, self.high, dt, self.all_arg_is_float = _two_params(
-            "Uniform", low, high, ("low", "high"))
-        self.dtype = dt.name
-        super().__init__(tuple(np.broadcast_shapes(tuple(self.low.shape),
-                                                   tuple(self.high.shape))))
-
-    @property
-    def mean(self):
-        """``(low + high) / 2``."""
-        return (self.low + self.high) / 2
-
-    @property
-    def variance(self):
-        """``(high - low)**2 / 12``."""
-        return (self.high - self.low).pow(2) / 12
-
-    def sample(self, shape=(), seed=0):
-        """Draw samples of shape ``shape + batch_shape`` (no gradient).
-
-        Args:
-            shape (Sequence[int], optional): the sample shape. Default ().
-            seed (int, optional): as in `Normal.sample`. Default 0.
-        """
-        shape = list(_shape_arg(shape, "Uniform.sample"))
-        out_shape = shape + list(self._batch_shape)
-        with fw.no_grad():
-            u = fw.uniform(out_shape, dtype=self.dtype, min=0.0, max=1.0, seed=seed)
-            out = u * (self.high - self.low) + self.low
-        if self.all_arg_is_float:
-            return out.reshape(shape)
-        return out
-
-    def rsample(self, shape=()):
-        """Reparameterised samples ``low + u (high - low)``."""
-        shape = self._extend_shape(shape)
-        u = fw.uniform(list(shape), dtype=self.dtype, min=0.0, max=1.0)
-        return self.low + u * (self.high - self.low)
-
-    def log_prob(self, value):
-        """``-log(high - low)`` inside the support, ``-inf`` outside."""
-        value = _value_like(value, self.low)
-        inside = ((self.low < value).astype(value.dtype) * (value < self.high).astype(
-            value.dtype))
-        return fw.log(inside) - fw.log(self.high - self.low)
-
-    def probs(self, value):
-        """``1 / (high - low)`` inside the support, 0 outside."""
-        value = _value_like(value, self.low)
-        inside = ((self.low < value).astype(value.dtype) * (value < self.high).astype(
-            value.dtype))
-        return inside / (self.high - self.low)
-
-    def prob(self, value):
-        """The density at ``value``."""
-        return self.probs(value)
-
-    def entropy(self):
-        """``log(high - low)``."""
-        return fw.log(self.high - self.low)
-
-    def kl_divergence(self, other):
-        """KL(self || other): ``log((b2 - a2)/(b1 - a1))`` when the support of self lies in
-        other's, else ``inf``."""
-        if not isinstance(other, Uniform):
-            raise TypeError(f"Uniform.kl_divergence: 'other' must be a Uniform, got "
-                            f"{type(other).__name__}")
-        kl = fw.log((other.high - other.low) / (self.high - self.low))
-        inside = fw.logical_and(other.low <= self.low, self.high <= other.high)
-        return fw.where(inside, kl, fw.full_like(kl, float("inf")))
