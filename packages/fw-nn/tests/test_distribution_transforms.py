@@ -144,3 +144,45 @@ def test_register_kl_most_specific_wins():
     assert float(D.kl_divergence(D.Normal(0.0, 1.0), MyNormal(0.0, 1.0))) == 0.0
     with pytest.raises(TypeError, match="subclasses of Distribution"):
         D.register_kl(int, D.Normal)
+
+
+@pytest.mark.parametrize("make, params, value", [
+    (D.Normal, ([0.3], [1.5]), [0.7]),
+    (D.Gamma, ([2.5], [1.5]), [0.7]),
+    (D.Beta, ([2.5], [1.5]), [0.3]),
+    (D.StudentT, ([4.0], [0.2], [1.5]), [0.7]),
+    (D.Laplace, ([0.3], [1.5]), [0.7]),
+    (D.Gumbel, ([0.3], [1.5]), [0.7]),
+    (D.Poisson, ([2.5],), [3.0]),
+    (D.Binomial, (7, [0.3]), [2.0]),
+    (D.ContinuousBernoulli, ([0.3],), [0.6]),
+    (lambda c: D.Dirichlet(c), ([1.5, 0.7, 2.0],), [0.2, 0.3, 0.5]),
+])
+def test_log_prob_and_entropy_gradients_match_finite_differences(make, params, value):
+    """d log_prob / d params and d entropy / d params through fw.autograd (float64)
+    against central differences of the same fw functions."""
+    v = fw.to_tensor(np.array(value, np.float64))
+    h = 1e-6
+    for what in ("log_prob", "entropy"):
+        ts = [fw.to_tensor(np.array(p, np.float64), stop_gradient=False)
+              if not isinstance(p, int) else p for p in params]
+        f = lambda d, what=what: (d.log_prob(v) if what == "log_prob" else d.entropy()).sum()  # noqa: E731
+        f(make(*ts)).backward()
+        for i, p in enumerate(params):
+            if isinstance(p, int):
+                continue
+            p = np.array(p, np.float64)
+            fd = np.zeros_like(p)
+            for j in range(p.size):
+                vals = []
+                for s in (h, -h):
+                    q = p.copy()
+                    q[j] += s
+                    args = [fw.to_tensor(q) if k == i else
+                            (fw.to_tensor(np.array(x, np.float64)) if not isinstance(x, int)
+                             else x) for k, x in enumerate(params)]
+                    vals.append(float(f(make(*args))))
+                fd[j] = (vals[0] - vals[1]) / (2 * h)
+            # no gradient: the value does not depend on it (the entropy on a location)
+            g = np.zeros_like(p) if ts[i].grad is None else ts[i].grad.numpy()
+            np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-7, err_msg=f"{what} param {i}")
