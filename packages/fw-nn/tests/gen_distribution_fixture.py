@@ -30,8 +30,13 @@ def main():
             out["cases"][name] = {"error": f"{type(e).__name__}: {e}"[:300]}
             continue
         a = r.numpy()
-        out["cases"][name] = {"shape": list(a.shape), "dtype": str(a.dtype),
-                              "value": np.asarray(a, np.float64).ravel().tolist()}
+        rec = {"shape": list(a.shape), "dtype": str(a.dtype)}
+        if a.dtype.kind == "c":
+            rec["value"] = np.asarray(a.real, np.float64).ravel().tolist()
+            rec["imag"] = np.asarray(a.imag, np.float64).ravel().tolist()
+        else:
+            rec["value"] = np.asarray(a, np.float64).ravel().tolist()
+        out["cases"][name] = rec
     path = HERE / "fixtures" / "distribution_paddle.json"
     path.parent.mkdir(exist_ok=True)
     path.write_text(json.dumps(out, indent=0, sort_keys=True) + "\n")

@@ -190,3 +190,17 @@ def test_transformed_distribution_rsample_through_transforms():
     y.sum().backward()
     # y = exp(1 + 2 x): dy/dloc = 2 y
     np.testing.assert_allclose(loc.grad.numpy(), [2 * y.numpy().sum()], rtol=1e-5)
+
+
+def test_complex_normal_samples():
+    loc = fw.to_tensor(np.array([1.0 + 2.0j, -0.5j], np.complex64))
+    d = D.Normal(loc, fw.to_tensor(np.array([0.5, 2.0], np.float32)))
+    fw.seed(4)
+    z = d.sample([N]).numpy()
+    assert z.dtype == np.complex64 and z.shape == (N, 2)
+    var = np.array([0.25, 4.0])
+    # real and imaginary parts: independent, each with variance scale^2 / 2
+    _moments_ok(z.real, loc.numpy().real, var / 2, "complex normal (real)")
+    _moments_ok(z.imag, loc.numpy().imag, var / 2, "complex normal (imag)")
+    assert abs(np.corrcoef(z.real[:, 0], z.imag[:, 0])[0, 1]) < 6 / np.sqrt(N)
+    assert D.Normal(1.0 + 2.0j, 0.5).sample([3]).shape == [3]

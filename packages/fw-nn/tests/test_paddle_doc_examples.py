@@ -36,12 +36,21 @@ class _PaddleIsFw(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 @pytest.fixture
 def paddle_is_fw():
+    import fw
+    from fw.distribution import kl
+
     saved = {k: v for k, v in sys.modules.items() if k == "paddle" or k.startswith("paddle.")}
+    # examples change global state (register_kl(Beta, Beta) with a dummy, the default
+    # dtype): put it back for the tests that run after
+    kl_table, dtype = dict(kl._REGISTER_TABLE), fw.get_default_dtype()
     finder = _PaddleIsFw()
     sys.meta_path.insert(0, finder)
     try:
         yield
     finally:
+        kl._REGISTER_TABLE.clear()
+        kl._REGISTER_TABLE.update(kl_table)
+        fw.set_default_dtype(dtype)
         sys.meta_path.remove(finder)
         for k in [k for k in sys.modules if k == "paddle" or k.startswith("paddle.")]:
             del sys.modules[k]

@@ -208,6 +208,8 @@ def _value_like(value, param):
         value = fw.to_tensor(np.asarray(value, dtype=param.dtype.name if hasattr(
             param.dtype, "name") else None))
     if value.dtype != param.dtype:
+        if param.dtype in (fw.complex64, fw.complex128):
+            return value.astype(param.dtype)  # the complex Gaussian: silently, as Paddle
         if value.dtype in (fw.float32, fw.float64):
             warnings.warn("dtype of input 'value' needs to be the same as parameters of "
                           "distribution class. dtype of 'value' will be converted.",
