@@ -555,7 +555,7 @@ def _nadam_scalars(momentum_decay_pow, beta2_pow, mu_product, beta1, beta2, mome
 
 
 def _scalar_like(v, like):
-    return np.full(like.shape, v, dtype=like.dtype)
+    return np.full_like(like, v)  # on like's device
 
 
 def _nadam_ref(param, grad, learning_rate, momentum_decay_pow, beta2_pow, mu_product, moment1,

@@ -26,6 +26,7 @@ from fw.core.errors import InvalidArgumentError, InvalidTypeError
 from fw.core.ir.types import TensorType
 from fw.core.ops._infer import broadcast_shapes
 from fw.core.ops._registry import defop
+from fw.core.ops._xp import xp_of
 from fw.core.ops.creation import as_shape
 
 _F32 = np.dtype(np.float32)
@@ -508,8 +509,9 @@ def _standard_gamma_ref(x):
     a = x.astype(_F64)
     if np.any(~(a > 0)):
         raise InvalidArgumentError("standard_gamma: the concentrations in x must be > 0")
-    # NumPy's Marsaglia-Tsang sampler (boosted for a < 1), drawn in float64 and rounded
-    return np.asarray(_gen(x).standard_gamma(a)).astype(x.dtype)
+    # the generator's Marsaglia-Tsang sampler (boosted for a < 1), drawn in float64 and
+    # rounded; xp.asarray keeps a 0-d draw an array, on x's device
+    return xp_of(x).asarray(_gen(x).standard_gamma(a)).astype(x.dtype)
 
 
 defop("standard_gamma", ("x",), infer=_poisson_infer, reference=_standard_gamma_ref,
@@ -533,7 +535,7 @@ def _binomial_infer(count, prob):
 
 
 def _binomial_ref(count, prob):
-    n = np.asarray(count)
+    n = count  # (no np.asarray: the arrays stay on their device)
     p = prob.astype(_F64)
     if n.dtype.kind == "f":
         if np.any(n != np.floor(n)):
@@ -548,7 +550,7 @@ def _binomial_ref(count, prob):
         raise InvalidArgumentError(f"binomial: 'count' of shape {list(count.shape)} and "
                                    f"'prob' of shape {list(prob.shape)} do not broadcast"
                                    ) from None
-    return np.asarray(_gen(prob).binomial(n, p)).astype(_I64).reshape(n.shape)
+    return xp_of(prob).asarray(_gen(prob).binomial(n, p)).astype(_I64).reshape(n.shape)
 
 
 defop("binomial", ("count", "prob"), infer=_binomial_infer, reference=_binomial_ref,
