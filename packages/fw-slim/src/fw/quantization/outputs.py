@@ -228,6 +228,14 @@ def _nonneg(rw, v) -> bool:
     return p is not None and activation_of(p) in _NONNEG
 
 
+def _dq_same(prog, op, p):
+    """Whether dequantize_linear `op` has the per-tensor parameters of p."""
+    s, z = (list(op.operands) + [None])[1:3]
+    sa, za = _const(prog, s), (np.zeros(1, np.int32) if z is None else _const(prog, z))
+    return sa is not None and za is not None and sa.size == 1 and za.size == 1 and \
+        float(sa.reshape(-1)[0]) == p[0] and int(za.reshape(-1)[0]) == p[1]
+
+
 def _widen_unsigned(p):
     """A symmetric int8 quantization of a non-negative value -> uint8 over the same
     range with zero point 0 and twice the steps (see the module doc)."""
@@ -271,7 +279,7 @@ def _insert_qdq(prog, rw, v, p, after):
     d = rw.create("dequantize_linear", [q.results[0], sv, zv], {}, before=nxt)
     rw.replace_all_uses(v, d.results[0])
     rw.set_operand(q, 0, v)
-    return q
+    return q, d
 
 
 def _set_params(prog, rw, qop, p):
@@ -398,8 +406,12 @@ def quantize_outputs(program, calibration, save_path=None):
         direct = [q for q in readers if q.operands[0] is v]
         if direct and len(direct) == len(rw.users(v)):
             continue  # its readers are that quantization already
-        q = _insert_qdq(program, rw, v, p, after)
-        for other in direct:  # the same codes: read them from the new quantize
+        q, d = _insert_qdq(program, rw, v, p, after)
+        for other in direct:  # the same codes: one quantize, one dequantize
+            for op, _ in rw.users(other.results[0]):
+                if op.name == "dequantize_linear" and _dq_same(program, op, p):
+                    rw.replace_all_uses(op.results[0], d.results[0])
+                    rw.erase(op)
             rw.replace_all_uses(other.results[0], q.results[0])
             rw.erase(other)
     return {"batch_norms_folded": folded, "outputs": len(plan), "shared": shared,
