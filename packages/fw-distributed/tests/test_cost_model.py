@@ -479,3 +479,14 @@ def test_validation_script_quick(tmp_path):
     text = out.read_text()
     assert "| mlp | single | 1 |" in text and "| gpt | dp2 | 2 |" in text
     assert "Megatron-LM 1T GPT" in text and "Kendall tau" in text
+
+
+def test_docstring_examples_run():
+    import doctest
+    import importlib
+
+    for name in ("cluster", "comm", "estimate", "op_cost", "search", "strategy", "models",
+                 "calibrate"):
+        mod = importlib.import_module(f"fw.distributed.auto.{name}")
+        res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
+        assert res.failed == 0 and res.attempted > 0, (name, res)

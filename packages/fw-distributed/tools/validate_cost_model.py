@@ -469,6 +469,17 @@ def render(results, papers, prof, load0, load1, seconds):
         pp = [b for v in pairs.values() for _, b in v]
         lines.append(f"- all: mean absolute error {100 * statistics.mean(allerr):.1f} % "
                      f"(target <= 15 %), Kendall tau {kendall_tau(mm, pp):.2f} (target >= 0.8)")
+    lines += [
+        "",
+        "What limits the agreement here: the machine's 2 cores are shared with other jobs "
+        "(load averages above). Calibration measures kernel rates, per-op overhead, "
+        "collectives and the lockstep contention under the load of its own minute; the "
+        "runs happen minutes later under another load, and the same case measured twice "
+        "can differ by up to 2x. The model has no term for other jobs' future load, so "
+        "the errors above are dominated by it; on an idle machine they would show the "
+        "model's own error. The strategies' ranking (Kendall tau) is the more robust "
+        "figure.",
+    ]
     lines += ["", "## On paper", "",
               "| run | quantity | published | predicted | error |", "|---|---|---|---|---|"]
     for name, what, pub, pred, _ in papers:
