@@ -357,10 +357,17 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--from-json", default=None, help="only render this record again")
     ap.add_argument("--worker", nargs=2, metavar=("CASE", "OUT"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
         return worker(*args.worker)
+    if args.from_json:
+        with open(args.from_json, encoding="utf-8") as f:
+            report = render(json.load(f))
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(report)
+        return None
     from fw.distributed.auto import Cluster, ParallelConfig, calibrate, estimate
 
     load0 = os.getloadavg()
@@ -394,11 +401,20 @@ def main(argv=None):
         gb = (MLP if model == "mlp" else GPT)["batch"]
         est = estimate(m, ParallelConfig(**fields), cluster, input_spec=input_spec(model, gb),
                        loss_fn=loss)
-        results.append((model, label, ranks, meas, est, statistics.mean(loads[(model, label)])))
+        results.append({"model": model, "strategy": label, "ranks": ranks,
+                        "measured": meas["median"], "predicted": est.step_time,
+                        "compute": est.compute, "communication": est.communication,
+                        "bubble": est.bubble, "load": statistics.mean(loads[(model, label)])})
         print(f"{model:4} {label:10} {ranks} ranks: measured {meas['median'] * 1e3:8.2f} ms, "
               f"predicted {est.step_time * 1e3:8.2f} ms", flush=True)
-    papers = paper_checks()
-    report = render(results, papers, prof, load0, os.getloadavg(), time.time() - t0)
+    papers = [{"run": n, "quantity": q, "published": pub, "predicted": pred}
+              for n, q, pub, pred, _ in paper_checks()]
+    data = {"results": results, "papers": papers, "profile": prof, "load_start": list(load0),
+            "load_end": list(os.getloadavg()), "seconds": time.time() - t0,
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    with open(os.path.splitext(args.out)[0] + ".json", "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=1, sort_keys=True)
+    report = render(data)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as f:
         f.write(report)
@@ -406,23 +422,28 @@ def main(argv=None):
     return results, papers
 
 
-def render(results, papers, prof, load0, load1, seconds):
+def render(data):
+    """The markdown report from the JSON record `main` writes next to it."""
+    results, papers, prof = data["results"], data["papers"], data["profile"]
+    load0, load1, seconds = data["load_start"], data["load_end"], data["seconds"]
     k = prof["kernels"]
     mach = prof["machine"]
     lines = [
         "# Cost model validation",
         "",
         "Produced by `packages/fw-distributed/tools/validate_cost_model.py` "
-        f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {seconds:.0f} s). "
-        "Do not edit by hand: rerun the script.",
+        f"({data['date']}, {seconds:.0f} s; the numbers are in the .json next to this "
+        "file, `--from-json` renders it again). Do not edit by hand: rerun the script.",
         "",
         "## On this machine",
         "",
         f"Machine: {mach['cpu']}, {mach['cores']} cores, shared with other jobs: load average "
         f"{load0[0]:.1f} / {load0[1]:.1f} / {load0[2]:.1f} at the start, "
         f"{load1[0]:.1f} / {load1[1]:.1f} / {load1[2]:.1f} at the end. Every rank runs one "
-        "thread (`OMP_NUM_THREADS=1`); 4 ranks on 2 cores time-share them (the model "
-        "slows each rank's compute by ranks / cores).",
+        "thread (`OMP_NUM_THREADS=1`); the model slows each rank's compute by the "
+        "contention `calibrate` measured (a fixed chunk in lockstep vs alone): " + ", ".join(
+            f"x{float(v):.2f} with {n} ranks"
+            for n, v in sorted(prof.get("contention", {}).items())) + ".",
         "",
         f"Calibration (`calibrate`, {prof.get('seconds', 0):.0f} s, one thread): matmul "
         f"{k['matmul_flops']['float32'] / 1e9:.1f} GFLOP/s float32, conv "
@@ -449,14 +470,15 @@ def render(results, papers, prof, load0, load1, seconds):
     ]
     errs = {}
     pairs = {}
-    for model, label, ranks, meas, est, load in results:
-        mm, pp = meas["median"], est.step_time
+    for r in results:
+        model, label, ranks, load = r["model"], r["strategy"], r["ranks"], r["load"]
+        mm, pp = r["measured"], r["predicted"]
         err = (pp - mm) / mm
         errs.setdefault(model, []).append(abs(err))
         pairs.setdefault(model, []).append((mm, pp))
         lines.append(f"| {model} | {label} | {ranks} | {mm * 1e3:.2f} | {pp * 1e3:.2f} | "
-                     f"{est.compute * 1e3:.2f} | {est.communication * 1e3:.2f} | "
-                     f"{est.bubble * 1e3:.2f} | {err * 100:+.0f} % | {load:.1f} |")
+                     f"{r['compute'] * 1e3:.2f} | {r['communication'] * 1e3:.2f} | "
+                     f"{r['bubble'] * 1e3:.2f} | {err * 100:+.0f} % | {load:.1f} |")
     lines.append("")
     allerr = [e for v in errs.values() for e in v]
     for model in errs:
@@ -482,7 +504,8 @@ def render(results, papers, prof, load0, load1, seconds):
     ]
     lines += ["", "## On paper", "",
               "| run | quantity | published | predicted | error |", "|---|---|---|---|---|"]
-    for name, what, pub, pred, _ in papers:
+    for row in papers:
+        name, what, pub, pred = row["run"], row["quantity"], row["published"], row["predicted"]
         lines.append(f"| {name} | {what} | {pub:,.0f} | {pred:,.0f} | "
                      f"{(pred - pub) / pub * 100:+.0f} % |")
     lines += [
