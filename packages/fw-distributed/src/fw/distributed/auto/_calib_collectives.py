@@ -2,7 +2,9 @@
 (``python -m fw.distributed.launch --nproc_per_node N _calib_collectives.py OUT BUDGET MODE``).
 
 MODE "collectives" (2 ranks): times each collective of the public API over a few
-message sizes (median of repeats, ranks aligned by a barrier before each call).
+message sizes (the fastest of the repeats, ranks aligned by a barrier before each
+call: the engine's own cost; waiting for a peer that the OS preempted is the
+contention term's part, measured below).
 Both modes then time the *lockstep chunk*: every rank runs the same fixed compute
 (8 float32 matmuls of 256 x 256) between barriers, as training ranks do between
 collectives; on a machine shared with other jobs (or with more ranks than cores)
@@ -51,7 +53,7 @@ def main(out_path, budget, mode):
             t = time.perf_counter()
             fn()
             ts.append(time.perf_counter() - t)
-        return statistics.median(ts[1:])
+        return min(ts[1:])
 
     for nbytes in (sizes if mode == "collectives" else ()):
         n = nbytes // 4

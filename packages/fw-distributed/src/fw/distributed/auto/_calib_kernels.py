@@ -26,6 +26,14 @@ def _median_time(fn, reps, min_time=0.0):
     return statistics.median(ts)
 
 
+def _slope(points):
+    """Median of the pairwise slopes (Theil-Sen) of ``[(x, t)]``: one size slowed by a
+    burst of load from other processes does not set the rate."""
+    s = sorted((t2 - t1) / (x2 - x1) for i, (x1, t1) in enumerate(points)
+               for x2, t2 in points[i + 1:] if x2 > x1)
+    return statistics.median(s) if s else points[-1][1] / points[-1][0]
+
+
 def main(budget, dtypes, transcendental):
     import fw
     import fw.nn as nn
@@ -71,7 +79,7 @@ def main(budget, dtypes, transcendental):
     out["optimizer_overhead"] = max((t18 - t2) / 16, 0.0)
     out["samples"]["adamw"] = {"2": t2, "18": t18}
 
-    # matmul per dtype over square sizes; the rate of the largest is the sustained one
+    # matmul per dtype over square sizes; the rate is the robust slope of time over FLOPs
     sizes = [64, 128, 256] + ([512] if big else [])
     for dt in dtypes:
         pts = []
@@ -81,8 +89,7 @@ def main(budget, dtypes, transcendental):
             t = _median_time(lambda a=a, bm=bm: fw.matmul(a, bm), reps)
             pts.append([n, t])
         out["samples"][f"matmul_{dt}"] = pts
-        n, t = pts[-1]
-        out["matmul_flops"][dt] = 2 * n ** 3 / max(t - ovh, t * 0.5)
+        out["matmul_flops"][dt] = 1.0 / max(_slope([(2 * n ** 3, t) for n, t in pts]), 1e-15)
 
     # convolution (float32): [8, 16, 32, 32] * [32, 16, 3, 3]
     xc = fw.to_tensor(rng.standard_normal((8, 16, 32, 32)).astype("float32"))
