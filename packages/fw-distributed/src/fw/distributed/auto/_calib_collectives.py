@@ -5,11 +5,12 @@ MODE "collectives" (2 ranks): times each collective of the public API over a few
 message sizes (the fastest of the repeats, ranks aligned by a barrier before each
 call: the engine's own cost; waiting for a peer that the OS preempted is the
 contention term's part, measured below).
-Both modes then time the *lockstep chunk*: every rank runs the same fixed compute
-(8 float32 matmuls of 256 x 256) between barriers, as training ranks do between
-collectives; on a machine shared with other jobs (or with more ranks than cores)
-that takes longer than one process alone. Rank 0 writes ``{op: [[bytes,
-seconds], ...], "lockstep": seconds}`` as JSON to OUT."""
+Both modes then measure the *contention*: a fixed compute chunk (4 float32
+matmuls of 512 x 512) run by rank 0 alone (the others asleep) and by every rank in
+lockstep (barriers between chunks, as training ranks meet at collectives),
+interleaved round by round; on a machine shared with other jobs, or with more
+ranks than cores, the lockstep chunk takes longer. Rank 0 writes ``{op: [[bytes,
+seconds], ...], "contention": lockstep / alone}`` as JSON to OUT."""
 
 from __future__ import annotations
 
@@ -25,10 +26,12 @@ def lockstep_chunk():
     """The fixed compute whose time alone and in lockstep `calibrate` compares."""
     import fw
 
-    a = fw.ones([256, 256], "float32")
+    # ~1 GFLOP (tens of ms): long against a barrier's cost on a loaded machine, so the
+    # ratio measures the sharing of the cores, not the synchronisation
+    a = fw.ones([512, 512], "float32")
 
     def chunk():
-        for _ in range(8):
+        for _ in range(4):
             fw.matmul(a, a)
 
     return chunk
@@ -76,17 +79,30 @@ def main(out_path, budget, mode):
                 dist.recv(x, 0)
 
         res.setdefault("send_recv", []).append([nbytes, timed(p2p)])
+    # contention: alone and in lockstep, interleaved round by round so that a change
+    # of the machine's load between the two measurements cannot fake a ratio. "Alone":
+    # rank 0 computes while the other ranks sleep (not spin in a wait) long enough
     chunk = lockstep_chunk()
     chunk()
-    ts = []
-    dist.barrier()
-    for _ in range(15 if budget < 10 else 31):
+    t = time.perf_counter()
+    chunk()
+    nap = 3 * (time.perf_counter() - t) + 0.002
+    alone, together = [], []
+    for _ in range(7 if budget < 10 else 15):
+        dist.barrier()
+        if rank == 0:
+            t = time.perf_counter()
+            chunk()
+            alone.append(time.perf_counter() - t)
+        else:
+            time.sleep(nap)
+        dist.barrier()
         t = time.perf_counter()
         chunk()
         dist.barrier()
-        ts.append(time.perf_counter() - t)
-    res["lockstep"] = statistics.median(ts)
+        together.append(time.perf_counter() - t)
     if rank == 0:
+        res["contention"] = max(statistics.median(together) / statistics.median(alone), 1.0)
         with open(out_path, "w") as f:
             json.dump(res, f, sort_keys=True)
     dist.barrier()

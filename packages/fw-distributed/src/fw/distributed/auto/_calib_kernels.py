@@ -5,7 +5,6 @@ prints one JSON line of rates measured through fw's eager ops."""
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import sys
 import time
@@ -119,11 +118,6 @@ def main(budget, dtypes, transcendental):
         t = _median_time(lambda w=w: fw.exp(w), reps)
         out["vector_flops"][dt] = transcendental * (n // 4) / max(t - ovh, t * 0.5)
         out["samples"][f"exp_{dt}"] = t
-    # the lockstep chunk alone (the collectives measurement times it in lockstep)
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from _calib_collectives import lockstep_chunk
-
-    out["lockstep_alone"] = _median_time(lockstep_chunk(), 15 if budget < 10 else 31)
     print(json.dumps(out, sort_keys=True))
 
 

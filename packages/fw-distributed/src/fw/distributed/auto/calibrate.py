@@ -11,12 +11,13 @@ multi-rank job on this machine does):
   its traced step) and the per-parameter overhead of an AdamW step;
 - collectives (``_calib_collectives.py``): all_reduce, all_gather, reduce_scatter,
   broadcast, reduce and send/recv on 2 ranks under fw's launcher, through the MPI
-  engine, over a few message sizes; a least-squares line ``t = a + b * bytes`` per
+  engine, over a few message sizes; a robust (Theil-Sen) line ``t = a + b * bytes`` per
   collective, turned into the link's ``alpha``/``beta`` of the 2-rank formula of
   `comm` (e.g. all_reduce's ring on 2 ranks is ``2 alpha + M beta``);
-- contention: a fixed compute chunk timed alone and with 2 and 4 ranks in lockstep
-  (barriers between chunks, as training ranks meet at collectives): on a machine
-  shared with other jobs, or with more ranks than cores, each rank computes slower;
+- contention: a fixed compute chunk timed alone and with 2 and 4 ranks in lockstep,
+  interleaved round by round (barriers between chunks, as training ranks meet at
+  collectives): on a machine shared with other jobs, or with more ranks than cores,
+  each rank computes slower;
   the ratios go into the profile (``contention``) and `Cluster.compute_slowdown`.
 
 The profile is JSON (sorted keys, fixed layout, version 1) and holds only numbers
@@ -171,7 +172,7 @@ def calibrate(path=None, budget: float = 30.0, collectives: bool = True,
                      timeout, f"{n}-rank {mode}")
                 with open(res) as f:
                     got = json.load(f)
-                contention[str(n)] = max(got.pop("lockstep") / kernels["lockstep_alone"], 1.0)
+                contention[str(n)] = got.pop("contention")
                 if mode == "collectives":
                     raw = got
         prof["contention"] = contention
