@@ -394,7 +394,7 @@ def test_cluster_json_roundtrip_and_errors(tmp_path):
 
 def test_presets_cite_datasheet_peaks():
     a = Cluster.a100_dgx(1).device
-    assert a.peak_flops["float16"] == 312e12 and a.memory == 80e9
+    assert a.peak_flops["float16"] == 312e12 and a.memory == 80 * 2 ** 30
     v = Cluster.v100_dgx(1).device
     assert v.peak_flops["float32"] == 15.7e12 and v.mem_bandwidth == pytest.approx(720e9)
 
@@ -456,7 +456,7 @@ def test_megatron_1t_within_20_percent():
                  micro_batches=512, recompute=True, amp="float16"), Cluster.a100_dgx(384))
     flops = 96 * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h))
     assert abs(flops / e.step_time / 1e15 - 502) / 502 <= 0.2
-    assert e.memory <= 80e9
+    assert e.memory <= 80 * 2 ** 30
 
 
 def test_kendall_tau_of_the_validation_script():

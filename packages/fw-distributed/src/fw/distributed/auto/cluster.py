@@ -267,7 +267,8 @@ class Cluster:
 
         Datasheet figures (NVIDIA A100 Tensor Core GPU datasheet, 2021; DGX A100
         system datasheet): 312 TFLOP/s dense FP16/BF16 tensor core, 19.5 TFLOP/s
-        FP32 (156 TF32), 9.7 FP64; 2,039 GB/s HBM2e; 80 GB; NVLink 3 600 GB/s per
+        FP32 (156 TF32), 9.7 FP64; 2,039 GB/s HBM2e; 80 GB (81,920 MiB, as
+        nvidia-smi reports it); NVLink 3 600 GB/s per
         GPU (300 GB/s each way) through NVSwitch; 8 x 200 Gb/s HDR InfiniBand
         (one per GPU) = 200 GB/s per node each way.
 
@@ -289,7 +290,7 @@ class Cluster:
                           "float32": 0.8 * 156e12, "float64": 0.8 * 19.5e12},
             vector_flops={"float16": 0.8 * 78e12, "bfloat16": 0.8 * 39e12,
                           "float32": 0.8 * 19.5e12, "float64": 0.8 * 9.7e12},
-            mem_bandwidth=0.8 * 2039e9, memory=80e9, op_overhead=5e-6,
+            mem_bandwidth=0.8 * 2039e9, memory=80 * 2 ** 30, op_overhead=5e-6,
             peak_flops={"float16": 312e12, "bfloat16": 312e12, "float32": 19.5e12,
                         "float64": 9.7e12},
             optimizer_overhead=0.0)
@@ -320,8 +321,8 @@ class Cluster:
             .. code-block:: python
 
                 >>> from fw.distributed.auto import Cluster
-                >>> Cluster.v100_dgx(1).device.memory
-                16000000000.0
+                >>> Cluster.v100_dgx(1).device.memory   # 16 GiB (16,384 MiB)
+                17179869184
         """
         dev = Device(
             name=f"V100-SXM2-{memory_gb}GB",
@@ -331,7 +332,7 @@ class Cluster:
                         "float64": 0.65 * 7.8e12},
             vector_flops={"float16": 0.8 * 31.4e12, "float32": 0.8 * 15.7e12,
                           "float64": 0.8 * 7.8e12},
-            mem_bandwidth=0.8 * 900e9, memory=memory_gb * 1e9, op_overhead=5e-6,
+            mem_bandwidth=0.8 * 900e9, memory=memory_gb * 2 ** 30, op_overhead=5e-6,
             peak_flops={"float16": 125e12, "float32": 15.7e12, "float64": 7.8e12})
         return cls(device=dev, nodes=nodes, devices_per_node=8,
                    intra=Link(0.8 * 50e9, 5e-6), inter=Link(0.8 * 50e9, 10e-6),
