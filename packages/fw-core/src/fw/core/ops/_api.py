@@ -383,6 +383,9 @@ def install():
                 DUNDERS.setdefault(d, fn)
     for n, fn in PUBLIC.items():
         FUNCTIONS[n] = fn
+    from fw.core.api import composite as _composite  # Paddle 3.3's second names (greater, …)
+
+    _composite.register_name_aliases()
     _tensor._call_op = call
     for cls in (Tensor, Value):
         for m, fn in METHODS.items():
@@ -392,6 +395,9 @@ def install():
             setattr(cls, m, fn)
         for d, fn in DUNDERS.items():
             setattr(cls, d, fn)
+    from fw.core import aliases as _aliases  # Paddle 3.3's dim=/input=/… argument aliases
+
+    _aliases.apply_core(FUNCTIONS, METHODS, (Tensor, Value))
     _installed[0] = True
     _codes.save()
     return FUNCTIONS
