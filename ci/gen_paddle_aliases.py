@@ -145,7 +145,8 @@ def probe_cpp_aliases(paddle_dir: Path) -> dict[str, dict[str, str]]:
         if fn is None:
             continue
         params = list(inspect.signature(fn).parameters)
-        for data in (rng.uniform(0.1, 0.9, (3, 3)).astype("float32"), np.array([[True, False]] * 2)):
+        floats = rng.uniform(0.1, 0.9, (3, 3)).astype("float32")
+        for data in (floats, np.array([[True, False]] * 2)):
             kwargs = {"x": paddle.to_tensor(data)}
             if "y" in params:
                 kwargs["y"] = paddle.to_tensor(data)

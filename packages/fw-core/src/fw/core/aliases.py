@@ -17,8 +17,9 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 __all__ = ["TABLE", "table_for", "with_aliases", "apply"]
 

@@ -3,28 +3,12 @@ queries, synchronisation). ``fw.device.cuda`` holds the CUDA-specific calls."""
 
 from fw.core import place as _pl
 from fw.core.api.composite import TENSOR_TYPES as _TENSOR_TYPES
-from fw.device.build_info import __all__ as _build_info_all
 from fw.core.place import get_device, is_compiled_with_cuda, set_device  # noqa: F401
 from fw.device import cuda  # noqa: F401
-from fw.device.cuda import (  # noqa: F401
-    empty_cache,
-    get_device_capability,
-    get_device_name,
-    get_device_properties,
-    is_bf16_supported,
-    max_memory_allocated,
-    max_memory_reserved,
-    memory_allocated,
-    memory_reserved,
-    reset_max_memory_allocated,
-    reset_max_memory_reserved,
-    reset_peak_memory_stats,
-)
 from fw.device.build_info import (  # noqa: F401
     IPUPlace,
     StreamContext,
     XPUPlace,
-    device,
     device_guard,
     get_all_custom_device_type,
     get_available_custom_device,
@@ -41,6 +25,21 @@ from fw.device.build_info import (  # noqa: F401
     is_current_stream_capturing,
     manual_seed,
     set_rng_state,
+)
+from fw.device.build_info import __all__ as _build_info_all
+from fw.device.cuda import (  # noqa: F401
+    empty_cache,
+    get_device_capability,
+    get_device_name,
+    get_device_properties,
+    is_bf16_supported,
+    max_memory_allocated,
+    max_memory_reserved,
+    memory_allocated,
+    memory_reserved,
+    reset_max_memory_allocated,
+    reset_max_memory_reserved,
+    reset_peak_memory_stats,
 )
 from fw.device.streams import Event, Stream, current_stream, set_stream, stream_guard  # noqa: F401
 
@@ -83,4 +82,7 @@ def synchronize(device=None) -> None:
 
 # paddle.device.FloatTensor … are the same constructors as paddle.FloatTensor
 globals().update(_TENSOR_TYPES)
+# paddle.device.device: the device_guard context manager (set here, after `synchronize`, whose
+# argument is also named device)
+globals()["device"] = device_guard
 __all__ += list(_TENSOR_TYPES)

@@ -373,7 +373,7 @@ def _atleast(fname, n, inputs):
 
 
 def _atleast_doc(n):
-    return f"""View each input with at least {n} dimensions (NumPy's rule for where the new axes go).
+    return f"""View each input with at least {n} dimensions (NumPy's rule for where new axes go).
 
     Args:
         *inputs (Tensor|list[Tensor]): tensors or numbers.
@@ -437,18 +437,12 @@ def from_numpy(ndarray):
 _SAME_AS = {
     # Paddle 3.3 name -> the fw function it is (per Paddle 3.3.1's module listing)
     "concatenate": "concat", "greater": "greater_than", "less": "less_than",
-    "ger": "outer", "reverse": "flip",
+    "ger": "outer", "reverse": "flip", "less_": "less_than_",
 }
 
 
-def register_name_aliases():
-    """Called by install() after the generated functions exist: point Paddle 3.3's second
-    names at the same function (and Tensor method)."""
-    for new, old in _SAME_AS.items():
-        fn = _api.FUNCTIONS.get(old)
-        if fn is not None:
-            _api.FUNCTIONS.setdefault(new, fn)
-            _api.METHODS.setdefault(new, fn)
+_METHOD_TOO = ("greater", "less", "less_", "reverse")  # the ones paddle.Tensor has too
+_api.SECOND_NAMES.update({new: (old, new in _METHOD_TOO) for new, old in _SAME_AS.items()})
 
 
 # --- FloatTensor, LongTensor, …: Paddle 3.3 makes each a callable class whose construction

@@ -38,6 +38,9 @@ PUBLIC: dict = {}  # name -> hand-written public function
 METHODS: dict = {}  # method name -> function (self first)
 DUNDERS: dict = {}
 FUNCTIONS: dict = {}  # every public function, after install()
+# second public names of generated functions: {new name: (existing name, also a method)},
+# filled by api modules (composite.py) and resolved by install()
+SECOND_NAMES: dict = {}
 _installed = [False]
 
 _ndarray = np.ndarray
@@ -383,9 +386,12 @@ def install():
                 DUNDERS.setdefault(d, fn)
     for n, fn in PUBLIC.items():
         FUNCTIONS[n] = fn
-    from fw.core.api import composite as _composite  # Paddle 3.3's second names (greater, …)
-
-    _composite.register_name_aliases()
+    for new, (old, as_method) in SECOND_NAMES.items():  # Paddle 3.3's greater = greater_than …
+        fn = FUNCTIONS.get(old)
+        if fn is not None:
+            FUNCTIONS.setdefault(new, fn)
+            if as_method:
+                METHODS.setdefault(new, fn)
     _tensor._call_op = call
     for cls in (Tensor, Value):
         for m, fn in METHODS.items():
