@@ -12,7 +12,6 @@ import fw
 import fw.nn as nn
 
 
-
 @pytest.mark.parametrize("name,layer,shape", [
     ("linear", lambda: nn.Linear(8, 2), [2, 8]),
     ("conv1d", lambda: nn.Conv1D(3, 4, 3), [2, 3, 8]),
