@@ -45,7 +45,7 @@ from fw.core.place import (  # noqa: E402,F401
     is_compiled_with_cuda,
     set_device,
 )
-from fw.core.random import get_rng_state, seed, set_rng_state  # noqa: E402,F401
+from fw.core.random import Generator, get_rng_state, seed, set_rng_state  # noqa: E402,F401
 from fw.core.tensor import Tensor, is_tensor, set_printoptions, to_tensor  # noqa: E402,F401
 from fw.utils.dlpack import from_dlpack, to_dlpack  # noqa: E402,F401
 
@@ -105,6 +105,10 @@ _TOP_LEVEL = {
     "is_autocast_enabled": "fw.amp", "get_autocast_dtype": "fw.amp",
     "get_autocast_cpu_dtype": "fw.amp", "get_autocast_gpu_dtype": "fw.amp",
     "manual_seed": "fw.device",
+    # Paddle 3.3 re-exports these nn.functional functions at the top level (the same objects)
+    "conv1d": "fw.nn.functional", "conv2d": "fw.nn.functional", "conv3d": "fw.nn.functional",
+    "group_norm": "fw.nn.functional", "layer_norm": "fw.nn.functional",
+    "adaptive_avg_pool1d": "fw.nn.functional", "pdist": "fw.nn.functional",
 }
 
 

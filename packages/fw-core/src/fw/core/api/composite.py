@@ -438,11 +438,391 @@ _SAME_AS = {
     # Paddle 3.3 name -> the fw function it is (per Paddle 3.3.1's module listing)
     "concatenate": "concat", "greater": "greater_than", "less": "less_than",
     "ger": "outer", "reverse": "flip", "less_": "less_than_",
+    "div_": "divide_", "sub_": "subtract_", "mul_": "multiply_",
 }
 
 
-_METHOD_TOO = ("greater", "less", "less_", "reverse")  # the ones paddle.Tensor has too
+# the second names that paddle.Tensor has as methods too
+_METHOD_TOO = ("greater", "less", "less_", "reverse", "div_", "sub_", "mul_")
 _api.SECOND_NAMES.update({new: (old, new in _METHOD_TOO) for new, old in _SAME_AS.items()})
+
+
+# --- more Paddle 3.3 names --------------------------------------------------------------------
+
+@public(method=True)
+def rank(input):
+    """The number of dimensions of ``input`` as a 0-D int32 tensor.
+
+    Args:
+        input (Tensor): the tensor.
+
+    Returns:
+        Tensor, 0-D int32.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.rank(fw.ones([2, 3])).item()
+            2
+    """
+    return _to_tensor(np.int32(len(input.shape)))
+
+
+@public(method=True)
+def narrow(input, dim, start, length):
+    """The slice ``[start, start + length)`` of ``input`` along ``dim``.
+
+    Args:
+        input (Tensor): the tensor.
+        dim (int): the axis.
+        start (int|Tensor): the first index (negative counts from the end).
+        length (int): how many elements.
+
+    Returns:
+        Tensor.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.narrow(fw.arange(6).reshape([2, 3]), 1, 1, 2).tolist()
+            [[1, 2], [4, 5]]
+    """
+    nd = len(input.shape)
+    if not -nd <= dim < nd:
+        raise InvalidArgumentError(f"narrow: dim {dim} is out of range for a {nd}-D input")
+    start = int(start.item() if hasattr(start, "item") else start)
+    size = input.shape[dim]
+    if start < 0:
+        start += size
+    if not (0 <= start <= size and 0 <= length and start + length <= size):
+        raise InvalidArgumentError(
+            f"narrow: start {start} and length {length} exceed dimension {dim} of size {size} "
+            f"(input shape {list(input.shape)})")
+    return _f("slice")(input, [dim], [start], [start + length])
+
+
+@public(method=True)
+def index_sample(x, index):
+    """For each row i, pick ``x[i, index[i, j]]``: x [N, M], index [N, K] -> [N, K].
+
+    Args:
+        x (Tensor): 2-D.
+        index (Tensor): 2-D int32/int64 with x's row count.
+
+    Returns:
+        Tensor, [N, K] of x's dtype.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> x = fw.to_tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+            >>> fw.index_sample(x, fw.to_tensor([[2, 0], [1, 1]])).tolist()
+            [[3.0, 1.0], [5.0, 5.0]]
+    """
+    if len(x.shape) != 2 or len(index.shape) != 2 or x.shape[0] != index.shape[0]:
+        raise InvalidArgumentError(
+            f"index_sample: x and index must be 2-D with the same rows, got x shape "
+            f"{list(x.shape)} and index shape {list(index.shape)}")
+    return _f("take_along_axis")(x, index, 1)
+
+
+@public(method=True)
+def baddbmm(input, x, y, beta=1.0, alpha=1.0, name=None):
+    """``beta * input + alpha * bmm(x, y)`` for batches of matrices.
+
+    Args:
+        input (Tensor): [B, M, N] (or broadcastable to it).
+        x (Tensor): [B, M, K].
+        y (Tensor): [B, K, N].
+        beta (float, optional): Default 1.0.
+        alpha (float, optional): Default 1.0.
+        name (str, optional): unused.
+
+    Returns:
+        Tensor, [B, M, N].
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> a = fw.ones([1, 2, 2])
+            >>> fw.baddbmm(a, a, a, beta=2.0).tolist()
+            [[[4.0, 4.0], [4.0, 4.0]]]
+    """
+    if len(x.shape) != 3 or len(y.shape) != 3 or x.shape[2] != y.shape[1] \
+            or x.shape[0] != y.shape[0]:
+        raise InvalidArgumentError(
+            f"baddbmm: x [B, M, K] and y [B, K, N] expected, got x shape {list(x.shape)} and "
+            f"y shape {list(y.shape)}")
+    return _f("add")(_f("scale")(input, beta), _f("scale")(_f("bmm")(x, y), alpha))
+
+
+@public(method=True)
+def baddbmm_(input, x, y, beta=1.0, alpha=1.0, name=None):
+    """In-place ``baddbmm``: writes the result into input.
+
+    Args:
+        input (Tensor): [B, M, N] target.
+        x (Tensor): [B, M, K].
+        y (Tensor): [B, K, N].
+        beta (float, optional): Default 1.0.
+        alpha (float, optional): Default 1.0.
+        name (str, optional): unused.
+
+    Returns:
+        Tensor, input itself.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> a = fw.ones([1, 2, 2])
+            >>> a.baddbmm_(a, a).tolist()
+            [[[3.0, 3.0], [3.0, 3.0]]]
+    """
+    return assign_inplace("baddbmm_", input, baddbmm(input, x, y, beta, alpha))
+
+
+@public(method=True)
+def block_diag(inputs, name=None):
+    """A block-diagonal matrix of the given 0-, 1- or 2-D tensors.
+
+    Args:
+        inputs (list[Tensor]): the blocks (a 1-D block is one row).
+        name (str, optional): unused.
+
+    Returns:
+        Tensor, 2-D, of the promoted dtype.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.block_diag([fw.ones([1, 1]), fw.ones([2, 1])]).tolist()
+            [[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]]
+    """
+    blocks = []
+    for i, t in enumerate(inputs):
+        nd = len(t.shape)
+        if nd > 2:
+            raise InvalidArgumentError(
+                f"block_diag: inputs must be 0-, 1- or 2-D, inputs[{i}] has shape "
+                f"{list(t.shape)}")
+        blocks.append(_f("reshape")(t, [1, -1] if nd < 2 else list(t.shape)))
+    rows = sum(b.shape[0] for b in blocks)
+    cols = sum(b.shape[1] for b in blocks)
+    dtype = blocks[0].dtype
+    for b in blocks[1:]:
+        dtype = _dt.promote_types(dtype, b.dtype)
+    out_rows, c = [], 0
+    for b in blocks:
+        h, w = b.shape
+        parts = [_f("zeros")([h, c], dtype=dtype), _f("cast")(b, dtype),
+                 _f("zeros")([h, cols - c - w], dtype=dtype)]
+        out_rows.append(_f("concat")(parts, axis=1))
+        c += w
+    return _f("concat")(out_rows, axis=0) if rows else _f("zeros")([0, 0])
+
+
+@public()
+def broadcast_shape(x_shape, y_shape):
+    """The shape two shapes broadcast to (NumPy's rule).
+
+    Args:
+        x_shape (list[int]): one shape.
+        y_shape (list[int]): the other.
+
+    Returns:
+        list[int].
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.broadcast_shape([2, 1], [3])
+            [2, 3]
+    """
+    return broadcast_shapes(x_shape, y_shape)
+
+
+@public()
+def broadcast_shapes(*shapes):
+    """The shape all the given shapes broadcast to (NumPy's rule).
+
+    Args:
+        *shapes (list[int]): the shapes.
+
+    Returns:
+        list[int].
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.broadcast_shapes([2, 1], [3], [1, 1, 1])
+            [1, 2, 3]
+    """
+    try:
+        return list(np.broadcast_shapes(*[tuple(int(d) for d in s) for s in shapes]))
+    except ValueError:
+        raise InvalidArgumentError(
+            f"broadcast_shapes: shapes {[list(s) for s in shapes]} do not broadcast") from None
+
+
+@public(method=True)  # the Tensor's own hand-written tolist stays its method
+def tolist(x):
+    """``x.tolist()``: the tensor's values as nested Python lists.
+
+    Args:
+        x (Tensor): the tensor.
+
+    Returns:
+        list (a scalar for a 0-D tensor).
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.tolist(fw.to_tensor([1, 2]))
+            [1, 2]
+    """
+    return x.tolist()
+
+
+@public(method=True, aliases=("linalg.matrix_transpose",))
+def matrix_transpose(x, name=None):
+    """Swap the last two dimensions.
+
+    Args:
+        x (Tensor): at least 2-D.
+        name (str, optional): unused.
+
+    Returns:
+        Tensor.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.matrix_transpose(fw.ones([2, 3, 4])).shape
+            [2, 4, 3]
+    """
+    nd = len(x.shape)
+    if nd < 2:
+        raise InvalidArgumentError(
+            f"matrix_transpose: x must be at least 2-D, got shape {list(x.shape)}")
+    perm = list(range(nd - 2)) + [nd - 1, nd - 2]
+    return _f("transpose")(x, perm)
+
+
+@public(method=True)
+def polar(abs, angle, name=None):  # noqa: A002 - Paddle's argument name
+    """The complex tensor ``abs * (cos(angle) + i sin(angle))``.
+
+    Args:
+        abs (Tensor): magnitudes, float32/float64.
+        angle (Tensor): angles in radians, same dtype.
+        name (str, optional): unused.
+
+    Returns:
+        Tensor, complex64/complex128.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.polar(fw.to_tensor([2.0]), fw.to_tensor([0.0])).real().tolist()
+            [2.0]
+    """
+    return _f("complex")(_f("multiply")(abs, _f("cos")(angle)),
+                         _f("multiply")(abs, _f("sin")(angle)))
+
+
+@public(method=True)
+def is_contiguous(x):
+    """True: fw tensors are always dense and row-major.
+
+    Returns:
+        bool.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.ones([2]).is_contiguous()
+            True
+    """
+    return True
+
+
+@public(method=True)
+def contiguous(x):
+    """``x`` itself: fw tensors are always dense and row-major (Paddle returns x too).
+
+    Returns:
+        Tensor.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> a = fw.ones([2])
+            >>> a.contiguous() is a
+            True
+    """
+    return x
+
+
+@public(method=True)
+def requires_grad_(x, requires_grad=True):
+    """Set whether autograd records operations on x (``stop_gradient = not requires_grad``).
+
+    Args:
+        x (Tensor): the tensor.
+        requires_grad (bool, optional): Default True.
+
+    Returns:
+        Tensor, x itself.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.ones([2]).requires_grad_().stop_gradient
+            False
+    """
+    x.stop_gradient = not requires_grad
+    return x
+
+
+@public(method=True)
+def fill_(x, value):
+    """Fill x with ``value``, in place.
+
+    Args:
+        x (Tensor): the tensor.
+        value (scalar): the value.
+
+    Returns:
+        Tensor, x itself.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.zeros([2]).fill_(3.0).tolist()
+            [3.0, 3.0]
+    """
+    return assign_inplace("fill_", x, _f("full_like")(x, value))
+
+
+# Paddle's Tensor also has these functions as methods
+for _name in ("concat", "stack", "broadcast_tensors", "broadcast_shape", "broadcast_shapes",
+              "block_diag"):
+    _api.SECOND_NAMES.setdefault(_name, (_name, True))
 
 
 # --- FloatTensor, LongTensor, …: Paddle 3.3 makes each a callable class whose construction
