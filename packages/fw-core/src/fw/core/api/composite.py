@@ -17,6 +17,8 @@ from fw.core.dispatch import assign_inplace
 from fw.core.errors import InvalidArgumentError, InvalidTypeError
 from fw.core.ops import _api
 from fw.core.ops._api import public
+from fw.core.tensor import Tensor as _Tensor
+from fw.core.tensor import is_tensor as _is_tensor
 from fw.core.tensor import to_tensor as _to_tensor
 
 
@@ -819,10 +821,451 @@ def fill_(x, value):
     return assign_inplace("fill_", x, _f("full_like")(x, value))
 
 
+@public(method=True)
+def isin(x, test_x, assume_unique=False, invert=False, name=None):
+    """Whether each element of x occurs in ``test_x``.
+
+    Args:
+        x (Tensor): the elements to test.
+        test_x (Tensor): the values to look for (any shape).
+        assume_unique (bool, optional): accepted for Paddle compatibility (no faster path).
+        invert (bool, optional): return "not in" instead. Default False.
+        name (str, optional): unused.
+
+    Returns:
+        Tensor, bool, x's shape.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.isin(fw.to_tensor([1, 2, 3]), fw.to_tensor([2, 5])).tolist()
+            [False, True, False]
+    """
+    flat = _f("reshape")(test_x, [-1])
+    hit = _f("any")(_f("equal")(_f("unsqueeze")(x, -1), flat), axis=-1)
+    return _f("logical_not")(hit) if invert else hit
+
+
+@public(method=True)
+def vander(x, n=None, increasing=False, name=None):
+    """The Vandermonde matrix of a 1-D x: column j is ``x ** (n-1-j)`` (``x ** j`` when
+    ``increasing``).
+
+    Args:
+        x (Tensor): 1-D.
+        n (int, optional): the number of columns; default len(x).
+        increasing (bool, optional): powers increase left to right. Default False.
+        name (str, optional): unused.
+
+    Returns:
+        Tensor, [len(x), n].
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.vander(fw.to_tensor([1.0, 2.0])).tolist()
+            [[1.0, 1.0], [2.0, 1.0]]
+    """
+    if len(x.shape) != 1:
+        raise InvalidArgumentError(f"vander: x must be 1-D, got shape {list(x.shape)}")
+    n = x.shape[0] if n is None else int(n)
+    if n < 0:
+        raise InvalidArgumentError(f"vander: n must be non-negative, got {n}")
+    powers = list(range(n)) if increasing else list(range(n - 1, -1, -1))
+    if not powers:
+        return _f("zeros")([x.shape[0], 0], dtype=x.dtype)
+    cols = [_f("pow")(x, float(p)) if x.dtype.is_floating_point or x.dtype.is_complex
+            else _f("pow")(x, p) for p in powers]
+    return _f("stack")(cols, axis=1)
+
+
+@public(method=True)
+def multigammaln(x, p, name=None):
+    """The multivariate log-gamma function of dimension p:
+    ``p(p-1)/4 log(pi) + sum_j lgamma(x - j/2)``, j = 0 … p-1.
+
+    Args:
+        x (Tensor): float input, every element > (p-1)/2.
+        p (int): the dimension, >= 1.
+        name (str, optional): unused.
+
+    Returns:
+        Tensor, x's shape and dtype.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> round(fw.multigammaln(fw.to_tensor([3.0]), 2).item(), 4)
+            1.5502
+    """
+    p = int(p)
+    if p < 1:
+        raise InvalidArgumentError(f"multigammaln: p must be >= 1, got {p}")
+    out = _f("lgamma")(x)
+    for j in range(1, p):
+        out = _f("add")(out, _f("lgamma")(_f("subtract")(x, _to_tensor(j / 2, dtype=x.dtype))))
+    return _f("add")(out, _to_tensor(p * (p - 1) / 4 * np.log(np.pi), dtype=x.dtype))
+
+
+@public(method=True)
+def multigammaln_(x, p, name=None):
+    """In-place ``multigammaln``.
+
+    Args:
+        x (Tensor): float input.
+        p (int): the dimension.
+        name (str, optional): unused.
+
+    Returns:
+        Tensor, x itself.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> round(fw.to_tensor([3.0]).multigammaln_(2).item(), 4)
+            1.5502
+    """
+    return assign_inplace("multigammaln_", x, multigammaln(x, p))
+
+
+@public(method=True)
+def renorm(x, p, axis, max_norm):
+    """Rescale each slice along ``axis`` whose p-norm exceeds ``max_norm`` to norm max_norm.
+
+    Args:
+        x (Tensor): float input.
+        p (float): the norm's order.
+        axis (int): the slices are x's sub-tensors at each index of this axis.
+        max_norm (float): the largest norm kept.
+
+    Returns:
+        Tensor, x's shape.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.renorm(fw.to_tensor([[3.0, 4.0], [0.3, 0.4]]), 2, 0, 1.0).tolist()
+            [[0.6000000238418579, 0.800000011920929], [0.30000001192092896, 0.4000000059604645]]
+    """
+    nd = len(x.shape)
+    if not -nd <= axis < nd:
+        raise InvalidArgumentError(f"renorm: axis {axis} is out of range for a {nd}-D x")
+    axis = axis % nd
+    others = [d for d in range(nd) if d != axis]
+    norm = _f("pow")(_f("sum")(_f("pow")(_f("abs")(x), float(p)), axis=others, keepdim=True),
+                     1.0 / float(p))
+    # as PyTorch and Paddle: the factor is max_norm / (norm + 1e-7) where norm > max_norm
+    factor = _f("where")(_f("greater_than")(norm, _to_tensor(max_norm, dtype=norm.dtype)),
+                         _f("divide")(_to_tensor(max_norm, dtype=norm.dtype),
+                                      _f("add")(norm, _to_tensor(1e-7, dtype=norm.dtype))),
+                         _f("ones_like")(norm))
+    return _f("multiply")(x, factor)
+
+
+@public(method=True)
+def renorm_(x, p, axis, max_norm):
+    """In-place ``renorm``.
+
+    Args:
+        x (Tensor): float input.
+        p (float): the norm's order.
+        axis (int): the slicing axis.
+        max_norm (float): the largest norm kept.
+
+    Returns:
+        Tensor, x itself.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.to_tensor([[3.0, 4.0]]).renorm_(2, 0, 1.0).tolist()
+            [[0.6000000238418579, 0.800000011920929]]
+    """
+    return assign_inplace("renorm_", x, renorm(x, p, axis, max_norm))
+
+
+@public(method=True)
+def scatter_add(input, dim, index, src):
+    """Add ``src`` into a copy of ``input`` at ``index`` along ``dim`` (PyTorch's
+    scatter_add: ``out[i][index[i][j]] += src[i][j]`` for dim 1).
+
+    Args:
+        input (Tensor): the base.
+        dim (int): the axis.
+        index (Tensor): int indices, src's shape.
+        src (Tensor): the values added.
+
+    Returns:
+        Tensor, input's shape.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.scatter_add(fw.zeros([3]), 0, fw.to_tensor([0, 0, 2]),
+            ...                fw.to_tensor([1.0, 2.0, 3.0])).tolist()
+            [3.0, 0.0, 3.0]
+    """
+    return _f("put_along_axis")(input, index, src, dim, reduce="add", broadcast=False)
+
+
+@public(method=True)
+def scatter_add_(input, dim, index, src):
+    """In-place ``scatter_add``.
+
+    Args:
+        input (Tensor): the target.
+        dim (int): the axis.
+        index (Tensor): int indices.
+        src (Tensor): the values added.
+
+    Returns:
+        Tensor, input itself.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.zeros([2]).scatter_add_(0, fw.to_tensor([1]), fw.to_tensor([5.0])).tolist()
+            [0.0, 5.0]
+    """
+    return assign_inplace("scatter_add_", input, scatter_add(input, dim, index, src))
+
+
+@public(method=True)
+def softmax(input, dim=None, dtype=None, *, out=None):
+    """``paddle.softmax`` (PyTorch's signature): softmax along ``dim`` (the last axis when
+    None), computed in ``dtype`` when given.
+
+    Args:
+        input (Tensor): float input.
+        dim (int, optional): the axis; default the last.
+        dtype (str|fw.dtype, optional): cast input to it first.
+        out (Tensor, optional): not supported; must be None.
+
+    Returns:
+        Tensor.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.softmax(fw.zeros([2])).tolist()
+            [0.5, 0.5]
+    """
+    if out is not None:
+        raise InvalidArgumentError("softmax: out= is not supported by fw; use the return value")
+    if dtype is not None:
+        input = _f("cast")(input, dtype)
+    return _api.call("softmax", input, axis=-1 if dim is None else int(dim))
+
+
+@public(method=True)
+def repeat(input, repeats, *more):
+    """Tile ``input``: ``x.repeat(2, 1)`` repeats twice along axis 0 (PyTorch's
+    Tensor.repeat, Paddle 3.3's method).
+
+    Args:
+        input (Tensor): the tensor.
+        repeats (int|list[int]|Tensor): repetitions per axis (several ints also accepted).
+
+    Returns:
+        Tensor.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.ones([2, 3]).repeat(2, 1).shape
+            [4, 3]
+    """
+    if more:
+        repeats = [repeats, *more]
+    elif isinstance(repeats, int):
+        repeats = [repeats]
+    return _f("tile")(input, repeats)
+
+
+@public(method=True)
+def split_with_sizes(x, split_sizes, dim=0):
+    """Split x along ``dim`` into pieces of the given sizes.
+
+    Args:
+        x (Tensor): the tensor.
+        split_sizes (list[int]): the sizes; they must sum to x.shape[dim].
+        dim (int, optional): the axis. Default 0.
+
+    Returns:
+        list[Tensor].
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> [t.shape for t in fw.ones([2, 3]).split_with_sizes([1, 2], 1)]
+            [[2, 1], [2, 2]]
+    """
+    if sum(split_sizes) != x.shape[dim]:
+        raise InvalidArgumentError(
+            f"split_with_sizes: split_sizes {list(split_sizes)} must sum to x.shape[{dim}] = "
+            f"{x.shape[dim]} (x shape {list(x.shape)})")
+    return _f("split")(x, list(split_sizes), axis=dim)
+
+
+@public(method=True)
+def is_same_shape(x, y):
+    """Whether x and y have the same shape.
+
+    Args:
+        x (Tensor): one tensor.
+        y (Tensor): the other.
+
+    Returns:
+        bool.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.ones([2]).is_same_shape(fw.zeros([2]))
+            True
+    """
+    return list(x.shape) == list(y.shape)
+
+
+@public(method=True)
+def apply(x, func):
+    """``func(x)`` computed without recording gradients (Paddle: for tensors that do not
+    require grad).
+
+    Args:
+        x (Tensor): the tensor.
+        func (callable): Tensor -> Tensor.
+
+    Returns:
+        Tensor.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.to_tensor([1.0]).apply(lambda t: t * 2).tolist()
+            [2.0]
+    """
+    if not x.stop_gradient:
+        raise InvalidArgumentError("apply: x requires grad (stop_gradient=False); apply "
+                                   "works only on tensors that do not")
+    return func(x)
+
+
+@public(method=True)
+def apply_(x, func):
+    """In-place ``apply``: writes ``func(x)`` into x.
+
+    Args:
+        x (Tensor): the tensor (stop_gradient must be True).
+        func (callable): Tensor -> Tensor of x's shape.
+
+    Returns:
+        Tensor, x itself.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.to_tensor([1.0]).apply_(lambda t: t + 1).tolist()
+            [2.0]
+    """
+    return assign_inplace("apply_", x, apply(x, func))
+
+
+@public("range")  # not named range here: the module's own code uses the builtin
+def range_(start=0, end=None, step=1, dtype=None, name=None):
+    """Values from ``start`` to ``end`` *inclusive* by ``step`` (deprecated in Paddle 3.3 in
+    favour of ``arange``, which excludes ``end``); ``range(n)`` is ``0 … n``.
+
+    Args:
+        start (float, optional): Default 0.
+        end (float, optional): the last value (included); ``range(n)``: 0 … n.
+        step (float, optional): Default 1.
+        dtype (str|fw.dtype, optional): default the default float dtype.
+        name (str, optional): unused.
+
+    Returns:
+        Tensor, 1-D.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.range(0, 3).tolist()
+            [0.0, 1.0, 2.0, 3.0]
+    """
+    if end is None:
+        start, end = 0, start
+    start, end, step = (float(v.item() if hasattr(v, "item") else v) for v in (start, end, step))
+    if step == 0:
+        raise InvalidArgumentError("range: step must not be 0")
+    count = int(np.floor((end - start) / step)) + 1
+    return _f("arange")(start, start + max(count, 0) * step - step / 2, step,
+                        dtype=dtype or _dt.get_default_dtype())
+
+
 # Paddle's Tensor also has these functions as methods
 for _name in ("concat", "stack", "broadcast_tensors", "broadcast_shape", "broadcast_shapes",
               "block_diag"):
     _api.SECOND_NAMES.setdefault(_name, (_name, True))
+_api.SECOND_NAMES.setdefault("slogdet", ("linalg.slogdet", True, False))  # a method only
+_api.METHODS.setdefault("is_tensor", _is_tensor)
+
+
+# --- memory-layout queries (fw tensors are dense, row-major, offset 0) -------------------------
+
+def _strides(t):
+    out, acc = [], 1
+    for d in reversed(list(t.shape)):
+        out.append(acc)
+        acc *= max(int(d), 1)
+    return out[::-1]
+
+
+def _stride(self, dim=None):
+    """Element strides of the (dense, row-major) tensor; one axis's with ``dim``."""
+    st = _strides(self)
+    return st if dim is None else st[dim]
+
+
+def _data_ptr(self):
+    """The address of the tensor's first element (NumPy or CuPy buffer)."""
+    data = self._data
+    if hasattr(data, "ctypes"):
+        return int(data.ctypes.data)
+    return int(data.data.ptr)
+
+
+_LAYOUT = {
+    "itemsize": property(lambda self: int(np.dtype(self._data.dtype).itemsize),
+                         doc="Bytes per element."),
+    "is_cuda": property(lambda self: self.place.is_gpu_place(),
+                        doc="Whether the tensor lives on a GPU."),
+    "strides": property(_strides, doc="Element strides (dense, row-major)."),
+    "offset": property(lambda self: 0, doc="Element offset into storage: always 0 in fw."),
+}
+_LAYOUT_METHODS = {"stride": _stride, "get_strides": lambda self: _strides(self),
+                   "data_ptr": _data_ptr}
+
+
+def install_layout(cls):
+    """Attach the layout queries to Tensor (called by fw.core at import)."""
+    for k, v in {**_LAYOUT, **_LAYOUT_METHODS}.items():
+        if k not in cls.__dict__:
+            setattr(cls, k, v)
 
 
 # --- FloatTensor, LongTensor, …: Paddle 3.3 makes each a callable class whose construction
@@ -863,3 +1306,5 @@ def _tensor_type(name: str, dtype: str) -> type:
 
 
 TENSOR_TYPES = {n: _tensor_type(n, d) for n, d in _TENSOR_TYPES.items()}
+
+install_layout(_Tensor)

@@ -386,10 +386,11 @@ def install():
                 DUNDERS.setdefault(d, fn)
     for n, fn in PUBLIC.items():
         FUNCTIONS[n] = fn
-    for new, (old, as_method) in SECOND_NAMES.items():  # Paddle 3.3's greater = greater_than …
+    for new, (old, as_method, *as_function) in SECOND_NAMES.items():  # greater = greater_than …
         fn = FUNCTIONS.get(old)
         if fn is not None:
-            FUNCTIONS.setdefault(new, fn)
+            if as_function != [False]:
+                FUNCTIONS.setdefault(new, fn)
             if as_method:
                 METHODS.setdefault(new, fn)
     _tensor._call_op = call
