@@ -1217,9 +1217,301 @@ def range_(start=0, end=None, step=1, dtype=None, name=None):
                         dtype=dtype or _dt.get_default_dtype())
 
 
+@public(method=True)
+def gammaln_(x, name=None):
+    """In-place ``gammaln`` (log |Gamma(x)|).
+
+    Args:
+        x (Tensor): float input.
+        name (str, optional): unused.
+
+    Returns:
+        Tensor, x itself.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> round(fw.to_tensor([3.0]).gammaln_().item(), 4)
+            0.6931
+    """
+    return assign_inplace("gammaln_", x, _f("gammaln")(x))
+
+
+@public(method=True)
+def where_(condition, x=None, y=None, name=None):
+    """In-place ``where``: writes ``where(condition, x, y)`` into x.
+
+    Args:
+        condition (Tensor): bool, broadcast to x's shape.
+        x (Tensor): the target, taken where condition is True.
+        y (Tensor|scalar): taken where it is False.
+        name (str, optional): unused.
+
+    Returns:
+        Tensor, x itself.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> x = fw.to_tensor([1.0, 2.0])
+            >>> fw.where_(fw.to_tensor([True, False]), x, fw.zeros([2])).tolist()
+            [1.0, 0.0]
+    """
+    if x is None or y is None:
+        raise InvalidArgumentError("where_: x and y are required (x is written in place)")
+    return assign_inplace("where_", x, _f("where")(condition, x, y))
+
+
+@public(method=True)
+def combinations(x, r=2, with_replacement=False, name=None):
+    """The length-r combinations of a 1-D tensor's elements, one per row (itertools order).
+
+    Args:
+        x (Tensor): 1-D.
+        r (int, optional): the combination length. Default 2.
+        with_replacement (bool, optional): allow repeated elements. Default False.
+        name (str, optional): unused.
+
+    Returns:
+        Tensor, [number of combinations, r].
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.combinations(fw.to_tensor([1, 2, 3])).tolist()
+            [[1, 2], [1, 3], [2, 3]]
+    """
+    import itertools
+
+    if len(x.shape) != 1:
+        raise InvalidArgumentError(f"combinations: x must be 1-D, got shape {list(x.shape)}")
+    if r < 0:
+        raise InvalidArgumentError(f"combinations: r must be non-negative, got {r}")
+    gen = itertools.combinations_with_replacement if with_replacement else \
+        itertools.combinations
+    idx = np.array(list(gen(np.arange(x.shape[0]), r)), dtype="int64").reshape(-1, r)
+    if idx.size == 0:
+        return _f("zeros")([0, r] if r else [0], dtype=x.dtype)
+    flat = _f("index_select")(x, _to_tensor(idx.reshape(-1)), axis=0)
+    return _f("reshape")(flat, list(idx.shape))
+
+
+@public(method=True)
+def multiplex(inputs, index, name=None):
+    """Row i of the result is row i of ``inputs[index[i]]``.
+
+    Args:
+        inputs (list[Tensor]): tensors of one shape [N, …].
+        index (Tensor): [N, 1] int32/int64, values in [0, len(inputs)).
+        name (str, optional): unused.
+
+    Returns:
+        Tensor, [N, …].
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> a, b = fw.zeros([2, 2]), fw.ones([2, 2])
+            >>> fw.multiplex([a, b], fw.to_tensor([[1], [0]])).tolist()
+            [[1.0, 1.0], [0.0, 0.0]]
+    """
+    if not inputs:
+        raise InvalidArgumentError("multiplex: inputs must hold at least one tensor")
+    n = inputs[0].shape[0]
+    if list(index.shape) not in ([n, 1], [n]):
+        raise InvalidArgumentError(
+            f"multiplex: index must be [N, 1] with N = {n} rows, got shape {list(index.shape)}")
+    stacked = _f("stack")(list(inputs), axis=0)  # [K, N, ...]
+    rest = list(stacked.shape[2:])
+    sel = _f("reshape")(_f("cast")(index, "int64"), [1, n] + [1] * len(rest))
+    sel = _f("expand")(sel, [1, n] + rest)
+    return _f("squeeze")(_f("take_along_axis")(stacked, sel, 0), axis=0)
+
+
+@public(method=True)  # Paddle's Tensor has it too (self is the index)
+def scatter_nd(index, updates, shape, name=None):
+    """A zero tensor of ``shape`` with ``updates`` added at the N-d ``index`` (duplicates add).
+
+    Args:
+        index (Tensor): [..., K] int indices into the first K axes of shape.
+        updates (Tensor): index.shape[:-1] + shape[K:].
+        shape (list[int]): the result's shape.
+        name (str, optional): unused.
+
+    Returns:
+        Tensor, of updates' dtype.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.scatter_nd(fw.to_tensor([[1], [1], [0]]), fw.to_tensor([1.0, 2.0, 3.0]),
+            ...               [3]).tolist()
+            [3.0, 3.0, 0.0]
+    """
+    return _f("scatter_nd_add")(_f("zeros")(list(shape), dtype=updates.dtype), index, updates)
+
+
+@public(method=True)
+def unfold(x, axis, size, step, name=None):
+    """The sliding windows of ``size`` elements every ``step`` along ``axis``: that axis
+    becomes the window count and a new last axis of length ``size`` is added.
+
+    Args:
+        x (Tensor): the tensor.
+        axis (int): the axis to slide along.
+        size (int): the window length.
+        step (int): the stride between windows.
+        name (str, optional): unused.
+
+    Returns:
+        Tensor.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.arange(4).unfold(0, 2, 1).tolist()
+            [[0, 1], [1, 2], [2, 3]]
+    """
+    nd = len(x.shape)
+    if not -nd <= axis < max(nd, 1):
+        raise InvalidArgumentError(f"unfold: axis {axis} is out of range for a {nd}-D x")
+    axis = axis % max(nd, 1)
+    length = x.shape[axis]
+    if size <= 0 or step <= 0 or size > length:
+        raise InvalidArgumentError(
+            f"unfold: need 0 < size <= x.shape[{axis}] = {length} and step > 0, got size "
+            f"{size}, step {step}")
+    count = (length - size) // step + 1
+    wins = [_f("slice")(x, [axis], [i * step], [i * step + size]) for i in range(count)]
+    out = _f("stack")(wins, axis=axis)  # [..., count, size(at axis + 1), ...]
+    return _f("moveaxis")(out, axis + 1, -1)
+
+
+@public()
+def rand_like(input, name=None, *, dtype=None, device=None, requires_grad=False):
+    """Uniform [0, 1) values with input's shape and dtype (or ``dtype``).
+
+    Args:
+        input (Tensor): the tensor whose shape (and dtype) is used.
+        name (str, optional): unused.
+        dtype (str|fw.dtype, optional): default input.dtype.
+        device (str|Place, optional): not supported other than None (the current device).
+        requires_grad (bool, optional): sets stop_gradient = not requires_grad.
+
+    Returns:
+        Tensor.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.rand_like(fw.ones([2, 3])).shape
+            [2, 3]
+    """
+    out = _f("rand")(list(input.shape), dtype=dtype or input.dtype)
+    out.stop_gradient = not requires_grad
+    return out
+
+
+@public()
+def randn_like(x, dtype=None, name=None, *, device=None, requires_grad=False):
+    """Standard normal values with x's shape and dtype (or ``dtype``).
+
+    Args:
+        x (Tensor): the tensor whose shape (and dtype) is used.
+        dtype (str|fw.dtype, optional): default x.dtype.
+        name (str, optional): unused.
+        device (str|Place, optional): not supported other than None (the current device).
+        requires_grad (bool, optional): sets stop_gradient = not requires_grad.
+
+    Returns:
+        Tensor.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.randn_like(fw.ones([2])).dtype == fw.float32
+            True
+    """
+    out = _f("randn")(list(x.shape), dtype=dtype or x.dtype)
+    out.stop_gradient = not requires_grad
+    return out
+
+
+@public()
+def log_normal(mean=1.0, std=2.0, shape=None, name=None):
+    """``exp(normal(mean, std, shape))``: log-normally distributed values.
+
+    Args:
+        mean (float|Tensor, optional): mean of the underlying normal. Default 1.0.
+        std (float|Tensor, optional): its standard deviation. Default 2.0.
+        shape (list[int], optional): the shape (when mean and std are numbers).
+        name (str, optional): unused.
+
+    Returns:
+        Tensor.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> bool((fw.log_normal(shape=[4]) > 0).all())
+            True
+    """
+    return _f("exp")(_f("normal")(mean, std, shape))
+
+
+@public(method=True)
+def log_normal_(x, mean=1.0, std=2.0, name=None):
+    """Fill x, in place, with ``exp(normal(mean, std))`` draws.
+
+    Args:
+        x (Tensor): the float tensor to fill.
+        mean (float, optional): mean of the underlying normal. Default 1.0.
+        std (float, optional): its standard deviation. Default 2.0.
+        name (str, optional): unused.
+
+    Returns:
+        Tensor, x itself.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> bool((fw.zeros([3]).log_normal_() > 0).all())
+            True
+    """
+    draw = _f("exp")(_f("normal")(float(mean), float(std), list(x.shape)))
+    return assign_inplace("log_normal_", x, _f("cast")(draw, x.dtype))
+
+
+@public()
+def disable_signal_handler():
+    """Paddle removes its own C++ signal handlers here; fw installs none, so there is
+    nothing to remove.
+
+    Returns:
+        None.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.disable_signal_handler()
+    """
+    return None
+
+
 # Paddle's Tensor also has these functions as methods
 for _name in ("concat", "stack", "broadcast_tensors", "broadcast_shape", "broadcast_shapes",
-              "block_diag"):
+              "block_diag", "slice"):
     _api.SECOND_NAMES.setdefault(_name, (_name, True))
 _api.SECOND_NAMES.setdefault("slogdet", ("linalg.slogdet", True, False))  # a method only
 _api.METHODS.setdefault("is_tensor", _is_tensor)
