@@ -78,8 +78,11 @@ def test_every_alias_reaches_the_canonical_argument(key, aliases, obj):
 
         assert A.with_aliases(spy, aliases, key)(**{alias: 1}) == {canon: 1}
         names = f"({key.rsplit('.', 1)[-1]}|{obj.__name__})"  # gt is greater_than in fw
+        # the other required arguments get placeholders: the check comes before the call
+        fill = {n: None for n, p in params.items() if p.default is p.empty and n != canon
+                and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
         with pytest.raises(TypeError, match=rf"{names}\(\) got both '{canon}' .*'{alias}'"):
-            obj(**{alias: 1, canon: 1})
+            obj(**fill, **{alias: 1, canon: 1})
 
 
 def test_no_alias_calls_skip_the_renaming():
@@ -157,3 +160,26 @@ def test_bad_inputs_name_the_function():
         fw.from_numpy([1, 2])
     with pytest.raises(ValueError, match=r"add_n.*inputs\[1\]"):
         fw.add_n([x, fw.ones([3])])
+
+
+def test_generated_wrapper_keeps_the_signature_semantics():
+    def h(a, b=1, c=None, *, d, e=2):
+        return (a, b, c, d, e)
+
+    k = A.with_aliases(h, {"other": "c", "first": "a"}, "h")
+    assert "<fw aliases of h>" in k.__code__.co_filename  # the generated (fast) wrapper
+    assert k(1, d=4) == (1, 1, None, 4, 2)
+    assert k(1, 2, other=3, d=4) == (1, 2, 3, 4, 2)
+    assert k(first=0, d=1, e=5) == (0, 1, None, 1, 5)
+    assert k(1, 2, None, d=0) == (1, 2, None, 0, 2)
+    with pytest.raises(TypeError, match="missing required argument 'a'"):
+        k(d=1)
+    with pytest.raises(TypeError, match="required keyword-only argument: 'd'"):
+        k(1)
+    with pytest.raises(TypeError, match="got both 'c' and its alias 'other'"):
+        k(1, 2, 3, other=4, d=0)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'zz'"):
+        k(1, d=0, zz=1)
+    # keywords as aliases (uniform_(from=…)) and **kwargs fall back to the generic wrapper
+    g = A.with_aliases(lambda **kw: kw, {"from": "min"}, "u")
+    assert g(**{"from": 1}) == {"min": 1}
