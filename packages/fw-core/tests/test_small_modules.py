@@ -104,3 +104,12 @@ def test_constants_and_dtype_names():
     assert fw.newaxis is None
     assert fw.float is fw.float32 and fw.double is fw.float64 and fw.half is fw.float16
     assert fw.cfloat is fw.complex64 and fw.cdouble is fw.complex128
+
+
+def test_cuda_rng_state_and_xpu_pinned():
+    state = fw.get_cuda_rng_state()
+    assert isinstance(state, list)
+    if not state:  # no GPU: Paddle's CPU build answers [] too
+        fw.set_cuda_rng_state([])
+    with pytest.raises(NotImplementedError, match="XPUPinnedPlace: not supported"):
+        fw.XPUPinnedPlace()

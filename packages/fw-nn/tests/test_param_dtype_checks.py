@@ -62,3 +62,10 @@ def test_amp_queries():
         assert fw.amp.get_autocast_cpu_dtype() == fw.amp.get_autocast_gpu_dtype() == "bfloat16"
     with fw.amp.auto_cast(enable=False):
         assert fw.amp.is_autocast_enabled() is False
+
+
+def test_autocast_torch_order():
+    with fw.autocast("cpu", dtype="bfloat16"):
+        assert fw.amp.is_autocast_enabled() and fw.amp.get_autocast_dtype() == "bfloat16"
+    with fw.autocast("cpu", enabled=False):
+        assert not fw.amp.is_autocast_enabled()

@@ -104,7 +104,9 @@ _TOP_LEVEL = {
     "DataParallel": "fw.distributed",
     "is_autocast_enabled": "fw.amp", "get_autocast_dtype": "fw.amp",
     "get_autocast_cpu_dtype": "fw.amp", "get_autocast_gpu_dtype": "fw.amp",
-    "manual_seed": "fw.device",
+    "manual_seed": "fw.device", "XPUPinnedPlace": "fw.device",
+    "get_cuda_rng_state": "fw.device", "set_cuda_rng_state": "fw.device",
+    "autocast": "fw.amp",
     # Paddle 3.3 re-exports these nn.functional functions at the top level (the same objects)
     "conv1d": "fw.nn.functional", "conv2d": "fw.nn.functional", "conv3d": "fw.nn.functional",
     "group_norm": "fw.nn.functional", "layer_norm": "fw.nn.functional",

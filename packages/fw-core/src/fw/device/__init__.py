@@ -8,10 +8,12 @@ from fw.device import cuda  # noqa: F401
 from fw.device.build_info import (  # noqa: F401
     IPUPlace,
     StreamContext,
+    XPUPinnedPlace,
     XPUPlace,
     device_guard,
     get_all_custom_device_type,
     get_available_custom_device,
+    get_cuda_rng_state,
     get_cudnn_version,
     get_rng_state,
     get_stream_from_external,
@@ -24,6 +26,7 @@ from fw.device.build_info import (  # noqa: F401
     is_compiled_with_xpu,
     is_current_stream_capturing,
     manual_seed,
+    set_cuda_rng_state,
     set_rng_state,
 )
 from fw.device.build_info import __all__ as _build_info_all

@@ -18,7 +18,8 @@ __all__ = ["is_compiled_with_cinn", "is_compiled_with_custom_device",
            "is_compiled_with_xpu", "get_all_custom_device_type", "get_available_custom_device",
            "get_cudnn_version", "is_current_stream_capturing", "ipc_collect", "device_guard",
            "device", "StreamContext", "IPUPlace", "XPUPlace", "manual_seed", "get_rng_state",
-           "set_rng_state", "get_stream_from_external"]
+           "set_rng_state", "get_stream_from_external", "XPUPinnedPlace", "get_cuda_rng_state",
+           "set_cuda_rng_state"]
 
 
 def is_compiled_with_cinn() -> bool:
@@ -307,6 +308,64 @@ def XPUPlace(dev_id: int = 0):  # noqa: N802 - Paddle's name
             True
     """
     _unsupported("XPUPlace")
+
+
+def XPUPinnedPlace():  # noqa: N802 - Paddle's name
+    """Kunlun XPU pinned host memory: not supported by fw; raises UnsupportedError.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> try:
+            ...     fw.XPUPinnedPlace()
+            ... except NotImplementedError:
+            ...     print("raised")
+            raised
+    """
+    _unsupported("XPUPinnedPlace")
+
+
+def get_cuda_rng_state() -> list:
+    """The random-generator state of each GPU (an empty list without a GPU, as Paddle's CPU
+    build answers).
+
+    Returns:
+        list, one state per GPU.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> isinstance(fw.get_cuda_rng_state(), list)
+            True
+    """
+    if not _pl.device_count("gpu"):
+        return []
+    return _random.get_rng_state("gpu")
+
+
+def set_cuda_rng_state(state_list) -> None:
+    """Restore the GPU generators from ``get_cuda_rng_state()``'s list (nothing to restore
+    without a GPU).
+
+    Args:
+        state_list (list): the states.
+
+    Returns:
+        None.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> fw.set_cuda_rng_state(fw.get_cuda_rng_state())
+    """
+    if not state_list:
+        return
+    if not _pl.device_count("gpu"):
+        raise UnsupportedError("set_cuda_rng_state: no GPU here to restore a GPU state into")
+    _random.set_rng_state(state_list, "gpu")
 
 
 def get_stream_from_external(data_ptr: int, device=None):

@@ -8,9 +8,9 @@ CPU these report it as enabled; Paddle 3.3 ignores ``auto_cast`` on CPU and repo
 
 from __future__ import annotations
 
-from fw.amp.auto_cast import current_state
+from fw.amp.auto_cast import auto_cast, current_state
 
-__all__ = ["is_autocast_enabled", "get_autocast_dtype", "get_autocast_cpu_dtype",
+__all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype", "get_autocast_cpu_dtype",
            "get_autocast_gpu_dtype"]
 
 
@@ -98,3 +98,27 @@ def get_autocast_gpu_dtype(device_type=None) -> str:
             'float16'
     """
     return get_autocast_dtype(device_type)
+
+
+def autocast(device_type=None, dtype="float16", enabled=True, cache_enabled=True):
+    """``paddle.autocast`` (PyTorch's argument order): ``fw.amp.auto_cast(enable=enabled,
+    dtype=dtype)``.
+
+    Args:
+        device_type (str, optional): ignored (one AMP state for every device).
+        dtype (str, optional): "float16" or "bfloat16". Default "float16".
+        enabled (bool, optional): Default True.
+        cache_enabled (bool, optional): ignored: fw caches casts of parameters per region.
+
+    Returns:
+        a context manager (also a decorator).
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> with fw.autocast("cpu", dtype="bfloat16"):
+            ...     fw.amp.get_autocast_dtype()
+            'bfloat16'
+    """
+    return auto_cast(enable=enabled, dtype=dtype)
