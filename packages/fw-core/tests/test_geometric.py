@@ -234,3 +234,22 @@ def test_out_size_rules():
     assert G.send_u_recv(x, _t([0]), _t([1]), out_size=0).shape == [3, 2]
     assert G.send_u_recv(x, _t([0]), _t([1]), out_size=_t([5])).shape == [5, 2]
     assert G.send_u_recv(x, _t([0, 2]), _t([1, 1]), "mean", 2).tolist() == [[0, 0], [2, 3]]
+
+
+def test_paddle_layouts_of_older_examples():
+    # graph_reindex's documentation passes two edge types' counts concatenated
+    x = _t([0, 1, 2])
+    nb = _t([8, 9, 0, 4, 7, 6, 7, 0, 2, 3, 5, 1])
+    cnt = _t([2, 3, 2, 1, 3, 1], "int32")
+    src, dst, nodes = G.reindex_graph(x, nb, cnt)
+    assert src.tolist() == [3, 4, 0, 5, 6, 7, 6, 0, 2, 8, 9, 1]
+    assert dst.tolist() == [0, 0, 1, 1, 1, 2, 2, 0, 1, 1, 1, 2]
+    assert nodes.tolist() == [0, 1, 2, 8, 9, 4, 7, 6, 3, 5]
+    with pytest.raises(InvalidArgumentError, match="reindex_graph: 'count' must have one entry"):
+        G.reindex_graph(x, nb, _t([2, 3, 2, 5], "int32"))
+    # weighted_sample_neighbors' documentation passes one weight too many: unread
+    w = _t(np.ones(14), "float32")
+    nb, cnt = G.weighted_sample_neighbors(_t(ROW), _t(COLPTR), w, _t([0, 8]), 5)
+    assert nb.tolist() == [3, 7, 9, 7]
+    with pytest.raises(InvalidArgumentError, match="'edge_weight' must be >= 0 with one entry"):
+        G.weighted_sample_neighbors(_t(ROW), _t(COLPTR), _t(np.ones(12), "float32"), _t([0]))

@@ -179,3 +179,14 @@ def test_unsupported_parts_raise_clearly():
         I.LookAhead(fw.optimizer.SGD(0.1, parameters=fw.nn.Linear(1, 1).parameters()), 1.5)
     with pytest.raises(InvalidArgumentError, match="ModelAverage: 'parameters'"):
         I.ModelAverage(0.1)
+
+
+def test_model_average_clear_grad():
+    lin = fw.nn.Linear(2, 1)
+    ma = I.ModelAverage(0.5, parameters=lin.parameters())
+    lin(fw.ones([1, 2])).sum().backward()
+    assert lin.weight.grad.abs().sum().item() > 0
+    ma.clear_grad()
+    assert lin.weight.grad.abs().sum().item() == 0
+    ma.clear_grad(set_to_zero=False)
+    assert lin.weight.grad is None

@@ -32,9 +32,11 @@ def _reindex(x, neighbors, counts, who):
         check_tensor(nb, "neighbors" + tag, who, (x.dtype.name,), ndim=1)
         check_tensor(cnt, "count" + tag, who, _INT, ndim=1)
         na, ca = nb.numpy(), cnt.numpy()
-        if ca.shape[0] != xa.shape[0]:
+        # Paddle also takes several edge types' counts concatenated (a multiple of len(x))
+        if ca.shape[0] == 0 or xa.shape[0] == 0 or ca.shape[0] % xa.shape[0]:
             raise InvalidArgumentError(f"{who}: 'count{tag}' must have one entry per node of x "
-                                       f"({xa.shape[0]}), got shape {list(cnt.shape)}")
+                                       f"({xa.shape[0]}), or a multiple of that, got shape "
+                                       f"{list(cnt.shape)}")
         if (ca < 0).any() or int(ca.sum()) != na.shape[0]:
             raise InvalidArgumentError(f"{who}: 'count{tag}' must be >= 0 and sum to the "
                                        f"{na.shape[0]} entries of 'neighbors{tag}', got sum "
@@ -42,7 +44,7 @@ def _reindex(x, neighbors, counts, who):
         for v in na.tolist():
             order.setdefault(v, len(order))
         srcs.append(np.array([order[v] for v in na.tolist()], dtype=xa.dtype))
-        dsts.append(np.repeat(np.arange(xa.shape[0], dtype=xa.dtype), ca))
+        dsts.append(np.repeat(np.arange(ca.shape[0], dtype=xa.dtype) % xa.shape[0], ca))
     fw = fw_()
     nodes = np.fromiter(order.keys(), dtype=xa.dtype, count=len(order))
     return (fw.to_tensor(np.concatenate(srcs)), fw.to_tensor(np.concatenate(dsts)),
@@ -57,7 +59,8 @@ def reindex_graph(x, neighbors, count, value_buffer=None, index_buffer=None, nam
         x (Tensor): [N] int32/int64 input (center) nodes.
         neighbors (Tensor): [E] the sampled neighbours of the nodes of x, concatenated,
             x's dtype.
-        count (Tensor): [N] int32/int64, how many neighbours each node of x has.
+        count (Tensor): [N] int32/int64, how many neighbours each node of x has (or
+            [k * N]: k edge types' counts concatenated, their neighbours likewise).
         value_buffer (Tensor, optional): Paddle's GPU hash-table buffer; not needed here.
         index_buffer (Tensor, optional): Paddle's GPU hash-table buffer; not needed here.
         name (str, optional): unused (Paddle's naming argument).

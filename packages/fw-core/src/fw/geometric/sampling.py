@@ -58,9 +58,12 @@ def _sample(row, colptr, input_nodes, sample_size, eids, return_eids, weight, wh
     if weight is not None:
         w = _flat(weight, "edge_weight", who, weight.dtype.name).astype("float64")
         check_tensor(weight, "edge_weight", who, ("float32", "float64", "float16"))
-        if w.shape[0] != r.shape[0] or (w < 0).any():
+        # as Paddle's kernel, entries past the last edge are never read (Paddle's own
+        # documentation example passes one too many)
+        if w.shape[0] < r.shape[0] or (w[:r.shape[0]] < 0).any():
             raise InvalidArgumentError(f"{who}: 'edge_weight' must be >= 0 with one entry per "
                                        f"edge ({r.shape[0]}), got shape {list(weight.shape)}")
+        w = w[:r.shape[0]]
     gen = _random.default_generator("cpu")
     picks, counts = [], []
     with gen._lock:

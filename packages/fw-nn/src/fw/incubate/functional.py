@@ -5,6 +5,7 @@ every device and differentiate through fw.autograd)."""
 from __future__ import annotations
 
 from fw.core.errors import InvalidArgumentError, InvalidTypeError
+from fw.core.ir.core import Value
 from fw.core.tensor import Tensor
 
 __all__ = ["identity_loss", "softmax_mask_fuse", "softmax_mask_fuse_upper_triangle"]
@@ -30,7 +31,7 @@ def identity_loss(x, reduction="none"):
     """
     import fw
 
-    if not isinstance(x, Tensor):
+    if not isinstance(x, (Tensor, Value)):  # a Value: static mode, as Paddle's example
         raise InvalidTypeError(f"identity_loss: 'x' must be a Tensor, got {type(x).__name__}")
     how = _REDUCTIONS.get(reduction) if not isinstance(reduction, bool) else None
     if how is None:

@@ -235,6 +235,15 @@ class ModelAverage:
         applied here: ModelAverage only averages, its optimizer updates."""
         self.step()
 
+    def clear_grad(self, set_to_zero=True):
+        """Clears the gradients of the averaged parameters (zeroed, or dropped with
+        ``set_to_zero=False``)."""
+        for p in self._parameter_list:
+            if not p.stop_gradient:
+                p.clear_gradient(set_to_zero)
+
+    clear_gradients = clear_grad
+
     @contextlib.contextmanager
     def apply(self, executor=None, need_restore=True):
         """A context in which the parameters hold their window averages.
