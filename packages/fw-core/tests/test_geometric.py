@@ -253,3 +253,15 @@ def test_paddle_layouts_of_older_examples():
     assert nb.tolist() == [3, 7, 9, 7]
     with pytest.raises(InvalidArgumentError, match="'edge_weight' must be >= 0 with one entry"):
         G.weighted_sample_neighbors(_t(ROW), _t(COLPTR), _t(np.ones(12), "float32"), _t([0]))
+
+
+@pytest.mark.parametrize("name", ["fw.geometric", "fw.geometric.math",
+                                  "fw.geometric.message_passing", "fw.geometric.reindex",
+                                  "fw.geometric.sampling"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    res = doctest.testmod(importlib.import_module(name),
+                          optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert res.attempted > 0 and res.failed == 0

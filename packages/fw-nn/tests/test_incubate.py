@@ -190,3 +190,14 @@ def test_model_average_clear_grad():
     assert lin.weight.grad.abs().sum().item() == 0
     ma.clear_grad(set_to_zero=False)
     assert lin.weight.grad is None
+
+
+@pytest.mark.parametrize("name", ["fw.incubate", "fw.incubate.optimizer", "fw.incubate.graph",
+                                  "fw.incubate.functional"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    res = doctest.testmod(importlib.import_module(name),
+                          optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert res.attempted > 0 and res.failed == 0
