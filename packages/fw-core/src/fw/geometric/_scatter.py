@@ -71,7 +71,7 @@ def reduce_rows(msgs, index, index_np, n, reduce):
         return out
     if msgs.shape[0] == 0:
         return zeros
-    if isinstance(msgs._data, np.ndarray):
+    if _on_cpu(msgs):
         out = fw.to_tensor(_sorted_extreme(msgs._data, index_np, n, reduce))
     else:
         full_idx = fw.expand(index.reshape([-1] + [1] * len(rest)), msgs.shape)
@@ -85,6 +85,12 @@ def reduce_rows(msgs, index, index_np, n, reduce):
                          fw.isfinite(msgs.detach()))
     delta = fw.where(hit, msgs - msgs.detach(), fw.zeros_like(msgs))
     return out + fw.index_add(fw.zeros_like(out), index, 0, delta)
+
+
+def _on_cpu(t):
+    """Whether the reduceat fast path applies (a NumPy array; other devices take
+    put_along_axis, which their backends implement)."""
+    return isinstance(t._data, np.ndarray)
 
 
 def _sorted_extreme(m, idx, n, reduce):
