@@ -280,3 +280,19 @@ def test_put_along_axis_path_matches_paddle(monkeypatch):
             for g, ref in zip(grads, c["grads"]):
                 np.testing.assert_allclose(g.numpy(), np.array(ref, "float32"), rtol=1e-5,
                                            atol=1e-6)
+
+
+@pytest.mark.parametrize("how", ["sum", "mean", "max", "min"])
+def test_message_passing_traces_under_to_static(how):
+    jit = pytest.importorskip("fw.jit")
+    x = _t(np.arange(8).reshape(4, 2), "float32")
+    y = _t([1.0, -2.0, 3.0], "float32")
+
+    def f(x, s, d, y):
+        return (G.send_ue_recv(x, y, s, d, "mul", how) * 2
+                + G.send_uv(x, x, s, d, "sub").sum() + G.send_u_recv(x, s, d, how))
+
+    g = jit.to_static(f, full_graph=True)
+    for s, d in (([0, 1, 3], [1, 1, 0]), ([2, 2, 2], [3, 0, 3])):  # one program, new indices
+        np.testing.assert_allclose(g(x, _t(s), _t(d), y).numpy(),
+                                   f(x, _t(s), _t(d), y).numpy())

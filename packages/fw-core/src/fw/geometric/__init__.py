@@ -4,9 +4,11 @@ neighbour sampling.
 
 The reductions and message passing are compositions of fw ops (``index_select``,
 ``index_add``, ``put_along_axis`` with ``amax``/``amin``, elementwise ops), so they
-run eagerly and differentiate through fw.autograd like any other fw code; the sizes
-of their outputs come from the index values (a host read, as Paddle's eager kernels
-do). Reindexing and sampling return integer tensors and have no gradient.
+differentiate through fw.autograd like any other fw code. The segment ops size their
+output from the ids (a host read, as Paddle's eager kernels do), so they run eagerly;
+the message-passing ops also trace into fw.jit programs. On the cpu the max/min
+forward is a sorted ``ufunc.reduceat``. Reindexing and sampling return integer
+tensors and have no gradient.
 
 Example:
     >>> import fw

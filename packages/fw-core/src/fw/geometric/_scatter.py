@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from fw.core.errors import InvalidArgumentError, InvalidTypeError
+from fw.core.ir.core import Value
 
 _INT = ("int32", "int64")
 _DATA = ("float16", "bfloat16", "float32", "float64", "int32", "int64")
@@ -22,7 +23,7 @@ def fw_():
 
 def check_tensor(t, name, who, dtypes, ndim=None):
     fw = fw_()
-    if not isinstance(t, fw.Tensor):
+    if not isinstance(t, (fw.Tensor, Value)):  # a Value: traced by fw.jit
         raise InvalidTypeError(f"{who}: '{name}' must be a Tensor, got {type(t).__name__}")
     if t.dtype.name not in dtypes:
         raise InvalidTypeError(f"{who}: '{name}' must have dtype {' or '.join(dtypes)}, got "
@@ -38,6 +39,8 @@ def check_index(t, name, who, length=None, upper=None):
     if length is not None and t.shape[0] != length:
         raise InvalidArgumentError(f"{who}: '{name}' has {t.shape[0]} entries where "
                                    f"{length} are needed (shape {list(t.shape)})")
+    if isinstance(t, Value):  # traced: the values are only known when the program runs
+        return None
     a = t.numpy()
     if a.size and a.min() < 0:
         raise InvalidArgumentError(f"{who}: '{name}' holds a negative index ({a.min()})")
@@ -63,21 +66,30 @@ def reduce_rows(msgs, index, index_np, n, reduce):
     if reduce in ("sum", "mean"):
         out = fw.index_add(zeros, index, 0, msgs)
         if reduce == "mean":
-            cnt = np.maximum(np.bincount(index_np, minlength=n)[:n], 1)
-            cnt = fw.to_tensor(cnt.reshape([n] + [1] * len(rest)).astype(msgs.dtype.name))
+            if index_np is not None:
+                cnt = np.maximum(np.bincount(index_np, minlength=n)[:n], 1)
+                cnt = fw.to_tensor(cnt.reshape([n] + [1] * len(rest)).astype(msgs.dtype.name))
+            else:  # traced: count with the program's own ops
+                ones = fw.ones([msgs.shape[0]], dtype=msgs.dtype)
+                cnt = fw.index_add(fw.zeros([n], dtype=msgs.dtype), index, 0, ones)
+                cnt = fw.maximum(cnt, fw.ones_like(cnt)).reshape([n] + [1] * len(rest))
             out = out / cnt
             if msgs.dtype.name in _INT:  # Paddle's integer mean truncates, as C division
                 out = out.astype(msgs.dtype)
         return out
     if msgs.shape[0] == 0:
         return zeros
-    if _on_cpu(msgs):
+    if index_np is not None and _on_cpu(msgs):
         out = fw.to_tensor(_sorted_extreme(msgs._data, index_np, n, reduce))
     else:
         full_idx = fw.expand(index.reshape([-1] + [1] * len(rest)), msgs.shape)
         how = "amax" if reduce == "max" else "amin"
-        out = fw.put_along_axis(zeros, full_idx, msgs.detach(), 0, how, include_self=False,
-                                broadcast=False)
+        # traced: put_along_axis's own gradient (split among ties) is the program's
+        traced = isinstance(msgs, Value)
+        out = fw.put_along_axis(zeros, full_idx, msgs if traced else msgs.detach(), 0, how,
+                                include_self=False, broadcast=False)
+        if traced:
+            return out
     if msgs.stop_gradient:
         return out
     # out + 0 that carries d out / d msgs = 1 for every row equal to its result
@@ -90,7 +102,7 @@ def reduce_rows(msgs, index, index_np, n, reduce):
 def _on_cpu(t):
     """Whether the reduceat fast path applies (a NumPy array; other devices take
     put_along_axis, which their backends implement)."""
-    return isinstance(t._data, np.ndarray)
+    return isinstance(getattr(t, "_data", None), np.ndarray)
 
 
 def _sorted_extreme(m, idx, n, reduce):

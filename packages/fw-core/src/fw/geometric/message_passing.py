@@ -5,6 +5,7 @@ combined with edge features, and reduced at the destination nodes."""
 from __future__ import annotations
 
 from fw.core.errors import InvalidArgumentError, InvalidTypeError
+from fw.core.ir.core import Value
 from fw.geometric._scatter import _DATA, check_index, check_reduce, check_tensor, fw_, reduce_rows
 
 __all__ = ["send_u_recv", "send_ue_recv", "send_uv"]
@@ -17,6 +18,9 @@ def _out_rows(out_size, x, who):
     fw = fw_()
     if out_size is None:
         return x.shape[0]
+    if isinstance(out_size, Value):
+        raise InvalidArgumentError(f"{who}: 'out_size' must be an int or a concrete Tensor "
+                                   f"inside fw.jit.to_static (it sets the output's shape)")
     if isinstance(out_size, fw.Tensor):
         if out_size.size != 1:
             raise InvalidArgumentError(f"{who}: 'out_size' must hold one value, got shape "
@@ -36,7 +40,7 @@ def _edges(x, src_index, dst_index, who, dst_rows=None):
         raise InvalidArgumentError(f"{who}: 'x' must have at least 1 dimension, got a 0-D "
                                    f"tensor")
     src = check_index(src_index, "src_index", who, upper=x.shape[0])
-    dst = check_index(dst_index, "dst_index", who, length=src.shape[0], upper=dst_rows)
+    dst = check_index(dst_index, "dst_index", who, length=src_index.shape[0], upper=dst_rows)
     return src, dst
 
 
@@ -128,9 +132,10 @@ def send_ue_recv(x, y, src_index, dst_index, message_op="add", reduce_op="sum",
     check_tensor(x, "x", who, _DATA)
     check_tensor(y, "y", who, (x.dtype.name,))
     n = _out_rows(out_size, x, who)
-    src, dst = _edges(x, src_index, dst_index, who, dst_rows=n)
-    if len(y.shape) == 0 or y.shape[0] != src.shape[0]:
-        raise InvalidArgumentError(f"{who}: 'y' must have one row per edge ({src.shape[0]}), "
+    _, dst = _edges(x, src_index, dst_index, who, dst_rows=n)
+    if len(y.shape) == 0 or y.shape[0] != src_index.shape[0]:
+        raise InvalidArgumentError(f"{who}: 'y' must have one row per edge "
+                                   f"({src_index.shape[0]}), "
                                    f"got shape {list(y.shape)}")
     msgs = _message(fw_().index_select(x, src_index.astype("int64"), 0), y, message_op, who)
     return reduce_rows(msgs, dst_index, dst, n, reduce_op)
