@@ -201,3 +201,19 @@ def test_docstring_examples(name):
     res = doctest.testmod(importlib.import_module(name),
                           optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert res.attempted > 0 and res.failed == 0
+
+
+def test_lookahead_minimize_equals_step():
+    c = FIX["lookahead"]
+    runs = []
+    for use_minimize in (False, True):
+        lin = _linear(c)
+        opt = I.LookAhead(fw.optimizer.SGD(c["lr"], parameters=lin.parameters()), 0.2, 3)
+        for x in c["xs"]:
+            loss = _loss(lin, x)
+            loss.backward()
+            opt.minimize(loss) if use_minimize else opt.step()
+            opt.clear_grad()
+        runs.append(lin.weight.numpy().copy())
+    np.testing.assert_allclose(runs[1], runs[0])
+    _close([runs[1]], [c["params"][-1][0]])

@@ -75,6 +75,9 @@ class LookAhead:
         """Runs the inner optimizer, then (every k-th step) the Lookahead update of the
         parameters that have gradients."""
         self.inner_optimizer.step()
+        self._lookahead_update()
+
+    def _lookahead_update(self):
         self._global_step += 1
         for p in _with_grad(self._parameter_list):
             fast = p.numpy()
@@ -92,13 +95,8 @@ class LookAhead:
 
         Returns:
             tuple: ``(None, params_grads)`` as the inner optimizer's minimize."""
-        inner = self.inner_optimizer
-        step, inner.step = inner.step, (lambda: None)  # minimize's update comes from step()
-        try:
-            out = inner.minimize(loss, startup_program, parameters, no_grad_set)
-        finally:
-            inner.step = step
-        self.step()
+        out = self.inner_optimizer.minimize(loss, startup_program, parameters, no_grad_set)
+        self._lookahead_update()
         return out
 
     def clear_grad(self, set_to_zero=True):
