@@ -296,3 +296,14 @@ def test_message_passing_traces_under_to_static(how):
     for s, d in (([0, 1, 3], [1, 1, 0]), ([2, 2, 2], [3, 0, 3])):  # one program, new indices
         np.testing.assert_allclose(g(x, _t(s), _t(d), y).numpy(),
                                    f(x, _t(s), _t(d), y).numpy())
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float64", "int32", "int64"])
+def test_dtypes_are_kept(dtype):
+    x = fw.to_tensor([[1.0], [4.0], [2.0]]).astype(dtype)
+    ids = _t([0, 0, 1])
+    want = {"sum": [[5], [2]], "mean": [[2], [2]] if "int" in dtype else [[2.5], [2]],
+            "max": [[4], [2]], "min": [[1], [2]]}
+    for how, ref in want.items():
+        out = getattr(G, "segment_" + how)(x, ids)
+        assert out.dtype == x.dtype and out.astype("float32").tolist() == ref, how
