@@ -650,8 +650,9 @@ def kernels(cp, fallbacks: dict) -> dict:
         if p.descs.bias is None:  # bfloat16: in float32 through CuPy
             shape = [1] * out.ndim
             shape[-1 if p.spec.channel_last else 1] = bias.shape[0]
-            out[...] = (out.astype(cp.float32) + bias.astype(cp.float32).reshape(shape)) \
+            summed = (out.astype(cp.float32) + bias.astype(cp.float32).reshape(shape)) \
                 .astype(out.dtype)
+            _bits(cp, out)[...] = _bits(cp, summed)  # a bit copy, not a bfloat16 kernel
             return
         b = _contig(cp, bias)
         lib.call("cudnnAddTensor", h, ctypes.byref(p.one), p.descs.bias, _vp(b.data.ptr),
@@ -765,10 +766,11 @@ def kernels(cp, fallbacks: dict) -> dict:
                 gw = cp.ascontiguousarray(_bits(cp, gw).transpose(perm)).view(x.dtype)
             if spec.lifted:
                 gw = gw.reshape(gw.shape[:2] + gw.shape[3:])
-            # the bias gradient in float32, as the reference sums
+            # the bias gradient in float32 (float64 for float64), as the reference sums
             axes = tuple(i for i in range(grad_out.ndim) if i != (grad_out.ndim - 1 if
                                                                   channel_last else 1))
-            gb = grad_out.astype(cp.float32).sum(axis=axes)
+            acc = cp.float64 if x.dtype == np.float64 else cp.float32
+            gb = grad_out.astype(acc).sum(axis=axes)
             return gw, gb.astype(x.dtype)
         out["conv_grad_weight"] = conv_grad_weight
     return out
