@@ -427,7 +427,7 @@ def main(argv=None):
         "resnet18 b64 inference, TF32 conv GEMMs (ms)": resnet_tf32_rows,  # [gpuk]
         "gpu kernels, fw kernel / reference / torch": kernel_rows,  # [gpuk]
         "cudnn conv kernels (ms)": cudnn_kernel_rows,  # [gpudnn]
-        "resnet18 b64 inference, cuDNN convs (ms)": resnet_cudnn_rows,  # [gpudnn]
+        "resnet18 b64 inference, cudnn convs (ms)": resnet_cudnn_rows,  # [gpudnn]
     }
     results = {}
     for label, fn in rows.items():
