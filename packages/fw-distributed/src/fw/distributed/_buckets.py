@@ -24,6 +24,7 @@ import numpy as np
 from fw.core.internal import bump_version
 from fw.core.tensor import Tensor, wrap
 from fw.distributed import _fleet_comm as comm
+from fw.distributed._progress import ProgressDriver, default_interval
 
 __all__ = ["assign_buckets", "Reducer"]
 
@@ -91,7 +92,8 @@ class Reducer:
     `group`: the data-parallel group (an `fw.distributed.Group`)."""
 
     def __init__(self, params, group, comm_buffer_size=25, last_comm_buffer_size=1,
-                 find_unused_parameters=False, names=None, owners=None):
+                 find_unused_parameters=False, names=None, owners=None,
+                 progress_interval=None):
         self.params = list(params)
         # ZeRO stage 2: owners[i] is the group rank that keeps parameter i's gradient;
         # its bucket is *reduced* to that rank and the others drop the gradient
@@ -131,6 +133,21 @@ class Reducer:
         self.events = []  # the last step's (what, bucket, seconds) when profiling
         self._t0 = 0.0
         self._handles = [p.register_hook(self._make_hook(i)) for i, p in enumerate(self.params)]
+        # a thread that drives MPI's progress while buckets are in flight (see _progress)
+        self.driver = None
+        interval = default_interval() if progress_interval is None else float(progress_interval)
+        engine = getattr(group, "engine", None)
+        mpi_comm = getattr(engine, "comm", None)
+        if interval > 0 and group.nranks > 1 and mpi_comm is not None and \
+                getattr(engine, "name", "") == "MPI":
+            self.driver = ProgressDriver(mpi_comm, interval)
+
+    def close(self):
+        """Remove the hooks and stop the progress thread."""
+        self.remove_hooks()
+        if self.driver is not None:
+            self.driver.close()
+            self.driver = None
 
     def remove_hooks(self):
         for h in self._handles:
@@ -153,6 +170,7 @@ class Reducer:
                 f"all-reduce never ran (the ranks are now out of step). Pass "
                 f"find_unused_parameters=True to DataParallel when the forward does not "
                 f"use every parameter")
+        self._pause()  # (a previous backward that raised may have left it running)
         self.armed = True
         self.ready = set()
         self.next_launch = 0
@@ -210,6 +228,8 @@ class Reducer:
                 lb.task = comm.reduce(lb.buf, dst=lb.owner, group=self.group, sync_op=False)
             self._event("launch", lb.index)
             self.next_launch += 1
+            if self.driver is not None:
+                self.driver.resume()
 
     def _poll(self):
         for b in self.buckets[:self.next_launch]:
@@ -239,6 +259,8 @@ class Reducer:
 
     def _finish(self, current):
         """Every bucket is launched: wait for them, average, write ``.grad``."""
+        if self.profile:
+            self._poll()  # buckets the progress thread completed count as done by now
         self._event("backward_end", -1)
         n = self.group.nranks
         globally_used = None
@@ -247,10 +269,16 @@ class Reducer:
             comm.all_reduce(globally_used, op="max", group=self.group)
         out = None
         for b in self.buckets:
-            comm.wait(b.task)
+            try:
+                comm.wait(b.task)
+            except BaseException:
+                self._pause()
+                raise
             if b.done_at is None:
                 b.done_at = time.perf_counter()
             self._event("waited", b.index)
+        self._pause()
+        for b in self.buckets:
             if n > 1:
                 b.buf *= 1.0 / n
             for i in b.params:
@@ -292,6 +320,10 @@ class Reducer:
             b.done_at = None
         self._event("synced", -1)
         return out
+
+    def _pause(self):
+        if self.driver is not None:
+            self.driver.pause()
 
 
 def _zeros_like(p):
