@@ -267,18 +267,26 @@ class Reducer:
         if self.find_unused and self.used_mask is not None:
             globally_used = self.used_mask.copy()
             comm.all_reduce(globally_used, op="max", group=self.group)
+        try:
+            out = self._write_back(current, n, globally_used)
+        finally:
+            self._pause()
+        self.armed = False
+        self.ready = set()
+        for b in self.buckets:
+            b.done_at = None
+        self._event("synced", -1)
+        return out
+
+    def _write_back(self, current, n, globally_used):
+        """Wait for each bucket in turn and write its averages into ``.grad`` (a
+        bucket is written back while the later ones are still in flight)."""
         out = None
         for b in self.buckets:
-            try:
-                comm.wait(b.task)
-            except BaseException:
-                self._pause()
-                raise
+            comm.wait(b.task)
             if b.done_at is None:
                 b.done_at = time.perf_counter()
             self._event("waited", b.index)
-        self._pause()
-        for b in self.buckets:
             if n > 1:
                 b.buf *= 1.0 / n
             for i in b.params:
@@ -314,11 +322,6 @@ class Reducer:
                 else:
                     np.copyto(gt._data, val)
                     bump_version(gt)
-        self.armed = False
-        self.ready = set()
-        for b in self.buckets:
-            b.done_at = None
-        self._event("synced", -1)
         return out
 
     def _pause(self):
