@@ -47,20 +47,59 @@ def default_interval() -> float:
     return us * 1e-6
 
 
+class _Shared:
+    """What the thread reads: not the driver itself, so a dropped driver (its
+    DataParallel gone) is collected, and its finalizer ends the thread."""
+
+    __slots__ = ("closed", "probes", "active", "lock")
+
+    def __init__(self):
+        self.closed = False
+        self.probes = 0
+        self.active = threading.Event()
+        self.lock = threading.Lock()   # held while probing: close() waits for it
+
+
+def _loop(sh, comm, interval):
+    from mpi4py import MPI
+
+    sleep = threading.Event().wait  # a timed wait that releases the GIL
+    while True:
+        sh.active.wait()
+        if sh.closed:
+            return
+        with sh.lock:
+            if sh.closed or MPI.Is_finalized():
+                return
+            try:
+                comm.Iprobe(MPI.ANY_SOURCE, _ANY_TAG_NEVER_SENT)
+            except Exception:  # noqa: BLE001 - a broken communicator: stop probing
+                sh.closed = True
+                return
+            sh.probes += 1
+        sleep(interval)
+
+
+def _stop(sh, thread, timeout):
+    sh.closed = True
+    sh.active.set()
+    if sh.lock.acquire(timeout=timeout):
+        sh.lock.release()
+    if thread is not threading.current_thread():
+        thread.join(timeout)
+
+
 class ProgressDriver:
     """A daemon thread probing `comm` (an mpi4py communicator) every `interval`
-    seconds between `resume()` and `pause()`. `close()` ends it (also done at exit,
-    before MPI_Finalize)."""
+    seconds between `resume()` and `pause()`. `close()` ends it; so do dropping the
+    driver and the interpreter's exit (before MPI_Finalize)."""
 
     def __init__(self, comm, interval: float):
         self.comm = comm
         self.interval = float(interval)
-        self.probes = 0            # how many probes ran (tests and the profile read it)
-        self._active = threading.Event()
-        self._closed = False
-        self._lock = threading.Lock()   # held while probing: close() waits for it
-        self._thread = threading.Thread(target=self._run, name="fw-dist-progress",
-                                        daemon=True)
+        self._sh = _Shared()
+        self._thread = threading.Thread(target=_loop, args=(self._sh, comm, self.interval),
+                                        name="fw-dist-progress", daemon=True)
         if not _registered[0]:
             # registered after MPI is up (a driver needs a communicator), so after fw's
             # MPI_Finalize hook: atexit runs last-in first-out, the drivers stop first
@@ -68,46 +107,28 @@ class ProgressDriver:
             atexit.register(_close_all)
         _drivers.add(self)
         self._thread.start()
+        self._finalizer = weakref.finalize(self, _stop, self._sh, self._thread, 1.0)
+
+    @property
+    def probes(self) -> int:
+        """How many probes ran (tests read it)."""
+        return self._sh.probes
 
     def resume(self):
-        if not self._closed:
-            self._active.set()
+        if not self._sh.closed:
+            self._sh.active.set()
 
     def pause(self):
-        self._active.clear()
+        self._sh.active.clear()
 
     @property
     def active(self) -> bool:
-        return self._active.is_set()
-
-    def _run(self):
-        from mpi4py import MPI
-
-        active, lock, comm, interval = self._active, self._lock, self.comm, self.interval
-        sleep = threading.Event().wait  # a timed wait that releases the GIL
-        while True:
-            active.wait()
-            if self._closed:
-                return
-            with lock:
-                if self._closed or MPI.Is_finalized():
-                    return
-                try:
-                    comm.Iprobe(MPI.ANY_SOURCE, _ANY_TAG_NEVER_SENT)
-                except Exception:  # noqa: BLE001 - a broken communicator: stop probing
-                    self._closed = True
-                    return
-                self.probes += 1
-            sleep(interval)
+        return self._sh.active.is_set()
 
     def close(self, timeout: float = 1.0):
         """Stop the thread (bounded: a probe returns at once)."""
-        self._closed = True
-        self._active.set()
-        if self._lock.acquire(timeout=timeout):
-            self._lock.release()
-        if self._thread is not threading.current_thread():
-            self._thread.join(timeout)
+        self._finalizer.detach()
+        _stop(self._sh, self._thread, timeout)
 
 
 def _close_all():
