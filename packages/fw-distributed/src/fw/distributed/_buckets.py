@@ -259,6 +259,9 @@ class Reducer:
 
     def _finish(self, current):
         """Every bucket is launched: wait for them, average, write ``.grad``."""
+        # from here on this thread's own waits drive MPI: the progress thread would
+        # only contend for MPICH's lock (and a core)
+        self._pause()
         if self.profile:
             self._poll()  # buckets the progress thread completed count as done by now
         self._event("backward_end", -1)
@@ -267,10 +270,7 @@ class Reducer:
         if self.find_unused and self.used_mask is not None:
             globally_used = self.used_mask.copy()
             comm.all_reduce(globally_used, op="max", group=self.group)
-        try:
-            out = self._write_back(current, n, globally_used)
-        finally:
-            self._pause()
+        out = self._write_back(current, n, globally_used)
         self.armed = False
         self.ready = set()
         for b in self.buckets:
