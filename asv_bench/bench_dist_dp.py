@@ -155,7 +155,7 @@ def timeline(row):
     end = next(t for w, _, t in ev if w == "backward_end")
     lines = []
     for w, b, t in ev:
-        if w in ("launch", "done"):
+        if w in ("ready", "launch", "done"):
             lines.append(f"    bucket {b} ({row['bucket_bytes'][b] / 1e3:.0f} kB) {w:6s} at "
                          f"{1e3 * t:7.2f} ms ({1e3 * (t - end):+7.2f} ms vs backward end)")
     synced = next(t for w, _, t in ev if w == "synced")

@@ -218,6 +218,8 @@ class Reducer:
         self.ready.add(i)
         b = self.buckets[self.bucket_of[i]]
         b.pending -= 1
+        if b.pending == 0:
+            self._event("ready", b.index)  # (launched now, or when the earlier ones are)
         # launch in bucket order so every rank issues the same collectives in turn
         while self.next_launch < len(self.buckets) and \
                 self.buckets[self.next_launch].pending == 0:
