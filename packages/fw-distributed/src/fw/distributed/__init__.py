@@ -50,5 +50,4 @@ __all__ = list(_comm_all) + [
     "communication", "ParallelEnv", "get_backend", "get_rank", "get_world_size",
     "init_parallel_env", "is_available", "is_initialized", "spawn", "TCPStore",
     "checkpoint", "fleet", "sharding", "load_state_dict", "save_state_dict", "DataParallel",
-    "passes",
 ] + _AUTO_PARALLEL
