@@ -17,6 +17,8 @@ from fw.core.dispatch import assign_inplace
 from fw.core.errors import InvalidArgumentError, InvalidTypeError
 from fw.core.ops import _api
 from fw.core.ops._api import public
+from fw.core.ops._args import as_ints
+from fw.core.ops._infer import broadcast_shapes as _infer_broadcast
 from fw.core.tensor import Tensor as _Tensor
 from fw.core.tensor import is_tensor as _is_tensor
 from fw.core.tensor import to_tensor as _to_tensor
@@ -630,27 +632,6 @@ def block_diag(inputs, name=None):
 
 
 @public()
-def broadcast_shape(x_shape, y_shape):
-    """The shape two shapes broadcast to (NumPy's rule).
-
-    Args:
-        x_shape (list[int]): one shape.
-        y_shape (list[int]): the other.
-
-    Returns:
-        list[int].
-
-    Examples:
-        .. code-block:: python
-
-            >>> import fw
-            >>> fw.broadcast_shape([2, 1], [3])
-            [2, 3]
-    """
-    return broadcast_shapes(x_shape, y_shape)
-
-
-@public()
 def broadcast_shapes(*shapes):
     """The shape all the given shapes broadcast to (NumPy's rule).
 
@@ -667,11 +648,12 @@ def broadcast_shapes(*shapes):
             >>> fw.broadcast_shapes([2, 1], [3], [1, 1, 1])
             [1, 2, 3]
     """
+    # the op table's rule (fw.broadcast_shape's too): it also takes dynamic (-1) dims
+    args = [as_ints(s, "broadcast_shapes", f"shapes[{i}]") for i, s in enumerate(shapes)]
     try:
-        return list(np.broadcast_shapes(*[tuple(int(d) for d in s) for s in shapes]))
-    except ValueError:
-        raise InvalidArgumentError(
-            f"broadcast_shapes: shapes {[list(s) for s in shapes]} do not broadcast") from None
+        return list(_infer_broadcast(*args, names=[f"shapes[{i}]" for i in range(len(args))]))
+    except InvalidArgumentError as e:
+        raise InvalidArgumentError(f"broadcast_shapes: {e}") from None
 
 
 @public(method=True)  # the Tensor's own hand-written tolist stays its method
