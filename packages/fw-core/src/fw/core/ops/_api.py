@@ -25,7 +25,7 @@ import keyword
 import numpy as np
 
 from fw.core import tensor as _tensor
-from fw.core.dispatch import grad_state, invoke
+from fw.core.dispatch import grad_state, invoke, observe_state
 from fw.core.ir.core import Value
 from fw.core.ir.core import _state as _build
 from fw.core.ops._codecache import CodeCache
@@ -117,7 +117,7 @@ def _make_generic(op, fname):
     params, ins = [], []
     ns = {"_invoke": invoke, "_op": op, "_ref": op.reference, "_bs": _build, "_amp": amp_state,
           "_T": Tensor, "_nd": _ndarray, "_canon": op.canon, "_pl": _pl,
-          "_fin": _finish1 if op.num_outputs == 1 else _finishn}
+          "_fin": _finish1 if op.num_outputs == 1 else _finishn, "_obs": observe_state}
     for i, n in enumerate(op.input_names):
         params.append(f"{n}=None" if i in op.optional else n)
         ins.append(n)
@@ -161,7 +161,8 @@ def _make_generic(op, fname):
         if not op.input_names:  # creation ops: only when the current device is the cpu
             tconds.append("_pl._current[0].kind == 'cpu'")
     if fast:
-        head = " and ".join(["_bs.builder is None", "not _amp.enabled"] + tconds)
+        head = " and ".join(["_bs.builder is None", "_obs.hook is None", "not _amp.enabled"]
+                            + tconds)
         need = " or ".join(grads) if grads else "False"
         lines.append(f"    if {head}:")
         for a in arrs:
@@ -201,6 +202,7 @@ def _make_binary(op, fname):
     kern = op.kernels.get("cpu") or op.reference
     gs = grad_state
     bs = _build
+    obs = observe_state  # the profiler / NaN check send every op to `invoke`
     inv = invoke
     T = Tensor
     nd = _ndarray
@@ -210,7 +212,7 @@ def _make_binary(op, fname):
     float_only = op.to_float
 
     def f(x, y, name=None):
-        if type(x) is T and bs.builder is None:
+        if type(x) is T and bs.builder is None and obs.hook is None:
             a = x._data
             ty = type(y)
             if ty is T:
@@ -248,7 +250,7 @@ def _make_binary(op, fname):
 
     def rf(y, x):
         # reflected operator (``2.0 - t`` calls t.__rsub__(2.0)): computes x op y
-        if type(y) is T and bs.builder is None:
+        if type(y) is T and bs.builder is None and obs.hook is None:
             b = y._data
             tx = type(x)
             if (tx is float or tx is int) and type(b) is nd and b.dtype.kind == "f":
@@ -280,6 +282,7 @@ def _make_unary(op, fname):
     kern = op.kernels.get("cpu") or op.reference
     gs = grad_state
     bs = _build
+    obs = observe_state  # the profiler / NaN check send every op to `invoke`
     inv = invoke
     T = Tensor
     nd = _ndarray
@@ -289,7 +292,7 @@ def _make_unary(op, fname):
     kinds = "fc" if op.to_float else "biufcV"
 
     def f(x, name=None):
-        if type(x) is T and bs.builder is None:
+        if type(x) is T and bs.builder is None and obs.hook is None:
             a = x._data
             if type(a) is nd and a.dtype.kind in kinds:
                 try:
