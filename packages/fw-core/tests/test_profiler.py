@@ -195,3 +195,12 @@ def test_executor_runs_appear_in_the_timeline():
                                2 * np.e * np.ones(2), rtol=1e-6)
     runs = [e for e in p.events if e.name == "Executor::run"]
     assert len(runs) == 1 and runs[0].args["ops"] == len(prog.global_block.ops)
+
+
+@pytest.mark.parametrize("mod", ["fw.profiler", "fw.profiler.profiler", "fw.profiler.export"])
+def test_docstring_examples_run(mod):
+    import doctest
+    import importlib
+
+    res = doctest.testmod(importlib.import_module(mod), optionflags=doctest.ELLIPSIS)
+    assert res.attempted > 0 and res.failed == 0

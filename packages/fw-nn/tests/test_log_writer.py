@@ -209,3 +209,12 @@ def test_dataloader_and_backward_events_in_the_profile():
              and e.end <= back.end]
     assert inner  # the backward pass's ops are in the same timeline
     assert os.getpid() > 0
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    import fw.utils.log_writer as mod
+
+    res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
+    assert res.attempted > 0 and res.failed == 0
