@@ -204,3 +204,19 @@ def test_docstring_examples_run(mod):
 
     res = doctest.testmod(importlib.import_module(mod), optionflags=doctest.ELLIPSIS)
     assert res.attempted > 0 and res.failed == 0
+
+
+def test_collective_ops_are_communication_events():
+    from types import SimpleNamespace
+
+    from fw.profiler.profiler import _Recorder
+    from fw.profiler.summary import summary_text
+
+    rec = _Recorder(False, False, False)
+    out = fw.ones([4])
+    rec.op_event(SimpleNamespace(name="c_allreduce"), [out], out, 0, 2000)
+    rec.op_event(SimpleNamespace(name="add"), [out, out], out, 3000, 4000)
+    assert [e.kind for e in rec.events] == ["Communication", "Operator"]
+    text = summary_text(rec.events, views=profiler.SummaryView.DistributedView, time_unit="us")
+    row = next(line for line in text.splitlines() if line.startswith("c_allreduce"))
+    assert row.split()[1:3] == ["1", "2.000"]

@@ -16,6 +16,7 @@ from enum import Enum
 from time import perf_counter_ns
 
 from fw.core import _observe
+from fw.core.ops.collective import COLLECTIVE_OPS
 
 __all__ = ["ProfilerState", "ProfilerTarget", "TracerEventType", "Event", "make_scheduler",
            "Profiler", "RecordEvent"]
@@ -182,7 +183,9 @@ class _Recorder:
                                  for o in outs))
         if self.flops:
             a["flops"] = _flops(op.name, args, out)
-        ev = Event(op.name, "Operator", t0, t1, threading.get_ident(), a)
+        # collectives (c_allreduce, …) are the Communication rows of the distributed view
+        kind = "Communication" if op.name in COLLECTIVE_OPS else "Operator"
+        ev = Event(op.name, kind, t0, t1, threading.get_ident(), a)
         with self._lock:
             self.events.append(ev)
 
