@@ -169,6 +169,7 @@ class _Recorder:
         self.events: list[Event] = []
         self.shapes, self.memory, self.flops = record_shapes, profile_memory, with_flops
         self._lock = threading.Lock()
+        self.reader = None  # the step timer's sink for DataLoader times (reader cost)
 
     def op_event(self, op, args, out, t0, t1):
         a = {}
@@ -193,6 +194,8 @@ class _Recorder:
         ev = Event(name, kind, t0, t1, threading.get_ident(), args)
         with self._lock:
             self.events.append(ev)
+        if kind == "Dataloader" and self.reader is not None:
+            self.reader(t1 - t0)
 
 
 class Profiler:
@@ -207,7 +210,8 @@ class Profiler:
             state of each step, from `make_scheduler` or ``(start, end)`` to record
             steps ``[start, end)``; None records from `start` to `stop`.
         on_trace_ready (Callable[[Profiler], None], optional): called with the
-            profiler when a recorded range ends, e.g. `export_chrome_tracing`.
+            profiler when a recorded range ends; default, as in Paddle,
+            ``export_chrome_tracing('./profiler_log/')``.
         record_shapes (bool, optional): keep the input shapes and dtypes of ops.
         profile_memory (bool, optional): keep the bytes each op's outputs allocate.
         timer_only (bool, optional): time steps only (reader cost, batch cost, ips);
@@ -252,7 +256,11 @@ class Profiler:
         else:
             raise TypeError(f"Profiler: scheduler must be a callable, a (start, end) tuple "
                             f"or None, got {type(scheduler).__name__}")
-        if on_trace_ready is not None and not callable(on_trace_ready):
+        if on_trace_ready is None:  # Paddle's default: a Chrome trace in ./profiler_log/
+            from fw.profiler.export import export_chrome_tracing
+
+            on_trace_ready = export_chrome_tracing("./profiler_log/")
+        elif not callable(on_trace_ready):
             raise TypeError("Profiler: on_trace_ready must be callable")
         self.on_trace_ready = on_trace_ready
         self.record_shapes, self.profile_memory = bool(record_shapes), bool(profile_memory)
@@ -271,6 +279,7 @@ class Profiler:
     # -- recording
     def _begin_record(self):
         self._rec = _Recorder(self.record_shapes, self.profile_memory, self.with_flops)
+        self._rec.reader = self._add_reader
         self._rec_start = perf_counter_ns()
         _observe.set_recorder(self._rec, ops=True)
 
@@ -283,6 +292,9 @@ class Profiler:
         if self.on_trace_ready is not None:
             self.on_trace_ready(self)
 
+    def _add_reader(self, ns):
+        self._reader.append(ns)
+
     def _timer_rec(self):
         # DataLoader spans feed the reader cost of the step timer, also when not recording
         prof = self
@@ -293,7 +305,7 @@ class Profiler:
 
             def event(self, name, kind, t0, t1, args=None):
                 if kind == "Dataloader":
-                    prof._reader.append(t1 - t0)
+                    prof._add_reader(t1 - t0)
         return _Timer()
 
     def _step_event(self, t0, t1):
@@ -365,21 +377,24 @@ class Profiler:
             unit (str, optional): the unit of ips, e.g. 'images'; default 'samples'.
 
         Returns:
-            str: e.g. ``reader_cost: 0.00012 s batch_cost: 0.01021 s ips: 97.930 samples/s``.
+            str: e.g. `` reader_cost: 0.00012 s batch_cost: 0.01021 s ips: 97.930 samples/s``
+            (Paddle's layout: fields that are zero are left out).
         """
         steps, self._step_times = self._step_times, []
-        if not steps:
-            return "reader_cost: 0.00000 s batch_cost: 0.00000 s ips: 0.000 " \
-                   f"{unit or 'samples'}/s"
-        batch = sum(t1 - t0 for t0, t1, _, _ in steps) / len(steps) / 1e9
-        reader = sum(r for *_, r in steps) / len(steps) / 1e9
-        samples = [n for _, _, n, _ in steps]
-        if all(n is not None for n in samples):
-            ips = sum(samples) / max(sum(t1 - t0 for t0, t1, _, _ in steps) / 1e9, 1e-12)
-        else:
-            ips = 1.0 / max(batch, 1e-12)
-        what = unit or ("samples" if all(n is not None for n in samples) else "steps")
-        return f"reader_cost: {reader:.5f} s batch_cost: {batch:.5f} s ips: {ips:.3f} {what}/s"
+        # Paddle's layout: a field only when it is non-zero, each after a space;
+        # ips in steps/s unless every step gave num_samples
+        total = sum(t1 - t0 for t0, t1, _, _ in steps) / 1e9
+        batch = total / len(steps) if steps else 0.0
+        reader = sum(r for *_, r in steps) / len(steps) / 1e9 if steps else 0.0
+        counted = bool(steps) and all(n is not None for _, _, n, _ in steps)
+        msg = ""
+        if reader:
+            msg += f" reader_cost: {reader:.5f} s"
+        if batch:
+            msg += f" batch_cost: {batch:.5f} s"
+            ips = sum(n for _, _, n, _ in steps) / total if counted else 1.0 / batch
+            msg += f" ips: {ips:.3f} {(unit or 'samples') + '/s' if counted else 'steps/s'}"
+        return msg
 
     def export(self, path: str = "", format: str = "json") -> None:
         """Write the last recording: ``format='json'`` a Chrome trace, ``'pb'`` fw's
