@@ -4,7 +4,6 @@ callbacks; fit's progress lines off a terminal; profiler events of the DataLoade
 and backward."""
 
 import io
-import os
 import sys
 
 import numpy as np
