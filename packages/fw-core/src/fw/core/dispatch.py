@@ -180,7 +180,10 @@ def invoke(op, args, attrs):
         return _build.builder.emit(op, args, attrs)
     if observe_state.hook is not None:  # profiler / FLAGS_check_nan_inf (fw.core._observe)
         return observe_state.hook(op, args, attrs, _run_eager)
-    return _run_eager(op, args, attrs)
+    try:  # (the body of _run_eager, inlined: no extra call when nothing observes)
+        return _eager(op, args, attrs)
+    except _SymbolicArgument:  # static mode: a Value's op goes into its program
+        return _build.implicit(op, args, attrs)
 
 
 def _run_eager(op, args, attrs):
