@@ -119,7 +119,8 @@ def user_frame():
                                 getattr(sys.modules.get("fw"), "__path__", [])})
     while f is not None:
         fn = f.f_code.co_filename
-        if not fn.startswith("<fw op") and not os.path.abspath(fn).startswith(roots):
+        # "<fw op add>", "<fw aliases of fw.log>": code fw generates is not the user's
+        if not fn.startswith("<fw ") and not os.path.abspath(fn).startswith(roots):
             return fn, f.f_lineno, linecache.getline(fn, f.f_lineno).strip()
         f = f.f_back
     return None
