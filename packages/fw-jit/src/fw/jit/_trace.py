@@ -47,10 +47,11 @@ _VALUE_CONSTRUCTS = {
     "tolist": ("calling `.tolist()` on a symbolic tensor",
                "keep the value a tensor, or compute it outside the converted function"),
     "__bool__": ("using a symbolic tensor as a Python bool",
-                 "`if`/`while`/`and`/`or`/`not` on tensors are converted in the function "
-                 "itself; in code fw.jit does not convert (fw's own modules, third-party "
-                 "libraries, @not_to_static functions) compute the condition outside the "
-                 "program, or use fw.where"),
+                 "this code was not converted (fw's own modules, third-party libraries, "
+                 "@not_to_static functions and functions whose source is not available "
+                 "are traced as written; `if`/`while`/`and`/`or`/`not` on tensors are "
+                 "converted only in code fw.jit converts): compute the condition outside "
+                 "the program, or use fw.where"),
     "__index__": ("using a symbolic tensor as a Python int (an index, a size or a range bound)",
                   "use the tensor directly where an op accepts a tensor, or make the value a "
                   "Python int outside the converted function"),
@@ -237,6 +238,7 @@ def trace_program(owner, name, key, tmpl, leaves, invoke, code="", strict=True):
     from fw.core.ir.types import TensorType
     b = Builder()
     trace = _context.Trace(b, name)
+    trace.graph_breaks = not getattr(owner, "_full_graph", True)
     _context.push(trace)
     train = _training.TraceTraining(trace, owner)
     try:
