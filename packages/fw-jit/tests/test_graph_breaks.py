@@ -237,3 +237,13 @@ def _run_script(mode):
 @pytest.mark.parametrize("mode,origin", [("-c", "<string>"), ("stdin", "<stdin>")])
 def test_python_c_and_stdin_functions_run_and_are_reported_honestly(mode, origin):
     _assert_no_source_findings(_run_script(mode), origin)
+
+
+def test_a_lambda_is_reported_as_a_lambda_and_runs_as_eager():
+    f = lambda x: x * 2 if x.sum() > 0 else x - 1  # noqa: E731
+    sf = fw.jit.to_static(f)
+    for v in ([1.0, 2.0], [-1.0, -2.0]):
+        assert_same(sf(T(v)), f(T(v)))
+    assert "runs eagerly" in str(sf.conversion_report)
+    with pytest.raises(ConversionError, match="because it is a lambda"):
+        fw.jit.to_static(f, full_graph=True)(T([1.0]))

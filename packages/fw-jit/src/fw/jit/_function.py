@@ -33,7 +33,7 @@ import weakref
 from fw.core.internal import amp_state, build_state
 from fw.core.ir.core import Value
 from fw.jit._convert_call import conversion_of
-from fw.jit._regions import RegionRunner, WholeEager
+from fw.jit._regions import RegionRunner, WholeEager, _first_line
 from fw.jit._signature import _flatten
 from fw.jit._trace import _VALUE_CONSTRUCTS, ConcreteProgram, trace_program
 from fw.jit.errors import ConversionError
@@ -306,9 +306,16 @@ class StaticFunction:
         why = self._no_source_reason()
         if why is None:
             try:
+                converted = self._converted[0] is not None
+            except ConversionError as e:
+                converted, why = False, f"it cannot be converted ({e.message})"
+            if why is None and not converted:  # runs as written: no regions either
+                why = self._unconverted_reason()
+        if why is None:
+            try:
                 return RegionRunner(self, error)
-            except (OSError, TypeError) as e:  # the source cannot be read or parsed
-                why = f"its source cannot be used ({e})"
+            except (OSError, TypeError, ConversionError) as e:  # source unusable
+                why = f"its source cannot be split into statements ({_first_line(e)})"
         return WholeEager(self, why, error)
 
     def _no_source_reason(self):
@@ -324,6 +331,18 @@ class StaticFunction:
         except (OSError, TypeError) as e:
             return f"its source is not available ({e})"
         return None
+
+    def _unconverted_reason(self) -> str:
+        """Why a function with source is not converted (`conversion_of` refused it)."""
+        f = self._function
+        if getattr(f, "__wrapped__", None):
+            return "it is wrapped by a decorator"
+        if getattr(f, "__fw_not_to_static__", False):
+            return "it is marked not_to_static"
+        if getattr(f, "__name__", "") == "<lambda>":
+            return "it is a lambda (fw.jit converts `def` functions)"
+        return "fw.jit runs its module as written (fw's own modules, the standard " \
+               "library, installed packages and ignore_module modules)"
 
     def _eager(self, *args, **kwargs):
         if self._instance is not None:
@@ -371,8 +390,7 @@ class StaticFunction:
         why = None
         code = getattr(self._function, "__code__", None)
         if rec is None and code is not None:
-            why = self._no_source_reason() or (
-                "it is wrapped by a decorator or marked not_to_static")
+            why = self._no_source_reason() or self._unconverted_reason()
             if self.conversion_report.add_note(
                     code.co_filename, code.co_firstlineno,
                     f"not converted: {why}; it is traced as written (a Python `if`/`while` "

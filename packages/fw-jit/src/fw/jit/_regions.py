@@ -54,8 +54,10 @@ def _first_line(e: BaseException) -> str:
 
 
 class WholeEager:
-    """Runs a `StaticFunction` whose source is not available eagerly, as a whole
-    (see the module docstring); the fallback is in its conversion report."""
+    """Runs a `StaticFunction` that cannot be split into regions eagerly, as a
+    whole: its source is not available (see the module docstring), or fw.jit runs
+    it as written (a lambda, a wrapped or not_to_static function). The fallback
+    is in its conversion report."""
 
     def __init__(self, sf, why, error=None):
         self.sf = sf
@@ -64,9 +66,8 @@ class WholeEager:
         cause = getattr(error, "traced_failure", None) or \
             (_first_line(error) if error is not None else "")
         where = f" at line {error.lineno}" if getattr(error, "lineno", None) else ""
-        reason = f"the whole function runs eagerly: {why}, so it cannot be split into " \
-                 f"regions" + (f"; tracing it as written stopped{where}: {cause}"
-                               if cause else "")
+        reason = f"the whole function runs eagerly: {why}" + (
+            f"; tracing it as written stopped{where}: {cause}" if cause else "")
         if sf.conversion_report.add_fallback(code.co_filename, code.co_firstlineno,
                                              f"def {code.co_name}(...)", reason):
             _log.warning("fw.jit.to_static(%s, full_graph=False): %s", sf.__qualname__,
