@@ -247,3 +247,28 @@ def test_a_lambda_is_reported_as_a_lambda_and_runs_as_eager():
     assert "runs eagerly" in str(sf.conversion_report)
     with pytest.raises(ConversionError, match="because it is a lambda"):
         fw.jit.to_static(f, full_graph=True)(T([1.0]))
+
+
+def test_a_whole_program_asked_for_keeps_prints_as_print_ops(tmp_path, capsys):
+    """get_concrete_program / fw.jit.save need one program: no fallback exists there,
+    so print stays a print op (values printed by each run) even by default."""
+    sf = fw.jit.to_static(f_print)
+    cp = sf.get_concrete_program(T([1.0, 2.0]))
+    assert "print" in " ".join(op.name for op in cp.main_program.walk()) or cp.prints
+    layer = fw.nn.Linear(2, 2)
+
+    class Net(fw.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = layer
+
+        def forward(self, x):
+            y = self.fc(x)
+            print("y", y)
+            return y
+
+    fw.jit.save(fw.jit.to_static(Net()), str(tmp_path / "m"),
+                input_spec=[fw.static.InputSpec([1, 2], "float32")])
+    loaded = fw.jit.load(str(tmp_path / "m"))
+    x = T([[1.0, -1.0]])
+    assert_same(loaded(x), layer(x))

@@ -291,7 +291,7 @@ class StaticFunction:
         cp = self._cache.lookup(key)
         if cp is None:
             try:
-                cp = self._trace(key, tmpl, leaves)
+                cp = self._trace(key, tmpl, leaves, graph_breaks=not self._full_graph)
             except ConversionError as e:
                 if self._full_graph:
                     raise
@@ -378,7 +378,7 @@ class StaticFunction:
             key += (("amp", True),)
         return key, tmpl, leaves
 
-    def _trace(self, key, tmpl, leaves) -> ConcreteProgram:
+    def _trace(self, key, tmpl, leaves, graph_breaks=False) -> ConcreteProgram:
         rec, fn = self._converted
         inst = self._instance
 
@@ -399,7 +399,8 @@ class StaticFunction:
                           self.__qualname__, why)
         try:
             cp = trace_program(self, self.__qualname__, key, tmpl, leaves, invoke,
-                               rec.code if rec is not None else "")
+                               rec.code if rec is not None else "",
+                               graph_breaks=graph_breaks)
         except ConversionError as e:
             if why is None:
                 raise

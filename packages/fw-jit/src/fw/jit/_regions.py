@@ -153,7 +153,8 @@ class RegionRunner:
                 try:
                     cp = trace_program(self.sf, f"{self.sf.__qualname__} (statements "
                                                 f"{lines[i]}-{lines[j - 1]})", full_key,
-                                       ([tmpl], []), leaves, invoke, strict=False)
+                                       ([tmpl], []), leaves, invoke, strict=False,
+                                       graph_breaks=True)
                 except Exception as e:  # noqa: BLE001 - any trace failure: run it eagerly
                     k = self.at if self.at is not None else i
                     set_(vals)

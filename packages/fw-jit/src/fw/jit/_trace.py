@@ -222,7 +222,8 @@ class ConcreteProgram:
 
 
 
-def trace_program(owner, name, key, tmpl, leaves, invoke, code="", strict=True):
+def trace_program(owner, name, key, tmpl, leaves, invoke, code="", strict=True,
+                  graph_breaks=False):
     """Trace ``invoke(args, kwargs)`` on symbolic inputs into a `ConcreteProgram`.
 
     Args:
@@ -234,11 +235,14 @@ def trace_program(owner, name, key, tmpl, leaves, invoke, code="", strict=True):
         invoke: ``invoke(args, kwargs)`` runs the converted code.
         strict: results must be tensors/containers/Python values (False: any
             object, and unassigned variables, pass through as constants).
+        graph_breaks: the caller falls back to eager code on a `ConversionError`
+            (``full_graph=False``): `print` of a tensor raises one (a graph break)
+            instead of becoming a print op.
     """
     from fw.core.ir.types import TensorType
     b = Builder()
     trace = _context.Trace(b, name)
-    trace.graph_breaks = not getattr(owner, "_full_graph", True)
+    trace.graph_breaks = graph_breaks
     _context.push(trace)
     train = _training.TraceTraining(trace, owner)
     try:
