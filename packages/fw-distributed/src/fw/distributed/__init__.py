@@ -7,6 +7,8 @@ collective of a launched job), never at import time."""
 # collectives, groups, tasks, ReduceOp (communication/) and the job's environment
 # (parallel_env); DataParallel, fleet (tensor/pipeline parallel), ZeRO sharding and
 # sharded checkpoints; spawn() (the launcher is the subpackage fw.distributed.launch)
+# program passes (registered in fw-core's registry: the to_static all-reduce bucketing)
+from fw.distributed import passes  # isort: skip
 # --- auto-parallel (eager): meshes, placements, distributed tensors (auto_parallel/) ---
 from fw.distributed import auto_parallel, checkpoint, communication, fleet, sharding
 from fw.distributed.auto_parallel import (
@@ -44,8 +46,15 @@ _AUTO_PARALLEL = ["auto_parallel", "ProcessMesh", "Placement", "Shard", "Replica
                   "shard_layer", "shard_optimizer"]
 # --- end auto-parallel ---
 
+# --- cost model (auto/): Cluster, calibrate, estimate, search/choose; dist.Strategy ---
+from fw.distributed import auto
+from fw.distributed.auto.strategy import Strategy
+
+_COST_MODEL = ["auto", "Strategy"]
+# --- end cost model ---
+
 __all__ = list(_comm_all) + [
     "communication", "ParallelEnv", "get_backend", "get_rank", "get_world_size",
     "init_parallel_env", "is_available", "is_initialized", "spawn", "TCPStore",
     "checkpoint", "fleet", "sharding", "load_state_dict", "save_state_dict", "DataParallel",
-] + _AUTO_PARALLEL
+] + _AUTO_PARALLEL + _COST_MODEL
