@@ -324,3 +324,35 @@ def test_bad_input_errors():
         S.reshape(a, [4, 4])
     with pytest.raises(TypeError, match="backward"):
         a.backward()
+
+
+# ---------------------------------------------------------------- pca_lowrank
+@pytest.mark.parametrize("center", [True, False])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_pca_lowrank_recovers_low_rank(center, fmt):
+    # Paddle 3.3 runs pca_lowrank on CUDA 11 only: checked against NumPy's exact SVD on
+    # a rank-3 matrix, which the randomized algorithm must recover to rounding
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal((9, 3)) @ rng.standard_normal((3, 7))
+    a[[1, 4, 5]] = 0  # zero rows and columns: sparse, and the rank stays <= 3 (+1 centred)
+    a[:, [0, 2]] = 0
+    fw.seed(3)
+    q = 4
+    u, s, v = S.pca_lowrank(FORMATS[fmt](a), q=q, center=center, niter=4)
+    c = a - a.mean(0) if center else a
+    want = np.linalg.svd(c, compute_uv=False)[:q]
+    np.testing.assert_allclose(s.numpy(), want, rtol=1e-8, atol=1e-8 * want[0])
+    np.testing.assert_allclose(u.numpy().T @ u.numpy(), np.eye(q), atol=1e-10)
+    np.testing.assert_allclose(v.numpy().T @ v.numpy(), np.eye(q), atol=1e-10)
+    approx = u.numpy() @ np.diag(s.numpy()) @ v.numpy().T
+    exact = np.linalg.svd(c)
+    best = exact[0][:, :q] @ np.diag(exact[1][:q]) @ exact[2][:q]
+    np.testing.assert_allclose(approx, best, atol=1e-8 * exact[1][0])
+
+
+def test_pca_lowrank_errors():
+    x = coo_of(np.eye(3))
+    with pytest.raises(ValueError, match="pca_lowrank.*q=5"):
+        S.pca_lowrank(x, q=5)
+    with pytest.raises(TypeError, match="pca_lowrank"):
+        S.pca_lowrank(fw.ones([3, 3]))
