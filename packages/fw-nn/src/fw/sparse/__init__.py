@@ -52,7 +52,8 @@ from fw.sparse.unary import (
 __all__ = [
     "SparseCooTensor", "SparseCsrTensor", "abs", "add", "addmm", "asin", "asinh", "atan",
     "atanh", "cast", "coalesce", "deg2rad", "divide", "expm1", "is_same_shape", "isnan",
-    "log1p", "mask_as", "masked_matmul", "matmul", "multiply", "mv", "neg", "nn", "pca_lowrank", "pow",
+    "log1p", "mask_as", "masked_matmul", "matmul", "multiply", "mv", "neg", "nn", "pca_lowrank",
+    "pow",
     "rad2deg", "reshape", "sin", "sinh", "slice", "sparse_coo_tensor", "sparse_csr_tensor",
     "sqrt", "square", "subtract", "sum", "tan", "tanh", "transpose",
 ]
