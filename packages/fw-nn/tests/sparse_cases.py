@@ -19,6 +19,14 @@ V5B = R.uniform(0.5, 2.0, 5).astype(np.float32)
 V6 = R.uniform(-2, 2, 6).astype(np.float32)
 VPOS = R.uniform(0.1, 3.0, 5).astype(np.float32)
 DENSE = R.standard_normal(SHAPE2).astype(np.float32)
+# an NDHWC point cloud: 2 samples in a 4x5x3 grid, 3 channels
+VOX = np.array([[0, 0, 0, 0, 1, 1, 1], [0, 1, 1, 3, 0, 2, 3], [0, 2, 3, 4, 1, 1, 0],
+                [1, 0, 2, 2, 0, 1, 2]], np.int64)
+VOXV = R.standard_normal((7, 3)).astype(np.float32)
+VOXSHAPE = [2, 4, 5, 3, 3]
+W3 = R.standard_normal((3, 3, 3, 3, 2)).astype(np.float32)
+W2 = R.standard_normal((2, 2, 2, 3, 2)).astype(np.float32)
+BIAS = R.standard_normal(2).astype(np.float32)
 
 UNARY = ["abs", "sin", "tan", "asin", "atan", "sinh", "tanh", "asinh", "atanh", "sqrt",
          "square", "log1p", "expm1", "deg2rad", "rad2deg", "neg"]
@@ -82,6 +90,35 @@ def cases(lib):
     c["leaky_relu"] = lambda: S.nn.LeakyReLU(0.2)(coo())
     c["softmax_csr"] = lambda: S.nn.Softmax()(csr())
     c["softmax_csr3"] = lambda: F.softmax(csr(IDX3, V6, SHAPE3))
+
+    def vox(stop_gradient=True):
+        return S.sparse_coo_tensor(lib.to_tensor(VOX), lib.to_tensor(VOXV), VOXSHAPE,
+                                   stop_gradient=stop_gradient)
+
+    c["conv3d_pad1"] = lambda: F.conv3d(vox(), lib.to_tensor(W3), lib.to_tensor(BIAS),
+                                        padding=1)
+    c["conv3d_stride2"] = lambda: F.conv3d(vox(), lib.to_tensor(W2), None, stride=2)
+    c["conv3d_dil"] = lambda: F.conv3d(vox(), lib.to_tensor(W3), None, padding=[1, 2, 1],
+                                       dilation=[1, 2, 1])
+    c["subm_conv3d"] = lambda: F.subm_conv3d(vox(), lib.to_tensor(W3), lib.to_tensor(BIAS),
+                                             padding=1)
+    c["batch_norm"] = lambda: S.nn.BatchNorm(3)(vox())
+
+    def conv_grads(subm):
+        x = vox(stop_gradient=False)
+        w = lib.to_tensor(W3)
+        w.stop_gradient = False
+        f = F.subm_conv3d if subm else F.conv3d
+        y = f(x, w, None, padding=1)
+        n = int(np.prod(y.values().shape))
+        wts = np.arange(n, dtype=np.float32).reshape(y.values().shape) / 100
+        (y.values() * lib.to_tensor(wts)).sum().backward()
+        return w.grad
+
+    # (the input values' gradient of Paddle's sparse conv comes back as None on CPU:
+    # fw's is checked against central differences in test_sparse_ops.py)
+    c["conv3d_grad_w"] = lambda: conv_grads(False)
+    c["subm_conv3d_grad_w"] = lambda: conv_grads(True)
 
     # gradients w.r.t. the values
     def grad_of(make, reduce_fn):

@@ -356,3 +356,44 @@ def test_pca_lowrank_errors():
         S.pca_lowrank(x, q=5)
     with pytest.raises(TypeError, match="pca_lowrank"):
         S.pca_lowrank(fw.ones([3, 3]))
+
+
+# ---------------------------------------------------------------- sparse conv
+@pytest.mark.parametrize("subm", [False, True])
+def test_conv3d_gradients(subm):
+    rng = np.random.default_rng(8)
+    idx = np.array([[0, 0, 0, 1], [0, 1, 2, 1], [1, 1, 0, 2], [0, 1, 1, 0]])
+    v0, w0 = rng.standard_normal((4, 2)), rng.standard_normal((3, 3, 3, 2, 2))
+    f = S.nn.functional.subm_conv3d if subm else S.nn.functional.conv3d
+    wts = None
+
+    def loss(v, w):
+        nonlocal wts
+        x = S.sparse_coo_tensor(idx, v, [2, 3, 3, 2, 2], stop_gradient=isinstance(v, np.ndarray))
+        y = f(x, w if isinstance(w, fw.Tensor) else fw.to_tensor(w), padding=1).values()
+        if wts is None:
+            wts = rng.standard_normal(y.shape)
+        return (y * fw.to_tensor(wts)).sum()
+
+    v = fw.to_tensor(v0, stop_gradient=False)
+    x = S.sparse_coo_tensor(idx, v, [2, 3, 3, 2, 2])
+    w = fw.to_tensor(w0, stop_gradient=False)
+    loss(v, w).backward()
+    assert x.grad is not None
+    gv = numeric_grad(lambda a: float(loss(a, w0).numpy()), v0)
+    gw = numeric_grad(lambda a: float(loss(v0, a).numpy()), w0)
+    np.testing.assert_allclose(v.grad.numpy(), gv, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(w.grad.numpy(), gw, rtol=1e-6, atol=1e-8)
+
+
+def test_conv3d_errors():
+    x = S.sparse_coo_tensor([[0], [0], [0], [0]], [[1.0, 2.0]], [1, 2, 2, 2, 2])
+    with pytest.raises(ValueError, match=r"conv3d.*C_in=2"):
+        S.nn.functional.conv3d(x, fw.ones([3, 3, 3, 3, 1]))
+    with pytest.raises(ValueError, match="subm_conv3d.*stride"):
+        S.nn.functional.subm_conv3d(x, fw.ones([3, 3, 3, 2, 1]), stride=2)
+    with pytest.raises(ValueError, match="conv3d.*empty"):
+        S.nn.functional.conv3d(x, fw.ones([3, 3, 3, 2, 1]))
+    layer = S.nn.SubmConv3D(2, 4, 3, padding=1)
+    assert list(layer.weight.shape) == [3, 3, 3, 2, 4] and list(layer.bias.shape) == [4]
+    assert layer(x).shape == [1, 2, 2, 2, 4]

@@ -1,6 +1,7 @@
 """fw.sparse.nn — layers and functional activations for sparse tensors."""
 
 from fw.sparse.nn import functional
-from fw.sparse.nn.layer import LeakyReLU, ReLU, ReLU6, Softmax
+from fw.sparse.nn.layer import BatchNorm, Conv3D, LeakyReLU, ReLU, ReLU6, Softmax, SubmConv3D
 
-__all__ = ["LeakyReLU", "ReLU", "ReLU6", "Softmax", "functional"]
+__all__ = ["BatchNorm", "Conv3D", "LeakyReLU", "ReLU", "ReLU6", "Softmax", "SubmConv3D",
+           "functional"]

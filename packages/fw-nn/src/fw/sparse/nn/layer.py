@@ -1,11 +1,14 @@
-"""Layers wrapping the sparse activations (Paddle's ``paddle.sparse.nn``)."""
+"""Layers of ``paddle.sparse.nn``: activations, Conv3D/SubmConv3D, BatchNorm."""
 
 from __future__ import annotations
 
-from fw.nn import Layer
+import numpy as np
+
+from fw.nn import BatchNorm1D, Layer
+from fw.nn.initializer import Normal
 from fw.sparse.nn import functional as F
 
-__all__ = ["LeakyReLU", "ReLU", "ReLU6", "Softmax"]
+__all__ = ["BatchNorm", "Conv3D", "LeakyReLU", "ReLU", "ReLU6", "Softmax", "SubmConv3D"]
 
 
 class ReLU(Layer):
@@ -95,3 +98,129 @@ class Softmax(Layer):
 
     def forward(self, x):
         return F.softmax(x, self._axis)
+
+
+class _Conv3D(Layer):
+    _subm = False
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, padding_mode="zeros", weight_attr=None, bias_attr=None,
+                 data_format="NDHWC"):
+        super().__init__()
+        if padding_mode != "zeros":
+            raise ValueError(f"{type(self).__name__}: only padding_mode='zeros', got "
+                             f"{padding_mode!r}")
+        ks = [kernel_size] * 3 if isinstance(kernel_size, int) else list(kernel_size)
+        self._in_channels, self._out_channels = in_channels, out_channels
+        self._stride, self._padding, self._dilation = stride, padding, dilation
+        self._groups, self._data_format = groups, data_format
+        # Paddle's default conv init: Normal(0, sqrt(2 / (k^3 * C_in)))
+        std = (2.0 / (int(np.prod(ks)) * in_channels)) ** 0.5
+        self.weight = self.create_parameter(ks + [in_channels, out_channels], attr=weight_attr,
+                                            default_initializer=Normal(0.0, std))
+        self.bias = self.create_parameter([out_channels], attr=bias_attr, is_bias=True)
+
+    def forward(self, x):
+        fn = F.subm_conv3d if self._subm else F.conv3d
+        return fn(x, self.weight, self.bias, self._stride, self._padding, self._dilation,
+                  self._groups, self._data_format)
+
+    def extra_repr(self):
+        return (f"{self._in_channels}, {self._out_channels}, kernel_size="
+                f"{list(self.weight.shape[:3])}, stride={self._stride}, padding={self._padding}")
+
+
+class Conv3D(_Conv3D):
+    """Sparse 3-D convolution layer on NDHWC COO tensors (weight ``[kD, kH, kW, C_in,
+    C_out]``).
+
+    Args:
+        in_channels (int): input channels.
+        out_channels (int): output channels.
+        kernel_size (int|list): kernel size.
+        stride (int|list, optional): Default 1.
+        padding (int|list, optional): Default 0.
+        dilation (int|list, optional): Default 1.
+        groups (int, optional): must be 1. Default 1.
+        padding_mode (str, optional): must be "zeros".
+        weight_attr (ParamAttr, optional): weight attribute.
+        bias_attr (ParamAttr|bool, optional): bias attribute; False for none.
+        data_format (str, optional): must be "NDHWC".
+
+    Examples:
+        >>> import fw
+        >>> x = fw.sparse.sparse_coo_tensor([[0], [1], [1], [1]], [[1.0, 2.0]], [1, 3, 3, 3, 2])
+        >>> fw.sparse.nn.Conv3D(2, 4, 3, padding=1)(x).shape
+        [1, 3, 3, 3, 4]
+    """
+
+
+class SubmConv3D(_Conv3D):
+    """Submanifold sparse 3-D convolution layer: outputs at the input's sites only.
+
+    Args:
+        in_channels (int): input channels.
+        out_channels (int): output channels.
+        kernel_size (int|list): kernel size (odd).
+        stride (int|list, optional): must be 1.
+        padding (int|list, optional): Default 0.
+        dilation (int|list, optional): Default 1.
+        groups (int, optional): must be 1. Default 1.
+        padding_mode (str, optional): must be "zeros".
+        key (str, optional): Paddle's rulebook cache key; unused.
+        weight_attr (ParamAttr, optional): weight attribute.
+        bias_attr (ParamAttr|bool, optional): bias attribute; False for none.
+        data_format (str, optional): must be "NDHWC".
+        backend (str, optional): Paddle's GPU kernel choice; unused.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.sparse.sparse_coo_tensor([[0], [1], [1], [1]], [[1.0, 2.0]], [1, 3, 3, 3, 2])
+        >>> fw.sparse.nn.SubmConv3D(2, 4, 3, padding=1)(x).nnz()
+        1
+    """
+
+    _subm = True
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, padding_mode="zeros", key=None, weight_attr=None, bias_attr=None,
+                 data_format="NDHWC", backend=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, padding_mode, weight_attr, bias_attr, data_format)
+
+
+class BatchNorm(BatchNorm1D):
+    """Batch normalisation of the channels (the values' last axis) of an NDHWC COO tensor:
+    statistics over the stored entries only, as Paddle's sparse BatchNorm.
+
+    Args:
+        num_features (int): channels.
+        momentum (float, optional): running-statistics momentum. Default 0.9.
+        epsilon (float, optional): Default 1e-5.
+        weight_attr (ParamAttr, optional): scale attribute.
+        bias_attr (ParamAttr, optional): shift attribute.
+        data_format (str, optional): "NDHWC" or "NHWC". Default "NDHWC".
+        use_global_stats (bool, optional): use the running statistics. Default None.
+        name (str, optional): unused.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.sparse.sparse_coo_tensor([[0, 0], [0, 1], [0, 0], [0, 0]],
+        ...                                 [[1.0], [3.0]], [1, 2, 1, 1, 1])
+        >>> [round(v, 3) for v in fw.sparse.nn.BatchNorm(1)(x).values().numpy().ravel().tolist()]
+        [-1.0, 1.0]
+    """
+
+    def __init__(self, num_features, momentum=0.9, epsilon=1e-05, weight_attr=None,
+                 bias_attr=None, data_format="NDHWC", use_global_stats=None, name=None):
+        if data_format not in ("NDHWC", "NHWC"):
+            raise ValueError(f"fw.sparse.nn.BatchNorm: data_format must be NDHWC or NHWC, got "
+                             f"{data_format!r}")
+        super().__init__(num_features, momentum, epsilon, weight_attr, bias_attr, "NC",
+                         use_global_stats)
+
+    def forward(self, x):
+        if not (hasattr(x, "is_sparse") and x.is_sparse()) or x.values().ndim != 2:
+            raise TypeError("fw.sparse.nn.BatchNorm: x must be a sparse tensor with values "
+                            "[nnz, C] (an NDHWC COO tensor)")
+        return x._with_values(super().forward(x.values()))

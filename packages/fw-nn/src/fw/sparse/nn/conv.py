@@ -1,0 +1,176 @@
+"""Sparse 3-D convolution (Paddle's ``paddle.sparse.nn.functional.conv3d`` /
+``subm_conv3d`` and the ``Conv3D`` / ``SubmConv3D`` layers) on NDHWC COO tensors.
+
+The "rulebook" formulation of sparse convolution (Graham & van der Maaten,
+"Submanifold Sparse Convolutional Networks", 2017; spconv): for each kernel offset,
+the pairs (input entry, output site) it connects are found on NumPy from the indices;
+the values go through fw ops (gather the input rows, multiply by that offset's
+``[C_in, C_out]`` weight, scatter-add to the output rows), so gradients reach the
+input values, the weight and the bias. A regular conv outputs every site some input
+reaches (sorted, as Paddle); a submanifold conv outputs exactly the input's sites.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+import fw
+from fw.sparse._util import gather_rows, index_tensor, linear, scatter_rows, to_coo, unravel
+from fw.sparse.tensor import SparseCooTensor
+
+__all__ = ["conv3d", "subm_conv3d"]
+
+
+def _triple(v, what, fn):
+    if isinstance(v, int):
+        return [v] * 3
+    v = list(v)
+    if len(v) != 3 or not all(isinstance(i, int) for i in v):
+        raise ValueError(f"fw.sparse.nn.functional.{fn}(): `{what}` must be an int or 3 ints, "
+                         f"got {v!r}")
+    return v
+
+
+def _conv(x, weight, bias, stride, padding, dilation, groups, data_format, subm, fn):
+    if not isinstance(x, SparseCooTensor) and not (hasattr(x, "is_sparse") and x.is_sparse()):
+        raise TypeError(f"fw.sparse.nn.functional.{fn}(): `x` must be a sparse COO tensor, got "
+                        f"{type(x).__name__}")
+    x = to_coo(x)
+    if data_format != "NDHWC":
+        raise ValueError(f"fw.sparse.nn.functional.{fn}(): only data_format='NDHWC', got "
+                         f"{data_format!r}")
+    if groups != 1:
+        raise ValueError(f"fw.sparse.nn.functional.{fn}(): only groups=1, got {groups}")
+    if x.ndim != 5 or x.sparse_dim() != 4:
+        raise ValueError(f"fw.sparse.nn.functional.{fn}(): x must be [N, D, H, W, C] with 4 "
+                         f"sparse dims, got shape {x.shape}, sparse_dim {x.sparse_dim()}")
+    if weight.ndim != 5 or weight.shape[3] != x.shape[4]:
+        raise ValueError(f"fw.sparse.nn.functional.{fn}(): weight must be [kD, kH, kW, C_in="
+                         f"{x.shape[4]}, C_out], got {list(weight.shape)}")
+    stride = _triple(stride, "stride", fn)
+    padding = _triple(padding, "padding", fn)
+    dilation = _triple(dilation, "dilation", fn)
+    ksize = list(weight.shape[:3])
+    spatial = x.shape[1:4]
+    if subm:
+        out_sp = list(spatial)
+    else:
+        out_sp = [(spatial[i] + 2 * padding[i] - dilation[i] * (ksize[i] - 1) - 1) // stride[i]
+                  + 1 for i in range(3)]
+        if min(out_sp) <= 0:
+            raise ValueError(f"fw.sparse.nn.functional.{fn}(): the output would be empty: "
+                             f"input {spatial}, kernel {ksize}, padding {padding}")
+    idx = x.indices().numpy()
+    batch, pos = idx[0], idx[1:4]
+    n_batch = x.shape[0]
+    out_dims = [n_batch] + out_sp
+    pairs = []  # per kernel offset: (flat offset, input rows, output linear sites)
+    for k, off in enumerate(itertools.product(*(range(s) for s in ksize))):
+        if subm:  # output site = input site; it reads input site + (off - centre) * dil
+            num = pos - np.array([(off[i] - ksize[i] // 2) * dilation[i]
+                                  for i in range(3)])[:, None]
+            ok = np.ones(pos.shape[1], bool)
+            o = num
+        else:
+            num = pos + np.array([padding[i] - off[i] * dilation[i] for i in range(3)])[:, None]
+            st = np.array(stride)[:, None]
+            ok = np.all(num % st == 0, axis=0)
+            o = num // st
+        ok &= np.all((o >= 0) & (o < np.array(out_sp)[:, None]), axis=0)
+        rows = np.nonzero(ok)[0]
+        if rows.size:
+            pairs.append((k, rows, linear(np.vstack([batch[rows], o[:, rows]]), out_dims)))
+    if subm:
+        sites = linear(np.vstack([batch, pos]), out_dims)
+        order = np.argsort(sites, kind="stable")
+        out_sites = sites[order]
+    else:
+        out_sites = np.unique(np.concatenate([p[2] for p in pairs])) if pairs \
+            else np.zeros(0, np.int64)
+    c_out = weight.shape[4]
+    w = fw.reshape(weight, [-1, weight.shape[3], c_out])
+    out = None
+    for k, rows, sites in pairs:
+        if subm:
+            keep = np.isin(sites, out_sites)
+            rows, sites = rows[keep], sites[keep]
+            if rows.size == 0:
+                continue
+        contrib = fw.matmul(gather_rows(x.values(), rows), w[k])
+        part = scatter_rows(contrib, np.searchsorted(out_sites, sites), out_sites.size)
+        out = part if out is None else out + part
+    if out is None:
+        out = fw.zeros([out_sites.size, c_out], dtype=x.dtype)
+    if bias is not None:
+        out = out + bias
+    if subm:  # Paddle keeps the input's order for a submanifold conv
+        inv = np.empty_like(order)
+        inv[order] = np.arange(order.size)
+        out = gather_rows(out, inv)
+        return SparseCooTensor(x.indices(), out, out_dims + [c_out], x.is_coalesced())
+    return SparseCooTensor(index_tensor(unravel(out_sites, out_dims)), out,
+                           out_dims + [c_out], True)
+
+
+def conv3d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
+           data_format="NDHWC", name=None):
+    """Sparse 3-D convolution of an NDHWC COO tensor.
+
+    Args:
+        x (SparseCooTensor): ``[N, D, H, W, C_in]`` with 4 sparse dims.
+        weight (Tensor): ``[kD, kH, kW, C_in, C_out]``.
+        bias (Tensor, optional): ``[C_out]``. Default None.
+        stride (int|list, optional): Default 1.
+        padding (int|list, optional): zero padding per side. Default 0.
+        dilation (int|list, optional): Default 1.
+        groups (int, optional): must be 1. Default 1.
+        data_format (str, optional): must be "NDHWC". Default "NDHWC".
+        name (str, optional): unused.
+
+    Returns:
+        SparseCooTensor: ``[N, D', H', W', C_out]``, stored at every reached site.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.sparse.sparse_coo_tensor([[0], [1], [1], [1]], [[1.0]], [1, 3, 3, 3, 1])
+        >>> y = fw.sparse.nn.functional.conv3d(x, fw.ones([3, 3, 3, 1, 1]), padding=1)
+        >>> y.nnz(), y.shape
+        (27, [1, 3, 3, 3, 1])
+    """
+    return _conv(x, weight, bias, stride, padding, dilation, groups, data_format, False, "conv3d")
+
+
+def subm_conv3d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
+                data_format="NDHWC", key=None, name=None):
+    """Submanifold sparse 3-D convolution: outputs only at the input's sites.
+
+    Args:
+        x (SparseCooTensor): ``[N, D, H, W, C_in]`` with 4 sparse dims.
+        weight (Tensor): ``[kD, kH, kW, C_in, C_out]`` (odd kernel sizes).
+        bias (Tensor, optional): ``[C_out]``. Default None.
+        stride (int|list, optional): must be 1. Default 1.
+        padding (int|list, optional): accepted for Paddle compatibility (the output
+            sites are the input's). Default 0.
+        dilation (int|list, optional): Default 1.
+        groups (int, optional): must be 1. Default 1.
+        data_format (str, optional): must be "NDHWC". Default "NDHWC".
+        key (str, optional): Paddle's rulebook cache key; unused.
+        name (str, optional): unused.
+
+    Returns:
+        SparseCooTensor: x's indices, ``C_out`` values per site.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.sparse.sparse_coo_tensor([[0, 0], [1, 1], [1, 1], [1, 2]], [[1.0], [2.0]],
+        ...                                 [1, 3, 3, 3, 1])
+        >>> y = fw.sparse.nn.functional.subm_conv3d(x, fw.ones([3, 3, 3, 1, 1]), padding=1)
+        >>> y.values().numpy().tolist()
+        [[3.0], [3.0]]
+    """
+    if _triple(stride, "stride", "subm_conv3d") != [1, 1, 1]:
+        raise ValueError(f"fw.sparse.nn.functional.subm_conv3d(): only stride 1, got {stride}")
+    return _conv(x, weight, bias, stride, padding, dilation, groups, data_format, True,
+                 "subm_conv3d")
