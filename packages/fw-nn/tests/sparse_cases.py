@@ -102,6 +102,8 @@ def cases(lib):
                                        dilation=[1, 2, 1])
     c["subm_conv3d"] = lambda: F.subm_conv3d(vox(), lib.to_tensor(W3), lib.to_tensor(BIAS),
                                              padding=1)
+    c["max_pool3d"] = lambda: F.max_pool3d(vox(), 2)
+    c["max_pool3d_pad"] = lambda: S.nn.MaxPool3D(3, stride=2, padding=1)(vox())
     c["batch_norm"] = lambda: S.nn.BatchNorm(3)(vox())
 
     def conv_grads(subm):

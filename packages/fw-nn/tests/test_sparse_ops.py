@@ -397,3 +397,14 @@ def test_conv3d_errors():
     layer = S.nn.SubmConv3D(2, 4, 3, padding=1)
     assert list(layer.weight.shape) == [3, 3, 3, 2, 4] and list(layer.bias.shape) == [4]
     assert layer(x).shape == [1, 2, 2, 2, 4]
+
+
+def test_max_pool3d_gradient_goes_to_winners():
+    idx = np.array([[0, 0, 0], [0, 1, 1], [0, 0, 1], [0, 1, 1]])
+    v0 = np.array([[1.0, -5.0], [3.0, -1.0], [2.0, -2.0]])
+    v = fw.to_tensor(v0, stop_gradient=False)
+    x = S.sparse_coo_tensor(idx, v, [1, 2, 2, 2, 2])
+    y = S.nn.functional.max_pool3d(x, 2)
+    assert y.values().numpy().tolist() == [[3.0, -1.0]]
+    y.values().sum().backward()
+    assert v.grad.numpy().tolist() == [[0.0, 0.0], [1.0, 1.0], [0.0, 0.0]]

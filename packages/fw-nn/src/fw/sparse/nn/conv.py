@@ -1,4 +1,4 @@
-"""Sparse 3-D convolution (Paddle's ``paddle.sparse.nn.functional.conv3d`` /
+"""Sparse 3-D convolution and max pooling (Paddle's ``paddle.sparse.nn.functional.conv3d`` /
 ``subm_conv3d`` and the ``Conv3D`` / ``SubmConv3D`` layers) on NDHWC COO tensors.
 
 The "rulebook" formulation of sparse convolution (Graham & van der Maaten,
@@ -20,7 +20,7 @@ import fw
 from fw.sparse._util import gather_rows, index_tensor, linear, scatter_rows, to_coo, unravel
 from fw.sparse.tensor import SparseCooTensor
 
-__all__ = ["conv3d", "subm_conv3d"]
+__all__ = ["conv3d", "max_pool3d", "subm_conv3d"]
 
 
 def _triple(v, what, fn):
@@ -31,6 +31,38 @@ def _triple(v, what, fn):
         raise ValueError(f"fw.sparse.nn.functional.{fn}(): `{what}` must be an int or 3 ints, "
                          f"got {v!r}")
     return v
+
+
+def _rulebook(x, ksize, stride, padding, dilation, out_sp, subm):
+    """Per kernel offset k: (k, input rows, output linear sites), and the sorted output
+    sites (a submanifold conv's are the input's)."""
+    idx = x.indices().numpy()
+    batch, pos = idx[0], idx[1:4]
+    n_batch = x.shape[0]
+    out_dims = [n_batch] + out_sp
+    pairs = []  # per kernel offset: (flat offset, input rows, output linear sites)
+    for k, off in enumerate(itertools.product(*(range(s) for s in ksize))):
+        if subm:  # output site = input site; it reads input site + (off - centre) * dil
+            num = pos - np.array([(off[i] - ksize[i] // 2) * dilation[i]
+                                  for i in range(3)])[:, None]
+            ok = np.ones(pos.shape[1], bool)
+            o = num
+        else:
+            num = pos + np.array([padding[i] - off[i] * dilation[i] for i in range(3)])[:, None]
+            st = np.array(stride)[:, None]
+            ok = np.all(num % st == 0, axis=0)
+            o = num // st
+        ok &= np.all((o >= 0) & (o < np.array(out_sp)[:, None]), axis=0)
+        rows = np.nonzero(ok)[0]
+        if rows.size:
+            pairs.append((k, rows, linear(np.vstack([batch[rows], o[:, rows]]), out_dims)))
+    if subm:
+        sites = linear(np.vstack([batch, pos]), out_dims)
+        out_sites = np.unique(sites)
+    else:
+        out_sites = np.unique(np.concatenate([p[2] for p in pairs])) if pairs \
+            else np.zeros(0, np.int64)
+    return pairs, out_sites, out_dims
 
 
 def _conv(x, weight, bias, stride, padding, dilation, groups, data_format, subm, fn):
@@ -62,33 +94,7 @@ def _conv(x, weight, bias, stride, padding, dilation, groups, data_format, subm,
         if min(out_sp) <= 0:
             raise ValueError(f"fw.sparse.nn.functional.{fn}(): the output would be empty: "
                              f"input {spatial}, kernel {ksize}, padding {padding}")
-    idx = x.indices().numpy()
-    batch, pos = idx[0], idx[1:4]
-    n_batch = x.shape[0]
-    out_dims = [n_batch] + out_sp
-    pairs = []  # per kernel offset: (flat offset, input rows, output linear sites)
-    for k, off in enumerate(itertools.product(*(range(s) for s in ksize))):
-        if subm:  # output site = input site; it reads input site + (off - centre) * dil
-            num = pos - np.array([(off[i] - ksize[i] // 2) * dilation[i]
-                                  for i in range(3)])[:, None]
-            ok = np.ones(pos.shape[1], bool)
-            o = num
-        else:
-            num = pos + np.array([padding[i] - off[i] * dilation[i] for i in range(3)])[:, None]
-            st = np.array(stride)[:, None]
-            ok = np.all(num % st == 0, axis=0)
-            o = num // st
-        ok &= np.all((o >= 0) & (o < np.array(out_sp)[:, None]), axis=0)
-        rows = np.nonzero(ok)[0]
-        if rows.size:
-            pairs.append((k, rows, linear(np.vstack([batch[rows], o[:, rows]]), out_dims)))
-    if subm:
-        sites = linear(np.vstack([batch, pos]), out_dims)
-        order = np.argsort(sites, kind="stable")
-        out_sites = sites[order]
-    else:
-        out_sites = np.unique(np.concatenate([p[2] for p in pairs])) if pairs \
-            else np.zeros(0, np.int64)
+    pairs, out_sites, out_dims = _rulebook(x, ksize, stride, padding, dilation, out_sp, subm)
     c_out = weight.shape[4]
     w = fw.reshape(weight, [-1, weight.shape[3], c_out])
     out = None
@@ -106,9 +112,8 @@ def _conv(x, weight, bias, stride, padding, dilation, groups, data_format, subm,
     if bias is not None:
         out = out + bias
     if subm:  # Paddle keeps the input's order for a submanifold conv
-        inv = np.empty_like(order)
-        inv[order] = np.arange(order.size)
-        out = gather_rows(out, inv)
+        sites_in = linear(x.indices().numpy(), out_dims)
+        out = gather_rows(out, np.searchsorted(out_sites, sites_in))
         return SparseCooTensor(x.indices(), out, out_dims + [c_out], x.is_coalesced())
     return SparseCooTensor(index_tensor(unravel(out_sites, out_dims)), out,
                            out_dims + [c_out], True)
@@ -174,3 +179,72 @@ def subm_conv3d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
         raise ValueError(f"fw.sparse.nn.functional.subm_conv3d(): only stride 1, got {stride}")
     return _conv(x, weight, bias, stride, padding, dilation, groups, data_format, True,
                  "subm_conv3d")
+
+
+def max_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode=False, data_format="NDHWC",
+               name=None):
+    """Sparse 3-D max pooling of an NDHWC COO tensor: each output site (every site some
+    stored input reaches) takes, per channel, the maximum over the stored inputs in its
+    window (absent entries do not count as zeros).
+
+    Args:
+        x (SparseCooTensor): ``[N, D, H, W, C]`` with 4 sparse dims.
+        kernel_size (int|list): window size.
+        stride (int|list, optional): Default: kernel_size.
+        padding (int|list, optional): Default 0.
+        ceil_mode (bool, optional): must be False. Default False.
+        data_format (str, optional): must be "NDHWC".
+        name (str, optional): unused.
+
+    Returns:
+        SparseCooTensor: the pooled tensor; gradients reach the winning input values.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.sparse.sparse_coo_tensor([[0, 0], [0, 1], [0, 0], [0, 1]], [[1.0], [-3.0]],
+        ...                                 [1, 2, 2, 2, 1])
+        >>> fw.sparse.nn.functional.max_pool3d(x, 2).values().numpy().tolist()
+        [[1.0]]
+    """
+    fn = "max_pool3d"
+    if not (hasattr(x, "is_sparse") and x.is_sparse()):
+        raise TypeError(f"fw.sparse.nn.functional.{fn}(): `x` must be a sparse COO tensor, got "
+                        f"{type(x).__name__}")
+    x = to_coo(x)
+    if data_format != "NDHWC" or ceil_mode:
+        raise ValueError(f"fw.sparse.nn.functional.{fn}(): only data_format='NDHWC' and "
+                         f"ceil_mode=False, got {data_format!r}, {ceil_mode}")
+    if x.ndim != 5 or x.sparse_dim() != 4:
+        raise ValueError(f"fw.sparse.nn.functional.{fn}(): x must be [N, D, H, W, C] with 4 "
+                         f"sparse dims, got shape {x.shape}")
+    ksize = _triple(kernel_size, "kernel_size", fn)
+    stride = ksize if stride is None else _triple(stride, "stride", fn)
+    padding = _triple(padding, "padding", fn)
+    spatial = x.shape[1:4]
+    out_sp = [(spatial[i] + 2 * padding[i] - ksize[i]) // stride[i] + 1 for i in range(3)]
+    if min(out_sp) <= 0:
+        raise ValueError(f"fw.sparse.nn.functional.{fn}(): the output would be empty: input "
+                         f"{spatial}, kernel {ksize}, padding {padding}")
+    pairs, out_sites, out_dims = _rulebook(x, ksize, stride, padding, [1, 1, 1], out_sp, False)
+    c = x.shape[4]
+    if not pairs:
+        return SparseCooTensor(index_tensor(np.zeros((4, 0))), fw.zeros([0, c], dtype=x.dtype),
+                               out_dims + [c], True)
+    rows = np.concatenate([p[1] for p in pairs])
+    outs = np.searchsorted(out_sites, np.concatenate([p[2] for p in pairs]))
+    # the winner of each (output site, channel) is found on NumPy; the values are then
+    # gathered with an fw op, so the gradient goes to the winners only
+    vals = x.values().numpy()
+    best = np.full((out_sites.size, c), -np.inf)
+    win = np.zeros((out_sites.size, c), np.int64)
+    for ch in range(c):
+        cand = vals[rows, ch]
+        order = np.lexsort((-cand, outs))  # by site, largest first
+        first = np.ones(order.size, bool)
+        first[1:] = outs[order][1:] != outs[order][:-1]
+        sel = order[first]
+        best[outs[sel], ch] = cand[sel]
+        win[outs[sel], ch] = rows[sel] * c + ch
+    flat = fw.reshape(x.values(), [-1])
+    out = fw.reshape(gather_rows(flat, win.ravel()), [out_sites.size, c])
+    return SparseCooTensor(index_tensor(unravel(out_sites, out_dims)), out, out_dims + [c], True)

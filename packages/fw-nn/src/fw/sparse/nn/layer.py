@@ -8,7 +8,8 @@ from fw.nn import BatchNorm1D, Layer
 from fw.nn.initializer import Normal
 from fw.sparse.nn import functional as F
 
-__all__ = ["BatchNorm", "Conv3D", "LeakyReLU", "ReLU", "ReLU6", "Softmax", "SubmConv3D"]
+__all__ = ["BatchNorm", "Conv3D", "LeakyReLU", "MaxPool3D", "ReLU", "ReLU6", "Softmax",
+           "SubmConv3D"]
 
 
 class ReLU(Layer):
@@ -224,3 +225,36 @@ class BatchNorm(BatchNorm1D):
             raise TypeError("fw.sparse.nn.BatchNorm: x must be a sparse tensor with values "
                             "[nnz, C] (an NDHWC COO tensor)")
         return x._with_values(super().forward(x.values()))
+
+
+class MaxPool3D(Layer):
+    """Sparse 3-D max pooling layer on NDHWC COO tensors (see
+    :func:`fw.sparse.nn.functional.max_pool3d`).
+
+    Args:
+        kernel_size (int|list): window size.
+        stride (int|list, optional): Default: kernel_size.
+        padding (int|list, optional): Default 0.
+        return_mask (bool, optional): must be False.
+        ceil_mode (bool, optional): must be False.
+        data_format (str, optional): must be "NDHWC".
+        name (str, optional): unused.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.sparse.sparse_coo_tensor([[0], [1], [1], [1]], [[2.0]], [1, 2, 2, 2, 1])
+        >>> fw.sparse.nn.MaxPool3D(2)(x).shape
+        [1, 1, 1, 1, 1]
+    """
+
+    def __init__(self, kernel_size, stride=None, padding=0, return_mask=False, ceil_mode=False,
+                 data_format="NDHWC", name=None):
+        super().__init__()
+        if return_mask:
+            raise ValueError("fw.sparse.nn.MaxPool3D: return_mask=True is not supported")
+        self._kernel_size, self._stride, self._padding = kernel_size, stride, padding
+        self._ceil_mode, self._data_format = ceil_mode, data_format
+
+    def forward(self, x):
+        return F.max_pool3d(x, self._kernel_size, self._stride, self._padding, self._ceil_mode,
+                            self._data_format)
