@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import fw
 import fw.sparse as S
 
-SETTINGS = settings(max_examples=15, deadline=None,
+SETTINGS = settings(deadline=None,  # example counts come from the profile (conftest.py)
                     suppress_health_check=[HealthCheck.too_slow])
 
 
