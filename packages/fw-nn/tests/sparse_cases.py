@@ -102,6 +102,10 @@ def cases(lib):
                                        dilation=[1, 2, 1])
     c["subm_conv3d"] = lambda: F.subm_conv3d(vox(), lib.to_tensor(W3), lib.to_tensor(BIAS),
                                              padding=1)
+    pix = S.sparse_coo_tensor(lib.to_tensor(VOX[[0, 2, 3]]), lib.to_tensor(VOXV), [2, 5, 3, 3])
+    c["conv2d"] = lambda: F.conv2d(pix, lib.to_tensor(W3[0]), lib.to_tensor(BIAS), stride=[2, 1],
+                                   padding=1)
+    c["subm_conv2d"] = lambda: F.subm_conv2d(pix, lib.to_tensor(W3[1]), None, padding=1)
     c["max_pool3d"] = lambda: F.max_pool3d(vox(), 2)
     c["max_pool3d_pad"] = lambda: S.nn.MaxPool3D(3, stride=2, padding=1)(vox())
     c["batch_norm"] = lambda: S.nn.BatchNorm(3)(vox())

@@ -3,14 +3,16 @@
 from fw.sparse.nn import functional
 from fw.sparse.nn.layer import (
     BatchNorm,
+    Conv2D,
     Conv3D,
     LeakyReLU,
     MaxPool3D,
     ReLU,
     ReLU6,
     Softmax,
+    SubmConv2D,
     SubmConv3D,
 )
 
-__all__ = ["BatchNorm", "Conv3D", "LeakyReLU", "MaxPool3D", "ReLU", "ReLU6", "Softmax",
-           "SubmConv3D", "functional"]
+__all__ = ["BatchNorm", "Conv2D", "Conv3D", "LeakyReLU", "MaxPool3D", "ReLU", "ReLU6",
+           "Softmax", "SubmConv2D", "SubmConv3D", "functional"]

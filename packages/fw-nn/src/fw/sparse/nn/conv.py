@@ -20,16 +20,17 @@ import fw
 from fw.sparse._util import gather_rows, index_tensor, linear, scatter_rows, to_coo, unravel
 from fw.sparse.tensor import SparseCooTensor
 
-__all__ = ["conv3d", "max_pool3d", "subm_conv3d"]
+__all__ = ["conv2d", "conv3d", "max_pool3d", "subm_conv2d", "subm_conv3d"]
 
 
-def _triple(v, what, fn):
+def _triple(v, what, fn, n=3):
+    """An int or n ints -> a list of n ints (n spatial dims)."""
     if isinstance(v, int):
-        return [v] * 3
+        return [v] * n
     v = list(v)
-    if len(v) != 3 or not all(isinstance(i, int) for i in v):
-        raise ValueError(f"fw.sparse.nn.functional.{fn}(): `{what}` must be an int or 3 ints, "
-                         f"got {v!r}")
+    if len(v) != n or not all(isinstance(i, int) for i in v):
+        raise ValueError(f"fw.sparse.nn.functional.{fn}(): `{what}` must be an int or {n} "
+                         f"ints, got {v!r}")
     return v
 
 
@@ -37,18 +38,20 @@ def _rulebook(x, ksize, stride, padding, dilation, out_sp, subm):
     """Per kernel offset k: (k, input rows, output linear sites), and the sorted output
     sites (a submanifold conv's are the input's)."""
     idx = x.indices().numpy()
-    batch, pos = idx[0], idx[1:4]
+    nsp = len(ksize)
+    batch, pos = idx[0], idx[1:1 + nsp]
     n_batch = x.shape[0]
     out_dims = [n_batch] + out_sp
     pairs = []  # per kernel offset: (flat offset, input rows, output linear sites)
     for k, off in enumerate(itertools.product(*(range(s) for s in ksize))):
         if subm:  # output site = input site; it reads input site + (off - centre) * dil
             num = pos - np.array([(off[i] - ksize[i] // 2) * dilation[i]
-                                  for i in range(3)])[:, None]
+                                  for i in range(nsp)])[:, None]
             ok = np.ones(pos.shape[1], bool)
             o = num
         else:
-            num = pos + np.array([padding[i] - off[i] * dilation[i] for i in range(3)])[:, None]
+            num = pos + np.array([padding[i] - off[i] * dilation[i]
+                                  for i in range(nsp)])[:, None]
             st = np.array(stride)[:, None]
             ok = np.all(num % st == 0, axis=0)
             o = num // st
@@ -65,38 +68,40 @@ def _rulebook(x, ksize, stride, padding, dilation, out_sp, subm):
     return pairs, out_sites, out_dims
 
 
-def _conv(x, weight, bias, stride, padding, dilation, groups, data_format, subm, fn):
+def _conv(x, weight, bias, stride, padding, dilation, groups, data_format, subm, fn, nsp=3):
     if not isinstance(x, SparseCooTensor) and not (hasattr(x, "is_sparse") and x.is_sparse()):
         raise TypeError(f"fw.sparse.nn.functional.{fn}(): `x` must be a sparse COO tensor, got "
                         f"{type(x).__name__}")
     x = to_coo(x)
-    if data_format != "NDHWC":
-        raise ValueError(f"fw.sparse.nn.functional.{fn}(): only data_format='NDHWC', got "
+    layout = "NDHWC" if nsp == 3 else "NHWC"
+    if data_format != layout:
+        raise ValueError(f"fw.sparse.nn.functional.{fn}(): only data_format='{layout}', got "
                          f"{data_format!r}")
     if groups != 1:
         raise ValueError(f"fw.sparse.nn.functional.{fn}(): only groups=1, got {groups}")
-    if x.ndim != 5 or x.sparse_dim() != 4:
-        raise ValueError(f"fw.sparse.nn.functional.{fn}(): x must be [N, D, H, W, C] with 4 "
-                         f"sparse dims, got shape {x.shape}, sparse_dim {x.sparse_dim()}")
-    if weight.ndim != 5 or weight.shape[3] != x.shape[4]:
-        raise ValueError(f"fw.sparse.nn.functional.{fn}(): weight must be [kD, kH, kW, C_in="
-                         f"{x.shape[4]}, C_out], got {list(weight.shape)}")
-    stride = _triple(stride, "stride", fn)
-    padding = _triple(padding, "padding", fn)
-    dilation = _triple(dilation, "dilation", fn)
-    ksize = list(weight.shape[:3])
-    spatial = x.shape[1:4]
+    if x.ndim != nsp + 2 or x.sparse_dim() != nsp + 1:
+        raise ValueError(f"fw.sparse.nn.functional.{fn}(): x must be {layout} with "
+                         f"{nsp + 1} sparse dims, got shape {x.shape}, sparse_dim "
+                         f"{x.sparse_dim()}")
+    if weight.ndim != nsp + 2 or weight.shape[nsp] != x.shape[-1]:
+        raise ValueError(f"fw.sparse.nn.functional.{fn}(): weight must be [{nsp} kernel dims, "
+                         f"C_in={x.shape[-1]}, C_out], got {list(weight.shape)}")
+    stride = _triple(stride, "stride", fn, nsp)
+    padding = _triple(padding, "padding", fn, nsp)
+    dilation = _triple(dilation, "dilation", fn, nsp)
+    ksize = list(weight.shape[:nsp])
+    spatial = x.shape[1:1 + nsp]
     if subm:
         out_sp = list(spatial)
     else:
         out_sp = [(spatial[i] + 2 * padding[i] - dilation[i] * (ksize[i] - 1) - 1) // stride[i]
-                  + 1 for i in range(3)]
+                  + 1 for i in range(nsp)]
         if min(out_sp) <= 0:
             raise ValueError(f"fw.sparse.nn.functional.{fn}(): the output would be empty: "
                              f"input {spatial}, kernel {ksize}, padding {padding}")
     pairs, out_sites, out_dims = _rulebook(x, ksize, stride, padding, dilation, out_sp, subm)
-    c_out = weight.shape[4]
-    w = fw.reshape(weight, [-1, weight.shape[3], c_out])
+    c_out = weight.shape[-1]
+    w = fw.reshape(weight, [-1, weight.shape[nsp], c_out])
     out = None
     for k, rows, sites in pairs:
         if subm:
@@ -111,10 +116,7 @@ def _conv(x, weight, bias, stride, padding, dilation, groups, data_format, subm,
         out = fw.zeros([out_sites.size, c_out], dtype=x.dtype)
     if bias is not None:
         out = out + bias
-    if subm:  # Paddle keeps the input's order for a submanifold conv
-        sites_in = linear(x.indices().numpy(), out_dims)
-        out = gather_rows(out, np.searchsorted(out_sites, sites_in))
-        return SparseCooTensor(x.indices(), out, out_dims + [c_out], x.is_coalesced())
+    # both kinds come out sorted by site (a submanifold conv's sites are the input's)
     return SparseCooTensor(index_tensor(unravel(out_sites, out_dims)), out,
                            out_dims + [c_out], True)
 
@@ -165,7 +167,7 @@ def subm_conv3d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
         name (str, optional): unused.
 
     Returns:
-        SparseCooTensor: x's indices, ``C_out`` values per site.
+        SparseCooTensor: x's sites (sorted, coalesced), ``C_out`` values per site.
 
     Examples:
         >>> import fw
@@ -248,3 +250,64 @@ def max_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode=False, data_for
     flat = fw.reshape(x.values(), [-1])
     out = fw.reshape(gather_rows(flat, win.ravel()), [out_sites.size, c])
     return SparseCooTensor(index_tensor(unravel(out_sites, out_dims)), out, out_dims + [c], True)
+
+
+def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
+           data_format="NHWC", name=None):
+    """Sparse 2-D convolution of an NHWC COO tensor (the 2-D case of :func:`conv3d`).
+
+    Args:
+        x (SparseCooTensor): ``[N, H, W, C_in]`` with 3 sparse dims.
+        weight (Tensor): ``[kH, kW, C_in, C_out]``.
+        bias (Tensor, optional): ``[C_out]``. Default None.
+        stride (int|list, optional): Default 1.
+        padding (int|list, optional): Default 0.
+        dilation (int|list, optional): Default 1.
+        groups (int, optional): must be 1. Default 1.
+        data_format (str, optional): must be "NHWC". Default "NHWC".
+        name (str, optional): unused.
+
+    Returns:
+        SparseCooTensor: ``[N, H', W', C_out]``.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.sparse.sparse_coo_tensor([[0], [1], [1]], [[1.0]], [1, 3, 3, 1])
+        >>> fw.sparse.nn.functional.conv2d(x, fw.ones([3, 3, 1, 1]), padding=1).nnz()
+        9
+    """
+    return _conv(x, weight, bias, stride, padding, dilation, groups, data_format, False,
+                 "conv2d", nsp=2)
+
+
+def subm_conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1,
+                data_format="NHWC", key=None, name=None):
+    """Submanifold sparse 2-D convolution (the 2-D case of :func:`subm_conv3d`).
+
+    Args:
+        x (SparseCooTensor): ``[N, H, W, C_in]`` with 3 sparse dims.
+        weight (Tensor): ``[kH, kW, C_in, C_out]`` (odd kernel sizes).
+        bias (Tensor, optional): ``[C_out]``. Default None.
+        stride (int|list, optional): must be 1. Default 1.
+        padding (int|list, optional): accepted for Paddle compatibility. Default 0.
+        dilation (int|list, optional): Default 1.
+        groups (int, optional): must be 1. Default 1.
+        data_format (str, optional): must be "NHWC". Default "NHWC".
+        key (str, optional): unused.
+        name (str, optional): unused.
+
+    Returns:
+        SparseCooTensor: x's sites (sorted, coalesced), ``C_out`` values per site.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.sparse.sparse_coo_tensor([[0, 0], [1, 1], [1, 2]], [[1.0], [2.0]],
+        ...                                 [1, 3, 3, 1])
+        >>> y = fw.sparse.nn.functional.subm_conv2d(x, fw.ones([3, 3, 1, 1]), padding=1)
+        >>> y.values().numpy().tolist()
+        [[3.0], [3.0]]
+    """
+    if _triple(stride, "stride", "subm_conv2d", 2) != [1, 1]:
+        raise ValueError(f"fw.sparse.nn.functional.subm_conv2d(): only stride 1, got {stride}")
+    return _conv(x, weight, bias, stride, padding, dilation, groups, data_format, True,
+                 "subm_conv2d", nsp=2)

@@ -8,8 +8,8 @@ from fw.nn import BatchNorm1D, Layer
 from fw.nn.initializer import Normal
 from fw.sparse.nn import functional as F
 
-__all__ = ["BatchNorm", "Conv3D", "LeakyReLU", "MaxPool3D", "ReLU", "ReLU6", "Softmax",
-           "SubmConv3D"]
+__all__ = ["BatchNorm", "Conv2D", "Conv3D", "LeakyReLU", "MaxPool3D", "ReLU", "ReLU6",
+           "Softmax", "SubmConv2D", "SubmConv3D"]
 
 
 class ReLU(Layer):
@@ -103,15 +103,18 @@ class Softmax(Layer):
 
 class _Conv3D(Layer):
     _subm = False
+    _nsp = 3
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
                  groups=1, padding_mode="zeros", weight_attr=None, bias_attr=None,
-                 data_format="NDHWC"):
+                 data_format=None):
         super().__init__()
         if padding_mode != "zeros":
             raise ValueError(f"{type(self).__name__}: only padding_mode='zeros', got "
                              f"{padding_mode!r}")
-        ks = [kernel_size] * 3 if isinstance(kernel_size, int) else list(kernel_size)
+        ks = [kernel_size] * self._nsp if isinstance(kernel_size, int) else list(kernel_size)
+        if data_format is None:
+            data_format = "NDHWC" if self._nsp == 3 else "NHWC"
         self._in_channels, self._out_channels = in_channels, out_channels
         self._stride, self._padding, self._dilation = stride, padding, dilation
         self._groups, self._data_format = groups, data_format
@@ -122,13 +125,15 @@ class _Conv3D(Layer):
         self.bias = self.create_parameter([out_channels], attr=bias_attr, is_bias=True)
 
     def forward(self, x):
-        fn = F.subm_conv3d if self._subm else F.conv3d
+        fn = {(3, False): F.conv3d, (3, True): F.subm_conv3d, (2, False): F.conv2d,
+              (2, True): F.subm_conv2d}[(self._nsp, self._subm)]
         return fn(x, self.weight, self.bias, self._stride, self._padding, self._dilation,
                   self._groups, self._data_format)
 
     def extra_repr(self):
         return (f"{self._in_channels}, {self._out_channels}, kernel_size="
-                f"{list(self.weight.shape[:3])}, stride={self._stride}, padding={self._padding}")
+                f"{list(self.weight.shape[:self._nsp])}, stride={self._stride}, "
+                f"padding={self._padding}")
 
 
 class Conv3D(_Conv3D):
@@ -186,6 +191,73 @@ class SubmConv3D(_Conv3D):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
                  groups=1, padding_mode="zeros", key=None, weight_attr=None, bias_attr=None,
                  data_format="NDHWC", backend=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, padding_mode, weight_attr, bias_attr, data_format)
+
+
+class Conv2D(_Conv3D):
+    """Sparse 2-D convolution layer on NHWC COO tensors (weight ``[kH, kW, C_in, C_out]``).
+
+    Args:
+        in_channels (int): input channels.
+        out_channels (int): output channels.
+        kernel_size (int|list): kernel size.
+        stride (int|list, optional): Default 1.
+        padding (int|list, optional): Default 0.
+        dilation (int|list, optional): Default 1.
+        groups (int, optional): must be 1. Default 1.
+        padding_mode (str, optional): must be "zeros".
+        weight_attr (ParamAttr, optional): weight attribute.
+        bias_attr (ParamAttr|bool, optional): bias attribute; False for none.
+        data_format (str, optional): must be "NHWC".
+
+    Examples:
+        >>> import fw
+        >>> x = fw.sparse.sparse_coo_tensor([[0], [1], [1]], [[1.0, 2.0]], [1, 3, 3, 2])
+        >>> fw.sparse.nn.Conv2D(2, 4, 3, padding=1)(x).shape
+        [1, 3, 3, 4]
+    """
+
+    _nsp = 2
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, padding_mode="zeros", weight_attr=None, bias_attr=None,
+                 data_format="NHWC"):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, padding_mode, weight_attr, bias_attr, data_format)
+
+
+class SubmConv2D(_Conv3D):
+    """Submanifold sparse 2-D convolution layer: outputs at the input's sites only.
+
+    Args:
+        in_channels (int): input channels.
+        out_channels (int): output channels.
+        kernel_size (int|list): kernel size (odd).
+        stride (int|list, optional): must be 1.
+        padding (int|list, optional): Default 0.
+        dilation (int|list, optional): Default 1.
+        groups (int, optional): must be 1. Default 1.
+        padding_mode (str, optional): must be "zeros".
+        key (str, optional): unused.
+        weight_attr (ParamAttr, optional): weight attribute.
+        bias_attr (ParamAttr|bool, optional): bias attribute; False for none.
+        data_format (str, optional): must be "NHWC".
+        backend (str, optional): unused.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.sparse.sparse_coo_tensor([[0], [1], [1]], [[1.0, 2.0]], [1, 3, 3, 2])
+        >>> fw.sparse.nn.SubmConv2D(2, 4, 3, padding=1)(x).nnz()
+        1
+    """
+
+    _nsp = 2
+    _subm = True
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, padding_mode="zeros", key=None, weight_attr=None, bias_attr=None,
+                 data_format="NHWC", backend=None):
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
                          groups, padding_mode, weight_attr, bias_attr, data_format)
 
