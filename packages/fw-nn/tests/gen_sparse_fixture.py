@@ -32,6 +32,31 @@ def dump(t) -> dict:
     return {"kind": "dense", "values": t.numpy()}
 
 
+def signatures(paddle) -> dict:
+    """Parameter names and plain defaults of every public paddle.sparse callable."""
+    import inspect
+
+    mods = {"sparse": paddle.sparse, "sparse.nn": paddle.sparse.nn,
+            "sparse.nn.functional": paddle.sparse.nn.functional}
+    out = {}
+    for key, mod in mods.items():
+        for name in sorted(getattr(mod, "__all__", [])):
+            obj = getattr(mod, name)
+            if not callable(obj):
+                continue
+            fn = obj.__init__ if inspect.isclass(obj) else obj
+            params = []
+            for p in inspect.signature(fn).parameters.values():
+                if p.name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                    continue
+                d = p.default
+                plain = d is p.empty or isinstance(d, (int, float, str, bool, type(None)))
+                params.append([p.name, None if d is p.empty else (d if plain else repr(d)),
+                               d is p.empty])
+            out[f"{key}.{name}"] = params
+    return out
+
+
 def main():
     import paddle
 
@@ -49,6 +74,7 @@ def main():
         meta["kinds"][name] = rec.pop("kind")
         for k, v in rec.items():
             arrays[f"{name}/{k}"] = np.asarray(v)
+    meta["signatures"] = signatures(paddle)
     arrays["__meta__"] = np.asarray(json.dumps(meta, sort_keys=True))
     path = HERE / "fixtures" / "sparse_paddle.npz"
     np.savez_compressed(path, **arrays)

@@ -48,3 +48,27 @@ def test_matches_paddle(name):
             np.testing.assert_allclose(value, want, rtol=2e-6, atol=1e-6, equal_nan=True)
         else:
             np.testing.assert_array_equal(value, want, err_msg=key)
+
+
+# Paddle names fw.sparse does not provide (see fw-nn's README): attention and the
+# GPU-only implicit-GEMM conv variants, SyncBatchNorm (multi-GPU)
+NOT_PROVIDED = {"sparse.nn.SyncBatchNorm", "sparse.nn.functional.attention",
+                "sparse.nn.functional.subm_conv2d_igemm",
+                "sparse.nn.functional.subm_conv3d_igemm"}
+
+
+def _fw_signature(obj):
+    import inspect
+
+    fn = obj.__init__ if inspect.isclass(obj) else obj
+    return [[p.name, None if p.default is p.empty else p.default, p.default is p.empty]
+            for p in inspect.signature(fn).parameters.values()
+            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+
+@pytest.mark.parametrize("qual", sorted(set(META["signatures"]) - NOT_PROVIDED))
+def test_signature_matches_paddle(qual):
+    obj = fw
+    for part in qual.split("."):
+        obj = getattr(obj, part)
+    assert _fw_signature(obj) == META["signatures"][qual]

@@ -350,14 +350,16 @@ def sparse_coo_tensor(indices, values, shape=None, dtype=None, place=None, stop_
     return SparseCooTensor(ind, val, shape)
 
 
-def sparse_csr_tensor(crows, cols, values, shape, dtype=None, place=None, stop_gradient=True):
+def sparse_csr_tensor(crows, cols, values, shape=None, dtype=None, place=None,
+                      stop_gradient=True):
     """Build a CSR sparse tensor (2-D ``[M, N]`` or batched 3-D ``[B, M, N]``).
 
     Args:
         crows (list|numpy.ndarray|Tensor): row offsets, length ``B * (M + 1)``.
         cols (list|numpy.ndarray|Tensor): the column of each stored value, length nnz.
         values (list|numpy.ndarray|Tensor): the stored values, length nnz.
-        shape (list|tuple): the dense shape.
+        shape (list|tuple, optional): the dense shape; when None, 2-D
+            ``[len(crows) - 1, max(cols) + 1]``.
         dtype (str|fw.dtype, optional): the values' dtype. Default: inferred.
         place (optional): accepted for Paddle compatibility.
         stop_gradient (bool, optional): False makes the values require gradients. Default True.
@@ -375,7 +377,8 @@ def sparse_csr_tensor(crows, cols, values, shape, dtype=None, place=None, stop_g
     co = _as_index(cols, "sparse_csr_tensor", "cols")
     val = _as_values(values, dtype, stop_gradient)
     if shape is None:
-        raise ValueError("sparse_csr_tensor(): `shape` is required")
+        cn = co.numpy()
+        shape = [int(cr.shape[0]) - 1, int(cn.max()) + 1 if cn.size else 0]
     shape = [int(s) for s in shape]
     if len(shape) not in (2, 3):
         raise ValueError(f"sparse_csr_tensor(): shape must be 2-D or 3-D, got {shape}")

@@ -107,14 +107,12 @@ class _Conv3D(Layer):
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
                  groups=1, padding_mode="zeros", weight_attr=None, bias_attr=None,
-                 data_format=None):
+                 data_format="NDHWC"):
         super().__init__()
         if padding_mode != "zeros":
             raise ValueError(f"{type(self).__name__}: only padding_mode='zeros', got "
                              f"{padding_mode!r}")
         ks = [kernel_size] * self._nsp if isinstance(kernel_size, int) else list(kernel_size)
-        if data_format is None:
-            data_format = "NDHWC" if self._nsp == 3 else "NHWC"
         self._in_channels, self._out_channels = in_channels, out_channels
         self._stride, self._padding, self._dilation = stride, padding, dilation
         self._groups, self._data_format = groups, data_format
