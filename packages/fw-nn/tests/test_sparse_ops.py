@@ -408,3 +408,48 @@ def test_max_pool3d_gradient_goes_to_winners():
     assert y.values().numpy().tolist() == [[3.0, -1.0]]
     y.values().sum().backward()
     assert v.grad.numpy().tolist() == [[0.0, 0.0], [1.0, 1.0], [0.0, 0.0]]
+
+
+# ---------------------------------------------------------------- attention
+def _attention_reference(q, k, v, layout, kp=None, am=None):
+    b, h, m, d = q.shape
+    s = np.einsum("bhid,bhjd->bhij", q, k) / np.sqrt(d)
+    allowed = layout.reshape(b, h, m, m) != 0
+    if kp is not None:
+        allowed &= (kp != 0)[:, None, None, :]
+    if am is not None:
+        allowed &= (am != 0)[None, None]
+    s = np.where(allowed, s, -np.inf)
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return (e / e.sum(-1, keepdims=True)) @ v
+
+
+def test_attention_matches_dense_reference_and_gradients():
+    rng = np.random.default_rng(13)
+    b, h, m, d = 2, 2, 5, 3
+    q0, k0, v0 = (rng.standard_normal((b, h, m, d)) for _ in range(3))
+    layout = (rng.random((b * h, m, m)) < 0.6).astype(float)
+    layout[:, np.arange(m), np.arange(m)] = 1  # every row keeps its diagonal
+    kp = np.ones((b, m))
+    kp[1, 4] = 0
+    am = np.tril(np.ones((m, m)))
+    mask = fw.to_tensor(layout).to_sparse_csr()
+    f = S.nn.functional.attention
+    for args in ((None, None), (kp, am)):
+        t = [None if a is None else fw.to_tensor(a) for a in args]
+        got = f(fw.to_tensor(q0), fw.to_tensor(k0), fw.to_tensor(v0), mask, *t)
+        np.testing.assert_allclose(got.numpy(), _attention_reference(q0, k0, v0, layout, *args),
+                                   rtol=1e-10, atol=1e-12)
+    wts = rng.standard_normal((b, h, m, d))
+
+    def loss(q):
+        out = f(q, fw.to_tensor(k0), fw.to_tensor(v0), mask, fw.to_tensor(kp), fw.to_tensor(am))
+        return (out * fw.to_tensor(wts)).sum()
+
+    q = fw.to_tensor(q0, stop_gradient=False)
+    loss(q).backward()
+    want = numeric_grad(lambda a: float(loss(fw.to_tensor(a)).numpy()), q0)
+    np.testing.assert_allclose(q.grad.numpy(), want, rtol=1e-6, atol=1e-8)
+    with pytest.raises(ValueError, match=r"attention.*sparse_mask.*\[4, 5, 5\]"):
+        f(fw.to_tensor(q0), fw.to_tensor(k0), fw.to_tensor(v0),
+          fw.to_tensor(layout[:2]).to_sparse_csr())

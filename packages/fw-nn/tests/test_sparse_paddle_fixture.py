@@ -50,9 +50,9 @@ def test_matches_paddle(name):
             np.testing.assert_array_equal(value, want, err_msg=key)
 
 
-# Paddle names fw.sparse does not provide (see fw-nn's README): attention and the
-# GPU-only implicit-GEMM conv variants, SyncBatchNorm (multi-GPU)
-NOT_PROVIDED = {"sparse.nn.SyncBatchNorm", "sparse.nn.functional.attention",
+# Paddle names fw.sparse does not provide (see fw-nn's README): the GPU-only
+# implicit-GEMM conv variants, SyncBatchNorm (multi-GPU)
+NOT_PROVIDED = {"sparse.nn.SyncBatchNorm",
                 "sparse.nn.functional.subm_conv2d_igemm",
                 "sparse.nn.functional.subm_conv3d_igemm"}
 

@@ -10,9 +10,10 @@ import numpy as np
 import fw
 import fw.nn.functional as F
 from fw.sparse._util import check_sparse, gather_rows, linear, scatter_rows, to_coo
+from fw.sparse.nn.attention import attention
 from fw.sparse.nn.conv import conv2d, conv3d, max_pool3d, subm_conv2d, subm_conv3d
 
-__all__ = ["conv2d", "conv3d", "leaky_relu", "max_pool3d", "relu", "relu6", "softmax",
+__all__ = ["attention", "conv2d", "conv3d", "leaky_relu", "max_pool3d", "relu", "relu6", "softmax",
            "subm_conv2d", "subm_conv3d"]
 
 
