@@ -22,8 +22,22 @@ from fw.distributed.fleet.topology import (
     HybridCommunicateGroup,
     ParallelMode,
 )
+from fw.distributed.ps.fleet_api import (
+    init_server,
+    init_worker,
+    is_server,
+    is_worker,
+    run_server,
+    save_persistables,
+    server_index,
+    server_num,
+    stop_worker,
+)
 
 __all__ = ["init", "DistributedStrategy", "distributed_model", "distributed_optimizer",
            "get_hybrid_communicate_group", "worker_index", "worker_num", "is_first_worker",
            "barrier_worker", "is_initialized", "CommunicateTopology",
-           "HybridCommunicateGroup", "ParallelMode", "meta_parallel", "utils"]
+           "HybridCommunicateGroup", "ParallelMode", "meta_parallel", "utils",
+           # parameter-server mode (fw.distributed.ps)
+           "is_server", "is_worker", "server_num", "server_index", "init_server", "run_server",
+           "init_worker", "stop_worker", "save_persistables"]

@@ -24,6 +24,7 @@ class _State:
     hcg = None
     is_collective = False
     dp_model = None  # the DataParallel distributed_model made (gradient merge drives it)
+    ps = None        # parameter-server mode: this process's fw.distributed.ps runtime
 
 
 _state = _State()
@@ -34,19 +35,30 @@ def _hcg_or_none():
 
 
 def init(role_maker=None, is_collective=False, strategy=None, log_level="INFO"):
-    """Start fleet: with ``is_collective=True`` (collective training, the only mode
-    fw supports) lay the ranks out on ``strategy.hybrid_configs``. A ``dp_degree``
-    of -1, or degrees that leave ranks over with dp 1, give data parallelism the
-    rest (Paddle's rule)."""
-    if not is_collective:
-        raise NotImplementedError(
-            "fleet.init: only collective training (is_collective=True) is supported; "
-            "parameter-server mode is not part of this fw-distributed")
+    """Start fleet: with ``is_collective=True`` lay the ranks out on
+    ``strategy.hybrid_configs`` (a ``dp_degree`` of -1, or degrees that leave ranks
+    over with dp 1, give data parallelism the rest: Paddle's rule). With a
+    parameter-server role maker (``PaddleCloudRoleMaker()``, whose environment has
+    ``TRAINING_ROLE``), start parameter-server mode (`fw.distributed.ps`)."""
     if strategy is None:
         strategy = DistributedStrategy()
     if not isinstance(strategy, DistributedStrategy):
         raise TypeError(f"fleet.init: 'strategy' must be a fleet.DistributedStrategy, got "
                         f"{type(strategy).__name__}")
+    if not is_collective and not getattr(role_maker, "_is_collective", False):
+        from fw.distributed.ps import _role
+
+        if not _role.ps_mode_requested():
+            raise NotImplementedError(
+                "fleet.init: is_collective=False means parameter-server mode, which needs "
+                "TRAINING_ROLE (PSERVER/TRAINER) and the other PS variables: start the job "
+                "with python -m fw.distributed.launch --run_mode ps --server_num S "
+                "--trainer_num T; for collective training pass is_collective=True")
+        from fw.distributed.ps import runtime
+
+        _state.ps = runtime.init(role_maker, strategy)
+        _state.strategy = strategy
+        return None
     n = comm.world_size()
     hc = strategy.hybrid_configs
     dims = {k: hc[f"{k}_degree"] for k in ("dp", "pp", "sharding", "sep", "mp")}
@@ -72,7 +84,7 @@ def init(role_maker=None, is_collective=False, strategy=None, log_level="INFO"):
 
 
 def is_initialized() -> bool:
-    return _state.hcg is not None
+    return _state.hcg is not None or _state.ps is not None
 
 
 def _require(what):
@@ -87,18 +99,30 @@ def get_hybrid_communicate_group():
 
 
 def worker_index() -> int:
+    if _state.ps is not None:   # parameter-server mode: the trainer id
+        from fw.distributed.ps import fleet_api
+
+        return fleet_api.ps_worker_index()
     return comm.world_rank()
 
 
 def worker_num() -> int:
+    if _state.ps is not None:
+        from fw.distributed.ps import fleet_api
+
+        return fleet_api.ps_worker_num()
     return comm.world_size()
 
 
 def is_first_worker() -> bool:
-    return comm.world_rank() == 0
+    return worker_index() == 0
 
 
 def barrier_worker():
+    if _state.ps is not None:   # the trainers meet at server 0 (servers serve meanwhile)
+        from fw.distributed.ps import fleet_api
+
+        return fleet_api.ps_barrier_worker()
     comm.barrier()
 
 
@@ -161,7 +185,15 @@ def _sync_replicated(model, group):
 
 
 def distributed_optimizer(optimizer, strategy=None):
-    """Wrap `optimizer` for the job's strategy (gradient merge, sharding)."""
+    """Wrap `optimizer` for the job's strategy (gradient merge, sharding; in
+    parameter-server mode a `fw.distributed.ps.PSOptimizer` whose rule the
+    servers apply, in the mode ``strategy.a_sync``/``a_sync_configs`` choose)."""
+    if _state.ps is not None:
+        from fw.distributed.ps.optimizer import PSOptimizer
+
+        opt = PSOptimizer(optimizer, strategy or _state.strategy)
+        _state.ps.optimizer = opt
+        return opt
     _require("distributed_optimizer")
     from fw.distributed.fleet.optimizer import HybridParallelOptimizer
 
