@@ -4,8 +4,10 @@
   creation, the Adagrad rule): pull of existing rows, pull creating rows, push.
 - `PullPushOverMPI`: end to end on a launched job (``python -m
   fw.distributed.launch --run_mode ps --server_num 2 --trainer_num 1`` running
-  this file as the script): one trainer pulls and pushes batches of distinct ids
-  drawn from a 10^6-id space through 2 servers over MPI; median of rounds.
+  this file as the script): one trainer pulls (creating rows), pushes (Adagrad)
+  and pulls again (existing rows) batches of BATCH distinct ids drawn from a
+  10^6-id space through 2 servers over MPI, and times a 1-id pull (the round
+  trip); medians over ROUNDS rounds.
 
 Run by hand: ``python asv_bench/benchmarks/bench_ps.py`` prints the job's JSON.
 """
@@ -102,6 +104,11 @@ class PullPushOverMPI:
 
     track_pull_ids_per_s.unit = "ids/s"
 
+    def track_pull_existing_ids_per_s(self, res):
+        return res["pull_existing_ids_per_s"]
+
+    track_pull_existing_ids_per_s.unit = "ids/s"
+
     def track_push_ids_per_s(self, res):
         return res["push_ids_per_s"]
 
@@ -130,7 +137,7 @@ def _job(out):
     fleet.init_worker()
     c = runtime.current().client
     rng = np.random.default_rng(0)
-    pulls, pushes, ones = [], [], []
+    pulls, again, pushes, ones = [], [], [], []
     grads = rng.standard_normal((BATCH, DIM)).astype(np.float32)
     for r in range(ROUNDS + 3):
         ids = np.unique(rng.integers(0, VOCAB, BATCH))
@@ -141,11 +148,16 @@ def _job(out):
         t2 = time.perf_counter()
         c.pull_sparse(emb.table_id, ids[:1], DIM)
         t3 = time.perf_counter()
+        c.pull_sparse(emb.table_id, ids, DIM)          # the same rows again: they exist
+        t4 = time.perf_counter()
         if r >= 3:                                      # warm-up rounds left out
             pulls.append(ids.size / (t1 - t0))
             pushes.append(ids.size / (t2 - t1))
             ones.append(t3 - t2)
-    res = {"pull_ids_per_s": float(np.median(pulls)), "push_ids_per_s": float(np.median(pushes)),
+            again.append(ids.size / (t4 - t3))
+    res = {"pull_ids_per_s": float(np.median(pulls)),
+           "pull_existing_ids_per_s": float(np.median(again)),
+           "push_ids_per_s": float(np.median(pushes)),
            "one_id_round_trip_s": float(np.median(ones)), "batch": BATCH, "rounds": ROUNDS,
            "servers": 2, "loadavg": os.getloadavg()[0]}
     with open(out, "w") as f:

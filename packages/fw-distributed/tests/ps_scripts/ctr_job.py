@@ -1,8 +1,11 @@
 """One process of a parameter-server test job (started by
 ``python -m fw.distributed.launch --run_mode ps``): wide & deep CTR training.
 
-argv: OUT_DIR MODE STEPS [--save DIR] [--load DIR] [--kill-server I AFTER_S]
-      [--check-rows DIR]
+argv: OUT_DIR MODE STEPS [--batch B] [--lr LR] [--save DIR] [--load DIR]
+      [--check-rows DIR] [--kill-server I AFTER_S]
+--check-rows: trainer 0 compares the rows and dense values the servers serve with
+the checkpoint's files; with --kill-server, server I then kills itself (SIGKILL)
+AFTER_S seconds later while the trainers go on training.
 Each process writes OUT_DIR/pid.<role>.<index>; trainer 0 writes
 OUT_DIR/result.json (test AUC, scores, the dense parameters).
 """
@@ -58,32 +61,39 @@ if fleet.is_server():
     fleet.init_server(args.load)
     if args.kill_server and int(args.kill_server[0]) == index:
         def die():
+            # with --check-rows: once trainer 0 checked the reloaded rows
+            flag = os.path.join(args.out, "check.0.json")
+            while args.check_rows and not os.path.exists(flag):
+                time.sleep(0.05)
+            time.sleep(args.kill_server[1])
             print(f"KILLING server {index} at {time.time():.3f}", flush=True)
             os.kill(os.getpid(), signal.SIGKILL)
-        threading.Timer(args.kill_server[1], die).start()
+        threading.Thread(target=die, daemon=True).start()
     fleet.run_server()
     print(f"server {index} done", flush=True)
     sys.exit(0)
 
 fleet.init_worker()
 tid, T = fleet.worker_index(), fleet.worker_num()
-if args.check_rows:
+if args.check_rows and tid == 0:
     # every row and the dense parameters as saved (read from the files directly)
     from fw.distributed.ps.checkpoint import read_manifest
 
     man = read_manifest(args.check_rows)
     worst = 0.0
-    rt_opt = opt
     for cfg in man["sparse"]:
         layer = model.wide if cfg["name"] == "wide" else model.deep
         for fname in cfg["files"]:
             with np.load(os.path.join(args.check_rows, fname), allow_pickle=False) as z:
                 ids, vals = z["ids"], z["values"]
-            got = rt_opt.pull_rows(layer, ids, create=False)
+            got = opt.pull_rows(layer, ids, create=False)
             worst = max(worst, float(np.abs(got - vals).max()) if ids.size else 0.0)
-    with open(os.path.join(args.out, f"check.{tid}.json"), "w") as f:
+    tmp = os.path.join(args.out, "check.tmp")
+    with open(tmp, "w") as f:
         json.dump({"max_abs_diff": worst, "dense": opt.dense_flat().tolist(),
                    "rows": sum(c["rows"] for c in man["sparse"])}, f)
+    os.replace(tmp, os.path.join(args.out, "check.0.json"))
+if args.check_rows and not args.kill_server:
     fleet.stop_worker()
     sys.exit(0)
 
