@@ -125,7 +125,7 @@ def _job(out):
     from fw.distributed import fleet
     from fw.distributed.ps import SparseEmbedding, runtime
 
-    fleet.init()  # PS mode: TRAINING_ROLE from the launcher
+    fleet.init(role_maker=fleet.PaddleCloudRoleMaker())
     emb = SparseEmbedding([VOCAB, DIM], param_attr=fw.nn.initializer.Uniform(-0.01, 0.01),
                           name="bench")
     lin = fw.nn.Linear(DIM, 1)

@@ -2,8 +2,8 @@
 ps`` with 2 servers + 2 trainers training the wide & deep CTR model of
 ps_ctr.py over a 10^6-id space (sync mode: equal to single-process training),
 saving, reloading onto 3 (and, slow, 1) servers, a killed server named by the
-trainers, no process left after stop_worker; async and geo (slow). Every launch is bounded by a timeout and
-its whole session killed if it runs over."""
+trainers, no process left after stop_worker; async and geo (slow). Every launch
+is bounded by a timeout and its whole session killed if it runs over."""
 from __future__ import annotations
 
 import json

@@ -14,7 +14,7 @@ from fw.distributed.ps import _protocol as P
 from fw.distributed.ps import checkpoint
 from fw.distributed.ps._hash import mix64, shard_of, uniform01
 from fw.distributed.ps._index import IdIndex
-from fw.distributed.ps._role import role_from_env
+from fw.distributed.ps._role import role_from_maker
 from fw.distributed.ps.client import dense_bounds
 from fw.distributed.ps.initializer import make_rows, spec_from_initializer
 from fw.distributed.ps.rules import spec_from_optimizer
@@ -261,21 +261,31 @@ def test_protocol_round_trip_and_rejects_garbage():
         P.decode(bad)
 
 
-def test_roles_from_the_environment():
+def test_roles_from_the_role_maker(monkeypatch):
     base = {"PADDLE_PSERVERS_IP_PORT_LIST": "127.0.0.1:6001,127.0.0.1:6002",
-            "PADDLE_TRAINERS_NUM": "2"}
-    r = role_from_env({**base, "TRAINING_ROLE": "PSERVER", "POD_IP": "127.0.0.1",
-                       "PADDLE_PORT": "6002"})
+            "PADDLE_TRAINERS_NUM": "2", "POD_IP": "127.0.0.1", "PADDLE_PORT": "6002"}
+    for k, v in base.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("TRAINING_ROLE", "PSERVER")
+    r = role_from_maker(fleet.PaddleCloudRoleMaker())
     assert (r.is_server, r.index, r.num_servers, r.num_trainers) == (True, 1, 2, 2)
-    r = role_from_env({**base, "TRAINING_ROLE": "TRAINER", "PADDLE_TRAINER_ID": "1"})
-    assert (r.is_server, r.index) == (False, 1)
-    with pytest.raises(ValueError, match="not in PADDLE_PSERVERS_IP_PORT_LIST"):
-        role_from_env({**base, "TRAINING_ROLE": "PSERVER", "POD_IP": "127.0.0.1",
-                       "PADDLE_PORT": "7"})
-    with pytest.raises(ValueError, match="PADDLE_TRAINER_ID=2"):
-        role_from_env({**base, "TRAINING_ROLE": "TRAINER", "PADDLE_TRAINER_ID": "2"})
-    with pytest.raises(ValueError, match="TRAINING_ROLE"):
-        role_from_env({**base, "TRAINING_ROLE": "HETER_TRAINER"})
+    monkeypatch.setenv("TRAINING_ROLE", "TRAINER")
+    monkeypatch.setenv("PADDLE_TRAINER_ID", "1")
+    r = role_from_maker(fleet.PaddleCloudRoleMaker())
+    assert (r.is_server, r.index, r.server_endpoints) == (False, 1, ("127.0.0.1:6001",
+                                                                    "127.0.0.1:6002"))
+    with pytest.raises(RuntimeError, match="fleet.init"):
+        role_from_maker(None)
+
+
+def test_ps_entry_points_outside_ps_mode_say_so():
+    from fw.distributed.ps import runtime
+
+    if runtime.current() is None:
+        with pytest.raises(RuntimeError, match="--run_mode ps"):
+            fleet.init_worker()
+        with pytest.raises(RuntimeError, match="--run_mode ps"):
+            fleet.init_server()
 
 
 def test_modes_from_the_strategy():

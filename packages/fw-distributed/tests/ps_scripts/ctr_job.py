@@ -41,7 +41,7 @@ p.add_argument("--kill-server", nargs=2, type=float)
 p.add_argument("--check-rows")
 args = p.parse_args()
 
-fleet.init()  # PS mode: TRAINING_ROLE from the launcher
+fleet.init(role_maker=fleet.PaddleCloudRoleMaker())
 role = "server" if fleet.is_server() else "trainer"
 index = fleet.server_index() if fleet.is_server() else fleet.worker_index()
 with open(os.path.join(args.out, f"pid.{role}.{index}"), "w") as f:

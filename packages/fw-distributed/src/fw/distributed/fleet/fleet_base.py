@@ -3,18 +3,24 @@ hybrid communicate group (Paddle's ``paddle.distributed.fleet``).
 
 `init` lays the world's ranks out on the grid of ``strategy.hybrid_configs`` (dp x
 pp x sharding x sep x mp, `topology.CommunicateTopology`) and makes this rank's
-group on each axis. `distributed_model` then wraps the model for the configured
-parallelism (pipeline > tensor/data), and `distributed_optimizer` wraps the
-optimizer for gradient merge and ZeRO sharding.
+group on each axis. In parameter-server mode (``is_collective=False``) it only
+keeps the role maker (`base.role_maker`): the parameter-server runtime starts in
+``init_server``/``init_worker``. `Fleet` is Paddle's class of these functions; the
+module-level functions are the methods of its one instance, `fleet`, as in
+Paddle. `distributed_model` then wraps the model for the configured parallelism
+(pipeline > tensor/data), and `distributed_optimizer` wraps the optimizer for
+gradient merge and ZeRO sharding.
 """
 
 from __future__ import annotations
 
 from fw.distributed import _fleet_comm as comm
+from fw.distributed.fleet.base.util_factory import UtilBase
 from fw.distributed.fleet.strategy import DistributedStrategy
 from fw.distributed.fleet.topology import CommunicateTopology, HybridCommunicateGroup
+from fw.distributed.ps import fleet_api
 
-__all__ = ["init", "get_hybrid_communicate_group", "distributed_model",
+__all__ = ["Fleet", "fleet", "init", "get_hybrid_communicate_group", "distributed_model",
            "distributed_optimizer", "worker_index", "worker_num", "is_first_worker",
            "barrier_worker", "is_initialized"]
 
@@ -24,10 +30,11 @@ class _State:
     hcg = None
     is_collective = False
     dp_model = None  # the DataParallel distributed_model made (gradient merge drives it)
-    ps = None        # parameter-server mode: this process's fw.distributed.ps runtime
+    role_maker = None  # the role maker of the last init (base.role_maker)
 
 
 _state = _State()
+util = UtilBase()  # fleet.util
 
 
 def _hcg_or_none():
@@ -35,30 +42,60 @@ def _hcg_or_none():
 
 
 def init(role_maker=None, is_collective=False, strategy=None, log_level="INFO"):
-    """Start fleet: with ``is_collective=True`` lay the ranks out on
-    ``strategy.hybrid_configs`` (a ``dp_degree`` of -1, or degrees that leave ranks
-    over with dp 1, give data parallelism the rest: Paddle's rule). With a
-    parameter-server role maker (``PaddleCloudRoleMaker()``, whose environment has
-    ``TRAINING_ROLE``), start parameter-server mode (`fw.distributed.ps`)."""
+    """Start fleet.
+
+    With ``is_collective=True`` (collective training) lay the ranks out on
+    ``strategy.hybrid_configs``: a ``dp_degree`` of -1, or degrees that leave ranks
+    over with dp 1, give data parallelism the rest (Paddle's rule). With
+    ``is_collective=False`` and a parameter-server environment
+    (``PADDLE_PSERVERS_IP_PORT_LIST``), only the role is set up (the runtime starts
+    in ``init_server``/``init_worker``); without one, the job is laid out as in
+    collective mode (Paddle's dynamic mode always sets up the hybrid groups).
+
+    Args:
+        role_maker (RoleMakerBase, optional): who this process is; default a
+            `PaddleCloudRoleMaker` of `is_collective` reading the environment. A
+            role maker made with ``is_collective=True`` selects collective mode.
+        is_collective (bool): collective (True) or parameter-server mode.
+        strategy (DistributedStrategy, optional): the parallel configuration.
+        log_level (str|int): accepted for Paddle compatibility.
+
+    Returns:
+        None
+
+    Examples:
+        >>> from fw.distributed import fleet
+        >>> fleet.init(is_collective=True)
+        >>> fleet.worker_num(), fleet.is_first_worker()
+        (1, True)
+    """
+    from fw.distributed.fleet.base.role_maker import PaddleCloudRoleMaker, RoleMakerBase
+
+    if role_maker is None:
+        if not isinstance(is_collective, bool):
+            raise TypeError(f"fleet.init: is_collective must be a bool, got {is_collective!r}")
+        role_maker = PaddleCloudRoleMaker(is_collective=is_collective)
+    elif not isinstance(role_maker, RoleMakerBase):
+        raise TypeError(f"fleet.init: role_maker must be a fleet role maker "
+                        f"(PaddleCloudRoleMaker, UserDefinedRoleMaker), got "
+                        f"{type(role_maker).__name__}")
+    else:
+        is_collective = bool(role_maker._is_collective)
+    _state.role_maker = role_maker
+    util._set_role_maker(role_maker)
+    role_maker._gen()  # parse now, so a bad environment fails here
+    if not is_collective and not role_maker._is_non_distributed():
+        # parameter-server mode
+        _state.strategy = strategy if strategy is not None else DistributedStrategy()
+        _state.is_collective = False
+        _state.hcg = None
+        util._set_strategy(_state.strategy)
+        return None
     if strategy is None:
         strategy = DistributedStrategy()
     if not isinstance(strategy, DistributedStrategy):
         raise TypeError(f"fleet.init: 'strategy' must be a fleet.DistributedStrategy, got "
                         f"{type(strategy).__name__}")
-    if not is_collective and not getattr(role_maker, "_is_collective", False):
-        from fw.distributed.ps import _role
-
-        if not _role.ps_mode_requested():
-            raise NotImplementedError(
-                "fleet.init: is_collective=False means parameter-server mode, which needs "
-                "TRAINING_ROLE (PSERVER/TRAINER) and the other PS variables: start the job "
-                "with python -m fw.distributed.launch --run_mode ps --server_num S "
-                "--trainer_num T; for collective training pass is_collective=True")
-        from fw.distributed.ps import runtime
-
-        _state.ps = runtime.init(role_maker, strategy)
-        _state.strategy = strategy
-        return None
     n = comm.world_size()
     hc = strategy.hybrid_configs
     dims = {k: hc[f"{k}_degree"] for k in ("dp", "pp", "sharding", "sep", "mp")}
@@ -80,11 +117,12 @@ def init(role_maker=None, is_collective=False, strategy=None, log_level="INFO"):
     _state.strategy = strategy
     _state.dp_model = None
     _state.is_collective = True
+    util._set_strategy(strategy)
     return None
 
 
 def is_initialized() -> bool:
-    return _state.hcg is not None or _state.ps is not None
+    return _state.hcg is not None
 
 
 def _require(what):
@@ -98,32 +136,94 @@ def get_hybrid_communicate_group():
     return _require("get_hybrid_communicate_group")
 
 
-def worker_index() -> int:
-    if _state.ps is not None:   # parameter-server mode: the trainer id
-        from fw.distributed.ps import fleet_api
+def _role():
+    """The role maker of the last `init`; before one (community code asks
+    ``fleet.worker_index()`` without ``fleet.init``) the job's collective world."""
+    return _state.role_maker
 
-        return fleet_api.ps_worker_index()
-    return comm.world_rank()
+
+def worker_index() -> int:
+    """This worker's index (its rank in collective mode)."""
+    rm = _role()
+    return comm.world_rank() if rm is None or rm._is_collective else rm._worker_index()
 
 
 def worker_num() -> int:
-    if _state.ps is not None:
-        from fw.distributed.ps import fleet_api
-
-        return fleet_api.ps_worker_num()
-    return comm.world_size()
+    """The number of workers (the world size in collective mode)."""
+    rm = _role()
+    return comm.world_size() if rm is None or rm._is_collective else rm._worker_num()
 
 
 def is_first_worker() -> bool:
-    return worker_index() == 0
+    """Whether this process is worker 0."""
+    rm = _role()
+    return comm.world_rank() == 0 if rm is None or rm._is_collective else rm._is_first_worker()
+
+
+def is_worker() -> bool:
+    """Whether this process is a worker (trainer)."""
+    rm = _role()
+    return True if rm is None else rm._is_worker()
+
+
+def is_server() -> bool:
+    """Whether this process is a parameter server."""
+    rm = _role()
+    return False if rm is None else rm._is_server()
+
+
+def server_num() -> int:
+    """The number of parameter servers (0 in collective mode)."""
+    rm = _role()
+    return 0 if rm is None else rm._server_num()
+
+
+def server_index() -> int:
+    """This server's index among the servers."""
+    rm = _role()
+    if rm is None or not rm._is_server():
+        raise RuntimeError("fleet.server_index: this process is not a parameter server")
+    return rm._server_index()
+
+
+def node_num() -> int:
+    """The number of nodes (distinct hosts of the worker endpoints)."""
+    rm = _role()
+    return 1 if rm is None else rm._node_num()
+
+
+def _eps(eps, to_string):
+    return ",".join(eps) if to_string else list(eps)
+
+
+def worker_endpoints(to_string=False):
+    """The workers' ``ip:port`` (a list, or one comma-separated string)."""
+    rm = _role()
+    if rm is None:
+        from fw.distributed.fleet.base.role_maker import PaddleCloudRoleMaker
+
+        rm = PaddleCloudRoleMaker(is_collective=True)
+    return _eps(rm._get_trainer_endpoints(), to_string)
+
+
+def server_endpoints(to_string=False):
+    """The parameter servers' ``ip:port`` (a list, or one comma-separated string)."""
+    rm = _role()
+    return _eps([] if rm is None else rm._get_pserver_endpoints(), to_string)
 
 
 def barrier_worker():
-    if _state.ps is not None:   # the trainers meet at server 0 (servers serve meanwhile)
-        from fw.distributed.ps import fleet_api
+    """A barrier of the workers."""
+    rm = _role()
+    if rm is None or rm._is_collective:
+        comm.barrier()
+    else:
+        rm._barrier("worker")
 
-        return fleet_api.ps_barrier_worker()
-    comm.barrier()
+
+def all_reduce(input, mode="sum"):
+    """All-reduce numbers among the workers (``fleet.util.all_reduce``)."""
+    return util.all_reduce(input, mode, "worker")
 
 
 def distributed_model(model):
@@ -186,15 +286,72 @@ def _sync_replicated(model, group):
 
 def distributed_optimizer(optimizer, strategy=None):
     """Wrap `optimizer` for the job's strategy (gradient merge, sharding; in
-    parameter-server mode a `fw.distributed.ps.PSOptimizer` whose rule the
-    servers apply, in the mode ``strategy.a_sync``/``a_sync_configs`` choose)."""
-    if _state.ps is not None:
-        from fw.distributed.ps.optimizer import PSOptimizer
+    parameter-server mode a `fw.distributed.ps.PSOptimizer` whose rule the servers
+    apply, in the mode ``strategy.a_sync``/``a_sync_configs`` choose)."""
+    if _ps_mode():
+        from fw.distributed.ps import fleet_api
 
-        opt = PSOptimizer(optimizer, strategy or _state.strategy)
-        _state.ps.optimizer = opt
-        return opt
+        return fleet_api.distributed_optimizer(_state.role_maker, optimizer,
+                                               strategy or _state.strategy)
     _require("distributed_optimizer")
     from fw.distributed.fleet.optimizer import HybridParallelOptimizer
 
     return HybridParallelOptimizer(optimizer, _state.hcg, strategy or _state.strategy)
+
+
+def _ps_mode() -> bool:
+    """Whether `init` started parameter-server mode (a non-collective role maker of a
+    job with parameter servers)."""
+    rm = _state.role_maker
+    return (rm is not None and not _state.is_collective and not rm._is_collective
+            and not rm._is_non_distributed())
+
+
+class Fleet:
+    """Paddle's ``fleet.Fleet``: the fleet API as methods. ``fleet.fleet`` is the
+    instance behind the module-level functions (``fleet.init`` is
+    ``fleet.fleet.init``); a new instance shares the job's state, since a process
+    has one distributed role.
+
+    Examples:
+        >>> from fw.distributed import fleet
+        >>> f = fleet.Fleet()
+        >>> f.init(is_collective=True)
+        >>> f.worker_index(), f.is_server()
+        (0, False)
+    """
+
+    init = staticmethod(init)
+    is_initialized = staticmethod(is_initialized)
+    get_hybrid_communicate_group = staticmethod(get_hybrid_communicate_group)
+    distributed_model = staticmethod(distributed_model)
+    distributed_optimizer = staticmethod(distributed_optimizer)
+    worker_index = staticmethod(worker_index)
+    worker_num = staticmethod(worker_num)
+    is_first_worker = staticmethod(is_first_worker)
+    is_worker = staticmethod(is_worker)
+    is_server = staticmethod(is_server)
+    server_num = staticmethod(server_num)
+    server_index = staticmethod(server_index)
+    node_num = staticmethod(node_num)
+    worker_endpoints = staticmethod(worker_endpoints)
+    server_endpoints = staticmethod(server_endpoints)
+    barrier_worker = staticmethod(barrier_worker)
+    all_reduce = staticmethod(all_reduce)
+    # parameter-server mode (fw.distributed.ps)
+    init_server = staticmethod(fleet_api.init_server)
+    run_server = staticmethod(fleet_api.run_server)
+    init_worker = staticmethod(fleet_api.init_worker)
+    stop_worker = staticmethod(fleet_api.stop_worker)
+    save_persistables = staticmethod(fleet_api.save_persistables)
+
+    @property
+    def util(self):
+        return util
+
+    @property
+    def _role_maker(self):
+        return _state.role_maker
+
+
+fleet = Fleet()

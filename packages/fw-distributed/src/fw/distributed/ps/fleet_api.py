@@ -1,82 +1,105 @@
-"""fleet's parameter-server entry points (Paddle's ``fleet.is_server``,
-``init_server``, ``run_server``, ``init_worker``, ``stop_worker``, ...), re-exported
-by `fw.distributed.fleet`. In collective mode they say so instead of guessing."""
+"""fleet's parameter-server entry points (Paddle's ``fleet.init_server``,
+``run_server``, ``init_worker``, ``stop_worker``, ``save_persistables`` and the
+PS ``distributed_optimizer``), bound into `fw.distributed.fleet`. The role comes
+from the role maker `fleet.init` kept; ``is_server``/``worker_index``/... are the
+role maker's own queries (fleet_base)."""
 from __future__ import annotations
 
 from fw.distributed.ps import runtime
 
-__all__ = ["is_server", "is_worker", "server_num", "server_index", "init_server",
-           "run_server", "init_worker", "stop_worker", "save_persistables", "ps_worker_index",
-           "ps_worker_num", "ps_barrier_worker"]
+__all__ = ["init_server", "run_server", "init_worker", "stop_worker", "save_persistables",
+           "distributed_optimizer"]
 
 
-def is_server() -> bool:
-    """Whether this process is a parameter server (False outside PS mode).
+def _runtime(what: str, worker: bool):
+    from fw.distributed.fleet import fleet_base
+
+    runtime.get_or_create(fleet_base._state.role_maker, fleet_base._state.strategy, what)
+    return runtime.require(what, worker=worker)
+
+
+def distributed_optimizer(role_maker, optimizer, strategy):
+    """The PS-mode `fleet.distributed_optimizer`: a `PSOptimizer`, kept by this
+    process's runtime (``init_worker`` creates the tables with its rule)."""
+    from fw.distributed.ps.optimizer import PSOptimizer
+
+    rt = runtime.get_or_create(role_maker, strategy, "distributed_optimizer")
+    opt = PSOptimizer(optimizer, strategy)
+    rt.optimizer = opt
+    return opt
+
+
+def init_server(dirname=None, var_names=None, **kwargs) -> None:
+    """Start this parameter server: join the job (the first PS call of every process
+    brings the MPI transport up, collectively), and with `dirname` load the tables
+    `save_persistables` wrote there, by any number of servers (each server keeps
+    the ids it owns now). `var_names` (Paddle's: load only some tables) is not
+    supported.
+
+    Args:
+        dirname (str, optional): a checkpoint directory. Default: None.
+        var_names (list, optional): must be None.
+
+    Returns:
+        None
 
     Examples:
         >>> from fw.distributed import fleet
-        >>> fleet.is_server()
+        >>> fleet.is_server()      # init_server runs on the servers of a PS job
         False
     """
-    rt = runtime.current()
-    return rt is not None and rt.role.is_server
+    if var_names is not None:
+        raise NotImplementedError("fleet.init_server: var_names (loading only some tables) is "
+                                  "not supported; every table of the checkpoint is loaded")
+    _runtime("init_server", worker=False).init_server(dirname)
 
 
-def is_worker() -> bool:
-    """Whether this process trains (a PS-mode trainer, or any collective rank).
+def run_server() -> None:
+    """Serve the trainers' requests until every trainer called `stop_worker`.
+
+    Returns:
+        None
+
+    Examples:
+        >>> from fw.distributed import fleet
+        >>> fleet.is_server()      # run_server blocks on the servers of a PS job
+        False
+    """
+    _runtime("run_server", worker=False).run_server()
+
+
+def init_worker(scopes=None) -> None:
+    """Join the job, create the tables on the servers, send (trainer 0) and pull the
+    initial dense parameters, and wait for every trainer. Call it after
+    `distributed_optimizer`.
+
+    Args:
+        scopes: Paddle's static-graph scopes; ignored.
+
+    Returns:
+        None
+
+    Examples:
+        >>> from fw.distributed import fleet
+        >>> fleet.is_worker()      # init_worker runs on the trainers of a PS job
+        True
+    """
+    _runtime("init_worker", worker=True).init_worker()
+
+
+def stop_worker() -> None:
+    """Tell every server this trainer is done (geo: after a last merge). The servers
+    leave `run_server` once every trainer stopped, so the whole job ends.
+
+    Returns:
+        None
 
     Examples:
         >>> from fw.distributed import fleet
         >>> fleet.is_worker()
         True
     """
-    rt = runtime.current()
-    return rt is None or not rt.role.is_server
-
-
-def server_num() -> int:
-    """The number of parameter servers (0 outside PS mode)."""
-    rt = runtime.current()
-    return 0 if rt is None else rt.role.num_servers
-
-
-def server_index() -> int:
-    """This server's index (PS mode, on a server)."""
-    return runtime.require("server_index", worker=False).role.index
-
-
-def init_server(dirname=None, var_names=None, **kwargs) -> None:
-    """Prepare this parameter server; with `dirname`, load the tables saved there by
-    `save_persistables` (by any number of servers: each server keeps the ids it
-    owns now). `var_names` (Paddle's: load only some tables) is not supported.
-
-    Args:
-        dirname (str, optional): a checkpoint directory. Default: None.
-
-    Returns:
-        None
-    """
-    if var_names is not None:
-        raise NotImplementedError("fleet.init_server: var_names (loading only some tables) is "
-                                  "not supported; every table of the checkpoint is loaded")
-    runtime.require("init_server", worker=False).init_server(dirname)
-
-
-def run_server() -> None:
-    """Serve the trainers' requests until every trainer called `stop_worker`."""
-    runtime.require("run_server", worker=False).run_server()
-
-
-def init_worker(scopes=None) -> None:
-    """Create the tables on the servers, send (trainer 0) and pull the initial dense
-    parameters, and wait for every trainer. Call after `distributed_optimizer`."""
-    runtime.require("init_worker", worker=True).init_worker()
-
-
-def stop_worker() -> None:
-    """Tell every server this trainer is done (geo: after a last merge). The servers
-    leave `run_server` once all trainers stopped, so the job ends."""
-    runtime.require("stop_worker", worker=True).stop_worker()
+    _runtime("stop_worker", worker=True).stop_worker()
 
 
 def save_persistables(executor=None, dirname=None, main_program=None, mode=0) -> None:
@@ -92,22 +115,15 @@ def save_persistables(executor=None, dirname=None, main_program=None, mode=0) ->
 
     Returns:
         None
+
+    Examples:
+        >>> from fw.distributed import fleet
+        >>> fleet.is_worker()      # save_persistables runs on one trainer of a PS job
+        True
     """
     if dirname is None:
         raise ValueError("fleet.save_persistables: dirname is required")
     if mode != 0:
         raise NotImplementedError(f"fleet.save_persistables: mode={mode} (delta/base "
                                   "saving of Paddle's CTR accessor) is not supported; use 0")
-    runtime.require("save_persistables", worker=True).save(dirname)
-
-
-def ps_worker_index() -> int:
-    return runtime.require("worker_index").role.index if is_worker() else -1
-
-
-def ps_worker_num() -> int:
-    return runtime.require("worker_num").role.num_trainers
-
-
-def ps_barrier_worker() -> None:
-    runtime.require("barrier_worker", worker=True).barrier()
+    _runtime("save_persistables", worker=True).save(dirname)

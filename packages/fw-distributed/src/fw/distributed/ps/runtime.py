@@ -23,7 +23,7 @@ from fw.distributed.ps._role import role_from_maker
 from fw.distributed.ps._transport import Transport, rpc_timeout
 from fw.distributed.ps.errors import PSError, PSTimeoutError
 
-__all__ = ["PSRuntime", "current", "init", "mode_of", "require"]
+__all__ = ["PSRuntime", "current", "get_or_create", "mode_of", "require"]
 
 _current = [None]
 _layers = []           # SparseEmbedding layers of this process, in creation order
@@ -92,8 +92,9 @@ def _bounded(req, timeout, what):
 
 
 class PSRuntime:
-    def __init__(self, role, strategy):
+    def __init__(self, role, strategy, role_maker=None):
         self.role = role
+        self.role_maker = role_maker
         self.strategy = strategy
         self.server = None
         self.client = None
@@ -150,6 +151,16 @@ class PSRuntime:
                  for i, r in enumerate(self.server_ranks)}
         names.update({r: f"trainer {i} (rank {r})" for i, r in enumerate(self.trainer_ranks)})
         self.transport = Transport(ps_comm, names)
+        # the role maker's comm worlds (fleet.barrier_worker, fleet.util over workers or
+        # servers): groups every rank creates in the same order
+        from fw.distributed.communication.group import new_group
+
+        wg = new_group(self.trainer_ranks)
+        sg = new_group(self.server_ranks)
+        if self.role_maker is not None:
+            self.role_maker._set_comm_world("all", world)
+            self.role_maker._set_comm_world("worker" if not role.is_server else "server",
+                                            wg if not role.is_server else sg)
         if role.is_server:
             from fw.distributed.ps.server import ParameterServer
 
@@ -162,10 +173,14 @@ class PSRuntime:
 
     # -- servers ------------------------------------------------------------------
     def init_server(self, dirname=None):
+        if self.transport is None:
+            self.bring_up()
         if dirname:
             self.server.load(str(dirname))
 
     def run_server(self):
+        if self.server is None:
+            raise RuntimeError("fleet.run_server: call fleet.init_server() first")
         self.server.serve()
 
     # -- trainers -----------------------------------------------------------------
@@ -174,6 +189,8 @@ class PSRuntime:
 
         if self.worker_ready:
             return
+        if self.transport is None:
+            self.bring_up()
         opt = self.optimizer
         if opt is None:
             raise RuntimeError("fleet.init_worker: call fleet.distributed_optimizer(optimizer, "
@@ -232,10 +249,17 @@ class PSRuntime:
         return checkpoint.write_manifest(dirname, c.num_servers, cfgs, dense, shards)
 
 
-def init(role_maker, strategy):
-    """fleet.init in parameter-server mode: this process's role and transport."""
-    role = role_from_maker(role_maker)
-    rt = PSRuntime(role, strategy)
-    rt.bring_up()
-    _current[0] = rt
+def get_or_create(role_maker, strategy, what: str):
+    """This process's runtime (made on first use from `fleet.init`'s role maker;
+    the transport comes up in init_server / init_worker)."""
+    rt = _current[0]
+    if rt is None:
+        if role_maker is None or role_maker._is_collective or role_maker._is_non_distributed():
+            raise RuntimeError(
+                f"fleet.{what}: parameter-server mode needs fleet.init(role_maker="
+                "PaddleCloudRoleMaker()) in a PS job (TRAINING_ROLE and "
+                "PADDLE_PSERVERS_IP_PORT_LIST set: python -m fw.distributed.launch --run_mode "
+                "ps --server_num S --trainer_num T)")
+        rt = _current[0] = PSRuntime(role_from_maker(role_maker, f"fleet.{what}"), strategy,
+                                     role_maker)
     return rt
