@@ -309,3 +309,22 @@ def test_dense_bounds_cover_the_vector():
         b = dense_bounds(total, n)
         assert b[0][0] == 0 and b[-1][1] == total
         assert all(x[1] == y[0] for x, y in zip(b, b[1:]))
+
+
+def test_sparse_embedding_checks_its_arguments_and_needs_a_ps_job():
+    from fw.distributed.ps import SparseEmbedding, runtime
+
+    with pytest.raises(ValueError, match=r"size must be \[vocab_size, emb_size\]"):
+        SparseEmbedding([10])
+    with pytest.raises(ValueError, match="dtype must be 'float32'"):
+        SparseEmbedding([10, 2], dtype="float64")
+    with pytest.raises(NotImplementedError, match="entry"):
+        SparseEmbedding([10, 2], entry=object())
+    with pytest.raises(ValueError, match="padding_idx"):
+        SparseEmbedding([10, 2], padding_idx=10)
+    emb = SparseEmbedding([10, 2], name="t_emb")
+    cfg = emb.table_config({"name": "sgd", "learning_rate": 0.1})
+    assert cfg["seed"] == runtime.default_seed("t_emb") and cfg["vocab"] == 10
+    if runtime.current() is None:
+        with pytest.raises(RuntimeError, match="parameter-server mode"):
+            emb(fw.to_tensor(np.array([1, 2])))

@@ -94,7 +94,9 @@ class PSOptimizer:
     # -- rows for SparseEmbedding.forward -----------------------------------------
     def pull_rows(self, layer, ids, create=True) -> np.ndarray:
         rt = runtime.require("SparseEmbedding.forward", worker=True)
-        if self.mode != "geo":
+        if self.mode != "geo" or not create:
+            # a lookup without training (eval, is_test) reads the servers' merged rows,
+            # not geo's local copies of them
             return rt.client.pull_sparse(layer.table_id, ids, layer._dim, create)
         cache = self._cache.get(layer.table_id)
         if cache is None:
@@ -104,15 +106,9 @@ class PSOptimizer:
         have = local.index.find(ids) >= 0
         if not have.all():
             miss = ids[~have]
-            rows = rt.client.pull_sparse(layer.table_id, miss, layer._dim, create)
-            if create:
-                local.load_rows({"ids": miss, "values": rows})
-                snap.load_rows({"ids": miss, "values": rows})
-            else:
-                out = np.zeros((ids.size, layer._dim), np.float32)
-                out[~have] = rows
-                out[have] = local.pull(ids[have])
-                return out
+            rows = rt.client.pull_sparse(layer.table_id, miss, layer._dim)
+            local.load_rows({"ids": miss, "values": rows})
+            snap.load_rows({"ids": miss, "values": rows})
         return local.pull(ids)
 
     # -- the step ------------------------------------------------------------------------
@@ -203,4 +199,6 @@ class PSOptimizer:
     clear_gradients = clear_grad
 
     def __getattr__(self, name):
+        if name == "inner":      # not set yet (a half-built object): no recursion
+            raise AttributeError(name)
         return getattr(self.inner, name)
