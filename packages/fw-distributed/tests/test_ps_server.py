@@ -89,6 +89,13 @@ def test_errors_come_back_as_replies(server):
     s._serve_one(10, P.encode(P.Op.CREATE, 3, 1, {**CFG, "dim": 3}))
     (dest, m), = t.take()
     assert dest == 10 and m.op == P.Op.ERROR and "exists as" in m.meta["error"]
+    s._serve_one(10, P.encode(P.Op.CREATE, 3, 1, {**CFG, "rule": {"name": "adam",
+                                                                  "learning_rate": 0.5}}))
+    assert "optimizer kind" in t.take()[0][1].meta["error"]
+    # a new learning rate for the same rule is taken (a resumed job may change it)
+    s._serve_one(10, P.encode(P.Op.CREATE, 3, 1, {**CFG, "rule": {**SGD,
+                                                                  "learning_rate": 0.25}}))
+    assert t.take()[0][1].op == P.Op.CREATE and s.sparse[1].rule["learning_rate"] == 0.25
     s._serve_one(10, P.encode(P.Op.PULL_SPARSE, 4, 1, None, np.array([100])))
     assert "outside [0, 100)" in t.take()[0][1].meta["error"]
     _push(s, 10, 5, [1], [[1, 1]])

@@ -220,6 +220,8 @@ class PSRuntime:
 
         if self.stopped:
             return
+        if self.transport is None:      # stop without init_worker: the servers still
+            self.bring_up()             # wait for this trainer in the collective bring-up
         if self.worker_ready and self.optimizer is not None:
             self.optimizer.flush()
         c = self.client

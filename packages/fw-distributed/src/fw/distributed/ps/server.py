@@ -36,6 +36,21 @@ from fw.distributed.ps.table import DenseTable, SparseTable
 __all__ = ["ParameterServer"]
 
 
+def _same_but_hyperparameters(table, want: dict, where: str) -> None:
+    """A table that exists (loaded, or created by another trainer) and a trainer's
+    request for it: the same table if everything but the rule's hyperparameters
+    agrees; then the request's hyperparameters win (a resumed job may change its
+    learning rate: the optimizer states keep their meaning). Else ValueError."""
+    have = table.config()
+    if ({k: v for k, v in have.items() if k != "rule"}
+            != {k: v for k, v in want.items() if k != "rule"}
+            or have["rule"]["name"] != want["rule"]["name"]):
+        raise ValueError(f"{where}: the table exists as {have} but a trainer asked for {want} "
+                         "(a different model, optimizer kind or number of servers than the "
+                         "checkpoint's, or trainers that build different layers?)")
+    table.rule = want["rule"]
+
+
 class _Step:
     """A sync step of one table being collected."""
     __slots__ = ("who", "ids", "vals", "t0")
@@ -207,9 +222,7 @@ class ParameterServer:
             if self.dense is None:
                 self.dense = DenseTable("<dense>", want["begin"], want["end"], want["rule"])
             elif self.dense.config() != want:
-                raise ValueError(f"{where}: the dense table exists as {self.dense.config()} "
-                                 f"but a trainer asked for {want} (a different model, "
-                                 "optimizer or number of servers than the checkpoint's?)")
+                _same_but_hyperparameters(self.dense, want, where)
             return
         want = {"name": cfg["name"], "dim": int(cfg["dim"]), "rule": check_rule(cfg["rule"],
                 where), "init": check_spec(cfg["init"], where), "seed": int(cfg["seed"]),
@@ -218,8 +231,7 @@ class ParameterServer:
         if have is None:
             have = SparseTable(**want)
         elif have.config() != want:
-            raise ValueError(f"{where}: the table exists as {have.config()} but a trainer asked "
-                             f"for {want}")
+            _same_but_hyperparameters(have, want, where)
         other = self.sparse.get(msg.table)
         if other is not None and other is not have:
             raise ValueError(f"{where}: table id {msg.table} is already {other.name!r}")
