@@ -39,7 +39,21 @@ def mix64(x) -> np.ndarray:
 
 
 def shard_of(ids, num_shards: int) -> np.ndarray:
-    """The server (in ``[0, num_shards)``) that owns each id, as int64."""
+    """The server (in ``[0, num_shards)``) that owns each id, as int64.
+
+    Args:
+        ids (array): int64 ids.
+        num_shards (int): the number of servers.
+
+    Returns:
+        int64 array of server indices, the shape of `ids`.
+
+    Examples:
+        >>> import numpy as np
+        >>> from fw.distributed.ps._hash import shard_of
+        >>> shard_of(np.arange(6), 2).tolist()
+        [1, 1, 0, 1, 0, 0]
+    """
     if num_shards < 1:
         raise ValueError(f"shard_of: num_shards must be >= 1, got {num_shards}")
     return (mix64(ids) % np.uint64(num_shards)).astype(np.int64)

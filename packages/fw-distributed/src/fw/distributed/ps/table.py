@@ -202,7 +202,23 @@ class SparseTable:
 
 class DenseTable:
     """One server's slice ``[begin, end)`` of the flat float32 vector of all dense
-    parameters, updated by ``rule`` as one row."""
+    parameters, updated by ``rule`` as one row.
+
+    Args:
+        name (str): the table's name.
+        begin (int): the slice's first index in the flat vector.
+        end (int): one past its last index.
+        rule (dict): the update rule (`rules.check_rule`).
+
+    Examples:
+        >>> import numpy as np
+        >>> from fw.distributed.ps.table import DenseTable
+        >>> d = DenseTable("<dense>", 0, 2, {"name": "sgd", "learning_rate": 0.5})
+        >>> d.set(np.array([1.0, 2.0]))
+        >>> d.push(np.array([2.0, 2.0]), scale=0.5)
+        >>> d.values[0].tolist()
+        [0.5, 1.5]
+    """
 
     def __init__(self, name: str, begin: int, end: int, rule: dict):
         if not 0 <= begin <= end:
