@@ -73,37 +73,38 @@ if fleet.is_server():
     print(f"server {index} done", flush=True)
     sys.exit(0)
 
-fleet.init_worker()
-tid, T = fleet.worker_index(), fleet.worker_num()
-if args.check_rows and tid == 0:
-    # every row and the dense parameters as saved (read from the files directly)
-    from fw.distributed.ps.checkpoint import read_manifest
 
-    man = read_manifest(args.check_rows)
-    worst = 0.0
-    for cfg in man["sparse"]:
-        layer = model.wide if cfg["name"] == "wide" else model.deep
-        for fname in cfg["files"]:
-            with np.load(os.path.join(args.check_rows, fname), allow_pickle=False) as z:
-                ids, vals = z["ids"], z["values"]
-            got = opt.pull_rows(layer, ids, create=False)
-            worst = max(worst, float(np.abs(got - vals).max()) if ids.size else 0.0)
-    tmp = os.path.join(args.out, "check.tmp")
-    with open(tmp, "w") as f:
-        json.dump({"max_abs_diff": worst, "dense": opt.dense_flat().tolist(),
-                   "rows": sum(c["rows"] for c in man["sparse"])}, f)
-    os.replace(tmp, os.path.join(args.out, "check.0.json"))
-if args.check_rows and not args.kill_server:
-    fleet.stop_worker()
-    sys.exit(0)
+def train():
+    fleet.init_worker()
+    tid, T = fleet.worker_index(), fleet.worker_num()
+    if args.check_rows and tid == 0:
+        # every row and the dense parameters as saved (read from the files directly)
+        from fw.distributed.ps.checkpoint import read_manifest
 
-# the data of at most 200 steps, cycled (the killed-server job runs until it fails)
-n_data = max(1, min(args.steps, 200))
-ids, dense, y = C.batches(n_data, T, args.batch)
-B = args.batch
-losses = []
-t0 = time.time()
-try:
+        man = read_manifest(args.check_rows)
+        worst = 0.0
+        for cfg in man["sparse"]:
+            layer = model.wide if cfg["name"] == "wide" else model.deep
+            for fname in cfg["files"]:
+                with np.load(os.path.join(args.check_rows, fname), allow_pickle=False) as z:
+                    ids, vals = z["ids"], z["values"]
+                got = opt.pull_rows(layer, ids, create=False)
+                worst = max(worst, float(np.abs(got - vals).max()) if ids.size else 0.0)
+        tmp = os.path.join(args.out, "check.tmp")
+        with open(tmp, "w") as f:
+            json.dump({"max_abs_diff": worst, "dense": opt.dense_flat().tolist(),
+                       "rows": sum(c["rows"] for c in man["sparse"])}, f)
+        os.replace(tmp, os.path.join(args.out, "check.0.json"))
+    if args.check_rows and not args.kill_server:
+        fleet.stop_worker()
+        return
+
+    # the data of at most 200 steps, cycled (the killed-server job runs until it fails)
+    n_data = max(1, min(args.steps, 200))
+    ids, dense, y = C.batches(n_data, T, args.batch)
+    B = args.batch
+    losses = []
+    t0 = time.time()
     for s in range(args.steps):
         k = s % n_data
         sl = slice((k * T + tid) * B, (k * T + tid + 1) * B)
@@ -112,24 +113,28 @@ try:
         opt.step()
         opt.clear_grad()
         losses.append(float(loss))
+    train_s = time.time() - t0
+    if args.mode == "geo":
+        opt.flush()
+    fleet.barrier_worker()
+    if tid == 0:
+        model.eval()
+        tids, tdense, ty = C.test_set()
+        with fw.no_grad():
+            score = model(fw.to_tensor(tids), fw.to_tensor(tdense)).numpy()
+        res = {"auc": C.auc(score, ty), "score": score.tolist(), "losses": losses,
+               "dense": opt.dense_flat().tolist(), "train_s": train_s}
+        if args.save:
+            fleet.save_persistables(dirname=args.save)
+        with open(os.path.join(args.out, "result.json"), "w") as f:
+            json.dump(res, f)
+    fleet.stop_worker()
+    print(f"trainer {tid} done", flush=True)
+
+
+try:
+    train()
 except PSError as e:
-    print(f"TRAINER {tid} FAILED at {time.time():.3f} after step {len(losses)}: "
+    print(f"TRAINER {fleet.worker_index()} FAILED at {time.time():.3f}: "
           f"{type(e).__name__}: {e}", flush=True)
     raise
-train_s = time.time() - t0
-if args.mode == "geo":
-    opt.flush()
-fleet.barrier_worker()
-if tid == 0:
-    model.eval()
-    tids, tdense, ty = C.test_set()
-    with fw.no_grad():
-        score = model(fw.to_tensor(tids), fw.to_tensor(tdense)).numpy()
-    res = {"auc": C.auc(score, ty), "score": score.tolist(), "losses": losses,
-           "dense": opt.dense_flat().tolist(), "train_s": train_s}
-    if args.save:
-        fleet.save_persistables(dirname=args.save)
-    with open(os.path.join(args.out, "result.json"), "w") as f:
-        json.dump(res, f)
-fleet.stop_worker()
-print(f"trainer {tid} done", flush=True)
