@@ -115,13 +115,18 @@ class SparseEmbedding(nn.Layer):
         flat = check_ids(a, self._vocab, where)
         uniq, inv = np.unique(flat, return_inverse=True)
         learn = self.training and not self.is_test
-        rows = rt.optimizer.pull_rows(self, uniq, create=learn)
-        w = fw.to_tensor(rows, stop_gradient=not learn)
         pad = None
         if self._padding_idx is not None:
-            hit = np.searchsorted(uniq, self._padding_idx)
+            hit = int(np.searchsorted(uniq, self._padding_idx))
             if hit < uniq.size and uniq[hit] == self._padding_idx:
-                pad = int(hit)
+                pad = hit
+        if pad is None:
+            rows = rt.optimizer.pull_rows(self, uniq, create=learn)
+        else:   # the padding id reads as zeros: never pulled, so never created
+            rows = np.zeros((uniq.size, self._dim), np.float32)
+            keep = np.arange(uniq.size) != pad
+            rows[keep] = rt.optimizer.pull_rows(self, uniq[keep], create=learn)
+        w = fw.to_tensor(rows, stop_gradient=not learn)
         out = F.embedding(fw.to_tensor(inv.reshape(a.shape).astype(np.int64)), w,
                           padding_idx=pad)
         if learn:
