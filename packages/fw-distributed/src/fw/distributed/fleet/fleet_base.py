@@ -289,8 +289,6 @@ def distributed_optimizer(optimizer, strategy=None):
     parameter-server mode a `fw.distributed.ps.PSOptimizer` whose rule the servers
     apply, in the mode ``strategy.a_sync``/``a_sync_configs`` choose)."""
     if _ps_mode():
-        from fw.distributed.ps import fleet_api
-
         return fleet_api.distributed_optimizer(_state.role_maker, optimizer,
                                                strategy or _state.strategy)
     _require("distributed_optimizer")
