@@ -98,9 +98,10 @@ def gemm_rows(size, dtype_name):
 
 
 # ---------------------------------------------------------------- training steps
-def fw_steps(name):
+def fw_steps(name, graphs=False):
     """(eager step, to_static step, their losses) of fw on the gpu: the cpu benchmarks'
-    models and step pair (bench_jit._pair), with parameters and data on the gpu."""
+    models and step pair (bench_jit._pair), with parameters and data on the gpu.
+    `graphs`: the to_static step is compiled with FW_GPU_GRAPHS=1 (CUDA-graph replay)."""
     from benchmarks.bench_jit import _pair
     from benchmarks.bench_training import _paddle_api_model, data
 
@@ -116,7 +117,15 @@ def fw_steps(name):
                         fw.nn.functional.cross_entropy)
     x, y = (fw.to_tensor(a) for a in data(name))
     assert x.place.is_gpu_place()
-    eager, static = _pair(lambda: _paddle_api_model(fw.nn, name), opt, loss_fn, x, y)
+    old = os.environ.get("FW_GPU_GRAPHS")
+    os.environ["FW_GPU_GRAPHS"] = "1" if graphs else "0"
+    try:  # (the switch is read when the program is compiled: in _pair's warm-up)
+        eager, static = _pair(lambda: _paddle_api_model(fw.nn, name), opt, loss_fn, x, y)
+    finally:
+        if old is None:
+            os.environ.pop("FW_GPU_GRAPHS", None)
+        else:
+            os.environ["FW_GPU_GRAPHS"] = old
     le = [float(eager(x, y)) for _ in range(3)]
     ls = [float(static(x, y)) for _ in range(3)]
     return (lambda: eager(x, y)), (lambda: static(x, y)), le, ls
@@ -151,6 +160,14 @@ def train_rows(name):
     out["fw eager"] = bench(eager) * 1e3
     out["fw to_static"] = bench(static) * 1e3
     out["losses eager/static"] = [le, ls]
+    # ---- gpurt (issue 17 runtime): the to_static step replayed as a CUDA graph
+    try:
+        _, graphed, _, lg = fw_steps(name, graphs=True)
+        out["fw to_static graphs"] = bench(graphed) * 1e3
+        out["losses graphs"] = lg
+    except Exception as e:  # noqa: BLE001 - reported in the row, the others still run
+        out["fw to_static graphs"] = f"error: {type(e).__name__}: {e}"
+    # ---- end gpurt
     try:
         out["torch eager"] = bench(torch_step(name)) * 1e3
     except ImportError:
@@ -193,6 +210,115 @@ def resnet_rows(batch=64):
     return out
 
 
+# ---------------------------------------------------------------- [gpuk] kernel rows
+# (issue 17's RawKernels, fw.core.kernels.gpu.{conv,pool,softmax,norm}: each op's gpu
+# kernel next to its NumPy reference run on the same CuPy arrays, and PyTorch)
+def kernel_rows():
+    import cupy
+
+    from fw.core.ops import OPS
+    from fw.core.place import get_backend
+
+    get_backend("gpu")  # makes the backend, which attaches the gpu kernels
+    rng = cupy.random.default_rng(0)
+
+    def randn(*shape):
+        return rng.standard_normal(shape, dtype=cupy.float32)
+
+    x = randn(64, 64, 56, 56)
+    w = randn(64, 64, 3, 3)
+    w1 = randn(64, 1, 3, 3)
+    g = randn(64, 64, 56, 56)
+    xs = randn(2048, 1000)
+    xl = randn(2048, 512)
+    lab = cupy.asarray(np.random.default_rng(0).integers(0, 1000, 2048))
+    geo = {"stride": (1,), "padding": (1,), "dilation": (1,), "groups": 1,
+           "channel_last": False}
+    cases = {
+        "conv 3x3 64->64 56x56 b64": ("conv", (x, w, None), geo, "conv"),
+        "conv_transpose (input grad)": ("conv_transpose", (g, w, None),
+                                        dict(geo, output_padding=(0,), output_size=(56, 56)),
+                                        "convt"),
+        "conv_grad_weight": ("conv_grad_weight", (x, g),
+                             dict(geo, kernel_size=(3, 3)), "wgrad"),
+        "depthwise conv 3x3 64ch": ("conv", (x, w1, None), dict(geo, groups=64), "dw"),
+        "max_pool 3x3 s2 p1": ("max_pool", (x,), {"kernel_size": (3,), "stride": (2,),
+                                                  "padding": (1,), "ceil_mode": False,
+                                                  "channel_last": False}, "maxpool"),
+        "adaptive_avg_pool 1": ("adaptive_avg_pool", (x,), {"output_size": (1,),
+                                                            "channel_last": False}, "gap"),
+        "softmax 2048x1000": ("softmax", (xs,), {"axis": -1}, "softmax"),
+        "layer_norm 2048x512": ("layer_norm", (xl, None, None),
+                                {"epsilon": 1e-5, "begin_norm_axis": 1}, "ln"),
+        "cross_entropy 2048x1000": ("cross_entropy_with_softmax", (xs, lab, None),
+                                    {"soft_label": False, "ignore_index": -100,
+                                     "reduction": "mean", "axis": -1, "use_softmax": True},
+                                    "ce"),
+    }
+    try:
+        import torch
+        import torch.nn.functional as F
+
+        tx = torch.as_tensor(x, device="cuda")
+        tw, tw1, tg = (torch.as_tensor(a, device="cuda") for a in (w, w1, g))
+        txs, txl = torch.as_tensor(xs, device="cuda"), torch.as_tensor(xl, device="cuda")
+        tlab = torch.as_tensor(lab, device="cuda")
+        tfns = {
+            "conv": lambda: F.conv2d(tx, tw, padding=1),
+            "convt": lambda: F.conv_transpose2d(tg, tw, padding=1),
+            "wgrad": lambda: torch.nn.grad.conv2d_weight(tx, tw.shape, tg, padding=1),
+            "dw": lambda: F.conv2d(tx, tw1, padding=1, groups=64),
+            "maxpool": lambda: F.max_pool2d(tx, 3, 2, 1),
+            "gap": lambda: F.adaptive_avg_pool2d(tx, 1),
+            "softmax": lambda: torch.softmax(txs, -1),
+            "ln": lambda: F.layer_norm(txl, (512,)),
+            "ce": lambda: F.cross_entropy(txs, tlab),
+        }
+    except ImportError:
+        tfns = {}
+    out = {}
+    for label, (name, args, attrs, tkey) in cases.items():
+        op = OPS[name]
+        fast = op.kernels.get("gpu")
+        row = {}
+        if fast is not None:
+            row["fw kernel"] = bench(lambda f=fast, a=args, k=attrs: f(*a, **k), rounds=3) * 1e3
+        row["fw reference"] = bench(lambda f=op.reference, a=args, k=attrs: f(*a, **k),
+                                    rounds=3) * 1e3
+        if tkey in tfns:
+            row["torch"] = bench(tfns[tkey], rounds=3) * 1e3
+        out[label + " (ms)"] = row
+    return out
+
+
+def resnet_tf32_rows(batch=64):
+    """ResNet-18 inference with FW_GPU_CONV_TF32 (the convolution GEMMs on TF32 tensor
+    cores, as PyTorch's cuDNN convolutions run by default)."""
+    import fw
+    from fw.core.kernels.gpu import conv as gconv
+
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
+    import zoo
+
+    fw.set_device("gpu")
+    fw.seed(0)
+    model = zoo.build(fw, "resnet18")
+    model.eval()
+    x = fw.to_tensor(np.random.default_rng(0).standard_normal((batch, 3, 224, 224))
+                     .astype(np.float32))
+
+    def run():
+        with fw.no_grad():
+            return model(x)
+    old = gconv.TF32
+    gconv.TF32 = True
+    try:
+        return {"fw eager": bench(run, rounds=3) * 1e3}
+    finally:
+        gconv.TF32 = old
+# ---------------------------------------------------------------- [gpuk] end
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default=None)
@@ -212,6 +338,8 @@ def main(argv=None):
         "train lenet b64 Adam (ms)": lambda: train_rows("lenet"),
         "train transformer 2L d128 b16 AdamW (ms)": lambda: train_rows("transformer"),
         "resnet18 b64 inference (ms)": resnet_rows,
+        "resnet18 b64 inference, TF32 conv GEMMs (ms)": resnet_tf32_rows,  # [gpuk]
+        "gpu kernels, fw kernel / reference / torch": kernel_rows,  # [gpuk]
     }
     results = {}
     for label, fn in rows.items():
@@ -223,9 +351,9 @@ def main(argv=None):
             results[label] = {"error": f"{type(e).__name__}: {e}"}
             traceback.print_exc()
         print(f"{label}: {json.dumps(results[label])}", flush=True)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": props.name, "rows": results}, f, indent=1)
+        if args.json:  # [gpuk] after every row: a run cut short by its timeout keeps them
+            with open(args.json, "w") as f:
+                json.dump({"device": props.name, "rows": results}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -168,7 +168,102 @@ def invoke(op, args, attrs):
         return _build.implicit(op, args, attrs)
 
 
+def _single_device(be) -> bool:
+    """True when `be` has one device (every array of it is on the same place), so the
+    fast lane needs no per-array device check; asked once per backend."""
+    v = _SINGLE.get(be)
+    if v is None:
+        try:
+            v = _SINGLE[be] = be.device_count() <= 1
+        except Exception:  # noqa: BLE001 - a backend that cannot say: check every array
+            v = _SINGLE[be] = False
+    return v
+
+
+_SINGLE: dict = {}
+
+
+def _fast_eager(op, args, attrs):
+    """The common case of `_eager` in one pass, or None for the general path: every
+    input a Tensor (absent optional ones None), no variadic input, the promoted inputs
+    already of one dtype (so no cast; inexact if the op computes in floating point),
+    and every array of one type whose backend has a single device (or the host, with
+    at least one array that is not 0-d). This is the per-op cost of a train step on
+    a GPU (profiled with ci/gpu/step_overhead.py), so it does no place lookups, no
+    promotion table and no list copies."""
+    n = len(args)
+    arrays = [None] * n
+    need_grad = False
+    t0 = dt = None
+    prom = op.promote_idx
+    for i in range(n):
+        a = args[i]
+        if a is None:
+            if i not in op.optional:
+                return None
+            continue
+        if not isinstance(a, Tensor):
+            return None
+        d = a._data
+        if t0 is None:
+            t0 = type(d)
+        elif type(d) is not t0:
+            return None
+        if i in prom:
+            if dt is None:
+                dt = d.dtype
+            elif d.dtype is not dt:
+                return None
+        arrays[i] = d
+        if not a._sg:
+            need_grad = True
+    if t0 is None or (dt is not None and op.to_float and dt.kind not in "fc"):
+        return None
+    if dt is not None and dt not in _BY_NP:  # a foreign dtype: the general path says so
+        return None
+    if t0 is _ndarray:
+        if len(_BY_ARRAY_TYPE) > 1 and all(x is None or x.ndim == 0 for x in arrays):
+            return None  # 0-d host arrays go to the current device: the general path
+        kern = op.kernels.get("cpu") or op.reference
+    else:
+        be = _BY_ARRAY_TYPE.get(t0)
+        if be is None:
+            return None
+        if not _single_device(be):
+            idx = be.device_index
+            k0 = None
+            for x in arrays:
+                if x is not None:
+                    k = idx(x)
+                    if k0 is None:
+                        k0 = k
+                    elif k != k0:
+                        return None  # the general path names both devices
+        kern = op.kernels.get(be.name) or op.reference
+    if op.canon is not None:
+        attrs = op.canon(attrs)
+    try:
+        out = kern(*arrays, **attrs)
+    except FwError as e:
+        raise with_op_name(op.name, e) from None
+    except Exception as e:  # numpy/kernel error: explain it in the user's terms
+        raise explain_failure(op, args, attrs, e) from e
+    if op.num_outputs == 1:
+        r = wrap(out)
+        if need_grad and op.differentiable and grad_state.enabled:
+            grad_state.record(op, args, attrs, (r,))
+        return r
+    rs = tuple(wrap(o) for o in out)
+    if need_grad and op.differentiable and grad_state.enabled:
+        grad_state.record(op, args, attrs, rs)
+    return rs
+
+
 def _eager(op, args, attrs):
+    if op.variadic < 0:
+        r = _fast_eager(op, args, attrs)
+        if r is not None:
+            return r
     if op.canon is not None:
         attrs = op.canon(attrs)
     target = target_dtype(op, args) if op.promote_idx else None

@@ -421,7 +421,11 @@ class Optimizer:
         from fw.core import place as _pl
 
         be = _pl.backend_of(fg.flat)
-        return _device_update(op.kernels.get(be.name) or op.reference, be)
+        kern = op.kernels.get(be.name) or op.reference
+        got = _DEVICE_UPDATES.get((kern, be))  # (inspect.signature costs ~20 us a step)
+        if got is None:
+            got = _DEVICE_UPDATES[(kern, be)] = _device_update(kern, be)
+        return got
 
     def _run(self, fg, kern, P, G, lr, i0, i1, o0, o1):
         """Update parameters i0..i1 (elements o0..o1 of the buffers) in one call."""
@@ -815,6 +819,9 @@ class Optimizer:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(learning_rate={self._learning_rate!r})"
+
+
+_DEVICE_UPDATES: dict = {}  # (kernel, backend) -> its flat-buffer wrapper
 
 
 def _device_update(kern, be):

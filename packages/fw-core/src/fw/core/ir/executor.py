@@ -90,7 +90,7 @@ from fw.core.ops._xp import on_host
 from fw.core.tensor import Tensor, wrap
 from fw.core.tensor import bump_version as _bump
 
-__all__ = ["run", "compile_program", "Compiled", "Step", "may_return_view"]
+__all__ = ["run", "compile_program", "Compiled", "Step", "may_return_view", "DEVICE_REWRITES"]
 
 _ndarray = np.ndarray
 _SOURCE_NAME = "<fw program>"
@@ -100,6 +100,12 @@ _VIEW_OPS = frozenset({"cast", "real", "imag", "to_device", "assign", "detach", 
                        "reshape", "squeeze", "unsqueeze", "transpose", "expand",
                        "broadcast_to", "diagonal", "view_as_real", "view_as_complex"})
 _HOIST_BYTES = 1 << 16  # constants up to this size are computed once, at compile time
+
+
+# fn(program) -> program (itself or a rewritten clone), applied to programs compiled
+# for a backend other than the cpu; registered by fw.core's __init__ (the executor
+# cannot import the pass machinery, which imports it)
+DEVICE_REWRITES: list = []
 
 
 def may_return_view(op) -> bool:
@@ -158,6 +164,13 @@ class Compiled:
         self._kernel_override = kernel_override or {}
         self.slot: dict = {}
         self.n = 1  # slot 0 is never a value (absent optional operands)
+        if backend != "cpu" and op_check is None:
+            # device rewrites (fw.core.kernels.gpu.program: elementwise chains fused, one
+            # generated kernel each on the gpu) give a clone to compile; the captured
+            # tensors are still read from `self.program`
+            for rewrite in DEVICE_REWRITES:
+                program = rewrite(program)
+        self.source_program = program
         blk = program.block
         self.input_slots = []
         self.input_types = []
@@ -216,6 +229,11 @@ class Compiled:
         self.source = "\n".join(lines)
         exec(compile(self.source, _SOURCE_NAME, "exec"), self._ns)
         self._run = self._ns["_main"]
+        self._graph = None
+        if backend == "gpu":  # replayed as a CUDA graph with FW_GPU_GRAPHS=1
+            from fw.core.kernels.gpu.graphs import for_program
+
+            self._graph = for_program(self)
 
     # ---------------------------------------------------------- compilation
     def _new_slot(self, v) -> int:
@@ -300,8 +318,12 @@ class Compiled:
         if not all(r.type.is_static for r in op.results) or \
                 sum(r.type.numel() * r.type.dtype.itemsize for r in op.results) > _HOIST_BYTES:
             return False
+        # on a device, computed by the host kernel and moved once below (the device's
+        # kernel of a constant op makes it on the host and copies it every run)
+        kern = self._kernel(op) if self.backend == "cpu" else \
+            (op.opdef.kernels.get("cpu") or op.opdef.reference)
         try:
-            res = self._kernel(op)(**op.attrs)
+            res = kern(**op.attrs)
         except Exception:  # noqa: BLE001 - left to fail at run time, with its message
             return False
         if op.opdef.num_outputs != 1 and not isinstance(res, (tuple, list)):
@@ -531,7 +553,7 @@ class Compiled:
                     f"program input '{self._input_names[i]}' expects {t.dtype.name}"
                     f"{list(t.shape)} (-1: any size), got {got}")
 
-    def _params(self, cap, check) -> list:
+    def _params(self, cap, check, move=True) -> list:
         try:
             ps = [cap[label] for label, _, _, _ in self._param_checks]
         except KeyError:
@@ -543,12 +565,8 @@ class Compiled:
                 f"(program.captured has no such entry; load the model with fw.core.ir.load or "
                 f"pass params=)") from None
         ps = [v._data if isinstance(v, Tensor) else v for v in ps]
-        if self.backend != "cpu":  # constants captured on the host (scalars, masks)
-            be = _pl.get_backend(self.backend)
-            keep = self._host_state
-            ps = [be.asarray(a, _device_index(self.backend))
-                  if type(a) is _ndarray and not (label in keep and a.size <= 1) else a
-                  for a, (label, _, _, _) in zip(ps, self._param_checks)]
+        if move and self.backend != "cpu":
+            ps = self._to_device(ps)
         if check:
             for a, (label, shape, npd, t) in zip(ps, self._param_checks):
                 if shape is not None and (getattr(a, "shape", None) != shape or
@@ -559,6 +577,15 @@ class Compiled:
                         f"{list(getattr(a, 'shape', []))}")
         return ps
 
+    def _to_device(self, ps) -> list:
+        """The params with the constants captured on the host (scalars, masks) moved to
+        this program's device; the one-value state it updates stays on the host."""
+        be = _pl.get_backend(self.backend)
+        keep = self._host_state
+        return [be.asarray(a, _device_index(self.backend))
+                if type(a) is _ndarray and not (label in keep and a.size <= 1) else a
+                for a, (label, _, _, _) in zip(ps, self._param_checks)]
+
     def __call__(self, arrays, params=None, check=True):
         """Run on input arrays (`params`: ``{label: Tensor or array}`` instead of the
         program's captured tensors; `check`: check the inputs' and params' types).
@@ -566,9 +593,10 @@ class Compiled:
         if check:
             self.check_inputs(arrays)
         cap = self.program.captured if params is None else params
-        ps = self._params(cap, check)
+        # a CUDA graph keeps its own device copies of the host constants
+        ps = self._params(cap, check, move=self._graph is None)
         try:
-            outs = self._run(arrays, ps)
+            outs = self._run(arrays, ps) if self._graph is None else self._graph(arrays, ps)
         except Exception as e:
             raise self._explain(e) from e
         finally:
@@ -587,6 +615,14 @@ class Compiled:
             self._write_updates(cap, outs[n:])
             return res
         return list(outs)
+
+    def host_update_index(self, ps=None) -> list:
+        """Positions among the generated function's results of the state updates whose
+        captured tensors live on the host (a device program's one-value state)."""
+        cap = self.program.captured
+        n = self.n_outputs
+        return [n + j for j, label in enumerate(self.update_labels)
+                if type(getattr(cap[label], "_data", cap[label])) is _ndarray]
 
     def _write_updates(self, cap, values) -> None:
         """Store the state updates into the captured tensors (see the module doc)."""
@@ -635,7 +671,7 @@ class Compiled:
         from fw.core.ir.printer import print_program
 
         lines: dict = {}
-        text = print_program(self.program, lenient=True, op_lines=lines).splitlines()
+        text = print_program(self.source_program, lenient=True, op_lines=lines).splitlines()
         ln = lines.get(op, 0)
         where = f"`{text[ln - 1].strip()}` (line {ln} of the program)" if ln else op.name
         if op.loc:

@@ -186,17 +186,31 @@ def _ce_infer(logits, label, weight=None, soft_label=False, ignore_index=-100,
 
 
 def hard_labels(label, keep, ax, c, ignore_index):
-    """(ignored mask, class indices safe to gather with: 0 where ignored) of hard
-    labels of a cross entropy over `c` classes along `ax` (`keep`: label has the class
-    axis, of size 1); a label that is neither a class nor ignore_index is an error."""
+    """(ignored mask, class indices safe to gather with: 0 where ignored, the mask of
+    bad labels or None) of hard labels of a cross entropy over `c` classes along `ax`
+    (`keep`: label has the class axis, of size 1); a label that is neither a class
+    nor ignore_index is an error on the host, and NaN losses on a device."""
     lab = label if keep else np.expand_dims(label, ax)
     ignored = lab == ignore_index
     bad = ~ignored & ((lab < 0) | (lab >= c))
+    if type(bad) is not np.ndarray:
+        # on a device, testing `bad` would wait for the GPU on every step (and a CUDA
+        # graph cannot be captured around it): the caller makes the losses and
+        # gradients of out-of-range labels NaN instead (`poison_bad_labels`)
+        return ignored, np.where(ignored | bad, 0, lab).astype(np.intp), bad
     if bad.any():
         v = lab[bad].reshape(-1)[0]
         raise InvalidArgumentError(f"label value {int(v)} is out of range for {c} classes "
                                    f"(and is not ignore_index={ignore_index})")
-    return ignored, np.where(ignored, 0, lab).astype(np.intp)
+    return ignored, np.where(ignored, 0, lab).astype(np.intp), None
+
+
+def poison_bad_labels(values, bad):
+    """`values` with NaN where `bad` (out-of-range labels found on a device, see
+    `hard_labels`); `values` itself when there are none to mark."""
+    if bad is None:
+        return values
+    return np.where(bad, values.dtype.type(np.nan), values)
 
 
 def _ce_ref(logits, label, weight=None, soft_label=False, ignore_index=-100, reduction="mean",
@@ -216,8 +230,9 @@ def _ce_ref(logits, label, weight=None, soft_label=False, ignore_index=-100, red
         per_w = None if w is None else np.add.reduce(lab * w.reshape(wshape), axis=ax,
                                                      keepdims=True)
     else:
-        ignored, safe = hard_labels(label, keep, ax, c, ignore_index)
-        loss = np.where(ignored, 0, -np.take_along_axis(logp, safe, axis=ax))
+        ignored, safe, bad = hard_labels(label, keep, ax, c, ignore_index)
+        loss = poison_bad_labels(np.where(ignored, 0, -np.take_along_axis(logp, safe, axis=ax)),
+                                 bad)
         per_w = None if w is None else np.where(ignored, 0, w[safe])
         if not keep:
             loss = np.squeeze(loss, ax)

@@ -95,7 +95,7 @@ from fw.core.ops.conv import (
     split_layout,
     to_channels_first,
 )
-from fw.core.ops.loss import _ce_layout, _reduction_canon, hard_labels
+from fw.core.ops.loss import _ce_layout, _reduction_canon, hard_labels, poison_bad_labels
 from fw.core.ops.pool import _padded, _pool_canon, _taps, _window_counts, pool_geometry
 
 __all__ = ["conv_transpose_pads"]
@@ -630,10 +630,10 @@ def _ceg_ref(softmax, label, weight, grad_loss, soft_label=False, ignore_index=-
         ignored = None
         gl_k = gl if reduction == "none" else gl.reshape((1,) * sm.ndim)
     else:
-        ignored, safe = hard_labels(label, keep, ax, c, ignore_index)
+        ignored, safe, bad = hard_labels(label, keep, ax, c, ignore_index)
         onehot = np.zeros_like(sm)
         np.put_along_axis(onehot, safe, 1, axis=ax)
-        base = np.where(ignored, 0, sm - onehot)
+        base = poison_bad_labels(np.where(ignored, 0, sm - onehot), bad)
         per_w = None if w is None else np.where(ignored, 0, w[safe])
         if reduction == "none":
             gl_k = gl if keep else np.expand_dims(gl, ax)

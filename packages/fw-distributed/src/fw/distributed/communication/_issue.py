@@ -75,6 +75,13 @@ def issue(g, fn, arrays, extra, start, finish, sync_op, *, reduce_op=-1, root=-1
                             [_dtype_name(a.dtype) for a in arrays], extra)
     g._last = entry
     eng = g.engine
+    data_eng = eng
+    for a in arrays:  # GPU tensors go through NCCL; the signatures stay on the host engine
+        if a is not None and not isinstance(a, np.ndarray):
+            from fw.distributed.communication._engine_nccl import engine_for
+
+            data_eng = engine_for(g, fn)
+            break
     sig = None
     if g.nranks > 1 and _signature.enabled():
         s = sig_array if sig_array is not None else (arrays[0] if arrays else None)
@@ -94,7 +101,7 @@ def issue(g, fn, arrays, extra, start, finish, sync_op, *, reduce_op=-1, root=-1
         ranks = g.ranks
         sig = (sreq, lambda: _signature.mismatch(rows, ranks), (mine, rows))
     try:
-        reqs = start(eng)
+        reqs = start(data_eng)
     except Exception as exc:  # noqa: BLE001 - an MPI error at issue time
         task = Task(g, entry, [], None, sig, g.timeout, fn)
         task._fail(task._mpi_error(exc))

@@ -141,11 +141,13 @@ def run(op_name, x, attrs):
     from fw.distributed.communication.group import get_group
 
     g = get_group(attrs["ring_id"])
-    if not isinstance(x, np.ndarray):
+    if not isinstance(x, np.ndarray):  # a device array: NCCL, on a C-ordered copy
         from fw.distributed.communication import _engine_nccl
 
-        _engine_nccl.unsupported(op_name, "x")
-    buf = np.array(x, copy=True, order="C")
+        _engine_nccl.require(op_name, "x")
+        buf = x.copy(order="C")
+    else:
+        buf = np.array(x, copy=True, order="C")
     if g.rank < 0:  # not a member: the op leaves the value as it is
         return buf
     t = make_tensor(buf)
@@ -170,11 +172,11 @@ def run(op_name, x, attrs):
         raise ValueError(f"{op_name}: the program was built for nranks={want} but group "
                          f"{g.id} has {n} ranks")
     if op_name == "c_allgather":
-        out = np.empty((n * buf.shape[0],) + buf.shape[1:], buf.dtype)
+        out = np.empty_like(buf, shape=(n * buf.shape[0],) + buf.shape[1:])
         C.all_gather_into_tensor(make_tensor(out), t, g)
         return out
     if op_name == "c_reducescatter":
-        out = np.empty((buf.shape[0] // n,) + buf.shape[1:], buf.dtype)
+        out = np.empty_like(buf, shape=(buf.shape[0] // n,) + buf.shape[1:])
         C.reduce_scatter(make_tensor(out), t, _CODES[attrs["reduce_op"]], g)
         return out
     raise ValueError(f"fw.distributed: no lowering for op {op_name!r}")

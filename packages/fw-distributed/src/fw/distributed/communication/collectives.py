@@ -27,11 +27,21 @@ __all__ = ["all_reduce", "broadcast", "reduce", "all_gather", "reduce_scatter", 
 
 
 def _host(a, fn, arg):
-    if not T.is_host(a):
+    """`a`, after checking that a GPU array has an engine (NCCL) to run on."""
+    if a is not None and not T.is_host(a):
         from fw.distributed.communication import _engine_nccl
 
-        _engine_nccl.unsupported(fn, arg)
+        _engine_nccl.require(fn, arg)
     return a
+
+
+def _same_place(arrays, fn):
+    """All of an op's buffers on the host, or all on a device (NCCL takes no host
+    memory and MPI no device memory)."""
+    kinds = {T.is_host(a) for a in arrays if a is not None}
+    if len(kinds) > 1:
+        raise ValueError(f"fw.distributed.{fn}: some tensors are on the GPU and some on the "
+                         "CPU; move them to one device first")
 
 
 def _check_list(lst, n, fn, arg, like=None):
@@ -51,7 +61,8 @@ def _check_list(lst, n, fn, arg, like=None):
 
 
 def _concat(arrs, shape, dtype):
-    out = np.empty((len(arrs),) + tuple(shape), dtype)
+    _same_place(arrs, "collective")
+    out = np.empty_like(arrs[0], shape=(len(arrs),) + tuple(shape), dtype=dtype)
     for i, a in enumerate(arrs):
         out[i] = a
     return out
@@ -170,6 +181,7 @@ def reduce_scatter(tensor, tensor_list, op=ReduceOp.SUM, group=None, sync_op=Tru
             raise ValueError(f"fw.distributed.{fn}: tensor_list {T.describe(src)} must hold "
                              f"{n} chunks of tensor's {T.describe(buf)}")
         send = src
+    _same_place([buf, send], fn)
     swork, mop, _ = T.reduce_plan(send, op, fn, n)
     rwork, _, post = T.reduce_plan(buf, op, fn, n)
 
@@ -212,7 +224,7 @@ def all_gather(tensor_list, tensor, group=None, sync_op=True):
     if g is None:
         return noop(sync_op)
     _check_out_list(tensor_list, g.nranks, a.shape, a.dtype, fn, "tensor_list")
-    recv = np.empty((g.nranks,) + a.shape, a.dtype)
+    recv = np.empty_like(a, shape=(g.nranks,) + a.shape)
     return issue(g, fn, [a], {}, lambda e: e.allgather(a, recv),
                  lambda: _fill_list(tensor_list, recv, fn, "tensor_list"), sync_op,
                  keep=(a, recv))
@@ -232,6 +244,7 @@ def all_gather_into_tensor(out, tensor, group=None, sync_op=True):
     _host(buf, fn, "tensor_or_tensor_list")
     if g is None:
         return noop(sync_op)
+    _same_place([a, buf], fn)
     n = g.nranks
     want = (n * a.shape[0],) + a.shape[1:] if a.ndim else (n,)
     if buf.shape != want or buf.dtype != a.dtype:
@@ -289,6 +302,7 @@ def alltoall_single(out_tensor, in_tensor, in_split_sizes=None, out_split_sizes=
     a = _host(T.send_buffer(in_tensor, fn, "in_tensor"), fn, "in_tensor")
     out, done = T.inplace_buffer(out_tensor, fn, "out_tensor")
     _host(out, fn, "out_tensor")
+    _same_place([a, out], fn)
     if a.ndim == 0 or out.ndim == 0 or a.dtype != out.dtype or a.shape[1:] != out.shape[1:]:
         raise ValueError(f"fw.distributed.{fn}: in_tensor {T.describe(a)} and out_tensor "
                          f"{T.describe(out)} need one dtype and equal trailing axes")
@@ -326,6 +340,7 @@ def scatter(tensor, tensor_list=None, src=0, group=None, sync_op=True):
             if send.dtype != buf.dtype or send.size != g.nranks * buf.size:
                 raise ValueError(f"fw.distributed.{fn}: tensor_list {T.describe(send)} must "
                                  f"hold {g.nranks} chunks of tensor's {T.describe(buf)}")
+        _same_place([send, buf], fn)
     return issue(g, fn, [buf], {"src": src}, lambda e: e.scatter(send, buf, root), done,
                  sync_op, root=root, keep=(send, buf))
 
@@ -347,7 +362,7 @@ def gather(tensor, gather_list=None, dst=0, group=None, sync_op=True):
             raise ValueError(f"fw.distributed.{fn}: gather_list is required on the "
                              f"destination rank {dst}")
         _check_out_list(gather_list, g.nranks, a.shape, a.dtype, fn, "gather_list")
-        recv = np.empty((g.nranks,) + a.shape, a.dtype)
+        recv = np.empty_like(a, shape=(g.nranks,) + a.shape)
 
     def finish():
         if recv is not None:

@@ -186,5 +186,8 @@ def destroy_process_group(group=None):
 def _free(g):
     if g.engine is not None:
         g.engine.free()
+    if g.nccl is not None:
+        g.nccl.free()
+        g.nccl = None
     g.engine = None
     g.rank = -1

@@ -49,10 +49,11 @@ def _start(tensor, peer, group, fn, sending, sync_op):
         buf, done = T.send_buffer(tensor, fn, "tensor"), None
     else:
         buf, done = T.inplace_buffer(tensor, fn, "tensor")
-    if not T.is_host(buf):
+    data_eng = g.engine
+    if not T.is_host(buf):  # the data through NCCL; the signature header stays on the host
         from fw.distributed.communication import _engine_nccl
 
-        _engine_nccl.unsupported(fn, "tensor")
+        data_eng = _engine_nccl.engine_for(g, fn)
     n = g._p2p_seq.get((peer, sending), 0) + 1
     g._p2p_seq[(peer, sending)] = n
     entry = recorder.record(g.id, n, fn, [buf.shape], [str(buf.dtype)], {arg: peer})
@@ -68,7 +69,7 @@ def _start(tensor, peer, group, fn, sending, sync_op):
                 hdr = _signature.encode(n, "send", buf.dtype, buf.shape)
                 keep.append(hdr)
                 reqs.append(eng.isend(hdr, p, _TAG_HEADER))
-            reqs.append(eng.isend(buf, p, _TAG_DATA))
+            reqs.append(data_eng.isend(buf, p, _TAG_DATA))
         else:
             if check:
                 hdr = np.empty(_signature.LEN, np.int64)
@@ -84,7 +85,7 @@ def _start(tensor, peer, group, fn, sending, sync_op):
                     return f"rank {peer} called {them} but rank {me} called {ours}"
 
                 sig = (eng.irecv(hdr, p, _TAG_HEADER), compare, None)
-            reqs.append(eng.irecv(buf, p, _TAG_DATA))
+            reqs.append(data_eng.irecv(buf, p, _TAG_DATA))
     except ValueError:
         raise
     except Exception as exc:  # noqa: BLE001 - an MPI error at issue time

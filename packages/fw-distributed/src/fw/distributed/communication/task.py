@@ -210,6 +210,12 @@ class Task:
         e = self.entry
         e.state = "timed out" if not dead else "peer died"
         _engine_mpi.mark_broken(f"timeout in {self.fn}")
+        nccl = getattr(self.group, "nccl", None)
+        if nccl is not None:  # a GPU op: NCCL never returns on a lost peer unless aborted
+            try:
+                nccl.abort()
+            except Exception:  # noqa: BLE001 - the timeout error below is the one to raise
+                pass
         lines, missing, dead2 = _watch.diagnose(self.group, e, self.peer)
         dead = {**(dead or {}), **dead2}
         if dead:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 import fw
 from fw.autograd import no_grad
 from fw.core.tensor import Tensor
@@ -42,6 +44,15 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         if error_if_nonfinite and not bool(fw.isfinite(total).item()):
             raise RuntimeError(f"clip_grad_norm_: the total {norm_type}-norm of the gradients "
                                f"is {total.item()}; set error_if_nonfinite=False to clip anyway")
+        if type(total._data) is not np.ndarray:
+            # on a device, reading the norm would wait for every queued kernel: the
+            # scale min(max_norm / (norm + 1e-6), 1) stays there (x 1 leaves a
+            # gradient exactly as it is, so this equals the host path below)
+            t64 = total.astype("float64")
+            coef = fw.clip(float(max_norm) / (t64 + 1e-6), max=1.0)
+            for g in grads:
+                g.set_value(g * coef.astype(g.dtype))
+            return total
         coef = float(max_norm) / (float(total.item()) + 1e-6)
         if coef < 1.0:
             for g in grads:

@@ -6,16 +6,25 @@ dispatch protocols. A kernel here exists where the reference is right but slow o
 GPU (one module per op family, like ``kernels/cpu``); the device tests compare each
 with the reference (packages/fw-core/tests/test_device_ops.py with
 FW_TEST_DEVICE=gpu).
+
+``conv``, ``pool``, ``softmax`` and ``norm`` hold CUDA source (``cupy.RawModule``),
+compiled on first use; ``_raw`` says how to turn each of them off (``FW_GPU_RAW=0``,
+``FW_GPU_DISABLE=...``) and packages/fw-core/tests/test_gpu_kernels.py compares each
+with the reference on the GPU.
 """
 
-from fw.core.kernels.gpu import dtypes, linalg, optimizer
+from fw.core.kernels.gpu import conv, dtypes, linalg, norm, optimizer, pool, softmax
 
 __all__ = ["attach"]
 
 
 def attach(be) -> None:
-    for mod in (linalg, dtypes, optimizer):
+    for mod in (linalg, dtypes, optimizer, conv, pool, softmax, norm):
         for name, fn in mod.kernels(be.cp).items():
             from fw.core.ops._registry import OPS
 
             OPS[name].kernels["gpu"] = fn
+    # the runtime's generated kernels (fusion.py: elementwise chains of to_static programs)
+    from fw.core.kernels.gpu import fusion
+
+    fusion.attach(be)
