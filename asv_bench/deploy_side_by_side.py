@@ -16,6 +16,13 @@ include the time the core was given to someone else (the same row measured 11 an
 23 ms minutes apart), CPU time does not (it still includes slower memory when the
 other core's job shares the caches). With ``--threads 1`` both frameworks compute on
 the calling thread only, so the CPU time is the call's; use it there.
+
+``--threads 2`` on a loaded machine: fw's kernels run OpenMP (libgomp, through oneDNN and
+its own C++), whose threads spin at each region's end; when the other core is busy a
+region can wait for a scheduler slice. Measured with a load average of 10-18 on the
+2-core reference VM: LeNet b64 32-75 ms per batch by default, 0.73 ms with
+``OMP_WAIT_POLICY=PASSIVE`` in the environment (set it for this script's processes to
+measure the kernels rather than the scheduler; onnxruntime has its own thread pool).
 """
 
 from __future__ import annotations

@@ -5,7 +5,12 @@ same run. Medians in ms per batch; onnxruntime columns are "-" when it (or onnx)
 installed.
 
     python asv_bench/int8_side_by_side.py [--only resnet18] [--threads 1] [--cpu-time]
-                                          [--rounds 7]
+                                          [--rounds 7] [--outputs]
+
+``--outputs`` adds the QDQ program after ``fw.quantization.quantize_outputs`` (a quantize
+at each layer output, onnxruntime's QDQ layout) on the fw Predictor, and onnxruntime on
+fw.onnx's export of both QDQ programs (onnxruntime fuses what it recognises into its
+int8 kernels): a second table.
 
 The fw int8 model is the float model saved with ``fw.jit.save`` and rewritten into the
 QDQ form fw-slim's PTQ convert writes (``fw.core.testing.qdq.quantize_program``:
@@ -45,6 +50,7 @@ ROWS = [
 ]
 CALIBRATION_SEEDS = (1, 2)
 CLOCK = time.perf_counter
+OUTPUTS = False  # --outputs: also fw.quantization.quantize_outputs' program (both runtimes)
 
 
 def interleaved_ms(fns: dict, rounds: int, per_round: int = 3) -> dict:
@@ -100,9 +106,26 @@ def run_fw(rows, threads, rounds, workdir):
         np.save(f"{base}_x.npy", x.numpy())
         pf, pq = predictor(path), predictor(qpath)
         xs = [x.numpy()]
-        ms = interleaved_ms({"fp32": lambda pf=pf, xs=xs: pf.run(xs),
-                             "int8": lambda pq=pq, xs=xs: pq.run(xs)}, rounds)
+        fns = {"fp32": lambda pf=pf, xs=xs: pf.run(xs), "int8": lambda pq=pq, xs=xs: pq.run(xs)}
+        if OUTPUTS:
+            # the same QDQ program with its layer outputs quantized (fw-slim), and both
+            # QDQ programs as ONNX for onnxruntime's own QDQ fusions
+            import onnx
+
+            from fw.onnx import program_to_onnx
+            from fw.quantization import quantize_outputs
+
+            onnx.save(program_to_onnx(prog), base + "_qdq.onnx")
+            quantize_outputs(prog, calib)
+            opath = base + "_qdq_out.fwmodel"
+            save(prog, opath)
+            onnx.save(program_to_onnx(prog), base + "_qdq_out.onnx")
+            po = predictor(opath)
+            fns["int8 out"] = lambda po=po, xs=xs: po.run(xs)
+        ms = interleaved_ms(fns, rounds)
         out[label] = {"fw fp32": ms["fp32"], "fw int8": ms["int8"]}
+        if OUTPUTS:
+            out[label]["fw int8, outputs quantized"] = ms["int8 out"]
         try:
             import fw.onnx
 
@@ -149,9 +172,16 @@ def run_ort(rows, threads, rounds, workdir):
                         weight_type=QuantType.QInt8)
         sq = session(qpath)
         feed = {in_name: np.load(f"{base}_x.npy")}
-        ms = interleaved_ms({"fp32": lambda sf=sf, feed=feed: sf.run(None, feed),
-                             "int8": lambda sq=sq, feed=feed: sq.run(None, feed)}, rounds)
+        fns = {"fp32": lambda sf=sf, feed=feed: sf.run(None, feed),
+               "int8": lambda sq=sq, feed=feed: sq.run(None, feed)}
+        if OUTPUTS and os.path.exists(base + "_qdq_out.onnx"):
+            for k, f in (("fw QDQ", "_qdq.onnx"), ("fw QDQ out", "_qdq_out.onnx")):
+                fns[k] = lambda s=session(base + f), feed=feed: s.run(None, feed)
+        ms = interleaved_ms(fns, rounds)
         out[label] = {"onnxruntime fp32": ms["fp32"], "onnxruntime int8": ms["int8"]}
+        if "fw QDQ" in ms:
+            out[label]["onnxruntime on fw's QDQ export"] = ms["fw QDQ"]
+            out[label]["onnxruntime on fw's output-quantized export"] = ms["fw QDQ out"]
     return out
 
 
@@ -159,9 +189,10 @@ RUNNERS = {"fw": run_fw, "onnxruntime": run_ort}
 
 
 def _child(args):
-    global CLOCK
+    global CLOCK, OUTPUTS
     if args.cpu_time:
         CLOCK = time.process_time
+    OUTPUTS = args.outputs
     rows = [r for r in ROWS if not args.only or r[1] in args.only]
     res = RUNNERS[args.child](rows, args.threads, args.rounds, args.workdir)
     json.dump(res, sys.stdout)
@@ -172,6 +203,8 @@ def _spawn(kind, args, workdir, timeout):
            "--threads", str(args.threads), "--rounds", str(args.rounds)]
     if args.cpu_time:
         cmd.append("--cpu-time")
+    if args.outputs:
+        cmd.append("--outputs")
     for o in args.only or ():
         cmd += ["--only", o]
     try:
@@ -215,12 +248,28 @@ def table(res) -> str:
     return "\n".join(lines)
 
 
+def outputs_table(res) -> str:
+    cols = ["fw int8", "fw int8, outputs quantized", "onnxruntime fp32",
+            "onnxruntime on fw's QDQ export", "onnxruntime on fw's output-quantized export"]
+    lines = ["| model | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for label, *_ in ROWS:
+        r = res.get(label)
+        if r:
+            lines.append(f"| {label} | " + " | ".join(
+                "-" if r.get(c) is None else f"{r[c]:.2f}" for c in cols) + " |")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", action="append", help="zoo name (repeatable)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--cpu-time", action="store_true")
+    ap.add_argument("--outputs", action="store_true",
+                    help="also time the output-quantized QDQ program (fw.quantization."
+                         "quantize_outputs) on fw and onnxruntime, and onnxruntime on fw's "
+                         "plain QDQ export")
     ap.add_argument("--json", help="also write the results here")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--workdir", help=argparse.SUPPRESS)
@@ -237,6 +286,9 @@ def main(argv=None):
     print(f"threads={args.threads}, clock={'CPU time' if args.cpu_time else 'wall'}, "
           f"medians in ms per batch")
     print(table(res))
+    if args.outputs:
+        print()
+        print(outputs_table(res))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(res, f, indent=1)

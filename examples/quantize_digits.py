@@ -9,6 +9,8 @@ quantization-aware training (QAT), exported as QDQ programs and run by fw.infere
 4. **export** each model with fw.jit.save and predict the test split with
    fw.inference's Predictor; print file sizes (whole file and its weights part) and
    accuracies;
+   the PTQ file also goes through ``fw.quantization.quantize_outputs`` (a quantize at
+   each layer output, onnxruntime's QDQ layout) and is validated again ("ptq_out");
 5. print ``fw.quantization.report`` of the PTQ model: per layer, int8 kernel or fp32
    and why, scales, SQNR against fp32, latencies (not with ``--quick``).
 
@@ -156,6 +158,16 @@ def main(argv=None):
                 f = export(m, os.path.join(d, f"lenet_{name}"), size)
                 files[name] = model_file_sizes(f)
                 served[name] = predict_with_inference(f, test_ds, 64)["accuracy"]
+                if name == "ptq":
+                    # output quantization (onnxruntime's QDQ layout): the PTQ file with a
+                    # quantize at each layer output, validated on the test split again
+                    from fw.quantization import quantize_outputs
+
+                    fo = f.replace("lenet_ptq", "lenet_ptq_out")
+                    quantize_outputs(f, [calib.images[i:i + 50]
+                                         for i in range(0, len(calib), 50)], save_path=fo)
+                    files["ptq_out"] = model_file_sizes(fo)
+                    served["ptq_out"] = predict_with_inference(fo, test_ds, 64)["accuracy"]
         result["files"], result["served"] = files, served
         print(f"{'model':6} {'file':>9} {'weights':>9} {'ratio':>6} {'Predictor acc':>14}")
         for name in files:

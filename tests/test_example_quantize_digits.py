@@ -38,6 +38,8 @@ def _check(r, min_ratio, max_ptq_drop, max_qat_drop):
         # to a tie or two in the logits
         assert abs(r["served"][name] - r[name]) <= 2 / n, r
     assert abs(r["served"]["fp32"] - r["fp32"]) <= 2 / n, r
+    # the PTQ file with its layer outputs quantized (quantize_outputs) keeps PTQ's bound
+    assert r["fp32"] - r["served"]["ptq_out"] <= max_ptq_drop, r
 
 
 def test_quantize_digits_quick(tmp_path):

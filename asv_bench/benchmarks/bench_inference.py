@@ -127,7 +127,7 @@ _ZOO_CASES = {"lenet": (1, None), "resnet18": (1, 64), "mobilenet_v2": (1, 64),
               "bert_encoder": (1, None)}
 
 
-def _zoo_predictor(directory, name, batch, hw, without=None):
+def _zoo_predictor(directory, name, batch, hw, without=None, prepared=True, checks=False):
     import sys
 
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tests"))
@@ -145,6 +145,8 @@ def _zoo_predictor(directory, name, batch, hw, without=None):
     config.set_cpu_math_library_num_threads(1)
     if without is not None:
         config.pass_builder().delete_pass(without)
+    config.switch_prepared_kernels(prepared)
+    config.switch_nonfinite_checks(checks)
     return infer.create_predictor(config), x.numpy()
 
 
@@ -167,4 +169,33 @@ class PassWithWithout:
         self.dir.cleanup()
 
     def time_run(self, model, name, with_pass):
+        self.pred.run([self.x])
+
+
+class PreparedWithWithout:
+    """The predictor's steady path with and without its parts, on the zoo rows of
+    asv_bench/deploy_side_by_side.py where per-op Python shows (LeNet at batch 1 and 64,
+    MobileNetV2 and BERT at batch 1), one oneDNN thread: ``table`` (the op table's
+    kernels, keyword attributes per call: ``switch_prepared_kernels(False)``),
+    ``prepared-checked`` (prepared kernels, every fused op scanning for NaN/Inf:
+    ``switch_nonfinite_checks(True)``) and ``prepared`` (the default: the inputs checked
+    once per run instead; fw.core.kernels.cpu.prepared)."""
+
+    params = (["lenet-b1", "lenet-b64", "mobilenet_v2-b1@64", "bert_encoder-b1"],
+              ["table", "prepared-checked", "prepared"])
+    param_names = ("model", "mode")
+
+    def setup(self, model, mode):
+        self.dir = tempfile.TemporaryDirectory()
+        name, rest = model.split("-")
+        batch, _, hw = rest[1:].partition("@")
+        self.pred, self.x = _zoo_predictor(self.dir.name, name, int(batch),
+                                           int(hw) if hw else None, prepared=mode != "table",
+                                           checks=mode == "prepared-checked")
+        self.pred.run([self.x])
+
+    def teardown(self, model, mode):
+        self.dir.cleanup()
+
+    def time_run(self, model, mode):
         self.pred.run([self.x])

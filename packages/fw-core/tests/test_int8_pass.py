@@ -307,3 +307,71 @@ def test_narrow_convs_stay_float(cout, cin, groups, folded):
         np.testing.assert_array_equal(_outputs(q, x)[0], _outputs(p, x)[0])
     else:
         np.testing.assert_allclose(_outputs(q, x)[0], _outputs(p, x)[0], rtol=1e-4, atol=1e-4)
+
+
+def test_output_quantized_pool_chain_collapses():
+    """relu -> Q(p) -> DQ -> max_pool -> flatten -> Q(p) -> DQ -> linear (the output
+    quantization fw.quantization.quantize_outputs writes, onnxruntime's layout): the
+    first pair goes, so the conv requantizes once and the pool runs on its bytes; the
+    codes are exactly the QDQ program's (the same parameters, a monotone pool)."""
+    net = QNet(21)
+    w, wl = net.weight((16, 8, 3, 3), 0), net.weight((16 * 4 * 4, 10), 1)
+    s1, s2 = net.scale(0.05), net.scale(0.04)
+    z = net.zero
+
+    def f(x):
+        h = call("relu", call("conv", qdq(x, s1, z), dq_w(w), None, padding=1))
+        h = qdq(h, s2, z, qmin=0, qmax=255)
+        h = call("flatten", call("max_pool", h, kernel_size=2, stride=2), start_axis=1)
+        return call("linear", qdq(h, s2, z, qmin=0, qmax=255), dq_w(wl), None)
+
+    p = trace(f, [T([-1, 8, 8, 8], "float32")], ["x"])
+    q = _fold(p, min_macs=0)
+    assert _names(q) == ["quantize_linear", "quantized_conv2d", "quantized_max_pool",
+                         "flatten", "quantized_matmul"], q
+    x = np.random.default_rng(22).standard_normal((3, 8, 8, 8)).astype(F32)
+    np.testing.assert_allclose(_outputs(q, x)[0], _outputs(p, x)[0], rtol=1e-5, atol=1e-5)
+    # different parameters on the two quantizes: nothing to collapse, nothing wrong
+    s3 = net.scale(0.03)
+
+    def g(x):
+        h = call("relu", call("conv", qdq(x, s1, z), dq_w(w), None, padding=1))
+        h = call("max_pool", qdq(h, s3, z, qmin=0, qmax=255), kernel_size=2, stride=2)
+        return call("linear", qdq(call("flatten", h, start_axis=1), s2, z, qmin=0, qmax=255),
+                    dq_w(wl), None)
+
+    pg = trace(g, [T([-1, 8, 8, 8], "float32")], ["x"])
+    qg = _fold(pg, min_macs=0)
+    assert "max_pool" in _names(qg) and _names(qg).count("quantize_linear") >= 2, qg
+    np.testing.assert_allclose(_outputs(qg, x)[0], _outputs(pg, x)[0], rtol=1e-5, atol=1e-5)
+
+
+def test_residual_read_through_output_quantization():
+    """conv -> Q(a) -> DQ -> add(r) -> relu -> Q(b): fused as the conv's residual
+    post-op (the pre-add rounding skipped: within half a step of a, plus one of b), or
+    with fuse_residual_qdq=False kept exactly (int8 output, float add)."""
+    net = QNet(23)
+    w = net.weight((16, 16, 3, 3), 0)
+    b = net.vec(16)
+    s_in, s_a, s_r, s_b = net.scale(0.04), net.scale(0.06), net.scale(0.05), net.scale(0.07)
+    z = net.zero
+
+    def f(x):
+        r = qdq(call("relu", x), s_r, z, qmin=0, qmax=255)
+        h = call("conv", qdq(x, s_in, z), dq_w(w), b, padding=1)
+        h = call("relu", qdq(h, s_a, z) + r)
+        return qdq(h, s_b, z, qmin=0, qmax=255)
+
+    p = trace(f, [T([-1, 16, 6, 6], "float32")], ["x"])
+    x = np.random.default_rng(24).standard_normal((2, 16, 6, 6)).astype(F32) * 2
+    (want,) = _outputs(p, x)
+    q = _fold(p, min_macs=0)
+    names = _names(q)
+    assert names.count("quantized_conv2d") == 1 and "add" not in names, q
+    conv = next(op for op in q.block.ops if op.name == "quantized_conv2d")
+    assert conv.attrs["residual_before_act"] and conv.attrs["out_dtype"] == "uint8"
+    _within_steps(_outputs(q, x)[0], want, 0.07, steps=1.0 + 0.5 * 0.06 / 0.07,
+                  what="fused residual")
+    exact = _fold(p, min_macs=0, fuse_residual_qdq=False)
+    assert "add" in _names(exact) and _names(exact).count("quantized_conv2d") == 1, exact
+    _within_steps(_outputs(exact, x)[0], want, 0.07, what="exact residual")

@@ -240,10 +240,11 @@ def test_groups_and_fixed_reasons():
     pruner = slim.ChannelPruner(model, [1, 3, 9, 9])
     by = {g.name: g for g in pruner.groups}
     assert not by["c0.weight"].prunable and "grouped conv" in by["c0.weight"].reasons[0]
-    assert not by["g.weight"].prunable
+    # the grouped conv's outputs prune, as two equal blocks
+    assert by["g.weight"].prunable and by["g.weight"].blocks == 2
     assert by["c1.weight"].prunable
     assert "reaches the model output" in by["c2.weight"].reasons
-    assert [g.name for g in pruner.prunable_groups()] == ["c1.weight"]
+    assert [g.name for g in pruner.prunable_groups()] == ["g.weight", "c1.weight"]
     # keys: group, layer, structured or unique (PaddleSlim's) parameter name
     want = pruner.plan({"c1.weight": 0.5})["c1.weight"]
     for key in ("c1", "c1.bias", model.c1.weight.name):
@@ -514,3 +515,64 @@ def test_concat_along_channels(criterion):
     np.testing.assert_allclose(zeroed, ref(x).numpy(), rtol=1e-4, atol=1e-4)
     assert model.bn.weight.shape == [5] and model.c.weight.shape == [4, 5, 3, 3]
     assert model.head.weight.shape == [2, 6, 1, 1] and model.bn._num_features == 5
+
+
+class _ResNeXtish(nn.Layer):
+    """1x1 -> grouped 3x3 (4 groups) -> BN -> relu -> 1x1, the ResNeXt bottleneck."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2D(3, 16, 1)
+        self.g = nn.Conv2D(16, 16, 3, padding=1, groups=4)
+        self.bn = nn.BatchNorm2D(16)
+        self.b = nn.Conv2D(16, 8, 1)
+        self.head = nn.Conv2D(8, 2, 1)
+
+    def forward(self, x):
+        h = fw.nn.functional.relu(self.bn(self.g(fw.nn.functional.relu(self.a(x)))))
+        return self.head(fw.nn.functional.relu(self.b(h)))
+
+
+@pytest.mark.parametrize("criterion", ["l1", "fpgm"])
+def test_grouped_conv_outputs_prune_per_group(tmp_path, criterion):
+    """A grouped conv keeps its groups: each of its 4 groups loses the same number of
+    filters (the lowest scores within the group), BN and the next 1x1 conv lose the
+    matching rows; the result equals the original with those channels zeroed, and it
+    saves and serves. Its input channels (the first conv's outputs) stay fixed."""
+    infer = pytest.importorskip("fw.inference")
+    from fw.jit import InputSpec, save
+
+    model = _build(_ResNeXtish, 7)
+    for bn_param in (model.bn._mean, model.bn._variance):  # non-trivial statistics
+        bn_param.set_value(fw.to_tensor(np.random.default_rng(3).uniform(
+            0.5, 1.5, 16).astype("float32")))
+    pruner = slim.ChannelPruner(model, [1, 3, 6, 6], criterion=criterion)
+    g = pruner.group("g")
+    assert g.prunable and g.blocks == 4 and g.channels == 16
+    assert not pruner.group("a").prunable and "grouped conv" in pruner.group("a").reasons[0]
+    plan = pruner.plan({"g": 0.5})
+    pruned = plan[g.name]
+    # two of the four filters of every group, the lowest-scored within it
+    assert [int(np.sum(pruned // 4 == k)) for k in range(4)] == [2, 2, 2, 2]
+    scores = pruner.scores(g)
+    for k in range(4):
+        block = np.arange(4 * k, 4 * k + 4)
+        gone = [c for c in block if c in pruned]
+        kept = [c for c in block if c not in pruned]
+        assert max(scores[gone]) <= min(scores[kept])
+    x = fw.to_tensor(np.random.default_rng(8).standard_normal((2, 3, 6, 6)).astype("float32"))
+    with pruner.zeroed(plan):
+        want = model(x).numpy()
+    pruner.prune({"g": 0.5})
+    assert model.g.weight.shape == [8, 4, 3, 3] and model.g._groups == 4
+    assert model.g._out_channels == 8 and model.g._in_channels == 16
+    assert model.bn._mean.shape == [8] and model.b.weight.shape == [8, 8, 1, 1]
+    got = model(x).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    path = save(model, str(tmp_path / "m"), input_spec=[InputSpec([-1, 3, 6, 6], "float32")])
+    (served,) = infer.create_predictor(infer.Config(path)).run([x.numpy()])
+    np.testing.assert_allclose(np.asarray(served), got, rtol=1e-4, atol=1e-4)
+    # and again: the pruned grouped conv (2 filters per group) prunes to 1 per group
+    assert pruner.group("g").blocks == 4
+    assert [int(np.sum(p // 2 == k)) for k in range(4)
+            for p in [pruner.plan({"g": 0.5})[pruner.group("g").name]]] == [1, 1, 1, 1]

@@ -66,7 +66,7 @@ from fw.compat import disable_compat, enable_compat  # noqa: E402,F401
 _PROVIDERS = {
     "autograd": "fw-autograd",
     "nn": "fw-nn", "optimizer": "fw-nn", "io": "fw-nn", "amp": "fw-nn", "metric": "fw-nn",
-    "hapi": "fw-nn", "callbacks": "fw-nn", "regularizer": "fw-nn",
+    "hapi": "fw-nn", "callbacks": "fw-nn", "regularizer": "fw-nn", "distribution": "fw-nn",
     "jit": "fw-jit", "static": "fw-jit",
     "inference": "fw-inference",
     "onnx": "fw-onnx",

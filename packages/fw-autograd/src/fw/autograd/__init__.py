@@ -29,6 +29,7 @@ from fw.autograd._mode import (
     set_detect_anomaly,
     set_grad_enabled,
 )
+from fw.autograd._saved_hooks import saved_tensors_hooks
 from fw.autograd.errors import AnomalyError, GradientError
 from fw.autograd.functional import Hessian, Jacobian, hessian, jacobian, jvp, vjp
 from fw.autograd.py_layer import PyLayer, PyLayerContext
@@ -41,8 +42,13 @@ __all__ = [
     "set_detect_anomaly", "detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
     "GradientError",
     "AnomalyError", "RemovableHandle", "vjp", "jvp", "jacobian", "hessian", "Jacobian",
-    "Hessian", "PyLayer", "PyLayerContext", "recompute", "append_backward", "gradients",
+    "Hessian", "PyLayer", "PyLayerContext", "Function", "saved_tensors_hooks", "recompute",
+    "append_backward", "gradients",
 ]
+
+
+# Paddle 3.3's paddle.autograd.Function is PyLayer under a second name
+Function = PyLayer
 
 
 def _install():

@@ -27,6 +27,10 @@ import numpy as np
 
 from fw.autograd import _mode
 from fw.autograd._registry import RULES, Rule
+from fw.autograd._saved_hooks import ACTIVE as _HOOKS_ACTIVE
+from fw.autograd._saved_hooks import PackedArgs
+from fw.autograd._saved_hooks import current as _saved_hooks_current
+from fw.autograd._saved_hooks import pack_args as _pack_args
 from fw.autograd.errors import GradientError
 from fw.core.internal import make_tensor, version_of
 from fw.core.tensor import Tensor, wrap
@@ -87,6 +91,8 @@ class Node:
             raise GradientError(
                 f"the VJP rule of '{self.op.name}' reads its inputs but is registered with "
                 f"inputs=False (a bug in the rule's registration)")
+        if a.__class__ is PackedArgs:  # saved under saved_tensors_hooks
+            return a.unpacked()
         return a
 
     @property
@@ -256,6 +262,10 @@ def record(op, args, attrs, outputs):
                     if isinstance(x, Tensor):
                         vs.append(_version_of(x))
         node.versions = vs
+        if _HOOKS_ACTIVE[0]:
+            hooks = _saved_hooks_current()
+            if hooks is not None:
+                node.args = _pack_args(args, hooks)
     else:
         node.args = None
     if rule is not None and rule.outputs:

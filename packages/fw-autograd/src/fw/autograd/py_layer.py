@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fw.autograd import _graph, _mode
+from fw.autograd import _graph, _mode, _saved_hooks
 from fw.autograd._graph import _FLOATISH, Port
 from fw.autograd.errors import GradientError
 from fw.core.tensor import Tensor, wrap
@@ -34,17 +34,22 @@ class PyLayerContext:
         self._materialize = True
 
     def save_for_backward(self, *tensors):
-        """Keep tensors for backward (read them back with `saved_tensor`)."""
+        """Keep tensors for backward (read them back with `saved_tensor`). Inside
+        `saved_tensors_hooks` they are stored as its pack hook returns them."""
+        hooks = _saved_hooks.current()
+        if hooks is not None:
+            tensors = tuple(_saved_hooks.Packed(t, hooks) if isinstance(t, Tensor) else t
+                            for t in tensors)
         self._saved = tensors
 
     def saved_tensor(self):
         """The tensors given to `save_for_backward` (a tuple)."""
-        return self._saved
+        return tuple(t.get() if type(t) is _saved_hooks.Packed else t for t in self._saved)
 
     # PyTorch's spelling, for ported code
     @property
     def saved_tensors(self):
-        return self._saved
+        return self.saved_tensor()
 
     def mark_not_inplace(self, *tensors):
         """Declare that forward returns these input tensors unmodified (fw always

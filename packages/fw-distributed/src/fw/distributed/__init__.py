@@ -44,8 +44,15 @@ _AUTO_PARALLEL = ["auto_parallel", "ProcessMesh", "Placement", "Shard", "Replica
                   "shard_layer", "shard_optimizer"]
 # --- end auto-parallel ---
 
+# --- cost model (auto/): Cluster, calibrate, estimate, search/choose; dist.Strategy ---
+from fw.distributed import auto
+from fw.distributed.auto.strategy import Strategy
+
+_COST_MODEL = ["auto", "Strategy"]
+# --- end cost model ---
+
 __all__ = list(_comm_all) + [
     "communication", "ParallelEnv", "get_backend", "get_rank", "get_world_size",
     "init_parallel_env", "is_available", "is_initialized", "spawn", "TCPStore",
     "checkpoint", "fleet", "sharding", "load_state_dict", "save_state_dict", "DataParallel",
-] + _AUTO_PARALLEL
+] + _AUTO_PARALLEL + _COST_MODEL

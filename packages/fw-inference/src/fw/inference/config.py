@@ -122,6 +122,8 @@ class Config:
         self._save_optim_model = False
         self._mkldnn_cache_capacity = None
         self._mkldnn = True
+        self._prepared = True
+        self._nonfinite_checks = False
         self._pass_builder = PassBuilder()
         self._strip_updates = False
         self._model_limits = None  # None: fw.core.ir.serialize.DEFAULT_LIMITS
@@ -251,6 +253,48 @@ class Config:
 
     def ir_optim(self) -> bool:
         return self._ir_optim
+
+    def switch_prepared_kernels(self, x: bool = True) -> None:
+        """fw's own: run the program's ops through prepared kernels (the default: each
+        op's attributes bound and its geometry resolved once per input shape when the
+        predictor is compiled, `fw.core.kernels.cpu.prepared`) or, with False, through
+        the op table's kernels with keyword attributes on every call. The results are
+        the same; the switch exists to measure and to rule the prepared kernels out.
+
+        >>> from fw.inference import Config
+        >>> config = Config()
+        >>> config.switch_prepared_kernels(False)
+        >>> config.prepared_kernels_enabled()
+        False
+        """
+        self._prepared = bool(x)
+
+    def prepared_kernels_enabled(self) -> bool:
+        return self._prepared
+
+    def switch_nonfinite_checks(self, x: bool = True) -> None:
+        """fw's own: where the fused kernels' NaN/Inf checks run (docs/reliability.md §2:
+        a fused op gives what the unfused ops give eagerly, NaN and Inf included).
+
+        False (the default, with prepared kernels): the predictor checks its float
+        inputs once per run (its weights once, when it is created); when they are
+        finite, the fused ops whose operands come from them through ops that keep
+        finite values finite skip their per-call scans, and a run with a non-finite
+        input runs every fused op with its checks. What this misses is a float32
+        overflow inside the network turning finite inputs into an infinity that an
+        activation then hides (the rule's documented gap, of the same kind).
+        True: every fused op checks its result and operands on every call.
+
+        >>> from fw.inference import Config
+        >>> config = Config()
+        >>> config.switch_nonfinite_checks(True)
+        >>> config.nonfinite_checks_enabled()
+        True
+        """
+        self._nonfinite_checks = bool(x)
+
+    def nonfinite_checks_enabled(self) -> bool:
+        return self._nonfinite_checks
 
     def pass_builder(self) -> PassBuilder:
         """The editable list of passes the predictor runs when `ir_optim` is on."""
@@ -385,6 +429,8 @@ class Config:
                 ("params_file", self.params_file() or "(in the model file)"),
                 ("model_dir", self.model_dir() or "(none)"), None,
                 ("cpu_math_thread", str(self._threads)), ("enable_mkldnn", _b(self._mkldnn)),
+                ("prepared_kernels", _b(self._prepared)),
+                ("nonfinite_checks", "every op" if self._nonfinite_checks else "inputs"),
                 ("mkldnn_cache_capacity", "default" if self._mkldnn_cache_capacity is None
                  else str(self._mkldnn_cache_capacity)), ("use_gpu", "false"), None,
                 ("ir_optim", _b(self._ir_optim))]

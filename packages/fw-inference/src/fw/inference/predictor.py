@@ -34,6 +34,7 @@ import numpy as np
 
 from fw.core.errors import InvalidArgumentError, InvalidTypeError
 from fw.core.internal import freeze, native
+from fw.core.tensor import wrap as _wrap
 from fw.inference.config import Config
 from fw.inference.tensor import Tensor, _host_array
 
@@ -52,45 +53,49 @@ def _apply_cache_capacity(config) -> None:
 
 
 def _executor(compiled, config):
-    """The compiled program, run with the config's CPU thread count when it sets
-    one. The count applies while this predictor runs and is restored afterwards,
-    so one predictor's setting does not change the rest of the process. A GPU
-    predictor copies host inputs to its device first."""
+    """``execute(arrays) -> [outputs]``: the compiled program over the weights read once
+    (`Compiled.bind_params`: they are frozen, nothing replaces them after creation), run
+    with the config's CPU thread count when it sets one. The count applies while this
+    predictor runs and is restored afterwards, so one predictor's setting does not change
+    the rest of the process. A GPU predictor copies host inputs to its device first."""
     if config.use_gpu():
+        # the path the GPU run verified (parameters resolved per call); the bound form
+        # below is the CPU predictors' only
         from fw.core import place
 
         be, idx = place.get_backend("gpu"), config.gpu_device_id()
 
-        def run_gpu(arrays, params, check):
+        def run_gpu(arrays):
             return compiled([be.asarray(a, idx) if type(a) is _ndarray else a
-                             for a in arrays], params, check)
+                             for a in arrays], None, False)
 
         return run_gpu
+    run = compiled.bind_params()
     if not config._threads_set:
-        return compiled
+        return run
     n = config._threads
     _native = native()
     if _native is None:
         from threadpoolctl import threadpool_limits
 
-        def run_blas(arrays, params, check):
+        def run_blas(arrays):
             with threadpool_limits(limits=n, user_api="blas"):
-                return compiled(arrays, params, check)
+                return run(arrays)
 
         return run_blas
     get, put = _native.get_num_threads, _native.set_num_threads
 
-    def run(arrays, params, check):
+    def run_threads(arrays):
         prev = get()
         if prev == n:
-            return compiled(arrays, params, check)
+            return run(arrays)
         put(n)
         try:
-            return compiled(arrays, params, check)
+            return run(arrays)
         finally:
             put(prev)
 
-    return run
+    return run_threads
 
 
 def _replace_weights(program, path) -> None:
@@ -165,6 +170,10 @@ class _Shared:
         # outputs that are block-0 values (an input, a weight) are handed out as copies
         self.aliased = {i for i, v in enumerate(outs) if v.owner is program.block}
         self.in_index = {n: i for i, n in enumerate(self.input_names)}
+        # the hot path's input check, per input: (NumPy dtype, the dims after the first),
+        # when only the first dim may vary (a batch); else None (the handle checks)
+        self.fast_fit = [(t.dtype.np, tuple(t.shape[1:])) if t.shape and -1 not in t.shape[1:]
+                         else None for t in self.input_types]
         self.out_index = {n: i for i, n in enumerate(self.output_names)}
 
 
@@ -227,8 +236,12 @@ def create_predictor(config: Config) -> Predictor:
     if not config.mkldnn_enabled():  # disable_mkldnn: the NumPy references throughout
         override = {op.name: op.opdef.reference for op in program.walk()
                     if op.opdef.reference is not None}
+    # prepared kernels (fw.core.kernels.cpu.prepared): each op's attributes bound and its
+    # geometry kept per input shape, so a steady run is the native calls and little else
     compiled = Compiled(program, "cpu", kernel_override=override,
-                        memory_optimize=config.memory_optim_enabled())
+                        memory_optimize=config.memory_optim_enabled(),
+                        prepare=config.prepared_kernels_enabled(),
+                        nonfinite_checks=config.nonfinite_checks_enabled())
     return Predictor(_Shared(program, compiled, config))
 
 
@@ -337,7 +350,7 @@ class Predictor:
         for a in ins:
             if a is None:
                 self._missing_inputs()
-        self._out = self._s.execute(ins, None, False)
+        self._out = self._s.execute(ins)
 
     def _missing_inputs(self):
         missing = [n for n, a in zip(self._s.input_names, self._in) if a is None]
@@ -347,8 +360,6 @@ class Predictor:
             f"inputs: predictor.run([arrays])")
 
     def _run_list(self, inputs):
-        from fw.core.tensor import wrap
-
         s = self._s
         if isinstance(inputs, (_ndarray,)) or not isinstance(inputs, (list, tuple)):
             raise InvalidTypeError(f"run(inputs): inputs is a list with one array per input "
@@ -357,7 +368,13 @@ class Predictor:
             raise InvalidArgumentError(f"run(inputs): the model takes {len(s.input_names)} "
                                        f"input(s) {s.input_names}, got {len(inputs)}")
         arrays = []
+        fast = s.fast_fit
         for i, x in enumerate(inputs):
+            f = fast[i]
+            if type(x) is _ndarray and f is not None and x.dtype is f[0] and \
+                    x.shape[1:] == f[1] and x.ndim:
+                arrays.append(x)  # the common case: an array of the input's type
+                continue
             a = x if type(x) is _ndarray else _host_array(x, "run")
             if a is None:
                 a = np.asarray(x, dtype=s.input_types[i].dtype.np)
@@ -365,12 +382,12 @@ class Predictor:
             if not h._fits(a):
                 h._check(a, "run")
             arrays.append(a)
-        outs = s.execute(arrays, None, False)
+        outs = s.execute(arrays)
         for i, o in enumerate(outs):
             if i in s.aliased or (type(o) is _ndarray and o.base is not None):
                 outs[i] = o.copy()  # never hand out a view of the caller's data or a weight
         self._out = outs
-        return [wrap(o) for o in outs]
+        return [_wrap(o) for o in outs]
 
     def clone(self) -> Predictor:
         """A predictor sharing this one's compiled program and weights, with its own

@@ -11,8 +11,12 @@ from fw.optimizer import lr  # noqa: F401
 from fw.optimizer.adagrad import Adadelta, Adagrad, RMSProp
 from fw.optimizer.adam import Adam, Adamax, AdamW, Lamb
 from fw.optimizer.asgd import ASGD
+from fw.optimizer.lbfgs import LBFGS
+from fw.optimizer.nadam import NAdam, RAdam
 from fw.optimizer.optimizer import Optimizer
+from fw.optimizer.rprop import Rprop
 from fw.optimizer.sgd import SGD, Momentum
 
 __all__ = ["Optimizer", "SGD", "Momentum", "Adam", "AdamW", "Adamax", "Adagrad", "Adadelta",
-           "RMSProp", "Lamb", "ASGD", "lr"]
+           "RMSProp", "Lamb", "ASGD", "NAdam", "RAdam", "Rprop", "LBFGS",
+           "lr"]

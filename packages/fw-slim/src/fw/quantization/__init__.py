@@ -5,12 +5,13 @@ packages/fw-slim/README.md for the design."""
 from fw.quantization import observers, quanters
 from fw.quantization.base import BaseObserver, BaseQuanter, ObserverFactory, QuanterFactory
 from fw.quantization.config import QuantConfig, SingleLayerConfig
+from fw.quantization.outputs import quantize_outputs
 from fw.quantization.ptq import PTQ, QAT
 from fw.quantization.weight_only import weight_only_quantize
 
 __all__ = ["QuantConfig", "SingleLayerConfig", "PTQ", "QAT", "BaseObserver", "BaseQuanter",
            "ObserverFactory", "QuanterFactory", "observers", "quanters", "weight_only_quantize",
-           "report"]
+           "quantize_outputs", "report"]
 
 
 def report(model_or_path, sample, **kw):

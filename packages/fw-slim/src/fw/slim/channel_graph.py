@@ -30,7 +30,10 @@ Rules (op names of fw-core's table):
 - ``conv`` (groups 1): input space += weight axis 1; a new space with producer
   weight axis 0 (+ bias). Depthwise (groups == in == out channels): the output
   stays in the input space, with the weight axis 0 and bias as members. Other
-  groupings fix both spaces.
+  groupings (ResNeXt's grouped convs, a depthwise channel multiplier): a new output
+  space in ``groups`` equal blocks, each pruned by the same count (the conv stays
+  grouped, with fewer filters per group); the input space is fixed (it would have to
+  lose the same positions in every group).
 - ``batch_norm``: mean, variance, weight, bias join the input's space.
 - ``linear``: the input's last-axis space += weight axis 0 (``block`` rows per
   channel after a flatten); a new space (kind ``linear``) with producer weight
@@ -99,6 +102,9 @@ class ChannelGroup:
     kind: str  # "conv" | "linear" | "input"
     members: list = field(default_factory=list)
     reasons: list = field(default_factory=list)
+    #: a grouped conv's outputs: `blocks` contiguous blocks that each lose the same
+    #: number of channels (1: any channels)
+    blocks: int = 1
 
     @property
     def producers(self) -> list:
@@ -115,9 +121,10 @@ class ChannelGroup:
 
 
 class _Space:
-    __slots__ = ("channels", "kind", "members", "reasons", "order")
+    __slots__ = ("channels", "kind", "members", "reasons", "order", "blocks")
 
     def __init__(self, channels, kind, order):
+        self.blocks = 1  # equal contiguous blocks that lose the same count (grouped conv)
         self.channels = channels
         self.kind = kind
         self.members: list = []
@@ -180,6 +187,12 @@ class _Analysis:
             sa.reasons.append(f"{why} joins {sa.channels} and {sb.channels} channels")
         sa.members += sb.members
         sa.reasons += sb.reasons
+        if sb.blocks != sa.blocks:
+            if 1 in (sa.blocks, sb.blocks):
+                sa.blocks = max(sa.blocks, sb.blocks)
+            else:
+                sa.reasons.append(f"{why} joins channels grouped in {sa.blocks} and "
+                                  f"{sb.blocks} blocks")
         if sa.kind != sb.kind and "conv" in (sa.kind, sb.kind):
             sa.kind = "conv"
         return a
@@ -409,16 +422,16 @@ class _Analysis:
                 self.add_members(v_in, b, 0, role="bias")
             self.copy_view(r, v_in, axis)
         else:
-            why = f"{where} is a grouped conv (groups={groups})"
-            self.fix_view(v_in, why)
-            s_out = self.new(out_ch, "conv", why)
+            # a grouped conv: its outputs prune as `groups` equal blocks (each group
+            # keeps as many filters as the others); its inputs would have to lose the
+            # same positions in every group, which no space here expresses: fixed
+            self.fix_view(v_in, f"{where} is a grouped conv (groups={groups}) reading them")
+            s_out = self.new(out_ch, "conv")
+            self.spaces[s_out].blocks = groups
             self.add_member(s_out, w, 0, role="out")
             if b is not None:
                 self.add_member(s_out, b, 0, role="bias")
             self.set_view(r, s_out, axis)
-            for p in (w, b):
-                if p is not None and p.label:
-                    self.pinned.setdefault(p.label, why)
 
     def _op_batch_norm(self, op, where) -> None:
         x = op.operands[0]
@@ -542,7 +555,8 @@ class _Analysis:
                     reasons.append(f"{m.label!r} is used by {why}")
             prod = [m for m in s.members if m.role == "out"]
             name = prod[0].label if prod else s.members[0].label
-            out.append(ChannelGroup(name, s.channels, s.kind, list(s.members), reasons))
+            out.append(ChannelGroup(name, s.channels, s.kind, list(s.members), reasons,
+                                    s.blocks))
         return out
 
 

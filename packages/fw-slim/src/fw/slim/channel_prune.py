@@ -111,8 +111,9 @@ def _resync(layer) -> None:
     """Make a resized layer's recorded sizes match its new weights."""
     if isinstance(layer, _CONVS):
         w = layer.weight
-        if layer._groups != 1:  # depthwise: one group per channel (others are fixed)
-            layer._groups = int(w.shape[0])
+        if layer._groups != 1 and layer._groups == layer._out_channels and w.shape[1] == 1:
+            layer._groups = int(w.shape[0])  # depthwise: one group per channel
+        # (a grouped conv keeps its groups: each lost the same number of filters)
         layer._out_channels = int(w.shape[0])
         layer._in_channels = int(w.shape[1]) * layer._groups
     elif isinstance(layer, _NORMS):
@@ -274,7 +275,15 @@ class ChannelPruner:
                 raise ValueError(f"ChannelPruner: ratio for {g.name!r} must be in [0, 1), got "
                                  f"{r}")
             n_keep = self._count(g, r)
-            order = np.argsort(self.scores(g), kind="stable")
+            scores = self.scores(g)
+            if g.blocks > 1:  # a grouped conv's outputs: the same count from each group
+                per = g.channels // g.blocks
+                keep = min(max(int(round(n_keep / g.blocks)), 1), per)
+                out[g.name] = np.sort(np.concatenate([
+                    b * per + np.argsort(scores[b * per:(b + 1) * per], kind="stable")[
+                        :per - keep] for b in range(g.blocks)]).astype(np.int64))
+                continue
+            order = np.argsort(scores, kind="stable")
             out[g.name] = np.sort(order[:g.channels - n_keep])
         return out
 

@@ -68,6 +68,12 @@ program computes no update in place, so an error raised by the check leaves
 every captured tensor as it was (the updates are written only after the run).
 Without `op_check` the generated code has no trace of it.
 
+Prepared kernels (``Compiled(..., prepare=True)``, cpu): ops with a preparer in
+`fw.core.kernels.cpu.prepared` are called with their operands only (``k3(v8, v2, v3,
+None)``), through a kernel made for that op at compile time (attributes bound, geometry
+kept per input shape); `Compiled.bind_params` reads the parameters once for a caller
+whose weights never change (a predictor). Both leave the results as they were.
+
 `run(program, *inputs)` compiles on first use and caches the result on the
 program (keyed by its version, the inputs' backend and ``memory_optimize``).
 """
@@ -153,12 +159,37 @@ class Compiled:
         memory_optimize: free values after their last use and reuse dead buffers.
         op_check: ``fn(op, results)`` called after each op with an inexact result
             (NaN/Inf checking; see the module docstring), or None.
+        prepare: run ops through prepared kernels where the backend has them: a
+            kernel for one op with its attributes bound and its geometry kept per input
+            shape, called with the operands only (``cpu``:
+            `fw.core.kernels.cpu.prepared`; a predictor's steady path).
+        nonfinite_checks: with `prepare`, False runs the fused ops whose operands are
+            finite whenever the inputs and constants are
+            (`fw.core.kernels.cpu.prepared.unchecked_ops`) without their per-call NaN/Inf
+            scans; `bind_params` then checks the inputs once per run instead and runs a
+            twin compiled with the checks when one is not finite.
     """
 
     def __init__(self, program, backend: str = "cpu", kernel_override=None,
-                 memory_optimize: bool = True, op_check=None):
+                 memory_optimize: bool = True, op_check=None, prepare: bool = False,
+                 nonfinite_checks: bool = True):
         self.program = program
         self.op_check = op_check
+        self._prepare = None
+        self._unchecked: set = set()
+        self._twin = None  # the checked twin `__call__` builds for non-finite data
+        self._twin_args = (backend, kernel_override, memory_optimize)
+        if prepare and backend == "cpu" and op_check is None:
+            from fw.core.kernels.cpu import prepared as _prepared
+
+            if not nonfinite_checks:
+                self._unchecked = _prepared.unchecked_ops(program)
+            unchecked = self._unchecked
+
+            def _prep(op, kernel):
+                return _prepared.prepare(op, kernel, op not in unchecked)
+
+            self._prepare = _prep
         self.backend = backend
         self.memory_optimize = memory_optimize
         self._kernel_override = kernel_override or {}
@@ -418,13 +449,19 @@ class Compiled:
         return plan
 
     def _gen_call(self, op, ins, outs, out, ind, reuse, inplace=None) -> int:
-        k = self._bind(self._kernel(op), "k")
+        kern = self._kernel(op)
+        prepared = None
+        if self._prepare is not None and inplace is None and op.name not in self._kernel_override:
+            prepared = self._prepare(op, kern)
+        k = self._bind(kern if prepared is None else prepared, "k")
         args = ["None" if s == 0 else f"v{s}" for s in ins]
         var = op.opdef.variadic
         if var >= 0:  # the kernel takes the variadic input as one list, as in eager mode
             n = len(args) - (len(op.opdef.input_names) - 1)
             args = args[:var] + [f"[{', '.join(args[var:var + n])}]"] + args[var + n:]
-        for name, val in op.attrs.items():
+        if prepared is not None:  # its attributes are bound; its own buffers
+            reuse = None
+        for name, val in ({} if prepared is not None else op.attrs).items():
             if name in op.opdef.attrs and name.isidentifier() and not keyword.iskeyword(name):
                 args.append(f"{name}={self._bind(val, 'a')}")
             else:  # cannot be a keyword in source: pass it through a dict
@@ -586,6 +623,52 @@ class Compiled:
                 if type(a) is _ndarray and not (label in keep and a.size <= 1) else a
                 for a, (label, _, _, _) in zip(ps, self._param_checks)]
 
+    def bind_params(self, params=None):
+        """``run(arrays) -> [output arrays]`` over parameters read once, now (`params`,
+        ``{label: Tensor or array}``, or the program's captured tensors; their types are
+        checked here), and no input check per call: for a caller whose weights never
+        change afterwards (a predictor's frozen constants) and that checks its inputs
+        itself. A program with state updates is refused (its writes need `__call__`)."""
+        if self.update_slots:
+            raise InvalidArgumentError(f"bind_params: the program updates "
+                                       f"{self.update_labels}; run it with Compiled.__call__")
+        if self._graph is not None:  # a CUDA graph resolves its params per call
+
+            def run_graph(arrays):
+                return self(arrays, params, False)
+
+            return run_graph
+        ps = self._params(self.program.captured if params is None else params, True)
+        run, explain, forget = self._run, self._explain, _forget_checked
+
+        def run_bound(arrays):
+            try:
+                return list(run(arrays, ps))
+            except Exception as e:
+                raise explain(e) from e
+            finally:
+                forget()  # outputs go to the caller: no kernel trusts them unseen
+
+        if not self._unchecked:
+            return run_bound
+        from fw.core.kernels.cpu.prepared import all_finite
+
+        backend, override, mem = self._twin_args
+        twin = Compiled(self.program, backend, override, mem, prepare=True).bind_params(params)
+        if not all(all_finite(a) for a in ps):  # a constant is not finite: checks always
+            return twin
+        # the inputs the unchecked ops' operands come from: a non-finite one runs the twin
+        # (its kernels check, as eager mode's fused kernels do)
+        floats = [i for i, t in enumerate(self.input_types) if t.dtype.is_inexact]
+
+        def run_guarded(arrays):
+            for i in floats:
+                if not all_finite(arrays[i]):
+                    return twin(arrays)
+            return run_bound(arrays)
+
+        return run_guarded
+
     def __call__(self, arrays, params=None, check=True):
         """Run on input arrays (`params`: ``{label: Tensor or array}`` instead of the
         program's captured tensors; `check`: check the inputs' and params' types).
@@ -595,6 +678,14 @@ class Compiled:
         cap = self.program.captured if params is None else params
         # a CUDA graph keeps its own device copies of the host constants
         ps = self._params(cap, check, move=self._graph is None)
+        if self._unchecked:  # the checks `bind_params` makes once, made on this call
+            from fw.core.kernels.cpu.prepared import all_finite
+
+            if not all(all_finite(a) for a in arrays) or not all(all_finite(a) for a in ps):
+                if self._twin is None:
+                    backend, override, mem = self._twin_args
+                    self._twin = Compiled(self.program, backend, override, mem, prepare=True)
+                return self._twin(arrays, params, check)
         try:
             outs = self._run(arrays, ps) if self._graph is None else self._graph(arrays, ps)
         except Exception as e:

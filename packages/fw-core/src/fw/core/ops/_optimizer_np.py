@@ -539,3 +539,162 @@ def _asgd_cpu(param, grad, learning_rate, d, y, n, out=None):
         np.copyto(ydst, g, casting="unsafe")
         yout = ydst
     return _finish(p, pback, param.dtype), _finish(dd, dback, d.dtype), yout
+
+
+# ---------------------------------------------------------------- nadam / radam / rprop
+def _nadam_scalars(momentum_decay_pow, beta2_pow, mu_product, beta1, beta2, momentum_decay):
+    """The step's scalars from Paddle's accumulators (all start at 1): the decay power
+    0.96^(t psi), mu_t, mu_{t+1}, the products of mu up to t, beta2^t."""
+    r = 0.96 ** momentum_decay
+    mdp = _lr(momentum_decay_pow, "momentum_decay_pow") * r
+    mu_t = beta1 * (1.0 - 0.5 * mdp)
+    mu_t1 = beta1 * (1.0 - 0.5 * mdp * r)
+    prod = _lr(mu_product, "mu_product") * mu_t
+    b2p = _lr(beta2_pow, "beta2_pow") * beta2
+    return mdp, mu_t, mu_t1, prod, b2p
+
+
+def _scalar_like(v, like):
+    return np.full_like(like, v)  # on like's device
+
+
+def _nadam_ref(param, grad, learning_rate, momentum_decay_pow, beta2_pow, mu_product, moment1,
+               moment2, beta1=0.9, beta2=0.999, epsilon=1e-8, momentum_decay=0.004):
+    ct = _ct(moment1.dtype)
+    mdp, mu_t, mu_t1, prod, b2p = _nadam_scalars(momentum_decay_pow, beta2_pow, mu_product,
+                                                 beta1, beta2, momentum_decay)
+    g = _up(grad, ct)
+    m = beta1 * _up(moment1, ct) + (1 - beta1) * g
+    v = beta2 * _up(moment2, ct) + (1 - beta2) * g * g
+    lr = _lr(learning_rate)
+    denom = np.sqrt(v / (1 - b2p)) + epsilon
+    p = (_up(param, ct) - lr * (1 - mu_t) / (1 - prod) * g / denom
+         - lr * mu_t1 / (1 - prod * mu_t1) * m / denom)
+    return (_out(p, param.dtype), _scalar_like(mdp, momentum_decay_pow),
+            _scalar_like(b2p, beta2_pow), _scalar_like(prod, mu_product),
+            _out(m, moment1.dtype), _out(v, moment2.dtype))
+
+
+def _scalar_out(v, like, out, i):
+    dst = None if out is None else out[i]
+    if dst is None:
+        return _scalar_like(v, like)
+    dst[...] = v
+    return dst
+
+
+def _nadam_cpu(param, grad, learning_rate, momentum_decay_pow, beta2_pow, mu_product, moment1,
+               moment2, beta1=0.9, beta2=0.999, epsilon=1e-8, momentum_decay=0.004, out=None):
+    _check_arrays("nadam", param, grad, moment1=moment1, moment2=moment2)
+    ct = _ct(moment1.dtype)
+    mdp, mu_t, mu_t1, prod, b2p = _nadam_scalars(momentum_decay_pow, beta2_pow, mu_product,
+                                                 beta1, beta2, momentum_decay)
+    p, pback = _slot(param, out, 0, ct)
+    m, mback = _slot(moment1, out, 4, ct)
+    v, vback = _slot(moment2, out, 5, ct)
+    g = _up(grad, ct)
+    t = _update_moments(g, m, v, beta1, beta2)
+    lr = _lr(learning_rate)
+    np.multiply(v, 1.0 / (1 - b2p), out=t)
+    np.sqrt(t, out=t)
+    t += epsilon  # t: the denominator
+    num = np.multiply(g, lr * (1 - mu_t) / (1 - prod), out=np.empty_like(g))
+    num += (lr * mu_t1 / (1 - prod * mu_t1)) * m
+    num /= t
+    p -= num
+    return (_finish(p, pback, param.dtype), _scalar_out(mdp, momentum_decay_pow, out, 1),
+            _scalar_out(b2p, beta2_pow, out, 2), _scalar_out(prod, mu_product, out, 3),
+            _finish(m, mback, moment1.dtype), _finish(v, vback, moment2.dtype))
+
+
+def _radam_scalars(beta1_pow, beta2_pow, rho, beta1, beta2):
+    """Paddle's accumulators (all start at 1): beta1^t, beta2^t and
+    ``rho = t beta2^t / (1 - beta2^t)``, advanced by one step; and the rectifier's
+    rho_t = rho_inf - 2 rho."""
+    b1p_prev = _lr(beta1_pow, "beta1_pow")
+    b2p_prev = _lr(beta2_pow, "beta2_pow")
+    b1p, b2p = b1p_prev * beta1, b2p_prev * beta2
+    # t b2^t/(1-b2^t) from (t-1) b2^(t-1)/(1-b2^(t-1)) without counting t
+    rho_new = (_lr(rho, "rho") * (1 - b2p_prev) * beta2 + b2p) / (1 - b2p)
+    rho_inf = 2.0 / (1 - beta2) - 1
+    rho_t = rho_inf - 2 * rho_new
+    r = None
+    if rho_t > 5:
+        r = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2)
+                                                              * rho_t))
+    return b1p, b2p, rho_new, r
+
+
+def _radam_ref(param, grad, learning_rate, beta1_pow, beta2_pow, rho, moment1, moment2,
+               beta1=0.9, beta2=0.999, epsilon=1e-8):
+    ct = _ct(moment1.dtype)
+    b1p, b2p, rho_new, r = _radam_scalars(beta1_pow, beta2_pow, rho, beta1, beta2)
+    g = _up(grad, ct)
+    m = beta1 * _up(moment1, ct) + (1 - beta1) * g
+    v = beta2 * _up(moment2, ct) + (1 - beta2) * g * g
+    lr = _lr(learning_rate)
+    m_hat = m / (1 - b1p)
+    if r is None:
+        p = _up(param, ct) - lr * m_hat
+    else:
+        p = _up(param, ct) - lr * m_hat * r * math.sqrt(1 - b2p) / (np.sqrt(v) + epsilon)
+    return (_out(p, param.dtype), _scalar_like(b1p, beta1_pow), _scalar_like(b2p, beta2_pow),
+            _scalar_like(rho_new, rho), _out(m, moment1.dtype), _out(v, moment2.dtype))
+
+
+def _radam_cpu(param, grad, learning_rate, beta1_pow, beta2_pow, rho, moment1, moment2,
+               beta1=0.9, beta2=0.999, epsilon=1e-8, out=None):
+    _check_arrays("radam", param, grad, moment1=moment1, moment2=moment2)
+    ct = _ct(moment1.dtype)
+    b1p, b2p, rho_new, r = _radam_scalars(beta1_pow, beta2_pow, rho, beta1, beta2)
+    p, pback = _slot(param, out, 0, ct)
+    m, mback = _slot(moment1, out, 4, ct)
+    v, vback = _slot(moment2, out, 5, ct)
+    g = _up(grad, ct)
+    t = _update_moments(g, m, v, beta1, beta2)
+    lr = _lr(learning_rate)
+    if r is None:
+        np.multiply(m, lr / (1 - b1p), out=t)
+    else:
+        np.sqrt(v, out=t)
+        t += epsilon
+        np.divide(m, t, out=t)
+        t *= lr / (1 - b1p) * r * math.sqrt(1 - b2p)
+    p -= t
+    return (_finish(p, pback, param.dtype), _scalar_out(b1p, beta1_pow, out, 1),
+            _scalar_out(b2p, beta2_pow, out, 2), _scalar_out(rho_new, rho, out, 3),
+            _finish(m, mback, moment1.dtype), _finish(v, vback, moment2.dtype))
+
+
+def _rprop_ref(param, grad, learning_rate, prev, learning_rates, lr_min=1e-5, lr_max=50.0,
+               eta_negative=0.5, eta_positive=1.2):
+    ct = _ct(prev.dtype)
+    g = _up(grad, ct).copy()
+    s = g * _up(prev, ct)
+    rates = _up(learning_rates, ct)
+    rates = np.where(s > 0, np.minimum(rates * eta_positive, lr_max),
+                     np.where(s < 0, np.maximum(rates * eta_negative, lr_min), rates))
+    g = np.where(s < 0, 0, g).astype(ct)
+    p = _up(param, ct) - np.sign(g) * rates
+    return _out(p, param.dtype), _out(g, prev.dtype), _out(rates, learning_rates.dtype)
+
+
+def _rprop_cpu(param, grad, learning_rate, prev, learning_rates, lr_min=1e-5, lr_max=50.0,
+               eta_negative=0.5, eta_positive=1.2, out=None):
+    _check_arrays("rprop", param, grad, prev=prev, learning_rates=learning_rates)
+    ct = _ct(prev.dtype)
+    p, pback = _slot(param, out, 0, ct)
+    pr, prback = _slot(prev, out, 1, ct)
+    lr, lrback = _slot(learning_rates, out, 2, ct)
+    g = _up(grad, ct)
+    s = np.multiply(g, pr, out=np.empty_like(pr))
+    pos, neg = s > 0, s < 0
+    np.copyto(lr, np.minimum(lr * eta_positive, lr_max), where=pos)
+    np.copyto(lr, np.maximum(lr * eta_negative, lr_min), where=neg)
+    np.copyto(pr, g)
+    pr[neg] = 0
+    np.sign(pr, out=s)
+    s *= lr
+    p -= s
+    return (_finish(p, pback, param.dtype), _finish(pr, prback, prev.dtype),
+            _finish(lr, lrback, learning_rates.dtype))

@@ -246,10 +246,12 @@ def _ce_ref(logits, label, weight=None, soft_label=False, ignore_index=-100, red
         if per_w is not None:
             den = np.add.reduce(per_w, axis=None)
         elif not soft_label and ignore_index >= 0:
-            den = x.dtype.type(np.count_nonzero(~ignored))
+            # a reduction, not np.count_nonzero: on a device that is a 0-d device array,
+            # which x.dtype.type() cannot read (GPU run 1); the gradient counts the same way
+            den = np.sum(~ignored, dtype=x.dtype)
         else:
             den = x.dtype.type(loss.size)
-        out = total / (den if den != 0 else x.dtype.type(1))
+        out = total / np.where(den != 0, den, x.dtype.type(1))
         out = down(arr(out, x.dtype), logits.dtype)
     else:
         out = _reduce(loss, reduction, logits.dtype)

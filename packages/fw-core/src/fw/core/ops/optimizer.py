@@ -71,6 +71,30 @@ The ops (``t`` the step, ``g`` the gradient, ``lr`` the learning rate):
     ``p - lr / n * d`` where ``y`` is the gradient this slot saw last time round and ``n``
     (one element) is ``min(step, batch_num)``.
 
+``nadam(param, grad, learning_rate, momentum_decay_pow, beta2_pow, mu_product, moment1,
+    moment2) -> (param_out, momentum_decay_pow_out, beta2_pow_out, mu_product_out,
+    moment1_out, moment2_out)`` -- ``beta1=0.9, beta2=0.999, epsilon=1e-8,
+    momentum_decay=0.004`` (Paddle's NAdam; its three scalar accumulators start at 1):
+    ``d = momentum_decay_pow * 0.96^momentum_decay`` (``0.96^(t psi)``),
+    ``mu_t = b1 (1 - d/2)``, ``mu_{t+1} = b1 (1 - d 0.96^psi / 2)``,
+    ``mu_product *= mu_t``, ``beta2_pow *= b2``, adam's moments, ``denom =
+    sqrt(v / (1 - b2^t)) + eps``; ``p - lr (1-mu_t)/(1-mu_product) g/denom - lr mu_{t+1}/
+    (1 - mu_product mu_{t+1}) m/denom``.
+``radam(param, grad, learning_rate, beta1_pow, beta2_pow, rho, moment1, moment2) ->
+    (param_out, beta1_pow_out, beta2_pow_out, rho_out, moment1_out, moment2_out)`` --
+    ``beta1=0.9, beta2=0.999, epsilon=1e-8`` (Paddle's RAdam; the scalar accumulators
+    start at 1): the pows advance by one step, ``rho = t b2^t / (1 - b2^t)`` (advanced
+    without counting t), ``rho_t = rho_inf - 2 rho`` with ``rho_inf = 2/(1-b2) - 1``;
+    adam's moments, ``m_hat = m / (1 - b1^t)``; if ``rho_t > 5``: ``r = sqrt((rho_t-4)
+    (rho_t-2) rho_inf / ((rho_inf-4)(rho_inf-2) rho_t))`` and ``p - lr m_hat r sqrt(1-b2^t)
+    / (sqrt(v) + eps)``, else ``p - lr m_hat``.
+``rprop(param, grad, learning_rate, prev, learning_rates) -> (param_out, prev_out,
+    learning_rates_out)`` -- ``lr_min=1e-5, lr_max=50, eta_negative=0.5,
+    eta_positive=1.2``: per element, ``s = g prev``; ``s > 0``: ``rate = min(rate
+    eta_positive, lr_max)``; ``s < 0``: ``rate = max(rate eta_negative, lr_min)`` and ``g
+    = 0``; ``p - sign(g) rate``, ``prev = g``. ``learning_rate`` is not used (Paddle's
+    kernel neither: the per-element rates are the state).
+
 Fast kernels (``kernels["cpu"]``, replaced by native ones through
 ``register_kernel(name, "cpu")``) have the reference's signature plus two keywords the
 eager optimizers use and the executor never passes:
@@ -113,8 +137,14 @@ from fw.core.ops._optimizer_np import (
     _lamb_ref,
     _mom_cpu,
     _mom_ref,
+    _nadam_cpu,
+    _nadam_ref,
+    _radam_cpu,
+    _radam_ref,
     _rms_cpu,
     _rms_ref,
+    _rprop_cpu,
+    _rprop_ref,
     _sgd_cpu,
     _sgd_ref,
 )
@@ -426,3 +456,96 @@ defop("asgd", ("param", "grad", "learning_rate", "d", "y", "n"), {},
       api=False, method=False,
       doc="Paddle's ASGD (stochastic average gradient) update.")
 _register("asgd", ("d", "y", "n"), ("param_out", "d_out", "y_out"))
+
+
+# ================================================================ nadam / radam / rprop
+_NADAM_IN = ("param", "grad", "learning_rate", "momentum_decay_pow", "beta2_pow", "mu_product",
+             "moment1", "moment2")
+_NADAM_OUT = ("param_out", "momentum_decay_pow_out", "beta2_pow_out", "mu_product_out",
+              "moment1_out", "moment2_out")
+
+
+def _nadam_infer(param, grad, learning_rate, momentum_decay_pow, beta2_pow, mu_product, moment1,
+                 moment2, beta1=0.9, beta2=0.999, epsilon=1e-8, momentum_decay=0.004):
+    _check_common(param, grad, learning_rate, {"moment1": moment1, "moment2": moment2},
+                  (("momentum_decay_pow", momentum_decay_pow), ("beta2_pow", beta2_pow),
+                   ("mu_product", mu_product)))
+    return (TensorType(param.shape, param.dtype),
+            TensorType(momentum_decay_pow.shape, momentum_decay_pow.dtype),
+            TensorType(beta2_pow.shape, beta2_pow.dtype),
+            TensorType(mu_product.shape, mu_product.dtype),
+            _state_type(moment1, param), _state_type(moment2, param))
+
+
+def _nonneg_canon(keys, betas=("beta1", "beta2")):
+    base = _adam_canon_floats(keys)
+
+    def canon(attrs):
+        a = base(attrs)
+        for k in keys:
+            if k not in betas and a[k] < 0:
+                raise InvalidArgumentError(f"'{k}' must be >= 0, got {a[k]}")
+        return a
+
+    return canon
+
+
+defop("nadam", _NADAM_IN, {"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8,
+                           "momentum_decay": 0.004},
+      _NADAM_OUT, infer=_nadam_infer, reference=_nadam_ref, kernels={"cpu": _nadam_cpu},
+      canon=_nonneg_canon(("beta1", "beta2", "epsilon", "momentum_decay")), promote=None,
+      differentiable=False, family="optimizer", api=False, method=False,
+      doc="NAdam: Adam with Nesterov momentum and Paddle's momentum-decay schedule.")
+_register("nadam", _NADAM_IN[3:], _NADAM_OUT)
+
+_RADAM_IN = ("param", "grad", "learning_rate", "beta1_pow", "beta2_pow", "rho", "moment1",
+             "moment2")
+_RADAM_OUT = ("param_out", "beta1_pow_out", "beta2_pow_out", "rho_out", "moment1_out",
+              "moment2_out")
+
+
+def _radam_infer(param, grad, learning_rate, beta1_pow, beta2_pow, rho, moment1, moment2,
+                 beta1=0.9, beta2=0.999, epsilon=1e-8):
+    _check_common(param, grad, learning_rate, {"moment1": moment1, "moment2": moment2},
+                  (("beta1_pow", beta1_pow), ("beta2_pow", beta2_pow), ("rho", rho)))
+    return (TensorType(param.shape, param.dtype),
+            TensorType(beta1_pow.shape, beta1_pow.dtype),
+            TensorType(beta2_pow.shape, beta2_pow.dtype), TensorType(rho.shape, rho.dtype),
+            _state_type(moment1, param), _state_type(moment2, param))
+
+
+defop("radam", _RADAM_IN, {"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8},
+      _RADAM_OUT, infer=_radam_infer, reference=_radam_ref, kernels={"cpu": _radam_cpu},
+      canon=_nonneg_canon(("beta1", "beta2", "epsilon")), promote=None,
+      differentiable=False, family="optimizer", api=False, method=False,
+      doc="RAdam: Adam with the variance rectification of Liu et al. (2019).")
+_register("radam", _RADAM_IN[3:], _RADAM_OUT)
+
+
+def _rprop_canon(attrs):
+    a = {k: float(v) for k, v in attrs.items()}
+    if not 0.0 < a["lr_min"] <= a["lr_max"]:
+        raise InvalidArgumentError(f"'lr_min' and 'lr_max' must satisfy 0 < lr_min <= lr_max, "
+                                   f"got {a['lr_min']} and {a['lr_max']}")
+    if not 0.0 < a["eta_negative"] < 1.0 < a["eta_positive"]:
+        raise InvalidArgumentError(f"'eta_negative' and 'eta_positive' must satisfy 0 < "
+                                   f"eta_negative < 1 < eta_positive, got {a['eta_negative']} "
+                                   f"and {a['eta_positive']}")
+    return a
+
+
+def _rprop_infer(param, grad, learning_rate, prev, learning_rates, lr_min=1e-5, lr_max=50.0,
+                 eta_negative=0.5, eta_positive=1.2):
+    _check_common(param, grad, learning_rate, {"prev": prev, "learning_rates": learning_rates})
+    return (TensorType(param.shape, param.dtype), _state_type(prev, param),
+            _state_type(learning_rates, param))
+
+
+defop("rprop", ("param", "grad", "learning_rate", "prev", "learning_rates"),
+      {"lr_min": 1e-5, "lr_max": 50.0, "eta_negative": 0.5, "eta_positive": 1.2},
+      ("param_out", "prev_out", "learning_rates_out"), infer=_rprop_infer,
+      reference=_rprop_ref, kernels={"cpu": _rprop_cpu}, canon=_rprop_canon, promote=None,
+      differentiable=False, family="optimizer", api=False, method=False,
+      doc="Rprop: per-element step sizes grown or shrunk by the sign agreement of "
+          "successive gradients (learning_rate is unused: the step sizes are state).")
+_register("rprop", ("prev", "learning_rates"), ("param_out", "prev_out", "learning_rates_out"))

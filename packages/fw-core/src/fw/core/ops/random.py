@@ -26,6 +26,7 @@ from fw.core.errors import InvalidArgumentError, InvalidTypeError
 from fw.core.ir.types import TensorType
 from fw.core.ops._infer import broadcast_shapes
 from fw.core.ops._registry import defop
+from fw.core.ops._xp import xp_of
 from fw.core.ops.creation import as_shape
 
 _F32 = np.dtype(np.float32)
@@ -498,3 +499,65 @@ exponential_op = defop("exponential", ("x",), {"lam": 1.0}, infer=_float_like_in
                        doc="Exponential samples with rate lam in x's shape and dtype.")
 
 
+
+
+# ---------------------------------------------------------------- standard_gamma / binomial
+def _standard_gamma_ref(x):
+    if x.dtype.kind != "f" and x.dtype not in _LOW:
+        raise InvalidTypeError(f"standard_gamma: 'x' (the concentrations) must be a floating "
+                               f"tensor, got {x.dtype}")
+    a = x.astype(_F64)
+    if np.any(~(a > 0)):
+        raise InvalidArgumentError("standard_gamma: the concentrations in x must be > 0")
+    # the generator's Marsaglia-Tsang sampler (boosted for a < 1), drawn in float64 and
+    # rounded; xp.asarray keeps a 0-d draw an array, on x's device
+    return xp_of(x).asarray(_gen(x).standard_gamma(a)).astype(x.dtype)
+
+
+defop("standard_gamma", ("x",), infer=_poisson_infer, reference=_standard_gamma_ref,
+      promote=None, differentiable=False, random=True, family="random", method=False,
+      doc="""Samples of the standard gamma distribution (rate 1) with concentration x
+(element-wise, x > 0), in x's shape and dtype. `fw.distribution.Gamma.rsample`
+differentiates them by implicit reparameterisation.
+
+Example:
+    >>> fw.standard_gamma(fw.full([2, 3], 2.0))
+""")
+
+
+def _binomial_infer(count, prob):
+    if count.dtype.kind not in (_dt._INT, _dt._FLOAT):
+        raise InvalidTypeError(f"'count' must be an integer or floating tensor, got "
+                               f"{count.dtype.name}")
+    _require_float(prob, "prob")
+    shape = broadcast_shapes(count.shape, prob.shape, names=["'count'", "'prob'"])
+    return TensorType(shape, _dt.int64)
+
+
+def _binomial_ref(count, prob):
+    n = count  # (no np.asarray: the arrays stay on their device)
+    p = prob.astype(_F64)
+    if n.dtype.kind == "f":
+        if np.any(n != np.floor(n)):
+            raise InvalidArgumentError("binomial: 'count' must hold whole numbers")
+    if np.any(n < 0):
+        raise InvalidArgumentError("binomial: 'count' must be >= 0")
+    if np.any(~((p >= 0) & (p <= 1))):
+        raise InvalidArgumentError("binomial: 'prob' must be in [0, 1]")
+    try:
+        n, p = np.broadcast_arrays(n.astype(np.int64), p)
+    except ValueError:
+        raise InvalidArgumentError(f"binomial: 'count' of shape {list(count.shape)} and "
+                                   f"'prob' of shape {list(prob.shape)} do not broadcast"
+                                   ) from None
+    return xp_of(prob).asarray(_gen(prob).binomial(n, p)).astype(_I64).reshape(n.shape)
+
+
+defop("binomial", ("count", "prob"), infer=_binomial_infer, reference=_binomial_ref,
+      promote=None, differentiable=False, random=True, family="random", method=False,
+      doc="""Samples of the binomial distribution: the number of successes in `count`
+trials of probability `prob` (element-wise, broadcast), as int64.
+
+Example:
+    >>> fw.binomial(fw.to_tensor([10, 20]), fw.to_tensor([0.5, 0.1]))
+""")

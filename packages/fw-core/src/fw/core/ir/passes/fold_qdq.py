@@ -39,6 +39,14 @@ column, ``axis=1``) -> ``quantized_matmul``. Matched:
   ``quantized_max_pool``): quantization is monotone and elementwise, so pooling and
   reshaping the bytes give exactly the quantized pooled value (LeNet's conv -> relu ->
   pool -> flatten -> classifier stays in bytes).
+- output-quantized programs (``fw.quantization.quantize_outputs``, onnxruntime's QDQ
+  layout): ``quantize_linear(v, p) -> dequantize_linear -> [max_pool | flatten |
+  reshape]+ -> quantize_linear(p)`` with the same parameters collapses to the chain on
+  ``v`` followed by that one quantize (the same codes: quantization is monotone), so
+  the rules above apply; and a layer output quantized only to be dequantized by a
+  residual ``add`` (``conv -> Q -> DQ -> add(r) -> relu -> Q``) is fused like the
+  plain residual: the int8 op adds ``r`` as a post-op and requantizes once, skipping
+  that pre-add rounding (``fuse_residual_qdq=False`` keeps it: int8 output, float add).
 
 Where int8 does not pay, the layer stays float32 (onnxruntime's int8 LeNet b64 runs at
 0.4x of its float model: fixed per-call costs that tiny layers do not amortise):
@@ -149,7 +157,7 @@ def narrow_conv(weight_shape, groups=1, min_pairs=MIN_CONV_CHANNEL_PAIRS) -> boo
 
 class _Match:
     __slots__ = ("head", "kind", "xq", "x_scale", "x_zp", "wq", "w_scale", "bias", "ops",
-                 "act", "residual", "res_first", "channels")
+                 "act", "residual", "res_first", "channels", "skipped_qdq")
 
 
 def _x_ok(rw, xq, signed_inputs) -> bool:
@@ -227,7 +235,30 @@ def _match_product(rw, op, min_macs, signed_inputs=True, min_pairs=MIN_CONV_CHAN
     return m
 
 
-def _epilogue(rw, m):
+def _residual_qdq(rw, q, cur):
+    """The dequantize_linear of `q` = quantize_linear(cur) (per tensor, one reader, the
+    same parameters) when what reads it is a residual add of another float value of
+    cur's type: the layer-output quantization quantize_outputs puts before a residual
+    add (onnxruntime's QLinearAdd reads it). Else None."""
+    p = _q_params(rw, q)
+    d = single_user(rw, q.results[0])
+    if p is None or d is None or d.name != "dequantize_linear" or d.operands[0] is not \
+            q.results[0]:
+        return None
+    dp = _dq_params(rw, d)
+    if dp is None or dp[1].size != 1 or dp[2].size != 1 or float(dp[1][0]) != p[0] or \
+            int(dp[2][0]) != p[1] or d.results[0].type != cur.type:
+        return None
+    a = single_user(rw, d.results[0])
+    if a is None or a.name != "add" or a.results[0].type != cur.type:
+        return None
+    other = a.operands[1] if a.operands[0] is d.results[0] else a.operands[0]
+    if other is d.results[0] or other.type != cur.type or _const(rw, other) is not None:
+        return None
+    return d
+
+
+def _epilogue(rw, m, fuse_residual_qdq=True):
     """Walk the epilogue after the product (see the module doc)."""
     head = m.head
     cur = head.results[0]
@@ -238,9 +269,18 @@ def _epilogue(rw, m):
     scale = np.broadcast_to(m.w_scale.astype(np.float64), (c,)).copy()
     bias = np.zeros(c) if m.bias is None else m.bias.copy()
     m.ops, m.act, m.residual, m.res_first = [], "none", None, False
+    m.skipped_qdq = False
     stage = 0  # 0: bias/bn allowed; 2: residual-before-act seen; 3: act seen
     while True:
         u = single_user(rw, cur)
+        if u is not None and u.name == "quantize_linear" and stage < 2 and fuse_residual_qdq:
+            dq = _residual_qdq(rw, u, cur)
+            if dq is None:
+                break
+            m.ops += [u, dq]  # the layer-output rounding before a residual add: skipped
+            m.skipped_qdq = True
+            cur = dq.results[0]
+            continue
         if u is None or not u.results or u.results[0].type != t:
             break
         name = u.name
@@ -411,6 +451,43 @@ def _unsigned_quantize(rw, op) -> bool:
     return True
 
 
+def _collapse_requant(rw, op) -> bool:
+    """``dequantize_linear(quantize_linear(v, p))`` read by a single-reader chain of 2-D
+    max pools and flatten/reshape ending in ``quantize_linear(p)`` (the same per-tensor
+    parameters) -> the chain on `v` itself, then that quantize: quantization is
+    monotone and elementwise, so the codes are the same, and the pool runs once on
+    float32 (or, after an int8 layer, on its requantized bytes) instead of around an
+    extra quantize/dequantize. quantize_outputs writes such chains (the output of
+    LeNet's conv -> relu quantized before its pool, as onnxruntime's int8 pool wants)."""
+    qop = rw.producer(op.operands[0])
+    if qop is None or qop.name != "quantize_linear" or single_user(rw, qop.results[0]) is not op:
+        return False
+    p = _q_params(rw, qop)
+    d = _dq_params(rw, op)
+    if p is None or d is None or d[1].size != 1 or d[2].size != 1 or \
+            float(d[1][0]) != p[0] or int(d[2][0]) != p[1]:
+        return False
+    chain, cur = [], op.results[0]
+    while True:
+        u = single_user(rw, cur)
+        if u is None or len(u.results) != 1 or u.operands[0] is not cur:
+            return False
+        if u.name == "quantize_linear":
+            p2 = _q_params(rw, u)
+            if not chain or p2 is None or p2[:5] != p[:5]:
+                return False
+            break
+        if not ((u.name == "max_pool" and u.results[0].type.ndim == 4) or
+                (u.name in _RESHAPES and len(u.operands) == 1)):
+            return False
+        chain.append(u)
+        cur = u.results[0]
+    rw.set_operand(chain[0], 0, qop.operands[0])
+    rw.erase(op)
+    rw.erase(qop)
+    return True
+
+
 def _fold_weight_dequant(rw, op) -> bool:
     """A dequantize_linear of constants -> the float32 constant it computes."""
     q, s, z = (list(op.operands) + [None])[:3]
@@ -454,14 +531,21 @@ class FoldQDQ(Pass):
     float32 (False: drop it, computing what the float model computes); ``signed_inputs`` (default:
     whether this CPU multiplies u8 x s8 exactly, i.e. has VNNI): whether layers whose
     input is int8 (signed) or uint8 above 127 may run in int8 — without VNNI only a uint8
-    input in 0..127 does (a relu's output), the others stay float32."""
+    input in 0..127 does (a relu's output), the others stay float32;
+    ``fuse_residual_qdq`` (default True): a layer output quantized only to be
+    dequantized by a residual add (what ``fw.quantization.quantize_outputs`` writes for
+    onnxruntime's QLinearAdd) is fused as the int8 op's residual post-op, skipping that
+    one rounding (the result then differs from the QDQ program by up to half a step of
+    that quantization before the add; False keeps it exact: int8 output, float add)."""
 
     name = "fold_qdq"
 
     def __init__(self, min_macs: int = 1 << 13, keep_fp32_qdq: bool = True,
                  signed_inputs: bool | None = None,
-                 min_channel_pairs: int = MIN_CONV_CHANNEL_PAIRS):
+                 min_channel_pairs: int = MIN_CONV_CHANNEL_PAIRS,
+                 fuse_residual_qdq: bool = True):
         self.min_macs = int(min_macs)
+        self.fuse_residual_qdq = bool(fuse_residual_qdq)
         self.min_channel_pairs = int(min_channel_pairs)
         self.keep_fp32_qdq = bool(keep_fp32_qdq)
         self.signed_inputs = signed_inputs
@@ -478,6 +562,10 @@ class FoldQDQ(Pass):
         changed = False
         top = program.block
         for op in walk_ops(top):
+            if op.parent is top and op.name == "dequantize_linear" and _collapse_requant(rw, op):
+                changed = True
+        rw.flush()
+        for op in walk_ops(top):
             if op.parent is top and op.name == "quantize_linear" and _unsigned_quantize(rw, op):
                 changed = True
         rw.flush()
@@ -487,7 +575,7 @@ class FoldQDQ(Pass):
             m = _match_product(rw, op, self.min_macs, signed, self.min_channel_pairs)
             if m is None:
                 continue
-            scale, bias = _epilogue(rw, m)
+            scale, bias = _epilogue(rw, m, self.fuse_residual_qdq)
             _fold(rw, m, scale, bias)
             changed = True
         for op in walk_ops(top):

@@ -300,3 +300,109 @@ record("asgd", _asgd, dtypes=ALL_F, grad_order=0, tol=LOW_TOL, oracle=_asgd_orac
                 "'n' must be positive"),
                ([P3, P3, LR, P3, P3, np.array([1, 2])], {}, InvalidArgumentError,
                 "'n' must hold one value")])
+
+
+# ---------------------------------------------------------------- nadam / radam / rprop
+def _pows1(draw, dtype, k):
+    """k one-element accumulators in (0, 1] (Paddle's NAdam/RAdam start them at 1)."""
+    d = _dt.float32 if dtype in FLOATS_LOW else dtype
+    return [_one(draw, d, 0.3, 1.0) for _ in range(k)]
+
+
+def _nadam(draw, dtype):
+    shape, sd, p, g, lr = _base(draw, dtype)
+    return Sample([p, g, lr] + _pows1(draw, dtype, 3)
+                  + [arrays(draw, sd, shape, -1, 1), _pos(draw, sd, shape, 0, 1)],
+                  {"beta1": draw(st.sampled_from([0.9, 0.5])),
+                   "beta2": draw(st.sampled_from([0.999, 0.9])),
+                   "epsilon": draw(st.sampled_from([1e-8, 1e-3])),
+                   "momentum_decay": draw(st.sampled_from([0.004, 0.1]))})
+
+
+def _nadam_oracle(p, g, lr, mdp, b2p, prod, m, v, beta1=0.9, beta2=0.999, epsilon=1e-8,
+                  momentum_decay=0.004):
+    # Paddle's NAdam with the accumulators written as powers: mdp = 0.96^((t-1) psi),
+    # prod = mu_1 ... mu_{t-1}, b2p = beta2^(t-1)
+    p, g, m, v, lr = _f(p), _f(g), _f(m), _f(v), _f(lr).item()
+    mdp, b2p, prod = _f(mdp).item(), _f(b2p).item(), _f(prod).item()
+    decay = 0.96 ** momentum_decay
+    mu_t = beta1 * (1 - 0.5 * mdp * decay)
+    mu_next = beta1 * (1 - 0.5 * mdp * decay * decay)
+    prod_t = prod * mu_t
+    m = beta1 * m + (1 - beta1) * g
+    v = beta2 * v + (1 - beta2) * g ** 2
+    m_hat = mu_next * m / (1 - prod_t * mu_next) + (1 - mu_t) * g / (1 - prod_t)
+    v_hat = v / (1 - b2p * beta2)
+    return (p - lr * m_hat / (np.sqrt(v_hat) + epsilon), mdp * decay, b2p * beta2, prod_t, m,
+            v)
+
+
+record("nadam", _nadam, dtypes=ALL_F, grad_order=0, tol=LOW_TOL, oracle=_nadam_oracle,
+       errors=[([P3, P3, LR, np.ones(1, F32), np.ones(1, F32), np.ones(1, F32), P3, P3],
+                {"momentum_decay": -1.0}, InvalidArgumentError, "'momentum_decay' must be")])
+
+
+def _radam(draw, dtype):
+    shape, sd, p, g, lr = _base(draw, dtype)
+    d = _dt.float32 if dtype in FLOATS_LOW else dtype
+    # steps taken so far: both branches of the rectifier, away from rho_t ~ 5 (t = 5 with
+    # beta2 = 0.999), where float32 state could round to the other branch
+    t = draw(st.sampled_from([0, 1, 2, 3, 8, 10, 12]))
+    b1, b2 = draw(st.sampled_from([0.9, 0.5])), draw(st.sampled_from([0.999, 0.9]))
+    rho = 1.0 if t == 0 else t * b2 ** t / (1 - b2 ** t)
+    one = lambda v: np.full(() if draw(st.booleans()) else (1,), v, dtype=d.np)  # noqa: E731
+    return Sample([p, g, lr, one(b1 ** t), one(b2 ** t), one(rho),
+                   arrays(draw, sd, shape, -1, 1), _pos(draw, sd, shape, 0, 1)],
+                  {"beta1": b1, "beta2": b2, "epsilon": draw(st.sampled_from([1e-8, 1e-3]))})
+
+
+def _radam_oracle(p, g, lr, b1p, b2p, rho, m, v, beta1=0.9, beta2=0.999, epsilon=1e-8):
+    # the paper's RAdam at step t = log(beta2_pow * beta2) / log(beta2)
+    p, g, m, v, lr = _f(p), _f(g), _f(m), _f(v), _f(lr).item()
+    b1t, b2t = _f(b1p).item() * beta1, _f(b2p).item() * beta2
+    t = round(np.log(b2t) / np.log(beta2))
+    m = beta1 * m + (1 - beta1) * g
+    v = beta2 * v + (1 - beta2) * g ** 2
+    m_hat = m / (1 - b1t)
+    rinf = 2 / (1 - beta2) - 1
+    rho_t = rinf - 2 * t * b2t / (1 - b2t)
+    if rho_t > 5:
+        r = np.sqrt((rho_t - 4) * (rho_t - 2) * rinf / ((rinf - 4) * (rinf - 2) * rho_t))
+        p = p - lr * m_hat * r * np.sqrt(1 - b2t) / (np.sqrt(v) + epsilon)
+    else:
+        p = p - lr * m_hat
+    return p, b1t, b2t, t * b2t / (1 - b2t), m, v
+
+
+record("radam", _radam, dtypes=ALL_F, grad_order=0, tol=LOW_TOL, oracle=_radam_oracle,
+       errors=[([P3, P3, LR, np.ones(2, F32), np.ones(1, F32), np.ones(1, F32), P3, P3], {},
+                InvalidArgumentError, "'beta1_pow' must hold one value")])
+
+
+def _rprop(draw, dtype):
+    shape, sd, p, g, lr = _base(draw, dtype)
+    return Sample([p, g, lr, arrays(draw, sd, shape, -1, 1), _pos(draw, sd, shape, 1e-4, 1.0)],
+                  {"lr_min": draw(st.sampled_from([1e-5, 0.01])),
+                   "lr_max": draw(st.sampled_from([50.0, 0.5])),
+                   "eta_negative": draw(st.sampled_from([0.5, 0.3])),
+                   "eta_positive": draw(st.sampled_from([1.2, 1.5]))})
+
+
+def _rprop_oracle(p, g, lr, prev, rates, lr_min=1e-5, lr_max=50.0, eta_negative=0.5,
+                  eta_positive=1.2):
+    p, g, prev, rates = _f(p), _f(g), _f(prev), _f(rates)
+    out_p, out_g, out_r = p.copy(), g.copy(), rates.copy()
+    for i in np.ndindex(p.shape):  # element by element, as the paper states it
+        s = g[i] * prev[i]
+        if s > 0:
+            out_r[i] = min(rates[i] * eta_positive, lr_max)
+        elif s < 0:
+            out_r[i] = max(rates[i] * eta_negative, lr_min)
+            out_g[i] = 0.0
+        out_p[i] = p[i] - np.sign(out_g[i]) * out_r[i]
+    return out_p, out_g, out_r
+
+
+record("rprop", _rprop, dtypes=ALL_F, grad_order=0, tol=LOW_TOL, oracle=_rprop_oracle,
+       errors=[([P3, P3, LR, P3, P3], {"eta_positive": 0.9}, InvalidArgumentError,
+                "eta_positive")])

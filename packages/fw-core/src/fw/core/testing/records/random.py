@@ -120,3 +120,19 @@ _rec("exponential", lambda draw, d: Sample([arrays(draw, d, shapes(draw))],
                                            {"lam": draw(st.floats(0.1, 5))}),
      FLOATS + FLOATS_LOW,
      errors=[([np.ones(2, F32)], {"lam": 0.0}, InvalidArgumentError, "'lam'")])
+_rec("standard_gamma", lambda draw, d: Sample([arrays(draw, d, shapes(draw), 0.1, 5)]), FLOATS,
+     errors=[([np.array([0.0, 1.0], F32)], {}, InvalidArgumentError, "> 0"),
+             ([np.ones(2, np.int64)], {}, InvalidTypeError, "floating")])
+
+
+def _binomial(draw, dtype):
+    shape = shapes(draw)
+    n = np.asarray(draw(st.integers(0, 20)), dtype=draw(st.sampled_from([np.int64,
+                                                                          np.int32])))
+    return Sample([np.broadcast_to(n, shape).copy(), arrays(draw, dtype, shape, 0, 1)])
+
+
+_rec("binomial", _binomial, FLOATS,
+     errors=[([np.array([3]), np.array([1.5], F32)], {}, InvalidArgumentError, r"\[0, 1\]"),
+             ([np.array([-1]), np.array([0.5], F32)], {}, InvalidArgumentError, ">= 0"),
+             ([np.array([2, 3]), np.ones(3, F32)], {}, InvalidArgumentError, "broadcast")])

@@ -1,0 +1,115 @@
+"""The Cauchy distribution (Paddle's ``paddle.distribution.Cauchy``)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import fw
+from fw.core.tensor import Tensor
+from fw.distribution.distribution import (
+    Distribution,
+    _full_param,
+    _value_like,
+)
+
+__all__ = ["Cauchy"]
+
+
+def _loc_scale(who, loc, scale):
+    loc = _full_param(loc, who, "loc")
+    scale = _full_param(scale, who, "scale")
+    if tuple(loc.shape) != tuple(scale.shape):
+        loc, scale = fw.broadcast_tensors([loc, scale])
+    return loc, scale
+
+
+def _need_tensor(value, who):
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{who}: 'value' must be a Tensor, got {type(value).__name__}")
+
+
+class Cauchy(Distribution):
+    r"""The Cauchy distribution: :math:`p(x) = \frac{1}{\pi\gamma(1 + ((x-x_0)/\gamma)^2)}`.
+    It has no mean or variance (reading them raises ValueError).
+
+    Args:
+        loc (float|Tensor): the location :math:`x_0`.
+        scale (float|Tensor): the scale :math:`\gamma > 0`.
+        name (str, optional): a name for the operations. Default None.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> c = fw.distribution.Cauchy(0.0, 1.0)
+            >>> round(float(c.cdf(fw.to_tensor(1.0))), 4), round(float(c.entropy()), 4)
+            (0.75, 2.531)
+    """
+
+    def __init__(self, loc, scale, name=None):
+        self.name = name if name is not None else "Cauchy"
+        self.loc, self.scale = _loc_scale("Cauchy", loc, scale)
+        self.dtype = self.loc.dtype
+        super().__init__(batch_shape=tuple(self.loc.shape), event_shape=())
+
+    @property
+    def mean(self):
+        raise ValueError("Cauchy distribution has no mean.")
+
+    @property
+    def variance(self):
+        raise ValueError("Cauchy distribution has no variance.")
+
+    @property
+    def stddev(self):
+        raise ValueError("Cauchy distribution has no stddev.")
+
+    def sample(self, shape=(), name=None):
+        """Samples (no gradient)."""
+        with fw.no_grad():
+            return self.rsample(shape, name)
+
+    def rsample(self, shape=(), name=None):
+        """Reparameterised samples ``loc + scale tan(pi (u - 1/2))``."""
+        shape = list(self._extend_shape(shape))
+        u = fw.rand(shape, dtype=self.dtype)
+        return self.loc.expand(shape) + self.scale.expand(shape) * fw.tan(np.pi * (u - 0.5))
+
+    def prob(self, value):
+        """The density at ``value``."""
+        _need_tensor(value, "Cauchy.prob")
+        return self.log_prob(value).exp()
+
+    def log_prob(self, value):
+        """The log density at ``value``."""
+        _need_tensor(value, "Cauchy.log_prob")
+        value = _value_like(value, self.loc)
+        loc, scale, value = fw.broadcast_tensors([self.loc, self.scale, value])
+        return -fw.square((value - loc) / scale).log1p() - (math.log(math.pi) + scale.log())
+
+    def cdf(self, value):
+        """``atan((value - loc) / scale) / pi + 1/2``."""
+        _need_tensor(value, "Cauchy.cdf")
+        value = _value_like(value, self.loc)
+        loc, scale, value = fw.broadcast_tensors([self.loc, self.scale, value])
+        return fw.atan((value - loc) / scale) / np.pi + 0.5
+
+    def icdf(self, value):
+        """``loc + scale tan(pi (value - 1/2))``."""
+        _need_tensor(value, "Cauchy.icdf")
+        value = _value_like(value, self.loc)
+        return self.loc + self.scale * fw.tan(np.pi * (value - 0.5))
+
+    def entropy(self):
+        """``log(4 pi scale)``."""
+        return math.log(4 * np.pi) + self.scale.log()
+
+    def kl_divergence(self, other):
+        """KL(self || other): ``log(((s1 + s2)^2 + (l1 - l2)^2) / (4 s1 s2))``."""
+        if not isinstance(other, Cauchy):
+            raise TypeError(f"Cauchy.kl_divergence: 'other' must be a Cauchy, got "
+                            f"{type(other).__name__}")
+        t1 = ((self.scale + other.scale).pow(2) + (self.loc - other.loc).pow(2)).log()
+        return t1 - (4 * self.scale * other.scale).log()

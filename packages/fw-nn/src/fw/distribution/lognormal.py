@@ -1,0 +1,55 @@
+"""The log-normal distribution (Paddle's ``paddle.distribution.LogNormal``)."""
+
+from __future__ import annotations
+
+import fw
+from fw.distribution.normal import Normal
+from fw.distribution.transform import ExpTransform
+from fw.distribution.transformed_distribution import TransformedDistribution
+
+__all__ = ["LogNormal"]
+
+
+class LogNormal(TransformedDistribution):
+    r"""The log-normal distribution: ``exp(X)`` for ``X ~ Normal(loc, scale)``.
+
+    Args:
+        loc (float|list|numpy.ndarray|Tensor): the mean of the underlying normal.
+        scale (float|list|numpy.ndarray|Tensor): its standard deviation.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> d = fw.distribution.LogNormal(0.0, 1.0)
+            >>> round(float(d.mean), 4)
+            1.6487
+    """
+
+    def __init__(self, loc, scale):
+        self._base = Normal(loc=loc, scale=scale)
+        self.loc = self._base.loc
+        self.scale = self._base.scale
+        super().__init__(self._base, [ExpTransform()])
+
+    @property
+    def mean(self):
+        """``exp(loc + scale**2 / 2)``."""
+        return fw.exp(self._base.mean + self._base.variance / 2)
+
+    @property
+    def variance(self):
+        """``(exp(scale**2) - 1) * exp(2 loc + scale**2)``."""
+        return fw.expm1(self._base.variance) * fw.exp(2 * self._base.mean + self._base.variance)
+
+    def entropy(self):
+        """The entropy: the normal's plus ``loc``."""
+        return self._base.entropy() + self._base.mean
+
+    def probs(self, value):
+        """The density at ``value``."""
+        return fw.exp(self.log_prob(value))
+
+    def kl_divergence(self, other):
+        """KL(self || other): the KL of the underlying normals."""
+        return self._base.kl_divergence(other._base)

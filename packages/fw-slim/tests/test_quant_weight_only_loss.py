@@ -1,0 +1,116 @@
+"""The weight-only loss targets of issue 13 on a *trained* model: the char-level GPT of
+examples/char_gpt.py (its defaults, 800 steps on examples/data/tales.txt; weights in
+fixtures/char_gpt_tales.npz, made by fixtures/make_char_gpt.py) keeps its language-model
+loss within 1 % of float32 with int8 weights and within 3 % with int4 (with
+``clip="mse"`` scales; Paddle's absmax scales miss it on this small model, which is
+checked too, as the README records). Deterministic: fixed weights, fixed windows."""
+
+import importlib.util
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+import fw
+from fw.quantization import weight_only_quantize
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+FIXTURE = pathlib.Path(__file__).with_name("fixtures") / "char_gpt_tales.npz"
+
+
+def _example():
+    if "_fw_char_gpt_example" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("_fw_char_gpt_example",
+                                                      ROOT / "examples" / "char_gpt.py")
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules["_fw_char_gpt_example"] = mod
+        spec.loader.exec_module(mod)
+    return sys.modules["_fw_char_gpt_example"]
+
+
+@pytest.fixture(scope="module")
+def trained():
+    cg = _example()
+    with open(cg.DATA, encoding="utf-8") as f:
+        text = f.read()
+    vocab = cg.CharVocab(text)
+    data = vocab.encode(text)
+    held_out = data[int(0.9 * len(data)):]
+    model = cg.CharGPT(len(vocab), 64, 2, 64, 4, 0.0, tied=True)
+    state = np.load(FIXTURE)
+    model.set_state_dict({k: fw.to_tensor(state[k].astype(np.float32)) for k in state.files})
+    model.eval()
+    # 8 fixed batches of 16 windows of 64 characters from the held-out tenth
+    rng = np.random.default_rng(1)
+    batches = [cg.get_batch(held_out, 64, 16, rng) for _ in range(8)]
+
+    def loss(m):
+        with fw.no_grad():
+            return float(np.mean([float(cg.lm_loss(m, x, y)) for x, y in batches]))
+
+    base = loss(model)
+    return model, loss, np.log(len(vocab)), base
+
+
+def test_trained_fixture_is_trained(trained):
+    _, _, ln_vocab, base = trained
+    # a uniform guess scores ln V (about 3.9 here): the fixture learned the text
+    assert base < 0.6 * ln_vocab
+
+
+@pytest.mark.parametrize("algo,group,clip,bound", [
+    ("weight_only_int8", -1, "absmax", 0.01),
+    ("weight_only_int8", -1, "mse", 0.01),
+    ("weight_only_int4", -1, "mse", 0.03),
+    ("weight_only_int4", 64, "mse", 0.03),
+])
+def test_loss_within_target(trained, algo, group, clip, bound):
+    model, loss, _, base = trained
+    q = weight_only_quantize(model, algo=algo, group_size=group, clip=clip)
+    got = loss(q)
+    assert abs(got / base - 1) <= bound, (algo, group, clip, base, got)
+    assert got != base  # the Linears really run on codes
+
+
+def test_int4_absmax_misses_3_percent(trained):
+    """Why int4 needs clip="mse" on this model: with Paddle's absmax scales one scale per
+    output channel (or per 64 rows) of these 64-wide layers costs more than 3 % (the
+    README records it; a change that meets it should update both)."""
+    model, loss, _, base = trained
+    for group in (-1, 64):
+        got = loss(weight_only_quantize(model, algo="weight_only_int4", group_size=group))
+        assert got / base - 1 > 0.025, (group, base, got)
+
+
+def test_mse_clip_codes_against_numpy():
+    """clip="mse": per column, the scale is ratio * absmax / 7 for a ratio of the grid,
+    no ratio of the grid reconstructs that column better, and the stored codes are the
+    rounded, clipped weight / scale (the kernel's dequantization gives back those)."""
+    from fw.core.ops.quant import unpack_int4
+
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((32, 6)).astype(np.float32)
+    w[3, 2] = 9.0  # an outlier: absmax would waste most of column 2's levels on it
+    w[:, 5] = 0.0  # a zero column: scale 0, codes 0 (weight_quantize's convention)
+    lin = fw.nn.Linear(32, 6)
+    lin.weight.set_value(fw.to_tensor(w))
+    q = weight_only_quantize(fw.nn.Sequential(lin), algo="weight_only_int4", clip="mse")[0]
+    codes = unpack_int4(q.weight.numpy()).T.astype(np.float64)  # [k, n]
+    s = q.weight_scale.numpy().astype(np.float64)
+    assert s[5] == 0 and not codes[:, 5].any()
+    amax = np.abs(w).max(axis=0).astype(np.float64)
+    ratios = np.linspace(1.0, 0.5, 26)
+    for j in range(5):
+        r = s[j] * 7 / amax[j]
+        assert np.isclose(ratios, r, rtol=1e-6).any(), (j, r)
+        np.testing.assert_array_equal(codes[:, j], np.clip(np.rint(w[:, j] / np.float32(s[j])),
+                                                            -7, 7))
+        err = ((codes[:, j] * s[j] - w[:, j]) ** 2).sum()
+        for rr in ratios:
+            sc = rr * amax[j] / 7
+            e = ((np.clip(np.rint(w[:, j] / sc), -7, 7) * sc - w[:, j]) ** 2).sum()
+            assert err <= e * (1 + 1e-6), (j, rr)
+    assert s[2] * 7 < amax[2]  # the outlier is clipped (the error-minimising ratio < 1)
+    with pytest.raises(ValueError, match="'clip' must be one of"):
+        weight_only_quantize(fw.nn.Sequential(lin), clip="max")
