@@ -9,7 +9,7 @@ step).
 Each configuration runs under ``mpiexec`` (the mpich wheel's hydra) with
 ``OMP_NUM_THREADS=1`` and fw's native kernels on one thread
 (``fw.core.internal.native().set_num_threads(1)``). 1-rank and N-rank runs alternate
-``--rounds`` times and the best median step time of each is kept, since the
+``--rounds`` times, interleaved, and the medians are reported, since the
 machine may be shared. Reported: step time, throughput (samples/s), speed-up and
 efficiency (speed-up / N), and, from one profiled step of the N-rank run, the
 bucket timeline: when each bucket's all-reduce was launched and seen complete
@@ -96,10 +96,10 @@ def worker(name, steps, mode="dp", bucket_mb=0.25, last_mb=0.0625, out=None):
         print(row, flush=True)
 
 
-def run(n, name, steps, mode="dp", bucket_mb=0.25, last_mb=0.0625, timeout=600):
+def run(n, name, steps, mode="dp", bucket_mb=0.25, last_mb=0.0625, timeout=600, env=None):
     mpiexec = os.path.join(os.path.dirname(sys.executable), "mpiexec")
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-               MKL_NUM_THREADS="1")
+               MKL_NUM_THREADS="1", **(env or {}))
     with tempfile.TemporaryDirectory() as out:
         p = subprocess.run([mpiexec, "-n", str(n), sys.executable, os.path.abspath(__file__),
                             "--worker", name, str(steps), "--mode", mode,
@@ -113,6 +113,21 @@ def run(n, name, steps, mode="dp", bucket_mb=0.25, last_mb=0.0625, timeout=600):
             with open(os.path.join(out, f"rank{r}.json")) as f:
                 rows.append(json.load(f))
     return rows
+
+
+# The DataParallel variants measured against each other (issue 12: make communication
+# progress during backward). Each: (name, environment, bucket MB, first-bucket MB).
+VARIANTS = {
+    "no-progress": ({"FW_DIST_PROGRESS_US": "0"}, None, None),
+    "driver-100us": ({"FW_DIST_PROGRESS_US": "100"}, None, None),
+    "driver-30us": ({"FW_DIST_PROGRESS_US": "30"}, None, None),
+    "driver-300us": ({"FW_DIST_PROGRESS_US": "300"}, None, None),
+    "mpich-async": ({"FW_DIST_PROGRESS_US": "0", "MPIR_CVAR_ASYNC_PROGRESS": "1"}, None, None),
+    "one-bucket": ({}, 64.0, 64.0),
+    "small-buckets": ({}, 0.0625, 0.016),
+    "desync-off": ({"FW_DIST_DESYNC_CHECK": "0"}, None, None),
+}
+DEFAULT_VARIANTS = ["default", "no-progress"]
 
 
 def summary(row):
@@ -140,7 +155,7 @@ def timeline(row):
     end = next(t for w, _, t in ev if w == "backward_end")
     lines = []
     for w, b, t in ev:
-        if w in ("launch", "done"):
+        if w in ("ready", "launch", "done"):
             lines.append(f"    bucket {b} ({row['bucket_bytes'][b] / 1e3:.0f} kB) {w:6s} at "
                          f"{1e3 * t:7.2f} ms ({1e3 * (t - end):+7.2f} ms vs backward end)")
     synced = next(t for w, _, t in ev if w == "synced")
@@ -156,6 +171,9 @@ def main(argv=None):
     ap.add_argument("--ranks", type=int, default=2)
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--variants", nargs="*", default=DEFAULT_VARIANTS,
+                    help=f"DataParallel variants besides 'default' (DataParallel as shipped): "
+                         f"{', '.join(VARIANTS)}")
     ap.add_argument("--json")
     ap.add_argument("--out", help="worker: the directory for its per-rank JSON")
     ap.add_argument("--mode", default="dp", choices=["dp", "plain", "lockstep"],
@@ -167,42 +185,69 @@ def main(argv=None):
     if a.worker:
         worker(a.worker[0], int(a.worker[1]), a.mode, a.bucket_mb, a.last_bucket_mb, a.out)
         return 0
+    variants = ["default"] + [v for v in a.variants if v != "default"]
+    for v in variants:
+        if v != "default" and v not in VARIANTS:
+            ap.error(f"unknown variant {v!r}; known: {', '.join(VARIANTS)}")
     results = {}
+    med = statistics.median
+    print(f"load average at the start: {os.getloadavg()[0]:.1f} (1 min), "
+          f"{os.cpu_count()} cores", flush=True)
     for name in a.models:
-        best = {1: None, a.ranks: None, "plain": None, "lockstep": None}
-        rows_n = None
+        # every configuration once per round, interleaved, so a change of the machine's
+        # load hits all of them; speed-ups are per round (vs that round's 1-rank run),
+        # then the median over rounds
+        per = {k: [] for k in ["1", "plain", "lockstep", *variants]}
+        rows_of = {}
+        loads = []
         for _ in range(a.rounds):
-            for n in (1, a.ranks, "plain", "lockstep"):
-                rows = run(n if isinstance(n, int) else a.ranks, name, a.steps,
-                           n if isinstance(n, str) else "dp", a.bucket_mb, a.last_bucket_mb)
-                t = max(r["median_s"] for r in rows)  # the slowest rank sets the pace
-                if best[n] is None or t < best[n]:
-                    best[n] = t
-                    if n == a.ranks:
-                        rows_n = rows
-        b = rows_n[0]["batch"]
-        t1, tn = best[1], best[a.ranks]
-        speedup = (a.ranks * b / tn) / (b / t1)
-        tp, tl = best["plain"], best["lockstep"]
-        results[name] = {"t1_s": t1, "tn_s": tn, "plain_s": tp, "speedup": speedup,
-                         "efficiency": speedup / a.ranks,
-                         "machine_speedup": (a.ranks * b / tp) / (b / t1),
-                         "lockstep_s": tl, "lockstep_speedup": (a.ranks * b / tl) / (b / t1)}
-        print(f"{name}: batch {b}/rank, 1 rank {1e3 * t1:.2f} ms/step ({b / t1:.0f} samples/s), "
-              f"{a.ranks} ranks {1e3 * tn:.2f} ms/step ({a.ranks * b / tn:.0f} samples/s): "
-              f"speed-up {speedup:.2f}x, efficiency {100 * speedup / a.ranks:.0f} %")
-        print(f"  {a.ranks} independent replicas without communication (what the machine "
-              f"allows): {1e3 * tp:.2f} ms/step, speed-up {results[name]['machine_speedup']:.2f}x;"
-              f" DataParallel reaches {100 * tp / tn:.0f} % of it")
-        print(f"  the same replicas meeting at a barrier after every step (lockstep, no data "
-              f"moved): {1e3 * tl:.2f} ms/step, speed-up "
-              f"{results[name]['lockstep_speedup']:.2f}x")
-        print(f"  bucket timeline of one step on rank 0 ({len(rows_n[0]['bucket_bytes'])} "
-              f"buckets):")
-        print(timeline(rows_n[0]))
-        for row in rows_n:
-            print(f"  rank {row['rank']}:")
-            print(summary(row))
+            loads.append(os.getloadavg()[0])
+            for key in per:
+                if key == "1":
+                    rows = run(1, name, a.steps)
+                elif key in ("plain", "lockstep"):
+                    rows = run(a.ranks, name, a.steps, key)
+                else:
+                    env, bmb, lmb = VARIANTS.get(key, ({}, None, None))
+                    rows = run(a.ranks, name, a.steps, "dp",
+                               a.bucket_mb if bmb is None else bmb,
+                               a.last_bucket_mb if lmb is None else lmb, env=env)
+                    rows_of.setdefault(key, rows)
+                    if per[key] and max(r["median_s"] for r in rows) < min(per[key]):
+                        rows_of[key] = rows  # the profile of the best round
+                per[key].append(max(r["median_s"] for r in rows))  # the slowest rank
+        b = rows_of["default"][0]["batch"]
+        n = a.ranks
+        t1 = per["1"]
+
+        def speedups(key, n=n, t1=t1, per=per):
+            return [n * t1[i] / per[key][i] for i in range(len(t1))]
+
+        res = {"batch": b, "t1_s": med(t1), "loads": loads,
+               "ceiling_speedup": med(speedups("plain")),
+               "lockstep_speedup": med(speedups("lockstep")), "variants": {}}
+        print(f"{name}: batch {b}/rank, {a.rounds} rounds, load average {min(loads):.1f}-"
+              f"{max(loads):.1f}; 1 rank {1e3 * med(t1):.2f} ms/step (median)")
+        print(f"  ceiling, {n} independent replicas (no communication): speed-up "
+              f"{res['ceiling_speedup']:.2f}x; replicas meeting at a barrier each step: "
+              f"{res['lockstep_speedup']:.2f}x")
+        for key in variants:
+            sp = speedups(key)
+            res["variants"][key] = {"step_s": med(per[key]), "speedup": med(sp),
+                                    "speedups": sp}
+            print(f"  DataParallel {key:14s}: {1e3 * med(per[key]):6.2f} ms/step, speed-up "
+                  f"{med(sp):.2f}x (rounds: {', '.join(f'{x:.2f}' for x in sp)}), efficiency "
+                  f"{100 * med(sp) / n:.0f} %")
+        for key in variants:
+            rows = rows_of[key]
+            print(f"  {key}: bucket timeline of one profiled step on rank 0 "
+                  f"({len(rows[0]['bucket_bytes'])} buckets):")
+            print(timeline(rows[0]))
+            for row in rows:
+                print(f"  rank {row['rank']}:")
+                print(summary(row))
+        results[name] = res
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}", flush=True)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)

@@ -319,6 +319,92 @@ def resnet_tf32_rows(batch=64):
 # ---------------------------------------------------------------- [gpuk] end
 
 
+# ---------------------------------------------------------------- [gpudnn] cuDNN rows
+# (fw.core.kernels.gpu.cudnn, off by default: these rows install its kernels for their
+# own duration, whatever FW_GPU_CUDNN says, and put the previous kernels back)
+class _with_cudnn:
+    def __init__(self, tf32=False):
+        self.tf32 = tf32
+
+    def __enter__(self):
+        import cupy
+
+        from fw.core.kernels.gpu import conv as gconv
+        from fw.core.kernels.gpu import cudnn
+        from fw.core.ops import OPS
+        from fw.core.place import get_backend
+
+        get_backend("gpu")
+        names = ("conv", "conv_transpose", "conv_grad_weight")
+        self.saved = {n: OPS[n].kernels.get("gpu") for n in names}
+        self.old_env, self.old_tf32 = os.environ.get("FW_GPU_CUDNN"), gconv.TF32
+        os.environ["FW_GPU_CUDNN"] = "1"
+        gconv.TF32 = self.tf32
+        ks = cudnn.kernels(cupy, {n: self.saved[n] or OPS[n].reference for n in names})
+        if not ks:
+            raise RuntimeError(f"cuDNN not found (tried {cudnn.library_candidates()})")
+        for n, fn in ks.items():
+            OPS[n].kernels["gpu"] = fn
+        return ks
+
+    def __exit__(self, *exc):
+        from fw.core.kernels.gpu import conv as gconv
+        from fw.core.ops import OPS
+
+        for n, fn in self.saved.items():
+            if fn is None:
+                OPS[n].kernels.pop("gpu", None)
+            else:
+                OPS[n].kernels["gpu"] = fn
+        gconv.TF32 = self.old_tf32
+        if self.old_env is None:
+            os.environ.pop("FW_GPU_CUDNN", None)
+        else:
+            os.environ["FW_GPU_CUDNN"] = self.old_env
+
+
+def _cudnn_cases(ks, x, w, w1, g, geo):
+    return {
+        "conv 3x3 64->64 56x56 b64": lambda: ks["conv"](x, w, None, **geo),
+        "conv_transpose (input grad)": lambda: ks["conv_transpose"](
+            g, w, None, output_padding=(0,), output_size=(56, 56), **geo),
+        "conv_grad_weight": lambda: ks["conv_grad_weight"](x, g, kernel_size=(3, 3), **geo),
+        "depthwise conv 3x3 64ch": lambda: ks["conv"](x, w1, None, **dict(geo, groups=64)),
+    }
+
+
+def cudnn_kernel_rows():
+    """The conv rows of `kernel_rows` through cuDNN: fp32 (FMA, then TF32) and fp16."""
+    import cupy
+
+    rng = cupy.random.default_rng(0)
+    geo = {"stride": (1,), "padding": (1,), "dilation": (1,), "groups": 1,
+           "channel_last": False}
+    out = {}
+    for dt, tf32 in (("float32", False), ("float32", True), ("float16", False)):
+        x = rng.standard_normal((64, 64, 56, 56), dtype=cupy.float32).astype(dt)
+        w = rng.standard_normal((64, 64, 3, 3), dtype=cupy.float32).astype(dt)
+        w1 = rng.standard_normal((64, 1, 3, 3), dtype=cupy.float32).astype(dt)
+        g = rng.standard_normal((64, 64, 56, 56), dtype=cupy.float32).astype(dt)
+        with _with_cudnn(tf32) as ks:
+            cases = _cudnn_cases(ks, x, w, w1, g, geo)
+            tag = f"{dt}{' TF32' if tf32 else ''}"
+            for label, fn in cases.items():
+                out[f"{label} {tag} (ms)"] = bench(fn, rounds=3) * 1e3
+    return out
+
+
+def resnet_cudnn_rows(batch=64):
+    """ResNet-18 inference with the cuDNN convolutions (fp32 FMA, then TF32)."""
+    out = {}
+    for tf32 in (False, True):
+        with _with_cudnn(tf32):
+            out["fw eager cudnn" + (" TF32" if tf32 else "")] = \
+                resnet_rows(batch)["fw eager"]
+    return out
+# ---------------------------------------------------------------- [gpudnn] end
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default=None)
@@ -340,6 +426,8 @@ def main(argv=None):
         "resnet18 b64 inference (ms)": resnet_rows,
         "resnet18 b64 inference, TF32 conv GEMMs (ms)": resnet_tf32_rows,  # [gpuk]
         "gpu kernels, fw kernel / reference / torch": kernel_rows,  # [gpuk]
+        "cudnn conv kernels (ms)": cudnn_kernel_rows,  # [gpudnn]
+        "resnet18 b64 inference, cudnn convs (ms)": resnet_cudnn_rows,  # [gpudnn]
     }
     results = {}
     for label, fn in rows.items():

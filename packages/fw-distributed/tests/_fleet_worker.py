@@ -111,6 +111,39 @@ def case_overlap():
     end = [t for what, _, t in ev if what == "backward_end"][0]
     assert len(launches) == len(dp._reducer.buckets) >= 3, ev
     assert min(launches) < end and sorted(launches) == launches, ev
+    # the progress thread: resumed by the launches, paused once backward is synced
+    drv = dp._reducer.driver
+    assert drv is not None and not drv.active and abs(drv.interval - 1e-4) < 1e-12, drv
+    _check_progress_driver()
+
+
+def _check_progress_driver():
+    """ProgressDriver alone: it probes only between resume() and pause(), an
+    all-reduce started meanwhile completes, and close() ends the thread (bounded)."""
+    import time
+
+    from fw.distributed._progress import ProgressDriver
+
+    g = comm.world()
+    drv = ProgressDriver(g.engine.comm, 1e-4)
+    time.sleep(0.05)
+    assert drv.probes == 0, drv.probes           # idle: no probing
+    buf = np.ones(1 << 20, "float32")            # 4 MB
+    task = comm.all_reduce(buf, group=g, sync_op=False)
+    drv.resume()
+    end = time.monotonic() + 30
+    while drv.probes < 3 and time.monotonic() < end:
+        time.sleep(0.001)                        # the GIL is free: the thread probes
+    assert drv.probes >= 3, drv.probes
+    comm.wait(task)
+    assert buf[0] == comm.world_size() and buf[-1] == comm.world_size()
+    drv.pause()
+    time.sleep(0.01)
+    n = drv.probes
+    time.sleep(0.05)
+    assert drv.probes <= n + 1, (n, drv.probes)  # at most one probe in progress
+    drv.close()
+    assert not drv._thread.is_alive()
 
 
 def case_checkpoint(path):

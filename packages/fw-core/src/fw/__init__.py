@@ -45,12 +45,28 @@ from fw.core.place import (  # noqa: E402,F401
     is_compiled_with_cuda,
     set_device,
 )
-from fw.core.random import get_rng_state, seed, set_rng_state  # noqa: E402,F401
+from fw.core.random import Generator, get_rng_state, seed, set_rng_state  # noqa: E402,F401
 from fw.core.tensor import Tensor, is_tensor, set_printoptions, to_tensor  # noqa: E402,F401
 from fw.utils.dlpack import from_dlpack, to_dlpack  # noqa: E402,F401
 
 globals().update({k: v for k, v in _FUNCTIONS.items() if "." not in k})
 globals()["bool"] = _dtypes.bool_
+import math as _math  # noqa: E402
+
+from fw.core.api.composite import TENSOR_TYPES as _TENSOR_TYPES  # noqa: E402
+
+# Paddle 3.3's constants, dtype second names (paddle.float is float32, …) and the
+# FloatTensor/LongTensor/… constructors; set through globals() so that this module's own
+# code keeps the builtins `float`/`bool`.
+globals().update(_TENSOR_TYPES)
+from fw.core.aliases import apply as _apply_aliases  # noqa: E402
+
+_apply_aliases(globals(), "paddle", "fw")  # finfo(type=…), is_tensor(obj=…): not op functions
+globals().update({
+    "e": _math.e, "pi": _math.pi, "inf": _math.inf, "nan": _math.nan, "newaxis": None,
+    "float": float32, "double": float64, "half": float16, "cfloat": complex64,
+    "cdouble": complex128,
+})
 # fw.tensor is a module (Paddle's paddle.tensor.math …) that is also callable
 # (paddle.tensor(data)); it replaces the plain `tensor` function set just above.
 import importlib as _importlib  # noqa: E402
@@ -67,6 +83,7 @@ _PROVIDERS = {
     "autograd": "fw-autograd",
     "nn": "fw-nn", "optimizer": "fw-nn", "io": "fw-nn", "amp": "fw-nn", "metric": "fw-nn",
     "hapi": "fw-nn", "callbacks": "fw-nn", "regularizer": "fw-nn", "distribution": "fw-nn",
+    "incubate": "fw-nn",
     "jit": "fw-jit", "static": "fw-jit",
     "inference": "fw-inference",
     "onnx": "fw-onnx",
@@ -86,6 +103,15 @@ _TOP_LEVEL = {
     "ParamAttr": "fw.nn", "create_parameter": "fw.nn", "LazyGuard": "fw.nn",
     "enable_static": "fw.static", "disable_static": "fw.static", "in_dynamic_mode": "fw.static",
     "DataParallel": "fw.distributed",
+    "is_autocast_enabled": "fw.amp", "get_autocast_dtype": "fw.amp",
+    "get_autocast_cpu_dtype": "fw.amp", "get_autocast_gpu_dtype": "fw.amp",
+    "manual_seed": "fw.device", "XPUPinnedPlace": "fw.device",
+    "get_cuda_rng_state": "fw.device", "set_cuda_rng_state": "fw.device",
+    "autocast": "fw.amp",
+    # Paddle 3.3 re-exports these nn.functional functions at the top level (the same objects)
+    "conv1d": "fw.nn.functional", "conv2d": "fw.nn.functional", "conv3d": "fw.nn.functional",
+    "group_norm": "fw.nn.functional", "layer_norm": "fw.nn.functional",
+    "adaptive_avg_pool1d": "fw.nn.functional", "pdist": "fw.nn.functional",
 }
 
 

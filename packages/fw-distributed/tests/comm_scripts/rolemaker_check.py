@@ -10,6 +10,9 @@ from _emit import emit
 import fw.distributed as dist
 from fw.distributed import fleet
 
+# -- fleet.init() without servers in the environment is a collective job too
+fleet.init()
+assert fleet.worker_num() == 2 and fleet.fleet._role_maker._is_collective
 # -- collective mode, from the launcher's environment
 fleet.init(is_collective=True)
 R = fleet.worker_index()

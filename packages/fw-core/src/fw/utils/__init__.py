@@ -7,5 +7,8 @@ from pkgutil import extend_path
 __path__ = extend_path(__path__, __name__)
 
 from fw.utils import dlpack  # noqa: E402
+from fw.utils.deprecated import deprecated  # noqa: E402
+from fw.utils.install_check import require_version, run_check  # noqa: E402
+from fw.utils.lazy_import import try_import  # noqa: E402
 
-__all__ = ["dlpack"]
+__all__ = ["dlpack", "deprecated", "require_version", "run_check", "try_import"]

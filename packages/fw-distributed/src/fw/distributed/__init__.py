@@ -7,6 +7,8 @@ collective of a launched job), never at import time."""
 # collectives, groups, tasks, ReduceOp (communication/) and the job's environment
 # (parallel_env); DataParallel, fleet (tensor/pipeline parallel), ZeRO sharding and
 # sharded checkpoints; spawn() (the launcher is the subpackage fw.distributed.launch)
+# program passes (registered in fw-core's registry: the to_static all-reduce bucketing)
+from fw.distributed import passes  # isort: skip
 # --- auto-parallel (eager): meshes, placements, distributed tensors (auto_parallel/) ---
 from fw.distributed import auto_parallel, checkpoint, communication, fleet, sharding
 from fw.distributed.auto_parallel import (

@@ -24,6 +24,7 @@ import numpy as np
 from fw.core.internal import bump_version
 from fw.core.tensor import Tensor, wrap
 from fw.distributed import _fleet_comm as comm
+from fw.distributed._progress import ProgressDriver, default_interval
 
 __all__ = ["assign_buckets", "Reducer"]
 
@@ -91,7 +92,8 @@ class Reducer:
     `group`: the data-parallel group (an `fw.distributed.Group`)."""
 
     def __init__(self, params, group, comm_buffer_size=25, last_comm_buffer_size=1,
-                 find_unused_parameters=False, names=None, owners=None):
+                 find_unused_parameters=False, names=None, owners=None,
+                 progress_interval=None):
         self.params = list(params)
         # ZeRO stage 2: owners[i] is the group rank that keeps parameter i's gradient;
         # its bucket is *reduced* to that rank and the others drop the gradient
@@ -131,6 +133,21 @@ class Reducer:
         self.events = []  # the last step's (what, bucket, seconds) when profiling
         self._t0 = 0.0
         self._handles = [p.register_hook(self._make_hook(i)) for i, p in enumerate(self.params)]
+        # a thread that drives MPI's progress while buckets are in flight (see _progress)
+        self.driver = None
+        interval = default_interval() if progress_interval is None else float(progress_interval)
+        engine = getattr(group, "engine", None)
+        mpi_comm = getattr(engine, "comm", None)
+        if interval > 0 and group.nranks > 1 and mpi_comm is not None and \
+                getattr(engine, "name", "") == "MPI":
+            self.driver = ProgressDriver(mpi_comm, interval)
+
+    def close(self):
+        """Remove the hooks and stop the progress thread."""
+        self.remove_hooks()
+        if self.driver is not None:
+            self.driver.close()
+            self.driver = None
 
     def remove_hooks(self):
         for h in self._handles:
@@ -153,6 +170,7 @@ class Reducer:
                 f"all-reduce never ran (the ranks are now out of step). Pass "
                 f"find_unused_parameters=True to DataParallel when the forward does not "
                 f"use every parameter")
+        self._pause()  # (a previous backward that raised may have left it running)
         self.armed = True
         self.ready = set()
         self.next_launch = 0
@@ -200,6 +218,8 @@ class Reducer:
         self.ready.add(i)
         b = self.buckets[self.bucket_of[i]]
         b.pending -= 1
+        if b.pending == 0:
+            self._event("ready", b.index)  # (launched now, or when the earlier ones are)
         # launch in bucket order so every rank issues the same collectives in turn
         while self.next_launch < len(self.buckets) and \
                 self.buckets[self.next_launch].pending == 0:
@@ -210,6 +230,8 @@ class Reducer:
                 lb.task = comm.reduce(lb.buf, dst=lb.owner, group=self.group, sync_op=False)
             self._event("launch", lb.index)
             self.next_launch += 1
+            if self.driver is not None:
+                self.driver.resume()
 
     def _poll(self):
         for b in self.buckets[:self.next_launch]:
@@ -239,12 +261,28 @@ class Reducer:
 
     def _finish(self, current):
         """Every bucket is launched: wait for them, average, write ``.grad``."""
+        # from here on this thread's own waits drive MPI: the progress thread would
+        # only contend for MPICH's lock (and a core)
+        self._pause()
+        if self.profile:
+            self._poll()  # buckets the progress thread completed count as done by now
         self._event("backward_end", -1)
         n = self.group.nranks
         globally_used = None
         if self.find_unused and self.used_mask is not None:
             globally_used = self.used_mask.copy()
             comm.all_reduce(globally_used, op="max", group=self.group)
+        out = self._write_back(current, n, globally_used)
+        self.armed = False
+        self.ready = set()
+        for b in self.buckets:
+            b.done_at = None
+        self._event("synced", -1)
+        return out
+
+    def _write_back(self, current, n, globally_used):
+        """Wait for each bucket in turn and write its averages into ``.grad`` (a
+        bucket is written back while the later ones are still in flight)."""
         out = None
         for b in self.buckets:
             comm.wait(b.task)
@@ -286,12 +324,11 @@ class Reducer:
                 else:
                     np.copyto(gt._data, val)
                     bump_version(gt)
-        self.armed = False
-        self.ready = set()
-        for b in self.buckets:
-            b.done_at = None
-        self._event("synced", -1)
         return out
+
+    def _pause(self):
+        if self.driver is not None:
+            self.driver.pause()
 
 
 def _zeros_like(p):

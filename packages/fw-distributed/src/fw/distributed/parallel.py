@@ -136,7 +136,8 @@ class DataParallel(Layer):
     def comm_profile(self, enable: bool | None = None):
         """With ``enable``, switch recording of the bucket timeline on or off.
         Returns the last step's events: ``(what, bucket, seconds since the forward
-        ended)`` with what = ``"launch"`` (an all-reduce started), ``"done"`` (seen
+        ended)`` with what = ``"ready"`` (a bucket's last gradient arrived),
+        ``"launch"`` (its all-reduce started: buckets start in order), ``"done"`` (seen
         complete while backward still ran), ``"backward_end"`` (the last gradient
         arrived), ``"waited"`` (a bucket's wait returned) and ``"synced"``."""
         r = self._reducer

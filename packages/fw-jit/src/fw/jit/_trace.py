@@ -292,9 +292,11 @@ def trace_program(owner, name, key, tmpl, leaves, invoke, code="", strict=True):
         _context.pop()
         train.restore()
     prog = b.program
-    from fw.core.ir.passes import PassManager
+    from fw.core.ir.passes import PIPELINES, PassManager
 
-    PassManager(list(PASS_PIPELINE), verify=False).run(prog)
+    # packages above may extend the pipeline by registering "to_static" (fw-distributed
+    # puts its all-reduce bucketing in front)
+    PassManager(list(PIPELINES.get("to_static", PASS_PIPELINE)), verify=False).run(prog)
     cp = ConcreteProgram(prog, in_names, out_tmpl, n_user, key, code)
     cp.hidden = hidden_names
     cp.prints = prints

@@ -10,7 +10,15 @@ from fw.amp.auto_cast import (
                               is_bfloat16_supported,
                               is_float16_supported,
 )
+from fw.amp.autocast_state import (
+    autocast,
+    get_autocast_cpu_dtype,
+    get_autocast_dtype,
+    get_autocast_gpu_dtype,
+    is_autocast_enabled,
+)
 from fw.amp.grad_scaler import AmpScaler, GradScaler
 
 __all__ = ["auto_cast", "amp_guard", "decorate", "amp_decorate", "GradScaler", "AmpScaler",
-           "is_bfloat16_supported", "is_float16_supported"]
+           "is_bfloat16_supported", "is_float16_supported", "is_autocast_enabled",
+           "get_autocast_dtype", "get_autocast_cpu_dtype", "get_autocast_gpu_dtype", "autocast"]

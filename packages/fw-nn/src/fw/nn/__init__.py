@@ -200,4 +200,10 @@ _ALIASES = {
 }
 globals().update(_ALIASES)
 
+# Paddle 3.3's argument aliases on layers (LayerNorm(normalized_shape, eps=…), Conv2D.forward
+# (input=…), LayerList.append(module=…)): the same table as fw.nn.functional's
+from fw.core.aliases import apply as _apply_aliases  # noqa: E402
+
+_apply_aliases(globals(), "paddle.nn", "fw.nn")
+
 __all__ = [n for n in dir() if not n.startswith("_")]

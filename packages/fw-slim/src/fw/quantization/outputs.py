@@ -51,7 +51,7 @@ import numpy as np
 
 from fw.core import dtypes as _dt
 from fw.core.ir.passes.epilogue import single_user
-from fw.core.ir.passes.fold_batch_norm import _stats, captured_array
+from fw.core.ir.passes.fold_batch_norm import batch_norm_affine, captured_array
 from fw.core.ir.passes.fuse_conv import channel_bias
 from fw.core.ir.passes.fuse_matmul import row_bias
 from fw.core.ir.passes.rewrite import Rewriter
@@ -122,7 +122,7 @@ def _fold_batch_norms(prog, rw) -> int:
         if (a.get("training") and not a.get("use_global_stats")) or a.get("channel_last") or \
                 any(rw.has_uses(r) for r in u.results[1:]):
             continue
-        st = _stats(rw, u, c)
+        st = batch_norm_affine(rw, u, c)
         if st is None or not np.all(np.isfinite(st[0])) or np.any(st[0] == 0):
             continue
         sbn, tbn = st

@@ -12,4 +12,4 @@ the table is loaded and before the functions are generated.
 from __future__ import annotations
 
 FAMILIES = ("creation", "elementwise", "cumulative", "statistics", "shape", "indexing", "search",
-            "linalg", "decomp", "fft", "random")
+            "linalg", "decomp", "fft", "random", "composite")

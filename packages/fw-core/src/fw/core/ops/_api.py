@@ -38,6 +38,9 @@ PUBLIC: dict = {}  # name -> hand-written public function
 METHODS: dict = {}  # method name -> function (self first)
 DUNDERS: dict = {}
 FUNCTIONS: dict = {}  # every public function, after install()
+# second public names of generated functions: {new name: (existing name, also a method)},
+# filled by api modules (composite.py) and resolved by install()
+SECOND_NAMES: dict = {}
 _installed = [False]
 
 _ndarray = np.ndarray
@@ -383,6 +386,13 @@ def install():
                 DUNDERS.setdefault(d, fn)
     for n, fn in PUBLIC.items():
         FUNCTIONS[n] = fn
+    for new, (old, as_method, *as_function) in SECOND_NAMES.items():  # greater = greater_than …
+        fn = FUNCTIONS.get(old)
+        if fn is not None:
+            if as_function != [False]:
+                FUNCTIONS.setdefault(new, fn)
+            if as_method:
+                METHODS.setdefault(new, fn)
     _tensor._call_op = call
     for cls in (Tensor, Value):
         for m, fn in METHODS.items():
@@ -392,6 +402,9 @@ def install():
             setattr(cls, m, fn)
         for d, fn in DUNDERS.items():
             setattr(cls, d, fn)
+    from fw.core import aliases as _aliases  # Paddle 3.3's dim=/input=/… argument aliases
+
+    _aliases.apply_core(FUNCTIONS, METHODS, (Tensor, Value))
     _installed[0] = True
     _codes.save()
     return FUNCTIONS

@@ -88,28 +88,67 @@ def _exit_rendezvous(period: float = 0.25):
     bypasses the excepthook below) while another waits in an all-reduce. Without
     this both would wait until the collective's timeout. A correct program never
     trips it: a peer still computing is not waiting in an op, and this rank waits
-    for it, as MPI_Finalize would."""
+    for it, as MPI_Finalize would.
+
+    Under plain ``mpiexec`` rank 0 hosts the store in a thread of its own process,
+    and that thread cannot run while rank 0 sits in MPI_Finalize (the GIL is held).
+    So the host must be the last rank to use the store: every other rank, once it
+    has seen all ranks at the exit, stops its progress publisher, says so
+    (``exit_done/{rank}``) and never calls the store again; the host finalizes only
+    after every ``exit_done``. (Before this, a rank still polling the store when the
+    host entered MPI_Finalize blocked for the store client's 30 s socket margin, and
+    its publisher thread held the client lock just as long: 4 oversubscribed ranks
+    on 2 cores passed every case and then took minutes to exit.)"""
     from fw.distributed.communication._watch import peers_blocked
     from fw.distributed.communication._world import state
 
     store = state.store
     if store is None or state.world_size <= 1:
         return
+    hosting = getattr(store, "_server", None) is not None
     try:
         store.set(state.key("exit", state.rank), b"1")
         keys = [state.key("exit", r) for r in range(state.world_size)]
-        while not store.check(keys):
-            blocked = peers_blocked()
-            if blocked:
-                who = "; ".join(f"rank {r} {how}" for r, how in sorted(blocked.items()))
-                sys.stderr.write(f"fw.distributed: rank {state.rank} is exiting while {who}: "
-                                 f"it will never join, so it exits without MPI_Finalize "
-                                 f"(status 1)\n")
-                sys.stderr.flush()
-                os._exit(1)
-            time.sleep(period)
+        _wait_keys(store, keys, period, peers_blocked, state.rank)
+        _stop_publisher(state)
+        if hosting:
+            done = [state.key("exit_done", r) for r in range(state.world_size)
+                    if r != state.rank]
+            # every peer has seen all exit keys (or is about to): no death check needed,
+            # a peer that dies now is reported by MPI_Finalize's process manager
+            _wait_keys(store, done, period / 5, None, state.rank, _EXIT_DONE_S)
+        else:
+            store.set(state.key("exit_done", state.rank), b"1")
     except Exception:  # noqa: BLE001 - a store gone at exit: MPI_Finalize decides
         return
+
+
+_EXIT_DONE_S = 30.0  # the host's bound on the peers' last step (normally milliseconds)
+
+
+def _wait_keys(store, keys, period, peers_blocked, rank, limit=None):
+    end = None if limit is None else time.monotonic() + limit
+    while not store.check(keys):
+        if end is not None and time.monotonic() > end:
+            return  # a peer died between its two keys: MPI_Finalize's manager reports it
+        blocked = peers_blocked() if peers_blocked is not None else None
+        if blocked:
+            who = "; ".join(f"rank {r} {how}" for r, how in sorted(blocked.items()))
+            sys.stderr.write(f"fw.distributed: rank {rank} is exiting while {who}: "
+                             f"it will never join, so it exits without MPI_Finalize "
+                             f"(status 1)\n")
+            sys.stderr.flush()
+            os._exit(1)
+        time.sleep(period)
+
+
+def _stop_publisher(state):
+    """Stop the progress publisher thread (bounded), so it holds no store call open."""
+    pub = state.publisher
+    if pub is not None:
+        pub.stop.set()
+        pub.join(timeout=2.0)
+        state.publisher = None
 
 
 def mark_broken(reason: str) -> None:

@@ -91,6 +91,12 @@ def init(role_maker=None, is_collective=False, strategy=None, log_level="INFO"):
         _state.hcg = None
         util._set_strategy(_state.strategy)
         return None
+    if not role_maker._is_collective:
+        # no parameter servers: a collective job, whose ranks the collective role
+        # maker counts (the PS one would say "one worker")
+        role_maker = PaddleCloudRoleMaker(is_collective=True)
+        _state.role_maker = role_maker
+        util._set_role_maker(role_maker)
     if strategy is None:
         strategy = DistributedStrategy()
     if not isinstance(strategy, DistributedStrategy):

@@ -9,25 +9,28 @@ Training Trillion Parameter Models"), in Paddle's three levels:
   model is a `DataParallel` whose buckets each hold one owner's parameters) — and
   the other ranks free theirs as soon as the reduction completes.
 - ``"p_g_os"`` (stage 3): every parameter is flattened and split evenly over the
-  ranks and a rank keeps only its slice; each forward all-gathers the full
-  parameters through a PyLayer whose backward reduce-scatters the gradient into
-  the slice (so full gradients never accumulate, and a full parameter is freed
-  once backward has passed its uses); the optimizer updates slices.
+  ranks and a rank keeps only its slice; each layer all-gathers its full
+  parameters just before it runs and frees them after, and backward gathers them
+  again, recomputes the layer and reduce-scatters each gradient into its slice
+  (full gradients never accumulate); the optimizer updates slices.
 
 Stages 1 and 2 partition whole parameters (greedily, largest first, to the least
 loaded rank — Paddle's ``DygraphShardingOptimizer`` does the same); stage 3 splits
 each parameter. The wrapped optimizer keeps its class and hyper-parameters; its
 parameter groups are narrowed to what this rank owns.
 
-What this implementation does not do: stage 3 gathers every parameter when the
-forward starts (they are all alive through the forward), not layer by layer just
-before use; stage 2 frees the gradients when backward ends, not bucket by bucket.
+Stage 3 gathers layer by layer (see `Stage3Model`). What this implementation does
+not do: stage 3's reduce-scatters are one per parameter (not bucketed), and stage 2
+frees the gradients when backward ends, not bucket by bucket.
 """
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
+import fw
 from fw.autograd import PyLayer
 from fw.core.internal import bump_version, replace_data
 from fw.core.tensor import wrap
@@ -194,10 +197,10 @@ class _Slot:
 
 class _GatherParam(PyLayer):
     """Forward: a parameter's full array (`full`, all-gathered from the slices by
-    the caller, one collective for all parameters). Backward: reduce-scatter
-    (average) the full gradient into this rank's slice — so the gradient of a
-    parameter is sharded as soon as backward has passed its uses, and the full
-    array is freed with the tape node that saved it."""
+    the caller). Backward: reduce-scatter (average) the full gradient into this
+    rank's slice — so the gradient of a parameter is sharded as soon as backward
+    has passed its uses, and the full array is freed with the tape node that saved
+    it."""
 
     @staticmethod
     def forward(ctx, shard, slot, group, full):
@@ -217,16 +220,71 @@ class _GatherParam(PyLayer):
         return wrap(out)
 
 
+class _Memory:
+    """Bytes of gathered full parameters alive now, and the peak (each gathered
+    array is its own allocation; a weakref finalizer counts it down when freed)."""
+
+    def __init__(self):
+        self.alive = 0
+        self.peak = 0
+
+    def track(self, a):
+        self.alive += a.nbytes
+        self.peak = max(self.peak, self.alive)
+        weakref.finalize(a, self._free, a.nbytes)
+
+    def _free(self, n):
+        self.alive -= n
+
+
+class _WatchedParams(dict):
+    """An owner layer's ``_parameters`` while it belongs to a `Stage3Model`: reading
+    a sharded parameter by attribute (``layer.weight``) outside the owner's own
+    forward — a tied output head reading an embedding's weight, say — gathers it
+    there and then (a collective: every rank runs the same code, so they all read it
+    at the same point) while the model is running; otherwise it gives the stored
+    value (the empty placeholder between steps, the gathered tensor inside the
+    owner's forward)."""
+
+    def __init__(self, items, model, owner):
+        super().__init__(items)
+        self._model = model
+        self._owner = owner
+
+    def __getitem__(self, name):
+        v = dict.__getitem__(self, name)
+        m = self._model
+        if m._depth and id(self._owner) not in m._active:
+            s = m._slot_of.get(id(v))
+            if s is not None:
+                return m._gather_slots([s])[0]
+        return v
+
+
 class Stage3Model(Layer):
     """ZeRO stage 3: `layers`' parameters live as 1/N slices (``_slots[i].shard``,
-    the tensors the optimizer updates).
+    the tensors the optimizer updates); the full parameters exist only while the
+    layer that owns them runs.
 
-    For each forward, every parameter is replaced, in the layer that owns it, by
-    `_GatherParam` of its slice (the original `Parameter` objects hold no data while
-    training), and put back afterwards; tied parameters stay tied (one gather per
-    parameter). Backward then reduce-scatters each parameter's gradient into its
-    slice. ``state_dict()`` / `get_all_parameters` gather the full values into the
-    original parameters (collective)."""
+    Layer by layer: each sublayer that owns parameters gets a forward that
+    all-gathers *its* parameters (one collective per layer and dtype), puts
+    `_GatherParam` outputs in their place, runs, and puts the empty placeholders
+    back. With gradients enabled that forward runs under ``fw.autograd.recompute``:
+    nothing of the layer (full parameters included) is kept for backward, which
+    gathers the layer's parameters again, recomputes it and reduce-scatters each
+    parameter's gradient into its slice (DeepSpeed's ZeRO-3 gathers again in
+    backward too; here the recomputation also lets fw's version checks hold, as the
+    full arrays are new tensors each time). So the full parameters of one layer at
+    a time are alive, in forward and in backward. Layers with buffers (batch norm's
+    running statistics) are not recomputed — their statistics would be updated
+    twice — and keep their gathered parameters until backward has used them.
+
+    A parameter read outside its layer's forward (a tied output head reading
+    ``self.emb.weight``) is gathered at that read (`_WatchedParams`); tied
+    parameters are gathered by each layer that owns them, their gradients summed in
+    the slice. ``state_dict()`` / `get_all_parameters` gather the full values into
+    the original parameters (collective). `memory_stats` reports the peak of
+    gathered bytes."""
 
     def __init__(self, layers, group=None):
         super().__init__()
@@ -235,7 +293,7 @@ class Stage3Model(Layer):
         from fw.nn.parameter import Parameter
 
         n, r = self._group.nranks, max(self._group.rank, 0)
-        slots, by_id = [], {}
+        slots, by_id, owners = [], {}, {}
         for owner in layers.sublayers(include_self=True):
             for name, p in owner._parameters.items():
                 if p is None:
@@ -257,10 +315,90 @@ class Stage3Model(Layer):
                     s.owners = []
                     slots.append(s)
                 s.owners.append((owner, name))
+                owners.setdefault(id(owner), (owner, []))[1].append((name, s))
         object.__setattr__(self, "_slots", slots)
+        object.__setattr__(self, "_slot_of", {id(s.param): s for s in slots})
+        object.__setattr__(self, "_memory", _Memory())
+        self._depth = 0          # > 0 while the model's forward (or a recomputation) runs
+        self._active = set()     # ids of the owner layers whose forward is running
         self._full = True
         self.release()
+        for owner, named in owners.values():
+            self._install(owner, named)
 
+    # ------------------------------------------------------------ per layer
+    def _install(self, owner, named):
+        object.__setattr__(owner, "_parameters", _WatchedParams(owner._parameters, self, owner))
+        orig = owner.forward   # the bound method of its class
+        recompute_ok = not any(True for _ in owner.buffers(include_sublayers=False))
+
+        def segment(*inputs, **kwargs):
+            fulls = self._gather_slots([s for _, s in named])
+            for (name, _), full in zip(named, fulls):
+                dict.__setitem__(owner._parameters, name, full)
+            self._active.add(id(owner))
+            self._depth += 1
+            try:
+                return orig(*inputs, **kwargs)
+            finally:
+                self._depth -= 1
+                self._active.discard(id(owner))
+                for name, s in named:
+                    dict.__setitem__(owner._parameters, name, s.param)
+
+        def forward(*inputs, **kwargs):
+            from fw.autograd import recompute
+
+            if recompute_ok and fw.is_grad_enabled() and \
+                    any(not s.shard.stop_gradient for _, s in named):
+                return recompute(segment, *inputs, **kwargs)
+            return segment(*inputs, **kwargs)
+
+        forward.__name__ = f"zero3({type(owner).__name__})"
+        object.__setattr__(owner, "forward", forward)
+
+    def _gather_slots(self, slots):
+        """Full tensors of `slots` (all-gathered: one collective per dtype), as
+        `_GatherParam` outputs where gradients flow."""
+        g = self._group
+        arrays = [None] * len(slots)
+        by_dtype = {}
+        for k, s in enumerate(slots):
+            by_dtype.setdefault(str(s.shard._data.dtype), []).append(k)
+        for ks in by_dtype.values():
+            flat = np.concatenate([slots[k].shard._data for k in ks])
+            parts = comm.all_gather(flat, group=g)  # [n, sum of slice sizes]
+            o = 0
+            for k in ks:
+                s = slots[k]
+                # a copy of its own (not a view of `parts`): freed alone, counted alone
+                a = np.array(parts[:, o:o + s.size].reshape(-1)[:s.numel].reshape(s.shape))
+                self._memory.track(a)
+                arrays[k] = a
+                o += s.size
+        out = []
+        for s, a in zip(slots, arrays):
+            if s.shard.stop_gradient or not fw.is_grad_enabled():
+                out.append(wrap(a))
+            else:
+                out.append(_GatherParam.apply(s.shard, s, g, a))
+        return out
+
+    def memory_stats(self) -> dict:
+        """Parameter memory of this rank in bytes: ``shards`` (the slices it keeps),
+        ``full_model`` (every parameter whole), ``gathered_peak`` (the most
+        gathered full parameters alive at once since the last `reset_memory_stats`)
+        and ``peak`` (shards + gathered_peak)."""
+        shards = sum(s.shard._data.nbytes for s in self._slots)
+        full = sum(s.numel * s.shard._data.itemsize for s in self._slots)
+        m = self._memory
+        return {"shards": shards, "full_model": full, "gathered_peak": m.peak,
+                "peak": shards + m.peak, "gathered_now": m.alive}
+
+    def reset_memory_stats(self):
+        self._memory.peak = self._memory.alive
+
+    # ------------------------------------------------------------ whole model
     def release(self):
         """Drop the full arrays of the original parameters (keep the slices)."""
         if not self._full:
@@ -274,45 +412,19 @@ class Stage3Model(Layer):
         (collective: every rank calls it; before saving or evaluating elsewhere)."""
         if self._full:
             return
-        for i, full in self._gather_all().items():
-            replace_data(self._slots[i].param, full)
+        with fw.no_grad():
+            fulls = self._gather_slots(self._slots)
+        for s, full in zip(self._slots, fulls):
+            replace_data(s.param, full._data)
         self._full = True
-
-    def _gather_all(self):
-        """Every parameter's full array: one all-gather per dtype of all slices."""
-        g = self._group
-        out = {}
-        by_dtype = {}
-        for i, s in enumerate(self._slots):
-            by_dtype.setdefault(str(s.shard._data.dtype), []).append(i)
-        for idx in by_dtype.values():
-            flat = np.concatenate([self._slots[i].shard._data for i in idx])
-            parts = comm.all_gather(flat, group=g)  # [n, sum of slice sizes]
-            o = 0
-            for i in idx:
-                s = self._slots[i]
-                out[i] = np.ascontiguousarray(
-                    parts[:, o:o + s.size].reshape(-1)[:s.numel].reshape(s.shape))
-                o += s.size
-        return out
 
     def forward(self, *inputs, **kwargs):
         self.release()
-        g = self._group
-        fulls = self._gather_all()
-        for i, s in enumerate(self._slots):
-            if s.shard.stop_gradient:
-                full = wrap(fulls[i])
-            else:
-                full = _GatherParam.apply(s.shard, s, g, fulls[i])
-            for owner, name in s.owners:
-                owner._parameters[name] = full
+        self._depth += 1
         try:
             return self._layers(*inputs, **kwargs)
         finally:
-            for s in self._slots:
-                for owner, name in s.owners:
-                    owner._parameters[name] = s.param
+            self._depth -= 1
 
     def state_dict(self, destination=None, include_sublayers=True, structured_name_prefix="",
                    use_hook=True, keep_vars=True):

@@ -141,3 +141,9 @@ from fw.nn.functional.vision import (
 __all__ = [n for n in dir() if not n.startswith("_") and n not in (
     "activation", "attention", "common", "conv", "distance", "extension", "input", "loss",
     "norm", "pooling", "vision")]
+
+# Paddle 3.3's PyTorch-style argument aliases (F.softmax(x, dim=1), F.conv2d(input=…)): the
+# table extracted from Paddle's source, applied once here at the public layer
+from fw.core.aliases import apply as _apply_aliases  # noqa: E402
+
+_apply_aliases(globals(), "paddle.nn.functional", "fw.nn.functional")

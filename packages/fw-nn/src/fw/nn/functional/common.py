@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from fw.core.errors import InvalidArgumentError
-from fw.nn.functional._helpers import channel_last, op
+from fw.nn.functional._helpers import channel_last, check_param_dtype, op
 
 __all__ = ["linear", "bilinear", "dropout", "dropout1d", "dropout2d", "dropout3d",
            "alpha_dropout", "feature_alpha_dropout", "interpolate", "upsample", "pad",
@@ -20,6 +20,7 @@ def linear(x, weight, bias=None, name=None):
     >>> fw.nn.functional.linear(fw.ones([1, 2]), fw.ones([2, 3]), fw.ones([3])).tolist()
     [[3.0, 3.0, 3.0]]
     """
+    check_param_dtype("linear", x, weight)
     return op("linear", [x, weight, bias])
 
 

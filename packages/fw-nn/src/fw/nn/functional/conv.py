@@ -5,7 +5,7 @@ and output sizes are documented in `fw.core.ops.conv`)."""
 from __future__ import annotations
 
 from fw.core.errors import InvalidArgumentError
-from fw.nn.functional._helpers import channel_last, op
+from fw.nn.functional._helpers import channel_last, check_param_dtype, op
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv1d_transpose", "conv2d_transpose",
            "conv3d_transpose"]
@@ -21,6 +21,7 @@ def _check_rank(x, nd, fn):
 
 def _conv(x, weight, bias, stride, padding, dilation, groups, data_format, nd, fn):
     _check_rank(x, nd, fn)
+    check_param_dtype(fn, x, weight)
     cl = channel_last(data_format, _FORMATS[nd], fn)
     return op("conv", [x, weight, bias], stride=stride, padding=padding, dilation=dilation,
               groups=groups, channel_last=cl)
@@ -29,6 +30,7 @@ def _conv(x, weight, bias, stride, padding, dilation, groups, data_format, nd, f
 def _conv_t(x, weight, bias, stride, padding, output_padding, dilation, groups, output_size,
             data_format, nd, fn):
     _check_rank(x, nd, fn)
+    check_param_dtype(fn, x, weight)
     cl = channel_last(data_format, _FORMATS[nd], fn)
     if output_size is not None:
         if hasattr(output_size, "tolist"):

@@ -19,7 +19,7 @@ from fw.core.errors import InvalidArgumentError
 from fw.core.internal import bump_version
 from fw.core.ir.core import Value, current_builder
 from fw.core.tensor import Tensor, wrap
-from fw.nn.functional._helpers import channel_last, op
+from fw.nn.functional._helpers import channel_last, check_param_dtype, op
 
 __all__ = ["batch_norm", "layer_norm", "instance_norm", "group_norm", "local_response_norm",
            "normalize", "rms_norm", "assign_buffer"]
@@ -66,6 +66,7 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
     0.2
     """
     cl = channel_last(data_format, _ALL_FORMATS, "batch_norm")
+    check_param_dtype("batch_norm", x, weight, low_x_ok=True)
     update = training and not use_global_stats
     rm, rv = running_mean, running_var
     if update and isinstance(rm, Tensor) and current_builder() is None:
@@ -101,6 +102,7 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, epsilon=1e-05, name=
     if len(ns) > nd or list(x.shape[nd - len(ns):]) != ns and -1 not in x.shape:
         raise InvalidArgumentError(f"layer_norm: normalized_shape {ns} must match the last "
                                    f"dimensions of x {list(x.shape)}")
+    check_param_dtype("layer_norm", x, weight, low_x_ok=True)
     return op("layer_norm", [x, weight, bias], epsilon=epsilon,
               begin_norm_axis=nd - len(ns))[0]
 
@@ -120,6 +122,7 @@ def instance_norm(x, running_mean=None, running_var=None, weight=None, bias=None
     ``use_input_stats=False`` the given running statistics are used instead (an affine
     map per channel)."""
     cl = channel_last(data_format, _ALL_FORMATS, "instance_norm")
+    check_param_dtype("instance_norm", x, weight, low_x_ok=True)
     if use_input_stats or running_mean is None:
         return op("instance_norm", [x, weight, bias], epsilon=eps, channel_last=cl)[0]
     nd = len(x.shape)
@@ -137,6 +140,7 @@ def group_norm(x, num_groups, epsilon=1e-05, weight=None, bias=None, data_format
                name=None):
     """Normalise groups of ``C / num_groups`` channels (with the spatial axes) per sample."""
     cl = channel_last(data_format, _ALL_FORMATS, "group_norm")
+    check_param_dtype("group_norm", x, weight, low_x_ok=True)
     return op("group_norm", [x, weight, bias], num_groups=num_groups, epsilon=epsilon,
               channel_last=cl)[0]
 

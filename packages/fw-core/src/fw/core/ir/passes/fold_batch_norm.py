@@ -67,8 +67,10 @@ def captured_array(v, program):
     return a
 
 
-def _stats(rw, bn, c):
-    """(scale s, shift t) in float64, or None."""
+def batch_norm_affine(rw, bn, c):
+    """A batch norm in inference form as a per-channel affine map: (scale s, shift t) in
+    float64 with y = s * x + t, or None when its statistics are not captured constants
+    of size c (shared with fw-slim's quantize_outputs, which folds it into int8 scales)."""
     prog = rw.program
     _, mean, var, gamma, beta = bn.operands
     arrs = [captured_array(v, prog) for v in (mean, var)]
@@ -142,7 +144,7 @@ def _batch_norm(rw, bn):
         if E is None:
             return False
         B0 = B0 + E.astype(np.float64).reshape(c)
-    st = _stats(rw, bn, c)
+    st = batch_norm_affine(rw, bn, c)
     if st is None:
         return False
     s, t = st

@@ -83,7 +83,7 @@ import numpy as np
 from fw.core import dtypes as _dt
 from fw.core.ir.passes import Pass, register_pass
 from fw.core.ir.passes.epilogue import single_user
-from fw.core.ir.passes.fold_batch_norm import _stats, captured_array
+from fw.core.ir.passes.fold_batch_norm import batch_norm_affine, captured_array
 from fw.core.ir.passes.fuse_conv import channel_bias
 from fw.core.ir.passes.fuse_matmul import row_bias
 from fw.core.ir.passes.rewrite import Rewriter, walk_ops
@@ -300,7 +300,7 @@ def _epilogue(rw, m, fuse_residual_qdq=True):
             if (a_.get("training") and not a_.get("use_global_stats")) or bn_axis != axis or \
                     any(rw.has_uses(r) for r in u.results[1:]):
                 break
-            st = _stats(rw, u, c)
+            st = batch_norm_affine(rw, u, c)
             if st is None:
                 break
             s, sh = st

@@ -24,6 +24,15 @@ def attach(be) -> None:
             from fw.core.ops._registry import OPS
 
             OPS[name].kernels["gpu"] = fn
+    # cuDNN (cudnn.py, FW_GPU_CUDNN) in front of the conv kernels above, which run what
+    # it does not take; nothing when it is off or libcudnn is absent
+    from fw.core.kernels.gpu import cudnn
+    from fw.core.ops._registry import OPS
+
+    names = ("conv", "conv_transpose", "conv_grad_weight")
+    for name, fn in cudnn.kernels(be.cp, {n: OPS[n].kernels.get("gpu") or OPS[n].reference
+                                          for n in names}).items():
+        OPS[name].kernels["gpu"] = fn
     # the runtime's generated kernels (fusion.py: elementwise chains of to_static programs)
     from fw.core.kernels.gpu import fusion
 

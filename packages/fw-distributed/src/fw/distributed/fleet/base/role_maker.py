@@ -7,7 +7,7 @@ fw's launchers); `UserDefinedRoleMaker` takes the same facts as arguments. Both
 parse lazily, on the first query, as Paddle does, so a role maker can be made
 before the environment is complete. The queries keep Paddle's underscore names
 (``_is_server()``, ``_worker_num()``, ...): `fleet.Fleet`'s public methods
-delegate to them, and the parameter-server runtime (``fw.distributed.ps``) reads
+delegate to them, and the parameter-server runtime reads
 them; that is the interface (see packages/fw-distributed/README.md).
 
 Collectives of numbers (`_all_reduce`, `_all_gather`, `_barrier`, used by
