@@ -57,3 +57,9 @@ __all__ = [
     "rad2deg", "reshape", "sin", "sinh", "slice", "sparse_coo_tensor", "sparse_csr_tensor",
     "sqrt", "square", "subtract", "sum", "tan", "tanh", "transpose",
 ]
+
+# Paddle 3.3's PyTorch-style argument aliases (fw.sparse.reshape(input=…)): the one table of
+# fw.core.aliases, as fw.nn.functional applies it
+from fw.core.aliases import apply as _apply_aliases  # noqa: E402
+
+_apply_aliases(globals(), "paddle.sparse", "fw.sparse")
