@@ -15,6 +15,24 @@ from fw.static import nn
 from fw.static._backward import append_backward, gradients
 from fw.static._backward import install as _install
 from fw.static._executor import Executor
+from fw.static._extras import (
+    BuildStrategy,
+    CompiledProgram,
+    ExponentialMovingAverage,
+    IpuCompiledProgram,
+    IpuStrategy,
+    Print,
+    WeightNormParamAttr,
+    accuracy,
+    auc,
+    create_global_var,
+    create_parameter,
+    device_guard,
+    ipu_shard_guard,
+    name_scope,
+    set_ipu_shard,
+    xpu_places,
+)
 from fw.static._mode import disable_static, enable_static, in_dynamic_mode, in_static_mode
 from fw.static._program import (
     Program,
@@ -35,7 +53,10 @@ __all__ = ["Program", "program_guard", "default_main_program", "default_startup_
            "load_inference_model", "normalize_program", "cpu_places", "cuda_places",
            "global_scope", "scope_guard", "Scope", "InputSpec", "Variable", "nn",
            "enable_static", "disable_static", "in_dynamic_mode", "in_static_mode",
-           "CPUPlace", "CUDAPlace"]
+           "CPUPlace", "CUDAPlace", "accuracy", "auc", "create_global_var",
+           "create_parameter", "ExponentialMovingAverage", "Print", "WeightNormParamAttr",
+           "BuildStrategy", "CompiledProgram", "IpuStrategy", "IpuCompiledProgram",
+           "ipu_shard_guard", "set_ipu_shard", "xpu_places", "device_guard", "name_scope"]
 
 
 def cpu_places(device_count=None):

@@ -12,8 +12,30 @@ import numpy as np
 from fw.core.internal import build_state
 from fw.core.ir import control as _control
 from fw.core.ir.core import Value
+from fw.static._layers import (  # noqa: F401 - re-exported
+    batch_norm,
+    bilinear_tensor_product,
+    conv2d,
+    conv2d_transpose,
+    conv3d,
+    conv3d_transpose,
+    deform_conv2d,
+    embedding,
+    group_norm,
+    instance_norm,
+    layer_norm,
+    prelu,
+    row_conv,
+    sparse_embedding,
+    spectral_norm,
+)
 
-__all__ = ["cond", "while_loop", "fc"]
+__all__ = ["cond", "while_loop", "fc", "case", "switch_case", "batch_norm",
+           "bilinear_tensor_product", "conv2d", "conv2d_transpose", "conv3d",
+           "conv3d_transpose", "deform_conv2d", "embedding", "group_norm", "instance_norm",
+           "layer_norm", "prelu", "row_conv", "sparse_embedding", "spectral_norm",
+           "sequence_conv", "sequence_expand", "sequence_first_step", "sequence_last_step",
+           "sequence_pool", "sequence_softmax"]
 
 
 def _first_value(xs):
@@ -130,3 +152,123 @@ def fc(x, size, num_flatten_dims=1, weight_attr=None, bias_attr=None, activation
             raise ValueError(f"fc: unknown activation {activation!r}")
         out = fn(out)
     return out
+
+
+def case(pred_fn_pairs, default=None, name=None):
+    """The fn of the first ``(pred, fn)`` pair whose `pred` is true, else `default`
+    (Paddle's ``static.nn.case``; with no `default` the last pair's fn is the
+    default). Built from nested `cond` ops when the predicates are symbolic.
+
+    Args:
+        pred_fn_pairs (list|tuple): ``(bool scalar Tensor, callable)`` pairs.
+        default (callable, optional): called when no predicate holds.
+        name (str, optional): unused.
+
+    Returns:
+        what the chosen fn returns.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor(0.3)
+        >>> r = fw.static.nn.case([(x > 0.5, lambda: fw.to_tensor(1)),
+        ...                        (x > 0.1, lambda: fw.to_tensor(2))],
+        ...                       default=lambda: fw.to_tensor(3))
+        >>> int(r)
+        2
+    """
+    if not isinstance(pred_fn_pairs, (list, tuple)) or not pred_fn_pairs:
+        raise TypeError("static.nn.case: pred_fn_pairs must be a non-empty list of "
+                        "(pred, fn) pairs")
+    for i, pair in enumerate(pred_fn_pairs):
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2 or not callable(pair[1]):
+            raise TypeError(f"static.nn.case: pred_fn_pairs[{i}] must be a (pred, callable) "
+                            f"pair, got {pair!r}")
+    pairs = list(pred_fn_pairs)
+    if default is None:
+        default = pairs.pop()[1]
+    elif not callable(default):
+        raise TypeError(f"static.nn.case: default must be callable, got {type(default).__name__}")
+
+    def chain(i):
+        if i == len(pairs):
+            return default
+        pred, fn = pairs[i]
+        return lambda: cond(pred, fn, chain(i + 1))
+
+    return chain(0)()
+
+
+def switch_case(branch_index, branch_fns, default=None, name=None):
+    """The branch fn whose index equals `branch_index` (Paddle's
+    ``static.nn.switch_case``); other indices run `default` (with none given, the
+    branch with the largest index). Nested `cond` ops when the index is symbolic.
+
+    Args:
+        branch_index (Tensor): an int32/int64 scalar (or shape ``[1]``).
+        branch_fns (dict|list|tuple): ``{index: fn}``, ``[(index, fn), ...]`` or
+            ``[fn0, fn1, ...]``.
+        default (callable, optional). name (str, optional): unused.
+
+    Returns:
+        what the chosen fn returns.
+
+    Examples:
+        >>> import fw
+        >>> i = fw.to_tensor(1, dtype="int64")
+        >>> r = fw.static.nn.switch_case(i, {0: lambda: fw.to_tensor(10),
+        ...                                  1: lambda: fw.to_tensor(20)})
+        >>> int(r)
+        20
+    """
+    dt = str(getattr(branch_index, "dtype", "")).split(".")[-1]
+    if dt not in ("int32", "int64"):
+        raise TypeError(f"static.nn.switch_case: branch_index must be an int32/int64 tensor, "
+                        f"got {type(branch_index).__name__} of dtype {dt or None}")
+    if isinstance(branch_fns, dict):
+        items = list(branch_fns.items())
+    elif isinstance(branch_fns, (list, tuple)) and all(callable(f) for f in branch_fns):
+        items = list(enumerate(branch_fns))
+    elif isinstance(branch_fns, (list, tuple)):
+        items = [tuple(p) for p in branch_fns]
+    else:
+        raise TypeError(f"static.nn.switch_case: branch_fns must be a dict, list or tuple, "
+                        f"got {type(branch_fns).__name__}")
+    seen = set()
+    for k, f in items:
+        if not isinstance(k, int) or not callable(f):
+            raise TypeError(f"static.nn.switch_case: each branch must be (int, callable), got "
+                            f"({k!r}, {f!r})")
+        if k in seen:
+            raise ValueError(f"static.nn.switch_case: branch index {k} is given twice")
+        seen.add(k)
+    items.sort(key=lambda p: p[0])
+    if default is None:
+        default = items.pop()[1]
+    import fw
+
+    idx = fw.reshape(branch_index, [])
+    if not items:
+        return default()
+    return case([(idx == k, f) for k, f in items], default=default)
+
+
+def _no_lod(fname):
+    def f(*args, **kwargs):
+        raise NotImplementedError(
+            f"static.nn.{fname}: LoD tensors are not supported by fw (sequence ops work on "
+            f"Paddle's LoD sequences); use padded [N, T, ...] batches with masks instead "
+            f"(see docs/paddle_differences.md)")
+
+    f.__name__ = fname
+    f.__qualname__ = fname
+    f.__doc__ = (f"Paddle's ``static.nn.{fname}`` works on LoD tensors, which fw does not "
+                 f"have: it raises NotImplementedError (see docs/paddle_differences.md).")
+    return f
+
+
+sequence_conv = _no_lod("sequence_conv")
+sequence_expand = _no_lod("sequence_expand")
+sequence_first_step = _no_lod("sequence_first_step")
+sequence_last_step = _no_lod("sequence_last_step")
+sequence_pool = _no_lod("sequence_pool")
+sequence_softmax = _no_lod("sequence_softmax")

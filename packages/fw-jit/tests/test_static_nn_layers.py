@@ -1,0 +1,268 @@
+"""fw.static.nn layer functions and the paddle.static extras: Executor.run values
+against real Paddle 3.3 (fixtures/paddle_static_nn.npz, made by
+fixtures/gen_paddle_static_nn.py) and against fw's dygraph layers with the same weights."""
+
+import os
+
+import numpy as np
+import pytest
+
+import fw
+
+FIX = np.load(os.path.join(os.path.dirname(__file__), "fixtures", "paddle_static_nn.npz"))
+
+
+@pytest.fixture
+def static():
+    fw.enable_static()
+    try:
+        yield
+    finally:
+        fw.disable_static()
+
+
+def attr(a):
+    return fw.ParamAttr(initializer=fw.nn.initializer.Assign(np.asarray(a)))
+
+
+def run_static(key, build, n_in=1):
+    feeds = [FIX[f"{key}/in{i}"] for i in range(n_in)]
+    main = fw.static.Program()
+    with fw.static.program_guard(main, fw.static.Program()):
+        vs = [fw.static.data(f"in{i}", list(a.shape), str(a.dtype)) for i, a in enumerate(feeds)]
+        y = build(*vs)
+    exe = fw.static.Executor(fw.CPUPlace())
+    exe.run(fw.static.default_startup_program())
+    (out,) = exe.run(main, feed={f"in{i}": a for i, a in enumerate(feeds)}, fetch_list=[y])
+    return out, main
+
+
+def P(key, n):
+    return FIX[f"{key}/{n}"]
+
+
+CASES = {
+    "conv2d": lambda x: fw.static.nn.conv2d(x, 4, 3, stride=2, padding=1,
+                                            param_attr=attr(P("conv2d", "w")),
+                                            bias_attr=attr(P("conv2d", "b")), act="relu"),
+    "conv2d_transpose": lambda x: fw.static.nn.conv2d_transpose(
+        x, 2, filter_size=3, stride=2, param_attr=attr(P("conv2d_transpose", "w")),
+        bias_attr=attr(P("conv2d_transpose", "b"))),
+    "conv3d": lambda x: fw.static.nn.conv3d(x, 3, 2, param_attr=attr(P("conv3d", "w")),
+                                            bias_attr=attr(P("conv3d", "b"))),
+    "conv3d_transpose": lambda x: fw.static.nn.conv3d_transpose(
+        x, 3, filter_size=2, param_attr=attr(P("conv3d_transpose", "w")),
+        bias_attr=attr(P("conv3d_transpose", "b"))),
+    "batch_norm_test": lambda x: fw.static.nn.batch_norm(
+        x, is_test=True, param_attr=attr(P("batch_norm_test", "w")),
+        bias_attr=attr(P("batch_norm_test", "b"))),
+    "batch_norm_train": lambda x: fw.static.nn.batch_norm(
+        x, param_attr=attr(P("batch_norm_train", "w")),
+        bias_attr=attr(P("batch_norm_train", "b"))),
+    "embedding": lambda i: fw.static.nn.embedding(i, [10, 4], padding_idx=2,
+                                                  param_attr=attr(P("embedding", "w"))),
+    "group_norm": lambda x: fw.static.nn.group_norm(x, 3, param_attr=attr(P("group_norm", "w")),
+                                                    bias_attr=attr(P("group_norm", "b"))),
+    "instance_norm": lambda x: fw.static.nn.instance_norm(
+        x, param_attr=attr(P("instance_norm", "w")), bias_attr=attr(P("instance_norm", "b"))),
+    "layer_norm": lambda x: fw.static.nn.layer_norm(
+        x, begin_norm_axis=1, param_attr=attr(P("layer_norm", "w")),
+        bias_attr=attr(P("layer_norm", "b"))),
+    "prelu_channel": lambda x: fw.static.nn.prelu(x, "channel",
+                                                  param_attr=attr(P("prelu_channel", "w"))),
+    "prelu_element": lambda x: fw.static.nn.prelu(x, "element",
+                                                  param_attr=attr(P("prelu_element", "w"))),
+    "row_conv": lambda x: fw.static.nn.row_conv(x, 2, param_attr=attr(P("row_conv", "w"))),
+    "fc": lambda x: fw.static.nn.fc(x, 5, num_flatten_dims=2, weight_attr=attr(P("fc", "w")),
+                                    bias_attr=attr(P("fc", "b"))),
+}
+
+
+@pytest.mark.parametrize("key", sorted(CASES))
+def test_layer_matches_paddle(static, key):
+    out, main = run_static(key, CASES[key])
+    ref = FIX[f"{key}/out"]
+    assert out.shape == ref.shape
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+    # the parameters were captured by the program, not baked in as constants
+    assert main.all_parameters()
+
+
+def test_bilinear_tensor_product_matches_paddle(static):
+    k = "bilinear_tensor_product"
+    out, _ = run_static(k, lambda x, y: fw.static.nn.bilinear_tensor_product(
+        x, y, 2, param_attr=attr(P(k, "w")), bias_attr=attr(P(k, "b"))), n_in=2)
+    np.testing.assert_allclose(out, FIX[f"{k}/out"], rtol=1e-4, atol=1e-4)
+
+
+def test_static_matches_dygraph_layers(static):
+    """The static layer functions and fw.nn's dygraph layers agree given the same weights."""
+    x = FIX["conv2d/in0"]
+    main = fw.static.Program()
+    with fw.static.program_guard(main):
+        xv = fw.static.data("x", list(x.shape), "float32")
+        c = fw.static.nn.conv2d(xv, 4, 3, padding=1, name="c")
+        bn = fw.static.nn.batch_norm(c, is_test=True, name="bn")
+        ln = fw.static.nn.layer_norm(bn, begin_norm_axis=2, name="ln")
+    exe = fw.static.Executor()
+    got = exe.run(main, feed={"x": x}, fetch_list=[c, bn, ln])
+    params = {p.name: p for p in main.captured.values()}
+    fw.disable_static()
+    conv = fw.nn.Conv2D(3, 4, 3, padding=1)
+    conv.weight.set_value(params["c.w_0"].numpy())
+    conv.bias.set_value(params["c.b_0"].numpy())
+    bnl = fw.nn.BatchNorm2D(4)
+    bnl.eval()
+    lnl = fw.nn.LayerNorm([6, 6])
+    lnl.weight.set_value(params["ln.w_0"].numpy())  # flat [36], as Paddle
+    lnl.bias.set_value(params["ln.b_0"].numpy())
+    ec = conv(fw.to_tensor(x))
+    eb = bnl(ec)
+    el = lnl(eb)
+    for g, e in zip(got, (ec, eb, el)):
+        np.testing.assert_allclose(g, e.numpy(), rtol=1e-5, atol=1e-5)
+    fw.enable_static()
+
+
+def test_paddle_parameter_names_and_shapes(static):
+    main = fw.static.Program()
+    with fw.static.program_guard(main):
+        x = fw.static.data("x", [None, 3, 8, 8], "float32")
+        fw.static.nn.conv2d(x, 5, 3, groups=1, name="cv")
+        fw.static.nn.batch_norm(x, name="bnx")
+        fw.static.nn.conv2d_transpose(x, 2, filter_size=2, name="ct")
+    shapes = {p.name: list(p.shape) for p in main.captured.values()}
+    assert shapes["cv.w_0"] == [5, 3, 3, 3] and shapes["cv.b_0"] == [5]
+    assert shapes["ct.w_0"] == [3, 2, 2, 2]
+    assert shapes["bnx.w_0"] == [3] and shapes["bnx.b_0"] == [3]
+
+
+def test_accuracy_and_auc_match_paddle(static):
+    main = fw.static.Program()
+    with fw.static.program_guard(main):
+        p = fw.static.data("p", [5, 2], "float32")
+        lab = fw.static.data("l", [5, 1], "int64")
+        acc = fw.static.accuracy(p, lab, k=1)
+        auc = fw.static.auc(p, lab)[0]
+    a, u = fw.static.Executor().run(main, feed={"p": FIX["metric/p"], "l": FIX["metric/l"]},
+                                    fetch_list=[acc, auc])
+    np.testing.assert_allclose(a, FIX["metric/acc"], rtol=1e-6)
+    np.testing.assert_allclose(u, FIX["metric/auc"], rtol=1e-5)
+
+
+def test_case_and_switch_case_in_program(static):
+    main = fw.static.Program()
+    with fw.static.program_guard(main):
+        x = fw.static.data("x", [1], "float32")
+        i = fw.static.data("i", [1], "int64")
+        r = fw.static.nn.case([(x > 1.0, lambda: x * 10.0), (x > 0.0, lambda: x * 2.0)],
+                              default=lambda: x - 5.0)
+        s = fw.static.nn.switch_case(i, {0: lambda: x + 1.0, 2: lambda: x + 3.0},
+                                     default=lambda: x * 0.0)
+    exe = fw.static.Executor()
+    for xv, want in ((2.0, 20.0), (0.5, 1.0), (-1.0, -6.0)):
+        for iv, want_s in ((0, xv + 1), (2, xv + 3), (1, 0.0), (7, 0.0)):
+            got_r, got_s = exe.run(main, feed={"x": np.array([xv], "float32"),
+                                               "i": np.array([iv], "int64")},
+                                   fetch_list=[r, s])
+            np.testing.assert_allclose(got_r, [want])
+            np.testing.assert_allclose(got_s, [want_s])
+
+
+def test_ema_tracks_parameter_through_training(static):
+    main = fw.static.Program()
+    with fw.static.program_guard(main):
+        x = fw.static.data("x", [4, 2], "float32")
+        y = fw.static.nn.fc(x, 1, name="ema_fc", bias_attr=False)
+        loss = fw.mean(y * y)
+        fw.optimizer.SGD(0.1).minimize(loss)
+        ema = fw.static.ExponentialMovingAverage(0.8)
+        ema.update()
+    w = [t for t in main.captured.values() if getattr(t, "name", "") == "ema_fc.w_0"][0]
+    exe = fw.static.Executor()
+    xs = np.random.default_rng(1).standard_normal((4, 2)).astype("float32")
+    shadow = np.zeros_like(w.numpy())
+    for _ in range(5):
+        exe.run(main, feed={"x": xs}, fetch_list=[loss])
+        shadow = 0.8 * shadow + 0.2 * w.numpy()  # the value after the step's update
+    trained = w.numpy().copy()
+    with ema.apply(exe):
+        np.testing.assert_allclose(w.numpy(), shadow / (1 - 0.8 ** 5), rtol=1e-5)
+    np.testing.assert_allclose(w.numpy(), trained)
+
+
+def test_compiled_program_and_no_op_strategies(static):
+    main = fw.static.Program()
+    with fw.static.program_guard(main):
+        x = fw.static.data("x", [3], "float32")
+        y = fw.static.nn.prelu(x, "all")
+    cp = fw.static.CompiledProgram(main, build_strategy=fw.static.BuildStrategy())
+    (out,) = fw.static.Executor().run(cp, feed={"x": np.array([-4.0, 0.0, 2.0], "float32")},
+                                      fetch_list=[y])
+    np.testing.assert_allclose(out, [-1.0, 0.0, 2.0])
+    with pytest.raises(TypeError, match="CompiledProgram"):
+        fw.static.CompiledProgram("prog")
+
+
+def test_create_global_var_and_parameter(static):
+    main = fw.static.Program()
+    with fw.static.program_guard(main):
+        x = fw.static.data("x", [2], "float32")
+        g = fw.static.create_global_var([2], 3.0, "float32", persistable=True, name="gv")
+        w = fw.static.create_parameter([2], "float32", name="cp_w",
+                                       default_initializer=fw.nn.initializer.Constant(0.5))
+        y = x * g + w
+    (out,) = fw.static.Executor().run(main, feed={"x": np.array([1.0, 2.0], "float32")},
+                                      fetch_list=[y])
+    np.testing.assert_allclose(out, [3.5, 6.5])
+    assert g.stop_gradient and not w.stop_gradient
+
+
+def test_unsupported_names_raise_clearly():
+    for fn, match in ((fw.static.IpuStrategy, "not supported on this device"),
+                      (lambda: fw.static.IpuCompiledProgram(), "not supported on this device"),
+                      (fw.static.xpu_places, "not supported on this device"),
+                      (lambda: fw.static.nn.sparse_embedding(fw.to_tensor([1]), [4, 2]),
+                       "fw.distributed.ps"),
+                      (lambda: fw.static.nn.sequence_pool(fw.ones([2, 3]), "sum"),
+                       "LoD tensors are not supported")):
+        with pytest.raises((RuntimeError, NotImplementedError), match=match):
+            fn()
+
+
+def test_bad_input_errors_name_layer_and_shapes(static):
+    main = fw.static.Program()
+    with fw.static.program_guard(main):
+        x = fw.static.data("x", [2, 3, 4, 4], "float32")
+        with pytest.raises(ValueError, match=r"static.nn.conv2d.*rank.*\[2, 3, 4\]"):
+            fw.static.nn.conv2d(fw.static.data("y", [2, 3, 4], "float32"), 2, 3)
+        with pytest.raises(ValueError, match=r"group_norm: channels \(3\).*groups \(2\)"):
+            fw.static.nn.group_norm(x, 2)
+        with pytest.raises(ValueError, match="prelu: mode"):
+            fw.static.nn.prelu(x, "bogus")
+        with pytest.raises(TypeError, match="embedding: input ids"):
+            fw.static.nn.embedding(x, [4, 2])
+        with pytest.raises(TypeError, match="switch_case: branch_index"):
+            fw.static.nn.switch_case(x, [lambda: x])
+
+
+def test_spectral_norm_matches_numpy():
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((4, 3, 2)).astype("float32")
+    out = fw.static.nn.spectral_norm(fw.to_tensor(w), dim=1, power_iters=50).numpy()
+    mat = np.transpose(w, (1, 0, 2)).reshape(3, -1)
+    np.testing.assert_allclose(out, w / np.linalg.svd(mat, compute_uv=False)[0], rtol=1e-4)
+
+
+def test_deform_conv2d_eager_matches_vision_op_and_static_raises(static):
+    rng = np.random.default_rng(0)
+    x = fw.to_tensor(rng.standard_normal((1, 2, 5, 5)).astype("float32"))
+    off = fw.to_tensor(rng.standard_normal((1, 8, 4, 4)).astype("float32") * 0.5)
+    w = rng.standard_normal((3, 2, 2, 2)).astype("float32")
+    y = fw.static.nn.deform_conv2d(x, off, None, 3, 2, weight_attr=attr(w), bias_attr=False)
+    ref = fw.vision.ops.deform_conv2d(x, off, fw.to_tensor(w)).numpy()
+    np.testing.assert_allclose(y.numpy(), ref, rtol=1e-5, atol=1e-6)
+    with fw.static.program_guard(fw.static.Program()):
+        xv = fw.static.data("x", [1, 2, 5, 5], "float32")
+        with pytest.raises(NotImplementedError, match="deform_conv2d.*static program"):
+            fw.static.nn.deform_conv2d(xv, off, None, 3, 2)
