@@ -44,6 +44,18 @@ from fw.static._program import (
     program_guard,
     scope_guard,
 )
+from fw.static._state_io import (
+    deserialize_persistables,
+    deserialize_program,
+    load,
+    load_from_file,
+    load_program_state,
+    save,
+    save_to_file,
+    serialize_persistables,
+    serialize_program,
+    set_program_state,
+)
 from fw.static.io import load_inference_model, normalize_program, save_inference_model
 
 _install()
@@ -56,7 +68,11 @@ __all__ = ["Program", "program_guard", "default_main_program", "default_startup_
            "CPUPlace", "CUDAPlace", "accuracy", "auc", "create_global_var",
            "create_parameter", "ExponentialMovingAverage", "Print", "WeightNormParamAttr",
            "BuildStrategy", "CompiledProgram", "IpuStrategy", "IpuCompiledProgram",
-           "ipu_shard_guard", "set_ipu_shard", "xpu_places", "device_guard", "name_scope"]
+           "ipu_shard_guard", "set_ipu_shard", "xpu_places", "device_guard", "name_scope",
+           "save", "load",
+           "load_program_state", "set_program_state", "serialize_program",
+           "deserialize_program", "serialize_persistables", "deserialize_persistables",
+           "save_to_file", "load_from_file"]
 
 
 def cpu_places(device_count=None):
