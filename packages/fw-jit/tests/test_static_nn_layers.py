@@ -57,8 +57,9 @@ CASES = {
         x, is_test=True, param_attr=attr(P("batch_norm_test", "w")),
         bias_attr=attr(P("batch_norm_test", "b"))),
     "batch_norm_train": lambda x: fw.static.nn.batch_norm(
-        x, param_attr=attr(P("batch_norm_train", "w")),
-        bias_attr=attr(P("batch_norm_train", "b"))),
+        x, momentum=0.8, param_attr=attr(P("batch_norm_train", "w")),
+        bias_attr=attr(P("batch_norm_train", "b")), moving_mean_name="bn_mm",
+        moving_variance_name="bn_mv"),
     "embedding": lambda i: fw.static.nn.embedding(i, [10, 4], padding_idx=2,
                                                   param_attr=attr(P("embedding", "w"))),
     "group_norm": lambda x: fw.static.nn.group_norm(x, 3, param_attr=attr(P("group_norm", "w")),
@@ -86,6 +87,11 @@ def test_layer_matches_paddle(static, key):
     np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
     # the parameters were captured by the program, not baked in as constants
     assert main.all_parameters()
+    if key == "batch_norm_train":  # the moving statistics one run leaves
+        np.testing.assert_allclose(main.captured["bn_mm"].numpy(), P(key, "mean"), rtol=1e-5,
+                                   atol=1e-6)
+        np.testing.assert_allclose(main.captured["bn_mv"].numpy(), P(key, "var"), rtol=1e-5,
+                                   atol=1e-6)
 
 
 def test_bilinear_tensor_product_matches_paddle(static):
