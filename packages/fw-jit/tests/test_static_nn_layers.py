@@ -331,3 +331,17 @@ def test_serialize_round_trips(static, tmp_path):
         fw.static.deserialize_program("nope")
     with pytest.raises(ValueError, match="not an fw state archive"):
         fw.static.deserialize_persistables(main, b"garbage", exe)
+
+
+def test_ctr_metric_bundle_accumulates_like_paddle(static):
+    main = fw.static.Program()
+    with fw.static.program_guard(main):
+        p = fw.static.data("cp", [3, 1], "float32")
+        lab = fw.static.data("cl", [3, 1], "float32")
+        accs = fw.static.ctr_metric_bundle(p, lab)
+    exe = fw.static.Executor()
+    cp, cl = FIX["ctr/p"], FIX["ctr/l"]
+    exe.run(main, feed={"cp": cp, "cl": cl}, fetch_list=list(accs))
+    exe.run(main, feed={"cp": cp[::-1].copy(), "cl": cl}, fetch_list=list(accs))
+    got = np.concatenate([a.numpy().reshape(-1) for a in accs])  # the state after two runs
+    np.testing.assert_allclose(got, FIX["ctr/out"], rtol=1e-5)

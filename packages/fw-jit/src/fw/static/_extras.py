@@ -10,7 +10,8 @@ import contextlib
 
 from fw.core.ir.core import Value
 
-__all__ = ["accuracy", "auc", "create_global_var", "create_parameter", "WeightNormParamAttr",
+__all__ = ["accuracy", "auc", "ctr_metric_bundle", "create_global_var", "create_parameter",
+           "WeightNormParamAttr",
            "Print", "ExponentialMovingAverage", "BuildStrategy", "CompiledProgram",
            "IpuStrategy", "IpuCompiledProgram", "ipu_shard_guard", "set_ipu_shard",
            "xpu_places", "device_guard", "name_scope"]
@@ -105,6 +106,64 @@ def auc(input, label, curve="ROC", num_thresholds=4095, topk=1, slide_steps=1,  
         rec = tp / fw.maximum(tot_p, fw.to_tensor(1e-12))
         val = fw.sum((rec[:-1] - rec[1:]) * (prec[:-1] + prec[1:]) / 2.0)
     return val, val, []
+
+
+def ctr_metric_bundle(input, label, ins_tag_weight=None):  # noqa: A002
+    """Running CTR statistics (Paddle's ``static.ctr_metric_bundle``): six
+    persistable ``[1]`` accumulators that each run of the program adds its batch to:
+    squared error ``sum((input - label)^2)``, absolute error ``sum|input - label|``,
+    ``sum(input)``, ``q = sum(sigmoid(input)) * w``, positives ``sum(label)`` and
+    instances ``N * w``, where ``w = ins_tag_weight[0]`` (default 1; 0 marks a fake
+    batch). On concrete tensors the accumulators are updated at once.
+
+    Args:
+        input (Tensor): predicted probabilities ``[N, 1]``. label (Tensor): ``[N, 1]``.
+        ins_tag_weight (Tensor, optional): ``[1, 1]`` (or more rows; the first counts).
+
+    Returns:
+        tuple: (sqrerr, abserr, prob, q, pos_num, ins_num) accumulators.
+
+    Examples:
+        >>> import fw
+        >>> p = fw.to_tensor([[0.5], [0.25]])
+        >>> y = fw.to_tensor([[1.0], [0.0]])
+        >>> acc = fw.static.ctr_metric_bundle(p, y)
+        >>> [round(float(a), 4) for a in acc]
+        [0.3125, 0.75, 0.75, 1.1846, 1.0, 2.0]
+    """
+    import fw
+
+    if list(input.shape) != list(label.shape):
+        raise ValueError(f"static.ctr_metric_bundle: input {list(input.shape)} and label "
+                         f"{list(label.shape)} must have the same shape")
+    accs = []
+    for what in ("sqrerr", "abserr", "prob", "q", "pos_num", "ins_num"):
+        a = fw.zeros([1], "float32")
+        a.persistable = True
+        a.name = f"ctr_metric_bundle.{what}_{id(a):x}"
+        accs.append(a)
+    x = input.astype("float32")
+    y = label.astype("float32")
+    w = (fw.reshape(ins_tag_weight, [-1])[0:1].astype("float32") if ins_tag_weight is not None
+         else None)
+    d = x - y
+    ones = fw.ones_like(fw.reshape(y[:, 0:1] if len(y.shape) > 1 else y, [-1]))
+    batch = [fw.sum(d * d), fw.sum(fw.abs(d)), fw.sum(x), fw.sum(fw.nn.functional.sigmoid(x)),
+             fw.sum(y), fw.sum(ones)]
+    if w is not None:
+        batch[3] = batch[3] * w
+        batch[5] = batch[5] * w
+    symbolic = next((v for v in (input, label, ins_tag_weight) if type(v) is Value), None)
+    if symbolic is None:
+        for a, b in zip(accs, batch):
+            a.set_value((a + fw.reshape(b, [1])).numpy())
+        return tuple(accs)
+    from fw.static._mode import builder_for
+
+    with builder_for(symbolic) as bld:
+        for a, b in zip(accs, batch):
+            bld.record_update(a, bld.current_value(a) + fw.reshape(b, [1]))
+    return tuple(accs)
 
 
 def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, name=None):
