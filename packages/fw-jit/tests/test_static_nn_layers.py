@@ -345,3 +345,21 @@ def test_ctr_metric_bundle_accumulates_like_paddle(static):
     exe.run(main, feed={"cp": cp[::-1].copy(), "cl": cl}, fetch_list=list(accs))
     got = np.concatenate([a.numpy().reshape(-1) for a in accs])  # the state after two runs
     np.testing.assert_allclose(got, FIX["ctr/out"], rtol=1e-5)
+
+
+def test_static_pylayer_forward_and_custom_backward():
+    x = fw.to_tensor([0.0, 1.0], stop_gradient=False)
+    y = fw.static.nn.static_pylayer(fw.exp, [x], backward_fn=lambda dy: 2 * fw.exp(dy))
+    y.sum().backward()
+    np.testing.assert_allclose(y.numpy(), np.exp([0.0, 1.0]), rtol=1e-6)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp([1.0, 1.0]), rtol=1e-6)  # dy = 1
+    fw.enable_static()
+    try:
+        with fw.static.program_guard(fw.static.Program()):
+            xv = fw.static.data("x", [2], "float32")
+            with pytest.raises(NotImplementedError, match="static_pylayer: a custom backward"):
+                fw.static.nn.static_pylayer(fw.exp, [xv], backward_fn=lambda d: d)
+            with pytest.raises(NotImplementedError, match="py_func"):
+                fw.static.nn.py_func(lambda a: a, xv, None)
+    finally:
+        fw.disable_static()

@@ -58,6 +58,7 @@ from fw.static._state_io import (
     set_program_state,
 )
 from fw.static.io import load_inference_model, normalize_program, save_inference_model
+from fw.static.nn import py_func
 
 _install()
 
@@ -73,7 +74,7 @@ __all__ = ["Program", "program_guard", "default_main_program", "default_startup_
            "save", "load",
            "load_program_state", "set_program_state", "serialize_program",
            "deserialize_program", "serialize_persistables", "deserialize_persistables",
-           "save_to_file", "load_from_file"]
+           "save_to_file", "load_from_file", "py_func"]
 
 
 def cpu_places(device_count=None):

@@ -35,7 +35,7 @@ __all__ = ["cond", "while_loop", "fc", "case", "switch_case", "batch_norm",
            "conv3d_transpose", "deform_conv2d", "embedding", "group_norm", "instance_norm",
            "layer_norm", "prelu", "row_conv", "sparse_embedding", "spectral_norm",
            "sequence_conv", "sequence_expand", "sequence_first_step", "sequence_last_step",
-           "sequence_pool", "sequence_softmax"]
+           "sequence_pool", "sequence_softmax", "py_func", "static_pylayer"]
 
 
 def _first_value(xs):
@@ -272,3 +272,77 @@ sequence_first_step = _no_lod("sequence_first_step")
 sequence_last_step = _no_lod("sequence_last_step")
 sequence_pool = _no_lod("sequence_pool")
 sequence_softmax = _no_lod("sequence_softmax")
+
+
+def py_func(func, x, out, backward_func=None, skip_vars_in_backward_input=None):
+    """Paddle's ``py_func`` inserts a Python callable as an operator of a static
+    program. fw's compiled programs cannot call back into Python, so this raises
+    `NotImplementedError`; run the Python part between `Executor.run` calls, or use
+    `fw.jit.to_static` (its default ``full_graph=False`` runs Python code in eager
+    regions between compiled ones).
+
+    Examples:
+        >>> import fw
+        >>> try:
+        ...     fw.static.py_func(lambda a: a, fw.ones([1]), None)
+        ... except NotImplementedError as e:
+        ...     print("cannot call back into Python" in str(e))
+        True
+    """
+    raise NotImplementedError(
+        "py_func: fw static programs cannot call back into Python (no py_func operator); "
+        "run the Python step between Executor.run calls, or use fw.jit.to_static with "
+        "full_graph=False, which runs Python code in eager regions")
+
+
+def static_pylayer(forward_fn, inputs, backward_fn=None, name=None):
+    """``forward_fn(*inputs)`` (Paddle's ``static.nn.static_pylayer``). Without
+    `backward_fn` the forward ops go into the program as they are (their gradient is
+    fw's own); a custom `backward_fn` for symbolic inputs is not supported (fw's
+    static autograd differentiates IR ops and has no user-defined VJP op), so that
+    raises `NotImplementedError` — use `fw.autograd.PyLayer` in dygraph or
+    `fw.jit.to_static` code.
+
+    Args:
+        forward_fn (callable): takes the `inputs` as positional arguments.
+        inputs (list): Variables or Tensors. backward_fn (callable, optional).
+        name (str, optional): unused.
+
+    Returns:
+        what `forward_fn` returns.
+
+    Examples:
+        >>> import fw, numpy as np
+        >>> main = fw.static.Program()
+        >>> with fw.static.program_guard(main):
+        ...     x = fw.static.data("x", [2])
+        ...     y = fw.static.nn.static_pylayer(lambda a: fw.exp(a), [x])
+        >>> fw.static.Executor().run(main, feed={"x": np.zeros(2, "float32")},
+        ...                          fetch_list=[y])[0].tolist()
+        [1.0, 1.0]
+    """
+    if not callable(forward_fn):
+        raise TypeError(f"static_pylayer: forward_fn must be callable, got "
+                        f"{type(forward_fn).__name__}")
+    if backward_fn is not None and not callable(backward_fn):
+        raise TypeError(f"static_pylayer: backward_fn must be callable, got "
+                        f"{type(backward_fn).__name__}")
+    inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    if backward_fn is not None and _first_value(inputs) is not None:
+        raise NotImplementedError(
+            "static_pylayer: a custom backward_fn in a static program is not supported by fw "
+            "(no user-defined VJP op in its IR); use fw.autograd.PyLayer in dygraph code")
+    if backward_fn is not None:
+        from fw.autograd import PyLayer
+
+        class _Layer(PyLayer):
+            @staticmethod
+            def forward(ctx, *xs):
+                return forward_fn(*xs)
+
+            @staticmethod
+            def backward(ctx, *grads):
+                return backward_fn(*grads)
+
+        return _Layer.apply(*inputs)
+    return forward_fn(*inputs)
