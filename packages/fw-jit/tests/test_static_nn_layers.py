@@ -363,3 +363,26 @@ def test_static_pylayer_forward_and_custom_backward():
                 fw.static.nn.py_func(lambda a: a, xv, None)
     finally:
         fw.disable_static()
+
+
+def test_nce_matches_paddle_with_deterministic_sampler(static):
+    k = "nce"
+    out, main = run_static(k, lambda x, y: fw.static.nn.nce(
+        x, y, 5, param_attr=attr(P(k, "w")), bias_attr=attr(P(k, "b")), num_neg_samples=3,
+        sampler="custom_dist", custom_dist=[0.0, 0.0, 1.0, 0.0, 0.0]), n_in=2)
+    np.testing.assert_allclose(out, FIX["nce/out"], rtol=1e-4, atol=1e-5)
+    assert len(main.all_parameters()) == 2  # the class weights and bias are trained
+
+
+def test_nce_uniform_negatives_are_redrawn_each_run(static):
+    main = fw.static.Program()
+    with fw.static.program_guard(main):
+        x = fw.static.data("x", [64, 4], "float32")
+        y = fw.static.data("y", [64, 1], "int64")
+        cost = fw.static.nn.nce(x, y, 50, num_neg_samples=5)
+    exe = fw.static.Executor()
+    feed = {"x": np.ones((64, 4), "float32"), "y": np.zeros((64, 1), "int64")}
+    a = exe.run(main, feed=feed, fetch_list=[cost])[0]
+    b = exe.run(main, feed=feed, fetch_list=[cost])[0]
+    assert a.shape == (64, 1) and np.isfinite(a).all()
+    assert not np.array_equal(a, b)  # identical rows, fresh negatives per run and row

@@ -21,7 +21,8 @@ from fw.core.ir.core import Value
 
 __all__ = ["conv2d", "conv2d_transpose", "conv3d", "conv3d_transpose", "batch_norm",
            "embedding", "sparse_embedding", "group_norm", "instance_norm", "layer_norm",
-           "prelu", "bilinear_tensor_product", "deform_conv2d", "row_conv", "spectral_norm"]
+           "prelu", "bilinear_tensor_product", "deform_conv2d", "row_conv", "spectral_norm",
+           "nce"]
 
 _COUNTERS: dict = {}
 
@@ -700,3 +701,98 @@ def spectral_norm(weight, dim=0, power_iters=1, eps=1e-12, name=None):
         uu = uu / (fw.sqrt(fw.sum(uu * uu)) + eps)
     sigma = fw.sum(uu * fw.matmul(mat, vv))
     return weight / sigma
+
+
+@_in_program
+def nce(input, label, num_total_classes, sample_weight=None, param_attr=None,  # noqa: A002
+        bias_attr=None, num_neg_samples=None, name=None, sampler="uniform", custom_dist=None,
+        seed=0, is_sparse=False):
+    """Noise-contrastive estimation loss (Paddle's ``static.nn.nce``; Gutmann and
+    Hyvärinen 2010). Creates the class weights ``[num_total_classes, dim]`` and bias
+    ``[num_total_classes, 1]``; each row's `num_neg_samples` negative classes are
+    drawn from `sampler` (``"uniform"``, ``"log_uniform"`` (Zipfian) or
+    ``"custom_dist"``, a probability per class), drawn anew on every run. With
+    ``o = sigmoid(w_c · x + b_c)`` and ``B = num_neg_samples * q(c)``, a true class
+    costs ``-log(o / (o + B))`` and a sampled one ``-log(B / (o + B))`` (the terms of
+    Paddle's nce kernel); the result is their (sample-weighted) sum divided by
+    ``num_neg_samples + 1``.
+
+    fw draws the negatives with its own random stream (Paddle's `seed` and alias
+    sampler give other draws from the same distribution), so only a deterministic
+    `custom_dist` reproduces Paddle's values exactly.
+
+    Args:
+        input (Tensor): float ``[N, dim]`` (N must be known). label (Tensor): int64
+            ``[N, num_true]``. num_total_classes (int). sample_weight (Tensor,
+            optional): ``[N, 1]`` per-row weights. param_attr, bias_attr (ParamAttr|
+            False, optional). num_neg_samples (int, optional): default 10.
+        name (str, optional). sampler (str). custom_dist (list, optional): class
+            probabilities for ``"custom_dist"``. seed (int): accepted.
+        is_sparse (bool): accepted (the gradient is dense).
+
+    Returns:
+        Tensor: ``[N, 1]`` costs.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.rand([4, 8])
+        >>> y = fw.to_tensor([[1], [0], [3], [2]], dtype="int64")
+        >>> fw.static.nn.nce(x, y, num_total_classes=5, num_neg_samples=3).shape
+        [4, 1]
+    """
+    import fw
+
+    fname = "static.nn.nce"
+    s = _shape(input, fname, rank=2)
+    ls = _shape(label, fname, "label", rank=2)
+    if str(label.dtype).split(".")[-1] != "int64":
+        raise TypeError(f"{fname}: label must be int64, got {label.dtype}")
+    if str(input.dtype).split(".")[-1] not in ("float32", "float64"):
+        raise TypeError(f"{fname}: input must be float32/float64, got {input.dtype}")
+    if s[0] < 0 or s[1] < 0 or ls[1] < 0:
+        raise ValueError(f"{fname}: fw needs the batch size and dims known (input {s}, "
+                         f"label {ls})")
+    n_cls = int(num_total_classes)
+    k = 10 if num_neg_samples is None else int(num_neg_samples)
+    if k < 1:
+        raise ValueError(f"{fname}: num_neg_samples must be >= 1, got {k}")
+    if sampler == "uniform":
+        q = np.full([n_cls], 1.0 / n_cls)
+    elif sampler == "log_uniform":
+        c = np.arange(n_cls, dtype=np.float64)
+        q = np.log((c + 2.0) / (c + 1.0)) / np.log(n_cls + 1.0)
+    elif sampler == "custom_dist":
+        if custom_dist is None or len(custom_dist) != n_cls:
+            raise ValueError(f"{fname}: sampler='custom_dist' needs custom_dist with "
+                             f"{n_cls} probabilities")
+        q = np.asarray(custom_dist, dtype=np.float64)
+        if (q < 0).any() or abs(q.sum() - 1.0) > 1e-3:
+            raise ValueError(f"{fname}: custom_dist must be probabilities summing to 1")
+    else:
+        raise ValueError(f"{fname}: sampler must be 'uniform', 'log_uniform' or "
+                         f"'custom_dist', got {sampler!r}")
+    p = _prefix("nce", name)
+    dt = input.dtype
+    w = _param([n_cls, s[1]], dt, param_attr, f"{p}.w_0")
+    b = _param([n_cls, 1], dt, bias_attr, f"{p}.b_0", is_bias=True)
+    # negatives by inverse CDF of q on fresh uniforms (a random op of the program)
+    cdf = np.cumsum(q)
+    cdf[-1] = 1.0 + 1e-6
+    u = fw.rand([s[0], k], dtype="float32")
+    neg = fw.searchsorted(fw.to_tensor(cdf.astype("float32")), u, right=True)
+    neg = fw.clip(neg, 0, n_cls - 1).astype("int64")
+    labels = fw.concat([label, neg], axis=1)  # [N, num_true + k]
+    flat = fw.reshape(labels, [-1])
+    wl = fw.reshape(fw.gather(w, flat), [s[0], ls[1] + k, s[1]])
+    logit = fw.sum(wl * fw.unsqueeze(input, 1), axis=-1)
+    if b is not None:
+        logit = logit + fw.reshape(fw.gather(b, flat), [s[0], ls[1] + k])
+    o = fw.nn.functional.sigmoid(logit)
+    bq = fw.gather(fw.to_tensor((q * k).astype(str(dt).split(".")[-1])), flat)
+    bq = fw.reshape(bq, [s[0], ls[1] + k])
+    true_cost = -fw.log(o[:, :ls[1]] / (o[:, :ls[1]] + bq[:, :ls[1]]))
+    neg_cost = -fw.log(bq[:, ls[1]:] / (o[:, ls[1]:] + bq[:, ls[1]:]))
+    cost = fw.sum(true_cost, axis=1, keepdim=True) + fw.sum(neg_cost, axis=1, keepdim=True)
+    if sample_weight is not None:
+        cost = cost * fw.reshape(sample_weight, [-1, 1]).astype(dt)
+    return cost / float(k + 1)

@@ -24,6 +24,7 @@ from fw.static._layers import (  # noqa: F401 - re-exported
     group_norm,
     instance_norm,
     layer_norm,
+    nce,
     prelu,
     row_conv,
     sparse_embedding,
@@ -35,7 +36,7 @@ __all__ = ["cond", "while_loop", "fc", "case", "switch_case", "batch_norm",
            "conv3d_transpose", "deform_conv2d", "embedding", "group_norm", "instance_norm",
            "layer_norm", "prelu", "row_conv", "sparse_embedding", "spectral_norm",
            "sequence_conv", "sequence_expand", "sequence_first_step", "sequence_last_step",
-           "sequence_pool", "sequence_softmax", "py_func", "static_pylayer"]
+           "sequence_pool", "sequence_softmax", "py_func", "static_pylayer", "nce"]
 
 
 def _first_value(xs):
