@@ -386,3 +386,32 @@ def test_nce_uniform_negatives_are_redrawn_each_run(static):
     b = exe.run(main, feed=feed, fetch_list=[cost])[0]
     assert a.shape == (64, 1) and np.isfinite(a).all()
     assert not np.array_equal(a, b)  # identical rows, fresh negatives per run and row
+
+
+def test_fc_with_several_inputs_matches_paddle(static):
+    k = "fc_multi"
+    out, main = run_static(k, lambda a, b: fw.static.nn.fc(
+        [a, b], 2, weight_attr=[attr(P(k, "w0")), attr(P(k, "w1"))], bias_attr=attr(P(k, "b"))),
+        n_in=2)
+    np.testing.assert_allclose(out, FIX[f"{k}/out"], rtol=1e-5, atol=1e-6)
+    assert len(main.all_parameters()) == 3
+
+
+def test_fetch_by_generated_name_and_scopes(static):
+    main = fw.static.Program()
+    with fw.static.program_guard(main):
+        x = fw.static.data("x", [2], "float32")
+        y = x * 2.0 + 1.0  # unnamed: its name is "%N"
+    (out,) = fw.static.Executor().run(main, feed={"x": np.ones(2, "float32")},
+                                      fetch_list=[y.name])
+    np.testing.assert_allclose(out, [3.0, 3.0])
+    scope = fw.static.Scope()
+    with fw.static.scope_guard(scope):
+        assert fw.static.global_scope() is scope
+        fw.static.global_scope().var("d").get_tensor().set(np.full((2, 2), 4.0), None)
+    assert fw.static.global_scope() is not scope
+    np.testing.assert_array_equal(np.array(scope.find_var("d").get_tensor()), np.full((2, 2), 4.0))
+    assert fw.static.global_scope().find_var("d") is None
+    bs = fw.static.BuildStrategy()
+    bs.reduce_strategy = fw.static.BuildStrategy.ReduceStrategy.Reduce
+    assert bs.reduce_strategy == 1

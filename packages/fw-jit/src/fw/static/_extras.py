@@ -442,7 +442,21 @@ class BuildStrategy:
         True
     """
 
+    class ReduceStrategy:
+        """How gradients are reduced across devices (a no-op in fw)."""
+        AllReduce = 0
+        Reduce = 1
+        _NoReduce = 2
+
+    class GradientScaleStrategy:
+        """How the loss gradient is scaled across devices (a no-op in fw)."""
+        CoeffNumDevice = 0
+        One = 1
+        Customized = 2
+
     def __init__(self):
+        self.reduce_strategy = BuildStrategy.ReduceStrategy.AllReduce
+        self.gradient_scale_strategy = BuildStrategy.GradientScaleStrategy.CoeffNumDevice
         self.enable_inplace = False
         self.memory_optimize = False
         self.fuse_elewise_add_act_ops = False

@@ -101,51 +101,66 @@ def fc(x, size, num_flatten_dims=1, weight_attr=None, bias_attr=None, activation
     has `x`'s leading dims and `size` features. Creates its weight
     ``[in_features, size]`` and bias ``[size]`` (initialised now, eagerly) named
     ``<name or fc_N>.w_0`` / ``.b_0``; `activation` is the name of an fw.nn.functional
-    activation (``"relu"``, ``"softmax"``, …).
+    activation (``"relu"``, ``"softmax"``, …). With a list of inputs each gets its
+    own weight (``.w_0``, ``.w_1``, …; `weight_attr` may be a list) and their
+    products are summed before the one bias, as in Paddle.
 
     >>> import fw
     >>> out = fw.static.nn.fc(fw.ones([2, 3]), size=4)
     >>> out.shape
     [2, 4]
+    >>> two = fw.static.nn.fc([fw.ones([2, 3]), fw.ones([2, 5])], size=4)
+    >>> two.shape
+    [2, 4]
     """
     import fw
     from fw.nn import ParamAttr, create_parameter
 
-    if isinstance(x, (list, tuple)):
-        if len(x) != 1:
-            raise ValueError("fc: give one input tensor (several inputs are not supported)")
-        x = x[0]
-    shape = list(x.shape)
-    if not 1 <= num_flatten_dims < len(shape) + (1 if len(shape) == 1 else 0):
-        if not (len(shape) >= 1 and num_flatten_dims == len(shape)):
-            raise ValueError(f"fc: num_flatten_dims={num_flatten_dims} does not fit an input of "
-                             f"rank {len(shape)}")
-    feat = shape[num_flatten_dims:]
-    if any(d < 0 for d in feat):
-        raise ValueError(f"fc: the feature dims {feat} of the input must be known")
-    in_features = int(np.prod(feat)) if feat else 1
+    xs = list(x) if isinstance(x, (list, tuple)) else [x]
+    if not xs:
+        raise ValueError("fc: x must be a tensor or a non-empty list of tensors")
+    if isinstance(weight_attr, (list, tuple)):
+        if len(weight_attr) != len(xs):
+            raise ValueError(f"fc: {len(weight_attr)} weight_attr for {len(xs)} inputs")
+        was = list(weight_attr)
+    else:
+        if len(xs) > 1 and ParamAttr._to_attr(weight_attr).name is not None:
+            raise ValueError("fc: one named weight_attr cannot be shared by several inputs; "
+                             "give a list")
+        was = [weight_attr] * len(xs)
     prefix = name or f"fc_{_FC_COUNT[0]}"
     _FC_COUNT[0] += 1
-    wa = ParamAttr._to_attr(weight_attr)
-    if wa.name is None:
-        wa = ParamAttr(f"{prefix}.w_0", wa.initializer, wa.learning_rate, wa.regularizer,
-                       wa.trainable, wa.do_model_average, wa.need_clip)
-    dtype = x.dtype
-    w = create_parameter([in_features, size], dtype, attr=wa)
-    b = None
+    out = None
+    lead0 = None
+    for i, (xi, wai) in enumerate(zip(xs, was)):
+        shape = list(xi.shape)
+        if not 1 <= num_flatten_dims < len(shape) + (1 if len(shape) == 1 else 0):
+            if not (len(shape) >= 1 and num_flatten_dims == len(shape)):
+                raise ValueError(f"fc: num_flatten_dims={num_flatten_dims} does not fit an "
+                                 f"input of rank {len(shape)} (shape {shape})")
+        feat = shape[num_flatten_dims:]
+        if any(d < 0 for d in feat):
+            raise ValueError(f"fc: the feature dims {feat} of the input must be known")
+        in_features = int(np.prod(feat)) if feat else 1
+        wa = ParamAttr._to_attr(wai)
+        if wa.name is None:
+            wa = ParamAttr(f"{prefix}.w_{i}", wa.initializer, wa.learning_rate, wa.regularizer,
+                           wa.trainable, wa.do_model_average, wa.need_clip)
+        w = create_parameter([in_features, size], xi.dtype, attr=wa)
+        lead = shape[:num_flatten_dims]
+        lead0 = lead if lead0 is None else lead0
+        h = xi
+        if len(feat) != 1:
+            h = fw.reshape(xi, lead + [in_features] if all(d >= 0 for d in lead) else
+                           [-1 if j == 0 else d for j, d in enumerate(lead)] + [in_features])
+        y = fw.matmul(h, w)
+        out = y if out is None else out + y
     if bias_attr is not False:
         ba = ParamAttr._to_attr(bias_attr)
         if ba.name is None:
             ba = ParamAttr(f"{prefix}.b_0", ba.initializer, ba.learning_rate, ba.regularizer,
                            ba.trainable, ba.do_model_average, ba.need_clip)
-        b = create_parameter([size], dtype, attr=ba, is_bias=True)
-    lead = shape[:num_flatten_dims]
-    h = x
-    if len(feat) != 1:
-        h = fw.reshape(x, lead + [in_features] if all(d >= 0 for d in lead) else
-                       [-1 if i == 0 else d for i, d in enumerate(lead)] + [in_features])
-    out = fw.matmul(h, w)
-    if b is not None:
+        b = create_parameter([size], xs[0].dtype, attr=ba, is_bias=True)
         out = out + b
     if activation is not None:
         fn = getattr(fw.nn.functional, activation, None)
@@ -153,7 +168,6 @@ def fc(x, size, num_flatten_dims=1, weight_attr=None, bias_attr=None, activation
             raise ValueError(f"fc: unknown activation {activation!r}")
         out = fn(out)
     return out
-
 
 def case(pred_fn_pairs, default=None, name=None):
     """The fn of the first ``(pred, fn)`` pair whose `pred` is true, else `default`
