@@ -377,8 +377,8 @@ def test_nce_matches_paddle_with_deterministic_sampler(static):
 def test_nce_uniform_negatives_are_redrawn_each_run(static):
     main = fw.static.Program()
     with fw.static.program_guard(main):
-        x = fw.static.data("x", [64, 4], "float32")
-        y = fw.static.data("y", [64, 1], "int64")
+        x = fw.static.data("x", [None, 4], "float32")  # a dynamic batch
+        y = fw.static.data("y", [None, 1], "int64")
         cost = fw.static.nn.nce(x, y, 50, num_neg_samples=5)
     exe = fw.static.Executor()
     feed = {"x": np.ones((64, 4), "float32"), "y": np.zeros((64, 1), "int64")}
@@ -415,3 +415,10 @@ def test_fetch_by_generated_name_and_scopes(static):
     bs = fw.static.BuildStrategy()
     bs.reduce_strategy = fw.static.BuildStrategy.ReduceStrategy.Reduce
     assert bs.reduce_strategy == 1
+
+
+def test_instance_norm_of_2d_input_is_the_bias():
+    # Paddle 3.3 gives zeros (+ bias) for [N, C] input: nothing to normalise over
+    y = fw.static.nn.instance_norm(fw.to_tensor(np.arange(12, dtype="float32").reshape(3, 4)),
+                                   bias_attr=attr(np.arange(4, dtype="float32")))
+    np.testing.assert_allclose(y.numpy(), np.tile(np.arange(4.0), (3, 1)), atol=1e-6)

@@ -418,7 +418,7 @@ def instance_norm(input, epsilon=1e-05, param_attr=None, bias_attr=None, name=No
     with a per-channel scale (ones) and bias (zeros).
 
     Args:
-        input (Tensor): ``[N, C, *]``. epsilon (float).
+        input (Tensor): ``[N, C]`` or ``[N, C, *]``. epsilon (float).
         param_attr, bias_attr (ParamAttr|False, optional). name (str, optional).
 
     Returns:
@@ -433,11 +433,17 @@ def instance_norm(input, epsilon=1e-05, param_attr=None, bias_attr=None, name=No
     from fw.nn import initializer as I
 
     fname = "static.nn.instance_norm"
-    s = _shape(input, fname, rank=(3, 4, 5))
+    s = _shape(input, fname, rank=(2, 3, 4, 5))
     c = _channels(s, "NCHW", fname)
     p = _prefix("instance_norm", name)
     w = _param([c], input.dtype, param_attr, f"{p}.w_0", default_initializer=I.Constant(1.0))
     b = _param([c], input.dtype, bias_attr, f"{p}.b_0", is_bias=True)
+    if len(s) == 2:
+        # [N, C]: every (sample, channel) is normalised alone (to 0), then scaled and
+        # shifted: Paddle's result, computed as [N, C, 1]
+        y = fw.nn.functional.instance_norm(fw.unsqueeze(input, -1), weight=w, bias=b,
+                                           eps=epsilon, data_format="NCL")
+        return fw.squeeze(y, -1)
     fmt = {3: "NCL", 4: "NCHW", 5: "NCDHW"}[len(s)]
     return fw.nn.functional.instance_norm(input, weight=w, bias=b, eps=epsilon,
                                           data_format=fmt)
@@ -722,7 +728,7 @@ def nce(input, label, num_total_classes, sample_weight=None, param_attr=None,  #
     `custom_dist` reproduces Paddle's values exactly.
 
     Args:
-        input (Tensor): float ``[N, dim]`` (N must be known). label (Tensor): int64
+        input (Tensor): float ``[N, dim]``. label (Tensor): int64
             ``[N, num_true]``. num_total_classes (int). sample_weight (Tensor,
             optional): ``[N, 1]`` per-row weights. param_attr, bias_attr (ParamAttr|
             False, optional). num_neg_samples (int, optional): default 10.
@@ -749,8 +755,8 @@ def nce(input, label, num_total_classes, sample_weight=None, param_attr=None,  #
         raise TypeError(f"{fname}: label must be int64, got {label.dtype}")
     if str(input.dtype).split(".")[-1] not in ("float32", "float64"):
         raise TypeError(f"{fname}: input must be float32/float64, got {input.dtype}")
-    if s[0] < 0 or s[1] < 0 or ls[1] < 0:
-        raise ValueError(f"{fname}: fw needs the batch size and dims known (input {s}, "
+    if s[1] < 0 or ls[1] < 0:
+        raise ValueError(f"{fname}: the feature and label dims must be known (input {s}, "
                          f"label {ls})")
     n_cls = int(num_total_classes)
     k = 10 if num_neg_samples is None else int(num_neg_samples)
@@ -778,18 +784,19 @@ def nce(input, label, num_total_classes, sample_weight=None, param_attr=None,  #
     # negatives by inverse CDF of q on fresh uniforms (a random op of the program)
     cdf = np.cumsum(q)
     cdf[-1] = 1.0 + 1e-6
-    u = fw.rand([s[0], k], dtype="float32")
+    # [N, k] uniforms; N may be dynamic, so fill a zeros tensor of that shape in place
+    u = fw.uniform_(fw.zeros_like(input[:, 0:1], dtype="float32") + fw.zeros([1, k]), 0.0, 1.0)
     neg = fw.searchsorted(fw.to_tensor(cdf.astype("float32")), u, right=True)
     neg = fw.clip(neg, 0, n_cls - 1).astype("int64")
     labels = fw.concat([label, neg], axis=1)  # [N, num_true + k]
     flat = fw.reshape(labels, [-1])
-    wl = fw.reshape(fw.gather(w, flat), [s[0], ls[1] + k, s[1]])
+    wl = fw.reshape(fw.gather(w, flat), [-1, ls[1] + k, s[1]])
     logit = fw.sum(wl * fw.unsqueeze(input, 1), axis=-1)
     if b is not None:
-        logit = logit + fw.reshape(fw.gather(b, flat), [s[0], ls[1] + k])
+        logit = logit + fw.reshape(fw.gather(b, flat), [-1, ls[1] + k])
     o = fw.nn.functional.sigmoid(logit)
     bq = fw.gather(fw.to_tensor((q * k).astype(str(dt).split(".")[-1])), flat)
-    bq = fw.reshape(bq, [s[0], ls[1] + k])
+    bq = fw.reshape(bq, [-1, ls[1] + k])
     true_cost = -fw.log(o[:, :ls[1]] / (o[:, :ls[1]] + bq[:, :ls[1]]))
     neg_cost = -fw.log(bq[:, ls[1]:] / (o[:, ls[1]:] + bq[:, ls[1]:]))
     cost = fw.sum(true_cost, axis=1, keepdim=True) + fw.sum(neg_cost, axis=1, keepdim=True)
