@@ -358,8 +358,9 @@ def sparse_embedding(input, size, padding_idx=None, is_test=False, entry=None,  
                      table_class="MemorySparseTable", param_attr=None, dtype="float32",
                      slot=None):
     """Paddle's ``static.nn.sparse_embedding`` is the parameter-server embedding
-    (a table kept on PS servers). fw has no static parameter-server runtime; use
-    `fw.distributed.ps` (its dygraph sparse tables) for that. Raises.
+    (a table kept on PS servers). fw's parameter-server tables are dygraph layers:
+    `fw.distributed.ps.SparseEmbedding` takes this function's arguments; a table in
+    a static program is not supported, so this raises, naming that layer.
 
     Examples:
         >>> import fw
@@ -371,7 +372,8 @@ def sparse_embedding(input, size, padding_idx=None, is_test=False, entry=None,  
     """
     raise NotImplementedError(
         "static.nn.sparse_embedding: parameter-server tables in static programs are not "
-        "supported by fw; use fw.distributed.ps's sparse tables (dygraph) or "
+        "supported by fw; use the layer fw.distributed.ps.SparseEmbedding(size, padding_idx, "
+        "is_test, entry, table_class, param_attr, dtype) in dygraph code, or "
         "fw.static.nn.embedding for a local table")
 
 
