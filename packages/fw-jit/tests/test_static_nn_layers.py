@@ -422,3 +422,25 @@ def test_instance_norm_of_2d_input_is_the_bias():
     y = fw.static.nn.instance_norm(fw.to_tensor(np.arange(12, dtype="float32").reshape(3, 4)),
                                    bias_attr=attr(np.arange(4, dtype="float32")))
     np.testing.assert_allclose(y.numpy(), np.tile(np.arange(4.0), (3, 1)), atol=1e-6)
+
+
+def test_ema_with_thres_steps_schedules_the_decay(static):
+    main = fw.static.Program()
+    with fw.static.program_guard(main):
+        x = fw.static.data("x", [4, 2], "float32")
+        step = fw.static.data("step", [], "float32")
+        y = fw.static.nn.fc(x, 1, name="ema2_fc", bias_attr=False)
+        loss = fw.mean(y * y)
+        fw.optimizer.SGD(0.1).minimize(loss)
+        ema = fw.static.ExponentialMovingAverage(0.999, thres_steps=step)
+        ema.update()
+    w = main.captured["ema2_fc.w_0"]
+    exe = fw.static.Executor()
+    xs = np.random.default_rng(4).standard_normal((4, 2)).astype("float32")
+    shadow = np.zeros_like(w.numpy())
+    for t in range(3):
+        exe.run(main, feed={"x": xs, "step": np.array(t, "float32")}, fetch_list=[loss])
+        d = min(0.999, (1.0 + t) / (10.0 + t))
+        shadow = d * shadow + (1 - d) * w.numpy()
+    with ema.apply(exe):
+        np.testing.assert_allclose(w.numpy(), shadow / (1 - d ** 3), rtol=1e-5)

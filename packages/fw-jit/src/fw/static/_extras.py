@@ -329,7 +329,8 @@ class ExponentialMovingAverage:
     update ``ema = decay * ema + (1 - decay) * param`` of every parameter the program
     uses (with `thres_steps`, ``decay = min(decay, (1 + t) / (10 + t))``);
     ``with ema.apply(exe):`` swaps the bias-corrected averages ``ema / (1 -
-    decay^t)`` into the parameters and `restore` puts the trained values back.
+    decay^t)`` (t: the steps run, decay: the latest step's) into the parameters
+    and `restore` puts the trained values back.
 
     Args:
         decay (float): the decay rate. thres_steps (Tensor, optional): a step count
@@ -381,6 +382,11 @@ class ExponentialMovingAverage:
             self._step = fw.zeros([], "float32")
             self._step.persistable = True
             self._step.name = f"{self._name}.step"
+            # the decay of the latest step (scheduled with thres_steps): apply's bias
+            # correction uses it, as Paddle's apply program does
+            self._decay_t = fw.full([], self._decay, "float32")
+            self._decay_t.persistable = True
+            self._decay_t.name = f"{self._name}.decay"
         for p in params:
             if id(p) not in self._shadow:
                 s = fw.zeros(list(p.shape), p.dtype)
@@ -395,7 +401,7 @@ class ExponentialMovingAverage:
                 decay = fw.minimum(fw.full([], self._decay, "float32"), (1.0 + t) / (10.0 + t))
             else:
                 decay = fw.full([], self._decay, "float32")
-            self._decay_var = decay
+            b.record_update(self._decay_t, decay)
             for p, s in self._shadow.values():
                 new = decay * b.current_value(s) + (1.0 - decay) * b.current_value(p)
                 b.record_update(s, new)
@@ -409,7 +415,8 @@ class ExponentialMovingAverage:
         if self._step is None:
             raise RuntimeError("ExponentialMovingAverage.apply: call update() first")
         t = float(self._step.numpy())
-        corr = 1.0 - self._decay ** t if self._thres_steps is None and t > 0 else 1.0
+        # Paddle: ema / (1 - decay^t) once a step ran, decay being the latest one
+        corr = 1.0 - float(self._decay_t.numpy()) ** t if t > 0 else 1.0
         self._backup = {}
         for key, (p, s) in self._shadow.items():
             self._backup[key] = p.numpy().copy()
