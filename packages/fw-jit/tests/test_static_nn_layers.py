@@ -260,19 +260,35 @@ def test_spectral_norm_matches_numpy():
     np.testing.assert_allclose(out, w / np.linalg.svd(mat, compute_uv=False)[0], rtol=1e-4)
 
 
-def test_deform_conv2d_eager_matches_vision_op_and_static_raises(static):
+@pytest.mark.parametrize("groups,dg,use_mask", [(1, 1, False), (2, 2, True), (1, 2, True)])
+def test_deform_conv2d_static_matches_vision_op(static, groups, dg, use_mask):
     rng = np.random.default_rng(0)
-    x = fw.to_tensor(rng.standard_normal((1, 2, 5, 5)).astype("float32"))
-    off = fw.to_tensor(rng.standard_normal((1, 8, 4, 4)).astype("float32") * 0.5)
-    w = rng.standard_normal((3, 2, 2, 2)).astype("float32")
-    y = fw.static.nn.deform_conv2d(x, off, None, 3, 2, weight_attr=attr(w), bias_attr=False)
-    ref = fw.vision.ops.deform_conv2d(x, off, fw.to_tensor(w)).numpy()
-    np.testing.assert_allclose(y.numpy(), ref, rtol=1e-5, atol=1e-6)
-    with fw.static.program_guard(fw.static.Program()):
-        xv = fw.static.data("x", [1, 2, 5, 5], "float32")
-        with pytest.raises(NotImplementedError, match="deform_conv2d.*static program"):
-            fw.static.nn.deform_conv2d(xv, off, None, 3, 2)
-
+    x = rng.standard_normal((2, 4, 6, 5)).astype("float32")
+    off = (rng.standard_normal((2, 2 * dg * 6, 4, 3)) * 1.5).astype("float32")
+    mask = rng.uniform(size=(2, dg * 6, 4, 3)).astype("float32") if use_mask else None
+    w = rng.standard_normal((4, 4 // groups, 2, 3)).astype("float32")
+    b = rng.standard_normal(4).astype("float32")
+    main = fw.static.Program()
+    with fw.static.program_guard(main):
+        xv = fw.static.data("x", [None, 4, 6, 5], "float32")
+        ov = fw.static.data("o", [None, 2 * dg * 6, 4, 3], "float32")
+        mv = fw.static.data("m", [None, dg * 6, 4, 3], "float32") if use_mask else None
+        y = fw.static.nn.deform_conv2d(xv, ov, mv, 4, [2, 3], stride=[2, 1], padding=[1, 0],
+                                       groups=groups, deformable_groups=dg,
+                                       weight_attr=attr(w), bias_attr=attr(b))
+    feed = {"x": x, "o": off}
+    if use_mask:
+        feed["m"] = mask
+    (out,) = fw.static.Executor().run(main, feed=feed, fetch_list=[y])
+    fw.disable_static()
+    try:
+        ref = fw.vision.ops.deform_conv2d(
+            fw.to_tensor(x), fw.to_tensor(off), fw.to_tensor(w), fw.to_tensor(b), stride=[2, 1],
+            padding=[1, 0], deformable_groups=dg, groups=groups,
+            mask=fw.to_tensor(mask) if use_mask else None).numpy()
+    finally:
+        fw.enable_static()
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
 
 def _trained_program():
     main = fw.static.Program()
@@ -444,3 +460,11 @@ def test_ema_with_thres_steps_schedules_the_decay(static):
         shadow = d * shadow + (1 - d) * w.numpy()
     with ema.apply(exe):
         np.testing.assert_allclose(w.numpy(), shadow / (1 - d ** 3), rtol=1e-5)
+
+
+def test_deform_conv2d_matches_paddle(static):
+    k = "deform_conv2d"
+    out, _ = run_static(k, lambda x, o, m: fw.static.nn.deform_conv2d(
+        x, o, m, 4, [2, 3], stride=[2, 1], padding=[1, 0], groups=2, deformable_groups=2,
+        weight_attr=attr(P(k, "w")), bias_attr=attr(P(k, "b"))), n_in=3)
+    np.testing.assert_allclose(out, FIX[f"{k}/out"], rtol=1e-4, atol=1e-4)

@@ -566,22 +566,27 @@ def bilinear_tensor_product(x, y, size, act=None, name=None, param_attr=None, bi
     return _act(out, act, fname)
 
 
+@_in_program
 def deform_conv2d(x, offset, mask, num_filters, filter_size, stride=1, padding=0, dilation=1,
                   groups=1, deformable_groups=1, im2col_step=1, weight_attr=None,
                   bias_attr=None, name=None):
-    """Deformable convolution v1/v2 (Paddle's ``static.nn.deform_conv2d``): creates
-    the filter ``[num_filters, C/groups, kh, kw]`` and bias and calls
-    `fw.vision.ops.deform_conv2d` (``mask=None``: v1).
+    """Deformable convolution v1/v2 (Paddle's ``static.nn.deform_conv2d``; Dai et al.
+    2017, Zhu et al. 2019): creates the filter ``[num_filters, C/groups, kh, kw]``
+    (``.w_0``) and bias ``[num_filters]`` (``.b_0``). Each kernel tap reads `x`
+    bilinearly at its position moved by `offset` (zero outside the image), scaled
+    by `mask` (v2; ``mask=None``: v1); the taps are then combined with the filter.
+    Built from `grid_sample` and matmul, so it also works in a static program.
 
     Args:
-        x (Tensor): ``[N, C, H, W]``. offset (Tensor): ``[N, 2*dg*kh*kw, H', W']``.
-        mask (Tensor|None): ``[N, dg*kh*kw, H', W']``. num_filters (int).
-        filter_size (int|list). stride, padding, dilation, groups,
-        deformable_groups: as in the op. im2col_step (int): accepted.
-        weight_attr, bias_attr (ParamAttr, optional). name (str, optional).
+        x (Tensor): ``[N, C, H, W]`` (H, W known). offset (Tensor):
+            ``[N, 2*dg*kh*kw, Ho, Wo]``, (dy, dx) per tap. mask (Tensor|None):
+            ``[N, dg*kh*kw, Ho, Wo]``. num_filters (int). filter_size (int|list).
+        stride, padding, dilation (int|list). groups (int). deformable_groups (int):
+            dg, channel groups sharing one offset field. im2col_step (int): accepted.
+        weight_attr, bias_attr (ParamAttr|False, optional). name (str, optional).
 
     Returns:
-        Tensor: ``[N, num_filters, H', W']``.
+        Tensor: ``[N, num_filters, Ho, Wo]``.
 
     Examples:
         >>> import fw
@@ -590,36 +595,77 @@ def deform_conv2d(x, offset, mask, num_filters, filter_size, stride=1, padding=0
         >>> fw.static.nn.deform_conv2d(x, off, None, num_filters=3, filter_size=2).shape
         [1, 3, 3, 3]
     """
-    import importlib
-
+    import fw
     from fw.nn import initializer as I
 
     fname = "static.nn.deform_conv2d"
-    # fw-vision is a separate, optional package (and fw.slim, which imports fw.static,
-    # may not depend on it): look the op up when the layer is called
-    try:
-        _dc = importlib.import_module("fw.vision.ops").deform_conv2d
-    except ImportError as e:
-        raise ImportError(f"{fname} needs the fw-vision package (fw.vision.ops."
-                          f"deform_conv2d): {e}") from e
-    if any(type(a) is Value for a in (x, offset, mask)):
-        raise NotImplementedError(
-            f"{fname}: fw.vision.ops.deform_conv2d runs on concrete tensors only, so this "
-            f"layer cannot be built into a static program yet; call it on tensors (eager) "
-            f"or use fw.vision.ops.DeformConv2D in a dygraph/to_static model")
     s = _shape(x, fname, "x", rank=4)
     ks = _ntuple(filter_size, 2, fname, "filter_size")
-    c = _channels(s, "NCHW", fname)
-    if c % groups:
-        raise ValueError(f"{fname}: channels ({c}) must be divisible by groups ({groups})")
+    st = _ntuple(stride, 2, fname, "stride")
+    pd = _ntuple(padding, 2, fname, "padding")
+    dl = _ntuple(dilation, 2, fname, "dilation")
+    c, h, w_ = s[1], s[2], s[3]
+    if c < 0 or h < 0 or w_ < 0:
+        raise ValueError(f"{fname}: the channel and spatial dims of x must be known, got {s}")
+    if c % groups or num_filters % groups or c % deformable_groups:
+        raise ValueError(f"{fname}: channels ({c}) and num_filters ({num_filters}) must be "
+                         f"divisible by groups ({groups}); channels by deformable_groups "
+                         f"({deformable_groups})")
+    ho = (h + 2 * pd[0] - (dl[0] * (ks[0] - 1) + 1)) // st[0] + 1
+    wo = (w_ + 2 * pd[1] - (dl[1] * (ks[1] - 1) + 1)) // st[1] + 1
+    kk = ks[0] * ks[1]
+    dg = int(deformable_groups)
+    so = _shape(offset, fname, "offset", rank=4)
+    if so[1:] != [2 * dg * kk, ho, wo]:
+        raise ValueError(f"{fname}: offset must be [N, {2 * dg * kk}, {ho}, {wo}], got {so}")
+    if mask is not None:
+        sm = _shape(mask, fname, "mask", rank=4)
+        if sm[1:] != [dg * kk, ho, wo]:
+            raise ValueError(f"{fname}: mask must be [N, {dg * kk}, {ho}, {wo}], got {sm}")
     p = _prefix("deform_conv2d", name)
-    std = (2.0 / float(np.prod(ks) * (c // groups))) ** 0.5
-    w = _param([num_filters, c // groups] + ks, x.dtype, weight_attr, f"{p}.w_0",
-               default_initializer=I.Normal(0.0, std))
-    b = _param([num_filters], x.dtype, bias_attr, f"{p}.b_0", is_bias=True)
-    return _dc(x, offset, w, bias=b, stride=stride, padding=padding, dilation=dilation,
-               deformable_groups=deformable_groups, groups=groups, mask=mask)
-
+    std = (2.0 / float(kk * (c // groups))) ** 0.5
+    weight = _param([num_filters, c // groups] + ks, x.dtype, weight_attr, f"{p}.w_0",
+                    default_initializer=I.Normal(0.0, std))
+    bias = _param([num_filters], x.dtype, bias_attr, f"{p}.b_0", is_bias=True)
+    # the undeformed sampling positions of every tap, [kk, Ho, Wo] (pixel units)
+    oy = np.arange(ho) * st[0] - pd[0]
+    ox = np.arange(wo) * st[1] - pd[1]
+    ty, tx = np.meshgrid(np.arange(ks[0]) * dl[0], np.arange(ks[1]) * dl[1], indexing="ij")
+    base_y = (ty.reshape(-1, 1, 1) + oy.reshape(1, -1, 1)).astype("float32")
+    base_x = (tx.reshape(-1, 1, 1) + ox.reshape(1, 1, -1)).astype("float32")
+    base_y = np.broadcast_to(base_y, (kk, ho, wo)).copy()
+    base_x = np.broadcast_to(base_x, (kk, ho, wo)).copy()
+    cg = c // dg
+    cols = []  # per deformable group: [N, cg, kk, Ho*Wo]
+    off = fw.reshape(offset, [-1, dg, kk, 2, ho, wo])
+    for g in range(dg):
+        xg = x[:, g * cg:(g + 1) * cg]
+        py = fw.to_tensor(base_y) + off[:, g, :, 0]  # [N, kk, Ho, Wo]
+        px = fw.to_tensor(base_x) + off[:, g, :, 1]
+        # align_corners=True maps pixel i to -1 + 2 i / (size - 1)
+        gy = py * (2.0 / max(h - 1, 1)) - 1.0
+        gx = px * (2.0 / max(w_ - 1, 1)) - 1.0
+        grid = fw.stack([gx, gy], axis=-1)  # [N, kk, Ho, Wo, 2]
+        grid = fw.reshape(grid, [-1, kk * ho, wo, 2])
+        sampled = fw.nn.functional.grid_sample(xg.astype("float32"), grid, mode="bilinear",
+                                               padding_mode="zeros", align_corners=True)
+        sampled = fw.reshape(sampled, [-1, cg, kk, ho * wo])
+        if mask is not None:
+            mg = fw.reshape(mask[:, g * kk:(g + 1) * kk], [-1, 1, kk, ho * wo])
+            sampled = sampled * mg.astype("float32")
+        cols.append(sampled)
+    col = fw.concat(cols, axis=1) if dg > 1 else cols[0]  # [N, C, kk, L]
+    cpg, opg = c // groups, num_filters // groups
+    outs = []
+    for g in range(groups):
+        cg_col = fw.reshape(col[:, g * cpg:(g + 1) * cpg], [-1, cpg * kk, ho * wo])
+        wg = fw.reshape(weight[g * opg:(g + 1) * opg], [opg, cpg * kk]).astype("float32")
+        outs.append(fw.matmul(wg, cg_col))  # [N, opg, L]
+    out = fw.concat(outs, axis=1) if groups > 1 else outs[0]
+    out = fw.reshape(out, [-1, num_filters, ho, wo]).astype(x.dtype)
+    if bias is not None:
+        out = out + fw.reshape(bias, [1, num_filters, 1, 1])
+    return out
 
 @_in_program
 def row_conv(input, future_context_size, param_attr=None, act=None):  # noqa: A002
