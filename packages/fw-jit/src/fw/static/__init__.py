@@ -15,6 +15,25 @@ from fw.static import nn
 from fw.static._backward import append_backward, gradients
 from fw.static._backward import install as _install
 from fw.static._executor import Executor
+from fw.static._extras import (
+    BuildStrategy,
+    CompiledProgram,
+    ExponentialMovingAverage,
+    IpuCompiledProgram,
+    IpuStrategy,
+    Print,
+    WeightNormParamAttr,
+    accuracy,
+    auc,
+    create_global_var,
+    create_parameter,
+    ctr_metric_bundle,
+    device_guard,
+    ipu_shard_guard,
+    name_scope,
+    set_ipu_shard,
+    xpu_places,
+)
 from fw.static._mode import disable_static, enable_static, in_dynamic_mode, in_static_mode
 from fw.static._program import (
     Program,
@@ -26,7 +45,20 @@ from fw.static._program import (
     program_guard,
     scope_guard,
 )
+from fw.static._state_io import (
+    deserialize_persistables,
+    deserialize_program,
+    load,
+    load_from_file,
+    load_program_state,
+    save,
+    save_to_file,
+    serialize_persistables,
+    serialize_program,
+    set_program_state,
+)
 from fw.static.io import load_inference_model, normalize_program, save_inference_model
+from fw.static.nn import py_func
 
 _install()
 
@@ -35,7 +67,14 @@ __all__ = ["Program", "program_guard", "default_main_program", "default_startup_
            "load_inference_model", "normalize_program", "cpu_places", "cuda_places",
            "global_scope", "scope_guard", "Scope", "InputSpec", "Variable", "nn",
            "enable_static", "disable_static", "in_dynamic_mode", "in_static_mode",
-           "CPUPlace", "CUDAPlace"]
+           "CPUPlace", "CUDAPlace", "accuracy", "auc", "ctr_metric_bundle", "create_global_var",
+           "create_parameter", "ExponentialMovingAverage", "Print", "WeightNormParamAttr",
+           "BuildStrategy", "CompiledProgram", "IpuStrategy", "IpuCompiledProgram",
+           "ipu_shard_guard", "set_ipu_shard", "xpu_places", "device_guard", "name_scope",
+           "save", "load",
+           "load_program_state", "set_program_state", "serialize_program",
+           "deserialize_program", "serialize_persistables", "deserialize_persistables",
+           "save_to_file", "load_from_file", "py_func"]
 
 
 def cpu_places(device_count=None):

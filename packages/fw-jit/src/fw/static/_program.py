@@ -196,18 +196,51 @@ def data(name, shape, dtype=None, lod_level=0):
 
 
 class _Var:
+    """A scope variable: ``get_tensor()`` gives the tensor (or a holder that `set`
+    fills, for a variable the scope created)."""
+
     def __init__(self, t):
         self._t = t
 
     def get_tensor(self):
-        return self._t
+        return self._t if self._t is not None else _Holder(self)
+
+
+class _Holder:
+    """Paddle's LoDTensor-style holder of a scope variable: ``set(array, place)``
+    stores the value, ``np.array(holder)`` reads it."""
+
+    def __init__(self, var):
+        self._var = var
+
+    def set(self, value, place=None):
+        import numpy as np
+
+        from fw.core.tensor import wrap
+
+        self._var._t = wrap(np.array(value))
+
+    def __array__(self, dtype=None, copy=None):
+        import numpy as np
+
+        if self._var._t is None:
+            raise ValueError("the scope variable holds no value yet (call set first)")
+        return np.asarray(self._var._t.numpy(), dtype=dtype)
 
 
 class Scope:
     """Paddle's scope: ``find_var(name).get_tensor()`` finds a parameter or a
-    constant captured by the default main program (by its label or tensor name)."""
+    constant captured by the default main program (by its label or tensor name);
+    ``var(name)`` finds it or creates a scope variable that ``get_tensor().set(a,
+    place)`` fills."""
+
+    def __init__(self):
+        self._own: dict = {}
 
     def find_var(self, name):
+        own = self._own.get(name)
+        if own is not None:
+            return own
         for prog in (default_main_program(), default_startup_program()):
             t = prog.captured.get(name)
             if t is None:
@@ -219,16 +252,28 @@ class Scope:
         return None
 
     def var(self, name):
-        return self.find_var(name)
+        v = self.find_var(name)
+        if v is None:
+            v = self._own[name] = _Var(None)
+        return v
 
 
-_SCOPE = Scope()
+_SCOPE = [Scope()]
 
 
 def global_scope() -> Scope:
-    return _SCOPE
+    """The current scope (the global one, or the one `scope_guard` made current)."""
+    return _SCOPE[0]
 
 
 @contextlib.contextmanager
 def scope_guard(scope):
-    yield
+    """Make `scope` the one `global_scope()` returns inside the ``with`` block."""
+    if not isinstance(scope, Scope):
+        raise TypeError(f"scope_guard: scope must be a Scope, got {type(scope).__name__}")
+    prev = _SCOPE[0]
+    _SCOPE[0] = scope
+    try:
+        yield
+    finally:
+        _SCOPE[0] = prev

@@ -19,7 +19,8 @@ __all__ = ["prune", "resolve_var"]
 
 def resolve_var(program, v, what="fetch"):
     """A Value of `program` from a Value, or a name (an input name, a parameter
-    label, or a name given with ``value.name = ...``)."""
+    label, a name given with ``value.name = ...``, or the ``%N`` name an unnamed
+    value reports as ``value.name``, as Paddle code fetches ``loss.name``)."""
     if type(v) is Value:
         return v
     if isinstance(v, str):
@@ -28,7 +29,7 @@ def resolve_var(program, v, what="fetch"):
                 return a
         for op in program.walk():
             for r in op.results:
-                if r.label == v:
+                if r.label == v or (r.label is None and r.name == v):
                     return r
         raise InvalidArgumentError(f"{what}: the program has no variable named {v!r}")
     name = getattr(v, "name", None)
