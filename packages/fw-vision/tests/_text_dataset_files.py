@@ -86,3 +86,30 @@ def write_wmt16(root):
         "wmt16/val": b"the cat\tdie katze\n",
     }
     return _tar(os.path.join(root, "wmt16.tar.gz"), files)
+
+
+def write_conll05(root):
+    """The test archive (gzipped word and props columns) and the three dictionaries."""
+    import gzip
+
+    words = b"The\ncat\nsat\non\nthe\nmat\n\nDogs\nbark\n\n"
+    # the second sentence has one predicate: its props rows have two columns
+    props = (b"-    (A0*    \n-    *)      \nsit  (V*)    \n-    (AM-LOC*  \n"
+             b"-    *       \n-    *)      \n\n-  (A0*)\nbark  (V*)\n\n")
+    data = _tar(os.path.join(root, "conll05st-tests.tar.gz"), {
+        "conll05st-release/test.wsj/words/test.wsj.words.gz": gzip.compress(words, mtime=0),
+        "conll05st-release/test.wsj/props/test.wsj.props.gz": gzip.compress(props, mtime=0),
+    })
+    paths = [data]
+    for name, lines in (("wordDict.txt", ["<unk>", "the", "cat", "sat", "on", "mat", "bark"]),
+                        ("verbDict.txt", ["bark", "sit"]),
+                        ("targetDict.txt", ["B-A0", "I-A0", "B-V", "I-V", "B-AM-LOC",
+                                            "I-AM-LOC", "O"])):
+        p = os.path.join(root, name)
+        with open(p, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        paths.append(p)
+    emb = os.path.join(root, "emb")
+    with open(emb, "wb") as f:
+        f.write(b"\0" * 16)
+    return (*paths, emb)

@@ -17,7 +17,7 @@ import pytest
 
 import fw
 from fw.core.errors import InvalidArgumentError
-from fw.text import WMT14, WMT16, Imdb, Imikolov, Movielens, UCIHousing
+from fw.text import WMT14, WMT16, Conll05st, Imdb, Imikolov, Movielens, UCIHousing
 from fw.text.datasets import uci_housing
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -108,6 +108,23 @@ def test_wmt16_matches_paddle_and_builds_both_dictionaries(tmp_path):
     assert [x.tolist() for x in de[0]] == [[0, 2, 2, 1], [0, 2, 2], [2, 2, 1]]
 
 
+def test_conll05_matches_paddle(tmp_path):
+    files = W.write_conll05(str(tmp_path))
+    ds = Conll05st(*files)
+    assert len(ds) == len(FIX["conll05"]) == 2
+    assert ds.predicates == FIX["conll05_predicates"]
+    assert ds.labels == FIX["conll05_labels"]
+    got = items(ds)
+    for g, w, labels in zip(got, FIX["conll05"], FIX["conll05_labels"]):
+        assert g[:8] == w[:8]  # words, the context window, predicate and mark
+        # label ids number tags in file order (Paddle: set order); same tags either way
+        inv = {v: k for k, v in ds.label_dict.items()}
+        assert [inv[i] for i in g[8]] == labels
+    assert ds.label_dict == {"B-A0": 0, "I-A0": 1, "B-V": 2, "I-V": 3, "B-AM-LOC": 4,
+                             "I-AM-LOC": 5, "O": 6}
+    assert ds.get_embedding() == files[-1] and ds.get_dict()[1] == {"bark": 0, "sit": 1}
+
+
 def test_bad_arguments_and_files_fail_clearly(tmp_path):
     with pytest.raises(InvalidArgumentError, match="UCIHousing.*'mode'.*'valid'"):
         UCIHousing(data_file=W.write_uci(str(tmp_path)), mode="valid")
@@ -132,7 +149,7 @@ def test_bad_arguments_and_files_fail_clearly(tmp_path):
 
 
 def test_paddle_urls_and_md5s():
-    from fw.text.datasets import imdb, imikolov, movielens, wmt14, wmt16
+    from fw.text.datasets import conll05, imdb, imikolov, movielens, wmt14, wmt16
 
     assert (uci_housing.URL, uci_housing.MD5) == (
         "http://paddlemodels.bj.bcebos.com/uci_housing/housing.data",
@@ -142,6 +159,8 @@ def test_paddle_urls_and_md5s():
     assert movielens.MD5 == "c4d9eecfca2ab87c1945afe126590906"
     assert wmt14.MD5_TRAIN == "0791583d57d5beb693b9414c5b36798c"
     assert wmt16.DATA_MD5 == "0c38be43600334966403524a40dcd81e"
+    assert conll05.DATA_MD5 == "387719152ae52d60422c016e92a742fc"
+    assert conll05.EMB_MD5 == "bf436eb0faa1f6f9103017f8be57cdb7"
 
 
 def test_download_through_loopback_mirror(tmp_path, monkeypatch):

@@ -59,6 +59,10 @@ def main():
     ds = T.WMT16(data_file=w16, mode="test", lang="en", src_dict_size=6, trg_dict_size=6)
     out["wmt16_test_en"] = items(ds)
     out["wmt16_src_dict_en"] = ds.src_dict
+    ds = T.Conll05st(*W.write_conll05(tmp))
+    out["conll05"] = items(ds)
+    out["conll05_labels"] = [list(lbl) for lbl in ds.labels]
+    out["conll05_predicates"] = list(ds.predicates)
     with open(OUT, "w") as f:
         json.dump(out, f, indent=0, sort_keys=True)
     print(f"wrote {len(out)} entries to {os.path.normpath(OUT)}")
