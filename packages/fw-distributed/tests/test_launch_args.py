@@ -62,7 +62,13 @@ def test_ips_find_this_node(script):
 
 
 @pytest.mark.parametrize("argv, match", [
-    (["--run_mode", "ps"], r"--run_mode='ps': fw runs collective jobs only"),
+    (["--run_mode", "rpc"], r"--run_mode='rpc': fw runs 'collective' and 'ps'"),
+    (["--run_mode", "ps", "--server_num", "2"], r"--run_mode ps needs --trainer_num"),
+    (["--server_num", "2"], r"--server_num needs --run_mode ps"),
+    (["--run_mode", "ps", "--server_num", "1", "--trainer_num", "2", "--nproc_per_node", "2"],
+     r"--nproc_per_node=2 but --server_num 1 \+ --trainer_num 2 = 3"),
+    (["--run_mode", "ps", "--server_num", "1", "--trainer_num", "1", "--nnodes", "2",
+      "--master", "127.0.0.1:1", "--rank", "0"], r"one node"),
     (["--max_restart", "-1"], r"--max_restart=-1: must be >= 0"),
     (["--log_level", "loud"], r"--log_level='loud'"),
     (["--nnodes", "two"], r"--nnodes='two': expected an integer"),
@@ -70,6 +76,24 @@ def test_ips_find_this_node(script):
 def test_bad_flags(script, argv, match):
     with pytest.raises(LaunchError, match=match):
         parse_args(argv + [script])
+
+
+def test_ps_mode_starts_servers_then_trainers(script):
+    from fw.distributed.launch.ps_env import ps_rank_environ
+
+    cfg = parse_args(["--run_mode", "ps", "--server_num", "2", "--trainer_num", "3", script])
+    assert cfg.ps == (2, 3) and cfg.nproc_per_node == 5
+    eps = [f"127.0.0.1:{7000 + r}" for r in range(5)]
+    base = {"PADDLE_TRAINER_ID": "1", "PATH": "/bin"}
+    s1 = ps_rank_environ(base, 1, 2, 3, eps)
+    assert (s1["TRAINING_ROLE"], s1["POD_IP"], s1["PADDLE_PORT"]) == ("PSERVER", "127.0.0.1",
+                                                                       "7001")
+    assert s1["PADDLE_PSERVERS_IP_PORT_LIST"] == "127.0.0.1:7000,127.0.0.1:7001"
+    assert "PADDLE_TRAINER_ID" not in s1 and s1["PATH"] == "/bin"
+    t2 = ps_rank_environ(base, 4, 2, 3, eps)
+    assert (t2["TRAINING_ROLE"], t2["PADDLE_TRAINER_ID"], t2["PADDLE_TRAINERS_NUM"]) == \
+        ("TRAINER", "2", "3")
+    assert t2["PADDLE_TRAINER_ENDPOINTS"].split(",") == eps[2:] and "POD_IP" not in t2
 
 
 def test_missing_script_and_module_mode(tmp_path):

@@ -49,7 +49,7 @@ def assert_same(a, b, rtol=1e-6, atol=1e-6):
 def check(fn, *args, expect_ops=(), absent_ops=(), **kwargs):
     """Run `fn` eagerly and converted; the results agree. Returns the static fn."""
     eager = fn(*args, **kwargs)
-    sf = fw.jit.to_static(fn)
+    sf = fw.jit.to_static(fn, full_graph=True)
     static = sf(*args, **kwargs)
     assert_same(eager, static)
     names = ops_of(sf)

@@ -12,7 +12,7 @@ T = fw.to_tensor
 def _counting():
     traces = []
 
-    @fw.jit.to_static
+    @fw.jit.to_static(full_graph=True)
     def f(x, k=1, cfg=None):
         traces.append(1)
         y = x * k
@@ -55,7 +55,7 @@ def test_stop_gradient_of_an_input_is_part_of_the_signature():
 def test_input_spec_dynamic_dims_accept_any_size():
     traces = []
 
-    @fw.jit.to_static(input_spec=[InputSpec([None, 3], "float32", "x")])
+    @fw.jit.to_static(input_spec=[InputSpec([None, 3], "float32", "x")], full_graph=True)
     def f(x):
         traces.append(1)
         return x.sum(axis=1)
@@ -71,7 +71,7 @@ def test_input_spec_dynamic_dims_accept_any_size():
 
 
 def test_get_concrete_program_and_specs():
-    @fw.jit.to_static
+    @fw.jit.to_static(full_graph=True)
     def f(x, y):
         return x + y
 
@@ -82,7 +82,7 @@ def test_get_concrete_program_and_specs():
 
 
 def test_concrete_program_without_calls_needs_a_spec():
-    @fw.jit.to_static
+    @fw.jit.to_static(full_graph=True)
     def f(x):
         return x
 
@@ -91,7 +91,7 @@ def test_concrete_program_without_calls_needs_a_spec():
 
 
 def test_layer_training_flag_retraces():
-    m = fw.jit.to_static(fw.nn.Dropout(0.5))
+    m = fw.jit.to_static(fw.nn.Dropout(0.5), full_graph=True)
     x = fw.ones([4, 4])
     m(x)
     m.eval()
@@ -116,7 +116,7 @@ def test_captured_tensors_are_read_at_each_run():
     scale = fw.to_tensor([2.0])
     buf = fw.to_tensor([1.0, 1.0])
 
-    @fw.jit.to_static
+    @fw.jit.to_static(full_graph=True)
     def f(x):
         return x * scale + buf * 1.0
 

@@ -25,7 +25,7 @@ def _runs_unconverted(fn):
         return fn(x) + 1
 
     with pytest.raises(Exception, match="bool|condition|symbolic"):
-        fw.jit.to_static(f)(T([1.0]))
+        fw.jit.to_static(f, full_graph=True)(T([1.0]))
 
 
 def test_not_to_static_with_parentheses_and_on_a_bound_method():
@@ -103,7 +103,7 @@ def test_callable_objects_and_builtins_of_unhashable_objects():
         return x * scale(3)
 
     SEEN.clear()
-    sf = fw.jit.to_static(f)
+    sf = fw.jit.to_static(f, full_graph=True)
     assert_same(sf(T([1.0])), T([8.0]))
     assert SEEN == [0]  # ran once, while tracing
 
@@ -126,8 +126,8 @@ class Outer(fw.nn.Layer):
 
 def test_sublayer_with_a_static_forward():
     net = Outer()
-    fw.jit.to_static(net.inner)
-    fw.jit.to_static(net)
+    fw.jit.to_static(net.inner, full_graph=True)
+    fw.jit.to_static(net, full_graph=True)
     assert_same(net(T([1.0])), T([3.0]))
     assert_same(net(T([-1.0])), T([-1.0]))
 
@@ -142,7 +142,7 @@ def test_forward_overridden_on_the_instance_is_kept():
 
     bound = types.MethodType(other_forward, net.inner)
     net.inner.forward = bound
-    sf = fw.jit.to_static(Outer.forward)
+    sf = fw.jit.to_static(Outer.forward, full_graph=True)
     assert_same(sf(net, T([1.0])), T([11.0]))
     assert_same(sf(net, T([-1.0])), T([0.0]))
     assert net.inner.__dict__["forward"] is bound  # put back after the call
@@ -167,7 +167,7 @@ def test_optimizer_subclass_step_is_part_of_the_program():
             return loss
         return step
 
-    eager, static = step_of(a, opts[0]), fw.jit.to_static(step_of(b, opts[1]))
+    eager, static = step_of(a, opts[0]), fw.jit.to_static(step_of(b, opts[1]), full_graph=True)
     x = T(np.random.RandomState(0).rand(4, 3).astype("float32"))
     for _ in range(3):
         assert_same(eager(x), static(x), rtol=1e-5, atol=1e-6)
@@ -201,7 +201,7 @@ def test_optimizer_subclass_overriding_step_runs_its_override():
             return loss
         return step
 
-    eager, static = step_of(a, opts[0]), fw.jit.to_static(step_of(b, opts[1]))
+    eager, static = step_of(a, opts[0]), fw.jit.to_static(step_of(b, opts[1]), full_graph=True)
     x = T(np.random.RandomState(0).rand(4, 3).astype("float32"))
     for _ in range(3):
         assert_same(eager(x), static(x), rtol=1e-5, atol=1e-6)
@@ -230,7 +230,7 @@ def test_lr_scheduler_step_in_converted_code_is_not_an_optimizer_step():
         sched.step()  # plain Python: runs while tracing
         return x * 2
 
-    assert_same(fw.jit.to_static(f)(T([1.0])), T([2.0]))
+    assert_same(fw.jit.to_static(f, full_graph=True)(T([1.0])), T([2.0]))
     assert sched.last_epoch == 1 and abs(sched() - 0.05) < 1e-9
 
 
@@ -260,7 +260,7 @@ def test_a_python_for_loop_stops_taking_items_at_its_break():
     assert_same(f(T([1.0])), T([2.0]))
     n_eager = len(taken)
     taken.clear()
-    assert_same(fw.jit.to_static(f)(T([1.0])), T([2.0]))
+    assert_same(fw.jit.to_static(f, full_graph=True)(T([1.0])), T([2.0]))
     assert len(taken) == n_eager == 3  # the converted loop did not go on iterating
 
 
@@ -289,9 +289,9 @@ def test_library_directories_are_skipped_by_path_not_by_name_prefix(tmp_path, mo
     def call_library(x):
         return library_g(x) + 0
 
-    sf = fw.jit.to_static(call_user)
+    sf = fw.jit.to_static(call_user, full_graph=True)
     np.testing.assert_allclose(sf(fw.to_tensor([1.0])).numpy(), [2.0])
     np.testing.assert_allclose(sf(fw.to_tensor([-1.0])).numpy(), [1.0])
     # the library's copy is not converted: its Python `if` meets a symbolic tensor
     with pytest.raises(fw.jit.ConversionError, match="symbolic tensor as a Python bool"):
-        fw.jit.to_static(call_library)(fw.to_tensor([1.0]))
+        fw.jit.to_static(call_library, full_graph=True)(fw.to_tensor([1.0]))

@@ -61,7 +61,7 @@ def test_closure_cells_are_shared_with_the_original():
         return f, lambda: total
 
     f, read = make()
-    sf = fw.jit.to_static(f)
+    sf = fw.jit.to_static(f, full_graph=True)
     sf(T([1.0]))
     assert read() == 1  # the converted function wrote the original's cell
     del state
@@ -73,7 +73,7 @@ def f_global(x):
 
 def test_globals_are_the_functions_own():
     global SCALE
-    sf = fw.jit.to_static(f_global)
+    sf = fw.jit.to_static(f_global, full_graph=True)
     assert_same(sf(T([1.0])), T([3.0]))
     old = SCALE
     SCALE = 5.0  # a Python global is read while tracing: a new trace sees the new value
@@ -93,7 +93,7 @@ def test_decorated_function_keeps_its_decorator_working():
             return fn(*a)
         return wrapper
 
-    @fw.jit.to_static
+    @fw.jit.to_static(full_graph=True)
     @logged
     def f(x):
         return x + 1
@@ -134,7 +134,7 @@ def test_ignore_module():
 def test_enable_to_static_off_runs_eagerly():
     calls = []
 
-    @fw.jit.to_static
+    @fw.jit.to_static(full_graph=True)
     def f(x):
         calls.append(type(x).__name__)
         return x + 1
@@ -172,7 +172,7 @@ class Net(fw.nn.Layer):
         self.seq = fw.nn.Sequential(Block(4), fw.nn.Tanh())
         self.head = fw.nn.Linear(4, 2)
 
-    @fw.jit.to_static
+    @fw.jit.to_static(full_graph=True)
     def forward(self, x, scale=1.0):
         return self.head(self.seq(self.b1(x))) * scale
 
@@ -212,7 +212,7 @@ def test_to_static_on_a_layer_instance_and_rollback():
     m = Block(4)
     x = fw.randn([2, 4])
     eager = m(x)
-    m2 = fw.jit.to_static(m)
+    m2 = fw.jit.to_static(m, full_graph=True)
     assert m2 is m
     assert isinstance(m.forward, fw.jit.StaticFunction)
     assert_same(m(x), eager)
@@ -226,7 +226,7 @@ def test_super_call_in_forward():
     m = Derived(4)
     x = fw.randn([2, 4])
     eager = m(x)
-    fw.jit.to_static(m)
+    fw.jit.to_static(m, full_graph=True)
     assert_same(m(x), eager)
 
 
@@ -237,7 +237,7 @@ def test_training_flag_is_part_of_the_signature():
                 return x * 0
             return x
 
-    m = fw.jit.to_static(Drop())
+    m = fw.jit.to_static(Drop(), full_graph=True)
     x = T([1.0, 2.0])
     assert_same(m(x), T([0.0, 0.0]))
     m.eval()
@@ -246,13 +246,13 @@ def test_training_flag_is_part_of_the_signature():
 
 
 def test_static_function_called_inside_another_trace_is_inlined():
-    @fw.jit.to_static
+    @fw.jit.to_static(full_graph=True)
     def inner(x):
         if x.sum() > 0:
             return x + 1
         return x - 1
 
-    @fw.jit.to_static
+    @fw.jit.to_static(full_graph=True)
     def outer(x):
         return inner(x) * 2
 
@@ -262,6 +262,6 @@ def test_static_function_called_inside_another_trace_is_inlined():
 
 
 def test_code_shows_the_converted_source():
-    sf = fw.jit.to_static(helper)
+    sf = fw.jit.to_static(helper, full_graph=True)
     code = sf.code
     assert "convert_ifelse" in code and "def helper" in code

@@ -186,12 +186,13 @@ def test_for_over_a_tensor():
 def test_for_over_a_tensor_with_a_dynamic_first_dim():
     """The trip count is the first dim's size at run time (not another dim's)."""
     spec = [fw.static.InputSpec([None, 3], "float32")]
-    sf = fw.jit.to_static(f_for_tensor, input_spec=spec)
+    sf = fw.jit.to_static(f_for_tensor, input_spec=spec, full_graph=True)
     for n in (5, 1, 0):
         x = np.arange(3 * n, dtype=np.float32).reshape(n, 3)
         np.testing.assert_allclose(sf(T(x)).numpy(), (x * 2).sum(axis=0))
     assert len(sf.program_cache) == 1 and "shape" in ops_of(sf)
-    enum = fw.jit.to_static(f_for_enumerate, input_spec=[fw.static.InputSpec([None, 2])])
+    enum = fw.jit.to_static(f_for_enumerate, input_spec=[fw.static.InputSpec([None, 2])],
+                            full_graph=True)
     x = np.arange(8, dtype=np.float32).reshape(4, 2)
     np.testing.assert_allclose(enum(T(x)).numpy(), (x * np.arange(4)[:, None]).sum(axis=0))
 
@@ -404,7 +405,8 @@ def f_len_dynamic(x):
 
 def test_len():
     check(f_len, T([1.0, 2.0, 3.0]))
-    sf = fw.jit.to_static(f_len_dynamic, input_spec=[fw.static.InputSpec([None, 2])])
+    sf = fw.jit.to_static(f_len_dynamic, input_spec=[fw.static.InputSpec([None, 2])],
+                          full_graph=True)
     assert_same(sf(fw.ones([5, 2])), T([5.0, 5.0]))
     assert "shape" in ops_of(sf)
 
@@ -425,7 +427,7 @@ def f_print(x):
 
 
 def test_print_runs_with_the_program(capsys):
-    sf = fw.jit.to_static(f_print)
+    sf = fw.jit.to_static(f_print, full_graph=True)
     sf(T([1.5]))
     sf(T([2.5]))
     out = capsys.readouterr().out
@@ -439,7 +441,7 @@ def f_assert(x):
 
 
 def test_assert_on_a_tensor_is_checked_each_run():
-    sf = fw.jit.to_static(f_assert)
+    sf = fw.jit.to_static(f_assert, full_graph=True)
     assert_same(sf(T([1.0])), T([2.0]))
     with pytest.raises(AssertionError, match="x must be positive"):
         sf(T([-1.0]))
@@ -452,7 +454,7 @@ def f_assert_one_element(x):
 
 
 def test_assert_on_a_one_element_tensor_condition():
-    sf = fw.jit.to_static(f_assert_one_element)
+    sf = fw.jit.to_static(f_assert_one_element, full_graph=True)
     for _ in range(2):  # the flag is reset after a failure
         np.testing.assert_array_equal(sf(T([1.5])).numpy(), [3.0])
         with pytest.raises(AssertionError, match="x must be positive"):
@@ -467,7 +469,7 @@ def f_assert_py(x, n):
 
 
 def test_assert_python():
-    sf = fw.jit.to_static(f_assert_py)
+    sf = fw.jit.to_static(f_assert_py, full_graph=True)
     assert_same(sf(T([1.0]), 2), T([2.0]))
     with pytest.raises(AssertionError, match="n must be positive"):
         sf(T([1.0]), 0)
@@ -552,7 +554,7 @@ def test_python_values_still_work():
         return x * total, "".join(names)
 
     eager = f(T([1.0]), {"a": 1, "b": 2})
-    sf = fw.jit.to_static(f)
+    sf = fw.jit.to_static(f, full_graph=True)
     assert_same(eager, sf(T([1.0]), {"a": 1, "b": 2}))
 
 
@@ -563,7 +565,7 @@ def test_undefined_branch_variable_reports_its_name():
         return z
 
     with pytest.raises(fw.jit.ConversionError, match="'z'.*only in the true branch"):
-        fw.jit.to_static(f)(T([1.0]))
+        fw.jit.to_static(f, full_graph=True)(T([1.0]))
 
 
 def test_generic_results_are_reproducible():
@@ -578,7 +580,7 @@ def f_print_in_branch(x):
 
 
 def test_print_inside_tensor_control_flow_is_noted(capsys):
-    sf = fw.jit.to_static(f_print_in_branch)
+    sf = fw.jit.to_static(f_print_in_branch, full_graph=True)
     sf(T([1.0]))
     assert "symbolic" in capsys.readouterr().out
     notes = sf.conversion_report.notes
@@ -592,7 +594,7 @@ def f_assert_in_branch(x):
 
 
 def test_assert_inside_a_tensor_branch():
-    sf = fw.jit.to_static(f_assert_in_branch)
+    sf = fw.jit.to_static(f_assert_in_branch, full_graph=True)
     sf(T([1.0, 2.0]))
     sf(T([-1.0, -2.0]))  # the branch is not taken: no check
     with pytest.raises(AssertionError, match="all positive"):
@@ -642,14 +644,14 @@ def f_range_of_captured(x, which):
 def test_range_of_concrete_values_is_pythons_range():
     """Bounds that are no symbolic tensors go to Python's range as they are: an
     integer tensor is an index, a float (Python or tensor) is refused, as eagerly."""
-    sf = fw.jit.to_static(f_range_of)
+    sf = fw.jit.to_static(f_range_of, full_graph=True)
     np.testing.assert_allclose(sf(T([1.0]), 3).numpy(), [4.0])  # 1 + 0 + 1 + 2
     for bad in (2.5, 3.0):
         with pytest.raises(TypeError, match="'float' object cannot be interpreted"):
             f_range_of(T([1.0]), bad)
         with pytest.raises(TypeError, match="'float' object cannot be interpreted"):
             sf(T([1.0]), bad)
-    sc = fw.jit.to_static(f_range_of_captured)
+    sc = fw.jit.to_static(f_range_of_captured, full_graph=True)
     np.testing.assert_allclose(sc(T([0.0]), "int").numpy(), [3.0])
     with pytest.raises(TypeError, match="only integer tensors"):
         f_range_of_captured(T([0.0]), "float")
@@ -669,7 +671,7 @@ def f_append_after_a_tensor_loop(x, n):
 
 
 def test_append_after_a_tensor_loop_mutates_the_list():
-    out = fw.jit.to_static(f_append_after_a_tensor_loop)(T([1.0]), T(2))
+    out = fw.jit.to_static(f_append_after_a_tensor_loop, full_graph=True)(T([1.0]), T(2))
     assert len(out) == 2
     np.testing.assert_allclose(out[0].numpy(), [1.0])
     np.testing.assert_allclose(out[1].numpy(), [6.0])  # (1 + 2) * 2

@@ -26,7 +26,7 @@ ROWS = {
 
 def _agree(fn, arg_sets, expect_ops=()):
     """`fn` eagerly and converted agree on every argument tuple (one program)."""
-    sf = fw.jit.to_static(fn)
+    sf = fw.jit.to_static(fn, full_graph=True)
     for args in arg_sets:
         assert_same(fn(*args), sf(*args))
     names = ops_of(sf)
@@ -224,7 +224,7 @@ def f_nested_both_tensor(m, n):
 def test_inner_break_leaves_only_the_inner_loop():
     # the outer loop goes on after the inner one breaks (its own break flag only)
     x = T([1.0])
-    assert float(fw.jit.to_static(f_nested_python)(x)) == 33.0
+    assert float(fw.jit.to_static(f_nested_python, full_graph=True)(x)) == 33.0
     _agree(f_nested_python, [(x,)])
     _agree(f_nested_tensor_outer, [(x, T(n)) for n in (0, 1, 3)], expect_ops=["while"])
     _agree(f_nested_tensor_inner, _rows(), expect_ops=["while", "cond"])
@@ -321,7 +321,7 @@ def test_variable_of_one_branch_used_after_is_an_error_naming_it(used, branch):
     with pytest.raises(fw.jit.ConversionError,
                        match=rf"'{used}'.*only in the {branch} branch of the `if` at "
                              rf"{re.escape(__file__)}:\d+"):
-        fw.jit.to_static(f)(T([1.0]), T([1.0]))
+        fw.jit.to_static(f, full_graph=True)(T([1.0]), T([1.0]))
 
 
 def test_variable_of_one_branch_with_a_python_condition_is_fine():
@@ -354,7 +354,8 @@ def test_a_branch_that_does_not_leave_gets_no_stand_in_for_the_other_branchs_var
     with pytest.raises(UnboundLocalError):
         f_set_only_in_a_branch_that_may_return(fw.to_tensor([1.0]))
     with pytest.raises(fw.jit.ConversionError) as ei:
-        fw.jit.to_static(f_set_only_in_a_branch_that_may_return)(fw.to_tensor([1.0]))
+        fw.jit.to_static(f_set_only_in_a_branch_that_may_return,
+                         full_graph=True)(fw.to_tensor([1.0]))
     msg = str(ei.value)
     assert "variable 'y' is used" in msg and "assigned only in the false branch" in msg, msg
 
@@ -372,7 +373,7 @@ def test_a_branch_that_may_return_gets_a_stand_in_for_the_other_branchs_variable
     """The false branch's return flag is a symbolic tensor: on the paths where it
     returns, y is never read, so it may stand in with zeros and the function
     converts (both paths agree with Python)."""
-    sf = fw.jit.to_static(f_other_branch_may_return)
+    sf = fw.jit.to_static(f_other_branch_may_return, full_graph=True)
     for v, want in (([1.0, 2.0], [2.0, 4.0]), ([-1.0, -2.0], [1.0, 2.0])):
         x = fw.to_tensor(v)
         np.testing.assert_allclose(f_other_branch_may_return(x).numpy(), want)

@@ -165,7 +165,7 @@ def test_eager_and_static_agree_on_random_control_flow(tmp_path_factory, src, da
     note(src)
     f, state = _load(src, tmp_path_factory.getbasetemp())
     g, static_state = _load(src, tmp_path_factory.getbasetemp())  # its own global S
-    sf = fw.jit.to_static(g)
+    sf = fw.jit.to_static(g, full_graph=True)
     for x, n, m in data:
         note(f"inputs: x={x} n={n} m={m} p={p}")
         assert_same(_call(f, state, x, n, m, p), _call(sf, static_state, x, n, m, p))

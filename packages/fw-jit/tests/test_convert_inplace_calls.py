@@ -52,7 +52,7 @@ def test_statement_rebinds_the_argument():
 
     xv = np.array([1.0, 2.0], np.float32)
     eager = f(fw.to_tensor(xv)).numpy()
-    sf = fw.jit.to_static(f)
+    sf = fw.jit.to_static(f, full_graph=True)
     static = sf(fw.to_tensor(xv)).numpy()
     np.testing.assert_array_equal(eager, (xv + 1) * 3)
     np.testing.assert_array_equal(static, eager)
@@ -68,7 +68,7 @@ def test_statement_in_a_tensor_branch():
             all_reduce(y, 2.0)
         return y
 
-    sf = fw.jit.to_static(f)
+    sf = fw.jit.to_static(f, full_graph=True)
     np.testing.assert_array_equal(sf(fw.to_tensor([1.0, 2.0])).numpy(), [2.0, 4.0])
     np.testing.assert_array_equal(sf(fw.to_tensor([-1.0, -2.0])).numpy(), [-1.0, -2.0])
 
@@ -80,7 +80,7 @@ def test_gradient_attribute_feeds_the_step():
     params = list(lin.parameters())
     before = [p.numpy().copy() for p in params]
 
-    @fw.jit.to_static
+    @fw.jit.to_static(full_graph=True)
     def step(x):
         loss = lin(x).sum()
         loss.backward()

@@ -23,7 +23,7 @@ def _in_branch(x):
 
 
 def test_print_at_the_top_level_prints_values_each_run(capsys):
-    sf = fw.jit.to_static(_top)
+    sf = fw.jit.to_static(_top, full_graph=True)
     for v in (1.0, 3.0):
         sf(fw.to_tensor([v]))
         out = capsys.readouterr().out
@@ -32,7 +32,7 @@ def test_print_at_the_top_level_prints_values_each_run(capsys):
 
 
 def test_print_in_a_tensor_branch_prints_its_type_once_and_is_noted(capsys):
-    sf = fw.jit.to_static(_in_branch)
+    sf = fw.jit.to_static(_in_branch, full_graph=True)
     np.testing.assert_allclose(sf(fw.to_tensor([1.0])).numpy(), [3.0])
     out = capsys.readouterr().out
     assert "branch y Tensor(shape=[1], dtype=float32, symbolic)" in out
@@ -58,7 +58,7 @@ class _Scaled(fw.nn.Layer):
 
 def test_private_attributes_of_a_module_level_class_are_mangled():
     m = _Scaled()
-    sm = fw.jit.to_static(m)
+    sm = fw.jit.to_static(m, full_graph=True)
     np.testing.assert_allclose(sm(fw.to_tensor([2.0])).numpy(), [6.0])
     np.testing.assert_allclose(sm(fw.to_tensor([-2.0])).numpy(), [-5.0])
 
@@ -85,7 +85,7 @@ def test_a_nested_function_outside_a_class_mangles_nothing():
     a function (``<locals>`` in its qualname) reads ``obj.__scale`` as written."""
     read = _make_private_reader()
     np.testing.assert_allclose(read(fw.to_tensor([2.0])).numpy(), [6.0])
-    sf = fw.jit.to_static(read)
+    sf = fw.jit.to_static(read, full_graph=True)
     np.testing.assert_allclose(sf(fw.to_tensor([2.0])).numpy(), [6.0])
     np.testing.assert_allclose(sf(fw.to_tensor([-2.0])).numpy(), [-5.0])
 
@@ -98,7 +98,7 @@ def _python_print(x):
 def test_print_of_python_values_only_prints_once_at_trace_time(capsys):
     """No tensor among the arguments: an ordinary print while the program is traced
     (a Python side effect, like Paddle's), not an op printing at every run."""
-    sf = fw.jit.to_static(_python_print)
+    sf = fw.jit.to_static(_python_print, full_graph=True)
     for v in (1.0, 2.0, 3.0):
         np.testing.assert_allclose(sf(fw.to_tensor([v])).numpy(), [2 * v])
     assert capsys.readouterr().out == "tracing 7\n"

@@ -26,7 +26,7 @@ def _twins(cls, *args):
     for k, v in vars(eager).items():  # tensors in plain attributes
         if isinstance(v, fw.Tensor):
             setattr(static, k, T(v.numpy()))
-    return eager, fw.jit.to_static(static)
+    return eager, fw.jit.to_static(static, full_graph=True)
 
 
 def _state(layer):
@@ -280,7 +280,7 @@ def test_training_step_with_batch_norm_in_a_branch_is_one_program():
             return loss
         return step
 
-    eager, static = step_of(a, opt_a), fw.jit.to_static(step_of(b, opt_b))
+    eager, static = step_of(a, opt_a), fw.jit.to_static(step_of(b, opt_b), full_graph=True)
     branches = set()
     for x in (X, -X * 2, X, -X):
         branches.add(bool(a.fc(T(x)).mean() > 0))

@@ -16,7 +16,7 @@ COUNTER = 0
 
 
 def _agree(fn, arg_sets, expect_ops=()):
-    sf = fw.jit.to_static(fn)
+    sf = fw.jit.to_static(fn, full_graph=True)
     for args in arg_sets:
         assert_same(fn(*args), sf(*args))
     names = ops_of(sf)
@@ -89,7 +89,7 @@ def f_global(x, flag):
 def test_global_assigned_in_a_python_branch():
     global COUNTER
     COUNTER = 0
-    sf = fw.jit.to_static(f_global)
+    sf = fw.jit.to_static(f_global, full_graph=True)
     assert_same(sf(T([2.0]), True), T([2.0]))  # the branch ran once, while tracing
     assert_same(sf(T([2.0]), True), T([2.0]))  # (the cached program)
     assert_same(sf(T([2.0]), False), T([2.0]))
@@ -107,7 +107,7 @@ def f_imports(x):
 
 
 def test_imports_inside_a_function_with_a_python_branch():
-    assert_same(fw.jit.to_static(f_imports)(T([1.0])), T([3.0]))
+    assert_same(fw.jit.to_static(f_imports, full_graph=True)(T([1.0])), T([3.0]))
 
 
 def f_varargs(x, *rest, scale=1.0, **opts):
@@ -122,7 +122,7 @@ def f_varargs(x, *rest, scale=1.0, **opts):
 
 
 def test_star_args_and_keyword_args():
-    sf = fw.jit.to_static(f_varargs)
+    sf = fw.jit.to_static(f_varargs, full_graph=True)
     assert_same(sf(T([1.0]), T([2.0]), T([3.0]), scale=2.0), f_varargs(T([1.0]), T([2.0]),
                                                                      T([3.0]), scale=2.0))
     assert_same(sf(T([1.0]), scale=3.0, negate=True), T([-1.0]))
@@ -147,7 +147,7 @@ def f_docstring(x):
 
 
 def test_docstring_is_kept():
-    sf = fw.jit.to_static(f_docstring)
+    sf = fw.jit.to_static(f_docstring, full_graph=True)
     _agree(f_docstring, [(T([1.0]),), (T([-1.0]),)])
     assert sf.__doc__ == f_docstring.__doc__
     assert sf.code.count("A docstring") == 1  # kept as the docstring, not a statement too
@@ -159,7 +159,7 @@ def f_only_docstring(x):
 
 
 def test_function_that_is_only_a_docstring():
-    assert fw.jit.to_static(f_only_docstring)(T([1.0])) is None
+    assert fw.jit.to_static(f_only_docstring, full_graph=True)(T([1.0])) is None
 
 
 def f_nested_def(x):
@@ -216,14 +216,15 @@ def test_global_assigned_under_a_tensor_condition_is_refused(fn, args, what):
     global COUNTER
     COUNTER = 0
     with pytest.raises(fw.jit.ConversionError, match=f"global 'COUNTER' is assigned in {what}"):
-        fw.jit.to_static(fn)(*args)
+        fw.jit.to_static(fn, full_graph=True)(*args)
     assert COUNTER == 0  # no symbolic value left behind in the module
 
 
 def test_global_given_one_python_value_by_both_branches_is_fine():
     global COUNTER
     COUNTER = 0
-    assert_same(fw.jit.to_static(f_global_same_in_both_branches)(T([1.0])), T([5.0]))
+    assert_same(fw.jit.to_static(f_global_same_in_both_branches,
+                                 full_graph=True)(T([1.0])), T([5.0]))
     assert COUNTER == 5
 
 
@@ -242,9 +243,9 @@ class UsesHelpers(fw.nn.Layer):
 def test_zero_argument_calls_in_methods_and_functions_without_parameters():
     m = UsesHelpers()
     eager = m(T([1.0, 2.0]))
-    fw.jit.to_static(m)
+    fw.jit.to_static(m, full_graph=True)
     assert_same(m(T([1.0, 2.0])), eager)
-    assert_same(fw.jit.to_static(_two)(), T([2.0, 2.0]))
+    assert_same(fw.jit.to_static(_two, full_graph=True)(), T([2.0, 2.0]))
 
 
 def f_error_after_early_return(x):
@@ -261,7 +262,7 @@ def test_error_in_code_after_an_early_return_points_at_that_code():
     lines, first = inspect.getsourcelines(f_error_after_early_return)
     line = first + next(i for i, t in enumerate(lines) if 'y = "after"' in t)
     with pytest.raises(fw.jit.ConversionError, match="variable 'y'") as ei:
-        fw.jit.to_static(f_error_after_early_return)(T([1.0]))
+        fw.jit.to_static(f_error_after_early_return, full_graph=True)(T([1.0]))
     assert ei.value.lineno == line
 
 
@@ -278,7 +279,7 @@ def f_python_objects(x):
 
 
 def test_python_objects_keep_python_semantics_in_converted_code():
-    sf = fw.jit.to_static(f_python_objects)
+    sf = fw.jit.to_static(f_python_objects, full_graph=True)
     for v in ([1.0], [-1.0]):
         assert_same(list(f_python_objects(T(v))), list(sf(T(v))))
 
@@ -296,6 +297,6 @@ def test_an_import_in_a_branch_binds_a_local_of_the_function():
     for v in (2.0, -2.0):
         x = fw.to_tensor([v])
         np.testing.assert_allclose(f_imports_in_branches(x).numpy(), [v * np.pi], rtol=1e-6)
-    sf = fw.jit.to_static(f_imports_in_branches)
+    sf = fw.jit.to_static(f_imports_in_branches, full_graph=True)
     # a tensor condition: both branches are traced, each binds the same module
     np.testing.assert_allclose(sf(fw.to_tensor([2.0])).numpy(), [2.0 * np.pi], rtol=1e-6)

@@ -15,7 +15,7 @@ T = fw.to_tensor
 
 
 def _agree(fn, arg_sets, expect_ops=()):
-    sf = fw.jit.to_static(fn)
+    sf = fw.jit.to_static(fn, full_graph=True)
     for args in arg_sets:
         assert_same(fn(*args), sf(*args))
     names = ops_of(sf)
@@ -90,7 +90,7 @@ def f_while_list_becomes_tensor(x, n):
 ])
 def test_while_refuses_what_it_cannot_carry(fn, words):
     with pytest.raises(ConversionError, match="while") as ei:
-        fw.jit.to_static(fn)(T([1.0]), T(2))
+        fw.jit.to_static(fn, full_graph=True)(T([1.0]), T(2))
     assert words in str(ei.value)
 
 
@@ -141,11 +141,11 @@ def test_none_on_one_path_and_a_tensor_on_another_is_an_error(fn):
     # eagerly one path gives None: a program cannot (it used to give zeros)
     args = (T([1.0]), T(2)) if fn is f_while_returns_none_or_tensor else (T([1.0]),)
     with pytest.raises(ConversionError, match="returns None on one path and a tensor"):
-        fw.jit.to_static(fn)(*args)
+        fw.jit.to_static(fn, full_graph=True)(*args)
 
 
 def test_none_on_every_path_or_under_a_python_condition_is_fine():
-    sf = fw.jit.to_static(f_returns_none_everywhere)
+    sf = fw.jit.to_static(f_returns_none_everywhere, full_graph=True)
     assert sf(T([1.0]), T([[0.0], [3.0]])) is None
     assert sf(T([5.0]), T([[0.0], [3.0]])) is None
     _agree(f_none_under_python_condition, [(T([1.0]), True), (T([1.0]), False),
@@ -234,7 +234,7 @@ def test_if_merges_python_bools_into_a_bool_tensor():
 def test_if_refuses_branches_that_cannot_merge(tmp_path, body, words):
     f = load_source(f"def f(x):\n    {body}\n    return r\n", tmp_path).f
     with pytest.raises(ConversionError, match="if") as ei:
-        fw.jit.to_static(f)(T([1.0]))
+        fw.jit.to_static(f, full_graph=True)(T([1.0]))
     assert words in str(ei.value), str(ei.value)
 
 
@@ -282,7 +282,7 @@ def f_logic(x, y, flag):
 
 @pytest.mark.parametrize("flag", [True, False])
 def test_boolean_operators_mix_tensors_and_python_values(flag):
-    sf = fw.jit.to_static(f_logic)
+    sf = fw.jit.to_static(f_logic, full_graph=True)
     for x, y in ((T([1.0]), T(1.0)), (T([-1.0]), T(0.0)), (T([1.0]), T(0.0))):
         eager = [fw.cast(fw.to_tensor(bool(v)), "float32") if not isinstance(v, fw.Tensor)
                  else v for v in f_logic(x, y, flag)]
@@ -329,7 +329,7 @@ def f_len_tensor(x):
 def test_len_of_a_dynamic_dim_is_a_tensor():
     from fw.jit import InputSpec
 
-    sf = fw.jit.to_static(f_len_tensor, input_spec=[InputSpec([-1], "float32")])
+    sf = fw.jit.to_static(f_len_tensor, input_spec=[InputSpec([-1], "float32")], full_graph=True)
     assert_same(sf(T([1.0, 2.0, 3.0])), T([3.0, 6.0, 9.0]))
     assert_same(sf(T([1.0])), T([1.0]))
 
@@ -343,7 +343,7 @@ def f_iter_0d(x):
 
 def test_iterating_over_a_0d_tensor_is_refused():
     with pytest.raises(ConversionError, match="iterating over a 0-D tensor"):
-        fw.jit.to_static(f_iter_0d)(T([1.0]))
+        fw.jit.to_static(f_iter_0d, full_graph=True)(T([1.0]))
 
 
 # ------------------------------------------------------------------ TensorArray
@@ -360,7 +360,7 @@ def f_array_ops(x, n):
 def test_tensor_array_stack_concat_index_along_other_axes():
     x = fw.arange(6, dtype="float32").reshape([2, 3])
     eager = f_array_ops(x, 3)
-    s, c, first, n = fw.jit.to_static(f_array_ops)(x, T(3))
+    s, c, first, n = fw.jit.to_static(f_array_ops, full_graph=True)(x, T(3))
     assert_same(eager[:3], [s, c, first])
     assert int(n) == 3
 
@@ -379,7 +379,7 @@ def f_array_iterated(x, n):
 
 def test_iterating_over_a_list_built_in_a_tensor_loop_is_refused():
     with pytest.raises(ConversionError, match="iterating over a list built in a loop"):
-        fw.jit.to_static(f_array_iterated)(T([1.0]), T(2))
+        fw.jit.to_static(f_array_iterated, full_graph=True)(T([1.0]), T(2))
 
 
 def f_array_with_python_items(x, n):
@@ -393,7 +393,7 @@ def f_array_with_python_items(x, n):
 
 def test_list_with_python_items_before_a_tensor_loop_is_refused():
     with pytest.raises(ConversionError, match="holds non-tensor items"):
-        fw.jit.to_static(f_array_with_python_items)(T(1.0), T(2))
+        fw.jit.to_static(f_array_with_python_items, full_graph=True)(T(1.0), T(2))
 
 
 def test_tensor_array_repr_and_symbolic_iterables_outside_loops():
@@ -415,7 +415,7 @@ def f_iterate_empty(x):
 
 
 def test_loop_over_a_tensor_with_a_static_empty_first_dim():
-    sf = fw.jit.to_static(f_iterate_empty)
+    sf = fw.jit.to_static(f_iterate_empty, full_graph=True)
     assert_same(sf(fw.zeros([0, 3])), fw.zeros([3]))
     # a static first dimension (0 included) is a constant trip bound, not a shape op
     assert "shape" not in ops_of(sf)
@@ -443,7 +443,7 @@ def f_two_asserts(x):
 
 
 def test_each_assert_keeps_its_own_check_and_message():
-    sf = fw.jit.to_static(f_two_asserts)
+    sf = fw.jit.to_static(f_two_asserts, full_graph=True)
     assert_same(sf(T([1.0, 2.0])), T([1.0, 2.0]))
     with pytest.raises(AssertionError, match="second"):
         sf(T([-1.0, 2.0]))
@@ -463,7 +463,7 @@ def f_concat_scalars(x, n):
 
 def test_concat_of_scalars_built_in_a_tensor_loop_is_refused():
     with pytest.raises(ConversionError, match="concat of a list of 0-D tensors"):
-        fw.jit.to_static(f_concat_scalars)(T([1.0]), T(2))
+        fw.jit.to_static(f_concat_scalars, full_graph=True)(T([1.0]), T(2))
 
 
 def f_range_of_one_element_tensors(x, a, b, s):
@@ -504,7 +504,7 @@ def f_array_concat_axes(x, n):
 def test_tensor_array_concat_along_each_axis():
     x = fw.arange(6, dtype="float32").reshape([2, 3])
     eager = f_array_concat_axes(x, 3)
-    static = fw.jit.to_static(f_array_concat_axes)(x, T(3))
+    static = fw.jit.to_static(f_array_concat_axes, full_graph=True)(x, T(3))
     assert_same(list(eager), list(static))
 
 
@@ -531,7 +531,8 @@ def f_dynamic_condition(x):
 def test_condition_with_a_dynamic_number_of_values():
     from fw.jit import InputSpec
 
-    sf = fw.jit.to_static(f_dynamic_condition, input_spec=[InputSpec([-1], "float32")])
+    sf = fw.jit.to_static(f_dynamic_condition, input_spec=[InputSpec([-1], "float32")],
+                          full_graph=True)
     assert_same(sf(T([2.0])), T([3.0]))
     assert_same(sf(T([-2.0])), T([-3.0]))
 
@@ -541,7 +542,7 @@ def f_len_static(x):
 
 
 def test_len_of_a_static_dim_is_a_python_int_even_zero():
-    sf = fw.jit.to_static(f_len_static)
+    sf = fw.jit.to_static(f_len_static, full_graph=True)
     for n in (0, 2):
         got = sf(fw.zeros([n, 3]))
         assert got == n and isinstance(got, int)
@@ -559,7 +560,7 @@ def test_falling_off_the_end_is_reported_at_the_last_statement():
     lines, first = inspect.getsourcelines(f_falls_off_after_statements)
     line = first + next(i for i, t in enumerate(lines) if "if x.sum() > 0" in t)
     with pytest.raises(ConversionError, match="returns None on one path") as ei:
-        fw.jit.to_static(f_falls_off_after_statements)(T([1.0]))
+        fw.jit.to_static(f_falls_off_after_statements, full_graph=True)(T([1.0]))
     assert ei.value.lineno == line
 
 
@@ -584,7 +585,7 @@ def f_carried_tensor_changes_dtype(x, n):
 ])
 def test_values_that_cannot_be_matched_across_paths(fn, args, words):
     with pytest.raises(ConversionError, match=words):
-        fw.jit.to_static(fn)(*args)
+        fw.jit.to_static(fn, full_graph=True)(*args)
 
 
 def f_exit_with_dynamic_dims(x):
@@ -598,7 +599,8 @@ def f_exit_with_dynamic_dims(x):
 def test_stand_in_for_an_exiting_branch_with_a_dynamic_dim():
     from fw.jit import InputSpec
 
-    sf = fw.jit.to_static(f_exit_with_dynamic_dims, input_spec=[InputSpec([-1], "float32")])
+    sf = fw.jit.to_static(f_exit_with_dynamic_dims, input_spec=[InputSpec([-1], "float32")],
+                          full_graph=True)
     for v in ([1.0, 2.0, 3.0], [-1.0, -2.0]):
         assert_same(sf(T(v)), f_exit_with_dynamic_dims(T(v)))
 
@@ -615,7 +617,7 @@ def test_each_operand_of_and_or_is_evaluated_once():
             x = x + 1
         return x
 
-    fw.jit.to_static(f)(T([1.0]))
+    fw.jit.to_static(f, full_graph=True)(T([1.0]))
     assert len(calls) == 1  # traced once, each operand once
 
 
@@ -648,7 +650,7 @@ def test_returning_a_variable_set_in_one_branch_only_is_an_error_not_zeros(fn, w
     with pytest.raises(UnboundLocalError):
         fn(T([-1.0]) if where == "true" else T([1.0]))
     with pytest.raises(ConversionError) as ei:
-        fw.jit.to_static(fn)(T([1.0]))
+        fw.jit.to_static(fn, full_graph=True)(T([1.0]))
     msg = str(ei.value)
     assert "variable 'y' is returned but has no value" in msg, msg
     assert f"it is assigned only in the {where} branch" in msg, msg
@@ -676,7 +678,7 @@ def f_tensor_loop_replaces_a_list(x, n):
                                     (f_tensor_loop_replaces_a_list, "a tensor (f32[1])")])
 def test_tensor_loop_refuses_a_list_that_changes_its_length_or_kind(fn, got):
     with pytest.raises(ConversionError) as ei:
-        fw.jit.to_static(fn)(T([1.0]), T(2))
+        fw.jit.to_static(fn, full_graph=True)(T([1.0]), T(2))
     assert f"list 'pair' has 2 items before the loop and {got} after its body" in \
         str(ei.value), str(ei.value)
 
@@ -697,7 +699,7 @@ def test_tensor_loop_changing_a_variables_rank_names_the_loop():
     from fw.core.errors import InvalidArgumentError
 
     with pytest.raises(InvalidArgumentError, match="different rank") as ei:
-        fw.jit.to_static(f_tensor_loop_changes_rank)(T([1.0]), T(2))
+        fw.jit.to_static(f_tensor_loop_changes_rank, full_graph=True)(T([1.0]), T(2))
     assert f"the loop at {__file__}:{line}:" in str(ei.value), str(ei.value)
 
 
@@ -714,7 +716,7 @@ def test_tensor_loop_refuses_a_tensor_that_changes_dtype():
     tensor keeps its dtype through the body."""
     with pytest.raises(ConversionError, match=r"changes dtype in its body \(float32 -> "
                                               r"float64\)"):
-        fw.jit.to_static(f_tensor_loop_changes_a_tensors_dtype)(T([1.0]), T(2))
+        fw.jit.to_static(f_tensor_loop_changes_a_tensors_dtype, full_graph=True)(T([1.0]), T(2))
 
 
 def f_tensor_loop_keeps_python_values(x, n):
@@ -730,7 +732,8 @@ def f_tensor_loop_keeps_python_values(x, n):
 
 
 def test_tensor_loop_carries_python_values_the_body_leaves_equal():
-    x, tag, nothing = fw.jit.to_static(f_tensor_loop_keeps_python_values)(T([1.0]), T(2))
+    x, tag, nothing = fw.jit.to_static(f_tensor_loop_keeps_python_values,
+                                       full_graph=True)(T([1.0]), T(2))
     np.testing.assert_allclose(x.numpy(), [3.0])
     assert tag == "a-b" and nothing is None
 
@@ -747,4 +750,4 @@ def f_tensor_loop_changes_a_string(x, n):
 
 def test_tensor_loop_refuses_a_python_value_changed_in_its_body():
     with pytest.raises(ConversionError, match="variable 'tag' changes from str 'a' to str 'b'"):
-        fw.jit.to_static(f_tensor_loop_changes_a_string)(T([1.0]), T(2))
+        fw.jit.to_static(f_tensor_loop_changes_a_string, full_graph=True)(T([1.0]), T(2))

@@ -75,7 +75,7 @@ def f_bool_in_library(x):
 ])
 def test_error_names_construct_and_line(fn, text, construct, words):
     with pytest.raises(ConversionError) as ei:
-        fw.jit.to_static(fn)(T([1.0, 2.0]))
+        fw.jit.to_static(fn, full_graph=True)(T([1.0, 2.0]))
     e = ei.value
     assert e.filename == HERE and e.lineno == _line_of(fn, text), (e.filename, e.lineno)
     assert words in str(e)
@@ -91,7 +91,7 @@ def test_conversion_error_is_an_unsupported_error():
 
 def test_bool_in_unconverted_code():
     with pytest.raises(ConversionError, match="as a Python bool"):
-        fw.jit.to_static(f_bool_in_library)(T([1.0]))
+        fw.jit.to_static(f_bool_in_library, full_graph=True)(T([1.0]))
 
 
 def test_generator_is_refused_with_a_clear_message():
@@ -100,7 +100,7 @@ def test_generator_is_refused_with_a_clear_message():
             yield x
 
     with pytest.raises(ConversionError, match="yield"):
-        fw.jit.to_static(g)(T([1.0]))
+        fw.jit.to_static(g, full_graph=True)(T([1.0]))
 
 
 def test_user_errors_keep_their_type_and_get_a_note():
@@ -108,7 +108,7 @@ def test_user_errors_keep_their_type_and_get_a_note():
         return fw.matmul(x, fw.ones([5, 2]))  # shape mismatch: the user's bug
 
     with pytest.raises(fw.core.errors.InvalidArgumentError) as ei:
-        fw.jit.to_static(f)(fw.ones([2, 3]))
+        fw.jit.to_static(f, full_graph=True)(fw.ones([2, 3]))
     assert any("to_static" in n for n in getattr(ei.value, "__notes__", []))
 
 
@@ -121,7 +121,7 @@ def test_type_mismatch_between_branches_names_the_variable():
         return y
 
     with pytest.raises(ConversionError, match="'y' is float64 after the true branch"):
-        fw.jit.to_static(f)(T([1.0]))
+        fw.jit.to_static(f, full_graph=True)(T([1.0]))
 
 
 def test_python_value_depending_on_a_tensor_names_the_variable():
@@ -133,7 +133,7 @@ def test_python_value_depending_on_a_tensor_names_the_variable():
         return x, mode
 
     with pytest.raises(ConversionError, match="variable 'mode'"):
-        fw.jit.to_static(f)(T([1.0]))
+        fw.jit.to_static(f, full_graph=True)(T([1.0]))
 
 
 def test_variable_first_assigned_in_a_tensor_loop():
@@ -145,7 +145,7 @@ def test_variable_first_assigned_in_a_tensor_loop():
         return last
 
     with pytest.raises(ConversionError, match="'last'.*inside the loop"):
-        fw.jit.to_static(f)(T([3.0]))
+        fw.jit.to_static(f, full_graph=True)(T([3.0]))
 
 
 def test_backward_inside_tensor_branch_is_refused():
@@ -158,7 +158,7 @@ def test_backward_inside_tensor_branch_is_refused():
         return loss
 
     with pytest.raises(ConversionError, match="backward"):
-        fw.jit.to_static(f)(fw.ones([1, 2]))
+        fw.jit.to_static(f, full_graph=True)(fw.ones([1, 2]))
 
 
 # ------------------------------------------------------------------ full_graph=False
@@ -210,7 +210,7 @@ def test_fallback_gradients_flow_through_programs_and_eager_statements():
 
 def test_full_graph_true_is_strict():
     with pytest.raises(ConversionError):
-        fw.jit.to_static(f_mixed)(T([0.5, 1.0]))
+        fw.jit.to_static(f_mixed, full_graph=True)(T([0.5, 1.0]))
 
 
 def test_fully_convertible_function_has_an_empty_report():

@@ -40,7 +40,7 @@ def test_parameter_gradients_equal_eager(training):
     x = fw.randn([2, 2, 5, 5])
     y = fw.randint(0, 3, [2])
     fw.nn.functional.cross_entropy(a(x), y).backward()
-    sb = fw.jit.to_static(b)
+    sb = fw.jit.to_static(b, full_graph=True)
     loss = fw.nn.functional.cross_entropy(sb(x), y)
     loss.backward()
     ga, gb = _grads(a), _grads(b)
@@ -63,7 +63,7 @@ def test_input_gradients_and_unused_outputs():
     w2 = T(w1.numpy(), stop_gradient=False)
     s1, _, _ = f(x1, w1)
     s1.backward()
-    sf = fw.jit.to_static(f)
+    sf = fw.jit.to_static(f, full_graph=True)
     s2, y2, m2 = sf(x2, w2)
     assert not s2.stop_gradient and m2.stop_gradient
     s2.backward()
@@ -73,7 +73,7 @@ def test_input_gradients_and_unused_outputs():
 
 def test_gradients_accumulate_over_calls_and_respect_stop_gradient():
     lin = fw.nn.Linear(3, 1)
-    sf = fw.jit.to_static(lambda x: lin(x).sum())
+    sf = fw.jit.to_static(lambda x: lin(x).sum(), full_graph=True)
     x = fw.ones([2, 3])
     sf(x).backward()
     sf(x).backward()
@@ -87,7 +87,7 @@ def test_gradients_accumulate_over_calls_and_respect_stop_gradient():
 
 def test_no_grad_mode_records_nothing():
     lin = fw.nn.Linear(3, 1)
-    sf = fw.jit.to_static(lin)
+    sf = fw.jit.to_static(lin, full_graph=True)
     with fw.no_grad():
         out = sf(fw.ones([1, 3]))
     assert out.stop_gradient
@@ -103,7 +103,7 @@ def test_gradient_through_a_tensor_cond_in_the_program():
         x1 = T(v, stop_gradient=False)
         f(x1).backward()
         x2 = T(v, stop_gradient=False)
-        fw.jit.to_static(f)(x2).backward()
+        fw.jit.to_static(f, full_graph=True)(x2).backward()
         assert_same(x1.grad, x2.grad)
 
 
@@ -122,7 +122,7 @@ def test_backward_through_a_tensor_while_loop_equals_eager():
         x1 = T(v, stop_gradient=False)
         x2 = T(v, stop_gradient=False)
         f(lin, x1).backward()
-        out = fw.jit.to_static(f)(lin2, x2)
+        out = fw.jit.to_static(f, full_graph=True)(lin2, x2)
         out.backward()
         assert_same(x1.grad, x2.grad)
         assert_same(lin.weight.grad, lin2.weight.grad)

@@ -26,7 +26,7 @@ def _setup(opt="adam"):
     opt = (fw.optimizer.Adam(0.01, parameters=net.parameters()) if opt == "adam"
            else fw.optimizer.SGD(0.1, parameters=net.parameters()))
 
-    @fw.jit.to_static
+    @fw.jit.to_static(full_graph=True)
     def step(x, shift):
         loss = net(x, shift)
         loss.backward()
@@ -91,7 +91,7 @@ def test_division_by_zero_is_named():
     w = fw.create_parameter([3], "float32")
     opt = fw.optimizer.SGD(0.1, parameters=[w])
 
-    @fw.jit.to_static
+    @fw.jit.to_static(full_graph=True)
     def step(x):
         loss = (w / x).sum()
         loss.backward()
@@ -127,7 +127,7 @@ def test_mode_off_runs_the_unchecked_program():
 def test_converted_forward_with_eager_backward():
     fw.seed(0)
     net = Net()
-    fwd = fw.jit.to_static(net)
+    fwd = fw.jit.to_static(net, full_graph=True)
     fwd(X, GOOD).backward()  # the program runs as one differentiable op
     with fw.autograd.detect_anomaly():
         with pytest.raises(AnomalyError, match="'log' produced NaN"):

@@ -66,7 +66,7 @@ def test_saved_labels_and_input_names(net, tmp_path):
 
 def test_save_after_to_static_uses_the_cached_signature(tmp_path):
     fw.seed(1)
-    lin = fw.jit.to_static(fw.nn.Linear(3, 2))
+    lin = fw.jit.to_static(fw.nn.Linear(3, 2), full_graph=True)
     x = fw.randn([4, 3])
     lin(x)
     p = fw.jit.save(lin, str(tmp_path / "lin"))
@@ -165,7 +165,7 @@ def test_a_loaded_model_inside_a_converted_training_step(tmp_path):
             return loss
         return f
 
-    eager, static = step(a, oa), fw.jit.to_static(step(b, ob))
+    eager, static = step(a, oa), fw.jit.to_static(step(b, ob), full_graph=True)
     rng = np.random.RandomState(0)
     for _ in range(3):
         x = fw.to_tensor(rng.randn(5, 4).astype("float32"))

@@ -72,7 +72,7 @@ def _data(seed=0, n=8):
 def test_static_step_equals_eager_step(name, bn):
     a, oa, b, ob = _pair(OPTS[name], bn)
     eager = _step_fn(a, oa)
-    static = fw.jit.to_static(_step_fn(b, ob))
+    static = fw.jit.to_static(_step_fn(b, ob), full_graph=True)
     for i in range(4):
         x, y = _data(i)
         le, ls = eager(x, y), static(x, y)
@@ -104,7 +104,7 @@ def test_gradients_after_the_step_match_eager():
     for clear in (True, False):
         a, oa, b, ob = _pair(OPTS["sgd"])
         eager = _step_fn(a, oa, clear)
-        static = fw.jit.to_static(_step_fn(b, ob, clear))
+        static = fw.jit.to_static(_step_fn(b, ob, clear), full_graph=True)
         for i in range(3):  # without clear_grad, gradients accumulate over steps
             x, y = _data(i)
             eager(x, y)
@@ -121,7 +121,7 @@ def test_eager_and_static_steps_interleave():
     a, oa, b, ob = _pair(OPTS["adam"])
     eager_a = _step_fn(a, oa)
     eager_b = _step_fn(b, ob)
-    static_b = fw.jit.to_static(_step_fn(b, ob))
+    static_b = fw.jit.to_static(_step_fn(b, ob), full_graph=True)
     for i in range(4):
         x, y = _data(i)
         eager_a(x, y)
@@ -138,7 +138,7 @@ def test_learning_rate_scheduler_is_read_each_run():
     sb = fw.optimizer.lr.StepDecay(0.1, step_size=1, gamma=0.5)
     oa = fw.optimizer.SGD(sa, parameters=a.parameters())
     ob = fw.optimizer.SGD(sb, parameters=b.parameters())
-    eager, static = _step_fn(a, oa), fw.jit.to_static(_step_fn(b, ob))
+    eager, static = _step_fn(a, oa), fw.jit.to_static(_step_fn(b, ob), full_graph=True)
     for i in range(4):
         x, y = _data(i)
         eager(x, y)
@@ -151,7 +151,7 @@ def test_learning_rate_scheduler_is_read_each_run():
 
 def test_step_in_the_program_text():
     a, oa, b, ob = _pair(OPTS["adam"])
-    static = fw.jit.to_static(_step_fn(b, ob))
+    static = fw.jit.to_static(_step_fn(b, ob), full_graph=True)
     x, y = _data(0)
     static(x, y)
     static(x, y)
@@ -170,7 +170,7 @@ def test_minimize_in_a_converted_step():
         oa.clear_grad()
         return loss
 
-    @fw.jit.to_static
+    @fw.jit.to_static(full_graph=True)
     def static(x, y):
         loss = fw.nn.functional.cross_entropy(b(x), y)
         loss.backward()
@@ -192,7 +192,7 @@ def test_state_update_inside_a_tensor_branch():
     counter.persistable = True
     counter.name = "counter"
 
-    @fw.jit.to_static
+    @fw.jit.to_static(full_graph=True)
     def f(x):
         if x.sum() > 0:
             counter.set_value(counter + 1)
@@ -220,7 +220,7 @@ def test_optimizer_step_in_unconverted_code_is_traced():
          "    opt.step()\n"
          "    opt.clear_grad()\n"
          "    return loss\n", ns)
-    eager, static = _step_fn(a, oa), fw.jit.to_static(ns["step"])
+    eager, static = _step_fn(a, oa), fw.jit.to_static(ns["step"], full_graph=True)
     for i in range(3):
         x, y = _data(i)
         eager(x, y)
@@ -254,7 +254,7 @@ def test_static_step_with_a_while_loop_equals_eager_step():
     a = LoopRNN()
     b = copy.deepcopy(a)
     oa, ob = OPTS["adam"](a.parameters()), OPTS["adam"](b.parameters())
-    eager, static = _step_fn(a, oa), fw.jit.to_static(_step_fn(b, ob))
+    eager, static = _step_fn(a, oa), fw.jit.to_static(_step_fn(b, ob), full_graph=True)
     for i in range(4):
         x, y = _data(i)
         le, ls = eager(x, y), static(x, y)
@@ -278,7 +278,7 @@ def test_fw_jit_tensors_that_died_do_not_shadow_new_parameters():
     for _ in range(20):
         lin = fw.nn.Linear(6, 3)
         opt = fw.optimizer.SGD(0.1, parameters=lin.parameters())
-        step = fw.jit.to_static(_step_fn(lin, opt))
+        step = fw.jit.to_static(_step_fn(lin, opt), full_graph=True)
         x, y = _data(0)
         before = [p.numpy().copy() for p in lin.parameters()]
         step(x, y)
@@ -298,7 +298,7 @@ def test_fw_jit_tensors_that_died_do_not_shadow_new_parameters():
 def test_a_clip_without_static_form_is_a_conversion_error():
     a, oa, _, _ = _pair(lambda ps: fw.optimizer.SGD(0.1, parameters=ps,
                                                     grad_clip=lambda pg: pg))
-    step = fw.jit.to_static(_step_fn(a, oa))
+    step = fw.jit.to_static(_step_fn(a, oa), full_graph=True)
     x, y = _data(0)
     with pytest.raises(fw.jit.ConversionError, match="has no static form"):
         step(x, y)
@@ -306,7 +306,7 @@ def test_a_clip_without_static_form_is_a_conversion_error():
 
 def test_rebuilt_optimizer_state_traces_again():
     a, oa, b, ob = _pair(OPTS["adam"])
-    eager, static = _step_fn(a, oa), fw.jit.to_static(_step_fn(b, ob))
+    eager, static = _step_fn(a, oa), fw.jit.to_static(_step_fn(b, ob), full_graph=True)
     for i in range(2):
         eager(*_data(i)), static(*_data(i))
     traced = len(static.program_cache)

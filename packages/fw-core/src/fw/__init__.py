@@ -84,6 +84,7 @@ _PROVIDERS = {
     "nn": "fw-nn", "optimizer": "fw-nn", "io": "fw-nn", "amp": "fw-nn", "metric": "fw-nn",
     "hapi": "fw-nn", "callbacks": "fw-nn", "regularizer": "fw-nn", "distribution": "fw-nn",
     "incubate": "fw-nn",
+    "sparse": "fw-nn",
     "jit": "fw-jit", "static": "fw-jit",
     "inference": "fw-inference",
     "onnx": "fw-onnx",

@@ -63,9 +63,14 @@ def _install():
     hooks.retain_grads = _hooks.retain_grads
     hooks.grad_enabled = is_grad_enabled
     # Paddle's FLAGS_check_nan_inf turns on the NaN/Inf check: anomaly mode here
-    from fw.core.misc import register_flag
+    # (and fw-core's eager per-op check of every output, kept with it)
+    from fw.core.misc import register_flag, set_check_nan_inf
 
-    register_flag("FLAGS_check_nan_inf", lambda on: set_detect_anomaly(bool(on)))
+    def _nan_flag(on):
+        set_check_nan_inf(on)
+        set_detect_anomaly(bool(on))
+
+    register_flag("FLAGS_check_nan_inf", _nan_flag)
 
 
 _install()

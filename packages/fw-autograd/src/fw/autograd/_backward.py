@@ -12,6 +12,7 @@ from fw.autograd.errors import GradientError
 from fw.autograd.static import gradients
 from fw.core.ir.core import Value
 from fw.core.tensor import Tensor
+from fw.profiler import RecordEvent, TracerEventType
 
 __all__ = ["backward", "grad"]
 
@@ -56,12 +57,14 @@ def backward(tensors, grad_tensors=None, retain_graph=False):
         raise GradientError(f"grad_tensors has {len(gs)} entries for {len(ts)} tensors")
     if len({id(t) for t in ts}) != len(ts):
         raise GradientError("backward: tensors must not contain the same tensor twice")
-    run_backward(ts, gs, retain_graph=bool(retain_graph))
+    with RecordEvent("backward", TracerEventType.Backward):  # fw.profiler's timeline
+        run_backward(ts, gs, retain_graph=bool(retain_graph))
 
 
 def _tensor_backward(tensors, grad_tensors, retain_graph):
     """The ``Tensor.backward`` hook of fw-core."""
-    run_backward(tensors, grad_tensors, retain_graph=bool(retain_graph))
+    with RecordEvent("backward", TracerEventType.Backward):
+        run_backward(tensors, grad_tensors, retain_graph=bool(retain_graph))
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,

@@ -37,7 +37,7 @@ from fw.core.ir.core import _state as _build
 from fw.core.ir.types import TensorType
 from fw.core.tensor import Tensor, wrap
 
-__all__ = ["invoke", "grad_state", "amp_state", "dist_state", "target_dtype",
+__all__ = ["invoke", "grad_state", "amp_state", "dist_state", "observe_state", "target_dtype",
            "explain_failure", "assign_inplace"]
 
 _ndarray = np.ndarray
@@ -78,6 +78,22 @@ class _DistState:
 
 
 dist_state = _DistState()
+
+
+class _ObserveState:
+    """fw.profiler and ``FLAGS_check_nan_inf`` fill this in (fw.core._observe): while
+    `hook` is not None every eager op goes through `invoke` (the fast lanes of
+    fw.core.ops._api test `hook is None` first) and `hook(op, args, attrs, run)` runs
+    it, where `run(op, args, attrs)` is the plain dispatcher. With both off this is
+    the one None check per op that observation costs."""
+
+    __slots__ = ("hook",)
+
+    def __init__(self):
+        self.hook = None
+
+
+observe_state = _ObserveState()
 _CAST = None  # the cast OpDef, bound when the op table is loaded
 
 
@@ -162,6 +178,15 @@ def invoke(op, args, attrs):
         args = amp_state.cast_args(op, args)
     if _build.builder is not None:
         return _build.builder.emit(op, args, attrs)
+    if observe_state.hook is not None:  # profiler / FLAGS_check_nan_inf (fw.core._observe)
+        return observe_state.hook(op, args, attrs, _run_eager)
+    try:  # (the body of _run_eager, inlined: no extra call when nothing observes)
+        return _eager(op, args, attrs)
+    except _SymbolicArgument:  # static mode: a Value's op goes into its program
+        return _build.implicit(op, args, attrs)
+
+
+def _run_eager(op, args, attrs):
     try:
         return _eager(op, args, attrs)
     except _SymbolicArgument:  # static mode: a Value's op goes into its program

@@ -61,6 +61,19 @@ def register_flag(name: str, handler) -> None:
         handler(_FLAGS[name])
 
 
+def set_check_nan_inf(on) -> None:
+    """Turn fw-core's eager NaN/Inf check of every op's outputs on or off (what
+    ``set_flags({"FLAGS_check_nan_inf": on})`` does, with fw-autograd's anomaly mode)."""
+    # the eager per-op check lives in fw-core (fw.core._observe); fw-autograd's
+    # handler calls this too and adds anomaly mode (backward and to_static programs)
+    from fw.core import _observe
+
+    _observe.set_check_nan_inf(on)
+
+
+_ACTING["FLAGS_check_nan_inf"] = set_check_nan_inf
+
+
 def set_flags(flags: dict) -> None:
     if not isinstance(flags, dict):
         raise TypeError(f"set_flags expects a dict of FLAGS_* names to values, got "

@@ -147,6 +147,27 @@ class Tensor:
     def is_sparse(self) -> bool:
         return False
 
+    def is_sparse_coo(self) -> bool:
+        return False
+
+    def is_sparse_csr(self) -> bool:
+        return False
+
+    # fw.sparse lives in fw-nn; like the facade's lazy names (fw/__init__.py), these
+    # resolve it on use, so fw-core itself never imports it
+    def to_sparse_coo(self, sparse_dim):
+        """This tensor as a COO sparse tensor whose first `sparse_dim` axes are sparse
+        (fw.sparse, from fw-nn); differentiable w.r.t. the kept entries."""
+        import importlib
+
+        return importlib.import_module("fw.sparse.tensor").dense_to_coo(self, sparse_dim)
+
+    def to_sparse_csr(self):
+        """This 2-D or 3-D tensor as a CSR sparse tensor (fw.sparse, from fw-nn)."""
+        import importlib
+
+        return importlib.import_module("fw.sparse.tensor").dense_to_csr(self)
+
     # ------------------------------------------------------------ conversion
     def numpy(self) -> np.ndarray:
         """The values as a NumPy array (shares memory on cpu, copies from gpu)."""

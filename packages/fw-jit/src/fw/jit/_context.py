@@ -24,6 +24,9 @@ class Trace:
         # symbolic prints in block 0: (values, rendering function) printed after each run
         self.prints: list = []
         self.notes: list = []  # (filename, lineno, text) for the conversion report
+        # full_graph=False: constructs that need concrete values (print of a tensor)
+        # raise, so the statement around them runs eagerly (a graph break)
+        self.graph_breaks = False
         self.seen_notes: set = set()
 
     def note(self, filename, lineno, text) -> None:

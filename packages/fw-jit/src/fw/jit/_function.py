@@ -33,9 +33,9 @@ import weakref
 from fw.core.internal import amp_state, build_state
 from fw.core.ir.core import Value
 from fw.jit._convert_call import conversion_of
-from fw.jit._regions import RegionRunner
+from fw.jit._regions import RegionRunner, WholeEager, _first_line
 from fw.jit._signature import _flatten
-from fw.jit._trace import ConcreteProgram, trace_program
+from fw.jit._trace import _VALUE_CONSTRUCTS, ConcreteProgram, trace_program
 from fw.jit.errors import ConversionError
 
 __all__ = ["StaticFunction", "enable_to_static", "to_static", "ConversionReport"]
@@ -161,7 +161,7 @@ class StaticFunction:
     _fw_static_function = True
 
     def __init__(self, function, input_spec=None, build_strategy=None, backend=None,
-                 full_graph=True, instance=None):
+                 full_graph=False, instance=None):
         if isinstance(function, types.MethodType):
             instance = function.__self__ if instance is None else instance
             function = function.__func__
@@ -291,13 +291,58 @@ class StaticFunction:
         cp = self._cache.lookup(key)
         if cp is None:
             try:
-                cp = self._trace(key, tmpl, leaves)
+                cp = self._trace(key, tmpl, leaves, graph_breaks=not self._full_graph)
             except ConversionError as e:
                 if self._full_graph:
                     raise
-                self._regions = RegionRunner(self, e)
+                self._regions = self._fallback_runner(e)
                 return self._regions(args, kwargs)
         return cp.run([t for t, _, _ in leaves])
+
+    def _fallback_runner(self, error):
+        """What runs the calls once the whole function failed to trace
+        (``full_graph=False``): its statements region by region, or, when its source
+        is not available, the whole function eagerly (listed in the report)."""
+        why = self._no_source_reason()
+        if why is None:
+            try:
+                converted = self._converted[0] is not None
+            except ConversionError as e:
+                converted, why = False, f"it cannot be converted ({e.message})"
+            if why is None and not converted:  # runs as written: no regions either
+                why = self._unconverted_reason()
+        if why is None:
+            try:
+                return RegionRunner(self, error)
+            except (OSError, TypeError, ConversionError) as e:  # source unusable
+                why = f"its source cannot be split into statements ({_first_line(e)})"
+        return WholeEager(self, why, error)
+
+    def _no_source_reason(self):
+        """Why the function's source cannot be converted (None when it can)."""
+        code = getattr(self._function, "__code__", None)
+        if code is None:
+            return None
+        if code.co_filename.startswith("<"):
+            return (f"its source is not available (defined in {code.co_filename}: `python "
+                    f"-c`, stdin, `exec` or an interactive session)")
+        try:
+            inspect.getsource(self._function)
+        except (OSError, TypeError) as e:
+            return f"its source is not available ({e})"
+        return None
+
+    def _unconverted_reason(self) -> str:
+        """Why a function with source is not converted (`conversion_of` refused it)."""
+        f = self._function
+        if getattr(f, "__wrapped__", None):
+            return "it is wrapped by a decorator"
+        if getattr(f, "__fw_not_to_static__", False):
+            return "it is marked not_to_static"
+        if getattr(f, "__name__", "") == "<lambda>":
+            return "it is a lambda (fw.jit converts `def` functions)"
+        return "fw.jit runs its module as written (fw's own modules, the standard " \
+               "library, installed packages and ignore_module modules)"
 
     def _eager(self, *args, **kwargs):
         if self._instance is not None:
@@ -333,7 +378,7 @@ class StaticFunction:
             key += (("amp", True),)
         return key, tmpl, leaves
 
-    def _trace(self, key, tmpl, leaves) -> ConcreteProgram:
+    def _trace(self, key, tmpl, leaves, graph_breaks=False) -> ConcreteProgram:
         rec, fn = self._converted
         inst = self._instance
 
@@ -342,19 +387,51 @@ class StaticFunction:
                 return fn(inst, *sargs, **skw)
             return fn(*sargs, **skw)
 
-        if rec is None:
-            code = getattr(self._function, "__code__", None)
-            if code is not None and self.conversion_report.add_note(
+        why = None
+        code = getattr(self._function, "__code__", None)
+        if rec is None and code is not None:
+            why = self._no_source_reason() or self._unconverted_reason()
+            if self.conversion_report.add_note(
                     code.co_filename, code.co_firstlineno,
-                    "the source is not available (or the function is wrapped/marked "
-                    "not_to_static): it is traced as written, without converting its "
-                    "Python control flow"):
-                _log.info("fw.jit.to_static(%s): traced without conversion (no source)",
-                          self.__qualname__)
-        cp = trace_program(self, self.__qualname__, key, tmpl, leaves, invoke,
-                           rec.code if rec is not None else "")
+                    f"not converted: {why}; it is traced as written (a Python `if`/`while` "
+                    f"on a tensor cannot be traced)"):
+                _log.info("fw.jit.to_static(%s): traced without conversion: %s",
+                          self.__qualname__, why)
+        try:
+            cp = trace_program(self, self.__qualname__, key, tmpl, leaves, invoke,
+                               rec.code if rec is not None else "",
+                               graph_breaks=graph_breaks)
+        except ConversionError as e:
+            if why is None:
+                raise
+            # the message must not claim a conversion that did not happen: say why
+            # the function was traced as written (and what failed there)
+            desc = _VALUE_CONSTRUCTS.get(e.construct, (None,))[0] or \
+                (e.message or str(e)).strip().split("\n")[0]
+            fn_, ln = (e.filename, e.lineno) if e.filename is not None else \
+                (code.co_filename, _line_in(e.__cause__ or e, code) or code.co_firstlineno)
+            err = ConversionError(
+                f"fw.jit.to_static({self.__qualname__}): the function was not converted "
+                f"because {why}, so it was traced as written, and that failed: {desc}",
+                fn_, ln,
+                construct="no source",
+                hint="define the function in a .py file (or keep its notebook cell), or "
+                     "call to_static with full_graph=False (the default) to run it "
+                     "eagerly")
+            err.traced_failure = desc
+            raise err from e
         self._cache.add(key, cp)
         return cp
+
+
+def _line_in(e, code):
+    """The line of `code` (the user's function) the traceback of `e` passes last."""
+    line, tb = None, e.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code is code:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
 
 
 def _first_value(args, kwargs):
@@ -383,8 +460,7 @@ def _param_names(fn, bound: bool) -> list:
     return out
 
 
-def to_static(function=None, input_spec=None, build_strategy=None, backend=None,
-              full_graph=True, **kwargs):
+def to_static(function=None, input_spec=None, build_strategy=None, backend=None, **kwargs):
     """Convert a function, a method or a Layer to run as a static program (Paddle's
     ``paddle.jit.to_static``).
 
@@ -397,9 +473,12 @@ def to_static(function=None, input_spec=None, build_strategy=None, backend=None,
         input_spec: list of `InputSpec` (nested lists/dicts allowed) for the
             positional tensor arguments: their -1 dims accept any size.
         build_strategy, backend: accepted for compatibility (fw has one backend).
-        full_graph: True (default) converts the whole function or raises a
-            `ConversionError`; False runs what cannot be converted eagerly (see
-            `fw.jit._regions`) and lists it in ``conversion_report``.
+        **kwargs: ``full_graph`` (bool, default False, as in Paddle 3): False runs
+            what cannot be converted eagerly, statement by statement (see
+            `fw.jit._regions`; a function without source as a whole), with a
+            graph break at ``.numpy()``/``.item()``/``print(tensor)``, and lists each
+            fallback in ``conversion_report``; True converts the whole function or
+            raises a `ConversionError`. ``property`` and ``training`` are accepted.
 
     Returns:
         a `StaticFunction` (or the Layer).
@@ -414,8 +493,13 @@ def to_static(function=None, input_spec=None, build_strategy=None, backend=None,
     [2.0, 4.0]
     """
     for k in kwargs:
-        if k not in ("property", "enable_fallback", "training"):
+        if k not in ("property", "enable_fallback", "training", "full_graph"):
             raise TypeError(f"to_static() got an unexpected keyword argument {k!r}")
+    # Paddle 3 reads full_graph from **kwargs with a False default (paddle/jit/api.py)
+    full_graph = kwargs.get("full_graph", False)
+    if not isinstance(full_graph, bool):
+        raise TypeError(f"to_static: full_graph must be a bool, got "
+                        f"{type(full_graph).__name__}")
 
     def decorate(fn):
         if isinstance(fn, StaticFunction):

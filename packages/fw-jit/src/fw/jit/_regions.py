@@ -18,6 +18,13 @@ are the top-level statements:
   and the next statements start a new program. (An error that also happens
   eagerly is the user's and is raised.)
 
+A function whose source is not available (``python -c``, stdin, ``exec``, a
+notebook cell whose source was lost) has no statements to split: it was traced as
+written, and when that failed (a Python ``if``/``while`` on a tensor, ``.numpy()``,
+…) `WholeEager` runs the whole function eagerly on every call — there is no
+bytecode capture (Paddle's SOT, TorchDynamo) to break the graph inside it. The
+report lists it with that cause; it never claims a conversion.
+
 Every eager statement is listed once in ``static_fn.conversion_report`` with its
 file, line, text and the reason, and logged once on the ``fw.jit`` logger.
 Gradients flow through the whole call: traced groups are autograd nodes
@@ -35,7 +42,7 @@ from fw.jit._signature import _flatten
 from fw.jit._trace import trace_program
 from fw.jit._transform import convert_source
 
-__all__ = ["RegionRunner"]
+__all__ = ["RegionRunner", "WholeEager"]
 
 _log = logging.getLogger("fw.jit")
 _REGION_CODE: dict = {}
@@ -44,6 +51,30 @@ _REGION_CODE: dict = {}
 def _first_line(e: BaseException) -> str:
     text = str(e).strip().split("\n")[0]
     return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+class WholeEager:
+    """Runs a `StaticFunction` that cannot be split into regions eagerly, as a
+    whole: its source is not available (see the module docstring), or fw.jit runs
+    it as written (a lambda, a wrapped or not_to_static function). The fallback
+    is in its conversion report."""
+
+    def __init__(self, sf, why, error=None):
+        self.sf = sf
+        self.first_error = error
+        code = sf._function.__code__
+        cause = getattr(error, "traced_failure", None) or \
+            (_first_line(error) if error is not None else "")
+        where = f" at line {error.lineno}" if getattr(error, "lineno", None) else ""
+        reason = f"the whole function runs eagerly: {why}" + (
+            f"; tracing it as written stopped{where}: {cause}" if cause else "")
+        if sf.conversion_report.add_fallback(code.co_filename, code.co_firstlineno,
+                                             f"def {code.co_name}(...)", reason):
+            _log.warning("fw.jit.to_static(%s, full_graph=False): %s", sf.__qualname__,
+                         reason)
+
+    def __call__(self, args, kwargs):
+        return self.sf._eager(*args, **kwargs)
 
 
 class RegionRunner:
@@ -122,7 +153,8 @@ class RegionRunner:
                 try:
                     cp = trace_program(self.sf, f"{self.sf.__qualname__} (statements "
                                                 f"{lines[i]}-{lines[j - 1]})", full_key,
-                                       ([tmpl], []), leaves, invoke, strict=False)
+                                       ([tmpl], []), leaves, invoke, strict=False,
+                                       graph_breaks=True)
                 except Exception as e:  # noqa: BLE001 - any trace failure: run it eagerly
                     k = self.at if self.at is not None else i
                     set_(vals)

@@ -343,7 +343,9 @@ def _describe(v):
 
 
 def convert_print(*args, sep=" ", end="\n", file=None, flush=False):
-    """``print(...)``. Symbolic tensors are printed with their values each time the
+    """``print(...)``. With ``full_graph=False`` printing a symbolic tensor is a
+    graph break (a `ConversionError` that makes the statement run eagerly). Else
+    symbolic tensors are printed with their values each time the
     program runs (from block 0); inside a tensor-dependent branch or loop body they
     print once, at trace time, as their type (noted in the conversion report)."""
     t = _context.active()
@@ -353,6 +355,10 @@ def convert_print(*args, sep=" ", end="\n", file=None, flush=False):
                 a.fail("printed")
         builtins.print(*args, sep=sep, end=end, file=file, flush=flush)
         return
+    if t.graph_breaks:  # full_graph=False: print the values eagerly, in order
+        fn, ln = _context.user_frame(2)
+        raise ConversionError("print() of a tensor needs its values (a graph break: the "
+                              "statement runs eagerly)", fn, ln, construct="print")
     if len(t.builder.blocks) > 1:
         fn, ln = _context.user_frame(2)
         t.note(fn, ln, "print() of a tensor inside an if/while whose condition is a tensor "

@@ -47,10 +47,11 @@ _VALUE_CONSTRUCTS = {
     "tolist": ("calling `.tolist()` on a symbolic tensor",
                "keep the value a tensor, or compute it outside the converted function"),
     "__bool__": ("using a symbolic tensor as a Python bool",
-                 "`if`/`while`/`and`/`or`/`not` on tensors are converted in the function "
-                 "itself; in code fw.jit does not convert (fw's own modules, third-party "
-                 "libraries, @not_to_static functions) compute the condition outside the "
-                 "program, or use fw.where"),
+                 "this code was not converted (fw's own modules, third-party libraries, "
+                 "@not_to_static functions and functions whose source is not available "
+                 "are traced as written; `if`/`while`/`and`/`or`/`not` on tensors are "
+                 "converted only in code fw.jit converts): compute the condition outside "
+                 "the program, or use fw.where"),
     "__index__": ("using a symbolic tensor as a Python int (an index, a size or a range bound)",
                   "use the tensor directly where an op accepts a tensor, or make the value a "
                   "Python int outside the converted function"),
@@ -221,7 +222,8 @@ class ConcreteProgram:
 
 
 
-def trace_program(owner, name, key, tmpl, leaves, invoke, code="", strict=True):
+def trace_program(owner, name, key, tmpl, leaves, invoke, code="", strict=True,
+                  graph_breaks=False):
     """Trace ``invoke(args, kwargs)`` on symbolic inputs into a `ConcreteProgram`.
 
     Args:
@@ -233,10 +235,14 @@ def trace_program(owner, name, key, tmpl, leaves, invoke, code="", strict=True):
         invoke: ``invoke(args, kwargs)`` runs the converted code.
         strict: results must be tensors/containers/Python values (False: any
             object, and unassigned variables, pass through as constants).
+        graph_breaks: the caller falls back to eager code on a `ConversionError`
+            (``full_graph=False``): `print` of a tensor raises one (a graph break)
+            instead of becoming a print op.
     """
     from fw.core.ir.types import TensorType
     b = Builder()
     trace = _context.Trace(b, name)
+    trace.graph_breaks = graph_breaks
     _context.push(trace)
     train = _training.TraceTraining(trace, owner)
     try:

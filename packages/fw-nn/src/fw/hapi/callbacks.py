@@ -141,9 +141,11 @@ def _fmt(v):
 
 
 class ProgBarLogger(Callback):
-    """Report progress: ``verbose=1`` draws a tqdm bar per epoch (tqdm hides it when
-    the output is not a terminal), ``verbose=2`` prints a line every ``log_freq``
-    steps and one per epoch, ``verbose=0`` is silent.
+    """Report progress: ``verbose=1`` draws a tqdm bar per epoch on a terminal and,
+    when stdout is not one (a log file, a pipe, a notebook capture), prints the
+    verbose=2 lines instead (a bar there would be nothing or control codes);
+    ``verbose=2`` prints a line every ``log_freq`` steps and one per epoch,
+    ``verbose=0`` is silent.
 
     Args:
         log_freq: steps between log lines (verbose=2) or bar refreshes.
@@ -163,7 +165,16 @@ class ProgBarLogger(Callback):
     def _line(self, logs):
         return " - ".join(f"{k}: {_fmt(logs[k])}" for k in self._keys(logs))
 
+    def _lines(self) -> bool:
+        # plain lines: verbose=2, or verbose=1 with no terminal to draw a bar on
+        if self.verbose == 2:
+            return True
+        isatty = getattr(sys.stdout, "isatty", None)
+        return self.verbose == 1 and not (isatty is not None and isatty())
+
     def _open_bar(self, total, desc):
+        if self._lines():
+            return None
         try:
             from tqdm import tqdm
         except ImportError:  # tqdm is a dependency; still work without it
@@ -182,14 +193,14 @@ class ProgBarLogger(Callback):
         if self.verbose and self.epochs:
             if self.verbose == 1:
                 self._bar = self._open_bar(self.steps, f"Epoch {epoch + 1}/{self.epochs}")
-            else:
+            if self._bar is None:
                 print(f"Epoch {epoch + 1}/{self.epochs}", flush=True)
 
     def _progress(self, step, logs, total):
         if self._bar is not None:
             self._bar.update(step + 1 - self._bar.n)
             self._bar.set_postfix_str(self._line(logs), refresh=False)
-        elif self.verbose == 2 and (step + 1) % self.log_freq == 0:
+        elif self._lines() and ((step + 1) % self.log_freq == 0 or (total and step + 1 == total)):
             ms = (time.time() - self._t0) * 1000 / (step + 1)
             of = f"/{total}" if total else ""
             print(f"step {step + 1}{of} - {self._line(logs)} - {ms:.0f}ms/step", flush=True)
@@ -203,7 +214,7 @@ class ProgBarLogger(Callback):
             self._bar.set_postfix_str(self._line(logs or {}))
             self._bar.close()
             self._bar = None
-        elif self.verbose == 2 and logs:
+        elif self._lines() and logs:
             print(f"Epoch {epoch + 1} done - {self._line(logs)}", flush=True)
 
     def on_eval_begin(self, logs=None):
@@ -212,7 +223,7 @@ class ProgBarLogger(Callback):
         if self.verbose:
             if self.verbose == 1:
                 self._bar = self._open_bar(self.eval_steps, "Eval")
-            else:
+            if self._bar is None:
                 print("Eval begin...", flush=True)
 
     def on_eval_batch_end(self, step, logs=None):
@@ -224,7 +235,7 @@ class ProgBarLogger(Callback):
             self._bar.set_postfix_str(self._line(logs or {}))
             self._bar.close()
             self._bar = None
-        elif self.verbose == 2:
+        elif self._lines():
             print(f"Eval samples: {(logs or {}).get('samples', '?')} - "
                   f"{self._line(logs or {})}", flush=True)
 
@@ -444,20 +455,28 @@ class ReduceLROnPlateau(Callback):
 
 class TensorBoard(Callback):
     """Log the training/evaluation scalars (loss and metrics) to TensorBoard event
-    files in `log_dir` (``train/`` per step, ``eval/`` per evaluation)."""
+    files in `log_dir` (``train/`` per step, ``eval/`` per evaluation) through
+    `fw.utils.LogWriter` (tensorboardX); flushed every `flush_secs` seconds and after
+    each epoch and evaluation.
 
-    def __init__(self, log_dir):
+    Args:
+        log_dir (str): the directory of the event files.
+        flush_secs (int, optional): seconds between background flushes. Default 30.
+    """
+
+    def __init__(self, log_dir, flush_secs=30):
         super().__init__()
         self.log_dir = log_dir
+        self.flush_secs = flush_secs
         self._writer = None
         self.train_step = 0
         self.eval_step = 0
 
     def _w(self):
         if self._writer is None:
-            from fw.hapi.tensorboard import EventFileWriter
+            from fw.hapi.tensorboard import open_writer
 
-            self._writer = EventFileWriter(self.log_dir)
+            self._writer = open_writer(self.log_dir, self.flush_secs)
         return self._writer
 
     def _write(self, prefix, logs, step):
@@ -479,6 +498,10 @@ class TensorBoard(Callback):
         if self._writer is not None:
             self._writer.flush()
 
+    def on_epoch_end(self, epoch, logs=None):
+        if self._writer is not None:
+            self._writer.flush()
+
     def on_train_end(self, logs=None):
         if self._writer is not None:
             self._writer.close()
@@ -486,8 +509,9 @@ class TensorBoard(Callback):
 
 
 class VisualDL(TensorBoard):
-    """Paddle's VisualDL logging callback; fw writes TensorBoard event files instead
-    (VisualDL and TensorBoard both display them)."""
+    """Paddle's VisualDL logging callback (``VisualDL(log_dir)``); fw writes
+    TensorBoard event files with `fw.utils.LogWriter` (VisualDL and TensorBoard both
+    display them)."""
 
 
 def config_callbacks(callbacks=None, model=None, batch_size=None, epochs=None, steps=None,

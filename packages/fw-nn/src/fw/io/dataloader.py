@@ -64,6 +64,7 @@ from fw.io.worker import (
     received_warnings,
     worker_loop,
 )
+from fw.profiler import RecordEvent, TracerEventType
 
 __all__ = ["DataLoader"]
 
@@ -266,6 +267,10 @@ class _SingleProcessIter:
         return self
 
     def __next__(self):
+        with RecordEvent("DataLoader::next", TracerEventType.Dataloader):  # reader cost
+            return self._next()
+
+    def _next(self):
         ld = self.loader
         if self._done:
             raise StopIteration
@@ -405,7 +410,8 @@ class _MultiProcessIter:
 
     def __next__(self):
         try:
-            return self._next()
+            with RecordEvent("DataLoader::next", TracerEventType.Dataloader):  # reader cost
+                return self._next()
         except StopIteration:
             if not self.loader.persistent_workers:
                 self._shutdown_workers()

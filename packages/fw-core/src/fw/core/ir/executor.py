@@ -82,10 +82,12 @@ from __future__ import annotations
 
 import keyword
 import sys
+from time import perf_counter_ns as _perf_ns
 from typing import NamedTuple
 
 import numpy as np
 
+from fw.core import _observe
 from fw.core import dtypes as _dt
 from fw.core import place as _pl
 from fw.core.errors import FwError, InvalidArgumentError, InvalidTypeError
@@ -673,6 +675,18 @@ class Compiled:
         """Run on input arrays (`params`: ``{label: Tensor or array}`` instead of the
         program's captured tensors; `check`: check the inputs' and params' types).
         Returns the output arrays (a list)."""
+        rec = _observe.recorder()
+        if rec is None:
+            return self._call(arrays, params, check)
+        # fw.profiler records: one span per program run (its ops run in generated code)
+        t0 = _perf_ns()
+        try:
+            return self._call(arrays, params, check)
+        finally:
+            rec.event("Executor::run", "OperatorInner", t0, _perf_ns(),
+                      {"ops": len(self.program.block.ops)})
+
+    def _call(self, arrays, params, check):
         if check:
             self.check_inputs(arrays)
         cap = self.program.captured if params is None else params

@@ -25,7 +25,7 @@ import keyword
 import numpy as np
 
 from fw.core import tensor as _tensor
-from fw.core.dispatch import grad_state, invoke
+from fw.core.dispatch import grad_state, invoke, observe_state
 from fw.core.ir.core import Value
 from fw.core.ir.core import _state as _build
 from fw.core.ops._codecache import CodeCache
@@ -120,7 +120,7 @@ def _make_generic(op, fname):
     params, ins = [], []
     ns = {"_invoke": invoke, "_op": op, "_ref": op.reference, "_bs": _build, "_amp": amp_state,
           "_T": Tensor, "_nd": _ndarray, "_canon": op.canon, "_pl": _pl,
-          "_fin": _finish1 if op.num_outputs == 1 else _finishn}
+          "_fin": _finish1 if op.num_outputs == 1 else _finishn, "_obs": observe_state}
     for i, n in enumerate(op.input_names):
         params.append(f"{n}=None" if i in op.optional else n)
         ins.append(n)
@@ -164,7 +164,8 @@ def _make_generic(op, fname):
         if not op.input_names:  # creation ops: only when the current device is the cpu
             tconds.append("_pl._current[0].kind == 'cpu'")
     if fast:
-        head = " and ".join(["_bs.builder is None", "not _amp.enabled"] + tconds)
+        head = " and ".join(["_bs.builder is None", "_obs.hook is None", "not _amp.enabled"]
+                            + tconds)
         need = " or ".join(grads) if grads else "False"
         lines.append(f"    if {head}:")
         for a in arrs:
@@ -204,6 +205,7 @@ def _make_binary(op, fname):
     kern = op.kernels.get("cpu") or op.reference
     gs = grad_state
     bs = _build
+    obs = observe_state  # the profiler / NaN check send every op to `invoke`
     inv = invoke
     T = Tensor
     nd = _ndarray
@@ -213,7 +215,7 @@ def _make_binary(op, fname):
     float_only = op.to_float
 
     def f(x, y, name=None):
-        if type(x) is T and bs.builder is None:
+        if type(x) is T and bs.builder is None and obs.hook is None:
             a = x._data
             ty = type(y)
             if ty is T:
@@ -251,7 +253,7 @@ def _make_binary(op, fname):
 
     def rf(y, x):
         # reflected operator (``2.0 - t`` calls t.__rsub__(2.0)): computes x op y
-        if type(y) is T and bs.builder is None:
+        if type(y) is T and bs.builder is None and obs.hook is None:
             b = y._data
             tx = type(x)
             if (tx is float or tx is int) and type(b) is nd and b.dtype.kind == "f":
@@ -283,6 +285,7 @@ def _make_unary(op, fname):
     kern = op.kernels.get("cpu") or op.reference
     gs = grad_state
     bs = _build
+    obs = observe_state  # the profiler / NaN check send every op to `invoke`
     inv = invoke
     T = Tensor
     nd = _ndarray
@@ -292,7 +295,7 @@ def _make_unary(op, fname):
     kinds = "fc" if op.to_float else "biufcV"
 
     def f(x, name=None):
-        if type(x) is T and bs.builder is None:
+        if type(x) is T and bs.builder is None and obs.hook is None:
             a = x._data
             if type(a) is nd and a.dtype.kind in kinds:
                 try:

@@ -251,7 +251,9 @@ def _ce_ref(logits, label, weight=None, soft_label=False, ignore_index=-100, red
             den = np.sum(~ignored, dtype=x.dtype)
         else:
             den = x.dtype.type(loss.size)
-        out = total / np.where(den != 0, den, x.dtype.type(1))
+        # the guard reads den on the host (one sync, as GPU run 1 verified for the weighted
+        # case); np.where(den != 0, den, np.float32(1)) would mix a host 0-d array in
+        out = total / (den if den != 0 else x.dtype.type(1))
         out = down(arr(out, x.dtype), logits.dtype)
     else:
         out = _reduce(loss, reduction, logits.dtype)

@@ -41,6 +41,13 @@ from fw.distributed.fleet.topology import (
     HybridCommunicateGroup,
     ParallelMode,
 )
+from fw.distributed.ps.fleet_api import (
+    init_server,
+    init_worker,
+    run_server,
+    save_persistables,
+    stop_worker,
+)
 
 __all__ = ["init", "DistributedStrategy", "distributed_model", "distributed_optimizer",
            "get_hybrid_communicate_group", "worker_index", "worker_num", "is_first_worker",
@@ -48,4 +55,6 @@ __all__ = ["init", "DistributedStrategy", "distributed_model", "distributed_opti
            "server_index", "node_num", "worker_endpoints", "server_endpoints", "all_reduce",
            "Fleet", "fleet", "util", "UtilBase", "Role", "RoleMakerBase",
            "PaddleCloudRoleMaker", "UserDefinedRoleMaker", "CommunicateTopology",
-           "HybridCommunicateGroup", "ParallelMode", "base", "meta_parallel", "utils"]
+           "HybridCommunicateGroup", "ParallelMode", "base", "meta_parallel", "utils",
+           # parameter-server mode (fw.distributed.ps)
+           "init_server", "run_server", "init_worker", "stop_worker", "save_persistables"]

@@ -18,6 +18,7 @@ from fw.distributed import _fleet_comm as comm
 from fw.distributed.fleet.base.util_factory import UtilBase
 from fw.distributed.fleet.strategy import DistributedStrategy
 from fw.distributed.fleet.topology import CommunicateTopology, HybridCommunicateGroup
+from fw.distributed.ps import fleet_api
 
 __all__ = ["Fleet", "fleet", "init", "get_hybrid_communicate_group", "distributed_model",
            "distributed_optimizer", "worker_index", "worker_num", "is_first_worker",
@@ -290,11 +291,24 @@ def _sync_replicated(model, group):
 
 
 def distributed_optimizer(optimizer, strategy=None):
-    """Wrap `optimizer` for the job's strategy (gradient merge, sharding)."""
+    """Wrap `optimizer` for the job's strategy (gradient merge, sharding; in
+    parameter-server mode a `fw.distributed.ps.PSOptimizer` whose rule the servers
+    apply, in the mode ``strategy.a_sync``/``a_sync_configs`` choose)."""
+    if _ps_mode():
+        return fleet_api.distributed_optimizer(_state.role_maker, optimizer,
+                                               strategy or _state.strategy)
     _require("distributed_optimizer")
     from fw.distributed.fleet.optimizer import HybridParallelOptimizer
 
     return HybridParallelOptimizer(optimizer, _state.hcg, strategy or _state.strategy)
+
+
+def _ps_mode() -> bool:
+    """Whether `init` started parameter-server mode (a non-collective role maker of a
+    job with parameter servers)."""
+    rm = _state.role_maker
+    return (rm is not None and not _state.is_collective and not rm._is_collective
+            and not rm._is_non_distributed())
 
 
 class Fleet:
@@ -328,6 +342,12 @@ class Fleet:
     server_endpoints = staticmethod(server_endpoints)
     barrier_worker = staticmethod(barrier_worker)
     all_reduce = staticmethod(all_reduce)
+    # parameter-server mode (fw.distributed.ps)
+    init_server = staticmethod(fleet_api.init_server)
+    run_server = staticmethod(fleet_api.run_server)
+    init_worker = staticmethod(fleet_api.init_worker)
+    stop_worker = staticmethod(fleet_api.stop_worker)
+    save_persistables = staticmethod(fleet_api.save_persistables)
 
     @property
     def util(self):

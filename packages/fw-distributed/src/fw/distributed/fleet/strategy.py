@@ -29,6 +29,14 @@ _DEFAULTS = {
     "pipeline_configs": {"accumulate_steps": 1, "micro_batch_size": 1,
                          "schedule_mode": "1F1B"},
     "tensor_parallel_configs": {"tensor_parallel_degree": 1, "tensor_init_seed": -1},
+    # parameter-server mode (fw.distributed.ps): k_steps picks geo (> 0); the other keys
+    # are Paddle's communicator tuning, accepted and kept (fw's trainers send at each step)
+    "a_sync_configs": {"k_steps": -1, "max_merge_var_num": 1, "send_queue_size": 16,
+                       "independent_recv_thread": False, "min_send_grad_num_before_recv": 1,
+                       "thread_pool_size": 1, "send_wait_times": 1,
+                       "runtime_split_send_recv": False, "launch_barrier": True,
+                       "heter_worker_device_guard": "cpu", "lr_decay_steps": 10,
+                       "use_ps_gpu": 0, "use_gpu_graph": 0},
 }
 _SWITCHES = ("amp", "recompute", "gradient_merge", "sharding", "pipeline", "tensor_parallel")
 _DEGREES = ("dp_degree", "mp_degree", "pp_degree", "sharding_degree", "sep_degree")
@@ -77,6 +85,8 @@ def _validate(cfg, key, v):
                              f"got {v!r}")
     elif cfg == "tensor_parallel_configs" and key == "tensor_parallel_degree":
         _check_int(cfg, key, v, 1)
+    elif cfg == "a_sync_configs" and key == "k_steps":
+        _check_int(cfg, key, v, -1)
 
 
 class DistributedStrategy:
@@ -94,6 +104,15 @@ class DistributedStrategy:
         object.__setattr__(self, "_cfg", copy.deepcopy(_DEFAULTS))
         object.__setattr__(self, "_on", dict.fromkeys(_SWITCHES, False))
         object.__setattr__(self, "find_unused_parameters", False)
+        # parameter-server mode: asynchronous by default, as in Paddle
+        object.__setattr__(self, "_a_sync", True)
+
+    @property
+    def a_sync(self) -> bool:
+        """Parameter-server mode: True (default) for async or, with
+        ``a_sync_configs["k_steps"] > 0``, geo; False for sync. Setting it resets
+        ``k_steps`` to 0, as Paddle does."""
+        return self._a_sync
 
     def __getattr__(self, name):
         d = self.__dict__
@@ -122,9 +141,14 @@ class DistributedStrategy:
                 cur[k] = copy.deepcopy(v)
         elif name == "find_unused_parameters":
             object.__setattr__(self, name, bool(value))
+        elif name == "a_sync":
+            if not isinstance(value, bool):
+                raise ValueError(f"DistributedStrategy.a_sync must be a bool, got {value!r}")
+            object.__setattr__(self, "_a_sync", value)
+            self._cfg["a_sync_configs"]["k_steps"] = 0
         else:
             raise AttributeError(f"DistributedStrategy has no attribute {name!r} (known: "
-                                 f"{sorted(_SWITCHES + tuple(_DEFAULTS))})")
+                                 f"{sorted(_SWITCHES + tuple(_DEFAULTS) + ('a_sync',))})")
 
     def __repr__(self):
         on = [k for k, v in self._on.items() if v]

@@ -44,6 +44,7 @@ class LaunchConfig:
     log_level: str
     cmd: list[str]                  # the rank's argv without the interpreter
     module: bool
+    ps: tuple[int, int] | None = None  # --run_mode ps: (server_num, trainer_num)
 
 
 def _positive_int(name):
@@ -88,7 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log_dir", default="log",
                    help="one log file per rank, workerlog.<rank>. Default: log")
     p.add_argument("--run_mode", default="collective",
-                   help="only 'collective' (no parameter servers). Default: collective")
+                   help="'collective', or 'ps' (parameter servers and trainers: "
+                        "--server_num, --trainer_num). Default: collective")
+    p.add_argument("--server_num", type=_positive_int("--server_num"), default=None,
+                   help="--run_mode ps: the number of parameter servers")
+    p.add_argument("--trainer_num", type=_positive_int("--trainer_num"), default=None,
+                   help="--run_mode ps: the number of trainers")
     p.add_argument("--job_id", default="default", help="job name. Default: default")
     p.add_argument("--devices", "--gpus", default=None,
                    help="comma-separated device ids, one rank each (FLAGS_selected_gpus)")
@@ -159,9 +165,10 @@ def _local_address(addr: str) -> bool:
 def parse_args(argv=None) -> LaunchConfig:
     """Parse and check the flags; every inconsistency is a `LaunchError` naming the flags."""
     ns = build_parser().parse_args(argv)
-    if ns.run_mode != "collective":
-        raise LaunchError(f"--run_mode={ns.run_mode!r}: fw runs collective jobs only "
-                          "(no parameter-server modes)")
+    if ns.run_mode not in ("collective", "ps"):
+        raise LaunchError(f"--run_mode={ns.run_mode!r}: fw runs 'collective' and 'ps' "
+                          "(parameter-server) jobs")
+    ps = _ps_config(ns)
     nnodes_text = str(ns.nnodes)
     if ":" in nnodes_text:  # Paddle's elastic range "min:max"
         lo, _, hi = nnodes_text.partition(":")
@@ -214,6 +221,14 @@ def parse_args(argv=None) -> LaunchConfig:
             raise LaunchError(f"--nproc_per_node={nproc} but --devices={ns.devices} names "
                               f"{len(devices)} devices (one rank per device)")
     nproc = nproc or 1
+    if ps is not None:
+        if nnodes > 1:
+            raise LaunchError("--run_mode ps: parameter-server jobs run on one node "
+                              f"(--nnodes={nnodes} is not supported)")
+        if ns.nproc_per_node is not None and nproc != sum(ps):
+            raise LaunchError(f"--run_mode ps: --nproc_per_node={nproc} but --server_num "
+                              f"{ps[0]} + --trainer_num {ps[1]} = {sum(ps)} processes")
+        nproc = sum(ps)
     if ns.max_restart < 0:
         raise LaunchError(f"--max_restart={ns.max_restart}: must be >= 0")
     if ns.grace < 0:
@@ -237,4 +252,20 @@ def parse_args(argv=None) -> LaunchConfig:
         timeout=ns.timeout, pmi_timeout=pmi_timeout, rendezvous_timeout=ns.rendezvous_timeout,
         grace=ns.grace, allow_stale_env=ns.allow_stale_env, log_level=level,
         cmd=(["-m", script] if ns.module else [script]) + list(ns.training_script_args),
-        module=ns.module)
+        module=ns.module, ps=ps)
+
+
+def _ps_config(ns):
+    """(server_num, trainer_num) under --run_mode ps, else None (and the PS flags
+    are refused in a collective job)."""
+    if ns.run_mode != "ps":
+        given = [f for f in ("server_num", "trainer_num") if getattr(ns, f) is not None]
+        if given:
+            raise LaunchError(f"--{given[0]} needs --run_mode ps")
+        return None
+    missing = [f"--{f}" for f in ("server_num", "trainer_num") if getattr(ns, f) is None]
+    if missing:
+        raise LaunchError(f"--run_mode ps needs {' and '.join(missing)}")
+    if ns.devices:
+        raise LaunchError("--run_mode ps runs on CPUs; --devices is not supported with it")
+    return ns.server_num, ns.trainer_num

@@ -28,6 +28,7 @@ import time
 from fw.distributed import _pmi
 from fw.distributed.launch import env as _env
 from fw.distributed.launch.args import LaunchConfig, LaunchError, parse_args
+from fw.distributed.launch.ps_env import ps_rank_environ
 from fw.distributed.launch.workers import (
     ShmTracker,
     Worker,
@@ -291,6 +292,8 @@ class Launcher:
                     store_endpoint=self.store.endpoint, job_id=self.job_id,
                     restart_count=attempt, pmi_fd=theirs.fileno(), timeout=cfg.timeout,
                     log_dir=log_dir, device=cfg.devices[local] if cfg.devices else None)
+                if cfg.ps is not None:   # --run_mode ps: the servers' and trainers' roles
+                    env = ps_rank_environ(env, rank, cfg.ps[0], cfg.ps[1], self.endpoints)
                 try:
                     self.workers.append(Worker(
                         rank, local, cmd, env,

@@ -1,0 +1,20 @@
+"""The examples in fw.sparse's docstrings run and print what they claim."""
+
+import doctest
+import importlib
+import pkgutil
+
+import pytest
+
+import fw.sparse
+
+MODULES = sorted(m.name for m in pkgutil.walk_packages(fw.sparse.__path__, "fw.sparse."))
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    mod = importlib.import_module(name)
+    result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    if result.attempted == 0:
+        pytest.skip(f"{name} has no docstring examples")
+    assert result.failed == 0
