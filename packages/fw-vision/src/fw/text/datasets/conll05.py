@@ -70,9 +70,24 @@ class Conll05st(Dataset):
     Examples:
         .. code-block:: python
 
+            >>> import gzip, io, os, tarfile, tempfile
             >>> import fw
-            >>> fw.text.Conll05st.__name__
-            'Conll05st'
+            >>> d = tempfile.mkdtemp()
+            >>> cols = {"words": b"cats\\nsleep\\n\\n", "props": b"-  (A0*)\\nsleep (V*)\\n\\n"}
+            >>> with tarfile.open(os.path.join(d, "t.tgz"), "w:gz") as tar:
+            ...     for kind, text in cols.items():
+            ...         data = gzip.compress(text)
+            ...         info = tarfile.TarInfo(f"conll05st-release/test.wsj/{kind}/"
+            ...                                f"test.wsj.{kind}.gz")
+            ...         info.size = len(data)
+            ...         tar.addfile(info, io.BytesIO(data))
+            >>> for name, text in [("w", "cats\\nsleep\\n"), ("v", "sleep\\n"),
+            ...                    ("t", "B-A0\\nI-A0\\nB-V\\nI-V\\nO\\n"), ("e", "")]:
+            ...     with open(os.path.join(d, name), "w") as f:
+            ...         _ = f.write(text)
+            >>> ds = fw.text.Conll05st(*(os.path.join(d, n) for n in ("t.tgz", "w", "v", "t", "e")))
+            >>> ds.labels[0], ds[0][-1].tolist()
+            (['B-A0', 'B-V'], [0, 2])
     """
 
     def __init__(self, data_file: str | None = None, word_dict_file: str | None = None,
