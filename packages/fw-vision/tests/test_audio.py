@@ -142,7 +142,8 @@ def test_create_dct_matches_scipy_and_paddle():
 
 _WINDOWS = [("hann",), ("hamming",), ("blackman",), ("nuttall",), ("bartlett",), ("triang",),
             ("cosine",), ("bohman",), ("tukey",), ("taylor",), ("exponential", None, 3.0),
-            ("kaiser", 8.0), ("gaussian", 3.0), ("general_gaussian", 1.5, 4.0)]
+            ("kaiser", 8.0), ("gaussian", 3.0), ("general_gaussian", 1.5, 4.0),
+            ("general_hamming", 0.6), ("general_cosine", (0.5, 0.3, 0.2))]
 
 
 @pytest.mark.parametrize("w", _WINDOWS, ids=lambda w: w[0])

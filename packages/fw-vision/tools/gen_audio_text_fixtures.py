@@ -19,7 +19,8 @@ OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "f
 
 WINDOWS = [("hann",), ("hamming",), ("blackman",), ("nuttall",), ("bartlett",), ("triang",),
            ("cosine",), ("bohman",), ("tukey",), ("taylor",), ("exponential", None, 3.0),
-           ("kaiser", 8.0), ("gaussian", 3.0), ("general_gaussian", 1.5, 4.0)]
+           ("kaiser", 8.0), ("gaussian", 3.0), ("general_gaussian", 1.5, 4.0),
+           ("general_hamming", 0.6), ("general_cosine", (0.5, 0.3, 0.2))]
 
 
 def main():

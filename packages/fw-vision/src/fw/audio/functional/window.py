@@ -26,6 +26,10 @@ def _general_cosine(m, a):
     return w
 
 
+def _general_hamming(m, alpha):
+    return _general_cosine(m, [alpha, 1.0 - alpha])
+
+
 def _hann(m):
     return _general_cosine(m, [0.5, 0.5])
 
@@ -134,6 +138,7 @@ _WINDOWS = {
     "kaiser": (_kaiser, 1, 0), "gaussian": (_gaussian, 1, 0),
     "general_gaussian": (_general_gaussian, 2, 0), "exponential": (_exponential, 0, 2),
     "tukey": (_tukey, 0, 1), "taylor": (_taylor, 0, 3),
+    "general_cosine": (_general_cosine, 1, 0), "general_hamming": (_general_hamming, 1, 0),
 }
 
 
@@ -145,7 +150,8 @@ def get_window(window, win_length: int, fftbins: bool = True, dtype: str = "floa
             'nuttall', 'bartlett', 'triang', 'cosine', 'bohman', 'tukey', 'taylor' — or a
             tuple of a name and its parameters, as Paddle required for
             ``('kaiser', beta)``, ``('gaussian', std)``,
-            ``('general_gaussian', p, sig)``, ``('exponential', center, tau=1.0)``
+            ``('general_gaussian', p, sig)``, ``('general_cosine', coefficients)``,
+            ``('general_hamming', alpha)``, ``('exponential', center, tau=1.0)``
             (center None: the middle).
         win_length (int): the number of samples.
         fftbins (bool, optional): True gives the periodic window (for spectral
