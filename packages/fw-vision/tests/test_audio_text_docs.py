@@ -1,0 +1,22 @@
+"""The examples in fw.audio's and fw.text's docstrings run and print what they claim."""
+
+import doctest
+import importlib
+import pkgutil
+
+import pytest
+
+import fw.audio
+import fw.text
+
+MODULES = sorted(m.name for pkg in (fw.audio, fw.text)
+                 for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + "."))
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    mod = importlib.import_module(name)
+    result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    if result.attempted == 0:
+        pytest.skip(f"{name} has no docstring examples")
+    assert result.failed == 0
