@@ -77,8 +77,8 @@ globals()["framework"] = _importlib.import_module("fw.framework")
 from fw.compat import disable_compat, enable_compat  # noqa: E402,F401
 
 # Subpackages provided by other distributions (DESIGN.md's package table). A name
-# that no planned package provides (Paddle's `text`, say) is not listed: its error
-# must not point at a package that does not exist.
+# that no planned package provides is not listed: its error must not point at a
+# package that does not exist.
 _PROVIDERS = {
     "autograd": "fw-autograd",
     "nn": "fw-nn", "optimizer": "fw-nn", "io": "fw-nn", "amp": "fw-nn", "metric": "fw-nn",
@@ -90,7 +90,7 @@ _PROVIDERS = {
     "onnx": "fw-onnx",
     "distributed": "fw-distributed",
     "slim": "fw-slim", "quantization": "fw-slim",
-    "vision": "fw-vision",
+    "vision": "fw-vision", "audio": "fw-vision", "text": "fw-vision",
     "hub": "fw-hub",
 }
 # modules another distribution adds inside a subpackage of fw-core
