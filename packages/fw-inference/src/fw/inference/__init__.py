@@ -14,13 +14,14 @@ Depends on fw-core only (an import-linter contract checks it). See README.md.
 
 from fw.inference.config import MODEL_SUFFIX, Config, PassBuilder
 from fw.inference.enums import DataType, PlaceType, PrecisionType, get_num_bytes_of_data_type
+from fw.inference.pool import PredictorPool
 from fw.inference.predictor import Predictor, create_predictor
 from fw.inference.tensor import Tensor
 
 __version__ = "0.1.0"
 
-__all__ = ["Config", "PassBuilder", "Predictor", "create_predictor", "Tensor", "DataType",
-           "PrecisionType", "PlaceType", "get_num_bytes_of_data_type", "get_version",
+__all__ = ["Config", "PassBuilder", "Predictor", "PredictorPool", "create_predictor", "Tensor",
+           "DataType", "PrecisionType", "PlaceType", "get_num_bytes_of_data_type", "get_version",
            "MODEL_SUFFIX", "__version__"]
 
 

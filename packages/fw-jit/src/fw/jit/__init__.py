@@ -13,6 +13,7 @@ cached per input signature and run by fw-core's executor. Training code
 from fw.jit import _training as _training
 from fw.jit._convert_call import ignore_module, not_to_static
 from fw.jit._function import ConversionReport, StaticFunction, enable_to_static, to_static
+from fw.jit._logging import set_code_level, set_verbosity
 from fw.jit._trace import ConcreteProgram
 from fw.jit.errors import ConversionError
 from fw.jit.input_spec import InputSpec
@@ -22,4 +23,4 @@ _training.install()
 
 __all__ = ["to_static", "not_to_static", "ignore_module", "enable_to_static", "InputSpec",
            "StaticFunction", "ConcreteProgram", "ConversionReport", "ConversionError", "save",
-           "load", "TranslatedLayer"]
+           "load", "TranslatedLayer", "set_verbosity", "set_code_level"]

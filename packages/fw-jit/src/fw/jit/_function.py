@@ -32,6 +32,7 @@ import weakref
 
 from fw.core.internal import amp_state, build_state
 from fw.core.ir.core import Value
+from fw.jit import _logging
 from fw.jit._convert_call import conversion_of
 from fw.jit._regions import RegionRunner, WholeEager, _first_line
 from fw.jit._signature import _flatten
@@ -78,6 +79,7 @@ class ConversionReport:
         if entry in self.fallbacks:
             return False
         self.fallbacks.append(entry)
+        _logging.log(1, f"runs eagerly: {filename}:{lineno}: {text} ({reason})")
         return True
 
     def add_note(self, filename, lineno, text) -> bool:

@@ -46,6 +46,7 @@ import linecache
 import textwrap
 import types
 
+from fw.jit import _logging
 from fw.jit.errors import ConversionError
 
 __all__ = ["convert_source", "ConvertedFunction", "JST"]
@@ -721,6 +722,7 @@ def convert_source(fn, jst_module, regions=False) -> ConvertedFunction:
         ConversionError: the function uses a construct that cannot be converted.
     """
     filename = fn.__code__.co_filename
+    _logging.log(1, f"converting {fn.__qualname__} ({filename}:{fn.__code__.co_firstlineno})")
     lines, first = inspect.getsourcelines(fn)
     src = textwrap.dedent("".join(lines))
     try:
@@ -792,6 +794,7 @@ def convert_source(fn, jst_module, regions=False) -> ConvertedFunction:
     module = ast.Module(body=[factory], type_ignores=[])
     ast.fix_missing_locations(module)
     code_text = ast.unparse(fdef)
+    _logging.log_code(fn.__qualname__, code_text)
     try:
         code = compile(module, filename, "exec")
     except SyntaxError as e:  # a bug of the conversion: say so, with the generated code

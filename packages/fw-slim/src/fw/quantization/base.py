@@ -17,6 +17,8 @@ Where a new one plugs in: subclass `BaseObserver` (implement ``_observe(array)``
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from fw.nn import Layer
@@ -138,3 +140,72 @@ class ObserverFactory(_Factory):
 
 class QuanterFactory(_Factory):
     pass
+
+
+class _DeclaredQuanterFactory(QuanterFactory):
+    """The factory ``quanter`` declares: it keeps positional arguments too and builds the
+    quanter with the layer first, Paddle's convention for user quanters."""
+
+    _target = None
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(type(self)._target, **kwargs)
+        self._args = args
+
+    def _instance(self, layer=None, axis=-1):
+        return self._cls(layer, *self._args, **self._kwargs)
+
+    def __repr__(self):
+        parts = [repr(a) for a in self._args] + [f"{k}={v!r}" for k, v in self._kwargs.items()]
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+
+def quanter(class_name):
+    """Declares a factory class named ``class_name`` for a user-defined quanter layer.
+
+    Decorate a :class:`BaseQuanter` subclass whose ``__init__`` takes the layer being
+    quantized first: ``class_name`` becomes a class in the decorating scope (the module, for
+    a class defined at module level) whose
+    instances hold the other arguments, so it can be passed to ``QuantConfig`` like the
+    built-in quanters; each quantized tensor gets its own layer, built with
+    ``target(layer, *args, **kwargs)``.
+
+    Args:
+        class_name (str): the name of the factory class to declare.
+
+    Returns:
+        The decorator; it returns the decorated class unchanged.
+
+    Examples:
+        .. code-block:: python
+
+            >>> import fw
+            >>> from fw.quantization import BaseQuanter, QuantConfig, quanter
+            >>> @quanter("HalfQuanter")
+            ... class HalfQuanterLayer(BaseQuanter):
+            ...     def __init__(self, layer, scale=0.5):
+            ...         super().__init__()
+            ...         self.scale = scale
+            ...     def forward(self, x):
+            ...         return x * self.scale
+            >>> HalfQuanter(scale=0.25)
+            HalfQuanter(scale=0.25)
+            >>> config = QuantConfig(activation=HalfQuanter(scale=0.25), weight=None)
+    """
+    if not isinstance(class_name, str) or not class_name.isidentifier():
+        raise ValueError(f"fw.quantization.quanter: 'class_name' must be an identifier, "
+                         f"got {class_name!r}")
+
+    def declare(target):
+        if not (isinstance(target, type) and issubclass(target, BaseQuanter)):
+            raise TypeError(f"fw.quantization.quanter({class_name!r}): decorate a subclass of "
+                            f"BaseQuanter, got {target!r}")
+        factory = type(class_name, (_DeclaredQuanterFactory,),
+                       {"_target": target, "__module__": target.__module__,
+                        "__doc__": f"Factory of {target.__qualname__} (fw.quantization.quanter)."})
+        # declared where the class is defined (Paddle does the same): the decorating
+        # scope's globals, which are the module's for a class defined at module level
+        sys._getframe(1).f_globals[class_name] = factory
+        return target
+
+    return declare
