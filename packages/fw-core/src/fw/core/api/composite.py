@@ -10,6 +10,8 @@ written by ``ci/gen_paddle_parity_fixture.py``).
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from fw.core import dtypes as _dt
@@ -112,7 +114,14 @@ def zero_(x):
 def _shape_arg(fname, size):
     if len(size) == 1 and isinstance(size[0], (list, tuple)):
         size = tuple(size[0])
-    return [int(s) for s in size]
+    try:
+        dims = [operator.index(s) for s in size]
+    except TypeError:
+        raise InvalidTypeError(f"Tensor.{fname}: 'size' must be ints or one list of ints, "
+                               f"got {list(size)!r}") from None
+    if any(d < 0 for d in dims):
+        raise InvalidArgumentError(f"Tensor.{fname}: 'size' must not be negative, got {dims}")
+    return dims
 
 
 @public(method=True)
