@@ -1,0 +1,205 @@
+"""dist.to_static on real ranks (fw's launcher, MPI): the char-level GPT of
+examples/char_gpt.py, annotated on its input and first/last weights only, trains
+10 static steps with the losses of single-process training — mesh [2, 2]
+(dp x mp) on 4 ranks, [2] dp-only and [2] mp-only on 2 ranks — and gradient
+merge (k_steps=2) equals dense gradient accumulation.
+
+Run as a script by the launcher, this file is also the ranks' program
+(``python test_dist_static_ranks.py <check,...>``); each rank trains the dense
+model in its own process first and emits ``OK <check>`` when they agree."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLES = os.path.join(HERE, "..", "..", "..", "examples")
+STEPS = 10
+
+
+# ====================================================================== the ranks
+def _emit(tag, rank, text):
+    sys.path.insert(0, os.path.join(HERE, "comm_scripts"))
+    from _emit import emit
+
+    emit(tag, rank, text)
+
+
+def _gpt(fw):
+    sys.path.insert(0, EXAMPLES)
+    from char_gpt import DATA, CharGPT, CharVocab
+
+    with open(DATA) as f:
+        text = f.read()
+    vocab = CharVocab(text)
+    fw.seed(11)
+    model = CharGPT(len(vocab), 16, n_layer=1, d_model=32, n_head=4, tied=False)
+    return model, vocab.encode(text)
+
+
+def _batches(data, n, batch=4, block=16):
+    rng = np.random.default_rng(5)
+    out = []
+    for _ in range(n):
+        start = rng.integers(0, len(data) - block - 1, batch)
+        idx = start[:, None] + np.arange(block)[None, :]
+        out.append((data[idx], data[idx + 1]))
+    return out
+
+
+def _loss_fn(fw):
+    import fw.nn.functional as F
+
+    def loss(logits, label):
+        return F.cross_entropy(logits.reshape([-1, logits.shape[-1]]), label.reshape([-1]))
+    return loss
+
+
+def _dense_losses(fw, batches, k=1):
+    model, _ = _gpt(fw)
+    opt = fw.optimizer.AdamW(learning_rate=3e-3, parameters=model.parameters())
+    loss_fn = _loss_fn(fw)
+    losses = []
+    for i, (x, y) in enumerate(batches):
+        loss = loss_fn(model(fw.to_tensor(x)), fw.to_tensor(y))
+        (loss * (1.0 / k)).backward()
+        if (i + 1) % k == 0:
+            opt.step()
+            opt.clear_grad()
+        losses.append(float(loss))
+    return losses, model
+
+
+def check_gpt(rank, mesh_kind, k=1):
+    import fw
+    import fw.distributed as dist
+
+    R, S0, S1 = dist.Replicate(), dist.Shard(0), dist.Shard(1)
+    if mesh_kind == "2x2":
+        mesh = dist.ProcessMesh([[0, 1], [2, 3]], dim_names=["dp", "mp"])
+        w_pl, shard_dims = [R, S1], "dp"
+    elif mesh_kind == "dp":
+        mesh = dist.ProcessMesh([0, 1], dim_names=["dp"])
+        w_pl, shard_dims = None, "dp"
+    else:
+        mesh = dist.ProcessMesh([0, 1], dim_names=["mp"])
+        w_pl, shard_dims = [S1], None
+    model, data = _gpt(fw)
+    batches = _batches(data, STEPS)
+    want, dense_model = _dense_losses(fw, batches, k)
+
+    def shard_fn(name, layer, m):
+        if w_pl is not None and name in ("tok", "head"):   # the first and the last weight
+            layer.weight = dist.shard_tensor(layer.weight, m, w_pl)
+
+    model = dist.shard_layer(model, mesh, shard_fn)
+    opt = fw.optimizer.AdamW(learning_rate=3e-3, parameters=model.parameters())
+    strategy = dist.Strategy()
+    if k > 1:
+        strategy.gradient_merge.enable = True
+        strategy.gradient_merge.k_steps = k
+        strategy.gradient_merge.avg = True
+    loader = dist.shard_dataloader([(fw.to_tensor(x), fw.to_tensor(y)) for x, y in batches],
+                                   mesh, shard_dims=shard_dims)
+    dm = dist.to_static(model, loader, _loss_fn(fw), opt, strategy)
+    got = [float(dm(x, y)) for x, y in loader]
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5,
+                               err_msg=f"{mesh_kind} k={k} losses")
+    sd = dm.state_dict("param")
+    for name, q in dense_model.state_dict().items():
+        p = dist.unshard_dtensor(sd[name]) if dist.auto_parallel.is_dist_tensor(sd[name]) \
+            else sd[name]
+        # loose: the key bias's gradient is rounding noise (softmax ignores a shift
+        # shared by all keys), which AdamW turns into steps of up to lr each
+        np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-3, atol=1e-2,
+                                   err_msg=f"{mesh_kind}: trained {name}")
+    rep = dm.report()
+    assert "communication on this rank" in rep and "embedding" in rep, rep
+    tag = f"gpt-{mesh_kind}" + (f"-k{k}" if k > 1 else "")
+    _emit("LOSSES", rank, json.dumps({"check": tag, "losses": got, "dense": want}))
+    _emit("REPORT", rank, json.dumps({"check": tag, "text": rep}))
+    _emit("OK", rank, tag)
+
+
+def _worker(argv):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    import fw.distributed as dist
+
+    dist.init_parallel_env()
+    rank = dist.get_rank()
+    for check in argv[0].split(","):
+        if check == "gpt2x2":
+            check_gpt(rank, "2x2")
+        elif check == "gptdp":
+            check_gpt(rank, "dp")
+        elif check == "gptmp":
+            check_gpt(rank, "mp")
+        elif check == "gm":
+            check_gpt(rank, "dp", k=2)
+
+
+if __name__ == "__main__":
+    _worker(sys.argv[1:])
+    sys.exit(0)
+
+
+# ====================================================================== the tests
+import pytest  # noqa: E402
+
+sys.path.insert(0, HERE)
+from comm_testutil import clean_env, explain, run_cmd  # noqa: E402
+
+
+def _launch(args, timeout=240, nproc=2):
+    logs = tempfile.mkdtemp(prefix="fw_dist_static_logs_")
+    cmd = [sys.executable, "-m", "fw.distributed.launch", "--nproc_per_node", str(nproc),
+           "--log_dir", logs, "--timeout", "120", os.path.abspath(__file__), *args]
+    p = run_cmd(cmd, timeout, clean_env(OMP_NUM_THREADS=1))
+    for name in sorted(os.listdir(logs)):
+        with open(os.path.join(logs, name), errors="replace") as f:
+            p.stderr += f"\n--- {name}\n" + f.read()[-6000:]
+    shutil.rmtree(logs, ignore_errors=True)
+    return p
+
+
+def _losses(p, tag):
+    out = {}
+    for m in re.finditer(r"^LOSSES (\d+) (.*)$", p.reports, re.M):
+        d = json.loads(m.group(2))
+        if d["check"] == tag:
+            out[int(m.group(1))] = d
+    return out
+
+
+@pytest.fixture(scope="module")
+def two_ranks():
+    """One 2-rank job: dp-only, mp-only and gradient merge (the launch dominates)."""
+    return _launch(["gptdp,gptmp,gm"])
+
+
+@pytest.mark.parametrize("tag", ["gpt-dp", "gpt-mp", "gpt-dp-k2"])
+def test_static_gpt_on_2_ranks_trains_like_single_process(two_ranks, tag):
+    assert two_ranks.returncode == 0, explain(two_ranks)
+    for r in (0, 1):
+        assert f"OK {r} {tag}" in two_ranks.reports, explain(two_ranks)
+    got = _losses(two_ranks, tag)
+    assert set(got) == {0, 1}
+    np.testing.assert_allclose(got[0]["losses"], got[0]["dense"], rtol=2e-5, atol=2e-5)
+    assert got[0]["losses"] == got[1]["losses"]        # every rank returns the same loss
+
+
+def test_static_gpt_on_mesh_2x2_trains_like_single_process():
+    p = _launch(["gpt2x2"], timeout=300, nproc=4)
+    assert p.returncode == 0, explain(p)
+    for r in range(4):
+        assert f"OK {r} gpt-2x2" in p.reports, explain(p)
+    got = _losses(p, "gpt-2x2")
+    assert len(got[0]["losses"]) == STEPS
+    np.testing.assert_allclose(got[0]["losses"], got[0]["dense"], rtol=2e-5, atol=2e-5)
