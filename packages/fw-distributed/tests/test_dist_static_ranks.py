@@ -81,7 +81,7 @@ def check_gpt(rank, mesh_kind, k=1):
     import fw
     import fw.distributed as dist
 
-    R, S0, S1 = dist.Replicate(), dist.Shard(0), dist.Shard(1)
+    R, S1 = dist.Replicate(), dist.Shard(1)
     if mesh_kind == "2x2":
         mesh = dist.ProcessMesh([[0, 1], [2, 3]], dim_names=["dp", "mp"])
         w_pl, shard_dims = [R, S1], "dp"

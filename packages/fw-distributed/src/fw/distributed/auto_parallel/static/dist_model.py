@@ -343,7 +343,7 @@ class DistModel:
         mesh = self._mesh
         coord = self._env()[0]
         arrays = []
-        for i, (x, want) in enumerate(zip(batch, built.in_placements)):
+        for x, want in zip(batch, built.in_placements):
             if isinstance(x, DistTensor):
                 if list(x.placements) == list(want):
                     arrays.append(x._local._data)
