@@ -364,13 +364,24 @@ def test_gradient_merge_steps_every_k_calls_with_the_average_gradient():
     np.testing.assert_allclose(lin.weight.numpy(), ref.weight.numpy(), rtol=1e-6)
 
 
-@pytest.mark.parametrize("sub", ["sharding", "pipeline", "amp", "recompute", "fused_passes"])
+@pytest.mark.parametrize("sub", ["pipeline", "amp", "recompute", "fused_passes"])
 def test_every_unsupported_strategy_field_is_refused_not_ignored(sub):
     lin = dist.shard_layer(fw.nn.Linear(4, 2), MESH0)
     strategy = dist.Strategy({sub: {"enable": True}})
     with pytest.raises(NotImplementedError, match=f"strategy.{sub}.*not supported by "
                                                   f"dist.to_static yet"):
         dist.to_static(lin, None, fw.nn.MSELoss(), None, strategy)
+
+
+def test_sharding_stage_3_and_a_wrong_degree_are_refused():
+    lin = dist.shard_layer(fw.nn.Linear(4, 2), MESH0)
+    with pytest.raises(NotImplementedError, match="sharding.stage=3.*not supported by "
+                                                  "dist.to_static yet"):
+        dist.to_static(lin, None, fw.nn.MSELoss(), None,
+                       dist.Strategy({"sharding": {"enable": True, "stage": 3, "degree": 1}}))
+    with pytest.raises(ValueError, match="sharding.degree=8 but the 'dp' axis"):
+        dist.to_static(lin, None, fw.nn.MSELoss(), None,
+                       dist.Strategy({"sharding": {"enable": True, "stage": 2}}))
 
 
 def test_bad_arguments_name_the_function_and_argument():

@@ -2,7 +2,8 @@
 examples/char_gpt.py, annotated on its input and first/last weights only, trains
 10 static steps with the losses of single-process training — mesh [2, 2]
 (dp x mp) on 4 ranks, [2] dp-only and [2] mp-only on 2 ranks — and gradient
-merge (k_steps=2) equals dense gradient accumulation.
+merge (k_steps=2) equals dense gradient accumulation, ZeRO stages 1 and 2
+(strategy.sharding over dp) equal plain data parallelism.
 
 Run as a script by the launcher, this file is also the ranks' program
 (``python test_dist_static_ranks.py <check,...>``); each rank trains the dense
@@ -77,7 +78,7 @@ def _dense_losses(fw, batches, k=1):
     return losses, model
 
 
-def check_gpt(rank, mesh_kind, k=1):
+def check_gpt(rank, mesh_kind, k=1, zero=0):
     import fw
     import fw.distributed as dist
 
@@ -106,6 +107,10 @@ def check_gpt(rank, mesh_kind, k=1):
         strategy.gradient_merge.enable = True
         strategy.gradient_merge.k_steps = k
         strategy.gradient_merge.avg = True
+    if zero:
+        strategy.sharding.enable = True
+        strategy.sharding.stage = zero
+        strategy.sharding.degree = 2
     loader = dist.shard_dataloader([(fw.to_tensor(x), fw.to_tensor(y)) for x, y in batches],
                                    mesh, shard_dims=shard_dims)
     dm = dist.to_static(model, loader, _loss_fn(fw), opt, strategy)
@@ -122,10 +127,55 @@ def check_gpt(rank, mesh_kind, k=1):
                                    err_msg=f"{mesh_kind}: trained {name}")
     rep = dm.report()
     assert "communication on this rank" in rep and "embedding" in rep, rep
-    tag = f"gpt-{mesh_kind}" + (f"-k{k}" if k > 1 else "")
+    tag = f"gpt-{mesh_kind}" + (f"-k{k}" if k > 1 else "") + (f"-zero{zero}" if zero else "")
+    if zero:
+        assert f"sharding stage {zero} over mesh axis dp" in rep, rep
+        assert "[ZeRO block] -> [whole]" in rep, rep     # the updated blocks gathered
+        opt_sd = dm.state_dict("opt")
+        m1 = [v for n, v in opt_sd.items() if n.endswith("moment1_0")]
+        assert m1 and sum(v.numpy().size for v in m1) < sum(
+            p.numpy().size for p in model.parameters()), "ZeRO states are not blocks"
     _emit("LOSSES", rank, json.dumps({"check": tag, "losses": got, "dense": want}))
     _emit("REPORT", rank, json.dumps({"check": tag, "text": rep}))
     _emit("OK", rank, tag)
+
+
+def check_zero2_mlp(rank):
+    """An MLP on dp with ZeRO stage 2: the gradients are Partial, so each rank's
+    block arrives by reduce-scatter; Adam over 5 steps == the dense model."""
+    import fw
+    import fw.distributed as dist
+
+    def mlp():
+        fw.seed(7)
+        return fw.nn.Sequential(fw.nn.Linear(8, 16), fw.nn.ReLU(), fw.nn.Linear(16, 4))
+
+    rng = np.random.default_rng(3)
+    data = [(rng.standard_normal([6, 8]).astype("float32"),
+             rng.standard_normal([6, 4]).astype("float32")) for _ in range(5)]
+    ref = mlp()
+    opt = fw.optimizer.Adam(learning_rate=0.01, parameters=ref.parameters())
+    want = []
+    for x, y in data:
+        loss = fw.nn.MSELoss()(ref(fw.to_tensor(x)), fw.to_tensor(y))
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        want.append(float(loss))
+    mesh = dist.ProcessMesh([0, 1], dim_names=["dp"])
+    model = dist.shard_layer(mlp(), mesh)
+    strategy = dist.Strategy({"sharding": {"enable": True, "stage": 2, "degree": 2}})
+    dm = dist.to_static(model, None, fw.nn.MSELoss(),
+                        fw.optimizer.Adam(learning_rate=0.01, parameters=model.parameters()),
+                        strategy)
+    S0 = dist.Shard(0)
+    got = [float(dm(dist.shard_tensor(fw.to_tensor(x), mesh, [S0]),
+                    dist.shard_tensor(fw.to_tensor(y), mesh, [S0]))) for x, y in data]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg="ZeRO-2 MLP")
+    rep = dm.report()
+    assert "reduce_scatter" in rep and "[ZeRO block] -> [whole]" in rep, rep
+    assert rep.count("all_reduce axis") == 1, rep   # the loss's; no gradient is all-reduced
+    _emit("OK", rank, "zero2-mlp")
 
 
 def _worker(argv):
@@ -143,6 +193,10 @@ def _worker(argv):
             check_gpt(rank, "mp")
         elif check == "gm":
             check_gpt(rank, "dp", k=2)
+        elif check == "zero2mlp":
+            check_zero2_mlp(rank)
+        elif check in ("zero1", "zero2"):
+            check_gpt(rank, "dp", zero=int(check[-1]))
 
 
 if __name__ == "__main__":
@@ -181,10 +235,11 @@ def _losses(p, tag):
 @pytest.fixture(scope="module")
 def two_ranks():
     """One 2-rank job: dp-only, mp-only and gradient merge (the launch dominates)."""
-    return _launch(["gptdp,gptmp,gm"])
+    return _launch(["gptdp,gptmp,gm,zero1,zero2,zero2mlp"])
 
 
-@pytest.mark.parametrize("tag", ["gpt-dp", "gpt-mp", "gpt-dp-k2"])
+@pytest.mark.parametrize("tag", ["gpt-dp", "gpt-mp", "gpt-dp-k2", "gpt-dp-zero1",
+                                 "gpt-dp-zero2"])
 def test_static_gpt_on_2_ranks_trains_like_single_process(two_ranks, tag):
     assert two_ranks.returncode == 0, explain(two_ranks)
     for r in (0, 1):
@@ -195,6 +250,13 @@ def test_static_gpt_on_2_ranks_trains_like_single_process(two_ranks, tag):
     assert got[0]["losses"] == got[1]["losses"]        # every rank returns the same loss
 
 
+def test_zero2_reduce_scatters_gradients_and_trains_like_the_dense_mlp(two_ranks):
+    assert two_ranks.returncode == 0, explain(two_ranks)
+    for r in (0, 1):
+        assert f"OK {r} zero2-mlp" in two_ranks.reports, explain(two_ranks)
+
+
+@pytest.mark.slow    # 4 ranks: about 20 s on the loaded 2-core machine
 def test_static_gpt_on_mesh_2x2_trains_like_single_process():
     p = _launch(["gpt2x2"], timeout=300, nproc=4)
     assert p.returncode == 0, explain(p)

@@ -21,9 +21,9 @@ import numpy as np
 
 from fw.core.ir.executor import compile_program
 from fw.core.tensor import Tensor, wrap
-from fw.distributed.auto_parallel._layout import local_box
+from fw.distributed.auto_parallel._layout import balanced, local_box
 from fw.distributed.auto_parallel.dist_tensor import DistParameter, DistTensor
-from fw.distributed.auto_parallel.placement import Partial, Replicate
+from fw.distributed.auto_parallel.placement import Partial, Replicate, Shard
 from fw.distributed.auto_parallel.static.partition import partition
 from fw.distributed.auto_parallel.static.propagation import propagate
 from fw.distributed.auto_parallel.static.tracing import trace_step
@@ -42,15 +42,33 @@ def _check_strategy(strategy, mesh):
         from fw.distributed.auto.strategy import Strategy
 
         return Strategy()
-    for sub in ("sharding", "pipeline", "amp", "recompute", "fused_passes"):
+    for sub in ("pipeline", "amp", "recompute", "fused_passes"):
         if getattr(strategy, sub).enable:
             raise _unsupported(f"strategy.{sub} (enable=True)")
+    sh = strategy.sharding
+    if sh.enable and sh.stage not in (1, 2):
+        raise _unsupported(f"strategy.sharding.stage={sh.stage} (stages 1 and 2 are)")
+    if sh.enable and mesh is not None:
+        _sharding_axis(strategy, mesh)
     if strategy.auto_mode != "semi":
         raise _unsupported(f"strategy.auto_mode={strategy.auto_mode!r} (only 'semi': the "
                            f"annotations decide)")
     if mesh is not None and "pp" in mesh.dim_names:
         raise _unsupported("a mesh with a 'pp' axis (pipeline-stage split)")
     return strategy
+
+
+def _sharding_axis(strategy, mesh):
+    """The mesh axis ZeRO shards over: "dp" (Paddle's sharding axis is the
+    data-parallel one); strategy.sharding.degree must be its size."""
+    if "dp" not in mesh.dim_names:
+        raise ValueError(f"{_FN}: strategy.sharding needs a mesh axis named 'dp' to shard "
+                         f"the optimizer over; {mesh} has {mesh.dim_names}")
+    ax = mesh.dim_names.index("dp")
+    if strategy.sharding.degree != mesh.shape[ax]:
+        raise ValueError(f"{_FN}: strategy.sharding.degree={strategy.sharding.degree} but the "
+                         f"'dp' axis of {mesh} has {mesh.shape[ax]} ranks")
+    return ax
 
 
 def _find_mesh(layer, loader):
@@ -129,6 +147,8 @@ class DistModel:
         self._lr: dict = {}
         self._merge_count = 0
         self._merge: dict = {}
+        self._zero_states: dict = {}
+        self._zero_skipped: list = []
 
     # ------------------------------------------------------------ modes
     def train(self):
@@ -260,9 +280,7 @@ class DistModel:
         b = rp.builder
         with b:
             loss = rp.local(prog.block.outputs[0], rep)
-            grads = {}
-            for label, gv in zip(traced.grads, prog.block.outputs[traced.n_outputs:]):
-                grads[label] = rp.local(gv, prop.placements[by_label[label]])
+            self._gvals = dict(zip(traced.grads, prog.block.outputs[traced.n_outputs:]))
             label_of = {id(t): lab for lab, t in rp.captured.items()}
             plan = self._opt.update_plan()
             if plan.clip is not None and not isinstance(plan.clip, ClipGradByValue):
@@ -274,8 +292,20 @@ class DistModel:
                     if grp.multi_precision:
                         raise _unsupported("multi_precision optimizers")
                     lab = label_of.get(id(p))
-                    if lab is not None and lab in grads:
+                    if lab is not None and lab in self._gvals:
                         entries.append((grp, i, p, lab))
+            zero = self._zero_plan(entries, prop, by_label)
+            if zero and k > 1:
+                raise _unsupported("strategy.sharding together with gradient_merge")
+            grads = {}
+            pvals = {}
+            for (_g, _i, p, lab) in entries:
+                shard = zero.get(lab)
+                if shard is None:
+                    grads[lab] = rp.local(self._gvals[lab], prop.placements[by_label[lab]])
+                    pvals[lab] = b.current_value(p)
+                else:            # ZeRO: this rank updates one block of the parameter
+                    pvals[lab], grads[lab] = self._zero_inputs(rp, b.current_value(p), shard)
             if k > 1:
                 extra["merge"] = self._merge_buffers(entries, grads)
                 for (_g, _i, _p, lab) in entries:
@@ -289,17 +319,17 @@ class DistModel:
                         grads[lab] = grads[lab] * (1.0 / k)
             gs = plan.clip_grads([(p, grads[lab]) for (_g, _i, p, lab) in entries])
             for (grp, i, p, lab), g in zip(entries, gs):
-                pv = b.current_value(p)
+                shard = zero.get(lab)
+                pv = pvals[lab]
                 g = grp.regularize(pv, g)
                 lr = b.current_value(self._lr_tensor(plan, float(grp.lr_mult)))
-                states = {}
-                for name in grp.states:
-                    st = wrap(grp.state_view(i, name))
-                    st.name = f"{p.name}_{name}_0"
-                    st.persistable = True
-                    states[name] = st
+                states = {name: self._state(grp, i, name, p, shard) for name in grp.states}
                 new_p, new_states = grp.update(pv, g, lr, {n: b.current_value(t)
                                                            for n, t in states.items()})
+                if shard is not None:
+                    d, sizes, ax = shard["dim"], shard["sizes"], shard["axis"]
+                    new_p = rp.emitter.gather(new_p, d, sizes, ax, p.name,
+                                              ["ZeRO block"], ["whole"])
                 b.record_update(p, new_p)
                 for n, v in new_states.items():
                     b.record_update(states[n], v)
@@ -307,7 +337,73 @@ class DistModel:
                     acc = extra["merge"][lab]
                     b.record_update(acc, b.current_value(acc) * 0.0)
             b.set_outputs([loss])
+        if zero:
+            extra["zero"] = {"stage": self._strategy.sharding.stage,
+                             "axis": self._mesh.dim_names[next(iter(zero.values()))["axis"]],
+                             "n": len(zero), "skipped": list(self._zero_skipped)}
         extra["k"] = k
+
+    def _zero_plan(self, entries, prop, by_label):
+        """{param label: how its update is sharded} under strategy.sharding: the
+        first tensor dim no mesh axis splits is split over the 'dp' axis (a param
+        with no such dim, or already split on 'dp', is updated whole: listed in the
+        report)."""
+        sh = self._strategy.sharding
+        self._zero_skipped = []
+        if not sh.enable:
+            return {}
+        mesh = self._mesh
+        ax = _sharding_axis(self._strategy, mesh)
+        coord = self._env()[0]
+        out = {}
+        for (_g, _i, p, lab) in entries:
+            pl = prop.placements[by_label[lab]]
+            used = {q.dim for q in pl if isinstance(q, Shard)}
+            dims = [d for d in range(p.ndim) if d not in used and p._data.shape[d] > 0]
+            if not isinstance(pl[ax], Replicate) or not dims:
+                self._zero_skipped.append(lab)
+                continue
+            d = dims[0]
+            sizes = balanced(p._data.shape[d], mesh.shape[ax])
+            out[lab] = {"dim": d, "sizes": sizes, "axis": ax, "coord": coord[ax],
+                        "stage": sh.stage, "label": lab, "pl": pl}
+        return out
+
+    def _zero_inputs(self, rp, pv, shard):
+        """This rank's block of the parameter and of the reduced gradient: stage 2
+        reduce-scatters the gradient straight into the block, stage 1 all-reduces
+        it and slices (the gradient whole on every rank, as Paddle's stage 1)."""
+        d, sizes, c, ax = shard["dim"], shard["sizes"], shard["coord"], shard["axis"]
+        gv = self._gvals[shard["label"]]
+        if shard["stage"] == 2:
+            want = list(shard["pl"])
+            want[ax] = Shard(d)
+            g = rp.local(gv, want)
+        else:
+            g = rp.emitter.slice_block(rp.local(gv, shard["pl"]), d, sizes, c)
+        return rp.emitter.slice_block(pv, d, sizes, c), g
+
+    def _state(self, grp, i, name, p, shard):
+        """The optimizer state `name` of parameter `i`: the optimizer's own buffer
+        (a view: the program updates it in place), or under ZeRO this rank's block
+        of it, a tensor of its own (a per-parameter scalar state stays whole)."""
+        view = grp.state_view(i, name)
+        if shard is not None and list(view.shape) == list(p._data.shape):
+            key = (shard["label"], name)
+            st = self._zero_states.get(key)
+            if st is None:
+                d, sizes, c = shard["dim"], shard["sizes"], shard["coord"]
+                idx = [slice(None)] * view.ndim
+                idx[d] = slice(sum(sizes[:c]), sum(sizes[:c + 1]))
+                st = wrap(np.ascontiguousarray(view[tuple(idx)]))
+                st.name = f"{p.name}_{name}_0"
+                st.persistable = True
+                self._zero_states[key] = st
+            return st
+        st = wrap(view)
+        st.name = f"{p.name}_{name}_0"
+        st.persistable = True
+        return st
 
     def _merge_buffers(self, entries, grads):
         bufs = {}
@@ -393,6 +489,8 @@ class DistModel:
             out.update(self._layer.state_dict())
         if mode in ("all", "opt") and self._opt is not None:
             out.update(self._opt.state_dict())
+            for st in self._zero_states.values():   # this rank's ZeRO block
+                out[st.name] = st
         return out
 
     def report(self) -> str:

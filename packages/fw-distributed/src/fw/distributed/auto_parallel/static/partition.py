@@ -33,12 +33,14 @@ class RankProgram:
         values (dict): global Value -> local Value.
         comms (list): the `reshard.Comm` s inserted, in program order.
         coord (list): the rank's mesh coordinate.
+        emitter (ReshardEmitter): emits more reshards into `builder` (logged in `comms`).
     """
 
-    def __init__(self, program, builder, values, comms, coord, local, captured):
+    def __init__(self, program, builder, values, comms, coord, local, captured, emitter):
         self.program, self.builder, self.values = program, builder, values
         self.comms, self.coord, self.captured = comms, coord, captured
         self._local = local
+        self.emitter = emitter
 
     def local(self, value, placements):
         """The local Value of global `value` resharded to `placements` (inside
@@ -134,4 +136,4 @@ def partition(program, prop, mesh, coord, group_of, local_tensor, output_placeme
         if finish:
             outs = [local(v, want) for v, want in zip(program.block.outputs, output_placements)]
             b.set_outputs(outs)
-    return RankProgram(b.program, b, vm, comms, list(coord), local, captured)
+    return RankProgram(b.program, b, vm, comms, list(coord), local, captured, em)

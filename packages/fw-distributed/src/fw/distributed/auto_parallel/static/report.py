@@ -57,6 +57,12 @@ def format_report(mode, built, mesh) -> str:
         lines.append(f"    {c.kind} axis {c.axis} {list(c.ranks)}: {c.value} "
                      f"{list(c.shape)} {format_placements(c.src)} -> "
                      f"{format_placements(c.dst)}: {c.nbytes} B")
+    zero = built.extra.get("zero")
+    if zero is not None:
+        lines.append(f"  sharding stage {zero['stage']} over mesh axis {zero['axis']}: "
+                     f"{zero['n']} parameter(s) updated by blocks"
+                     + (f"; updated whole: {', '.join(zero['skipped'])}"
+                        if zero["skipped"] else ""))
     if prop.fallbacks:
         lines.append("  replicate fallback (no SPMD rule, or the rule declined): " + ", ".join(
             f"{n} x{k}" for n, k in sorted(prop.fallbacks.items())))
