@@ -364,13 +364,57 @@ def test_gradient_merge_steps_every_k_calls_with_the_average_gradient():
     np.testing.assert_allclose(lin.weight.numpy(), ref.weight.numpy(), rtol=1e-6)
 
 
-@pytest.mark.parametrize("sub", ["pipeline", "amp", "recompute", "fused_passes"])
+@pytest.mark.parametrize("sub", ["amp", "recompute", "fused_passes"])
 def test_every_unsupported_strategy_field_is_refused_not_ignored(sub):
     lin = dist.shard_layer(fw.nn.Linear(4, 2), MESH0)
     strategy = dist.Strategy({sub: {"enable": True}})
     with pytest.raises(NotImplementedError, match=f"strategy.{sub}.*not supported by "
                                                   f"dist.to_static yet"):
         dist.to_static(lin, None, fw.nn.MSELoss(), None, strategy)
+
+
+def test_pipeline_needs_a_pp_axis_and_a_pp_axis_needs_the_pipeline():
+    lin = dist.shard_layer(fw.nn.Linear(4, 2), MESH0)
+    with pytest.raises(ValueError, match="strategy.pipeline is enabled but .* no 'pp' axis"):
+        dist.to_static(lin, None, fw.nn.MSELoss(), None,
+                       dist.Strategy({"pipeline": {"enable": True}}))
+    mesh = dist.ProcessMesh([[0]], dim_names=["pp", "dp"])
+    lin = dist.shard_layer(fw.nn.Linear(4, 2), mesh)
+    dm = dist.to_static(lin, None, fw.nn.MSELoss(),
+                        fw.optimizer.SGD(0.1, parameters=lin.parameters()))
+    with pytest.raises(ValueError, match="enable strategy.pipeline"):
+        dm(fw.ones([4, 4]), fw.ones([4, 2]))
+
+
+def test_one_stage_pipeline_with_micro_batches_equals_dense_gradient_accumulation():
+    xs, ys = _data(3)
+    xs = [fw.concat([x, x * 0.5]) for x in xs]
+    ys = [fw.concat([y, y - 1.0]) for y in ys]
+    fw.seed(3)
+    ref = fw.nn.Linear(4, 2)
+    opt = fw.optimizer.SGD(0.1, parameters=ref.parameters())
+    want = []
+    for x, y in zip(xs, ys):
+        ls = []
+        for h in (slice(0, 3), slice(3, 6)):
+            loss = fw.nn.MSELoss()(ref(x[h]), y[h])
+            (loss * 0.5).backward()
+            ls.append(float(loss))
+        opt.step()
+        opt.clear_grad()
+        want.append(np.mean(ls))
+    fw.seed(3)
+    mesh = dist.ProcessMesh([[0]], dim_names=["pp", "dp"])
+    lin = dist.shard_layer(fw.nn.Linear(4, 2), mesh)
+    strategy = dist.Strategy({"pipeline": {"enable": True, "pp_degree": 1,
+                                           "accumulate_steps": 2}})
+    dm = dist.to_static(lin, None, fw.nn.MSELoss(),
+                        fw.optimizer.SGD(0.1, parameters=lin.parameters()), strategy)
+    got = [float(dm(x, y)) for x, y in zip(xs, ys)]
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert "pipeline of 1 stages (1F1B, 2 micro-batches)" in dm.report()
+    with pytest.raises(ValueError, match="multiple of strategy.pipeline.accumulate_steps=2"):
+        dm(fw.ones([3, 4]), fw.ones([3, 2]))
 
 
 def test_sharding_stage_3_and_a_wrong_degree_are_refused():

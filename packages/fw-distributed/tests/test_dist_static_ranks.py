@@ -178,6 +178,42 @@ def check_zero2_mlp(rank):
     _emit("OK", rank, "zero2-mlp")
 
 
+def check_pipeline(rank, mode):
+    """pp=2 (mesh [[0], [1]]: pp x dp), 2 micro-batches per step: the losses and
+    trained weights of dense training with gradient accumulation."""
+    import fw
+    import fw.distributed as dist
+
+    model, data = _gpt(fw)
+    batches = _batches(data, 6)
+    dense, _ = _gpt(fw)
+    opt = fw.optimizer.AdamW(learning_rate=3e-3, parameters=dense.parameters())
+    loss_fn = _loss_fn(fw)
+    want = []
+    for x, y in batches:
+        ls = []
+        for h in (slice(0, 2), slice(2, 4)):
+            loss = loss_fn(dense(fw.to_tensor(x[h])), fw.to_tensor(y[h]))
+            (loss * 0.5).backward()
+            ls.append(float(loss))
+        opt.step()
+        opt.clear_grad()
+        want.append(float(np.mean(ls)))
+    mesh = dist.ProcessMesh([[0], [1]], dim_names=["pp", "dp"])
+    model = dist.shard_layer(model, mesh)
+    strategy = dist.Strategy({"pipeline": {"enable": True, "pp_degree": 2,
+                                           "accumulate_steps": 2, "schedule_mode": mode}})
+    dm = dist.to_static(model, None, loss_fn,
+                        fw.optimizer.AdamW(learning_rate=3e-3, parameters=model.parameters()),
+                        strategy)
+    got = [float(dm(fw.to_tensor(x), fw.to_tensor(y))) for x, y in batches]
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5, err_msg=f"pp {mode} losses")
+    rep = dm.report()
+    assert f"pipeline of 2 stages ({mode}, 2 micro-batches)" in rep, rep
+    assert f"stage {rank}" in rep and "sent to other stages" in rep, rep
+    _emit("OK", rank, f"pp-{mode}")
+
+
 def _worker(argv):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import fw.distributed as dist
@@ -193,6 +229,8 @@ def _worker(argv):
             check_gpt(rank, "mp")
         elif check == "gm":
             check_gpt(rank, "dp", k=2)
+        elif check in ("pp1F1B", "ppFThenB"):
+            check_pipeline(rank, check[2:])
         elif check == "zero2mlp":
             check_zero2_mlp(rank)
         elif check in ("zero1", "zero2"):
@@ -235,7 +273,7 @@ def _losses(p, tag):
 @pytest.fixture(scope="module")
 def two_ranks():
     """One 2-rank job: dp-only, mp-only and gradient merge (the launch dominates)."""
-    return _launch(["gptdp,gptmp,gm,zero1,zero2,zero2mlp"])
+    return _launch(["gptdp,gptmp,gm,zero1,zero2,zero2mlp,pp1F1B,ppFThenB"])
 
 
 @pytest.mark.parametrize("tag", ["gpt-dp", "gpt-mp", "gpt-dp-k2", "gpt-dp-zero1",
@@ -254,6 +292,13 @@ def test_zero2_reduce_scatters_gradients_and_trains_like_the_dense_mlp(two_ranks
     assert two_ranks.returncode == 0, explain(two_ranks)
     for r in (0, 1):
         assert f"OK {r} zero2-mlp" in two_ranks.reports, explain(two_ranks)
+
+
+@pytest.mark.parametrize("mode", ["1F1B", "FThenB"])
+def test_pipeline_of_2_stages_equals_dense_gradient_accumulation(two_ranks, mode):
+    assert two_ranks.returncode == 0, explain(two_ranks)
+    for r in (0, 1):
+        assert f"OK {r} pp-{mode}" in two_ranks.reports, explain(two_ranks)
 
 
 @pytest.mark.slow    # 4 ranks: about 20 s on the loaded 2-core machine

@@ -42,7 +42,7 @@ def _check_strategy(strategy, mesh):
         from fw.distributed.auto.strategy import Strategy
 
         return Strategy()
-    for sub in ("pipeline", "amp", "recompute", "fused_passes"):
+    for sub in ("amp", "recompute", "fused_passes"):
         if getattr(strategy, sub).enable:
             raise _unsupported(f"strategy.{sub} (enable=True)")
     sh = strategy.sharding
@@ -53,8 +53,9 @@ def _check_strategy(strategy, mesh):
     if strategy.auto_mode != "semi":
         raise _unsupported(f"strategy.auto_mode={strategy.auto_mode!r} (only 'semi': the "
                            f"annotations decide)")
-    if mesh is not None and "pp" in mesh.dim_names:
-        raise _unsupported("a mesh with a 'pp' axis (pipeline-stage split)")
+    if strategy.pipeline.enable and mesh is not None and "pp" not in mesh.dim_names:
+        raise ValueError(f"{_FN}: strategy.pipeline is enabled but {mesh} has no 'pp' axis "
+                         f"(the pipeline stages are its slices)")
     return strategy
 
 
@@ -250,11 +251,16 @@ class DistModel:
         for label, orig in traced.params.items():
             cur = self._replaced.get(id(orig), orig)
             local = rp.captured.get(label)
+            if local is None:          # a parameter of another pipeline stage
+                continue
             for key in (orig, cur, getattr(orig, "_local", None), getattr(cur, "_local", None)):
                 if key is not None:
                     loc[id(key)] = local
         for g in groups:
-            g["params"] = [loc.get(id(p), p) for p in g["params"]]
+            # a distributed parameter this rank's program does not update (another
+            # pipeline stage's) still needs a local block for the optimizer's buffers
+            g["params"] = [loc.get(id(p), p._local if isinstance(p, DistTensor) else p)
+                           for p in g["params"]]
         opt.set_param_groups(groups)
 
     def _lr_tensor(self, plan, mult):
@@ -460,8 +466,17 @@ class DistModel:
         key = (mode,) + tuple(_sig(x) for x in batch)
         built = self._built.get(key)
         if built is None:
-            built = self._build(mode, batch)
+            if "pp" in self._mesh_for(batch).dim_names:
+                from fw.distributed.auto_parallel.static._pp_model import build_pipeline
+
+                built = build_pipeline(self, mode, batch)
+            else:
+                built = self._build(mode, batch)
             self._built[key] = built
+        if "pp" in self._mesh.dim_names:
+            from fw.distributed.auto_parallel.static._pp_model import run_pipeline
+
+            return run_pipeline(self, built, batch)
         arrays = self._feed(built, batch)
         for mult, t in self._lr.items():
             t._data[0] = self._opt.get_lr() * mult

@@ -185,7 +185,8 @@ def propagate(program, mesh, annotations, max_sweeps=None, coord=None):
             op, k, group = first_use[a]
             want = res.plans[op].inputs[k]
             if group is not None:
-                want = want[group.index(a)] if want is not None else None
+                want = want[next(i for i, x in enumerate(group) if x is a)] \
+                    if want is not None else None
             if want is None or any(isinstance(p, Partial) for p in want):
                 continue
             if list(want) != pl[a]:

@@ -23,7 +23,39 @@ def _value_name(v, names):
     return n
 
 
+def format_pipeline(mode, built, mesh) -> str:
+    from collections import Counter as _C
+
+    traced, prop = built.traced, built.prop
+    per_stage = _C(s for s in built.stage_of.values() if s is not None)
+    lines = [f"DistModel [{mode}] on {mesh}: pipeline of {built.n_stages} stages "
+             f"({built.schedule_mode}, {built.m} micro-batches); this rank: stage "
+             f"{built.stage}, mesh coordinate {built.coord}",
+             "  ops per stage: " + ", ".join(f"{k}: {v}" for k, v in sorted(per_stage.items())),
+             "  schedule of this stage: "
+             + " ".join(f"{k}{i}" for k, i in built.sched)]
+    lines.append("  parameters of this stage (global shape: placements on the stage mesh):")
+    for lab in built.owned:
+        a = next(x for x in traced.program.block.args if x.label == lab)
+        lines.append(f"    {lab}: {list(a.type.shape)}: {format_placements(prop.placements[a])}")
+    sent = [v for v in built.dests if built.producer[v][0] == built.stage]
+    nbytes = sum(v.type.numel() * v.type.dtype.itemsize for v in sent)
+    lines.append(f"  sent to other stages per micro-batch: {len(sent)} value(s), "
+                 f"{nbytes} bytes (global)")
+    for v in sent:
+        lines.append(f"    {list(v.type.shape)} {format_placements(prop.placements[v])} -> "
+                     f"stage(s) {built.dests[v]}")
+    lines.append(f"  collectives inside this stage's jobs: {len(built.comms)}, "
+                 f"{sum(c.nbytes for c in built.comms)} bytes")
+    if prop.fallbacks:
+        lines.append("  replicate fallback: " + ", ".join(
+            f"{n} x{k}" for n, k in sorted(prop.fallbacks.items())))
+    return "\n".join(lines)
+
+
 def format_report(mode, built, mesh) -> str:
+    if hasattr(built, "jobs"):
+        return format_pipeline(mode, built, mesh)
     prop, rp, traced = built.prop, built.rank_prog, built.traced
     prog = traced.program
     coord = rp.coord
