@@ -457,3 +457,17 @@ def test_shard_dataloader_gives_batch_sharded_dist_tensors():
         dist.shard_dataloader(data, MESH0, shard_dims="mp")
     with pytest.raises(NotImplementedError, match="several meshes"):
         dist.shard_dataloader(data, [MESH0, MESH0])
+
+
+@pytest.mark.parametrize("module", ["dist_model", "loader", "sim"])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    mod = importlib.import_module(f"fw.distributed.auto_parallel.static.{module}")
+    tests = doctest.DocTestFinder().find(mod)
+    assert sum(len(t.examples) for t in tests) > 0
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    for t in tests:
+        runner.run(t)
+    assert runner.failures == 0, f"{runner.failures} failing examples in {module}"
