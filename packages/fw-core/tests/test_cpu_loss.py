@@ -68,5 +68,5 @@ def test_grad_of_an_f_ordered_softmax_keeps_the_label_term(reduction):
     rng = np.random.default_rng(0)
     sm = np.asfortranarray(rng.random((6, 5)).astype(np.float32))
     y = rng.integers(0, 5, 6)
-    got, want = _both(CEG, sm, y, None, np.float32(1.0), reduction=reduction)
+    got, want = _both(CEG, sm, y, None, np.array(1.0, np.float32), reduction=reduction)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
