@@ -341,6 +341,31 @@ def test_dist_model_trains_evaluates_and_predicts_like_the_dense_layer():
     assert "communication on this rank: 0 collective(s)" in text
 
 
+def test_a_new_batch_shape_builds_again_and_keeps_the_optimizer_state():
+    """Adam over batches of 3 and 5 rows: a second program is built for the new
+    shape, and the moments the first one accumulated carry over."""
+    rng = np.random.default_rng(4)
+    data = [(fw.to_tensor(rng.standard_normal((b, 4)).astype("float32")),
+             fw.to_tensor(rng.standard_normal((b, 2)).astype("float32"))) for b in (3, 5, 3, 5)]
+    fw.seed(3)
+    ref = fw.nn.Linear(4, 2)
+    opt = fw.optimizer.Adam(0.05, parameters=ref.parameters())
+    want = []
+    for x, y in data:
+        loss = fw.nn.MSELoss()(ref(x), y)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        want.append(float(loss))
+    fw.seed(3)
+    lin = dist.shard_layer(fw.nn.Linear(4, 2), MESH0)
+    dm = dist.to_static(lin, None, fw.nn.MSELoss(),
+                        fw.optimizer.Adam(0.05, parameters=lin.parameters()))
+    got = [float(dm(x, y)) for x, y in data]
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    assert len(dm._built) == 2
+
+
 def test_gradient_merge_steps_every_k_calls_with_the_average_gradient():
     xs, ys = _data(4)
     fw.seed(3)

@@ -256,12 +256,16 @@ class DistModel:
             for key in (orig, cur, getattr(orig, "_local", None), getattr(cur, "_local", None)):
                 if key is not None:
                     loc[id(key)] = local
+        same = True
         for g in groups:
             # a distributed parameter this rank's program does not update (another
             # pipeline stage's) still needs a local block for the optimizer's buffers
-            g["params"] = [loc.get(id(p), p._local if isinstance(p, DistTensor) else p)
-                           for p in g["params"]]
-        opt.set_param_groups(groups)
+            new = [loc.get(id(p), p._local if isinstance(p, DistTensor) else p)
+                   for p in g["params"]]
+            same = same and all(a is b for a, b in zip(new, g["params"]))
+            g["params"] = new
+        if not same:      # (re-setting the groups would rebuild, i.e. reset, the state)
+            opt.set_param_groups(groups)
 
     def _lr_tensor(self, plan, mult):
         t = self._lr.get(mult)
