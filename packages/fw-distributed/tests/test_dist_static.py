@@ -366,6 +366,36 @@ def test_a_new_batch_shape_builds_again_and_keeps_the_optimizer_state():
     assert len(dm._built) == 2
 
 
+def test_dense_parameters_get_the_placements_propagation_chose():
+    """No parameter annotated, the input split on its feature dim: the first
+    weight adopts a row split (backward sweep), becomes a distributed parameter
+    of the layer, and training equals the dense model."""
+    xs, ys = _data(3)
+
+    def mlp():
+        fw.seed(5)
+        return fw.nn.Sequential(fw.nn.Linear(4, 6), fw.nn.Tanh(), fw.nn.Linear(6, 2))
+
+    ref = mlp()
+    opt = fw.optimizer.SGD(0.1, parameters=ref.parameters())
+    want = []
+    for x, y in zip(xs, ys):
+        loss = fw.nn.MSELoss()(ref(x), y)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        want.append(float(loss))
+    model = mlp()
+    dm = dist.to_static(model, None, fw.nn.MSELoss(),
+                        fw.optimizer.SGD(0.1, parameters=model.parameters()))
+    got = [float(dm(dist.shard_tensor(x, MESH0, [S1]), y)) for x, y in zip(xs, ys)]
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert dist.auto_parallel.is_dist_tensor(model[0].weight)
+    assert model[0].weight.placements == [S0]
+    assert "(inferred)" in dm.report()
+    np.testing.assert_allclose(model[2].weight.numpy(), ref[2].weight.numpy(), rtol=1e-6)
+
+
 def test_gradient_merge_steps_every_k_calls_with_the_average_gradient():
     xs, ys = _data(4)
     fw.seed(3)

@@ -87,7 +87,7 @@ def partition(program, prop, mesh, coord, group_of, local_tensor, output_placeme
         have = pl[v]
         if want is None or list(want) == list(have):
             return x
-        key = (v, tuple(want))
+        key = (v, tuple(str(p) for p in want))
         got = cache.get(key)
         if got is None:
             got = em.reshard(x, list(v.type.shape), have, want, _name(v))
