@@ -214,6 +214,46 @@ def check_pipeline(rank, mode):
     _emit("OK", rank, f"pp-{mode}")
 
 
+def check_inferred_row_split(rank):
+    """Only the first Linear annotated (column split on mp, as Megatron): the
+    second weight, left dense, is inferred row-split by the backward sweep; the
+    MLP trains like the dense one with one all-reduce of activations per forward."""
+    import fw
+    import fw.distributed as dist
+
+    def mlp():
+        fw.seed(7)
+        return fw.nn.Sequential(fw.nn.Linear(8, 16), fw.nn.ReLU(), fw.nn.Linear(16, 4))
+
+    rng = np.random.default_rng(3)
+    data = [(rng.standard_normal([6, 8]).astype("float32"),
+             rng.standard_normal([6, 4]).astype("float32")) for _ in range(4)]
+    ref = mlp()
+    opt = fw.optimizer.SGD(0.1, parameters=ref.parameters())
+    want = []
+    for x, y in data:
+        loss = fw.nn.MSELoss()(ref(fw.to_tensor(x)), fw.to_tensor(y))
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        want.append(float(loss))
+    mesh = dist.ProcessMesh([0, 1], dim_names=["mp"])
+    model = mlp()
+    model[0].weight = dist.shard_tensor(model[0].weight, mesh, [dist.Shard(1)])
+    model[0].bias = dist.shard_tensor(model[0].bias, mesh, [dist.Shard(0)])
+    dm = dist.to_static(model, None, fw.nn.MSELoss(),
+                        fw.optimizer.SGD(0.1, parameters=model.parameters()))
+    got = [float(dm(fw.to_tensor(x), fw.to_tensor(y))) for x, y in data]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg="inferred row split")
+    assert model[2].weight.placements == [dist.Shard(0)], model[2].weight.placements
+    assert model[2].weight.local_value().shape == [8, 4]
+    rep = dm.report()
+    assert "linear_" in rep and "(inferred)" in rep, rep
+    np.testing.assert_allclose(dist.unshard_dtensor(model[2].weight).numpy(),
+                               ref[2].weight.numpy(), rtol=1e-5, atol=1e-6)
+    _emit("OK", rank, "inferred-row-split")
+
+
 def _worker(argv):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import fw.distributed as dist
@@ -231,6 +271,8 @@ def _worker(argv):
             check_gpt(rank, "dp", k=2)
         elif check in ("pp1F1B", "ppFThenB"):
             check_pipeline(rank, check[2:])
+        elif check == "infer":
+            check_inferred_row_split(rank)
         elif check == "zero2mlp":
             check_zero2_mlp(rank)
         elif check in ("zero1", "zero2"):
@@ -273,7 +315,7 @@ def _losses(p, tag):
 @pytest.fixture(scope="module")
 def two_ranks():
     """One 2-rank job: dp-only, mp-only and gradient merge (the launch dominates)."""
-    return _launch(["gptdp,gptmp,gm,zero1,zero2,zero2mlp,pp1F1B,ppFThenB"])
+    return _launch(["gptdp,gptmp,gm,zero1,zero2,zero2mlp,pp1F1B,ppFThenB,infer"])
 
 
 @pytest.mark.parametrize("tag", ["gpt-dp", "gpt-mp", "gpt-dp-k2", "gpt-dp-zero1",
@@ -292,6 +334,12 @@ def test_zero2_reduce_scatters_gradients_and_trains_like_the_dense_mlp(two_ranks
     assert two_ranks.returncode == 0, explain(two_ranks)
     for r in (0, 1):
         assert f"OK {r} zero2-mlp" in two_ranks.reports, explain(two_ranks)
+
+
+def test_a_weight_left_dense_is_inferred_row_split_and_trains_like_dense(two_ranks):
+    assert two_ranks.returncode == 0, explain(two_ranks)
+    for r in (0, 1):
+        assert f"OK {r} inferred-row-split" in two_ranks.reports, explain(two_ranks)
 
 
 @pytest.mark.parametrize("mode", ["1F1B", "FThenB"])
