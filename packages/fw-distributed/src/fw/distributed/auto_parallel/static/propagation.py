@@ -43,6 +43,8 @@ class Propagation:
         plans (dict): Operation -> `spmd.Plan` (inputs per operand slot).
         fallbacks (Counter): op name -> ops of the program that fell back to replicate.
         fallback_ops (list): those operations.
+        replicate_only (Counter): op name -> ops whose rule is an explicit
+            "replicate only" entry of the registry (when it has such entries).
         adopted (dict): free leaf Value -> the placements it adopted (backward sweep).
         sweeps (int): forward sweeps run until the fixpoint.
     """
@@ -53,6 +55,7 @@ class Propagation:
         self.plans: dict = {}
         self.fallbacks: Counter = Counter()
         self.fallback_ops: list = []
+        self.replicate_only: Counter = Counter()
         self.adopted: dict = {}
         self.sweeps = 0
 
@@ -124,6 +127,13 @@ def _optimizer_plan(op, specs, mesh):
     return Plan(ins, outs)
 
 
+def _replicate_only():
+    """The registry's explicit replicate-only entries (a registry may have none)."""
+    from fw.distributed.auto_parallel import spmd_rules
+
+    return getattr(spmd_rules, "REPLICATE_ONLY", {})
+
+
 def propagate(program, mesh, annotations, max_sweeps=None, coord=None):
     """Placements for every value of `program`'s block 0.
 
@@ -170,12 +180,16 @@ def propagate(program, mesh, annotations, max_sweeps=None, coord=None):
         res.plans.clear()
         res.fallbacks.clear()
         res.fallback_ops.clear()
+        res.replicate_only.clear()
+        rep_only = _replicate_only()
         for op in blk.ops:
             plan, fell = plan_op(op, pl, mesh, coord)
             res.plans[op] = plan
             if fell:
                 res.fallbacks[op.name] += 1
                 res.fallback_ops.append(op)
+            elif op.name in rep_only:
+                res.replicate_only[op.name] += 1
             for r, p in zip(op.results, plan.outputs):
                 pl[r] = list(p)
         changed = False

@@ -100,4 +100,7 @@ def format_report(mode, built, mesh) -> str:
             f"{n} x{k}" for n, k in sorted(prop.fallbacks.items())))
     else:
         lines.append("  replicate fallback: none")
+    if prop.replicate_only:
+        lines.append("  replicated by their rule (replicate-only ops): " + ", ".join(
+            f"{n} x{k}" for n, k in sorted(prop.replicate_only.items())))
     return "\n".join(lines)
