@@ -11,9 +11,14 @@ distributed parameters of the layer (as after `shard_layer`); the optimizer is
 pointed at the local blocks (as `shard_optimizer` does), so its state is per
 block and the program updates it in place.
 
-Strategy: ``gradient_merge`` (k_steps, avg) is honoured; every other enabled
-sub-config (sharding, pipeline, amp, recompute, fused_passes) and a mesh with a
-"pp" axis raise "not supported by dist.to_static yet" — never ignored."""
+Strategy: ``gradient_merge`` (k_steps, avg), ``sharding`` stages 1 and 2 over the
+"dp" axis and ``pipeline`` (a mesh with a "pp" axis: `_pp_model`) are honoured;
+``amp`` (traced programs do not cast their inputs under ``fw.amp.auto_cast``),
+``recompute``, ``fused_passes``, sharding stage 3 and ``auto_mode="full"`` raise
+"not supported by dist.to_static yet" — nothing set is ignored.
+
+On a pipeline, a parameter's block is current on the ranks of its stage only
+(the others keep the value it had when the model was built)."""
 
 from __future__ import annotations
 
