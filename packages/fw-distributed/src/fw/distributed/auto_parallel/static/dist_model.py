@@ -559,8 +559,8 @@ def to_static(layer, loader=None, loss=None, optimizer=None, strategy=None, inpu
         loader (ShardDataloader|DataLoader, optional): the training data.
         loss (callable, optional): ``loss(outputs, label)``.
         optimizer (Optimizer, optional): the optimizer ("train" mode).
-        strategy (Strategy, optional): gradient_merge is honoured; other enabled
-            features raise NotImplementedError.
+        strategy (Strategy, optional): gradient_merge, sharding (stages 1/2) and
+            pipeline are honoured; other enabled features raise NotImplementedError.
         input_spec (optional): not supported (the batches' shapes are used).
 
     Returns:
