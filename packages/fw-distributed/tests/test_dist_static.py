@@ -422,7 +422,49 @@ def test_gradient_merge_steps_every_k_calls_with_the_average_gradient():
     np.testing.assert_allclose(lin.weight.numpy(), ref.weight.numpy(), rtol=1e-6)
 
 
-@pytest.mark.parametrize("sub", ["amp", "recompute", "fused_passes"])
+def test_recompute_clones_cheap_forward_ops_into_the_backward_and_trains_alike():
+    """strategy.recompute: the backward reads recomputed copies of the forward's
+    elementwise results (checkpoints: the results of ops reading a parameter);
+    same losses, and those activations are no longer read after the forward."""
+    from fw.distributed.auto_parallel.static.recompute import apply_recompute
+
+    xs, ys = _data(3)
+
+    def mlp():
+        fw.seed(5)
+        return fw.nn.Sequential(fw.nn.Linear(4, 6), fw.nn.Tanh(), fw.nn.Linear(6, 6),
+                                fw.nn.GELU(), fw.nn.Linear(6, 2))
+
+    losses = []
+    for on in (False, True):
+        model = dist.shard_layer(mlp(), MESH0)
+        strategy = dist.Strategy({"recompute": {"enable": on}})
+        dm = dist.to_static(model, None, fw.nn.MSELoss(),
+                            fw.optimizer.Adam(0.05, parameters=model.parameters()), strategy)
+        losses.append([float(dm(x, y)) for x, y in zip(xs, ys)])
+    np.testing.assert_allclose(losses[1], losses[0], rtol=1e-6)
+    assert "forward op(s) recomputed in the backward" in dm.report()
+    # on the program itself: tanh/gelu results are read only by the forward now
+    from fw.distributed.auto_parallel.static.tracing import trace_step
+
+    model = mlp()
+    tr = trace_step(model, fw.nn.MSELoss(), [xs[0], ys[0]], "train", MESH0)
+    prog = tr.program
+    loss = prog.block.outputs[0]
+    n_fwd = next(i for i, op in enumerate(prog.block.ops) if op.results[0] is loss) + 1
+    acts = [op.results[0] for op in prog.block.ops[:n_fwd] if op.name in ("tanh", "gelu")]
+    assert len(acts) == 2
+    dense = run(prog, xs[0], ys[0])
+    n = apply_recompute(prog, loss)
+    assert n >= 2
+    for op in prog.block.ops[n_fwd:]:
+        assert not any(v is a for v in op.operands for a in acts), op.name
+    again = run(prog, xs[0], ys[0])
+    for a, b in zip(again, dense):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("sub", ["amp", "fused_passes"])
 def test_every_unsupported_strategy_field_is_refused_not_ignored(sub):
     lin = dist.shard_layer(fw.nn.Linear(4, 2), MESH0)
     strategy = dist.Strategy({sub: {"enable": True}})

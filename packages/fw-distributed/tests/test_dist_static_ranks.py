@@ -3,7 +3,8 @@ examples/char_gpt.py, annotated on its input and first/last weights only, trains
 10 static steps with the losses of single-process training — mesh [2, 2]
 (dp x mp) on 4 ranks, [2] dp-only and [2] mp-only on 2 ranks — and gradient
 merge (k_steps=2) equals dense gradient accumulation, ZeRO stages 1 and 2
-(strategy.sharding over dp) equal plain data parallelism.
+(strategy.sharding over dp) and recompute change nothing, a weight left dense is
+inferred row-split, and pp = 2 (1F1B, FThenB) equals dense gradient accumulation.
 
 Run as a script by the launcher, this file is also the ranks' program
 (``python test_dist_static_ranks.py <check,...>``); each rank trains the dense
@@ -78,7 +79,7 @@ def _dense_losses(fw, batches, k=1):
     return losses, model
 
 
-def check_gpt(rank, mesh_kind, k=1, zero=0):
+def check_gpt(rank, mesh_kind, k=1, zero=0, recompute=False):
     import fw
     import fw.distributed as dist
 
@@ -107,6 +108,8 @@ def check_gpt(rank, mesh_kind, k=1, zero=0):
         strategy.gradient_merge.enable = True
         strategy.gradient_merge.k_steps = k
         strategy.gradient_merge.avg = True
+    if recompute:
+        strategy.recompute.enable = True
     if zero:
         strategy.sharding.enable = True
         strategy.sharding.stage = zero
@@ -127,7 +130,10 @@ def check_gpt(rank, mesh_kind, k=1, zero=0):
                                    err_msg=f"{mesh_kind}: trained {name}")
     rep = dm.report()
     assert "communication on this rank" in rep and "embedding" in rep, rep
-    tag = f"gpt-{mesh_kind}" + (f"-k{k}" if k > 1 else "") + (f"-zero{zero}" if zero else "")
+    tag = f"gpt-{mesh_kind}" + (f"-k{k}" if k > 1 else "") + (f"-zero{zero}" if zero else "") \
+        + ("-recompute" if recompute else "")
+    if recompute:
+        assert "forward op(s) recomputed in the backward" in rep, rep
     if zero:
         assert f"sharding stage {zero} over mesh axis dp" in rep, rep
         assert "[ZeRO block] -> [whole]" in rep, rep     # the updated blocks gathered
@@ -271,6 +277,8 @@ def _worker(argv):
             check_gpt(rank, "dp", k=2)
         elif check in ("pp1F1B", "ppFThenB"):
             check_pipeline(rank, check[2:])
+        elif check == "rc":
+            check_gpt(rank, "mp", recompute=True)
         elif check == "infer":
             check_inferred_row_split(rank)
         elif check == "zero2mlp":
@@ -315,11 +323,11 @@ def _losses(p, tag):
 @pytest.fixture(scope="module")
 def two_ranks():
     """One 2-rank job: dp-only, mp-only and gradient merge (the launch dominates)."""
-    return _launch(["gptdp,gptmp,gm,zero1,zero2,zero2mlp,pp1F1B,ppFThenB,infer"])
+    return _launch(["gptdp,gptmp,gm,zero1,zero2,zero2mlp,pp1F1B,ppFThenB,infer,rc"])
 
 
 @pytest.mark.parametrize("tag", ["gpt-dp", "gpt-mp", "gpt-dp-k2", "gpt-dp-zero1",
-                                 "gpt-dp-zero2"])
+                                 "gpt-dp-zero2", "gpt-mp-recompute"])
 def test_static_gpt_on_2_ranks_trains_like_single_process(two_ranks, tag):
     assert two_ranks.returncode == 0, explain(two_ranks)
     for r in (0, 1):

@@ -75,6 +75,10 @@ def build_pipeline(dm, mode, batch):
                      if isinstance(x, DistTensor) else z)
     traced = trace_step(dm._layer, dm._loss, micro, mode, mesh)
     prog = traced.program
+    if mode == "train" and st.recompute.enable:
+        from fw.distributed.auto_parallel.static.recompute import apply_recompute
+
+        dm._recomputed = apply_recompute(prog, prog.block.outputs[0])
     coord = _comm.my_coord(mesh)
     s = coord[pa]
     sub_mesh = mesh.get_mesh_with_dim("pp", s)

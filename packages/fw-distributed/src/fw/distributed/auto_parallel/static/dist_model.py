@@ -12,9 +12,9 @@ pointed at the local blocks (as `shard_optimizer` does), so its state is per
 block and the program updates it in place.
 
 Strategy: ``gradient_merge`` (k_steps, avg), ``sharding`` stages 1 and 2 over the
-"dp" axis and ``pipeline`` (a mesh with a "pp" axis: `_pp_model`) are honoured;
-``amp`` (traced programs do not cast their inputs under ``fw.amp.auto_cast``),
-``recompute``, ``fused_passes``, sharding stage 3 and ``auto_mode="full"`` raise
+"dp" axis, ``pipeline`` (a mesh with a "pp" axis: `_pp_model`) and ``recompute``
+(`recompute`: selective checkpoints) are honoured; ``amp`` (traced programs do
+not cast their inputs under ``fw.amp.auto_cast``), ``fused_passes``, sharding stage 3 and ``auto_mode="full"`` raise
 "not supported by dist.to_static yet" — nothing set is ignored.
 
 On a pipeline, a parameter's block is current on the ranks of its stage only
@@ -31,6 +31,7 @@ from fw.distributed.auto_parallel.dist_tensor import DistParameter, DistTensor
 from fw.distributed.auto_parallel.placement import Partial, Replicate, Shard
 from fw.distributed.auto_parallel.static.partition import partition
 from fw.distributed.auto_parallel.static.propagation import propagate
+from fw.distributed.auto_parallel.static.recompute import apply_recompute
 from fw.distributed.auto_parallel.static.tracing import trace_step
 
 __all__ = ["DistModel", "to_static"]
@@ -47,9 +48,15 @@ def _check_strategy(strategy, mesh):
         from fw.distributed.auto.strategy import Strategy
 
         return Strategy()
-    for sub in ("amp", "recompute", "fused_passes"):
+    for sub in ("amp", "fused_passes"):
         if getattr(strategy, sub).enable:
             raise _unsupported(f"strategy.{sub} (enable=True)")
+    rc = strategy.recompute
+    if rc.enable and (rc.checkpoints or rc.no_recompute_segments or rc.refined_ops_patterns
+                      or rc.enable_tuning or rc.sr):
+        raise _unsupported("strategy.recompute with checkpoints / no_recompute_segments / "
+                           "refined_ops_patterns / sr / enable_tuning (the selective policy "
+                           "of auto_parallel.static.recompute is)")
     sh = strategy.sharding
     if sh.enable and sh.stage not in (1, 2):
         raise _unsupported(f"strategy.sharding.stage={sh.stage} (stages 1 and 2 are)")
@@ -155,6 +162,7 @@ class DistModel:
         self._merge: dict = {}
         self._zero_states: dict = {}
         self._zero_skipped: list = []
+        self._recomputed = 0
 
     # ------------------------------------------------------------ modes
     def train(self):
@@ -228,6 +236,8 @@ class DistModel:
         coord, group_of = self._env()
         traced = trace_step(self._layer, self._loss, batch, mode, mesh)
         prog = traced.program
+        if mode == "train" and self._strategy.recompute.enable:
+            self._recomputed = apply_recompute(prog, prog.block.outputs[0])
         prop = propagate(prog, mesh, traced.annotations)
         rep = [Replicate()] * mesh.ndim
         outs_pl = [rep] * traced.n_outputs
@@ -238,7 +248,7 @@ class DistModel:
         rp = partition(prog, prop, mesh, coord, group_of,
                        lambda a, pl: self._local_tensor(a, pl, traced, coord), outs_pl,
                        finish=(mode != "train"))
-        extra = {}
+        extra = {"recomputed": self._recomputed if mode == "train" else 0}
         if mode == "train":
             self._emit_train_tail(traced, prop, rp, extra)
         in_pl = [prop.placements[a] for a in prog.inputs()]
@@ -559,8 +569,9 @@ def to_static(layer, loader=None, loss=None, optimizer=None, strategy=None, inpu
         loader (ShardDataloader|DataLoader, optional): the training data.
         loss (callable, optional): ``loss(outputs, label)``.
         optimizer (Optimizer, optional): the optimizer ("train" mode).
-        strategy (Strategy, optional): gradient_merge, sharding (stages 1/2) and
-            pipeline are honoured; other enabled features raise NotImplementedError.
+        strategy (Strategy, optional): gradient_merge, sharding (stages 1/2),
+            pipeline and recompute are honoured; other enabled features raise
+            NotImplementedError.
         input_spec (optional): not supported (the batches' shapes are used).
 
     Returns:

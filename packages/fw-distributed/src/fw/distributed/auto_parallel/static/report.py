@@ -89,6 +89,9 @@ def format_report(mode, built, mesh) -> str:
         lines.append(f"    {c.kind} axis {c.axis} {list(c.ranks)}: {c.value} "
                      f"{list(c.shape)} {format_placements(c.src)} -> "
                      f"{format_placements(c.dst)}: {c.nbytes} B")
+    if built.extra.get("recomputed"):
+        lines.append(f"  recompute: {built.extra['recomputed']} forward op(s) recomputed in "
+                     f"the backward")
     zero = built.extra.get("zero")
     if zero is not None:
         lines.append(f"  sharding stage {zero['stage']} over mesh axis {zero['axis']}: "
