@@ -14,8 +14,9 @@ block and the program updates it in place.
 Strategy: ``gradient_merge`` (k_steps, avg), ``sharding`` stages 1 and 2 over the
 "dp" axis, ``pipeline`` (a mesh with a "pp" axis: `_pp_model`) and ``recompute``
 (`recompute`: selective checkpoints) are honoured; ``amp`` (traced programs do
-not cast their inputs under ``fw.amp.auto_cast``), ``fused_passes``, sharding stage 3 and ``auto_mode="full"`` raise
-"not supported by dist.to_static yet" — nothing set is ignored.
+not cast their inputs under ``fw.amp.auto_cast``), ``fused_passes``, sharding
+stage 3 and ``auto_mode="full"`` raise "not supported by dist.to_static yet" —
+nothing set is ignored.
 
 On a pipeline, a parameter's block is current on the ranks of its stage only
 (the others keep the value it had when the model was built)."""
