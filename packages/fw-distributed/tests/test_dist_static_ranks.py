@@ -184,7 +184,7 @@ def check_zero2_mlp(rank):
     _emit("OK", rank, "zero2-mlp")
 
 
-def check_pipeline(rank, mode):
+def check_pipeline(rank, mode, mp=False):
     """pp=2 (mesh [[0], [1]]: pp x dp), 2 micro-batches per step: the losses and
     trained weights of dense training with gradient accumulation."""
     import fw
@@ -205,8 +205,17 @@ def check_pipeline(rank, mode):
         opt.step()
         opt.clear_grad()
         want.append(float(np.mean(ls)))
-    mesh = dist.ProcessMesh([[0], [1]], dim_names=["pp", "dp"])
-    model = dist.shard_layer(model, mesh)
+    if mp:      # 4 ranks: 2 stages, each split over mp (first/last weights annotated)
+        mesh = dist.ProcessMesh([[0, 1], [2, 3]], dim_names=["pp", "mp"])
+
+        def shard_fn(name, layer, m):
+            if name in ("tok", "head"):
+                layer.weight = dist.shard_tensor(layer.weight, m,
+                                                 [dist.Replicate(), dist.Shard(1)])
+    else:
+        mesh = dist.ProcessMesh([[0], [1]], dim_names=["pp", "dp"])
+        shard_fn = None
+    model = dist.shard_layer(model, mesh, shard_fn)
     strategy = dist.Strategy({"pipeline": {"enable": True, "pp_degree": 2,
                                            "accumulate_steps": 2, "schedule_mode": mode}})
     dm = dist.to_static(model, None, loss_fn,
@@ -216,8 +225,8 @@ def check_pipeline(rank, mode):
     np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5, err_msg=f"pp {mode} losses")
     rep = dm.report()
     assert f"pipeline of 2 stages ({mode}, 2 micro-batches)" in rep, rep
-    assert f"stage {rank}" in rep and "sent to other stages" in rep, rep
-    _emit("OK", rank, f"pp-{mode}")
+    assert f"stage {rank // 2 if mp else rank}" in rep and "sent to other stages" in rep, rep
+    _emit("OK", rank, f"pp-{mode}" + ("-mp" if mp else ""))
 
 
 def check_inferred_row_split(rank):
@@ -277,6 +286,8 @@ def _worker(argv):
             check_gpt(rank, "dp", k=2)
         elif check in ("pp1F1B", "ppFThenB"):
             check_pipeline(rank, check[2:])
+        elif check == "ppmp":
+            check_pipeline(rank, "1F1B", mp=True)
         elif check == "rc":
             check_gpt(rank, "mp", recompute=True)
         elif check == "infer":
@@ -357,12 +368,13 @@ def test_pipeline_of_2_stages_equals_dense_gradient_accumulation(two_ranks, mode
         assert f"OK {r} pp-{mode}" in two_ranks.reports, explain(two_ranks)
 
 
-@pytest.mark.slow    # 4 ranks: about 20 s on the loaded 2-core machine
+@pytest.mark.slow    # 4 ranks: about 30 s on the loaded 2-core machine
 def test_static_gpt_on_mesh_2x2_trains_like_single_process():
-    p = _launch(["gpt2x2"], timeout=300, nproc=4)
+    p = _launch(["gpt2x2,ppmp"], timeout=300, nproc=4)
     assert p.returncode == 0, explain(p)
     for r in range(4):
         assert f"OK {r} gpt-2x2" in p.reports, explain(p)
+        assert f"OK {r} pp-1F1B-mp" in p.reports, explain(p)   # pp 2 x mp 2
     got = _losses(p, "gpt-2x2")
     assert len(got[0]["losses"]) == STEPS
     np.testing.assert_allclose(got[0]["losses"], got[0]["dense"], rtol=2e-5, atol=2e-5)

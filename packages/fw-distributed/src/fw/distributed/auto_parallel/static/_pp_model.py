@@ -17,6 +17,7 @@ from fw.distributed.auto_parallel.placement import Replicate
 from fw.distributed.auto_parallel.static.partition import partition
 from fw.distributed.auto_parallel.static.pipeline import assign_stages, build_jobs, schedule
 from fw.distributed.auto_parallel.static.propagation import propagate
+from fw.distributed.auto_parallel.static.reshard import ReshardEmitter
 from fw.distributed.auto_parallel.static.tracing import trace_step
 
 __all__ = ["build_pipeline", "run_pipeline"]
@@ -174,12 +175,12 @@ def build_pipeline(dm, mode, batch):
                     order.append((v, i))
         built.recv_order[peer] = order
     built.owned = owned
-    built.opt = _optimizer_job(dm, built, captured, owned, by_label) if mode == "train" \
-        else None
+    built.opt = _optimizer_job(dm, built, captured, owned, by_label, group_of) \
+        if mode == "train" else None
     return built
 
 
-def _optimizer_job(dm, built, captured, owned, by_label):
+def _optimizer_job(dm, built, captured, owned, by_label, group_of):
     """The update of this stage's parameters from their accumulated gradients."""
     from fw.distributed.auto_parallel.static.dist_model import _unsupported
 
@@ -197,6 +198,7 @@ def _optimizer_job(dm, built, captured, owned, by_label):
     b = Builder()
     order = []
     with b:
+        em = ReshardEmitter(mesh, coord, group_of, built.comms)
         for grp in plan.groups:
             for i, p in enumerate(grp.params):
                 lab = label_of.get(id(p))
@@ -205,11 +207,9 @@ def _optimizer_job(dm, built, captured, owned, by_label):
                 gv = owned[lab]
                 gpl = prop.placements[gv]
                 ppl = prop.placements[by_label[lab]]
-                if gpl != ppl:
-                    raise _unsupported(f"a pipeline stage whose gradient of {lab!r} is {gpl} "
-                                       f"but the parameter {ppl}")
                 g = b.add_input(TensorType(local_shape(gv.type.shape, gpl, mesh, coord),
                                            gv.type.dtype), f"grad_{len(order)}")
+                g = em.reshard(g, list(gv.type.shape), gpl, ppl, f"grad of {lab}")
                 order.append(lab)
                 pv = b.current_value(p)
                 g = grp.regularize(pv, g)
