@@ -47,14 +47,10 @@ _AUTO_PARALLEL = ["auto_parallel", "ProcessMesh", "Placement", "Shard", "Replica
 # --- end auto-parallel ---
 
 # --- static auto-parallel (auto_parallel/static/): to_static, DistModel, shard_dataloader ---
-from fw.distributed.auto_parallel.static import (
-    DistModel,
-    ShardDataloader,
-    shard_dataloader,
-    to_static,
-)
+from fw.distributed.auto_parallel.static import DistModel, shard_dataloader, to_static
 
-_STATIC_AUTO_PARALLEL = ["to_static", "DistModel", "shard_dataloader", "ShardDataloader"]
+# (Paddle keeps ShardDataloader in paddle.distributed.auto_parallel.api, not here)
+_STATIC_AUTO_PARALLEL = ["to_static", "DistModel", "shard_dataloader"]
 # --- end static auto-parallel ---
 
 # --- cost model (auto/): Cluster, calibrate, estimate, search/choose; dist.Strategy ---
