@@ -336,6 +336,7 @@ def test_dist_model_trains_evaluates_and_predicts_like_the_dense_layer():
     dm.eval()
     np.testing.assert_allclose(float(dm(xs[0], ys[0])),
                                float(fw.nn.MSELoss()(dense(xs[0]), ys[0])), rtol=1e-6)
+    np.testing.assert_allclose(float(dm([xs[0], ys[0]])), float(dm(xs[0], ys[0])))
     dm.predict()
     np.testing.assert_allclose(dm(xs[0]).numpy(), dense(xs[0]).numpy(), rtol=1e-6)
     text = repr(dm)
@@ -536,6 +537,8 @@ def test_bad_arguments_name_the_function_and_argument():
         dist.to_static(lin, None, fw.nn.MSELoss(), object())
     with pytest.raises(ValueError, match="train\\(\\) needs both a loss and an optimizer"):
         dist.to_static(lin).train()
+    with pytest.raises(TypeError, match="DistModel: the inputs should be tensors"):
+        dist.to_static(lin, None, fw.nn.MSELoss())(np.ones((3, 4)), fw.ones([3, 2]))
     opt = fw.optimizer.SGD(0.1, parameters=lin.parameters(),
                            grad_clip=fw.nn.ClipGradByGlobalNorm(1.0))
     dm = dist.to_static(lin, None, fw.nn.MSELoss(), opt)

@@ -479,9 +479,14 @@ class DistModel:
         return arrays
 
     def __call__(self, *args):
-        batch = list(args)
-        if len(batch) == 1 and isinstance(batch[0], (list, tuple)):
-            batch = list(batch[0])
+        batch = []
+        for a in args:          # Paddle's DistModel flattens lists/tuples of tensors
+            items = list(a) if isinstance(a, (list, tuple)) else [a]
+            for x in items:
+                if not isinstance(x, Tensor):
+                    raise TypeError(f"DistModel: the inputs should be tensors or lists of "
+                                    f"tensors, got {type(x).__name__}")
+                batch.append(x)
         mode = self._mode
         key = (mode,) + tuple(_sig(x) for x in batch)
         built = self._built.get(key)
