@@ -34,7 +34,7 @@ def _emit(tag, rank, text):
     emit(tag, rank, text)
 
 
-def _gpt(fw):
+def _gpt(fw, tied=False):
     sys.path.insert(0, EXAMPLES)
     from char_gpt import DATA, CharGPT, CharVocab
 
@@ -42,7 +42,7 @@ def _gpt(fw):
         text = f.read()
     vocab = CharVocab(text)
     fw.seed(11)
-    model = CharGPT(len(vocab), 16, n_layer=1, d_model=32, n_head=4, tied=False)
+    model = CharGPT(len(vocab), 16, n_layer=1, d_model=32, n_head=4, tied=tied)
     return model, vocab.encode(text)
 
 
@@ -64,8 +64,8 @@ def _loss_fn(fw):
     return loss
 
 
-def _dense_losses(fw, batches, k=1):
-    model, _ = _gpt(fw)
+def _dense_losses(fw, batches, k=1, tied=False):
+    model, _ = _gpt(fw, tied)
     opt = fw.optimizer.AdamW(learning_rate=3e-3, parameters=model.parameters())
     loss_fn = _loss_fn(fw)
     losses = []
@@ -79,7 +79,7 @@ def _dense_losses(fw, batches, k=1):
     return losses, model
 
 
-def check_gpt(rank, mesh_kind, k=1, zero=0, recompute=False):
+def check_gpt(rank, mesh_kind, k=1, zero=0, recompute=False, tied=False):
     import fw
     import fw.distributed as dist
 
@@ -93,9 +93,9 @@ def check_gpt(rank, mesh_kind, k=1, zero=0, recompute=False):
     else:
         mesh = dist.ProcessMesh([0, 1], dim_names=["mp"])
         w_pl, shard_dims = [S1], None
-    model, data = _gpt(fw)
+    model, data = _gpt(fw, tied)
     batches = _batches(data, STEPS)
-    want, dense_model = _dense_losses(fw, batches, k)
+    want, dense_model = _dense_losses(fw, batches, k, tied)
 
     def shard_fn(name, layer, m):
         if w_pl is not None and name in ("tok", "head"):   # the first and the last weight
@@ -131,7 +131,7 @@ def check_gpt(rank, mesh_kind, k=1, zero=0, recompute=False):
     rep = dm.report()
     assert "communication on this rank" in rep and "embedding" in rep, rep
     tag = f"gpt-{mesh_kind}" + (f"-k{k}" if k > 1 else "") + (f"-zero{zero}" if zero else "") \
-        + ("-recompute" if recompute else "")
+        + ("-recompute" if recompute else "") + ("-tied" if tied else "")
     if recompute:
         assert "forward op(s) recomputed in the backward" in rep, rep
     if zero:
@@ -278,6 +278,8 @@ def _worker(argv):
     for check in argv[0].split(","):
         if check == "gpt2x2":
             check_gpt(rank, "2x2")
+        elif check == "gpt2x2tied":      # the example's default: head = tok.weight^T
+            check_gpt(rank, "2x2", tied=True)
         elif check == "gptdp":
             check_gpt(rank, "dp")
         elif check == "gptmp":
@@ -370,10 +372,11 @@ def test_pipeline_of_2_stages_equals_dense_gradient_accumulation(two_ranks, mode
 
 @pytest.mark.slow    # 4 ranks: about 30 s on the loaded 2-core machine
 def test_static_gpt_on_mesh_2x2_trains_like_single_process():
-    p = _launch(["gpt2x2,ppmp"], timeout=300, nproc=4)
+    p = _launch(["gpt2x2,gpt2x2tied,ppmp"], timeout=300, nproc=4)
     assert p.returncode == 0, explain(p)
     for r in range(4):
         assert f"OK {r} gpt-2x2" in p.reports, explain(p)
+        assert f"OK {r} gpt-2x2-tied" in p.reports, explain(p)
         assert f"OK {r} pp-1F1B-mp" in p.reports, explain(p)   # pp 2 x mp 2
     got = _losses(p, "gpt-2x2")
     assert len(got[0]["losses"]) == STEPS
