@@ -342,6 +342,25 @@ def _make_inplace(op, fn, fname):
     return f
 
 
+def _attach_docs(documented):
+    """Give each generated function (and its in-place variant) its reference docstring
+    from ``fw/core/ops/docs``; hand-written wrappers keep their own."""
+    from fw.core.ops import docs as _docs
+
+    table = _docs.load()
+    for op, fn, fname, key in documented:
+        doc = table.get(op.name)
+        if doc is None or getattr(fn, "op", None) is not op or PUBLIC.get(key) is fn:
+            continue
+        mname = (op.method if isinstance(op.method, str) else fname) if op.method else None
+        fn.__doc__ = _docs.render(op, doc, fname, mname if METHODS.get(mname) is fn else None)
+        iname = fname + "_"
+        ifn = METHODS.get((mname or fname) + "_") or FUNCTIONS.get(iname)
+        if op.inplace and ifn is not None and getattr(ifn, "op", None) is op and \
+                PUBLIC.get(iname) is not ifn:
+            ifn.__doc__ = _docs.render_inplace(op, doc, fname + "_", fname)
+
+
 _REFLECTED = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rfloordiv__", "__rmod__",
               "__rpow__", "__rmatmul__", "__rand__", "__ror__", "__rxor__", "__rlshift__",
               "__rrshift__", "__rdivmod__"}
@@ -359,6 +378,7 @@ def install():
     """Build every public function and attach methods to Tensor and Value."""
     if _installed[0]:
         return FUNCTIONS
+    documented = []
     for op in OPS.values():
         if op.api is False and op.method is False and not op.dunders:
             continue
@@ -367,6 +387,7 @@ def install():
         if keyword.iskeyword(fname):
             fname = fname + "_"
         fn = PUBLIC.get(key) or _function_for(op, fname)
+        documented.append((op, fn, fname, key))
         if op.api is not False:
             FUNCTIONS.setdefault(key, fn)
             for a in op.aliases:
@@ -396,6 +417,7 @@ def install():
                 FUNCTIONS.setdefault(new, fn)
             if as_method:
                 METHODS.setdefault(new, fn)
+    _attach_docs(documented)  # before the alias wrappers copy each __doc__
     _tensor._call_op = call
     for cls in (Tensor, Value):
         for m, fn in METHODS.items():

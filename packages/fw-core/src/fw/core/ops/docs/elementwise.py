@@ -1,0 +1,542 @@
+"""Reference docs of the elementwise ops (``fw/core/ops/elementwise.py``): their summaries are
+the ops' ``doc`` fields; arguments, returns and examples are here (see ``docs/__init__.py``)."""
+
+from fw.core.ops.docs import Doc
+
+_X = "The input tensor."
+_XF = ("The input tensor. Integer and bool inputs are computed in the default float dtype "
+       "(``fw.get_default_dtype()``, float32 unless changed).")
+_Y = "The second input; broadcast against x (a Python number is allowed)."
+_BCAST = ("x and y are broadcast to a common shape (NumPy rules) and promoted to a common "
+          "dtype by fw's promotion table; a Python number takes the tensor's dtype.")
+
+
+def _unary(examples, *, x=_XF, returns="Tensor: the result, with x's shape.", details="",
+           inplace=""):
+    return Doc(args={"x": x}, returns=returns, examples=examples, details=details,
+               inplace=inplace)
+
+
+def _binary(examples, *, returns="Tensor: the result, with the broadcast shape of x and y.",
+            details=_BCAST, x=_X, y=_Y, inplace=""):
+    return Doc(args={"x": x, "y": y}, returns=returns, examples=examples, details=details,
+               inplace=inplace)
+
+
+def _compare(op, out):
+    return _binary(f"""
+>>> import fw
+>>> x = fw.to_tensor([1, 2, 3])
+>>> y = fw.to_tensor([3, 2, 1])
+>>> print(fw.{op}(x, y).numpy())
+{out}
+""", returns="Tensor: a bool tensor with the broadcast shape of x and y.",
+                   details="x and y are broadcast to a common shape; the comparison is done in "
+                           "their promoted dtype.")
+
+
+DOCS = {
+    # ------------------------------------------------------------ arithmetic
+    "add": _binary("""
+>>> import fw
+>>> x = fw.to_tensor([1.0, 2.0, 3.0])
+>>> y = fw.to_tensor([10.0, 20.0, 30.0])
+>>> print(fw.add(x, y).numpy())
+[11. 22. 33.]
+>>> print((x + 1).numpy())
+[2. 3. 4.]
+>>> fw.add(fw.ones([2, 1]), fw.ones([3])).shape
+[2, 3]
+""", inplace="""
+>>> import fw
+>>> x = fw.to_tensor([1.0, 2.0])
+>>> _ = x.add_(fw.to_tensor([0.5, 0.5]))
+>>> print(x.numpy())
+[1.5 2.5]
+"""),
+    "subtract": _binary("""
+>>> import fw
+>>> x = fw.to_tensor([5, 6, 7])
+>>> print(fw.subtract(x, fw.to_tensor([1, 2, 3])).numpy())
+[4 4 4]
+>>> print((x - 1).numpy())
+[4 5 6]
+""", inplace="""
+>>> import fw
+>>> x = fw.to_tensor([5.0, 6.0])
+>>> _ = x.subtract_(fw.to_tensor(1.0))
+>>> print(x.numpy())
+[4. 5.]
+"""),
+    "multiply": _binary("""
+>>> import fw
+>>> x = fw.to_tensor([[1.0, 2.0], [3.0, 4.0]])
+>>> print(fw.multiply(x, fw.to_tensor([10.0, 100.0])).numpy())
+[[ 10. 200.]
+ [ 30. 400.]]
+""", inplace="""
+>>> import fw
+>>> x = fw.to_tensor([1.0, 2.0])
+>>> _ = x.multiply_(fw.to_tensor([3.0, 3.0]))
+>>> print(x.numpy())
+[3. 6.]
+"""),
+    "divide": _binary("""
+>>> import fw
+>>> x = fw.to_tensor([1, 2, 3])
+>>> y = fw.to_tensor([2, 2, 2])
+>>> out = fw.divide(x, y)
+>>> print(out.numpy(), out.dtype)
+[0.5 1.  1.5] fw.float32
+""", details=_BCAST + " Integer inputs give a float result in the default float dtype "
+                      "(true division, as NumPy's ``/``; use floor_divide for integer "
+                      "division).", inplace="""
+>>> import fw
+>>> x = fw.to_tensor([1.0, 3.0])
+>>> _ = x.divide_(fw.to_tensor(2.0))
+>>> print(x.numpy())
+[0.5 1.5]
+"""),
+    "floor_divide": _binary("""
+>>> import fw
+>>> x = fw.to_tensor([7, -7, 9])
+>>> y = fw.to_tensor([2, 2, 4])
+>>> print(fw.floor_divide(x, y).numpy())
+[ 3 -4  2]
+""", details=_BCAST + " The result is rounded toward negative infinity (Python's ``//``); "
+                      "an integer division by zero raises an error."),
+    "remainder": _binary("""
+>>> import fw
+>>> x = fw.to_tensor([7, -7, 7])
+>>> y = fw.to_tensor([3, 3, -3])
+>>> print(fw.remainder(x, y).numpy())
+[ 1  2 -2]
+>>> print((fw.to_tensor([5.5]) % 2).numpy())
+[1.5]
+""", details=_BCAST + " The result has the sign of y, as Python's ``%`` (PyTorch's "
+                      "``remainder``; C's ``fmod`` keeps the sign of x)."),
+    "pow": _binary("""
+>>> import fw
+>>> x = fw.to_tensor([1.0, 2.0, 3.0])
+>>> print(fw.pow(x, 2).numpy())
+[1. 4. 9.]
+>>> print(fw.pow(x, fw.to_tensor([3.0, 2.0, 1.0])).numpy())
+[1. 4. 3.]
+>>> print(fw.pow(fw.to_tensor([2, 3]), 2).numpy())
+[4 9]
+""", y="The exponent: a tensor broadcast against x, or a Python number.", details=_BCAST),
+    "maximum": _binary("""
+>>> import fw
+>>> x = fw.to_tensor([1.0, 5.0, float("nan")])
+>>> y = fw.to_tensor([3.0, 2.0, 1.0])
+>>> print(fw.maximum(x, y).numpy())
+[ 3.  5. nan]
+""", details=_BCAST + " A NaN in either input gives NaN (use fmax to ignore NaN)."),
+    "minimum": _binary("""
+>>> import fw
+>>> x = fw.to_tensor([1.0, 5.0, float("nan")])
+>>> y = fw.to_tensor([3.0, 2.0, 1.0])
+>>> print(fw.minimum(x, y).numpy())
+[ 1.  2. nan]
+""", details=_BCAST + " A NaN in either input gives NaN (use fmin to ignore NaN)."),
+    "fmax": _binary("""
+>>> import fw
+>>> x = fw.to_tensor([1.0, 5.0, float("nan")])
+>>> y = fw.to_tensor([3.0, 2.0, 1.0])
+>>> print(fw.fmax(x, y).numpy())
+[3. 5. 1.]
+"""),
+    "fmin": _binary("""
+>>> import fw
+>>> x = fw.to_tensor([1.0, 5.0, float("nan")])
+>>> y = fw.to_tensor([3.0, 2.0, 1.0])
+>>> print(fw.fmin(x, y).numpy())
+[1. 2. 1.]
+"""),
+    "atan2": _binary("""
+>>> import fw
+>>> x = fw.to_tensor([1.0, 1.0, -1.0])
+>>> y = fw.to_tensor([1.0, -1.0, -1.0])
+>>> print(fw.atan2(x, y).numpy())
+[ 0.7853981  2.3561945 -2.3561945]
+""", x="The numerator (the y coordinate of the point).",
+                     y="The denominator (the x coordinate of the point), broadcast against x.",
+                     returns="Tensor: angles in radians in [-pi, pi], with the broadcast shape."),
+    "hypot": _binary("""
+>>> import fw
+>>> print(fw.hypot(fw.to_tensor([3.0, 5.0]), fw.to_tensor([4.0, 12.0])).numpy())
+[ 5. 13.]
+"""),
+    "logaddexp": _binary("""
+>>> import fw
+>>> x = fw.to_tensor([0.0, 1000.0])
+>>> print(fw.logaddexp(x, fw.to_tensor([0.0, 1000.0])).numpy())
+[6.9314718e-01 1.0006932e+03]
+"""),
+    "copysign": _binary("""
+>>> import fw
+>>> print(fw.copysign(fw.to_tensor([1.0, -2.0, 3.0]), fw.to_tensor([-1.0, 1.0, -0.0])).numpy())
+[-1.  2. -3.]
+"""),
+    "nextafter": _binary("""
+>>> import fw
+>>> x = fw.to_tensor([1.0, 1.0], dtype="float64")
+>>> out = fw.nextafter(x, fw.to_tensor([2.0, 0.0], dtype="float64"))
+>>> print((out - x).numpy())
+[ 2.22044605e-16 -1.11022302e-16]
+"""),
+    "heaviside": _binary("""
+>>> import fw
+>>> x = fw.to_tensor([-1.5, 0.0, 2.0])
+>>> print(fw.heaviside(x, fw.to_tensor([0.5])).numpy())
+[0.  0.5 1. ]
+""", y="The value taken where x == 0; broadcast against x."),
+    "gcd": _binary("""
+>>> import fw
+>>> print(fw.gcd(fw.to_tensor([12, 18, -4]), fw.to_tensor([8, 0, 6])).numpy())
+[ 4 18  2]
+""", x="The first integer tensor.", y="The second integer tensor, broadcast against x."),
+    "lcm": _binary("""
+>>> import fw
+>>> print(fw.lcm(fw.to_tensor([4, 6, -3]), fw.to_tensor([6, 0, 5])).numpy())
+[12  0 15]
+""", x="The first integer tensor.", y="The second integer tensor, broadcast against x."),
+    "ldexp": _binary("""
+>>> import fw
+>>> print(fw.ldexp(fw.to_tensor([1.0, 3.0]), fw.to_tensor([2, 3])).numpy())
+[ 4. 24.]
+""", y="The integer exponents, broadcast against x."),
+    "lerp": Doc(args={"x": "The start values.", "y": "The end values, broadcast against x.",
+                      "weight": "The interpolation weight: a tensor broadcast against x and y, "
+                                "or a Python float."},
+                returns="Tensor: x + weight * (y - x), with the broadcast shape.",
+                examples="""
+>>> import fw
+>>> x = fw.to_tensor([0.0, 10.0])
+>>> y = fw.to_tensor([10.0, 20.0])
+>>> print(fw.lerp(x, y, 0.25).numpy())
+[ 2.5 12.5]
+"""),
+    "where": Doc(args={"condition": "A bool tensor (nonzero counts as True), broadcast against "
+                                    "x and y.",
+                       "x": "The values taken where condition is True (a tensor or number).",
+                       "y": "The values taken where condition is False (a tensor or number)."},
+                 returns="Tensor: the chosen values, with the broadcast shape of the three "
+                         "inputs and the promoted dtype of x and y.",
+                 details="fw.where(condition) with x and y omitted, as in Paddle, gives the "
+                         "indices of the True elements (see nonzero).",
+                 examples="""
+>>> import fw
+>>> x = fw.to_tensor([1.0, -2.0, 3.0])
+>>> print(fw.where(x > 0, x, fw.zeros_like(x)).numpy())
+[1. 0. 3.]
+>>> print(fw.where(x > 0, x, 0.0).numpy())
+[1. 0. 3.]
+"""),
+    "clip": Doc(args={"x": "The input tensor.",
+                      "min": ("float|Tensor, optional", "The lower bound; None for no lower "
+                                                        "bound."),
+                      "max": ("float|Tensor, optional", "The upper bound; None for no upper "
+                                                        "bound.")},
+                returns="Tensor: x with each element limited to [min, max], with x's shape.",
+                examples="""
+>>> import fw
+>>> x = fw.to_tensor([-2.0, 0.5, 3.0])
+>>> print(fw.clip(x, min=-1.0, max=1.0).numpy())
+[-1.   0.5  1. ]
+>>> print(fw.clip(x, max=0.0).numpy())
+[-2.  0.  0.]
+""", inplace="""
+>>> import fw
+>>> x = fw.to_tensor([-2.0, 0.5, 3.0])
+>>> _ = x.clip_(0.0, 1.0)
+>>> print(x.numpy())
+[0.  0.5 1. ]
+"""),
+    # ------------------------------------------------------------ unary arithmetic
+    "neg": _unary("""
+>>> import fw
+>>> print(fw.neg(fw.to_tensor([1.0, -2.0, 0.0])).numpy())
+[-1.  2. -0.]
+""", x=_X),
+    "positive": _unary("""
+>>> import fw
+>>> print(fw.positive(fw.to_tensor([1, -2])).numpy())
+[ 1 -2]
+""", x=_X),
+    "abs": _unary("""
+>>> import fw
+>>> print(fw.abs(fw.to_tensor([-1.5, 0.0, 2.0])).numpy())
+[1.5 0.  2. ]
+>>> print(fw.abs(fw.to_tensor([3 + 4j])).numpy())
+[5.]
+""", x=_X, returns="Tensor: |x|, with x's shape; real (float32/float64) for complex x.",
+        inplace="""
+>>> import fw
+>>> x = fw.to_tensor([-1.0, 2.0])
+>>> _ = x.abs_()
+>>> print(x.numpy())
+[1. 2.]
+"""),
+    "sign": _unary("""
+>>> import fw
+>>> print(fw.sign(fw.to_tensor([-3.0, 0.0, 2.5])).numpy())
+[-1.  0.  1.]
+""", x=_X),
+    "sgn": _unary("""
+>>> import fw
+>>> print(fw.sgn(fw.to_tensor([3 + 4j, 0j])).numpy())
+[0.6+0.8j 0. +0.j ]
+""", x=_X),
+    "signbit": _unary("""
+>>> import fw
+>>> print(fw.signbit(fw.to_tensor([-1.0, -0.0, 0.0, 2.0])).numpy())
+[ True  True False False]
+""", x=_X, returns="Tensor: a bool tensor with x's shape."),
+    "square": _unary("""
+>>> import fw
+>>> print(fw.square(fw.to_tensor([1.0, -2.0, 3.0])).numpy())
+[1. 4. 9.]
+""", x=_X),
+    "exp": _unary("""
+>>> import fw
+>>> print(fw.exp(fw.to_tensor([0.0, 1.0, 2.0])).numpy())
+[1.        2.718282  7.3890557]
+""", inplace="""
+>>> import fw
+>>> x = fw.to_tensor([0.0, 1.0])
+>>> _ = x.exp_()
+>>> print(x.numpy())
+[1.       2.718282]
+"""),
+    "expm1": _unary("""
+>>> import fw
+>>> print(fw.expm1(fw.to_tensor([0.0, 1e-10, 1.0], dtype="float64")).numpy())
+[0.00000000e+00 1.00000000e-10 1.71828183e+00]
+"""),
+    "exp2": _unary("""
+>>> import fw
+>>> print(fw.exp2(fw.to_tensor([0.0, 1.0, 10.0])).numpy())
+[1.000e+00 2.000e+00 1.024e+03]
+"""),
+    "log": _unary("""
+>>> import fw
+>>> print(fw.log(fw.to_tensor([1.0, 2.718281828, 10.0])).numpy())
+[0.        1.        2.3025851]
+""", details="Negative inputs give NaN and 0 gives -inf, as in NumPy (without a warning)."),
+    "log2": _unary("""
+>>> import fw
+>>> print(fw.log2(fw.to_tensor([1.0, 2.0, 1024.0])).numpy())
+[ 0.  1. 10.]
+"""),
+    "log10": _unary("""
+>>> import fw
+>>> print(fw.log10(fw.to_tensor([1.0, 10.0, 1000.0])).numpy())
+[0.        1.        3.0000002]
+"""),
+    "log1p": _unary("""
+>>> import fw
+>>> print(fw.log1p(fw.to_tensor([0.0, 1e-10, 1.0], dtype="float64")).numpy())
+[0.00000000e+00 1.00000000e-10 6.93147181e-01]
+"""),
+    "sqrt": _unary("""
+>>> import fw
+>>> print(fw.sqrt(fw.to_tensor([0.0, 4.0, 9.0])).numpy())
+[0. 2. 3.]
+""", details="Negative real inputs give NaN.", inplace="""
+>>> import fw
+>>> x = fw.to_tensor([4.0, 16.0])
+>>> _ = x.sqrt_()
+>>> print(x.numpy())
+[2. 4.]
+"""),
+    "rsqrt": _unary("""
+>>> import fw
+>>> print(fw.rsqrt(fw.to_tensor([1.0, 4.0, 16.0])).numpy())
+[1.   0.5  0.25]
+"""),
+    "reciprocal": _unary("""
+>>> import fw
+>>> print(fw.reciprocal(fw.to_tensor([1.0, 2.0, 4.0])).numpy())
+[1.   0.5  0.25]
+"""),
+    "sin": _unary("""
+>>> import fw
+>>> print(fw.sin(fw.to_tensor([0.0, 0.5235988, 1.5707964])).numpy())
+[0.  0.5 1. ]
+"""),
+    "cos": _unary("""
+>>> import fw
+>>> print(fw.cos(fw.to_tensor([0.0, 1.0471976, 3.1415927])).numpy())
+[ 1.          0.49999997 -1.        ]
+"""),
+    "tan": _unary("""
+>>> import fw
+>>> print(fw.tan(fw.to_tensor([0.0, 0.7853982])).numpy())
+[0. 1.]
+"""),
+    "asin": _unary("""
+>>> import fw
+>>> print(fw.asin(fw.to_tensor([-1.0, 0.0, 0.5])).numpy())
+[-1.5707964  0.         0.5235988]
+""", details="Inputs outside [-1, 1] give NaN."),
+    "acos": _unary("""
+>>> import fw
+>>> print(fw.acos(fw.to_tensor([-1.0, 0.0, 1.0])).numpy())
+[3.1415927 1.5707964 0.       ]
+""", details="Inputs outside [-1, 1] give NaN."),
+    "atan": _unary("""
+>>> import fw
+>>> print(fw.atan(fw.to_tensor([-1.0, 0.0, 1.0])).numpy())
+[-0.7853982  0.         0.7853982]
+"""),
+    "sinh": _unary("""
+>>> import fw
+>>> print(fw.sinh(fw.to_tensor([-1.0, 0.0, 1.0])).numpy())
+[-1.1752012  0.         1.1752012]
+"""),
+    "cosh": _unary("""
+>>> import fw
+>>> print(fw.cosh(fw.to_tensor([-1.0, 0.0, 1.0])).numpy())
+[1.5430807 1.        1.5430807]
+"""),
+    "tanh": _unary("""
+>>> import fw
+>>> print(fw.tanh(fw.to_tensor([-1.0, 0.0, 1.0])).numpy())
+[-0.7615942  0.         0.7615942]
+""", inplace="""
+>>> import fw
+>>> x = fw.to_tensor([0.0, 100.0])
+>>> _ = x.tanh_()
+>>> print(x.numpy())
+[0. 1.]
+"""),
+    "asinh": _unary("""
+>>> import fw
+>>> print(fw.asinh(fw.to_tensor([-1.0, 0.0, 1.0])).numpy())
+[-0.8813736  0.         0.8813736]
+"""),
+    "acosh": _unary("""
+>>> import fw
+>>> print(fw.acosh(fw.to_tensor([1.0, 2.0, 10.0])).numpy())
+[0.       1.316958 2.993223]
+""", details="Inputs below 1 give NaN."),
+    "atanh": _unary("""
+>>> import fw
+>>> print(fw.atanh(fw.to_tensor([-0.5, 0.0, 0.5])).numpy())
+[-0.54930615  0.          0.54930615]
+""", details="Inputs outside [-1, 1] give NaN; +-1 give +-inf."),
+    "deg2rad": _unary("""
+>>> import fw
+>>> print(fw.deg2rad(fw.to_tensor([0.0, 90.0, 180.0])).numpy())
+[0.        1.5707964 3.1415927]
+"""),
+    "rad2deg": _unary("""
+>>> import fw
+>>> print(fw.rad2deg(fw.to_tensor([0.0, 1.5707964, 3.1415927])).numpy())
+[  0.  90. 180.]
+"""),
+    "sigmoid": _unary("""
+>>> import fw
+>>> print(fw.sigmoid(fw.to_tensor([-2.0, 0.0, 2.0])).numpy())
+[0.11920293 0.5        0.880797  ]
+"""),
+    "sinc": _unary("""
+>>> import fw
+>>> print(fw.sinc(fw.to_tensor([0.0, 0.5, 1.5])).numpy())
+[ 1.          0.63661975 -0.21220659]
+"""),
+    "floor": _unary("""
+>>> import fw
+>>> print(fw.floor(fw.to_tensor([-1.5, -0.2, 0.7, 2.0])).numpy())
+[-2. -1.  0.  2.]
+""", x=_X, inplace="""
+>>> import fw
+>>> x = fw.to_tensor([1.7, -1.2])
+>>> _ = x.floor_()
+>>> print(x.numpy())
+[ 1. -2.]
+"""),
+    "ceil": _unary("""
+>>> import fw
+>>> print(fw.ceil(fw.to_tensor([-1.5, -0.2, 0.7, 2.0])).numpy())
+[-1. -0.  1.  2.]
+""", x=_X),
+    "trunc": _unary("""
+>>> import fw
+>>> print(fw.trunc(fw.to_tensor([-1.5, -0.2, 0.7, 2.0])).numpy())
+[-1. -0.  0.  2.]
+""", x=_X),
+    "frac": _unary("""
+>>> import fw
+>>> print(fw.frac(fw.to_tensor([-1.5, 0.25, 2.0])).numpy())
+[-0.5   0.25  0.  ]
+""", x=_X),
+    "round": Doc(args={"x": _X,
+                       "decimals": "The number of decimal places to keep (negative rounds to "
+                                   "tens, hundreds, ...)."},
+                 returns="Tensor: the rounded values, with x's shape and dtype.",
+                 details="Halves are rounded away from zero, as in Paddle (NumPy and PyTorch "
+                         "round halves to even).",
+                 examples="""
+>>> import fw
+>>> print(fw.round(fw.to_tensor([-0.5, 0.5, 1.5, 2.5])).numpy())
+[-1.  1.  2.  3.]
+>>> print(fw.round(fw.to_tensor([3.14159]), decimals=2).numpy())
+[3.14]
+"""),
+    "erf": _unary("""
+>>> import fw
+>>> print(fw.erf(fw.to_tensor([-1.0, 0.0, 1.0])).numpy())
+[-0.8427008  0.         0.8427008]
+"""),
+    "erfinv": _unary("""
+>>> import fw
+>>> print(fw.erfinv(fw.to_tensor([0.0, 0.5, -0.5])).numpy())
+[ 0.          0.47693628 -0.47693628]
+"""),
+    "digamma": _unary("""
+>>> import fw
+>>> print(fw.digamma(fw.to_tensor([1.0, 2.0, 0.5])).numpy())
+[-0.5772157   0.42278433 -1.96351   ]
+"""),
+    "lgamma": _unary("""
+>>> import fw
+>>> print(fw.lgamma(fw.to_tensor([1.0, 3.0, 0.5])).numpy())
+[0.        0.6931472 0.5723649]
+"""),
+    "i0": _unary("""
+>>> import fw
+>>> print(fw.i0(fw.to_tensor([0.0, 1.0, 2.0])).numpy())
+[1.        1.2660658 2.2795854]
+"""),
+    "i0e": _unary("""
+>>> import fw
+>>> print(fw.i0e(fw.to_tensor([0.0, 1.0, 2.0])).numpy())
+[1.         0.4657596  0.30850834]
+"""),
+    "i1": _unary("""
+>>> import fw
+>>> print(fw.i1(fw.to_tensor([0.0, 1.0, 2.0])).numpy())
+[0.        0.5651591 1.5906368]
+"""),
+    "i1e": _unary("""
+>>> import fw
+>>> print(fw.i1e(fw.to_tensor([0.0, 1.0, 2.0])).numpy())
+[0.         0.20791042 0.21526928]
+"""),
+    "polygamma": Doc(args={"x": _XF, "n": "The order of the derivative of digamma (>= 0)."},
+                     returns="Tensor: the n-th polygamma function of x, with x's shape.",
+                     examples="""
+>>> import fw
+>>> print(fw.polygamma(fw.to_tensor([1.0, 2.0]), 1).numpy())
+[1.644934   0.64493406]
+"""),
+    # ------------------------------------------------------------ comparison
+    "equal": _compare("equal", "[False  True False]"),
+    "not_equal": _compare("not_equal", "[ True False  True]"),
+    "greater_than": _compare("greater_than", "[False False  True]"),
+    "greater_equal": _compare("greater_equal", "[False  True  True]"),
+    "less_than": _compare("less_than", "[ True False False]"),
+    "less_equal": _compare("less_equal", "[ True  True False]"),
+}
