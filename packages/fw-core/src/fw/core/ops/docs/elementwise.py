@@ -539,4 +539,237 @@ DOCS = {
     "greater_equal": _compare("greater_equal", "[False  True  True]"),
     "less_than": _compare("less_than", "[ True False False]"),
     "less_equal": _compare("less_equal", "[ True  True False]"),
+    # ------------------------------------------------------------ logical and bitwise
+    "logical_and": _binary("""
+>>> import fw
+>>> x = fw.to_tensor([True, True, False])
+>>> print(fw.logical_and(x, fw.to_tensor([True, False, False])).numpy())
+[ True False False]
+>>> print(fw.logical_and(fw.to_tensor([2, 0]), fw.to_tensor([1, 1])).numpy())
+[ True False]
+""", returns="Tensor: a bool tensor with the broadcast shape.",
+                           details="Nonzero values count as True; x and y are broadcast."),
+    "logical_or": _binary("""
+>>> import fw
+>>> x = fw.to_tensor([True, True, False])
+>>> print(fw.logical_or(x, fw.to_tensor([True, False, False])).numpy())
+[ True  True False]
+""", returns="Tensor: a bool tensor with the broadcast shape.",
+                          details="Nonzero values count as True; x and y are broadcast."),
+    "logical_xor": _binary("""
+>>> import fw
+>>> x = fw.to_tensor([True, True, False])
+>>> print(fw.logical_xor(x, fw.to_tensor([True, False, False])).numpy())
+[False  True False]
+""", returns="Tensor: a bool tensor with the broadcast shape.",
+                           details="Nonzero values count as True; x and y are broadcast."),
+    "logical_not": _unary("""
+>>> import fw
+>>> print(fw.logical_not(fw.to_tensor([True, False])).numpy())
+[False  True]
+>>> print(fw.logical_not(fw.to_tensor([0.0, 2.5])).numpy())
+[ True False]
+""", x=_X, returns="Tensor: a bool tensor with x's shape."),
+    "bitwise_and": _binary("""
+>>> import fw
+>>> print(fw.bitwise_and(fw.to_tensor([12, 10]), fw.to_tensor([10, 6])).numpy())
+[8 2]
+""", x="An integer or bool tensor.", y="An integer or bool tensor, broadcast against x."),
+    "bitwise_or": _binary("""
+>>> import fw
+>>> print(fw.bitwise_or(fw.to_tensor([12, 10]), fw.to_tensor([10, 6])).numpy())
+[14 14]
+""", x="An integer or bool tensor.", y="An integer or bool tensor, broadcast against x."),
+    "bitwise_xor": _binary("""
+>>> import fw
+>>> print(fw.bitwise_xor(fw.to_tensor([12, 10]), fw.to_tensor([10, 6])).numpy())
+[ 6 12]
+""", x="An integer or bool tensor.", y="An integer or bool tensor, broadcast against x."),
+    "bitwise_not": _unary("""
+>>> import fw
+>>> print(fw.bitwise_not(fw.to_tensor([0, 5, -1])).numpy())
+[-1 -6  0]
+>>> print(fw.bitwise_not(fw.to_tensor([True, False])).numpy())
+[False  True]
+""", x="An integer or bool tensor."),
+    "bitwise_left_shift": Doc(args={"x": "An integer tensor.",
+                                    "y": "The shift counts, broadcast against x.",
+                                    "is_arithmetic": "Arithmetic (True) or logical (False) "
+                                                     "shift; the same for left shifts."},
+                              returns="Tensor: x << y, with the broadcast shape.",
+                              examples="""
+>>> import fw
+>>> print(fw.bitwise_left_shift(fw.to_tensor([1, 3]), fw.to_tensor([2, 1])).numpy())
+[4 6]
+"""),
+    "bitwise_right_shift": Doc(args={"x": "An integer tensor.",
+                                     "y": "The shift counts, broadcast against x.",
+                                     "is_arithmetic": "True: the sign bit fills in (x >> y); "
+                                                      "False: zeros fill in, as for the "
+                                                      "unsigned bit pattern."},
+                               returns="Tensor: x shifted right by y, with the broadcast shape.",
+                               examples="""
+>>> import fw
+>>> x = fw.to_tensor([-8, 8], dtype="int8")
+>>> print(fw.bitwise_right_shift(x, fw.to_tensor([1, 1], dtype="int8")).numpy())
+[-4  4]
+>>> print(fw.bitwise_right_shift(x, fw.to_tensor([1, 1], dtype="int8"),
+...                              is_arithmetic=False).numpy())
+[124   4]
+"""),
+    # ------------------------------------------------------------ tests of values
+    "isnan": _unary("""
+>>> import fw
+>>> print(fw.isnan(fw.to_tensor([1.0, float("nan"), float("inf")])).numpy())
+[False  True False]
+""", x=_X, returns="Tensor: a bool tensor with x's shape."),
+    "isinf": _unary("""
+>>> import fw
+>>> print(fw.isinf(fw.to_tensor([1.0, float("nan"), -float("inf")])).numpy())
+[False False  True]
+""", x=_X, returns="Tensor: a bool tensor with x's shape."),
+    "isfinite": _unary("""
+>>> import fw
+>>> print(fw.isfinite(fw.to_tensor([1.0, float("nan"), float("inf")])).numpy())
+[ True False False]
+""", x=_X, returns="Tensor: a bool tensor with x's shape."),
+    "isposinf": _unary("""
+>>> import fw
+>>> print(fw.isposinf(fw.to_tensor([1.0, float("inf"), -float("inf")])).numpy())
+[False  True False]
+""", x=_X, returns="Tensor: a bool tensor with x's shape."),
+    "isneginf": _unary("""
+>>> import fw
+>>> print(fw.isneginf(fw.to_tensor([1.0, float("inf"), -float("inf")])).numpy())
+[False False  True]
+""", x=_X, returns="Tensor: a bool tensor with x's shape."),
+    "isreal": _unary("""
+>>> import fw
+>>> print(fw.isreal(fw.to_tensor([1 + 0j, 1 + 2j])).numpy())
+[ True False]
+""", x=_X, returns="Tensor: a bool tensor with x's shape."),
+    "isclose": Doc(args={"x": "The first tensor.", "y": "The second tensor, broadcast against x.",
+                         "rtol": "The relative tolerance.", "atol": "The absolute tolerance.",
+                         "equal_nan": "Whether two NaNs count as close."},
+                   details="Elements are close when |x - y| <= atol + rtol * |y| (the test is "
+                           "not symmetric in x and y, as in NumPy).",
+                   returns="Tensor: a bool tensor with the broadcast shape.",
+                   examples="""
+>>> import fw
+>>> x = fw.to_tensor([1.0, 1.0, float("nan")])
+>>> y = fw.to_tensor([1.0 + 1e-6, 1.1, float("nan")])
+>>> print(fw.isclose(x, y).numpy())
+[ True False False]
+>>> print(fw.isclose(x, y, equal_nan=True).numpy())
+[ True False  True]
+"""),
+    "allclose": Doc(args={"x": "The first tensor.", "y": "The second tensor, broadcast against x.",
+                          "rtol": "The relative tolerance.", "atol": "The absolute tolerance.",
+                          "equal_nan": "Whether two NaNs count as close."},
+                    returns="Tensor: a 0-D bool tensor: whether isclose holds everywhere.",
+                    examples="""
+>>> import fw
+>>> x = fw.to_tensor([1.0, 2.0])
+>>> fw.allclose(x, x + 1e-9).item()
+True
+>>> fw.allclose(x, x + 0.1).item()
+False
+"""),
+    "equal_all": _binary("""
+>>> import fw
+>>> x = fw.to_tensor([1, 2])
+>>> fw.equal_all(x, fw.to_tensor([1, 2])).item()
+True
+>>> fw.equal_all(x, fw.to_tensor([1, 2, 3])).item()
+False
+""", returns="Tensor: a 0-D bool tensor.", details=""),
+    # ------------------------------------------------------------ complex numbers
+    "real": _unary("""
+>>> import fw
+>>> print(fw.real(fw.to_tensor([1 + 2j, 3 - 4j])).numpy())
+[1. 3.]
+""", x=_X, returns="Tensor: the real parts (float32 for complex64, float64 for complex128)."),
+    "imag": _unary("""
+>>> import fw
+>>> print(fw.imag(fw.to_tensor([1 + 2j, 3 - 4j])).numpy())
+[ 2. -4.]
+""", x=_X, returns="Tensor: the imaginary parts (float32 for complex64, float64 for "
+                   "complex128)."),
+    "conj": _unary("""
+>>> import fw
+>>> print(fw.conj(fw.to_tensor([1 + 2j, 3 - 4j])).numpy())
+[1.-2.j 3.+4.j]
+""", x=_X),
+    "angle": _unary("""
+>>> import fw
+>>> print(fw.angle(fw.to_tensor([1j, -1 + 0j, 1 + 0j])).numpy())
+[1.5707964 3.1415927 0.       ]
+>>> print(fw.angle(fw.to_tensor([-2.0, 3.0])).numpy())
+[3.1415927 0.       ]
+""", x=_X, returns="Tensor: the angles in radians (real), with x's shape."),
+    # ------------------------------------------------------------ others
+    "logit": Doc(args={"x": _XF, "eps": ("float, optional", "If given, x is clipped to [eps, 1 - "
+                                                           "eps] first.")},
+                 returns="Tensor: log(x / (1 - x)), with x's shape.",
+                 examples="""
+>>> import fw
+>>> print(fw.logit(fw.to_tensor([0.25, 0.5, 0.75])).numpy())
+[-1.0986123  0.         1.0986123]
+>>> print(fw.logit(fw.to_tensor([0.0, 1.0]), eps=1e-6).numpy())
+[-13.81551   13.802318]
+"""),
+    "nan_to_num": Doc(args={"x": _X, "nan": "The value replacing NaN.",
+                            "posinf": ("float, optional", "The value replacing +inf; None: the "
+                                                          "largest finite value of x's dtype."),
+                            "neginf": ("float, optional", "The value replacing -inf; None: the "
+                                                          "lowest finite value of x's dtype.")},
+                      returns="Tensor: x with NaN and infinities replaced.",
+                      examples="""
+>>> import fw
+>>> x = fw.to_tensor([float("nan"), float("inf"), -float("inf"), 1.0])
+>>> print(fw.nan_to_num(x, posinf=9.0, neginf=-9.0).numpy())
+[ 0.  9. -9.  1.]
+>>> fw.nan_to_num(x)[1].item() == fw.finfo(fw.float32).max
+True
+"""),
+    "scale": Doc(args={"x": _X, "scale": ("float|Tensor", "The factor."),
+                       "bias": "The offset.",
+                       "bias_after_scale": "True: scale * x + bias; False: (x + bias) * "
+                                           "scale."},
+                 returns="Tensor: the scaled tensor, with x's shape and dtype.",
+                 examples="""
+>>> import fw
+>>> x = fw.to_tensor([1.0, 2.0])
+>>> print(fw.scale(x, scale=2.0, bias=1.0).numpy())
+[3. 5.]
+>>> print(fw.scale(x, scale=2.0, bias=1.0, bias_after_scale=False).numpy())
+[4. 6.]
+"""),
+    "stanh": Doc(args={"x": _XF, "scale_a": "The factor inside tanh.",
+                       "scale_b": "The factor outside tanh."},
+                 returns="Tensor: scale_b * tanh(scale_a * x), with x's shape.",
+                 examples="""
+>>> import fw
+>>> print(fw.stanh(fw.to_tensor([0.0, 1.0])).numpy())
+[0.       1.003767]
+"""),
+    "frexp": _unary("""
+>>> import fw
+>>> mantissa, exponent = fw.frexp(fw.to_tensor([8.0, 0.75, -3.0]))
+>>> print(mantissa.numpy(), exponent.numpy())
+[ 0.5   0.75 -0.75] [4. 0. 2.]
+""", returns="tuple(Tensor, Tensor): the mantissas (|m| in [0.5, 1), or 0) and the exponents, "
+             "both with x's shape and dtype."),
+    "gammainc": _binary("""
+>>> import fw
+>>> print(fw.gammainc(fw.to_tensor([1.0, 2.0]), fw.to_tensor([1.0, 1.0])).numpy())
+[0.63212055 0.26424113]
+""", x="The shape parameters a (>= 0).", y="The upper limits of integration (>= 0), "
+                                           "broadcast against x."),
+    "gammaincc": _binary("""
+>>> import fw
+>>> print(fw.gammaincc(fw.to_tensor([1.0, 2.0]), fw.to_tensor([1.0, 1.0])).numpy())
+[0.36787945 0.7357589 ]
+""", x="The shape parameters a (>= 0).", y="The lower limits of integration (>= 0), "
+                                           "broadcast against x."),
 }
