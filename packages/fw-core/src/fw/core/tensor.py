@@ -444,9 +444,42 @@ def _nested_tensors_to_numpy(data):
 
 
 def to_tensor(data, dtype=None, place=None, stop_gradient=True) -> Tensor:
-    """Paddle's ``to_tensor``: Python scalars and (nested) lists take fw's default
-    dtypes (float -> default float dtype, int -> int64, bool -> bool); NumPy arrays
-    keep their dtype; a Tensor is copied."""
+    """Create a tensor from data (Paddle's ``paddle.to_tensor``).
+
+    Python scalars and (nested) lists take fw's default dtypes: floats the default float dtype
+    (``fw.get_default_dtype()``, float32 unless changed), ints int64, bools bool, complex numbers
+    complex64. NumPy arrays keep their dtype (float64 stays float64, unlike PyTorch's
+    ``torch.tensor`` default). The data is always copied; a Tensor argument gives a new tensor.
+
+    Args:
+        data (scalar|list|tuple|numpy.ndarray|Tensor): The values. Tensors inside a list are
+            accepted; a PyTorch/JAX array is read through DLPack.
+        dtype (str|fw.dtype|numpy.dtype, optional): The dtype of the result; None infers it as
+            described above. Default: None.
+        place (str|fw.Place, optional): The device, e.g. ``"cpu"`` or ``"gpu:0"``; None uses the
+            current device (``fw.get_device()``). Default: None.
+        stop_gradient (bool, optional): Whether autograd ignores the tensor. Set it to False for
+            a leaf whose gradient you want. Default: True.
+
+    Returns:
+        Tensor: a new tensor holding a copy of data.
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> x = fw.to_tensor([[1, 2], [3, 4]])
+        >>> x.shape, x.dtype
+        ([2, 2], fw.int64)
+        >>> fw.to_tensor(1.5).dtype
+        fw.float32
+        >>> fw.to_tensor(np.zeros(2)).dtype
+        fw.float64
+        >>> w = fw.to_tensor([1.0, 2.0], stop_gradient=False)
+        >>> w.stop_gradient
+        False
+        >>> fw.to_tensor([1, 2], dtype="float32").tolist()
+        [1.0, 2.0]
+    """
     target = None if dtype is None else _dt.convert_dtype(dtype)
     xp_place = None if place is None else _pl.parse_place(place)
     if isinstance(data, Tensor):

@@ -435,6 +435,7 @@ def from_numpy(ndarray):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import fw, numpy as np
             >>> fw.from_numpy(np.arange(3, dtype="int32")).dtype == fw.int32
             True
@@ -713,22 +714,21 @@ def matrix_transpose(x, name=None):
 
 @public(method=True)
 def polar(abs, angle, name=None):  # noqa: A002 - Paddle's argument name
-    """The complex tensor ``abs * (cos(angle) + i sin(angle))``.
+    """Build complex numbers from magnitudes and angles: ``abs * (cos(angle) + 1j * sin(angle))``.
 
     Args:
-        abs (Tensor): magnitudes, float32/float64.
-        angle (Tensor): angles in radians, same dtype.
-        name (str, optional): unused.
+        abs (Tensor): The magnitudes (float32 or float64).
+        angle (Tensor): The angles in radians, with abs's dtype (broadcast against abs).
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
     Returns:
-        Tensor, complex64/complex128.
+        Tensor: complex64 for float32 inputs, complex128 for float64.
 
     Examples:
-        .. code-block:: python
-
-            >>> import fw
-            >>> fw.polar(fw.to_tensor([2.0]), fw.to_tensor([0.0])).real().tolist()
-            [2.0]
+        >>> import fw
+        >>> z = fw.polar(fw.to_tensor([2.0, 1.0]), fw.to_tensor([0.0, 1.5707964]))
+        >>> print(z.numpy().round(4))
+        [ 2.+0.j -0.+1.j]
     """
     return _f("complex")(_f("multiply")(abs, _f("cos")(angle)),
                          _f("multiply")(abs, _f("sin")(angle)))

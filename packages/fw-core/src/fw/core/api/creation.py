@@ -26,16 +26,30 @@ from fw.core.tensor import Tensor, to_tensor
 
 @public()
 def full(shape, fill_value, dtype=None, name=None):
-    """Tensor of ``shape`` filled with ``fill_value``.
+    """Create a tensor of the given shape filled with one value.
 
     Args:
-        shape: list/tuple of ints or one-element tensors, or a 1-D integer tensor.
-        fill_value: a number or a one-element tensor.
-        dtype: default: bool for a bool fill, else the default float dtype.
+        shape (list|tuple|Tensor): The shape of the result: a list or tuple of ints (or of
+            one-element integer tensors), or a 1-D integer tensor.
+        fill_value (bool|int|float|complex|Tensor): The value of every element (a number or a
+            one-element tensor).
+        dtype (str|fw.dtype, optional): The dtype of the result. None: bool for a bool fill value,
+            otherwise the default float dtype (so ``fw.full([2], 3)`` is float32, as in Paddle).
+            Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
-    >>> import fw
-    >>> fw.full([2], 3.0).tolist()
-    [3.0, 3.0]
+    Returns:
+        Tensor: a tensor of the given shape and dtype with every element equal to fill_value.
+
+    Examples:
+        >>> import fw
+        >>> fw.full([2, 3], 1.5).tolist()
+        [[1.5, 1.5, 1.5], [1.5, 1.5, 1.5]]
+        >>> x = fw.full([2], 7, dtype="int64")
+        >>> x.tolist(), x.dtype
+        ([7, 7], fw.int64)
+        >>> fw.full([1], True).dtype
+        fw.bool
     """
     from fw.core.dispatch import invoke
 
@@ -49,19 +63,75 @@ def full(shape, fill_value, dtype=None, name=None):
 
 @public()
 def zeros(shape, dtype=None, name=None):
-    """Tensor of ``shape`` filled with 0 (default float dtype unless ``dtype``)."""
+    """Create a tensor of the given shape filled with 0.
+
+    Args:
+        shape (list|tuple|Tensor): The shape of the result: a list or tuple of ints (or of
+            one-element integer tensors), or a 1-D integer tensor.
+        dtype (str|fw.dtype, optional): The dtype of the result; None: the default float dtype.
+            Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: a tensor of zeros.
+
+    Examples:
+        >>> import fw
+        >>> fw.zeros([2, 3]).tolist()
+        [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+        >>> fw.zeros([2], dtype="int32").dtype
+        fw.int32
+    """
     return full(shape, 0, dtype if dtype is not None else _dt.get_default_dtype())
 
 
 @public()
 def ones(shape, dtype=None, name=None):
-    """Tensor of ``shape`` filled with 1 (default float dtype unless ``dtype``)."""
+    """Create a tensor of the given shape filled with 1.
+
+    Args:
+        shape (list|tuple|Tensor): The shape of the result: a list or tuple of ints (or of
+            one-element integer tensors), or a 1-D integer tensor.
+        dtype (str|fw.dtype, optional): The dtype of the result; None: the default float dtype.
+            Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: a tensor of ones.
+
+    Examples:
+        >>> import fw
+        >>> fw.ones([2, 2]).tolist()
+        [[1.0, 1.0], [1.0, 1.0]]
+        >>> fw.ones([3], dtype="int64").tolist()
+        [1, 1, 1]
+    """
     return full(shape, 1, dtype if dtype is not None else _dt.get_default_dtype())
 
 
 @public()
 def empty(shape, dtype=None, name=None):
-    """Uninitialised in Paddle; fw returns zeros (cheap, and deterministic)."""
+    """Create a tensor of the given shape without meaningful values.
+
+    Paddle leaves the memory uninitialised; fw fills it with zeros (cheap, and reproducible).
+    Do not rely on the values: write them before reading.
+
+    Args:
+        shape (list|tuple|Tensor): The shape of the result: a list or tuple of ints (or of
+            one-element integer tensors), or a 1-D integer tensor.
+        dtype (str|fw.dtype, optional): The dtype of the result; None: the default float dtype.
+            Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: a tensor of the given shape and dtype.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.empty([2, 3])
+        >>> x.shape, x.dtype
+        ([2, 3], fw.float32)
+    """
     return zeros(shape, dtype)
 
 
@@ -73,19 +143,71 @@ def _like(x, value, dtype):
 
 @public()
 def zeros_like(x, dtype=None, name=None):
-    """Zeros with x's shape (and dtype unless ``dtype``)."""
+    """Create a tensor of zeros with the shape (and by default the dtype) of x.
+
+    Args:
+        x (Tensor): The tensor whose shape is used.
+        dtype (str|fw.dtype, optional): The dtype of the result; None keeps x's dtype.
+            Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: zeros with x's shape.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor([[1, 2, 3], [4, 5, 6]])
+        >>> fw.zeros_like(x).tolist()
+        [[0, 0, 0], [0, 0, 0]]
+        >>> fw.zeros_like(x, dtype="float32").dtype
+        fw.float32
+    """
     return _like(x, 0, dtype)
 
 
 @public()
 def ones_like(x, dtype=None, name=None):
-    """Ones with x's shape (and dtype unless ``dtype``)."""
+    """Create a tensor of ones with the shape (and by default the dtype) of x.
+
+    Args:
+        x (Tensor): The tensor whose shape is used.
+        dtype (str|fw.dtype, optional): The dtype of the result; None keeps x's dtype.
+            Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: ones with x's shape.
+
+    Examples:
+        >>> import fw
+        >>> fw.ones_like(fw.to_tensor([1.5, 2.5])).tolist()
+        [1.0, 1.0]
+    """
     return _like(x, 1, dtype)
 
 
 @public()
 def empty_like(x, dtype=None, name=None):
-    """Uninitialised in Paddle; fw returns zeros with x's shape and dtype."""
+    """Create a tensor with the shape and dtype of x, without meaningful values.
+
+    Paddle leaves the memory uninitialised; fw fills it with zeros. Write the values before
+    reading them.
+
+    Args:
+        x (Tensor): The tensor whose shape (and by default dtype) is used.
+        dtype (str|fw.dtype, optional): The dtype of the result; None keeps x's dtype.
+            Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: a tensor with x's shape.
+
+    Examples:
+        >>> import fw
+        >>> y = fw.empty_like(fw.ones([2, 2], dtype="int64"))
+        >>> y.shape, y.dtype
+        ([2, 2], fw.int64)
+    """
     return _like(x, 0, dtype)
 
 
@@ -154,13 +276,32 @@ def clone(x, name=None):
 
 @public()
 def arange(start=0, end=None, step=1, dtype=None, name=None):
-    """Evenly spaced values in ``[start, end)`` (``arange(n)``: ``0 .. n-1``); integer
-    bounds give int64, otherwise the default float dtype. Bounds may be one-element
-    tensors, also run-time ones while a program is being built.
+    """Evenly spaced values in the half-open interval [start, end), ``step`` apart.
 
-    >>> import fw
-    >>> fw.arange(1, 7, 2).tolist()
-    [1, 3, 5]
+    With one argument, ``fw.arange(n)`` counts from 0 to n - 1, as Python's ``range``.
+
+    Args:
+        start (int|float|Tensor, optional): The first value; the end when end is None (then the
+            values start at 0). Default: 0.
+        end (int|float|Tensor, optional): The end of the interval (excluded). Default: None.
+        step (int|float|Tensor, optional): The spacing (may be negative). Default: 1.
+        dtype (str|fw.dtype, optional): The dtype of the result. None: int64 when start, end and
+            step are all integers, else the default float dtype. Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: a 1-D tensor of ceil((end - start) / step) values.
+
+    Examples:
+        >>> import fw
+        >>> fw.arange(5).tolist()
+        [0, 1, 2, 3, 4]
+        >>> fw.arange(1, 4, 0.5).tolist()
+        [1.0, 1.5, 2.0, 2.5, 3.0, 3.5]
+        >>> fw.arange(5, 0, -2).tolist()
+        [5, 3, 1]
+        >>> fw.arange(3, dtype="float32").dtype
+        fw.float32
     """
     from fw.core.dispatch import invoke
 

@@ -23,8 +23,10 @@ def diff(x, n=1, axis=-1, prepend=None, append=None, name=None):
         prepend, append (Tensor|None): values joined to x along `axis` first; the
             other dimensions must match x.
 
-    Example:
-        >>> fw.diff(fw.to_tensor([1, 4, 5, 2]))   # [3, 1, -3]
+    Examples:
+        >>> import fw
+        >>> fw.diff(fw.to_tensor([1, 4, 5, 2])).tolist()
+        [3, 1, -3]
     """
     from fw.core.dispatch import invoke
 

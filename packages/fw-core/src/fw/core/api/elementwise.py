@@ -37,16 +37,33 @@ _inplace_alias("floor_mod_", "remainder_")
 
 @public(method=True)
 def where(condition, x=None, y=None, name=None):
-    """Elements of ``x`` where ``condition`` holds, else of ``y`` (broadcast together;
-    x and y may be numbers and are promoted to one dtype, the condition is not).
+    """Choose elements from x where condition is True and from y elsewhere.
 
-    With only ``condition``, returns the indices of its nonzero elements, one int64
-    tensor per dimension: ``nonzero(condition, as_tuple=True)``.
+    condition, x and y are broadcast together; x and y may be Python numbers and are promoted
+    to one dtype (the condition is not). With only condition, ``fw.where(condition)`` returns
+    the indices of its nonzero elements, one int64 tensor per dimension (the same as
+    ``fw.nonzero(condition, as_tuple=True)``).
 
-    >>> import fw
-    >>> x = fw.to_tensor([0.5, 2.0, 3.0])
-    >>> fw.where(x > 1, x, fw.zeros_like(x)).tolist()
-    [0.0, 2.0, 3.0]
+    Args:
+        condition (Tensor): A bool tensor (nonzero counts as True).
+        x (Tensor|int|float, optional): The values taken where condition is True. Default: None.
+        y (Tensor|int|float, optional): The values taken where condition is False.
+            Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor|tuple(Tensor): the chosen values, with the broadcast shape; or, with condition
+        only, the tuple of index tensors.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor([0.5, 2.0, 3.0])
+        >>> fw.where(x > 1, x, fw.zeros_like(x)).tolist()
+        [0.0, 2.0, 3.0]
+        >>> fw.where(x > 1, x, -1.0).tolist()
+        [-1.0, 2.0, 3.0]
+        >>> [t.tolist() for t in fw.where(fw.to_tensor([[1, 0], [0, 1]]))]
+        [[0, 1], [0, 1]]
     """
     from fw.core.dispatch import invoke
 

@@ -44,7 +44,8 @@ def fft(x, n=None, axis=-1, norm="backward", name=None):
     Returns:
         Tensor: complex64 for float32/complex64 input, complex128 for 64-bit.
 
-    Example:
+    Examples:
+        >>> import fw
         >>> fw.fft.fft(fw.to_tensor([1., 0., 0., 0.])).tolist()
         [(1+0j), (1+0j), (1+0j), (1+0j)]
     """
@@ -56,7 +57,8 @@ def fft(x, n=None, axis=-1, norm="backward", name=None):
 def ifft(x, n=None, axis=-1, norm="backward", name=None):
     """Inverse of `fft.fft` along `axis` (scaled by 1/n with norm="backward").
 
-    Example:
+    Examples:
+        >>> import fw
         >>> fw.fft.ifft(fw.to_tensor([4., 0., 0., 0.])).tolist()
         [(1+0j), (1+0j), (1+0j), (1+0j)]
     """
@@ -69,7 +71,8 @@ def rfft(x, n=None, axis=-1, norm="backward", name=None):
     """Fourier transform of a real signal, keeping the n // 2 + 1 non-negative
     frequencies.
 
-    Example:
+    Examples:
+        >>> import fw
         >>> fw.fft.rfft(fw.to_tensor([0., 1., 0., 0.])).shape
         [3]
     """
@@ -82,7 +85,8 @@ def irfft(x, n=None, axis=-1, norm="backward", name=None):
     """Inverse of `fft.rfft`: a real signal of length n (default 2 * (m - 1)
     for an input of length m along `axis`).
 
-    Example:
+    Examples:
+        >>> import fw
         >>> fw.fft.irfft(fw.fft.rfft(fw.ones([5])), n=5).shape
         [5]
     """
@@ -95,7 +99,8 @@ def hfft(x, n=None, axis=-1, norm="backward", name=None):
     """Fourier transform of a Hermitian-symmetric signal given by its first
     half; the result is real of length n (default 2 * (m - 1)).
 
-    Example:
+    Examples:
+        >>> import fw
         >>> fw.fft.hfft(fw.to_tensor([1., 0., 0.])).shape
         [4]
     """
@@ -107,7 +112,8 @@ def hfft(x, n=None, axis=-1, norm="backward", name=None):
 def ihfft(x, n=None, axis=-1, norm="backward", name=None):
     """Inverse of `fft.hfft`: the one-sided inverse transform of a real signal.
 
-    Example:
+    Examples:
+        >>> import fw
         >>> fw.fft.ihfft(fw.ones([4])).shape
         [3]
     """
@@ -119,7 +125,8 @@ def ihfft(x, n=None, axis=-1, norm="backward", name=None):
 def fftfreq(n, d=1.0, dtype=None, name=None):
     """The sample frequencies ``[0, 1, …, -1] / (d * n)`` of an n-point DFT.
 
-    Example:
+    Examples:
+        >>> import fw
         >>> fw.fft.fftfreq(4).tolist()
         [0.0, 0.25, -0.5, -0.25]
     """
@@ -130,7 +137,8 @@ def fftfreq(n, d=1.0, dtype=None, name=None):
 def rfftfreq(n, d=1.0, dtype=None, name=None):
     """The n // 2 + 1 non-negative sample frequencies of an n-point real DFT.
 
-    Example:
+    Examples:
+        >>> import fw
         >>> fw.fft.rfftfreq(4).tolist()
         [0.0, 0.25, 0.5]
     """
@@ -141,7 +149,8 @@ def rfftfreq(n, d=1.0, dtype=None, name=None):
 def fftshift(x, axes=None, name=None):
     """Move the zero-frequency term to the centre of `axes` (all when None).
 
-    Example:
+    Examples:
+        >>> import fw
         >>> fw.fft.fftshift(fw.fft.fftfreq(4)).tolist()
         [-0.5, -0.25, 0.0, 0.25]
     """
@@ -152,7 +161,8 @@ def fftshift(x, axes=None, name=None):
 def ifftshift(x, axes=None, name=None):
     """Inverse of `fft.fftshift`.
 
-    Example:
+    Examples:
+        >>> import fw
         >>> fw.fft.ifftshift(fw.to_tensor([-0.5, -0.25, 0.0, 0.25])).tolist()
         [0.0, 0.25, -0.5, -0.25]
     """

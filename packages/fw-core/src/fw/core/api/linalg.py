@@ -50,7 +50,8 @@ def einsum(equation, *operands, name=None):
     Returns:
         Tensor: the contraction, in the promoted dtype of the operands.
 
-    Example:
+    Examples:
+        >>> import fw
         >>> a = fw.ones([2, 3]); b = fw.ones([3, 4])
         >>> fw.einsum("ij,jk->ik", a, b).shape
         [2, 4]
@@ -71,7 +72,8 @@ def _check_rank(fname, arg, t, ranks):
 def mm(input, mat2, name=None):
     """Matrix product (``paddle.mm``), the same as ``matmul(input, mat2)``.
 
-    Example:
+    Examples:
+        >>> import fw
         >>> fw.mm(fw.ones([2, 3]), fw.ones([3, 4])).shape
         [2, 4]
     """
@@ -82,7 +84,8 @@ def mm(input, mat2, name=None):
 def bmm(x, y, name=None):
     """Batched matrix product of two 3-D tensors ``[B, M, K] @ [B, K, N]``.
 
-    Example:
+    Examples:
+        >>> import fw
         >>> fw.bmm(fw.ones([2, 3, 4]), fw.ones([2, 4, 5])).shape
         [2, 3, 5]
     """
@@ -100,7 +103,8 @@ def bmm(x, y, name=None):
 def mv(x, vec, name=None):
     """Matrix-vector product: x ``[M, N]`` times vec ``[N]`` gives ``[M]``.
 
-    Example:
+    Examples:
+        >>> import fw
         >>> fw.mv(fw.ones([2, 3]), fw.ones([3])).shape
         [2]
     """
@@ -118,7 +122,8 @@ def dot(x, y, name=None):
     """Inner product of 1-D vectors, or row-wise of 2-D batches (``[N, D]`` ->
     ``[N]``). No complex conjugation (see `linalg.vecdot` for that).
 
-    Example:
+    Examples:
+        >>> import fw
         >>> fw.dot(fw.to_tensor([1., 2.]), fw.to_tensor([3., 4.])).item()
         11.0
     """
@@ -136,7 +141,8 @@ def dot(x, y, name=None):
 def outer(x, y, name=None):
     """Outer product of x and y, both flattened: shape ``[x.size, y.size]``.
 
-    Example:
+    Examples:
+        >>> import fw
         >>> fw.outer(fw.ones([3]), fw.ones([4])).shape
         [3, 4]
     """
@@ -152,7 +158,8 @@ def inner(x, y, name=None):
     """Sum over the last axes of x and y: shape ``x.shape[:-1] + y.shape[:-1]``
     (a 0-D operand multiplies elementwise).
 
-    Example:
+    Examples:
+        >>> import fw
         >>> fw.inner(fw.ones([2, 3]), fw.ones([4, 3])).shape
         [2, 4]
     """
@@ -219,7 +226,8 @@ def tensordot(x, y, axes=2, name=None):
     Returns:
         Tensor: x's free axes followed by y's free axes.
 
-    Example:
+    Examples:
+        >>> import fw
         >>> fw.tensordot(fw.ones([2, 3, 4]), fw.ones([3, 4, 5]), axes=2).shape
         [2, 5]
     """
@@ -267,7 +275,8 @@ def multi_dot(x, name=None):
     may be 1-D (a row vector) and the last 1-D (a column vector); the others
     are 2-D.
 
-    Example:
+    Examples:
+        >>> import fw
         >>> fw.linalg.multi_dot([fw.ones([2, 3]), fw.ones([3, 4]), fw.ones([4])]).shape
         [2]
     """
@@ -306,12 +315,28 @@ def multi_dot(x, name=None):
 
 @public("linalg.matrix_power", method="matrix_power")
 def matrix_power(x, n, name=None):
-    """The square matrix x (or batch) to the integer power n: n = 0 gives the
-    identity, n < 0 the power of the inverse.
+    """Raise a square matrix (or batch) to an integer power.
 
-    Example:
+    n = 0 gives identity matrices; n < 0 raises the inverse to -n (a singular matrix then
+    raises an error).
+
+    Args:
+        x (Tensor): A square matrix [N, N] or a batch [*, N, N] (float or complex).
+        n (int): The power.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: x multiplied by itself n times, with x's shape.
+
+    Examples:
+        >>> import fw
         >>> fw.linalg.matrix_power(fw.to_tensor([[2., 0.], [0., 3.]]), 2).tolist()
         [[4.0, 0.0], [0.0, 9.0]]
+        >>> x = fw.to_tensor([[1.0, 1.0], [0.0, 1.0]])
+        >>> fw.linalg.matrix_power(x, -1).tolist()
+        [[1.0, -1.0], [0.0, 1.0]]
+        >>> x.matrix_power(0).tolist()
+        [[1.0, 0.0], [0.0, 1.0]]
     """
     return invoke(matrix_power_op, [x], {"n": n})
 
@@ -324,7 +349,8 @@ def norm(x, p=None, axis=None, keepdim=False, name=None):
     when None; p None or 'fro' mean 2). With ``axis`` a pair, the matrix norm
     (p None means 'fro'; also 'nuc', ±1, ±2, ±inf).
 
-    Example:
+    Examples:
+        >>> import fw
         >>> fw.linalg.norm(fw.to_tensor([3., 4.])).item()
         5.0
     """
@@ -348,22 +374,62 @@ def norm(x, p=None, axis=None, keepdim=False, name=None):
 
 @public("linalg.vector_norm")
 def vector_norm(x, p=2.0, axis=None, keepdim=False, name=None):
-    """Vector p-norm of x over `axis` (all elements when None).
+    """The vector p-norm of x over the given axes (all elements when axis is None).
 
-    Example:
+    p = inf / -inf give the largest / smallest |x|, p = 0 the number of nonzero elements,
+    otherwise (sum |x|**p) ** (1 / p). Complex input gives a real result.
+
+    Args:
+        x (Tensor): The input tensor.
+        p (int|float, optional): The order of the norm. Default: 2.0.
+        axis (int|list|tuple, optional): The axes to take the norm over; None: all of them.
+            Default: None.
+        keepdim (bool, optional): Whether the reduced axes stay as dimensions of size 1.
+            Default: False.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the norms, with the reduced axes removed.
+
+    Examples:
+        >>> import fw
         >>> fw.linalg.vector_norm(fw.to_tensor([3., -4.]), p=1).item()
         7.0
+        >>> x = fw.to_tensor([[3.0, 4.0], [-6.0, 8.0]])
+        >>> fw.linalg.vector_norm(x, axis=1).tolist()
+        [5.0, 10.0]
+        >>> fw.linalg.vector_norm(x, p=float("inf")).item()
+        8.0
     """
     return invoke(vector_norm_op, [x], {"p": p, "axis": axis, "keepdim": keepdim})
 
 
 @public("linalg.matrix_norm")
 def matrix_norm(x, p="fro", axis=(-2, -1), keepdim=False, name=None):
-    """Matrix norm of x over the pair of axes `axis`.
+    """The matrix norm of x over a pair of axes.
 
-    Example:
+    Args:
+        x (Tensor): A matrix or a batch of matrices.
+        p (str|int|float, optional): 'fro' (Frobenius), 'nuc' (nuclear: the sum of singular
+            values), 1 / -1 (largest / smallest column sum of |x|), 2 / -2 (largest / smallest
+            singular value), inf / -inf (largest / smallest row sum of |x|). Default: "fro".
+        axis (list|tuple, optional): The two axes holding the matrices. Default: (-2, -1).
+        keepdim (bool, optional): Whether the two axes stay as dimensions of size 1.
+            Default: False.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the norms (real), with the two axes removed.
+
+    Examples:
+        >>> import fw
         >>> fw.linalg.matrix_norm(fw.to_tensor([[3., 0.], [0., 4.]]), p=2).item()
         4.0
+        >>> x = fw.to_tensor([[1.0, -2.0], [3.0, 4.0]])
+        >>> round(fw.linalg.matrix_norm(x).item(), 4)
+        5.4772
+        >>> fw.linalg.matrix_norm(x, p=1).item()
+        6.0
     """
     return invoke(matrix_norm_op, [x], {"p": p, "axis": axis, "keepdim": keepdim})
 
@@ -372,7 +438,8 @@ def matrix_norm(x, p="fro", axis=(-2, -1), keepdim=False, name=None):
 def dist(x, y, p=2.0, name=None):
     """The p-norm of x - y (broadcast), as a 0-D tensor.
 
-    Example:
+    Examples:
+        >>> import fw
         >>> fw.dist(fw.to_tensor([1., 1.]), fw.to_tensor([4., 5.])).item()
         5.0
     """
@@ -386,7 +453,8 @@ def cond(x, p=None, name=None):
     ratio of extreme singular values (-2 its inverse); 'fro', 'nuc', ±1, ±inf
     use norm(x) * norm(inv(x)).
 
-    Example:
+    Examples:
+        >>> import fw
         >>> fw.linalg.cond(fw.to_tensor([[2., 0.], [0., 4.]])).item()
         2.0
     """
@@ -415,7 +483,8 @@ def cov(x, rowvar=True, ddof=True, fweights=None, aweights=None, name=None):
     Returns:
         Tensor: ``[V, V]``, squeezed to 0-D for a single variable.
 
-    Example:
+    Examples:
+        >>> import fw
         >>> fw.linalg.cov(fw.to_tensor([[1., 2., 3.], [2., 4., 6.]])).tolist()
         [[1.0, 2.0], [2.0, 4.0]]
     """

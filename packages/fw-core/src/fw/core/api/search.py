@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from fw.core.errors import InvalidArgumentError
 from fw.core.ops._api import public
+from fw.core.ops._registry import OPS
 from fw.core.ops.search import nonzero_op, sort_op, ss_op, uc_op, unique_op
 
 
@@ -19,8 +20,10 @@ def msort(input, *, out=None):
         input (Tensor): input with at least one dimension.
         out (Tensor|None): if given, the result is written into it and it is returned.
 
-    Example:
-        >>> fw.msort(fw.to_tensor([[2., 1.], [0., 3.]]))   # [[0., 1.], [2., 3.]]
+    Examples:
+        >>> import fw
+        >>> fw.msort(fw.to_tensor([[2., 1.], [0., 3.]])).tolist()
+        [[0.0, 1.0], [2.0, 3.0]]
     """
     from fw.core.dispatch import assign_inplace, invoke
 
@@ -49,8 +52,10 @@ def unique(x, return_index=False, return_inverse=False, return_counts=False, axi
         Tensor, or a tuple (out, [index], [inverse], [counts]) when any return_* flag
         is set.
 
-    Example:
-        >>> fw.unique(fw.to_tensor([2, 3, 3, 1, 5, 3]))   # [1, 2, 3, 5]
+    Examples:
+        >>> import fw
+        >>> fw.unique(fw.to_tensor([2, 3, 3, 1, 5, 3])).tolist()
+        [1, 2, 3, 5]
     """
     from fw.core.dispatch import invoke
 
@@ -70,8 +75,10 @@ def unique_consecutive(x, return_inverse=False, return_counts=False, axis=None,
         Tensor, or (out, [inverse], [counts]) when a return_* flag is set: inverse
         maps each element (slice) of x to its run, counts gives each run's length.
 
-    Example:
-        >>> fw.unique_consecutive(fw.to_tensor([1, 1, 2, 2, 3, 1, 1, 2]))   # [1, 2, 3, 1, 2]
+    Examples:
+        >>> import fw
+        >>> fw.unique_consecutive(fw.to_tensor([1, 1, 2, 2, 3, 1, 1, 2])).tolist()
+        [1, 2, 3, 1, 2]
     """
     from fw.core.dispatch import invoke
 
@@ -85,8 +92,10 @@ def bucketize(x, sorted_sequence, out_int32=False, right=False, name=None):
     """The bucket of each element of x given 1-D boundaries `sorted_sequence`
     (``searchsorted(sorted_sequence, x)``).
 
-    Example:
-        >>> fw.bucketize(fw.to_tensor([0, 6, 9]), fw.to_tensor([2, 4, 8]))   # [0, 2, 3]
+    Examples:
+        >>> import fw
+        >>> fw.bucketize(fw.to_tensor([0, 6, 9]), fw.to_tensor([2, 4, 8])).tolist()
+        [0, 2, 3]
     """
     from fw.core.dispatch import invoke
 
@@ -103,20 +112,23 @@ def nonzero(x, as_tuple=False, *, out=None):
 
     Args:
         x (Tensor): input.
-        as_tuple (bool): return one [z, 1] tensor per dimension instead of one
+        as_tuple (bool): return one 1-D [z] tensor per dimension instead of one
             [z, ndim] tensor.
         out (Tensor|None): with as_tuple=False, write the result into it.
 
     Returns:
-        Tensor (int64, [z, ndim]) or a tuple of ndim int64 tensors of shape [z, 1].
+        Tensor (int64, [z, ndim]) or a tuple of ndim int64 tensors of shape [z].
 
-    Example:
-        >>> fw.nonzero(fw.to_tensor([[1., 0.], [0., 2.]]))   # [[0, 0], [1, 1]]
+    Examples:
+        >>> import fw
+        >>> fw.nonzero(fw.to_tensor([[1., 0.], [0., 2.]])).tolist()
+        [[0, 0], [1, 1]]
     """
     from fw.core.dispatch import assign_inplace, invoke
 
-    if as_tuple:
-        return tuple(invoke(nonzero_op, [x], {"dim": k}) for k in range(len(x.shape)))
+    if as_tuple:  # one 1-D [z] tensor per dimension, as Paddle 3.3 gives (2.x gave [z, 1])
+        return tuple(invoke(OPS["reshape"], [invoke(nonzero_op, [x], {"dim": k})],
+                            {"shape": (-1,)}) for k in range(len(x.shape)))
     r = invoke(nonzero_op, [x], {"dim": None})
     return r if out is None else assign_inplace("nonzero", out, r)
 
@@ -126,8 +138,10 @@ def argwhere(input):
     """Coordinates of the non-zero elements of `input` as a [z, ndim] int64 tensor
     (``nonzero(input)``).
 
-    Example:
-        >>> fw.argwhere(fw.to_tensor([[1., 0.], [0., 2.]]))   # [[0, 0], [1, 1]]
+    Examples:
+        >>> import fw
+        >>> fw.argwhere(fw.to_tensor([[1., 0.], [0., 2.]])).tolist()
+        [[0, 0], [1, 1]]
     """
     from fw.core.dispatch import invoke
 

@@ -34,8 +34,10 @@ def median(x, axis=None, keepdim=False, mode="avg", name=None):
         Tensor, or (values, indices) when mode='min' and axis is not None. A slice
         containing NaN has median NaN.
 
-    Example:
-        >>> fw.median(fw.to_tensor([[1., 4.], [2., 3.]]), axis=1)   # [2.5, 2.5]
+    Examples:
+        >>> import fw
+        >>> fw.median(fw.to_tensor([[1., 4.], [2., 3.]]), axis=1).tolist()
+        [2.5, 2.5]
     """
     from fw.core.dispatch import invoke
 
@@ -51,8 +53,10 @@ def nanmedian(x, axis=None, keepdim=False, mode="avg", name=None):
         Tensor, or (values, indices) when mode='min' and axis is an int.
         All-NaN slices give NaN.
 
-    Example:
-        >>> fw.nanmedian(fw.to_tensor([[float('nan'), 2., 3.], [0., 1., 2.]]), 0)
+    Examples:
+        >>> import fw
+        >>> fw.nanmedian(fw.to_tensor([[float('nan'), 2., 3.], [0., 1., 2.]]), 0).tolist()
+        [0.0, 1.5, 2.5]
     """
     from fw.core.dispatch import invoke
 
@@ -70,8 +74,10 @@ def histogram(input, bins=100, min=0.0, max=0.0, weight=None, density=False, nam
         Tensor of shape [bins]: int64 counts, or float (the weight's float dtype,
         else float32) when `weight` is given or `density` is True.
 
-    Example:
-        >>> fw.histogram(fw.to_tensor([1, 2, 1]), bins=4, min=0, max=3)   # [0, 2, 1, 0]
+    Examples:
+        >>> import fw
+        >>> fw.histogram(fw.to_tensor([1, 2, 1]), bins=4, min=0, max=3).tolist()
+        [0, 2, 1, 0]
     """
     from fw.core.dispatch import invoke
 
@@ -96,7 +102,8 @@ def histogramdd(x, bins=10, ranges=None, density=False, weights=None, name=None)
     Returns:
         (Tensor, list[Tensor]): the D-dimensional histogram and the D edge tensors.
 
-    Example:
+    Examples:
+        >>> import fw
         >>> x = fw.to_tensor([[0., 1.], [1., 0.], [2., 0.], [2., 2.]])
         >>> hist, edges = fw.histogramdd(x, bins=[3, 3])
     """

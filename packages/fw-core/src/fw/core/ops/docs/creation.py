@@ -32,15 +32,6 @@ DOCS = {
 >>> print(z.numpy(), z.dtype)
 [1.+0.5j 2.-1.j ] fw.complex64
 """),
-    "polar": Doc(args={"abs": "The magnitudes (float32 or float64).",
-                       "angle": "The angles in radians, broadcast against abs."},
-                 returns="Tensor: the complex numbers abs * exp(1j * angle).",
-                 examples="""
->>> import fw
->>> z = fw.polar(fw.to_tensor([2.0]), fw.to_tensor([0.0]))
->>> print(z.numpy())
-[2.+0.j]
-"""),
     "diag": Doc(args={"x": "A 1-D or 2-D tensor.",
                       "offset": "Which diagonal: 0 the main one, > 0 above it, < 0 below it.",
                       "padding_value": ("int|float, optional", "The value off the diagonal "

@@ -217,22 +217,6 @@ DOCS = {
 >>> print(fw.lerp(x, y, 0.25).numpy())
 [ 2.5 12.5]
 """),
-    "where": Doc(args={"condition": "A bool tensor (nonzero counts as True), broadcast against "
-                                    "x and y.",
-                       "x": "The values taken where condition is True (a tensor or number).",
-                       "y": "The values taken where condition is False (a tensor or number)."},
-                 returns="Tensor: the chosen values, with the broadcast shape of the three "
-                         "inputs and the promoted dtype of x and y.",
-                 details="fw.where(condition) with x and y omitted, as in Paddle, gives the "
-                         "indices of the True elements (see nonzero).",
-                 examples="""
->>> import fw
->>> x = fw.to_tensor([1.0, -2.0, 3.0])
->>> print(fw.where(x > 0, x, fw.zeros_like(x)).numpy())
-[1. 0. 3.]
->>> print(fw.where(x > 0, x, 0.0).numpy())
-[1. 0. 3.]
-"""),
     "clip": Doc(args={"x": "The input tensor.",
                       "min": ("float|Tensor, optional", "The lower bound; None for no lower "
                                                         "bound."),

@@ -68,17 +68,6 @@ DOCS = {
 >>> print(out.numpy())
 [-1.         1.7917595]
 """),
-    "matrix_power": Doc(args={"x": _SQ, "n": "The integer power; n < 0 inverts x first, n = 0 "
-                                            "gives identity matrices."},
-                        returns="Tensor: x multiplied by itself n times, x's shape.",
-                        examples="""
->>> import fw
->>> x = fw.to_tensor([[1.0, 1.0], [0.0, 1.0]])
->>> fw.linalg.matrix_power(x, 3).tolist()
-[[1.0, 3.0], [0.0, 1.0]]
->>> fw.linalg.matrix_power(x, -1).tolist()
-[[1.0, -1.0], [0.0, 1.0]]
-"""),
     "matrix_exp": Doc(args={"x": _SQ},
                       returns="Tensor: exp(x) = sum of x^k / k!, x's shape.",
                       examples="""
@@ -102,37 +91,6 @@ DOCS = {
 1
 >>> fw.linalg.matrix_rank(fw.eye(3)).item()
 3
-"""),
-    "vector_norm": Doc(args={"x": "The input tensor.",
-                             "p": ("int|float", "The order: 2 (Euclidean), 1, inf, -inf, 0 or "
-                                                "any real number."),
-                             "axis": ("int|list|tuple, optional", "The axes to take the norm "
-                                                                  "over; None: all of them."),
-                             "keepdim": "Whether the reduced axes stay as dimensions of size 1."},
-                       returns="Tensor: the norms (real), with axis removed.",
-                       examples="""
->>> import fw
->>> x = fw.to_tensor([[3.0, 4.0], [-6.0, 8.0]])
->>> fw.linalg.vector_norm(x, axis=1).tolist()
-[5.0, 10.0]
->>> fw.linalg.vector_norm(x, p=1).item()
-21.0
->>> fw.linalg.vector_norm(x, p=float("inf")).item()
-8.0
-"""),
-    "matrix_norm": Doc(args={"x": "A matrix or a batch of them.",
-                             "p": ("str|int|float", "'fro' (Frobenius), 'nuc' (nuclear), 1, -1, "
-                                                    "2, -2, inf or -inf."),
-                             "axis": ("list|tuple", "The two axes holding the matrices."),
-                             "keepdim": "Whether the reduced axes stay as dimensions of size 1."},
-                       returns="Tensor: the norms (real), with the two axes removed.",
-                       examples="""
->>> import fw
->>> x = fw.to_tensor([[1.0, -2.0], [3.0, 4.0]])
->>> round(fw.linalg.matrix_norm(x).item(), 4)
-5.4772
->>> fw.linalg.matrix_norm(x, p=1).item()
-6.0
 """),
     "trace": Doc(args={"x": "A tensor with at least 2 dimensions.",
                        "offset": "Which diagonal: 0 the main one, > 0 above, < 0 below.",
@@ -159,22 +117,6 @@ DOCS = {
 >>> x = fw.to_tensor([[0.0, 0.0], [3.0, 4.0]])
 >>> fw.cdist(x, x).tolist()
 [[0.0, 5.0], [5.0, 0.0]]
-"""),
-    "cov": Doc(args={"x": "A 1-D or 2-D tensor of observations.",
-                     "fweights": ("Tensor, optional", "Integer frequency weights, one per "
-                                                      "observation."),
-                     "aweights": ("Tensor, optional", "Observation weights, one per "
-                                                      "observation."),
-                     "rowvar": "True: each row is a variable and columns are observations; "
-                               "False: the reverse.",
-                     "ddof": ("int|bool", "The delta degrees of freedom (1: unbiased, 0: the "
-                                          "maximum-likelihood estimate).")},
-               returns="Tensor: the [V, V] covariance matrix (0-D for a single variable).",
-               examples="""
->>> import fw
->>> x = fw.to_tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]])
->>> fw.linalg.cov(x).tolist()
-[[1.0, -1.0], [-1.0, 1.0]]
 """),
     "corrcoef": Doc(args={"x": "A 1-D or 2-D tensor of observations.",
                           "rowvar": "True: each row is a variable; False: each column is."},
