@@ -1,6 +1,8 @@
 """Reference docs of the elementwise ops (``fw/core/ops/elementwise.py``): their summaries are
 the ops' ``doc`` fields; arguments, returns and examples are here (see ``docs/__init__.py``)."""
 
+from dataclasses import replace
+
 from fw.core.ops.docs import Doc
 
 _X = "The input tensor."
@@ -757,3 +759,381 @@ True
 """, x="The shape parameters a (>= 0).", y="The lower limits of integration (>= 0), "
                                            "broadcast against x."),
 }
+
+# The in-place variants (x.sin_(), …): the function's first example, writing into x.
+_INPLACE = {
+    "pow": """
+>>> import fw
+>>> x = fw.to_tensor([2, 3])
+>>> _ = x.pow_(2)
+>>> print(x.numpy())
+[4 9]
+""",
+    "hypot": """
+>>> import fw
+>>> x = fw.to_tensor([3.0, 5.0])
+>>> _ = x.hypot_(fw.to_tensor([4.0, 12.0]))
+>>> print(x.numpy())
+[ 5. 13.]
+""",
+    "copysign": """
+>>> import fw
+>>> x = fw.to_tensor([1.0, -2.0, 3.0])
+>>> _ = x.copysign_(fw.to_tensor([-1.0, 1.0, -0.0]))
+>>> print(x.numpy())
+[-1.  2. -3.]
+""",
+    "gcd": """
+>>> import fw
+>>> x = fw.to_tensor([12, 18, -4])
+>>> _ = x.gcd_(fw.to_tensor([8, 0, 6]))
+>>> print(x.numpy())
+[ 4 18  2]
+""",
+    "lcm": """
+>>> import fw
+>>> x = fw.to_tensor([4, 6, -3])
+>>> _ = x.lcm_(fw.to_tensor([6, 0, 5]))
+>>> print(x.numpy())
+[12  0 15]
+""",
+    "ldexp": """
+>>> import fw
+>>> x = fw.to_tensor([1.0, 3.0])
+>>> _ = x.ldexp_(fw.to_tensor([2, 3]))
+>>> print(x.numpy())
+[ 4. 24.]
+""",
+    "neg": """
+>>> import fw
+>>> x = fw.to_tensor([1.0, -2.0, 0.0])
+>>> _ = x.neg_()
+>>> print(x.numpy())
+[-1.  2. -0.]
+""",
+    "sign": """
+>>> import fw
+>>> x = fw.to_tensor([-3.0, 0.0, 2.5])
+>>> _ = x.sign_()
+>>> print(x.numpy())
+[-1.  0.  1.]
+""",
+    "square": """
+>>> import fw
+>>> x = fw.to_tensor([1.0, -2.0, 3.0])
+>>> _ = x.square_()
+>>> print(x.numpy())
+[1. 4. 9.]
+""",
+    "expm1": """
+>>> import fw
+>>> x = fw.to_tensor([0.0, 1e-10, 1.0], dtype='float64')
+>>> _ = x.expm1_()
+>>> print(x.numpy())
+[0.00000000e+00 1.00000000e-10 1.71828183e+00]
+""",
+    "exp2": """
+>>> import fw
+>>> x = fw.to_tensor([0.0, 1.0, 10.0])
+>>> _ = x.exp2_()
+>>> print(x.numpy())
+[1.000e+00 2.000e+00 1.024e+03]
+""",
+    "log": """
+>>> import fw
+>>> x = fw.to_tensor([1.0, 2.718281828, 10.0])
+>>> _ = x.log_()
+>>> print(x.numpy())
+[0.        1.        2.3025851]
+""",
+    "log2": """
+>>> import fw
+>>> x = fw.to_tensor([1.0, 2.0, 1024.0])
+>>> _ = x.log2_()
+>>> print(x.numpy())
+[ 0.  1. 10.]
+""",
+    "log10": """
+>>> import fw
+>>> x = fw.to_tensor([1.0, 10.0, 1000.0])
+>>> _ = x.log10_()
+>>> print(x.numpy())
+[0.        1.        3.0000002]
+""",
+    "log1p": """
+>>> import fw
+>>> x = fw.to_tensor([0.0, 1e-10, 1.0], dtype='float64')
+>>> _ = x.log1p_()
+>>> print(x.numpy())
+[0.00000000e+00 1.00000000e-10 6.93147181e-01]
+""",
+    "rsqrt": """
+>>> import fw
+>>> x = fw.to_tensor([1.0, 4.0, 16.0])
+>>> _ = x.rsqrt_()
+>>> print(x.numpy())
+[1.   0.5  0.25]
+""",
+    "reciprocal": """
+>>> import fw
+>>> x = fw.to_tensor([1.0, 2.0, 4.0])
+>>> _ = x.reciprocal_()
+>>> print(x.numpy())
+[1.   0.5  0.25]
+""",
+    "sin": """
+>>> import fw
+>>> x = fw.to_tensor([0.0, 0.5235988, 1.5707964])
+>>> _ = x.sin_()
+>>> print(x.numpy())
+[0.  0.5 1. ]
+""",
+    "cos": """
+>>> import fw
+>>> x = fw.to_tensor([0.0, 1.0471976, 3.1415927])
+>>> _ = x.cos_()
+>>> print(x.numpy())
+[ 1.          0.49999997 -1.        ]
+""",
+    "tan": """
+>>> import fw
+>>> x = fw.to_tensor([0.0, 0.7853982])
+>>> _ = x.tan_()
+>>> print(x.numpy())
+[0. 1.]
+""",
+    "asin": """
+>>> import fw
+>>> x = fw.to_tensor([-1.0, 0.0, 0.5])
+>>> _ = x.asin_()
+>>> print(x.numpy())
+[-1.5707964  0.         0.5235988]
+""",
+    "acos": """
+>>> import fw
+>>> x = fw.to_tensor([-1.0, 0.0, 1.0])
+>>> _ = x.acos_()
+>>> print(x.numpy())
+[3.1415927 1.5707964 0.       ]
+""",
+    "atan": """
+>>> import fw
+>>> x = fw.to_tensor([-1.0, 0.0, 1.0])
+>>> _ = x.atan_()
+>>> print(x.numpy())
+[-0.7853982  0.         0.7853982]
+""",
+    "sinh": """
+>>> import fw
+>>> x = fw.to_tensor([-1.0, 0.0, 1.0])
+>>> _ = x.sinh_()
+>>> print(x.numpy())
+[-1.1752012  0.         1.1752012]
+""",
+    "cosh": """
+>>> import fw
+>>> x = fw.to_tensor([-1.0, 0.0, 1.0])
+>>> _ = x.cosh_()
+>>> print(x.numpy())
+[1.5430807 1.        1.5430807]
+""",
+    "asinh": """
+>>> import fw
+>>> x = fw.to_tensor([-1.0, 0.0, 1.0])
+>>> _ = x.asinh_()
+>>> print(x.numpy())
+[-0.8813736  0.         0.8813736]
+""",
+    "acosh": """
+>>> import fw
+>>> x = fw.to_tensor([1.0, 2.0, 10.0])
+>>> _ = x.acosh_()
+>>> print(x.numpy())
+[0.       1.316958 2.993223]
+""",
+    "atanh": """
+>>> import fw
+>>> x = fw.to_tensor([-0.5, 0.0, 0.5])
+>>> _ = x.atanh_()
+>>> print(x.numpy())
+[-0.54930615  0.          0.54930615]
+""",
+    "sigmoid": """
+>>> import fw
+>>> x = fw.to_tensor([-2.0, 0.0, 2.0])
+>>> _ = x.sigmoid_()
+>>> print(x.numpy())
+[0.11920293 0.5        0.880797  ]
+""",
+    "sinc": """
+>>> import fw
+>>> x = fw.to_tensor([0.0, 0.5, 1.5])
+>>> _ = x.sinc_()
+>>> print(x.numpy())
+[ 1.          0.63661975 -0.21220659]
+""",
+    "ceil": """
+>>> import fw
+>>> x = fw.to_tensor([-1.5, -0.2, 0.7, 2.0])
+>>> _ = x.ceil_()
+>>> print(x.numpy())
+[-1. -0.  1.  2.]
+""",
+    "trunc": """
+>>> import fw
+>>> x = fw.to_tensor([-1.5, -0.2, 0.7, 2.0])
+>>> _ = x.trunc_()
+>>> print(x.numpy())
+[-1. -0.  0.  2.]
+""",
+    "frac": """
+>>> import fw
+>>> x = fw.to_tensor([-1.5, 0.25, 2.0])
+>>> _ = x.frac_()
+>>> print(x.numpy())
+[-0.5   0.25  0.  ]
+""",
+    "round": """
+>>> import fw
+>>> x = fw.to_tensor([-0.5, 0.5, 1.5, 2.5])
+>>> _ = x.round_()
+>>> print(x.numpy())
+[-1.  1.  2.  3.]
+""",
+    "erf": """
+>>> import fw
+>>> x = fw.to_tensor([-1.0, 0.0, 1.0])
+>>> _ = x.erf_()
+>>> print(x.numpy())
+[-0.8427008  0.         0.8427008]
+""",
+    "erfinv": """
+>>> import fw
+>>> x = fw.to_tensor([0.0, 0.5, -0.5])
+>>> _ = x.erfinv_()
+>>> print(x.numpy())
+[ 0.          0.47693628 -0.47693628]
+""",
+    "digamma": """
+>>> import fw
+>>> x = fw.to_tensor([1.0, 2.0, 0.5])
+>>> _ = x.digamma_()
+>>> print(x.numpy())
+[-0.5772157   0.42278433 -1.96351   ]
+""",
+    "lgamma": """
+>>> import fw
+>>> x = fw.to_tensor([1.0, 3.0, 0.5])
+>>> _ = x.lgamma_()
+>>> print(x.numpy())
+[0.        0.6931472 0.5723649]
+""",
+    "i0": """
+>>> import fw
+>>> x = fw.to_tensor([0.0, 1.0, 2.0])
+>>> _ = x.i0_()
+>>> print(x.numpy())
+[1.        1.2660658 2.2795854]
+""",
+    "i0e": """
+>>> import fw
+>>> x = fw.to_tensor([0.0, 1.0, 2.0])
+>>> _ = x.i0e_()
+>>> print(x.numpy())
+[1.         0.4657596  0.30850834]
+""",
+    "i1": """
+>>> import fw
+>>> x = fw.to_tensor([0.0, 1.0, 2.0])
+>>> _ = x.i1_()
+>>> print(x.numpy())
+[0.        0.5651591 1.5906368]
+""",
+    "i1e": """
+>>> import fw
+>>> x = fw.to_tensor([0.0, 1.0, 2.0])
+>>> _ = x.i1e_()
+>>> print(x.numpy())
+[0.         0.20791042 0.21526928]
+""",
+    "polygamma": """
+>>> import fw
+>>> x = fw.to_tensor([1.0, 2.0])
+>>> _ = x.polygamma_(1)
+>>> print(x.numpy())
+[1.644934   0.64493406]
+""",
+    "logical_and": """
+>>> import fw
+>>> x = fw.to_tensor([2, 0])
+>>> _ = x.logical_and_(fw.to_tensor([1, 1]))
+>>> print(x.numpy())
+[1 0]
+""",
+    "logical_not": """
+>>> import fw
+>>> x = fw.to_tensor([True, False])
+>>> _ = x.logical_not_()
+>>> print(x.numpy())
+[False  True]
+""",
+    "bitwise_and": """
+>>> import fw
+>>> x = fw.to_tensor([12, 10])
+>>> _ = x.bitwise_and_(fw.to_tensor([10, 6]))
+>>> print(x.numpy())
+[8 2]
+""",
+    "bitwise_or": """
+>>> import fw
+>>> x = fw.to_tensor([12, 10])
+>>> _ = x.bitwise_or_(fw.to_tensor([10, 6]))
+>>> print(x.numpy())
+[14 14]
+""",
+    "bitwise_xor": """
+>>> import fw
+>>> x = fw.to_tensor([12, 10])
+>>> _ = x.bitwise_xor_(fw.to_tensor([10, 6]))
+>>> print(x.numpy())
+[ 6 12]
+""",
+    "bitwise_not": """
+>>> import fw
+>>> x = fw.to_tensor([0, 5, -1])
+>>> _ = x.bitwise_not_()
+>>> print(x.numpy())
+[-1 -6  0]
+""",
+    "bitwise_left_shift": """
+>>> import fw
+>>> x = fw.to_tensor([1, 3])
+>>> _ = x.bitwise_left_shift_(fw.to_tensor([2, 1]))
+>>> print(x.numpy())
+[4 6]
+""",
+    "logit": """
+>>> import fw
+>>> x = fw.to_tensor([0.25, 0.5, 0.75])
+>>> _ = x.logit_()
+>>> print(x.numpy())
+[-1.0986123  0.         1.0986123]
+""",
+    "gammainc": """
+>>> import fw
+>>> x = fw.to_tensor([1.0, 2.0])
+>>> _ = x.gammainc_(fw.to_tensor([1.0, 1.0]))
+>>> print(x.numpy())
+[0.63212055 0.26424113]
+""",
+    "gammaincc": """
+>>> import fw
+>>> x = fw.to_tensor([1.0, 2.0])
+>>> _ = x.gammaincc_(fw.to_tensor([1.0, 1.0]))
+>>> print(x.numpy())
+[0.36787945 0.7357589 ]
+""",
+}
+
+for _name, _example in _INPLACE.items():
+    DOCS[_name] = replace(DOCS[_name], inplace=_example)
