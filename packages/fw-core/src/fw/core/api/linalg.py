@@ -70,10 +70,20 @@ def _check_rank(fname, arg, t, ranks):
 
 @public("mm", method=True)
 def mm(input, mat2, name=None):
-    """Matrix product (``paddle.mm``), the same as ``matmul(input, mat2)``.
+    """Matrix product of two tensors (``fw.matmul`` without transposes).
+
+    Args:
+        input (Tensor): The left matrix [M, K] (or a batch; batch dimensions broadcast).
+        mat2 (Tensor): The right matrix [K, N].
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the product [M, N].
 
     Examples:
         >>> import fw
+        >>> fw.mm(fw.to_tensor([[1.0, 2.0]]), fw.to_tensor([[3.0], [4.0]])).tolist()
+        [[11.0]]
         >>> fw.mm(fw.ones([2, 3]), fw.ones([3, 4])).shape
         [2, 4]
     """
@@ -82,12 +92,24 @@ def mm(input, mat2, name=None):
 
 @public("bmm", method=True)
 def bmm(x, y, name=None):
-    """Batched matrix product of two 3-D tensors ``[B, M, K] @ [B, K, N]``.
+    """Batched matrix product of two 3-D tensors: [B, M, K] @ [B, K, N].
+
+    Unlike fw.matmul, both inputs must be 3-D with the same batch size (no broadcasting).
+
+    Args:
+        x (Tensor): The left batch [B, M, K].
+        y (Tensor): The right batch [B, K, N].
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the products [B, M, N].
 
     Examples:
         >>> import fw
         >>> fw.bmm(fw.ones([2, 3, 4]), fw.ones([2, 4, 5])).shape
         [2, 3, 5]
+        >>> fw.bmm(fw.ones([1, 1, 2]), fw.ones([1, 2, 1])).tolist()
+        [[[2.0]]]
     """
     x, y = _tensor(x), _tensor(y)
     _check_rank("bmm", "x", x, (3,))
@@ -101,12 +123,20 @@ def bmm(x, y, name=None):
 
 @public("mv", method=True)
 def mv(x, vec, name=None):
-    """Matrix-vector product: x ``[M, N]`` times vec ``[N]`` gives ``[M]``.
+    """Matrix-vector product.
+
+    Args:
+        x (Tensor): A matrix [M, N].
+        vec (Tensor): A vector [N].
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the vector [M].
 
     Examples:
         >>> import fw
-        >>> fw.mv(fw.ones([2, 3]), fw.ones([3])).shape
-        [2]
+        >>> fw.mv(fw.to_tensor([[1.0, 2.0], [3.0, 4.0]]), fw.to_tensor([1.0, 1.0])).tolist()
+        [3.0, 7.0]
     """
     x, vec = _tensor(x), _tensor(vec)
     _check_rank("mv", "x", x, (2,))
@@ -119,13 +149,22 @@ def mv(x, vec, name=None):
 
 @public("dot", method=True)
 def dot(x, y, name=None):
-    """Inner product of 1-D vectors, or row-wise of 2-D batches (``[N, D]`` ->
-    ``[N]``). No complex conjugation (see `linalg.vecdot` for that).
+    """Dot product of vectors (row by row for 2-D inputs).
+
+    Args:
+        x (Tensor): A 1-D tensor [N] or a batch of vectors [B, N].
+        y (Tensor): A tensor of x's shape.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: a 0-D tensor for 1-D inputs, else the [B] dot products.
 
     Examples:
         >>> import fw
         >>> fw.dot(fw.to_tensor([1., 2.]), fw.to_tensor([3., 4.])).item()
         11.0
+        >>> fw.dot(fw.to_tensor([[1., 2.], [3., 4.]]), fw.ones([2, 2])).tolist()
+        [3.0, 7.0]
     """
     x, y = _tensor(x), _tensor(y)
     _check_rank("dot", "x", x, (1, 2))
@@ -139,12 +178,20 @@ def dot(x, y, name=None):
 
 @public("outer", method=True)
 def outer(x, y, name=None):
-    """Outer product of x and y, both flattened: shape ``[x.size, y.size]``.
+    """Outer product of two vectors: ``out[i, j] = x[i] * y[j]`` (inputs are flattened first).
+
+    Args:
+        x (Tensor): The first vector.
+        y (Tensor): The second vector.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: a [len(x), len(y)] tensor.
 
     Examples:
         >>> import fw
-        >>> fw.outer(fw.ones([3]), fw.ones([4])).shape
-        [3, 4]
+        >>> fw.outer(fw.to_tensor([1, 2]), fw.to_tensor([1, 10, 100])).tolist()
+        [[1, 10, 100], [2, 20, 200]]
     """
     x, y = _tensor(x), _tensor(y)
     return call("multiply", call("reshape", x, shape=[-1, 1]), call("reshape", y, shape=[1, -1]))
@@ -155,13 +202,22 @@ _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 @public("inner", method=True)
 def inner(x, y, name=None):
-    """Sum over the last axes of x and y: shape ``x.shape[:-1] + y.shape[:-1]``
-    (a 0-D operand multiplies elementwise).
+    """Inner product over the last axis: ``sum(x[..., k] * y[..., k])`` for every pair of rows.
+
+    Args:
+        x (Tensor): A tensor [..., K].
+        y (Tensor): A tensor [..., K].
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: shape x.shape[:-1] + y.shape[:-1].
 
     Examples:
         >>> import fw
         >>> fw.inner(fw.ones([2, 3]), fw.ones([4, 3])).shape
         [2, 4]
+        >>> fw.inner(fw.to_tensor([1., 2.]), fw.to_tensor([3., 4.])).item()
+        11.0
     """
     x, y = _tensor(x), _tensor(y)
     nx, ny = len(x.shape), len(y.shape)
@@ -271,14 +327,21 @@ def _chain_order(dims):
 
 @public("linalg.multi_dot", method="multi_dot")
 def multi_dot(x, name=None):
-    """Product of a chain of matrices in the cheapest order. The first tensor
-    may be 1-D (a row vector) and the last 1-D (a column vector); the others
-    are 2-D.
+    """The product of a chain of matrices, multiplied in the cheapest order.
+
+    The first and last operands may be vectors (treated as a row and a column vector).
+
+    Args:
+        x (list[Tensor]|tuple[Tensor]): Two or more matrices with matching inner sizes.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the product.
 
     Examples:
         >>> import fw
-        >>> fw.linalg.multi_dot([fw.ones([2, 3]), fw.ones([3, 4]), fw.ones([4])]).shape
-        [2]
+        >>> fw.linalg.multi_dot([fw.ones([2, 3]), fw.ones([3, 4]), fw.ones([4])]).tolist()
+        [12.0, 12.0]
     """
     ts = [_tensor(t) for t in x]
     if len(ts) < 2:
@@ -345,14 +408,31 @@ def matrix_power(x, n, name=None):
 def norm(x, p=None, axis=None, keepdim=False, name=None):
     """Vector or matrix norm (``paddle.linalg.norm``).
 
-    With ``axis`` None or an int, the vector norm over that axis (all elements
-    when None; p None or 'fro' mean 2). With ``axis`` a pair, the matrix norm
-    (p None means 'fro'; also 'nuc', ±1, ±2, ±inf).
+    With axis None or an int, the vector norm over that axis (all elements when None; p None
+    or 'fro' mean 2). With axis a pair of ints, the matrix norm (p None means 'fro'; also
+    'nuc', 1, -1, 2, -2, inf, -inf).
+
+    Args:
+        x (Tensor): The input tensor.
+        p (int|float|str, optional): The order of the norm. Default: None.
+        axis (int|list|tuple, optional): None, one axis (vector norm) or two (matrix norm).
+            Default: None.
+        keepdim (bool, optional): Whether the reduced axes stay as dimensions of size 1.
+            Default: False.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the norms (real), with the reduced axes removed.
 
     Examples:
         >>> import fw
         >>> fw.linalg.norm(fw.to_tensor([3., 4.])).item()
         5.0
+        >>> x = fw.to_tensor([[1.0, -2.0], [3.0, 4.0]])
+        >>> fw.linalg.norm(x, p=1, axis=1).tolist()
+        [3.0, 7.0]
+        >>> fw.linalg.norm(x, p="fro", axis=[0, 1]).item() == fw.linalg.norm(x).item()
+        True
     """
     if isinstance(axis, Tensor):
         axis = axis.tolist()
@@ -438,10 +518,21 @@ def matrix_norm(x, p="fro", axis=(-2, -1), keepdim=False, name=None):
 def dist(x, y, p=2.0, name=None):
     """The p-norm of x - y (broadcast), as a 0-D tensor.
 
+    Args:
+        x (Tensor): The first tensor.
+        y (Tensor): The second tensor, broadcast against x.
+        p (float, optional): The order of the norm (inf, -inf and 0 allowed). Default: 2.0.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: a 0-D tensor.
+
     Examples:
         >>> import fw
         >>> fw.dist(fw.to_tensor([1., 1.]), fw.to_tensor([4., 5.])).item()
         5.0
+        >>> fw.dist(fw.to_tensor([1., 1.]), fw.to_tensor([4., 5.]), p=1).item()
+        7.0
     """
     return invoke(vector_norm_op, [call("subtract", x, y)], {"p": p, "axis": None,
                                                               "keepdim": False})
@@ -449,13 +540,24 @@ def dist(x, y, p=2.0, name=None):
 
 @public("linalg.cond", method="cond")
 def cond(x, p=None, name=None):
-    """Condition number of a square matrix (or batch) in norm p: None/2 use the
-    ratio of extreme singular values (-2 its inverse); 'fro', 'nuc', ±1, ±inf
-    use norm(x) * norm(inv(x)).
+    """The condition number of a square matrix (or batch) in a given norm.
+
+    p None or 2 uses the ratio of the largest to the smallest singular value (-2 its
+    inverse); 'fro', 'nuc', 1, -1, inf and -inf use norm(x, p) * norm(inv(x), p).
+
+    Args:
+        x (Tensor): A matrix [*, N, N] (or [*, M, N] for p None/2/-2).
+        p (int|float|str, optional): The norm. Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the condition numbers [*].
 
     Examples:
         >>> import fw
         >>> fw.linalg.cond(fw.to_tensor([[2., 0.], [0., 4.]])).item()
+        2.0
+        >>> fw.linalg.cond(fw.to_tensor([[2., 0.], [0., 4.]]), p=1).item()
         2.0
     """
     x = _tensor(x)
