@@ -86,6 +86,13 @@ def qr(x, mode="reduced", name=None):
 def svdvals(x, name=None):
     """The singular values of a matrix (or batch), in descending order.
 
+    Args:
+        x (Tensor): A matrix [*, M, N].
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the singular values [*, min(M, N)], descending.
+
     Examples:
         >>> import fw
         >>> fw.linalg.svdvals(fw.to_tensor([[3., 0.], [0., 4.]])).tolist()
@@ -122,6 +129,17 @@ def svd_lowrank(x, q=None, niter=2, M=None, name=None):
     sign of each singular pair, deterministically (``niter`` is accepted and
     unused).
 
+    Args:
+        x (Tensor): A matrix [*, M, N].
+        q (int, optional): The rank of the approximation; None: min(6, M, N). Default: None.
+        niter (int, optional): The number of subspace iterations. Default: 2.
+        M (Tensor, optional): A matrix subtracted from x first (e.g. the mean). Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        tuple(Tensor, Tensor, Tensor): U [*, M, q], S [*, q] and V [*, N, q] with x ~ U diag(S)
+            V^H.
+
     Examples:
         >>> import fw
         >>> u, s, v = fw.linalg.svd_lowrank(fw.ones([5, 4]), q=1)
@@ -136,6 +154,17 @@ def svd_lowrank(x, q=None, niter=2, M=None, name=None):
 def pca_lowrank(x, q=None, center=True, niter=2, name=None):
     """Principal components of the rows of x: the rank-q SVD of x with its
     column means removed (when center=True); see `linalg.svd_lowrank`.
+
+    Args:
+        x (Tensor): The data [*, M, N] (rows are samples).
+        q (int, optional): The number of components; None: min(6, M, N). Default: None.
+        center (bool, optional): Subtract the column means first. Default: True.
+        niter (int, optional): The number of subspace iterations. Default: 2.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        tuple(Tensor, Tensor, Tensor): U, S and V of the (centred) data; V's columns are the
+            principal directions.
 
     Examples:
         >>> import fw
@@ -153,6 +182,13 @@ def pca_lowrank(x, q=None, center=True, niter=2, name=None):
 def eigvals(x, name=None):
     """Eigenvalues of a general square matrix (or batch), always complex.
 
+    Args:
+        x (Tensor): A square matrix [*, N, N].
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the complex eigenvalues [*, N].
+
     Examples:
         >>> import fw
         >>> fw.linalg.eigvals(fw.to_tensor([[2., 0.], [0., 3.]])).tolist()
@@ -164,6 +200,14 @@ def eigvals(x, name=None):
 @public("linalg.eigvalsh", aliases=("eigvalsh",), method="eigvalsh")
 def eigvalsh(x, UPLO="L", name=None):
     """Eigenvalues (ascending, real) of a Hermitian matrix (or batch).
+
+    Args:
+        x (Tensor): A Hermitian (real symmetric) matrix [*, N, N].
+        UPLO (str, optional): Read the lower ('L') or upper ('U') triangle. Default: 'L'.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the real eigenvalues [*, N] in ascending order.
 
     Examples:
         >>> import fw

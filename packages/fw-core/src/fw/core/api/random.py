@@ -25,6 +25,15 @@ from fw.core.ops.random import (
 def rand(shape, dtype=None, name=None):
     """Samples uniform on [0, 1) in a tensor of `shape` (default float dtype).
 
+    Args:
+        shape (list|tuple|Tensor): The shape of the result.
+        dtype (str|fw.dtype, optional): A float dtype; None: the default float dtype. Default:
+            None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: samples uniform on [0, 1).
+
     Examples:
         >>> import fw
         >>> x = fw.rand([2, 3])
@@ -43,6 +52,15 @@ def rand(shape, dtype=None, name=None):
 def randn(shape, dtype=None, name=None):
     """Standard normal samples in a tensor of `shape` (default float dtype).
 
+    Args:
+        shape (list|tuple|Tensor): The shape of the result.
+        dtype (str|fw.dtype, optional): A float dtype; None: the default float dtype. Default:
+            None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: samples of the standard normal distribution.
+
     Examples:
         >>> import fw
         >>> fw.randn([2, 3]).shape
@@ -57,6 +75,15 @@ def randn(shape, dtype=None, name=None):
 @public("standard_normal")
 def standard_normal(shape, dtype=None, name=None):
     """Standard normal samples in a tensor of `shape` (same as `randn`).
+
+    Args:
+        shape (list|tuple|Tensor): The shape of the result.
+        dtype (str|fw.dtype, optional): A float dtype; None: the default float dtype. Default:
+            None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: samples of the standard normal distribution.
 
     Examples:
         >>> import fw
@@ -75,11 +102,16 @@ def normal(mean=0.0, std=1.0, shape=None, name=None):
     """Samples of N(mean, std²).
 
     Args:
-        mean (float|Tensor): the mean, per element when a tensor.
-        std (float|Tensor): the standard deviation, per element when a tensor.
-        shape (list|tuple|Tensor|None): the result shape when mean and std are both
-            numbers (ignored otherwise: the result has the broadcast shape of the
-            tensor arguments and their dtype).
+        mean (float|Tensor, optional): The mean, per element when a tensor. Default: 0.0.
+        std (float|Tensor, optional): The standard deviation, per element when a tensor.
+            Default: 1.0.
+        shape (list|tuple|Tensor, optional): The result shape when mean and std are both numbers
+            (ignored otherwise: the result has the broadcast shape of the tensors). Default:
+            None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: samples of N(mean, std**2).
 
     Examples:
         >>> import fw
@@ -102,6 +134,17 @@ def normal(mean=0.0, std=1.0, shape=None, name=None):
 def uniform_(x, min=-1.0, max=1.0, seed=0, name=None):
     """Fill x in place with samples uniform on [min, max); returns x.
 
+    Args:
+        x (Tensor): The tensor to fill (its shape and dtype are kept).
+        min (float, optional): The lower bound (included). Default: -1.0.
+        max (float, optional): The upper bound (excluded). Default: 1.0.
+        seed (int, optional): 0 draws from the global generator; another value gives the same
+            numbers on every call. Default: 0.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: x, filled in place.
+
     Examples:
         >>> import fw
         >>> x = fw.zeros([2, 3])
@@ -118,6 +161,15 @@ def uniform_(x, min=-1.0, max=1.0, seed=0, name=None):
 @public("normal_", method=True)
 def normal_(x, mean=0.0, std=1.0, name=None):
     """Fill x in place with samples of N(mean, std²); returns x.
+
+    Args:
+        x (Tensor): The tensor to fill (its shape and dtype are kept).
+        mean (float, optional): The mean. Default: 0.0.
+        std (float, optional): The standard deviation. Default: 1.0.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: x, filled in place.
 
     Examples:
         >>> import fw
@@ -136,6 +188,14 @@ def exponential_(x, lam=1.0, name=None):
     """Fill x in place with samples of the exponential distribution with rate `lam`
     (mean 1/lam); returns x.
 
+    Args:
+        x (Tensor): The tensor to fill (its shape and dtype are kept).
+        lam (float, optional): The rate (the mean is 1 / lam). Default: 1.0.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: x, filled in place.
+
     Examples:
         >>> import fw
         >>> x = fw.zeros([2, 3])
@@ -153,8 +213,13 @@ def bernoulli_(x, p=0.5, name=None):
     """Fill x in place with 1 (probability p) or 0; returns x.
 
     Args:
-        x (Tensor): the tensor to fill (its dtype is kept).
-        p (float|Tensor): the probability; a tensor must hold one value.
+        x (Tensor): The tensor to fill (its dtype is kept).
+        p (float|Tensor, optional): The probability of a 1; a tensor must hold one value.
+            Default: 0.5.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: x, filled in place with 0s and 1s.
 
     Examples:
         >>> import fw

@@ -17,8 +17,12 @@ def msort(input, *, out=None):
     """``sort(input, axis=0)``: sort along the first axis (ascending).
 
     Args:
-        input (Tensor): input with at least one dimension.
-        out (Tensor|None): if given, the result is written into it and it is returned.
+        input (Tensor): A tensor with at least one dimension.
+        out (Tensor, optional): If given, the result is written into it and it is returned.
+            Default: None.
+
+    Returns:
+        Tensor: input sorted along its first axis.
 
     Examples:
         >>> import fw
@@ -39,18 +43,22 @@ def unique(x, return_index=False, return_inverse=False, return_counts=False, axi
     """The sorted unique elements of x (flattened), or the unique slices along `axis`.
 
     Args:
-        x (Tensor): input.
-        return_index (bool): also return the index of each unique value's first
-            occurrence.
-        return_inverse (bool): also return, for each element (slice) of x, the index
-            of its value in the result (1-D).
-        return_counts (bool): also return how often each unique value occurs.
-        axis (int|None): the axis whose slices are compared; None flattens x.
-        dtype (str|DType): int64 or int32, the dtype of the index results.
+        x (Tensor): The input tensor.
+        return_index (bool, optional): Also return the index of the first occurrence of each
+            unique value. Default: False.
+        return_inverse (bool, optional): Also return, for each element of x, the index of its
+            value in the result. Default: False.
+        return_counts (bool, optional): Also return how often each unique value occurs. Default:
+            False.
+        axis (int, optional): Find unique slices along this axis; None flattens x first.
+            Default: None.
+        dtype (str|fw.dtype, optional): The dtype of the index outputs (int64 or int32).
+            Default: 'int64'.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
     Returns:
-        Tensor, or a tuple (out, [index], [inverse], [counts]) when any return_* flag
-        is set.
+        Tensor|tuple(Tensor): the sorted unique values, followed by the requested index, inverse
+            and counts tensors.
 
     Examples:
         >>> import fw
@@ -71,9 +79,20 @@ def unique_consecutive(x, return_inverse=False, return_counts=False, axis=None,
     """Keep the first element of every run of equal consecutive elements of x
     (flattened), or of equal consecutive slices along `axis`.
 
+    Args:
+        x (Tensor): The input tensor.
+        return_inverse (bool, optional): Also return, for each element, the index of its run.
+            Default: False.
+        return_counts (bool, optional): Also return the length of each run. Default: False.
+        axis (int, optional): Collapse runs of equal slices along this axis; None flattens x
+            first. Default: None.
+        dtype (str|fw.dtype, optional): The dtype of the index outputs (int64 or int32).
+            Default: 'int64'.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
     Returns:
-        Tensor, or (out, [inverse], [counts]) when a return_* flag is set: inverse
-        maps each element (slice) of x to its run, counts gives each run's length.
+        Tensor|tuple(Tensor): the values with consecutive repeats collapsed, followed by the
+            requested inverse and counts.
 
     Examples:
         >>> import fw
@@ -91,6 +110,17 @@ def unique_consecutive(x, return_inverse=False, return_counts=False, axis=None,
 def bucketize(x, sorted_sequence, out_int32=False, right=False, name=None):
     """The bucket of each element of x given 1-D boundaries `sorted_sequence`
     (``searchsorted(sorted_sequence, x)``).
+
+    Args:
+        x (Tensor): The values to place.
+        sorted_sequence (Tensor): A 1-D ascending tensor of boundaries.
+        out_int32 (bool, optional): Give int32 indices instead of int64. Default: False.
+        right (bool, optional): For values equal to a boundary: False gives the boundary's
+            index, True the next one. Default: False.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the bucket index of each value, with x's shape.
 
     Examples:
         >>> import fw
@@ -137,6 +167,12 @@ def nonzero(x, as_tuple=False, *, out=None):
 def argwhere(input):
     """Coordinates of the non-zero elements of `input` as a [z, ndim] int64 tensor
     (``nonzero(input)``).
+
+    Args:
+        input (Tensor): The input tensor.
+
+    Returns:
+        Tensor: int64 coordinates [z, ndim] of the nonzero elements, in row-major order.
 
     Examples:
         >>> import fw

@@ -23,16 +23,15 @@ def median(x, axis=None, keepdim=False, mode="avg", name=None):
     """Median of x along `axis` (all elements when None).
 
     Args:
-        x (Tensor): real input.
-        axis (int|None): the axis; None uses every element.
-        keepdim (bool): keep the reduced axis with size 1.
-        mode (str): 'avg' averages the two middle values of an even count (result
-            float64 for float64 input, else float32, as in Paddle); 'min' takes the
-            lower one and keeps x's dtype.
+        x (Tensor): The input tensor.
+        axis (int, optional): The axis to reduce; None: all elements. Default: None.
+        keepdim (bool, optional): Whether axis stays as a dimension of size 1. Default: False.
+        mode (str, optional): 'avg' (the mean of the two middle values for an even count) or
+            'min' (the lower one, also returning its index). Default: 'avg'.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
     Returns:
-        Tensor, or (values, indices) when mode='min' and axis is not None. A slice
-        containing NaN has median NaN.
+        Tensor|tuple(Tensor, Tensor): the medians; with mode='min', also their int64 indices.
 
     Examples:
         >>> import fw
@@ -49,9 +48,17 @@ def median(x, axis=None, keepdim=False, mode="avg", name=None):
 def nanmedian(x, axis=None, keepdim=False, mode="avg", name=None):
     """Median of x along `axis` (an int, a list, or None for all) ignoring NaN.
 
+    Args:
+        x (Tensor): The input tensor.
+        axis (int, optional): The axis to reduce; None: all elements. Default: None.
+        keepdim (bool, optional): Whether axis stays as a dimension of size 1. Default: False.
+        mode (str, optional): 'avg' or 'min' (the lower middle value and its index). Default:
+            'avg'.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
     Returns:
-        Tensor, or (values, indices) when mode='min' and axis is an int.
-        All-NaN slices give NaN.
+        Tensor|tuple(Tensor, Tensor): the medians of the non-NaN values (NaN for all-NaN
+            slices); with mode='min', also the indices.
 
     Examples:
         >>> import fw
@@ -70,9 +77,20 @@ def histogram(input, bins=100, min=0.0, max=0.0, weight=None, density=False, nam
     == 0 the data's min and max are used; a single value range is widened by 1 on
     each side.
 
+    Args:
+        input (Tensor): The values.
+        bins (int, optional): The number of equal-width bins. Default: 100.
+        min (float, optional): The lower end of the range. Default: 0.0.
+        max (float, optional): The upper end; min = max = 0 uses the data's min and max.
+            Default: 0.0.
+        weight (Tensor, optional): A weight per value, summed instead of counting 1. Default:
+            None.
+        density (bool, optional): Normalise so that the histogram integrates to 1. Default:
+            False.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
     Returns:
-        Tensor of shape [bins]: int64 counts, or float (the weight's float dtype,
-        else float32) when `weight` is given or `density` is True.
+        Tensor: the bins counts (int64, or float with weights or density).
 
     Examples:
         >>> import fw
