@@ -14,8 +14,26 @@ from fw.core.ops._api import public
 from fw.core.ops._registry import OPS
 from fw.core.ops.elementwise import scale_op, where_op
 
+_ALIAS_DOC = """Paddle's second name of ``fw.{target}``: the same in-place function.
 
-def _inplace_alias(alias, target):
+    Args:
+        x (Tensor): The tensor to update in place.
+        *args: The other arguments of ``fw.{target}``.
+        **kwargs: Its keyword arguments.
+
+    Returns:
+        Tensor: x, updated in place.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor({data})
+        >>> _ = x.{alias}({call})
+        >>> x.tolist()
+        {out}
+    """
+
+
+def _inplace_alias(alias, target, data, call, out):
     """Paddle spells some in-place variants with an alias (``mod_``, ``clamp_``);
     forward them to the generated ``target`` (resolved at call time: the generated
     functions exist only after the op table is installed)."""
@@ -24,15 +42,16 @@ def _inplace_alias(alias, target):
         return _api.FUNCTIONS[target](x, *args, **kwargs)
 
     f.__name__ = f.__qualname__ = alias
-    f.__doc__ = f"Alias of ``{target}``."
+    f.__doc__ = _ALIAS_DOC.format(target=target, alias=alias, data=data, call=call, out=out)
     f.__module__ = "fw"
     public(alias, method=True)(f)
 
 
-_inplace_alias("mod_", "remainder_")
+_inplace_alias("mod_", "remainder_", "[7.0, -7.0]", "fw.to_tensor([3.0, 3.0])", "[1.0, 2.0]")
 
 
-_inplace_alias("floor_mod_", "remainder_")
+_inplace_alias("floor_mod_", "remainder_", "[7.0, -7.0]", "fw.to_tensor([3.0, 3.0])",
+               "[1.0, 2.0]")
 
 
 @public(method=True)
@@ -86,7 +105,7 @@ def where_(condition, x=None, y=None, name=None):
     return assign_inplace("where_", x, where(condition, x, y))
 
 
-_inplace_alias("clamp_", "clip_")
+_inplace_alias("clamp_", "clip_", "[-2.0, 0.5, 3.0]", "0.0, 1.0", "[0.0, 0.5, 1.0]")
 
 
 @public(method=True)
@@ -139,7 +158,7 @@ _api.DUNDERS["__eq__"] = _eq_dunder("equal", "__eq__")
 _api.DUNDERS["__ne__"] = _eq_dunder("not_equal", "__ne__")
 
 
-_inplace_alias("bitwise_invert_", "bitwise_not_")
+_inplace_alias("bitwise_invert_", "bitwise_not_", "[0, 5]", "", "[-1, -6]")
 
 
 # `a << b` / `a >> b`: the generated functions take is_arithmetic as a third argument,

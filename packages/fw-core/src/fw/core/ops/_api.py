@@ -350,11 +350,12 @@ def _attach_docs(documented):
     table = _docs.load()
     for op, fn, fname, key in documented:
         doc = table.get(op.name)
-        if doc is None or getattr(fn, "op", None) is not op or PUBLIC.get(key) is fn:
+        if doc is None:
             continue
         mname = (op.method if isinstance(op.method, str) else fname) if op.method else None
-        fn.__doc__ = _docs.render(op, doc, fname, mname if METHODS.get(mname) is fn else None)
-        iname = fname + "_"
+        if getattr(fn, "op", None) is op and PUBLIC.get(key) is not fn:
+            fn.__doc__ = _docs.render(op, doc, fname, mname if METHODS.get(mname) is fn else None)
+        iname = fname + "_"  # generated even where the function itself is hand-written
         ifn = METHODS.get((mname or fname) + "_") or FUNCTIONS.get(iname)
         if op.inplace and ifn is not None and getattr(ifn, "op", None) is op and \
                 PUBLIC.get(iname) is not ifn:

@@ -34,7 +34,9 @@ def _compare(op, out):
 {out}
 """, returns="Tensor: a bool tensor with the broadcast shape of x and y.",
                    details="x and y are broadcast to a common shape; the comparison is done in "
-                           "their promoted dtype.")
+                           f"their promoted dtype. The in-place variant (``x.{op}_(y)``) keeps "
+                           "x's dtype in fw (True is stored as 1); Paddle 3.3's turns x into a "
+                           "bool tensor.")
 
 
 DOCS = {
@@ -1136,4 +1138,108 @@ _INPLACE = {
 }
 
 for _name, _example in _INPLACE.items():
+    DOCS[_name] = replace(DOCS[_name], inplace=_example)
+
+_INPLACE_MORE = {
+    "equal": """
+>>> import fw
+>>> x = fw.to_tensor([1, 2, 3])
+>>> _ = x.equal_(fw.to_tensor([1, 0, 3]))
+>>> x.tolist()
+[1, 0, 1]
+""",
+    "not_equal": """
+>>> import fw
+>>> x = fw.to_tensor([1, 2, 3])
+>>> _ = x.not_equal_(fw.to_tensor([1, 0, 3]))
+>>> x.tolist()
+[0, 1, 0]
+""",
+    "less_than": """
+>>> import fw
+>>> x = fw.to_tensor([1.0, 5.0])
+>>> _ = x.less_than_(fw.to_tensor([2.0, 2.0]))
+>>> x.tolist()
+[1.0, 0.0]
+""",
+    "less_equal": """
+>>> import fw
+>>> x = fw.to_tensor([1.0, 2.0, 5.0])
+>>> _ = x.less_equal_(fw.to_tensor(2.0))
+>>> x.tolist()
+[1.0, 1.0, 0.0]
+""",
+    "greater_than": """
+>>> import fw
+>>> x = fw.to_tensor([1.0, 5.0])
+>>> _ = x.greater_than_(fw.to_tensor([2.0, 2.0]))
+>>> x.tolist()
+[0.0, 1.0]
+""",
+    "greater_equal": """
+>>> import fw
+>>> x = fw.to_tensor([1.0, 2.0, 5.0])
+>>> _ = x.greater_equal_(fw.to_tensor(2.0))
+>>> x.tolist()
+[0.0, 1.0, 1.0]
+""",
+    "floor_divide": """
+>>> import fw
+>>> x = fw.to_tensor([7, -7])
+>>> _ = x.floor_divide_(fw.to_tensor([2, 2]))
+>>> x.tolist()
+[3, -4]
+""",
+    "remainder": """
+>>> import fw
+>>> x = fw.to_tensor([7, -7])
+>>> _ = x.remainder_(fw.to_tensor([3, 3]))
+>>> x.tolist()
+[1, 2]
+""",
+    "lerp": """
+>>> import fw
+>>> x = fw.to_tensor([0.0, 10.0])
+>>> _ = x.lerp_(fw.to_tensor([10.0, 20.0]), 0.5)
+>>> x.tolist()
+[5.0, 15.0]
+""",
+    "logical_or": """
+>>> import fw
+>>> x = fw.to_tensor([True, False, False])
+>>> _ = x.logical_or_(fw.to_tensor([False, False, True]))
+>>> x.tolist()
+[True, False, True]
+""",
+    "logical_xor": """
+>>> import fw
+>>> x = fw.to_tensor([True, False, True])
+>>> _ = x.logical_xor_(fw.to_tensor([True, True, False]))
+>>> x.tolist()
+[False, True, True]
+""",
+    "bitwise_right_shift": """
+>>> import fw
+>>> x = fw.to_tensor([8, -8])
+>>> _ = x.bitwise_right_shift_(fw.to_tensor([2, 2]))
+>>> x.tolist()
+[2, -2]
+""",
+    "nan_to_num": """
+>>> import fw
+>>> x = fw.to_tensor([float("nan"), 1.0])
+>>> _ = x.nan_to_num_()
+>>> x.tolist()
+[0.0, 1.0]
+""",
+    "scale": """
+>>> import fw
+>>> x = fw.to_tensor([1.0, 2.0])
+>>> _ = x.scale_(scale=2.0, bias=1.0)
+>>> x.tolist()
+[3.0, 5.0]
+""",
+}
+
+for _name, _example in _INPLACE_MORE.items():
     DOCS[_name] = replace(DOCS[_name], inplace=_example)

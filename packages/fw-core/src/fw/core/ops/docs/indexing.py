@@ -2,6 +2,8 @@
 generated; hand-written ones (``index_select``, ``masked_fill``, ``put_along_axis``, …) keep
 their docstrings in ``fw/core/api/indexing.py``."""
 
+from dataclasses import replace
+
 from fw.core.ops.docs import Doc
 
 _PLANE = "The {} axis of the planes the diagonal is taken from."
@@ -175,3 +177,11 @@ DOCS = {
 [[1], [6], [-1], [-1]]
 """),
 }
+
+DOCS["masked_scatter"] = replace(DOCS["masked_scatter"], inplace="""
+>>> import fw
+>>> x = fw.zeros([3])
+>>> _ = x.masked_scatter_(fw.to_tensor([True, False, True]), fw.to_tensor([1.0, 2.0]))
+>>> x.tolist()
+[1.0, 0.0, 2.0]
+""")
