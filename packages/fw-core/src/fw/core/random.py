@@ -74,7 +74,24 @@ def default_generator(kind: str = "cpu") -> Generator:
 
 
 def seed(s: int) -> Generator:
-    """Seed every device's generator (``paddle.seed``); returns the cpu generator."""
+    """Seed the random generators of every device (``paddle.seed``).
+
+    Random ops (fw.rand, dropout, initialisers, ...) then draw the same numbers in every run.
+
+    Args:
+        s (int): The seed.
+
+    Returns:
+        fw.Generator: the CPU generator.
+
+    Examples:
+        >>> import fw
+        >>> _ = fw.seed(42)
+        >>> a = fw.rand([3])
+        >>> _ = fw.seed(42)
+        >>> fw.equal_all(a, fw.rand([3])).item()
+        True
+    """
     s = int(s)
     for kind in set(_generators) | {"cpu"}:
         default_generator(kind).manual_seed(s)
@@ -86,9 +103,42 @@ def initial_seed() -> int:
 
 
 def get_rng_state(device=None) -> list:
+    """The state of the random generator of a device, to restore later with set_rng_state.
+
+    Args:
+        device (str, optional): "cpu" or "gpu"; None means "cpu". Default: None.
+
+    Returns:
+        list: the generator states.
+
+    Examples:
+        >>> import fw
+        >>> state = fw.get_rng_state()
+        >>> a = fw.rand([2])
+        >>> fw.set_rng_state(state)
+        >>> fw.equal_all(a, fw.rand([2])).item()
+        True
+    """
     return [default_generator("cpu" if device is None else str(device).split(":")[0]).get_state()]
 
 
 def set_rng_state(states, device=None) -> None:
+    """Restore a state returned by get_rng_state.
+
+    Args:
+        states (list|object): The states from get_rng_state.
+        device (str, optional): "cpu" or "gpu"; None means "cpu". Default: None.
+
+    Returns:
+        None
+
+    Examples:
+        >>> import fw
+        >>> state = fw.get_rng_state()
+        >>> a = fw.randn([2])
+        >>> fw.set_rng_state(state)
+        >>> fw.equal_all(a, fw.randn([2])).item()
+        True
+    """
     st = states[0] if isinstance(states, (list, tuple)) else states
     default_generator("cpu" if device is None else str(device).split(":")[0]).set_state(st)

@@ -773,6 +773,19 @@ def make_tensor(array, node=None, stop_gradient=True, cls=Tensor) -> Tensor:
 
 
 def is_tensor(x) -> bool:
+    """Whether x is an fw Tensor.
+
+    Args:
+        x (object): Any object.
+
+    Returns:
+        bool: True for fw.Tensor instances (and parameters).
+
+    Examples:
+        >>> import fw
+        >>> fw.is_tensor(fw.zeros([1])), fw.is_tensor([1.0])
+        (True, False)
+    """
     return isinstance(x, Tensor)
 
 
@@ -952,6 +965,30 @@ _PRINT = {"precision": 8, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "s
 
 def set_printoptions(precision=None, threshold=None, edgeitems=None, sci_mode=None,
                      linewidth=None):
+    """Set how tensors print (the repr of fw.Tensor).
+
+    Arguments left None keep their current value.
+
+    Args:
+        precision (int, optional): Digits after the decimal point. Default: None.
+        threshold (int, optional): Above this many elements, print a summary with "...".
+            Default: None.
+        edgeitems (int, optional): Items shown at each end of a summarised dimension.
+            Default: None.
+        sci_mode (bool, optional): Force scientific notation. Default: None.
+        linewidth (int, optional): Characters per line. Default: None.
+
+    Returns:
+        None
+
+    Examples:
+        >>> import fw
+        >>> fw.set_printoptions(precision=2)
+        >>> print(fw.to_tensor([1.23456]))
+        Tensor(shape=[1], dtype=float32, place=Place(cpu), stop_gradient=True,
+               [1.23])
+        >>> fw.set_printoptions(precision=8)
+    """
     for k, v in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
                  ("sci_mode", sci_mode), ("linewidth", linewidth)):
         if v is not None:
