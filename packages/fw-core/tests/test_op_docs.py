@@ -52,6 +52,15 @@ def test_rendered_args_follow_the_signature_and_defaults():
         assert "Examples:\n    >>> import fw" in doc
 
 
+def test_no_rendered_doc_says_optional_twice_or_lacks_a_section():
+    for name in DOCS:
+        op = OPS[name]
+        text = D.render(op, DOCS[name], name, None)
+        assert ", optional, optional" not in text, name
+        for section in ("\nArgs:\n", "\nReturns:\n", "\nExamples:\n    >>> import fw"):
+            assert section in text, (name, section)
+
+
 def test_method_and_function_share_the_text_and_say_x_is_self():
     assert fw.Tensor.sum.__doc__ == fw.sum.__doc__
     assert "As the method ``Tensor.sum``, x is the tensor itself." in fw.sum.__doc__
