@@ -252,13 +252,38 @@ class Tensor:
     # resolve it on use, so fw-core itself never imports it
     def to_sparse_coo(self, sparse_dim):
         """This tensor as a COO sparse tensor whose first `sparse_dim` axes are sparse
-        (fw.sparse, from fw-nn); differentiable w.r.t. the kept entries."""
+        (fw.sparse, from fw-nn); differentiable w.r.t. the kept entries.
+
+        Args:
+            sparse_dim (int): How many leading axes become sparse.
+
+        Returns:
+            fw.sparse.SparseCooTensor: the sparse tensor (needs fw-nn, which provides
+                fw.sparse).
+
+        Examples:
+            >>> import fw
+            >>> s = fw.to_tensor([[0.0, 2.0], [3.0, 0.0]]).to_sparse_coo(2)
+            >>> s.nnz()
+            2
+        """
         import importlib
 
         return importlib.import_module("fw.sparse.tensor").dense_to_coo(self, sparse_dim)
 
     def to_sparse_csr(self):
-        """This 2-D or 3-D tensor as a CSR sparse tensor (fw.sparse, from fw-nn)."""
+        """This 2-D or 3-D tensor as a CSR sparse tensor (fw.sparse, from fw-nn).
+
+        Returns:
+            fw.sparse.SparseCsrTensor: the sparse tensor (needs fw-nn, which provides
+                fw.sparse).
+
+        Examples:
+            >>> import fw
+            >>> s = fw.to_tensor([[0.0, 2.0], [3.0, 0.0]]).to_sparse_csr()
+            >>> s.values().tolist()
+            [2.0, 3.0]
+        """
         import importlib
 
         return importlib.import_module("fw.sparse.tensor").dense_to_csr(self)

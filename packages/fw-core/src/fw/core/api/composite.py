@@ -738,8 +738,11 @@ def polar(abs, angle, name=None):  # noqa: A002 - Paddle's argument name
 def is_contiguous(x):
     """True: fw tensors are always dense and row-major.
 
+    Args:
+        x (Tensor): The tensor.
+
     Returns:
-        bool.
+        bool: always True (fw tensors are dense and row-major).
 
     Examples:
         .. code-block:: python
@@ -755,8 +758,11 @@ def is_contiguous(x):
 def contiguous(x):
     """``x`` itself: fw tensors are always dense and row-major (Paddle returns x too).
 
+    Args:
+        x (Tensor): The tensor.
+
     Returns:
-        Tensor.
+        Tensor: x itself.
 
     Examples:
         .. code-block:: python
@@ -1519,13 +1525,37 @@ def _strides(t):
 
 
 def _stride(self, dim=None):
-    """Element strides of the (dense, row-major) tensor; one axis's with ``dim``."""
+    """Element strides of the (dense, row-major) tensor; one axis's with ``dim``.
+
+    Args:
+        dim (int, optional): One axis; None gives all of them. Default: None.
+
+    Returns:
+        list[int]|int: the number of elements to step over per index of each axis.
+
+    Examples:
+        >>> import fw
+        >>> fw.zeros([2, 3, 4]).stride()
+        [12, 4, 1]
+        >>> fw.zeros([2, 3, 4]).stride(1)
+        4
+    """
     st = _strides(self)
     return st if dim is None else st[dim]
 
 
 def _data_ptr(self):
-    """The address of the tensor's first element (NumPy or CuPy buffer)."""
+    """The address of the tensor's first element (NumPy or CuPy buffer).
+
+    Returns:
+        int: the memory address.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.zeros([2])
+        >>> x.data_ptr() == x.numpy().ctypes.data
+        True
+    """
     data = self._data
     if hasattr(data, "ctypes"):
         return int(data.ctypes.data)
@@ -1540,8 +1570,21 @@ _LAYOUT = {
     "strides": property(_strides, doc="Element strides (dense, row-major)."),
     "offset": property(lambda self: 0, doc="Element offset into storage: always 0 in fw."),
 }
-_LAYOUT_METHODS = {"stride": _stride, "get_strides": lambda self: _strides(self),
-                   "data_ptr": _data_ptr}
+def _get_strides(self):
+    """Paddle's name for the element strides of the (dense, row-major) tensor.
+
+    Returns:
+        list[int]: the strides, one per axis.
+
+    Examples:
+        >>> import fw
+        >>> fw.zeros([2, 3]).get_strides()
+        [3, 1]
+    """
+    return _strides(self)
+
+
+_LAYOUT_METHODS = {"stride": _stride, "get_strides": _get_strides, "data_ptr": _data_ptr}
 
 
 def install_layout(cls):
