@@ -33,8 +33,27 @@ _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
 
 
 class DType:
-    """A tensor element type. Compare with ``==`` against another DType, a name
-    (``"float32"``), or a NumPy dtype/type."""
+    """A tensor element type: ``fw.float32``, ``fw.int64``, ... (``paddle.dtype``).
+
+    A DType compares equal to another DType, to its name (``"float32"``) and to the matching
+    NumPy dtype or type; ``x.dtype`` returns one and every ``dtype=`` argument accepts one.
+
+    Args:
+        name (str): The name, e.g. "float32".
+        short (str): The name in the IR text form.
+        np_dtype (numpy.dtype): The NumPy dtype holding the values.
+        kind (int): The kind (bool, integer, floating, complex) used by promotion.
+        rank (int): The position within its kind for promotion.
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> d = fw.zeros([1]).dtype
+        >>> d, d == "float32", d == np.float32, d.itemsize
+        (fw.float32, True, True, 4)
+        >>> fw.float64.is_floating_point
+        True
+    """
 
     __slots__ = ("name", "short", "np", "itemsize", "kind", "rank", "__weakref__")
 

@@ -28,7 +28,23 @@ __all__ = [
 
 
 class Place:
-    """A device: ``Place(cpu)`` or ``Place(gpu:N)``."""
+    """A device: ``Place(cpu)`` or ``Place(gpu:N)``; ``tensor.place`` returns one.
+
+    Places compare equal by kind and index; ``str(place)`` is the device string fw.set_device
+    takes. Usually made by fw.CPUPlace() / fw.CUDAPlace(n) or from a string.
+
+    Args:
+        kind (str, optional): "cpu" or "gpu" (or a plugin backend's name). Default: "cpu".
+        index (int, optional): The device index. Default: 0.
+
+    Examples:
+        >>> import fw
+        >>> p = fw.to_tensor([1.0]).place
+        >>> p, str(p), p == fw.CPUPlace()
+        (Place(cpu), 'cpu', True)
+        >>> fw.Place("gpu", 1)
+        Place(gpu:1)
+    """
 
     __slots__ = ("kind", "index")
 

@@ -1618,15 +1618,24 @@ def _tensor_type(name: str, dtype: str) -> type:
             f"{name}: expected a list/tuple of values, a tensor/array or integer sizes, got "
             f"{', '.join(type(a).__name__ for a in args)}")
 
-    doc = f"""``{name}(data)`` is a {dtype} tensor of ``data``; ``{name}(d0, d1, …)`` an
+    doc = f"""A {dtype} tensor (PyTorch's legacy ``torch.{name}`` constructor).
+
+    ``{name}(data)`` is a {dtype} tensor of ``data``; ``{name}(d0, d1, …)`` an
     uninitialised (zero-filled in fw) {dtype} tensor of that shape; ``{name}()`` an empty one.
 
-    Examples:
-        .. code-block:: python
+    Args:
+        *args (list|tuple|Tensor|int): The data (one list, tuple, tensor or array), or the
+            sizes of the dimensions as ints.
 
-            >>> import fw
-            >>> fw.{name}([1, 0]).shape
-            [2]
+    Returns:
+        Tensor: a new {dtype} tensor.
+
+    Examples:
+        >>> import fw
+        >>> fw.{name}([1, 0]).shape
+        [2]
+        >>> fw.{name}(2, 3).shape, fw.{name}(2, 3).dtype
+        ([2, 3], fw.{dtype})
     """
     return type(name, (), {"__new__": __new__, "__doc__": doc, "__module__": "fw"})
 

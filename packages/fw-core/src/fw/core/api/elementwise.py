@@ -113,14 +113,25 @@ def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
     """``scale * x + bias`` (``bias_after_scale=True``) or ``(x + bias) * scale``.
 
     Args:
-        x: the input tensor (numeric, not bool).
-        scale, bias: numbers or one-element tensors (cast to x's dtype for integers).
-        bias_after_scale: where the bias is added.
-        act: optional name of an activation applied to the result (``"tanh"``, ...).
+        x (Tensor): The input tensor (numeric, not bool).
+        scale (float|Tensor, optional): The factor: a number or a one-element tensor (cast to
+            x's dtype for integers). Default: 1.0.
+        bias (float|Tensor, optional): The offset. Default: 0.0.
+        bias_after_scale (bool, optional): True: scale * x + bias; False: (x + bias) * scale.
+            Default: True.
+        act (str, optional): The name of an activation applied to the result ("tanh",
+            "relu", ...). Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
-    >>> import fw
-    >>> fw.scale(fw.to_tensor([1.0, 2.0]), scale=2.0, bias=1.0).tolist()
-    [3.0, 5.0]
+    Returns:
+        Tensor: the scaled tensor, with x's shape and dtype.
+
+    Examples:
+        >>> import fw
+        >>> fw.scale(fw.to_tensor([1.0, 2.0]), scale=2.0, bias=1.0).tolist()
+        [3.0, 5.0]
+        >>> fw.scale(fw.to_tensor([-1.0, 2.0]), scale=2.0, act="relu").tolist()
+        [0.0, 4.0]
     """
     from fw.core.dispatch import invoke
 
@@ -130,6 +141,9 @@ def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
         return out
     fn = _api.FUNCTIONS.get(act)
     if fn is None:
+        op = OPS.get(act)  # relu, gelu, …: activation ops without an fw.<name> function
+        if op is not None and op.family == "activation" and len(op.input_names) == 1:
+            return _api.call(act, out)
         raise UnsupportedError(f"scale: unknown activation act={act!r}; apply it yourself")
     return fn(out)
 
