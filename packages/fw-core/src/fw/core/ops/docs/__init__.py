@@ -163,8 +163,8 @@ def render(op, doc: Doc, fname: str, method: str | None) -> str:
 def render_inplace(op, doc: Doc, fname: str, base: str) -> str:
     """The docstring of the in-place variant ``fw.<base>_`` / ``Tensor.<base>_``: the same
     arguments; the result is written into x. Its example is ``Doc.inplace`` (none if empty)."""
-    parts = [f"In-place version of ``fw.{base}``: the result is written into x, which keeps "
-             f"its shape and dtype (the result must broadcast to x's shape)."]
+    parts = [_para(f"In-place version of ``fw.{base}``: the result is written into x, which "
+                   f"keeps its shape and dtype (the result must broadcast to x's shape).")]
     full = render(op, doc, base, fname)
     args = full[full.index("Args:"):full.index("\n\nReturns:")]
     parts.append(args)

@@ -7,7 +7,6 @@ _SQ = "A square matrix [N, N] or a batch of them [*, N, N] (float32/float64/comp
 DOCS = {
     "inv": Doc(args={"x": _SQ},
                returns="Tensor: the inverses, x's shape.",
-               details="A singular matrix raises an error (Paddle's kernel does the same).",
                examples="""
 >>> import fw
 >>> x = fw.to_tensor([[2.0, 0.0], [0.0, 4.0]])
