@@ -88,10 +88,30 @@ class Tensor:
     # ------------------------------------------------------------ metadata
     @property
     def shape(self) -> list:
+        """The sizes of the dimensions, as a list of ints (Paddle's convention).
+
+        Returns:
+            list[int]: the shape.
+
+        Examples:
+            >>> import fw
+            >>> fw.zeros([2, 3]).shape
+            [2, 3]
+        """
         return list(self._data.shape)
 
     @property
     def dtype(self):
+        """The element type, e.g. fw.float32.
+
+        Returns:
+            fw.dtype: the dtype.
+
+        Examples:
+            >>> import fw
+            >>> fw.to_tensor([1, 2]).dtype
+            fw.int64
+        """
         try:
             return _BY_NP[self._data.dtype]
         except KeyError:
@@ -99,14 +119,44 @@ class Tensor:
 
     @property
     def place(self):
+        """The device holding the tensor.
+
+        Returns:
+            fw.Place: Place(cpu) or Place(gpu:N).
+
+        Examples:
+            >>> import fw
+            >>> fw.zeros([1]).place
+            Place(cpu)
+        """
         return _pl.place_of(self._data)
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions.
+
+        Returns:
+            int: the rank.
+
+        Examples:
+            >>> import fw
+            >>> fw.zeros([2, 3, 4]).ndim
+            3
+        """
         return self._data.ndim
 
     @property
     def size(self) -> int:
+        """The number of elements (Paddle's ``size`` is an int, not a method).
+
+        Returns:
+            int: the product of the shape.
+
+        Examples:
+            >>> import fw
+            >>> fw.zeros([2, 3]).size
+            6
+        """
         return int(self._data.size)
 
     def dim(self) -> int:
@@ -152,10 +202,36 @@ class Tensor:
 
     @property
     def nbytes(self) -> int:
+        """The number of bytes the elements take.
+
+        Returns:
+            int: size * element size.
+
+        Examples:
+            >>> import fw
+            >>> fw.zeros([2, 3], dtype='float32').nbytes
+            24
+        """
         return int(self._data.nbytes)
 
     @property
     def stop_gradient(self) -> bool:
+        """Whether autograd ignores this tensor (True by default, as in Paddle).
+
+        Set it to False on a leaf to collect its gradient in ``.grad``.
+
+        Returns:
+            bool: the flag (settable).
+
+        Examples:
+            >>> import fw
+            >>> x = fw.to_tensor([1.0])
+            >>> x.stop_gradient
+            True
+            >>> x.stop_gradient = False
+            >>> x.requires_grad
+            True
+        """
         return self._sg
 
     @stop_gradient.setter
@@ -164,6 +240,16 @@ class Tensor:
 
     @property
     def requires_grad(self) -> bool:
+        """PyTorch's spelling: ``not stop_gradient`` (settable).
+
+        Returns:
+            bool: whether gradients flow to this tensor.
+
+        Examples:
+            >>> import fw
+            >>> fw.to_tensor([1.0], stop_gradient=False).requires_grad
+            True
+        """
         return not self._sg
 
     @requires_grad.setter
@@ -172,10 +258,39 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
+        """Whether the tensor is a leaf of the autograd graph.
+
+        A leaf is not computed from tensors that need gradients.
+
+        Returns:
+            bool: True for leaves.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.to_tensor([1.0], stop_gradient=False)
+            >>> x.is_leaf, (x * 2).is_leaf
+            (True, False)
+        """
         return self._node is None
 
     @property
     def grad(self):
+        """The gradient accumulated by backward.
+
+        None before backward runs, and for a tensor that needs no gradient.
+
+        Returns:
+            Tensor|None: the gradient (settable).
+
+        Examples:
+            >>> import fw
+            >>> x = fw.to_tensor([1.0, 2.0], stop_gradient=False)
+            >>> x.grad is None
+            True
+            >>> (x * x).sum().backward()
+            >>> x.grad.tolist()
+            [2.0, 4.0]
+        """
         return self._grad
 
     @grad.setter
@@ -186,6 +301,18 @@ class Tensor:
 
     @property
     def name(self) -> str:
+        """The tensor's name (generated on first use unless set; parameters get their layer's name).
+
+        Returns:
+            str: the name (settable).
+
+        Examples:
+            >>> import fw
+            >>> x = fw.zeros([1])
+            >>> x.name = 'weights'
+            >>> x.name
+            'weights'
+        """
         n = self._name
         if n is None:
             n = _auto_name("generated_tensor")
