@@ -411,10 +411,10 @@ _unary("round", _round_ref, attrs={"decimals": 0}, canon=_round_canon,
 
 # ---------------------------------------------------------------- special functions
 for _name, _sp_name, _doc, _alias in (
-        ("erf", "erf", "The error function.", ()),
+        ("erf", "erf", "The Gauss error function of x, elementwise.", ()),
         ("erfinv", "erfinv", "Inverse of erf on (-1, 1); +-inf at +-1.", ()),
         ("digamma", "psi", "The logarithmic derivative of the gamma function.", ()),
-        ("lgamma", "gammaln", "log |gamma(x)|.", ("gammaln",)),
+        ("lgamma", "gammaln", "log |gamma(x)|, elementwise.", ("gammaln",)),
         ("i0", "i0", "Modified Bessel function of the first kind, order 0.", ()),
         ("i0e", "i0e", "Exponentially scaled i0: exp(-|x|) * i0(x).", ()),
         ("i1", "i1", "Modified Bessel function of the first kind, order 1.", ()),
@@ -465,7 +465,7 @@ def _floats_canon(*names):
 
 _unary("stanh", _stanh_ref, to_float=True, attrs={"scale_a": 0.67, "scale_b": 1.7159},
        canon=_floats_canon("scale_a", "scale_b"), inplace=False, check=_real_float_unary,
-       doc="scale_b * tanh(scale_a * x).")
+       doc="The scaled tanh, elementwise: scale_b * tanh(scale_a * x).")
 
 
 def _nan_to_num_canon(attrs):
@@ -532,12 +532,15 @@ def _compare(name, ref, alias, dunder, doc):
             dunders=dunder, doc=doc)
 
 
-_compare("equal", np.equal, "eq", (), "x == y (bool).")
-_compare("not_equal", np.not_equal, "ne", (), "x != y (bool).")
-_compare("less_than", np.less, "lt", ("__lt__",), "x < y (bool).")
-_compare("less_equal", np.less_equal, "le", ("__le__",), "x <= y (bool).")
-_compare("greater_than", np.greater, "gt", ("__gt__",), "x > y (bool).")
-_compare("greater_equal", np.greater_equal, "ge", ("__ge__",), "x >= y (bool).")
+_compare("equal", np.equal, "eq", (), "Compare elementwise: x == y, as a bool tensor.")
+_compare("not_equal", np.not_equal, "ne", (), "Compare elementwise: x != y, as a bool tensor.")
+_compare("less_than", np.less, "lt", ("__lt__",), "Compare elementwise: x < y, as a bool tensor.")
+_compare("less_equal", np.less_equal, "le", ("__le__",),
+         "Compare elementwise: x <= y, as a bool tensor.")
+_compare("greater_than", np.greater, "gt", ("__gt__",),
+         "Compare elementwise: x > y, as a bool tensor.")
+_compare("greater_equal", np.greater_equal, "ge", ("__ge__",),
+         "Compare elementwise: x >= y, as a bool tensor.")
 
 
 def _isclose_canon(attrs):
