@@ -464,8 +464,9 @@ DOCS = {
                        "decimals": "The number of decimal places to keep (negative rounds to "
                                    "tens, hundreds, ...)."},
                  returns="Tensor: the rounded values, with x's shape and dtype.",
-                 details="Halves are rounded away from zero, as in Paddle (NumPy and PyTorch "
-                         "round halves to even).",
+                 details="fw rounds halves away from zero (C's round). Paddle 3.3.1's "
+                         "paddle.round, like NumPy and PyTorch, rounds halves to even "
+                         "(0.5 -> 0, 2.5 -> 2): the results differ only at exact halves.",
                  examples="""
 >>> import fw
 >>> print(fw.round(fw.to_tensor([-0.5, 0.5, 1.5, 2.5])).numpy())

@@ -91,7 +91,10 @@ DOCS = {
                             "shape": ("list|tuple", "The shape of the result."),
                             "stride": ("list|tuple", "The step, in elements, of each dimension "
                                                      "of the result."),
-                            "offset": "The index of the first element read."},
+                            "offset": "The index of the first element read, counted in "
+                                      "elements (as PyTorch's storage offset); Paddle 3.3.1's "
+                                      "offset counts bytes of x's memory, so a Paddle offset "
+                                      "is fw's times the element size."},
                       returns="Tensor: a new tensor (fw copies; Paddle returns a view).",
                       examples="""
 >>> import fw

@@ -22,10 +22,10 @@ True
                 returns="Tensor: the Moore-Penrose pseudo-inverses [*, N, M].",
                 examples="""
 >>> import fw
->>> x = fw.to_tensor([[1.0, 2.0], [2.0, 4.0]])
+>>> x = fw.to_tensor([[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]])
 >>> print(fw.linalg.pinv(x).numpy().round(4))
-[[0.04 0.08]
- [0.08 0.16]]
+[[1.  0.  0. ]
+ [0.  0.5 0. ]]
 """),
     "solve": Doc(args={"x": _SQ,
                        "y": "The right-hand sides: [*, N, K], or a vector [N] / [*, N].",
