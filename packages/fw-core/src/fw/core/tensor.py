@@ -754,6 +754,11 @@ class Tensor:
     def clear_grad(self, set_to_zero: bool = False):
         """Clear the accumulated gradient of this tensor.
 
+        By default fw drops the gradient (``.grad`` becomes None, like PyTorch's
+        ``zero_grad(set_to_none=True)``). Paddle 3.3.1's ``Tensor.clear_grad()`` takes no
+        argument and fills the gradient with zeros instead: pass ``set_to_zero=True`` (or
+        call ``clear_gradient()``) for that.
+
         Args:
             set_to_zero (bool, optional): Keep the gradient tensor and fill it with zeros (True), or
                 drop it so that ``.grad`` becomes None (False). Default: False.
