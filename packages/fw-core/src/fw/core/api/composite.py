@@ -389,10 +389,11 @@ def _atleast_doc(n):
     return f"""View each input with at least {n} dimensions (NumPy's rule for where new axes go).
 
     Args:
-        *inputs (Tensor|list[Tensor]): tensors or numbers.
+        *inputs (Tensor|list[Tensor]): The tensors (numbers are made tensors).
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
     Returns:
-        Tensor for one input, else list[Tensor].
+        Tensor|list[Tensor]: one tensor for one input, else a list.
 
     Examples:
         .. code-block:: python

@@ -199,23 +199,20 @@ def put_along_axis(arr, indices, values, axis, reduce="assign", include_self=Tru
     """arr with `values` written at `indices` along `axis`.
 
     Args:
-        arr: the destination tensor.
-        indices: integer tensor with arr's rank (broadcast against arr unless
-            ``broadcast=False``).
-        values: a number or tensor broadcast to the indices' shape.
-        axis: the axis the indices run along.
-        reduce: ``"assign"`` or a reduction of the values landing on one element
-            with it: ``"add"``, ``"mul"``/``"multiply"``, ``"mean"``, ``"amin"``,
-            ``"amax"``.
-        include_self: whether arr's own value takes part in the reduction.
-        broadcast: whether indices broadcast against arr.
-    Returns:
-        a tensor like arr.
+        arr (Tensor): The destination tensor.
+        indices (Tensor): Integer indices along axis, with arr's number of dimensions (broadcast
+            against arr unless broadcast=False).
+        values (float|Tensor): The values, broadcast to the indices' shape.
+        axis (int): The axis the indices run along.
+        reduce (str, optional): "assign", or how values landing on one element combine with it:
+            "add", "mul"/"multiply", "mean", "amin", "amax". Default: 'assign'.
+        include_self (bool, optional): Whether arr's own value takes part in the reduction.
+            Default: True.
+        broadcast (bool, optional): Whether indices broadcast against arr. Default: True.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
-    >>> import fw
-    >>> x = fw.to_tensor([[10, 30, 20], [60, 40, 50]])
-    >>> fw.put_along_axis(x, fw.to_tensor([[0]]), 99, 0).tolist()
-    [[99, 99, 99], [60, 40, 50]]
+    Returns:
+        Tensor: a new tensor like arr.
     """
     values = _value_for(arr, values, "put_along_axis", "values")
     return invoke(put_along_op, [arr, indices, values],

@@ -41,11 +41,12 @@ def einsum(equation, *operands, name=None):
     """Einstein summation (``paddle.einsum``).
 
     Args:
-        equation (str): NumPy-style subscripts, e.g. ``"ij,jk->ik"``; spaces are
-            ignored, ``...`` broadcasts leading dimensions, and without ``->`` the
-            output holds the labels that appear once, in alphabetical order.
-        *operands (Tensor): the inputs, one per comma-separated term (a single
-            list or tuple of tensors is accepted too).
+        equation (str): NumPy-style subscripts, e.g. "ij,jk->ik"; spaces are ignored, "..."
+            broadcasts leading dimensions, and without "->" the output holds the labels that
+            appear once, in alphabetical order.
+        *operands (Tensor): The inputs, one per comma-separated term (one list or tuple of
+            tensors is accepted too).
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
     Returns:
         Tensor: the contraction, in the promoted dtype of the operands.
@@ -272,12 +273,13 @@ def tensordot(x, y, axes=2, name=None):
     """Tensor contraction over the given axes (``paddle.tensordot``).
 
     Args:
-        x, y (Tensor): the operands.
-        axes (int|list|tuple|Tensor): an int n contracts the last n axes of x
-            with the first n of y; a flat list contracts the same axes of both;
-            ``[x_axes, y_axes]`` pairs them (the shorter list is extended with
-            the longer one's tail, as in Paddle). Contracted sizes must match or
-            be 1 (broadcast).
+        x (Tensor): The first operand.
+        y (Tensor): The second operand.
+        axes (int|list|tuple|Tensor, optional): An int n contracts the last n axes of x with the
+            first n of y; a flat list contracts the same axes of both; [x_axes, y_axes] pairs
+            them (the shorter list is extended with the longer one's tail, as in Paddle).
+            Contracted sizes must match or be 1. Default: 2.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
     Returns:
         Tensor: x's free axes followed by y's free axes.
@@ -576,14 +578,17 @@ def cov(x, rowvar=True, ddof=True, fweights=None, aweights=None, name=None):
     """Covariance matrix of the variables in x (``paddle.linalg.cov``).
 
     Args:
-        x (Tensor): 1-D (one variable) or 2-D; integers use the default float dtype.
-        rowvar (bool): rows are variables (True) or columns are (False).
-        ddof (bool|int): True divides by N - 1 (unbiased), False by N.
-        fweights (Tensor, optional): integer repeat counts per observation.
-        aweights (Tensor, optional): non-negative observation weights.
+        x (Tensor): 1-D (one variable) or 2-D observations; integers use the default float
+            dtype.
+        rowvar (bool, optional): Rows are variables (True) or columns are (False). Default:
+            True.
+        ddof (bool|int, optional): True divides by N - 1 (unbiased), False by N. Default: True.
+        fweights (Tensor, optional): Integer repeat counts per observation. Default: None.
+        aweights (Tensor, optional): Non-negative observation weights. Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
     Returns:
-        Tensor: ``[V, V]``, squeezed to 0-D for a single variable.
+        Tensor: the [V, V] covariance matrix, squeezed to 0-D for a single variable.
 
     Examples:
         >>> import fw

@@ -109,16 +109,18 @@ def histogramdd(x, bins=10, ranges=None, density=False, weights=None, name=None)
     point (leading axes are flattened).
 
     Args:
-        x (Tensor): float tensor of shape [..., D].
-        bins (int|list[int]|list[Tensor]): bins per coordinate (one int for all),
-            or the bin edges of each coordinate.
-        ranges (list[float]|None): [min0, max0, min1, max1, ...]; None uses the data's
-            min and max per coordinate.
-        density (bool): normalise to a probability density.
-        weights (Tensor|None): one weight per point (x's shape without the last axis).
+        x (Tensor): A float tensor [..., D] of points.
+        bins (int|list[int]|list[Tensor], optional): The bins per coordinate (one int for all),
+            or each coordinate's bin edges. Default: 10.
+        ranges (list[float], optional): [min0, max0, min1, max1, ...]; None uses the data's min
+            and max per coordinate. Default: None.
+        density (bool, optional): Normalise to a probability density. Default: False.
+        weights (Tensor, optional): One weight per point (x's shape without the last axis).
+            Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
     Returns:
-        (Tensor, list[Tensor]): the D-dimensional histogram and the D edge tensors.
+        tuple(Tensor, list[Tensor]): the D-dimensional histogram and the D edge tensors.
 
     Examples:
         >>> import fw
