@@ -344,22 +344,40 @@ def _make_inplace(op, fn, fname):
 
 def _attach_docs(documented):
     """Give each generated function (and its in-place variant) its reference docstring
-    from ``fw/core/ops/docs``; hand-written wrappers keep their own."""
+    from ``fw/core/ops/docs``; hand-written wrappers keep their own. The texts come from
+    the docs cache when it is current (then the doc tables are not even imported)."""
     from fw.core.ops import docs as _docs
+    from fw.core.ops.docs import _cache
 
-    table = _docs.load()
+    cache = _cache.DocCache()
+    table = None if cache.valid else _docs.load()
+
+    def text(kind, op, fname, method):
+        nonlocal table
+        key = (kind, op.name, fname, method)
+        fp = _cache.fingerprint(op)
+        got = cache.get(key, fp)
+        if got is None:
+            if table is None:
+                table = _docs.load()
+            doc = table[op.name]
+            got = (_docs.render(op, doc, fname, method) if kind == "fn" else
+                   _docs.render_inplace(op, doc, fname, method))
+            cache.put(key, fp, got)
+        return got
+
     for op, fn, fname, key in documented:
-        doc = table.get(op.name)
-        if doc is None:
+        if (op.name not in table) if table is not None else (op.name not in cache.ops):
             continue
         mname = (op.method if isinstance(op.method, str) else fname) if op.method else None
         if getattr(fn, "op", None) is op and PUBLIC.get(key) is not fn:
-            fn.__doc__ = _docs.render(op, doc, fname, mname if METHODS.get(mname) is fn else None)
+            fn.__doc__ = text("fn", op, fname, mname if METHODS.get(mname) is fn else None)
         iname = fname + "_"  # generated even where the function itself is hand-written
         ifn = METHODS.get((mname or fname) + "_") or FUNCTIONS.get(iname)
         if op.inplace and ifn is not None and getattr(ifn, "op", None) is op and \
                 PUBLIC.get(iname) is not ifn:
-            ifn.__doc__ = _docs.render_inplace(op, doc, fname + "_", fname)
+            ifn.__doc__ = text("inplace", op, iname, fname)
+    cache.save(table if table is not None else cache.ops)
 
 
 _REFLECTED = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rfloordiv__", "__rmod__",
