@@ -174,3 +174,6 @@ __all__ += ["flash_attention_v3_varlen", "flash_attn_qkvpacked", "flash_attn_var
             "flashmask_attention", "sparse_attention", "fractional_max_pool2d",
             "fractional_max_pool3d", "adaptive_log_softmax_with_loss", "class_center_sample",
             "margin_cross_entropy", "multi_label_margin_loss", "rnnt_loss"]
+from fw.nn.functional.moe import moe_permute, moe_unpermute  # noqa: E402
+
+__all__ += ["moe_permute", "moe_unpermute"]
