@@ -393,3 +393,30 @@ def test_docstring_examples_run(mod):
 
     res = doctest.testmod(importlib.import_module(mod), optionflags=doctest.ELLIPSIS)
     assert res.attempted > 0 and res.failed == 0
+
+
+def test_varlen_and_sparse_attention_gradients():
+    rng = np.random.default_rng(7)
+    qkv, cu = _packed(rng, [2, 3], 3, h=1, d=3)
+    cu32 = T(cu.astype(np.int32))
+    t = T(qkv, grad=True)
+    wgt = rng.standard_normal((6, 1, 3))
+    out, _ = F.flash_attn_varlen_qkvpacked(t, cu32, cu32, 3, 3, 0.6, causal=True)
+    (out * T(wgt)).sum().backward()
+
+    def f(a):
+        o, _ = F.flash_attn_varlen_qkvpacked(T(a), cu32, cu32, 3, 3, 0.6, causal=True)
+        return float((o.numpy() * wgt).sum())
+
+    np.testing.assert_allclose(t.grad.numpy(), fd_grad(f, qkv), rtol=1e-5, atol=1e-8)
+    q = rng.standard_normal((1, 1, 3, 2))
+    off = T(np.array([[[0, 1, 3, 5]]], np.int32))
+    col = T(np.array([[[0, 0, 1, 1, 2]]], np.int32))
+    qt = T(q, grad=True)
+    wq = rng.standard_normal((1, 1, 3, 2))
+    (F.sparse_attention(qt, T(q), T(q), off, col) * T(wq)).sum().backward()
+
+    def g(a):
+        return float((F.sparse_attention(T(a), T(q), T(q), off, col).numpy() * wq).sum())
+
+    np.testing.assert_allclose(qt.grad.numpy(), fd_grad(g, q), rtol=1e-5, atol=1e-8)
