@@ -122,3 +122,14 @@ def test_flops_of_an_ir_matmul():
     mm = next(e for e in p.events if e.args.get("ir") and e.name == "matmul")
     assert mm.args["flops"] == 2 * 2 * 3 * 3  # 2*M*N*K
     assert mm.args["bytes"] == 2 * 3 * 4
+
+
+def test_layer_view_docstring_examples_run():
+    import doctest
+
+    from fw.profiler import layer_view
+
+    n = len(layer_view._hooks)
+    res = doctest.testmod(layer_view, optionflags=doctest.ELLIPSIS)
+    assert res.attempted > 0 and res.failed == 0
+    assert len(layer_view._hooks) == n  # the example unregisters its hook

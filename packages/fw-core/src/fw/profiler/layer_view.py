@@ -20,7 +20,8 @@ from collections import defaultdict
 
 from fw.core import _observe
 
-__all__ = ["on_recording", "layer_event", "recording", "layer_table", "LAYER_KIND"]
+__all__ = ["on_recording", "remove_hook", "layer_event", "recording", "layer_table",
+           "LAYER_KIND"]
 
 LAYER_KIND = "Layer"
 
@@ -40,11 +41,15 @@ def on_recording(fn):
         Callable[[bool], None]: `fn`.
 
     Examples:
+        >>> import fw, fw.profiler as profiler
         >>> from fw.profiler import layer_view
         >>> seen = []
         >>> _ = layer_view.on_recording(seen.append)
-        >>> layer_view.recording(), seen
-        (False, [])
+        >>> with profiler.Profiler(on_trace_ready=lambda p: None):
+        ...     pass
+        >>> seen
+        [True, False]
+        >>> layer_view.remove_hook(seen.append)
     """
     if not callable(fn):
         raise TypeError(f"on_recording: fn must be callable, got {type(fn).__name__}")
@@ -52,6 +57,14 @@ def on_recording(fn):
     if _state["on"]:
         fn(True)
     return fn
+
+
+def remove_hook(fn) -> None:
+    """Unregister a switch given to `on_recording` (no error if it is not there)."""
+    for i, h in enumerate(_hooks):
+        if h == fn:
+            del _hooks[i]
+            return
 
 
 def recording() -> bool:
