@@ -79,33 +79,42 @@ class PassBuilder:
 
 
 class Config:
-    """How to build a `Predictor`.
+    """How to build a `Predictor`: the model to load and the switches of the run.
 
     ``Config(model_path)`` names the model file that ``fw.jit.save`` writes
-    (``prefix + ".fwmodel"``; the prefix alone is accepted too) or a directory
-    holding exactly one ``*.fwmodel`` file; ``Config(model_path, params_path)``
-    adds a safetensors file whose tensors replace, by label, the weights stored
-    in the model file (the model file always carries its own weights; the same
-    path twice is the plain model). ``Config(other_config)`` copies a config.
+    (``prefix + ".fwmodel"``; the prefix alone is accepted too) or a directory holding
+    exactly one ``*.fwmodel`` file. ``Config(model_path, params_path)`` adds a
+    safetensors file whose tensors replace, by label, the weights stored in the model
+    file (the model file always carries its own weights; the same path twice is the
+    plain model). ``Config(other_config)`` copies a config.
 
     Switches (Paddle's names): `switch_ir_optim` (run the IR passes, default on),
-    `enable_memory_optim` (free intermediates early and reuse their buffers,
-    default off), `set_cpu_math_library_num_threads`, `enable_mkldnn` (default
-    on: fw's CPU kernels, oneDNN) / `disable_mkldnn` (the NumPy reference
-    kernels), `disable_glog_info`, `switch_ir_debug` (dump the program after
-    every pass), `delete_pass` / `pass_builder`,
-    `set_optim_cache_dir` + `enable_save_optim_model` (write the optimised
-    model), `enable_use_gpu` (raises: CPU only for now), `summary`. fw's own:
-    `set_model_limits` (the bounds a model file must stay within) and
-    `enable_strip_state_updates` (run a model whose program writes its weights
-    without those writes, instead of refusing it).
+    `enable_memory_optim` (free intermediates early and reuse their buffers, default
+    off), `set_cpu_math_library_num_threads`, `enable_mkldnn` (default on: fw's CPU
+    kernels, oneDNN) / `disable_mkldnn` (the NumPy reference kernels),
+    `disable_glog_info`, `switch_ir_debug` (dump the program after every pass),
+    `delete_pass` / `pass_builder`, `set_optim_cache_dir` + `enable_save_optim_model`
+    (write the optimised model), `enable_use_gpu` (raises: CPU only for now), `summary`.
+    fw's own: `set_model_limits` (the bounds a model file must stay within) and
+    `enable_strip_state_updates` (run a model whose program writes its weights without
+    those writes, instead of refusing it).
 
-    >>> from fw.inference import Config
-    >>> config = Config("model.fwmodel")
-    >>> config.switch_ir_optim(True)
-    >>> config.enable_memory_optim()
-    >>> config.ir_optim()
-    True
+    Args:
+        model_path (str|Config, optional): the model file, its ``fw.jit.save`` prefix, a
+            directory holding one model file, or a Config to copy. Default: None (set it
+            later with `set_model`).
+        params_path (str, optional): a safetensors file of replacement weights.
+            Default: None.
+
+    Examples:
+        >>> import fw
+        >>> from fw.inference import Config
+        >>> config = Config("model.fwmodel")
+        >>> config.switch_ir_optim(True)
+        >>> config.enable_memory_optim()
+        >>> config.set_cpu_math_library_num_threads(2)
+        >>> config.ir_optim(), config.memory_optim_enabled(), config.cpu_math_library_num_threads()
+        (True, True, 2)
     """
 
     def __init__(self, model_path=None, params_path=None):

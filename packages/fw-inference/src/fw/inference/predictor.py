@@ -178,17 +178,36 @@ class _Shared:
 
 
 def create_predictor(config: Config) -> Predictor:
-    """Build a `Predictor` from `config`.
+    """Build a `Predictor` from `config`: load, verify and optimise the model.
+
+    The config is copied, so later edits of it do not change the predictor.
+
+    Args:
+        config (Config): the model and the switches.
+
+    Returns:
+        Predictor: ready to `run`.
 
     Raises:
         FileNotFoundError: no model file where the config says.
-        ModelFormatError: the model (or params) file is malformed or damaged, or
-            its program writes its weights (names the file); ``ModelLimitError``
-            when it exceeds ``config.model_limits()``.
+        ModelFormatError: the model (or params) file is malformed or damaged, or its
+            program writes its weights (names the file); ``ModelLimitError`` when it
+            exceeds ``config.model_limits()``.
         VerificationError: a pass produced an invalid program (names the pass).
 
-    >>> import fw.inference as infer
-    >>> predictor = infer.create_predictor(infer.Config("model.fwmodel"))  # doctest: +SKIP
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> import fw.inference as infer
+        >>> from fw.static import InputSpec
+        >>> net = fw.nn.Linear(4, 2)
+        >>> path = fw.jit.save(net, "linear", input_spec=[InputSpec([None, 4], "float32", name="x")])
+        >>> predictor = infer.create_predictor(infer.Config(path))
+        >>> predictor.get_input_names()
+        ['x']
+        >>> out = predictor.run([np.ones((3, 4), np.float32)])
+        >>> out[0].shape
+        [3, 2]
     """
     from fw.core.ir import load
     from fw.core.ir.executor import Compiled
@@ -272,20 +291,32 @@ def _read_only(program) -> None:
 
 
 class Predictor:
-    """Runs one compiled program (made by `create_predictor`).
+    """Runs one compiled inference program (made by `create_predictor`).
 
-    Handle style (Paddle Inference)::
+    Handle style (Paddle Inference): set inputs through `get_input_handle`, call
+    ``run()``, read outputs through `get_output_handle`. List style (Paddle 3):
+    ``outputs = predictor.run([x])`` takes arrays or fw Tensors in input order and
+    returns fw Tensors. `clone` gives a predictor sharing the compiled program and the
+    weights, with its own handles, for another thread.
 
-        h = predictor.get_input_handle(predictor.get_input_names()[0])
-        h.copy_from_cpu(x)
-        predictor.run()
-        y = predictor.get_output_handle(predictor.get_output_names()[0]).copy_to_cpu()
+    Args:
+        shared: internal; build predictors with `create_predictor`.
 
-    List style (Paddle 3): ``outputs = predictor.run([x])`` takes arrays or fw
-    Tensors in input order and returns fw Tensors.
-
-    `clone` gives a predictor sharing the compiled program and the weights with
-    its own handles, for another thread.
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> import fw.inference as infer
+        >>> from fw.static import InputSpec
+        >>> net = fw.nn.Linear(4, 2)
+        >>> path = fw.jit.save(net, "linear", input_spec=[InputSpec([None, 4], "float32", name="x")])
+        >>> predictor = infer.create_predictor(infer.Config(path))
+        >>> x = np.ones((3, 4), np.float32)
+        >>> h = predictor.get_input_handle("x")
+        >>> h.copy_from_cpu(x)
+        >>> predictor.run()
+        >>> y = predictor.get_output_handle(predictor.get_output_names()[0]).copy_to_cpu()
+        >>> y.shape, bool(np.allclose(y, net(fw.to_tensor(x)).numpy(), atol=1e-6))
+        ((3, 2), True)
     """
 
     def __init__(self, shared: _Shared):
@@ -296,6 +327,22 @@ class Predictor:
 
     # ------------------------------------------------------------ names and handles
     def get_input_names(self) -> list:
+        """The names of the program's inputs, in feed order.
+
+        Returns:
+            list[str]: the input names (the ``InputSpec`` names given to ``fw.jit.save``).
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> import fw.inference as infer
+            >>> from fw.static import InputSpec
+            >>> net = fw.nn.Linear(4, 2)
+            >>> path = fw.jit.save(net, "linear", input_spec=[InputSpec([None, 4], "float32", name="x")])
+            >>> predictor = infer.create_predictor(infer.Config(path))
+            >>> predictor.get_input_names()
+            ['x']
+        """
         return list(self._s.input_names)
 
     def get_output_names(self) -> list:
@@ -336,13 +383,29 @@ class Predictor:
     def run(self, inputs=None):
         """Run the program.
 
-        Without arguments: on the data set through the input handles; the results
-        are read through the output handles. Returns None.
+        Without arguments: on the data set through the input handles; the results are read
+        through the output handles, and it returns None. With `inputs` (a list of arrays or
+        fw Tensors, one per input in `get_input_names` order): runs on them (no copy; the
+        handles' data is left alone) and returns the outputs as a list of fw Tensors (the
+        output handles see them too).
 
-        With `inputs` (a list of arrays or fw Tensors, one per input in
-        `get_input_names` order): runs on them (no copy; the handles' data is left
-        alone) and returns the outputs as a list of fw Tensors (the output handles
-        see them too).
+        Args:
+            inputs (list, optional): arrays or Tensors, one per input. Default: None.
+
+        Returns:
+            list[Tensor]|None: the outputs in list style, None in handle style.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> import fw.inference as infer
+            >>> from fw.static import InputSpec
+            >>> net = fw.nn.Linear(4, 2)
+            >>> path = fw.jit.save(net, "linear", input_spec=[InputSpec([None, 4], "float32", name="x")])
+            >>> predictor = infer.create_predictor(infer.Config(path))
+            >>> out = predictor.run([np.zeros((2, 4), np.float32)])
+            >>> len(out), out[0].shape
+            (1, [2, 2])
         """
         if inputs is not None:
             return self._run_list(inputs)
