@@ -201,7 +201,8 @@ def create_predictor(config: Config) -> Predictor:
         >>> import fw.inference as infer
         >>> from fw.static import InputSpec
         >>> net = fw.nn.Linear(4, 2)
-        >>> path = fw.jit.save(net, "linear", input_spec=[InputSpec([None, 4], "float32", name="x")])
+        >>> spec = [InputSpec([None, 4], "float32", name="x")]
+        >>> path = fw.jit.save(net, "linear", input_spec=spec)
         >>> predictor = infer.create_predictor(infer.Config(path))
         >>> predictor.get_input_names()
         ['x']
@@ -308,7 +309,8 @@ class Predictor:
         >>> import fw.inference as infer
         >>> from fw.static import InputSpec
         >>> net = fw.nn.Linear(4, 2)
-        >>> path = fw.jit.save(net, "linear", input_spec=[InputSpec([None, 4], "float32", name="x")])
+        >>> spec = [InputSpec([None, 4], "float32", name="x")]
+        >>> path = fw.jit.save(net, "linear", input_spec=spec)
         >>> predictor = infer.create_predictor(infer.Config(path))
         >>> x = np.ones((3, 4), np.float32)
         >>> h = predictor.get_input_handle("x")
@@ -338,7 +340,8 @@ class Predictor:
             >>> import fw.inference as infer
             >>> from fw.static import InputSpec
             >>> net = fw.nn.Linear(4, 2)
-            >>> path = fw.jit.save(net, "linear", input_spec=[InputSpec([None, 4], "float32", name="x")])
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(net, "linear", input_spec=spec)
             >>> predictor = infer.create_predictor(infer.Config(path))
             >>> predictor.get_input_names()
             ['x']
@@ -401,7 +404,8 @@ class Predictor:
             >>> import fw.inference as infer
             >>> from fw.static import InputSpec
             >>> net = fw.nn.Linear(4, 2)
-            >>> path = fw.jit.save(net, "linear", input_spec=[InputSpec([None, 4], "float32", name="x")])
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(net, "linear", input_spec=spec)
             >>> predictor = infer.create_predictor(infer.Config(path))
             >>> out = predictor.run([np.zeros((2, 4), np.float32)])
             >>> len(out), out[0].shape
