@@ -29,6 +29,7 @@ class PassBuilder:
     simplification, batch-norm folding, conv/matmul epilogue fusion, elementwise
     fusion, CSE, DCE). Names are those of ``fw.core.ir.passes.PASSES``.
 
+    >>> import fw
     >>> from fw.inference import Config
     >>> pb = Config().pass_builder()
     >>> pb.delete_pass("fuse_elementwise")
@@ -230,6 +231,7 @@ class Config:
         keep their values). A file beyond one raises ``ModelLimitError`` naming
         the limit; raise it only for a file you trust (a huge model).
 
+        >>> import fw
         >>> from fw.inference import Config
         >>> c = Config("model.fwmodel")
         >>> c.set_model_limits(max_ops=5_000_000)
@@ -270,6 +272,7 @@ class Config:
         the op table's kernels with keyword attributes on every call. The results are
         the same; the switch exists to measure and to rule the prepared kernels out.
 
+        >>> import fw
         >>> from fw.inference import Config
         >>> config = Config()
         >>> config.switch_prepared_kernels(False)
@@ -294,6 +297,7 @@ class Config:
         activation then hides (the rule's documented gap, of the same kind).
         True: every fused op checks its result and operands on every call.
 
+        >>> import fw
         >>> from fw.inference import Config
         >>> config = Config()
         >>> config.switch_nonfinite_checks(True)

@@ -69,6 +69,7 @@ class PlaceType(enum.Enum):
 def get_num_bytes_of_data_type(dtype: DataType) -> int:
     """Bytes per element of a DataType.
 
+    >>> import fw
     >>> from fw.inference import DataType, get_num_bytes_of_data_type
     >>> get_num_bytes_of_data_type(DataType.FLOAT32)
     4

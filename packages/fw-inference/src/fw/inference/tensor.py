@@ -55,6 +55,7 @@ class Tensor:
     `copy_to_cpu` after ``predictor.run()``. Both: `shape`, `type` (a
     `DataType`), ``dtype`` (the NumPy dtype), ``name`` (also ``name()``).
 
+    >>> import fw
     >>> import numpy as np
     >>> h = predictor.get_input_handle("x")              # doctest: +SKIP
     >>> h.copy_from_cpu(np.ones((1, 784), np.float32))   # doctest: +SKIP

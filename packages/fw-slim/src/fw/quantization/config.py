@@ -43,6 +43,7 @@ class QuantConfig:
             or None for float activations.
         weight: the factory for their weights, or None.
 
+    >>> import fw
     >>> from fw.quantization import QuantConfig
     >>> from fw.quantization.observers import AbsmaxObserver
     >>> cfg = QuantConfig(activation=AbsmaxObserver(), weight=AbsmaxObserver())

@@ -17,6 +17,7 @@ teacher and a student, for a plain training loop and for `fw.Model.fit`.
   is the loss for `fw.Model.prepare`: ``loss(student_out, label)`` adds the hard
   loss, ``alpha`` x the soft-label loss and ``beta`` x the feature losses.
 
+    >>> import fw
     >>> distiller = Distiller(teacher, student, features={"features.3": "features.3"})
     >>> model = fw.Model(distiller)
     >>> model.prepare(opt, DistillLoss(distiller, temperature=4.0, alpha=0.7),

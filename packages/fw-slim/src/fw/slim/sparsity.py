@@ -84,6 +84,7 @@ def nm_mask(weight, n: int = 2, m: int = 4, layout: str = "linear") -> np.ndarra
         weight: a tensor or array; ``layout="linear"`` for ``[in, out]`` (reduction
             axis 0), ``"conv"`` for ``[out, in, kh, kw]`` (reduction over in*kh*kw).
 
+    >>> import fw
     >>> nm_mask(np.array([[1.], [-4.], [3.], [2.]]), 2, 4).ravel().tolist()
     [0.0, 1.0, 1.0, 0.0]
     """

@@ -55,6 +55,7 @@ class Cifar10(Dataset):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> from fw.vision.datasets import Cifar10
             >>> Cifar10.URL
             'https://dataset.bj.bcebos.com/cifar/cifar-10-python.tar.gz'
@@ -133,6 +134,7 @@ class Cifar100(Cifar10):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> from fw.vision.datasets import Cifar100
             >>> Cifar100.MD5
             'eb9058c3a382ffc7106e4002c42a8d85'

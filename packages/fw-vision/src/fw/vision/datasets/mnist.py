@@ -70,6 +70,7 @@ class MNIST(Dataset):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import gzip, os, struct, tempfile
             >>> import numpy as np
             >>> from fw.vision.datasets import MNIST
@@ -142,6 +143,7 @@ class FashionMNIST(MNIST):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> from fw.vision.datasets import FashionMNIST
             >>> FashionMNIST.TRAIN_IMAGE_URL
             'https://dataset.bj.bcebos.com/fashion_mnist/train-images-idx3-ubyte.gz'
