@@ -127,7 +127,8 @@ _ZOO_CASES = {"lenet": (1, None), "resnet18": (1, 64), "mobilenet_v2": (1, 64),
               "bert_encoder": (1, None)}
 
 
-def _zoo_predictor(directory, name, batch, hw, without=None, prepared=True, checks=False):
+def _zoo_predictor(directory, name, batch, hw, without=None, prepared=True, checks=False,
+                   memory_optim=False):
     import sys
 
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tests"))
@@ -147,6 +148,7 @@ def _zoo_predictor(directory, name, batch, hw, without=None, prepared=True, chec
         config.pass_builder().delete_pass(without)
     config.switch_prepared_kernels(prepared)
     config.switch_nonfinite_checks(checks)
+    config.enable_memory_optim(memory_optim)
     return infer.create_predictor(config), x.numpy()
 
 
@@ -198,4 +200,33 @@ class PreparedWithWithout:
         self.dir.cleanup()
 
     def time_run(self, model, mode):
+        self.pred.run([self.x])
+
+
+class MemoryOptimWithWithout:
+    """``Config.enable_memory_optim()`` on and off (the zoo rows of
+    asv_bench/deploy_side_by_side.py that move most, one oneDNN thread). On: each
+    intermediate is freed at its last use and elementwise ops write into dead buffers,
+    so a run touches fewer distinct buffers (MobileNetV2 b1@224: 9.0-9.6 against
+    10.1-10.4 ms of CPU time, 2-core VM at load 23-27) and never leaves the whole
+    run's intermediates for the allocator to return to the system at once."""
+
+    params = (["mobilenet_v2-b1@224", "resnet18-b1@224", "bert_encoder-b8"], [False, True])
+    param_names = ("model", "memory_optim")
+
+    def setup(self, model, memory_optim):
+        self.dir = tempfile.TemporaryDirectory()
+        name, rest = model.split("-")
+        batch, _, hw = rest[1:].partition("@")
+        self.pred, self.x = _zoo_predictor(self.dir.name, name, int(batch),
+                                           int(hw) if hw else None, memory_optim=memory_optim)
+        self.pred.run([self.x])
+
+    def teardown(self, model, memory_optim):
+        self.dir.cleanup()
+
+    def time_run(self, model, memory_optim):
+        self.pred.run([self.x])
+
+    def peakmem_run(self, model, memory_optim):
         self.pred.run([self.x])
