@@ -27,7 +27,9 @@ measure the kernels rather than the scheduler; onnxruntime has its own thread po
 The fw Predictor runs with ``Config.enable_memory_optim()`` (``--no-memory-optim``: Paddle's
 default, off), as a deployment tuned for speed configures it: each intermediate is freed
 at its last use and elementwise ops write into dead buffers. onnxruntime's arena and
-memory patterns are on by default; Paddle Inference runs with its defaults. The RSS row
+memory patterns are on by default; Paddle Inference runs with its defaults (3.3.1's
+``enable_memory_optim()`` fails on its PIR programs: "Not find predictor_id 0 and
+pass_name memory_optimize_pass"). The RSS row
 (``--rss``) loads a ResNet-50 with the same setting; onnxruntime's ResNet-50 there is
 PyTorch's export or, without PyTorch, fw.onnx's.
 
