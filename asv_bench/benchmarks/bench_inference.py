@@ -230,3 +230,54 @@ class MemoryOptimWithWithout:
 
     def peakmem_run(self, model, memory_optim):
         self.pred.run([self.x])
+
+
+class DepthwiseKernelWithWithout:
+    """MobileNetV2's channel-last depthwise convolutions on oneDNN's jit_dw kernel (fw's
+    choice, ``conv_set_prefer_jit_dw(True)``: fw-core csrc/nn_conv.cpp) and on oneDNN's
+    first choice brdgmm_dw (False), one oneDNN thread: the whole predictor run, and the
+    17 depthwise convolutions alone at their b1@224 shapes."""
+
+    params = ([True, False],)
+    param_names = ("jit_dw",)
+    # (channels, spatial size, stride) of MobileNetV2's depthwise convolutions at 224
+    SHAPES = [(32, 112, 1), (96, 112, 2), (144, 56, 1), (144, 56, 2), (192, 28, 1),
+              (192, 28, 1), (192, 28, 2)] + [(384, 14, 1)] * 4 + [(576, 14, 1)] * 2 + \
+        [(576, 14, 2)] + [(960, 7, 1)] * 3
+
+    def setup(self, jit_dw):
+        from fw.core import _native
+        from fw.core.kernels.frozen import freeze
+
+        if not _native.available:
+            raise NotImplementedError("needs fw-core's native kernels")
+        self.C = _native.C
+        self.C.conv_set_prefer_jit_dw(jit_dw)
+        self.C.nn_clear_cache()
+        self.dir = tempfile.TemporaryDirectory()
+        self.pred, self.x = _zoo_predictor(self.dir.name, "mobilenet_v2", 1, 224,
+                                           memory_optim=True)
+        rng = np.random.default_rng(0)
+        self.dw = []
+        for c, hw, s in self.SHAPES:
+            x = rng.standard_normal((1, hw, hw, c)).astype(np.float32)
+            w = rng.standard_normal((c, 1, 3, 3)).astype(np.float32)
+            out = np.empty((1, hw // s, hw // s, c), np.float32)
+            # frozen weights, as a predictor's: packed for the primitive once
+            self.dw.append((x, w, out, None, None, "relu6", (s, s), (1, 1), (1, 1), (1, 1),
+                            c, True, freeze(w)))
+        self.pred.run([self.x])
+        self.time_depthwise(jit_dw)
+
+    def teardown(self, jit_dw):
+        self.C.conv_set_prefer_jit_dw(True)
+        self.C.nn_clear_cache()
+        self.dir.cleanup()
+
+    def time_run(self, jit_dw):
+        self.pred.run([self.x])
+
+    def time_depthwise(self, jit_dw):
+        conv = self.C.conv_forward
+        for args in self.dw:
+            conv(*args)
