@@ -35,6 +35,7 @@ from fw.core.ir.core import Value
 from fw.jit import _logging
 from fw.jit._convert_call import conversion_of
 from fw.jit._regions import RegionRunner, WholeEager, _first_line
+from fw.jit._segments import SegmentRunner
 from fw.jit._signature import _flatten
 from fw.jit._trace import _VALUE_CONSTRUCTS, ConcreteProgram, trace_program
 from fw.jit.errors import ConversionError
@@ -69,10 +70,25 @@ class ConversionReport:
         self.name = name
         self.fallbacks: list = []  # (filename, lineno, source text, reason)
         self.notes: list = []  # (filename, lineno, text)
+        # trace capture of a function without source (fw.jit._segments):
+        self.graph_breaks: list = []  # (filename, lineno, text)
+        self.captures: list = []  # (function name, segments, [(file, line, what, guard value)])
 
     @property
     def empty(self) -> bool:
-        return not self.fallbacks and not self.notes
+        return not self.fallbacks and not self.notes and not self.graph_breaks
+
+    def add_graph_break(self, filename, lineno, text) -> bool:
+        entry = (filename, lineno, text)
+        if entry in self.graph_breaks:
+            return False
+        self.graph_breaks.append(entry)
+        _logging.log(1, f"graph break: {filename}:{lineno}: {text}")
+        return True
+
+    def add_capture(self, name, segments, guards) -> None:
+        """One traced path of a captured function: its segment count and guards."""
+        self.captures.append((name, segments, list(guards)))
 
     def add_fallback(self, filename, lineno, text, reason) -> bool:
         entry = (filename, lineno, text, reason)
@@ -97,6 +113,11 @@ class ConversionReport:
             lines.append(f"  runs eagerly: {fn}:{ln}: {text.strip()}\n      because: {why}")
         for fn, ln, text in self.notes:
             lines.append(f"  note: {fn}:{ln}: {text}")
+        for fn, ln, text in self.graph_breaks:
+            lines.append(f"  {fn}:{ln}: {text}")
+        for k, (name, segs, guards) in enumerate(self.captures):
+            taken = ", ".join(f"line {ln} -> {val!r}" for _, ln, _, val in guards) or "none"
+            lines.append(f"  captured path {k + 1} of {name}: {segs} segment(s); guards: {taken}")
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -318,7 +339,9 @@ class StaticFunction:
                 return RegionRunner(self, error)
             except (OSError, TypeError, ConversionError) as e:  # source unusable
                 why = f"its source cannot be split into statements ({_first_line(e)})"
-        return WholeEager(self, why, error)
+        if getattr(self._function, "__code__", None) is None:
+            return WholeEager(self, why, error)
+        return SegmentRunner(self, why, error)
 
     def _no_source_reason(self):
         """Why the function's source cannot be converted (None when it can)."""
@@ -395,8 +418,8 @@ class StaticFunction:
             why = self._no_source_reason() or self._unconverted_reason()
             if self.conversion_report.add_note(
                     code.co_filename, code.co_firstlineno,
-                    f"not converted: {why}; it is traced as written (a Python `if`/`while` "
-                    f"on a tensor cannot be traced)"):
+                    f"not converted: {why}; it is traced as written (where Python needs a "
+                    f"tensor's value, full_graph=False captures it with graph breaks)"):
                 _log.info("fw.jit.to_static(%s): traced without conversion: %s",
                           self.__qualname__, why)
         try:
