@@ -310,6 +310,8 @@ class StaticFunction:
                 return self._inline(*args, **kwargs)
         if self._regions is not None:
             return self._regions(args, kwargs)
+        if not self._full_graph and self._capture_first():
+            return self._regions(args, kwargs)
         key, tmpl, leaves = self._signature(args, kwargs)
         cp = self._cache.lookup(key)
         if cp is None:
@@ -321,6 +323,25 @@ class StaticFunction:
                 self._regions = self._fallback_runner(e)
                 return self._regions(args, kwargs)
         return cp.run([t for t, _, _ in leaves])
+
+    def _capture_first(self) -> bool:
+        """``full_graph=False`` and a function fw.jit does not convert (no source, a
+        lambda, …): it goes straight to trace capture (`fw.jit._segments`), which
+        refuses Python side effects a plain trace would keep only from tracing time
+        (a list append, a print of a tensor). Sets ``self._regions``."""
+        if "_capture_checked" in self.__dict__:
+            return False
+        self.__dict__["_capture_checked"] = True
+        if getattr(self._function, "__code__", None) is None:
+            return False
+        try:
+            if self._converted[0] is not None:
+                return False
+        except ConversionError:
+            return False  # (the trace raises it, and the fallback handles it)
+        why = self._no_source_reason() or self._unconverted_reason()
+        self._regions = SegmentRunner(self, why)
+        return True
 
     def _fallback_runner(self, error):
         """What runs the calls once the whole function failed to trace

@@ -34,6 +34,7 @@ traced path only — see the README.
 
 from __future__ import annotations
 
+import io
 import logging
 import sys
 
@@ -326,6 +327,10 @@ class SegmentRunner:
         prev = value_hooks.concrete
         value_hooks.concrete = _hook
         _ACTIVE.append(cap)
+        # what the trace prints is held back: a trace refused half-way (a print of a
+        # tensor) must not leave half a line before the eager run prints it all
+        real_out, sys.stdout = sys.stdout, io.StringIO()
+        ok = False
         try:
             with b:
                 it = iter(ins)
@@ -335,12 +340,16 @@ class SegmentRunner:
                     else sf._function(*sargs, **skw)
                 outs: list = []
                 out_tmpl = _flatten_out(out, outs, strict=False)
+            ok = True
         finally:
             _ACTIVE.pop()
             value_hooks.concrete = prev
             problem = watch.restore()
+            held, sys.stdout = sys.stdout, real_out
         if problem:
             raise Uncapturable(problem)
+        if ok:
+            sys.stdout.write(held.getvalue())
         prog = b.program
         if len(prog.updates) or b.grads:
             raise Uncapturable("it writes state (a buffer, an optimizer step or backward() "

@@ -1,0 +1,251 @@
+"""Trace capture with graph breaks (`fw.jit._segments`): functions whose source is
+not available are traced, broken where Python needs a tensor's value, and replayed
+from a trie of segments keyed by guard values. Every case compares with the same
+function run eagerly (and NumPy where it is short)."""
+
+import numpy as np
+import pytest
+from jit_testutil import assert_same
+
+import fw
+from fw.jit import ConversionError
+from fw.jit import _segments
+
+T = fw.to_tensor
+
+_DEFS = """
+import fw
+
+def f_loop(x):
+    # a tensor-dependent while: one guard per iteration
+    while x.sum() < 10.0:
+        x = x * 2.0 + 0.5
+    return x - 1.0
+
+def g_inner(x):
+    if x.mean() > 0:
+        return x * 3.0
+    return -x
+
+def f_nested(x, w):
+    h = fw.tanh(x * w)
+    y = g_inner(h) + h
+    if float(y.max()) > 1.0:
+        y = y / 2.0
+    return y.sum() * w
+
+def f_int(x):
+    n = int(x.sum())            # a tensor-valued Python int: guard on its value
+    return x * n + fw.ones([n])[: x.shape[0]].sum()
+
+log = []
+
+def f_appends(x):
+    y = x * 2.0
+    log.append(y)               # a list the trace cannot replay
+    return y + 1.0
+
+def f_prints(x):
+    y = x + 1.0
+    print("y is", y)            # a tensor printed: eager, so each call prints
+    return y
+
+def f_item(x):
+    s = x.abs().max().item()    # guard on the value
+    print("scale", 2)           # a Python-only print: fine (runs while tracing)
+    return x / s
+
+class Net(fw.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = fw.nn.Linear(3, 4)
+        self.fc2 = fw.nn.Linear(4, 2)
+
+    def forward(self, x):
+        h = fw.nn.functional.relu(self.fc1(x))
+        if h.sum() > 1.0:
+            h = h * 0.5
+        return self.fc2(h)
+
+class BNNet(fw.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.bn = fw.nn.BatchNorm1D(3)
+
+    def forward(self, x):
+        y = self.bn(x)
+        if y.sum() > 0:
+            y = y * 2.0
+        return y
+"""
+
+
+@pytest.fixture
+def ns():
+    d: dict = {}
+    exec(compile(_DEFS, "<string>", "exec"), d)
+    return d
+
+
+def _line(text):
+    for i, ln in enumerate(_DEFS.split("\n")):
+        if text in ln:
+            return i + 1
+    raise AssertionError(text)
+
+
+def _paths(sf):
+    return sum(sf._regions.paths.values())
+
+
+def test_while_loop_on_tensors_takes_different_trip_counts(ns):
+    f = ns["f_loop"]
+    sf = fw.jit.to_static(f)
+    cases = [[1.0, 1.0], [4.0, 4.0], [0.1, 0.2], [1.0, 1.0], [20.0, 1.0]]
+    for v in cases:
+        out = sf(T(v))
+        assert_same(out, f(T(v)))
+        x = np.array(v, np.float32)
+        while x.sum() < 10:
+            x = x * 2 + 0.5
+        np.testing.assert_allclose(out.numpy(), x - 1, rtol=1e-6)
+    assert isinstance(sf._regions, _segments.SegmentRunner)
+    # [1,1] and [0.1,0.2] share a prefix of the trie; the repeat of [1,1] is a replay
+    assert _paths(sf) == 4
+    rep = sf.conversion_report
+    assert rep.graph_breaks[0][1] == _line("while x.sum() < 10.0")
+    segs = [s for _, s, _ in rep.captures]
+    # trip counts 2, 1, 4 and 0: a guard per test of the condition (trips + 1), so
+    # trips + 2 segments
+    assert segs == [4, 3, 6, 2]
+
+
+def test_nested_calls_and_float_guard_with_gradients(ns):
+    f = ns["f_nested"]
+    sf = fw.jit.to_static(f)
+    for v in ([0.5, 1.0, 2.0], [-0.5, -1.0, 0.2], [0.01, 0.02, 0.01]):
+        w1 = T([1.5], stop_gradient=False)
+        w2 = T([1.5], stop_gradient=False)
+        x1 = T(v, stop_gradient=False)
+        x2 = T(v, stop_gradient=False)
+        out = sf(x1, w1)
+        ref = f(x2, w2)
+        assert_same(out, ref)
+        out.sum().backward()
+        ref.sum().backward()
+        assert_same(x1.grad, x2.grad)
+        assert_same(w1.grad, w2.grad)
+    lines = [ln for _, ln, _ in sf.conversion_report.graph_breaks]
+    # the break inside the called function is reported at its own line
+    assert _line("if x.mean() > 0") in lines and _line("if float(y.max()) > 1.0") in lines
+
+
+def test_a_layer_whose_forward_has_no_source_trains_like_eager(ns):
+    fw.seed(3)
+    net = ns["Net"]()
+    ref = ns["Net"]()
+    ref.set_state_dict(net.state_dict())
+    static = fw.jit.to_static(net)
+    opt = fw.optimizer.SGD(0.1, parameters=static.parameters())
+    opt_ref = fw.optimizer.SGD(0.1, parameters=ref.parameters())
+    rng = np.random.default_rng(0)
+    for step in range(4):
+        x = T(rng.standard_normal((5, 3)).astype("float32") * (1 + step))
+        y = T(rng.standard_normal((5, 2)).astype("float32"))
+        loss = ((static(x) - y) ** 2).mean()
+        loss_ref = ((ref(x) - y) ** 2).mean()
+        assert_same(loss, loss_ref, rtol=1e-5, atol=1e-6)
+        loss.backward()
+        loss_ref.backward()
+        for p, q in zip(static.parameters(), ref.parameters()):
+            assert_same(p.grad, q.grad, rtol=1e-5, atol=1e-6)
+        opt.step()
+        opt_ref.step()
+        opt.clear_grad()
+        opt_ref.clear_grad()
+    assert isinstance(static.forward._regions, _segments.SegmentRunner)
+    assert "graph break" in str(static.forward.conversion_report)
+
+
+def test_path_limit_then_eager_for_that_signature(ns, monkeypatch):
+    monkeypatch.setattr(_segments, "MAX_PATHS", 3)
+    f = ns["f_int"]
+    sf = fw.jit.to_static(f)
+    for k in range(1, 7):
+        v = [float(k), 1.0]
+        assert_same(sf(T(v)), f(T(v)))
+    assert _paths(sf) == 3
+    rep = str(sf.conversion_report)
+    assert "more than 3 traced paths" in rep and "runs eagerly for this input signature" in rep
+    # a known value still replays its path
+    assert_same(sf(T([1.0, 1.0])), f(T([1.0, 1.0])))
+
+
+def test_item_guard_replays_and_python_print_runs_only_while_tracing(ns, capsys):
+    f = ns["f_item"]
+    sf = fw.jit.to_static(f)
+    vs = ([1.0, -4.0], [2.0, 3.0], [1.0, -4.0], [2.0, 3.0])
+    refs = [f(T(v)) for v in vs]
+    capsys.readouterr()
+    for v, r in zip(vs, refs):
+        out = sf(T(v))
+        assert_same(out, r)
+        np.testing.assert_allclose(out.numpy(), np.array(v) / np.abs(v).max(), rtol=1e-6)
+    assert _paths(sf) == 2
+    assert capsys.readouterr().out.count("scale 2") == 2  # the two traces only (documented)
+    assert "runs only while a path is traced" in str(sf.conversion_report)
+
+
+def test_list_append_is_refused_and_runs_eagerly(ns):
+    f = ns["f_appends"]
+    sf = fw.jit.to_static(f)
+    out = sf(T([1.0, 2.0]))
+    assert_same(out, T([3.0, 5.0]))
+    log = ns["log"]
+    assert len(log) == 1 and isinstance(log[0], fw.Tensor)  # eager's append, no Value left
+    assert_same(log[0], T([2.0, 4.0]))
+    sf(T([0.0, 1.0]))
+    assert len(log) == 2
+    rep = str(sf.conversion_report)
+    assert "the whole function runs eagerly" in rep and "changes a list" in rep
+
+
+def test_print_of_a_tensor_is_refused_and_prints_each_call(ns, capsys):
+    sf = fw.jit.to_static(ns["f_prints"])
+    sf(T([1.0]))
+    sf(T([2.0]))
+    out = capsys.readouterr().out
+    assert out.count("y is") == 2 and "Value" not in out
+    assert out == f"y is {T([2.0])}\ny is {T([3.0])}\n"
+    assert "print() of a tensor" in str(sf.conversion_report)
+
+
+def test_state_updates_are_refused(ns):
+    net = ns["BNNet"]()
+    ref = ns["BNNet"]()
+    ref.set_state_dict(net.state_dict())
+    static = fw.jit.to_static(net)
+    x = T(np.arange(12, dtype="float32").reshape(4, 3))
+    assert_same(static(x), ref(x))
+    assert_same(net.bn._mean, ref.bn._mean)
+    assert "writes state" in str(static.forward.conversion_report)
+
+
+def test_full_graph_true_still_raises(ns):
+    with pytest.raises(ConversionError, match="source is not available"):
+        fw.jit.to_static(ns["f_loop"], full_graph=True)(T([1.0, 1.0]))
+
+
+def test_hook_is_off_outside_a_capture():
+    # a symbolic value outside a capture keeps raising
+    from fw.core.errors import UnsupportedError
+    from fw.core.ir.builder import Builder
+    from fw.core.ir.types import TensorType
+
+    b = Builder()
+    with b:
+        v = b.add_input(TensorType((1,), fw.float32), "x")
+        with pytest.raises(UnsupportedError):
+            bool(v)
+        with pytest.raises(UnsupportedError):
+            float(v)
