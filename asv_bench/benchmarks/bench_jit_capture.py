@@ -6,8 +6,9 @@ The body is non-trivial (a 3-layer tanh MLP step on a 16x64 batch, ~25 ops
 before the branch and ~12 after it): captured, each side is one compiled program (two
 segments per call, the branch outcome a guard), so the call saves per-op
 dispatch (the small sizes make dispatch, not the matmul kernels, the cost: that
-is where a captured function gains). Both branch outcomes are cached after the first calls. Run as a script
-for a quick table: ``python asv_bench/benchmarks/bench_jit_capture.py``.
+is where a captured function gains). Both branch outcomes are cached after the
+first calls. Run as a script for a quick table:
+``python asv_bench/benchmarks/bench_jit_capture.py``.
 """
 
 import numpy as np

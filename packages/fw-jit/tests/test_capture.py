@@ -8,8 +8,7 @@ import pytest
 from jit_testutil import assert_same
 
 import fw
-from fw.jit import ConversionError
-from fw.jit import _segments
+from fw.jit import ConversionError, _segments
 
 T = fw.to_tensor
 
@@ -217,7 +216,9 @@ def test_print_of_a_tensor_is_refused_and_prints_each_call(ns, capsys):
     out = capsys.readouterr().out
     assert out.count("y is") == 2 and "Value" not in out
     assert out == f"y is {T([2.0])}\ny is {T([3.0])}\n"
-    assert "print() of a tensor" in str(sf.conversion_report)
+    ln = _line("print(\"y is\", y)")
+    assert f"`print()`/`str()` of a tensor at <string>:{ln} in f_prints" in \
+        str(sf.conversion_report)
 
 
 def test_state_updates_are_refused(ns):

@@ -96,7 +96,7 @@ def _concrete_of(arr, how):
     if how == "numpy":
         c = np.array(a, copy=True)
         return c, (c.dtype.str, c.shape, c.tobytes())
-    raise Uncapturable(f"`str()`/`print()` of a tensor (it would print only while tracing)")
+    raise ValueError(f"no concrete value for a use {how!r}")
 
 
 def _user_line():
@@ -128,6 +128,10 @@ class _Capture:
         self.done = 0  # ops of block 0 already evaluated
 
     def concrete(self, v, how):
+        if how == "str":
+            fn, ln, name = _user_line()
+            raise Uncapturable(f"`print()`/`str()` of a tensor at {fn}:{ln} in {name} (a "
+                               f"replay would not print it)")
         if len(self.b.blocks) > 1:
             return NotImplemented  # inside a cond/while being built: not a break point
         ops = self.b.program.block.ops
@@ -256,6 +260,8 @@ class SegmentRunner:
         if self.disabled is not None:
             return self.sf._eager(*args, **kwargs)
         key, tmpl, leaves = self.sf._signature(args, kwargs)
+        # the segments are traced at the call's shapes (an InputSpec's -1 dims too)
+        key = (key, tuple(tuple(t._data.shape) for t, _, _ in leaves))
         if key in self.eager_keys:
             return self.sf._eager(*args, **kwargs)
         tensors = [t for t, _, _ in leaves]
@@ -317,7 +323,7 @@ class SegmentRunner:
         b = Builder()
         ins, arrays = [], []
         with b:
-            for t, spec, pname in leaves:
+            for t, _spec, pname in leaves:
                 v = b.add_input(TensorType(t._data.shape, t.dtype), pname)
                 v._sg = t._sg
                 ins.append(v)
