@@ -250,3 +250,61 @@ def test_hook_is_off_outside_a_capture():
             bool(v)
         with pytest.raises(UnsupportedError):
             float(v)
+
+
+_CHILD = """
+import json
+import numpy as np
+import fw
+DEFS
+sf = fw.jit.to_static(f_loop)
+res = {"loop": [], "loop_eager": []}
+for v in ([1.0, 1.0], [4.0, 4.0], [1.0, 1.0]):
+    res["loop"].append(sf(fw.to_tensor(v)).tolist())
+    res["loop_eager"].append(f_loop(fw.to_tensor(v)).tolist())
+res["loop_paths"] = sum(sf._regions.paths.values())
+fw.seed(1)
+net, ref = Net(), Net()
+ref.set_state_dict(net.state_dict())
+static = fw.jit.to_static(net)
+rng = np.random.default_rng(0)
+res["losses"], res["losses_eager"], res["grad_diff"] = [], [], 0.0
+for step in range(3):
+    x = fw.to_tensor(rng.standard_normal((4, 3)).astype("float32") * (1 + step))
+    a, b = static(x).square().mean(), ref(x).square().mean()
+    a.backward(); b.backward()
+    res["losses"].append(float(a)); res["losses_eager"].append(float(b))
+    for p, q in zip(static.parameters(), ref.parameters()):
+        res["grad_diff"] = max(res["grad_diff"], float(np.abs(p.grad.numpy() - q.grad.numpy()).max()))
+        p.clear_gradient(); q.clear_gradient()
+res["report"] = str(static.forward.conversion_report)
+print("RESULT" + json.dumps(res))
+"""
+
+
+@pytest.mark.parametrize("mode", ["-c", "stdin"])
+def test_python_c_and_stdin_capture_loops_and_a_layer(mode):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = _CHILD.replace("DEFS", _DEFS)
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    if mode == "-c":
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=240, env=env)
+    else:
+        proc = subprocess.run([sys.executable, "-"], input=code, capture_output=True,
+                              text=True, timeout=240, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")]
+    assert line, proc.stdout[-2000:]
+    res = json.loads(line[0][len("RESULT"):])
+    assert res["loop"] == res["loop_eager"]
+    np.testing.assert_allclose(res["loop"][0], [4.5, 4.5])  # 1 -> 2.5 -> 5.5, minus 1
+    assert res["loop_paths"] == 2
+    np.testing.assert_allclose(res["losses"], res["losses_eager"], rtol=1e-5)
+    assert res["grad_diff"] < 1e-5
+    origin = "<string>" if mode == "-c" else "<stdin>"
+    assert f"{origin}:" in res["report"] and "graph break" in res["report"]

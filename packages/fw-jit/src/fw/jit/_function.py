@@ -521,9 +521,11 @@ def to_static(function=None, input_spec=None, build_strategy=None, backend=None,
         build_strategy, backend: accepted for compatibility (fw has one backend).
         **kwargs: ``full_graph`` (bool, default False, as in Paddle 3): False runs
             what cannot be converted eagerly, statement by statement (see
-            `fw.jit._regions`; a function without source as a whole), with a
-            graph break at ``.numpy()``/``.item()``/``print(tensor)``, and lists each
-            fallback in ``conversion_report``; True converts the whole function or
+            `fw.jit._regions`), with a graph break at ``.numpy()``/``.item()``/
+            ``print(tensor)``; a function without source is captured by tracing
+            with a graph break wherever Python needs a tensor's value
+            (`fw.jit._segments`); each fallback and graph break is listed in
+            ``conversion_report``; True converts the whole function or
             raises a `ConversionError`. ``property`` and ``training`` are accepted.
 
     Returns:
