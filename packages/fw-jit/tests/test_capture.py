@@ -76,6 +76,19 @@ class BNNet(fw.nn.Layer):
         if y.sum() > 0:
             y = y * 2.0
         return y
+
+class BNPlain(fw.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.bn = fw.nn.BatchNorm1D(3)
+
+    def forward(self, x):
+        return self.bn(x) * 2.0
+
+def f_tolist(x, table):
+    row = table[x.argmax()]     # a tensor index: an op, no break
+    vals = x.tolist()           # a break: guard on the values
+    return row * vals[0] + int(x.sum())
 """
 
 
@@ -232,6 +245,21 @@ def test_state_updates_are_refused(ns):
     assert "writes state" in str(static.forward.conversion_report)
 
 
+def test_state_without_a_branch_is_one_whole_program(ns):
+    net = ns["BNPlain"]()
+    ref = ns["BNPlain"]()
+    ref.set_state_dict(net.state_dict())
+    static = fw.jit.to_static(net)
+    rng = np.random.default_rng(1)
+    for _ in range(2):
+        x = T(rng.standard_normal((4, 3)).astype("float32"))
+        assert_same(static(x), ref(x))
+        assert_same(net.bn._mean, ref.bn._mean)
+        assert_same(net.bn._variance, ref.bn._variance)
+    assert static.forward._regions is None and len(static.forward.program_cache) == 1
+    assert "runs eagerly" not in str(static.forward.conversion_report)
+
+
 def test_full_graph_true_still_raises(ns):
     with pytest.raises(ConversionError, match="source is not available"):
         fw.jit.to_static(ns["f_loop"], full_graph=True)(T([1.0, 1.0]))
@@ -308,3 +336,17 @@ def test_python_c_and_stdin_capture_loops_and_a_layer(mode):
     assert res["grad_diff"] < 1e-5
     origin = "<string>" if mode == "-c" else "<stdin>"
     assert f"{origin}:" in res["report"] and "graph break" in res["report"]
+
+
+def test_tolist_and_tensor_index(ns):
+    f = ns["f_tolist"]
+    sf = fw.jit.to_static(f)
+    table = T(np.arange(12, dtype="float32").reshape(4, 3))
+    for v in ([1.0, 3.0, 2.0, 0.0], [5.0, 1.0, 0.0, 0.0], [1.0, 3.0, 2.0, 0.0]):
+        out = sf(T(v), table)
+        assert_same(out, f(T(v), table))
+        np.testing.assert_allclose(out.numpy(), np.arange(12).reshape(4, 3)[int(np.argmax(v))]
+                                   * v[0] + int(sum(v)))
+    assert _paths(sf) == 2
+    rep = str(sf.conversion_report)
+    assert f"<string>:{_line('vals = x.tolist()')}: graph break: `.numpy()` / `.tolist()`" in rep

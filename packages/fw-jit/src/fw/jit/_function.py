@@ -360,6 +360,9 @@ class StaticFunction:
                 return RegionRunner(self, error)
             except (OSError, TypeError, ConversionError) as e:  # source unusable
                 why = f"its source cannot be split into statements ({_first_line(e)})"
+        refused = self.__dict__.get("_capture_refused")
+        if refused is not None:
+            return WholeEager(self, f"{why}; its trace capture was refused: {refused}", error)
         if getattr(self._function, "__code__", None) is None:
             return WholeEager(self, why, error)
         return SegmentRunner(self, why, error)

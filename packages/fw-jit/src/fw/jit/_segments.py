@@ -66,7 +66,16 @@ def _first_line(e):
 
 
 class Uncapturable(Exception):
-    """The function cannot be captured (the message says why): it runs eagerly."""
+    """The function cannot be captured (the message says why): it runs eagerly.
+    ``state``: refused because it writes state (a whole trace may still hold it)."""
+
+    state = False
+
+    @classmethod
+    def of_state(cls, msg):
+        e = cls(msg)
+        e.state = True
+        return e
 
 
 def _hook(v, how):
@@ -211,6 +220,7 @@ class _Node:
         self.ins: list = []
         self.outs: list = []
         self.cp = None
+        self.names = ()  # the ops' names: a re-trace must give the same ops here
         self.children: dict = {}
         self.result = None  # the leaf: (output template, leaf ids or constants)
 
@@ -234,6 +244,10 @@ class _Path:
         if i is None:
             raise Uncapturable("a value crosses a graph break from an unknown program")
         return i
+
+
+def _names(ops):
+    return tuple(op.name for op in ops)
 
 
 def _pos(i):
@@ -304,11 +318,22 @@ class SegmentRunner:
             path = self._trace_path(tmpl, leaves, args, kwargs)
             self._add_path(key, path)
         except Uncapturable as e:
+            if e.state and self.first_error is None:
+                # a whole trace keeps state updates (one program with its updates, as
+                # before capture existed): try that; if it fails too, the fallback
+                # runner runs the function eagerly with this reason
+                self.sf.__dict__["_capture_refused"] = str(e)
+                self.sf._regions = None
+                return self.sf(*args, **kwargs)
             self.disabled = str(e)
             self._report(f"the whole function runs eagerly: {self.why}, and its trace "
                          f"capture was refused: {e}")
             return self.sf._eager(*args, **kwargs)
         except Exception as e:  # noqa: BLE001 - a capture failure: the call runs eagerly
+            if self.first_error is None:  # (e.g. backward() inside): a whole trace may work
+                self.sf.__dict__["_capture_refused"] = f"it failed ({_first_line(e)})"
+                self.sf._regions = None
+                return self.sf(*args, **kwargs)
             self.disabled = f"{type(e).__name__}: {e}"
             self._report(f"the whole function runs eagerly: {self.why}, and its trace "
                          f"capture failed ({_first_line(e)})")
@@ -358,11 +383,16 @@ class SegmentRunner:
             sys.stdout.write(held.getvalue())
         prog = b.program
         if len(prog.updates) or b.grads:
-            raise Uncapturable("it writes state (a buffer, an optimizer step or backward() "
+            raise Uncapturable.of_state("it writes state (a buffer, an optimizer step or "
+                                        "backward() "
                                "inside the function), which a captured trace cannot replay")
         path = _Path(cap, out_tmpl, None)
         out_leaves = []
         for o in outs:
+            if type(o) is Value and o.role in ("param", "const"):
+                raise Uncapturable("it returns a tensor it did not compute from its inputs "
+                                   "(a parameter, a global or a constant), which a replay "
+                                   "could not return as the same object")
             if type(o) is Value:
                 out_leaves.append(("id", path.id_of(o)))
             elif isinstance(o, Tensor):
@@ -400,11 +430,13 @@ class SegmentRunner:
             br = path.cap.breaks[s] if s < len(path.cap.breaks) else None
             if node is None:
                 node = _Node(bounds[s], bounds[s + 1])
+                node.names = _names(path.ops[bounds[s]:bounds[s + 1]])
                 if parent is None:
                     self.roots[key] = node
                 else:
                     parent.children[parent_key] = node
             elif (node.start, node.end) != (bounds[s], bounds[s + 1]) or \
+                    node.names != _names(path.ops[bounds[s]:bounds[s + 1]]) or \
                     (br is not None and node.how != br.how):
                 raise Uncapturable("tracing it again with the same guard outcomes gave "
                                    "different ops (its Python code is not deterministic)")

@@ -157,6 +157,9 @@ class Value:
         raise UnsupportedError(f"a symbolic tensor ({self.type}) has no values while a program "
                                f"is being built; fetch it from the executor's results instead")
 
+    def tolist(self):
+        return self._needs_value("numpy").tolist()
+
     def item(self, *args):
         if args:
             return self._needs_value("numpy")[args]  # (a NumPy array's item(i))
