@@ -303,7 +303,8 @@ for step in range(3):
     a.backward(); b.backward()
     res["losses"].append(float(a)); res["losses_eager"].append(float(b))
     for p, q in zip(static.parameters(), ref.parameters()):
-        res["grad_diff"] = max(res["grad_diff"], float(np.abs(p.grad.numpy() - q.grad.numpy()).max()))
+        d = float(np.abs(p.grad.numpy() - q.grad.numpy()).max())
+        res["grad_diff"] = max(res["grad_diff"], d)
         p.clear_gradient(); q.clear_gradient()
 res["report"] = str(static.forward.conversion_report)
 print("RESULT" + json.dumps(res))
