@@ -63,8 +63,11 @@ def enable_to_static(enable_to_static_bool: bool = True) -> None:
 # ------------------------------------------------------------------ report
 class ConversionReport:
     """What a converted function did not turn into program code: ``fallbacks`` (one
-    entry per statement that ran eagerly, with its source line and why) and
-    ``notes`` (prints traced inside control flow, …). ``str()`` lists them."""
+    entry per statement that ran eagerly, with its source line and why),
+    ``notes`` (prints traced inside control flow, …) and, for a function captured
+    by tracing (`fw.jit._segments`), ``graph_breaks`` (file, line, what needed the
+    value) and ``captures`` (per traced path: segment count and guard values).
+    ``str()`` lists them."""
 
     def __init__(self, name):
         self.name = name

@@ -35,6 +35,7 @@ traced path only — see the README.
 from __future__ import annotations
 
 import io
+import linecache
 import logging
 import sys
 
@@ -481,8 +482,11 @@ class SegmentRunner:
             desc = _HOW.get(br.how, br.how)
             shown = br.key if br.how != "numpy" else "<array>"
             guards.append((fn, ln, f"{desc} in {name}", shown))
-            rep.add_graph_break(fn, ln, f"graph break: {desc} in {name} (the segment before it "
-                                        f"runs as a program; the value is a guard)")
+            text = linecache.getline(fn, ln).strip() if ln else ""  # "" without source
+            shown_src = f": `{text}`" if text else ""
+            rep.add_graph_break(fn, ln, f"graph break: {desc} in {name}{shown_src} (the "
+                                        f"segment before it runs as a program; the value "
+                                        f"is a guard)")
         rep.add_capture(self.name, segs, guards)
 
 
