@@ -351,3 +351,24 @@ def test_tolist_and_tensor_index(ns):
     assert _paths(sf) == 2
     rep = str(sf.conversion_report)
     assert f"<string>:{_line('vals = x.tolist()')}: graph break: `.numpy()` / `.tolist()`" in rep
+
+
+@fw.jit.to_static
+def _converted_helper(x):
+    if x.sum() > 0:  # converted (this file has source): a cond op, no graph break
+        return x * 10.0
+    return x - 10.0
+
+
+def test_a_converted_function_called_from_a_captured_one_joins_its_segment():
+    d: dict = {"helper": _converted_helper, "fw": fw}
+    exec(compile("def f(x):\n    y = helper(x * 2.0)\n    if y.mean() > 5:\n"
+                 "        return y + 1.0\n    return y\n", "<string>", "exec"), d)
+    f = d["f"]
+    sf = fw.jit.to_static(f)
+    for v in ([1.0, 2.0], [-1.0, -2.0], [0.1, 0.1]):
+        np.testing.assert_allclose(sf(T(v)).numpy(), f(T(v)).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(sf(T([1.0, 2.0])).numpy(), [21.0, 41.0])
+    rep = sf.conversion_report
+    assert [ln for _, ln, _ in rep.graph_breaks] == [3]  # only the captured function's `if`
+    assert _paths(sf) == 2
