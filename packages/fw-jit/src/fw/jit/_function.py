@@ -35,6 +35,7 @@ from fw.core.ir.core import Value
 from fw.jit import _logging
 from fw.jit._convert_call import conversion_of
 from fw.jit._regions import RegionRunner, WholeEager, _first_line
+from fw.jit._segments import SegmentRunner
 from fw.jit._signature import _flatten
 from fw.jit._trace import _VALUE_CONSTRUCTS, ConcreteProgram, trace_program
 from fw.jit.errors import ConversionError
@@ -62,17 +63,35 @@ def enable_to_static(enable_to_static_bool: bool = True) -> None:
 # ------------------------------------------------------------------ report
 class ConversionReport:
     """What a converted function did not turn into program code: ``fallbacks`` (one
-    entry per statement that ran eagerly, with its source line and why) and
-    ``notes`` (prints traced inside control flow, …). ``str()`` lists them."""
+    entry per statement that ran eagerly, with its source line and why),
+    ``notes`` (prints traced inside control flow, …) and, for a function captured
+    by tracing (`fw.jit._segments`), ``graph_breaks`` (file, line, what needed the
+    value) and ``captures`` (per traced path: segment count and guard values).
+    ``str()`` lists them."""
 
     def __init__(self, name):
         self.name = name
         self.fallbacks: list = []  # (filename, lineno, source text, reason)
         self.notes: list = []  # (filename, lineno, text)
+        # trace capture of a function without source (fw.jit._segments):
+        self.graph_breaks: list = []  # (filename, lineno, text)
+        self.captures: list = []  # (function name, segments, [(file, line, what, guard value)])
 
     @property
     def empty(self) -> bool:
-        return not self.fallbacks and not self.notes
+        return not self.fallbacks and not self.notes and not self.graph_breaks
+
+    def add_graph_break(self, filename, lineno, text) -> bool:
+        entry = (filename, lineno, text)
+        if entry in self.graph_breaks:
+            return False
+        self.graph_breaks.append(entry)
+        _logging.log(1, f"graph break: {filename}:{lineno}: {text}")
+        return True
+
+    def add_capture(self, name, segments, guards) -> None:
+        """One traced path of a captured function: its segment count and guards."""
+        self.captures.append((name, segments, list(guards)))
 
     def add_fallback(self, filename, lineno, text, reason) -> bool:
         entry = (filename, lineno, text, reason)
@@ -97,6 +116,11 @@ class ConversionReport:
             lines.append(f"  runs eagerly: {fn}:{ln}: {text.strip()}\n      because: {why}")
         for fn, ln, text in self.notes:
             lines.append(f"  note: {fn}:{ln}: {text}")
+        for fn, ln, text in self.graph_breaks:
+            lines.append(f"  {fn}:{ln}: {text}")
+        for k, (name, segs, guards) in enumerate(self.captures):
+            taken = ", ".join(f"line {ln} -> {val!r}" for _, ln, _, val in guards) or "none"
+            lines.append(f"  captured path {k + 1} of {name}: {segs} segment(s); guards: {taken}")
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -289,6 +313,8 @@ class StaticFunction:
                 return self._inline(*args, **kwargs)
         if self._regions is not None:
             return self._regions(args, kwargs)
+        if not self._full_graph and self._capture_first():
+            return self._regions(args, kwargs)
         key, tmpl, leaves = self._signature(args, kwargs)
         cp = self._cache.lookup(key)
         if cp is None:
@@ -300,6 +326,25 @@ class StaticFunction:
                 self._regions = self._fallback_runner(e)
                 return self._regions(args, kwargs)
         return cp.run([t for t, _, _ in leaves])
+
+    def _capture_first(self) -> bool:
+        """``full_graph=False`` and a function fw.jit does not convert (no source, a
+        lambda, …): it goes straight to trace capture (`fw.jit._segments`), which
+        refuses Python side effects a plain trace would keep only from tracing time
+        (a list append, a print of a tensor). Sets ``self._regions``."""
+        if "_capture_checked" in self.__dict__:
+            return False
+        self.__dict__["_capture_checked"] = True
+        if getattr(self._function, "__code__", None) is None:
+            return False
+        try:
+            if self._converted[0] is not None:
+                return False
+        except ConversionError:
+            return False  # (the trace raises it, and the fallback handles it)
+        why = self._no_source_reason() or self._unconverted_reason()
+        self._regions = SegmentRunner(self, why)
+        return True
 
     def _fallback_runner(self, error):
         """What runs the calls once the whole function failed to trace
@@ -318,7 +363,12 @@ class StaticFunction:
                 return RegionRunner(self, error)
             except (OSError, TypeError, ConversionError) as e:  # source unusable
                 why = f"its source cannot be split into statements ({_first_line(e)})"
-        return WholeEager(self, why, error)
+        refused = self.__dict__.get("_capture_refused")
+        if refused is not None:
+            return WholeEager(self, f"{why}; its trace capture was refused: {refused}", error)
+        if getattr(self._function, "__code__", None) is None:
+            return WholeEager(self, why, error)
+        return SegmentRunner(self, why, error)
 
     def _no_source_reason(self):
         """Why the function's source cannot be converted (None when it can)."""
@@ -395,8 +445,8 @@ class StaticFunction:
             why = self._no_source_reason() or self._unconverted_reason()
             if self.conversion_report.add_note(
                     code.co_filename, code.co_firstlineno,
-                    f"not converted: {why}; it is traced as written (a Python `if`/`while` "
-                    f"on a tensor cannot be traced)"):
+                    f"not converted: {why}; it is traced as written (where Python needs a "
+                    f"tensor's value, full_graph=False captures it with graph breaks)"):
                 _log.info("fw.jit.to_static(%s): traced without conversion: %s",
                           self.__qualname__, why)
         try:
@@ -477,9 +527,11 @@ def to_static(function=None, input_spec=None, build_strategy=None, backend=None,
         build_strategy, backend: accepted for compatibility (fw has one backend).
         **kwargs: ``full_graph`` (bool, default False, as in Paddle 3): False runs
             what cannot be converted eagerly, statement by statement (see
-            `fw.jit._regions`; a function without source as a whole), with a
-            graph break at ``.numpy()``/``.item()``/``print(tensor)``, and lists each
-            fallback in ``conversion_report``; True converts the whole function or
+            `fw.jit._regions`), with a graph break at ``.numpy()``/``.item()``/
+            ``print(tensor)``; a function without source is captured by tracing
+            with a graph break wherever Python needs a tensor's value
+            (`fw.jit._segments`); each fallback and graph break is listed in
+            ``conversion_report``; True converts the whole function or
             raises a `ConversionError`. ``property`` and ``training`` are accepted.
 
     Returns:

@@ -55,6 +55,11 @@ _VALUE_CONSTRUCTS = {
     "__index__": ("using a symbolic tensor as a Python int (an index, a size or a range bound)",
                   "use the tensor directly where an op accepts a tensor, or make the value a "
                   "Python int outside the converted function"),
+    "__int__": ("using a symbolic tensor as a Python int (`int()`)",
+                "keep the value a tensor (`x.astype('int64')`), or compute it outside the "
+                "converted function"),
+    "__float__": ("using a symbolic tensor as a Python float (`float()`)",
+                  "keep the value a tensor, or compute it outside the converted function"),
     "__len__": ("`len()` of a symbolic tensor whose first dimension is dynamic",
                 "call len() in the converted function itself (it gives a tensor there), or "
                 "use fw.shape(x)[0]"),
