@@ -21,12 +21,33 @@ __all__ = ["Callback", "CallbackList", "ProgBarLogger", "ModelCheckpoint", "Earl
 
 
 class Callback:
-    """Base class: override the events you need.
+    """Base class of ``fw.Model``'s callbacks: override the events you need.
 
-    >>> import fw
-    >>> class Count(fw.callbacks.Callback):
-    ...     def on_train_batch_end(self, step, logs=None):
-    ...         self.n = step + 1
+    ``fit``, ``evaluate`` and ``predict`` call the hooks in this order: ``on_train_begin``;
+    per epoch ``on_epoch_begin``, per batch ``on_train_batch_begin`` /
+    ``on_train_batch_end``, then (every ``eval_freq`` epochs) the ``on_eval_*`` hooks and
+    ``on_epoch_end``; finally ``on_train_end``. ``self.model`` is the running ``fw.Model``
+    and ``self.params`` the run's parameters; setting ``self.model.stop_training = True``
+    ends training after the current epoch.
+
+    Examples:
+        >>> import fw
+        >>> from fw.io import TensorDataset
+        >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+        >>> net = fw.nn.Linear(2, 1)
+        >>> model = fw.Model(net)
+        >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+        >>> model.prepare(opt, fw.nn.MSELoss())
+        >>> class LossLog(fw.callbacks.Callback):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.losses = []
+        ...     def on_train_batch_end(self, step, logs=None):
+        ...         self.losses.append(float(logs["loss"]))
+        >>> log = LossLog()
+        >>> model.fit(data, batch_size=2, epochs=2, verbose=0, callbacks=[log])
+        >>> len(log.losses), log.losses[-1] < log.losses[0]
+        (4, True)
     """
 
     def __init__(self):
@@ -34,51 +55,483 @@ class Callback:
         self.params = {}
 
     def set_params(self, params):
+        """Receive the run's parameters (``batch_size``, ``epochs``, ``steps``,
+        ``verbose``, ``metrics``) before it starts; stored as ``self.params``.
+
+        Args:
+            params (dict): the run's parameters.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_train_begin(self, logs=None):
+            ...         print(self.params["epochs"], self.params["batch_size"])
+            >>> model.fit(data, batch_size=2, epochs=3, verbose=0, callbacks=[Show()])
+            3 2
+        """
         self.params = params
 
     def set_model(self, model):
+        """Receive the ``fw.Model`` being run; stored as ``self.model``.
+
+        Args:
+            model (Model): the model.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_train_end(self, logs=None):
+            ...         print(self.model is model)
+            >>> model.fit(data, batch_size=2, epochs=1, verbose=0, callbacks=[Show()])
+            True
+        """
         self.model = model
 
     def on_train_begin(self, logs=None):
+        """Called at the start of `fw.Model.fit`.
+
+        Does nothing unless overridden.
+
+        Args:
+            logs (dict, optional): what the model reports at this point (e.g.
+                ``loss``, metrics, ``batch_size``). Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_train_begin(self, logs=None):
+            ...         print("on_train_begin", sorted(logs or {}))
+            >>> _ = model.fit(data, eval_data=data, batch_size=2, epochs=2, verbose=0,
+            ...           callbacks=[Show()])
+            on_train_begin []
+        """
         pass
 
     def on_train_end(self, logs=None):
+        """Called at the end of `fw.Model.fit`.
+
+        Does nothing unless overridden.
+
+        Args:
+            logs (dict, optional): what the model reports at this point (e.g.
+                ``loss``, metrics, ``batch_size``). Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_train_end(self, logs=None):
+            ...         print("on_train_end", sorted(logs or {}))
+            >>> _ = model.fit(data, eval_data=data, batch_size=2, epochs=2, verbose=0,
+            ...           callbacks=[Show()])
+            on_train_end ['batch_size', 'loss', 'samples', 'step']
+        """
         pass
 
     def on_eval_begin(self, logs=None):
+        """Called at the start of an evaluation (`fit`'s or `evaluate`'s).
+
+        Does nothing unless overridden.
+
+        Args:
+            logs (dict, optional): what the model reports at this point (e.g.
+                ``loss``, metrics, ``batch_size``). Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_eval_begin(self, logs=None):
+            ...         print("on_eval_begin", sorted(logs or {}))
+            >>> _ = model.fit(data, eval_data=data, batch_size=2, epochs=2, verbose=0,
+            ...           callbacks=[Show()])
+            on_eval_begin ['metrics', 'steps']
+            on_eval_begin ['metrics', 'steps']
+        """
         pass
 
     def on_eval_end(self, logs=None):
+        """Called at the end of an evaluation; ``logs`` has the loss and metrics.
+
+        Does nothing unless overridden.
+
+        Args:
+            logs (dict, optional): what the model reports at this point (e.g.
+                ``loss``, metrics, ``batch_size``). Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_eval_end(self, logs=None):
+            ...         print("on_eval_end", sorted(logs or {}))
+            >>> _ = model.fit(data, eval_data=data, batch_size=2, epochs=2, verbose=0,
+            ...           callbacks=[Show()])
+            on_eval_end ['batch_size', 'loss', 'samples', 'step']
+            on_eval_end ['batch_size', 'loss', 'samples', 'step']
+        """
         pass
 
     def on_predict_begin(self, logs=None):
+        """Called at the start of `fw.Model.predict`.
+
+        Does nothing unless overridden.
+
+        Args:
+            logs (dict, optional): what the model reports at this point (e.g.
+                ``loss``, metrics, ``batch_size``). Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_predict_begin(self, logs=None):
+            ...         print("on_predict_begin", sorted(logs or {}))
+            >>> _ = model.predict(data, batch_size=2, verbose=0, callbacks=[Show()])
+            on_predict_begin ['steps']
+        """
         pass
 
     def on_predict_end(self, logs=None):
+        """Called at the end of `fw.Model.predict`.
+
+        Does nothing unless overridden.
+
+        Args:
+            logs (dict, optional): what the model reports at this point (e.g.
+                ``loss``, metrics, ``batch_size``). Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_predict_end(self, logs=None):
+            ...         print("on_predict_end", sorted(logs or {}))
+            >>> _ = model.predict(data, batch_size=2, verbose=0, callbacks=[Show()])
+            on_predict_end []
+        """
         pass
 
     def on_epoch_begin(self, epoch, logs=None):
+        """Called at the start of each training epoch.
+
+        Does nothing unless overridden.
+
+        Args:
+            epoch (int): the epoch number, from 0.
+            logs (dict, optional): what the model reports at this point (e.g.
+                ``loss``, metrics, ``batch_size``). Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_epoch_begin(self, epoch, logs=None):
+            ...         print("on_epoch_begin", epoch, sorted(logs or {}))
+            >>> _ = model.fit(data, eval_data=data, batch_size=2, epochs=2, verbose=0,
+            ...           callbacks=[Show()])
+            on_epoch_begin 0 []
+            on_epoch_begin 1 []
+        """
         pass
 
     def on_epoch_end(self, epoch, logs=None):
+        """Called at the end of each training epoch; ``logs`` has the epoch's last loss and
+        metrics.
+
+        Does nothing unless overridden.
+
+        Args:
+            epoch (int): the epoch number, from 0.
+            logs (dict, optional): what the model reports at this point (e.g.
+                ``loss``, metrics, ``batch_size``). Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_epoch_end(self, epoch, logs=None):
+            ...         print("on_epoch_end", epoch, sorted(logs or {}))
+            >>> _ = model.fit(data, eval_data=data, batch_size=2, epochs=2, verbose=0,
+            ...           callbacks=[Show()])
+            on_epoch_end 0 ['batch_size', 'loss', 'samples', 'step']
+            on_epoch_end 1 ['batch_size', 'loss', 'samples', 'step']
+        """
         pass
 
     def on_train_batch_begin(self, step, logs=None):
+        """Called before each training batch.
+
+        Does nothing unless overridden.
+
+        Args:
+            step (int): the batch number within the epoch or pass, from 0.
+            logs (dict, optional): what the model reports at this point (e.g.
+                ``loss``, metrics, ``batch_size``). Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_train_batch_begin(self, step, logs=None):
+            ...         print("on_train_batch_begin", step, sorted(logs or {}))
+            >>> _ = model.fit(data, eval_data=data, batch_size=2, epochs=2, verbose=0,
+            ...           callbacks=[Show()])
+            on_train_batch_begin 0 []
+            on_train_batch_begin 1 ['batch_size', 'loss', 'step']
+            on_train_batch_begin 0 []
+            on_train_batch_begin 1 ['batch_size', 'loss', 'step']
+        """
         pass
 
     def on_train_batch_end(self, step, logs=None):
+        """Called after each training batch; ``logs`` has the batch's loss and metrics.
+
+        Does nothing unless overridden.
+
+        Args:
+            step (int): the batch number within the epoch or pass, from 0.
+            logs (dict, optional): what the model reports at this point (e.g.
+                ``loss``, metrics, ``batch_size``). Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_train_batch_end(self, step, logs=None):
+            ...         print("on_train_batch_end", step, sorted(logs or {}))
+            >>> _ = model.fit(data, eval_data=data, batch_size=2, epochs=2, verbose=0,
+            ...           callbacks=[Show()])
+            on_train_batch_end 0 ['batch_size', 'loss', 'step']
+            on_train_batch_end 1 ['batch_size', 'loss', 'step']
+            on_train_batch_end 0 ['batch_size', 'loss', 'step']
+            on_train_batch_end 1 ['batch_size', 'loss', 'step']
+        """
         pass
 
     def on_eval_batch_begin(self, step, logs=None):
+        """Called before each evaluation batch.
+
+        Does nothing unless overridden.
+
+        Args:
+            step (int): the batch number within the epoch or pass, from 0.
+            logs (dict, optional): what the model reports at this point (e.g.
+                ``loss``, metrics, ``batch_size``). Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_eval_batch_begin(self, step, logs=None):
+            ...         print("on_eval_batch_begin", step, sorted(logs or {}))
+            >>> _ = model.fit(data, eval_data=data, batch_size=2, epochs=2, verbose=0,
+            ...           callbacks=[Show()])
+            on_eval_batch_begin 0 []
+            on_eval_batch_begin 1 ['batch_size', 'loss', 'step']
+            on_eval_batch_begin 0 []
+            on_eval_batch_begin 1 ['batch_size', 'loss', 'step']
+        """
         pass
 
     def on_eval_batch_end(self, step, logs=None):
+        """Called after each evaluation batch.
+
+        Does nothing unless overridden.
+
+        Args:
+            step (int): the batch number within the epoch or pass, from 0.
+            logs (dict, optional): what the model reports at this point (e.g.
+                ``loss``, metrics, ``batch_size``). Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_eval_batch_end(self, step, logs=None):
+            ...         print("on_eval_batch_end", step, sorted(logs or {}))
+            >>> _ = model.fit(data, eval_data=data, batch_size=2, epochs=2, verbose=0,
+            ...           callbacks=[Show()])
+            on_eval_batch_end 0 ['batch_size', 'loss', 'step']
+            on_eval_batch_end 1 ['batch_size', 'loss', 'step']
+            on_eval_batch_end 0 ['batch_size', 'loss', 'step']
+            on_eval_batch_end 1 ['batch_size', 'loss', 'step']
+        """
         pass
 
     def on_predict_batch_begin(self, step, logs=None):
+        """Called before each prediction batch.
+
+        Does nothing unless overridden.
+
+        Args:
+            step (int): the batch number within the epoch or pass, from 0.
+            logs (dict, optional): what the model reports at this point (e.g.
+                ``loss``, metrics, ``batch_size``). Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_predict_batch_begin(self, step, logs=None):
+            ...         print("on_predict_batch_begin", step, sorted(logs or {}))
+            >>> _ = model.predict(data, batch_size=2, verbose=0, callbacks=[Show()])
+            on_predict_batch_begin 0 []
+            on_predict_batch_begin 1 []
+        """
         pass
 
     def on_predict_batch_end(self, step, logs=None):
+        """Called after each prediction batch.
+
+        Does nothing unless overridden.
+
+        Args:
+            step (int): the batch number within the epoch or pass, from 0.
+            logs (dict, optional): what the model reports at this point (e.g.
+                ``loss``, metrics, ``batch_size``). Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_predict_batch_end(self, step, logs=None):
+            ...         print("on_predict_batch_end", step, sorted(logs or {}))
+            >>> _ = model.predict(data, batch_size=2, verbose=0, callbacks=[Show()])
+            on_predict_batch_end 0 ['batch_size', 'step']
+            on_predict_batch_end 1 ['batch_size', 'step']
+        """
         pass
 
 
