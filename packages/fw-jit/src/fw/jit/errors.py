@@ -28,8 +28,19 @@ def format_location(filename, lineno) -> str:
 class ConversionError(UnsupportedError):
     """A construct of the user's function that fw.jit cannot convert or trace.
 
-    Attributes: ``construct`` (what was found, e.g. ``".numpy()"``), ``filename``
-    and ``lineno`` (where, in the user's code; None when unknown), ``hint``.
+        Attributes: ``construct`` (what was found, e.g. ``".numpy()"``), ``filename``
+        and ``lineno`` (where, in the user's code; None when unknown), ``hint``.
+
+    Examples:
+        >>> import fw
+        >>> def f(x):
+        ...     return float(x.numpy()[0]) + x
+        >>> g = fw.jit.to_static(f, full_graph=True)
+        >>> try:
+        ...     g(fw.ones([1]))
+        ... except fw.jit.ConversionError as e:
+        ...     print(e.construct, e.lineno is not None)
+        no source True
     """
 
     def __init__(self, message: str, filename=None, lineno=None, construct=None, hint=None):
