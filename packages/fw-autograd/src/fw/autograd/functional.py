@@ -207,10 +207,10 @@ def _part(shape, batched):
 class Jacobian:
     """A lazily evaluated Jacobian ``d ys / d xs`` (``paddle.autograd.jacobian``).
 
-        Shape: ``[M, N]`` (``[B, M, N]`` with a batch axis), where M and N are the
-        sizes of ys and xs; a 0-D ys or xs contributes no dimension. Index it like a
-        tensor (``J[:]``, ``J[0]``, ``J[:, 1:3]``) to evaluate the rows the index
-        needs; evaluated rows are cached.
+    Shape: ``[M, N]`` (``[B, M, N]`` with a batch axis), where M and N are the
+    sizes of ys and xs; a 0-D ys or xs contributes no dimension. Index it like a
+    tensor (``J[:]``, ``J[0]``, ``J[:, 1:3]``) to evaluate the rows the index
+    needs; evaluated rows are cached.
 
     Args:
         rows (_Rows): the row evaluator (made by `jacobian`; not built by users).

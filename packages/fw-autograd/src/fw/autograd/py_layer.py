@@ -137,8 +137,8 @@ class PyLayerContext:
 
     def mark_not_inplace(self, *tensors):
         """Declare that forward returns these input tensors unmodified (fw always
-                returns such an output as a new tensor object, so the input keeps its
-                history).
+        returns such an output as a new tensor object, so the input keeps its
+        history).
 
         Args:
             *args: the input tensors ``forward`` returns unchanged.
@@ -166,7 +166,7 @@ class PyLayerContext:
 
     def mark_non_differentiable(self, *tensors):
         """Declare outputs that have no gradient: they get stop_gradient=True and
-                backward receives zeros (or None, see `set_materialize_grads`) for them.
+        backward receives zeros (or None, see `set_materialize_grads`) for them.
 
         Args:
             *args: the output tensors that get no gradient.
@@ -194,7 +194,7 @@ class PyLayerContext:
 
     def set_materialize_grads(self, value: bool):
         """With True (the default) backward receives zeros for outputs that got no
-                gradient; with False it receives None.
+        gradient; with False it receives None.
 
         Args:
             value (bool): False passes None for the gradient of an unused output;

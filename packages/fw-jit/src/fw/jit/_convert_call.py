@@ -64,7 +64,7 @@ def _skip_dirs():
 
 def not_to_static(func=None):
     """Mark `func` to run as written (not converted) when called from a converted
-        function; it is still traced, so fw ops in it still build the program.
+    function; it is still traced, so fw ops in it still build the program.
 
     Args:
         func (callable, optional): the function (used as a decorator without
@@ -97,7 +97,7 @@ def not_to_static(func=None):
 
 def ignore_module(modules) -> None:
     """Never convert the functions of `modules` (module objects or names; a list or
-        one). Their code still runs while tracing.
+    one). Their code still runs while tracing.
 
     Args:
         modules (module|str|list): the modules (or their names).

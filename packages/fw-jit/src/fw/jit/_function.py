@@ -47,7 +47,7 @@ _ENABLED = [True]
 
 def enable_to_static(enable_to_static_bool: bool = True) -> None:
     """Switch fw.jit.to_static on or off globally: off, converted functions run as
-        the original (eager) code.
+    the original (eager) code.
 
     Args:
         enable_to_static_bool (bool, optional): True converts, False runs the eager
@@ -239,12 +239,12 @@ class ProgramCache:
 # ------------------------------------------------------------------ StaticFunction
 class StaticFunction:
     """A function (or a layer's forward) converted by `to_static`; calling it runs
-        cached programs (see the module docstring).
+    cached programs (see the module docstring).
 
-        Attributes and methods: ``program_cache``, ``concrete_program`` (the program of
-        the input_spec, or the last one traced), ``get_concrete_program(*args)``,
-        ``code`` (the converted source), ``conversion_report``, ``rollback()``,
-        ``dygraph_function`` (the original).
+    Attributes and methods: ``program_cache``, ``concrete_program`` (the program of
+    the input_spec, or the last one traced), ``get_concrete_program(*args)``,
+    ``code`` (the converted source), ``conversion_report``, ``rollback()``,
+    ``dygraph_function`` (the original).
 
     Args:
         function (callable): the function or method to convert.
@@ -656,26 +656,26 @@ def _param_names(fn, bound: bool) -> list:
 
 def to_static(function=None, input_spec=None, build_strategy=None, backend=None, **kwargs):
     """Convert a function, a method or a Layer to run as a static program (Paddle's
-        ``paddle.jit.to_static``).
+    ``paddle.jit.to_static``).
 
-        Use it as a decorator (``@to_static`` or ``@to_static(input_spec=[...])``) on a
-        function or a Layer's ``forward``, or call it on a Layer instance (its
-        ``forward`` is replaced; the layer is returned).
+    Use it as a decorator (``@to_static`` or ``@to_static(input_spec=[...])``) on a
+    function or a Layer's ``forward``, or call it on a Layer instance (its
+    ``forward`` is replaced; the layer is returned).
 
-        Args:
-            function: the function, method or Layer.
-            input_spec: list of `InputSpec` (nested lists/dicts allowed) for the
-                positional tensor arguments: their -1 dims accept any size.
-            build_strategy, backend: accepted for compatibility (fw has one backend).
-            **kwargs: ``full_graph`` (bool, default False, as in Paddle 3): False runs
-                what cannot be converted eagerly, statement by statement (see
-                `fw.jit._regions`; a function without source as a whole), with a
-                graph break at ``.numpy()``/``.item()``/``print(tensor)``, and lists each
-                fallback in ``conversion_report``; True converts the whole function or
-                raises a `ConversionError`. ``property`` and ``training`` are accepted.
+    Args:
+        function: the function, method or Layer.
+        input_spec: list of `InputSpec` (nested lists/dicts allowed) for the
+            positional tensor arguments: their -1 dims accept any size.
+        build_strategy, backend: accepted for compatibility (fw has one backend).
+        **kwargs: ``full_graph`` (bool, default False, as in Paddle 3): False runs
+            what cannot be converted eagerly, statement by statement (see
+            `fw.jit._regions`; a function without source as a whole), with a
+            graph break at ``.numpy()``/``.item()``/``print(tensor)``, and lists each
+            fallback in ``conversion_report``; True converts the whole function or
+            raises a `ConversionError`. ``property`` and ``training`` are accepted.
 
-        Returns:
-            a `StaticFunction` (or the Layer).
+    Returns:
+        a `StaticFunction` (or the Layer).
 
     Examples:
         >>> import fw

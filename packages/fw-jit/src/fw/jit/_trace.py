@@ -125,10 +125,10 @@ def translate_error(e: BaseException, what: str) -> BaseException:
 class ConcreteProgram:
     """One traced program of a converted function, for one signature.
 
-        Attributes: ``main_program`` (the `fw.core.ir.Program`), ``inputs``/``outputs``
-        (its input and output Values), ``parameters`` (the captured tensors by label),
-        ``signature`` (the cache key), ``guards`` (callables that must hold to reuse
-        it), ``code`` (the converted source).
+    Attributes: ``main_program`` (the `fw.core.ir.Program`), ``inputs``/``outputs``
+    (its input and output Values), ``parameters`` (the captured tensors by label),
+    ``signature`` (the cache key), ``guards`` (callables that must hold to reuse
+    it), ``code`` (the converted source).
 
     Args:
         program (Program): the traced program.

@@ -28,8 +28,8 @@ def format_location(filename, lineno) -> str:
 class ConversionError(UnsupportedError):
     """A construct of the user's function that fw.jit cannot convert or trace.
 
-        Attributes: ``construct`` (what was found, e.g. ``".numpy()"``), ``filename``
-        and ``lineno`` (where, in the user's code; None when unknown), ``hint``.
+    Attributes: ``construct`` (what was found, e.g. ``".numpy()"``), ``filename``
+    and ``lineno`` (where, in the user's code; None when unknown), ``hint``.
 
     Examples:
         >>> import fw

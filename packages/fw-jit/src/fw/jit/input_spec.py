@@ -12,14 +12,14 @@ __all__ = ["InputSpec"]
 
 class InputSpec:
     """Describes one tensor argument of a converted function (Paddle's
-        ``paddle.static.InputSpec``).
+    ``paddle.static.InputSpec``).
 
-        Args:
-            shape: list of dims; ``None`` or ``-1`` marks a dynamic dimension (any size
-                is accepted and the program is traced with -1 there).
-            dtype: dtype or its name (default ``'float32'``).
-            name: the program input's name.
-            stop_gradient: whether the traced input needs no gradient.
+    Args:
+        shape: list of dims; ``None`` or ``-1`` marks a dynamic dimension (any size
+            is accepted and the program is traced with -1 there).
+        dtype: dtype or its name (default ``'float32'``).
+        name: the program input's name.
+        stop_gradient: whether the traced input needs no gradient.
 
     Examples:
         >>> import fw

@@ -78,19 +78,19 @@ def _specs_of(cp):
 
 def save(layer, path, input_spec=None, **configs):
     """Write `layer` (a Layer, a `to_static` function or a plain function) to the
-        model file ``path + ".fwmodel"`` (see the module docstring).
+    model file ``path + ".fwmodel"`` (see the module docstring).
 
-        Args:
-            layer: the Layer or function.
-            path: the path prefix (a path ending in ``.fwmodel`` is used as it is).
-            input_spec: list of `InputSpec` (or example Tensors) for forward's
-                arguments; default: the input_spec given to to_static, else the input
-                types of the last program traced.
-            **configs: Paddle's save options are accepted; ``output_spec`` (a list of
-                output indices) keeps only those outputs.
+    Args:
+        layer: the Layer or function.
+        path: the path prefix (a path ending in ``.fwmodel`` is used as it is).
+        input_spec: list of `InputSpec` (or example Tensors) for forward's
+            arguments; default: the input_spec given to to_static, else the input
+            types of the last program traced.
+        **configs: Paddle's save options are accepted; ``output_spec`` (a list of
+            output indices) keeps only those outputs.
 
-        Returns:
-            the model file's path.
+    Returns:
+        the model file's path.
 
     Examples:
         >>> import fw
@@ -348,19 +348,19 @@ class TranslatedLayer(Layer):
 
 def load(path, **configs):
     """Read a model file written by `save` (or `fw.static.save_inference_model`) as a
-        `TranslatedLayer`.
+    `TranslatedLayer`.
 
-        Args:
-            path: the path prefix given to `save` (or the file).
-            **configs: ``strip_state_updates=True`` runs a program that writes its own
-                weights without those writes (it is refused otherwise);
-                ``limits=fw.core.ir.serialize.LoadLimits(...)`` raises the bounds the
-                file must stay within (a huge model). Paddle's other options are
-                accepted and ignored.
-        Raises:
-            FileNotFoundError: no such file.
-            ModelFormatError: a malformed or damaged file, or a program with state
-                updates (the message names the file).
+    Args:
+        path: the path prefix given to `save` (or the file).
+        **configs: ``strip_state_updates=True`` runs a program that writes its own
+            weights without those writes (it is refused otherwise);
+            ``limits=fw.core.ir.serialize.LoadLimits(...)`` raises the bounds the
+            file must stay within (a huge model). Paddle's other options are
+            accepted and ignored.
+    Raises:
+        FileNotFoundError: no such file.
+        ModelFormatError: a malformed or damaged file, or a program with state
+            updates (the message names the file).
 
     Returns:
         TranslatedLayer, a Layer that runs the loaded program.
