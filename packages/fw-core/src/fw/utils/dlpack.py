@@ -74,7 +74,21 @@ class _CapsuleSource:
 
 
 def to_dlpack(x: Tensor):
-    """A DLPack capsule sharing `x`'s memory (consume it once)."""
+    """A DLPack capsule sharing `x`'s memory (a consumer may take it once).
+
+    Args:
+        x (Tensor): the tensor.
+
+    Returns:
+        PyCapsule, the DLPack capsule.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor([1.0, 2.0, 3.0])
+        >>> capsule = fw.utils.dlpack.to_dlpack(x)
+        >>> fw.utils.dlpack.from_dlpack(capsule).tolist()
+        [1.0, 2.0, 3.0]
+    """
     if not isinstance(x, Tensor):
         raise InvalidTypeError(f"to_dlpack: expected a Tensor, got {type(x).__name__}")
     if x._data.dtype == _dt.bfloat16.np:
@@ -98,9 +112,25 @@ def _import_numpy(src):
 
 
 def from_dlpack(obj) -> Tensor:
-    """A Tensor sharing the memory of `obj` (an object with ``__dlpack__``, or a
-    legacy DLPack capsule). CPU memory becomes a cpu tensor; CUDA memory a gpu
-    tensor (needs CuPy)."""
+    """A Tensor sharing the memory of `obj`: an object with ``__dlpack__`` (a NumPy
+    array, a PyTorch or CuPy tensor, ...) or a legacy DLPack capsule. CPU memory becomes
+    a cpu tensor, CUDA memory a gpu tensor (needs CuPy). No copy is made.
+
+    Args:
+        obj (object): the producer, or a DLPack capsule.
+
+    Returns:
+        Tensor, sharing `obj`'s memory.
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> a = np.arange(4, dtype="float32")
+        >>> t = fw.utils.dlpack.from_dlpack(a)
+        >>> a[0] = 10.0                      # the memory is shared
+        >>> t.tolist(), t.dtype
+        ([10.0, 1.0, 2.0, 3.0], fw.float32)
+    """
     if isinstance(obj, Tensor):
         return obj
     src = obj if hasattr(obj, "__dlpack__") else _CapsuleSource(obj)
