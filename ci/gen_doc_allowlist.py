@@ -141,11 +141,10 @@ def _module_names(m: types.ModuleType) -> list[str]:
                 names.add(n)
         else:
             names.add(n)
-    if m.__name__ == "fw":
-        import fw
-
-        # names fw resolves lazily (fw.grad, fw.save, fw.Model, ...): fw's own table
-        names.update(n for n in getattr(fw, "_TOP_LEVEL", {}) if _public(n))
+    # names a module resolves lazily through its __getattr__, from its own table:
+    # fw's (fw.grad, fw.save, fw.Model, ...) and fw.utils' (LogWriter, from fw-nn)
+    for table in ("_TOP_LEVEL", "_PROVIDED"):
+        names.update(n for n in getattr(m, table, {}) if _public(n))
     return sorted(names)
 
 
