@@ -528,7 +528,8 @@ class Profiler:
             ...         prof.step()
             >>> prof.export("trace.json", format="json")
             >>> import json
-            >>> "traceEvents" in json.load(open("trace.json"))
+            >>> with open("trace.json") as f:
+            ...     "traceEvents" in json.load(f)
             True
         """
         from fw.profiler.export import _write_chrome, _write_result
