@@ -74,20 +74,22 @@ class _CapsuleSource:
 
 
 def to_dlpack(x: Tensor):
-    """A DLPack capsule sharing `x`'s memory (a consumer may take it once).
+    """A DLPack capsule sharing x's memory (consume it once, e.g. with torch.from_dlpack).
+
+    Tensors also implement ``__dlpack__`` themselves, so ``np.from_dlpack(x)`` works directly.
 
     Args:
-        x (Tensor): the tensor.
+        x (Tensor): The tensor (not bfloat16: cast it first).
 
     Returns:
-        PyCapsule, the DLPack capsule.
+        PyCapsule: a "dltensor" capsule.
 
     Examples:
         >>> import fw
-        >>> x = fw.to_tensor([1.0, 2.0, 3.0])
-        >>> capsule = fw.utils.dlpack.to_dlpack(x)
-        >>> fw.utils.dlpack.from_dlpack(capsule).tolist()
-        [1.0, 2.0, 3.0]
+        >>> x = fw.to_tensor([1.0, 2.0])
+        >>> y = fw.from_dlpack(fw.to_dlpack(x))
+        >>> y.tolist(), y.data_ptr() == x.data_ptr()
+        ([1.0, 2.0], True)
     """
     if not isinstance(x, Tensor):
         raise InvalidTypeError(f"to_dlpack: expected a Tensor, got {type(x).__name__}")
@@ -112,24 +114,26 @@ def _import_numpy(src):
 
 
 def from_dlpack(obj) -> Tensor:
-    """A Tensor sharing the memory of `obj`: an object with ``__dlpack__`` (a NumPy
-    array, a PyTorch or CuPy tensor, ...) or a legacy DLPack capsule. CPU memory becomes
-    a cpu tensor, CUDA memory a gpu tensor (needs CuPy). No copy is made.
+    """A Tensor sharing the memory of obj (zero-copy).
+
+    obj is an object with ``__dlpack__``/``__dlpack_device__`` (a NumPy array, a PyTorch,
+    CuPy or JAX tensor) or a legacy DLPack capsule. CUDA memory gives a GPU tensor (needs
+    CuPy).
 
     Args:
-        obj (object): the producer, or a DLPack capsule.
+        obj (object): The producer of the memory.
 
     Returns:
-        Tensor, sharing `obj`'s memory.
+        Tensor: a tensor over the same memory.
 
     Examples:
         >>> import fw
         >>> import numpy as np
-        >>> a = np.arange(4, dtype="float32")
-        >>> t = fw.utils.dlpack.from_dlpack(a)
-        >>> a[0] = 10.0                      # the memory is shared
-        >>> t.tolist(), t.dtype
-        ([10.0, 1.0, 2.0, 3.0], fw.float32)
+        >>> a = np.arange(3.0)
+        >>> t = fw.from_dlpack(a)
+        >>> a[0] = 9.0
+        >>> t.tolist()
+        [9.0, 1.0, 2.0]
     """
     if isinstance(obj, Tensor):
         return obj
