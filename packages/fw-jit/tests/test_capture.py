@@ -387,4 +387,4 @@ def test_concrete_program_of_a_capture_without_breaks():
     g = fw.jit.to_static(ns["g"])
     g(fw.ones([3]))
     with pytest.raises(RuntimeError, match="one program per segment"):
-        g.concrete_program
+        _ = g.concrete_program
