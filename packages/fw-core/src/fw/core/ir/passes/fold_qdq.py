@@ -39,6 +39,11 @@ column, ``axis=1``) -> ``quantized_matmul``. Matched:
   ``quantized_max_pool``): quantization is monotone and elementwise, so pooling and
   reshaping the bytes give exactly the quantized pooled value (LeNet's conv -> relu ->
   pool -> flatten -> classifier stays in bytes).
+- a ``concat`` whose result is quantized (by one set of parameters) first becomes a
+  concat of its operands quantized with those parameters (``int8_concat``: the same
+  codes; an operand's own output quantization is replaced by the shared one where its
+  step is at most twice the shared step): each producing int8 layer then requantizes to
+  the shared scale and the concat moves bytes (Inception/DenseNet blocks).
 - output-quantized programs (``fw.quantization.quantize_outputs``, onnxruntime's QDQ
   layout): ``quantize_linear(v, p) -> dequantize_linear -> [max_pool | flatten |
   reshape]+ -> quantize_linear(p)`` with the same parameters collapses to the chain on
@@ -536,15 +541,18 @@ class FoldQDQ(Pass):
     dequantized by a residual add (what ``fw.quantization.quantize_outputs`` writes for
     onnxruntime's QLinearAdd) is fused as the int8 op's residual post-op, skipping that
     one rounding (the result then differs from the QDQ program by up to half a step of
-    that quantization before the add; False keeps it exact: int8 output, float add)."""
+    that quantization before the add; False keeps it exact: int8 output, float add);
+    ``int8_concat`` (default True): a concat whose result is quantized runs on bytes, its
+    operands quantized with that one scale (``fw.core.ir.passes.int8_concat``)."""
 
     name = "fold_qdq"
 
     def __init__(self, min_macs: int = 1 << 13, keep_fp32_qdq: bool = True,
                  signed_inputs: bool | None = None,
                  min_channel_pairs: int = MIN_CONV_CHANNEL_PAIRS,
-                 fuse_residual_qdq: bool = True):
+                 fuse_residual_qdq: bool = True, int8_concat: bool = True):
         self.min_macs = int(min_macs)
+        self.int8_concat = bool(int8_concat)
         self.fuse_residual_qdq = bool(fuse_residual_qdq)
         self.min_channel_pairs = int(min_channel_pairs)
         self.keep_fp32_qdq = bool(keep_fp32_qdq)
@@ -561,6 +569,13 @@ class FoldQDQ(Pass):
         rw = Rewriter(program, deferred=True)
         changed = False
         top = program.block
+        if self.int8_concat:
+            from fw.core.ir.passes.int8_concat import quantize_concat
+
+            for op in walk_ops(top):
+                if op.parent is top and op.name == "concat" and quantize_concat(rw, op):
+                    changed = True
+            rw.flush()
         for op in walk_ops(top):
             if op.parent is top and op.name == "dequantize_linear" and _collapse_requant(rw, op):
                 changed = True
