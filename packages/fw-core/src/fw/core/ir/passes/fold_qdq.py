@@ -88,48 +88,17 @@ import numpy as np
 from fw.core import dtypes as _dt
 from fw.core.ir.passes import Pass, register_pass
 from fw.core.ir.passes.epilogue import single_user
-from fw.core.ir.passes.fold_batch_norm import batch_norm_affine, captured_array
+from fw.core.ir.passes.fold_batch_norm import batch_norm_affine
 from fw.core.ir.passes.fuse_conv import channel_bias
 from fw.core.ir.passes.fuse_matmul import row_bias
+from fw.core.ir.passes.qdq_params import _const, _dq_params, _q_params
 from fw.core.ir.passes.rewrite import Rewriter, walk_ops
 from fw.core.ops.fused import activation_of
 
 __all__ = ["FoldQDQ", "MIN_CONV_CHANNEL_PAIRS", "narrow_conv"]
 
 _NONNEG = ("relu", "relu6")
-_QDTYPES = {_dt.int8: "int8", _dt.uint8: "uint8"}
 _F32 = np.float32
-
-
-def _const(rw, v):
-    return None if v is None else captured_array(v, rw.program)
-
-
-def _dq_params(rw, op):
-    """(q value, scale array, zero-point array, axis) of a dequantize_linear with constant
-    scale and zero point, else None."""
-    if op is None or op.name != "dequantize_linear":
-        return None
-    q, s, z = (list(op.operands) + [None])[:3]
-    sa = _const(rw, s)
-    za = np.zeros(1, np.int32) if z is None else _const(rw, z)
-    if sa is None or za is None or q.type.dtype not in _QDTYPES:
-        return None
-    return q, sa.astype(_F32).reshape(-1), za.astype(np.int64).reshape(-1), op.attrs.get("axis", -1)
-
-
-def _q_params(rw, op):
-    """(scale, zero point, qmin, qmax, result dtype) of a per-tensor quantize_linear."""
-    x, s, z = (list(op.operands) + [None])[:3]
-    sa = _const(rw, s)
-    za = np.zeros(1, np.int32) if z is None else _const(rw, z)
-    if sa is None or za is None or sa.size != 1 or za.size != 1:
-        return None
-    dt = _QDTYPES.get(op.results[0].type.dtype)
-    if dt is None:
-        return None
-    return (float(sa.reshape(-1)[0]), int(za.reshape(-1)[0]), int(op.attrs.get("qmin", -128)),
-            int(op.attrs.get("qmax", 127)), dt, s, z)
 
 
 def _macs(op, weight_shape) -> int:

@@ -40,6 +40,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from fw.core.ir.passes.qdq_params import _dq_params, _q_params
+
 __all__ = ["quantize_concat"]
 
 #: an operand's own quantization is replaced by the concat's when its step is at most
@@ -48,8 +50,6 @@ MAX_STEP_RATIO = 2.0
 
 
 def _params(rw, op):
-    from fw.core.ir.passes.fold_qdq import _q_params
-
     return _q_params(rw, op)
 
 
@@ -57,8 +57,6 @@ def _own_quantization(rw, v, concat):
     """(quantize op, its params) when float operand `v` is ``dequantize_linear(
     quantize_linear(u))`` with matching per-tensor parameters, both read only on the way
     to `concat`; else None."""
-    from fw.core.ir.passes.fold_qdq import _dq_params
-
     dq = rw.producer(v)
     if dq is None or dq.name != "dequantize_linear":
         return None
