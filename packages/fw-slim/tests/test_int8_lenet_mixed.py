@@ -85,3 +85,20 @@ def test_mixed_lenet_structure_size_and_values(tmp_path):
 
     ratio = model_file_sizes(fp_path)["weights"] / model_file_sizes(path)["weights"]
     assert ratio >= 3.9, ratio
+
+
+def test_report_names_the_weight_only_layers():
+    from fw.quantization import report
+
+    fw.seed(0)
+    net = LeNet()
+    net.eval()
+    rng = np.random.default_rng(1)
+    ptq = PTQ(mixed_config(net))
+    q = ptq.quantize(net)
+    q(fw.to_tensor(rng.random((8, 1, 28, 28), dtype=np.float32)))
+    rep = report(ptq.convert(q), rng.random((4, 1, 28, 28), dtype=np.float32), repeat=1)
+    kinds = {lr.name: (lr.kernel, lr.reason) for lr in rep.layers}
+    assert kinds["features.3"][0] == "int8", kinds
+    for name in ("features.0", "fc.0", "fc.1", "fc.2"):
+        assert kinds[name][0] == "fp32" and kinds[name][1].startswith("weight-only"), kinds
