@@ -149,3 +149,19 @@ def test_scale_rule_on_values():
         lo, hi = _mapped_range((s_i, 0, -128, 127), (p, 0, -128, 127))
         got = np.clip(np.rint(u / p), lo, hi)
         assert np.abs(got - ref).max() <= 1, s_i
+
+
+def test_signed_concat_scale_keeps_one_code_type(tmp_path):
+    """quantize_outputs(unsigned=False): the branch outputs are relu outputs quantized as
+    uint8 0..255, the concat's reader quantizes as int8. Mapping a uint8 operand onto the
+    int8 grid would change its code type, so those operands are requantized exactly
+    (their dequantized values quantized with the shared scale): one int8 concat, exact
+    against the QDQ program at the concat."""
+    prog, calib, x, _ = _converted(tmp_path)
+    quantize_outputs(prog, calib, unsigned=False)
+    want = run(prog, x).numpy()
+    opt = _fold(prog)
+    cat = _concat(opt)
+    assert len({str(v.type.dtype) for v in cat.operands}) == 1, cat.operands
+    assert str(cat.results[0].type.dtype) in ("int8", "fw.int8")
+    np.testing.assert_allclose(run(opt, x).numpy(), want, atol=0.05 * np.abs(want).max())

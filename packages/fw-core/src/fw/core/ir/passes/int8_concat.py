@@ -19,16 +19,17 @@ layout) quantize each operand with its own parameters first::
 
     concat(dequantize_linear(quantize_linear(u_i, p_i)), ...) -> quantize_linear(p)
 
-There the operand's own quantization is *replaced* by ``p`` ("requantize producers to
-one scale", what onnxruntime's QLinearConcat needs and what Paddle's int8 oneDNN
-passes do with a concat's scales) where the scales allow it: an operand whose step
+There the operand's own quantization is *replaced* by ``p`` (the producers requantize
+to one scale) where the scales allow it: an operand whose step
 ``s_i`` is at most twice ``p``'s. Its codes are then ``quantize(u_i, p)`` clipped to
 the range ``p_i`` could represent (its qmin/qmax mapped onto ``p``'s grid), which
 differs from the program's ``quantize(dequantize(quantize(u_i, p_i)), p)`` by at most
 one step of ``p`` (the two roundings are replaced by one: ``|s_i / 2| <= p``). A
 coarser operand keeps its own rounding: its dequantized value is quantized with ``p``
-(exact, one extra elementwise op). An operand that is read elsewhere too is quantized
-with ``p`` where the concat reads it (exact).
+(exact, one extra elementwise op), and so is one whose range mapped onto ``p``'s grid
+would change the code type (a relu's uint8 0..255 output under an int8 ``p``:
+quantize_linear's result is uint8 exactly when its qmin >= 0). An operand that is read
+elsewhere too is quantized with ``p`` where the concat reads it (exact).
 
 Conditions: the concat's result is read only by per-tensor ``quantize_linear`` ops with
 one set of constant parameters (different parameters per reader, as an Inception
@@ -108,11 +109,13 @@ def quantize_concat(rw, op) -> bool:
         attrs = dict(q0.attrs)
         src = v
         if own is not None and own[2][0] <= MAX_STEP_RATIO * p[0]:
-            q_i, dq_i, p_i = own
-            src = q_i.operands[0]
-            attrs["qmin"], attrs["qmax"] = _mapped_range(p_i, p)
-            if attrs["qmin"] > attrs["qmax"]:
-                return False
+            lo, hi = _mapped_range(own[2], p)
+            # the code type follows qmin's sign (uint8 when qmin >= 0): every operand
+            # must keep the shared one (a relu's uint8 0..255 operand mapped onto an
+            # int8 grid would not), else the operand is requantized exactly instead
+            if lo <= hi and (lo >= 0) == (p[2] >= 0):
+                src = own[0].operands[0]
+                attrs["qmin"], attrs["qmax"] = lo, hi
         operands = [src, scale_v] + ([zero_v] if zero_v is not None else [])
         qs.append((v, own if src is not v else None, operands, attrs))
     new_ops = [rw.create("quantize_linear", operands, attrs, before=op)
