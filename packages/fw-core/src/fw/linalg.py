@@ -6,7 +6,7 @@ functions (``fw.core.FUNCTIONS``), declared in ``fw/core/ops/linalg.py``,
 names that Paddle re-exports from the top level (``matrix_transpose``,
 ``diagonal``) are picked up when their ops exist.
 
-Example:
+Examples:
     >>> import fw
     >>> fw.linalg.det(fw.to_tensor([[2., 0.], [0., 3.]])).item()
     6.0

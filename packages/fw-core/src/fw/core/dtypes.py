@@ -33,8 +33,27 @@ _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
 
 
 class DType:
-    """A tensor element type. Compare with ``==`` against another DType, a name
-    (``"float32"``), or a NumPy dtype/type."""
+    """A tensor element type: ``fw.float32``, ``fw.int64``, ... (``paddle.dtype``).
+
+    A DType compares equal to another DType, to its name (``"float32"``) and to the matching
+    NumPy dtype or type; ``x.dtype`` returns one and every ``dtype=`` argument accepts one.
+
+    Args:
+        name (str): The name, e.g. "float32".
+        short (str): The name in the IR text form.
+        np_dtype (numpy.dtype): The NumPy dtype holding the values.
+        kind (int): The kind (bool, integer, floating, complex) used by promotion.
+        rank (int): The position within its kind for promotion.
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> d = fw.zeros([1]).dtype
+        >>> d, d == "float32", d == np.float32, d.itemsize
+        (fw.float32, True, True, 4)
+        >>> fw.float64.is_floating_point
+        True
+    """
 
     __slots__ = ("name", "short", "np", "itemsize", "kind", "rank", "__weakref__")
 
@@ -175,7 +194,22 @@ _default = [float32]
 
 
 def set_default_dtype(d) -> None:
-    """Set the dtype that Python floats and float-producing creation ops use."""
+    """Set the default float dtype: the dtype of Python floats in fw.to_tensor and of float
+    results of creation ops (fw.zeros, fw.rand, ...).
+
+    Args:
+        d (str|fw.dtype): float16, bfloat16, float32 or float64.
+
+    Returns:
+        None
+
+    Examples:
+        >>> import fw
+        >>> fw.set_default_dtype("float64")
+        >>> fw.to_tensor(1.5).dtype
+        fw.float64
+        >>> fw.set_default_dtype("float32")
+    """
     d = convert_dtype(d)
     if d not in (float16, bfloat16, float32, float64):
         raise TypeError(f"set_default_dtype only accepts a floating dtype "
@@ -184,6 +218,16 @@ def set_default_dtype(d) -> None:
 
 
 def get_default_dtype() -> DType:
+    """The default float dtype (float32 unless changed by set_default_dtype).
+
+    Returns:
+        fw.dtype: the default float dtype.
+
+    Examples:
+        >>> import fw
+        >>> fw.get_default_dtype()
+        fw.float32
+    """
     return _default[0]
 
 
@@ -269,7 +313,19 @@ def result_type(*args) -> DType:
 
 # ---------------------------------------------------------------- iinfo / finfo
 class iinfo:
-    """Machine limits of an integer dtype (Paddle's ``paddle.iinfo``)."""
+    """Machine limits of an integer dtype (``paddle.iinfo``).
+
+    Attributes: ``min``, ``max``, ``bits`` and ``dtype``.
+
+    Args:
+        dtype (str|fw.dtype): An integer dtype.
+
+    Examples:
+        >>> import fw
+        >>> info = fw.iinfo(fw.int8)
+        >>> info.min, info.max, info.bits
+        (-128, 127, 8)
+    """
 
     def __init__(self, dtype):
         d = convert_dtype(dtype)
@@ -286,7 +342,21 @@ class iinfo:
 
 
 class finfo:
-    """Machine limits of a floating dtype (Paddle's ``paddle.finfo``)."""
+    """Machine limits of a floating dtype (``paddle.finfo``).
+
+    Attributes: ``min``, ``max``, ``eps``, ``tiny``, ``smallest_normal``, ``resolution``,
+    ``bits`` and ``dtype`` (for a complex dtype, those of its real part).
+
+    Args:
+        dtype (str|fw.dtype): A floating or complex dtype.
+
+    Examples:
+        >>> import fw
+        >>> fw.finfo(fw.float32).eps
+        1.1920928955078125e-07
+        >>> fw.finfo("float16").max
+        65504.0
+    """
 
     def __init__(self, dtype):
         d = convert_dtype(dtype)

@@ -299,7 +299,7 @@ defop("linspace", (), {"start": 0.0, "stop": 1.0, "num": 0, "dtype": None},
 defop("logspace", (), {"start": 0.0, "stop": 1.0, "num": 0, "base": 10.0, "dtype": None},
       infer=_space_infer, reference=_logspace_ref, canon=_space_canon, promote=None,
       differentiable=False, family="creation", method=False,
-      doc="base ** linspace(start, stop, num).")
+      doc="`num` values spaced evenly on a log scale: base ** linspace(start, stop, num).")
 
 
 # ---------------------------------------------------------------- eye / triangles
