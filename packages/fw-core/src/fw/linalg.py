@@ -16,7 +16,7 @@ from fw.core import FUNCTIONS as _FUNCTIONS
 
 _PREFIX = "linalg."
 # paddle.linalg also re-exports these top-level functions
-_TOP_LEVEL = ("matrix_transpose", "diagonal")
+_TOP_LEVEL = ("matrix_transpose", "diagonal", "matmul")
 
 
 def _names() -> dict:

@@ -26,6 +26,8 @@ __all__ = [
     "float32", "float64", "complex64", "complex128", "convert_dtype", "from_numpy",
     "promote_types", "result_type", "set_default_dtype", "get_default_dtype", "iinfo", "finfo",
     "ALL_DTYPES", "FLOAT_DTYPES", "COMPLEX_DTYPES", "INT_DTYPES",
+    "float8_e4m3fn", "float8_e5m2", "uint16", "uint32", "uint64", "STORAGE_DTYPES",
+    "DataTypeTag", "pstring", "raw",
 ]
 
 # kinds, in promotion order
@@ -365,7 +367,8 @@ class finfo:
         npd = d.np
         if d.kind == _COMPLEX:
             npd = np.dtype(np.float32 if d is complex64 else np.float64)
-        f = ml_dtypes.finfo(npd) if d is bfloat16 else np.finfo(npd)
+        f = ml_dtypes.finfo(npd) if d.kind == _FLOAT and d.rank <= 1 and d is not float16 \
+            else np.finfo(npd)  # bfloat16 and the float8 formats are ml_dtypes types
         self.dtype = d.name if d.kind == _FLOAT else ("float32" if d is complex64 else "float64")
         self.bits = int(f.bits)
         self.eps = float(f.eps)
@@ -379,3 +382,53 @@ class finfo:
         return (f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, "
                 f"eps={self.eps}, smallest_normal={self.smallest_normal}, tiny={self.tiny}, "
                 f"bits={self.bits}, dtype={self.dtype})")
+
+
+# ---------------------------------------------------------------- storage dtypes
+# Paddle 3.3's float8 formats (through ml_dtypes, as bfloat16) and its wider unsigned
+# integers. Tensors of these dtypes are created, cast, copied, saved and compared like
+# any other; they are not among ALL_DTYPES, so the op records do not sample them and an
+# op whose kernel NumPy cannot run on them says so. Promotion: a float8 with a wider
+# float gives the wider one, the two float8 formats give float32 (as float16 with
+# bfloat16); uint32/uint64 with integers follow NumPy (uint64 with a signed int: float64).
+float8_e4m3fn = DType("float8_e4m3fn", "f8e4m3fn", ml_dtypes.float8_e4m3fn, _FLOAT, 0)
+float8_e5m2 = DType("float8_e5m2", "f8e5m2", ml_dtypes.float8_e5m2, _FLOAT, 0)
+uint32 = DType("uint32", "u32", np.uint32, _INT, 4)
+uint64 = DType("uint64", "u64", np.uint64, _INT, 5)
+STORAGE_DTYPES = (float8_e4m3fn, float8_e5m2, uint32, uint64)
+uint16 = bfloat16  # Paddle 3.3: paddle.uint16 is paddle.bfloat16 (its storage name)
+
+for _d in STORAGE_DTYPES:
+    _BY_NP[_d.np] = _d
+    _BY_NAME[_d.name] = _d
+    _BY_NAME[_d.short] = _d
+
+
+def _promote_storage(a: DType, b: DType) -> DType:
+    if {a, b} & {uint32, uint64} and a.kind <= _INT and b.kind <= _INT:
+        return from_numpy(np.promote_types(a.np, b.np))
+    return _promote_pair(a, b)
+
+
+for _a in ALL_DTYPES + STORAGE_DTYPES:
+    for _b in STORAGE_DTYPES:
+        _TABLE[(_a, _b)] = _promote_storage(_a, _b)
+        _TABLE[(_b, _a)] = _promote_storage(_b, _a)
+
+
+class DataTypeTag:
+    """A Paddle ``DataType`` that no tensor of fw can have: ``pstring`` (Paddle's string
+    tensors) and ``raw`` (``DataType.UNDEFINED``). They compare equal only to
+    themselves; using one as a tensor dtype raises a TypeError naming it."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"fw.{self.name}"
+
+
+pstring = DataTypeTag("pstring")
+raw = DataTypeTag("raw")

@@ -194,6 +194,11 @@ def _cast_infer(x, dtype=None):
 def _cast_ref(x, dtype=None):
     if x.dtype.kind == "c" and dtype.kind != _dt._COMPLEX:
         x = x.real  # Paddle keeps the real part (NumPy would warn)
+    if dtype.kind == _dt._FLOAT and dtype.rank == 0 and x.dtype.kind in "fV":
+        # float8: Paddle saturates out-of-range values to the largest finite one
+        # (ml_dtypes would give NaN for e4m3fn and inf for e5m2); NaN stays NaN
+        big = float(_dt.finfo(dtype).max)
+        x = np.clip(x.astype(np.float32, copy=False), -big, big)
     return x.astype(dtype.np)
 
 
