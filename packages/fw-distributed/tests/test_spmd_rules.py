@@ -131,10 +131,19 @@ def check_op(name, data):
 
 
 @pytest.mark.parametrize("name", _testable())
-@settings(max_examples=25, deadline=None, derandomize=True, database=None,
+@settings(max_examples=8, deadline=None, derandomize=True, database=None,
           suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_rule_gives_the_dense_result(name, data):
+    check_op(name, data)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", _testable())
+@settings(max_examples=40, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_rule_gives_the_dense_result_more_draws(name, data):
     check_op(name, data)
 
 

@@ -100,7 +100,12 @@ def squeeze(ctx):
     out = [f"d{d}" for d in range(nd) if d not in gone]
     if len(out) != len(ctx.out_shapes[0]):
         return None
-    return label_plan(ctx, [[None if d in gone else f"d{d}" for d in range(nd)]], [out])
+    # the local op removes exactly the globally removed dims (a sharded dim may be of
+    # size 1 in a block; with no dim removed, the local op is a copy)
+    if gone:
+        return label_plan(ctx, [[None if d in gone else f"d{d}" for d in range(nd)]], [out],
+                          attrs=dict(ctx.attrs, axis=tuple(gone)))
+    return label_plan(ctx, [dims(nd)], [out], attrs={}, op="assign")
 
 
 @register("unsqueeze")
