@@ -70,7 +70,10 @@ def put_along_axis(ctx):
 def take(ctx):
     """x read at flat positions: x whole, the index (and out) sharded."""
     sx, si = ctx.specs
-    return label_plan(ctx, [None, dims(si.ndim)], [dims(si.ndim)])
+    if sx is None or si is None:
+        return None
+    # (an empty index block makes the local take return one element: blocks non-empty)
+    return label_plan(ctx, [None, dims(si.ndim)], [dims(si.ndim)], nonempty=dims(si.ndim))
 
 
 @register("gather_nd")

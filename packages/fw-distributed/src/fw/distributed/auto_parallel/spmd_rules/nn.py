@@ -364,11 +364,18 @@ def cross_entropy_grad(ctx):
     nd = ss.ndim
     ax = int(ctx.attrs.get("axis", -1)) % nd
     lab = [None if d == ax else f"d{d}" for d in range(nd)]
-    ll = [lab[d] if d < nd and sl.shape[d] == ss.shape[d] else None for d in range(sl.ndim)]
-    lg = None
-    if sg is not None and sg.ndim:
-        lg = [lab[d] if d < nd and sg.shape[d] == ss.shape[d] else None for d in range(sg.ndim)]
-    return label_plan(ctx, [lab, ll, None, lg], [lab])
+    def follow(s):
+        # a label/grad has the class axis of size 1 (same rank) or removed (rank - 1)
+        if s is None or s.ndim == 0:
+            return None
+        if s.ndim == nd:
+            pos = list(range(nd))
+        elif s.ndim == nd - 1:
+            pos = [d if d < ax else d + 1 for d in range(s.ndim)]
+        else:
+            return None
+        return [lab[p] if s.shape[j] == ss.shape[p] else None for j, p in enumerate(pos)]
+    return label_plan(ctx, [lab, follow(sl), None, follow(sg)], [lab])
 
 
 @register("ctc_loss")
