@@ -178,6 +178,67 @@ def test_known_plans_match_megatron_style_sharding():
     assert _plan("max", [x], [[S(0)]], {"axis": 1}).plan.outputs == [[S(0)]]
 
 
+def test_known_plans_of_shape_optimizer_and_gradient_ops():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4, 3, 2)).astype("float32")
+    # reshape merging a leading dim that splits evenly keeps it sharded; an odd one
+    # (3 over 2 ranks) cannot
+    r = _plan("reshape", [x], [[S(0)]], {"shape": [12, 2]})
+    assert r.plan.outputs == [[S(0)]]
+    np.testing.assert_array_equal(r.outputs[0], x.reshape(12, 2))
+    assert _plan("reshape", [x], [[S(1)]], {"shape": [4, 6]}).plan.outputs == [[Rp()]]
+    # a split whose leading new dim splits evenly: [12, 2] -> [4, 3, 2]
+    y = x.reshape(12, 2)
+    r = _plan("reshape", [y], [[S(0)]], {"shape": [4, 3, 2]})
+    assert r.plan.outputs == [[S(0)]]
+    np.testing.assert_array_equal(r.outputs[0], x)
+    r = _plan("flatten", [x], [[S(0)]], {"start_axis": 0, "stop_axis": 1})
+    assert r.plan.outputs == [[S(0)]]
+    np.testing.assert_array_equal(r.outputs[0], x.reshape(12, 2))
+    # an optimizer step on a sharded parameter: moments follow it, beta powers whole
+    p = rng.standard_normal((4, 3))
+    g = rng.standard_normal((4, 3))
+    lr, b1, b2 = np.array([0.1]), np.array([0.9]), np.array([0.999])
+    m1, m2 = np.zeros((4, 3)), np.zeros((4, 3))
+    r = _plan("adam", [p, g, lr, m1, m2, b1, b2, None], [[S(0)], [S(0)], [Rp()], [Rp()],
+                                                         [Rp()], [Rp()], [Rp()], None])
+    assert r.plan.inputs[:5] == [[S(0)], [S(0)], [Rp()], [S(0)], [S(0)]]
+    assert r.plan.outputs[:3] == [[S(0)]] * 3 and r.plan.outputs[3] == [Rp()]
+    # Adam's first step from zero moments: p - lr * g / (|g| + eps') (bias-corrected)
+    np.testing.assert_allclose(r.outputs[0], p - 0.1 * np.sign(g), rtol=1e-4, atol=1e-4)
+    # the weight gradient of a batch-sharded conv is a sum over the batch: Partial
+    xc = rng.standard_normal((4, 2, 5, 5))
+    go = rng.standard_normal((4, 3, 3, 3))
+    r = _plan("conv_grad_weight", [xc, go], [[S(0)], [S(0)]], {"kernel_size": [3, 3]})
+    assert r.plan.outputs == [[P()], [P()]]
+    np.testing.assert_allclose(r.outputs[1], go.sum((0, 2, 3)), rtol=1e-10)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
+@given(data=st.data())
+def test_reshape_merges_and_splits_on_meshes(data):
+    """reshape/flatten targets built by merging neighbouring dims and splitting a
+    dim into two factors, with random placements on [2] and [2, 2] meshes."""
+    shape = data.draw(st.lists(st.integers(1, 6), min_size=1, max_size=4), label="shape")
+    out = list(shape)
+    for _ in range(data.draw(st.integers(1, 3), label="steps")):
+        if len(out) > 1 and data.draw(st.booleans()):
+            i = data.draw(st.integers(0, len(out) - 2))
+            out[i:i + 2] = [out[i] * out[i + 1]]
+        else:
+            i = data.draw(st.integers(0, len(out) - 1))
+            fs = [f for f in range(1, out[i] + 1) if out[i] % f == 0]
+            f = data.draw(st.sampled_from(fs))
+            out[i:i + 1] = [f, out[i] // f]
+    mesh = MESHES[data.draw(st.sampled_from(sorted(MESHES)), label="mesh")]
+    x = np.arange(int(np.prod(shape)), dtype="float64").reshape(shape)
+    pl = [[data.draw(st.sampled_from([Rp(), P()] + [S(d) for d in range(len(shape))] * 2))
+           for _ in range(mesh.ndim)]]
+    r = simulate(OPS["reshape"], [fw.to_tensor(x)], {"shape": out}, mesh, pl, seed=1)
+    np.testing.assert_allclose(r.outputs[0], x.reshape(out), atol=1e-9,
+                               err_msg=f"{shape}->{out} {pl} plan {r.plan.outputs}")
+
+
 def test_the_simulator_catches_a_wrong_rule():
     """A rule that lets a Partial through exp (not linear) must fail the check."""
     from fw.distributed.auto_parallel.spmd import Plan

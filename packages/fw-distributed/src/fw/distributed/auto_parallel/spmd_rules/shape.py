@@ -24,7 +24,10 @@ _axes = norm_axes
 @register("reshape")
 def reshape(ctx):
     """A sharded dim that survives the reshape (same size, same number of elements
-    before it) stays sharded; the local op gets the local target shape."""
+    before it) stays sharded; so does one that leads a merge (it becomes the outer
+    part of a bigger dim) when it splits evenly over its mesh axis, or a split
+    whose leading new dim splits evenly (the blocks stay contiguous and
+    balanced). The local op gets the local target shape."""
     (sx,) = ctx.specs
     if ctx.out_shapes is None:
         return None
@@ -37,7 +40,9 @@ def reshape(ctx):
             outs.append(Partial() if _is_sum_partial(p) else R)
             continue
         nd_out = None
-        if isinstance(p, Shard):
+        # (an empty block would put a 0 in the local target shape, which reshape
+        # reads as "keep this dim": such dims are gathered)
+        if isinstance(p, Shard) and sx.shape[p.dim] >= ctx.mesh.shape[a]:
             before = 1
             for s in sx.shape[:p.dim]:
                 before *= s
@@ -47,6 +52,9 @@ def reshape(ctx):
                     nd_out = d
                     break
                 acc *= s
+            if nd_out is None and sx.placements.count(p) == 1:
+                nd_out = _merge_or_split(sx.shape, p.dim, out_shape, before,
+                                         ctx.mesh.shape[a])
         if nd_out is not None and Shard(nd_out) not in outs:
             ins[0].append(p), outs.append(Shard(nd_out))
         else:
@@ -54,6 +62,37 @@ def reshape(ctx):
     lattrs = dict(ctx.attrs)
     lattrs["shape"] = ctx.local_shape(out_shape, outs)
     return Plan(ins, [outs], attrs=lattrs)
+
+
+def _merge_or_split(shape, i, out_shape, before, n):
+    """The output dim led by input dim `i` in a merge (input dims i..k make it) or
+    a split (it and the next output dims make dim i), when the balanced blocks
+    line up; else None."""
+    acc = 1
+    for d, s in enumerate(out_shape):
+        if acc == before:
+            size = shape[i]
+            if s > size and s % size == 0 and size % n == 0:        # merge
+                prod = 1
+                for k in range(i, len(shape)):
+                    prod *= shape[k]
+                    if prod == s:
+                        return d
+                    if prod > s:
+                        return None
+            if 0 < s < size and size % s == 0 and s % n == 0:        # split
+                prod = 1
+                for k in range(d, len(out_shape)):
+                    prod *= out_shape[k]
+                    if prod == size:
+                        return d
+                    if prod > size:
+                        return None
+            return None
+        if acc > before:
+            return None
+        acc *= s
+    return None
 
 
 @register("transpose")
