@@ -239,6 +239,24 @@ def test_reshape_merges_and_splits_on_meshes(data):
                                err_msg=f"{shape}->{out} {pl} plan {r.plan.outputs}")
 
 
+def test_known_plans_along_an_axis_and_batched_matrices():
+    """Ops the random draws rarely shard (records mostly use axis=None or no batch)."""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((4, 6))
+    r = _plan("cumsum", [x], [[S(1)]], {"axis": 0})
+    assert r.plan.outputs == [[S(1)]]
+    np.testing.assert_allclose(r.outputs[0], np.cumsum(x, 0), rtol=1e-12)
+    assert _plan("cumsum", [x], [[S(0)]], {"axis": 0}).plan.inputs == [[Rp()]]
+    r = _plan("median", [x], [[S(0)]], {"axis": 1})
+    assert r.plan.outputs[0] == [S(0)]
+    np.testing.assert_allclose(r.outputs[0], np.median(x, 1), rtol=1e-12)
+    a = rng.standard_normal((4, 3, 3))
+    r = _plan("det", [a], [[S(0)]])
+    assert r.plan.outputs == [[S(0)]]
+    np.testing.assert_allclose(r.outputs[0], np.linalg.det(a), rtol=1e-10)
+    assert _plan("inv", [a], [[S(1)]]).plan.inputs == [[Rp()]]   # a matrix dim: whole
+
+
 def test_the_simulator_catches_a_wrong_rule():
     """A rule that lets a Partial through exp (not linear) must fail the check."""
     from fw.distributed.auto_parallel.spmd import Plan
