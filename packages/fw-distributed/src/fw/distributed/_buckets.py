@@ -25,6 +25,9 @@ from fw.core.internal import bump_version
 from fw.core.tensor import Tensor, wrap
 from fw.distributed import _fleet_comm as comm
 from fw.distributed._progress import ProgressDriver, default_interval
+from fw.profiler import RecordEvent, TracerEventType
+
+_COMM = TracerEventType.Communication
 
 __all__ = ["assign_buckets", "Reducer"]
 
@@ -74,7 +77,7 @@ def assign_buckets(sizes, dtypes, comm_buffer_size=25, last_comm_buffer_size=1):
 
 class _Bucket:
     __slots__ = ("index", "params", "offsets", "buf", "pending", "task", "launched_at",
-                 "done_at", "owner")
+                 "done_at", "owner", "trace", "trace_name")
 
     def __init__(self, index, params, offsets, buf):
         self.index = index
@@ -85,6 +88,8 @@ class _Bucket:
         self.task = None
         self.launched_at = None
         self.done_at = None
+        self.trace = None  # an fw.profiler RecordEvent from launch to seen complete
+        self.trace_name = f"all_reduce bucket {index} ({buf.nbytes / 1e3:.0f} kB)"
 
 
 class Reducer:
@@ -128,6 +133,7 @@ class Reducer:
         self.armed = False
         self.next_launch = 0
         self.ready = set()
+        self.held = {}  # parameter index -> its .grad tensor, set aside by _fill
         self.used_mask = None
         self.profile = False
         self.events = []  # the last step's (what, bucket, seconds) when profiling
@@ -171,6 +177,7 @@ class Reducer:
                 f"find_unused_parameters=True to DataParallel when the forward does not "
                 f"use every parameter")
         self._pause()  # (a previous backward that raised may have left it running)
+        self._restore_held()
         self.armed = True
         self.ready = set()
         self.next_launch = 0
@@ -193,7 +200,13 @@ class Reducer:
             self.events.append((what, bi, time.perf_counter() - self._t0))
 
     def _fill(self, i, g):
-        """Write the value ``.grad`` will hold after this backward into `i`'s slot."""
+        """Write the value ``.grad`` will hold after this backward into `i`'s slot.
+
+        With a gradient `g` (a hook), the parameter's ``.grad`` tensor is set aside
+        (``held[i]``) and ``.grad`` left empty, so the engine stores `g` there
+        instead of adding it into the old array — an addition the write-back would
+        overwrite anyway; the write-back puts the average into the set-aside tensor
+        and restores it (the optimizers' flat buffers have adopted its array)."""
         p = self.params[i]
         b = self.buckets[self.bucket_of[i]]
         s, e = b.offsets[i]
@@ -204,10 +217,15 @@ class Reducer:
                 slot.fill(0)
             else:
                 slot[...] = old._data.reshape(-1)
-        elif old is None:
+            return
+        if old is None:
             slot[...] = g._data.reshape(-1)
         else:
             np.add(old._data.reshape(-1), g._data.reshape(-1), out=slot)
+            if old._node is None and old._data.flags.writeable and \
+                    old._data.shape == p._data.shape and old._data.flags.c_contiguous:
+                self.held[i] = old
+                p._grad = None
 
     def _mark_ready(self, i):
         if i in self.ready:
@@ -229,6 +247,10 @@ class Reducer:
             else:
                 lb.task = comm.reduce(lb.buf, dst=lb.owner, group=self.group, sync_op=False)
             self._event("launch", lb.index)
+            # a Communication event of an fw.profiler recording (begin() is a no-op
+            # when no profiler records): the chrome trace shows it beside backward's ops
+            lb.trace = RecordEvent(lb.trace_name, _COMM)
+            lb.trace.begin()
             self.next_launch += 1
             if self.driver is not None:
                 self.driver.resume()
@@ -238,6 +260,7 @@ class Reducer:
             if b.task is not None and b.done_at is None and b.task.is_completed():
                 b.done_at = time.perf_counter()
                 self._event("done", b.index)
+                _end_trace(b)
 
     def _make_hook(self, i):
         def hook(g):
@@ -247,9 +270,10 @@ class Reducer:
             self._mark_ready(i)
             if self.profile:
                 self._poll()
-            else:
+            elif self.driver is None:
                 # drive MPI's progress engine so launched all-reduces move on while
-                # backward computes (MPICH progresses only inside MPI calls)
+                # backward computes (MPICH progresses only inside MPI calls); with the
+                # progress thread running this is its job
                 for b in self.buckets[:self.next_launch]:
                     if b.task is not None:
                         b.task.is_completed()
@@ -280,25 +304,43 @@ class Reducer:
         self._event("synced", -1)
         return out
 
+    def _restore_held(self):
+        """Put the set-aside ``.grad`` tensors back (a backward that raised)."""
+        for i, t in self.held.items():
+            if self.params[i]._grad is None:
+                self.params[i]._grad = t
+        self.held = {}
+
     def _write_back(self, current, n, globally_used):
         """Wait for each bucket in turn and write its averages into ``.grad`` (a
-        bucket is written back while the later ones are still in flight)."""
+        bucket is written back while the later ones are still in flight): one
+        pass per gradient, the division by the group size fused into the copy."""
         out = None
+        held = self.held
+        self.held = {}
+        inv = None
         for b in self.buckets:
             comm.wait(b.task)
             if b.done_at is None:
                 b.done_at = time.perf_counter()
+            _end_trace(b)
             self._event("waited", b.index)
-            if n > 1:
-                b.buf *= 1.0 / n
+            if inv is None or inv.dtype != b.buf.dtype:
+                inv = np.asarray(1.0 / n, dtype=b.buf.dtype)
             for i in b.params:
                 p = self.params[i]
                 s, e = b.offsets[i]
                 val = b.buf[s:e].reshape(p._data.shape)
+                old = held.pop(i, None)
+                if old is not None:  # the engine stored the raw gradient: drop it
+                    if i != current:
+                        p._grad = old
                 if b.owner is not None and b.owner != self.group.rank:
                     # stage 2: the owner keeps the reduced gradient, this rank frees its own
                     if i == current:
                         out = _zeros_like(p)  # (the engine stores it; step() drops it)
+                        if old is not None:
+                            p._grad = old
                     else:
                         p.clear_gradient(False)
                     continue
@@ -307,28 +349,36 @@ class Reducer:
                     # single process would
                     if i == current:
                         out = _zeros_like(p)
+                        if old is not None:
+                            p._grad = old
                     continue
                 if i == current:
                     # the engine adds the hook's return value into .grad after the hook
-                    if p._grad is None:
-                        out = wrap(val.copy())
+                    if p._grad is None:  # (set aside or never set): it stores this array
+                        out = wrap(np.multiply(val, inv))
                     else:
-                        np.copyto(p._grad._data, val)
+                        np.multiply(val, inv, out=p._grad._data)
                         bump_version(p._grad)
                         out = _zeros_like(p)
                     continue
                 gt = p._grad
                 if gt is None or gt._data.shape != val.shape or \
                         not gt._data.flags.writeable:
-                    p.grad = wrap(val.copy())
+                    p.grad = wrap(np.multiply(val, inv))
                 else:
-                    np.copyto(gt._data, val)
+                    np.multiply(val, inv, out=gt._data)
                     bump_version(gt)
         return out
 
     def _pause(self):
         if self.driver is not None:
             self.driver.pause()
+
+
+def _end_trace(b):
+    if b.trace is not None:
+        b.trace.end()
+        b.trace = None
 
 
 def _zeros_like(p):
