@@ -275,8 +275,9 @@ def case_zero3_buckets():
             assert st["early"] >= STEPS, (what, st)
         if sync_comm:
             assert st["prefetched"] == 0, (what, st)
-        else:  # 2 per backward (3 layers), 2 per forward from the second on (an order)
-            assert st["prefetched"] == st["prefetch_used"] == 4 * STEPS - 2, (what, st)
+        else:  # 2 layers per backward (of 3), 2 per forward from the second on (it
+            # follows the last forward's order); a layer is 2 gathers (weight, bias)
+            assert st["prefetched"] == st["prefetch_used"] == 8 * STEPS - 4, (what, st)
         sd = m2.state_dict()
         for k, v in ref.items():
             close(sd[k].numpy(), v, f"{what} {'SGD' if use_sgd else 'Adam'} {k}")

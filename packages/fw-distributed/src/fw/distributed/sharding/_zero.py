@@ -262,7 +262,8 @@ class Stage3Model(Layer):
     layer that owns them runs.
 
     Layer by layer: each sublayer that owns parameters gets a forward that
-    all-gathers *its* parameters (one collective per layer and dtype), puts
+    all-gathers *its* parameters (per dtype: its largest parameter alone, received in
+    place, and the others in one more collective — `_gather_groups`), puts
     `_GatherParam` outputs in their place, runs, and puts the empty placeholders
     back. With gradients enabled that forward runs under ``fw.autograd.recompute``:
     nothing of the layer (full parameters included) is kept for backward, which
@@ -398,28 +399,32 @@ class Stage3Model(Layer):
                     break
         if nxt is None or nxt == oid:
             return
-        by_dtype = {}
-        for s in self._units[nxt][0]:
-            by_dtype.setdefault(str(s.shard._data.dtype), []).append(s)
-        for dt, ss in by_dtype.items():
-            if (nxt, dt) not in pf.pending:
-                pf.issue((nxt, dt), np.concatenate([s.shard._data for s in ss]))
+        ss = self._units[nxt][0]
+        for gk, ks in _gather_groups(ss):
+            if (nxt, gk) not in pf.pending:
+                pf.issue((nxt, gk), np.concatenate([ss[k].shard._data for k in ks]))
 
     def _gather_slots(self, slots, key=None):
-        """Full tensors of `slots` (all-gathered: one collective per dtype, or taken
-        from a prefetch issued for layer `key`), as `_GatherParam` outputs where
+        """Full tensors of `slots` (all-gathered per `_gather_groups`, or taken from
+        a prefetch issued for layer `key`), as `_GatherParam` outputs where
         gradients flow."""
         g = self._group
         arrays = [None] * len(slots)
-        by_dtype = {}
-        for k, s in enumerate(slots):
-            by_dtype.setdefault(str(s.shard._data.dtype), []).append(k)
         pf = self._prefetcher
-        for dt, ks in by_dtype.items():
-            parts = pf.take((key, dt)) if pf is not None and key is not None else None
+        for gk, ks in _gather_groups(slots):
+            parts = pf.take((key, gk)) if pf is not None and key is not None else None
+            counted = parts is not None  # a prefetch's buffer is counted from its issue
             if parts is None:
                 flat = np.concatenate([slots[k].shard._data for k in ks])
                 parts = comm.all_gather(flat, group=g)  # [n, sum of slice sizes]
+            if len(ks) == 1:
+                # rank-major slices of one parameter are the flat parameter (padding
+                # at the end): a view of the received buffer, no copy
+                s = slots[ks[0]]
+                arrays[ks[0]] = parts.reshape(-1)[:s.numel].reshape(s.shape)
+                if not counted:
+                    self._memory.track(parts if parts.base is None else parts.base)
+                continue
             o = 0
             for k in ks:
                 s = slots[k]
@@ -528,6 +533,25 @@ class Stage3Model(Layer):
             s.shard._data[:s.end - s.start] = flat[s.start:s.end]
             bump_version(s.shard)
         return rep
+
+
+def _gather_groups(slots):
+    """How the parameters of `slots` are all-gathered: per dtype, the largest
+    alone (its full array is then a view of the received buffer, so the layer's
+    biggest parameter is never copied, nor held twice while copied) and the rest
+    together (copied out: small). Returns ``[((dtype, part), [indices])]``, the
+    same on every rank."""
+    by_dtype = {}
+    for k, s in enumerate(slots):
+        by_dtype.setdefault(str(s.shard._data.dtype), []).append(k)
+    out = []
+    for dt, ks in by_dtype.items():
+        big = max(ks, key=lambda k: (slots[k].size, -k))
+        out.append(((dt, 0), [big]))
+        rest = [k for k in ks if k != big]
+        if rest:
+            out.append(((dt, 1), rest))
+    return out
 
 
 class Stage3Optimizer:
