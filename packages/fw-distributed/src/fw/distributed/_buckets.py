@@ -6,7 +6,10 @@ bucket (the first gradients ready) is kept small (``last_comm_buffer_size``
 MB, Paddle's name: it is the last layer's) so communication starts early, the
 others hold up to ``comm_buffer_size`` MB. A bucket holds one dtype only (it is
 one flat buffer). The design follows Paddle's ``assign_group_by_size`` and
-PyTorch DDP's reducer (facts, not code).
+PyTorch DDP's reducer (facts, not code): DDP too caps its first bucket at 1 MiB
+(``torch.distributed._DEFAULT_FIRST_BUCKET_BYTES``) and the others at
+``bucket_cap_mb`` (25), so the first all-reduce starts as soon as the output
+layers' gradients exist.
 
 `Reducer` owns the flat buffers and the per-step state: a parameter's hook copies
 its gradient into its slot; when a bucket's last slot is written its all-reduce is
@@ -133,7 +136,7 @@ class Reducer:
         self.armed = False
         self.next_launch = 0
         self.ready = set()
-        self.held = {}  # parameter index -> its .grad tensor, set aside by _fill
+        self._probe = 0
         self.used_mask = None
         self.profile = False
         self.events = []  # the last step's (what, bucket, seconds) when profiling
@@ -177,10 +180,10 @@ class Reducer:
                 f"find_unused_parameters=True to DataParallel when the forward does not "
                 f"use every parameter")
         self._pause()  # (a previous backward that raised may have left it running)
-        self._restore_held()
         self.armed = True
         self.ready = set()
         self.next_launch = 0
+        self._probe = 0  # the oldest launched bucket not seen complete (hooks test it)
         for b in self.buckets:
             b.pending = len(b.params)
             b.task = None
@@ -202,11 +205,10 @@ class Reducer:
     def _fill(self, i, g):
         """Write the value ``.grad`` will hold after this backward into `i`'s slot.
 
-        With a gradient `g` (a hook), the parameter's ``.grad`` tensor is set aside
-        (``held[i]``) and ``.grad`` left empty, so the engine stores `g` there
-        instead of adding it into the old array — an addition the write-back would
-        overwrite anyway; the write-back puts the average into the set-aside tensor
-        and restores it (the optimizers' flat buffers have adopted its array)."""
+        (The engine then adds `g` into ``.grad`` too, which the write-back
+        overwrites. Setting ``.grad`` aside so the engine stores `g` instead was
+        measured slower: the engine copies a gradient that is a view, and fresh
+        arrays each step cost more than the in-place addition.)"""
         p = self.params[i]
         b = self.buckets[self.bucket_of[i]]
         s, e = b.offsets[i]
@@ -222,10 +224,6 @@ class Reducer:
             slot[...] = g._data.reshape(-1)
         else:
             np.add(old._data.reshape(-1), g._data.reshape(-1), out=slot)
-            if old._node is None and old._data.flags.writeable and \
-                    old._data.shape == p._data.shape and old._data.flags.c_contiguous:
-                self.held[i] = old
-                p._grad = None
 
     def _mark_ready(self, i):
         if i in self.ready:
@@ -270,13 +268,18 @@ class Reducer:
             self._mark_ready(i)
             if self.profile:
                 self._poll()
-            elif self.driver is None:
+            else:
                 # drive MPI's progress engine so launched all-reduces move on while
-                # backward computes (MPICH progresses only inside MPI calls); with the
-                # progress thread running this is its job
-                for b in self.buckets[:self.next_launch]:
-                    if b.task is not None:
-                        b.task.is_completed()
+                # backward computes (MPICH progresses only inside MPI calls, and one
+                # test advances every request: testing the oldest unfinished bucket
+                # is enough; the progress thread does the same between hooks)
+                k = self._probe
+                while k < self.next_launch:
+                    b = self.buckets[k]
+                    if b.task is not None and not b.task.is_completed():
+                        break
+                    k += 1
+                self._probe = k
             if self.next_launch == len(self.buckets):
                 return self._finish(i)
             return None
@@ -304,20 +307,11 @@ class Reducer:
         self._event("synced", -1)
         return out
 
-    def _restore_held(self):
-        """Put the set-aside ``.grad`` tensors back (a backward that raised)."""
-        for i, t in self.held.items():
-            if self.params[i]._grad is None:
-                self.params[i]._grad = t
-        self.held = {}
-
     def _write_back(self, current, n, globally_used):
         """Wait for each bucket in turn and write its averages into ``.grad`` (a
         bucket is written back while the later ones are still in flight): one
         pass per gradient, the division by the group size fused into the copy."""
         out = None
-        held = self.held
-        self.held = {}
         inv = None
         for b in self.buckets:
             comm.wait(b.task)
@@ -331,16 +325,10 @@ class Reducer:
                 p = self.params[i]
                 s, e = b.offsets[i]
                 val = b.buf[s:e].reshape(p._data.shape)
-                old = held.pop(i, None)
-                if old is not None:  # the engine stored the raw gradient: drop it
-                    if i != current:
-                        p._grad = old
                 if b.owner is not None and b.owner != self.group.rank:
                     # stage 2: the owner keeps the reduced gradient, this rank frees its own
                     if i == current:
                         out = _zeros_like(p)  # (the engine stores it; step() drops it)
-                        if old is not None:
-                            p._grad = old
                     else:
                         p.clear_gradient(False)
                     continue
@@ -349,12 +337,10 @@ class Reducer:
                     # single process would
                     if i == current:
                         out = _zeros_like(p)
-                        if old is not None:
-                            p._grad = old
                     continue
                 if i == current:
                     # the engine adds the hook's return value into .grad after the hook
-                    if p._grad is None:  # (set aside or never set): it stores this array
+                    if p._grad is None:  # never set: it stores this array
                         out = wrap(np.multiply(val, inv))
                     else:
                         np.multiply(val, inv, out=p._grad._data)
