@@ -231,8 +231,8 @@ def test_bind_to_core(monkeypatch):
     for k in ("LOCAL_RANK", "LOCAL_WORLD_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"):
         monkeypatch.delenv(k, raising=False)
     monkeypatch.delenv("FW_DIST_BIND_CORE", raising=False)
-    assert bind_to_core() is None            # off by default
-    assert bind_to_core("1") is None         # no local rank known
+    assert bind_to_core() is None            # no local rank known: nothing to do
+    assert bind_to_core("1") is None
     with pytest.raises(ValueError, match="FW_DIST_BIND_CORE must be '0', '1' or 'auto', "
                                          "got 'yes'"):
         bind_to_core("yes")
@@ -241,10 +241,13 @@ def test_bind_to_core(monkeypatch):
     assert bind_to_core("1") is None         # more ranks than cores: never
     monkeypatch.setenv("MPI_LOCALNRANKS", str(len(cores)))
     try:
-        assert bind_to_core("auto") == cores[-1]
+        assert bind_to_core() == cores[-1]   # the default: auto, one rank per core
         assert os.sched_getaffinity(0) == {cores[-1]}
     finally:
         os.sched_setaffinity(0, before)
+    monkeypatch.setenv("FW_DIST_BIND_CORE", "0")
+    assert bind_to_core() is None
+    assert os.sched_getaffinity(0) == before
     if len(cores) > 1:
         monkeypatch.setenv("MPI_LOCALNRANKS", str(len(cores) - 1))
         monkeypatch.setenv("MPI_LOCALRANKID", "0")

@@ -49,18 +49,19 @@ def _local_rank_and_size():
 def bind_to_core(mode=None):
     """Pin this process to one core: local rank ``r`` of ``n`` gets the ``r``-th of
     the cores it may run on (``os.sched_getaffinity``). `mode` (default
-    ``FW_DIST_BIND_CORE``, else ``"0"``): ``"1"`` pins whenever ``n`` <= the
-    cores, ``"auto"`` only when ``n`` == the cores (one rank per core, where a
-    migrating rank can only land on its peer's core), ``"0"`` never. On a machine
-    shared with other jobs pinning can hurt (a pinned rank cannot move off a core
-    another job is using), hence off by default. Returns the core or None.
+    ``FW_DIST_BIND_CORE``, else ``"auto"``): ``"auto"`` pins only when ``n`` ==
+    the cores (one rank per core: a migrating rank could only land on its peer's
+    core, and each migration costs it its cache), ``"1"`` whenever ``n`` <= the
+    cores, ``"0"`` never. `DataParallel` calls it. Processes started afterwards
+    (data-loader workers) inherit the one core: set ``FW_DIST_BIND_CORE=0`` to
+    keep them free. Returns the core or None.
 
     Examples:
         >>> from fw.distributed.parallel import bind_to_core
         >>> bind_to_core("0") is None
         True
     """
-    mode = os.environ.get("FW_DIST_BIND_CORE", "0") if mode is None else str(mode)
+    mode = os.environ.get("FW_DIST_BIND_CORE", "auto") if mode is None else str(mode)
     if mode not in ("0", "1", "auto"):
         raise ValueError(f"bind_to_core: FW_DIST_BIND_CORE must be '0', '1' or 'auto', got "
                          f"{mode!r}")
