@@ -176,3 +176,15 @@ def __getattr__(name):
                else f"module 'fw' has no attribute {name!r}")
         raise AttributeError(msg, name=name, obj=_sys.modules[__name__]) from None
     return getattr(m, name) if name in _TOP_LEVEL else m
+
+# Paddle 3.3's float8 formats, wider unsigned ints, non-tensor DataType tags and mmap storage
+from fw.core.dtypes import (  # noqa: E402,F401
+    float8_e4m3fn,
+    float8_e5m2,
+    pstring,
+    raw,
+    uint16,
+    uint32,
+    uint64,
+)
+from fw.core.mmap_storage import MmapStorage  # noqa: E402,F401

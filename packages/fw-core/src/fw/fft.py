@@ -3,7 +3,7 @@
 The functions are the ``fft.``-prefixed entries of the op table's public
 functions (``fw.core.FUNCTIONS``), declared in ``fw/core/ops/fft.py``.
 
-Example:
+Examples:
     >>> import fw
     >>> fw.fft.rfftfreq(4).tolist()
     [0.0, 0.25, 0.5]

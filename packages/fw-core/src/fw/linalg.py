@@ -6,7 +6,7 @@ functions (``fw.core.FUNCTIONS``), declared in ``fw/core/ops/linalg.py``,
 names that Paddle re-exports from the top level (``matrix_transpose``,
 ``diagonal``) are picked up when their ops exist.
 
-Example:
+Examples:
     >>> import fw
     >>> fw.linalg.det(fw.to_tensor([[2., 0.], [0., 3.]])).item()
     6.0
@@ -16,7 +16,7 @@ from fw.core import FUNCTIONS as _FUNCTIONS
 
 _PREFIX = "linalg."
 # paddle.linalg also re-exports these top-level functions
-_TOP_LEVEL = ("matrix_transpose", "diagonal")
+_TOP_LEVEL = ("matrix_transpose", "diagonal", "matmul")
 
 
 def _names() -> dict:

@@ -5,7 +5,7 @@ Both are compositions of fw ops (gather for framing and reflect padding, the
 ``fft.*`` ops, pad/reshape/sum for overlap-add), so they run eagerly, trace into
 programs and differentiate through fw.autograd like any other fw code.
 
-Example:
+Examples:
     >>> import fw
     >>> x = fw.to_tensor([0.0, 1.0, 0.0, -1.0] * 4)
     >>> fw.signal.stft(x, n_fft=8).shape

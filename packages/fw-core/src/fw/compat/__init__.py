@@ -32,9 +32,21 @@ _alias = _TorchAlias()
 
 
 def enable_compat() -> None:
-    """Make ``import torch`` (and ``torch.nn`` …) import fw instead, for running
-    PyTorch-style scripts on fw. A real PyTorch already imported is set aside
-    until `disable_compat`."""
+    """Make ``import torch`` (and ``torch.nn``, ...) import fw, to run PyTorch-style scripts on fw.
+
+    A real PyTorch already imported is set aside until disable_compat.
+
+    Returns:
+        None
+
+    Examples:
+        >>> import fw
+        >>> fw.enable_compat()
+        >>> import torch
+        >>> torch.zeros([2]).shape
+        [2]
+        >>> fw.disable_compat()
+    """
     if _alias in sys.meta_path:
         return
     _saved.update({k: v for k, v in sys.modules.items()
@@ -45,8 +57,16 @@ def enable_compat() -> None:
 
 
 def disable_compat() -> None:
-    """Undo `enable_compat`: ``import torch`` imports PyTorch again (or fails if
-    it is not installed)."""
+    """Undo enable_compat: ``import torch`` imports PyTorch again (or fails if it is missing).
+
+    Returns:
+        None
+
+    Examples:
+        >>> import fw
+        >>> fw.enable_compat()
+        >>> fw.disable_compat()
+    """
     if _alias in sys.meta_path:
         sys.meta_path.remove(_alias)
     for k in [k for k in sys.modules if k == "torch" or k.startswith("torch.")]:

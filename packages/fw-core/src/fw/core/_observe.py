@@ -22,8 +22,8 @@ import numpy as np
 
 from fw.core.dispatch import observe_state
 
-__all__ = ["set_recorder", "recorder", "span", "set_check_nan_inf", "check_nan_inf_enabled",
-           "NanInfError"]
+__all__ = ["set_recorder", "recorder", "tracing_ops", "span", "set_check_nan_inf",
+           "check_nan_inf_enabled", "NanInfError"]
 
 _state = {"recorder": None, "ops": False, "nan": False}
 
@@ -43,6 +43,11 @@ def set_recorder(rec, ops: bool = True) -> None:
     _state["recorder"] = rec
     _state["ops"] = rec is not None and bool(ops)
     _update()
+
+
+def tracing_ops() -> bool:
+    """True while a recorder takes op events (the IR executor then traces its ops)."""
+    return _state["ops"]
 
 
 def recorder():

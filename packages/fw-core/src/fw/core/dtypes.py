@@ -26,6 +26,8 @@ __all__ = [
     "float32", "float64", "complex64", "complex128", "convert_dtype", "from_numpy",
     "promote_types", "result_type", "set_default_dtype", "get_default_dtype", "iinfo", "finfo",
     "ALL_DTYPES", "FLOAT_DTYPES", "COMPLEX_DTYPES", "INT_DTYPES",
+    "float8_e4m3fn", "float8_e5m2", "uint16", "uint32", "uint64", "STORAGE_DTYPES",
+    "DataTypeTag", "pstring", "raw",
 ]
 
 # kinds, in promotion order
@@ -33,8 +35,27 @@ _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
 
 
 class DType:
-    """A tensor element type. Compare with ``==`` against another DType, a name
-    (``"float32"``), or a NumPy dtype/type."""
+    """A tensor element type: ``fw.float32``, ``fw.int64``, ... (``paddle.dtype``).
+
+    A DType compares equal to another DType, to its name (``"float32"``) and to the matching
+    NumPy dtype or type; ``x.dtype`` returns one and every ``dtype=`` argument accepts one.
+
+    Args:
+        name (str): The name, e.g. "float32".
+        short (str): The name in the IR text form.
+        np_dtype (numpy.dtype): The NumPy dtype holding the values.
+        kind (int): The kind (bool, integer, floating, complex) used by promotion.
+        rank (int): The position within its kind for promotion.
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> d = fw.zeros([1]).dtype
+        >>> d, d == "float32", d == np.float32, d.itemsize
+        (fw.float32, True, True, 4)
+        >>> fw.float64.is_floating_point
+        True
+    """
 
     __slots__ = ("name", "short", "np", "itemsize", "kind", "rank", "__weakref__")
 
@@ -175,7 +196,22 @@ _default = [float32]
 
 
 def set_default_dtype(d) -> None:
-    """Set the dtype that Python floats and float-producing creation ops use."""
+    """Set the default float dtype: the dtype of Python floats in fw.to_tensor and of float
+    results of creation ops (fw.zeros, fw.rand, ...).
+
+    Args:
+        d (str|fw.dtype): float16, bfloat16, float32 or float64.
+
+    Returns:
+        None
+
+    Examples:
+        >>> import fw
+        >>> fw.set_default_dtype("float64")
+        >>> fw.to_tensor(1.5).dtype
+        fw.float64
+        >>> fw.set_default_dtype("float32")
+    """
     d = convert_dtype(d)
     if d not in (float16, bfloat16, float32, float64):
         raise TypeError(f"set_default_dtype only accepts a floating dtype "
@@ -184,6 +220,16 @@ def set_default_dtype(d) -> None:
 
 
 def get_default_dtype() -> DType:
+    """The default float dtype (float32 unless changed by set_default_dtype).
+
+    Returns:
+        fw.dtype: the default float dtype.
+
+    Examples:
+        >>> import fw
+        >>> fw.get_default_dtype()
+        fw.float32
+    """
     return _default[0]
 
 
@@ -269,7 +315,19 @@ def result_type(*args) -> DType:
 
 # ---------------------------------------------------------------- iinfo / finfo
 class iinfo:
-    """Machine limits of an integer dtype (Paddle's ``paddle.iinfo``)."""
+    """Machine limits of an integer dtype (``paddle.iinfo``).
+
+    Attributes: ``min``, ``max``, ``bits`` and ``dtype``.
+
+    Args:
+        dtype (str|fw.dtype): An integer dtype.
+
+    Examples:
+        >>> import fw
+        >>> info = fw.iinfo(fw.int8)
+        >>> info.min, info.max, info.bits
+        (-128, 127, 8)
+    """
 
     def __init__(self, dtype):
         d = convert_dtype(dtype)
@@ -286,7 +344,21 @@ class iinfo:
 
 
 class finfo:
-    """Machine limits of a floating dtype (Paddle's ``paddle.finfo``)."""
+    """Machine limits of a floating dtype (``paddle.finfo``).
+
+    Attributes: ``min``, ``max``, ``eps``, ``tiny``, ``smallest_normal``, ``resolution``,
+    ``bits`` and ``dtype`` (for a complex dtype, those of its real part).
+
+    Args:
+        dtype (str|fw.dtype): A floating or complex dtype.
+
+    Examples:
+        >>> import fw
+        >>> fw.finfo(fw.float32).eps
+        1.1920928955078125e-07
+        >>> fw.finfo("float16").max
+        65504.0
+    """
 
     def __init__(self, dtype):
         d = convert_dtype(dtype)
@@ -295,7 +367,8 @@ class finfo:
         npd = d.np
         if d.kind == _COMPLEX:
             npd = np.dtype(np.float32 if d is complex64 else np.float64)
-        f = ml_dtypes.finfo(npd) if d is bfloat16 else np.finfo(npd)
+        f = ml_dtypes.finfo(npd) if d.kind == _FLOAT and d.rank <= 1 and d is not float16 \
+            else np.finfo(npd)  # bfloat16 and the float8 formats are ml_dtypes types
         self.dtype = d.name if d.kind == _FLOAT else ("float32" if d is complex64 else "float64")
         self.bits = int(f.bits)
         self.eps = float(f.eps)
@@ -309,3 +382,53 @@ class finfo:
         return (f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, "
                 f"eps={self.eps}, smallest_normal={self.smallest_normal}, tiny={self.tiny}, "
                 f"bits={self.bits}, dtype={self.dtype})")
+
+
+# ---------------------------------------------------------------- storage dtypes
+# Paddle 3.3's float8 formats (through ml_dtypes, as bfloat16) and its wider unsigned
+# integers. Tensors of these dtypes are created, cast, copied, saved and compared like
+# any other; they are not among ALL_DTYPES, so the op records do not sample them and an
+# op whose kernel NumPy cannot run on them says so. Promotion: a float8 with a wider
+# float gives the wider one, the two float8 formats give float32 (as float16 with
+# bfloat16); uint32/uint64 with integers follow NumPy (uint64 with a signed int: float64).
+float8_e4m3fn = DType("float8_e4m3fn", "f8e4m3fn", ml_dtypes.float8_e4m3fn, _FLOAT, 0)
+float8_e5m2 = DType("float8_e5m2", "f8e5m2", ml_dtypes.float8_e5m2, _FLOAT, 0)
+uint32 = DType("uint32", "u32", np.uint32, _INT, 4)
+uint64 = DType("uint64", "u64", np.uint64, _INT, 5)
+STORAGE_DTYPES = (float8_e4m3fn, float8_e5m2, uint32, uint64)
+uint16 = bfloat16  # Paddle 3.3: paddle.uint16 is paddle.bfloat16 (its storage name)
+
+for _d in STORAGE_DTYPES:
+    _BY_NP[_d.np] = _d
+    _BY_NAME[_d.name] = _d
+    _BY_NAME[_d.short] = _d
+
+
+def _promote_storage(a: DType, b: DType) -> DType:
+    if {a, b} & {uint32, uint64} and a.kind <= _INT and b.kind <= _INT:
+        return from_numpy(np.promote_types(a.np, b.np))
+    return _promote_pair(a, b)
+
+
+for _a in ALL_DTYPES + STORAGE_DTYPES:
+    for _b in STORAGE_DTYPES:
+        _TABLE[(_a, _b)] = _promote_storage(_a, _b)
+        _TABLE[(_b, _a)] = _promote_storage(_b, _a)
+
+
+class DataTypeTag:
+    """A Paddle ``DataType`` that no tensor of fw can have: ``pstring`` (Paddle's string
+    tensors) and ``raw`` (``DataType.UNDEFINED``). They compare equal only to
+    themselves; using one as a tensor dtype raises a TypeError naming it."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"fw.{self.name}"
+
+
+pstring = DataTypeTag("pstring")
+raw = DataTypeTag("raw")

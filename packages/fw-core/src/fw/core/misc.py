@@ -9,7 +9,17 @@ __all__ = ["Size", "batch", "set_flags", "get_flags", "register_flag"]
 
 
 class Size(tuple):
-    """A shape: a tuple of ints (Paddle 3's ``paddle.Size``, PyTorch's ``torch.Size``)."""
+    """A shape: a tuple of ints (Paddle 3's ``paddle.Size``, PyTorch's ``torch.Size``).
+
+    Args:
+        dims (iterable of int, optional): The sizes. Default: ().
+
+    Examples:
+        >>> import fw
+        >>> s = fw.Size([2, 3])
+        >>> s, s.numel(), s[1:]
+        (fw.Size([2, 3]), 6, fw.Size([3]))
+    """
 
     def __new__(cls, dims=()):
         return super().__new__(cls, (int(d) for d in dims))
@@ -26,9 +36,22 @@ class Size(tuple):
 
 
 def batch(reader, batch_size, drop_last=False):
-    """Wrap a sample reader (a callable returning an iterable) into one yielding
-    lists of `batch_size` samples; the last short batch is kept unless
-    `drop_last`."""
+    """Wrap a sample reader into a reader of batches (Paddle's legacy ``paddle.batch``).
+
+    Args:
+        reader (callable): A function returning an iterable of samples.
+        batch_size (int): The number of samples per batch.
+        drop_last (bool, optional): Drop the last batch when it is short. Default: False.
+
+    Returns:
+        callable: a function returning an iterator of lists of samples.
+
+    Examples:
+        >>> import fw
+        >>> batches = fw.batch(lambda: range(5), batch_size=2)
+        >>> list(batches())
+        [[0, 1], [2, 3], [4]]
+    """
     if not isinstance(batch_size, int) or batch_size <= 0:
         raise ValueError(f"batch: batch_size must be a positive int, got {batch_size!r}")
 
@@ -75,6 +98,23 @@ _ACTING["FLAGS_check_nan_inf"] = set_check_nan_inf
 
 
 def set_flags(flags: dict) -> None:
+    """Set Paddle-style global flags (``FLAGS_*``).
+
+    Flags fw acts on (e.g. ``FLAGS_check_nan_inf``) take effect at once; others are stored
+    and returned by get_flags.
+
+    Args:
+        flags (dict): {flag name: value}; names start with "FLAGS_".
+
+    Returns:
+        None
+
+    Examples:
+        >>> import fw
+        >>> fw.set_flags({"FLAGS_docs_example": 3})
+        >>> fw.get_flags("FLAGS_docs_example")
+        {'FLAGS_docs_example': 3}
+    """
     if not isinstance(flags, dict):
         raise TypeError(f"set_flags expects a dict of FLAGS_* names to values, got "
                         f"{type(flags).__name__}")
@@ -87,6 +127,20 @@ def set_flags(flags: dict) -> None:
 
 
 def get_flags(flags) -> dict:
+    """The values of flags set with set_flags.
+
+    Args:
+        flags (str|list[str]): One flag name or a list of them.
+
+    Returns:
+        dict: {flag name: value}.
+
+    Examples:
+        >>> import fw
+        >>> fw.set_flags({"FLAGS_docs_example": True})
+        >>> fw.get_flags(["FLAGS_docs_example"])
+        {'FLAGS_docs_example': True}
+    """
     names = [flags] if isinstance(flags, str) else list(flags)
     out = {}
     for k in names:

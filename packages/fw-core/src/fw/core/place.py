@@ -28,7 +28,23 @@ __all__ = [
 
 
 class Place:
-    """A device: ``Place(cpu)`` or ``Place(gpu:N)``."""
+    """A device: ``Place(cpu)`` or ``Place(gpu:N)``; ``tensor.place`` returns one.
+
+    Places compare equal by kind and index; ``str(place)`` is the device string fw.set_device
+    takes. Usually made by fw.CPUPlace() / fw.CUDAPlace(n) or from a string.
+
+    Args:
+        kind (str, optional): "cpu" or "gpu" (or a plugin backend's name). Default: "cpu".
+        index (int, optional): The device index. Default: 0.
+
+    Examples:
+        >>> import fw
+        >>> p = fw.to_tensor([1.0]).place
+        >>> p, str(p), p == fw.CPUPlace()
+        (Place(cpu), 'cpu', True)
+        >>> fw.Place("gpu", 1)
+        Place(gpu:1)
+    """
 
     __slots__ = ("kind", "index")
 
@@ -68,14 +84,49 @@ class Place:
 
 
 def CPUPlace() -> Place:  # noqa: N802 - Paddle's name
+    """The CPU place (``paddle.CPUPlace()``).
+
+    Returns:
+        fw.Place: the cpu place.
+
+    Examples:
+        >>> import fw
+        >>> fw.CPUPlace()
+        Place(cpu)
+        >>> fw.to_tensor([1.0], place=fw.CPUPlace()).place
+        Place(cpu)
+    """
     return Place("cpu", 0)
 
 
 def CUDAPlace(index: int = 0) -> Place:  # noqa: N802
+    """The place of GPU number index (``paddle.CUDAPlace(0)``).
+
+    Args:
+        index (int, optional): The GPU index. Default: 0.
+
+    Returns:
+        fw.Place: the gpu place (using it needs a GPU).
+
+    Examples:
+        >>> import fw
+        >>> fw.CUDAPlace(1)
+        Place(gpu:1)
+    """
     return Place("gpu", index)
 
 
 def CUDAPinnedPlace() -> Place:  # noqa: N802 - host memory; fw keeps it as cpu
+    """Paddle's page-locked host memory place; fw keeps such tensors in ordinary CPU memory.
+
+    Returns:
+        fw.Place: the cpu place.
+
+    Examples:
+        >>> import fw
+        >>> fw.CUDAPinnedPlace()
+        Place(cpu)
+    """
     return Place("cpu", 0)
 
 
@@ -189,7 +240,21 @@ _current = [_CPU_PLACE]
 
 
 def set_device(device) -> Place:
-    """Set the place new tensors are created on ('cpu', 'gpu', 'gpu:N')."""
+    """Set the device new tensors are created on.
+
+    Args:
+        device (str|fw.Place): "cpu", "gpu" or "gpu:N".
+
+    Returns:
+        fw.Place: the new current place.
+
+    Examples:
+        >>> import fw
+        >>> fw.set_device("cpu")
+        Place(cpu)
+        >>> fw.get_device()
+        'cpu'
+    """
     p = parse_place(device)
     b = get_backend(p.kind)
     if not b.is_available():
@@ -201,6 +266,16 @@ def set_device(device) -> Place:
 
 
 def get_device() -> str:
+    """The current device as a string ("cpu" or "gpu:N").
+
+    Returns:
+        str: the device new tensors are created on.
+
+    Examples:
+        >>> import fw
+        >>> fw.get_device()
+        'cpu'
+    """
     return str(_current[0])
 
 
@@ -209,6 +284,16 @@ def current_place() -> Place:
 
 
 def is_compiled_with_cuda() -> bool:
+    """Whether fw can use a CUDA GPU here (CuPy installed and a GPU visible).
+
+    Returns:
+        bool: True when the gpu backend is available.
+
+    Examples:
+        >>> import fw
+        >>> isinstance(fw.is_compiled_with_cuda(), bool)
+        True
+    """
     try:
         return get_backend("gpu").is_available()
     except Exception:

@@ -17,6 +17,7 @@ from time import perf_counter_ns
 
 from fw.core import _observe
 from fw.core.ops.collective import COLLECTIVE_OPS
+from fw.profiler.layer_view import set_recording as _set_layer_recording
 
 __all__ = ["ProfilerState", "ProfilerTarget", "TracerEventType", "Event", "make_scheduler",
            "Profiler", "RecordEvent"]
@@ -143,17 +144,19 @@ def _range_scheduler(start: int, end: int):
                           record=end - start, repeat=1)
 
 
-def _flops(name, args, out) -> int:
+def _flops(name, args, out, arrays=False) -> int:
     """FLOPs of an op from its shapes: 2*M*N*K for matmul, 2*outputs*(C_in/groups)*
     kernel for conv, one per output element for elementwise-like ops (the counting
-    Paddle's profiler and fw.flops use); ops without a rule count their outputs."""
+    Paddle's profiler and fw.flops use); ops without a rule count their outputs.
+    `args`/`out` are Tensors, or with `arrays` the kernel's arrays (the IR executor)."""
     import numpy as np
 
+    def data(x):
+        return (x if hasattr(x, "shape") else None) if arrays else getattr(x, "_data", None)
+
     outs = out if isinstance(out, (tuple, list)) else (out,)
-    numel = sum(int(np.prod(getattr(getattr(o, "_data", None), "shape", ()) or (1,)))
-                for o in outs if getattr(o, "_data", None) is not None)
-    shapes = [tuple(getattr(getattr(a, "_data", None), "shape", ()) or ()) for a in args
-              if getattr(a, "_data", None) is not None]
+    numel = sum(int(np.prod(data(o).shape or (1,))) for o in outs if data(o) is not None)
+    shapes = [tuple(data(a).shape) for a in args if data(a) is not None]
     if name in ("matmul", "mm", "bmm", "linear") and len(shapes) >= 2 and shapes[0]:
         return 2 * numel * int(shapes[0][-1])
     if name.startswith("conv") and len(shapes) >= 2 and len(shapes[1]) >= 3:
@@ -187,6 +190,23 @@ class _Recorder:
         # collectives (c_allreduce, …) are the Communication rows of the distributed view
         kind = "Communication" if op.name in COLLECTIVE_OPS else "Operator"
         ev = Event(op.name, kind, t0, t1, threading.get_ident(), a)
+        with self._lock:
+            self.events.append(ev)
+
+    def ir_op_event(self, name, arrays, out, t0, t1):
+        """An op run by the IR executor (a compiled program's kernel call, on arrays)."""
+        a = {"ir": True}
+        if self.shapes:
+            ins = [x for x in arrays if not isinstance(x, (list, tuple))]
+            a["input_shapes"] = [list(x.shape) if hasattr(x, "shape") else None for x in ins]
+            a["input_dtypes"] = [str(x.dtype) if hasattr(x, "dtype") else None for x in ins]
+        if self.memory:
+            outs = out if isinstance(out, (tuple, list)) else (out,)
+            a["bytes"] = int(sum(getattr(o, "nbytes", 0) or 0 for o in outs))
+        if self.flops:
+            a["flops"] = _flops(name, arrays, out, arrays=True)
+        kind = "Communication" if name in COLLECTIVE_OPS else "Operator"
+        ev = Event(name, kind, t0, t1, threading.get_ident(), a)
         with self._lock:
             self.events.append(ev)
 
@@ -282,9 +302,11 @@ class Profiler:
         self._rec.reader = self._add_reader
         self._rec_start = perf_counter_ns()
         _observe.set_recorder(self._rec, ops=True)
+        _set_layer_recording(True)  # fw-nn times Layer forwards only now
 
     def _end_record(self):
         rec, self._rec = self._rec, None
+        _set_layer_recording(False)
         _observe.set_recorder(self._timer_rec() if self._started else None, ops=False)
         if rec is None:
             return
@@ -301,6 +323,9 @@ class Profiler:
 
         class _Timer:
             def op_event(self, *a):
+                pass
+
+            def ir_op_event(self, *a):
                 pass
 
             def event(self, name, kind, t0, t1, args=None):

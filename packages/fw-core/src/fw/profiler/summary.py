@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections import defaultdict
 from enum import Enum
 
+from fw.profiler.layer_view import LAYER_KIND, layer_table
+
 __all__ = ["SortedKeys", "SummaryView", "summary_text", "aggregate"]
 
 
@@ -104,16 +106,26 @@ def _order(stats, sorted_by):
     return sorted(stats.items(), key=lambda kv: -(getattr(kv[1], k) or 0))
 
 
+_HEAD = ["Name", "Calls", "Total({u})", "Avg({u})", "Max({u})", "Min({u})", "Ratio(%)"]
+_SORT_KEY = {SortedKeys.CPUTotal: "total", SortedKeys.GPUTotal: "total",
+             SortedKeys.CPUAvg: "avg", SortedKeys.GPUAvg: "avg", SortedKeys.CPUMax: "max",
+             SortedKeys.GPUMax: "max", SortedKeys.CPUMin: "min", SortedKeys.GPUMin: "min"}
+
+
 def _table(title, stats, sorted_by, unit, extra=()):
     scale = _UNITS[unit]
     whole = sum(s.total for s in stats.values()) or 1
-    head = ["Name", "Calls", f"Total({unit})", f"Avg({unit})", f"Max({unit})", f"Min({unit})",
-            "Ratio(%)"] + [h for h, _ in extra]
+    head = _HEAD + [h for h, _ in extra]
     rows = []
     for name, s in _order(stats, sorted_by):
         rows.append([str(name), str(s.calls), f"{s.total / scale:.3f}", f"{s.avg / scale:.3f}",
                      f"{s.max / scale:.3f}", f"{(s.min or 0) / scale:.3f}",
                      f"{100.0 * s.total / whole:.2f}"] + [f(s) for _, f in extra])
+    return _render(title, head, rows, unit)
+
+
+def _render(title, head, rows, unit):
+    head = [h.format(u=unit) for h in head]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
               for i, h in enumerate(head)]
     line = "-" * (sum(widths) + 2 * len(widths))
@@ -156,6 +168,11 @@ def summary_text(events, sorted_by=None, op_detail: bool = True, thread_sep: boo
         groups = ("Dataloader", "Forward", "Backward", "Optimization", "ProfileStep")
         parts.append(_table("Model Summary", aggregate(
             [e for e in events if e.kind in groups], key=lambda e: e.kind), sorted_by, time_unit))
+        if any(e.kind == LAYER_KIND for e in events):
+            parts.append(_render("Layer Summary (forward time per Layer, by module path)",
+                                 _HEAD, layer_table(
+                                     events, _SORT_KEY[sorted_by], _UNITS[time_unit],
+                                     time_unit), time_unit))
     if SummaryView.DistributedView in views:
         parts.append(_table("Distribution Summary (communication)",
                             aggregate(events, "Communication"), sorted_by, time_unit))

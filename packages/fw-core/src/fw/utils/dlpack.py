@@ -74,7 +74,23 @@ class _CapsuleSource:
 
 
 def to_dlpack(x: Tensor):
-    """A DLPack capsule sharing `x`'s memory (consume it once)."""
+    """A DLPack capsule sharing x's memory (consume it once, e.g. with torch.from_dlpack).
+
+    Tensors also implement ``__dlpack__`` themselves, so ``np.from_dlpack(x)`` works directly.
+
+    Args:
+        x (Tensor): The tensor (not bfloat16: cast it first).
+
+    Returns:
+        PyCapsule: a "dltensor" capsule.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor([1.0, 2.0])
+        >>> y = fw.from_dlpack(fw.to_dlpack(x))
+        >>> y.tolist(), y.data_ptr() == x.data_ptr()
+        ([1.0, 2.0], True)
+    """
     if not isinstance(x, Tensor):
         raise InvalidTypeError(f"to_dlpack: expected a Tensor, got {type(x).__name__}")
     if x._data.dtype == _dt.bfloat16.np:
@@ -98,9 +114,27 @@ def _import_numpy(src):
 
 
 def from_dlpack(obj) -> Tensor:
-    """A Tensor sharing the memory of `obj` (an object with ``__dlpack__``, or a
-    legacy DLPack capsule). CPU memory becomes a cpu tensor; CUDA memory a gpu
-    tensor (needs CuPy)."""
+    """A Tensor sharing the memory of obj (zero-copy).
+
+    obj is an object with ``__dlpack__``/``__dlpack_device__`` (a NumPy array, a PyTorch,
+    CuPy or JAX tensor) or a legacy DLPack capsule. CUDA memory gives a GPU tensor (needs
+    CuPy).
+
+    Args:
+        obj (object): The producer of the memory.
+
+    Returns:
+        Tensor: a tensor over the same memory.
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> a = np.arange(3.0)
+        >>> t = fw.from_dlpack(a)
+        >>> a[0] = 9.0
+        >>> t.tolist()
+        [9.0, 1.0, 2.0]
+    """
     if isinstance(obj, Tensor):
         return obj
     src = obj if hasattr(obj, "__dlpack__") else _CapsuleSource(obj)

@@ -14,3 +14,7 @@ from fw.hapi.callbacks import (  # noqa: F401
 
 __all__ = ["Callback", "ProgBarLogger", "ModelCheckpoint", "EarlyStopping", "LRScheduler",
            "ReduceLROnPlateau", "VisualDL", "TensorBoard"]
+
+from fw.hapi.wandb_callback import WandbCallback  # noqa: E402,F401
+
+__all__ += ["WandbCallback"]

@@ -207,3 +207,18 @@ from fw.core.aliases import apply as _apply_aliases  # noqa: E402
 _apply_aliases(globals(), "paddle.nn", "fw.nn")
 
 __all__ = [n for n in dir() if not n.startswith("_")]
+
+from fw.nn.layer.fractional_pool import FractionalMaxPool2D, FractionalMaxPool3D  # noqa: E402
+from fw.nn.layer.margin_loss import (  # noqa: E402
+    AdaptiveLogSoftmaxWithLoss,
+    MultiLabelMarginLoss,
+    RNNTLoss,
+)
+
+__all__ += ["FractionalMaxPool2D", "FractionalMaxPool3D", "AdaptiveLogSoftmaxWithLoss",
+            "MultiLabelMarginLoss", "RNNTLoss"]
+
+# fw.profiler's per-Layer view: Layer.__call__ is timed only while a profiler records
+from fw.nn.layer import _profile as _layer_profile  # noqa: E402
+
+_layer_profile.install(Layer)

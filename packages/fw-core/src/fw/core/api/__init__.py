@@ -12,4 +12,5 @@ the table is loaded and before the functions are generated.
 from __future__ import annotations
 
 FAMILIES = ("creation", "elementwise", "cumulative", "statistics", "shape", "indexing", "search",
-            "linalg", "decomp", "fft", "random", "composite")
+            "linalg", "decomp", "fft", "random", "composite", "tensor_methods",
+            "fp8")

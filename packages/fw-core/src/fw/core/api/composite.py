@@ -389,10 +389,11 @@ def _atleast_doc(n):
     return f"""View each input with at least {n} dimensions (NumPy's rule for where new axes go).
 
     Args:
-        *inputs (Tensor|list[Tensor]): tensors or numbers.
+        *inputs (Tensor|list[Tensor]): The tensors (numbers are made tensors).
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
     Returns:
-        Tensor for one input, else list[Tensor].
+        Tensor|list[Tensor]: one tensor for one input, else a list.
 
     Examples:
         .. code-block:: python
@@ -435,6 +436,7 @@ def from_numpy(ndarray):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import fw, numpy as np
             >>> fw.from_numpy(np.arange(3, dtype="int32")).dtype == fw.int32
             True
@@ -713,22 +715,21 @@ def matrix_transpose(x, name=None):
 
 @public(method=True)
 def polar(abs, angle, name=None):  # noqa: A002 - Paddle's argument name
-    """The complex tensor ``abs * (cos(angle) + i sin(angle))``.
+    """Build complex numbers from magnitudes and angles: ``abs * (cos(angle) + 1j * sin(angle))``.
 
     Args:
-        abs (Tensor): magnitudes, float32/float64.
-        angle (Tensor): angles in radians, same dtype.
-        name (str, optional): unused.
+        abs (Tensor): The magnitudes (float32 or float64).
+        angle (Tensor): The angles in radians, with abs's dtype (broadcast against abs).
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
     Returns:
-        Tensor, complex64/complex128.
+        Tensor: complex64 for float32 inputs, complex128 for float64.
 
     Examples:
-        .. code-block:: python
-
-            >>> import fw
-            >>> fw.polar(fw.to_tensor([2.0]), fw.to_tensor([0.0])).real().tolist()
-            [2.0]
+        >>> import fw
+        >>> z = fw.polar(fw.to_tensor([2.0, 1.0]), fw.to_tensor([0.0, 1.5707964]))
+        >>> print(z.numpy().round(4))
+        [ 2.+0.j -0.+1.j]
     """
     return _f("complex")(_f("multiply")(abs, _f("cos")(angle)),
                          _f("multiply")(abs, _f("sin")(angle)))
@@ -738,8 +739,11 @@ def polar(abs, angle, name=None):  # noqa: A002 - Paddle's argument name
 def is_contiguous(x):
     """True: fw tensors are always dense and row-major.
 
+    Args:
+        x (Tensor): The tensor.
+
     Returns:
-        bool.
+        bool: always True (fw tensors are dense and row-major).
 
     Examples:
         .. code-block:: python
@@ -755,8 +759,11 @@ def is_contiguous(x):
 def contiguous(x):
     """``x`` itself: fw tensors are always dense and row-major (Paddle returns x too).
 
+    Args:
+        x (Tensor): The tensor.
+
     Returns:
-        Tensor.
+        Tensor: x itself.
 
     Examples:
         .. code-block:: python
@@ -1519,13 +1526,37 @@ def _strides(t):
 
 
 def _stride(self, dim=None):
-    """Element strides of the (dense, row-major) tensor; one axis's with ``dim``."""
+    """Element strides of the (dense, row-major) tensor; one axis's with ``dim``.
+
+    Args:
+        dim (int, optional): One axis; None gives all of them. Default: None.
+
+    Returns:
+        list[int]|int: the number of elements to step over per index of each axis.
+
+    Examples:
+        >>> import fw
+        >>> fw.zeros([2, 3, 4]).stride()
+        [12, 4, 1]
+        >>> fw.zeros([2, 3, 4]).stride(1)
+        4
+    """
     st = _strides(self)
     return st if dim is None else st[dim]
 
 
 def _data_ptr(self):
-    """The address of the tensor's first element (NumPy or CuPy buffer)."""
+    """The address of the tensor's first element (NumPy or CuPy buffer).
+
+    Returns:
+        int: the memory address.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.zeros([2])
+        >>> x.data_ptr() == x.numpy().ctypes.data
+        True
+    """
     data = self._data
     if hasattr(data, "ctypes"):
         return int(data.ctypes.data)
@@ -1540,8 +1571,21 @@ _LAYOUT = {
     "strides": property(_strides, doc="Element strides (dense, row-major)."),
     "offset": property(lambda self: 0, doc="Element offset into storage: always 0 in fw."),
 }
-_LAYOUT_METHODS = {"stride": _stride, "get_strides": lambda self: _strides(self),
-                   "data_ptr": _data_ptr}
+def _get_strides(self):
+    """Paddle's name for the element strides of the (dense, row-major) tensor.
+
+    Returns:
+        list[int]: the strides, one per axis.
+
+    Examples:
+        >>> import fw
+        >>> fw.zeros([2, 3]).get_strides()
+        [3, 1]
+    """
+    return _strides(self)
+
+
+_LAYOUT_METHODS = {"stride": _stride, "get_strides": _get_strides, "data_ptr": _data_ptr}
 
 
 def install_layout(cls):
@@ -1575,15 +1619,24 @@ def _tensor_type(name: str, dtype: str) -> type:
             f"{name}: expected a list/tuple of values, a tensor/array or integer sizes, got "
             f"{', '.join(type(a).__name__ for a in args)}")
 
-    doc = f"""``{name}(data)`` is a {dtype} tensor of ``data``; ``{name}(d0, d1, …)`` an
+    doc = f"""A {dtype} tensor (PyTorch's legacy ``torch.{name}`` constructor).
+
+    ``{name}(data)`` is a {dtype} tensor of ``data``; ``{name}(d0, d1, …)`` an
     uninitialised (zero-filled in fw) {dtype} tensor of that shape; ``{name}()`` an empty one.
 
-    Examples:
-        .. code-block:: python
+    Args:
+        *args (list|tuple|Tensor|int): The data (one list, tuple, tensor or array), or the
+            sizes of the dimensions as ints.
 
-            >>> import fw
-            >>> fw.{name}([1, 0]).shape
-            [2]
+    Returns:
+        Tensor: a new {dtype} tensor.
+
+    Examples:
+        >>> import fw
+        >>> fw.{name}([1, 0]).shape
+        [2]
+        >>> fw.{name}(2, 3).shape, fw.{name}(2, 3).dtype
+        ([2, 3], fw.{dtype})
     """
     return type(name, (), {"__new__": __new__, "__doc__": doc, "__module__": "fw"})
 

@@ -17,14 +17,21 @@ def diff(x, n=1, axis=-1, prepend=None, append=None, name=None):
     n times (bool input uses logical xor).
 
     Args:
-        x (Tensor): input with at least one dimension.
-        n (int): how many times to difference.
-        axis (int): the axis.
-        prepend, append (Tensor|None): values joined to x along `axis` first; the
-            other dimensions must match x.
+        x (Tensor): The input tensor.
+        n (int, optional): How many times to take the difference. Default: 1.
+        axis (int, optional): The axis along which to take it. Default: -1.
+        prepend (Tensor, optional): Values put before x along axis first. Default: None.
+        append (Tensor, optional): Values put after x along axis first. Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
-    Example:
-        >>> fw.diff(fw.to_tensor([1, 4, 5, 2]))   # [3, 1, -3]
+    Returns:
+        Tensor: the n-th forward differences; axis is n shorter (plus the prepended and appended
+            lengths).
+
+    Examples:
+        >>> import fw
+        >>> fw.diff(fw.to_tensor([1, 4, 5, 2])).tolist()
+        [3, 1, -3]
     """
     from fw.core.dispatch import invoke
 

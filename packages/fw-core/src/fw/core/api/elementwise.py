@@ -14,8 +14,26 @@ from fw.core.ops._api import public
 from fw.core.ops._registry import OPS
 from fw.core.ops.elementwise import scale_op, where_op
 
+_ALIAS_DOC = """Paddle's second name of ``fw.{target}``: the same in-place function.
 
-def _inplace_alias(alias, target):
+    Args:
+        x (Tensor): The tensor to update in place.
+        *args: The other arguments of ``fw.{target}``.
+        **kwargs: Its keyword arguments.
+
+    Returns:
+        Tensor: x, updated in place.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor({data})
+        >>> _ = x.{alias}({call})
+        >>> x.tolist()
+        {out}
+    """
+
+
+def _inplace_alias(alias, target, data, call, out):
     """Paddle spells some in-place variants with an alias (``mod_``, ``clamp_``);
     forward them to the generated ``target`` (resolved at call time: the generated
     functions exist only after the op table is installed)."""
@@ -24,29 +42,47 @@ def _inplace_alias(alias, target):
         return _api.FUNCTIONS[target](x, *args, **kwargs)
 
     f.__name__ = f.__qualname__ = alias
-    f.__doc__ = f"Alias of ``{target}``."
+    f.__doc__ = _ALIAS_DOC.format(target=target, alias=alias, data=data, call=call, out=out)
     f.__module__ = "fw"
     public(alias, method=True)(f)
 
 
-_inplace_alias("mod_", "remainder_")
+_inplace_alias("mod_", "remainder_", "[7.0, -7.0]", "fw.to_tensor([3.0, 3.0])", "[1.0, 2.0]")
 
 
-_inplace_alias("floor_mod_", "remainder_")
+_inplace_alias("floor_mod_", "remainder_", "[7.0, -7.0]", "fw.to_tensor([3.0, 3.0])",
+               "[1.0, 2.0]")
 
 
 @public(method=True)
 def where(condition, x=None, y=None, name=None):
-    """Elements of ``x`` where ``condition`` holds, else of ``y`` (broadcast together;
-    x and y may be numbers and are promoted to one dtype, the condition is not).
+    """Choose elements from x where condition is True and from y elsewhere.
 
-    With only ``condition``, returns the indices of its nonzero elements, one int64
-    tensor per dimension: ``nonzero(condition, as_tuple=True)``.
+    condition, x and y are broadcast together; x and y may be Python numbers and are promoted
+    to one dtype (the condition is not). With only condition, ``fw.where(condition)`` returns
+    the indices of its nonzero elements, one int64 tensor per dimension (the same as
+    ``fw.nonzero(condition, as_tuple=True)``).
 
-    >>> import fw
-    >>> x = fw.to_tensor([0.5, 2.0, 3.0])
-    >>> fw.where(x > 1, x, fw.zeros_like(x)).tolist()
-    [0.0, 2.0, 3.0]
+    Args:
+        condition (Tensor): A bool tensor (nonzero counts as True).
+        x (Tensor|int|float, optional): The values taken where condition is True. Default: None.
+        y (Tensor|int|float, optional): The values taken where condition is False.
+            Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor|tuple(Tensor): the chosen values, with the broadcast shape; or, with condition
+        only, the tuple of index tensors.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor([0.5, 2.0, 3.0])
+        >>> fw.where(x > 1, x, fw.zeros_like(x)).tolist()
+        [0.0, 2.0, 3.0]
+        >>> fw.where(x > 1, x, -1.0).tolist()
+        [-1.0, 2.0, 3.0]
+        >>> [t.tolist() for t in fw.where(fw.to_tensor([[1, 0], [0, 1]]))]
+        [[0, 1], [0, 1]]
     """
     from fw.core.dispatch import invoke
 
@@ -69,7 +105,7 @@ def where_(condition, x=None, y=None, name=None):
     return assign_inplace("where_", x, where(condition, x, y))
 
 
-_inplace_alias("clamp_", "clip_")
+_inplace_alias("clamp_", "clip_", "[-2.0, 0.5, 3.0]", "0.0, 1.0", "[0.0, 0.5, 1.0]")
 
 
 @public(method=True)
@@ -77,14 +113,25 @@ def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
     """``scale * x + bias`` (``bias_after_scale=True``) or ``(x + bias) * scale``.
 
     Args:
-        x: the input tensor (numeric, not bool).
-        scale, bias: numbers or one-element tensors (cast to x's dtype for integers).
-        bias_after_scale: where the bias is added.
-        act: optional name of an activation applied to the result (``"tanh"``, ...).
+        x (Tensor): The input tensor (numeric, not bool).
+        scale (float|Tensor, optional): The factor: a number or a one-element tensor (cast to
+            x's dtype for integers). Default: 1.0.
+        bias (float|Tensor, optional): The offset. Default: 0.0.
+        bias_after_scale (bool, optional): True: scale * x + bias; False: (x + bias) * scale.
+            Default: True.
+        act (str, optional): The name of an activation applied to the result ("tanh",
+            "relu", ...). Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
-    >>> import fw
-    >>> fw.scale(fw.to_tensor([1.0, 2.0]), scale=2.0, bias=1.0).tolist()
-    [3.0, 5.0]
+    Returns:
+        Tensor: the scaled tensor, with x's shape and dtype.
+
+    Examples:
+        >>> import fw
+        >>> fw.scale(fw.to_tensor([1.0, 2.0]), scale=2.0, bias=1.0).tolist()
+        [3.0, 5.0]
+        >>> fw.scale(fw.to_tensor([-1.0, 2.0]), scale=2.0, act="relu").tolist()
+        [0.0, 4.0]
     """
     from fw.core.dispatch import invoke
 
@@ -94,6 +141,9 @@ def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
         return out
     fn = _api.FUNCTIONS.get(act)
     if fn is None:
+        op = OPS.get(act)  # relu, gelu, …: activation ops without an fw.<name> function
+        if op is not None and op.family == "activation" and len(op.input_names) == 1:
+            return _api.call(act, out)
         raise UnsupportedError(f"scale: unknown activation act={act!r}; apply it yourself")
     return fn(out)
 
@@ -122,7 +172,7 @@ _api.DUNDERS["__eq__"] = _eq_dunder("equal", "__eq__")
 _api.DUNDERS["__ne__"] = _eq_dunder("not_equal", "__ne__")
 
 
-_inplace_alias("bitwise_invert_", "bitwise_not_")
+_inplace_alias("bitwise_invert_", "bitwise_not_", "[0, 5]", "", "[-1, -6]")
 
 
 # `a << b` / `a >> b`: the generated functions take is_arithmetic as a third argument,

@@ -35,16 +35,21 @@ def fft(x, n=None, axis=-1, norm="backward", name=None):
     """One-dimensional discrete Fourier transform along `axis`.
 
     Args:
-        x (Tensor): real or complex input (real input is made complex).
-        n (int, optional): transform length; x is zero-padded or cropped to n.
-        axis (int): the axis to transform.
-        norm (str): "backward" (no scaling forward, 1/n inverse), "ortho"
-            (1/sqrt(n) both ways) or "forward" (1/n forward).
+        x (Tensor): The input tensor (real input is treated as complex with zero imaginary
+            part).
+        n (int, optional): The transform length; x is cropped or zero-padded to n along axis.
+            None keeps its size. Default: None.
+        axis (int, optional): The axis to transform. Default: -1.
+        norm (str, optional): The scaling: "backward" (none forward, 1/n on the inverse),
+            "ortho" (1/sqrt(n) both ways) or "forward" (1/n forward). Default: 'backward'.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
     Returns:
-        Tensor: complex64 for float32/complex64 input, complex128 for 64-bit.
+        Tensor: the complex transform (complex64 for float32/complex64 input, complex128 for
+            64-bit).
 
-    Example:
+    Examples:
+        >>> import fw
         >>> fw.fft.fft(fw.to_tensor([1., 0., 0., 0.])).tolist()
         [(1+0j), (1+0j), (1+0j), (1+0j)]
     """
@@ -56,7 +61,21 @@ def fft(x, n=None, axis=-1, norm="backward", name=None):
 def ifft(x, n=None, axis=-1, norm="backward", name=None):
     """Inverse of `fft.fft` along `axis` (scaled by 1/n with norm="backward").
 
-    Example:
+    Args:
+        x (Tensor): The input tensor (real input is treated as complex with zero imaginary
+            part).
+        n (int, optional): The transform length; x is cropped or zero-padded to n along axis.
+            None keeps its size. Default: None.
+        axis (int, optional): The axis to transform. Default: -1.
+        norm (str, optional): The scaling: "backward" (none forward, 1/n on the inverse),
+            "ortho" (1/sqrt(n) both ways) or "forward" (1/n forward). Default: 'backward'.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the complex inverse transform.
+
+    Examples:
+        >>> import fw
         >>> fw.fft.ifft(fw.to_tensor([4., 0., 0., 0.])).tolist()
         [(1+0j), (1+0j), (1+0j), (1+0j)]
     """
@@ -69,7 +88,20 @@ def rfft(x, n=None, axis=-1, norm="backward", name=None):
     """Fourier transform of a real signal, keeping the n // 2 + 1 non-negative
     frequencies.
 
-    Example:
+    Args:
+        x (Tensor): A real input tensor.
+        n (int, optional): The transform length; x is cropped or zero-padded to n along axis.
+            None keeps its size. Default: None.
+        axis (int, optional): The axis to transform. Default: -1.
+        norm (str, optional): The scaling: "backward" (none forward, 1/n on the inverse),
+            "ortho" (1/sqrt(n) both ways) or "forward" (1/n forward). Default: 'backward'.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the complex one-sided transform: n // 2 + 1 entries along axis.
+
+    Examples:
+        >>> import fw
         >>> fw.fft.rfft(fw.to_tensor([0., 1., 0., 0.])).shape
         [3]
     """
@@ -82,7 +114,20 @@ def irfft(x, n=None, axis=-1, norm="backward", name=None):
     """Inverse of `fft.rfft`: a real signal of length n (default 2 * (m - 1)
     for an input of length m along `axis`).
 
-    Example:
+    Args:
+        x (Tensor): The one-sided complex spectrum.
+        n (int, optional): The length of the real output; None: 2 * (m - 1) for m input entries.
+            Default: None.
+        axis (int, optional): The axis to transform. Default: -1.
+        norm (str, optional): The scaling: "backward" (none forward, 1/n on the inverse),
+            "ortho" (1/sqrt(n) both ways) or "forward" (1/n forward). Default: 'backward'.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the real signal, n entries along axis.
+
+    Examples:
+        >>> import fw
         >>> fw.fft.irfft(fw.fft.rfft(fw.ones([5])), n=5).shape
         [5]
     """
@@ -95,7 +140,19 @@ def hfft(x, n=None, axis=-1, norm="backward", name=None):
     """Fourier transform of a Hermitian-symmetric signal given by its first
     half; the result is real of length n (default 2 * (m - 1)).
 
-    Example:
+    Args:
+        x (Tensor): The first half of a Hermitian-symmetric signal.
+        n (int, optional): The length of the real output; None: 2 * (m - 1). Default: None.
+        axis (int, optional): The axis to transform. Default: -1.
+        norm (str, optional): The scaling: "backward" (none forward, 1/n on the inverse),
+            "ortho" (1/sqrt(n) both ways) or "forward" (1/n forward). Default: 'backward'.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the real transform, n entries along axis.
+
+    Examples:
+        >>> import fw
         >>> fw.fft.hfft(fw.to_tensor([1., 0., 0.])).shape
         [4]
     """
@@ -107,7 +164,20 @@ def hfft(x, n=None, axis=-1, norm="backward", name=None):
 def ihfft(x, n=None, axis=-1, norm="backward", name=None):
     """Inverse of `fft.hfft`: the one-sided inverse transform of a real signal.
 
-    Example:
+    Args:
+        x (Tensor): A real input tensor.
+        n (int, optional): The transform length; x is cropped or zero-padded to n along axis.
+            None keeps its size. Default: None.
+        axis (int, optional): The axis to transform. Default: -1.
+        norm (str, optional): The scaling: "backward" (none forward, 1/n on the inverse),
+            "ortho" (1/sqrt(n) both ways) or "forward" (1/n forward). Default: 'backward'.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the complex one-sided inverse transform: n // 2 + 1 entries along axis.
+
+    Examples:
+        >>> import fw
         >>> fw.fft.ihfft(fw.ones([4])).shape
         [3]
     """
@@ -119,7 +189,17 @@ def ihfft(x, n=None, axis=-1, norm="backward", name=None):
 def fftfreq(n, d=1.0, dtype=None, name=None):
     """The sample frequencies ``[0, 1, …, -1] / (d * n)`` of an n-point DFT.
 
-    Example:
+    Args:
+        n (int): The transform length.
+        d (float, optional): The sample spacing (1 / sample rate). Default: 1.0.
+        dtype (str|fw.dtype, optional): The dtype; None: the default float dtype. Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the n sample frequencies [0, 1, ..., n/2-1, -n/2, ..., -1] / (d * n).
+
+    Examples:
+        >>> import fw
         >>> fw.fft.fftfreq(4).tolist()
         [0.0, 0.25, -0.5, -0.25]
     """
@@ -130,7 +210,17 @@ def fftfreq(n, d=1.0, dtype=None, name=None):
 def rfftfreq(n, d=1.0, dtype=None, name=None):
     """The n // 2 + 1 non-negative sample frequencies of an n-point real DFT.
 
-    Example:
+    Args:
+        n (int): The transform length.
+        d (float, optional): The sample spacing (1 / sample rate). Default: 1.0.
+        dtype (str|fw.dtype, optional): The dtype; None: the default float dtype. Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the n // 2 + 1 non-negative sample frequencies.
+
+    Examples:
+        >>> import fw
         >>> fw.fft.rfftfreq(4).tolist()
         [0.0, 0.25, 0.5]
     """
@@ -141,7 +231,16 @@ def rfftfreq(n, d=1.0, dtype=None, name=None):
 def fftshift(x, axes=None, name=None):
     """Move the zero-frequency term to the centre of `axes` (all when None).
 
-    Example:
+    Args:
+        x (Tensor): A spectrum.
+        axes (int|list|tuple, optional): The axes to shift; None: all. Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: x with the zero frequency moved to the centre.
+
+    Examples:
+        >>> import fw
         >>> fw.fft.fftshift(fw.fft.fftfreq(4)).tolist()
         [-0.5, -0.25, 0.0, 0.25]
     """
@@ -152,7 +251,16 @@ def fftshift(x, axes=None, name=None):
 def ifftshift(x, axes=None, name=None):
     """Inverse of `fft.fftshift`.
 
-    Example:
+    Args:
+        x (Tensor): A centred spectrum.
+        axes (int|list|tuple, optional): The axes to shift; None: all. Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the inverse of fftshift.
+
+    Examples:
+        >>> import fw
         >>> fw.fft.ifftshift(fw.to_tensor([-0.5, -0.25, 0.0, 0.25])).tolist()
         [0.0, 0.25, -0.5, -0.25]
     """

@@ -157,11 +157,24 @@ _api.DUNDERS["__setitem__"] = _setitem_dunder
 
 @public(method=True)
 def index_select(x, index, axis=0, name=None):
-    """The slices of x at the 1-D integer `index` along `axis`.
+    """Select the slices of x at the given indices along an axis.
 
-    >>> import fw
-    >>> fw.index_select(fw.arange(6).reshape([3, 2]), fw.to_tensor([2, 0])).tolist()
-    [[4, 5], [0, 1]]
+    Args:
+        x (Tensor): The input tensor.
+        index (Tensor): A 1-D integer tensor of positions along axis (repeats allowed).
+        axis (int, optional): The axis to select along. Default: 0.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: x's shape with len(index) along axis.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.arange(6).reshape([3, 2])
+        >>> fw.index_select(x, fw.to_tensor([2, 0])).tolist()
+        [[4, 5], [0, 1]]
+        >>> x.index_select(fw.to_tensor([1, 1]), axis=1).tolist()
+        [[1, 1], [3, 3], [5, 5]]
     """
     return invoke(gather_op, [x, index], {"axis": axis})
 
@@ -186,23 +199,20 @@ def put_along_axis(arr, indices, values, axis, reduce="assign", include_self=Tru
     """arr with `values` written at `indices` along `axis`.
 
     Args:
-        arr: the destination tensor.
-        indices: integer tensor with arr's rank (broadcast against arr unless
-            ``broadcast=False``).
-        values: a number or tensor broadcast to the indices' shape.
-        axis: the axis the indices run along.
-        reduce: ``"assign"`` or a reduction of the values landing on one element
-            with it: ``"add"``, ``"mul"``/``"multiply"``, ``"mean"``, ``"amin"``,
-            ``"amax"``.
-        include_self: whether arr's own value takes part in the reduction.
-        broadcast: whether indices broadcast against arr.
-    Returns:
-        a tensor like arr.
+        arr (Tensor): The destination tensor.
+        indices (Tensor): Integer indices along axis, with arr's number of dimensions (broadcast
+            against arr unless broadcast=False).
+        values (float|Tensor): The values, broadcast to the indices' shape.
+        axis (int): The axis the indices run along.
+        reduce (str, optional): "assign", or how values landing on one element combine with it:
+            "add", "mul"/"multiply", "mean", "amin", "amax". Default: 'assign'.
+        include_self (bool, optional): Whether arr's own value takes part in the reduction.
+            Default: True.
+        broadcast (bool, optional): Whether indices broadcast against arr. Default: True.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
-    >>> import fw
-    >>> x = fw.to_tensor([[10, 30, 20], [60, 40, 50]])
-    >>> fw.put_along_axis(x, fw.to_tensor([[0]]), 99, 0).tolist()
-    [[99, 99, 99], [60, 40, 50]]
+    Returns:
+        Tensor: a new tensor like arr.
     """
     values = _value_for(arr, values, "put_along_axis", "values")
     return invoke(put_along_op, [arr, indices, values],
@@ -213,22 +223,59 @@ def put_along_axis(arr, indices, values, axis, reduce="assign", include_self=Tru
 @public(method=True)
 def put_along_axis_(arr, indices, values, axis, reduce="assign", include_self=True,
                     broadcast=True, name=None):
-    """In-place ``put_along_axis``."""
+    """In-place version of ``fw.put_along_axis``: the result is written into arr, which is returned.
+
+    Args:
+        arr (Tensor): The destination tensor.
+        indices (Tensor): Integer indices along axis, with arr's number of dimensions.
+        values (float|Tensor): The values, broadcast to the indices' shape.
+        axis (int): The axis the indices run along.
+        reduce (str, optional): "assign", "add", "mul"/"multiply", "mean", "amin" or "amax".
+            Default: "assign".
+        include_self (bool, optional): Whether arr's own value takes part in the reduction.
+            Default: True.
+        broadcast (bool, optional): Whether indices broadcast against arr. Default: True.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: arr, updated in place.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.zeros([2, 3])
+        >>> _ = x.put_along_axis_(fw.to_tensor([[1], [2]]), 1.0, 1)
+        >>> x.tolist()
+        [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    """
     return assign_inplace("put_along_axis_", arr, put_along_axis(
         arr, indices, values, axis, reduce, include_self, broadcast))
 
 
 @public(method=True)
 def scatter_reduce(input, dim, index, src, reduce, include_self=True, name=None):
-    """input with `src` reduced into it at `index` along `dim` (``"sum"``,
-    ``"prod"``, ``"mean"``, ``"amin"``, ``"amax"``); index and src have input's rank
-    and do not broadcast.
+    """Reduce the values of src into input at index along a dimension (PyTorch's scatter_reduce).
 
-    >>> import fw
-    >>> x = fw.to_tensor([[10, 20, 30], [40, 50, 60]])
-    >>> i = fw.zeros([2, 3], "int64")
-    >>> fw.scatter_reduce(x, 0, i, fw.to_tensor([[1, 2, 3], [4, 5, 6]]), "sum").tolist()
-    [[15, 27, 39], [40, 50, 60]]
+    ``out[index[i][j]][j] = reduce(input[index[i][j]][j], src[i][j])`` for dim 0 (and likewise
+    for other dims); index and src have input's number of dimensions and do not broadcast.
+
+    Args:
+        input (Tensor): The destination tensor.
+        dim (int): The axis index runs along.
+        index (Tensor): Integer indices, shaped like src.
+        src (Tensor): The values to reduce in.
+        reduce (str): "sum", "prod", "mean", "amin" or "amax".
+        include_self (bool, optional): Whether input's own values take part. Default: True.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: a new tensor like input.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor([[10, 20, 30], [40, 50, 60]])
+        >>> i = fw.zeros([2, 3], "int64")
+        >>> fw.scatter_reduce(x, 0, i, fw.to_tensor([[1, 2, 3], [4, 5, 6]]), "sum").tolist()
+        [[15, 27, 39], [40, 50, 60]]
     """
     if reduce not in ("sum", "prod", "mean", "amin", "amax"):
         raise InvalidArgumentError(f"scatter_reduce: 'reduce' must be 'sum', 'prod', 'mean', "
@@ -238,50 +285,126 @@ def scatter_reduce(input, dim, index, src, reduce, include_self=True, name=None)
 
 @public(method=True)
 def index_add(x, index, axis, value, name=None):
-    """x with the slices of `value` added to the slices `index` along `axis`
-    (duplicate indices accumulate).
+    """Add the slices of value to x at the given indices along an axis.
 
-    >>> import fw
-    >>> fw.index_add(fw.zeros([3]), fw.to_tensor([0, 0]), 0, fw.ones([2])).tolist()
-    [2.0, 0.0, 0.0]
+    Repeated indices accumulate.
+
+    Args:
+        x (Tensor): The tensor to add into.
+        index (Tensor): A 1-D integer tensor of positions along axis.
+        axis (int): The axis index runs along.
+        value (Tensor): The slices to add: x's shape with len(index) along axis.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: a new tensor like x.
+
+    Examples:
+        >>> import fw
+        >>> fw.index_add(fw.zeros([3]), fw.to_tensor([0, 0]), 0, fw.ones([2])).tolist()
+        [2.0, 0.0, 0.0]
+        >>> x = fw.zeros([2, 3])
+        >>> fw.index_add(x, fw.to_tensor([2]), 1, fw.ones([2, 1])).tolist()
+        [[0.0, 0.0, 1.0], [0.0, 0.0, 1.0]]
     """
     return invoke(index_add_op, [x, index, value], {"axis": axis})
 
 
 @public(method=True)
 def index_add_(x, index, axis, value, name=None):
-    """In-place ``index_add``."""
+    """In-place version of ``fw.index_add``: the result is written into x, which is returned.
+
+    Args:
+        x (Tensor): The tensor to add into.
+        index (Tensor): A 1-D integer tensor of positions along axis.
+        axis (int): The axis index runs along.
+        value (Tensor): The slices to add: x's shape with len(index) along axis.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: x, updated in place.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.zeros([3])
+        >>> _ = x.index_add_(fw.to_tensor([1]), 0, fw.to_tensor([5.0]))
+        >>> x.tolist()
+        [0.0, 5.0, 0.0]
+    """
     return assign_inplace("index_add_", x, index_add(x, index, axis, value))
 
 
 @public(method=True)
 def index_fill(x, index, axis, value, name=None):
-    """x with the slices `index` along `axis` set to `value` (a number or a
-    one-element tensor).
+    """Fill the slices of x at the given indices along an axis with a value.
 
-    >>> import fw
-    >>> fw.index_fill(fw.zeros([2, 2]), fw.to_tensor([1]), 0, 7.0).tolist()
-    [[0.0, 0.0], [7.0, 7.0]]
+    Args:
+        x (Tensor): The tensor to fill.
+        index (Tensor): A 1-D integer tensor of positions along axis.
+        axis (int): The axis index runs along.
+        value (float|Tensor): The fill value (a number or a 0-D tensor).
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: a new tensor like x.
+
+    Examples:
+        >>> import fw
+        >>> fw.index_fill(fw.zeros([2, 2]), fw.to_tensor([1]), 0, 7.0).tolist()
+        [[0.0, 0.0], [7.0, 7.0]]
     """
     return invoke(index_fill_op, [x, index, _value_for(x, value, "index_fill")], {"axis": axis})
 
 
 @public(method=True)
 def index_fill_(x, index, axis, value, name=None):
-    """In-place ``index_fill``."""
+    """In-place version of ``fw.index_fill``: the result is written into x, which is returned.
+
+    Args:
+        x (Tensor): The tensor to fill.
+        index (Tensor): A 1-D integer tensor of positions along axis.
+        axis (int): The axis index runs along.
+        value (float|Tensor): The fill value (a number or a 0-D tensor).
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: x, updated in place.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.zeros([2, 2])
+        >>> _ = x.index_fill_(fw.to_tensor([0]), 1, -1.0)
+        >>> x.tolist()
+        [[-1.0, 0.0], [-1.0, 0.0]]
+    """
     return assign_inplace("index_fill_", x, index_fill(x, index, axis, value))
 
 
 @public(method=True)
 def index_put(x, indices, value, accumulate=False, name=None):
-    """x with ``x[indices] = value`` (a tuple of integer or bool index tensors, as
-    advanced indexing); with `accumulate` the values are added, duplicates included.
+    """Write value into x at advanced indices: ``x[indices] = value`` (or ``+=`` with accumulate).
 
-    >>> import fw
-    >>> x = fw.zeros([3, 3])
-    >>> i = (fw.to_tensor([0, 1, 2]), fw.to_tensor([1, 2, 1]))
-    >>> fw.index_put(x, i, fw.ones([3])).sum().item()
-    3.0
+    Args:
+        x (Tensor): The tensor to write into.
+        indices (tuple[Tensor]): One integer (or bool) index tensor per leading dimension of x,
+            broadcast together, as in ``x[indices]``.
+        value (Tensor|number): The values, broadcast to the indexed shape.
+        accumulate (bool, optional): Add value to x[indices] (repeated indices accumulate)
+            instead of assigning. Default: False.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: a new tensor like x.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.zeros([3, 3])
+        >>> i = (fw.to_tensor([0, 1, 2]), fw.to_tensor([1, 2, 1]))
+        >>> fw.index_put(x, i, fw.ones([3])).tolist()
+        [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 1.0, 0.0]]
+        >>> fw.index_put(fw.zeros([3]), (fw.to_tensor([0, 0]),), fw.to_tensor([1.0, 2.0]),
+        ...              accumulate=True).tolist()
+        [3.0, 0.0, 0.0]
     """
     if isinstance(indices, (Tensor, Value)):
         indices = (indices,)
@@ -291,36 +414,104 @@ def index_put(x, indices, value, accumulate=False, name=None):
 
 @public(method=True)
 def index_put_(x, indices, value, accumulate=False, name=None):
-    """In-place ``index_put``."""
+    """In-place version of ``fw.index_put``: the result is written into x, which is returned.
+
+    Args:
+        x (Tensor): The tensor to write into.
+        indices (tuple[Tensor]): One integer (or bool) index tensor per leading dimension of x,
+            broadcast together, as in ``x[indices]``.
+        value (Tensor|number): The values, broadcast to the indexed shape.
+        accumulate (bool, optional): Add value to x[indices] (repeated indices accumulate)
+            instead of assigning. Default: False.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: x, updated in place.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.zeros([3])
+        >>> _ = x.index_put_((fw.to_tensor([2]),), fw.to_tensor([4.0]))
+        >>> x.tolist()
+        [0.0, 0.0, 4.0]
+    """
     return assign_inplace("index_put_", x, index_put(x, indices, value, accumulate))
 
 
 @public(method=True)
 def masked_fill(x, mask, value, name=None):
-    """x with `value` (a number or a tensor) where the bool `mask` is True; x, mask
-    and value broadcast together.
+    """Fill x with a value where mask is True.
 
-    >>> import fw
-    >>> fw.masked_fill(fw.zeros([3]), fw.to_tensor([True, False, True]), 2.0).tolist()
-    [2.0, 0.0, 2.0]
+    x, mask and a tensor value broadcast together; the result has x's dtype.
+
+    Args:
+        x (Tensor): The input tensor.
+        mask (Tensor): A bool tensor broadcast against x.
+        value (float|Tensor): The value written where mask is True (a number or a 0-D
+            tensor).
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: a new tensor with the broadcast shape.
+
+    Examples:
+        >>> import fw
+        >>> fw.masked_fill(fw.zeros([3]), fw.to_tensor([True, False, True]), 2.0).tolist()
+        [2.0, 0.0, 2.0]
+        >>> x = fw.to_tensor([[1.0, -1.0], [-2.0, 3.0]])
+        >>> x.masked_fill(x < 0, 0.0).tolist()
+        [[1.0, 0.0], [0.0, 3.0]]
     """
     return invoke(masked_fill_op, [x, mask, _value_for(x, value, "masked_fill")], {})
 
 
 @public(method=True)
 def masked_fill_(x, mask, value, name=None):
-    """In-place ``masked_fill``."""
+    """In-place version of ``fw.masked_fill``: the result is written into x, which is returned.
+
+    Args:
+        x (Tensor): The input tensor.
+        mask (Tensor): A bool tensor broadcast against x.
+        value (float|Tensor): The value written where mask is True (a number or a 0-D
+            tensor).
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: x, updated in place.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor([1.0, -1.0])
+        >>> _ = x.masked_fill_(x < 0, 0.0)
+        >>> x.tolist()
+        [1.0, 0.0]
+    """
     return assign_inplace("masked_fill_", x, masked_fill(x, mask, value))
 
 
 @public("slice")
 def slice_(input, axes, starts, ends, name=None):
-    """input[starts[i]:ends[i]] along each of `axes` (bounds may be ints, 0-D tensors
-    or an integer tensor; out-of-range bounds are clamped).
+    """Slice input along several axes: ``input[starts[i]:ends[i]]`` on each of axes.
 
-    >>> import fw
-    >>> fw.slice(fw.zeros([4, 5, 6]), [0, 1, 2], [-3, 0, 2], [3, 2, 4]).shape
-    [2, 2, 2]
+    Bounds may be ints or 0-D tensors; they are clamped to the valid range as in Paddle, and
+    negative bounds count from the end.
+
+    Args:
+        input (Tensor): The input tensor.
+        axes (list|tuple): The axes to slice.
+        starts (list|tuple|Tensor): The start index per axis.
+        ends (list|tuple|Tensor): The end index (excluded) per axis.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the slice.
+
+    Examples:
+        >>> import fw
+        >>> fw.slice(fw.zeros([4, 5, 6]), [0, 1, 2], [-3, 0, 2], [3, 2, 4]).shape
+        [2, 2, 2]
+        >>> fw.slice(fw.arange(10), [0], [2], [5]).tolist()
+        [2, 3, 4]
     """
     axes = as_ints(axes, "slice", "axes")
     return invoke(strided_slice_op, [input], {"axes": axes, "starts": starts, "ends": ends,
@@ -329,11 +520,25 @@ def slice_(input, axes, starts, ends, name=None):
 
 @public(method=True)
 def slice_scatter(x, value, axes, starts, ends, strides, name=None):
-    """x with ``x[starts:ends:strides]`` along `axes` replaced by `value`.
+    """Replace a strided slice of x with value: ``x[starts:ends:strides] = value`` along axes.
 
-    >>> import fw
-    >>> fw.slice_scatter(fw.zeros([3, 9]), fw.ones([3, 2]), [1], [2], [6], [2]).sum().item()
-    6.0
+    Args:
+        x (Tensor): The input tensor.
+        value (Tensor): The new values, broadcast to the slice's shape.
+        axes (list|tuple): The axes to slice.
+        starts (list|tuple): The start index per axis.
+        ends (list|tuple): The end index (excluded) per axis.
+        strides (list|tuple): The step per axis.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: a new tensor like x.
+
+    Examples:
+        >>> import fw
+        >>> out = fw.slice_scatter(fw.zeros([2, 6]), fw.ones([2, 2]), [1], [2], [6], [2])
+        >>> out.tolist()
+        [[0.0, 0.0, 1.0, 0.0, 1.0, 0.0], [0.0, 0.0, 1.0, 0.0, 1.0, 0.0]]
     """
     return invoke(slice_scatter_op, [x, value], {"axes": axes, "starts": starts, "ends": ends,
                                                  "strides": strides})
@@ -341,12 +546,22 @@ def slice_scatter(x, value, axes, starts, ends, strides, name=None):
 
 @public(method=True)
 def select_scatter(x, values, axis, index, name=None):
-    """x with the slice at `index` along `axis` replaced by `values` (which has x's
-    shape without that axis).
+    """Replace the slice of x at one index along an axis with values.
 
-    >>> import fw
-    >>> fw.select_scatter(fw.zeros([2, 2]), fw.ones([2]), 0, 1).tolist()
-    [[0.0, 0.0], [1.0, 1.0]]
+    Args:
+        x (Tensor): The input tensor.
+        values (Tensor): The new slice: x's shape without axis.
+        axis (int): The axis to index.
+        index (int): The position along axis.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: a new tensor like x.
+
+    Examples:
+        >>> import fw
+        >>> fw.select_scatter(fw.zeros([2, 3]), fw.ones([3]), 0, 1).tolist()
+        [[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]
     """
     nd = len(x.shape)
     a = norm_axis(as_int(axis, "select_scatter", "axis"), nd)

@@ -41,16 +41,18 @@ def einsum(equation, *operands, name=None):
     """Einstein summation (``paddle.einsum``).
 
     Args:
-        equation (str): NumPy-style subscripts, e.g. ``"ij,jk->ik"``; spaces are
-            ignored, ``...`` broadcasts leading dimensions, and without ``->`` the
-            output holds the labels that appear once, in alphabetical order.
-        *operands (Tensor): the inputs, one per comma-separated term (a single
-            list or tuple of tensors is accepted too).
+        equation (str): NumPy-style subscripts, e.g. "ij,jk->ik"; spaces are ignored, "..."
+            broadcasts leading dimensions, and without "->" the output holds the labels that
+            appear once, in alphabetical order.
+        *operands (Tensor): The inputs, one per comma-separated term (one list or tuple of
+            tensors is accepted too).
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
     Returns:
         Tensor: the contraction, in the promoted dtype of the operands.
 
-    Example:
+    Examples:
+        >>> import fw
         >>> a = fw.ones([2, 3]); b = fw.ones([3, 4])
         >>> fw.einsum("ij,jk->ik", a, b).shape
         [2, 4]
@@ -69,9 +71,20 @@ def _check_rank(fname, arg, t, ranks):
 
 @public("mm", method=True)
 def mm(input, mat2, name=None):
-    """Matrix product (``paddle.mm``), the same as ``matmul(input, mat2)``.
+    """Matrix product of two tensors (``fw.matmul`` without transposes).
 
-    Example:
+    Args:
+        input (Tensor): The left matrix [M, K] (or a batch; batch dimensions broadcast).
+        mat2 (Tensor): The right matrix [K, N].
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the product [M, N].
+
+    Examples:
+        >>> import fw
+        >>> fw.mm(fw.to_tensor([[1.0, 2.0]]), fw.to_tensor([[3.0], [4.0]])).tolist()
+        [[11.0]]
         >>> fw.mm(fw.ones([2, 3]), fw.ones([3, 4])).shape
         [2, 4]
     """
@@ -80,11 +93,24 @@ def mm(input, mat2, name=None):
 
 @public("bmm", method=True)
 def bmm(x, y, name=None):
-    """Batched matrix product of two 3-D tensors ``[B, M, K] @ [B, K, N]``.
+    """Batched matrix product of two 3-D tensors: [B, M, K] @ [B, K, N].
 
-    Example:
+    Unlike fw.matmul, both inputs must be 3-D with the same batch size (no broadcasting).
+
+    Args:
+        x (Tensor): The left batch [B, M, K].
+        y (Tensor): The right batch [B, K, N].
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the products [B, M, N].
+
+    Examples:
+        >>> import fw
         >>> fw.bmm(fw.ones([2, 3, 4]), fw.ones([2, 4, 5])).shape
         [2, 3, 5]
+        >>> fw.bmm(fw.ones([1, 1, 2]), fw.ones([1, 2, 1])).tolist()
+        [[[2.0]]]
     """
     x, y = _tensor(x), _tensor(y)
     _check_rank("bmm", "x", x, (3,))
@@ -98,11 +124,20 @@ def bmm(x, y, name=None):
 
 @public("mv", method=True)
 def mv(x, vec, name=None):
-    """Matrix-vector product: x ``[M, N]`` times vec ``[N]`` gives ``[M]``.
+    """Matrix-vector product.
 
-    Example:
-        >>> fw.mv(fw.ones([2, 3]), fw.ones([3])).shape
-        [2]
+    Args:
+        x (Tensor): A matrix [M, N].
+        vec (Tensor): A vector [N].
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the vector [M].
+
+    Examples:
+        >>> import fw
+        >>> fw.mv(fw.to_tensor([[1.0, 2.0], [3.0, 4.0]]), fw.to_tensor([1.0, 1.0])).tolist()
+        [3.0, 7.0]
     """
     x, vec = _tensor(x), _tensor(vec)
     _check_rank("mv", "x", x, (2,))
@@ -115,12 +150,22 @@ def mv(x, vec, name=None):
 
 @public("dot", method=True)
 def dot(x, y, name=None):
-    """Inner product of 1-D vectors, or row-wise of 2-D batches (``[N, D]`` ->
-    ``[N]``). No complex conjugation (see `linalg.vecdot` for that).
+    """Dot product of vectors (row by row for 2-D inputs).
 
-    Example:
+    Args:
+        x (Tensor): A 1-D tensor [N] or a batch of vectors [B, N].
+        y (Tensor): A tensor of x's shape.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: a 0-D tensor for 1-D inputs, else the [B] dot products.
+
+    Examples:
+        >>> import fw
         >>> fw.dot(fw.to_tensor([1., 2.]), fw.to_tensor([3., 4.])).item()
         11.0
+        >>> fw.dot(fw.to_tensor([[1., 2.], [3., 4.]]), fw.ones([2, 2])).tolist()
+        [3.0, 7.0]
     """
     x, y = _tensor(x), _tensor(y)
     _check_rank("dot", "x", x, (1, 2))
@@ -134,11 +179,20 @@ def dot(x, y, name=None):
 
 @public("outer", method=True)
 def outer(x, y, name=None):
-    """Outer product of x and y, both flattened: shape ``[x.size, y.size]``.
+    """Outer product of two vectors: ``out[i, j] = x[i] * y[j]`` (inputs are flattened first).
 
-    Example:
-        >>> fw.outer(fw.ones([3]), fw.ones([4])).shape
-        [3, 4]
+    Args:
+        x (Tensor): The first vector.
+        y (Tensor): The second vector.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: a [len(x), len(y)] tensor.
+
+    Examples:
+        >>> import fw
+        >>> fw.outer(fw.to_tensor([1, 2]), fw.to_tensor([1, 10, 100])).tolist()
+        [[1, 10, 100], [2, 20, 200]]
     """
     x, y = _tensor(x), _tensor(y)
     return call("multiply", call("reshape", x, shape=[-1, 1]), call("reshape", y, shape=[1, -1]))
@@ -149,12 +203,22 @@ _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 @public("inner", method=True)
 def inner(x, y, name=None):
-    """Sum over the last axes of x and y: shape ``x.shape[:-1] + y.shape[:-1]``
-    (a 0-D operand multiplies elementwise).
+    """Inner product over the last axis: ``sum(x[..., k] * y[..., k])`` for every pair of rows.
 
-    Example:
+    Args:
+        x (Tensor): A tensor [..., K].
+        y (Tensor): A tensor [..., K].
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: shape x.shape[:-1] + y.shape[:-1].
+
+    Examples:
+        >>> import fw
         >>> fw.inner(fw.ones([2, 3]), fw.ones([4, 3])).shape
         [2, 4]
+        >>> fw.inner(fw.to_tensor([1., 2.]), fw.to_tensor([3., 4.])).item()
+        11.0
     """
     x, y = _tensor(x), _tensor(y)
     nx, ny = len(x.shape), len(y.shape)
@@ -209,17 +273,19 @@ def tensordot(x, y, axes=2, name=None):
     """Tensor contraction over the given axes (``paddle.tensordot``).
 
     Args:
-        x, y (Tensor): the operands.
-        axes (int|list|tuple|Tensor): an int n contracts the last n axes of x
-            with the first n of y; a flat list contracts the same axes of both;
-            ``[x_axes, y_axes]`` pairs them (the shorter list is extended with
-            the longer one's tail, as in Paddle). Contracted sizes must match or
-            be 1 (broadcast).
+        x (Tensor): The first operand.
+        y (Tensor): The second operand.
+        axes (int|list|tuple|Tensor, optional): An int n contracts the last n axes of x with the
+            first n of y; a flat list contracts the same axes of both; [x_axes, y_axes] pairs
+            them (the shorter list is extended with the longer one's tail, as in Paddle).
+            Contracted sizes must match or be 1. Default: 2.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
     Returns:
         Tensor: x's free axes followed by y's free axes.
 
-    Example:
+    Examples:
+        >>> import fw
         >>> fw.tensordot(fw.ones([2, 3, 4]), fw.ones([3, 4, 5]), axes=2).shape
         [2, 5]
     """
@@ -263,13 +329,21 @@ def _chain_order(dims):
 
 @public("linalg.multi_dot", method="multi_dot")
 def multi_dot(x, name=None):
-    """Product of a chain of matrices in the cheapest order. The first tensor
-    may be 1-D (a row vector) and the last 1-D (a column vector); the others
-    are 2-D.
+    """The product of a chain of matrices, multiplied in the cheapest order.
 
-    Example:
-        >>> fw.linalg.multi_dot([fw.ones([2, 3]), fw.ones([3, 4]), fw.ones([4])]).shape
-        [2]
+    The first and last operands may be vectors (treated as a row and a column vector).
+
+    Args:
+        x (list[Tensor]|tuple[Tensor]): Two or more matrices with matching inner sizes.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the product.
+
+    Examples:
+        >>> import fw
+        >>> fw.linalg.multi_dot([fw.ones([2, 3]), fw.ones([3, 4]), fw.ones([4])]).tolist()
+        [12.0, 12.0]
     """
     ts = [_tensor(t) for t in x]
     if len(ts) < 2:
@@ -306,12 +380,28 @@ def multi_dot(x, name=None):
 
 @public("linalg.matrix_power", method="matrix_power")
 def matrix_power(x, n, name=None):
-    """The square matrix x (or batch) to the integer power n: n = 0 gives the
-    identity, n < 0 the power of the inverse.
+    """Raise a square matrix (or batch) to an integer power.
 
-    Example:
+    n = 0 gives identity matrices; n < 0 raises the inverse to -n (a singular matrix then
+    raises an error).
+
+    Args:
+        x (Tensor): A square matrix [N, N] or a batch [*, N, N] (float or complex).
+        n (int): The power.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: x multiplied by itself n times, with x's shape.
+
+    Examples:
+        >>> import fw
         >>> fw.linalg.matrix_power(fw.to_tensor([[2., 0.], [0., 3.]]), 2).tolist()
         [[4.0, 0.0], [0.0, 9.0]]
+        >>> x = fw.to_tensor([[1.0, 1.0], [0.0, 1.0]])
+        >>> fw.linalg.matrix_power(x, -1).tolist()
+        [[1.0, -1.0], [0.0, 1.0]]
+        >>> x.matrix_power(0).tolist()
+        [[1.0, 0.0], [0.0, 1.0]]
     """
     return invoke(matrix_power_op, [x], {"n": n})
 
@@ -320,13 +410,31 @@ def matrix_power(x, n, name=None):
 def norm(x, p=None, axis=None, keepdim=False, name=None):
     """Vector or matrix norm (``paddle.linalg.norm``).
 
-    With ``axis`` None or an int, the vector norm over that axis (all elements
-    when None; p None or 'fro' mean 2). With ``axis`` a pair, the matrix norm
-    (p None means 'fro'; also 'nuc', ±1, ±2, ±inf).
+    With axis None or an int, the vector norm over that axis (all elements when None; p None
+    or 'fro' mean 2). With axis a pair of ints, the matrix norm (p None means 'fro'; also
+    'nuc', 1, -1, 2, -2, inf, -inf).
 
-    Example:
+    Args:
+        x (Tensor): The input tensor.
+        p (int|float|str, optional): The order of the norm. Default: None.
+        axis (int|list|tuple, optional): None, one axis (vector norm) or two (matrix norm).
+            Default: None.
+        keepdim (bool, optional): Whether the reduced axes stay as dimensions of size 1.
+            Default: False.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the norms (real), with the reduced axes removed.
+
+    Examples:
+        >>> import fw
         >>> fw.linalg.norm(fw.to_tensor([3., 4.])).item()
         5.0
+        >>> x = fw.to_tensor([[1.0, -2.0], [3.0, 4.0]])
+        >>> fw.linalg.norm(x, p=1, axis=1).tolist()
+        [3.0, 7.0]
+        >>> fw.linalg.norm(x, p="fro", axis=[0, 1]).item() == fw.linalg.norm(x).item()
+        True
     """
     if isinstance(axis, Tensor):
         axis = axis.tolist()
@@ -348,22 +456,62 @@ def norm(x, p=None, axis=None, keepdim=False, name=None):
 
 @public("linalg.vector_norm")
 def vector_norm(x, p=2.0, axis=None, keepdim=False, name=None):
-    """Vector p-norm of x over `axis` (all elements when None).
+    """The vector p-norm of x over the given axes (all elements when axis is None).
 
-    Example:
+    p = inf / -inf give the largest / smallest |x|, p = 0 the number of nonzero elements,
+    otherwise (sum |x|**p) ** (1 / p). Complex input gives a real result.
+
+    Args:
+        x (Tensor): The input tensor.
+        p (int|float, optional): The order of the norm. Default: 2.0.
+        axis (int|list|tuple, optional): The axes to take the norm over; None: all of them.
+            Default: None.
+        keepdim (bool, optional): Whether the reduced axes stay as dimensions of size 1.
+            Default: False.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the norms, with the reduced axes removed.
+
+    Examples:
+        >>> import fw
         >>> fw.linalg.vector_norm(fw.to_tensor([3., -4.]), p=1).item()
         7.0
+        >>> x = fw.to_tensor([[3.0, 4.0], [-6.0, 8.0]])
+        >>> fw.linalg.vector_norm(x, axis=1).tolist()
+        [5.0, 10.0]
+        >>> fw.linalg.vector_norm(x, p=float("inf")).item()
+        8.0
     """
     return invoke(vector_norm_op, [x], {"p": p, "axis": axis, "keepdim": keepdim})
 
 
 @public("linalg.matrix_norm")
 def matrix_norm(x, p="fro", axis=(-2, -1), keepdim=False, name=None):
-    """Matrix norm of x over the pair of axes `axis`.
+    """The matrix norm of x over a pair of axes.
 
-    Example:
+    Args:
+        x (Tensor): A matrix or a batch of matrices.
+        p (str|int|float, optional): 'fro' (Frobenius), 'nuc' (nuclear: the sum of singular
+            values), 1 / -1 (largest / smallest column sum of |x|), 2 / -2 (largest / smallest
+            singular value), inf / -inf (largest / smallest row sum of |x|). Default: "fro".
+        axis (list|tuple, optional): The two axes holding the matrices. Default: (-2, -1).
+        keepdim (bool, optional): Whether the two axes stay as dimensions of size 1.
+            Default: False.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the norms (real), with the two axes removed.
+
+    Examples:
+        >>> import fw
         >>> fw.linalg.matrix_norm(fw.to_tensor([[3., 0.], [0., 4.]]), p=2).item()
         4.0
+        >>> x = fw.to_tensor([[1.0, -2.0], [3.0, 4.0]])
+        >>> round(fw.linalg.matrix_norm(x).item(), 4)
+        5.4772
+        >>> fw.linalg.matrix_norm(x, p=1).item()
+        6.0
     """
     return invoke(matrix_norm_op, [x], {"p": p, "axis": axis, "keepdim": keepdim})
 
@@ -372,9 +520,21 @@ def matrix_norm(x, p="fro", axis=(-2, -1), keepdim=False, name=None):
 def dist(x, y, p=2.0, name=None):
     """The p-norm of x - y (broadcast), as a 0-D tensor.
 
-    Example:
+    Args:
+        x (Tensor): The first tensor.
+        y (Tensor): The second tensor, broadcast against x.
+        p (float, optional): The order of the norm (inf, -inf and 0 allowed). Default: 2.0.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: a 0-D tensor.
+
+    Examples:
+        >>> import fw
         >>> fw.dist(fw.to_tensor([1., 1.]), fw.to_tensor([4., 5.])).item()
         5.0
+        >>> fw.dist(fw.to_tensor([1., 1.]), fw.to_tensor([4., 5.]), p=1).item()
+        7.0
     """
     return invoke(vector_norm_op, [call("subtract", x, y)], {"p": p, "axis": None,
                                                               "keepdim": False})
@@ -382,12 +542,24 @@ def dist(x, y, p=2.0, name=None):
 
 @public("linalg.cond", method="cond")
 def cond(x, p=None, name=None):
-    """Condition number of a square matrix (or batch) in norm p: None/2 use the
-    ratio of extreme singular values (-2 its inverse); 'fro', 'nuc', ±1, ±inf
-    use norm(x) * norm(inv(x)).
+    """The condition number of a square matrix (or batch) in a given norm.
 
-    Example:
+    p None or 2 uses the ratio of the largest to the smallest singular value (-2 its
+    inverse); 'fro', 'nuc', 1, -1, inf and -inf use norm(x, p) * norm(inv(x), p).
+
+    Args:
+        x (Tensor): A matrix [*, N, N] (or [*, M, N] for p None/2/-2).
+        p (int|float|str, optional): The norm. Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the condition numbers [*].
+
+    Examples:
+        >>> import fw
         >>> fw.linalg.cond(fw.to_tensor([[2., 0.], [0., 4.]])).item()
+        2.0
+        >>> fw.linalg.cond(fw.to_tensor([[2., 0.], [0., 4.]]), p=1).item()
         2.0
     """
     x = _tensor(x)
@@ -406,16 +578,20 @@ def cov(x, rowvar=True, ddof=True, fweights=None, aweights=None, name=None):
     """Covariance matrix of the variables in x (``paddle.linalg.cov``).
 
     Args:
-        x (Tensor): 1-D (one variable) or 2-D; integers use the default float dtype.
-        rowvar (bool): rows are variables (True) or columns are (False).
-        ddof (bool|int): True divides by N - 1 (unbiased), False by N.
-        fweights (Tensor, optional): integer repeat counts per observation.
-        aweights (Tensor, optional): non-negative observation weights.
+        x (Tensor): 1-D (one variable) or 2-D observations; integers use the default float
+            dtype.
+        rowvar (bool, optional): Rows are variables (True) or columns are (False). Default:
+            True.
+        ddof (bool|int, optional): True divides by N - 1 (unbiased), False by N. Default: True.
+        fweights (Tensor, optional): Integer repeat counts per observation. Default: None.
+        aweights (Tensor, optional): Non-negative observation weights. Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
     Returns:
-        Tensor: ``[V, V]``, squeezed to 0-D for a single variable.
+        Tensor: the [V, V] covariance matrix, squeezed to 0-D for a single variable.
 
-    Example:
+    Examples:
+        >>> import fw
         >>> fw.linalg.cov(fw.to_tensor([[1., 2., 3.], [2., 4., 6.]])).tolist()
         [[1.0, 2.0], [2.0, 4.0]]
     """

@@ -25,8 +25,22 @@ from fw.core.ops.random import (
 def rand(shape, dtype=None, name=None):
     """Samples uniform on [0, 1) in a tensor of `shape` (default float dtype).
 
-    Example:
-        >>> fw.rand([2, 3])
+    Args:
+        shape (list|tuple|Tensor): The shape of the result.
+        dtype (str|fw.dtype, optional): A float dtype; None: the default float dtype. Default:
+            None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: samples uniform on [0, 1).
+
+    Examples:
+        >>> import fw
+        >>> x = fw.rand([2, 3])
+        >>> x.shape, x.dtype
+        ([2, 3], fw.float32)
+        >>> bool(((x >= 0) & (x < 1)).all())
+        True
     """
     from fw.core.dispatch import invoke
 
@@ -38,8 +52,19 @@ def rand(shape, dtype=None, name=None):
 def randn(shape, dtype=None, name=None):
     """Standard normal samples in a tensor of `shape` (default float dtype).
 
-    Example:
-        >>> fw.randn([2, 3])
+    Args:
+        shape (list|tuple|Tensor): The shape of the result.
+        dtype (str|fw.dtype, optional): A float dtype; None: the default float dtype. Default:
+            None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: samples of the standard normal distribution.
+
+    Examples:
+        >>> import fw
+        >>> fw.randn([2, 3]).shape
+        [2, 3]
     """
     from fw.core.dispatch import invoke
 
@@ -51,8 +76,19 @@ def randn(shape, dtype=None, name=None):
 def standard_normal(shape, dtype=None, name=None):
     """Standard normal samples in a tensor of `shape` (same as `randn`).
 
-    Example:
-        >>> fw.standard_normal([2, 3])
+    Args:
+        shape (list|tuple|Tensor): The shape of the result.
+        dtype (str|fw.dtype, optional): A float dtype; None: the default float dtype. Default:
+            None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: samples of the standard normal distribution.
+
+    Examples:
+        >>> import fw
+        >>> fw.standard_normal([2, 3]).shape
+        [2, 3]
     """
     return randn(shape, dtype)
 
@@ -66,14 +102,21 @@ def normal(mean=0.0, std=1.0, shape=None, name=None):
     """Samples of N(mean, std²).
 
     Args:
-        mean (float|Tensor): the mean, per element when a tensor.
-        std (float|Tensor): the standard deviation, per element when a tensor.
-        shape (list|tuple|Tensor|None): the result shape when mean and std are both
-            numbers (ignored otherwise: the result has the broadcast shape of the
-            tensor arguments and their dtype).
+        mean (float|Tensor, optional): The mean, per element when a tensor. Default: 0.0.
+        std (float|Tensor, optional): The standard deviation, per element when a tensor.
+            Default: 1.0.
+        shape (list|tuple|Tensor, optional): The result shape when mean and std are both numbers
+            (ignored otherwise: the result has the broadcast shape of the tensors). Default:
+            None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
-    Example:
-        >>> fw.normal(mean=fw.to_tensor([0., 10.]), std=1.0)
+    Returns:
+        Tensor: samples of N(mean, std**2).
+
+    Examples:
+        >>> import fw
+        >>> fw.normal(mean=fw.to_tensor([0., 10.]), std=1.0).shape
+        [2]
     """
     from fw.core.dispatch import invoke
 
@@ -91,8 +134,23 @@ def normal(mean=0.0, std=1.0, shape=None, name=None):
 def uniform_(x, min=-1.0, max=1.0, seed=0, name=None):
     """Fill x in place with samples uniform on [min, max); returns x.
 
-    Example:
-        >>> x = fw.zeros([2, 3]); x.uniform_(0.0, 1.0)
+    Args:
+        x (Tensor): The tensor to fill (its shape and dtype are kept).
+        min (float, optional): The lower bound (included). Default: -1.0.
+        max (float, optional): The upper bound (excluded). Default: 1.0.
+        seed (int, optional): 0 draws from the global generator; another value gives the same
+            numbers on every call. Default: 0.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: x, filled in place.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.zeros([2, 3])
+        >>> _ = x.uniform_(0.0, 1.0)
+        >>> bool(((x >= 0) & (x < 1)).all())
+        True
     """
     from fw.core.dispatch import assign_inplace, invoke
 
@@ -104,8 +162,20 @@ def uniform_(x, min=-1.0, max=1.0, seed=0, name=None):
 def normal_(x, mean=0.0, std=1.0, name=None):
     """Fill x in place with samples of N(mean, std²); returns x.
 
-    Example:
-        >>> x = fw.zeros([2, 3]); x.normal_()
+    Args:
+        x (Tensor): The tensor to fill (its shape and dtype are kept).
+        mean (float, optional): The mean. Default: 0.0.
+        std (float, optional): The standard deviation. Default: 1.0.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: x, filled in place.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.zeros([2, 3])
+        >>> x.normal_() is x
+        True
     """
     from fw.core.dispatch import assign_inplace, invoke
 
@@ -118,8 +188,20 @@ def exponential_(x, lam=1.0, name=None):
     """Fill x in place with samples of the exponential distribution with rate `lam`
     (mean 1/lam); returns x.
 
-    Example:
-        >>> x = fw.zeros([2, 3]); x.exponential_(2.0)
+    Args:
+        x (Tensor): The tensor to fill (its shape and dtype are kept).
+        lam (float, optional): The rate (the mean is 1 / lam). Default: 1.0.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: x, filled in place.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.zeros([2, 3])
+        >>> _ = x.exponential_(2.0)
+        >>> bool((x > 0).all())
+        True
     """
     from fw.core.dispatch import assign_inplace, invoke
 
@@ -131,11 +213,20 @@ def bernoulli_(x, p=0.5, name=None):
     """Fill x in place with 1 (probability p) or 0; returns x.
 
     Args:
-        x (Tensor): the tensor to fill (its dtype is kept).
-        p (float|Tensor): the probability; a tensor must hold one value.
+        x (Tensor): The tensor to fill (its dtype is kept).
+        p (float|Tensor, optional): The probability of a 1; a tensor must hold one value.
+            Default: 0.5.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
-    Example:
-        >>> x = fw.zeros([2, 3]); x.bernoulli_(0.3)
+    Returns:
+        Tensor: x, filled in place with 0s and 1s.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.zeros([2, 3])
+        >>> _ = x.bernoulli_(0.3)
+        >>> sorted(set(x.flatten().tolist())) in ([0.0], [1.0], [0.0, 1.0])
+        True
     """
     from fw.core.dispatch import assign_inplace, invoke
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from fw.core.errors import InvalidArgumentError
 from fw.core.ops._api import public
+from fw.core.ops._registry import OPS
 from fw.core.ops.search import nonzero_op, sort_op, ss_op, uc_op, unique_op
 
 
@@ -16,11 +17,17 @@ def msort(input, *, out=None):
     """``sort(input, axis=0)``: sort along the first axis (ascending).
 
     Args:
-        input (Tensor): input with at least one dimension.
-        out (Tensor|None): if given, the result is written into it and it is returned.
+        input (Tensor): A tensor with at least one dimension.
+        out (Tensor, optional): If given, the result is written into it and it is returned.
+            Default: None.
 
-    Example:
-        >>> fw.msort(fw.to_tensor([[2., 1.], [0., 3.]]))   # [[0., 1.], [2., 3.]]
+    Returns:
+        Tensor: input sorted along its first axis.
+
+    Examples:
+        >>> import fw
+        >>> fw.msort(fw.to_tensor([[2., 1.], [0., 3.]])).tolist()
+        [[0.0, 1.0], [2.0, 3.0]]
     """
     from fw.core.dispatch import assign_inplace, invoke
 
@@ -36,21 +43,27 @@ def unique(x, return_index=False, return_inverse=False, return_counts=False, axi
     """The sorted unique elements of x (flattened), or the unique slices along `axis`.
 
     Args:
-        x (Tensor): input.
-        return_index (bool): also return the index of each unique value's first
-            occurrence.
-        return_inverse (bool): also return, for each element (slice) of x, the index
-            of its value in the result (1-D).
-        return_counts (bool): also return how often each unique value occurs.
-        axis (int|None): the axis whose slices are compared; None flattens x.
-        dtype (str|DType): int64 or int32, the dtype of the index results.
+        x (Tensor): The input tensor.
+        return_index (bool, optional): Also return the index of the first occurrence of each
+            unique value. Default: False.
+        return_inverse (bool, optional): Also return, for each element of x, the index of its
+            value in the result. Default: False.
+        return_counts (bool, optional): Also return how often each unique value occurs. Default:
+            False.
+        axis (int, optional): Find unique slices along this axis; None flattens x first.
+            Default: None.
+        dtype (str|fw.dtype, optional): The dtype of the index outputs (int64 or int32).
+            Default: 'int64'.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
     Returns:
-        Tensor, or a tuple (out, [index], [inverse], [counts]) when any return_* flag
-        is set.
+        Tensor|tuple(Tensor): the sorted unique values, followed by the requested index, inverse
+            and counts tensors.
 
-    Example:
-        >>> fw.unique(fw.to_tensor([2, 3, 3, 1, 5, 3]))   # [1, 2, 3, 5]
+    Examples:
+        >>> import fw
+        >>> fw.unique(fw.to_tensor([2, 3, 3, 1, 5, 3])).tolist()
+        [1, 2, 3, 5]
     """
     from fw.core.dispatch import invoke
 
@@ -66,12 +79,25 @@ def unique_consecutive(x, return_inverse=False, return_counts=False, axis=None,
     """Keep the first element of every run of equal consecutive elements of x
     (flattened), or of equal consecutive slices along `axis`.
 
-    Returns:
-        Tensor, or (out, [inverse], [counts]) when a return_* flag is set: inverse
-        maps each element (slice) of x to its run, counts gives each run's length.
+    Args:
+        x (Tensor): The input tensor.
+        return_inverse (bool, optional): Also return, for each element, the index of its run.
+            Default: False.
+        return_counts (bool, optional): Also return the length of each run. Default: False.
+        axis (int, optional): Collapse runs of equal slices along this axis; None flattens x
+            first. Default: None.
+        dtype (str|fw.dtype, optional): The dtype of the index outputs (int64 or int32).
+            Default: 'int64'.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
-    Example:
-        >>> fw.unique_consecutive(fw.to_tensor([1, 1, 2, 2, 3, 1, 1, 2]))   # [1, 2, 3, 1, 2]
+    Returns:
+        Tensor|tuple(Tensor): the values with consecutive repeats collapsed, followed by the
+            requested inverse and counts.
+
+    Examples:
+        >>> import fw
+        >>> fw.unique_consecutive(fw.to_tensor([1, 1, 2, 2, 3, 1, 1, 2])).tolist()
+        [1, 2, 3, 1, 2]
     """
     from fw.core.dispatch import invoke
 
@@ -85,8 +111,21 @@ def bucketize(x, sorted_sequence, out_int32=False, right=False, name=None):
     """The bucket of each element of x given 1-D boundaries `sorted_sequence`
     (``searchsorted(sorted_sequence, x)``).
 
-    Example:
-        >>> fw.bucketize(fw.to_tensor([0, 6, 9]), fw.to_tensor([2, 4, 8]))   # [0, 2, 3]
+    Args:
+        x (Tensor): The values to place.
+        sorted_sequence (Tensor): A 1-D ascending tensor of boundaries.
+        out_int32 (bool, optional): Give int32 indices instead of int64. Default: False.
+        right (bool, optional): For values equal to a boundary: False gives the boundary's
+            index, True the next one. Default: False.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the bucket index of each value, with x's shape.
+
+    Examples:
+        >>> import fw
+        >>> fw.bucketize(fw.to_tensor([0, 6, 9]), fw.to_tensor([2, 4, 8])).tolist()
+        [0, 2, 3]
     """
     from fw.core.dispatch import invoke
 
@@ -103,20 +142,23 @@ def nonzero(x, as_tuple=False, *, out=None):
 
     Args:
         x (Tensor): input.
-        as_tuple (bool): return one [z, 1] tensor per dimension instead of one
+        as_tuple (bool): return one 1-D [z] tensor per dimension instead of one
             [z, ndim] tensor.
         out (Tensor|None): with as_tuple=False, write the result into it.
 
     Returns:
-        Tensor (int64, [z, ndim]) or a tuple of ndim int64 tensors of shape [z, 1].
+        Tensor (int64, [z, ndim]) or a tuple of ndim int64 tensors of shape [z].
 
-    Example:
-        >>> fw.nonzero(fw.to_tensor([[1., 0.], [0., 2.]]))   # [[0, 0], [1, 1]]
+    Examples:
+        >>> import fw
+        >>> fw.nonzero(fw.to_tensor([[1., 0.], [0., 2.]])).tolist()
+        [[0, 0], [1, 1]]
     """
     from fw.core.dispatch import assign_inplace, invoke
 
-    if as_tuple:
-        return tuple(invoke(nonzero_op, [x], {"dim": k}) for k in range(len(x.shape)))
+    if as_tuple:  # one 1-D [z] tensor per dimension, as Paddle 3.3 gives (2.x gave [z, 1])
+        return tuple(invoke(OPS["reshape"], [invoke(nonzero_op, [x], {"dim": k})],
+                            {"shape": (-1,)}) for k in range(len(x.shape)))
     r = invoke(nonzero_op, [x], {"dim": None})
     return r if out is None else assign_inplace("nonzero", out, r)
 
@@ -126,8 +168,16 @@ def argwhere(input):
     """Coordinates of the non-zero elements of `input` as a [z, ndim] int64 tensor
     (``nonzero(input)``).
 
-    Example:
-        >>> fw.argwhere(fw.to_tensor([[1., 0.], [0., 2.]]))   # [[0, 0], [1, 1]]
+    Args:
+        input (Tensor): The input tensor.
+
+    Returns:
+        Tensor: int64 coordinates [z, ndim] of the nonzero elements, in row-major order.
+
+    Examples:
+        >>> import fw
+        >>> fw.argwhere(fw.to_tensor([[1., 0.], [0., 2.]])).tolist()
+        [[0, 0], [1, 1]]
     """
     from fw.core.dispatch import invoke
 

@@ -73,19 +73,30 @@ def _shape_args(shape, more, op):
 
 @public(method=True)
 def reshape(x, shape, *more, name=None):
-    """A tensor with x's values in a new shape.
+    """Give x's values a new shape.
+
+    The new shape must have as many elements as x. An entry 0 keeps x's size at that position
+    (Paddle's convention) and one entry may be -1, inferred from the others.
 
     Args:
-        x: the input tensor.
-        shape: the new shape: a list/tuple of ints or 0-D tensors, or a 1-D integer
-            tensor (ints may also be passed as separate arguments). ``0`` keeps
-            x's dimension at that position; one ``-1`` is inferred.
-    Returns:
-        a tensor of the new shape (a view of x's memory when possible).
+        x (Tensor): The input tensor.
+        shape (list|tuple|Tensor): The new shape: a list or tuple of ints (or of one-element
+            integer tensors), or a 1-D integer tensor. The ints may also be passed as separate
+            arguments: ``x.reshape(2, 3)``.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
-    >>> import fw
-    >>> fw.reshape(fw.arange(6), [2, -1]).shape
-    [2, 3]
+    Returns:
+        Tensor: a tensor of the new shape with x's values in row-major order.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.arange(6)
+        >>> fw.reshape(x, [2, -1]).tolist()
+        [[0, 1, 2], [3, 4, 5]]
+        >>> x.reshape(3, 2).shape
+        [3, 2]
+        >>> fw.reshape(fw.zeros([2, 3, 4]), [0, -1]).shape
+        [2, 12]
     """
     shape = _shape_args(shape, more, "reshape")
     if _dyn.has_symbolic(shape):  # a program is being built with run-time sizes
@@ -96,7 +107,23 @@ def reshape(x, shape, *more, name=None):
 
 @public(method=True)
 def reshape_(x, shape, *more, name=None):
-    """In-place ``reshape``: x itself takes the new shape."""
+    """In-place version of ``fw.reshape``: x itself takes the new shape (and is returned).
+
+    Args:
+        x (Tensor): The input tensor.
+        shape (list|tuple|Tensor): The new shape (see fw.reshape).
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: x, reshaped in place.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.zeros([2, 1, 3])
+        >>> _ = x.reshape_([3, 2])
+        >>> x.shape
+        [3, 2]
+    """
     return _swap_in("reshape_", x, reshape(x, _shape_args(shape, more, "reshape_")))
 
 
@@ -106,12 +133,26 @@ def _is_shape_spec(v):
 
 @public(method=True)
 def view(x, shape_or_dtype, *more, name=None):
-    """x with a new shape (like ``reshape``) or its bytes reinterpreted as another
-    dtype (``x.view("uint8")``: the last dimension scales by the element sizes).
+    """View x with a new shape, or reinterpret its bytes as another dtype.
 
-    >>> import fw
-    >>> fw.view(fw.zeros([2, 4, 6]), [8, 6]).shape
-    [8, 6]
+    With a shape, this is ``fw.reshape``. With a dtype, the elements' bytes are read as that
+    dtype; the last dimension scales by the ratio of the element sizes.
+
+    Args:
+        x (Tensor): The input tensor.
+        shape_or_dtype (list|tuple|str|fw.dtype): The new shape (ints may also be passed as
+            separate arguments) or the dtype to reinterpret the bytes as.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: x's data in the new shape or dtype (fw copies where Paddle shares memory).
+
+    Examples:
+        >>> import fw
+        >>> fw.view(fw.zeros([2, 4, 6]), [8, 6]).shape
+        [8, 6]
+        >>> fw.ones([2], dtype="float32").view("int32").tolist()
+        [1065353216, 1065353216]
     """
     if more or (_is_shape_spec(shape_or_dtype) and not isinstance(shape_or_dtype, bool)):
         return reshape(x, _shape_args(shape_or_dtype, more, "view"))
@@ -120,13 +161,45 @@ def view(x, shape_or_dtype, *more, name=None):
 
 @public(method=True)
 def view_as(x, other, name=None):
-    """x viewed with the shape of `other`."""
+    """View x with the shape of another tensor (``x.reshape(other.shape)``).
+
+    Args:
+        x (Tensor): The input tensor.
+        other (Tensor): The tensor whose shape is used; its element count must equal x's.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: x's values in other's shape.
+
+    Examples:
+        >>> import fw
+        >>> fw.view_as(fw.arange(6), fw.zeros([3, 2])).tolist()
+        [[0, 1], [2, 3], [4, 5]]
+    """
     return reshape(x, list(other.shape))
 
 
 @public(method=True)
 def permute(x, *perm, name=None):
-    """Permute the axes: ``permute(x, [1, 0, 2])`` or ``x.permute(1, 0, 2)``."""
+    """Reorder the axes of x (``fw.transpose`` with the permutation given inline).
+
+    Args:
+        x (Tensor): The input tensor.
+        perm (int...|list|tuple): The new order of the axes, as separate ints
+            (``x.permute(1, 0, 2)``) or one list.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: x with its axes permuted.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.zeros([2, 3, 4])
+        >>> x.permute(2, 0, 1).shape
+        [4, 2, 3]
+        >>> fw.permute(x, [1, 0, 2]).shape
+        [3, 2, 4]
+    """
     if len(perm) == 1 and isinstance(perm[0], (list, tuple, Tensor)):
         perm = perm[0]
     return invoke(transpose_op, [x], {"perm": perm})
@@ -134,11 +207,21 @@ def permute(x, *perm, name=None):
 
 @public(method=True)
 def t(input, name=None):
-    """The transpose of a matrix; 0-D and 1-D tensors are returned unchanged.
+    """Transpose a matrix; 0-D and 1-D tensors are returned unchanged.
 
-    >>> import fw
-    >>> fw.t(fw.zeros([2, 3])).shape
-    [3, 2]
+    Args:
+        input (Tensor): A tensor with at most 2 dimensions (use fw.transpose for more).
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the transposed matrix.
+
+    Examples:
+        >>> import fw
+        >>> fw.t(fw.to_tensor([[1, 2, 3], [4, 5, 6]])).tolist()
+        [[1, 4], [2, 5], [3, 6]]
+        >>> fw.t(fw.zeros([3])).shape
+        [3]
     """
     nd = _ndim(input)
     if nd > 2:
@@ -149,7 +232,22 @@ def t(input, name=None):
 
 @public(method=True)
 def t_(input, name=None):
-    """In-place ``t``."""
+    """In-place version of ``fw.t``: x itself becomes its transpose.
+
+    Args:
+        input (Tensor): A tensor with at most 2 dimensions.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: input, transposed in place.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.zeros([2, 3])
+        >>> _ = x.t_()
+        >>> x.shape
+        [3, 2]
+    """
     return _swap_in("t_", input, t(input))
 
 
@@ -172,19 +270,52 @@ def _moveaxis_perm(nd, source, destination):
 
 @public(method=True)
 def moveaxis(x, source, destination, name=None):
-    """Move axes `source` to positions `destination` (ints or lists of ints).
+    """Move axes of x to new positions; the other axes keep their relative order.
 
-    >>> import fw
-    >>> fw.moveaxis(fw.zeros([3, 2, 1]), [0, 1], [2, 0]).shape
-    [2, 1, 3]
+    Args:
+        x (Tensor): The input tensor.
+        source (int|list|tuple): The axes to move.
+        destination (int|list|tuple): Their positions in the result (as many as source).
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: x with its axes rearranged.
+
+    Examples:
+        >>> import fw
+        >>> fw.moveaxis(fw.zeros([3, 2, 1]), [0, 1], [2, 0]).shape
+        [2, 1, 3]
+        >>> fw.moveaxis(fw.zeros([3, 4, 5]), 0, -1).shape
+        [4, 5, 3]
     """
     return invoke(transpose_op, [x], {"perm": _moveaxis_perm(_ndim(x), source, destination)})
 
 
 @public(method=True)
 def swapaxes(x, axis0=None, axis1=None, name=None, *, perm=None):
-    """Swap two axes (``swapaxes(x, 0, 2)``). As Paddle's alias of ``transpose``,
-    a permutation is also accepted: ``swapaxes(x, [1, 0, 2])`` or ``perm=``."""
+    """Swap two axes of x.
+
+    As Paddle's alias of ``transpose``, a whole permutation is also accepted:
+    ``fw.swapaxes(x, [1, 0, 2])`` or ``perm=``.
+
+    Args:
+        x (Tensor): The input tensor.
+        axis0 (int|list, optional): The first axis (or a permutation). Default: None.
+        axis1 (int, optional): The second axis. Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+        perm (list|tuple, optional): A permutation of all axes, instead of two axes.
+            Default: None.
+
+    Returns:
+        Tensor: x with the two axes exchanged.
+
+    Examples:
+        >>> import fw
+        >>> fw.swapaxes(fw.zeros([2, 3, 4]), 0, 2).shape
+        [4, 3, 2]
+        >>> fw.to_tensor([[1, 2], [3, 4]]).swapaxes(0, 1).tolist()
+        [[1, 3], [2, 4]]
+    """
     if perm is None and isinstance(axis0, (list, tuple)) and axis1 is None:
         perm = axis0
     if perm is not None:
@@ -196,67 +327,193 @@ def swapaxes(x, axis0=None, axis1=None, name=None, *, perm=None):
 
 @public(method=True)
 def swapdims(x, dim0=None, dim1=None, name=None, *, perm=None):
-    """Swap two dimensions; the same as ``swapaxes``."""
+    """Swap two dimensions of x (the same as ``fw.swapaxes``).
+
+    Args:
+        x (Tensor): The input tensor.
+        dim0 (int|list, optional): The first dimension (or a permutation). Default: None.
+        dim1 (int, optional): The second dimension. Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+        perm (list|tuple, optional): A permutation of all axes. Default: None.
+
+    Returns:
+        Tensor: x with the two dimensions exchanged.
+
+    Examples:
+        >>> import fw
+        >>> fw.swapdims(fw.zeros([2, 3, 4]), 1, 2).shape
+        [2, 4, 3]
+    """
     return swapaxes(x, dim0, dim1, perm=perm)
 
 
 @public(method=True)
 def squeeze(x, axis=None, name=None):
-    """Remove size-1 dimensions: all of them when axis is None, else those listed
-    in `axis` (an int or list; listed axes whose size is not 1 are kept).
+    """Remove dimensions of size 1.
 
-    >>> import fw
-    >>> fw.squeeze(fw.zeros([1, 3, 1]), axis=0).shape
-    [3, 1]
+    With axis None every size-1 dimension goes; otherwise only the listed axes, and a listed
+    axis whose size is not 1 is kept (no error, as in Paddle).
+
+    Args:
+        x (Tensor): The input tensor.
+        axis (int|list|tuple, optional): The size-1 axes to remove; None removes all of them.
+            Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: x without those dimensions.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.zeros([1, 3, 1])
+        >>> fw.squeeze(x).shape
+        [3]
+        >>> fw.squeeze(x, axis=0).shape
+        [3, 1]
+        >>> x.squeeze([0, 1]).shape
+        [3, 1]
     """
     return invoke(squeeze_op, [x], {"axis": axis})
 
 
 @public(method=True)
 def squeeze_(x, axis=None, name=None):
-    """In-place ``squeeze``."""
+    """In-place version of ``fw.squeeze``: x itself takes the new shape (and is returned).
+
+    Args:
+        x (Tensor): The input tensor.
+        axis (int|list|tuple, optional): The size-1 axes to remove; None removes all of them.
+            Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: x, reshaped in place.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.zeros([2, 1, 3])
+        >>> _ = x.squeeze_(1)
+        >>> x.shape
+        [2, 3]
+    """
     return _swap_in("squeeze_", x, squeeze(x, axis))
 
 
 @public(method=True)
 def unsqueeze(x, axis, name=None):
-    """Insert size-1 dimensions at `axis` (an int, a list of ints, or an integer
-    tensor); with several axes each is relative to the shape built so far.
+    """Insert dimensions of size 1.
 
-    >>> import fw
-    >>> fw.unsqueeze(fw.zeros([5, 10]), [0, 2]).shape
-    [1, 5, 1, 10]
+    With several axes, each is a position in the shape built so far (so ``[0, 2]`` on a
+    [5, 10] tensor gives [1, 5, 1, 10]).
+
+    Args:
+        x (Tensor): The input tensor.
+        axis (int|list|tuple|Tensor): Where to insert (negative counts from the end of the
+            result).
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: x with the new dimensions.
+
+    Examples:
+        >>> import fw
+        >>> fw.unsqueeze(fw.zeros([5, 10]), [0, 2]).shape
+        [1, 5, 1, 10]
+        >>> fw.zeros([3]).unsqueeze(-1).shape
+        [3, 1]
     """
     return invoke(unsqueeze_op, [x], {"axis": axis})
 
 
 @public(method=True)
 def unsqueeze_(x, axis, name=None):
-    """In-place ``unsqueeze``."""
+    """In-place version of ``fw.unsqueeze``: x itself takes the new shape (and is returned).
+
+    Args:
+        x (Tensor): The input tensor.
+        axis (int|list|tuple|Tensor): Where to insert.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: x, reshaped in place.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.zeros([2, 1, 3])
+        >>> _ = x.unsqueeze_(0)
+        >>> x.shape
+        [1, 2, 1, 3]
+    """
     return _swap_in("unsqueeze_", x, unsqueeze(x, axis))
 
 
 @public(method=True)
 def flatten(x, start_axis=0, stop_axis=-1, name=None):
-    """Merge axes ``start_axis..stop_axis`` (inclusive) into one; a 0-D tensor
-    becomes shape [1].
+    """Merge the axes start_axis .. stop_axis (both included) into one.
 
-    >>> import fw
-    >>> fw.flatten(fw.zeros([2, 3, 4, 4]), start_axis=1, stop_axis=2).shape
-    [2, 12, 4]
+    A 0-D tensor becomes shape [1].
+
+    Args:
+        x (Tensor): The input tensor.
+        start_axis (int, optional): The first axis to merge. Default: 0.
+        stop_axis (int, optional): The last axis to merge. Default: -1.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: x with those axes merged.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.zeros([2, 3, 4, 4])
+        >>> fw.flatten(x, start_axis=1, stop_axis=2).shape
+        [2, 12, 4]
+        >>> x.flatten().shape
+        [96]
+        >>> fw.flatten(x, 1).shape
+        [2, 48]
     """
     return invoke(flatten_op, [x], {"start_axis": start_axis, "stop_axis": stop_axis})
 
 
 @public(method=True)
 def flatten_(x, start_axis=0, stop_axis=-1, name=None):
-    """In-place ``flatten``."""
+    """In-place version of ``fw.flatten``: x itself takes the new shape (and is returned).
+
+    Args:
+        x (Tensor): The input tensor.
+        start_axis (int, optional): The first axis to merge. Default: 0.
+        stop_axis (int, optional): The last axis to merge. Default: -1.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: x, reshaped in place.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.zeros([2, 1, 3])
+        >>> _ = x.flatten_()
+        >>> x.shape
+        [6]
+    """
     return _swap_in("flatten_", x, flatten(x, start_axis, stop_axis))
 
 
 @public(method=True)
 def ravel(input, name=None):
-    """All of x's values as a 1-D tensor (``flatten(x)``)."""
+    """Flatten x to one dimension (``fw.flatten(x)``).
+
+    Args:
+        input (Tensor): The input tensor.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: a 1-D tensor of x's values in row-major order.
+
+    Examples:
+        >>> import fw
+        >>> fw.ravel(fw.to_tensor([[1, 2], [3, 4]])).tolist()
+        [1, 2, 3, 4]
+    """
     return invoke(flatten_op, [input], {"start_axis": 0, "stop_axis": -1})
 
 
@@ -269,23 +526,50 @@ def _tensor_list(x, op, arg="x"):
 
 @public(aliases=("cat",))
 def concat(x, axis=0, name=None):
-    """Join a list of tensors along `axis` (an int or a 1-element tensor); inputs
-    are promoted to one dtype.
+    """Join tensors along an existing axis.
 
-    >>> import fw
-    >>> fw.concat([fw.zeros([2, 3]), fw.ones([2, 2])], axis=-1).shape
-    [2, 5]
+    The tensors must have the same shape except along axis; they are promoted to one dtype.
+
+    Args:
+        x (list[Tensor]|tuple[Tensor]): The tensors to join.
+        axis (int|Tensor, optional): The axis to join along (negative counts from the end).
+            Default: 0.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the joined tensor.
+
+    Examples:
+        >>> import fw
+        >>> a = fw.to_tensor([[1, 2], [3, 4]])
+        >>> b = fw.to_tensor([[5, 6]])
+        >>> fw.concat([a, b]).tolist()
+        [[1, 2], [3, 4], [5, 6]]
+        >>> fw.concat([a, a], axis=-1).shape
+        [2, 4]
     """
     return invoke(concat_op, [_tensor_list(x, "concat")], {"axis": axis})
 
 
 @public()
 def stack(x, axis=0, name=None):
-    """Stack tensors of one shape along a new axis `axis`.
+    """Stack tensors of one shape along a new axis.
 
-    >>> import fw
-    >>> fw.stack([fw.zeros([2]), fw.ones([2])], axis=1).shape
-    [2, 2]
+    Args:
+        x (list[Tensor]|tuple[Tensor]): The tensors, all of the same shape.
+        axis (int, optional): The position of the new axis in the result. Default: 0.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: a tensor with one more dimension than the inputs.
+
+    Examples:
+        >>> import fw
+        >>> a, b = fw.to_tensor([1, 2]), fw.to_tensor([3, 4])
+        >>> fw.stack([a, b]).tolist()
+        [[1, 2], [3, 4]]
+        >>> fw.stack([a, b], axis=1).tolist()
+        [[1, 3], [2, 4]]
     """
     return invoke(stack_op, [_tensor_list(x, "stack")], {"axis": axis})
 
@@ -331,26 +615,80 @@ atleast_3d = _atleast_public(3)
 
 @public()
 def hstack(x, name=None):
-    """Stack horizontally: concat along axis 1 (axis 0 for 1-D inputs)."""
+    """Stack tensors horizontally: concat along axis 1 (axis 0 for 1-D tensors).
+
+    Args:
+        x (list[Tensor]|tuple[Tensor]): The tensors.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the joined tensor.
+
+    Examples:
+        >>> import fw
+        >>> fw.hstack([fw.to_tensor([1, 2]), fw.to_tensor([3])]).tolist()
+        [1, 2, 3]
+        >>> fw.hstack([fw.zeros([2, 1]), fw.ones([2, 2])]).shape
+        [2, 3]
+    """
     xs = [_atleast(t, 1) for t in _tensor_list(x, "hstack")]
     return concat(xs, axis=0 if _ndim(xs[0]) == 1 else 1)
 
 
 @public(aliases=("row_stack",))
 def vstack(x, name=None):
-    """Stack vertically: concat along axis 0 of the inputs made at least 2-D."""
+    """Stack tensors vertically: concat along axis 0 after making each at least 2-D.
+
+    Args:
+        x (list[Tensor]|tuple[Tensor]): The tensors.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the joined tensor.
+
+    Examples:
+        >>> import fw
+        >>> fw.vstack([fw.to_tensor([1, 2]), fw.to_tensor([3, 4])]).tolist()
+        [[1, 2], [3, 4]]
+    """
     return concat([_atleast(t, 2) for t in _tensor_list(x, "vstack")], axis=0)
 
 
 @public()
 def dstack(x, name=None):
-    """Stack along the third axis of the inputs made at least 3-D."""
+    """Stack tensors along the third axis after making each at least 3-D.
+
+    Args:
+        x (list[Tensor]|tuple[Tensor]): The tensors.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the joined tensor.
+
+    Examples:
+        >>> import fw
+        >>> fw.dstack([fw.to_tensor([1, 2]), fw.to_tensor([3, 4])]).tolist()
+        [[[1, 3], [2, 4]]]
+    """
     return concat([_atleast(t, 3) for t in _tensor_list(x, "dstack")], axis=2)
 
 
 @public()
 def column_stack(x, name=None):
-    """Stack as columns: 0-D/1-D inputs become [n, 1] columns, then concat on axis 1."""
+    """Stack tensors as columns: 0-D and 1-D tensors become [n, 1] columns, then concat on axis 1.
+
+    Args:
+        x (list[Tensor]|tuple[Tensor]): The tensors.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: a 2-D (or higher) tensor.
+
+    Examples:
+        >>> import fw
+        >>> fw.column_stack([fw.to_tensor([1, 2]), fw.to_tensor([3, 4])]).tolist()
+        [[1, 3], [2, 4]]
+    """
     cols = []
     for t in _tensor_list(x, "column_stack"):
         nd = _ndim(t)
@@ -360,22 +698,47 @@ def column_stack(x, name=None):
 
 @public(method=True)
 def split(x, num_or_sections, axis=0, name=None):
-    """Split x along `axis` into `num_or_sections` equal parts (an int) or parts of
-    the listed sizes (one of them may be -1).
+    """Split x along an axis into equal parts or parts of given sizes.
+
+    Args:
+        x (Tensor): The input tensor.
+        num_or_sections (int|list|tuple): The number of equal parts (it must divide the size of
+            axis), or the size of each part (one size may be -1, inferred).
+        axis (int|Tensor, optional): The axis to split. Default: 0.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
     Returns:
-        a list of tensors (views of x).
+        list[Tensor]: the parts.
 
-    >>> import fw
-    >>> [t.shape for t in fw.split(fw.zeros([3, 9]), [2, 3, -1], axis=1)]
-    [[3, 2], [3, 3], [3, 4]]
+    Examples:
+        >>> import fw
+        >>> x = fw.zeros([3, 9])
+        >>> [t.shape for t in fw.split(x, 3, axis=1)]
+        [[3, 3], [3, 3], [3, 3]]
+        >>> [t.shape for t in fw.split(x, [2, 3, -1], axis=1)]
+        [[3, 2], [3, 3], [3, 4]]
     """
     return list(invoke(split_op, [x], {"num_or_sections": num_or_sections, "axis": axis}))
 
 
 @public(method=True)
 def chunk(x, chunks, axis=0, name=None):
-    """Split x into `chunks` equal parts along `axis`."""
+    """Split x into a number of equal parts along an axis.
+
+    Args:
+        x (Tensor): The input tensor.
+        chunks (int): The number of parts; it must divide the size of axis.
+        axis (int|Tensor, optional): The axis to split. Default: 0.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        list[Tensor]: the parts.
+
+    Examples:
+        >>> import fw
+        >>> [t.tolist() for t in fw.chunk(fw.arange(6), 3)]
+        [[0, 1], [2, 3], [4, 5]]
+    """
     return split(x, as_int(chunks, "chunk", "chunks"), axis)
 
 
@@ -421,12 +784,26 @@ def _clamped_sections(bounds):
 
 @public(method=True)
 def tensor_split(x, num_or_indices, axis=0, name=None):
-    """Split into `num_or_indices` nearly equal parts (the first ``size % n`` parts get
-    one more element), or at the listed indices.
+    """Split x into nearly equal parts, or at given indices, along an axis.
 
-    >>> import fw
-    >>> [t.shape for t in fw.tensor_split(fw.zeros([8]), 3)]
-    [[3], [3], [2]]
+    With an int n the first ``size % n`` parts get one more element (unlike fw.split, n need
+    not divide the size); with a list, x is cut before each listed index.
+
+    Args:
+        x (Tensor): The input tensor.
+        num_or_indices (int|list|tuple|Tensor): The number of parts or the cut indices.
+        axis (int, optional): The axis to split. Default: 0.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        list[Tensor]: the parts.
+
+    Examples:
+        >>> import fw
+        >>> [t.shape for t in fw.tensor_split(fw.zeros([8]), 3)]
+        [[3], [3], [2]]
+        >>> [t.tolist() for t in fw.tensor_split(fw.arange(6), [1, 4])]
+        [[0], [1, 2, 3], [4, 5]]
     """
     nd = _ndim(x)
     if nd == 0:
@@ -438,6 +815,32 @@ def tensor_split(x, num_or_indices, axis=0, name=None):
     return split(x, secs, a)
 
 
+_DIR_SPLIT = {
+    "hsplit": {"what": "horizontally: along axis 1 (axis 0 for a 1-D tensor)", "nd": 1,
+               "shape": "[2, 4]", "out": "[[2, 2], [2, 2]]"},
+    "vsplit": {"what": "vertically: along axis 0", "nd": 2, "shape": "[4, 2]",
+               "out": "[[2, 2], [2, 2]]"},
+    "dsplit": {"what": "depth-wise: along axis 2", "nd": 3, "shape": "[1, 2, 4]",
+               "out": "[[1, 2, 2], [1, 2, 2]]"},
+}
+_DIR_SPLIT_DOC = """Split x {what} (``fw.tensor_split`` on that axis).
+
+    Args:
+        x (Tensor): A tensor with at least {nd} dimension(s).
+        num_or_indices (int|list|tuple): The number of nearly equal parts, or the indices to
+            cut before.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        list[Tensor]: the parts.
+
+    Examples:
+        >>> import fw
+        >>> [t.shape for t in fw.{op}(fw.zeros({shape}), 2)]
+        {out}
+    """
+
+
 def _dir_split(op, min_nd, axis_of):
     def f(x, num_or_indices, name=None):
         nd = _ndim(x)
@@ -447,7 +850,7 @@ def _dir_split(op, min_nd, axis_of):
         return tensor_split(x, num_or_indices, axis_of(nd))
 
     f.__name__ = f.__qualname__ = op
-    f.__doc__ = f"``tensor_split`` along the axis ``{op}`` names."
+    f.__doc__ = _DIR_SPLIT_DOC.format(op=op, **_DIR_SPLIT[op])
     return public(op, method=True)(f)
 
 
@@ -462,19 +865,42 @@ dsplit = _dir_split("dsplit", 3, lambda nd: 2)
 
 @public(method=True)
 def unbind(input, axis=0, name=None):
-    """The slices of `input` along `axis` as a list of tensors without that axis.
+    """Split x into its slices along an axis, removing that axis.
 
-    >>> import fw
-    >>> len(fw.unbind(fw.zeros([3, 4]), axis=1))
-    4
+    Args:
+        input (Tensor): The input tensor.
+        axis (int, optional): The axis to unbind. Default: 0.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        list[Tensor]: one tensor per index along axis.
+
+    Examples:
+        >>> import fw
+        >>> [t.tolist() for t in fw.unbind(fw.to_tensor([[1, 2], [3, 4]]), axis=1)]
+        [[1, 3], [2, 4]]
     """
     return list(invoke(OPS["unbind"], [input], {"axis": axis}))
 
 
 @public(method=True)
 def unstack(x, axis=0, num=None, name=None):
-    """The slices of x along `axis` (like ``unbind``); `num`, if given, must equal
-    the size of that axis."""
+    """Split x into its slices along an axis, removing that axis (like ``fw.unbind``).
+
+    Args:
+        x (Tensor): The input tensor.
+        axis (int, optional): The axis to unstack. Default: 0.
+        num (int, optional): If given, it must equal the size of that axis. Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        list[Tensor]: one tensor per index along axis.
+
+    Examples:
+        >>> import fw
+        >>> len(fw.unstack(fw.zeros([3, 2]), axis=0))
+        3
+    """
     outs = unbind(x, axis)
     if num is not None and as_int(num, "unstack", "num") != len(outs):
         raise InvalidArgumentError(f"unstack: 'num' is {num} but axis {axis} of x has size "
@@ -484,12 +910,27 @@ def unstack(x, axis=0, num=None, name=None):
 
 @public(method=True)
 def expand(x, shape, *more, name=None):
-    """Broadcast x to `shape` (a list, tuple or 1-D integer tensor; -1 keeps x's
-    dimension). The result is a new tensor.
+    """Broadcast x to a larger shape.
 
-    >>> import fw
-    >>> fw.expand(fw.zeros([1, 3]), [2, -1]).shape
-    [2, 3]
+    Each dimension of x must be 1 or equal to the target size; -1 keeps x's size; new leading
+    dimensions may be added.
+
+    Args:
+        x (Tensor): The input tensor.
+        shape (list|tuple|Tensor): The target shape (ints may also be passed as separate
+            arguments).
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: a new tensor of the target shape.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor([[1], [2]])
+        >>> fw.expand(x, [2, 3]).tolist()
+        [[1, 1, 1], [2, 2, 2]]
+        >>> x.expand(4, -1, 2).shape
+        [4, 2, 2]
     """
     shape = _shape_args(shape, more, "expand")
     if _dyn.has_symbolic(shape):  # a program is being built with run-time sizes
@@ -500,17 +941,39 @@ def expand(x, shape, *more, name=None):
 
 @public(method=True)
 def broadcast_to(x, shape, name=None):
-    """Broadcast x to `shape` (the same as ``expand``)."""
+    """Broadcast x to a shape (the same as ``fw.expand``).
+
+    Args:
+        x (Tensor): The input tensor.
+        shape (list|tuple|Tensor): The target shape; -1 keeps x's size.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: a new tensor of the target shape.
+
+    Examples:
+        >>> import fw
+        >>> fw.broadcast_to(fw.to_tensor([1, 2, 3]), [2, 3]).tolist()
+        [[1, 2, 3], [1, 2, 3]]
+    """
     return invoke(expand_op, [x], {"shape": shape})
 
 
 @public()
 def broadcast_tensors(input, name=None):
-    """The tensors of `input` broadcast to their common shape (a list).
+    """Broadcast several tensors to their common shape (NumPy's rules).
 
-    >>> import fw
-    >>> [t.shape for t in fw.broadcast_tensors([fw.zeros([2, 1]), fw.zeros([3])])]
-    [[2, 3], [2, 3]]
+    Args:
+        input (list[Tensor]|tuple[Tensor]): The tensors.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        list[Tensor]: the tensors, each with the common shape.
+
+    Examples:
+        >>> import fw
+        >>> [t.shape for t in fw.broadcast_tensors([fw.zeros([2, 1]), fw.zeros([3])])]
+        [[2, 3], [2, 3]]
     """
     return list(invoke(OPS["broadcast_tensors"], [_tensor_list(input, "broadcast_tensors",
                                                                 "input")], {}))
@@ -518,24 +981,52 @@ def broadcast_tensors(input, name=None):
 
 @public(method=True)
 def tile(x, repeat_times, *more, name=None):
-    """Repeat x along each axis; `repeat_times` is a list/tuple/1-D tensor (a shorter
-    list applies to the trailing axes, a longer one adds leading axes).
+    """Repeat x a number of times along each axis.
 
-    >>> import fw
-    >>> fw.tile(fw.zeros([2, 3]), [2, 1]).shape
-    [4, 3]
+    If repeat_times has more entries than x has dimensions, x gets leading dimensions of size
+    1 first; with fewer, the leading axes are repeated once.
+
+    Args:
+        x (Tensor): The input tensor.
+        repeat_times (list|tuple|Tensor): The number of copies per axis (ints may also be
+            passed as separate arguments).
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the tiled tensor.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor([1, 2])
+        >>> fw.tile(x, [2]).tolist()
+        [1, 2, 1, 2]
+        >>> fw.tile(x, [2, 2]).tolist()
+        [[1, 2, 1, 2], [1, 2, 1, 2]]
     """
     return invoke(tile_op, [x], {"repeat_times": _shape_args(repeat_times, more, "tile")})
 
 
 @public(method=True)
 def repeat_interleave(x, repeats, axis=None, name=None):
-    """Repeat each element of x `repeats` times along `axis` (x is flattened when
-    axis is None); `repeats` is an int or an integer tensor with one count per element.
+    """Repeat each element (or slice) of x, keeping repeats next to each other.
 
-    >>> import fw
-    >>> fw.repeat_interleave(fw.to_tensor([1, 2]), 2).tolist()
-    [1, 1, 2, 2]
+    Args:
+        x (Tensor): The input tensor.
+        repeats (int|Tensor): How many times: one count for all, or a 1-D tensor with one count
+            per element along axis.
+        axis (int, optional): The axis to repeat along; None flattens x first. Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the repeated tensor.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor([[1, 2], [3, 4]])
+        >>> fw.repeat_interleave(x, 2).tolist()
+        [1, 1, 2, 2, 3, 3, 4, 4]
+        >>> fw.repeat_interleave(x, fw.to_tensor([1, 2]), axis=0).tolist()
+        [[1, 2], [3, 4], [3, 4]]
     """
     if isinstance(repeats, (Tensor, Value)) and not (isinstance(repeats, Tensor) and
                                                       repeats.ndim == 0):
@@ -549,12 +1040,24 @@ def repeat_interleave(x, repeats, axis=None, name=None):
 # ---------------------------------------------------------------- crop
 @public(method=True)
 def crop(x, shape=None, offsets=None, name=None):
-    """The block of x of size `shape` starting at `offsets` (default 0s). `shape`
-    defaults to x's shape; -1 in it means "to the end of that axis".
+    """Cut a block of a given shape out of x, starting at given offsets.
 
-    >>> import fw
-    >>> fw.crop(fw.arange(9).reshape([3, 3]), [2, 2], [0, 1]).tolist()
-    [[1, 2], [4, 5]]
+    Args:
+        x (Tensor): The input tensor.
+        shape (list|tuple|Tensor, optional): The shape of the block; -1 takes the rest of that
+            dimension; None means x's shape. Default: None.
+        offsets (list|tuple|Tensor, optional): The start index per dimension; None means zeros.
+            Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: the block.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.arange(9).reshape([3, 3])
+        >>> fw.crop(x, shape=[2, 2], offsets=[1, 1]).tolist()
+        [[4, 5], [7, 8]]
     """
     nd = _ndim(x)
     shape = list(x.shape) if shape is None else list(as_ints(shape, "crop", "shape"))
@@ -578,12 +1081,19 @@ def crop(x, shape=None, offsets=None, name=None):
 # ---------------------------------------------------------------- products of tensors
 @public()
 def cartesian_prod(x, name=None):
-    """The Cartesian product of 1-D tensors: a [prod(n_i), len(x)] tensor (a single
-    tensor is returned as it is).
+    """The Cartesian product of 1-D tensors: every combination, one per row.
 
-    >>> import fw
-    >>> fw.cartesian_prod([fw.to_tensor([1, 2]), fw.to_tensor([3, 4])]).tolist()
-    [[1, 3], [1, 4], [2, 3], [2, 4]]
+    Args:
+        x (list[Tensor]|tuple[Tensor]): 1-D tensors.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: a [N, len(x)] tensor (1-D when x holds one tensor).
+
+    Examples:
+        >>> import fw
+        >>> fw.cartesian_prod([fw.to_tensor([1, 2]), fw.to_tensor([3, 4])]).tolist()
+        [[1, 3], [1, 4], [2, 3], [2, 4]]
     """
     xs = _tensor_list(x, "cartesian_prod")
     for i, t in enumerate(xs):

@@ -23,19 +23,20 @@ def median(x, axis=None, keepdim=False, mode="avg", name=None):
     """Median of x along `axis` (all elements when None).
 
     Args:
-        x (Tensor): real input.
-        axis (int|None): the axis; None uses every element.
-        keepdim (bool): keep the reduced axis with size 1.
-        mode (str): 'avg' averages the two middle values of an even count (result
-            float64 for float64 input, else float32, as in Paddle); 'min' takes the
-            lower one and keeps x's dtype.
+        x (Tensor): The input tensor.
+        axis (int, optional): The axis to reduce; None: all elements. Default: None.
+        keepdim (bool, optional): Whether axis stays as a dimension of size 1. Default: False.
+        mode (str, optional): 'avg' (the mean of the two middle values for an even count) or
+            'min' (the lower one, also returning its index). Default: 'avg'.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
     Returns:
-        Tensor, or (values, indices) when mode='min' and axis is not None. A slice
-        containing NaN has median NaN.
+        Tensor|tuple(Tensor, Tensor): the medians; with mode='min', also their int64 indices.
 
-    Example:
-        >>> fw.median(fw.to_tensor([[1., 4.], [2., 3.]]), axis=1)   # [2.5, 2.5]
+    Examples:
+        >>> import fw
+        >>> fw.median(fw.to_tensor([[1., 4.], [2., 3.]]), axis=1).tolist()
+        [2.5, 2.5]
     """
     from fw.core.dispatch import invoke
 
@@ -47,12 +48,22 @@ def median(x, axis=None, keepdim=False, mode="avg", name=None):
 def nanmedian(x, axis=None, keepdim=False, mode="avg", name=None):
     """Median of x along `axis` (an int, a list, or None for all) ignoring NaN.
 
-    Returns:
-        Tensor, or (values, indices) when mode='min' and axis is an int.
-        All-NaN slices give NaN.
+    Args:
+        x (Tensor): The input tensor.
+        axis (int, optional): The axis to reduce; None: all elements. Default: None.
+        keepdim (bool, optional): Whether axis stays as a dimension of size 1. Default: False.
+        mode (str, optional): 'avg' or 'min' (the lower middle value and its index). Default:
+            'avg'.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
-    Example:
-        >>> fw.nanmedian(fw.to_tensor([[float('nan'), 2., 3.], [0., 1., 2.]]), 0)
+    Returns:
+        Tensor|tuple(Tensor, Tensor): the medians of the non-NaN values (NaN for all-NaN
+            slices); with mode='min', also the indices.
+
+    Examples:
+        >>> import fw
+        >>> fw.nanmedian(fw.to_tensor([[float('nan'), 2., 3.], [0., 1., 2.]]), 0).tolist()
+        [0.0, 1.5, 2.5]
     """
     from fw.core.dispatch import invoke
 
@@ -66,12 +77,25 @@ def histogram(input, bins=100, min=0.0, max=0.0, weight=None, density=False, nam
     == 0 the data's min and max are used; a single value range is widened by 1 on
     each side.
 
-    Returns:
-        Tensor of shape [bins]: int64 counts, or float (the weight's float dtype,
-        else float32) when `weight` is given or `density` is True.
+    Args:
+        input (Tensor): The values.
+        bins (int, optional): The number of equal-width bins. Default: 100.
+        min (float, optional): The lower end of the range. Default: 0.0.
+        max (float, optional): The upper end; min = max = 0 uses the data's min and max.
+            Default: 0.0.
+        weight (Tensor, optional): A weight per value, summed instead of counting 1. Default:
+            None.
+        density (bool, optional): Normalise so that the histogram integrates to 1. Default:
+            False.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
-    Example:
-        >>> fw.histogram(fw.to_tensor([1, 2, 1]), bins=4, min=0, max=3)   # [0, 2, 1, 0]
+    Returns:
+        Tensor: the bins counts (int64, or float with weights or density).
+
+    Examples:
+        >>> import fw
+        >>> fw.histogram(fw.to_tensor([1, 2, 1]), bins=4, min=0, max=3).tolist()
+        [0, 2, 1, 0]
     """
     from fw.core.dispatch import invoke
 
@@ -85,18 +109,21 @@ def histogramdd(x, bins=10, ranges=None, density=False, weights=None, name=None)
     point (leading axes are flattened).
 
     Args:
-        x (Tensor): float tensor of shape [..., D].
-        bins (int|list[int]|list[Tensor]): bins per coordinate (one int for all),
-            or the bin edges of each coordinate.
-        ranges (list[float]|None): [min0, max0, min1, max1, ...]; None uses the data's
-            min and max per coordinate.
-        density (bool): normalise to a probability density.
-        weights (Tensor|None): one weight per point (x's shape without the last axis).
+        x (Tensor): A float tensor [..., D] of points.
+        bins (int|list[int]|list[Tensor], optional): The bins per coordinate (one int for all),
+            or each coordinate's bin edges. Default: 10.
+        ranges (list[float], optional): [min0, max0, min1, max1, ...]; None uses the data's min
+            and max per coordinate. Default: None.
+        density (bool, optional): Normalise to a probability density. Default: False.
+        weights (Tensor, optional): One weight per point (x's shape without the last axis).
+            Default: None.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
 
     Returns:
-        (Tensor, list[Tensor]): the D-dimensional histogram and the D edge tensors.
+        tuple(Tensor, list[Tensor]): the D-dimensional histogram and the D edge tensors.
 
-    Example:
+    Examples:
+        >>> import fw
         >>> x = fw.to_tensor([[0., 1.], [1., 0.], [2., 0.], [2., 2.]])
         >>> hist, edges = fw.histogramdd(x, bins=[3, 3])
     """

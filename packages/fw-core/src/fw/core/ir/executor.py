@@ -174,9 +174,15 @@ class Compiled:
 
     def __init__(self, program, backend: str = "cpu", kernel_override=None,
                  memory_optimize: bool = True, op_check=None, prepare: bool = False,
-                 nonfinite_checks: bool = True):
+                 nonfinite_checks: bool = True, op_trace: bool = False):
         self.program = program
         self.op_check = op_check
+        # op_trace: every kernel call reports an event to fw.profiler's recorder (the
+        # twin `__call__` compiles while a profiler records ops; see `_traced_kernel`)
+        self.op_trace = bool(op_trace)
+        self._traced = None
+        self._init_args = (backend, kernel_override, memory_optimize, op_check, prepare,
+                           nonfinite_checks)
         self._prepare = None
         self._unchecked: set = set()
         self._twin = None  # the checked twin `__call__` builds for non-finite data
@@ -455,7 +461,10 @@ class Compiled:
         prepared = None
         if self._prepare is not None and inplace is None and op.name not in self._kernel_override:
             prepared = self._prepare(op, kern)
-        k = self._bind(kern if prepared is None else prepared, "k")
+        kern = kern if prepared is None else prepared
+        if self.op_trace:
+            kern = _traced_kernel(kern, op)
+        k = self._bind(kern, "k")
         args = ["None" if s == 0 else f"v{s}" for s in ins]
         var = op.opdef.variadic
         if var >= 0:  # the kernel takes the variadic input as one list, as in eager mode
@@ -678,10 +687,19 @@ class Compiled:
         rec = _observe.recorder()
         if rec is None:
             return self._call(arrays, params, check)
-        # fw.profiler records: one span per program run (its ops run in generated code)
+        # fw.profiler records: one span per program run, and one event per op when it
+        # records ops: the run then goes to a twin whose kernels report themselves (this
+        # program's generated code stays as it was, so nothing is paid when no profiler runs)
+        run = self
+        if _observe.tracing_ops() and not self.op_trace:
+            run = self._traced
+            if run is None:
+                backend, override, mem, op_check, prepare, nonfinite = self._init_args
+                run = self._traced = Compiled(self.program, backend, override, mem, op_check,
+                                              prepare, nonfinite, op_trace=True)
         t0 = _perf_ns()
         try:
-            return self._call(arrays, params, check)
+            return run._call(arrays, params, check)
         finally:
             rec.event("Executor::run", "OperatorInner", t0, _perf_ns(),
                       {"ops": len(self.program.block.ops)})
@@ -789,6 +807,23 @@ class Compiled:
         if isinstance(e, MemoryError):
             return MemoryError(msg)
         return InvalidArgumentError(msg)
+
+
+def _traced_kernel(kern, op):
+    """`kern` reporting each call to the active profiler recorder as an op event (name,
+    operand and result arrays: the recorder keeps their shapes when asked)."""
+    name = op.name
+
+    def traced(*args, **kwargs):
+        t0 = _perf_ns()
+        res = kern(*args, **kwargs)
+        rec = _observe.recorder()
+        if rec is not None:
+            rec.ir_op_event(name, args, res, t0, _perf_ns())
+        return res
+
+    traced.__wrapped__ = kern
+    return traced
 
 
 def _names(slots) -> str:

@@ -342,6 +342,44 @@ def _make_inplace(op, fn, fname):
     return f
 
 
+def _attach_docs(documented):
+    """Give each generated function (and its in-place variant) its reference docstring
+    from ``fw/core/ops/docs``; hand-written wrappers keep their own. The texts come from
+    the docs cache when it is current (then the doc tables are not even imported)."""
+    from fw.core.ops import docs as _docs
+    from fw.core.ops.docs import _cache
+
+    cache = _cache.DocCache()
+    table = None if cache.valid else _docs.load()
+
+    def text(kind, op, fname, method):
+        nonlocal table
+        key = (kind, op.name, fname, method)
+        fp = _cache.fingerprint(op)
+        got = cache.get(key, fp)
+        if got is None:
+            if table is None:
+                table = _docs.load()
+            doc = table[op.name]
+            got = (_docs.render(op, doc, fname, method) if kind == "fn" else
+                   _docs.render_inplace(op, doc, fname, method))
+            cache.put(key, fp, got)
+        return got
+
+    for op, fn, fname, key in documented:
+        if (op.name not in table) if table is not None else (op.name not in cache.ops):
+            continue
+        mname = (op.method if isinstance(op.method, str) else fname) if op.method else None
+        if getattr(fn, "op", None) is op and PUBLIC.get(key) is not fn:
+            fn.__doc__ = text("fn", op, fname, mname if METHODS.get(mname) is fn else None)
+        iname = fname + "_"  # generated even where the function itself is hand-written
+        ifn = METHODS.get((mname or fname) + "_") or FUNCTIONS.get(iname)
+        if op.inplace and ifn is not None and getattr(ifn, "op", None) is op and \
+                PUBLIC.get(iname) is not ifn:
+            ifn.__doc__ = text("inplace", op, iname, fname)
+    cache.save(table if table is not None else cache.ops)
+
+
 _REFLECTED = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rfloordiv__", "__rmod__",
               "__rpow__", "__rmatmul__", "__rand__", "__ror__", "__rxor__", "__rlshift__",
               "__rrshift__", "__rdivmod__"}
@@ -359,6 +397,7 @@ def install():
     """Build every public function and attach methods to Tensor and Value."""
     if _installed[0]:
         return FUNCTIONS
+    documented = []
     for op in OPS.values():
         if op.api is False and op.method is False and not op.dunders:
             continue
@@ -367,6 +406,7 @@ def install():
         if keyword.iskeyword(fname):
             fname = fname + "_"
         fn = PUBLIC.get(key) or _function_for(op, fname)
+        documented.append((op, fn, fname, key))
         if op.api is not False:
             FUNCTIONS.setdefault(key, fn)
             for a in op.aliases:
@@ -396,6 +436,7 @@ def install():
                 FUNCTIONS.setdefault(new, fn)
             if as_method:
                 METHODS.setdefault(new, fn)
+    _attach_docs(documented)  # before the alias wrappers copy each __doc__
     _tensor._call_op = call
     for cls in (Tensor, Value):
         for m, fn in METHODS.items():

@@ -194,6 +194,11 @@ def _cast_infer(x, dtype=None):
 def _cast_ref(x, dtype=None):
     if x.dtype.kind == "c" and dtype.kind != _dt._COMPLEX:
         x = x.real  # Paddle keeps the real part (NumPy would warn)
+    if dtype.kind == _dt._FLOAT and dtype.rank == 0 and x.dtype.kind in "fV":
+        # float8: Paddle saturates out-of-range values to the largest finite one
+        # (ml_dtypes would give NaN for e4m3fn and inf for e5m2); NaN stays NaN
+        big = float(_dt.finfo(dtype).max)
+        x = np.clip(x.astype(np.float32, copy=False), -big, big)
     return x.astype(dtype.np)
 
 
@@ -299,7 +304,7 @@ defop("linspace", (), {"start": 0.0, "stop": 1.0, "num": 0, "dtype": None},
 defop("logspace", (), {"start": 0.0, "stop": 1.0, "num": 0, "base": 10.0, "dtype": None},
       infer=_space_infer, reference=_logspace_ref, canon=_space_canon, promote=None,
       differentiable=False, family="creation", method=False,
-      doc="base ** linspace(start, stop, num).")
+      doc="`num` values spaced evenly on a log scale: base ** linspace(start, stop, num).")
 
 
 # ---------------------------------------------------------------- eye / triangles

@@ -86,11 +86,7 @@ def _cumsum_ref(x, axis=None, dtype=None):
 defop("cumsum", ("x",), {"axis": None, "dtype": None}, infer=_cumsum_infer,
       reference=_cumsum_ref, canon=_cum_canon, promote=None, inplace=True, family="cumulative",
       doc="""Cumulative sum along `axis` (of the flattened tensor when axis is None).
-`dtype` casts x first; bool input accumulates in int64.
-
-Example:
-    >>> fw.cumsum(fw.to_tensor([[1, 2], [3, 4]]), axis=0)   # [[1, 2], [4, 6]]
-""")
+`dtype` casts x first; bool input accumulates in int64.""")
 
 
 def _cumprod_infer(x, dim=None, dtype=None):
@@ -109,11 +105,7 @@ def _cumprod_ref(x, dim=None, dtype=None):
 
 defop("cumprod", ("x",), {"dim": None, "dtype": None}, infer=_cumprod_infer,
       reference=_cumprod_ref, canon=_cum_canon, promote=None, inplace=True, family="cumulative",
-      doc="""Cumulative product along `dim` (of the flattened tensor when dim is None).
-
-Example:
-    >>> fw.cumprod(fw.to_tensor([1., 2., 3.]), dim=0)   # [1., 2., 6.]
-""")
+      doc="""Cumulative product along `dim` (of the flattened tensor when dim is None).""")
 
 
 def _logcumsumexp_infer(x, axis=None, dtype=None):
@@ -136,11 +128,7 @@ def _logcumsumexp_ref(x, axis=None, dtype=None):
 defop("logcumsumexp", ("x",), {"axis": None, "dtype": None}, infer=_logcumsumexp_infer,
       reference=_logcumsumexp_ref, canon=_cum_canon, promote=None,
       family="cumulative",
-      doc="""log(cumsum(exp(x))) along `axis` (flattened when None), computed stably.
-
-Example:
-    >>> fw.logcumsumexp(fw.to_tensor([0., 0., 0.]))   # [0., 0.6931, 1.0986]
-""")
+      doc="""log(cumsum(exp(x))) along `axis` (flattened when None), computed stably.""")
 
 
 def _cumext_canon(attrs):
@@ -190,14 +178,7 @@ for _n, _uf, _w in (("cummax", np.maximum, "maximum"), ("cummin", np.minimum, "m
           family="cumulative",
           doc=f"""Cumulative {_w} along `axis` (of the flattened tensor when None) and the
 index where each running {_w} was reached (the later index among ties; NaN
-propagates). `dtype` is the indices' dtype, int64 or int32.
-
-Returns:
-    (Tensor, Tensor): values (x's dtype) and indices.
-
-Example:
-    >>> v, i = fw.{_n}(fw.to_tensor([-1, 5, 0, 7]))
-""")
+propagates). `dtype` is the indices' dtype, int64 or int32.""")
 
 
 # ---------------------------------------------------------------- diff
@@ -336,11 +317,7 @@ for _n, _ref, _cum in (("trapezoid", _trapezoid_ref, False),
           reference=_ref, canon=_trap_canon, promote="all", to_float=True, family="cumulative",
           doc=f"""{'Cumulative integral' if _cum else 'Integral'} of y along `axis` by the
 trapezoidal rule, with sample points `x` (1-D, or y's shape) or spacing `dx`
-(default 1; give one of x and dx).
-
-Example:
-    >>> fw.{_n}(fw.to_tensor([4., 5., 6.]), dx=2.)
-""")
+(default 1; give one of x and dx).""")
 
 
 

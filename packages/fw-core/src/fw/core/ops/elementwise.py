@@ -187,13 +187,15 @@ def _unary(name, ref, *, to_float=False, differentiable=True, dunders=(), aliase
 
 
 # ---------------------------------------------------------------- arithmetic
-_binary("add", np.add, dunders=("__add__", "__radd__"), doc="x + y, broadcast.")
+_binary("add", np.add, dunders=("__add__", "__radd__"),
+        doc="Add x and y elementwise: x + y, with broadcasting.")
 _binary("subtract", np.subtract, dunders=("__sub__", "__rsub__"), aliases=("sub",),
-        doc="x - y, broadcast.")
+        doc="Subtract y from x elementwise: x - y, with broadcasting.")
 _binary("multiply", np.multiply, dunders=("__mul__", "__rmul__"), aliases=("mul",),
-        doc="x * y, broadcast.")
+        doc="Multiply x and y elementwise: x * y, with broadcasting.")
 _binary("divide", np.true_divide, dunders=("__truediv__", "__rtruediv__"), to_float=True,
-        aliases=("div", "true_divide"), doc="x / y (true division; integers give floats).")
+        aliases=("div", "true_divide"),
+        doc="Divide x by y elementwise: x / y (true division; integers give floats).")
 
 _no_bool_real = _allow(**_REAL_NUMERIC)
 
@@ -213,7 +215,8 @@ _no_bool = _allow(**_NUMERIC)
 
 
 _binary("pow", _pow_ref, dunders=("__pow__", "__rpow__"), check=_no_bool,
-        doc="x ** y, broadcast; an integer tensor to an integer power stays integer.")
+        doc="x to the power y, elementwise: x ** y, with broadcasting; an integer tensor to an "
+            "integer power stays integer.")
 
 
 _binary("maximum", np.maximum, inplace=False,
@@ -229,7 +232,8 @@ _real_float = _allow(**_REAL)
 _binary("atan2", np.arctan2, to_float=True, inplace=False, check=_real_float,
         doc="atan(x / y) in the quadrant of the point (y, x): the two-argument arctangent "
             "with x as the numerator, as Paddle orders it.")
-_binary("hypot", np.hypot, to_float=True, check=_real_float, doc="sqrt(x**2 + y**2).")
+_binary("hypot", np.hypot, to_float=True, check=_real_float,
+        doc="The hypotenuse sqrt(x**2 + y**2), elementwise, without overflow.")
 _binary("logaddexp", np.logaddexp, to_float=True, inplace=False, check=_real_float,
         doc="log(exp(x) + exp(y)) without overflow.")
 _binary("copysign", np.copysign, to_float=True, check=_real_float,
@@ -308,13 +312,15 @@ defop("clip", ("x", "min?", "max?"),
 
 
 # ---------------------------------------------------------------- unary arithmetic
-_unary("neg", np.negative, dunders=("__neg__",), aliases=("negative",), doc="-x",
+_unary("neg", np.negative, dunders=("__neg__",), aliases=("negative",),
+       doc="Negate x, elementwise: -x.",
        check=_allow(bool_=False))
 
 
 _unary("positive", np.positive, dunders=("__pos__",), inplace=False,
        check=_allow(bool_=False), doc="+x (a copy); bool tensors are rejected.")
-_unary("abs", np.absolute, dunders=("__abs__",), out=real_of, doc="|x|; complex -> real.")
+_unary("abs", np.absolute, dunders=("__abs__",), out=real_of,
+       doc="Absolute value of x, elementwise: |x| (the magnitude for complex x).")
 
 
 _unary("sign", np.sign, check=_allow(bool_=False, complex_=False),
@@ -337,27 +343,38 @@ _unary("square", np.square, check=_allow(bool_=False),
 _real_float_unary = _allow(complex_=False)
 
 for _name, _fn, _doc in (
-        ("exp", np.exp, "e ** x"), ("expm1", np.expm1, "exp(x) - 1, accurate near 0"),
-        ("exp2", np.exp2, "2 ** x"), ("log", np.log, "natural logarithm"),
-        ("log2", np.log2, "base-2 logarithm"), ("log10", np.log10, "base-10 logarithm"),
-        ("log1p", np.log1p, "log(1 + x), accurate near 0"), ("sqrt", np.sqrt, "square root"),
-        ("rsqrt", _rsqrt_ref, "1 / sqrt(x)"), ("reciprocal", np.reciprocal, "1 / x"),
-        ("sin", np.sin, "sine"), ("cos", np.cos, "cosine"), ("tan", np.tan, "tangent"),
-        ("asin", np.arcsin, "inverse sine"), ("acos", np.arccos, "inverse cosine"),
-        ("atan", np.arctan, "inverse tangent"), ("sinh", np.sinh, "hyperbolic sine"),
-        ("cosh", np.cosh, "hyperbolic cosine"), ("tanh", np.tanh, "hyperbolic tangent"),
-        ("asinh", np.arcsinh, "inverse hyperbolic sine"),
-        ("acosh", np.arccosh, "inverse hyperbolic cosine"),
-        ("atanh", np.arctanh, "inverse hyperbolic tangent")):
+        ("exp", np.exp, "Exponential of x, elementwise: e ** x."),
+        ("expm1", np.expm1, "exp(x) - 1, elementwise, accurate for x near 0."),
+        ("exp2", np.exp2, "Base-2 exponential, elementwise: 2 ** x."),
+        ("log", np.log, "Natural logarithm of x, elementwise."),
+        ("log2", np.log2, "Base-2 logarithm of x, elementwise."),
+        ("log10", np.log10, "Base-10 logarithm of x, elementwise."),
+        ("log1p", np.log1p, "log(1 + x), elementwise, accurate for x near 0."),
+        ("sqrt", np.sqrt, "Square root of x, elementwise."),
+        ("rsqrt", _rsqrt_ref, "Reciprocal square root, elementwise: 1 / sqrt(x)."),
+        ("reciprocal", np.reciprocal, "Reciprocal, elementwise: 1 / x."),
+        ("sin", np.sin, "Sine of x (in radians), elementwise."),
+        ("cos", np.cos, "Cosine of x (in radians), elementwise."),
+        ("tan", np.tan, "Tangent of x (in radians), elementwise."),
+        ("asin", np.arcsin, "Inverse sine (arcsine) of x, elementwise, in radians."),
+        ("acos", np.arccos, "Inverse cosine (arccosine) of x, elementwise, in radians."),
+        ("atan", np.arctan, "Inverse tangent (arctangent) of x, elementwise, in radians."),
+        ("sinh", np.sinh, "Hyperbolic sine of x, elementwise."),
+        ("cosh", np.cosh, "Hyperbolic cosine of x, elementwise."),
+        ("tanh", np.tanh, "Hyperbolic tangent of x, elementwise."),
+        ("asinh", np.arcsinh, "Inverse hyperbolic sine of x, elementwise."),
+        ("acosh", np.arccosh, "Inverse hyperbolic cosine of x, elementwise."),
+        ("atanh", np.arctanh, "Inverse hyperbolic tangent of x, elementwise.")):
     _unary(_name, _fn, to_float=True, doc=_doc)
 
 _unary("deg2rad", np.deg2rad, to_float=True, inplace=False, check=_real_float_unary,
-       doc="degrees -> radians")
+       doc="Convert angles from degrees to radians, elementwise.")
 _unary("rad2deg", np.rad2deg, to_float=True, inplace=False, check=_real_float_unary,
-       doc="radians -> degrees")
+       doc="Convert angles from radians to degrees, elementwise.")
 
 
-_unary("sigmoid", _sigmoid_ref, to_float=True, doc="1 / (1 + exp(-x))")
+_unary("sigmoid", _sigmoid_ref, to_float=True,
+       doc="The logistic sigmoid, elementwise: 1 / (1 + exp(-x)).")
 
 
 _unary("sinc", _sinc_ref, to_float=True, check=_real_float_unary,
@@ -394,10 +411,10 @@ _unary("round", _round_ref, attrs={"decimals": 0}, canon=_round_canon,
 
 # ---------------------------------------------------------------- special functions
 for _name, _sp_name, _doc, _alias in (
-        ("erf", "erf", "The error function.", ()),
+        ("erf", "erf", "The Gauss error function of x, elementwise.", ()),
         ("erfinv", "erfinv", "Inverse of erf on (-1, 1); +-inf at +-1.", ()),
         ("digamma", "psi", "The logarithmic derivative of the gamma function.", ()),
-        ("lgamma", "gammaln", "log |gamma(x)|.", ("gammaln",)),
+        ("lgamma", "gammaln", "log |gamma(x)|, elementwise.", ("gammaln",)),
         ("i0", "i0", "Modified Bessel function of the first kind, order 0.", ()),
         ("i0e", "i0e", "Exponentially scaled i0: exp(-|x|) * i0(x).", ()),
         ("i1", "i1", "Modified Bessel function of the first kind, order 1.", ()),
@@ -448,7 +465,7 @@ def _floats_canon(*names):
 
 _unary("stanh", _stanh_ref, to_float=True, attrs={"scale_a": 0.67, "scale_b": 1.7159},
        canon=_floats_canon("scale_a", "scale_b"), inplace=False, check=_real_float_unary,
-       doc="scale_b * tanh(scale_a * x).")
+       doc="The scaled tanh, elementwise: scale_b * tanh(scale_a * x).")
 
 
 def _nan_to_num_canon(attrs):
@@ -515,12 +532,15 @@ def _compare(name, ref, alias, dunder, doc):
             dunders=dunder, doc=doc)
 
 
-_compare("equal", np.equal, "eq", (), "x == y (bool).")
-_compare("not_equal", np.not_equal, "ne", (), "x != y (bool).")
-_compare("less_than", np.less, "lt", ("__lt__",), "x < y (bool).")
-_compare("less_equal", np.less_equal, "le", ("__le__",), "x <= y (bool).")
-_compare("greater_than", np.greater, "gt", ("__gt__",), "x > y (bool).")
-_compare("greater_equal", np.greater_equal, "ge", ("__ge__",), "x >= y (bool).")
+_compare("equal", np.equal, "eq", (), "Compare elementwise: x == y, as a bool tensor.")
+_compare("not_equal", np.not_equal, "ne", (), "Compare elementwise: x != y, as a bool tensor.")
+_compare("less_than", np.less, "lt", ("__lt__",), "Compare elementwise: x < y, as a bool tensor.")
+_compare("less_equal", np.less_equal, "le", ("__le__",),
+         "Compare elementwise: x <= y, as a bool tensor.")
+_compare("greater_than", np.greater, "gt", ("__gt__",),
+         "Compare elementwise: x > y, as a bool tensor.")
+_compare("greater_equal", np.greater_equal, "ge", ("__ge__",),
+         "Compare elementwise: x >= y, as a bool tensor.")
 
 
 def _isclose_canon(attrs):

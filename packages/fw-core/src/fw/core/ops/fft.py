@@ -312,14 +312,37 @@ _ND_DOCS = {
 }
 
 _EXAMPLE_SHAPE = {"c2c": "[4, 4]", "r2c": "[4, 3]", "c2r": "[4, 6]"}
+_RESULT = {"c2c": "the complex transform, x's shape (or s along axes)",
+           "r2c": "the complex one-sided transform: the last transformed axis has n // 2 + 1 "
+                  "entries",
+           "c2r": "the real transform: the last transformed axis has s[-1] entries (default "
+                  "2 * (m - 1) for m input entries)"}
+_ND_DOC = """{doc}
+
+    Args:
+        x (Tensor): The input tensor.
+        s (list|tuple, optional): The signal length along each transformed axis (the input
+            is cropped or zero-padded to it); None keeps x's sizes. Default: None.
+        axes (list|tuple, optional): The axes to transform. Default: {axes}.
+        norm (str, optional): The scaling: "backward" (none on the forward transform, 1/n
+            on the inverse), "ortho" (1/sqrt(n) both ways) or "forward" (1/n on the forward
+            transform). Default: "backward".
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: {result}.
+
+    Examples:
+        >>> import fw
+        >>> fw.fft.{name}(fw.ones([4, 4])).shape
+        {shape}
+    """
 
 for _name, (_kind, _fwd, _doc) in _ND_DOCS.items():
     _fn = _make_nd(f"fft.{_name}", _kind, _fwd, _name.endswith("2"))
-    _fn.__doc__ = (f"{_doc}\n\n    Args:\n        x (Tensor): the input.\n        s (list of "
-                   f"int, optional): signal lengths along `axes`.\n        axes (list of int): "
-                   f"the axes to transform.\n        norm (str): 'backward', 'ortho' or "
-                   f"'forward'.\n\n    Example:\n        >>> fw.fft.{_name}(fw.ones([4, 4]))"
-                   f".shape\n        {_EXAMPLE_SHAPE[_kind]}\n    ")
+    _fn.__doc__ = _ND_DOC.format(doc=_doc, name=_name, shape=_EXAMPLE_SHAPE[_kind],
+                                 result=_RESULT[_kind],
+                                 axes="(-2, -1)" if _name.endswith("2") else "None (all axes)")
     public(f"fft.{_name}")(_fn)
     globals()[_name] = _fn
 del _name, _kind, _fwd, _doc, _fn

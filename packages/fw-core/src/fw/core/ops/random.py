@@ -136,18 +136,7 @@ uniform_op = defop("uniform", (), {"shape": (), "dtype": None, "min": -1.0, "max
                    infer=lambda shape=(), dtype=None, **_: _shape_type(shape, dtype),
                    reference=_uniform_ref, canon=_uniform_canon, promote=None,
                    differentiable=False, random=True, family="random", method=False,
-                   doc="""Samples uniform on [min, max) in a tensor of `shape`.
-
-Args:
-    shape (list|tuple|Tensor): the result shape.
-    dtype (str|DType|None): a float dtype; the default float dtype when None.
-    min, max (float): the interval.
-    seed (int): 0 draws from the global generator (see fw.seed); another value gives
-        the same numbers on every call.
-
-Example:
-    >>> fw.uniform([2, 3], min=-1.0, max=1.0)
-""")
+                   doc="""Samples uniform on [min, max) in a tensor of `shape`.""")
 
 
 # ---------------------------------------------------------------- gaussian / randn / normal
@@ -177,11 +166,7 @@ gaussian_op = defop("gaussian", (), {"shape": (), "mean": 0.0, "std": 1.0, "seed
                     reference=_gaussian_ref, canon=_gaussian_canon, promote=None,
                     differentiable=False, random=True, family="random", method=False,
                     doc="""Samples of the normal distribution N(mean, std²) in a tensor of
-`shape` (default float dtype); `seed` as in `uniform`.
-
-Example:
-    >>> fw.gaussian([2, 3], mean=1.0, std=2.0)
-""")
+`shape` (default float dtype); `seed` as in `uniform`.""")
 
 
 def _normal_infer(mean, std):
@@ -237,11 +222,7 @@ defop("randint", (), {"low": 0, "high": None, "shape": (1,), "dtype": None},
       reference=_randint_ref, canon=_randint_canon, promote=None, differentiable=False,
       random=True, family="random", method=False,
       doc="""Integers drawn uniformly from [low, high) (from [0, low) when high is
-None), int64 by default (int32 allowed).
-
-Example:
-    >>> fw.randint(0, 10, [2, 3])
-""")
+None), int64 by default (int32 allowed).""")
 
 
 def _randint_like_canon(attrs):
@@ -266,11 +247,7 @@ defop("randint_like", ("x",), {"low": 0, "high": None, "dtype": None},
       infer=_randint_like_infer, reference=_randint_like_ref, canon=_randint_like_canon,
       promote=None, differentiable=False, random=True, family="random", method=False,
       doc="""Integers from [low, high) (from [0, low) when high is None) in a tensor of
-x's shape, of `dtype` (x's dtype when None).
-
-Example:
-    >>> fw.randint_like(fw.zeros([2, 3]), 0, 10)
-""")
+x's shape, of `dtype` (x's dtype when None).""")
 
 
 # ---------------------------------------------------------------- randperm
@@ -292,11 +269,7 @@ defop("randperm", (), {"n": 1, "dtype": "int64"},
       infer=lambda n=1, dtype=_dt.int64: TensorType((n,), dtype), reference=_randperm_ref,
       canon=_randperm_canon, promote=None, differentiable=False, random=True,
       family="random", method=False,
-      doc="""A random permutation of 0 .. n-1 (int64 by default).
-
-Example:
-    >>> fw.randperm(5)
-""")
+      doc="""A random permutation of 0 .. n-1 (int64 by default).""")
 
 
 # ---------------------------------------------------------------- bernoulli / poisson
@@ -335,11 +308,7 @@ bernoulli_op = defop("bernoulli", ("x",), {"p": None}, infer=_bern_infer,
                      reference=_bern_ref, canon=_bern_canon, promote=None,
                      differentiable=False, random=True, family="random",
                      doc="""1 with probability x (element-wise; or with probability p for every
-element when p is given), else 0, in x's shape and dtype.
-
-Example:
-    >>> fw.bernoulli(fw.to_tensor([0.0, 0.5, 1.0]))
-""")
+element when p is given), else 0, in x's shape and dtype.""")
 
 
 def _poisson_infer(x):
@@ -357,11 +326,7 @@ def _poisson_ref(x):
 defop("poisson", ("x",), infer=_poisson_infer, reference=_poisson_ref, promote=None,
       differentiable=False, random=True, family="random",
       doc="""Samples of the Poisson distribution with rate x (element-wise), in x's
-shape and dtype.
-
-Example:
-    >>> fw.poisson(fw.full([2, 3], 4.0))
-""")
+shape and dtype.""")
 
 
 # ---------------------------------------------------------------- multinomial
@@ -418,14 +383,7 @@ defop("multinomial", ("x",), {"num_samples": 1, "replacement": False},
       promote=None, differentiable=False, random=True, family="random",
       doc="""Draw `num_samples` category indices from each row of x (non-negative
 weights, normalised per row). Without replacement the indices of a row are
-distinct.
-
-Returns:
-    Tensor: int64, shape x.shape[:-1] + [num_samples].
-
-Example:
-    >>> fw.multinomial(fw.to_tensor([0.2, 0.3, 0.5]), num_samples=2)
-""")
+distinct.""")
 
 
 # ---------------------------------------------------------------- in-place fills
@@ -518,11 +476,7 @@ defop("standard_gamma", ("x",), infer=_poisson_infer, reference=_standard_gamma_
       promote=None, differentiable=False, random=True, family="random", method=False,
       doc="""Samples of the standard gamma distribution (rate 1) with concentration x
 (element-wise, x > 0), in x's shape and dtype. `fw.distribution.Gamma.rsample`
-differentiates them by implicit reparameterisation.
-
-Example:
-    >>> fw.standard_gamma(fw.full([2, 3], 2.0))
-""")
+differentiates them by implicit reparameterisation.""")
 
 
 def _binomial_infer(count, prob):
@@ -556,8 +510,4 @@ def _binomial_ref(count, prob):
 defop("binomial", ("count", "prob"), infer=_binomial_infer, reference=_binomial_ref,
       promote=None, differentiable=False, random=True, family="random", method=False,
       doc="""Samples of the binomial distribution: the number of successes in `count`
-trials of probability `prob` (element-wise, broadcast), as int64.
-
-Example:
-    >>> fw.binomial(fw.to_tensor([10, 20]), fw.to_tensor([0.5, 0.1]))
-""")
+trials of probability `prob` (element-wise, broadcast), as int64.""")

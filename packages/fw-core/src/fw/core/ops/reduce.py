@@ -154,21 +154,7 @@ def _sum_ref(x, axis=None, dtype=None, keepdim=False):
 
 defop("sum", ("x",), {"axis": None, "dtype": None, "keepdim": False}, infer=_sum_infer,
       reference=_sum_ref, canon=_axis_canon, promote=None, family="reduce",
-      doc="""Sum over `axis` (all axes when None).
-
-Args:
-    x (Tensor): input.
-    axis (int|list|None): axes to reduce; None reduces all.
-    dtype (str|DType|None): cast x to this dtype first; by default bool and integer
-        inputs are summed in int64.
-    keepdim (bool): keep reduced axes as size-1 dimensions.
-
-Returns:
-    Tensor: the sums.
-
-Example:
-    >>> fw.sum(fw.to_tensor([[1, 2], [3, 4]]), axis=0)   # [4, 6], int64
-""")
+      doc="""Sum over `axis` (all axes when None).""")
 
 
 def _nansum_ref(x, axis=None, dtype=None, keepdim=False):
@@ -179,11 +165,7 @@ def _nansum_ref(x, axis=None, dtype=None, keepdim=False):
 
 defop("nansum", ("x",), {"axis": None, "dtype": None, "keepdim": False}, infer=_sum_infer,
       reference=_nansum_ref, canon=_axis_canon, promote=None, family="reduce",
-      doc="""Sum over `axis`, treating NaN as zero (see `sum` for the arguments).
-
-Example:
-    >>> fw.nansum(fw.to_tensor([1.0, float('nan'), 2.0]))   # 3.0
-""")
+      doc="""Sum over `axis`, treating NaN as zero (see `sum` for the arguments).""")
 
 
 def _prod_dtype(d: _DType) -> _DType:
@@ -206,11 +188,7 @@ def _prod_ref(x, axis=None, keepdim=False, dtype=None):
 defop("prod", ("x",), {"axis": None, "keepdim": False, "dtype": None}, infer=_prod_infer,
       reference=_prod_ref, canon=_axis_canon, promote=None, family="reduce",
       doc="""Product over `axis` (all axes when None); the result keeps x's dtype
-unless `dtype` is given (x is cast to it first, which avoids overflow).
-
-Example:
-    >>> fw.prod(fw.to_tensor([[1., 2.], [3., 4.]]), axis=1)   # [2., 12.]
-""")
+unless `dtype` is given (x is cast to it first, which avoids overflow).""")
 
 
 # ---------------------------------------------------------------- mean / nanmean
@@ -241,11 +219,7 @@ def _mean_ref(x, axis=None, keepdim=False):
 defop("mean", ("x",), {"axis": None, "keepdim": False}, infer=_mean_infer, reference=_mean_ref,
       canon=_axis_canon, promote=None, family="reduce",
       doc="""Arithmetic mean over `axis` (all axes when None); integer input is
-computed in the default float dtype. A mean over zero elements is NaN.
-
-Example:
-    >>> fw.mean(fw.to_tensor([[1., 2.], [3., 4.]]), axis=0)   # [2., 3.]
-""")
+computed in the default float dtype. A mean over zero elements is NaN.""")
 
 
 def _nanmean_ref(x, axis=None, keepdim=False):
@@ -262,11 +236,7 @@ def _nanmean_ref(x, axis=None, keepdim=False):
 defop("nanmean", ("x",), {"axis": None, "keepdim": False}, infer=_mean_infer,
       reference=_nanmean_ref, canon=_axis_canon, promote=None,
       family="reduce",
-      doc="""Mean over `axis` ignoring NaN entries; all-NaN slices give NaN.
-
-Example:
-    >>> fw.nanmean(fw.to_tensor([1.0, float('nan'), 3.0]))   # 2.0
-""")
+      doc="""Mean over `axis` ignoring NaN entries; all-NaN slices give NaN.""")
 
 
 # ---------------------------------------------------------------- max / min / amax / amin
@@ -293,11 +263,7 @@ def _extreme(name, ufunc):
 _MAX_DOC = """{what} over `axis` (all axes when None), keeping x's dtype; NaN propagates.
 
 ``{name}`` and ``{other}`` compute the same values and differ only in the gradient
-(fw-autograd): {grad}.
-
-Example:
-    >>> fw.{name}(fw.to_tensor([[1., 5.], [7., 2.]]), axis=1)   # {ex}
-"""
+(fw-autograd): {grad}."""
 _G_MAX = "max/min send the whole gradient to each tied element"
 _G_AMAX = "amax/amin split the gradient evenly among tied elements"
 for _n, _uf, _other, _g, _ex in (("max", np.maximum, "amax", _G_MAX, "[5., 7.]"),
@@ -357,17 +323,7 @@ for _n, _fn, _w in (("argmax", np.argmax, "largest"), ("argmin", np.argmin, "sma
           reference=_arg(_n, _fn), canon=_arg_canon, promote=None, differentiable=False,
           family="reduce",
           doc=f"""Index of the {_w} element along `axis` (of the flattened tensor when
-axis is None); the first one among ties; NaN counts as {_w}.
-
-Args:
-    x (Tensor): input.
-    axis (int|None): the axis; None flattens x.
-    keepdim (bool): keep the reduced axis (all axes when axis is None) with size 1.
-    dtype (str|DType): int64 (default) or int32.
-
-Example:
-    >>> fw.{_n}(fw.to_tensor([[1., 9.], [7., 2.]]), axis=1)
-""")
+axis is None); the first one among ties; NaN counts as {_w}.""")
 
 
 # ---------------------------------------------------------------- all / any / count_nonzero
@@ -389,18 +345,10 @@ def _any_ref(x, axis=None, keepdim=False):
 
 defop("all", ("x",), {"axis": None, "keepdim": False}, infer=_bool_infer, reference=_all_ref,
       canon=_axis_canon, promote=None, differentiable=False, family="reduce",
-      doc="""True where every element along `axis` is non-zero (True over zero elements).
-
-Example:
-    >>> fw.all(fw.to_tensor([[True, False], [True, True]]), axis=1)   # [False, True]
-""")
+      doc="""True where every element along `axis` is non-zero (True over zero elements).""")
 defop("any", ("x",), {"axis": None, "keepdim": False}, infer=_bool_infer, reference=_any_ref,
       canon=_axis_canon, promote=None, differentiable=False, family="reduce",
-      doc="""True where some element along `axis` is non-zero (False over zero elements).
-
-Example:
-    >>> fw.any(fw.to_tensor([[True, False], [False, False]]), axis=1)   # [True, False]
-""")
+      doc="""True where some element along `axis` is non-zero (False over zero elements).""")
 
 
 def _count_nonzero_ref(x, axis=None, keepdim=False):
@@ -411,11 +359,7 @@ defop("count_nonzero", ("x",), {"axis": None, "keepdim": False},
       infer=lambda x, axis=None, keepdim=False: reduce(x, axis, keepdim).with_dtype(_dt.int64),
       reference=_count_nonzero_ref, canon=_axis_canon, promote=None, differentiable=False,
       family="reduce",
-      doc="""Number of non-zero elements along `axis`, as int64.
-
-Example:
-    >>> fw.count_nonzero(fw.to_tensor([[0., 1.], [2., 3.]]), axis=1)   # [1, 2]
-""")
+      doc="""Number of non-zero elements along `axis`, as int64.""")
 
 
 # ---------------------------------------------------------------- std / var
@@ -448,11 +392,7 @@ for _n, _ref, _what in (("var", _var_ref, "Variance"), ("std", _std_ref, "Standa
           reference=_ref, canon=_axis_canon, promote=None, family="reduce",
           doc=f"""{_what} over `axis`; `unbiased` divides by N - 1 (Bessel's correction),
 else by N. Integer input is computed in the default float dtype; with N - 1 = 0
-the result is NaN (or Inf).
-
-Example:
-    >>> fw.{_n}(fw.to_tensor([1., 2., 3., 4.]))
-""")
+the result is NaN (or Inf).""")
 
 
 # ---------------------------------------------------------------- logsumexp
@@ -480,11 +420,7 @@ defop("logsumexp", ("x",), {"axis": None, "keepdim": False}, infer=_mean_infer,
       reference=_logsumexp_ref, canon=_axis_canon, promote=None,
       family="reduce",
       doc="""log(sum(exp(x))) over `axis`, computed stably (the max is subtracted
-first). A slice of zero elements gives -inf.
-
-Example:
-    >>> fw.logsumexp(fw.to_tensor([[-1.5, 0., 2.], [3., 1.2, -2.4]]), 1)
-""")
+first). A slice of zero elements gives -inf.""")
 
 
 # ---------------------------------------------------------------- reduce_as
@@ -530,11 +466,7 @@ def _reduce_as_ref(x, target):
 defop("reduce_as", ("x", "target"), infer=_reduce_as_infer, reference=_reduce_as_ref,
       promote=None, family="reduce",
       doc="""Sum x down to target's shape (the inverse of broadcasting target to x):
-leading extra axes and axes where target has size 1 are summed.
-
-Example:
-    >>> fw.reduce_as(fw.to_tensor([[1, 2], [3, 4]]), fw.to_tensor([0, 0]))   # [4, 6]
-""")
+leading extra axes and axes where target has size 1 are summed.""")
 
 
 

@@ -106,19 +106,11 @@ sort_op = defop("sort", ("x",), {"axis": -1, "descending": False, "stable": Fals
                 infer=_sort_infer, reference=_sort_ref, canon=_sort_canon, promote=None,
                 family="search",
                 doc="""x sorted along `axis` (ascending unless `descending`). NaN sorts as
-the largest value. The sort is always stable.
-
-Example:
-    >>> fw.sort(fw.to_tensor([[3., 1., 2.]]), axis=-1, descending=True)   # [[3., 2., 1.]]
-""")
+the largest value. The sort is always stable.""")
 defop("argsort", ("x",), {"axis": -1, "descending": False, "stable": False},
       infer=_argsort_infer, reference=_argsort_ref, canon=_sort_canon, promote=None,
       differentiable=False, family="search",
-      doc="""Indices that sort x along `axis` (int64); equal elements keep their order.
-
-Example:
-    >>> fw.argsort(fw.to_tensor([3., 1., 2.]))   # [1, 2, 0]
-""")
+      doc="""Indices that sort x along `axis` (int64); equal elements keep their order.""")
 
 
 # ---------------------------------------------------------------- topk / kthvalue / mode
@@ -161,11 +153,7 @@ defop("topk", ("x",), {"k": 1, "axis": None, "largest": True, "sorted": True},
       canon=_topk_canon, promote=None, family="search",
       doc="""The k largest (or smallest with largest=False) elements along `axis`
 (the last axis when None) and their indices. Results are always sorted (largest
-first, or smallest first); among equal values the lower index comes first.
-
-Example:
-    >>> v, i = fw.topk(fw.to_tensor([1., 4., 5., 7.]), k=2)   # [7., 5.], [3, 2]
-""")
+first, or smallest first); among equal values the lower index comes first.""")
 
 
 def _kth_canon(attrs):
@@ -219,11 +207,7 @@ defop("kthvalue", ("x",), {"k": 1, "axis": None, "keepdim": False},
       outputs=("values", "indices"), infer=_kth_infer, reference=_kth_ref, canon=_kth_canon,
       promote=None, family="search",
       doc="""The k-th smallest element (k counts from 1) along `axis` (the last axis
-when None) and its index.
-
-Example:
-    >>> v, i = fw.kthvalue(fw.to_tensor([[3., 1., 2.]]), k=2, axis=1)   # [2.], [2]
-""")
+when None) and its index.""")
 
 
 def _mode_canon(attrs):
@@ -277,11 +261,7 @@ defop("mode", ("x",), {"axis": -1, "keepdim": False}, outputs=("values", "indice
       infer=_mode_infer, reference=_mode_ref, canon=_mode_canon, promote=None,
       family="search",
       doc="""The most frequent value along `axis` (the smallest among equally frequent
-ones) and the index of its last occurrence.
-
-Example:
-    >>> v, i = fw.mode(fw.to_tensor([[1., 2., 2.], [2., 3., 3.]]), 1)   # [2., 3.], [2, 2]
-""")
+ones) and the index of its last occurrence.""")
 
 
 # ---------------------------------------------------------------- unique / unique_consecutive
@@ -443,11 +423,7 @@ ss_op = defop("searchsorted", ("sorted_sequence", "values"), {"out_int32": False
               doc="""Insertion points of `values` into the innermost dimension of
 `sorted_sequence` that keep it sorted: the first position (right=False) or the
 position after the last equal element (right=True). A 1-D sequence serves every
-value; an N-D one needs values with the same leading dimensions.
-
-Example:
-    >>> fw.searchsorted(fw.to_tensor([1, 3, 5, 7, 9]), fw.to_tensor([3, 6, 9]))   # [1, 3, 4]
-""")
+value; an N-D one needs values with the same leading dimensions.""")
 
 
 # ---------------------------------------------------------------- nonzero / argwhere

@@ -395,6 +395,13 @@ def broadcast_shape(x_shape, y_shape):
     >>> import fw
     >>> fw.broadcast_shape([2, 1, 3], [1, 3, 1])
     [2, 3, 3]
+
+    Args:
+        x_shape (list|tuple): The first shape.
+        y_shape (list|tuple): The second shape.
+
+    Returns:
+        list[int]: the broadcast shape (NumPy's rule).
     """
     xs = as_ints(x_shape, "broadcast_shape", "x_shape")
     ys = as_ints(y_shape, "broadcast_shape", "y_shape")

@@ -205,22 +205,7 @@ for _n, _nan in (("quantile", False), ("nanquantile", True)):
           infer=_quantile_infer, reference=_quantile_for(_nan), canon=_quantile_canon,
           promote=None, family="statistics",
           doc=f"""The q-th quantile(s) of x along `axis` (all elements when None){
-          ', ignoring NaN' if _nan else ''}.
-
-Args:
-    x (Tensor): real input; integer input gives the default float dtype.
-    q (float|list|Tensor): quantile(s) in [0, 1]; a list (or 1-D tensor) adds a
-        leading output dimension of its length.
-    axis (int|list|None), keepdim (bool): as in the other reductions.
-    interpolation (str): 'linear', 'lower', 'higher', 'midpoint' or 'nearest'
-        (halves round up, as Paddle's round does).
-
-Returns:
-    Tensor. {'All-NaN slices give NaN.' if _nan else 'A slice with a NaN gives NaN.'}
-
-Example:
-    >>> fw.{_n}(fw.to_tensor([[0., 1.], [2., 3.]]), q=0.5, axis=1)   # [0.5, 2.5]
-""")
+          ', ignoring NaN' if _nan else ''}.""")
 
 
 # ---------------------------------------------------------------- bincount
@@ -271,11 +256,7 @@ defop("bincount", ("x", "weights?"), {"minlength": 0}, infer=_bincount_infer,
       family="statistics",
       doc="""Count each non-negative integer value of 1-D x (summing `weights` instead
 of 1 when given). The result has max(x) + 1 entries, at least `minlength`;
-int64 without weights, the weights' dtype with float weights.
-
-Example:
-    >>> fw.bincount(fw.to_tensor([1, 2, 1, 4, 5]))   # [0, 2, 1, 0, 1, 1]
-""")
+int64 without weights, the weights' dtype with float weights.""")
 
 
 # ---------------------------------------------------------------- histogram
@@ -366,11 +347,7 @@ defop("histogram_bin_edges", ("input",), {"bins": 100, "min": 0.0, "max": 0.0},
       infer=_edges_infer, reference=_edges_ref,
       canon=_edges_canon,
       promote=None, differentiable=False, family="statistics",
-      doc="""The bins + 1 edges `histogram` uses for the same arguments.
-
-Example:
-    >>> fw.histogram_bin_edges(fw.to_tensor([0., 1., 2.]), bins=2)   # [0., 1., 2.]
-""")
+      doc="""The bins + 1 edges `histogram` uses for the same arguments.""")
 
 
 # ---------------------------------------------------------------- histogramdd

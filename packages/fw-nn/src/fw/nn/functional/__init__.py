@@ -147,3 +147,33 @@ __all__ = [n for n in dir() if not n.startswith("_") and n not in (
 from fw.core.aliases import apply as _apply_aliases  # noqa: E402
 
 _apply_aliases(globals(), "paddle.nn.functional", "fw.nn.functional")
+
+# Paddle 3.3's flash-attention variants, fractional max pooling and the remaining losses
+# (new modules, kept after the alias pass above: their argument names are Paddle's own)
+from fw.nn.functional import flash_attention  # noqa: E402
+from fw.nn.functional.flash_attention import (  # noqa: E402
+    flash_attention_v3_varlen,
+    flash_attn_qkvpacked,
+    flash_attn_varlen_qkvpacked,
+    flashmask_attention,
+    sparse_attention,
+)
+from fw.nn.functional.fractional_pool import (  # noqa: E402
+    fractional_max_pool2d,
+    fractional_max_pool3d,
+)
+from fw.nn.functional.margin_loss import (  # noqa: E402
+    adaptive_log_softmax_with_loss,
+    class_center_sample,
+    margin_cross_entropy,
+    multi_label_margin_loss,
+    rnnt_loss,
+)
+
+__all__ += ["flash_attention_v3_varlen", "flash_attn_qkvpacked", "flash_attn_varlen_qkvpacked",
+            "flashmask_attention", "sparse_attention", "fractional_max_pool2d",
+            "fractional_max_pool3d", "adaptive_log_softmax_with_loss", "class_center_sample",
+            "margin_cross_entropy", "multi_label_margin_loss", "rnnt_loss"]
+from fw.nn.functional.moe import moe_permute, moe_unpermute  # noqa: E402
+
+__all__ += ["moe_permute", "moe_unpermute"]
