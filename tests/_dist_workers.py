@@ -299,6 +299,35 @@ def case_zero3_buckets():
     for k, v in ref.state_dict().items():
         close(sd[k].numpy(), v.numpy(), f"zero3 accumulation {k}")
 
+    # a layer that runs but does not reach the loss: its slices get no gradient, so
+    # the hooks never complete the backward; the optimizer's step finishes it, and
+    # the unused layer stays as it was (as in the dense model, whose grad is None)
+    class Side(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            fw.seed(3)
+            self.a = nn.Linear(DIN, DOUT)
+            self.b = nn.Linear(DIN, DOUT)
+
+        def forward(self, x, use_b):
+            h = self.b(x)
+            return self.a(x) + h if use_b else self.a(x)
+
+    ref = Side()
+    ropt = sgd(ref)
+    m = Side()
+    m2, opt2, _ = group_sharded_parallel(m, sgd(m), "p_g_os", buffer_max_size=1)
+    for use_b in (True, False, True):
+        mse(ref(fw.to_tensor(X), use_b), Y).backward()
+        ropt.step()
+        ropt.clear_grad(set_to_zero=False)
+        mse(m2(fw.to_tensor(Xb), use_b), Yb).backward()
+        opt2.step()
+        opt2.clear_grad(set_to_zero=False)
+    sd = m2.state_dict()
+    for k, v in ref.state_dict().items():
+        close(sd[k].numpy(), v.numpy(), f"zero3 unused layer {k}")
+
 
 def tp_model(mp, rank, n):
     ref = dense()
