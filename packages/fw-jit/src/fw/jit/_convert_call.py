@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import builtins
 import inspect
+import linecache
 import os
 import sys
 import sysconfig
@@ -66,10 +67,23 @@ def not_to_static(func=None):
     """Mark `func` to run as written (not converted) when called from a converted
     function; it is still traced, so fw ops in it still build the program.
 
-    >>> import fw
-    >>> @fw.jit.not_to_static
-    ... def helper(x):
-    ...     return x * 2
+    Args:
+        func (callable, optional): the function (used as a decorator without
+            parentheses). Default: None.
+
+    Returns:
+        callable, `func`, marked.
+
+    Examples:
+        >>> import fw
+        >>> @fw.jit.not_to_static
+        ... def helper(x):
+        ...     return x * 2
+        >>> @fw.jit.to_static
+        ... def f(x):
+        ...     return helper(x) + 1
+        >>> f(fw.ones([2])).tolist()
+        [3.0, 3.0]
     """
     if func is None:
         return not_to_static
@@ -84,7 +98,19 @@ def not_to_static(func=None):
 
 def ignore_module(modules) -> None:
     """Never convert the functions of `modules` (module objects or names; a list or
-    one). Their code still runs while tracing."""
+    one). Their code still runs while tracing.
+
+    Args:
+        modules (module|str|list): the modules (or their names).
+
+    Returns:
+        None.
+
+    Examples:
+        >>> import fw
+        >>> import math
+        >>> fw.jit.ignore_module([math])
+    """
     if not isinstance(modules, (list, tuple)):
         modules = [modules]
     for m in modules:
@@ -110,13 +136,16 @@ def _should_convert(fn) -> bool:
                         inspect.CO_ASYNC_GENERATOR):
         return False
     mod = getattr(fn, "__module__", None) or ""
+    fname = code.co_filename
+    if fname.startswith("<"):
+        # code typed at a prompt: a doctest or an IPython cell keeps its source in
+        # linecache (then it is user code, whatever module's globals it runs in);
+        # `python -c`, stdin and exec() strings have none
+        return bool(linecache.getlines(fname)) and not _module_ignored(mod)
     if mod == "fw" or mod.startswith("fw."):
         if mod not in _FW_CONVERTED:
             return False
     elif _module_ignored(mod):
-        return False
-    fname = code.co_filename
-    if fname.startswith("<"):
         return False
     try:
         real = os.path.realpath(fname)
