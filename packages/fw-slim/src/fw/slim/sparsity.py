@@ -77,16 +77,27 @@ def _nm_unview(m2: np.ndarray, shape, layout: str) -> np.ndarray:
 
 
 def nm_mask(weight, n: int = 2, m: int = 4, layout: str = "linear") -> np.ndarray:
-    """The N:M mask of `weight` (1 = kept): in each run of `m` consecutive weights
-    along the reduction axis, the `n` largest magnitudes are kept.
+    """The N:M sparsity mask of `weight` (1 = kept).
+
+    In each run of `m` consecutive weights along the reduction axis, the `n` largest
+    magnitudes are kept (the 2:4 pattern sparse tensor cores accelerate).
 
     Args:
-        weight: a tensor or array; ``layout="linear"`` for ``[in, out]`` (reduction
-            axis 0), ``"conv"`` for ``[out, in, kh, kw]`` (reduction over in*kh*kw).
+        weight (Tensor|numpy.ndarray): the weight.
+        n (int, optional): weights kept per group. Default: 2.
+        m (int, optional): the group size. Default: 4.
+        layout (str, optional): "linear" for ``[in, out]`` weights (reduction axis 0),
+            "conv" for ``[out, in, kh, kw]`` (reduction over in*kh*kw). Default: "linear".
 
-    >>> import fw
-    >>> nm_mask(np.array([[1.], [-4.], [3.], [2.]]), 2, 4).ravel().tolist()
-    [0.0, 1.0, 1.0, 0.0]
+    Returns:
+        numpy.ndarray: the 0/1 mask, of `weight`'s shape.
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> from fw.slim.sparsity import nm_mask
+        >>> nm_mask(np.array([[1.], [-4.], [3.], [2.]]), 2, 4).ravel().tolist()
+        [0.0, 1.0, 1.0, 0.0]
     """
     a = weight.numpy() if isinstance(weight, fw.Tensor) else np.asarray(weight)
     if not 0 < n <= m:
