@@ -43,14 +43,28 @@ def _constant(t):
 
 
 def soft_label_loss(student_logits, teacher_logits, temperature=4.0, reduction="mean"):
-    """Hinton's soft-label KD loss: ``T^2 * KL(p_t || p_s)`` with both
+    """Hinton's soft-label distillation loss, ``T^2 * KL(p_t || p_s)``, with both
     distributions softened by `temperature` along the last axis.
 
     Args:
-        student_logits, teacher_logits: ``[..., classes]`` tensors, same shape.
-        temperature: T > 0.
-        reduction: ``"mean"`` (over all rows: the batch), ``"sum"`` or ``"none"``
-            (one value per row).
+        student_logits (Tensor): ``[..., classes]``.
+        teacher_logits (Tensor): the same shape (gets no gradient).
+        temperature (float, optional): T > 0. Default: 4.0.
+        reduction (str, optional): "mean" (over the rows: the batch), "sum" or "none"
+            (one value per row). Default: "mean".
+
+    Returns:
+        Tensor: the loss.
+
+    Examples:
+        >>> import fw
+        >>> import fw.slim
+        >>> t = fw.to_tensor([[2.0, 1.0, 0.0]])
+        >>> float(fw.slim.soft_label_loss(t, t))                  # same distribution
+        0.0
+        >>> s = fw.to_tensor([[0.0, 0.0, 0.0]])
+        >>> round(float(fw.slim.soft_label_loss(s, t, temperature=1.0)), 4)
+        0.2662
     """
     s_shape, t_shape = list(student_logits.shape), list(teacher_logits.shape)
     if s_shape != t_shape:
@@ -91,12 +105,28 @@ class FeatureAdapter(nn.Layer):
 
 
 def feature_loss(student_feat, teacher_feat, adapter=None, loss="mse"):
-    """The distance between a student and a teacher feature (the teacher's gets no
-    gradient), after `adapter` (a Layer or callable) on the student's.
+    """The distance between a student feature and a teacher feature.
+
+    The teacher's feature gets no gradient; `adapter` (a Layer or callable) maps the
+    student's first (e.g. to match widths).
 
     Args:
-        loss: ``"mse"``, ``"l1"`` or ``"cosine"`` (1 - cosine similarity of the
-            flattened features per sample, averaged).
+        student_feat (Tensor): the student's feature.
+        teacher_feat (Tensor): the teacher's feature.
+        adapter (Layer|callable, optional): applied to `student_feat`. Default: None.
+        loss (str, optional): "mse", "l1" or "cosine" (1 - cosine similarity of the
+            flattened features per sample, averaged). Default: "mse".
+
+    Returns:
+        Tensor: the scalar loss.
+
+    Examples:
+        >>> import fw
+        >>> import fw.slim
+        >>> float(fw.slim.feature_loss(fw.ones([2, 3]), fw.zeros([2, 3])))
+        1.0
+        >>> float(fw.slim.feature_loss(fw.ones([2, 3]), fw.ones([2, 3]), loss="cosine"))
+        0.0
     """
     s = adapter(student_feat) if adapter is not None else student_feat
     t = _constant(teacher_feat)
