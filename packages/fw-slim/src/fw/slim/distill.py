@@ -88,9 +88,22 @@ def soft_label_loss(student_logits, teacher_logits, temperature=4.0, reduction="
 
 
 class FeatureAdapter(nn.Layer):
-    """A learned map from the student's feature width to the teacher's: a 1x1
-    Conv2D for ``[N, C, H, W]`` features (``kind="conv"``), a Linear for
-    ``[..., C]`` (``kind="linear"``)."""
+    """A learned map from the student's feature width to the teacher's, for feature
+    distillation: a 1x1 Conv2D for ``[N, C, H, W]`` features (``kind="conv"``), a Linear
+    for ``[..., C]`` ones (``kind="linear"``).
+
+    Args:
+        student_channels (int): the student feature's width.
+        teacher_channels (int): the teacher feature's width.
+        kind (str, optional): "conv" or "linear". Default: "conv".
+
+    Examples:
+        >>> import fw
+        >>> import fw.slim
+        >>> adapter = fw.slim.FeatureAdapter(4, 8, kind="linear")
+        >>> adapter(fw.ones([2, 4])).shape
+        [2, 8]
+    """
 
     def __init__(self, student_channels, teacher_channels, kind="conv"):
         super().__init__()
@@ -153,18 +166,31 @@ def _sublayer(model, name, who):
 
 
 class Distiller(nn.Layer):
-    """Teacher + student for distillation (see the module docstring).
+    """A teacher and a student for knowledge distillation.
+
+    Calling it runs both on the input and returns the student's output; the teacher's
+    output (and the paired features) are kept for `DistillLoss`. The teacher is frozen
+    (``stop_gradient``) and kept in eval mode.
 
     Args:
-        teacher: the trained model; frozen (``stop_gradient``) and kept in eval mode.
-        student: the model to train.
-        features: ``{student sublayer name: teacher sublayer name}`` pairs whose
-            outputs are compared by `DistillLoss`'s feature term.
-        adapters: ``{student sublayer name: Layer}`` adapters (trained with the
-            student), or True to build a `FeatureAdapter` per pair whose widths
-            differ (the widths are read from a forward pass, so pass
-            ``sample=`` an input batch).
-        sample: an input used once to size the automatic adapters.
+        teacher (Layer): the trained model.
+        student (Layer): the model to train.
+        features (dict, optional): ``{student sublayer name: teacher sublayer name}``
+            pairs whose outputs `DistillLoss`'s feature term compares. Default: None.
+        adapters (dict|bool, optional): ``{student sublayer name: Layer}`` adapters
+            (trained with the student), or True to build a `FeatureAdapter` per pair whose
+            widths differ (read from a forward pass on `sample`). Default: None.
+        sample (Tensor, optional): an input used once to size the automatic adapters.
+            Default: None.
+
+    Examples:
+        >>> import fw
+        >>> import fw.slim
+        >>> teacher = fw.nn.Sequential(fw.nn.Linear(4, 8), fw.nn.ReLU(), fw.nn.Linear(8, 3))
+        >>> student = fw.nn.Sequential(fw.nn.Linear(4, 3))
+        >>> distiller = fw.slim.Distiller(teacher, student)
+        >>> distiller(fw.randn([5, 4])).shape
+        [5, 3]
     """
 
     def __init__(self, teacher, student, features=None, adapters=None, sample=None):
@@ -251,21 +277,33 @@ def _key(name: str) -> str:
 
 
 class DistillLoss:
-    """The loss of a `Distiller` for a loop or `fw.Model.prepare`:
-    ``hard_weight * hard_loss(student_out, label) + alpha * soft_label_loss(...)
-    + beta * sum(feature losses)``.
+    """The loss of a `Distiller`, for a training loop or ``fw.Model.prepare``:
+    ``hard_weight * hard_loss(student_out, label) + alpha * soft_label_loss(...) +
+    beta * sum(feature losses)``.
 
     Args:
-        distiller: the `Distiller` (its last forward's teacher output and features
-            are read).
-        temperature: T of the soft-label loss.
-        alpha: weight of the soft-label loss (0 disables it).
-        beta: weight of the feature losses.
-        hard_loss: a loss on (student output, label); default cross entropy; None
-            for no hard term (then no label is needed).
-        hard_weight: its weight (Hinton et al. use ``1 - alpha``-style mixes; the
-            default 1.0 keeps it as is).
-        feature_loss_type: ``"mse"``, ``"l1"`` or ``"cosine"``.
+        distiller (Distiller): its last forward's teacher output and features are read.
+        temperature (float, optional): T of the soft-label loss. Default: 4.0.
+        alpha (float, optional): the soft-label loss's weight (0 disables it).
+            Default: 0.9.
+        beta (float, optional): the feature losses' weight. Default: 0.0.
+        hard_loss (callable|str|None, optional): a loss on (student output, label);
+            "default" is cross entropy; None for no hard term (then no label is needed).
+            Default: "default".
+        hard_weight (float, optional): the hard loss's weight. Default: 1.0.
+        feature_loss_type (str, optional): "mse", "l1" or "cosine". Default: "mse".
+
+    Examples:
+        >>> import fw
+        >>> import fw.slim
+        >>> teacher = fw.nn.Sequential(fw.nn.Linear(4, 8), fw.nn.ReLU(), fw.nn.Linear(8, 3))
+        >>> student = fw.nn.Sequential(fw.nn.Linear(4, 3))
+        >>> distiller = fw.slim.Distiller(teacher, student)
+        >>> loss_fn = fw.slim.DistillLoss(distiller, temperature=2.0, alpha=0.5)
+        >>> loss = loss_fn(distiller(fw.randn([5, 4])), fw.randint(0, 3, [5, 1]))
+        >>> loss.backward()
+        >>> student[0].weight.grad is not None, teacher[0].weight.grad is None
+        (True, True)
     """
 
     def __init__(self, distiller, temperature=4.0, alpha=0.9, beta=0.0, hard_loss="default",
