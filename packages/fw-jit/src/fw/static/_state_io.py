@@ -150,17 +150,29 @@ def load_program_state(model_path, var_list=None):
 
 
 def set_program_state(program, state_dict):
-    """Write `state_dict` (name -> array) into `program`'s parameters and
-    persistables (Paddle's ``static.set_program_state``); names the program lacks
-    are ignored, a shape mismatch raises.
+    """Write a state dict (name -> array) into `program`'s parameters and
+    persistables (Paddle's ``static.set_program_state``).
+
+    Names the program lacks are ignored; a shape mismatch raises an error naming the
+    variable.
+
+    Args:
+        program (Program): the program.
+        state_dict (dict[str, numpy.ndarray]): the values, e.g. from
+            `load_program_state`.
+
+    Returns:
+        None.
 
     Examples:
-        >>> import fw, numpy as np
+        >>> import fw
+        >>> import numpy as np
         >>> main = fw.static.Program()
         >>> with fw.static.program_guard(main):
-        ...     y = fw.static.nn.fc(fw.static.data("x", [1, 2]), 1, name="sp", bias_attr=False)
-        >>> fw.static.set_program_state(main, {"sp.w_0": np.full([2, 1], 3.0, "float32")})
-        >>> main.captured["sp.w_0"].numpy().ravel().tolist()
+        ...     x = fw.static.data("x", [1, 2])
+        ...     y = fw.static.nn.fc(x, 1, name="sz", bias_attr=False)
+        >>> fw.static.set_program_state(main, {"sz.w_0": np.full([2, 1], 3.0, "float32")})
+        >>> main.captured["sz.w_0"].numpy().ravel().tolist()
         [3.0, 3.0]
     """
     _check_program("static.set_program_state", program)
@@ -244,13 +256,26 @@ def serialize_program(feed_vars, fetch_vars, **kwargs):
 
 
 def deserialize_program(data):
-    """The Program in `data` (bytes from `serialize_program`); reading runs no code.
+    """Rebuild a Program from the bytes of `serialize_program`; reading runs no code.
 
     Args:
-        data (bytes).
+        data (bytes): the serialized program.
 
     Returns:
-        Program.
+        Program: the inference program (with its weights).
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> main = fw.static.Program()
+        >>> with fw.static.program_guard(main):
+        ...     x = fw.static.data("x", [2])
+        ...     y = x * 3.0
+        >>> data = fw.static.serialize_program([x], [y], program=main)
+        >>> prog = fw.static.deserialize_program(data)
+        >>> fw.static.Executor().run(prog, feed={"x": np.ones(2, "float32")},
+        ...                          fetch_list=list(prog.outputs))[0].tolist()
+        [3.0, 3.0]
     """
     if not isinstance(data, (bytes, bytearray)):
         raise TypeError(f"deserialize_program: data must be bytes, got {type(data).__name__}")
@@ -291,13 +316,30 @@ def serialize_persistables(feed_vars, fetch_vars, executor, **kwargs):
 
 
 def deserialize_persistables(program, data, executor):
-    """Write the state in `data` (from `serialize_persistables`) into `program`.
+    """Write the state in `data` (from `serialize_persistables`) into `program`'s
+    parameters and persistables.
 
     Args:
-        program (Program). data (bytes). executor: accepted.
+        program (Program): the program to fill.
+        data (bytes): the serialized state (an ``.npz`` archive; loading runs no code).
+        executor (Executor): accepted for Paddle compatibility.
 
     Returns:
         Program: `program`.
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> main = fw.static.Program()
+        >>> with fw.static.program_guard(main):
+        ...     x = fw.static.data("x", [1, 2])
+        ...     y = fw.static.nn.fc(x, 1, name="sz", bias_attr=False)
+        >>> blob = fw.static.serialize_persistables([x], [y], None, program=main)
+        >>> before = main.captured["sz.w_0"].numpy().copy()
+        >>> _ = main.captured["sz.w_0"].set_value(np.zeros([2, 1], "float32"))
+        >>> _ = fw.static.deserialize_persistables(main, blob, None)
+        >>> bool((main.captured["sz.w_0"].numpy() == before).all())
+        True
     """
     _check_program("deserialize_persistables", program)
     if not isinstance(data, (bytes, bytearray)):
