@@ -349,10 +349,45 @@ class Predictor:
         return list(self._s.input_names)
 
     def get_output_names(self) -> list:
+        """The names of the program's outputs (``output_0``, ``output_1``, …).
+
+        Returns:
+            list[str]: the output names.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> import fw.inference as infer
+            >>> from fw.static import InputSpec
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(fw.nn.Linear(4, 2), "linear", input_spec=spec)
+            >>> predictor = infer.create_predictor(infer.Config(path))
+            >>> predictor.get_output_names()
+            ['output_0']
+        """
         return list(self._s.output_names)
 
     def get_input_handle(self, name: str) -> Tensor:
-        """The handle of input `name` (the same object on every call)."""
+        """The handle of input `name` (the same object on every call).
+
+        Args:
+            name (str): an input name from `get_input_names`.
+
+        Returns:
+            Tensor: the input handle (an error lists the inputs for an unknown name).
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> import fw.inference as infer
+            >>> from fw.static import InputSpec
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(fw.nn.Linear(4, 2), "linear", input_spec=spec)
+            >>> predictor = infer.create_predictor(infer.Config(path))
+            >>> h = predictor.get_input_handle("x")
+            >>> h is predictor.get_input_handle("x"), h.shape()
+            (True, [-1, 4])
+        """
         i = self._s.in_index.get(name)
         if i is None:
             raise InvalidArgumentError(f"the model has no input named {name!r}; its inputs are "
@@ -360,7 +395,26 @@ class Predictor:
         return self._handle(("in", i), True, i, name, self._s.input_types[i])
 
     def get_output_handle(self, name: str) -> Tensor:
-        """The handle of output `name` (``output_0``, ``output_1``, …)."""
+        """The handle of output `name`.
+
+        Args:
+            name (str): an output name from `get_output_names`.
+
+        Returns:
+            Tensor: the output handle; read it with ``copy_to_cpu()`` after `run`.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> import fw.inference as infer
+            >>> from fw.static import InputSpec
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(fw.nn.Linear(4, 2), "linear", input_spec=spec)
+            >>> predictor = infer.create_predictor(infer.Config(path))
+            >>> _ = predictor.run([np.ones((1, 4), np.float32)])
+            >>> predictor.get_output_handle("output_0").copy_to_cpu().shape
+            (1, 2)
+        """
         i = self._s.out_index.get(name)
         if i is None:
             raise InvalidArgumentError(f"the model has no output named {name!r}; its outputs "
@@ -374,7 +428,22 @@ class Predictor:
         return h
 
     def get_input_tensor_shape(self) -> dict:
-        """``{input name: shape}`` as the program declares them (-1: dynamic)."""
+        """The input shapes as the program declares them (-1: dynamic).
+
+        Returns:
+            dict[str, list[int]]: ``{input name: shape}``.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> import fw.inference as infer
+            >>> from fw.static import InputSpec
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(fw.nn.Linear(4, 2), "linear", input_spec=spec)
+            >>> predictor = infer.create_predictor(infer.Config(path))
+            >>> predictor.get_input_tensor_shape()
+            {'x': [-1, 4]}
+        """
         return {n: list(t.shape) for n, t in zip(self._s.input_names, self._s.input_types)}
 
     @property
@@ -457,17 +526,62 @@ class Predictor:
         return [_wrap(o) for o in outs]
 
     def clone(self) -> Predictor:
-        """A predictor sharing this one's compiled program and weights, with its own
-        input and output handles (safe to run concurrently from another thread)."""
+        """A predictor sharing this one's compiled program and weights, with its own input
+        and output handles (safe to run concurrently from another thread).
+
+        Returns:
+            Predictor: the clone.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> import fw.inference as infer
+            >>> from fw.static import InputSpec
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(fw.nn.Linear(4, 2), "linear", input_spec=spec)
+            >>> predictor = infer.create_predictor(infer.Config(path))
+            >>> twin = predictor.clone()
+            >>> twin.run([np.ones((2, 4), np.float32)])[0].shape
+            [2, 2]
+        """
         return Predictor(self._s)
 
     def clear_intermediate_tensor(self) -> None:
-        """Intermediates never outlive ``run()`` in fw (they are locals of the compiled
-        program), so there is nothing to clear; kept for Paddle's API."""
+        """Kept for Paddle's API: intermediates never outlive ``run()`` in fw (they are
+        locals of the compiled program), so there is nothing to clear.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> import fw.inference as infer
+            >>> from fw.static import InputSpec
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(fw.nn.Linear(4, 2), "linear", input_spec=spec)
+            >>> predictor = infer.create_predictor(infer.Config(path))
+            >>> predictor.clear_intermediate_tensor()
+        """
 
     def try_shrink_memory(self) -> int:
-        """Release the outputs of the last run held by this predictor (read them first);
-        returns the number of bytes released."""
+        """Release the outputs of the last run held by this predictor (read them first).
+
+        Returns:
+            int: the number of bytes released.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> import fw.inference as infer
+            >>> from fw.static import InputSpec
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(fw.nn.Linear(4, 2), "linear", input_spec=spec)
+            >>> predictor = infer.create_predictor(infer.Config(path))
+            >>> _ = predictor.run([np.ones((3, 4), np.float32)])
+            >>> predictor.try_shrink_memory()       # 3 x 2 float32 outputs
+            24
+        """
         n = sum(getattr(o, "nbytes", 0) for o in self._out if o is not None)
         self._out = [None] * len(self._out)
         return int(n)
