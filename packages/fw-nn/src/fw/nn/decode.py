@@ -24,14 +24,27 @@ def _map(fn, *structs):
 
 
 class Decoder:
-    """The interface `dynamic_decode` drives:
+    """The interface that `dynamic_decode` drives. A decoder implements:
 
-    - ``initialize(inits) -> (initial_inputs, initial_states, initial_finished)``
+    - ``initialize(inits) -> (initial_inputs, initial_states, initial_finished)``;
     - ``step(time, inputs, states, **kwargs) -> (outputs, next_states, next_inputs,
-      finished)``
-    - ``finalize(outputs, final_states, sequence_lengths) -> (outputs, final_states)``
-      (optional; the default returns them unchanged)
-    - ``tracks_own_finished``: True when `step` keeps finished sequences finished.
+      finished)``;
+    - optionally ``finalize(outputs, final_states, sequence_lengths) -> (outputs,
+      final_states)`` (the default returns them unchanged);
+    - ``tracks_own_finished``: True when ``step`` keeps finished sequences finished
+      itself (then `dynamic_decode` does not track lengths for it).
+
+    Examples:
+        >>> import fw
+        >>> class CountDown(fw.nn.Decoder):
+        ...     def initialize(self, inits):
+        ...         return inits, inits, inits <= 0
+        ...     def step(self, time, inputs, states, **kwargs):
+        ...         nxt = states - 1
+        ...         return nxt, nxt, nxt, nxt <= 0
+        >>> out, state = fw.nn.dynamic_decode(CountDown(), inits=fw.to_tensor([3, 1]))
+        >>> out.tolist()
+        [[2, 1, 0], [0, -1, -2]]
     """
 
     def initialize(self, inits):
@@ -49,19 +62,36 @@ class Decoder:
 
 
 class BeamSearchDecoder(Decoder):
-    """Beam search over an RNN cell.
+    """Beam search over an RNN cell, for `dynamic_decode`.
+
+    At each step the cell's outputs go through ``output_fn`` to vocabulary logits; the
+    ``beam_size`` best continuations of every batch entry (by total log-probability) are
+    kept. Step outputs are ``OutputWrapper(scores, predicted_ids, parent_ids)`` of
+    ``[batch, beam]``; ``finalize`` back-traces the beams with `gather_tree`, so the
+    decoded ids are ``[batch, time, beam]`` after `dynamic_decode` (``[time, batch,
+    beam]`` with ``output_time_major``). The final states are
+    ``StateWrapper(cell_states, log_probs, finished, lengths)`` with the beams sorted
+    best first.
 
     Args:
-        cell: an RNN cell (``cell(inputs, states) -> (outputs, new_states)``).
-        start_token, end_token: ids starting and ending a sequence.
-        beam_size: beams per batch entry.
-        embedding_fn: maps ids ``[batch, beam]`` to cell inputs.
-        output_fn: maps cell outputs to vocabulary logits.
+        cell (RNNCellBase): the cell, ``cell(inputs, states) -> (outputs, new_states)``.
+        start_token (int): the id every sequence starts with.
+        end_token (int): the id that ends a sequence.
+        beam_size (int): the number of beams per batch entry.
+        embedding_fn (callable, optional): maps ids ``[batch * beam]`` to cell inputs, e.g. an
+            `Embedding`. Default: None.
+        output_fn (callable, optional): maps cell outputs to vocabulary logits, e.g. a
+            `Linear`. Default: None.
 
-    Outputs per step are ``OutputWrapper(scores, predicted_ids, parent_ids)``
-    ``[batch, beam]``; `finalize` back-traces the beams (`gather_tree`) so the decoded
-    ids are ``[time, batch, beam]`` (batch-major after `dynamic_decode` unless
-    ``output_time_major``).
+    Examples:
+        >>> import fw
+        >>> emb, proj, cell = fw.nn.Embedding(100, 16), fw.nn.Linear(16, 100), fw.nn.GRUCell(16, 16)
+        >>> decoder = fw.nn.BeamSearchDecoder(cell, start_token=0, end_token=1, beam_size=4,
+        ...                                embedding_fn=emb, output_fn=proj)
+        >>> init = cell.get_initial_states(fw.ones([2, 16]))
+        >>> ids, states = fw.nn.dynamic_decode(decoder, inits=init, max_step_num=5)
+        >>> ids.shape[0], ids.shape[2], ids.dtype
+        (2, 4, fw.int64)
     """
 
     OutputWrapper = collections.namedtuple("OutputWrapper",
@@ -83,8 +113,22 @@ class BeamSearchDecoder(Decoder):
 
     @staticmethod
     def tile_beam_merge_with_batch(x, beam_size):
-        """``[batch, ...] -> [batch * beam_size, ...]``, each entry repeated beam_size
-        times."""
+        """Repeat every batch entry ``beam_size`` times: ``[batch, ...] -> [batch * beam_size,
+        ...]`` (to prepare, e.g., encoder outputs for attention inside the beam).
+
+        Args:
+            x (Tensor): ``[batch, ...]``.
+            beam_size (int): the number of beams.
+
+        Returns:
+            Tensor: ``[batch * beam_size, ...]``.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.to_tensor([[1.0], [2.0]])
+            >>> fw.nn.BeamSearchDecoder.tile_beam_merge_with_batch(x, 2).tolist()
+            [[1.0], [1.0], [2.0], [2.0]]
+        """
         return fw.repeat_interleave(x, beam_size, axis=0)
 
     def _expand(self, x):
@@ -165,13 +209,39 @@ def _keep_where(finished):
 
 def dynamic_decode(decoder, inits=None, max_step_num=None, output_time_major=False,
                    impute_finished=False, is_test=False, return_length=False, **kwargs):
-    """Run `decoder` step by step until every sequence is finished or more than
-    `max_step_num` steps have run.
+    """Run a `Decoder` step by step until every sequence has finished or more than
+    ``max_step_num`` steps have run (eager mode: the loop runs in Python).
+
+    Args:
+        decoder (Decoder): the decoder, e.g. a `BeamSearchDecoder`.
+        inits (object, optional): passed to ``decoder.initialize`` (for a beam search, the
+            cell's initial states). Default: None.
+        max_step_num (int, optional): the most steps to run; unlimited when None.
+            Default: None.
+        output_time_major (bool, optional): stack the outputs as ``[time, batch, ...]``
+            instead of ``[batch, time, ...]``. Default: False.
+        impute_finished (bool, optional): finished sequences keep their last state.
+            Default: False.
+        is_test (bool, optional): accepted for Paddle compatibility. Default: False.
+        return_length (bool, optional): also return the sequence lengths. Default: False.
+        **kwargs: passed to ``decoder.step``.
 
     Returns:
-        ``(final_outputs, final_states)`` (plus ``sequence_lengths`` with
-        `return_length`); outputs are stacked along time, batch-major unless
-        `output_time_major`.
+        tuple: ``(final_outputs, final_states)``, plus ``sequence_lengths`` with
+        ``return_length``.
+
+    Examples:
+        >>> import fw
+        >>> class CountDown(fw.nn.Decoder):
+        ...     def initialize(self, inits):
+        ...         return inits, inits, inits <= 0
+        ...     def step(self, time, inputs, states, **kwargs):
+        ...         nxt = states - 1
+        ...         return nxt, nxt, nxt, nxt <= 0
+        >>> out, state, lengths = fw.nn.dynamic_decode(CountDown(), fw.to_tensor([3, 1]),
+        ...                                            return_length=True)
+        >>> out.tolist(), lengths.tolist()
+        ([[2, 1, 0], [0, -1, -2]], [3, 1])
     """
     inputs, states, finished = decoder.initialize(inits)
     seq_lens = fw.zeros(finished.shape, dtype="int64")

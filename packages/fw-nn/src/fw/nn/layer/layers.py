@@ -43,7 +43,19 @@ def _indent(s: str, n: int) -> str:
 
 
 class HookRemoveHelper:
-    """Handle returned by the ``register_*_hook`` methods; `remove()` unregisters."""
+    """The handle that the ``register_*_hook`` methods return: ``remove()`` unregisters
+    the hook; it is also a context manager that removes the hook on exit.
+
+    Examples:
+        >>> import fw
+        >>> fc = fw.nn.Linear(2, 2)
+        >>> calls = []
+        >>> with fc.register_forward_pre_hook(lambda layer, inp: calls.append(1)):
+        ...     _ = fc(fw.ones([1, 2]))
+        >>> _ = fc(fw.ones([1, 2]))
+        >>> len(calls)
+        1
+    """
 
     _next_id = 0
 
@@ -53,6 +65,19 @@ class HookRemoveHelper:
         HookRemoveHelper._next_id += 1
 
     def remove(self) -> None:
+        """Unregister the hook (doing it twice is harmless).
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> fc = fw.nn.Linear(2, 2)
+            >>> h = fc.register_forward_post_hook(lambda layer, inp, out: out * 0)
+            >>> h.remove()
+            >>> bool(fc(fw.ones([1, 2])).abs().sum() > 0)
+            True
+        """
         self._hooks.pop(self._id, None)
 
     def __enter__(self):
@@ -69,8 +94,20 @@ Mismatch = namedtuple("Mismatch", ["key", "expected_shape", "expected_dtype", "g
 
 class LoadReport(tuple):
     """What `Layer.set_state_dict` did. Unpacks as ``(missing_keys, unexpected_keys)``
-    (Paddle's return value); also has ``matched_keys`` and ``mismatched_keys`` (a list of
-    `Mismatch`: the key, the expected and the provided shape and dtype — not loaded)."""
+    (Paddle's return value) and also has ``matched_keys`` and ``mismatched_keys`` (one
+    ``Mismatch`` per entry whose shape or dtype differed, which was not loaded).
+
+    Examples:
+        >>> import fw
+        >>> import warnings
+        >>> net = fw.nn.Linear(2, 3)
+        >>> state = {'weight': fw.zeros([2, 3]), 'extra': fw.zeros([1])}
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter('ignore')
+        ...     report = net.set_state_dict(state)
+        >>> report.missing_keys, report.unexpected_keys, report.ok
+        (['bias'], ['extra'], False)
+    """
 
     def __new__(cls, matched, missing, unexpected, mismatched):
         r = super().__new__(cls, (missing, unexpected))

@@ -65,7 +65,26 @@ def _batch_full(ref, batch_dim, shape, value, dtype):
 
 
 class RNNCellBase(Layer):
-    """Base of recurrent cells: `get_initial_states` from `state_shape`."""
+    """Base class of recurrent cells. A cell maps ``(inputs, states)`` to
+    ``(outputs, new_states)`` for one time step; `RNN` unrolls it over a sequence.
+    Subclasses define ``state_shape`` (per-sample shapes, nested for several states)
+    and get `get_initial_states` from it.
+
+    Examples:
+        >>> import fw
+        >>> class Accumulate(fw.nn.RNNCellBase):
+        ...     @property
+        ...     def state_shape(self):
+        ...         return (2,)
+        ...     def forward(self, inputs, states=None):
+        ...         if states is None:
+        ...             states = self.get_initial_states(inputs)
+        ...         new = states + inputs
+        ...         return new, new
+        >>> out, final = fw.nn.RNN(Accumulate())(fw.ones([1, 3, 2]))
+        >>> final.tolist()
+        [[3.0, 3.0]]
+    """
 
     def get_initial_states(self, batch_ref, shape=None, dtype=None, init_value=0.0,
                            batch_dim_idx=0):
