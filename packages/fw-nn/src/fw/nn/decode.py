@@ -48,16 +48,58 @@ class Decoder:
     """
 
     def initialize(self, inits):
+        """Start decoding: return the first inputs, the initial states and which sequences
+        are already finished (a bool tensor).
+
+        Args:
+            inits (object): what `dynamic_decode` was given as ``inits``.
+
+        Returns:
+            tuple: ``(initial_inputs, initial_states, initial_finished)``.
+        """
         raise NotImplementedError
 
     def step(self, time, inputs, states, **kwargs):
+        """Run one decoding step.
+
+        Args:
+            time (Tensor): the step number, int64 0-D.
+            inputs (object): this step's inputs.
+            states (object): the current states.
+            **kwargs: what `dynamic_decode` passes on.
+
+        Returns:
+            tuple: ``(outputs, next_states, next_inputs, finished)``.
+        """
         raise NotImplementedError
 
     def finalize(self, outputs, final_states, sequence_lengths):
+        """Post-process the stacked outputs and final states (the default returns them
+        unchanged).
+
+        Args:
+            outputs (object): the per-step outputs stacked along time.
+            final_states (object): the last states.
+            sequence_lengths (Tensor): the length of each sequence.
+
+        Returns:
+            tuple: ``(outputs, final_states)``.
+        """
         return outputs, final_states
 
     @property
     def tracks_own_finished(self) -> bool:
+        """True when `step` keeps finished sequences finished itself (then `dynamic_decode`
+        neither ORs the finished flags nor counts lengths for it).
+
+        Returns:
+            bool.
+
+        Examples:
+            >>> import fw
+            >>> fw.nn.Decoder().tracks_own_finished
+            False
+        """
         return False
 
 
@@ -149,6 +191,15 @@ class BeamSearchDecoder(Decoder):
         return fw.gather(self._merge(x), flat.reshape([-1])).reshape(list(x.shape))
 
     def initialize(self, initial_cell_states):
+        """Tile the cell's initial states over the beams and start every beam with
+        ``start_token`` (only the first beam of each entry is live at step 0).
+
+        Args:
+            initial_cell_states (Tensor|tuple): the cell's states ``[batch, ...]``.
+
+        Returns:
+            tuple: ``(initial_inputs, StateWrapper, initial_finished [batch, beam])``.
+        """
         states = _map(self._expand, initial_cell_states)
         ref = states
         while isinstance(ref, (tuple, list)):
@@ -163,6 +214,18 @@ class BeamSearchDecoder(Decoder):
         return inputs, self.StateWrapper(states, log_probs, finished, lengths), finished
 
     def step(self, time, inputs, states, **kwargs):
+        """Advance every beam by one token: run the cell, score all continuations and keep
+        the ``beam_size`` best per batch entry.
+
+        Args:
+            time (Tensor): the step number.
+            inputs (Tensor): the embedded previous ids.
+            states (StateWrapper): the beam states.
+            **kwargs: passed to the cell.
+
+        Returns:
+            tuple: ``(OutputWrapper, StateWrapper, next_inputs, finished)``.
+        """
         cell_in = _map(self._merge, inputs)
         cell_states = _map(self._merge, states.cell_states)
         out, next_cell = self.cell(cell_in, cell_states, **kwargs)
@@ -191,11 +254,26 @@ class BeamSearchDecoder(Decoder):
             next_inputs, finished
 
     def finalize(self, outputs, final_states, sequence_lengths):
+        """Back-trace the beams (`fw.nn.functional.gather_tree`) into full id sequences.
+
+        Args:
+            outputs (OutputWrapper): the stacked step outputs, time-major.
+            final_states (StateWrapper): the final beam states.
+            sequence_lengths (Tensor): the lengths.
+
+        Returns:
+            tuple: ``(predicted_ids [time, batch, beam], final_states)``.
+        """
         ids = F.gather_tree(outputs.predicted_ids, outputs.parent_ids)
         return ids, final_states
 
     @property
     def tracks_own_finished(self) -> bool:
+        """Always True: the beam search keeps finished beams finished itself.
+
+        Returns:
+            bool.
+        """
         return True
 
 

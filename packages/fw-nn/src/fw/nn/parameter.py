@@ -84,12 +84,34 @@ class Parameter(Tensor):
 
     @property
     def is_lazy(self) -> bool:
-        """True while a parameter created under `LazyGuard` awaits `initialize()`."""
+        """True while a parameter created under `LazyGuard` has not been initialised.
+
+        Returns:
+            bool.
+
+        Examples:
+            >>> import fw
+            >>> fw.nn.Linear(2, 2).weight.is_lazy
+            False
+        """
         return "_lazy_init" in self.__dict__
 
     def initialize(self) -> Parameter:
-        """Allocate and initialise a parameter created under `LazyGuard` (no-op
-        otherwise)."""
+        """Allocate and initialise a parameter created under `LazyGuard`, running its
+        initializer (a no-op for other parameters).
+
+        Returns:
+            Parameter: self.
+
+        Examples:
+            >>> import fw
+            >>> with fw.nn.initializer.LazyGuard():
+            ...     fc = fw.nn.Linear(2, 2)
+            >>> fc.bias.initialize().tolist()
+            [0.0, 0.0]
+            >>> fc.bias.is_lazy
+            False
+        """
         init = self.__dict__.pop("_lazy_init", None)
         if init is not None:
             with no_building():
@@ -99,6 +121,19 @@ class Parameter(Tensor):
 
     @property
     def trainable(self) -> bool:
+        """Whether the optimizer updates this parameter (the opposite of
+        ``stop_gradient``); settable.
+
+        Returns:
+            bool.
+
+        Examples:
+            >>> import fw
+            >>> fc = fw.nn.Linear(2, 2)
+            >>> fc.weight.trainable = False
+            >>> fc.weight.stop_gradient
+            True
+        """
         return not self._sg
 
     @trainable.setter

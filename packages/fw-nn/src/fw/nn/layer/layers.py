@@ -119,7 +119,18 @@ class LoadReport(tuple):
 
     @property
     def ok(self) -> bool:
-        """True when every key matched and was loaded."""
+        """True when every key matched and was loaded (nothing missing, unexpected or
+        mismatched).
+
+        Returns:
+            bool.
+
+        Examples:
+            >>> import fw
+            >>> a, b = fw.nn.Linear(2, 2), fw.nn.Linear(2, 2)
+            >>> b.set_state_dict(a.state_dict()).ok
+            True
+        """
         return not (self.missing_keys or self.unexpected_keys or self.mismatched_keys)
 
     def __repr__(self) -> str:

@@ -124,10 +124,30 @@ class RNNCellBase(Layer):
 
     @property
     def state_shape(self):
+        """The per-sample shape of the cell's state(s); subclasses define it.
+
+        Returns:
+            tuple: the shape, or a tuple of shapes.
+
+        Examples:
+            >>> import fw
+            >>> fw.nn.GRUCell(4, 8).state_shape
+            (8,)
+        """
         raise NotImplementedError
 
     @property
     def state_dtype(self):
+        """The dtype of the cell's states (the default float dtype).
+
+        Returns:
+            str|fw.dtype: the dtype.
+
+        Examples:
+            >>> import fw
+            >>> fw.nn.GRUCell(4, 8).state_dtype
+            'float32'
+        """
         return self._dtype
 
     def _uniform(self, hidden_size):
@@ -212,6 +232,16 @@ class SimpleRNNCell(RNNCellBase):
 
     @property
     def state_shape(self):
+        """The per-sample shape of the state(s) of this cell (without the batch axis).
+
+        Returns:
+            tuple: the shape, or a tuple of shapes for several states.
+
+        Examples:
+            >>> import fw
+            >>> fw.nn.SimpleRNNCell(4, 8).state_shape
+            (8,)
+        """
         return (self.hidden_size,)
 
     def _step(self, xw, h):
@@ -287,6 +317,16 @@ class LSTMCell(RNNCellBase):
 
     @property
     def state_shape(self):
+        """The per-sample shape of the state(s) of this cell (without the batch axis).
+
+        Returns:
+            tuple: the shape, or a tuple of shapes for several states.
+
+        Examples:
+            >>> import fw
+            >>> fw.nn.LSTMCell(4, 8).state_shape
+            ((8,), (8,))
+        """
         return ((self.proj_size or self.hidden_size,), (self.hidden_size,))
 
     def _step(self, xw, states):
@@ -348,6 +388,16 @@ class GRUCell(RNNCellBase):
 
     @property
     def state_shape(self):
+        """The per-sample shape of the state(s) of this cell (without the batch axis).
+
+        Returns:
+            tuple: the shape, or a tuple of shapes for several states.
+
+        Examples:
+            >>> import fw
+            >>> fw.nn.GRUCell(4, 8).state_shape
+            (8,)
+        """
         return (self.hidden_size,)
 
     def _step(self, xw, h):

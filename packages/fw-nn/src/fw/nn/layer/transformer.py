@@ -407,6 +407,21 @@ class TransformerEncoder(Layer):
         return out if cache is None else (out, new_caches)
 
     def gen_cache(self, src):
+        """One empty incremental self-attention cache per layer, with ``src``'s batch size.
+
+        Args:
+            src (Tensor): ``[B, L, d_model]``, used for its batch size.
+
+        Returns:
+            list[MultiHeadAttention.Cache]: the caches.
+
+        Examples:
+            >>> import fw
+            >>> enc = fw.nn.TransformerEncoder(fw.nn.TransformerEncoderLayer(16, 2, 32), 2)
+            >>> caches = enc.gen_cache(fw.ones([3, 1, 16]))
+            >>> len(caches), caches[0].k.shape
+            (2, [3, 2, 0, 8])
+        """
         return [layer.gen_cache(src) for layer in self.layers]
 
 
