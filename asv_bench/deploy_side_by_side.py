@@ -23,6 +23,19 @@ region can wait for a scheduler slice. Measured with a load average of 10-18 on 
 2-core reference VM: LeNet b64 32-75 ms per batch by default, 0.73 ms with
 ``OMP_WAIT_POLICY=PASSIVE`` in the environment (set it for this script's processes to
 measure the kernels rather than the scheduler; onnxruntime has its own thread pool).
+
+The fw Predictor runs with ``Config.enable_memory_optim()`` (``--no-memory-optim``: Paddle's
+default, off), as a deployment tuned for speed configures it: each intermediate is freed
+at its last use and elementwise ops write into dead buffers. onnxruntime's arena and
+memory patterns are on by default; Paddle Inference runs with its defaults (3.3.1's
+``enable_memory_optim()`` fails on its PIR programs: "Not find predictor_id 0 and
+pass_name memory_optimize_pass"). The RSS row
+(``--rss``) loads a ResNet-50 with the same setting; onnxruntime's ResNet-50 there is
+PyTorch's export or, without PyTorch, fw.onnx's.
+
+The one command that re-measures the deployment table (1 thread, CPU time, RSS)::
+
+    hatch run python asv_bench/deploy_side_by_side.py --threads 1 --cpu-time --rss
 """
 
 from __future__ import annotations
@@ -80,6 +93,9 @@ def _have(mod):
 
 
 # ---------------------------------------------------------------- per framework
+MEMORY_OPTIM = True  # the Predictor's Config.enable_memory_optim (--no-memory-optim: off)
+
+
 def run_fw(rows, threads, workdir):
     import zoo
 
@@ -101,6 +117,7 @@ def run_fw(rows, threads, workdir):
         config = infer.Config(prefix)
         config.set_cpu_math_library_num_threads(threads)
         config.disable_glog_info()
+        config.enable_memory_optim(MEMORY_OPTIM)
         predictor = infer.create_predictor(config)
         xs = [x.numpy()]
         out[(label, "fw Predictor")] = median_ms(predictor.run, xs)
@@ -205,15 +222,25 @@ def rss_fw(workdir):
     prefix = os.path.join(workdir, "rss_fw_resnet50")
     spec = [fw.static.InputSpec([None, 3, 224, 224], "float32")]
     fw.jit.save(fw.jit.to_static(model, input_spec=spec), prefix)
+    if not _have("torch") and _have("onnx") and _have("onnxruntime"):
+        import fw.onnx
+
+        fw.onnx.export(model, os.path.join(workdir, "rss_ort_resnet50"), spec)
     return prefix, x.numpy()
 
 
 # ---------------------------------------------------------------- driver
+def _picked(only, row) -> bool:
+    """Whether `row` is one of ``--only``'s: its zoo name, or a part of its label (any
+    case: ``--only bert`` picks both BERT rows)."""
+    return not only or only == row[1] or only.lower() in row[0].lower()
+
+
 RUNNERS = {"fw": run_fw, "torch": run_torch, "onnxruntime": run_ort, "paddle": run_paddle}
 
 
 def _child(args):
-    rows = [r for r in ROWS if not args.only or args.only == r[1] or args.only in r[0]]
+    rows = [r for r in ROWS if _picked(args.only, r)]
     if args.child.startswith("rss-"):
         return _rss_child(args)
     res = RUNNERS[args.child](rows, args.threads, args.workdir)
@@ -231,6 +258,7 @@ def _rss_child(args):
         config = infer.Config(os.path.join(args.workdir, "rss_fw_resnet50"))
         config.set_cpu_math_library_num_threads(args.threads)
         config.disable_glog_info()
+        config.enable_memory_optim(MEMORY_OPTIM)
         infer.create_predictor(config).run([x])
     else:
         import onnxruntime as ort
@@ -246,7 +274,8 @@ def _rss_child(args):
 def _spawn(kind, args, workdir):
     cmd = [sys.executable, os.path.abspath(__file__), "--child", kind, "--workdir", workdir,
            "--threads", str(args.threads)] + (["--only", args.only] if args.only else []) + \
-        (["--cpu-time"] if args.cpu_time else [])
+        (["--cpu-time"] if args.cpu_time else []) + \
+        ([] if args.memory_optim else ["--no-memory-optim"])
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith(("[", "{")) or
              ln.replace(".", "", 1).isdigit()]
@@ -263,14 +292,18 @@ def main(argv=None):
     ap.add_argument("--rss", action="store_true", help="also the ResNet-50 peak RSS row")
     ap.add_argument("--cpu-time", action="store_true",
                     help="time calls by the process's CPU time (a shared machine)")
+    ap.add_argument("--no-memory-optim", dest="memory_optim", action="store_false",
+                    help="the fw Predictor without Config.enable_memory_optim()")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--workdir", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    global CLOCK, MEMORY_OPTIM
+    MEMORY_OPTIM = args.memory_optim
     if args.cpu_time:
-        global CLOCK
         CLOCK = time.process_time
     if args.child:
         return _child(args)
+    load0 = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as workdir:
         cells = {}
         for kind in ("fw", "torch", "onnxruntime", "paddle"):
@@ -278,9 +311,12 @@ def main(argv=None):
                 continue
             got = _spawn(kind, args, workdir) or []
             cells.update({(a, b): v for a, b, v in got})
-        rows = [r for r in ROWS if not args.only or args.only == r[1] or args.only in r[0]]
+        rows = [r for r in ROWS if _picked(args.only, r)]
         clock = "CPU time" if args.cpu_time else "wall time"
-        print(f"threads={args.threads}; medians of {clock} in ms per batch")
+        memopt = "on" if args.memory_optim else "off"
+        print(f"threads={args.threads}; medians of {clock} in ms per batch; fw Predictor "
+              f"memory_optim {memopt}; load average {load0:.1f} at the start, "
+              f"{os.getloadavg()[0]:.1f} at the end")
         print("| model | " + " | ".join(COLUMNS) + " | Predictor/ort | Predictor/eager |")
         print("|---" * (len(COLUMNS) + 3) + "|")
         for label, *_ in rows:
@@ -299,7 +335,10 @@ def _rss(args, workdir):
                     "import deploy_side_by_side as d; d.rss_fw(" + repr(workdir) + ")"],
                    check=True, timeout=1800)
     row = {"fw Predictor": _spawn("rss-fw", args, workdir)}
-    if _have("torch") and _have("onnxruntime"):
+    if _have("onnxruntime") and not _have("torch") and os.path.exists(
+            os.path.join(workdir, "rss_ort_resnet50.onnx")):
+        row["onnxruntime"] = _spawn("rss-ort", args, workdir)
+    elif _have("torch") and _have("onnxruntime"):
         subprocess.run([sys.executable, "-c", "import sys; sys.path[:0]="
                         f"{sys.path[:2]!r}; import torch, zoo_torch; "
                         "m = zoo_torch.build('resnet50'); "

@@ -121,6 +121,39 @@ def test_mobilenet_v2_relu6_is_fused_into_its_convolutions(tmp_path):
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
 
 
+def test_mobilenet_v2_depthwise_convolutions_take_jit_dw(tmp_path):
+    """oneDNN 3.2 lists brdgmm_dw first for a channel-last depthwise convolution; its
+    jit_dw kernel for the same ISA was faster on every 3x3 shape measured (fw-core
+    csrc/nn_conv.cpp, `prefer_jit_dw`), so the predictor's depthwise convolutions run
+    jit_dw wherever the machine's oneDNN offers it (AVX-512: the reference VM), with the
+    eager model's outputs; ``conv_set_prefer_jit_dw(False)`` gives oneDNN's first choice
+    back (the asv with/without switch), with outputs equal within float rounding."""
+    x = zoo.example_input(fw, "mobilenet_v2", batch=1, hw=32)
+    predictor, expected = _predictor(tmp_path, "mobilenet_v2", x)
+    assert _native.C.conv_prefer_jit_dw()
+    outs, dws = [], []
+    try:
+        for on in (True, False):
+            _native.C.conv_set_prefer_jit_dw(on)
+            _native.C.nn_clear_cache()
+            _native.clear_cache()
+            (out,) = predictor.run([x.numpy()])
+            np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
+            convs = _native.primitive_impls()["conv_fwd"]
+            dw = [i for i in convs if "dw" in i]
+            assert dw, f"no depthwise primitive among {convs}"
+            outs.append(out.numpy())
+            dws.append((dw, convs))
+    finally:
+        _native.C.conv_set_prefer_jit_dw(True)
+        _native.C.nn_clear_cache()
+    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-5, atol=1e-5)
+    (dw_on, convs), (dw_off, _) = dws
+    if any(i.endswith(":avx512_core") for i in convs):  # jit_dw:avx512_core exists there
+        assert all(i == "jit_dw:avx512_core" for i in dw_on), dw_on
+        assert any(i.startswith("brdgmm_dw") for i in dw_off), dw_off
+
+
 _COUNT_REORDERS = r"""
 import os, sys, tempfile
 sys.path.insert(0, {tests!r})

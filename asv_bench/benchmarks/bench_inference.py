@@ -127,7 +127,8 @@ _ZOO_CASES = {"lenet": (1, None), "resnet18": (1, 64), "mobilenet_v2": (1, 64),
               "bert_encoder": (1, None)}
 
 
-def _zoo_predictor(directory, name, batch, hw, without=None, prepared=True, checks=False):
+def _zoo_predictor(directory, name, batch, hw, without=None, prepared=True, checks=False,
+                   memory_optim=False):
     import sys
 
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tests"))
@@ -147,6 +148,7 @@ def _zoo_predictor(directory, name, batch, hw, without=None, prepared=True, chec
         config.pass_builder().delete_pass(without)
     config.switch_prepared_kernels(prepared)
     config.switch_nonfinite_checks(checks)
+    config.enable_memory_optim(memory_optim)
     return infer.create_predictor(config), x.numpy()
 
 
@@ -199,3 +201,83 @@ class PreparedWithWithout:
 
     def time_run(self, model, mode):
         self.pred.run([self.x])
+
+
+class MemoryOptimWithWithout:
+    """``Config.enable_memory_optim()`` on and off (the zoo rows of
+    asv_bench/deploy_side_by_side.py that move most, one oneDNN thread). On: each
+    intermediate is freed at its last use and elementwise ops write into dead buffers,
+    so a run touches fewer distinct buffers (MobileNetV2 b1@224: 9.0-9.6 against
+    10.1-10.4 ms of CPU time, 2-core VM at load 23-27) and never leaves the whole
+    run's intermediates for the allocator to return to the system at once."""
+
+    params = (["mobilenet_v2-b1@224", "resnet18-b1@224", "bert_encoder-b8"], [False, True])
+    param_names = ("model", "memory_optim")
+
+    def setup(self, model, memory_optim):
+        self.dir = tempfile.TemporaryDirectory()
+        name, rest = model.split("-")
+        batch, _, hw = rest[1:].partition("@")
+        self.pred, self.x = _zoo_predictor(self.dir.name, name, int(batch),
+                                           int(hw) if hw else None, memory_optim=memory_optim)
+        self.pred.run([self.x])
+
+    def teardown(self, model, memory_optim):
+        self.dir.cleanup()
+
+    def time_run(self, model, memory_optim):
+        self.pred.run([self.x])
+
+    def peakmem_run(self, model, memory_optim):
+        self.pred.run([self.x])
+
+
+class DepthwiseKernelWithWithout:
+    """MobileNetV2's channel-last depthwise convolutions on oneDNN's jit_dw kernel (fw's
+    choice, ``conv_set_prefer_jit_dw(True)``: fw-core csrc/nn_conv.cpp) and on oneDNN's
+    first choice brdgmm_dw (False), one oneDNN thread: the whole predictor run, and the
+    17 depthwise convolutions alone at their b1@224 shapes."""
+
+    params = ([True, False],)
+    param_names = ("jit_dw",)
+    # (channels, spatial size, stride) of MobileNetV2's depthwise convolutions at 224
+    SHAPES = [(32, 112, 1), (96, 112, 2), (144, 56, 1), (144, 56, 2), (192, 28, 1),
+              (192, 28, 1), (192, 28, 2)] + [(384, 14, 1)] * 4 + [(576, 14, 1)] * 2 + \
+        [(576, 14, 2)] + [(960, 7, 1)] * 3
+
+    def setup(self, jit_dw):
+        from fw.core import _native
+        from fw.core.kernels.frozen import freeze
+
+        if not _native.available:
+            raise NotImplementedError("needs fw-core's native kernels")
+        self.C = _native.C
+        self.C.conv_set_prefer_jit_dw(jit_dw)
+        self.C.nn_clear_cache()
+        self.dir = tempfile.TemporaryDirectory()
+        self.pred, self.x = _zoo_predictor(self.dir.name, "mobilenet_v2", 1, 224,
+                                           memory_optim=True)
+        rng = np.random.default_rng(0)
+        self.dw = []
+        for c, hw, s in self.SHAPES:
+            x = rng.standard_normal((1, hw, hw, c)).astype(np.float32)
+            w = rng.standard_normal((c, 1, 3, 3)).astype(np.float32)
+            out = np.empty((1, hw // s, hw // s, c), np.float32)
+            # frozen weights, as a predictor's: packed for the primitive once
+            self.dw.append((x, w, out, None, None, "relu6", (s, s), (1, 1), (1, 1), (1, 1),
+                            c, True, freeze(w)))
+        self.pred.run([self.x])
+        self.time_depthwise(jit_dw)
+
+    def teardown(self, jit_dw):
+        self.C.conv_set_prefer_jit_dw(True)
+        self.C.nn_clear_cache()
+        self.dir.cleanup()
+
+    def time_run(self, jit_dw):
+        self.pred.run([self.x])
+
+    def time_depthwise(self, jit_dw):
+        conv = self.C.conv_forward
+        for args in self.dw:
+            conv(*args)

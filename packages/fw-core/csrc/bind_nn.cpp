@@ -495,6 +495,11 @@ void bind_nn(nb::module_ &m) {
           "0: automatic; 1: oneDNN works on the caller's plain activations; 2: oneDNN picks the "
           "activation layout (with reorders). For tuning and tests.");
     m.def("conv_layout_policy", &fw::nn::conv_layout_policy);
+    m.def("conv_set_prefer_jit_dw", &fw::nn::conv_set_prefer_jit_dw, "on"_a,
+          "Channel-last float32 depthwise forward convolutions take oneDNN's jit_dw kernel where "
+          "it is offered (True, the default) or oneDNN's first choice, brdgmm_dw (False). For "
+          "benchmarks and tests.");
+    m.def("conv_prefer_jit_dw", &fw::nn::conv_prefer_jit_dw);
 
     m.def("max_pool_forward", &py_max_pool_forward, "x"_a, "out"_a.noconvert(), "mask"_a.noconvert().none(), "kernel"_a, "stride"_a,
           "pad_b"_a, "pad_e"_a, "channel_last"_a,

@@ -13,6 +13,7 @@ using dnnl::algorithm;
 using dnnl::prop_kind;
 
 std::atomic<int> g_policy{0};
+std::atomic<bool> g_prefer_jit_dw{true};  // see prefer_jit_dw
 
 // The forward primitive never feeds a backward one (the gradient passes build
 // their own forward hint), so it is created for inference: oneDNN may then pick
@@ -90,6 +91,34 @@ dnnl::convolution_forward::primitive_desc fwd_pd(const ConvGeom &g, const Mds &m
         attr);
 }
 
+// Depthwise forward convolutions on caller-laid-out (NHWC) f32 data: oneDNN 3.2 lists
+// its brdgmm_dw kernel first, but its jit_dw kernel for the same ISA was faster or even
+// on every 3x3 shape measured on the Zen 4 reference VM (one thread, hot, median of 100
+// runs, us brdgmm -> jit_dw: 16@224x224 239 -> 151, 32@112 117 -> 77, 96@112 stride 2
+// 118 -> 102, 144@56 134 -> 94, 64@56 60 -> 42, 192@28 45 -> 32, 512@28 133 -> 114,
+// 384@14 22 -> 19, 576@14 33 -> 29, 960@7 13 -> 13; onnxruntime's depthwise kernels beat
+// brdgmm_dw by as much on MobileNetV2). So such a convolution takes jit_dw when oneDNN
+// offers it for the ISA of its first choice; otherwise the first choice stays.
+// Measured in a C++ program against the library, see fw-inference's README ("Speed").
+// Returns false when it moved `pd` past the first choice without finding jit_dw (the
+// caller then builds the first choice again).
+bool prefer_jit_dw(bool on, const ConvGeom &g, const Mds &m, Lay lay,
+                   dnnl::convolution_forward::primitive_desc &pd) {
+    if (!on || g.G < 2 || g.G != g.C || g.G != g.O || lay == kAny ||
+        m.src.get_data_type() != memory::data_type::f32)
+        return true;
+    const std::string first = pd.impl_info_str();
+    const auto colon = first.find(':');
+    if (first.rfind("brdgmm_dw:", 0) != 0 || colon == std::string::npos) return true;
+    const std::string want = "jit_dw" + first.substr(colon);  // e.g. "jit_dw:avx512_core"
+    for (int i = 0; i < 4 && pd.next_impl(); ++i) {  // next_impl moves `pd` itself
+        const std::string impl = pd.impl_info_str();
+        if (impl == want) return true;
+        if (impl.rfind("ref", 0) == 0) break;
+    }
+    return false;
+}
+
 FlatKey geom_key(const ConvGeom &g, DType dt, int nthreads, Lay lay) {
     FlatKey k;
     k.push(g.nd);
@@ -120,7 +149,8 @@ std::shared_ptr<Prim> fwd_entry(const ConvGeom &g, DType dt, bool bias, Activati
     const int nt = threads_for(g.work());
     const Lay lay = layout_for(g, kFwd);
     FlatKey key = geom_key(g, dt, nt, lay);
-    key.push(int64_t(bias) | int64_t(residual) << 1 | int64_t(act) << 8);
+    const bool jit_dw = g_prefer_jit_dw.load(std::memory_order_relaxed);
+    key.push(int64_t(bias) | int64_t(residual) << 1 | int64_t(jit_dw) << 2 | int64_t(act) << 8);
     return lookup(Kind::conv_fwd, key, [&] {
         try {
             return build_typed(dt, [&](memory::data_type ct) {
@@ -149,6 +179,7 @@ std::shared_ptr<Prim> fwd_entry(const ConvGeom &g, DType dt, bool bias, Activati
                 dnnl::primitive_attr attr = user_attr();
                 attr.set_post_ops(po);
                 auto pd = fwd_pd(g, m, kFwdKind, attr);
+                if (!prefer_jit_dw(jit_dw, g, m, lay, pd)) pd = fwd_pd(g, m, kFwdKind, attr);
                 std::vector<ArgSpec> specs{
                     {DNNL_ARG_SRC, act_md(src_dims(g), udt, g.channel_last), kIn},
                     {DNNL_ARG_WEIGHTS, plain_md(wei_dims(g), udt), kIn},
@@ -298,6 +329,10 @@ void conv_set_layout_policy(int policy) {
 }
 
 int conv_layout_policy() { return g_policy.load(std::memory_order_relaxed); }
+
+void conv_set_prefer_jit_dw(bool on) { g_prefer_jit_dw.store(on, std::memory_order_relaxed); }
+
+bool conv_prefer_jit_dw() { return g_prefer_jit_dw.load(std::memory_order_relaxed); }
 
 }  // namespace nn
 }  // namespace fw

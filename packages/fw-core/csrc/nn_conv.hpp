@@ -55,5 +55,11 @@ std::string conv_impl(const ConvGeom &g, DType dt, int which);
 void conv_set_layout_policy(int policy);
 int conv_layout_policy();
 
+// Whether channel-last f32 depthwise forward convolutions take oneDNN's jit_dw kernel
+// where it is offered (default on; off: oneDNN's first choice, brdgmm_dw). For the
+// with/without benchmark and tests; primitives are cached per setting.
+void conv_set_prefer_jit_dw(bool on);
+bool conv_prefer_jit_dw();
+
 }  // namespace nn
 }  // namespace fw

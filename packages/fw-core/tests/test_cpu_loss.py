@@ -59,3 +59,14 @@ def test_out_of_range_labels_keep_the_reference_error(bad):
     x = np.zeros((2, 3), np.float32)
     with pytest.raises(InvalidArgumentError, match="out of range for 3 classes"):
         CE.kernels["cpu"](x, np.array([0, bad]))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_grad_of_an_f_ordered_softmax_keeps_the_label_term(reduction):
+    # the transpose of a gathered block is F-ordered; the fast kernel's in-place label
+    # subtraction once went into a copy and was lost
+    rng = np.random.default_rng(0)
+    sm = np.asfortranarray(rng.random((6, 5)).astype(np.float32))
+    y = rng.integers(0, 5, 6)
+    got, want = _both(CEG, sm, y, None, np.array(1.0, np.float32), reduction=reduction)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)

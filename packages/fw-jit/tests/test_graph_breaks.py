@@ -7,6 +7,7 @@ keeps raising clear errors."""
 import inspect
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -176,9 +177,13 @@ def _no_source_checks(ns):
     res["branch"] = [sf(pos).tolist(), sf(neg).tolist()]
     res["branch_eager"] = [f_branch(pos).tolist(), f_branch(neg).tolist()]
     res["report"] = str(sf.conversion_report)
+    res["paths"] = sum(sf._regions.paths.values())
+    res["branch_again"] = [sf(pos).tolist(), sf(neg).tolist()]  # replayed from the trie
+    res["paths_again"] = sum(sf._regions.paths.values())
     plain = fw.jit.to_static(f_plain)
     res["plain"] = plain(pos).tolist()
-    res["plain_programs"] = len(plain.program_cache)
+    res["plain_programs"] = sum(plain._regions.paths.values())  # one captured path
+    res["plain_segments"] = [s for _, s, _ in plain.conversion_report.captures]
     res["plain_report"] = str(plain.conversion_report)
     try:
         fw.jit.to_static(f_branch, full_graph=True)(pos)
@@ -190,10 +195,20 @@ def _no_source_checks(ns):
 
 def _assert_no_source_findings(res, origin):
     assert res["branch"] == res["branch_eager"] == [[3.0, 5.0], [-1.0, -4.0]]
+    assert res["branch_again"] == res["branch"]
     rep = res["report"]
-    assert "runs eagerly" in rep and "source is not available" in rep and origin in rep
+    # captured by trace (one graph break at the `if`, line 3), not converted, not eager
+    assert "runs eagerly" not in rep and "source is not available" in rep and origin in rep
+    assert "not converted" in rep and "captured by tracing" in rep
+    m = re.search(re.escape(origin) + r":(\d+): graph break: `bool\(\)`", rep)
+    assert m, rep
+    ln = int(m.group(1))  # the line of `if x.sum() > 0:` (3 in the exec'd text)
+    assert f"{origin}:{ln - 1}: not converted" in rep
+    assert f"guards: line {ln} -> True" in rep and f"guards: line {ln} -> False" in rep
+    assert res["paths"] == res["paths_again"] == 2  # both outcomes traced once, then replayed
     assert "are converted" not in rep  # never claims a conversion
     assert res["plain"] == [4.0, 7.0] and res["plain_programs"] == 1  # traced as written
+    assert res["plain_segments"] == [1]  # no graph break: one program
     assert "not converted" in res["plain_report"]
     strict = res["strict"]
     assert strict is not None and "f_branch" in strict and "source is not available" in strict
@@ -239,12 +254,13 @@ def test_python_c_and_stdin_functions_run_and_are_reported_honestly(mode, origin
     _assert_no_source_findings(_run_script(mode), origin)
 
 
-def test_a_lambda_is_reported_as_a_lambda_and_runs_as_eager():
+def test_a_lambda_is_reported_as_a_lambda_and_captured_with_a_graph_break():
     f = lambda x: x * 2 if x.sum() > 0 else x - 1  # noqa: E731
     sf = fw.jit.to_static(f)
     for v in ([1.0, 2.0], [-1.0, -2.0]):
         assert_same(sf(T(v)), f(T(v)))
-    assert "runs eagerly" in str(sf.conversion_report)
+    rep = str(sf.conversion_report)
+    assert "it is a lambda" in rep and "graph break" in rep and "runs eagerly" not in rep
     with pytest.raises(ConversionError, match="because it is a lambda"):
         fw.jit.to_static(f, full_graph=True)(T([1.0]))
 

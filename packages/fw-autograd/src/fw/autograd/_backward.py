@@ -43,11 +43,15 @@ def backward(tensors, grad_tensors=None, retain_graph=False):
         retain_graph: keep the graph's saved tensors so it can be
             differentiated again.
 
-    >>> import fw
-    >>> x = fw.to_tensor([1.0, 2.0], stop_gradient=False)
-    >>> fw.autograd.backward([(x * x).sum()])
-    >>> x.grad.numpy().tolist()
-    [2.0, 4.0]
+    Returns:
+        None.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor([1.0, 2.0], stop_gradient=False)
+        >>> fw.autograd.backward([(x * x).sum()])
+        >>> x.grad.numpy().tolist()
+        [2.0, 4.0]
     """
     ts = _as_list(tensors, "tensors")
     gs = _as_list(grad_tensors, "grad_tensors")
@@ -92,12 +96,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
     Inside a program being built (IR Values), the backward is emitted as ops.
 
-    >>> import fw
-    >>> x = fw.to_tensor(2.0, stop_gradient=False)
-    >>> (dy,) = fw.grad(x * x * x, x, create_graph=True)
-    >>> (d2y,) = fw.grad(dy, x)
-    >>> float(dy), float(d2y)
-    (12.0, 12.0)
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor(2.0, stop_gradient=False)
+        >>> (dy,) = fw.grad(x * x * x, x, create_graph=True)
+        >>> (d2y,) = fw.grad(dy, x)
+        >>> float(dy), float(d2y)
+        (12.0, 12.0)
     """
     outs = _as_list(outputs, "outputs")
     ins = _as_list(inputs, "inputs")

@@ -19,7 +19,26 @@ _keys = itertools.count()
 
 
 class RemovableHandle:
-    """Returned by `Tensor.register_hook`; ``handle.remove()`` unregisters the hook."""
+    """Returned by ``Tensor.register_hook``: ``handle.remove()`` unregisters the hook.
+
+    Args:
+        hooks (dict): the tensor's hook table (internal).
+        key (int): this hook's key in it (internal).
+
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor([1.0, 2.0], stop_gradient=False)
+        >>> handle = x.register_hook(lambda g: g * 10)
+        >>> (x * 1.0).sum().backward()
+        >>> x.grad.tolist()
+        [10.0, 10.0]
+        >>> handle.remove()
+        True
+        >>> x.clear_grad()
+        >>> (x * 1.0).sum().backward()
+        >>> x.grad.tolist()
+        [1.0, 1.0]
+    """
 
     __slots__ = ("_hooks", "_key")
 
@@ -28,7 +47,21 @@ class RemovableHandle:
         self._key = key
 
     def remove(self) -> bool:
-        """Unregister the hook; True if it was still registered."""
+        """Unregister the hook (a second call does nothing).
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.to_tensor([1.0], stop_gradient=False)
+            >>> handle = x.register_hook(lambda g: g * 0)
+            >>> handle.remove()
+            True
+            >>> (x * 3.0).sum().backward()
+            >>> x.grad.tolist()
+            [3.0]
+        """
         return self._hooks.pop(self._key, None) is not None
 
 

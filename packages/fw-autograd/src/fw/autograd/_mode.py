@@ -49,9 +49,13 @@ _anomaly_any = [False]
 def is_grad_enabled() -> bool:
     """Whether operations are recorded for automatic differentiation in this thread.
 
-    >>> import fw
-    >>> fw.is_grad_enabled()
-    True
+    Returns:
+        bool, True when operations are recorded.
+
+    Examples:
+        >>> import fw
+        >>> fw.is_grad_enabled()
+        True
     """
     return _tls.enabled
 
@@ -138,12 +142,17 @@ class no_grad(_FixedModeGuard):
     """Context manager and decorator: operations inside are not recorded, so results
     have ``stop_gradient=True`` and use no memory for backward.
 
-    >>> import fw
-    >>> x = fw.to_tensor([1.0], stop_gradient=False)
-    >>> with fw.no_grad():
-    ...     y = x * 2
-    >>> y.stop_gradient
-    True
+    Args:
+        func (callable, optional): a function to decorate (``@fw.no_grad`` without
+            parentheses). Default: None.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor([1.0], stop_gradient=False)
+        >>> with fw.no_grad():
+        ...     y = x * 2
+        >>> y.stop_gradient
+        True
     """
 
     _mode = False
@@ -152,13 +161,17 @@ class no_grad(_FixedModeGuard):
 class enable_grad(_FixedModeGuard):
     """Context manager and decorator: turn recording back on inside ``no_grad``.
 
-    >>> import fw
-    >>> x = fw.to_tensor([1.0], stop_gradient=False)
-    >>> with fw.no_grad():
-    ...     with fw.enable_grad():
-    ...         y = x * 2
-    >>> y.stop_gradient
-    False
+    Args:
+        func (callable, optional): a function to decorate. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor([1.0], stop_gradient=False)
+        >>> with fw.no_grad():
+        ...     with fw.enable_grad():
+        ...         y = x * 2
+        >>> y.stop_gradient
+        False
     """
 
     _mode = True
@@ -168,10 +181,14 @@ class set_grad_enabled(_ModeGuard):
     """Set grad mode: ``fw.set_grad_enabled(False)`` takes effect at once (for the
     calling thread); used with ``with`` the previous mode is restored on exit.
 
-    >>> import fw
-    >>> with fw.set_grad_enabled(False):
-    ...     fw.is_grad_enabled()
-    False
+    Args:
+        mode (bool): True records operations, False does not.
+
+    Examples:
+        >>> import fw
+        >>> with fw.set_grad_enabled(False):
+        ...     fw.is_grad_enabled()
+        False
     """
 
     def __init__(self, mode: bool):
@@ -193,6 +210,20 @@ class set_grad_enabled(_ModeGuard):
 
 # ---------------------------------------------------------------- anomaly mode
 def is_anomaly_enabled() -> bool:
+    """Whether anomaly detection (`set_detect_anomaly`, `detect_anomaly`) is on in this
+    thread.
+
+    Returns:
+        bool.
+
+    Examples:
+        >>> import fw
+        >>> fw.autograd.is_anomaly_enabled()
+        False
+        >>> with fw.autograd.detect_anomaly():
+        ...     print(fw.autograd.is_anomaly_enabled())
+        True
+    """
     return _tls.anomaly
 
 
@@ -202,9 +233,13 @@ def is_anomaly_check_nan_enabled() -> bool:
     when it picks the compiled program of a converted function: a checked program
     tests every op's output.
 
-    >>> import fw.autograd
-    >>> fw.autograd.is_anomaly_check_nan_enabled()
-    False
+    Returns:
+        bool.
+
+    Examples:
+        >>> import fw.autograd
+        >>> fw.autograd.is_anomaly_check_nan_enabled()
+        False
     """
     return bool(_tls.anomaly and _tls.anomaly_check_nan)
 
@@ -216,9 +251,17 @@ def set_detect_anomaly(mode: bool, check_nan: bool = True) -> None:
     backward pass that produces a NaN/Inf gradient raises `AnomalyError` naming
     the forward op and that line. It slows recording down; use it to debug.
 
-    >>> import fw.autograd
-    >>> fw.autograd.set_detect_anomaly(True)
-    >>> fw.autograd.set_detect_anomaly(False)
+    Args:
+        mode (bool): turn anomaly detection on or off.
+        check_nan (bool, optional): check gradients for NaN/Inf. Default: True.
+
+    Returns:
+        None.
+
+    Examples:
+        >>> import fw.autograd
+        >>> fw.autograd.set_detect_anomaly(True)
+        >>> fw.autograd.set_detect_anomaly(False)
     """
     _tls.anomaly = bool(mode)
     _tls.anomaly_check_nan = bool(check_nan)
@@ -229,15 +272,19 @@ def set_detect_anomaly(mode: bool, check_nan: bool = True) -> None:
 class detect_anomaly:
     """Context manager (and decorator) form of `set_detect_anomaly`.
 
-    >>> import fw
-    >>> x = fw.to_tensor([0.0], stop_gradient=False)
-    >>> with fw.autograd.detect_anomaly():
-    ...     y = (x.log() * 0.0).sum()   # log'(0) = inf, inf * 0 = nan
-    ...     try:
-    ...         y.backward()
-    ...     except fw.autograd.AnomalyError as e:
-    ...         print("caught")
-    caught
+    Args:
+        check_nan (bool, optional): also check gradients for NaN/Inf. Default: True.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor([0.0], stop_gradient=False)
+        >>> with fw.autograd.detect_anomaly():
+        ...     y = (x.log() * 0.0).sum()   # log'(0) = inf, inf * 0 = nan
+        ...     try:
+        ...         y.backward()
+        ...     except fw.autograd.AnomalyError as e:
+        ...         print("caught")
+        caught
     """
 
     def __init__(self, check_nan: bool = True):

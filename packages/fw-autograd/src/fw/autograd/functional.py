@@ -78,11 +78,12 @@ def vjp(func, xs, v=None):
     Returns:
         ``(func_out, vjp_result)``; vjp_result is shaped like `xs`.
 
-    >>> import fw
-    >>> x = fw.to_tensor([1.0, 2.0])
-    >>> _, g = fw.autograd.vjp(lambda t: t * t, x)
-    >>> g.numpy().tolist()
-    [2.0, 4.0]
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor([1.0, 2.0])
+        >>> _, g = fw.autograd.vjp(lambda t: t * t, x)
+        >>> g.numpy().tolist()
+        [2.0, 4.0]
     """
     xs_l, single = _as_seq(xs, "xs")
     xs_d = _fresh_leaves(xs_l)
@@ -115,11 +116,12 @@ def jvp(func, xs, v=None):
     Returns:
         ``(func_out, jvp_result)``; jvp_result is shaped like func's result.
 
-    >>> import fw
-    >>> x = fw.to_tensor([1.0, 2.0])
-    >>> _, t = fw.autograd.jvp(lambda a: a * a, x, fw.to_tensor([1.0, 0.0]))
-    >>> t.numpy().tolist()
-    [2.0, 0.0]
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor([1.0, 2.0])
+        >>> _, t = fw.autograd.jvp(lambda a: a * a, x, fw.to_tensor([1.0, 0.0]))
+        >>> t.numpy().tolist()
+        [2.0, 0.0]
     """
     xs_l, single = _as_seq(xs, "xs")
     xs_d = _fresh_leaves(xs_l)
@@ -209,6 +211,21 @@ class Jacobian:
     sizes of ys and xs; a 0-D ys or xs contributes no dimension. Index it like a
     tensor (``J[:]``, ``J[0]``, ``J[:, 1:3]``) to evaluate the rows the index
     needs; evaluated rows are cached.
+
+    Args:
+        rows (_Rows): the row evaluator (made by `jacobian`; not built by users).
+        j (int): the index of the input this Jacobian is taken against.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor([1.0, 2.0, 3.0], stop_gradient=False)
+        >>> J = fw.autograd.jacobian(x * x, x)
+        >>> J.shape
+        [3, 3]
+        >>> J[1].tolist()
+        [0.0, 4.0, 0.0]
+        >>> J[:, 2].tolist()
+        [0.0, 0.0, 6.0]
     """
 
     def __init__(self, rows: _Rows, j: int):
@@ -222,6 +239,18 @@ class Jacobian:
 
     @property
     def shape(self) -> list:
+        """The Jacobian's shape: ``[M, N]``, or ``[B, M, N]`` with a batch axis.
+
+        Returns:
+            list[int].
+
+        Examples:
+            >>> import fw
+            >>> x = fw.to_tensor([1.0, 2.0, 3.0], stop_gradient=False)
+            >>> J = fw.autograd.jacobian(x * x, x)
+            >>> J.shape
+            [3, 3]
+        """
         return list(self._shape)
 
     def __repr__(self) -> str:
@@ -259,11 +288,35 @@ class Jacobian:
         return t[rest]
 
     def numpy(self):
+        """Evaluate every row and return the whole Jacobian as a NumPy array.
+
+        Returns:
+            numpy.ndarray, of shape `shape`.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.to_tensor([1.0, 2.0, 3.0], stop_gradient=False)
+            >>> J = fw.autograd.jacobian(x * x, x)
+            >>> J.numpy().tolist()
+            [[2.0, 0.0, 0.0], [0.0, 4.0, 0.0], [0.0, 0.0, 6.0]]
+        """
         return self[:].numpy()
 
 
 class Hessian(Jacobian):
-    """A lazily evaluated Hessian (a `Jacobian` of the gradient)."""
+    """A lazily evaluated Hessian (a `Jacobian` of the gradient).
+
+    Args:
+        rows (_Rows): the row evaluator (made by `hessian`; not built by users).
+        j (int): the index of the input this Hessian is taken against.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor([1.0, 2.0], stop_gradient=False)
+        >>> H = fw.autograd.hessian((x ** 3).sum(), x)
+        >>> H.shape, H[:].tolist()
+        ([2, 2], [[6.0, 0.0], [0.0, 12.0]])
+    """
 
     def __repr__(self) -> str:
         return f"Hessian(shape={self._shape})"
@@ -302,11 +355,12 @@ def jacobian(ys, xs, batch_axis=None):
         A `Jacobian` for a single ys and xs; a tuple of them when one is a
         sequence; a tuple of tuples (ys-major) when both are.
 
-    >>> import fw
-    >>> x = fw.to_tensor([1.0, 2.0], stop_gradient=False)
-    >>> J = fw.autograd.jacobian(x * x, x)
-    >>> J[:].numpy().tolist()
-    [[2.0, 0.0], [0.0, 4.0]]
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor([1.0, 2.0], stop_gradient=False)
+        >>> J = fw.autograd.jacobian(x * x, x)
+        >>> J[:].numpy().tolist()
+        [[2.0, 0.0], [0.0, 4.0]]
     """
     batched = _batch(batch_axis)
     ys_l, ys_single, xs_l, xs_single = _prepare(ys, xs)
@@ -336,11 +390,12 @@ def hessian(ys, xs, batch_axis=None):
         A `Hessian` ([N, N], or [B, N, N]) for a single xs; for a sequence of
         xs a tuple of tuples ``H[i][j] = d2 ys / dx_i dx_j``.
 
-    >>> import fw
-    >>> x = fw.to_tensor([1.0, 2.0], stop_gradient=False)
-    >>> H = fw.autograd.hessian((x * x * x).sum(), x)
-    >>> H[:].numpy().tolist()
-    [[6.0, 0.0], [0.0, 12.0]]
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor([1.0, 2.0], stop_gradient=False)
+        >>> H = fw.autograd.hessian((x * x * x).sum(), x)
+        >>> H[:].numpy().tolist()
+        [[6.0, 0.0], [0.0, 12.0]]
     """
     batched = _batch(batch_axis)
     ys_l, _, xs_l, xs_single = _prepare(ys, xs)

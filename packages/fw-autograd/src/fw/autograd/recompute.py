@@ -158,13 +158,14 @@ def recompute(function, *args, preserve_rng_state=True, use_reentrant=True, **kw
     Returns:
         What `function` returns.
 
-    >>> import fw
-    >>> w = fw.to_tensor([2.0], stop_gradient=False)
-    >>> x = fw.to_tensor([3.0], stop_gradient=False)
-    >>> y = fw.autograd.recompute(lambda t: t * w * w, x)
-    >>> y.sum().backward()
-    >>> float(w.grad), float(x.grad)
-    (12.0, 4.0)
+    Examples:
+        >>> import fw
+        >>> w = fw.to_tensor([2.0], stop_gradient=False)
+        >>> x = fw.to_tensor([3.0], stop_gradient=False)
+        >>> y = fw.autograd.recompute(lambda t: t * w * w, x)
+        >>> y.sum().backward()
+        >>> float(w.grad), float(x.grad)
+        (12.0, 4.0)
     """
     if not _mode.is_grad_enabled():
         return function(*args, **kwargs)

@@ -430,6 +430,31 @@ def gradients(targets, inputs, target_gradients=None, no_grad_set=None, allow_un
     emitted backward is made of differentiable ops, so it can be differentiated
     again (higher-order gradients); otherwise rules may use the faster explicit
     backward ops (conv_grad_weight, batch_norm_grad, …), as eager backward does.
+
+    Args:
+        targets (Value|list): the values to differentiate.
+        inputs (Value|list): the values to differentiate with respect to.
+        target_gradients (list, optional): initial gradients of `targets` (None: ones).
+            Default: None.
+        no_grad_set (set, optional): values (or names) treated as constants. Default: None.
+        allow_unused (bool, optional): return None for an input the targets do not depend
+            on (otherwise that raises). Default: False.
+        create_graph (bool, optional): emit a differentiable backward (for higher-order
+            gradients). Default: False.
+
+    Returns:
+        list, one gradient Value (or None) per input.
+
+    Examples:
+        >>> import fw
+        >>> from fw.core.ir import TensorType, building
+        >>> from fw.autograd import gradients
+        >>> with building() as b:
+        ...     x = b.add_input(TensorType([2], "float32"), "x")
+        ...     y = (x * x).sum()
+        ...     (gx,) = gradients([y], [x])
+        >>> gx.type.shape
+        (2,)
     """
     targets = list(targets)
     inputs = list(inputs)
@@ -485,16 +510,17 @@ def append_backward(*args, **kwargs):
     Returns:
         ``[(param, grad)]`` for the parameters the loss depends on.
 
-    >>> import fw
-    >>> from fw.core.ir import TensorType, building
-    >>> from fw.autograd import append_backward
-    >>> w = fw.to_tensor([2.0, 3.0], stop_gradient=False)
-    >>> w.trainable, w.name = True, "w"
-    >>> with building() as b:
-    ...     x = b.add_input(TensorType([2], "float32"), "x")
-    ...     loss = (x * w).sum()
-    >>> [(p.label, g.type.shape) for p, g in append_backward(loss)]
-    [('w', (2,))]
+    Examples:
+        >>> import fw
+        >>> from fw.core.ir import TensorType, building
+        >>> from fw.autograd import append_backward
+        >>> w = fw.to_tensor([2.0, 3.0], stop_gradient=False)
+        >>> w.trainable, w.name = True, "w"
+        >>> with building() as b:
+        ...     x = b.add_input(TensorType([2], "float32"), "x")
+        ...     loss = (x * w).sum()
+        >>> [(p.label, g.type.shape) for p, g in append_backward(loss)]
+        [('w', (2,))]
     """
     program = None
     if args and isinstance(args[0], Program):

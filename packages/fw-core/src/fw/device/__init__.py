@@ -56,12 +56,30 @@ __all__ = ["set_device", "get_device", "is_compiled_with_cuda", "get_all_device_
 
 
 def is_available() -> bool:
-    """True when a GPU is usable (Paddle: any non-cpu device)."""
+    """Whether a GPU is usable (CuPy sees an NVIDIA GPU). Paddle's: any non-cpu device.
+
+    Returns:
+        bool.
+
+    Examples:
+        >>> import fw
+        >>> fw.device.is_available() == (fw.device.cuda.device_count() > 0)
+        True
+    """
     return cuda.is_available()
 
 
 def get_all_device_type() -> list:
-    """Device kinds fw can use here ('cpu', plus 'gpu' when CuPy sees a GPU)."""
+    """The device kinds fw can use here: ``'cpu'``, plus ``'gpu'`` when CuPy sees a GPU.
+
+    Returns:
+        list[str].
+
+    Examples:
+        >>> import fw
+        >>> "cpu" in fw.device.get_all_device_type()
+        True
+    """
     kinds = ["cpu"]
     if _pl.device_count("gpu"):
         kinds.append("gpu")
@@ -69,17 +87,55 @@ def get_all_device_type() -> list:
 
 
 def get_available_device() -> list:
+    """The devices fw can use here: ``'cpu'`` and ``'gpu:N'`` for each GPU.
+
+    Returns:
+        list[str].
+
+    Examples:
+        >>> import fw
+        >>> fw.device.get_available_device()[0]
+        'cpu'
+    """
     out = ["cpu"]
     out += [f"gpu:{i}" for i in range(_pl.device_count("gpu"))]
     return out
 
 
 def device_count(kind: str = "gpu") -> int:
+    """The number of devices of a kind.
+
+    Args:
+        kind (str, optional): ``"gpu"`` (GPUs CuPy sees) or ``"cpu"`` (1). Default: "gpu".
+
+    Returns:
+        int.
+
+    Examples:
+        >>> import fw
+        >>> fw.device.device_count("cpu")
+        1
+        >>> fw.device.device_count() == fw.device.cuda.device_count()
+        True
+    """
     return _pl.device_count(kind)
 
 
 def synchronize(device=None) -> None:
-    """Wait for all work queued on `device` (the current one by default)."""
+    """Wait until all work queued on `device` is done (a no-op on CPU, whose ops run
+    synchronously).
+
+    Args:
+        device (str|Place, optional): the device; None: the current one. Default: None.
+
+    Returns:
+        None.
+
+    Examples:
+        >>> import fw
+        >>> y = fw.ones([2, 2]) @ fw.ones([2, 2])
+        >>> fw.device.synchronize("cpu")
+    """
     p = _pl.parse_place(device) if device is not None else _pl.current_place()
     _pl.get_backend(p.kind).synchronize(p.index)
 

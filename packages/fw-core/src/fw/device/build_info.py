@@ -278,6 +278,9 @@ def _unsupported(what: str):
 def IPUPlace():  # noqa: N802 - Paddle's name
     """Graphcore IPU place: not supported by fw; raises UnsupportedError.
 
+    Returns:
+        None; it always raises UnsupportedError (a NotImplementedError).
+
     Examples:
         .. code-block:: python
 
@@ -297,6 +300,9 @@ def XPUPlace(dev_id: int = 0):  # noqa: N802 - Paddle's name
     Args:
         dev_id (int): the XPU index.
 
+    Returns:
+        None; it always raises UnsupportedError (a NotImplementedError).
+
     Examples:
         .. code-block:: python
 
@@ -312,6 +318,9 @@ def XPUPlace(dev_id: int = 0):  # noqa: N802 - Paddle's name
 
 def XPUPinnedPlace():  # noqa: N802 - Paddle's name
     """Kunlun XPU pinned host memory: not supported by fw; raises UnsupportedError.
+
+    Returns:
+        None; it always raises UnsupportedError (a NotImplementedError).
 
     Examples:
         .. code-block:: python
@@ -375,6 +384,9 @@ def get_stream_from_external(data_ptr: int, device=None):
     Args:
         data_ptr (int): the cudaStream_t address.
         device (str|Place, optional): the GPU.
+
+    Returns:
+        None; it always raises UnsupportedError (a NotImplementedError).
 
     Examples:
         .. code-block:: python

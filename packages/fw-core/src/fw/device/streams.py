@@ -26,8 +26,26 @@ def _cupy():
 
 
 class Stream:
-    """A queue of GPU work. ``Stream(device=None, priority=2)``: Paddle's priorities
-    are 1 (high) and 2 (normal)."""
+    """A CUDA stream (CuPy's): GPU work queued on it runs in order, concurrently
+    with other streams.
+
+    It needs a GPU (CuPy); without one it raises a RuntimeError saying so.
+
+    Args:
+        device (int|str|Place, optional): the GPU (``0``, ``"gpu:0"``); None: the current
+            one. Default: None.
+        priority (int, optional): 1 (high) or 2 (normal). Default: 2.
+        blocking (bool, optional): synchronise with the default stream. Default: False.
+
+    Examples:
+        On a machine with an NVIDIA GPU and CuPy (not run here)::
+
+            import fw
+            s = fw.device.Stream()
+            with fw.device.stream_guard(s):
+                y = fw.ones([4, 4]).cuda() * 2
+            s.synchronize()
+    """
 
     def __init__(self, device=None, priority: int = 2, blocking: bool = False, *,
                  _wrap=None):
@@ -45,23 +63,117 @@ class Stream:
 
     @property
     def cuda_stream(self) -> int:
-        """The raw ``cudaStream_t`` (for libraries that take one)."""
+        """The raw ``cudaStream_t`` handle, as an int.
+
+        It needs a GPU (CuPy); without one it raises a RuntimeError saying so.
+
+        Returns:
+            int.
+
+        Examples:
+            On a machine with an NVIDIA GPU and CuPy (not run here)::
+
+                import fw
+                s = fw.device.Stream()
+                s.cuda_stream
+        """
         return int(self._s.ptr)
 
     def synchronize(self) -> None:
+        """Wait until all work queued on this stream is done.
+
+        It needs a GPU (CuPy); without one it raises a RuntimeError saying so.
+
+        Returns:
+            None.
+
+        Examples:
+            On a machine with an NVIDIA GPU and CuPy (not run here)::
+
+                import fw
+                s = fw.device.Stream()
+                s.synchronize()
+        """
         self._s.synchronize()
 
     def query(self) -> bool:
-        """True when all queued work has finished."""
+        """Whether all work queued on this stream is done.
+
+        It needs a GPU (CuPy); without one it raises a RuntimeError saying so.
+
+        Returns:
+            bool.
+
+        Examples:
+            On a machine with an NVIDIA GPU and CuPy (not run here)::
+
+                import fw
+                s = fw.device.Stream()
+                s.query()   # True when idle
+        """
         return bool(self._s.done)
 
     def wait_event(self, event: Event) -> None:
+        """Make future work on this stream wait for `event`.
+
+        It needs a GPU (CuPy); without one it raises a RuntimeError saying so.
+
+        Args:
+            event (Event): the event to wait for.
+
+        Returns:
+            None.
+
+        Examples:
+            On a machine with an NVIDIA GPU and CuPy (not run here)::
+
+                import fw
+                s = fw.device.Stream()
+                e = fw.device.Event()
+                e.record()
+                s.wait_event(e)
+        """
         self._s.wait_event(event._e)
 
     def wait_stream(self, stream: Stream) -> None:
+        """Make future work on this stream wait for the work queued on `stream` so far.
+
+        It needs a GPU (CuPy); without one it raises a RuntimeError saying so.
+
+        Args:
+            stream (Stream): the stream to wait for.
+
+        Returns:
+            None.
+
+        Examples:
+            On a machine with an NVIDIA GPU and CuPy (not run here)::
+
+                import fw
+                s = fw.device.Stream()
+                s.wait_stream(fw.device.current_stream())
+        """
         self.wait_event(stream.record_event())
 
     def record_event(self, event: Event | None = None) -> Event:
+        """Record an event on this stream (a new one when None).
+
+        It needs a GPU (CuPy); without one it raises a RuntimeError saying so.
+
+        Args:
+            event (Event, optional): the event to record. Default: None.
+
+        Returns:
+            Event, the recorded event.
+
+        Examples:
+            On a machine with an NVIDIA GPU and CuPy (not run here)::
+
+                import fw
+                s = fw.device.Stream()
+                e = s.record_event()
+                e.synchronize()
+        """
         event = event or Event()
         event.record(self)
         return event
@@ -77,7 +189,29 @@ class Stream:
 
 
 class Event:
-    """A marker in a stream: ``record``, ``query``, ``synchronize``, ``elapsed_time``."""
+    """A CUDA event: a marker in a stream's work, to wait for or to time.
+
+    It needs a GPU (CuPy); without one it raises a RuntimeError saying so.
+
+    Args:
+        device (int|str|Place, optional): the GPU (``0``, ``"gpu:0"``); None: the current
+            one. Default: None.
+        enable_timing (bool, optional): allow `elapsed_time`. Default: False.
+        blocking (bool, optional): `synchronize` blocks instead of spinning. Default: False.
+        interprocess (bool, optional): share between processes. Default: False.
+
+    Examples:
+        On a machine with an NVIDIA GPU and CuPy (not run here)::
+
+            import fw
+            start = fw.device.Event(enable_timing=True)
+            end = fw.device.Event(enable_timing=True)
+            start.record()
+            y = fw.ones([1024, 1024]).cuda() @ fw.ones([1024, 1024]).cuda()
+            end.record()
+            end.synchronize()
+            start.elapsed_time(end)   # milliseconds
+    """
 
     def __init__(self, device=None, enable_timing: bool = False, blocking: bool = False,
                  interprocess: bool = False):
@@ -88,20 +222,119 @@ class Event:
                                     interprocess=interprocess)
 
     def record(self, stream: Stream | None = None) -> None:
+        """Record the event on `stream` (the current one when None).
+
+        It needs a GPU (CuPy); without one it raises a RuntimeError saying so.
+
+        Args:
+            stream (Stream, optional): the stream. Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            On a machine with an NVIDIA GPU and CuPy (not run here)::
+
+                import fw
+                start = fw.device.Event(enable_timing=True)
+                end = fw.device.Event(enable_timing=True)
+                start.record()
+                y = fw.ones([1024, 1024]).cuda() @ fw.ones([1024, 1024]).cuda()
+                end.record()
+                end.synchronize()
+                start.elapsed_time(end)   # milliseconds
+        """
         self._e.record((stream or current_stream(self.device))._s)
 
     def query(self) -> bool:
+        """Whether the work before the event is done.
+
+        It needs a GPU (CuPy); without one it raises a RuntimeError saying so.
+
+        Returns:
+            bool.
+
+        Examples:
+            On a machine with an NVIDIA GPU and CuPy (not run here)::
+
+                import fw
+                start = fw.device.Event(enable_timing=True)
+                end = fw.device.Event(enable_timing=True)
+                start.record()
+                y = fw.ones([1024, 1024]).cuda() @ fw.ones([1024, 1024]).cuda()
+                end.record()
+                end.synchronize()
+                start.elapsed_time(end)   # milliseconds
+        """
         return bool(self._e.done)
 
     def synchronize(self) -> None:
+        """Wait until the work before the event is done.
+
+        It needs a GPU (CuPy); without one it raises a RuntimeError saying so.
+
+        Returns:
+            None.
+
+        Examples:
+            On a machine with an NVIDIA GPU and CuPy (not run here)::
+
+                import fw
+                start = fw.device.Event(enable_timing=True)
+                end = fw.device.Event(enable_timing=True)
+                start.record()
+                y = fw.ones([1024, 1024]).cuda() @ fw.ones([1024, 1024]).cuda()
+                end.record()
+                end.synchronize()
+                start.elapsed_time(end)   # milliseconds
+        """
         self._e.synchronize()
 
     def elapsed_time(self, end: Event) -> float:
-        """Milliseconds from this event to `end` (both recorded, timing enabled)."""
+        """The time between this event and `end`, in milliseconds (both recorded with
+        ``enable_timing=True``).
+
+        It needs a GPU (CuPy); without one it raises a RuntimeError saying so.
+
+        Args:
+            end (Event): the later event.
+
+        Returns:
+            float, milliseconds.
+
+        Examples:
+            On a machine with an NVIDIA GPU and CuPy (not run here)::
+
+                import fw
+                start = fw.device.Event(enable_timing=True)
+                end = fw.device.Event(enable_timing=True)
+                start.record()
+                y = fw.ones([1024, 1024]).cuda() @ fw.ones([1024, 1024]).cuda()
+                end.record()
+                end.synchronize()
+                start.elapsed_time(end)   # milliseconds
+        """
         return float(_cupy().cuda.get_elapsed_time(self._e, end._e))
 
 
 def current_stream(device=None) -> Stream:
+    """The current stream of `device`.
+
+    It needs a GPU (CuPy); without one it raises a RuntimeError saying so.
+
+    Args:
+        device (int|str|Place, optional): the GPU (``0``, ``"gpu:0"``); None: the current
+            one. Default: None.
+
+    Returns:
+        Stream.
+
+    Examples:
+        On a machine with an NVIDIA GPU and CuPy (not run here)::
+
+            import fw
+            s = fw.device.current_stream()
+    """
     cp = _cupy()
     idx = _gpu_index(device)
     with cp.cuda.Device(idx):
@@ -109,7 +342,23 @@ def current_stream(device=None) -> Stream:
 
 
 def set_stream(stream: Stream) -> Stream:
-    """Make `stream` current on its device; returns the one it replaces."""
+    """Make `stream` current on its device.
+
+    It needs a GPU (CuPy); without one it raises a RuntimeError saying so.
+
+    Args:
+        stream (Stream): the new current stream.
+
+    Returns:
+        Stream, the stream it replaces.
+
+    Examples:
+        On a machine with an NVIDIA GPU and CuPy (not run here)::
+
+            import fw
+            old = fw.device.set_stream(fw.device.Stream())
+            fw.device.set_stream(old)
+    """
     prev = current_stream(stream.device)
     stream._s.use()
     return prev
@@ -117,7 +366,24 @@ def set_stream(stream: Stream) -> Stream:
 
 @contextmanager
 def stream_guard(stream: Stream | None):
-    """Queue the block's GPU work on `stream` (None: leave the current one)."""
+    """A context manager that queues the block's GPU work on `stream` and restores the
+    current stream after it.
+
+    It needs a GPU (CuPy); without one it raises a RuntimeError saying so.
+
+    Args:
+        stream (Stream|None): the stream; None leaves the current one.
+
+    Returns:
+        context manager.
+
+    Examples:
+        On a machine with an NVIDIA GPU and CuPy (not run here)::
+
+            import fw
+            with fw.device.stream_guard(fw.device.Stream()):
+                y = fw.ones([4]).cuda() + 1
+    """
     if stream is None:
         yield
         return

@@ -68,7 +68,9 @@ def export_chrome_tracing(dir_name: str, worker_name: str | None = None):
         Callable[[Profiler], None]: the callback.
 
     Examples:
-        >>> import tempfile, os, fw, fw.profiler as profiler
+        >>> import fw
+    >>> import fw.profiler as profiler
+    >>> import os, tempfile
         >>> d = tempfile.mkdtemp()
         >>> with profiler.Profiler(on_trace_ready=profiler.export_chrome_tracing(d)):
         ...     y = fw.ones([2]) + 1.0
@@ -100,7 +102,9 @@ def export_protobuf(dir_name: str, worker_name: str | None = None):
         Callable[[Profiler], None]: the callback.
 
     Examples:
-        >>> import tempfile, os, fw, fw.profiler as profiler
+        >>> import fw
+    >>> import fw.profiler as profiler
+    >>> import os, tempfile
         >>> d = tempfile.mkdtemp()
         >>> with profiler.Profiler(on_trace_ready=profiler.export_protobuf(d)) as p:
         ...     y = fw.ones([2]) + 1.0
@@ -121,17 +125,55 @@ def export_protobuf(dir_name: str, worker_name: str | None = None):
 
 
 class ProfilerResult:
-    """A loaded recording: `events` (a list of `Event`) and `summary` of them."""
+    """A loaded recording (`load_profiler_result`): its events and their summary.
+
+    Args:
+        events (list): the `Event` objects.
+
+    Examples:
+        >>> import fw
+        >>> import fw.profiler as profiler
+        >>> result = profiler.ProfilerResult([profiler.Event("work", "UserDefined", 0, 2000, 1)])
+        >>> [e.name for e in result.get_data()]
+        ['work']
+    """
 
     def __init__(self, events):
         self.events = events
 
     def get_data(self):
-        """The events (a list of `Event`)."""
+        """The events of the recording.
+
+        Returns:
+            list[Event].
+
+        Examples:
+            >>> import fw
+            >>> import fw.profiler as profiler
+            >>> ev = profiler.Event("work", "UserDefined", 0, 2000, 1)
+            >>> result = profiler.ProfilerResult([ev])
+            >>> result.get_data()[0].duration
+            2000
+        """
         return self.events
 
     def summary(self, **kwargs) -> str:
-        """The summary tables as text (arguments of `Profiler.summary`)."""
+        """The summary tables of the recording, as text.
+
+        Args:
+            **kwargs: the arguments of `Profiler.summary` (``sorted_by``, ``time_unit``, ...).
+
+        Returns:
+            str, the tables.
+
+        Examples:
+            >>> import fw
+            >>> import fw.profiler as profiler
+            >>> ev = profiler.Event("work", "UserDefined", 0, 2000, 1)
+            >>> result = profiler.ProfilerResult([ev])
+            >>> "work" in result.summary(time_unit="us")
+            True
+        """
         from fw.profiler.summary import summary_text
 
         return summary_text(self.events, **kwargs)
@@ -146,6 +188,19 @@ def load_profiler_result(filename: str) -> ProfilerResult:
 
     Returns:
         ProfilerResult: the events.
+
+    Examples:
+        >>> import fw
+        >>> import fw.profiler as profiler
+        >>> import os
+        >>> with profiler.Profiler(scheduler=(0, 1),
+        ...                        on_trace_ready=profiler.export_protobuf("rec")) as prof:
+        ...     y = fw.ones([2, 2]) * 2.0
+        ...     prof.step()
+        >>> (f,) = os.listdir("rec")
+        >>> result = profiler.load_profiler_result(os.path.join("rec", f))
+        >>> "multiply" in {e.name for e in result.get_data()}
+        True
     """
     try:
         with open(filename, encoding="utf-8") as f:

@@ -26,7 +26,14 @@ __all__ = ["ProfilerState", "ProfilerTarget", "TracerEventType", "Event", "make_
 class ProfilerState(Enum):
     """The state a scheduler gives a step: CLOSED (no profiling), READY (warming up,
     nothing kept), RECORD (events kept), RECORD_AND_RETURN (the last recorded step:
-    the trace is handed to ``on_trace_ready`` after it)."""
+    the trace is handed to ``on_trace_ready`` after it).
+
+    Examples:
+        >>> import fw
+        >>> import fw.profiler as profiler
+        >>> [m.name for m in profiler.ProfilerState][:4]
+        ['CLOSED', 'READY', 'RECORD', 'RECORD_AND_RETURN']
+    """
 
     CLOSED = 0
     READY = 1
@@ -35,7 +42,14 @@ class ProfilerState(Enum):
 
 
 class ProfilerTarget(Enum):
-    """Devices to trace. fw traces host time; GPU ops are timed from the host."""
+    """Devices to trace. fw traces host time; GPU ops are timed from the host.
+
+    Examples:
+        >>> import fw
+        >>> import fw.profiler as profiler
+        >>> [m.name for m in profiler.ProfilerTarget][:4]
+        ['CPU', 'GPU', 'XPU', 'CUSTOM_DEVICE']
+    """
 
     CPU = 0
     GPU = 1
@@ -44,7 +58,14 @@ class ProfilerTarget(Enum):
 
 
 class TracerEventType(Enum):
-    """Event kinds (Paddle's names; the kind decides the summary table of an event)."""
+    """Event kinds (Paddle's names; the kind decides the summary table of an event).
+
+    Examples:
+        >>> import fw
+        >>> import fw.profiler as profiler
+        >>> [m.name for m in profiler.TracerEventType][:4]
+        ['Operator', 'Dataloader', 'ProfileStep', 'CudaRuntime']
+    """
 
     Operator = 0
     Dataloader = 1
@@ -64,8 +85,23 @@ class TracerEventType(Enum):
 
 
 class Event:
-    """One timed span: name, kind (a `TracerEventType` name), start and end in ns,
-    thread id, and args (input shapes, bytes, FLOPs where recorded)."""
+    """One timed span of a recording.
+
+    Args:
+        name (str): the op, region or step name.
+        kind (str): a `TracerEventType` name (decides its summary table).
+        start (int): the start time, in ns.
+        end (int): the end time, in ns.
+        tid (int): the thread id.
+        args (dict, optional): input shapes, bytes, FLOPs where recorded. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> import fw.profiler as profiler
+        >>> e = profiler.Event("work", "UserDefined", 1000, 3500, 1)
+        >>> e.duration, e.to_dict()["name"]
+        (2500, 'work')
+    """
 
     __slots__ = ("name", "kind", "start", "end", "tid", "args")
 
@@ -75,9 +111,31 @@ class Event:
 
     @property
     def duration(self) -> int:
+        """The span's length, in ns.
+
+        Returns:
+            int, ``end - start``.
+
+        Examples:
+            >>> import fw
+            >>> import fw.profiler as profiler
+            >>> profiler.Event("work", "UserDefined", 1000, 3500, 1).duration
+            2500
+        """
         return self.end - self.start
 
     def to_dict(self) -> dict:
+        """The event as a plain dict (what the result file stores).
+
+        Returns:
+            dict, the event's fields.
+
+        Examples:
+            >>> import fw
+            >>> import fw.profiler as profiler
+            >>> sorted(profiler.Event("work", "UserDefined", 1000, 3500, 1).to_dict())
+            ['args', 'end', 'kind', 'name', 'start', 'tid']
+        """
         return {"name": self.name, "kind": self.kind, "start": self.start, "end": self.end,
                 "tid": self.tid, "args": self.args}
 
@@ -341,9 +399,19 @@ class Profiler:
         """Start: enter the scheduler's state for the current step.
 
         Examples:
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
             >>> import fw.profiler as profiler
             >>> prof = profiler.Profiler(timer_only=True)
-            >>> prof.start(); prof.step(); prof.stop()
+            >>> prof.start()
+            >>> prof.step()
+            >>> prof.stop()
+            >>> prof.step_num
+            1
         """
         if self._started:
             raise RuntimeError("Profiler.start: the profiler is already started")
@@ -358,7 +426,22 @@ class Profiler:
             self._begin_record()
 
     def stop(self) -> None:
-        """Stop; a recording in progress ends and goes to ``on_trace_ready``."""
+        """Stop; a recording in progress ends and goes to ``on_trace_ready``.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import fw.profiler as profiler
+            >>> with profiler.Profiler(scheduler=(0, 2)) as prof:
+            ...     for _ in range(2):
+            ...         with profiler.RecordEvent("work"):
+            ...             y = fw.ones([4, 4]) @ fw.ones([4, 4])
+            ...         prof.step()
+            >>> prof.step_num
+            2
+        """
         if not self._started:
             raise RuntimeError("Profiler.stop: the profiler was not started")
         self._started = False
@@ -374,6 +457,21 @@ class Profiler:
         Args:
             num_samples (int, optional): samples in this step, for the ips figure of
                 `step_info`.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import fw.profiler as profiler
+            >>> prof = profiler.Profiler(timer_only=True)
+            >>> prof.start()
+            >>> for _ in range(3):
+            ...     y = fw.ones([2, 2]) * 2
+            ...     prof.step(num_samples=2)
+            >>> prof.stop()
+            >>> prof.step_num
+            3
         """
         if not self._started:
             raise RuntimeError("Profiler.step: call start() first (or use `with Profiler()`)")
@@ -404,6 +502,18 @@ class Profiler:
         Returns:
             str: e.g. `` reader_cost: 0.00012 s batch_cost: 0.01021 s ips: 97.930 samples/s``
             (Paddle's layout: fields that are zero are left out).
+
+        Examples:
+            >>> import fw
+            >>> import fw.profiler as profiler
+            >>> prof = profiler.Profiler(timer_only=True)
+            >>> prof.start()
+            >>> for _ in range(2):
+            ...     prof.step(num_samples=8)
+            >>> info = prof.step_info(unit="images")
+            >>> prof.stop()
+            >>> "batch_cost" in info and "images/s" in info
+            True
         """
         steps, self._step_times = self._step_times, []
         # Paddle's layout: a field only when it is non-zero, each after a space;
@@ -423,7 +533,30 @@ class Profiler:
 
     def export(self, path: str = "", format: str = "json") -> None:
         """Write the last recording: ``format='json'`` a Chrome trace, ``'pb'`` fw's
-        JSON result file (what `load_profiler_result` reads)."""
+        JSON result file (what `load_profiler_result` reads).
+
+        Args:
+            path (str, optional): the output file. Default: ''.
+            format (str, optional): ``'json'`` (a Chrome trace) or ``'pb'`` (fw's result file).
+                Default: 'json'.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import fw.profiler as profiler
+            >>> with profiler.Profiler(scheduler=(0, 2)) as prof:
+            ...     for _ in range(2):
+            ...         with profiler.RecordEvent("work"):
+            ...             y = fw.ones([4, 4]) @ fw.ones([4, 4])
+            ...         prof.step()
+            >>> prof.export("trace.json", format="json")
+            >>> import json
+            >>> with open("trace.json") as f:
+            ...     "traceEvents" in json.load(f)
+            True
+        """
         from fw.profiler.export import _write_chrome, _write_result
 
         if format == "json":
@@ -443,6 +576,24 @@ class Profiler:
             thread_sep (bool, optional): separate tables per thread.
             time_unit (str, optional): 's', 'ms', 'us' or 'ns'. Default 'ms'.
             views (SummaryView | list[SummaryView], optional): tables to print; all by default.
+
+        Returns:
+            None (the tables are printed).
+
+        Examples:
+            >>> import fw
+            >>> import fw.profiler as profiler
+            >>> with profiler.Profiler(scheduler=(0, 2)) as prof:
+            ...     for _ in range(2):
+            ...         with profiler.RecordEvent("work"):
+            ...             y = fw.ones([4, 4]) @ fw.ones([4, 4])
+            ...         prof.step()
+            >>> import contextlib, io
+            >>> out = io.StringIO()
+            >>> with contextlib.redirect_stdout(out):
+            ...     prof.summary(sorted_by=profiler.SortedKeys.CPUTotal, time_unit="us")
+            >>> "matmul" in out.getvalue() and "work" in out.getvalue()
+            True
         """
         from fw.profiler.summary import summary_text
 
@@ -487,10 +638,39 @@ class RecordEvent:
         self._t0 = None
 
     def begin(self) -> None:
+        """Start the region (the context manager and the decorator call it for you).
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import fw.profiler as profiler
+            >>> with profiler.Profiler(scheduler=(0, 1)) as prof:
+            ...     ev = profiler.RecordEvent("load")
+            ...     ev.begin()
+            ...     x = fw.ones([8])
+            ...     ev.end()
+            ...     prof.step()
+            >>> prof.step_num
+            1
+        """
         self._rec = _observe.recorder()
         self._t0 = perf_counter_ns() if self._rec is not None else None
 
     def end(self) -> None:
+        """End the region started by `begin`.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import fw.profiler as profiler
+            >>> ev = profiler.RecordEvent("outside")   # no profiler running: costs nothing
+            >>> ev.begin()
+            >>> ev.end()
+        """
         if self._t0 is not None and self._rec is not None:
             self._rec.event(self.name, self.event_type.name, self._t0, perf_counter_ns())
         self._t0 = None

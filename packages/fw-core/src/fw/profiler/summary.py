@@ -19,7 +19,14 @@ __all__ = ["SortedKeys", "SummaryView", "summary_text", "aggregate"]
 
 
 class SortedKeys(Enum):
-    """Row order of the summary tables (GPU keys sort by the host times fw records)."""
+    """Row order of the summary tables (GPU keys sort by the host times fw records).
+
+    Examples:
+        >>> import fw
+        >>> import fw.profiler as profiler
+        >>> [m.name for m in profiler.SortedKeys][:4]
+        ['CPUTotal', 'CPUAvg', 'CPUMax', 'CPUMin']
+    """
 
     CPUTotal = 0
     CPUAvg = 1
@@ -32,7 +39,14 @@ class SortedKeys(Enum):
 
 
 class SummaryView(Enum):
-    """The tables `Profiler.summary` can print."""
+    """The tables `Profiler.summary` can print.
+
+    Examples:
+        >>> import fw
+        >>> import fw.profiler as profiler
+        >>> [m.name for m in profiler.SummaryView][:4]
+        ['DeviceView', 'OverView', 'ModelView', 'DistributedView']
+    """
 
     DeviceView = 0
     OverView = 1

@@ -24,18 +24,17 @@ def deprecated(update_to: str = "", since: str = "", reason: str = "",
         callable, the decorator.
 
     Examples:
-        .. code-block:: python
-
-            >>> import warnings
-            >>> from fw.utils import deprecated
-            >>> @deprecated(update_to="fw.new_fn", since="0.1", level=1)
-            ... def old_fn():
-            ...     return 1
-            >>> with warnings.catch_warnings(record=True) as w:
-            ...     warnings.simplefilter("always")
-            ...     _ = old_fn()
-            >>> "fw.new_fn" in str(w[0].message)
-            True
+        >>> import fw
+        >>> import warnings
+        >>> from fw.utils import deprecated
+        >>> @deprecated(update_to="fw.new_fn", since="0.1", level=1)
+        ... def old_fn():
+        ...     return 1
+        >>> with warnings.catch_warnings(record=True) as w:
+        ...     warnings.simplefilter("always")
+        ...     _ = old_fn()
+        >>> "fw.new_fn" in str(w[0].message)
+        True
     """
     if not isinstance(level, int) or level not in (0, 1, 2):
         raise ValueError(f"deprecated: level must be 0, 1 or 2, got {level!r}")

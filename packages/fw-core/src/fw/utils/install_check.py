@@ -27,10 +27,9 @@ def require_version(min_version: str, max_version: str | None = None) -> None:
         None.
 
     Examples:
-        .. code-block:: python
-
-            >>> from fw.utils import require_version
-            >>> require_version("0.0.1")
+        >>> import fw
+        >>> from fw.utils import require_version
+        >>> require_version("0.0.1")
     """
     from fw.core import __version__
 
@@ -60,12 +59,11 @@ def run_check() -> None:
         None. Raises RuntimeError naming the device that failed.
 
     Examples:
-        .. code-block:: python
-
-            >>> from fw.utils import run_check
-            >>> run_check()  # doctest: +ELLIPSIS
-            Running verify fw program ...
-            fw works well on ...
+        >>> import fw
+        >>> from fw.utils import run_check
+        >>> run_check()
+        Running verify fw program ...
+        fw works well on ...
     """
     import fw
 

@@ -19,11 +19,10 @@ def try_import(module_name: str, err_msg: str | None = None) -> ModuleType:
         module, the imported module.
 
     Examples:
-        .. code-block:: python
-
-            >>> from fw.utils import try_import
-            >>> try_import("json").dumps([1])
-            '[1]'
+        >>> import fw
+        >>> from fw.utils import try_import
+        >>> try_import("json").dumps([1])
+        '[1]'
     """
     try:
         return importlib.import_module(module_name)

@@ -46,6 +46,13 @@ _AUTO_PARALLEL = ["auto_parallel", "ProcessMesh", "Placement", "Shard", "Replica
                   "shard_layer", "shard_optimizer"]
 # --- end auto-parallel ---
 
+# --- static auto-parallel (auto_parallel/static/): to_static, DistModel, shard_dataloader ---
+from fw.distributed.auto_parallel.static import DistModel, shard_dataloader, to_static
+
+# (Paddle keeps ShardDataloader in paddle.distributed.auto_parallel.api, not here)
+_STATIC_AUTO_PARALLEL = ["to_static", "DistModel", "shard_dataloader"]
+# --- end static auto-parallel ---
+
 # --- cost model (auto/): Cluster, calibrate, estimate, search/choose; dist.Strategy ---
 from fw.distributed import auto
 from fw.distributed.auto.strategy import Strategy
@@ -57,4 +64,4 @@ __all__ = list(_comm_all) + [
     "communication", "ParallelEnv", "get_backend", "get_rank", "get_world_size",
     "init_parallel_env", "is_available", "is_initialized", "spawn", "TCPStore",
     "checkpoint", "fleet", "sharding", "load_state_dict", "save_state_dict", "DataParallel",
-] + _AUTO_PARALLEL + _COST_MODEL
+] + _AUTO_PARALLEL + _STATIC_AUTO_PARALLEL + _COST_MODEL

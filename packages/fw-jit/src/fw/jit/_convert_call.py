@@ -66,10 +66,23 @@ def not_to_static(func=None):
     """Mark `func` to run as written (not converted) when called from a converted
     function; it is still traced, so fw ops in it still build the program.
 
-    >>> import fw
-    >>> @fw.jit.not_to_static
-    ... def helper(x):
-    ...     return x * 2
+    Args:
+        func (callable, optional): the function (used as a decorator without
+            parentheses). Default: None.
+
+    Returns:
+        callable, `func`, marked.
+
+    Examples:
+        >>> import fw
+        >>> @fw.jit.not_to_static
+        ... def helper(x):
+        ...     return x * 2
+        >>> @fw.jit.to_static
+        ... def f(x):
+        ...     return helper(x) + 1
+        >>> f(fw.ones([2])).tolist()
+        [3.0, 3.0]
     """
     if func is None:
         return not_to_static
@@ -84,7 +97,19 @@ def not_to_static(func=None):
 
 def ignore_module(modules) -> None:
     """Never convert the functions of `modules` (module objects or names; a list or
-    one). Their code still runs while tracing."""
+    one). Their code still runs while tracing.
+
+    Args:
+        modules (module|str|list): the modules (or their names).
+
+    Returns:
+        None.
+
+    Examples:
+        >>> import fw
+        >>> import math
+        >>> fw.jit.ignore_module([math])
+    """
     if not isinstance(modules, (list, tuple)):
         modules = [modules]
     for m in modules:

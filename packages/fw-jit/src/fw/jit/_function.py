@@ -35,6 +35,7 @@ from fw.core.ir.core import Value
 from fw.jit import _logging
 from fw.jit._convert_call import conversion_of
 from fw.jit._regions import RegionRunner, WholeEager, _first_line
+from fw.jit._segments import SegmentRunner
 from fw.jit._signature import _flatten
 from fw.jit._trace import _VALUE_CONSTRUCTS, ConcreteProgram, trace_program
 from fw.jit.errors import ConversionError
@@ -49,8 +50,22 @@ def enable_to_static(enable_to_static_bool: bool = True) -> None:
     """Switch fw.jit.to_static on or off globally: off, converted functions run as
     the original (eager) code.
 
-    >>> import fw
-    >>> fw.jit.enable_to_static(False); fw.jit.enable_to_static(True)
+    Args:
+        enable_to_static_bool (bool, optional): True converts, False runs the eager
+            code. Default: True.
+
+    Returns:
+        None.
+
+    Examples:
+        >>> import fw
+        >>> @fw.jit.to_static
+        ... def f(x):
+        ...     return x + 1
+        >>> fw.jit.enable_to_static(False)
+        >>> f(fw.ones([1])).tolist()
+        [2.0]
+        >>> fw.jit.enable_to_static(True)
     """
     if not isinstance(enable_to_static_bool, bool):
         raise TypeError(f"enable_to_static expects a bool, got "
@@ -62,19 +77,127 @@ def enable_to_static(enable_to_static_bool: bool = True) -> None:
 # ------------------------------------------------------------------ report
 class ConversionReport:
     """What a converted function did not turn into program code: ``fallbacks`` (one
-    entry per statement that ran eagerly, with its source line and why) and
-    ``notes`` (prints traced inside control flow, …). ``str()`` lists them."""
+    entry per statement that ran eagerly, with its source line and why),
+    ``notes`` (prints traced inside control flow, …) and, for a function captured
+    by tracing (`fw.jit._segments`), ``graph_breaks`` (file, line, what needed the
+    value) and ``captures`` (per traced path: segment count and guard values).
+    ``str()`` lists them.
+
+    Args:
+        name (str): the converted function's name.
+
+    Examples:
+        >>> import fw
+        >>> def f(x):
+        ...     print(x.numpy())
+        ...     return x + 1
+        >>> g = fw.jit.to_static(f)
+        >>> _ = g(fw.ones([1]))  # doctest: +ELLIPSIS
+        [1.]
+        >>> report = g.conversion_report
+        >>> len(report.fallbacks), report.empty
+        (1, False)
+    """
 
     def __init__(self, name):
         self.name = name
         self.fallbacks: list = []  # (filename, lineno, source text, reason)
         self.notes: list = []  # (filename, lineno, text)
+        # trace capture of a function without source (fw.jit._segments):
+        self.graph_breaks: list = []  # (filename, lineno, text)
+        self.captures: list = []  # (function name, segments, [(file, line, what, guard value)])
 
     @property
     def empty(self) -> bool:
-        return not self.fallbacks and not self.notes
+        """Whether everything was converted (no fallback, note or graph break).
+
+        Returns:
+            bool.
+
+        Examples:
+            >>> import fw
+            >>> def f(x):
+            ...     print(x.numpy())
+            ...     return x + 1
+            >>> g = fw.jit.to_static(f)
+            >>> _ = g(fw.ones([1]))  # doctest: +ELLIPSIS
+            [1.]
+            >>> report = g.conversion_report
+            >>> report.empty
+            False
+        """
+        return not self.fallbacks and not self.notes and not self.graph_breaks
+
+    def add_graph_break(self, filename, lineno, text) -> bool:
+        """Record a graph break of a captured function (used by `fw.jit._segments`).
+
+        Args:
+            filename (str): the file of the code that needed a tensor's value.
+            lineno (int): its line.
+            text (str): what needed the value (e.g. ``if`` on a tensor).
+
+        Returns:
+            bool, True when it was not recorded before.
+
+        Examples:
+            >>> import fw
+            >>> report = fw.jit.ConversionReport("f")
+            >>> report.add_graph_break("a.py", 4, "bool() of a tensor")
+            True
+            >>> report.add_graph_break("a.py", 4, "bool() of a tensor")
+            False
+        """
+        entry = (filename, lineno, text)
+        if entry in self.graph_breaks:
+            return False
+        self.graph_breaks.append(entry)
+        _logging.log(1, f"graph break: {filename}:{lineno}: {text}")
+        return True
+
+    def add_capture(self, name, segments, guards) -> None:
+        """Record one traced path of a captured function.
+
+        Args:
+            name (str): the captured function's name.
+            segments (int): how many programs the path was cut into.
+            guards (list): ``(file, line, what, guard value)`` per graph break.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> report = fw.jit.ConversionReport("f")
+            >>> report.add_capture("f", 2, [("a.py", 4, "if", True)])
+            >>> report.captures
+            [('f', 2, [('a.py', 4, 'if', True)])]
+        """
+        self.captures.append((name, segments, list(guards)))
 
     def add_fallback(self, filename, lineno, text, reason) -> bool:
+        """Record a statement that runs eagerly (used by the converter).
+
+        Args:
+            filename (str): the source file.
+            lineno (int): the line.
+            text (str): the statement's source.
+            reason (str): why it was not converted.
+
+        Returns:
+            bool, True when it was not recorded before.
+
+        Examples:
+            >>> import fw
+            >>> report = fw.jit.ConversionReport("f")
+            >>> report.add_fallback("a.py", 3, "print(x.numpy())", "it calls .numpy()")
+            True
+            >>> report.add_fallback("a.py", 3, "print(x.numpy())", "it calls .numpy()")
+            False
+            >>> print(report)
+            conversion report for f:
+              runs eagerly: a.py:3: print(x.numpy())
+                  because: it calls .numpy()
+        """
         entry = (filename, lineno, text, reason)
         if entry in self.fallbacks:
             return False
@@ -83,6 +206,24 @@ class ConversionReport:
         return True
 
     def add_note(self, filename, lineno, text) -> bool:
+        """Record a note about the conversion (used by the converter).
+
+        Args:
+            filename (str): the source file.
+            lineno (int): the line.
+            text (str): the note.
+
+        Returns:
+            bool, True when it was not recorded before.
+
+        Examples:
+            >>> import fw
+            >>> report = fw.jit.ConversionReport("f")
+            >>> report.add_note("a.py", 7, "print() inside a loop runs once, at trace time")
+            True
+            >>> report.empty
+            False
+        """
         entry = (filename, lineno, text)
         if entry in self.notes:
             return False
@@ -97,6 +238,11 @@ class ConversionReport:
             lines.append(f"  runs eagerly: {fn}:{ln}: {text.strip()}\n      because: {why}")
         for fn, ln, text in self.notes:
             lines.append(f"  note: {fn}:{ln}: {text}")
+        for fn, ln, text in self.graph_breaks:
+            lines.append(f"  {fn}:{ln}: {text}")
+        for k, (name, segs, guards) in enumerate(self.captures):
+            taken = ", ".join(f"line {ln} -> {val!r}" for _, ln, _, val in guards) or "none"
+            lines.append(f"  captured path {k + 1} of {name}: {segs} segment(s); guards: {taken}")
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -156,7 +302,26 @@ class StaticFunction:
     Attributes and methods: ``program_cache``, ``concrete_program`` (the program of
     the input_spec, or the last one traced), ``get_concrete_program(*args)``,
     ``code`` (the converted source), ``conversion_report``, ``rollback()``,
-    ``dygraph_function`` (the original)."""
+    ``dygraph_function`` (the original).
+
+    Args:
+        function (callable): the function or method to convert.
+        input_spec (list, optional): `InputSpec` per argument. Default: None.
+        build_strategy (object, optional): accepted for compatibility. Default: None.
+        backend (str, optional): accepted for compatibility. Default: None.
+        full_graph (bool, optional): convert everything or raise (True), or let what
+            cannot be converted run eagerly (False, Paddle 3's default). Default: False.
+        instance (Layer, optional): the layer when converting a bound ``forward``.
+            Default: None.
+
+    Examples:
+        >>> import fw
+        >>> @fw.jit.to_static
+        ... def f(x):
+        ...     return x * 2
+        >>> type(f).__name__, f(fw.ones([2])).tolist()
+        ('StaticFunction', [2.0, 2.0])
+    """
 
     # what `fw.jit._convert_call` checks so as not to convert a converted forward
     # again (it sits below this module and cannot name this class)
@@ -208,14 +373,39 @@ class StaticFunction:
 
     @property
     def dygraph_function(self):
-        """The original (eager) function, bound when this is a method."""
+        """The original (eager) function, bound when this is a method.
+
+        Returns:
+            callable.
+
+        Examples:
+            >>> import fw
+            >>> @fw.jit.to_static
+            ... def f(x):
+            ...     return x * 2
+            >>> _ = f(fw.ones([2]))
+            >>> f.dygraph_function(fw.ones([2])).tolist()
+            [2.0, 2.0]
+        """
         if self._instance is not None:
             return types.MethodType(self._function, self._instance)
         return self._function
 
     def rollback(self):
-        """Undo the conversion: a layer gets its original ``forward`` back; returns the
-        original function (bound for a method)."""
+        """Undo the conversion: a layer gets its original ``forward`` back.
+
+        Returns:
+            callable, the original function (bound for a method).
+
+        Examples:
+            >>> import fw
+            >>> net = fw.jit.to_static(fw.nn.Linear(2, 2))
+            >>> type(net.forward).__name__
+            'StaticFunction'
+            >>> _ = net.forward.rollback()
+            >>> type(net.forward).__name__
+            'method'
+        """
         inst = self._instance
         if inst is not None and inst.__dict__.get("forward") is self:
             del inst.__dict__["forward"]
@@ -242,7 +432,22 @@ class StaticFunction:
 
     @property
     def code(self) -> str:
-        """The converted source of the function."""
+        """The converted source of the function.
+
+        Returns:
+            str.
+
+        Examples:
+            >>> import fw
+            >>> @fw.jit.to_static
+            ... def f(x):
+            ...     return x * 2
+            >>> _ = f(fw.ones([2]))
+            >>> print(f.code)
+            @fw.jit.to_static
+            def f(x):
+                return x * 2
+        """
         rec, _ = self._converted
         if rec is not None:
             return rec.code
@@ -253,12 +458,39 @@ class StaticFunction:
 
     @property
     def program_cache(self) -> ProgramCache:
+        """The programs traced so far, one per input signature.
+
+        Returns:
+            ProgramCache.
+
+        Examples:
+            >>> import fw
+            >>> @fw.jit.to_static
+            ... def f(x):
+            ...     return x * 2
+            >>> _ = f(fw.ones([2]))
+            >>> len(f.program_cache) >= 1
+            True
+        """
         return self._cache
 
     @property
     def concrete_program(self) -> ConcreteProgram:
         """The program of the input_spec given to to_static (traced now if needed), or
-        the last program traced."""
+        the last program traced.
+
+        Returns:
+            ConcreteProgram.
+
+        Examples:
+            >>> import fw
+            >>> @fw.jit.to_static
+            ... def f(x):
+            ...     return x * 2
+            >>> _ = f(fw.ones([2]))
+            >>> type(f.concrete_program).__name__
+            'ConcreteProgram'
+        """
         if self._input_spec is not None:
             return self.get_concrete_program(*self._input_spec)
         cp = self._cache.last()
@@ -268,7 +500,25 @@ class StaticFunction:
         return cp
 
     def get_concrete_program(self, *args, **kwargs) -> ConcreteProgram:
-        """The program for these arguments (tensors or InputSpecs), traced if needed."""
+        """The program for these arguments (tensors or InputSpecs), traced if needed.
+
+        Args:
+            *args: the arguments, as in a call.
+            **kwargs: keyword arguments, as in a call.
+
+        Returns:
+            ConcreteProgram.
+
+        Examples:
+            >>> import fw
+            >>> @fw.jit.to_static
+            ... def f(x):
+            ...     return x * 2
+            >>> _ = f(fw.ones([2]))
+            >>> prog = f.get_concrete_program(fw.static.InputSpec([None], "float32"))
+            >>> [v.type for v in prog.inputs]
+            [TensorType([-1], float32)]
+        """
         key, tmpl, leaves = self._signature(args, kwargs)
         cp = self._cache.lookup(key)
         if cp is None:
@@ -289,6 +539,8 @@ class StaticFunction:
                 return self._inline(*args, **kwargs)
         if self._regions is not None:
             return self._regions(args, kwargs)
+        if not self._full_graph and self._capture_first():
+            return self._regions(args, kwargs)
         key, tmpl, leaves = self._signature(args, kwargs)
         cp = self._cache.lookup(key)
         if cp is None:
@@ -300,6 +552,25 @@ class StaticFunction:
                 self._regions = self._fallback_runner(e)
                 return self._regions(args, kwargs)
         return cp.run([t for t, _, _ in leaves])
+
+    def _capture_first(self) -> bool:
+        """``full_graph=False`` and a function fw.jit does not convert (no source, a
+        lambda, …): it goes straight to trace capture (`fw.jit._segments`), which
+        refuses Python side effects a plain trace would keep only from tracing time
+        (a list append, a print of a tensor). Sets ``self._regions``."""
+        if "_capture_checked" in self.__dict__:
+            return False
+        self.__dict__["_capture_checked"] = True
+        if getattr(self._function, "__code__", None) is None:
+            return False
+        try:
+            if self._converted[0] is not None:
+                return False
+        except ConversionError:
+            return False  # (the trace raises it, and the fallback handles it)
+        why = self._no_source_reason() or self._unconverted_reason()
+        self._regions = SegmentRunner(self, why)
+        return True
 
     def _fallback_runner(self, error):
         """What runs the calls once the whole function failed to trace
@@ -318,7 +589,12 @@ class StaticFunction:
                 return RegionRunner(self, error)
             except (OSError, TypeError, ConversionError) as e:  # source unusable
                 why = f"its source cannot be split into statements ({_first_line(e)})"
-        return WholeEager(self, why, error)
+        refused = self.__dict__.get("_capture_refused")
+        if refused is not None:
+            return WholeEager(self, f"{why}; its trace capture was refused: {refused}", error)
+        if getattr(self._function, "__code__", None) is None:
+            return WholeEager(self, why, error)
+        return SegmentRunner(self, why, error)
 
     def _no_source_reason(self):
         """Why the function's source cannot be converted (None when it can)."""
@@ -395,8 +671,8 @@ class StaticFunction:
             why = self._no_source_reason() or self._unconverted_reason()
             if self.conversion_report.add_note(
                     code.co_filename, code.co_firstlineno,
-                    f"not converted: {why}; it is traced as written (a Python `if`/`while` "
-                    f"on a tensor cannot be traced)"):
+                    f"not converted: {why}; it is traced as written (where Python needs a "
+                    f"tensor's value, full_graph=False captures it with graph breaks)"):
                 _log.info("fw.jit.to_static(%s): traced without conversion: %s",
                           self.__qualname__, why)
         try:
@@ -477,22 +753,29 @@ def to_static(function=None, input_spec=None, build_strategy=None, backend=None,
         build_strategy, backend: accepted for compatibility (fw has one backend).
         **kwargs: ``full_graph`` (bool, default False, as in Paddle 3): False runs
             what cannot be converted eagerly, statement by statement (see
-            `fw.jit._regions`; a function without source as a whole), with a
-            graph break at ``.numpy()``/``.item()``/``print(tensor)``, and lists each
-            fallback in ``conversion_report``; True converts the whole function or
+            `fw.jit._regions`), with a graph break at ``.numpy()``/``.item()``/
+            ``print(tensor)``; a function without source is captured by tracing
+            with a graph break wherever Python needs a tensor's value
+            (`fw.jit._segments`); each fallback and graph break is listed in
+            ``conversion_report``; True converts the whole function or
             raises a `ConversionError`. ``property`` and ``training`` are accepted.
 
     Returns:
         a `StaticFunction` (or the Layer).
 
-    >>> import fw
-    >>> @fw.jit.to_static
-    ... def f(x):
-    ...     if x.sum() > 0:
-    ...         return x * 2
-    ...     return -x
-    >>> f(fw.to_tensor([1.0, 2.0])).tolist()
-    [2.0, 4.0]
+    Examples:
+        >>> import fw
+        >>> @fw.jit.to_static
+        ... def f(x):
+        ...     if x.sum() > 0:
+        ...         return x * 2
+        ...     return -x
+        >>> f(fw.ones([2])).tolist(), f(-fw.ones([2])).tolist()
+        ([2.0, 2.0], [1.0, 1.0])
+        >>> net = fw.jit.to_static(fw.nn.Linear(4, 2),
+        ...                        input_spec=[fw.static.InputSpec([None, 4], "float32")])
+        >>> net(fw.ones([3, 4])).shape
+        [3, 2]
     """
     for k in kwargs:
         if k not in ("property", "enable_fallback", "training", "full_graph"):

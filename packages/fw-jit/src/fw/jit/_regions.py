@@ -19,11 +19,10 @@ are the top-level statements:
   eagerly is the user's and is raised.)
 
 A function whose source is not available (``python -c``, stdin, ``exec``, a
-notebook cell whose source was lost) has no statements to split: it was traced as
-written, and when that failed (a Python ``if``/``while`` on a tensor, ``.numpy()``,
-…) `WholeEager` runs the whole function eagerly on every call — there is no
-bytecode capture (Paddle's SOT, TorchDynamo) to break the graph inside it. The
-report lists it with that cause; it never claims a conversion.
+notebook cell whose source was lost) has no statements to split: it is captured
+by tracing with graph breaks instead (`fw.jit._segments`). `WholeEager` is left
+for a callable without a code object; the report lists it with that cause and
+never claims a conversion.
 
 Every eager statement is listed once in ``static_fn.conversion_report`` with its
 file, line, text and the reason, and logged once on the ``fw.jit`` logger.

@@ -55,6 +55,11 @@ _VALUE_CONSTRUCTS = {
     "__index__": ("using a symbolic tensor as a Python int (an index, a size or a range bound)",
                   "use the tensor directly where an op accepts a tensor, or make the value a "
                   "Python int outside the converted function"),
+    "__int__": ("using a symbolic tensor as a Python int (`int()`)",
+                "keep the value a tensor (`x.astype('int64')`), or compute it outside the "
+                "converted function"),
+    "__float__": ("using a symbolic tensor as a Python float (`float()`)",
+                  "keep the value a tensor, or compute it outside the converted function"),
     "__len__": ("`len()` of a symbolic tensor whose first dimension is dynamic",
                 "call len() in the converted function itself (it gives a tensor there), or "
                 "use fw.shape(x)[0]"),
@@ -128,7 +133,26 @@ class ConcreteProgram:
     Attributes: ``main_program`` (the `fw.core.ir.Program`), ``inputs``/``outputs``
     (its input and output Values), ``parameters`` (the captured tensors by label),
     ``signature`` (the cache key), ``guards`` (callables that must hold to reuse
-    it), ``code`` (the converted source)."""
+    it), ``code`` (the converted source).
+
+    Args:
+        program (Program): the traced program.
+        in_names (list[str]): the program's input names.
+        out_template (object): how to rebuild the user's outputs from the program's.
+        n_user_outputs (int): the number of user outputs.
+        signature (tuple): the cache key.
+        code (str, optional): the converted source. Default: ''.
+
+    Examples:
+        >>> import fw
+        >>> @fw.jit.to_static
+        ... def f(x):
+        ...     return x * 2
+        >>> _ = f(fw.ones([2]))
+        >>> cp = f.concrete_program
+        >>> len(cp.inputs), len(cp.outputs)
+        (1, 1)
+    """
 
     def __init__(self, program, in_names, out_template, n_user_outputs, signature, code=""):
         self.main_program = program
@@ -149,18 +173,78 @@ class ConcreteProgram:
 
     @property
     def inputs(self) -> list:
+        """The program's input Values.
+
+        Returns:
+            list.
+
+        Examples:
+            >>> import fw
+            >>> @fw.jit.to_static
+            ... def f(x):
+            ...     return x * 2
+            >>> _ = f(fw.ones([2]))
+            >>> cp = f.concrete_program
+            >>> [v.type for v in cp.inputs]
+            [TensorType([2], float32)]
+        """
         return self.main_program.inputs()
 
     @property
     def outputs(self) -> list:
+        """The program's output Values.
+
+        Returns:
+            list.
+
+        Examples:
+            >>> import fw
+            >>> @fw.jit.to_static
+            ... def f(x):
+            ...     return x * 2
+            >>> _ = f(fw.ones([2]))
+            >>> cp = f.concrete_program
+            >>> len(cp.outputs)
+            1
+        """
         return list(self.main_program.outputs[:self.n_user_outputs])
 
     @property
     def parameters(self) -> dict:
+        """The tensors the program captured (parameters, constants), by label.
+
+        Returns:
+            dict.
+
+        Examples:
+            >>> import fw
+            >>> @fw.jit.to_static
+            ... def f(x):
+            ...     return x * 2
+            >>> _ = f(fw.ones([2]))
+            >>> cp = f.concrete_program
+            >>> isinstance(cp.parameters, dict)
+            True
+        """
         return dict(self.main_program.captured)
 
     @property
     def program(self):
+        """The traced program.
+
+        Returns:
+            Program (``fw.core.ir.Program``).
+
+        Examples:
+            >>> import fw
+            >>> @fw.jit.to_static
+            ... def f(x):
+            ...     return x * 2
+            >>> _ = f(fw.ones([2]))
+            >>> cp = f.concrete_program
+            >>> type(cp.program).__name__
+            'Program'
+        """
         return self.main_program
 
     def __repr__(self) -> str:
@@ -168,6 +252,26 @@ class ConcreteProgram:
                 f"{sum(1 for _ in self.main_program.walk())} ops>")
 
     def compiled(self, arrays):
+        """The program compiled for the backend of `arrays` (cpu or gpu), made on first use
+        and cached (a form that checks every op for NaN/Inf under anomaly mode).
+
+        Args:
+            arrays (list): one array per program input (NumPy or CuPy).
+
+        Returns:
+            Compiled, the executable form of the program.
+
+        Examples:
+            >>> import fw
+            >>> @fw.jit.to_static
+            ... def f(x):
+            ...     return x * 2
+            >>> _ = f(fw.ones([2]))
+            >>> cp = f.concrete_program
+            >>> import numpy as np
+            >>> type(cp.compiled([np.ones(2, "float32")])).__name__
+            'Compiled'
+        """
         backend = "cpu"
         for a in arrays:
             if type(a) is not np.ndarray:
@@ -185,7 +289,24 @@ class ConcreteProgram:
         return c
 
     def run(self, tensors):
-        """Run on the tensor leaves of a call; returns the rebuilt user outputs."""
+        """Run on the tensor arguments of a call.
+
+        Args:
+            tensors (list): the tensor leaves of the call's arguments.
+
+        Returns:
+            The user's outputs, rebuilt in their structure.
+
+        Examples:
+            >>> import fw
+            >>> @fw.jit.to_static
+            ... def f(x):
+            ...     return x * 2
+            >>> _ = f(fw.ones([2]))
+            >>> cp = f.concrete_program
+            >>> cp.run([fw.to_tensor([1.0, 3.0])]).tolist()
+            [2.0, 6.0]
+        """
         for f in self.pre_run:
             f()
         if self.differentiable and grad_state.enabled:

@@ -30,6 +30,17 @@ class ConversionError(UnsupportedError):
 
     Attributes: ``construct`` (what was found, e.g. ``".numpy()"``), ``filename``
     and ``lineno`` (where, in the user's code; None when unknown), ``hint``.
+
+    Examples:
+        >>> import fw
+        >>> def f(x):
+        ...     return float(x.numpy()[0]) + x
+        >>> g = fw.jit.to_static(f, full_graph=True)
+        >>> try:
+        ...     g(fw.ones([1]))
+        ... except fw.jit.ConversionError as e:
+        ...     print(e.construct, e.lineno is not None)
+        no source True
     """
 
     def __init__(self, message: str, filename=None, lineno=None, construct=None, hint=None):

@@ -21,9 +21,11 @@ class InputSpec:
         name: the program input's name.
         stop_gradient: whether the traced input needs no gradient.
 
-    >>> from fw.static import InputSpec
-    >>> InputSpec([None, 784], "float32", "x")
-    InputSpec(shape=(-1, 784), dtype=float32, name=x, stop_gradient=False)
+    Examples:
+        >>> import fw
+        >>> spec = fw.static.InputSpec([None, 784], "float32", "x")
+        >>> spec.shape, spec.dtype, spec.name
+        ((-1, 784), fw.float32, 'x')
     """
 
     def __init__(self, shape, dtype="float32", name=None, stop_gradient=False):
@@ -48,7 +50,21 @@ class InputSpec:
 
     @classmethod
     def from_tensor(cls, tensor, name=None) -> InputSpec:
-        """The spec of `tensor` (its shape, dtype and name)."""
+        """The spec of a tensor (its shape, dtype and name).
+
+        Args:
+            tensor (Tensor): the tensor.
+            name (str, optional): the spec's name; None takes the tensor's. Default: None.
+
+        Returns:
+            InputSpec.
+
+        Examples:
+            >>> import fw
+            >>> spec = fw.static.InputSpec.from_tensor(fw.ones([2, 3]), name="x")
+            >>> spec.shape, spec.dtype, spec.name
+            ((2, 3), fw.float32, 'x')
+        """
         from fw.core.tensor import Tensor
 
         if not isinstance(tensor, Tensor):
@@ -59,12 +75,39 @@ class InputSpec:
 
     @classmethod
     def from_numpy(cls, ndarray, name=None) -> InputSpec:
-        """The spec of a NumPy array."""
+        """The spec of a NumPy array (its shape and dtype).
+
+        Args:
+            ndarray (numpy.ndarray): the array.
+            name (str, optional): the spec's name. Default: None.
+
+        Returns:
+            InputSpec.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> fw.static.InputSpec.from_numpy(np.zeros((2, 3), "int64"), name="ids")
+            InputSpec(shape=(2, 3), dtype=int64, name=ids, stop_gradient=False)
+        """
         a = np.asarray(ndarray)
         return cls(list(a.shape), _dt.from_numpy(a.dtype), name)
 
     def batch(self, batch_size) -> InputSpec:
-        """A new spec with `batch_size` inserted as the first dimension."""
+        """A new spec with `batch_size` inserted as the first dimension.
+
+        Args:
+            batch_size (int): the new first dimension (None or -1: dynamic).
+
+        Returns:
+            InputSpec, the new spec.
+
+        Examples:
+            >>> import fw
+            >>> spec = fw.static.InputSpec([None, 3], "float32", "x")
+            >>> fw.static.InputSpec([3], "float32").batch(8).shape
+            (8, 3)
+        """
         if isinstance(batch_size, (list, tuple)):
             if len(batch_size) != 1:
                 raise ValueError("InputSpec.batch: give one batch size")
@@ -73,17 +116,53 @@ class InputSpec:
                          self.stop_gradient)
 
     def unbatch(self) -> InputSpec:
-        """A new spec without the first dimension."""
+        """A new spec without the first dimension.
+
+        Returns:
+            InputSpec, the new spec.
+
+        Examples:
+            >>> import fw
+            >>> spec = fw.static.InputSpec([None, 3], "float32", "x")
+            >>> spec.unbatch().shape
+            (3,)
+        """
         if not self.shape:
             raise ValueError("InputSpec.unbatch: the spec has no dimension to remove")
         return InputSpec(list(self.shape[1:]), self.dtype, self.name, self.stop_gradient)
 
     @property
     def type(self) -> TensorType:
+        """The spec's type as fw's IR sees it (the dtype and the shape, -1 for dynamic).
+
+        Returns:
+            TensorType.
+
+        Examples:
+            >>> import fw
+            >>> spec = fw.static.InputSpec([None, 3], "float32", "x")
+            >>> spec.type
+            TensorType([-1, 3], float32)
+        """
         return TensorType(self.shape, self.dtype)
 
     def matches(self, shape, dtype) -> bool:
-        """Whether a tensor of `shape`/`dtype` fits this spec."""
+        """Whether a tensor of `shape` and `dtype` fits this spec (dynamic dimensions
+        match any size).
+
+        Args:
+            shape (list[int]): the tensor's shape.
+            dtype (str|DType): the tensor's dtype.
+
+        Returns:
+            bool.
+
+        Examples:
+            >>> import fw
+            >>> spec = fw.static.InputSpec([None, 3], "float32", "x")
+            >>> spec.matches([5, 3], "float32"), spec.matches([5, 4], "float32")
+            (False, False)
+        """
         return dtype is self.dtype and len(shape) == len(self.shape) and all(
             e == -1 or e == g for e, g in zip(self.shape, shape))
 

@@ -92,12 +92,14 @@ def save(layer, path, input_spec=None, **configs):
     Returns:
         the model file's path.
 
-    >>> import fw, tempfile, os
-    >>> net = fw.nn.Linear(4, 2)
-    >>> p = fw.jit.save(net, os.path.join(tempfile.mkdtemp(), "net"),
-    ...                 [fw.static.InputSpec([None, 4])])
-    >>> fw.jit.load(p)(fw.ones([3, 4])).shape
-    [3, 2]
+    Examples:
+        >>> import fw
+        >>> net = fw.nn.Linear(4, 2)
+        >>> fw.jit.save(net, "out/net", input_spec=[fw.static.InputSpec([None, 4], "float32", "x")])
+        'out/net.fwmodel'
+        >>> import os
+        >>> os.listdir("out")
+        ['net.fwmodel']
     """
     from fw.static._prune import prune
 
@@ -189,7 +191,22 @@ class TranslatedLayer(Layer):
     gives the labels back unchanged. The names are entries of the layers'
     ``_parameters`` / ``_buffers`` / ``_sub_layers`` tables, not attributes, so
     any name loads (``layer.training`` stays the mode flag even when a
-    parameter is called ``training``)."""
+    parameter is called ``training``).
+
+    Args:
+        program (Program): the loaded program.
+        params (dict): the parameters and buffers by label.
+        path (str, optional): the file it came from. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> fw.jit.save(fw.nn.Linear(4, 2), "out/net",
+        ...             input_spec=[fw.static.InputSpec([None, 4], "float32", "x")])
+        'out/net.fwmodel'
+        >>> loaded = fw.jit.load("out/net")
+        >>> type(loaded).__name__, sorted(loaded.state_dict())
+        ('TranslatedLayer', ['bias', 'weight'])
+    """
 
     def __init__(self, program, params, path=None):
         super().__init__()
@@ -234,11 +251,38 @@ class TranslatedLayer(Layer):
         return layer, parts[-1]
 
     def program(self):
-        """The loaded program (`fw.core.ir.Program`)."""
+        """The loaded program.
+
+        Returns:
+            Program (``fw.core.ir.Program``).
+
+        Examples:
+            >>> import fw
+            >>> fw.jit.save(fw.nn.Linear(4, 2), "out/net",
+            ...             input_spec=[fw.static.InputSpec([None, 4], "float32", "x")])
+            'out/net.fwmodel'
+            >>> loaded = fw.jit.load("out/net")
+            >>> type(loaded.program()).__name__
+            'Program'
+        """
         return self._program
 
     @property
     def input_spec(self) -> list:
+        """The `InputSpec` of each input of the loaded program.
+
+        Returns:
+            list[InputSpec].
+
+        Examples:
+            >>> import fw
+            >>> fw.jit.save(fw.nn.Linear(4, 2), "out/net",
+            ...             input_spec=[fw.static.InputSpec([None, 4], "float32", "x")])
+            'out/net.fwmodel'
+            >>> loaded = fw.jit.load("out/net")
+            >>> [(s.shape, s.dtype, s.name) for s in loaded.input_spec]
+            [((-1, 4), fw.float32, 'x')]
+        """
         return [InputSpec(list(a.type.shape), a.type.dtype, a.label)
                 for a in self._program.inputs()]
 
@@ -317,6 +361,19 @@ def load(path, **configs):
         FileNotFoundError: no such file.
         ModelFormatError: a malformed or damaged file, or a program with state
             updates (the message names the file).
+
+    Returns:
+        TranslatedLayer, a Layer that runs the loaded program.
+
+    Examples:
+        >>> import fw
+        >>> net = fw.nn.Linear(4, 2)
+        >>> fw.jit.save(net, "out/net", input_spec=[fw.static.InputSpec([None, 4], "float32", "x")])
+        'out/net.fwmodel'
+        >>> loaded = fw.jit.load("out/net")
+        >>> x = fw.ones([3, 4])
+        >>> bool(fw.allclose(loaded(x), net(x)))
+        True
     """
     program, params = serialize.load(
         _model_path(path), for_inference=True,

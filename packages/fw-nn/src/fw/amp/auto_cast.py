@@ -138,25 +138,43 @@ def _refresh_hook():
 
 
 class auto_cast(contextlib.ContextDecorator):  # noqa: N801 - Paddle's name
-    """Run the ops in this region in mixed precision (context manager or decorator).
+    """Run the ops of a region in mixed precision (a context manager or a decorator).
+
+    At level ``"O1"`` the white-listed ops (matmul, convolutions, linear) compute in the
+    low dtype and the black-listed ones (softmax, losses, norms, reductions) in float32;
+    others follow their inputs. ``"O2"`` computes everything but the black list in the
+    low dtype. Gradients flow back through the casts.
 
     Args:
-        enable: False makes the region a no-op.
-        custom_white_list: op names (or Paddle layer/op names) added to the white list.
-        custom_black_list: op names added to the black list (it wins over white).
-        level: ``"O1"`` (lists decide) or ``"O2"`` (everything low except black);
-            ``"O0"`` disables.
-        dtype: ``"float16"`` or ``"bfloat16"``; None picks bfloat16 on CPU and
-            float16 on GPU.
-        use_promote: mixed float32/low inputs of non-listed ops compute in float32
-            (always the case in fw, whose promotion table does it).
+        enable (bool, optional): False makes the region a no-op. Default: True.
+        custom_white_list (set|list, optional): op names (or Paddle layer/op names) to
+            add to the white list. Default: None.
+        custom_black_list (set|list, optional): op names to add to the black list (it
+            wins over the white list). Default: None.
+        level (str, optional): ``"O1"``, ``"O2"``, or ``"O0"`` (disabled). Default: "O1".
+        dtype (str, optional): ``"float16"`` or ``"bfloat16"``; None picks bfloat16 on CPU
+            and float16 on GPU. Default: None.
+        use_promote (bool, optional): inputs of mixed float32/low dtypes of non-listed ops
+            compute in float32 (always so in fw, by its promotion table). Default: True.
 
-    >>> import fw
-    >>> lin = fw.nn.Linear(4, 4)
-    >>> with fw.amp.auto_cast(dtype="bfloat16"):
-    ...     y = lin(fw.ones([2, 4]))
-    >>> y.dtype
-    fw.bfloat16
+    Examples:
+        >>> import fw
+        >>> lin = fw.nn.Linear(4, 4)
+        >>> x = fw.ones([2, 4])
+        >>> with fw.amp.auto_cast(dtype="bfloat16"):
+        ...     y = lin(x)
+        ...     p = fw.nn.functional.softmax(y)
+        >>> y.dtype, p.dtype
+        (fw.bfloat16, fw.float32)
+        >>> with fw.amp.auto_cast(dtype="bfloat16", custom_black_list={"linear"}):
+        ...     z = lin(x)
+        >>> z.dtype
+        fw.float32
+        >>> @fw.amp.auto_cast(dtype="bfloat16")
+        ... def forward(t):
+        ...     return lin(t)
+        >>> forward(x).dtype
+        fw.bfloat16
     """
 
     def __init__(self, enable=True, custom_white_list=None, custom_black_list=None,
@@ -215,25 +233,40 @@ def decorate(models, optimizers=None, level="O1", dtype=None, master_weight=None
              save_dtype=None, master_grad=False, excluded_layers=None):
     """Prepare models (and optimizers) for mixed precision.
 
-    At level O2 the models' floating parameters and buffers are cast to the low
-    dtype, except normalization layers (and `excluded_layers`), which stay float32;
-    the optimizers keep float32 master weights (``multi_precision``) unless
-    ``master_weight=False``. At level O1 nothing changes.
+    At level ``"O2"`` the models' floating parameters and buffers are cast to the low
+    dtype, except normalization layers (and `excluded_layers`), which stay float32; the
+    optimizers keep float32 master weights (``multi_precision``) unless
+    ``master_weight=False``. At level ``"O1"`` nothing changes.
 
     Args:
-        models: a Layer or a list of Layers.
-        optimizers: an optimizer or a list of them (or None).
-        level: ``"O1"`` or ``"O2"``.
-        dtype: ``"float16"``/``"bfloat16"`` (None: bfloat16 on CPU, float16 on GPU).
-        master_weight: keep float32 master weights in the optimizers (default True at O2).
-        save_dtype: the dtype the models' ``state_dict()`` returns parameters in
-            (e.g. ``"float32"`` to save full-precision checkpoints).
-        master_grad: accepted for compatibility (gradients are cast to float32 by the
-            optimizer's master-weight update).
-        excluded_layers: Layer instances or types kept in float32.
+        models (Layer|list): a Layer or a list of Layers.
+        optimizers (Optimizer|list, optional): an optimizer or a list of them. Default: None.
+        level (str, optional): ``"O1"`` or ``"O2"``. Default: "O1".
+        dtype (str, optional): ``"float16"`` or ``"bfloat16"``; None: bfloat16 on CPU,
+            float16 on GPU. Default: None.
+        master_weight (bool, optional): keep float32 master weights in the optimizers;
+            None means True at O2. Default: None.
+        save_dtype (str, optional): the dtype the models' ``state_dict()`` returns
+            parameters in (e.g. ``"float32"`` for full-precision checkpoints). Default: None.
+        master_grad (bool, optional): accepted for compatibility (the master-weight update
+            casts gradients to float32). Default: False.
+        excluded_layers (Layer|type|list, optional): layers or layer types kept in float32.
+            Default: None.
 
     Returns:
-        the models (and optimizers, when given) in the same structure.
+        The models (and the optimizers, when given) in the structure they were passed:
+        ``model`` or ``(model, optimizer)``.
+
+    Examples:
+        >>> import fw
+        >>> net = fw.nn.Sequential(fw.nn.Linear(4, 4), fw.nn.LayerNorm(4))
+        >>> opt = fw.optimizer.AdamW(parameters=net.parameters())
+        >>> net, opt = fw.amp.decorate(models=net, optimizers=opt, level="O2", dtype="bfloat16",
+        ...                            save_dtype="float32")
+        >>> net[0].weight.dtype, net[1].weight.dtype   # the norm layer stays float32
+        (fw.bfloat16, fw.float32)
+        >>> net.state_dict()["0.weight"].dtype
+        fw.float32
     """
     level = str(level).upper()
     if level not in ("O0", "O1", "O2"):
@@ -299,14 +332,40 @@ def _wrap_state_dict(model, dtype):
 
 # ---------------------------------------------------------------- support queries
 def is_bfloat16_supported(device=None) -> bool:
-    """Whether `device` (default: the current one) can compute in bfloat16. On CPU it
-    always can (through ml_dtypes); on GPU it needs compute capability 8.0."""
+    """Whether a device can compute in bfloat16. On CPU it always can (through
+    ``ml_dtypes``); on a GPU it needs compute capability 8.0 or more.
+
+    Args:
+        device (str, optional): ``"cpu"`` or ``"gpu:N"``; None: the current device.
+            Default: None.
+
+    Returns:
+        bool.
+
+    Examples:
+        >>> import fw
+        >>> fw.amp.is_bfloat16_supported("cpu")
+        True
+    """
     return _supported(device, "bfloat16")
 
 
 def is_float16_supported(device=None) -> bool:
-    """Whether `device` (default: the current one) can compute in float16 (always on
-    CPU, though slowly; on GPU from compute capability 5.3)."""
+    """Whether a device can compute in float16. On CPU it can (NumPy's float16,
+    slowly); on a GPU it needs compute capability 5.3 or more.
+
+    Args:
+        device (str, optional): ``"cpu"`` or ``"gpu:N"``; None: the current device.
+            Default: None.
+
+    Returns:
+        bool.
+
+    Examples:
+        >>> import fw
+        >>> fw.amp.is_float16_supported("cpu")
+        True
+    """
     return _supported(device, "float16")
 
 

@@ -21,25 +21,41 @@ _READY, _UNSCALED, _STEPPED = 0, 1, 2
 
 
 class GradScaler:
-    """Loss scaling for mixed-precision training.
+    """Dynamic loss scaling for mixed-precision training (Paddle's ``paddle.amp.GradScaler``).
+
+    float16 gradients of small magnitude underflow to zero. The scaler multiplies the
+    loss by a scale before ``backward()``, divides the gradients by it before the
+    update, skips the update when a gradient is inf/NaN, and adapts the scale: it
+    shrinks by ``decr_ratio`` after ``decr_every_n_nan_or_inf`` bad steps and grows by
+    ``incr_ratio`` after ``incr_every_n_steps`` good ones.
 
     Args:
-        enable: False turns every method into a pass-through.
-        init_loss_scaling: the initial scale (default 2**16).
-        incr_ratio: the factor the scale grows by (default 2.0).
-        decr_ratio: the factor the scale shrinks by (default 0.5).
-        incr_every_n_steps: finite steps in a row before growing (default 2000).
-        decr_every_n_nan_or_inf: non-finite steps in a row before shrinking (default 1).
-        use_dynamic_loss_scaling: adjust the scale (False keeps it fixed).
+        enable (bool, optional): False turns every method into a pass-through.
+            Default: True.
+        init_loss_scaling (float, optional): the initial scale. Default: 65536.0 (2**16).
+        incr_ratio (float, optional): the growth factor. Default: 2.0.
+        decr_ratio (float, optional): the shrink factor. Default: 0.5.
+        incr_every_n_steps (int, optional): finite steps in a row before growing.
+            Default: 2000.
+        decr_every_n_nan_or_inf (int, optional): non-finite steps in a row before
+            shrinking. Default: 1.
+        use_dynamic_loss_scaling (bool, optional): adapt the scale; False keeps it fixed.
+            Default: True.
 
-    >>> import fw
-    >>> lin = fw.nn.Linear(2, 1)
-    >>> opt = fw.optimizer.SGD(0.1, parameters=lin.parameters())
-    >>> scaler = fw.amp.GradScaler(init_loss_scaling=1024)
-    >>> loss = lin(fw.ones([3, 2])).mean()
-    >>> scaler.scale(loss).backward()
-    >>> _ = scaler.minimize(opt, loss)
-    >>> opt.clear_grad()
+    Examples:
+        >>> import fw
+        >>> net = fw.nn.Linear(2, 1)
+        >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+        >>> scaler = fw.amp.GradScaler(init_loss_scaling=1024.0, incr_every_n_steps=2)
+        >>> for _ in range(2):
+        ...     with fw.amp.auto_cast(dtype="float16"):
+        ...         loss = net(fw.ones([3, 2])).mean()
+        ...     scaler.scale(loss).backward()
+        ...     scaler.step(opt)
+        ...     scaler.update()
+        ...     opt.clear_grad()
+        >>> scaler.get_loss_scaling()   # two finite steps: grown once
+        2048.0
     """
 
     def __init__(self, enable=True, init_loss_scaling=2.0 ** 16, incr_ratio=2.0, decr_ratio=0.5,
@@ -65,54 +81,250 @@ class GradScaler:
 
     # ------------------------------------------------------------ queries
     def is_enable(self) -> bool:
+        """Whether the scaler is enabled.
+
+        Returns:
+            bool.
+
+        Examples:
+            >>> import fw
+            >>> fw.amp.GradScaler().is_enable(), fw.amp.GradScaler(enable=False).is_enable()
+            (True, False)
+        """
         return self._enable
 
     def is_use_dynamic_loss_scaling(self) -> bool:
+        """Whether the scale adapts (dynamic loss scaling).
+
+        Returns:
+            bool.
+
+        Examples:
+            >>> import fw
+            >>> fw.amp.GradScaler(use_dynamic_loss_scaling=False).is_use_dynamic_loss_scaling()
+            False
+        """
         return self._use_dynamic_loss_scaling
 
     def get_init_loss_scaling(self) -> float:
+        """Return the initial scale.
+
+        Returns:
+            float, the initial scale.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Linear(2, 1)
+            >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+            >>> scaler = fw.amp.GradScaler(init_loss_scaling=1024.0, incr_every_n_steps=2)
+            >>> scaler.get_init_loss_scaling()
+            1024.0
+        """
         return self._init_loss_scaling
 
     def set_init_loss_scaling(self, new_init_loss_scaling):
-        """Set the initial and current scale."""
+        """Set the initial scale (the current scale too).
+
+        Args:
+            new_init_loss_scaling (float): the new value.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Linear(2, 1)
+            >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+            >>> scaler = fw.amp.GradScaler(init_loss_scaling=1024.0, incr_every_n_steps=2)
+            >>> scaler.set_init_loss_scaling(512.0)
+            >>> scaler.get_init_loss_scaling()
+            512.0
+        """
         self._init_loss_scaling = float(new_init_loss_scaling)
         self._scale = float(new_init_loss_scaling)
 
     def get_loss_scaling(self) -> float:
-        """The current scale."""
+        """The current scale.
+
+        Returns:
+            float, the scale the loss is multiplied by.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Linear(2, 1)
+            >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+            >>> scaler = fw.amp.GradScaler(init_loss_scaling=1024.0, incr_every_n_steps=2)
+            >>> scaler.get_loss_scaling()
+            1024.0
+        """
         return self._scale
 
     def get_incr_ratio(self) -> float:
+        """Return the growth factor.
+
+        Returns:
+            float, the growth factor.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Linear(2, 1)
+            >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+            >>> scaler = fw.amp.GradScaler(init_loss_scaling=1024.0, incr_every_n_steps=2)
+            >>> scaler.get_incr_ratio()
+            2.0
+        """
         return self._incr_ratio
 
     def set_incr_ratio(self, v):
+        """Set the growth factor.
+
+        Args:
+            v (float): the new value.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Linear(2, 1)
+            >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+            >>> scaler = fw.amp.GradScaler(init_loss_scaling=1024.0, incr_every_n_steps=2)
+            >>> scaler.set_incr_ratio(4.0)
+            >>> scaler.get_incr_ratio()
+            4.0
+        """
         if v <= 1.0:
             raise InvalidArgumentError(f"GradScaler: 'incr_ratio' must be > 1, got {v}")
         self._incr_ratio = float(v)
 
     def get_decr_ratio(self) -> float:
+        """Return the shrink factor.
+
+        Returns:
+            float, the shrink factor.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Linear(2, 1)
+            >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+            >>> scaler = fw.amp.GradScaler(init_loss_scaling=1024.0, incr_every_n_steps=2)
+            >>> scaler.get_decr_ratio()
+            0.5
+        """
         return self._decr_ratio
 
     def set_decr_ratio(self, v):
+        """Set the shrink factor.
+
+        Args:
+            v (float): the new value.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Linear(2, 1)
+            >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+            >>> scaler = fw.amp.GradScaler(init_loss_scaling=1024.0, incr_every_n_steps=2)
+            >>> scaler.set_decr_ratio(0.25)
+            >>> scaler.get_decr_ratio()
+            0.25
+        """
         if not 0.0 < v < 1.0:
             raise InvalidArgumentError(f"GradScaler: 'decr_ratio' must be in (0, 1), got {v}")
         self._decr_ratio = float(v)
 
     def get_incr_every_n_steps(self) -> int:
+        """Return the finite steps in a row before growing.
+
+        Returns:
+            int, the finite steps in a row before growing.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Linear(2, 1)
+            >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+            >>> scaler = fw.amp.GradScaler(init_loss_scaling=1024.0, incr_every_n_steps=2)
+            >>> scaler.get_incr_every_n_steps()
+            2
+        """
         return self._incr_every_n_steps
 
     def set_incr_every_n_steps(self, v):
+        """Set the finite steps in a row before growing.
+
+        Args:
+            v (int): the new value.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Linear(2, 1)
+            >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+            >>> scaler = fw.amp.GradScaler(init_loss_scaling=1024.0, incr_every_n_steps=2)
+            >>> scaler.set_incr_every_n_steps(100)
+            >>> scaler.get_incr_every_n_steps()
+            100
+        """
         self._incr_every_n_steps = int(v)
 
     def get_decr_every_n_nan_or_inf(self) -> int:
+        """Return the non-finite steps in a row before shrinking.
+
+        Returns:
+            int, the non-finite steps in a row before shrinking.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Linear(2, 1)
+            >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+            >>> scaler = fw.amp.GradScaler(init_loss_scaling=1024.0, incr_every_n_steps=2)
+            >>> scaler.get_decr_every_n_nan_or_inf()
+            1
+        """
         return self._decr_every_n_nan_or_inf
 
     def set_decr_every_n_nan_or_inf(self, v):
+        """Set the non-finite steps in a row before shrinking.
+
+        Args:
+            v (int): the new value.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Linear(2, 1)
+            >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+            >>> scaler = fw.amp.GradScaler(init_loss_scaling=1024.0, incr_every_n_steps=2)
+            >>> scaler.set_decr_every_n_nan_or_inf(3)
+            >>> scaler.get_decr_every_n_nan_or_inf()
+            3
+        """
         self._decr_every_n_nan_or_inf = int(v)
 
     # ------------------------------------------------------------ scaling
     def scale(self, var):
-        """``var * scale`` (the loss to call backward on)."""
+        """The loss multiplied by the current scale: call ``backward()`` on it.
+
+        Args:
+            var (Tensor): the loss.
+
+        Returns:
+            Tensor, ``var * scale`` (`var` itself when the scaler is disabled).
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Linear(2, 1)
+            >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+            >>> scaler = fw.amp.GradScaler(init_loss_scaling=1024.0, incr_every_n_steps=2)
+            >>> float(scaler.scale(fw.to_tensor(0.5)))
+            512.0
+        """
         if not self._enable:
             return var
         if not isinstance(var, Tensor):
@@ -120,9 +332,28 @@ class GradScaler:
         return var * self._scale
 
     def unscale_(self, optimizer):
-        """Divide the gradients of `optimizer`'s parameters by the scale, in place,
-        and record whether any is inf/NaN. Called by `step`/`minimize` when not
-        called before (e.g. to clip unscaled gradients)."""
+        """Divide the gradients of `optimizer`'s parameters by the scale, in place, and
+        record whether any is inf/NaN. `step` and `minimize` call it when it was not called
+        before; call it yourself to clip or inspect the unscaled gradients.
+
+        Args:
+            optimizer (Optimizer): the optimizer whose parameters' gradients to unscale.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Linear(2, 1)
+            >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+            >>> scaler = fw.amp.GradScaler(init_loss_scaling=1024.0, incr_every_n_steps=2)
+            >>> loss = net(fw.ones([3, 2])).mean()
+            >>> scaler.scale(loss).backward()
+            >>> scaled = net.bias.grad.item()
+            >>> scaler.unscale_(opt)
+            >>> round(scaled / net.bias.grad.item())
+            1024
+        """
         if not self._enable:
             return
         st = self._opt_states.get(id(optimizer), _READY)
@@ -137,8 +368,28 @@ class GradScaler:
         self._opt_states[id(optimizer)] = _UNSCALED
 
     def step(self, optimizer):
-        """Unscale (if needed) and run ``optimizer.step()`` unless a gradient is
-        inf/NaN. Call `update` afterwards."""
+        """Unscale the gradients (unless `unscale_` did) and run ``optimizer.step()``,
+        unless a gradient is inf/NaN. Call `update` afterwards.
+
+        Args:
+            optimizer (Optimizer): the optimizer.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Linear(2, 1)
+            >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+            >>> scaler = fw.amp.GradScaler(init_loss_scaling=1024.0, incr_every_n_steps=2)
+            >>> loss = net(fw.ones([3, 2])).mean()
+            >>> scaler.scale(loss).backward()
+            >>> before = net.bias.item()
+            >>> scaler.step(opt)
+            >>> scaler.update()
+            >>> round(before - net.bias.item(), 4)   # lr * unscaled gradient (1.0)
+            0.1
+        """
         if not self._enable:
             return optimizer.step()
         st = self._opt_states.get(id(optimizer), _READY)
@@ -152,7 +403,26 @@ class GradScaler:
         self._opt_states[id(optimizer)] = _STEPPED
 
     def update(self):
-        """Adjust the scale after this iteration's steps (dynamic scaling)."""
+        """Adjust the scale after this iteration's steps (with dynamic scaling).
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Linear(2, 1)
+            >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+            >>> scaler = fw.amp.GradScaler(init_loss_scaling=1024.0, incr_every_n_steps=2)
+            >>> net(fw.ones([1, 2])).sum().backward()
+            >>> net.weight.grad.set_value(fw.to_tensor([[float("inf")], [0.0]]))
+            Tensor(shape=[2, 1], dtype=float32, place=Place(cpu), stop_gradient=True,
+                   [[inf],
+                    [ 0.]])
+            >>> scaler.step(opt)                  # skipped: an inf gradient
+            >>> scaler.update()
+            >>> scaler.get_loss_scaling()         # halved
+            512.0
+        """
         if not self._enable:
             return
         if self._use_dynamic_loss_scaling:
@@ -174,8 +444,28 @@ class GradScaler:
         self._opt_states = {}
 
     def minimize(self, optimizer, *args, **kwargs):
-        """`step` then `update` (Paddle's one-call form). Extra arguments go to
-        ``optimizer.minimize``."""
+        """`step` then `update` in one call (Paddle's form).
+
+        Args:
+            optimizer (Optimizer): the optimizer.
+            *args: passed to ``optimizer.minimize``.
+            **kwargs: passed to ``optimizer.minimize``.
+
+        Returns:
+            tuple, what ``optimizer.minimize`` returns; None when the step was skipped.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Linear(2, 1)
+            >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+            >>> scaler = fw.amp.GradScaler(init_loss_scaling=1024.0, incr_every_n_steps=2)
+            >>> loss = net(fw.ones([3, 2])).mean()
+            >>> scaler.scale(loss).backward()
+            >>> _ = scaler.minimize(opt, loss)
+            >>> opt.clear_grad()
+            >>> scaler.get_loss_scaling()
+            1024.0
+        """
         if not self._enable:
             return optimizer.minimize(*args, **kwargs)
         st = self._opt_states.get(id(optimizer), _READY)
@@ -190,7 +480,21 @@ class GradScaler:
 
     # ------------------------------------------------------------ state
     def state_dict(self) -> dict:
-        """The scaler's state (plain Python numbers); empty when disabled."""
+        """The scaler's state as plain Python numbers (empty when disabled); save it with
+        the optimizer's to resume.
+
+        Returns:
+            dict, the scale, the ratios and the step counters.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Linear(2, 1)
+            >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+            >>> scaler = fw.amp.GradScaler(init_loss_scaling=1024.0, incr_every_n_steps=2)
+            >>> state = scaler.state_dict()
+            >>> state["scale"], state["incr_every_n_steps"]
+            (1024.0, 2)
+        """
         if not self._enable:
             return {}
         return {"scale": self._scale, "incr_ratio": self._incr_ratio,
@@ -200,7 +504,24 @@ class GradScaler:
                 "use_dynamic_loss_scaling": self._use_dynamic_loss_scaling}
 
     def load_state_dict(self, state_dict):
-        """Restore a state from `state_dict`."""
+        """Restore a state saved by `state_dict`.
+
+        Args:
+            state_dict (dict): what `state_dict` returned.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Linear(2, 1)
+            >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+            >>> scaler = fw.amp.GradScaler(init_loss_scaling=1024.0, incr_every_n_steps=2)
+            >>> other = fw.amp.GradScaler()
+            >>> other.load_state_dict(scaler.state_dict())
+            >>> other.get_loss_scaling()
+            1024.0
+        """
         if not self._enable:
             return
         if not state_dict:

@@ -21,12 +21,33 @@ __all__ = ["Callback", "CallbackList", "ProgBarLogger", "ModelCheckpoint", "Earl
 
 
 class Callback:
-    """Base class: override the events you need.
+    """Base class of ``fw.Model``'s callbacks: override the events you need.
 
-    >>> import fw
-    >>> class Count(fw.callbacks.Callback):
-    ...     def on_train_batch_end(self, step, logs=None):
-    ...         self.n = step + 1
+    ``fit``, ``evaluate`` and ``predict`` call the hooks in this order: ``on_train_begin``;
+    per epoch ``on_epoch_begin``, per batch ``on_train_batch_begin`` /
+    ``on_train_batch_end``, then (every ``eval_freq`` epochs) the ``on_eval_*`` hooks and
+    ``on_epoch_end``; finally ``on_train_end``. ``self.model`` is the running ``fw.Model``
+    and ``self.params`` the run's parameters; setting ``self.model.stop_training = True``
+    ends training after the current epoch.
+
+    Examples:
+        >>> import fw
+        >>> from fw.io import TensorDataset
+        >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+        >>> net = fw.nn.Linear(2, 1)
+        >>> model = fw.Model(net)
+        >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+        >>> model.prepare(opt, fw.nn.MSELoss())
+        >>> class LossLog(fw.callbacks.Callback):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.losses = []
+        ...     def on_train_batch_end(self, step, logs=None):
+        ...         self.losses.append(float(logs["loss"]))
+        >>> log = LossLog()
+        >>> model.fit(data, batch_size=2, epochs=2, verbose=0, callbacks=[log])
+        >>> len(log.losses), log.losses[-1] < log.losses[0]
+        (4, True)
     """
 
     def __init__(self):
@@ -34,56 +55,511 @@ class Callback:
         self.params = {}
 
     def set_params(self, params):
+        """Receive the run's parameters (``batch_size``, ``epochs``, ``steps``,
+        ``verbose``, ``metrics``) before it starts; stored as ``self.params``.
+
+        Args:
+            params (dict): the run's parameters.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_train_begin(self, logs=None):
+            ...         print(self.params["epochs"], self.params["batch_size"])
+            >>> model.fit(data, batch_size=2, epochs=3, verbose=0, callbacks=[Show()])
+            3 2
+        """
         self.params = params
 
     def set_model(self, model):
+        """Receive the ``fw.Model`` being run; stored as ``self.model``.
+
+        Args:
+            model (Model): the model.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_train_end(self, logs=None):
+            ...         print(self.model is model)
+            >>> model.fit(data, batch_size=2, epochs=1, verbose=0, callbacks=[Show()])
+            True
+        """
         self.model = model
 
     def on_train_begin(self, logs=None):
+        """Called at the start of `fw.Model.fit`.
+
+        Does nothing unless overridden.
+
+        Args:
+            logs (dict, optional): what the model reports at this point (e.g.
+                ``loss``, metrics, ``batch_size``). Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_train_begin(self, logs=None):
+            ...         print("on_train_begin", sorted(logs or {}))
+            >>> _ = model.fit(data, eval_data=data, batch_size=2, epochs=2, verbose=0,
+            ...           callbacks=[Show()])
+            on_train_begin []
+        """
         pass
 
     def on_train_end(self, logs=None):
+        """Called at the end of `fw.Model.fit`.
+
+        Does nothing unless overridden.
+
+        Args:
+            logs (dict, optional): what the model reports at this point (e.g.
+                ``loss``, metrics, ``batch_size``). Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_train_end(self, logs=None):
+            ...         print("on_train_end", sorted(logs or {}))
+            >>> _ = model.fit(data, eval_data=data, batch_size=2, epochs=2, verbose=0,
+            ...           callbacks=[Show()])
+            on_train_end ['batch_size', 'loss', 'samples', 'step']
+        """
         pass
 
     def on_eval_begin(self, logs=None):
+        """Called at the start of an evaluation (`fit`'s or `evaluate`'s).
+
+        Does nothing unless overridden.
+
+        Args:
+            logs (dict, optional): what the model reports at this point (e.g.
+                ``loss``, metrics, ``batch_size``). Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_eval_begin(self, logs=None):
+            ...         print("on_eval_begin", sorted(logs or {}))
+            >>> _ = model.fit(data, eval_data=data, batch_size=2, epochs=2, verbose=0,
+            ...           callbacks=[Show()])
+            on_eval_begin ['metrics', 'steps']
+            on_eval_begin ['metrics', 'steps']
+        """
         pass
 
     def on_eval_end(self, logs=None):
+        """Called at the end of an evaluation; ``logs`` has the loss and metrics.
+
+        Does nothing unless overridden.
+
+        Args:
+            logs (dict, optional): what the model reports at this point (e.g.
+                ``loss``, metrics, ``batch_size``). Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_eval_end(self, logs=None):
+            ...         print("on_eval_end", sorted(logs or {}))
+            >>> _ = model.fit(data, eval_data=data, batch_size=2, epochs=2, verbose=0,
+            ...           callbacks=[Show()])
+            on_eval_end ['batch_size', 'loss', 'samples', 'step']
+            on_eval_end ['batch_size', 'loss', 'samples', 'step']
+        """
         pass
 
     def on_predict_begin(self, logs=None):
+        """Called at the start of `fw.Model.predict`.
+
+        Does nothing unless overridden.
+
+        Args:
+            logs (dict, optional): what the model reports at this point (e.g.
+                ``loss``, metrics, ``batch_size``). Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_predict_begin(self, logs=None):
+            ...         print("on_predict_begin", sorted(logs or {}))
+            >>> _ = model.predict(data, batch_size=2, verbose=0, callbacks=[Show()])
+            on_predict_begin ['steps']
+        """
         pass
 
     def on_predict_end(self, logs=None):
+        """Called at the end of `fw.Model.predict`.
+
+        Does nothing unless overridden.
+
+        Args:
+            logs (dict, optional): what the model reports at this point (e.g.
+                ``loss``, metrics, ``batch_size``). Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_predict_end(self, logs=None):
+            ...         print("on_predict_end", sorted(logs or {}))
+            >>> _ = model.predict(data, batch_size=2, verbose=0, callbacks=[Show()])
+            on_predict_end []
+        """
         pass
 
     def on_epoch_begin(self, epoch, logs=None):
+        """Called at the start of each training epoch.
+
+        Does nothing unless overridden.
+
+        Args:
+            epoch (int): the epoch number, from 0.
+            logs (dict, optional): what the model reports at this point (e.g.
+                ``loss``, metrics, ``batch_size``). Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_epoch_begin(self, epoch, logs=None):
+            ...         print("on_epoch_begin", epoch, sorted(logs or {}))
+            >>> _ = model.fit(data, eval_data=data, batch_size=2, epochs=2, verbose=0,
+            ...           callbacks=[Show()])
+            on_epoch_begin 0 []
+            on_epoch_begin 1 []
+        """
         pass
 
     def on_epoch_end(self, epoch, logs=None):
+        """Called at the end of each training epoch; ``logs`` has the epoch's last loss and
+        metrics.
+
+        Does nothing unless overridden.
+
+        Args:
+            epoch (int): the epoch number, from 0.
+            logs (dict, optional): what the model reports at this point (e.g.
+                ``loss``, metrics, ``batch_size``). Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_epoch_end(self, epoch, logs=None):
+            ...         print("on_epoch_end", epoch, sorted(logs or {}))
+            >>> _ = model.fit(data, eval_data=data, batch_size=2, epochs=2, verbose=0,
+            ...           callbacks=[Show()])
+            on_epoch_end 0 ['batch_size', 'loss', 'samples', 'step']
+            on_epoch_end 1 ['batch_size', 'loss', 'samples', 'step']
+        """
         pass
 
     def on_train_batch_begin(self, step, logs=None):
+        """Called before each training batch.
+
+        Does nothing unless overridden.
+
+        Args:
+            step (int): the batch number within the epoch or pass, from 0.
+            logs (dict, optional): what the model reports at this point (e.g.
+                ``loss``, metrics, ``batch_size``). Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_train_batch_begin(self, step, logs=None):
+            ...         print("on_train_batch_begin", step, sorted(logs or {}))
+            >>> _ = model.fit(data, eval_data=data, batch_size=2, epochs=2, verbose=0,
+            ...           callbacks=[Show()])
+            on_train_batch_begin 0 []
+            on_train_batch_begin 1 ['batch_size', 'loss', 'step']
+            on_train_batch_begin 0 []
+            on_train_batch_begin 1 ['batch_size', 'loss', 'step']
+        """
         pass
 
     def on_train_batch_end(self, step, logs=None):
+        """Called after each training batch; ``logs`` has the batch's loss and metrics.
+
+        Does nothing unless overridden.
+
+        Args:
+            step (int): the batch number within the epoch or pass, from 0.
+            logs (dict, optional): what the model reports at this point (e.g.
+                ``loss``, metrics, ``batch_size``). Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_train_batch_end(self, step, logs=None):
+            ...         print("on_train_batch_end", step, sorted(logs or {}))
+            >>> _ = model.fit(data, eval_data=data, batch_size=2, epochs=2, verbose=0,
+            ...           callbacks=[Show()])
+            on_train_batch_end 0 ['batch_size', 'loss', 'step']
+            on_train_batch_end 1 ['batch_size', 'loss', 'step']
+            on_train_batch_end 0 ['batch_size', 'loss', 'step']
+            on_train_batch_end 1 ['batch_size', 'loss', 'step']
+        """
         pass
 
     def on_eval_batch_begin(self, step, logs=None):
+        """Called before each evaluation batch.
+
+        Does nothing unless overridden.
+
+        Args:
+            step (int): the batch number within the epoch or pass, from 0.
+            logs (dict, optional): what the model reports at this point (e.g.
+                ``loss``, metrics, ``batch_size``). Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_eval_batch_begin(self, step, logs=None):
+            ...         print("on_eval_batch_begin", step, sorted(logs or {}))
+            >>> _ = model.fit(data, eval_data=data, batch_size=2, epochs=2, verbose=0,
+            ...           callbacks=[Show()])
+            on_eval_batch_begin 0 []
+            on_eval_batch_begin 1 ['batch_size', 'loss', 'step']
+            on_eval_batch_begin 0 []
+            on_eval_batch_begin 1 ['batch_size', 'loss', 'step']
+        """
         pass
 
     def on_eval_batch_end(self, step, logs=None):
+        """Called after each evaluation batch.
+
+        Does nothing unless overridden.
+
+        Args:
+            step (int): the batch number within the epoch or pass, from 0.
+            logs (dict, optional): what the model reports at this point (e.g.
+                ``loss``, metrics, ``batch_size``). Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_eval_batch_end(self, step, logs=None):
+            ...         print("on_eval_batch_end", step, sorted(logs or {}))
+            >>> _ = model.fit(data, eval_data=data, batch_size=2, epochs=2, verbose=0,
+            ...           callbacks=[Show()])
+            on_eval_batch_end 0 ['batch_size', 'loss', 'step']
+            on_eval_batch_end 1 ['batch_size', 'loss', 'step']
+            on_eval_batch_end 0 ['batch_size', 'loss', 'step']
+            on_eval_batch_end 1 ['batch_size', 'loss', 'step']
+        """
         pass
 
     def on_predict_batch_begin(self, step, logs=None):
+        """Called before each prediction batch.
+
+        Does nothing unless overridden.
+
+        Args:
+            step (int): the batch number within the epoch or pass, from 0.
+            logs (dict, optional): what the model reports at this point (e.g.
+                ``loss``, metrics, ``batch_size``). Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_predict_batch_begin(self, step, logs=None):
+            ...         print("on_predict_batch_begin", step, sorted(logs or {}))
+            >>> _ = model.predict(data, batch_size=2, verbose=0, callbacks=[Show()])
+            on_predict_batch_begin 0 []
+            on_predict_batch_begin 1 []
+        """
         pass
 
     def on_predict_batch_end(self, step, logs=None):
+        """Called after each prediction batch.
+
+        Does nothing unless overridden.
+
+        Args:
+            step (int): the batch number within the epoch or pass, from 0.
+            logs (dict, optional): what the model reports at this point (e.g.
+                ``loss``, metrics, ``batch_size``). Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 2]), fw.zeros([4, 1])])
+            >>> net = fw.nn.Linear(2, 1)
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model.prepare(opt, fw.nn.MSELoss())
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_predict_batch_end(self, step, logs=None):
+            ...         print("on_predict_batch_end", step, sorted(logs or {}))
+            >>> _ = model.predict(data, batch_size=2, verbose=0, callbacks=[Show()])
+            on_predict_batch_end 0 ['batch_size', 'step']
+            on_predict_batch_end 1 ['batch_size', 'step']
+        """
         pass
 
 
 class CallbackList:
-    """Dispatches each event to every callback, in order."""
+    """Dispatches each event to every callback, in order (what ``fw.Model`` uses).
+
+    Args:
+        callbacks (list, optional): the callbacks. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> from fw.hapi.callbacks import CallbackList
+        >>> class Show(fw.callbacks.Callback):
+        ...     def on_train_begin(self, logs=None):
+        ...         print("train begins", logs)
+        ...     def on_epoch_end(self, epoch, logs=None):
+        ...         print("epoch", epoch, "ends", logs)
+        ...     def on_train_batch_end(self, step, logs=None):
+        ...         print("batch", step, logs, self.params)
+        >>> cbks = CallbackList([Show()])
+        >>> cbks.set_params({"epochs": 1})
+        >>> cbks.on_begin("train", {"lr": 0.1})
+        train begins {'lr': 0.1}
+        >>> cbks.on_batch_end("train", 0, {"loss": 0.5})
+        batch 0 {'loss': 0.5} {'epochs': 1}
+        >>> cbks.on_epoch_end(0, {"loss": 0.5})
+        epoch 0 ends {'loss': 0.5}
+    """
 
     def __init__(self, callbacks=None):
         self.callbacks = list(callbacks or [])
@@ -91,17 +567,98 @@ class CallbackList:
         self.model = None
 
     def append(self, cb):
+        """Add a callback at the end.
+
+        Args:
+            cb (Callback): the callback.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.hapi.callbacks import CallbackList
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_train_begin(self, logs=None):
+            ...         print("train begins", logs)
+            ...     def on_epoch_end(self, epoch, logs=None):
+            ...         print("epoch", epoch, "ends", logs)
+            ...     def on_train_batch_end(self, step, logs=None):
+            ...         print("batch", step, logs, self.params)
+            >>> cbks = CallbackList([Show()])
+            >>> cbks.set_params({"epochs": 1})
+            >>> cbks.on_begin("train", {"lr": 0.1})
+            train begins {'lr': 0.1}
+            >>> cbks.on_batch_end("train", 0, {"loss": 0.5})
+            batch 0 {'loss': 0.5} {'epochs': 1}
+            >>> cbks.on_epoch_end(0, {"loss": 0.5})
+            epoch 0 ends {'loss': 0.5}
+        """
         self.callbacks.append(cb)
 
     def __iter__(self):
         return iter(self.callbacks)
 
     def set_params(self, params):
+        """Give every callback the run's parameters.
+
+        Args:
+            params (dict): the parameters.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.hapi.callbacks import CallbackList
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_train_begin(self, logs=None):
+            ...         print("train begins", logs)
+            ...     def on_epoch_end(self, epoch, logs=None):
+            ...         print("epoch", epoch, "ends", logs)
+            ...     def on_train_batch_end(self, step, logs=None):
+            ...         print("batch", step, logs, self.params)
+            >>> cbks = CallbackList([Show()])
+            >>> cbks.set_params({"epochs": 1})
+            >>> cbks.on_begin("train", {"lr": 0.1})
+            train begins {'lr': 0.1}
+            >>> cbks.on_batch_end("train", 0, {"loss": 0.5})
+            batch 0 {'loss': 0.5} {'epochs': 1}
+            >>> cbks.on_epoch_end(0, {"loss": 0.5})
+            epoch 0 ends {'loss': 0.5}
+        """
         self.params = params
         for c in self.callbacks:
             c.set_params(params)
 
     def set_model(self, model):
+        """Give every callback the model.
+
+        Args:
+            model (Model): the model.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.hapi.callbacks import CallbackList
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_train_begin(self, logs=None):
+            ...         print("train begins", logs)
+            ...     def on_epoch_end(self, epoch, logs=None):
+            ...         print("epoch", epoch, "ends", logs)
+            ...     def on_train_batch_end(self, step, logs=None):
+            ...         print("batch", step, logs, self.params)
+            >>> cbks = CallbackList([Show()])
+            >>> cbks.set_params({"epochs": 1})
+            >>> cbks.on_begin("train", {"lr": 0.1})
+            train begins {'lr': 0.1}
+            >>> cbks.on_batch_end("train", 0, {"loss": 0.5})
+            batch 0 {'loss': 0.5} {'epochs': 1}
+            >>> cbks.on_epoch_end(0, {"loss": 0.5})
+            epoch 0 ends {'loss': 0.5}
+        """
         self.model = model
         for c in self.callbacks:
             c.set_model(model)
@@ -111,21 +668,191 @@ class CallbackList:
             getattr(c, name)(*args)
 
     def on_begin(self, mode, logs=None):
+        """Call every callback's ``on_<mode>_begin``.
+
+        Args:
+            mode (str): ``"train"``, ``"eval"`` or ``"predict"``.
+            logs (dict, optional): passed on. Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.hapi.callbacks import CallbackList
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_train_begin(self, logs=None):
+            ...         print("train begins", logs)
+            ...     def on_epoch_end(self, epoch, logs=None):
+            ...         print("epoch", epoch, "ends", logs)
+            ...     def on_train_batch_end(self, step, logs=None):
+            ...         print("batch", step, logs, self.params)
+            >>> cbks = CallbackList([Show()])
+            >>> cbks.set_params({"epochs": 1})
+            >>> cbks.on_begin("train", {"lr": 0.1})
+            train begins {'lr': 0.1}
+            >>> cbks.on_batch_end("train", 0, {"loss": 0.5})
+            batch 0 {'loss': 0.5} {'epochs': 1}
+            >>> cbks.on_epoch_end(0, {"loss": 0.5})
+            epoch 0 ends {'loss': 0.5}
+        """
         self._call(f"on_{mode}_begin", logs)
 
     def on_end(self, mode, logs=None):
+        """Call every callback's ``on_<mode>_end``.
+
+        Args:
+            mode (str): ``"train"``, ``"eval"`` or ``"predict"``.
+            logs (dict, optional): passed on. Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.hapi.callbacks import CallbackList
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_train_begin(self, logs=None):
+            ...         print("train begins", logs)
+            ...     def on_epoch_end(self, epoch, logs=None):
+            ...         print("epoch", epoch, "ends", logs)
+            ...     def on_train_batch_end(self, step, logs=None):
+            ...         print("batch", step, logs, self.params)
+            >>> cbks = CallbackList([Show()])
+            >>> cbks.set_params({"epochs": 1})
+            >>> cbks.on_begin("train", {"lr": 0.1})
+            train begins {'lr': 0.1}
+            >>> cbks.on_batch_end("train", 0, {"loss": 0.5})
+            batch 0 {'loss': 0.5} {'epochs': 1}
+            >>> cbks.on_epoch_end(0, {"loss": 0.5})
+            epoch 0 ends {'loss': 0.5}
+        """
         self._call(f"on_{mode}_end", logs)
 
     def on_epoch_begin(self, epoch=None, logs=None):
+        """Call every callback's ``on_epoch_begin``.
+
+        Args:
+            epoch (int, optional): the epoch. Default: None.
+            logs (dict, optional): passed on. Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.hapi.callbacks import CallbackList
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_train_begin(self, logs=None):
+            ...         print("train begins", logs)
+            ...     def on_epoch_end(self, epoch, logs=None):
+            ...         print("epoch", epoch, "ends", logs)
+            ...     def on_train_batch_end(self, step, logs=None):
+            ...         print("batch", step, logs, self.params)
+            >>> cbks = CallbackList([Show()])
+            >>> cbks.set_params({"epochs": 1})
+            >>> cbks.on_begin("train", {"lr": 0.1})
+            train begins {'lr': 0.1}
+            >>> cbks.on_batch_end("train", 0, {"loss": 0.5})
+            batch 0 {'loss': 0.5} {'epochs': 1}
+            >>> cbks.on_epoch_end(0, {"loss": 0.5})
+            epoch 0 ends {'loss': 0.5}
+        """
         self._call("on_epoch_begin", epoch, logs)
 
     def on_epoch_end(self, epoch=None, logs=None):
+        """Call every callback's ``on_epoch_end``.
+
+        Args:
+            epoch (int, optional): the epoch. Default: None.
+            logs (dict, optional): passed on. Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.hapi.callbacks import CallbackList
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_train_begin(self, logs=None):
+            ...         print("train begins", logs)
+            ...     def on_epoch_end(self, epoch, logs=None):
+            ...         print("epoch", epoch, "ends", logs)
+            ...     def on_train_batch_end(self, step, logs=None):
+            ...         print("batch", step, logs, self.params)
+            >>> cbks = CallbackList([Show()])
+            >>> cbks.set_params({"epochs": 1})
+            >>> cbks.on_begin("train", {"lr": 0.1})
+            train begins {'lr': 0.1}
+            >>> cbks.on_batch_end("train", 0, {"loss": 0.5})
+            batch 0 {'loss': 0.5} {'epochs': 1}
+            >>> cbks.on_epoch_end(0, {"loss": 0.5})
+            epoch 0 ends {'loss': 0.5}
+        """
         self._call("on_epoch_end", epoch, logs)
 
     def on_batch_begin(self, mode, step=None, logs=None):
+        """Call every callback's ``on_<mode>_batch_begin``.
+
+        Args:
+            mode (str): ``"train"``, ``"eval"`` or ``"predict"``.
+            step (int, optional): the batch number. Default: None.
+            logs (dict, optional): passed on. Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.hapi.callbacks import CallbackList
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_train_begin(self, logs=None):
+            ...         print("train begins", logs)
+            ...     def on_epoch_end(self, epoch, logs=None):
+            ...         print("epoch", epoch, "ends", logs)
+            ...     def on_train_batch_end(self, step, logs=None):
+            ...         print("batch", step, logs, self.params)
+            >>> cbks = CallbackList([Show()])
+            >>> cbks.set_params({"epochs": 1})
+            >>> cbks.on_begin("train", {"lr": 0.1})
+            train begins {'lr': 0.1}
+            >>> cbks.on_batch_end("train", 0, {"loss": 0.5})
+            batch 0 {'loss': 0.5} {'epochs': 1}
+            >>> cbks.on_epoch_end(0, {"loss": 0.5})
+            epoch 0 ends {'loss': 0.5}
+        """
         self._call(f"on_{mode}_batch_begin", step, logs)
 
     def on_batch_end(self, mode, step=None, logs=None):
+        """Call every callback's ``on_<mode>_batch_end``.
+
+        Args:
+            mode (str): ``"train"``, ``"eval"`` or ``"predict"``.
+            step (int, optional): the batch number. Default: None.
+            logs (dict, optional): passed on. Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.hapi.callbacks import CallbackList
+            >>> class Show(fw.callbacks.Callback):
+            ...     def on_train_begin(self, logs=None):
+            ...         print("train begins", logs)
+            ...     def on_epoch_end(self, epoch, logs=None):
+            ...         print("epoch", epoch, "ends", logs)
+            ...     def on_train_batch_end(self, step, logs=None):
+            ...         print("batch", step, logs, self.params)
+            >>> cbks = CallbackList([Show()])
+            >>> cbks.set_params({"epochs": 1})
+            >>> cbks.on_begin("train", {"lr": 0.1})
+            train begins {'lr': 0.1}
+            >>> cbks.on_batch_end("train", 0, {"loss": 0.5})
+            batch 0 {'loss': 0.5} {'epochs': 1}
+            >>> cbks.on_epoch_end(0, {"loss": 0.5})
+            epoch 0 ends {'loss': 0.5}
+        """
         self._call(f"on_{mode}_batch_end", step, logs)
 
 
@@ -141,15 +868,32 @@ def _fmt(v):
 
 
 class ProgBarLogger(Callback):
-    """Report progress: ``verbose=1`` draws a tqdm bar per epoch on a terminal and,
-    when stdout is not one (a log file, a pipe, a notebook capture), prints the
-    verbose=2 lines instead (a bar there would be nothing or control codes);
-    ``verbose=2`` prints a line every ``log_freq`` steps and one per epoch,
-    ``verbose=0`` is silent.
+    """Report training progress (``fw.Model`` adds one per its ``verbose``).
+
+    ``verbose=1`` draws a tqdm bar per epoch on a terminal and, when stdout is not one
+    (a log file, a pipe, a notebook capture), prints the ``verbose=2`` lines instead;
+    ``verbose=2`` prints a line every ``log_freq`` steps and one per epoch; ``verbose=0``
+    is silent.
 
     Args:
-        log_freq: steps between log lines (verbose=2) or bar refreshes.
-        verbose: 0, 1 or 2.
+        log_freq (int, optional): steps between log lines (or bar refreshes). Default: 1.
+        verbose (int, optional): 0, 1 or 2. Default: 2.
+
+    Examples:
+        >>> import fw
+        >>> from fw.io import TensorDataset
+        >>> _ = fw.seed(0)
+        >>> x = fw.randn([16, 4])
+        >>> data = TensorDataset([x, (x.sum(axis=1, keepdim=True) > 0).astype("int64")])
+        >>> net = fw.nn.Sequential(fw.nn.Linear(4, 8), fw.nn.ReLU(), fw.nn.Linear(8, 2))
+        >>> model = fw.Model(net)
+        >>> opt = fw.optimizer.Adam(learning_rate=0.01, parameters=model.parameters())
+        >>> model.prepare(opt, fw.nn.CrossEntropyLoss(), fw.metric.Accuracy())
+        >>> logger = fw.callbacks.ProgBarLogger(log_freq=2, verbose=2)
+        >>> model.fit(data, batch_size=8, epochs=1, verbose=0, callbacks=[logger])
+        Epoch 1/1
+        step 2/2 - loss: 0.9829 - acc: 0.1250 - ...ms/step
+        Epoch 1 done - loss: 0.9829 - acc: 0.1250 - samples: 16
     """
 
     def __init__(self, log_freq=1, verbose=2):
@@ -255,8 +999,30 @@ class ProgBarLogger(Callback):
 
 
 class ModelCheckpoint(Callback):
-    """Save the model every ``save_freq`` epochs to ``save_dir/<epoch>`` and at the end
-    of training to ``save_dir/final`` (``.pdparams`` and ``.pdopt`` files)."""
+    """Save the model every ``save_freq`` epochs to ``save_dir/<epoch>`` and at the
+    end of training to ``save_dir/final`` (``.pdparams`` and ``.pdopt`` files).
+    ``fw.Model.fit(save_dir=...)`` adds one.
+
+    Args:
+        save_freq (int, optional): the period in epochs. Default: 1.
+        save_dir (str, optional): the directory; None saves nothing. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> from fw.io import TensorDataset
+        >>> _ = fw.seed(0)
+        >>> x = fw.randn([16, 4])
+        >>> data = TensorDataset([x, (x.sum(axis=1, keepdim=True) > 0).astype("int64")])
+        >>> net = fw.nn.Sequential(fw.nn.Linear(4, 8), fw.nn.ReLU(), fw.nn.Linear(8, 2))
+        >>> model = fw.Model(net)
+        >>> opt = fw.optimizer.Adam(learning_rate=0.01, parameters=model.parameters())
+        >>> model.prepare(opt, fw.nn.CrossEntropyLoss(), fw.metric.Accuracy())
+        >>> ckpt = fw.callbacks.ModelCheckpoint(save_freq=2, save_dir="ckpt")
+        >>> model.fit(data, batch_size=8, epochs=3, verbose=0, callbacks=[ckpt])
+        >>> import os
+        >>> sorted(os.listdir("ckpt"))
+        ['1.pdopt', '1.pdparams', 'final.pdopt', 'final.pdparams']
+    """
 
     def __init__(self, save_freq=1, save_dir=None):
         super().__init__()
@@ -283,15 +1049,40 @@ class ModelCheckpoint(Callback):
 class EarlyStopping(Callback):
     """Stop training when an evaluated quantity stops improving.
 
+    The quantity comes from the evaluation after each epoch, so ``fit`` needs
+    ``eval_data``. With ``save_best_model`` and a ``save_dir``, the best model is saved
+    to ``save_dir/best_model``.
+
     Args:
-        monitor: the log key to watch (``"loss"`` or a metric name) — from the
-            evaluation run after each epoch (``eval_data`` must be given to fit).
-        mode: ``"min"``, ``"max"`` or ``"auto"`` (max for accuracy-like names).
-        patience: evaluations without improvement tolerated.
-        verbose: print when stopping.
-        min_delta: the smallest change that counts as improvement.
-        baseline: a value the quantity must beat first.
-        save_best_model: save the best model to ``save_dir/best_model``.
+        monitor (str, optional): the log key to watch, ``"loss"`` or a metric name.
+            Default: "loss".
+        mode (str, optional): ``"min"``, ``"max"`` or ``"auto"`` (max for accuracy-like
+            names, min otherwise). Default: "auto".
+        patience (int, optional): evaluations without improvement tolerated. Default: 0.
+        verbose (int, optional): print when stopping. Default: 1.
+        min_delta (float, optional): the smallest change that counts as improvement.
+            Default: 0.
+        baseline (float, optional): a value the quantity must beat first. Default: None.
+        save_best_model (bool, optional): save the best model. Default: True.
+
+    Examples:
+        >>> import fw
+        >>> from fw.io import TensorDataset
+        >>> _ = fw.seed(0)
+        >>> x = fw.randn([16, 4])
+        >>> data = TensorDataset([x, (x.sum(axis=1, keepdim=True) > 0).astype("int64")])
+        >>> net = fw.nn.Sequential(fw.nn.Linear(4, 8), fw.nn.ReLU(), fw.nn.Linear(8, 2))
+        >>> model = fw.Model(net)
+        >>> opt = fw.optimizer.SGD(learning_rate=0.0, parameters=model.parameters())
+        >>> model.prepare(opt, fw.nn.CrossEntropyLoss())   # a zero rate: the loss never improves
+        >>> stop = fw.callbacks.EarlyStopping(monitor="loss", patience=1, verbose=0)
+        >>> seen = []
+        >>> class Epochs(fw.callbacks.Callback):
+        ...     def on_epoch_end(self, epoch, logs=None):
+        ...         seen.append(epoch)
+        >>> model.fit(data, data, batch_size=8, epochs=10, verbose=0, callbacks=[stop, Epochs()])
+        >>> seen
+        [0, 1, 2]
     """
 
     def __init__(self, monitor="loss", mode="auto", patience=0, verbose=1, min_delta=0,
@@ -349,8 +1140,31 @@ class EarlyStopping(Callback):
 
 
 class LRScheduler(Callback):
-    """Step the optimizer's learning-rate scheduler after every batch (``by_step``)
-    or every epoch (``by_epoch``)."""
+    """Step the optimizer's learning-rate scheduler after every batch (``by_step``) or
+    every epoch (``by_epoch``). ``fw.Model.fit`` adds one stepping by batch unless you
+    pass your own.
+
+    Args:
+        by_step (bool, optional): step after every training batch. Default: True.
+        by_epoch (bool, optional): step after every epoch (set ``by_step=False``).
+            Default: False.
+
+    Examples:
+        >>> import fw
+        >>> from fw.io import TensorDataset
+        >>> _ = fw.seed(0)
+        >>> x = fw.randn([16, 4])
+        >>> data = TensorDataset([x, (x.sum(axis=1, keepdim=True) > 0).astype("int64")])
+        >>> net = fw.nn.Sequential(fw.nn.Linear(4, 8), fw.nn.ReLU(), fw.nn.Linear(8, 2))
+        >>> model = fw.Model(net)
+        >>> sched = fw.optimizer.lr.StepDecay(learning_rate=0.1, step_size=1, gamma=0.5)
+        >>> opt = fw.optimizer.SGD(learning_rate=sched, parameters=model.parameters())
+        >>> model.prepare(opt, fw.nn.CrossEntropyLoss())
+        >>> per_epoch = fw.callbacks.LRScheduler(by_step=False, by_epoch=True)
+        >>> model.fit(data, batch_size=8, epochs=3, verbose=0, callbacks=[per_epoch])
+        >>> sched.last_epoch, opt.get_lr()
+        (3, 0.0125)
+    """
 
     def __init__(self, by_step=True, by_epoch=False):
         super().__init__()
@@ -382,12 +1196,34 @@ class ReduceLROnPlateau(Callback):
     quantity has not improved for ``patience`` evaluations.
 
     Args:
-        monitor, mode, min_delta: as `EarlyStopping`.
-        factor: the reduction factor (< 1).
-        patience: evaluations without improvement before reducing.
-        verbose: print reductions.
-        cooldown: evaluations to wait after a reduction.
-        min_lr: the lower bound of the rate.
+        monitor (str, optional): the log key to watch (``"loss"`` or a metric name).
+            Default: "loss".
+        factor (float, optional): the reduction factor, below 1. Default: 0.1.
+        patience (int, optional): evaluations without improvement before reducing.
+            Default: 10.
+        verbose (int, optional): print reductions. Default: 1.
+        mode (str, optional): ``"min"``, ``"max"`` or ``"auto"``. Default: "auto".
+        min_delta (float, optional): the smallest change that counts as improvement.
+            Default: 0.0001.
+        cooldown (int, optional): evaluations to wait after a reduction. Default: 0.
+        min_lr (float, optional): the lower bound of the rate. Default: 0.
+
+    Examples:
+        >>> import fw
+        >>> from fw.io import TensorDataset
+        >>> _ = fw.seed(0)
+        >>> x = fw.randn([16, 4])
+        >>> data = TensorDataset([x, (x.sum(axis=1, keepdim=True) > 0).astype("int64")])
+        >>> net = fw.nn.Sequential(fw.nn.Linear(4, 8), fw.nn.ReLU(), fw.nn.Linear(8, 2))
+        >>> model = fw.Model(net)
+        >>> opt = fw.optimizer.SGD(learning_rate=0.0, parameters=model.parameters())
+        >>> model.prepare(opt, fw.nn.CrossEntropyLoss())   # a zero rate: the loss never improves
+        >>> opt.set_lr(1e-9)
+        >>> reduce = fw.callbacks.ReduceLROnPlateau(patience=1, factor=0.5, verbose=0,
+        ...                                         min_delta=0.1)
+        >>> model.fit(data, data, batch_size=8, epochs=4, verbose=0, callbacks=[reduce])
+        >>> opt.get_lr() < 1e-9
+        True
     """
 
     def __init__(self, monitor="loss", factor=0.1, patience=10, verbose=1, mode="auto",
@@ -454,14 +1290,30 @@ class ReduceLROnPlateau(Callback):
 
 
 class TensorBoard(Callback):
-    """Log the training/evaluation scalars (loss and metrics) to TensorBoard event
-    files in `log_dir` (``train/`` per step, ``eval/`` per evaluation) through
-    `fw.utils.LogWriter` (tensorboardX); flushed every `flush_secs` seconds and after
-    each epoch and evaluation.
+    """Log the training and evaluation scalars (loss and metrics) to TensorBoard event
+    files in `log_dir` (``train/`` per step, ``eval/`` per evaluation) with
+    ``fw.utils.LogWriter``; flushed every `flush_secs` seconds and after each epoch and
+    evaluation.
 
     Args:
         log_dir (str): the directory of the event files.
-        flush_secs (int, optional): seconds between background flushes. Default 30.
+        flush_secs (int, optional): seconds between background flushes. Default: 30.
+
+    Examples:
+        >>> import fw
+        >>> from fw.io import TensorDataset
+        >>> _ = fw.seed(0)
+        >>> x = fw.randn([16, 4])
+        >>> data = TensorDataset([x, (x.sum(axis=1, keepdim=True) > 0).astype("int64")])
+        >>> net = fw.nn.Sequential(fw.nn.Linear(4, 8), fw.nn.ReLU(), fw.nn.Linear(8, 2))
+        >>> model = fw.Model(net)
+        >>> opt = fw.optimizer.Adam(learning_rate=0.01, parameters=model.parameters())
+        >>> model.prepare(opt, fw.nn.CrossEntropyLoss(), fw.metric.Accuracy())
+        >>> board = fw.callbacks.TensorBoard(log_dir="logs")
+        >>> model.fit(data, data, batch_size=8, epochs=1, verbose=0, callbacks=[board])
+        >>> import os
+        >>> any(f.startswith("events.out.tfevents") for f in os.listdir("logs"))
+        True
     """
 
     def __init__(self, log_dir, flush_secs=30):
@@ -509,17 +1361,64 @@ class TensorBoard(Callback):
 
 
 class VisualDL(TensorBoard):
-    """Paddle's VisualDL logging callback (``VisualDL(log_dir)``); fw writes
-    TensorBoard event files with `fw.utils.LogWriter` (VisualDL and TensorBoard both
-    display them)."""
+    """Paddle's VisualDL logging callback: fw writes TensorBoard event files with
+    ``fw.utils.LogWriter`` (VisualDL and TensorBoard both display them); the same as
+    `TensorBoard`.
+
+    Args:
+        log_dir (str): the directory of the event files.
+        flush_secs (int, optional): seconds between background flushes. Default: 30.
+
+    Examples:
+        >>> import fw
+        >>> from fw.io import TensorDataset
+        >>> _ = fw.seed(0)
+        >>> x = fw.randn([16, 4])
+        >>> data = TensorDataset([x, (x.sum(axis=1, keepdim=True) > 0).astype("int64")])
+        >>> net = fw.nn.Sequential(fw.nn.Linear(4, 8), fw.nn.ReLU(), fw.nn.Linear(8, 2))
+        >>> model = fw.Model(net)
+        >>> opt = fw.optimizer.Adam(learning_rate=0.01, parameters=model.parameters())
+        >>> model.prepare(opt, fw.nn.CrossEntropyLoss(), fw.metric.Accuracy())
+        >>> model.fit(data, batch_size=8, epochs=1, verbose=0,
+        ...           callbacks=[fw.callbacks.VisualDL(log_dir="vdl")])
+        >>> import os
+        >>> len(os.listdir("vdl")) > 0
+        True
+    """
 
 
 def config_callbacks(callbacks=None, model=None, batch_size=None, epochs=None, steps=None,
                      log_freq=2, verbose=2, save_freq=1, save_dir=None, metrics=None,
                      mode="train"):
-    """The CallbackList `fw.Model` uses: the user's callbacks plus a ProgBarLogger,
-    a ModelCheckpoint (training with ``save_dir``) and an LRScheduler stepper, unless
-    given."""
+    """The `CallbackList` ``fw.Model`` runs: your callbacks plus a `ProgBarLogger`
+    (when `verbose`), a `ModelCheckpoint` and an `LRScheduler` stepper (when training),
+    unless you gave one of those yourself.
+
+    Args:
+        callbacks (list, optional): your callbacks. Default: None.
+        model (Model, optional): the model they get. Default: None.
+        batch_size (int, optional): the run's batch size (for ``params``). Default: None.
+        epochs (int, optional): the number of epochs. Default: None.
+        steps (int, optional): the batches per epoch. Default: None.
+        log_freq (int, optional): the `ProgBarLogger`'s period. Default: 2.
+        verbose (int, optional): the `ProgBarLogger`'s verbosity; 0 adds none. Default: 2.
+        save_freq (int, optional): the `ModelCheckpoint`'s period. Default: 1.
+        save_dir (str, optional): the `ModelCheckpoint`'s directory. Default: None.
+        metrics (list, optional): the metric names (for ``params``). Default: None.
+        mode (str, optional): ``"train"``, ``"eval"`` or ``"predict"``. Default: "train".
+
+    Returns:
+        CallbackList, the callbacks with ``params`` and the model set.
+
+    Examples:
+        >>> import fw
+        >>> from fw.hapi.callbacks import config_callbacks
+        >>> cbks = config_callbacks(callbacks=[fw.callbacks.EarlyStopping()], epochs=2, verbose=0)
+        >>> [type(c).__name__ for c in cbks]
+        ['EarlyStopping', 'ModelCheckpoint', 'LRScheduler']
+        >>> cbks.params["epochs"]
+        2
+    """
     cbks = list(callbacks or [])
     if not any(isinstance(c, ProgBarLogger) for c in cbks) and verbose:
         cbks = [ProgBarLogger(log_freq, verbose=verbose)] + cbks

@@ -61,6 +61,13 @@ def flops(net, input_size, custom_ops=None, print_detail=False):
 
     Returns:
         the total as an int.
+
+    Examples:
+        >>> import fw
+        >>> net = fw.nn.Sequential(fw.nn.Linear(8, 16), fw.nn.ReLU(), fw.nn.Linear(16, 2))
+        >>> fw.flops(net, [1, 8])
+        Total Flops: 178     Total Params: 178
+        178
     """
     import fw
     from fw.autograd import no_grad

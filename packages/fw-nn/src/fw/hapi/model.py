@@ -66,21 +66,31 @@ def _rename_state(state, names):
 
 
 class Model:
-    """Wrap a network for high-level training.
+    """A network wrapped for high-level training: `prepare`, then `fit`, `evaluate`,
+    `predict`, `save` / `load`, or one batch at a time (`train_batch`, `eval_batch`,
+    `predict_batch`). Paddle's ``paddle.Model``, in dynamic mode.
 
     Args:
-        network: an `fw.nn.Layer`.
-        inputs: InputSpecs (or anything with a length) describing the inputs; only
-            their number is used in dynamic mode.
-        labels: the labels' specs (unused in dynamic mode).
+        network (Layer): the network.
+        inputs (InputSpec|list, optional): the inputs' specs; in dynamic mode only their
+            number is used (and `summary` / ``save(training=False)`` read their shapes).
+            Default: None.
+        labels (InputSpec|list, optional): the labels' specs (unused in dynamic mode).
+            Default: None.
 
-    >>> import numpy as np
-    >>> import fw
-    >>> net = fw.nn.Linear(4, 1)
-    >>> model = fw.Model(net)
-    >>> model.prepare(fw.optimizer.SGD(0.1, parameters=net.parameters()), fw.nn.MSELoss())
-    >>> x, y = np.ones((8, 4), "float32"), np.zeros((8, 1), "float32")
-    >>> loss = model.train_batch([x], [y])
+    Examples:
+        >>> import fw
+        >>> from fw.io import TensorDataset
+        >>> _ = fw.seed(0)
+        >>> x = fw.randn([16, 4])
+        >>> data = TensorDataset([x, (x.sum(axis=1, keepdim=True) > 0).astype("int64")])
+        >>> net = fw.nn.Sequential(fw.nn.Linear(4, 8), fw.nn.ReLU(), fw.nn.Linear(8, 2))
+        >>> model = fw.Model(net)
+        >>> opt = fw.optimizer.Adam(learning_rate=0.01, parameters=model.parameters())
+        >>> model.prepare(opt, fw.nn.CrossEntropyLoss(), fw.metric.Accuracy())
+        >>> model.fit(data, epochs=5, batch_size=8, verbose=0)
+        >>> sorted(model.evaluate(data, batch_size=8, verbose=0))
+        ['acc', 'loss']
     """
 
     def __init__(self, network, inputs=None, labels=None):
@@ -97,13 +107,33 @@ class Model:
 
     # ------------------------------------------------------------ configuration
     def prepare(self, optimizer=None, loss=None, metrics=None, amp_configs=None):
-        """Set the optimizer, the loss (a Layer or callable ``loss(*outputs, *labels)``),
-        the metrics (`fw.metric.Metric` instances) and mixed precision.
+        """Set the optimizer, the loss, the metrics and mixed precision for the
+        following calls.
 
         Args:
-            amp_configs: None, a level string (``"O1"``/``"O2"``) or a dict with
+            optimizer (Optimizer, optional): the optimizer (needed to train). Default: None.
+            loss (Layer|callable, optional): ``loss(*outputs, *labels)``, e.g.
+                ``fw.nn.CrossEntropyLoss()``. Default: None.
+            metrics (Metric|list, optional): ``fw.metric.Metric`` instances. Default: None.
+            amp_configs (str|dict, optional): None, a level (``"O1"`` / ``"O2"``) or a dict with
                 ``level``, ``dtype``, ``init_loss_scaling``, ``custom_white_list``,
-                ``custom_black_list``, ``use_dynamic_loss_scaling`` ...
+                ``custom_black_list``, ``use_dynamic_loss_scaling``. Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> _ = fw.seed(0)
+            >>> x = fw.randn([16, 4])
+            >>> data = TensorDataset([x, (x.sum(axis=1, keepdim=True) > 0).astype("int64")])
+            >>> net = fw.nn.Sequential(fw.nn.Linear(4, 8), fw.nn.ReLU(), fw.nn.Linear(8, 2))
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.Adam(learning_rate=0.01, parameters=model.parameters())
+            >>> model.prepare(opt, fw.nn.CrossEntropyLoss(), fw.metric.Accuracy())
+            >>> model.train_batch([x[:4]], [fw.zeros([4, 1], "int64")])[1]
+            [0.75]
         """
         from fw.metric import Metric
 
@@ -158,7 +188,28 @@ class Model:
         return amp.auto_cast(**self._amp)
 
     def parameters(self, *args, **kwargs):
-        """The network's parameters."""
+        """The network's parameters (what an optimizer takes).
+
+        Args:
+            *args: passed to ``Layer.parameters``.
+            **kwargs: passed to ``Layer.parameters``.
+
+        Returns:
+            list, the parameters.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> _ = fw.seed(0)
+            >>> x = fw.randn([16, 4])
+            >>> data = TensorDataset([x, (x.sum(axis=1, keepdim=True) > 0).astype("int64")])
+            >>> net = fw.nn.Sequential(fw.nn.Linear(4, 8), fw.nn.ReLU(), fw.nn.Linear(8, 2))
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.Adam(learning_rate=0.01, parameters=model.parameters())
+            >>> model.prepare(opt, fw.nn.CrossEntropyLoss(), fw.metric.Accuracy())
+            >>> [p.shape for p in model.parameters()]
+            [[4, 8], [8], [8, 2], [2]]
+        """
         return self.network.parameters(*args, **kwargs)
 
     # ------------------------------------------------------------ one batch
@@ -179,10 +230,30 @@ class Model:
         return vals
 
     def train_batch(self, inputs, labels=None, update=True):
-        """Run one training step on a batch.
+        """Run one training step (forward, loss, backward, optimizer update) on a batch.
+
+        Args:
+            inputs (list): the network's inputs (Tensors or arrays).
+            labels (list, optional): the labels. Default: None.
+            update (bool, optional): apply the optimizer (False only accumulates the
+                gradients). Default: True.
 
         Returns:
-            the losses as NumPy arrays, or ``(losses, metrics)`` when metrics are set.
+            list, the losses as NumPy arrays; ``(losses, metrics)`` when metrics are set.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> _ = fw.seed(0)
+            >>> x = fw.randn([16, 4])
+            >>> data = TensorDataset([x, (x.sum(axis=1, keepdim=True) > 0).astype("int64")])
+            >>> net = fw.nn.Sequential(fw.nn.Linear(4, 8), fw.nn.ReLU(), fw.nn.Linear(8, 2))
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.Adam(learning_rate=0.01, parameters=model.parameters())
+            >>> model.prepare(opt, fw.nn.CrossEntropyLoss(), fw.metric.Accuracy())
+            >>> losses, metrics = model.train_batch([x[:4]], [fw.ones([4, 1], "int64")])
+            >>> losses[0].shape, len(metrics)
+            ((), 1)
         """
         if self._optimizer is None or self._loss is None:
             raise RuntimeError("Model.train_batch: call prepare(optimizer, loss) first")
@@ -210,7 +281,29 @@ class Model:
         return (out, metrics) if metrics else out
 
     def eval_batch(self, inputs, labels=None):
-        """Evaluate one batch (no gradients): losses (if a loss is set) and metrics."""
+        """Evaluate one batch without gradients.
+
+        Args:
+            inputs (list): the network's inputs.
+            labels (list, optional): the labels. Default: None.
+
+        Returns:
+            list, the losses (if a loss is set); ``(losses, metrics)`` when metrics are set.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> _ = fw.seed(0)
+            >>> x = fw.randn([16, 4])
+            >>> data = TensorDataset([x, (x.sum(axis=1, keepdim=True) > 0).astype("int64")])
+            >>> net = fw.nn.Sequential(fw.nn.Linear(4, 8), fw.nn.ReLU(), fw.nn.Linear(8, 2))
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.Adam(learning_rate=0.01, parameters=model.parameters())
+            >>> model.prepare(opt, fw.nn.CrossEntropyLoss(), fw.metric.Accuracy())
+            >>> losses, metrics = model.eval_batch([x[:4]], [fw.ones([4, 1], "int64")])
+            >>> losses[0].shape, len(metrics)
+            ((), 1)
+        """
         from fw.autograd import no_grad
 
         self.network.eval()
@@ -227,7 +320,28 @@ class Model:
         return out
 
     def predict_batch(self, inputs):
-        """The network's outputs on one batch, as NumPy arrays."""
+        """The network's outputs on one batch.
+
+        Args:
+            inputs (list): the network's inputs.
+
+        Returns:
+            list, one NumPy array per output.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> _ = fw.seed(0)
+            >>> x = fw.randn([16, 4])
+            >>> data = TensorDataset([x, (x.sum(axis=1, keepdim=True) > 0).astype("int64")])
+            >>> net = fw.nn.Sequential(fw.nn.Linear(4, 8), fw.nn.ReLU(), fw.nn.Linear(8, 2))
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.Adam(learning_rate=0.01, parameters=model.parameters())
+            >>> model.prepare(opt, fw.nn.CrossEntropyLoss(), fw.metric.Accuracy())
+            >>> (out,) = model.predict_batch([x[:3]])
+            >>> out.shape
+            (3, 2)
+        """
         from fw.autograd import no_grad
 
         self.network.eval()
@@ -238,9 +352,33 @@ class Model:
 
     # ------------------------------------------------------------ checkpoints
     def save(self, path, training=True):
-        """Save the parameters to ``path.pdparams`` and (with an optimizer) its state to
-        ``path.pdopt``. ``training=False`` exports an inference model, which needs
-        fw-jit (``fw.jit.save``)."""
+        """Save the parameters to ``path + ".pdparams"`` and, with an optimizer, its state
+        to ``path + ".pdopt"``; ``training=False`` exports an inference model instead
+        (through ``fw.jit.save``: needs fw-jit and the `inputs` specs).
+
+        Args:
+            path (str): the path prefix; missing directories are created.
+            training (bool, optional): save to resume training (True) or for inference.
+                Default: True.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> _ = fw.seed(0)
+            >>> x = fw.randn([16, 4])
+            >>> data = TensorDataset([x, (x.sum(axis=1, keepdim=True) > 0).astype("int64")])
+            >>> net = fw.nn.Sequential(fw.nn.Linear(4, 8), fw.nn.ReLU(), fw.nn.Linear(8, 2))
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.Adam(learning_rate=0.01, parameters=model.parameters())
+            >>> model.prepare(opt, fw.nn.CrossEntropyLoss(), fw.metric.Accuracy())
+            >>> model.save("ckpt/model")
+            >>> import os
+            >>> sorted(os.listdir("ckpt"))
+            ['model.pdopt', 'model.pdparams']
+        """
         from fw.nn.serialization import save
 
         if not training:
@@ -263,8 +401,35 @@ class Model:
             save(_rename_state(self._optimizer.state_dict(), names), path + ".pdopt")
 
     def load(self, path, skip_mismatch=False, reset_optimizer=False):
-        """Load ``path.pdparams`` (and ``path.pdopt`` unless `reset_optimizer` or no
-        optimizer is set). `skip_mismatch` ignores entries whose shape differs."""
+        """Load ``path + ".pdparams"`` and, unless `reset_optimizer` or no optimizer is
+        set, ``path + ".pdopt"``.
+
+        Args:
+            path (str): the path prefix `save` used.
+            skip_mismatch (bool, optional): skip entries whose shape differs (fine-tuning a
+                changed head) instead of raising. Default: False.
+            reset_optimizer (bool, optional): do not load the optimizer's state. Default: False.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> _ = fw.seed(0)
+            >>> x = fw.randn([16, 4])
+            >>> data = TensorDataset([x, (x.sum(axis=1, keepdim=True) > 0).astype("int64")])
+            >>> net = fw.nn.Sequential(fw.nn.Linear(4, 8), fw.nn.ReLU(), fw.nn.Linear(8, 2))
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.Adam(learning_rate=0.01, parameters=model.parameters())
+            >>> model.prepare(opt, fw.nn.CrossEntropyLoss(), fw.metric.Accuracy())
+            >>> model.save("ckpt/model")
+            >>> w = net[0].weight.numpy().copy()
+            >>> model.fit(data, batch_size=8, epochs=1, verbose=0)
+            >>> model.load("ckpt/model")
+            >>> bool((net[0].weight.numpy() == w).all())
+            True
+        """
         import warnings
 
         from fw.nn.serialization import load
@@ -372,12 +537,53 @@ class Model:
     def fit(self, train_data=None, eval_data=None, batch_size=1, epochs=1, eval_freq=1,
             log_freq=10, save_dir=None, save_freq=1, verbose=2, drop_last=False, shuffle=True,
             num_workers=0, callbacks=None, accumulate_grad_batches=1, num_iters=None):
-        """Train for `epochs` over `train_data` (a Dataset or a DataLoader), evaluating on
-        `eval_data` every `eval_freq` epochs; callbacks report progress, save checkpoints
-        to `save_dir` every `save_freq` epochs and may stop early.
+        """Train for `epochs` over `train_data`, evaluating on `eval_data` every
+        `eval_freq` epochs.
+
+        Callbacks (``ProgBarLogger`` per `verbose`, ``ModelCheckpoint`` with `save_dir`, and
+        yours) report progress, save checkpoints and may stop training early.
+
+        Args:
+            train_data (Dataset|DataLoader, optional): the training data. Default: None.
+            eval_data (Dataset|DataLoader, optional): the evaluation data. Default: None.
+            batch_size (int, optional): the batch size when the data is a Dataset. Default: 1.
+            epochs (int, optional): the number of epochs. Default: 1.
+            eval_freq (int, optional): evaluate every this many epochs. Default: 1.
+            log_freq (int, optional): log every this many batches. Default: 10.
+            save_dir (str, optional): save a checkpoint there every `save_freq` epochs and at
+                the end (``final.pdparams``). Default: None.
+            save_freq (int, optional): the checkpoint period in epochs. Default: 1.
+            verbose (int, optional): 0 silent, 1 one line per epoch, 2 a progress bar (lines
+                when stdout is not a terminal). Default: 2.
+            drop_last (bool, optional): drop the last incomplete batch. Default: False.
+            shuffle (bool, optional): shuffle the training data each epoch. Default: True.
+            num_workers (int, optional): DataLoader worker processes. Default: 0.
+            callbacks (list, optional): ``fw.callbacks.Callback`` instances. Default: None.
+            accumulate_grad_batches (int, optional): update every this many batches,
+                accumulating gradients. Default: 1.
+            num_iters (int, optional): stop after this many batches. Default: None.
 
         Returns:
             None (the logs reach the callbacks).
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> _ = fw.seed(0)
+            >>> x = fw.randn([16, 4])
+            >>> data = TensorDataset([x, (x.sum(axis=1, keepdim=True) > 0).astype("int64")])
+            >>> net = fw.nn.Sequential(fw.nn.Linear(4, 8), fw.nn.ReLU(), fw.nn.Linear(8, 2))
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.Adam(learning_rate=0.01, parameters=model.parameters())
+            >>> model.prepare(opt, fw.nn.CrossEntropyLoss(), fw.metric.Accuracy())
+            >>> before = model.evaluate(data, batch_size=16, verbose=0)["loss"]
+            >>> model.fit(data, data, batch_size=4, epochs=10, verbose=0, save_dir="ckpt")
+            >>> after = model.evaluate(data, batch_size=16, verbose=0)["loss"]
+            >>> after[0] < before[0]
+            True
+            >>> import os
+            >>> os.path.exists("ckpt/final.pdparams")
+            True
         """
         if train_data is None:
             raise ValueError("Model.fit: train_data is required")
@@ -419,7 +625,34 @@ class Model:
 
     def evaluate(self, eval_data, batch_size=1, log_freq=10, verbose=2, num_workers=0,
                  callbacks=None, num_samples=None):
-        """Evaluate on `eval_data`; returns ``{"loss": [...], <metric>: value}``."""
+        """Evaluate on `eval_data`: the mean loss and the metrics.
+
+        Args:
+            eval_data (Dataset|DataLoader): the data.
+            batch_size (int, optional): the batch size when the data is a Dataset. Default: 1.
+            log_freq (int, optional): log every this many batches. Default: 10.
+            verbose (int, optional): 0 silent, 1 or 2 progress. Default: 2.
+            num_workers (int, optional): DataLoader worker processes. Default: 0.
+            callbacks (list, optional): ``fw.callbacks.Callback`` instances. Default: None.
+            num_samples (int, optional): evaluate only the first samples. Default: None.
+
+        Returns:
+            dict, ``{"loss": [value], <metric name>: value}``.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> _ = fw.seed(0)
+            >>> x = fw.randn([16, 4])
+            >>> data = TensorDataset([x, (x.sum(axis=1, keepdim=True) > 0).astype("int64")])
+            >>> net = fw.nn.Sequential(fw.nn.Linear(4, 8), fw.nn.ReLU(), fw.nn.Linear(8, 2))
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.Adam(learning_rate=0.01, parameters=model.parameters())
+            >>> model.prepare(opt, fw.nn.CrossEntropyLoss(), fw.metric.Accuracy())
+            >>> result = model.evaluate(data, batch_size=8, verbose=0)
+            >>> sorted(result), len(result["loss"])
+            (['acc', 'loss'], 1)
+        """
         loader = self._loader(eval_data, batch_size, False, False, num_workers)
         metric_names = [n for m in self._metrics for n in _to_list(m.name())]
         cbks = config_callbacks(callbacks, model=self, batch_size=batch_size, log_freq=log_freq,
@@ -435,9 +668,39 @@ class Model:
 
     def predict(self, test_data, batch_size=1, num_workers=0, stack_outputs=False, verbose=1,
                 callbacks=None):
-        """Run the network over `test_data`; returns one list per output holding the
-        batches' arrays (concatenated into one array per output with
-        `stack_outputs`)."""
+        """Run the network over `test_data` (no labels needed).
+
+        Args:
+            test_data (Dataset|DataLoader): the inputs (a dataset whose items are inputs, or
+                input tuples; extra label fields are ignored).
+            batch_size (int, optional): the batch size when the data is a Dataset. Default: 1.
+            num_workers (int, optional): DataLoader worker processes. Default: 0.
+            stack_outputs (bool, optional): concatenate the batches into one array per output.
+                Default: False.
+            verbose (int, optional): 0 silent, 1 progress. Default: 1.
+            callbacks (list, optional): ``fw.callbacks.Callback`` instances. Default: None.
+
+        Returns:
+            list, one entry per output: a list of the batches' NumPy arrays, or one array with
+            `stack_outputs`.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> _ = fw.seed(0)
+            >>> x = fw.randn([16, 4])
+            >>> data = TensorDataset([x, (x.sum(axis=1, keepdim=True) > 0).astype("int64")])
+            >>> net = fw.nn.Sequential(fw.nn.Linear(4, 8), fw.nn.ReLU(), fw.nn.Linear(8, 2))
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.Adam(learning_rate=0.01, parameters=model.parameters())
+            >>> model.prepare(opt, fw.nn.CrossEntropyLoss(), fw.metric.Accuracy())
+            >>> (batches,) = model.predict(data, batch_size=8, verbose=0)
+            >>> len(batches), batches[0].shape
+            (2, (8, 2))
+            >>> (stacked,) = model.predict(data, batch_size=8, verbose=0, stack_outputs=True)
+            >>> stacked.shape
+            (16, 2)
+        """
         loader = self._loader(test_data, batch_size, False, False, num_workers)
         cbks = config_callbacks(callbacks, model=self, batch_size=batch_size, verbose=verbose,
                                 mode="predict")
@@ -456,7 +719,47 @@ class Model:
         return per_output
 
     def summary(self, input_size=None, dtype=None):
-        """`fw.summary` of the network (input_size from the InputSpecs when None)."""
+        """`fw.summary` of the network: a table of layers, output shapes and parameter
+        counts (printed).
+
+        Args:
+            input_size (tuple|list, optional): the input shape(s), batch included; None takes
+                them from the `inputs` specs. Default: None.
+            dtype (str, optional): the input dtype. Default: None (float32).
+
+        Returns:
+            dict, ``{"total_params": int, "trainable_params": int}``.
+
+        Examples:
+            >>> import fw
+            >>> from fw.io import TensorDataset
+            >>> _ = fw.seed(0)
+            >>> x = fw.randn([16, 4])
+            >>> data = TensorDataset([x, (x.sum(axis=1, keepdim=True) > 0).astype("int64")])
+            >>> net = fw.nn.Sequential(fw.nn.Linear(4, 8), fw.nn.ReLU(), fw.nn.Linear(8, 2))
+            >>> model = fw.Model(net)
+            >>> opt = fw.optimizer.Adam(learning_rate=0.01, parameters=model.parameters())
+            >>> model.prepare(opt, fw.nn.CrossEntropyLoss(), fw.metric.Accuracy())
+            >>> info = model.summary((1, 4))
+            ----------------------------------------------------
+              Layer (type)  Input Shape  Output Shape  Param #
+            ====================================================
+                Linear-1      [[1, 4]]      [1, 8]        40
+                 ReLU-1       [[1, 8]]      [1, 8]        0
+                Linear-2      [[1, 8]]      [1, 2]        18
+            ====================================================
+            Total params: 58
+            Trainable params: 58
+            Non-trainable params: 0
+            ----------------------------------------------------
+            Input size (MB): 0.00
+            Forward/backward pass size (MB): 0.00
+            Params size (MB): 0.00
+            Estimated Total Size (MB): 0.00
+            ----------------------------------------------------
+            >>> info
+            {'total_params': 58, 'trainable_params': 58}
+        """
         from fw.hapi.summary import summary
 
         if input_size is None and self._inputs:

@@ -75,6 +75,29 @@ def summary(net, input_size=None, dtypes=None, input=None):  # noqa: A002
 
     Returns:
         ``{"total_params": int, "trainable_params": int}``.
+
+    Examples:
+        >>> import fw
+        >>> net = fw.nn.Sequential(fw.nn.Linear(8, 16), fw.nn.ReLU(), fw.nn.Linear(16, 2))
+        >>> info = fw.summary(net, (1, 8))
+        ----------------------------------------------------
+          Layer (type)  Input Shape  Output Shape  Param #
+        ====================================================
+            Linear-1      [[1, 8]]     [1, 16]       144
+             ReLU-1      [[1, 16]]     [1, 16]        0
+            Linear-2     [[1, 16]]      [1, 2]        34
+        ====================================================
+        Total params: 178
+        Trainable params: 178
+        Non-trainable params: 0
+        ----------------------------------------------------
+        Input size (MB): 0.00
+        Forward/backward pass size (MB): 0.00
+        Params size (MB): 0.00
+        Estimated Total Size (MB): 0.00
+        ----------------------------------------------------
+        >>> info
+        {'total_params': 178, 'trainable_params': 178}
     """
     from fw.autograd import no_grad
 

@@ -126,18 +126,42 @@ def default_collate_fn(batch):
     (one float64 sample makes a float32 batch float64), with a warning naming the
     odd sample.
 
-    >>> import numpy as np
-    >>> import fw
-    >>> x, y = fw.io.default_collate_fn([(np.ones(2, 'float32'), 0), (np.zeros(2, 'float32'), 1)])
-    >>> x.shape, y.tolist()
-    ([2, 2], [0, 1])
+    Args:
+        batch (list): the samples.
+
+    Returns:
+        The batch: Tensors, lists or dicts in the samples' structure.
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> samples = [(np.ones(2, "float32"), 0), (np.zeros(2, "float32"), 1)]
+        >>> x, y = fw.io.default_collate_fn(samples)
+        >>> x.shape, y.tolist(), y.dtype
+        ([2, 2], [0, 1], fw.int64)
+        >>> fw.io.default_collate_fn([{"a": 1.5}, {"a": 2.5}])["a"].dtype
+        fw.float64
     """
     return to_tensors(collate_numpy(batch))
 
 
 def default_convert_fn(batch):
     """Convert one sample (``batch_size=None``): arrays and numbers become Tensors,
-    recursing into dicts and sequences; no batch axis is added."""
+    recursing into dicts and sequences; no batch axis is added.
+
+    Args:
+        batch (object): one sample.
+
+    Returns:
+        The sample with arrays and numbers as Tensors.
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> out = fw.io.default_convert_fn({"x": np.ones(3, "float32"), "label": 2})
+        >>> out["x"].shape, type(out["x"]).__name__, out["label"]
+        ([3], 'Tensor', 2)
+    """
     if isinstance(batch, (np.ndarray, np.generic, Tensor)):
         return to_tensors(batch)
     if isinstance(batch, (str, bytes)):

@@ -139,11 +139,15 @@ class DataLoader:
             its random generators are seeded.
         persistent_workers: keep the workers between epochs.
 
-    >>> import numpy as np
-    >>> import fw
-    >>> data = fw.io.TensorDataset([np.arange(10, dtype="float32").reshape(5, 2)])
-    >>> [b[0].shape for b in fw.io.DataLoader(data, batch_size=2)]
-    [[2, 2], [2, 2], [1, 2]]
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> ds = fw.io.TensorDataset([np.arange(10, dtype="float32"), np.arange(10) % 2])
+        >>> loader = fw.io.DataLoader(ds, batch_size=4, shuffle=False, drop_last=True)
+        >>> [(x.shape, y.tolist()) for x, y in loader]
+        [([4], [0, 1, 0, 1]), ([4], [0, 1, 0, 1])]
+        >>> len(loader)
+        2
     """
 
     def __init__(self, dataset, feed_list=None, places=None, return_list=True,

@@ -20,17 +20,27 @@ __all__ = ["Dataset", "IterableDataset", "TensorDataset", "ComposeDataset", "Cha
 
 
 class Dataset:
-    """Base of map-style datasets: implement ``__getitem__`` and ``__len__``.
+    """Base class of map-style datasets: implement ``__getitem__`` and ``__len__``.
 
-    >>> import numpy as np
-    >>> import fw
-    >>> class Squares(fw.io.Dataset):
-    ...     def __getitem__(self, i):
-    ...         return np.float32(i * i)
-    ...     def __len__(self):
-    ...         return 4
-    >>> [float(x) for x in Squares()]
-    [0.0, 1.0, 4.0, 9.0]
+    An item is usually a tuple of fields (arrays, numbers, tensors); `DataLoader`
+    batches the fields with `default_collate_fn`.
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> class Squares(fw.io.Dataset):
+        ...     def __init__(self, n):
+        ...         self.n = n
+        ...     def __getitem__(self, i):
+        ...         return np.float32(i), np.float32(i * i)
+        ...     def __len__(self):
+        ...         return self.n
+        >>> ds = Squares(4)
+        >>> len(ds), [float(v) for v in ds[3]]
+        (4, [3.0, 9.0])
+        >>> x, y = next(iter(fw.io.DataLoader(ds, batch_size=4)))
+        >>> y.tolist()
+        [0.0, 1.0, 4.0, 9.0]
     """
 
     def __getitem__(self, idx):
@@ -54,6 +64,20 @@ class IterableDataset(Dataset):
     With ``num_workers > 0`` every worker iterates its own copy; use
     `fw.io.get_worker_info` (``id``, ``num_workers``) to give each a distinct shard,
     or every sample is produced once per worker.
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> class Stream(fw.io.IterableDataset):
+        ...     def __init__(self, n):
+        ...         self.n = n
+        ...     def __iter__(self):
+        ...         info = fw.io.get_worker_info()
+        ...         start, step = (0, 1) if info is None else (info.id, info.num_workers)
+        ...         for i in range(start, self.n, step):
+        ...             yield np.float32(i)
+        >>> [b.tolist() for b in fw.io.DataLoader(Stream(5), batch_size=2)]
+        [[0.0, 1.0], [2.0, 3.0], [4.0]]
     """
 
     def __iter__(self):
@@ -73,11 +97,17 @@ def _first_dim(t):
 
 
 class TensorDataset(Dataset):
-    """Samples are the rows of tensors with one first dimension: item ``i`` is
-    ``[t[i] for t in tensors]``.
+    """A dataset of the rows of tensors that share their first dimension: item ``i``
+    is ``[t[i] for t in tensors]``.
 
     Args:
-        tensors: a list of Tensors (or arrays) with equal ``shape[0]``.
+        tensors (list|tuple): Tensors (or arrays) with equal ``shape[0]``.
+
+    Examples:
+        >>> import fw
+        >>> ds = fw.io.TensorDataset([fw.arange(6).reshape([3, 2]), fw.to_tensor([0, 1, 0])])
+        >>> len(ds), [t.tolist() for t in ds[1]]
+        (3, [[2, 3], 1])
     """
 
     def __init__(self, tensors):
@@ -103,8 +133,20 @@ def _fields(x):
 
 
 class ComposeDataset(Dataset):
-    """Zip map-style datasets of one length: item ``i`` concatenates the fields of
-    every dataset's item ``i`` into one tuple."""
+    """Zip map-style datasets of one length: item ``i`` concatenates the fields of every
+    dataset's item ``i`` into one tuple.
+
+    Args:
+        datasets (list): map-style datasets of equal length.
+
+    Examples:
+        >>> import fw
+        >>> a = fw.io.TensorDataset([fw.to_tensor([1, 2])])
+        >>> b = fw.io.TensorDataset([fw.to_tensor([10, 20]), fw.to_tensor([7, 8])])
+        >>> ds = fw.io.ComposeDataset([a, b])
+        >>> len(ds), [int(f) for f in ds[1]]
+        (2, [2, 20, 8])
+    """
 
     def __init__(self, datasets):
         self.datasets = list(datasets)
@@ -131,7 +173,21 @@ class ComposeDataset(Dataset):
 
 
 class ChainDataset(IterableDataset):
-    """Iterate several IterableDatasets one after the other."""
+    """Iterate several IterableDatasets one after the other.
+
+    Args:
+        datasets (list): IterableDatasets.
+
+    Examples:
+        >>> import fw
+        >>> class Count(fw.io.IterableDataset):
+        ...     def __init__(self, start, stop):
+        ...         self.start, self.stop = start, stop
+        ...     def __iter__(self):
+        ...         return iter(range(self.start, self.stop))
+        >>> list(fw.io.ChainDataset([Count(0, 2), Count(5, 7)]))
+        [0, 1, 5, 6]
+    """
 
     def __init__(self, datasets):
         self.datasets = list(datasets)
@@ -146,7 +202,19 @@ class ChainDataset(IterableDataset):
 
 
 class Subset(Dataset):
-    """The samples of `dataset` at `indices` (in that order, repeats allowed)."""
+    """The samples of `dataset` at `indices` (in that order; repeats allowed).
+
+    Args:
+        dataset (Dataset): a map-style dataset.
+        indices (list[int]): the indices to keep.
+
+    Examples:
+        >>> import fw
+        >>> ds = fw.io.TensorDataset([fw.arange(5)])
+        >>> sub = fw.io.Subset(ds, [4, 0, 0])
+        >>> len(sub), [int(sub[i][0]) for i in range(len(sub))]
+        (3, [4, 0, 0])
+    """
 
     def __init__(self, dataset, indices):
         self.dataset = dataset
@@ -160,8 +228,20 @@ class Subset(Dataset):
 
 
 class ConcatDataset(Dataset):
-    """Map-style datasets one after another: indices run through the first, then the
-    second, ..."""
+    """Map-style datasets one after another: the indices run through the first, then
+    the second, ...
+
+    Args:
+        datasets (list): map-style datasets.
+
+    Examples:
+        >>> import fw
+        >>> a = fw.io.TensorDataset([fw.to_tensor([1, 2])])
+        >>> b = fw.io.TensorDataset([fw.to_tensor([3, 4, 5])])
+        >>> ds = fw.io.ConcatDataset([a, b])
+        >>> len(ds), int(ds[2][0]), int(ds[4][0])
+        (5, 3, 5)
+    """
 
     def __init__(self, datasets):
         self.datasets = list(datasets)
@@ -193,7 +273,7 @@ class ConcatDataset(Dataset):
 
 
 def random_split(dataset, lengths, generator=None):
-    """Split `dataset` into non-overlapping random `Subset`\\ s.
+    """Split `dataset` into non-overlapping random `Subset` datasets.
 
     Args:
         dataset: a map-style dataset.
@@ -204,6 +284,19 @@ def random_split(dataset, lengths, generator=None):
 
     Returns:
         a list of `Subset`.
+
+    Examples:
+
+    Examples:
+
+    Examples:
+        >>> import fw
+        >>> ds = fw.io.TensorDataset([fw.arange(10)])
+        >>> train, val = fw.io.random_split(ds, [8, 2], generator=0)
+        >>> len(train), len(val)
+        (8, 2)
+        >>> sorted([int(train[i][0]) for i in range(8)] + [int(val[i][0]) for i in range(2)])
+        [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
     """
     n = len(dataset)
     lengths = list(lengths)

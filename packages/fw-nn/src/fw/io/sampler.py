@@ -21,6 +21,20 @@ class Sampler:
 
     Args:
         data_source: the dataset (or anything with a length) being sampled.
+
+    Examples:
+        >>> import fw
+        >>> class Reverse(fw.io.Sampler):
+        ...     def __iter__(self):
+        ...         return iter(range(len(self.data_source) - 1, -1, -1))
+        ...     def __len__(self):
+        ...         return len(self.data_source)
+        >>> ds = fw.io.TensorDataset([fw.arange(5)])
+        >>> list(Reverse(ds))
+        [4, 3, 2, 1, 0]
+        >>> batches = fw.io.BatchSampler(sampler=Reverse(ds), batch_size=2)
+        >>> [b[0].tolist() for b in fw.io.DataLoader(ds, batch_sampler=batches)]
+        [[4, 3], [2, 1], [0]]
     """
 
     def __init__(self, data_source=None):
@@ -31,7 +45,16 @@ class Sampler:
 
 
 class SequenceSampler(Sampler):
-    """``0, 1, ..., len(data_source) - 1``."""
+    """The indices ``0, 1, ..., len(data_source) - 1`` in order.
+
+    Args:
+        data_source (Dataset, optional): the dataset (anything with a length). Default: None.
+
+    Examples:
+        >>> import fw
+        >>> list(fw.io.SequenceSampler(range(4)))
+        [0, 1, 2, 3]
+    """
 
     def __iter__(self):
         return iter(range(len(self.data_source)))
@@ -51,6 +74,16 @@ class RandomSampler(Sampler):
             otherwise).
         generator: an iterator of indices to use instead (yields ``num_samples`` of
             them), or a ``numpy.random.Generator``.
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> s = fw.io.RandomSampler(range(5), generator=np.random.default_rng(0))
+        >>> sorted(s) == [0, 1, 2, 3, 4], len(s)
+        (True, 5)
+        >>> r = fw.io.RandomSampler(range(5), replacement=True, num_samples=8)
+        >>> len(list(r)), r.num_samples
+        (8, 8)
     """
 
     def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
@@ -69,6 +102,16 @@ class RandomSampler(Sampler):
 
     @property
     def num_samples(self):
+        """How many indices one pass yields.
+
+        Returns:
+            int, ``num_samples`` with replacement, else the dataset's length.
+
+        Examples:
+            >>> import fw
+            >>> fw.io.RandomSampler(range(5)).num_samples
+            5
+        """
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
@@ -101,6 +144,12 @@ class WeightedRandomSampler(Sampler):
         num_samples: how many indices to draw.
         replacement: draw with replacement (without it, ``num_samples`` must not
             exceed the number of non-zero weights).
+
+    Examples:
+        >>> import fw
+        >>> s = fw.io.WeightedRandomSampler([0.0, 1.0, 0.0, 3.0], num_samples=6)
+        >>> set(s) <= {1, 3}, len(s)
+        (True, 6)
     """
 
     def __init__(self, weights, num_samples, replacement=True):
@@ -130,7 +179,19 @@ class WeightedRandomSampler(Sampler):
 
 
 class SubsetRandomSampler(Sampler):
-    """The given indices in random order."""
+    """The given indices, in a random order each pass.
+
+    Args:
+        indices (list[int]): the indices.
+        generator (numpy.random.Generator, optional): the random source; NumPy's global
+            one when None. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> s = fw.io.SubsetRandomSampler([1, 3, 5])
+        >>> sorted(s), len(s)
+        ([1, 3, 5], 3)
+    """
 
     def __init__(self, indices, generator=None):
         self.indices = list(indices)
@@ -157,6 +218,14 @@ class BatchSampler(Sampler):
         shuffle: with `dataset`, use a `RandomSampler`.
         batch_size: indices per batch.
         drop_last: drop the last incomplete batch.
+
+    Examples:
+        >>> import fw
+        >>> list(fw.io.BatchSampler(dataset=range(5), batch_size=2))
+        [[0, 1], [2, 3], [4]]
+        >>> list(fw.io.BatchSampler(sampler=fw.io.SequenceSampler(range(5)), batch_size=2,
+        ...                         drop_last=True))
+        [[0, 1], [2, 3]]
     """
 
     def __init__(self, dataset=None, sampler=None, shuffle=False, batch_size=1, drop_last=False):
@@ -211,6 +280,13 @@ class DistributedBatchSampler(BatchSampler):
         rank: this process's rank (default: fw.distributed's rank, else 0).
         shuffle: shuffle each epoch.
         drop_last: drop the last incomplete batch.
+
+    Examples:
+        >>> import fw
+        >>> ds = range(10)
+        >>> [list(fw.io.DistributedBatchSampler(ds, batch_size=2, num_replicas=2, rank=r))
+        ...  for r in (0, 1)]
+        [[[0, 1], [4, 5], [8]], [[2, 3], [6, 7], [9]]]
     """
 
     def __init__(self, dataset, batch_size, num_replicas=None, rank=None, shuffle=False,
@@ -240,7 +316,25 @@ class DistributedBatchSampler(BatchSampler):
         self.sampler = None
 
     def set_epoch(self, epoch):
-        """Set the epoch: the shuffle seed of the next iteration."""
+        """Set the epoch that seeds the shuffle (call it at the start of every epoch, on
+        every replica, so each epoch has a new order that the replicas agree on).
+
+        Args:
+            epoch (int): the epoch number.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> s = fw.io.DistributedBatchSampler(range(8), batch_size=4, num_replicas=1, rank=0,
+            ...                                   shuffle=True)
+            >>> s.set_epoch(0)
+            >>> first = list(s)
+            >>> s.set_epoch(1)
+            >>> list(s) != first, sorted(sum(first, []))
+            (True, [0, 1, 2, 3, 4, 5, 6, 7])
+        """
         self.epoch = int(epoch)
 
     def _local_indices(self):

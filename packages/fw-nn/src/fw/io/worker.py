@@ -43,13 +43,19 @@ _worker_info = None
 
 
 class WorkerInfo:
-    """What `get_worker_info` returns inside a worker process.
+    """What `get_worker_info` returns inside a DataLoader worker process.
 
-    Attributes:
-        id: this worker's index in ``[0, num_workers)``.
-        num_workers: the number of workers.
-        dataset: this worker's copy of the dataset.
-        seed: the seed this worker's random generators (Python, NumPy, fw) got.
+    Args:
+        id (int): this worker's index in ``[0, num_workers)``.
+        num_workers (int): the number of workers.
+        dataset (Dataset): this worker's copy of the dataset.
+        seed (int): the seed this worker's random generators (Python, NumPy, fw) got.
+
+    Examples:
+        >>> import fw
+        >>> info = fw.io.WorkerInfo(id=0, num_workers=2, dataset=None, seed=7)
+        >>> info.id, info.num_workers, info.seed
+        (0, 2, 7)
     """
 
     def __init__(self, id, num_workers, dataset, seed):  # noqa: A002
@@ -64,12 +70,16 @@ class WorkerInfo:
 
 
 def get_worker_info():
-    """The `WorkerInfo` of the current DataLoader worker process, or None in the
-    main process. Use it in an IterableDataset to shard the stream:
+    """The `WorkerInfo` of the current DataLoader worker process, or None in the main
+    process. Use it in an IterableDataset to give each worker its own shard of the stream.
 
-    >>> import fw
-    >>> fw.io.get_worker_info() is None
-    True
+    Returns:
+        WorkerInfo|None.
+
+    Examples:
+        >>> import fw
+        >>> fw.io.get_worker_info() is None
+        True
     """
     return _worker_info
 

@@ -8,13 +8,37 @@ __all__ = ["Adagrad", "Adadelta", "RMSProp"]
 
 
 class Adagrad(Optimizer):
-    """Adagrad: ``G += g^2``, ``param -= lr * g / (sqrt(G) + epsilon)``.
+    """Adagrad: per-element rates that shrink with the accumulated squared gradients.
+
+    ``G = G + g ** 2``, ``param = param - learning_rate * g / (sqrt(G) + epsilon)``.
 
     Args:
-        learning_rate: a float or an LRScheduler.
-        epsilon: added to the denominator (default 1e-6).
-        parameters, weight_decay, grad_clip, name: as `fw.optimizer.Optimizer`.
-        initial_accumulator_value: the initial value of ``G`` (default 0.0).
+        learning_rate (float|LRScheduler): the step size, or a scheduler from
+            ``fw.optimizer.lr``.
+        epsilon (float, optional): added to the denominator. Default: 1e-06.
+        parameters (list|tuple, optional): the parameters to update, or parameter-group
+            dicts ``{"params": [...], <hyper-parameter>: value}``. Required in dynamic mode.
+            Default: None.
+        weight_decay (float|WeightDecayRegularizer, optional): a float is an L2 coefficient;
+            or ``fw.regularizer.L1Decay`` / ``L2Decay``. A parameter's own regularizer
+            (``ParamAttr``) takes precedence. Default: None.
+        grad_clip (ClipGradBase, optional): ``fw.nn.ClipGradByValue``, ``ClipGradByNorm`` or
+            ``ClipGradByGlobalNorm``. Default: None.
+        name (str, optional): unused; Paddle's name. Default: None.
+        initial_accumulator_value (float, optional): the initial value of ``G``. Default: 0.0.
+
+    Examples:
+        >>> import fw
+        >>> w = fw.create_parameter([2], "float32",
+        ...                         default_initializer=fw.nn.initializer.Constant(0.0))
+        >>> opt = fw.optimizer.Adagrad(learning_rate=0.1, parameters=[w])
+        >>> for _ in range(1):
+        ...     loss = ((w - fw.to_tensor([1.0, -1.0])) ** 2).sum()
+        ...     loss.backward()
+        ...     opt.step()
+        ...     opt.clear_grad()
+        >>> [round(v, 4) for v in w.tolist()]
+        [0.1, -0.1]
     """
 
     _op = "adagrad"
@@ -34,15 +58,38 @@ class Adagrad(Optimizer):
 
 
 class Adadelta(Optimizer):
-    """Adadelta (with Paddle's learning-rate factor): ``Eg = rho Eg + (1-rho) g^2``,
-    ``d = -sqrt((Ed + eps) / (Eg + eps)) g``, ``Ed = rho Ed + (1-rho) d^2``,
-    ``param += lr * d``.
+    """Adadelta (Zeiler), with Paddle's learning-rate factor.
+
+    ``Eg = rho * Eg + (1 - rho) * g ** 2``, ``d = -sqrt((Ed + epsilon) / (Eg + epsilon)) * g``,
+    ``Ed = rho * Ed + (1 - rho) * d ** 2``, ``param = param + learning_rate * d``.
 
     Args:
-        learning_rate: a float or an LRScheduler (default 0.001).
-        epsilon: default 1e-6.
-        rho: the decay rate (default 0.95).
-        parameters, weight_decay, grad_clip, name: as `fw.optimizer.Optimizer`.
+        learning_rate (float|LRScheduler, optional): the step size, or a scheduler from
+            ``fw.optimizer.lr``. Default: 0.001.
+        epsilon (float, optional): added inside the square roots. Default: 1e-06.
+        rho (float, optional): the decay rate. Default: 0.95.
+        parameters (list|tuple, optional): the parameters to update, or parameter-group
+            dicts ``{"params": [...], <hyper-parameter>: value}``. Required in dynamic mode.
+            Default: None.
+        weight_decay (float|WeightDecayRegularizer, optional): a float is an L2 coefficient;
+            or ``fw.regularizer.L1Decay`` / ``L2Decay``. A parameter's own regularizer
+            (``ParamAttr``) takes precedence. Default: None.
+        grad_clip (ClipGradBase, optional): ``fw.nn.ClipGradByValue``, ``ClipGradByNorm`` or
+            ``ClipGradByGlobalNorm``. Default: None.
+        name (str, optional): unused; Paddle's name. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> w = fw.create_parameter([2], "float32",
+        ...                         default_initializer=fw.nn.initializer.Constant(0.0))
+        >>> opt = fw.optimizer.Adadelta(learning_rate=1.0, parameters=[w])
+        >>> for _ in range(1):
+        ...     loss = ((w - fw.to_tensor([1.0, -1.0])) ** 2).sum()
+        ...     loss.backward()
+        ...     opt.step()
+        ...     opt.clear_grad()
+        >>> [round(v, 4) for v in w.tolist()]
+        [0.0045, -0.0045]
     """
 
     _op = "adadelta"
@@ -63,17 +110,42 @@ class Adadelta(Optimizer):
 
 
 class RMSProp(Optimizer):
-    """RMSProp: ``ms = rho ms + (1-rho) g^2``; ``mom = momentum * mom + lr * g /
-    sqrt(ms + epsilon)`` (centered: ``ms - mg^2`` with ``mg`` the mean gradient);
-    ``param -= mom``.
+    """RMSProp: divide the gradient by a running root mean square of recent gradients.
+
+    ``ms = rho * ms + (1 - rho) * g ** 2``,
+    ``mom = momentum * mom + learning_rate * g / sqrt(ms + epsilon)``,
+    ``param = param - mom``; ``centered`` uses ``ms - mg ** 2`` (``mg`` the running mean
+    gradient), i.e. the variance.
 
     Args:
-        learning_rate: a float or an LRScheduler.
-        rho: the decay rate (default 0.95).
-        epsilon: inside the square root (default 1e-6).
-        momentum: default 0.0.
-        centered: normalise by the variance instead of the second moment.
-        parameters, weight_decay, grad_clip, name: as `fw.optimizer.Optimizer`.
+        learning_rate (float|LRScheduler): the step size, or a scheduler from
+            ``fw.optimizer.lr``.
+        rho (float, optional): the decay rate. Default: 0.95.
+        epsilon (float, optional): added inside the square root. Default: 1e-06.
+        momentum (float, optional): the momentum factor. Default: 0.0.
+        centered (bool, optional): normalise by the variance. Default: False.
+        parameters (list|tuple, optional): the parameters to update, or parameter-group
+            dicts ``{"params": [...], <hyper-parameter>: value}``. Required in dynamic mode.
+            Default: None.
+        weight_decay (float|WeightDecayRegularizer, optional): a float is an L2 coefficient;
+            or ``fw.regularizer.L1Decay`` / ``L2Decay``. A parameter's own regularizer
+            (``ParamAttr``) takes precedence. Default: None.
+        grad_clip (ClipGradBase, optional): ``fw.nn.ClipGradByValue``, ``ClipGradByNorm`` or
+            ``ClipGradByGlobalNorm``. Default: None.
+        name (str, optional): unused; Paddle's name. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> w = fw.create_parameter([2], "float32",
+        ...                         default_initializer=fw.nn.initializer.Constant(0.0))
+        >>> opt = fw.optimizer.RMSProp(learning_rate=0.1, parameters=[w])
+        >>> for _ in range(1):
+        ...     loss = ((w - fw.to_tensor([1.0, -1.0])) ** 2).sum()
+        ...     loss.backward()
+        ...     opt.step()
+        ...     opt.clear_grad()
+        >>> [round(v, 4) for v in w.tolist()]
+        [0.4472, -0.4472]
     """
 
     _op = "rmsprop"

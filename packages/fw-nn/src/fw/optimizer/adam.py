@@ -26,29 +26,52 @@ _ADAM_STATES = (
 
 
 class Adam(Optimizer):
-    """Adam: ``m = b1 m + (1-b1) g``, ``v = b2 v + (1-b2) g^2``, ``param -= lr *
-    m_hat / (sqrt(v_hat) + epsilon)`` with bias-corrected ``m_hat``, ``v_hat``
-    (AMSGrad uses the running maximum of ``v``).
+    """The Adam optimizer (Kingma and Ba): moving averages of the gradient and its
+    square, with bias correction.
+
+    ``m = beta1 * m + (1 - beta1) * g``, ``v = beta2 * v + (1 - beta2) * g ** 2``,
+    ``param = param - learning_rate * m_hat / (sqrt(v_hat) + epsilon)`` with
+    ``m_hat = m / (1 - beta1 ** t)`` and ``v_hat = v / (1 - beta2 ** t)``. With
+    ``amsgrad`` the running maximum of ``v`` is used. A float ``weight_decay`` is L2
+    added to the gradient (use `AdamW` for decoupled decay).
 
     Args:
-        learning_rate: a float or an LRScheduler (default 0.001).
-        beta1, beta2: the moment decay rates (floats or one-element Tensors).
-        epsilon: added to the denominator (default 1e-8).
-        parameters: the parameters, or groups that may set ``beta1``, ``beta2``,
-            ``epsilon``, ``weight_decay``, ``learning_rate``.
-        weight_decay: a float (L2, added to the gradient) or a regularizer.
-        grad_clip: a gradient clipping strategy.
-        lazy_mode: accepted for compatibility (gradients are dense here).
-        multi_precision: float32 master weights for float16/bfloat16 parameters.
-        use_multi_tensor: accepted for compatibility (every update is fused here).
-        amsgrad: use the AMSGrad variant.
-        name: an optional name.
+        learning_rate (float|LRScheduler, optional): the step size, or a scheduler from
+            ``fw.optimizer.lr``. Default: 0.001.
+        beta1 (float|Tensor, optional): the decay rate of the first moment. Default: 0.9.
+        beta2 (float|Tensor, optional): the decay rate of the second moment. Default: 0.999.
+        epsilon (float, optional): added to the denominator for stability. Default: 1e-08.
+        parameters (list|tuple, optional): the parameters to update, or parameter-group
+            dicts ``{"params": [...], <hyper-parameter>: value}``. A group may set
+            ``beta1``, ``beta2``, ``epsilon``, ``weight_decay``, ``learning_rate``.
+            Required in dynamic mode.
+            Default: None.
+        weight_decay (float|WeightDecayRegularizer, optional): a float is an L2 coefficient;
+            or ``fw.regularizer.L1Decay`` / ``L2Decay``. A parameter's own regularizer
+            (``ParamAttr``) takes precedence. Default: None.
+        grad_clip (ClipGradBase, optional): ``fw.nn.ClipGradByValue``, ``ClipGradByNorm`` or
+            ``ClipGradByGlobalNorm``. Default: None.
+        lazy_mode (bool, optional): accepted for compatibility (gradients are dense here).
+            Default: False.
+        multi_precision (bool, optional): keep float32 master weights of float16/bfloat16
+            parameters. Default: False.
+        use_multi_tensor (bool, optional): accepted for compatibility; every update is
+            fused here. Default: False.
+        amsgrad (bool, optional): use the AMSGrad variant. Default: False.
+        name (str, optional): unused; Paddle's name. Default: None.
 
-    >>> import fw
-    >>> lin = fw.nn.Linear(3, 1)
-    >>> opt = fw.optimizer.Adam(learning_rate=0.01, parameters=lin.parameters())
-    >>> lin(fw.ones([2, 3])).mean().backward()
-    >>> opt.step(); opt.clear_grad()
+    Examples:
+        >>> import fw
+        >>> w = fw.create_parameter([2], "float32",
+        ...                         default_initializer=fw.nn.initializer.Constant(0.0))
+        >>> opt = fw.optimizer.Adam(learning_rate=0.1, parameters=[w])
+        >>> for _ in range(1):
+        ...     loss = ((w - fw.to_tensor([1.0, -1.0])) ** 2).sum()
+        ...     loss.backward()
+        ...     opt.step()
+        ...     opt.clear_grad()
+        >>> [round(v, 4) for v in w.tolist()]
+        [0.1, -0.1]
     """
 
     _op = "adam"
@@ -76,17 +99,47 @@ class Adam(Optimizer):
 
 
 class AdamW(Adam):
-    """AdamW: Adam with decoupled weight decay, ``param *= 1 - lr * lr_ratio *
-    weight_decay`` before the Adam update.
+    """Adam with decoupled weight decay (Loshchilov and Hutter): before the Adam
+    update, ``param = param * (1 - learning_rate * lr_ratio(param) * weight_decay)``.
+
+    Unlike `Adam`'s ``weight_decay``, the decay does not pass through the moment
+    estimates. Note the default ``weight_decay=0.01``.
 
     Args:
-        learning_rate, beta1, beta2, epsilon, parameters, grad_clip, lazy_mode,
-            multi_precision, amsgrad, name: as `Adam`.
-        weight_decay: the decoupled decay coefficient (default 0.01; a group may
-            override it).
-        lr_ratio: a function ``param -> float`` scaling the rate per parameter.
-        apply_decay_param_fun: a function ``param name -> bool``; parameters for
-            which it returns False are not decayed.
+        learning_rate (float|LRScheduler, optional): the step size, or a scheduler from
+            ``fw.optimizer.lr``. Default: 0.001.
+        beta1 (float|Tensor, optional): the decay rate of the first moment. Default: 0.9.
+        beta2 (float|Tensor, optional): the decay rate of the second moment. Default: 0.999.
+        epsilon (float, optional): added to the denominator for stability. Default: 1e-08.
+        parameters (list|tuple, optional): the parameters to update, or parameter-group
+            dicts ``{"params": [...], <hyper-parameter>: value}``. Required in dynamic mode.
+            Default: None.
+        weight_decay (float, optional): the decoupled decay coefficient (a group may
+            override it). Default: 0.01.
+        lr_ratio (callable, optional): ``param -> float`` scaling the rate per parameter.
+            Default: None.
+        apply_decay_param_fun (callable, optional): ``param name -> bool``; parameters for
+            which it returns False are not decayed. Default: None.
+        grad_clip (ClipGradBase, optional): ``fw.nn.ClipGradByValue``, ``ClipGradByNorm`` or
+            ``ClipGradByGlobalNorm``. Default: None.
+        lazy_mode (bool, optional): accepted for compatibility. Default: False.
+        multi_precision (bool, optional): keep float32 master weights of float16/bfloat16
+            parameters. Default: False.
+        amsgrad (bool, optional): use the AMSGrad variant. Default: False.
+        name (str, optional): unused; Paddle's name. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> w = fw.create_parameter([2], "float32",
+        ...                         default_initializer=fw.nn.initializer.Constant(0.0))
+        >>> opt = fw.optimizer.AdamW(learning_rate=0.1, parameters=[w], weight_decay=0.01)
+        >>> for _ in range(1):
+        ...     loss = ((w - fw.to_tensor([1.0, -1.0])) ** 2).sum()
+        ...     loss.backward()
+        ...     opt.step()
+        ...     opt.clear_grad()
+        >>> [round(v, 4) for v in w.tolist()]
+        [0.1, -0.1]
     """
 
     _op = "adamw"
@@ -129,12 +182,39 @@ class AdamW(Adam):
 
 
 class Adamax(Optimizer):
-    """Adamax: Adam with the infinity norm, ``u = max(b2 u + epsilon, |g|)``,
-    ``param -= lr / (1 - b1^t) * m / u``.
+    """Adamax: Adam with the infinity norm in place of the second moment.
+
+    ``m = beta1 * m + (1 - beta1) * g``, ``u = max(beta2 * u + epsilon, |g|)``,
+    ``param = param - learning_rate / (1 - beta1 ** t) * m / u``.
 
     Args:
-        learning_rate, beta1, beta2, epsilon, parameters, weight_decay, grad_clip, name:
-            as `Adam` (groups may set ``beta1``, ``beta2``, ``epsilon``).
+        learning_rate (float|LRScheduler, optional): the step size, or a scheduler from
+            ``fw.optimizer.lr``. Default: 0.001.
+        beta1 (float|Tensor, optional): the decay rate of the first moment. Default: 0.9.
+        beta2 (float|Tensor, optional): the decay rate of the second moment. Default: 0.999.
+        epsilon (float, optional): added to the denominator for stability. Default: 1e-08.
+        parameters (list|tuple, optional): the parameters to update, or parameter-group
+            dicts ``{"params": [...], <hyper-parameter>: value}``. Required in dynamic mode.
+            Default: None.
+        weight_decay (float|WeightDecayRegularizer, optional): a float is an L2 coefficient;
+            or ``fw.regularizer.L1Decay`` / ``L2Decay``. A parameter's own regularizer
+            (``ParamAttr``) takes precedence. Default: None.
+        grad_clip (ClipGradBase, optional): ``fw.nn.ClipGradByValue``, ``ClipGradByNorm`` or
+            ``ClipGradByGlobalNorm``. Default: None.
+        name (str, optional): unused; Paddle's name. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> w = fw.create_parameter([2], "float32",
+        ...                         default_initializer=fw.nn.initializer.Constant(0.0))
+        >>> opt = fw.optimizer.Adamax(learning_rate=0.1, parameters=[w])
+        >>> for _ in range(1):
+        ...     loss = ((w - fw.to_tensor([1.0, -1.0])) ** 2).sum()
+        ...     loss.backward()
+        ...     opt.step()
+        ...     opt.clear_grad()
+        >>> [round(v, 4) for v in w.tolist()]
+        [0.1, -0.1]
     """
 
     _op = "adamax"
@@ -159,23 +239,42 @@ class Adamax(Optimizer):
 
 
 class Lamb(Optimizer):
-    """LAMB: the Adam direction plus ``lamb_weight_decay * param``, scaled per
-    parameter by the trust ratio ``||param|| / ||update||``.
+    """LAMB (You et al.): the Adam direction plus ``lamb_weight_decay * param``,
+    scaled per parameter by the trust ratio ``||param|| / ||update||``; for large-batch
+    training.
 
     Args:
-        learning_rate: a float or an LRScheduler (default 0.001).
-        lamb_weight_decay: the decay rate inside the update (default 0.01).
-        beta1, beta2, epsilon: as Adam (epsilon default 1e-6).
-        parameters: the parameters or groups.
-        grad_clip: a gradient clipping strategy.
-        exclude_from_weight_decay_fn: ``param -> bool``; True excludes the parameter
-            from the decay.
-        multi_precision: float32 master weights for float16/bfloat16 parameters.
-        always_adapt: apply the trust ratio also to parameters without decay.
-        name: an optional name.
+        learning_rate (float|LRScheduler, optional): the step size, or a scheduler from
+            ``fw.optimizer.lr``. Default: 0.001.
+        lamb_weight_decay (float, optional): the decay rate inside the update. Default: 0.01.
+        beta1 (float, optional): the decay rate of the first moment. Default: 0.9.
+        beta2 (float, optional): the decay rate of the second moment. Default: 0.999.
+        epsilon (float, optional): added to the denominator. Default: 1e-06.
+        parameters (list|tuple, optional): the parameters to update, or parameter-group
+            dicts ``{"params": [...], <hyper-parameter>: value}``. Required in dynamic mode.
+            Default: None.
+        grad_clip (ClipGradBase, optional): ``fw.nn.ClipGradByValue``, ``ClipGradByNorm`` or
+            ``ClipGradByGlobalNorm``. Default: None.
+        exclude_from_weight_decay_fn (callable, optional): ``param -> bool``; True excludes
+            the parameter from the decay. Default: None.
+        multi_precision (bool, optional): keep float32 master weights of float16/bfloat16
+            parameters. Default: False.
+        always_adapt (bool, optional): apply the trust ratio also to parameters without
+            decay. Default: False.
+        name (str, optional): unused; Paddle's name. Default: None.
 
-    Parameters updated together by one kernel call get their own trust ratio each
-    (the kernel takes the parameter boundaries).
+    Examples:
+        >>> import fw
+        >>> w = fw.create_parameter([2], "float32",
+        ...                         default_initializer=fw.nn.initializer.Constant(0.0))
+        >>> opt = fw.optimizer.Lamb(learning_rate=0.1, parameters=[w])
+        >>> for _ in range(1):
+        ...     loss = ((w - fw.to_tensor([1.0, -1.0])) ** 2).sum()
+        ...     loss.backward()
+        ...     opt.step()
+        ...     opt.clear_grad()
+        >>> [round(v, 4) for v in w.tolist()]
+        [0.1, -0.1]
     """
 
     _op = "lamb"

@@ -12,17 +12,41 @@ __all__ = ["ASGD"]
 
 
 class ASGD(Optimizer):
-    """ASGD: keeps the last ``batch_num`` gradients ``y`` of each parameter and their
-    sum ``d``; at step ``m`` (counting from 0) with slot ``i = m % batch_num``:
-    ``d = d - y_i + g``, ``y_i = g``, ``param -= lr * d / min(m + 1, batch_num)``.
+    """Averaged SGD over the last ``batch_num`` gradients.
+
+    Each parameter keeps its last ``batch_num`` gradients ``y`` and their sum ``d``; at
+    step ``m`` (from 0) with slot ``i = m % batch_num``: ``d = d - y[i] + g``,
+    ``y[i] = g``, ``param = param - learning_rate * d / min(m + 1, batch_num)``.
+    Memory: ``batch_num`` copies of every parameter.
 
     Args:
-        learning_rate: a float, Tensor or LRScheduler (default 0.001).
-        batch_num: the number of batches in an epoch (default 1, which makes it SGD).
-        parameters, weight_decay, grad_clip, name: as `fw.optimizer.Optimizer`.
-        multi_precision: float32 master weights for float16/bfloat16 parameters.
+        learning_rate (float|Tensor|LRScheduler, optional): the step size. Default: 0.001.
+        batch_num (int, optional): the number of gradients averaged (1 makes it SGD).
+            Default: 1.
+        parameters (list|tuple, optional): the parameters to update, or parameter-group
+            dicts ``{"params": [...], <hyper-parameter>: value}``. Required in dynamic mode.
+            Default: None.
+        weight_decay (float|WeightDecayRegularizer, optional): a float is an L2 coefficient;
+            or ``fw.regularizer.L1Decay`` / ``L2Decay``. A parameter's own regularizer
+            (``ParamAttr``) takes precedence. Default: None.
+        grad_clip (ClipGradBase, optional): ``fw.nn.ClipGradByValue``, ``ClipGradByNorm`` or
+            ``ClipGradByGlobalNorm``. Default: None.
+        multi_precision (bool, optional): keep float32 master weights of float16/bfloat16
+            parameters. Default: False.
+        name (str, optional): unused; Paddle's name. Default: None.
 
-    Memory: ``y`` holds ``batch_num`` copies of every parameter.
+    Examples:
+        >>> import fw
+        >>> w = fw.create_parameter([2], "float32",
+        ...                         default_initializer=fw.nn.initializer.Constant(0.0))
+        >>> opt = fw.optimizer.ASGD(learning_rate=0.1, batch_num=2, parameters=[w])
+        >>> for _ in range(2):
+        ...     loss = ((w - fw.to_tensor([1.0, -1.0])) ** 2).sum()
+        ...     loss.backward()
+        ...     opt.step()
+        ...     opt.clear_grad()
+        >>> [round(v, 4) for v in w.tolist()]
+        [0.38, -0.38]
     """
 
     _op = "asgd"

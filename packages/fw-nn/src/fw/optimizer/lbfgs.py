@@ -216,11 +216,24 @@ class LBFGS(Optimizer):
         """Run up to ``max_iter`` L-BFGS iterations.
 
         Args:
-            closure (callable): re-evaluates the model: clears the gradients, computes
-                and returns the loss after calling ``backward`` on it.
+            closure (callable): re-evaluates the model: clears the gradients, computes the
+                loss, calls ``backward`` on it and returns it.
 
         Returns:
-            Tensor: the loss the closure returned first.
+            Tensor, the loss the closure returned first.
+
+        Examples:
+            >>> import fw
+            >>> w = fw.create_parameter([2], "float32")
+            >>> opt = fw.optimizer.LBFGS(parameters=[w], line_search_fn="strong_wolfe")
+            >>> def closure():
+            ...     opt.clear_grad()
+            ...     loss = ((w - fw.to_tensor([1.0, -2.0])) ** 2).sum()
+            ...     loss.backward()
+            ...     return loss
+            >>> first = opt.step(closure)
+            >>> [round(v, 4) for v in w.tolist()], round(float(closure()), 6)
+            ([1.0, -2.0], 0.0)
         """
         if closure is None or not callable(closure):
             raise TypeError("LBFGS.step needs a closure that computes the loss, calls "
@@ -326,8 +339,25 @@ class LBFGS(Optimizer):
 
     # ------------------------------------------------------------ state
     def state_dict(self):
-        """``{"state": {...}}``: the iteration counters and the curvature history (as
-        Tensors), as Paddle's LBFGS returns it."""
+        """The iteration counters and the curvature history (as Tensors) under
+        ``"state"``, as Paddle's LBFGS returns them.
+
+        Returns:
+            dict, ``{"state": {...}}``.
+
+        Examples:
+            >>> import fw
+            >>> w = fw.create_parameter([2], "float32")
+            >>> opt = fw.optimizer.LBFGS(parameters=[w], line_search_fn="strong_wolfe")
+            >>> def closure():
+            ...     opt.clear_grad()
+            ...     loss = ((w - fw.to_tensor([1.0, -2.0])) ** 2).sum()
+            ...     loss.backward()
+            ...     return loss
+            >>> _ = opt.step(closure)
+            >>> sorted(opt.state_dict()["state"])[:3]
+            ['H_diag', 'al', 'alpha']
+        """
         import fw
 
         def conv(v):
@@ -340,7 +370,29 @@ class LBFGS(Optimizer):
         return {"state": {k: conv(v) for k, v in self.state.items()}}
 
     def set_state_dict(self, state_dict):
-        """Restore what `state_dict` returned."""
+        """Restore what `state_dict` returned.
+
+        Args:
+            state_dict (dict): ``{"state": {...}}`` from `state_dict`.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> w = fw.create_parameter([2], "float32")
+            >>> opt = fw.optimizer.LBFGS(parameters=[w], line_search_fn="strong_wolfe")
+            >>> def closure():
+            ...     opt.clear_grad()
+            ...     loss = ((w - fw.to_tensor([1.0, -2.0])) ** 2).sum()
+            ...     loss.backward()
+            ...     return loss
+            >>> _ = opt.step(closure)
+            >>> twin = fw.optimizer.LBFGS(parameters=[w], line_search_fn="strong_wolfe")
+            >>> twin.set_state_dict(opt.state_dict())
+            >>> twin.state_dict()["state"]["n_iter"] == opt.state_dict()["state"]["n_iter"]
+            True
+        """
         st = state_dict.get("state", state_dict)
 
         def conv(v):
@@ -353,5 +405,28 @@ class LBFGS(Optimizer):
         self.state = {k: conv(v) for k, v in st.items()}
 
     def minimize(self, loss, startup_program=None, parameters=None, no_grad_set=None):
+        """Not supported: L-BFGS needs to re-evaluate the loss, so it takes a closure
+        (`step`), not a loss tensor. Raises NotImplementedError saying so.
+
+        Args:
+            loss (Tensor): unused.
+            startup_program (Program, optional): unused. Default: None.
+            parameters (list, optional): unused. Default: None.
+            no_grad_set (set, optional): unused. Default: None.
+
+        Returns:
+            None; always raises.
+
+        Examples:
+            >>> import fw
+            >>> w = fw.create_parameter([2], "float32")
+            >>> opt = fw.optimizer.LBFGS(parameters=[w])
+            >>> try:
+            ...     opt.minimize((w * w).sum())
+            ... except NotImplementedError as e:
+            ...     print(e)
+            LBFGS does not minimize a loss tensor: call opt.step(closure) with a closure
+            that recomputes the loss
+        """
         raise NotImplementedError("LBFGS does not minimize a loss tensor: call "
                                "opt.step(closure) with a closure that recomputes the loss")

@@ -73,23 +73,38 @@ def _plain(v):
 
 
 class LRScheduler:
-    """Base class of learning-rate schedules.
+    """Base class of the learning-rate schedules of ``fw.optimizer.lr``.
+
+    A scheduler is a small state machine over ``last_epoch``, the number of `step`
+    calls so far (-1 before the first one; the constructor makes the first call, so a
+    new scheduler is at epoch 0). Calling the scheduler returns the current rate. Give
+    it to an optimizer as ``learning_rate=`` and call ``step()`` yourself, once per
+    epoch or once per batch: the optimizer reads the current rate at every update.
+    A subclass implements `get_lr` and, when its state is more than ``last_epoch`` and
+    ``last_lr``, extends `state_keys`.
 
     Args:
-        learning_rate: the initial learning rate (``base_lr``).
-        last_epoch: the epoch to resume after; -1 starts from the beginning.
-        verbose: print the new rate at every `step`.
+        learning_rate (float, optional): the initial learning rate (``base_lr``). Default: 0.1.
+        last_epoch (int, optional): the epoch to resume after; -1 starts from the
+            beginning. Default: -1.
+        verbose (bool, optional): print the new rate at every `step`. Default: False.
 
-    Subclasses implement `get_lr` (the rate for ``self.last_epoch``) and, when their
-    state is more than ``last_epoch``/``last_lr``, extend `state_keys`.
-
-    >>> import fw
-    >>> class Halving(fw.optimizer.lr.LRScheduler):
-    ...     def get_lr(self):
-    ...         return self.base_lr * 0.5 ** self.last_epoch
-    >>> s = Halving(1.0)
-    >>> s.step(); s()
-    0.5
+    Examples:
+        >>> import fw
+        >>> class Halving(fw.optimizer.lr.LRScheduler):
+        ...     def get_lr(self):
+        ...         return self.base_lr * 0.5 ** self.last_epoch
+        >>> scheduler = Halving(learning_rate=1.0)
+        >>> net = fw.nn.Linear(2, 2)
+        >>> opt = fw.optimizer.SGD(learning_rate=scheduler, parameters=net.parameters())
+        >>> lrs = []
+        >>> for epoch in range(4):
+        ...     lrs.append(round(scheduler(), 6))
+        ...     scheduler.step()
+        >>> lrs
+        [1.0, 0.5, 0.25, 0.125]
+        >>> opt.get_lr()
+        0.0625
     """
 
     def __init__(self, learning_rate=0.1, last_epoch=-1, verbose=False):
@@ -105,7 +120,25 @@ class LRScheduler:
         return self.last_lr
 
     def step(self, epoch=None):
-        """Advance to the next epoch (or jump to `epoch`) and recompute the rate."""
+        """Advance to the next epoch, or jump to `epoch`, and recompute the rate.
+
+        Args:
+            epoch (int, optional): the epoch to jump to; None advances by one. Schedules with
+                a closed form (cosine annealing) use it for a jump. Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> scheduler = fw.optimizer.lr.ExponentialDecay(learning_rate=1.0, gamma=0.5)
+            >>> scheduler.step()
+            >>> scheduler.last_epoch, scheduler()
+            (1, 0.5)
+            >>> scheduler.step(epoch=3)
+            >>> scheduler.last_epoch, scheduler()
+            (3, 0.125)
+        """
         if epoch is None:
             self.last_epoch += 1
             self.last_lr = self.get_lr()
@@ -118,15 +151,52 @@ class LRScheduler:
                   f"{self.last_lr}.")
 
     def get_lr(self) -> float:
-        """The learning rate for ``self.last_epoch``."""
+        """The learning rate for the current ``last_epoch``: what each schedule computes
+        (`step` stores it in ``last_lr``; calling the scheduler returns ``last_lr``).
+
+        Returns:
+            float, the learning rate.
+
+        Examples:
+            >>> import fw
+            >>> scheduler = fw.optimizer.lr.StepDecay(learning_rate=0.5, step_size=2, gamma=0.1)
+            >>> scheduler.step(); scheduler.step()
+            >>> scheduler.get_lr()
+            0.05
+        """
         raise NotImplementedError(f"{type(self).__name__} must implement get_lr()")
 
     def state_keys(self):
-        """Set ``self.keys``: the attributes `state_dict` saves."""
+        """Set ``self.keys``: the names of the attributes that `state_dict` saves
+        (``last_epoch`` and ``last_lr``; schedules with more state add theirs).
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> scheduler = fw.optimizer.lr.StepDecay(learning_rate=0.5, step_size=2)
+            >>> scheduler.state_keys()
+            >>> scheduler.keys
+            ['last_epoch', 'last_lr']
+        """
         self.keys = ["last_epoch", "last_lr"]
 
     def state_dict(self) -> dict:
-        """The schedule's state (plain Python values)."""
+        """The schedule's state, as plain Python values (``fw.save`` writes it; an
+        optimizer's ``state_dict()`` includes it under ``"LR_Scheduler"``).
+
+        Returns:
+            dict, attribute name -> value (``last_epoch``, ``last_lr``, ...).
+
+        Examples:
+            >>> import fw
+            >>> scheduler = fw.optimizer.lr.StepDecay(learning_rate=0.5, step_size=2, gamma=0.1)
+            >>> for _ in range(3):
+            ...     scheduler.step()
+            >>> scheduler.state_dict()
+            {'last_epoch': 3, 'last_lr': 0.05}
+        """
         self.state_keys()
         out = {}
         for k in self.keys:
@@ -137,7 +207,25 @@ class LRScheduler:
         return out
 
     def set_state_dict(self, state_dict):
-        """Restore the state saved by `state_dict`."""
+        """Restore a state saved by `state_dict` (``set_dict`` is the same method).
+
+        Args:
+            state_dict (dict): what `state_dict` returned. A key the schedule does not save
+                is ignored with a warning; a missing one is an error naming it.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> a = fw.optimizer.lr.StepDecay(learning_rate=0.5, step_size=2, gamma=0.1)
+            >>> for _ in range(3):
+            ...     a.step()
+            >>> b = fw.optimizer.lr.StepDecay(learning_rate=0.5, step_size=2, gamma=0.1)
+            >>> b.set_state_dict(a.state_dict())
+            >>> b.last_epoch, round(b(), 6)
+            (3, 0.05)
+        """
         self.state_keys()
         for k in self.keys:
             if k in state_dict:
@@ -162,12 +250,28 @@ class LRScheduler:
 
 
 class NoamDecay(LRScheduler):
-    """The Transformer's warmup-then-inverse-sqrt schedule.
+    """The Transformer's schedule: linear warm-up, then decay with the inverse square
+    root of the step.
+
+    ``lr = learning_rate * d_model ** -0.5 * min(epoch ** -0.5, epoch * warmup_steps ** -1.5)``
+    (``epoch ** -0.5`` read as 1 at epoch 0). Step it once per batch.
 
     Args:
-        d_model: the model width (the scale ``d_model^-0.5``).
-        warmup_steps: steps of linear warm-up.
-        learning_rate: a multiplier (default 1.0).
+        d_model (int): the model width (the scale ``d_model ** -0.5``); positive.
+        warmup_steps (int): the steps of linear warm-up.
+        learning_rate (float, optional): a multiplier. Default: 1.0.
+        last_epoch (int, optional): the epoch to resume after. Default: -1.
+        verbose (bool, optional): print the rate at every step. Default: False.
+
+    Examples:
+        >>> import fw
+        >>> scheduler = fw.optimizer.lr.NoamDecay(d_model=16, warmup_steps=2)
+        >>> lrs = []
+        >>> for epoch in range(5):
+        ...     lrs.append(round(scheduler(), 6))
+        ...     scheduler.step()
+        >>> lrs
+        [0.0, 0.088388, 0.176777, 0.144338, 0.125]
     """
 
     def __init__(self, d_model, warmup_steps, learning_rate=1.0, last_epoch=-1, verbose=False):
@@ -185,11 +289,24 @@ class NoamDecay(LRScheduler):
 
 
 class PiecewiseDecay(LRScheduler):
-    """Constant pieces: ``values[i]`` until epoch ``boundaries[i]``.
+    """Constant pieces: ``values[i]`` while the epoch is below ``boundaries[i]``,
+    ``values[-1]`` after the last boundary.
 
     Args:
-        boundaries: increasing epoch numbers (``len(values) - 1`` of them).
-        values: the rates of the pieces.
+        boundaries (list[int]): increasing epoch numbers, ``len(values) - 1`` of them.
+        values (list[float]): the rates of the pieces.
+        last_epoch (int, optional): the epoch to resume after. Default: -1.
+        verbose (bool, optional): print the rate at every step. Default: False.
+
+    Examples:
+        >>> import fw
+        >>> scheduler = fw.optimizer.lr.PiecewiseDecay(boundaries=[2, 4], values=[1.0, 0.5, 0.1])
+        >>> lrs = []
+        >>> for epoch in range(6):
+        ...     lrs.append(round(scheduler(), 6))
+        ...     scheduler.step()
+        >>> lrs
+        [1.0, 1.0, 0.5, 0.5, 0.1, 0.1]
     """
 
     def __init__(self, boundaries, values, last_epoch=-1, verbose=False):
@@ -210,7 +327,24 @@ class PiecewiseDecay(LRScheduler):
 
 
 class NaturalExpDecay(LRScheduler):
-    """``learning_rate * exp(-gamma * epoch)``."""
+    """Exponential decay in natural form: ``learning_rate * exp(-gamma * epoch)``.
+
+    Args:
+        learning_rate (float): the initial rate.
+        gamma (float): the decay rate; positive.
+        last_epoch (int, optional): the epoch to resume after. Default: -1.
+        verbose (bool, optional): print the rate at every step. Default: False.
+
+    Examples:
+        >>> import fw
+        >>> scheduler = fw.optimizer.lr.NaturalExpDecay(learning_rate=1.0, gamma=0.5)
+        >>> lrs = []
+        >>> for epoch in range(4):
+        ...     lrs.append(round(scheduler(), 6))
+        ...     scheduler.step()
+        >>> lrs
+        [1.0, 0.606531, 0.367879, 0.22313]
+    """
 
     def __init__(self, learning_rate, gamma, last_epoch=-1, verbose=False):
         if gamma <= 0:
@@ -223,7 +357,24 @@ class NaturalExpDecay(LRScheduler):
 
 
 class InverseTimeDecay(LRScheduler):
-    """``learning_rate / (1 + gamma * epoch)``."""
+    """Inverse-time decay: ``learning_rate / (1 + gamma * epoch)``.
+
+    Args:
+        learning_rate (float): the initial rate.
+        gamma (float): the decay rate.
+        last_epoch (int, optional): the epoch to resume after. Default: -1.
+        verbose (bool, optional): print the rate at every step. Default: False.
+
+    Examples:
+        >>> import fw
+        >>> scheduler = fw.optimizer.lr.InverseTimeDecay(learning_rate=1.0, gamma=0.5)
+        >>> lrs = []
+        >>> for epoch in range(4):
+        ...     lrs.append(round(scheduler(), 6))
+        ...     scheduler.step()
+        >>> lrs
+        [1.0, 0.666667, 0.5, 0.4]
+    """
 
     def __init__(self, learning_rate, gamma, last_epoch=-1, verbose=False):
         self.gamma = gamma
@@ -234,8 +385,32 @@ class InverseTimeDecay(LRScheduler):
 
 
 class PolynomialDecay(LRScheduler):
-    """Polynomial decay from ``learning_rate`` to ``end_lr`` over ``decay_steps``
-    (restarting every ``decay_steps`` with a longer period when ``cycle``)."""
+    """Polynomial decay from ``learning_rate`` to ``end_lr`` over ``decay_steps``.
+
+    ``lr = (learning_rate - end_lr) * (1 - e / decay_steps) ** power + end_lr`` with
+    ``e = min(epoch, decay_steps)``; with ``cycle=True`` the period grows to the next
+    multiple of ``decay_steps`` instead, so the rate rises again and decays anew.
+
+    Args:
+        learning_rate (float): the initial rate.
+        decay_steps (int): the length of the decay; a positive int.
+        end_lr (float, optional): the final rate. Default: 0.0001.
+        power (float, optional): the polynomial's power; positive. Default: 1.0.
+        cycle (bool, optional): restart after ``decay_steps``. Default: False.
+        last_epoch (int, optional): the epoch to resume after. Default: -1.
+        verbose (bool, optional): print the rate at every step. Default: False.
+
+    Examples:
+        >>> import fw
+        >>> scheduler = fw.optimizer.lr.PolynomialDecay(learning_rate=1.0, decay_steps=4,
+        ...                                             end_lr=0.0)
+        >>> lrs = []
+        >>> for epoch in range(6):
+        ...     lrs.append(round(scheduler(), 6))
+        ...     scheduler.step()
+        >>> lrs
+        [1.0, 0.75, 0.5, 0.25, 0.0, 0.0]
+    """
 
     def __init__(self, learning_rate, decay_steps, end_lr=0.0001, power=1.0, cycle=False,
                  last_epoch=-1, verbose=False):
@@ -262,8 +437,30 @@ class PolynomialDecay(LRScheduler):
 
 
 class LinearWarmup(LRScheduler):
-    """Linear warm-up from ``start_lr`` to ``end_lr`` over ``warmup_steps``, then
-    ``learning_rate`` (a float, or a scheduler stepped from 0 after the warm-up)."""
+    """Linear warm-up from ``start_lr`` to ``end_lr`` over ``warmup_steps`` epochs,
+    then ``learning_rate``: a constant, or a scheduler that starts at its epoch 0 when
+    the warm-up ends.
+
+    Args:
+        learning_rate (float|LRScheduler): the rate after the warm-up.
+        warmup_steps (int): the length of the warm-up; a positive int.
+        start_lr (float): the rate at epoch 0.
+        end_lr (float): the rate the warm-up reaches; greater than ``start_lr``.
+        last_epoch (int, optional): the epoch to resume after. Default: -1.
+        verbose (bool, optional): print the rate at every step. Default: False.
+
+    Examples:
+        >>> import fw
+        >>> after = fw.optimizer.lr.ExponentialDecay(learning_rate=0.5, gamma=0.5)
+        >>> scheduler = fw.optimizer.lr.LinearWarmup(learning_rate=after, warmup_steps=2,
+        ...                                          start_lr=0.0, end_lr=0.5)
+        >>> lrs = []
+        >>> for epoch in range(5):
+        ...     lrs.append(round(scheduler(), 6))
+        ...     scheduler.step()
+        >>> lrs
+        [0.0, 0.25, 0.5, 0.25, 0.125]
+    """
 
     def __init__(self, learning_rate, warmup_steps, start_lr, end_lr, last_epoch=-1,
                  verbose=False):
@@ -283,12 +480,46 @@ class LinearWarmup(LRScheduler):
         super().__init__(start_lr, last_epoch, verbose)
 
     def state_dict(self):
+        """The warm-up's state, with the wrapped scheduler's under ``"LinearWarmup_LR"``.
+
+        Returns:
+            dict, attribute name -> value.
+
+        Examples:
+            >>> import fw
+            >>> after = fw.optimizer.lr.StepDecay(learning_rate=0.5, step_size=1)
+            >>> scheduler = fw.optimizer.lr.LinearWarmup(after, warmup_steps=1, start_lr=0.0,
+            ...                                          end_lr=0.5)
+            >>> sorted(scheduler.state_dict())
+            ['LinearWarmup_LR', 'last_epoch', 'last_lr']
+        """
         out = super().state_dict()
         if isinstance(self.learning_rate, LRScheduler):
             out["LinearWarmup_LR"] = self.learning_rate.state_dict()
         return out
 
     def set_state_dict(self, state_dict):
+        """Restore a state saved by `state_dict`, the wrapped scheduler's included.
+
+        Args:
+            state_dict (dict): what `state_dict` returned.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> def make():
+            ...     after = fw.optimizer.lr.StepDecay(learning_rate=0.5, step_size=1)
+            ...     return fw.optimizer.lr.LinearWarmup(after, warmup_steps=1, start_lr=0.0,
+            ...                                         end_lr=0.5)
+            >>> a, b = make(), make()
+            >>> for _ in range(3):
+            ...     a.step()
+            >>> b.set_state_dict(a.state_dict())
+            >>> b.last_epoch, round(b(), 6), b.learning_rate.last_epoch
+            (3, 0.005, 2)
+        """
         state_dict = dict(state_dict)
         inner = state_dict.pop("LinearWarmup_LR", None)
         super().set_state_dict(state_dict)
@@ -308,7 +539,24 @@ class LinearWarmup(LRScheduler):
 
 
 class ExponentialDecay(LRScheduler):
-    """``learning_rate * gamma^epoch``."""
+    """Exponential decay: ``learning_rate * gamma ** epoch``.
+
+    Args:
+        learning_rate (float): the initial rate.
+        gamma (float): the factor per epoch, in (0, 1).
+        last_epoch (int, optional): the epoch to resume after. Default: -1.
+        verbose (bool, optional): print the rate at every step. Default: False.
+
+    Examples:
+        >>> import fw
+        >>> scheduler = fw.optimizer.lr.ExponentialDecay(learning_rate=1.0, gamma=0.5)
+        >>> lrs = []
+        >>> for epoch in range(4):
+        ...     lrs.append(round(scheduler(), 6))
+        ...     scheduler.step()
+        >>> lrs
+        [1.0, 0.5, 0.25, 0.125]
+    """
 
     def __init__(self, learning_rate, gamma, last_epoch=-1, verbose=False):
         if not 0 < gamma < 1:
@@ -321,7 +569,26 @@ class ExponentialDecay(LRScheduler):
 
 
 class MultiStepDecay(LRScheduler):
-    """Multiply by ``gamma`` at each epoch in ``milestones``."""
+    """Multiply the rate by ``gamma`` at each epoch listed in ``milestones``.
+
+    Args:
+        learning_rate (float): the initial rate.
+        milestones (list[int]): increasing epoch numbers.
+        gamma (float, optional): the factor; below 1. Default: 0.1.
+        last_epoch (int, optional): the epoch to resume after. Default: -1.
+        verbose (bool, optional): print the rate at every step. Default: False.
+
+    Examples:
+        >>> import fw
+        >>> scheduler = fw.optimizer.lr.MultiStepDecay(learning_rate=1.0, milestones=[1, 3],
+        ...                                            gamma=0.5)
+        >>> lrs = []
+        >>> for epoch in range(5):
+        ...     lrs.append(round(scheduler(), 6))
+        ...     scheduler.step()
+        >>> lrs
+        [1.0, 0.5, 0.5, 0.25, 0.25]
+    """
 
     def __init__(self, learning_rate, milestones, gamma=0.1, last_epoch=-1, verbose=False):
         milestones = list(milestones)
@@ -339,7 +606,26 @@ class MultiStepDecay(LRScheduler):
 
 
 class StepDecay(LRScheduler):
-    """Multiply by ``gamma`` every ``step_size`` epochs."""
+    """Multiply the rate by ``gamma`` every ``step_size`` epochs:
+    ``learning_rate * gamma ** (epoch // step_size)``.
+
+    Args:
+        learning_rate (float): the initial rate.
+        step_size (int): the epochs between two decays.
+        gamma (float, optional): the factor; below 1. Default: 0.1.
+        last_epoch (int, optional): the epoch to resume after. Default: -1.
+        verbose (bool, optional): print the rate at every step. Default: False.
+
+    Examples:
+        >>> import fw
+        >>> scheduler = fw.optimizer.lr.StepDecay(learning_rate=0.5, step_size=2, gamma=0.1)
+        >>> lrs = []
+        >>> for epoch in range(5):
+        ...     lrs.append(round(scheduler(), 6))
+        ...     scheduler.step()
+        >>> lrs
+        [0.5, 0.5, 0.05, 0.05, 0.005]
+    """
 
     def __init__(self, learning_rate, step_size, gamma=0.1, last_epoch=-1, verbose=False):
         if not isinstance(step_size, int):
@@ -356,7 +642,24 @@ class StepDecay(LRScheduler):
 
 
 class LambdaDecay(LRScheduler):
-    """``learning_rate * lr_lambda(epoch)``."""
+    """The rate a function of the epoch gives: ``learning_rate * lr_lambda(epoch)``.
+
+    Args:
+        learning_rate (float): the initial rate.
+        lr_lambda (callable): epoch (int) -> factor (float).
+        last_epoch (int, optional): the epoch to resume after. Default: -1.
+        verbose (bool, optional): print the rate at every step. Default: False.
+
+    Examples:
+        >>> import fw
+        >>> scheduler = fw.optimizer.lr.LambdaDecay(learning_rate=1.0, lr_lambda=lambda e: 0.9 ** e)
+        >>> lrs = []
+        >>> for epoch in range(3):
+        ...     lrs.append(round(scheduler(), 6))
+        ...     scheduler.step()
+        >>> lrs
+        [1.0, 0.9, 0.81]
+    """
 
     def __init__(self, learning_rate, lr_lambda, last_epoch=-1, verbose=False):
         if not callable(lr_lambda):
@@ -370,7 +673,26 @@ class LambdaDecay(LRScheduler):
 
 
 class MultiplicativeDecay(LRScheduler):
-    """``learning_rate * lr_lambda(1) * ... * lr_lambda(epoch)``."""
+    """Multiply the rate by ``lr_lambda(epoch)`` at every epoch:
+    ``learning_rate * lr_lambda(1) * ... * lr_lambda(epoch)``.
+
+    Args:
+        learning_rate (float): the initial rate.
+        lr_lambda (callable): epoch (int) -> factor (float).
+        last_epoch (int, optional): the epoch to resume after. Default: -1.
+        verbose (bool, optional): print the rate at every step. Default: False.
+
+    Examples:
+        >>> import fw
+        >>> scheduler = fw.optimizer.lr.MultiplicativeDecay(learning_rate=1.0,
+        ...                                                 lr_lambda=lambda e: 0.5)
+        >>> lrs = []
+        >>> for epoch in range(4):
+        ...     lrs.append(round(scheduler(), 6))
+        ...     scheduler.step()
+        >>> lrs
+        [1.0, 0.5, 0.25, 0.125]
+    """
 
     def __init__(self, learning_rate, lr_lambda, last_epoch=-1, verbose=False):
         if not callable(lr_lambda):
@@ -387,20 +709,37 @@ class MultiplicativeDecay(LRScheduler):
 
 
 class ReduceOnPlateau(LRScheduler):
-    """Reduce the rate when a metric stops improving.
+    """Reduce the rate when a monitored metric stops improving.
+
+    Call ``step(metrics)`` once per evaluation with the metric's value. When it has not
+    improved by more than ``threshold`` for more than ``patience`` calls, the rate is
+    multiplied by ``factor`` (not below ``min_lr``), and ``cooldown`` calls pass before
+    counting starts again.
 
     Args:
-        learning_rate: the initial rate.
-        mode: ``"min"`` (lower is better) or ``"max"``.
-        factor: the multiplier applied on a plateau (< 1).
-        patience: calls without improvement tolerated before reducing.
-        threshold: the minimal change that counts as improvement, relative
-            (``threshold_mode="rel"``) or absolute (``"abs"``).
-        cooldown: calls to wait after a reduction before counting again.
-        min_lr: the rate never goes below this.
-        epsilon: reductions smaller than this are skipped.
+        learning_rate (float): the initial rate.
+        mode (str, optional): ``"min"`` (lower is better, e.g. a loss) or ``"max"``
+            (e.g. an accuracy). Default: "min".
+        factor (float, optional): the multiplier on a plateau; below 1. Default: 0.1.
+        patience (int, optional): calls without improvement tolerated. Default: 10.
+        threshold (float, optional): the smallest change that counts as an improvement.
+            Default: 1e-4.
+        threshold_mode (str, optional): ``"rel"`` (relative to the best value) or
+            ``"abs"``. Default: "rel".
+        cooldown (int, optional): calls to wait after a reduction. Default: 0.
+        min_lr (float, optional): the lower bound of the rate. Default: 0.
+        epsilon (float, optional): reductions smaller than this are skipped. Default: 1e-8.
+        verbose (bool, optional): print the rate when it changes. Default: False.
 
-    Call ``step(metrics)`` once per evaluation with the monitored value.
+    Examples:
+        >>> import fw
+        >>> scheduler = fw.optimizer.lr.ReduceOnPlateau(learning_rate=1.0, patience=1, factor=0.5)
+        >>> lrs = []
+        >>> for loss in [1.0, 0.9, 0.9, 0.9, 0.9, 0.9]:
+        ...     scheduler.step(loss)
+        ...     lrs.append(scheduler())
+        >>> lrs
+        [1.0, 1.0, 1.0, 0.5, 0.5, 0.25]
     """
 
     def __init__(self, learning_rate, mode="min", factor=0.1, patience=10, threshold=1e-4,
@@ -430,13 +769,43 @@ class ReduceOnPlateau(LRScheduler):
         self._var_name = None
 
     def state_keys(self):
+        """Set ``self.keys``: besides ``last_epoch`` and ``last_lr``, the plateau
+        counters and the best value seen.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> scheduler = fw.optimizer.lr.ReduceOnPlateau(learning_rate=1.0)
+            >>> scheduler.state_keys()
+            >>> scheduler.keys
+            ['cooldown_counter', 'best', 'num_bad_epochs', 'last_epoch', 'last_lr']
+        """
         self.keys = ["cooldown_counter", "best", "num_bad_epochs", "last_epoch", "last_lr"]
 
     def get_lr(self):
         return self.last_lr
 
     def step(self, metrics, epoch=None):
-        """Record one value of the monitored metric (a number or one-element tensor)."""
+        """Record one value of the monitored metric and reduce the rate on a plateau.
+
+        Args:
+            metrics (float|Tensor): the metric's value (a number or a one-element tensor).
+            epoch (int, optional): the epoch number to set; None counts up by one. Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> scheduler = fw.optimizer.lr.ReduceOnPlateau(learning_rate=1.0, mode="max",
+            ...                                             patience=0)
+            >>> scheduler.step(fw.to_tensor(0.8))
+            >>> scheduler.step(fw.to_tensor(0.7))
+            >>> scheduler()
+            0.1
+        """
         self.last_epoch = self.last_epoch + 1 if epoch is None else int(epoch)
         try:
             current = float(metrics)
@@ -469,8 +838,30 @@ class ReduceOnPlateau(LRScheduler):
 
 
 class CosineAnnealingDecay(LRScheduler):
-    """Cosine annealing from ``learning_rate`` to ``eta_min`` over ``T_max`` epochs
-    (continuing as a cosine wave afterwards)."""
+    """Cosine annealing from ``learning_rate`` down to ``eta_min`` over ``T_max``
+    epochs (then back up, as a cosine wave).
+
+    ``lr = eta_min + (learning_rate - eta_min) * (1 + cos(pi * epoch / T_max)) / 2``,
+    computed recursively step by step as Paddle does (the two agree on an uninterrupted
+    run; ``step(epoch)`` uses the closed form).
+
+    Args:
+        learning_rate (float): the initial (highest) rate.
+        T_max (int): the epochs of the half cosine; a positive int.
+        eta_min (float, optional): the lowest rate. Default: 0.
+        last_epoch (int, optional): the epoch to resume after. Default: -1.
+        verbose (bool, optional): print the rate at every step. Default: False.
+
+    Examples:
+        >>> import fw
+        >>> scheduler = fw.optimizer.lr.CosineAnnealingDecay(learning_rate=1.0, T_max=4)
+        >>> lrs = []
+        >>> for epoch in range(6):
+        ...     lrs.append(round(scheduler(), 6))
+        ...     scheduler.step()
+        >>> lrs
+        [1.0, 0.853553, 0.5, 0.146447, 0.0, 0.146447]
+    """
 
     def __init__(self, learning_rate, T_max, eta_min=0, last_epoch=-1, verbose=False):
         if not (isinstance(T_max, int) and T_max > 0):
@@ -495,8 +886,30 @@ class CosineAnnealingDecay(LRScheduler):
 
 
 class CosineAnnealingWarmRestarts(LRScheduler):
-    """Cosine annealing with warm restarts (SGDR): periods of ``T_0``, ``T_0 *
-    T_mult``, ... epochs, each from ``learning_rate`` down to ``eta_min``."""
+    """Cosine annealing with warm restarts (SGDR): periods of ``T_0``,
+    ``T_0 * T_mult``, ``T_0 * T_mult ** 2``, ... epochs, each annealing from
+    ``learning_rate`` down to ``eta_min``.
+
+    Args:
+        learning_rate (float): the rate at the start of each period.
+        T_0 (int): the length of the first period; a positive int.
+        T_mult (int, optional): the factor by which each period is longer than the one
+            before; an int >= 1. Default: 1.
+        eta_min (float, optional): the lowest rate. Default: 0.
+        last_epoch (int, optional): the epoch to resume after. Default: -1.
+        verbose (bool, optional): print the rate at every step. Default: False.
+
+    Examples:
+        >>> import fw
+        >>> scheduler = fw.optimizer.lr.CosineAnnealingWarmRestarts(learning_rate=1.0, T_0=2,
+        ...                                                         T_mult=2)
+        >>> lrs = []
+        >>> for epoch in range(7):
+        ...     lrs.append(round(scheduler(), 6))
+        ...     scheduler.step()
+        >>> lrs
+        [1.0, 0.5, 1.0, 0.853553, 0.5, 0.146447, 1.0]
+    """
 
     def __init__(self, learning_rate, T_0, T_mult=1, eta_min=0, last_epoch=-1, verbose=False):
         if not (isinstance(T_0, int) and T_0 > 0):
@@ -513,6 +926,19 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         super().__init__(learning_rate, last_epoch, verbose)
 
     def state_keys(self):
+        """Set ``self.keys``: ``last_epoch``, ``last_lr`` and the position in the
+        current period (``T_cur``, ``T_i``).
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> scheduler = fw.optimizer.lr.CosineAnnealingWarmRestarts(learning_rate=1.0, T_0=2)
+            >>> scheduler.state_keys()
+            >>> scheduler.keys
+            ['last_epoch', 'last_lr', 'T_cur', 'T_i']
+        """
         self.keys = ["last_epoch", "last_lr", "T_cur", "T_i"]
 
     def get_lr(self):
@@ -520,6 +946,22 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
 
     def step(self, epoch=None):
+        """Advance one epoch, or jump to `epoch` (which may be fractional, for per-batch
+        stepping: ``epoch + batch / batches_per_epoch``).
+
+        Args:
+            epoch (float, optional): the epoch to jump to; None advances by one. Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> scheduler = fw.optimizer.lr.CosineAnnealingWarmRestarts(learning_rate=1.0, T_0=4)
+            >>> scheduler.step(epoch=2.0)
+            >>> round(scheduler(), 6)
+            0.5
+        """
         if epoch is None and self.last_epoch < 0:
             epoch = 0
         if epoch is None:
@@ -550,17 +992,34 @@ class CosineAnnealingWarmRestarts(LRScheduler):
 
 
 class OneCycleLR(LRScheduler):
-    """The one-cycle policy (per step, not per epoch).
+    """The one-cycle policy: warm up from ``max_learning_rate / divide_factor`` to
+    ``max_learning_rate`` over the first ``phase_pct`` of ``total_steps``, then anneal
+    to ``end_learning_rate``. Step it once per batch.
 
     Args:
-        max_learning_rate: the peak rate.
-        total_steps: the length of the cycle (steps).
-        divide_factor: the initial rate is ``max_learning_rate / divide_factor``.
-        end_learning_rate: the final rate.
-        phase_pct: the fraction of steps spent warming up.
-        anneal_strategy: ``"cos"`` or ``"linear"``.
-        three_phase: warm up, come back down to the initial rate symmetrically, then
-            anneal to ``end_learning_rate``.
+        max_learning_rate (float): the peak rate.
+        total_steps (int): the length of the cycle, in steps.
+        divide_factor (float, optional): the initial rate is ``max_learning_rate /
+            divide_factor``. Default: 25.0.
+        end_learning_rate (float, optional): the final rate. Default: 0.0001.
+        phase_pct (float, optional): the fraction of the steps spent warming up.
+            Default: 0.3.
+        anneal_strategy (str, optional): ``"cos"`` or ``"linear"``. Default: "cos".
+        three_phase (bool, optional): warm up, come back down to the initial rate
+            symmetrically, then anneal to ``end_learning_rate``. Default: False.
+        last_epoch (int, optional): the step to resume after. Default: -1.
+        verbose (bool, optional): print the rate at every step. Default: False.
+
+    Examples:
+        >>> import fw
+        >>> scheduler = fw.optimizer.lr.OneCycleLR(max_learning_rate=1.0, total_steps=6,
+        ...                                        anneal_strategy="linear")
+        >>> lrs = []
+        >>> for epoch in range(6):
+        ...     lrs.append(round(scheduler(), 6))
+        ...     scheduler.step()
+        >>> lrs
+        [0.04, 0.952386, 0.714314, 0.476243, 0.238171, 0.0001]
     """
 
     def __init__(self, max_learning_rate, total_steps, divide_factor=25.0,
@@ -614,19 +1073,36 @@ class OneCycleLR(LRScheduler):
 
 
 class CyclicLR(LRScheduler):
-    """Cyclical learning rates between ``base_learning_rate`` and
-    ``max_learning_rate``.
+    """Cyclical learning rates: triangular cycles between ``base_learning_rate`` and
+    ``max_learning_rate``. Step it once per batch.
 
     Args:
-        base_learning_rate: the lower bound.
-        max_learning_rate: the upper bound (reached at the top of a cycle).
-        step_size_up: steps of the increasing half-cycle.
-        step_size_down: steps of the decreasing half (``step_size_up`` when None).
-        mode: ``"triangular"``, ``"triangular2"`` or ``"exp_range"``.
-        exp_gamma: the per-step factor of ``exp_range``.
-        scale_fn: a custom amplitude scale ``f(x)`` (overrides `mode`).
-        scale_mode: whether ``scale_fn`` gets the cycle number (``"cycle"``) or the
-            step count (``"iterations"``).
+        base_learning_rate (float): the lower bound.
+        max_learning_rate (float): the upper bound, reached at the top of a cycle.
+        step_size_up (int): the steps of the rising half-cycle.
+        step_size_down (int, optional): the steps of the falling half; None:
+            ``step_size_up``. Default: None.
+        mode (str, optional): ``"triangular"``, ``"triangular2"`` (the amplitude halves
+            every cycle) or ``"exp_range"`` (scaled by ``exp_gamma ** step``).
+            Default: "triangular".
+        exp_gamma (float, optional): the per-step factor of ``"exp_range"``. Default: 1.0.
+        scale_fn (callable, optional): a custom amplitude scale ``f(x)``; overrides
+            `mode`. Default: None.
+        scale_mode (str, optional): whether `scale_fn` gets the cycle number
+            (``"cycle"``) or the step (``"iterations"``). Default: "cycle".
+        last_epoch (int, optional): the step to resume after. Default: -1.
+        verbose (bool, optional): print the rate at every step. Default: False.
+
+    Examples:
+        >>> import fw
+        >>> scheduler = fw.optimizer.lr.CyclicLR(base_learning_rate=0.1, max_learning_rate=1.0,
+        ...                                      step_size_up=2)
+        >>> lrs = []
+        >>> for epoch in range(6):
+        ...     lrs.append(round(scheduler(), 6))
+        ...     scheduler.step()
+        >>> lrs
+        [0.1, 0.55, 1.0, 0.55, 0.1, 0.55]
     """
 
     def __init__(self, base_learning_rate, max_learning_rate, step_size_up, step_size_down=None,
@@ -674,8 +1150,28 @@ class CyclicLR(LRScheduler):
 
 
 class LinearLR(LRScheduler):
-    """Scale the rate linearly from ``start_factor`` to ``end_factor`` over
-    ``total_steps``, then keep ``learning_rate * end_factor``."""
+    """Scale the rate linearly from ``learning_rate * start_factor`` to
+    ``learning_rate * end_factor`` over ``total_steps``, then keep the last value.
+
+    Args:
+        learning_rate (float): the base rate.
+        total_steps (int): the length of the ramp; a positive int.
+        start_factor (float, optional): the factor at step 0, in (0, 1]. Default: 1/3.
+        end_factor (float, optional): the factor from ``total_steps`` on, in [0, 1].
+            Default: 1.0.
+        last_epoch (int, optional): the step to resume after. Default: -1.
+        verbose (bool, optional): print the rate at every step. Default: False.
+
+    Examples:
+        >>> import fw
+        >>> scheduler = fw.optimizer.lr.LinearLR(learning_rate=1.0, total_steps=4, start_factor=0.5)
+        >>> lrs = []
+        >>> for epoch in range(6):
+        ...     lrs.append(round(scheduler(), 6))
+        ...     scheduler.step()
+        >>> lrs
+        [0.5, 0.625, 0.75, 0.875, 1.0, 1.0]
+    """
 
     def __init__(self, learning_rate, total_steps, start_factor=1.0 / 3, end_factor=1.0,
                  last_epoch=-1, verbose=False):

@@ -89,19 +89,35 @@ def _reg_key(reg):
 
 
 class Optimizer:
-    """Base class of optimizers.
+    """Base class of fw's optimizers (`SGD`, `Adam`, ...).
+
+    The dynamic-mode use is ``loss.backward(); opt.step(); opt.clear_grad()``. The
+    parameters of a group are updated together by one fused kernel over flat buffers;
+    `state_dict` / `set_state_dict` save and restore the per-parameter state (keyed by
+    parameter names, as in Paddle).
 
     Args:
-        learning_rate: a float or an `fw.optimizer.lr.LRScheduler`.
-        parameters: the parameters to update (a list of Tensors), or a list of
+        learning_rate (float|LRScheduler, optional): the step size, or a scheduler from
+            ``fw.optimizer.lr``. Default: 0.001.
+        parameters (list|tuple, optional): the parameters to update (Tensors), or a list of
             parameter-group dicts ``{"params": [...], <hyper-parameter>: value}``.
-        weight_decay: a float (L2 coefficient) or an `fw.regularizer` regularizer,
-            for parameters that have none of their own.
-        grad_clip: ``fw.nn.ClipGradByValue``, ``ClipGradByNorm`` or
-            ``ClipGradByGlobalNorm``.
-        name: an optional name.
+            Default: None.
+        weight_decay (float|WeightDecayRegularizer, optional): an L2 coefficient or an
+            ``fw.regularizer`` regularizer, for parameters that have none of their own.
+            Default: None.
+        grad_clip (ClipGradBase, optional): ``fw.nn.ClipGradByValue``, ``ClipGradByNorm``
+            or ``ClipGradByGlobalNorm``. Default: None.
+        name (str, optional): unused; Paddle's name. Default: None.
 
-    Use: ``loss.backward(); opt.step(); opt.clear_grad()``.
+    Examples:
+        >>> import fw
+        >>> net = fw.nn.Linear(2, 1)
+        >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=[
+        ...     {"params": [net.weight]},
+        ...     {"params": [net.bias], "learning_rate": 0.5},   # a factor on the global rate
+        ... ])
+        >>> isinstance(opt, fw.optimizer.Optimizer), len(opt.get_param_groups())
+        (True, 2)
     """
 
     _op = None  # the update op's name
@@ -167,7 +183,23 @@ class Optimizer:
         self._invalidate()
 
     def add_param_group(self, param_group):
-        """Add a parameter group (a dict with ``"params"`` and hyper-parameters)."""
+        """Add a parameter group: a dict with ``"params"`` and optional hyper-parameters
+        (for example a layer unfrozen during fine-tuning).
+
+        Args:
+            param_group (dict): ``{"params": [...], <hyper-parameter>: value}``.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> a, b = fw.nn.Linear(2, 2), fw.nn.Linear(2, 1)
+            >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=a.parameters())
+            >>> opt.add_param_group({"params": b.parameters(), "learning_rate": 0.5})
+            >>> len(opt.get_param_groups()), len(opt.get_parameter_list())
+            (2, 4)
+        """
         self._add_param_group(dict(param_group))
 
     # The parameter ABI of the other fw packages (fw-distributed's ZeRO and fleet
@@ -228,6 +260,9 @@ class Optimizer:
             groups (list[dict]): the new groups, each with ``"params"`` and optional
                 hyper-parameters (as `get_param_groups` returns them).
 
+        Returns:
+            None.
+
         Examples:
             .. code-block:: python
 
@@ -261,19 +296,62 @@ class Optimizer:
 
     # ------------------------------------------------------------ learning rate
     def get_lr(self) -> float:
-        """The current global learning rate."""
+        """The current global learning rate (the scheduler's value when one drives it).
+
+        Returns:
+            float, the learning rate.
+
+        Examples:
+            >>> import fw
+            >>> sched = fw.optimizer.lr.StepDecay(learning_rate=0.1, step_size=1, gamma=0.5)
+            >>> net = fw.nn.Linear(2, 1)
+            >>> opt = fw.optimizer.SGD(learning_rate=sched, parameters=net.parameters())
+            >>> sched.step()
+            >>> opt.get_lr()
+            0.05
+        """
         lr = self._learning_rate
         return lr() if isinstance(lr, LRScheduler) else lr
 
     def set_lr(self, value):
-        """Set a float learning rate (not allowed while a scheduler drives it)."""
+        """Set a float learning rate (an error while a scheduler drives the rate).
+
+        Args:
+            value (float): the new learning rate.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Linear(2, 1)
+            >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+            >>> opt.set_lr(0.01)
+            >>> opt.get_lr()
+            0.01
+        """
         if isinstance(self._learning_rate, LRScheduler):
             raise RuntimeError(f"{type(self).__name__}.set_lr: the learning rate is driven by "
                                f"an LRScheduler; use set_lr_scheduler or the scheduler")
         self._learning_rate = _as_float(value, f"{type(self).__name__}.set_lr: 'value'")
 
     def set_lr_scheduler(self, scheduler):
-        """Let `scheduler` (an `LRScheduler`) drive the learning rate."""
+        """Let a scheduler drive the learning rate from now on.
+
+        Args:
+            scheduler (LRScheduler): a scheduler from ``fw.optimizer.lr``.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Linear(2, 1)
+            >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+            >>> opt.set_lr_scheduler(fw.optimizer.lr.ExponentialDecay(learning_rate=0.5, gamma=0.9))
+            >>> opt.get_lr()
+            0.5
+        """
         if not isinstance(scheduler, LRScheduler):
             raise TypeError(f"{type(self).__name__}.set_lr_scheduler: expected an "
                             f"LRScheduler, got {type(scheduler).__name__}")
@@ -398,15 +476,41 @@ class Optimizer:
 
     @property
     def state_generation(self) -> int:
-        """A number that changes whenever the flat state is rebuilt (new parameters,
-        a parameter's dtype, shape or device changed): an `UpdatePlan` made under
-        another generation is stale."""
+        """A number that changes whenever the flat state is rebuilt (new parameters, a
+        parameter's dtype, shape or device changed): an `UpdatePlan` made under another
+        generation is stale.
+
+        Returns:
+            int, the generation.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Linear(2, 1)
+            >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+            >>> g = opt.state_generation
+            >>> opt.add_param_group({"params": fw.nn.Linear(2, 1).parameters()})
+            >>> _ = opt.update_plan()
+            >>> opt.state_generation != g
+            True
+        """
         return self._generation
 
     def update_plan(self) -> UpdatePlan:
-        """The update as other packages build it: the op, the state views, the
-        clipping (see `fw.optimizer._update_plan` and this package's README). Packs
-        the parameters into the flat buffers first if they are not yet."""
+        """The update as other fw packages build it (to_static, distributed): the op, the
+        state views and the clipping (``fw.optimizer._update_plan``). Packs the parameters
+        into the flat buffers first if they are not yet.
+
+        Returns:
+            UpdatePlan, the description of this optimizer's update.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Linear(2, 1)
+            >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+            >>> plan = opt.update_plan()
+            >>> type(plan).__name__
+            'UpdatePlan'
+        """
         return UpdatePlan(self, self._groups())
 
     # ------------------------------------------------------------ the op
@@ -468,7 +572,21 @@ class Optimizer:
         return hook(self, name, args, kwargs or {})
 
     def step(self):
-        """Update every parameter that has a gradient (one fused update per group)."""
+        """Update every parameter that has a gradient (one fused update per group).
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Linear(2, 1)
+            >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+            >>> before = net.weight.numpy().copy()
+            >>> net(fw.ones([4, 2])).sum().backward()
+            >>> opt.step()
+            >>> bool((net.weight.numpy() != before).all())
+            True
+        """
         r = self._hooked("step", ())
         if r is not NotImplemented:
             return r
@@ -592,8 +710,27 @@ class Optimizer:
 
     # ------------------------------------------------------------ gradients
     def clear_grad(self, set_to_zero=True):
-        """Clear the gradients of the parameters: zero them in place (one fill per
-        flat group) or, with ``set_to_zero=False``, drop them."""
+        """Clear the gradients of the parameters.
+
+        Args:
+            set_to_zero (bool, optional): True zeroes the gradients in place; False drops
+                them (``param.grad`` becomes None). Default: True.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Linear(2, 1)
+            >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+            >>> net(fw.ones([1, 2])).sum().backward()
+            >>> opt.clear_grad()
+            >>> net.weight.grad.tolist()
+            [[0.0], [0.0]]
+            >>> opt.clear_grad(set_to_zero=False)
+            >>> net.weight.grad is None
+            True
+        """
         r = self._hooked("clear_grad", (set_to_zero,))
         if r is not NotImplemented:
             return r
@@ -628,12 +765,30 @@ class Optimizer:
 
     # ------------------------------------------------------------ minimize
     def minimize(self, loss, startup_program=None, parameters=None, no_grad_set=None):
-        """Apply the gradients already computed by ``loss.backward()`` (as in
-        Paddle's dynamic mode, `minimize` does not run backward). `parameters`
-        restricts the update; `no_grad_set` excludes parameters (or their names).
+        """Apply the gradients already computed by ``loss.backward()``.
+
+        As in Paddle's dynamic mode, `minimize` does not run the backward pass itself.
+
+        Args:
+            loss (Tensor): the loss whose gradients were computed.
+            startup_program (Program, optional): unused in dynamic mode. Default: None.
+            parameters (list, optional): restrict the update to these parameters. Default: None.
+            no_grad_set (set, optional): parameters (or their names) to leave unchanged.
+                Default: None.
 
         Returns:
-            ``(None, params_grads)``: the (parameter, gradient) pairs used."""
+            tuple, ``(None, params_grads)``: the (parameter, gradient) pairs used.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Linear(2, 1)
+            >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+            >>> loss = net(fw.ones([4, 2])).mean()
+            >>> loss.backward()
+            >>> _, params_grads = opt.minimize(loss)
+            >>> len(params_grads)
+            2
+        """
         r = self._hooked("minimize", (loss, startup_program, parameters, no_grad_set))
         if r is not NotImplemented:
             return r
@@ -672,8 +827,22 @@ class Optimizer:
 
     def state_dict(self) -> dict:
         """The optimizer's state: each parameter's accumulators as
-        ``"<param name>_<state>_0"`` tensors, ``"master_weights"`` (multi_precision)
-        and ``"LR_Scheduler"`` (when a scheduler drives the rate)."""
+        ``"<param name>_<state>_0"`` tensors, ``"master_weights"`` (with multi_precision) and
+        ``"LR_Scheduler"`` (when a scheduler drives the rate). ``fw.save`` writes it.
+
+        Returns:
+            dict, state name -> Tensor (or a nested dict).
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Linear(2, 1)
+            >>> opt = fw.optimizer.Adam(learning_rate=0.1, parameters=net.parameters())
+            >>> net(fw.ones([1, 2])).sum().backward()
+            >>> opt.step()
+            >>> prefix = net.bias.name + "_"
+            >>> sorted(k[len(prefix):] for k in opt.state_dict() if k.startswith(prefix))
+            ['beta1_pow_acc_0', 'beta2_pow_acc_0', 'moment1_0', 'moment2_0']
+        """
         out = {}
         if self._flat is not None:
             masters = {}
@@ -693,9 +862,31 @@ class Optimizer:
         return out
 
     def set_state_dict(self, state_dict):
-        """Load a state saved by `state_dict` (also after fw.save/fw.load). Entries
-        of parameters this optimizer does not have are ignored; missing ones keep
-        their initial values."""
+        """Load a state saved by `state_dict` (also after ``fw.save``/``fw.load``).
+
+        Entries of parameters this optimizer does not have are ignored, missing ones keep
+        their initial values: the keys are parameter names, which match in a new process
+        that builds the same model in the same order.
+
+        Args:
+            state_dict (dict): what `state_dict` returned.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Linear(2, 1)
+            >>> opt = fw.optimizer.Adam(learning_rate=0.1, parameters=net.parameters())
+            >>> net(fw.ones([1, 2])).sum().backward()
+            >>> opt.step()
+            >>> state = opt.state_dict()
+            >>> twin = fw.optimizer.Adam(learning_rate=0.1, parameters=net.parameters())
+            >>> twin.set_state_dict(state)
+            >>> key = net.bias.name + "_moment1_0"
+            >>> bool((twin.state_dict()[key] == state[key]).all())
+            True
+        """
         if not isinstance(state_dict, dict):
             raise TypeError(f"{type(self).__name__}.set_state_dict: expected a dict, got "
                             f"{type(state_dict).__name__}")

@@ -8,21 +8,35 @@ __all__ = ["SGD", "Momentum"]
 
 
 class SGD(Optimizer):
-    """Stochastic gradient descent: ``param -= lr * grad``.
+    """Stochastic gradient descent: ``param = param - learning_rate * grad``.
 
     Args:
-        learning_rate: a float or an LRScheduler (default 0.001).
-        parameters: the parameters (or parameter groups) to update.
-        weight_decay: a float (L2) or a regularizer.
-        grad_clip: a gradient clipping strategy.
-        multi_precision: keep float32 master weights of float16/bfloat16 parameters.
-        name: an optional name.
+        learning_rate (float|LRScheduler, optional): the step size, or a scheduler from
+            ``fw.optimizer.lr``. Default: 0.001.
+        parameters (list|tuple, optional): the parameters to update, or parameter-group
+            dicts ``{"params": [...], <hyper-parameter>: value}``. Required in dynamic mode.
+            Default: None.
+        weight_decay (float|WeightDecayRegularizer, optional): a float is an L2 coefficient;
+            or ``fw.regularizer.L1Decay`` / ``L2Decay``. A parameter's own regularizer
+            (``ParamAttr``) takes precedence. Default: None.
+        grad_clip (ClipGradBase, optional): ``fw.nn.ClipGradByValue``, ``ClipGradByNorm`` or
+            ``ClipGradByGlobalNorm``. Default: None.
+        multi_precision (bool, optional): keep float32 master weights of float16/bfloat16
+            parameters. Default: False.
+        name (str, optional): unused; Paddle's name. Default: None.
 
-    >>> import fw
-    >>> lin = fw.nn.Linear(3, 1)
-    >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=lin.parameters())
-    >>> lin(fw.ones([2, 3])).mean().backward()
-    >>> opt.step(); opt.clear_grad()
+    Examples:
+        >>> import fw
+        >>> w = fw.create_parameter([2], "float32",
+        ...                         default_initializer=fw.nn.initializer.Constant(0.0))
+        >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=[w])
+        >>> for _ in range(1):
+        ...     loss = ((w - fw.to_tensor([1.0, -1.0])) ** 2).sum()
+        ...     loss.backward()
+        ...     opt.step()
+        ...     opt.clear_grad()
+        >>> [round(v, 4) for v in w.tolist()]
+        [0.2, -0.2]
     """
 
     _op = "sgd"
@@ -34,22 +48,45 @@ class SGD(Optimizer):
 
 
 class Momentum(Optimizer):
-    """Momentum SGD: ``v = momentum * v + grad``; ``param -= lr * v`` (or, with
-    ``use_nesterov``, ``param -= lr * (grad + momentum * v)``).
+    """Gradient descent with momentum: ``v = momentum * v + grad``,
+    ``param = param - learning_rate * v``; with ``use_nesterov``,
+    ``param = param - learning_rate * (grad + momentum * v)``.
 
     Args:
-        learning_rate: a float or an LRScheduler (default 0.001).
-        momentum: the momentum factor (default 0.9).
-        parameters: the parameters (or groups; a group may set ``momentum``,
-            ``use_nesterov``, ``rescale_grad``, ``weight_decay``, ``learning_rate``).
-        use_nesterov: Nesterov momentum.
-        weight_decay: a float or ``L2Decay`` (applied inside the update op, as Paddle
-            does) or another regularizer.
-        grad_clip: a gradient clipping strategy.
-        multi_precision: float32 master weights for float16/bfloat16 parameters.
-        rescale_grad: the gradient is multiplied by this first.
-        use_multi_tensor: accepted for compatibility (every update is fused here).
-        name: an optional name.
+        learning_rate (float|LRScheduler, optional): the step size, or a scheduler from
+            ``fw.optimizer.lr``. Default: 0.001.
+        momentum (float, optional): the momentum factor. Default: 0.9.
+        parameters (list|tuple, optional): the parameters to update, or parameter-group
+            dicts ``{"params": [...], <hyper-parameter>: value}``. A group may set
+            ``momentum``, ``use_nesterov``, ``rescale_grad``, ``weight_decay``. Required in
+            dynamic mode.
+            Default: None.
+        use_nesterov (bool, optional): Nesterov momentum. Default: False.
+        weight_decay (float|WeightDecayRegularizer, optional): a float is an L2 coefficient;
+            or ``fw.regularizer.L1Decay`` / ``L2Decay``. A parameter's own regularizer
+            (``ParamAttr``) takes precedence. L2 is applied inside the update,
+            as Paddle does. Default: None.
+        grad_clip (ClipGradBase, optional): ``fw.nn.ClipGradByValue``, ``ClipGradByNorm`` or
+            ``ClipGradByGlobalNorm``. Default: None.
+        multi_precision (bool, optional): keep float32 master weights of float16/bfloat16
+            parameters. Default: False.
+        rescale_grad (float, optional): the gradient is multiplied by this first. Default: 1.0.
+        use_multi_tensor (bool, optional): accepted for compatibility; every update is
+            fused here. Default: False.
+        name (str, optional): unused; Paddle's name. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> w = fw.create_parameter([2], "float32",
+        ...                         default_initializer=fw.nn.initializer.Constant(0.0))
+        >>> opt = fw.optimizer.Momentum(learning_rate=0.1, momentum=0.9, parameters=[w])
+        >>> for _ in range(2):
+        ...     loss = ((w - fw.to_tensor([1.0, -1.0])) ** 2).sum()
+        ...     loss.backward()
+        ...     opt.step()
+        ...     opt.clear_grad()
+        >>> [round(v, 4) for v in w.tolist()]
+        [0.54, -0.54]
     """
 
     _op = "momentum"

@@ -20,7 +20,22 @@ __all__ = ["WeightDecayRegularizer", "L1Decay", "L2Decay"]
 
 
 class WeightDecayRegularizer:
-    """Base class. ``kind`` names the penalty ("l1"/"l2"), ``coeff`` its weight."""
+    """Base class of the weight-decay regularizers (`L1Decay`, `L2Decay`).
+
+    A regularizer adds its penalty's gradient to a parameter's gradient before the
+    optimizer's update. ``kind`` names the penalty (``"l1"``/``"l2"``), ``coeff`` is its
+    weight; calling it as ``regularizer(param, grad)`` returns the adjusted gradient.
+
+    Args:
+        coeff (float, optional): the regularization coefficient (a number or a
+            one-element tensor). Default: 0.0.
+
+    Examples:
+        >>> import fw
+        >>> reg = fw.regularizer.L2Decay(coeff=0.01)
+        >>> isinstance(reg, fw.regularizer.WeightDecayRegularizer), reg.kind, reg.coeff
+        (True, 'l2', 0.01)
+    """
 
     kind = ""
 
@@ -35,6 +50,16 @@ class WeightDecayRegularizer:
 
     @property
     def coeff(self) -> float:
+        """The regularization coefficient.
+
+        Returns:
+            float, the coefficient.
+
+        Examples:
+            >>> import fw
+            >>> fw.regularizer.L1Decay(0.5).coeff
+            0.5
+        """
         return self._coeff
 
     def __call__(self, param, grad):
@@ -52,10 +77,25 @@ class WeightDecayRegularizer:
 
 
 class L2Decay(WeightDecayRegularizer):
-    """L2 weight decay: adds ``coeff * param`` to the gradient.
+    """L2 weight decay: adds ``coeff * param`` (the gradient of
+    ``coeff / 2 * ||param||^2``) to the gradient.
+
+    Give it to an optimizer (``weight_decay=``: for every parameter without a
+    regularizer of its own) or to one parameter (``fw.ParamAttr(regularizer=...)``,
+    which takes precedence).
 
     Args:
-        coeff: the regularization coefficient (default 0.0).
+        coeff (float, optional): the regularization coefficient. Default: 0.0.
+
+    Examples:
+        >>> import fw
+        >>> p = fw.nn.Parameter(fw.to_tensor([1.0, -2.0]))
+        >>> fw.regularizer.L2Decay(0.5)(p, fw.to_tensor([0.0, 0.0])).tolist()
+        [0.5, -1.0]
+        >>> attr = fw.ParamAttr(regularizer=fw.regularizer.L2Decay(1e-4))
+        >>> layer = fw.nn.Linear(2, 2, weight_attr=attr)
+        >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=layer.parameters(),
+        ...                        weight_decay=fw.regularizer.L2Decay(1e-3))
     """
 
     kind = "l2"
@@ -67,10 +107,17 @@ class L2Decay(WeightDecayRegularizer):
 
 
 class L1Decay(WeightDecayRegularizer):
-    """L1 weight decay: adds ``coeff * sign(param)`` to the gradient.
+    """L1 weight decay: adds ``coeff * sign(param)`` (the gradient of
+    ``coeff * ||param||_1``) to the gradient, pushing small weights to exactly zero.
 
     Args:
-        coeff: the regularization coefficient (default 0.0).
+        coeff (float, optional): the regularization coefficient. Default: 0.0.
+
+    Examples:
+        >>> import fw
+        >>> p = fw.nn.Parameter(fw.to_tensor([1.0, -2.0, 0.0]))
+        >>> fw.regularizer.L1Decay(0.5)(p, fw.to_tensor([0.0, 0.0, 0.0])).tolist()
+        [0.5, -0.5, 0.0]
     """
 
     kind = "l1"

@@ -70,12 +70,17 @@ class LogWriter:
             names its files ``events.out.tfevents.<time>.<host>``).
 
     Examples:
-        >>> import tempfile
         >>> import fw
+        >>> import os
         >>> from fw.utils import LogWriter
-        >>> with LogWriter(logdir=tempfile.mkdtemp()) as writer:
+        >>> with LogWriter(logdir="logs") as writer:
         ...     for step in range(3):
         ...         writer.add_scalar(tag="train/loss", value=1.0 / (step + 1), step=step)
+        >>> from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+        >>> acc = EventAccumulator("logs")
+        >>> _ = acc.Reload()
+        >>> [round(s.value, 4) for s in acc.Scalars("train/loss")]
+        [1.0, 0.5, 0.3333]
     """
 
     def __init__(self, logdir=None, comment="", max_queue=10, flush_secs=120,
@@ -124,7 +129,18 @@ class LogWriter:
 
     @property
     def logdir(self) -> str:
-        """The log directory."""
+        """The directory the event files are written to.
+
+        Returns:
+            str.
+
+        Examples:
+            >>> import fw
+            >>> from fw.utils import LogWriter
+            >>> with LogWriter(logdir="logs/run1") as writer:
+            ...     print(writer.logdir)
+            logs/run1
+        """
         return self._logdir
 
     def add_scalar(self, tag, value, step, walltime=None):
@@ -135,6 +151,20 @@ class LogWriter:
             value (float | Tensor | numpy.ndarray): the value (a one-element array).
             step (int): the step.
             walltime (float, optional): seconds since the epoch; default now.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import os
+            >>> import numpy as np
+            >>> from fw.utils import LogWriter
+            >>> writer = LogWriter(logdir="logs")
+            >>> writer.add_scalar("train/loss", 0.25, step=1)
+            >>> writer.close()
+            >>> any(f.startswith("events.out.tfevents") for f in os.listdir("logs"))
+            True
         """
         _check_tag(tag, "add_scalar")
         v = _np(value, "add_scalar")
@@ -153,6 +183,20 @@ class LogWriter:
             step (int): the step.
             walltime (float, optional): seconds since the epoch.
             buckets (int, optional): number of bins. Default 10.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import os
+            >>> import numpy as np
+            >>> from fw.utils import LogWriter
+            >>> writer = LogWriter(logdir="logs")
+            >>> writer.add_histogram("w", np.random.default_rng(0).normal(size=100), step=0)
+            >>> writer.close()
+            >>> any(f.startswith("events.out.tfevents") for f in os.listdir("logs"))
+            True
         """
         _check_tag(tag, "add_histogram")
         v = _np(values, "add_histogram").astype(np.float64).reshape(-1)
@@ -173,6 +217,20 @@ class LogWriter:
             step (int): the step.
             walltime (float, optional): seconds since the epoch.
             dataformats (str, optional): 'HWC', 'CHW', 'HW' or 'NCHW'/'NHWC'. Default 'HWC'.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import os
+            >>> import numpy as np
+            >>> from fw.utils import LogWriter
+            >>> writer = LogWriter(logdir="logs")
+            >>> writer.add_image("sample", np.zeros((8, 8, 3), dtype=np.uint8), step=0)
+            >>> writer.close()
+            >>> any(f.startswith("events.out.tfevents") for f in os.listdir("logs"))
+            True
         """
         _check_tag(tag, "add_image")
         a = _np(img, "add_image")
@@ -194,6 +252,20 @@ class LogWriter:
             text_string (str): the text.
             step (int, optional): the step.
             walltime (float, optional): seconds since the epoch.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import os
+            >>> import numpy as np
+            >>> from fw.utils import LogWriter
+            >>> writer = LogWriter(logdir="logs")
+            >>> writer.add_text("notes", "first run", step=0)
+            >>> writer.close()
+            >>> any(f.startswith("events.out.tfevents") for f in os.listdir("logs"))
+            True
         """
         _check_tag(tag, "add_text")
         if not isinstance(text_string, str):
@@ -209,6 +281,20 @@ class LogWriter:
             hparams_dict (dict): name -> int, float, str or bool.
             metrics_list (list[str]): tags of scalars logged with `add_scalar`.
             walltime (float, optional): seconds since the epoch.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import os
+            >>> import numpy as np
+            >>> from fw.utils import LogWriter
+            >>> writer = LogWriter(logdir="logs")
+            >>> writer.add_hparams({"lr": 0.01, "batch_size": 32}, ["train/loss"])
+            >>> writer.close()
+            >>> any(f.startswith("events.out.tfevents") for f in os.listdir("logs"))
+            True
         """
         if not isinstance(hparams_dict, dict) or not hparams_dict:
             raise TypeError("LogWriter.add_hparams: hparams_dict must be a non-empty dict")
@@ -239,6 +325,21 @@ class LogWriter:
             num_thresholds (int, optional): thresholds of the curve. Default 10.
             weights (float, optional): accepted for VisualDL compatibility; must be None.
             walltime (float, optional): seconds since the epoch.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import os
+            >>> import numpy as np
+            >>> from fw.utils import LogWriter
+            >>> writer = LogWriter(logdir="logs")
+            >>> labels, probs = np.array([0, 1, 1, 0]), np.array([0.1, 0.8, 0.6, 0.3])
+            >>> writer.add_pr_curve("pr", labels, probs, step=0)
+            >>> writer.close()
+            >>> any(f.startswith("events.out.tfevents") for f in os.listdir("logs"))
+            True
         """
         _check_tag(tag, "add_pr_curve")
         lab = _np(labels, "add_pr_curve").reshape(-1)
@@ -266,6 +367,21 @@ class LogWriter:
                 ``fw.jit.to_static(...).concrete_program``-style programs).
             input_spec: accepted for VisualDL compatibility; unused.
             verbose (bool, optional): print the node count.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import os
+            >>> from fw.utils import LogWriter
+            >>> net = fw.jit.to_static(fw.nn.Linear(4, 2),
+            ...                        input_spec=[fw.static.InputSpec([None, 4], "float32")])
+            >>> program = net.forward.concrete_program.main_program
+            >>> with LogWriter(logdir="logs") as writer:
+            ...     writer.add_graph(program)
+            >>> len(os.listdir("logs")) > 0
+            True
         """
         from tensorboardX.proto import event_pb2
 
@@ -277,7 +393,26 @@ class LogWriter:
 
     def flush(self, timeout=10.0):
         """Write buffered events to disk now (waits at most `timeout` seconds for the
-        background writer thread to take the queued events)."""
+        background writer thread to take the queued events).
+
+        Args:
+            timeout (float, optional): the longest wait, in seconds. Default: 10.0.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import os
+            >>> import numpy as np
+            >>> from fw.utils import LogWriter
+            >>> writer = LogWriter(logdir="logs")
+            >>> writer.add_scalar("a", 1.0, step=0)
+            >>> writer.flush()
+            >>> writer.close()
+            >>> any(f.startswith("events.out.tfevents") for f in os.listdir("logs"))
+            True
+        """
         if self._queued is not None:
             deadline = time.monotonic() + timeout
             while self._written < self._queued and time.monotonic() < deadline:
@@ -285,7 +420,22 @@ class LogWriter:
         self._writer.flush()
 
     def close(self):
-        """Flush and close the event file."""
+        """Flush and close the event file.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import os
+            >>> import numpy as np
+            >>> from fw.utils import LogWriter
+            >>> writer = LogWriter(logdir="logs")
+            >>> writer.add_scalar("a", 1.0, step=0)
+            >>> writer.close()
+            >>> any(f.startswith("events.out.tfevents") for f in os.listdir("logs"))
+            True
+        """
         self._writer.close()
 
     def __enter__(self):

@@ -98,9 +98,19 @@ class Value:
         what = self.role if self.label is None else f"{self.role} {self.label!r}"
         return f"Value({what}: {self.type})"
 
+    def _concrete(self, how):
+        """What ``value_hooks.concrete`` gives for a use of this Value that needs its
+        value (`how`: "bool", "int", "float", "index", "item", "numpy", "str");
+        NotImplemented when no hook takes it (the use then raises)."""
+        hook = value_hooks.concrete
+        return NotImplemented if hook is None else hook(self, how)
+
     def __bool__(self):
         from fw.core.errors import UnsupportedError
 
+        r = self._concrete("bool")
+        if r is not NotImplemented:
+            return r
         raise UnsupportedError(
             f"the truth value of a symbolic tensor ({self.type}) is not known while a program "
             f"is being built; inside fw.jit.to_static, `if`/`while` on tensors are converted to "
@@ -136,16 +146,37 @@ class Value:
         return hook(self, grad_tensor, retain_graph)
 
     def numpy(self):
+        return self._needs_value("numpy")
+
+    def _needs_value(self, how):
         from fw.core.errors import UnsupportedError
 
+        r = self._concrete(how)
+        if r is not NotImplemented:
+            return r
         raise UnsupportedError(f"a symbolic tensor ({self.type}) has no values while a program "
                                f"is being built; fetch it from the executor's results instead")
 
-    def item(self):
-        self.numpy()
+    def tolist(self):
+        return self._needs_value("numpy").tolist()
+
+    def item(self, *args):
+        if args:
+            return self._needs_value("numpy")[args]  # (a NumPy array's item(i))
+        return self._needs_value("item")
 
     def __index__(self):
-        self.numpy()
+        return self._needs_value("index")
+
+    def __int__(self):
+        return self._needs_value("int")
+
+    def __float__(self):
+        return self._needs_value("float")
+
+    def __str__(self):
+        r = self._concrete("str")
+        return self.__repr__() if r is NotImplemented else r
 
 
 class Operation:
@@ -374,14 +405,19 @@ class _ValueHooks:
       built (`current_builder()` is not None): optimizers call it first and return
       its result unless it returns ``NotImplemented`` (fw.jit.to_static emits the
       update into the program instead of running it).
+    - ``concrete(value, how)`` is what a use needing the Value's value means
+      (``bool()``, ``int()``, ``float()``, ``__index__``, ``.item()``, ``.numpy()``,
+      ``str()``): fw.jit's capture of functions without source computes it and
+      makes it a guard; ``NotImplemented`` (or no hook) raises as before.
     """
 
-    __slots__ = ("backward", "minimize", "optimizer_call")
+    __slots__ = ("backward", "minimize", "optimizer_call", "concrete")
 
     def __init__(self):
         self.backward = None
         self.minimize = None
         self.optimizer_call = None
+        self.concrete = None
 
 
 value_hooks = _ValueHooks()

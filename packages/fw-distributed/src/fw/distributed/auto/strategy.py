@@ -6,8 +6,8 @@ decide) or "full" (the cost model picks the parallel strategy: `auto.choose`).
 
 Field names and defaults are Paddle's (paddle/distributed/auto_parallel/constants.py
 of Paddle 3.x; facts only). Only the fields the cost model and fleet understand
-have an effect; the others are kept and validated as data. ``dist.to_static``,
-which would consume a Strategy in Paddle, is not built in fw yet. Paddle 3.3
+have an effect; the others are kept and validated as data. ``dist.to_static``
+honours sharding, gradient_merge and pipeline and refuses the rest. Paddle 3.3
 keeps ``recompute`` private (``_recompute``, "template interface"); fw exposes it,
 as the cost model searches over it.
 """

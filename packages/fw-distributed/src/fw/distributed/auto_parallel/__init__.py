@@ -22,10 +22,16 @@ from fw.distributed.auto_parallel.placement import (
 from fw.distributed.auto_parallel.process_mesh import ProcessMesh
 from fw.distributed.auto_parallel.spmd import fallback_report, reset_fallback_report
 from fw.distributed.auto_parallel.spmd_rules import RULES, register
+from fw.distributed.auto_parallel.static import (
+    DistModel,
+    ShardDataloader,
+    shard_dataloader,
+    to_static,
+)
 
 __all__ = [
     "ProcessMesh", "Placement", "Shard", "Replicate", "Partial", "ReduceType", "shard_tensor",
     "dtensor_from_fn", "reshard", "unshard_dtensor", "shard_layer", "shard_optimizer",
     "DistTensor", "DistParameter", "is_dist_tensor", "fallback_report", "reset_fallback_report",
-    "RULES", "register",
+    "RULES", "register", "to_static", "DistModel", "shard_dataloader", "ShardDataloader",
 ]

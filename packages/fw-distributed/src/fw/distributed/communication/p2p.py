@@ -105,12 +105,13 @@ def _start(tensor, peer, group, fn, sending, sync_op):
 def send(tensor, dst=0, group=None, sync_op=True):
     """Send `tensor` to global rank `dst`.
 
-    Example (two ranks):
-        >>> import fw, fw.distributed as dist           # doctest: +SKIP
-        >>> dist.init_parallel_env()                    # doctest: +SKIP
-        >>> x = fw.to_tensor([1, 2]) if dist.get_rank() == 0 else fw.zeros([2], "int64")
-        >>> if dist.get_rank() == 0: dist.send(x, dst=1)
-        ... else: dist.recv(x, src=0)                   # doctest: +SKIP
+    Example (two ranks, started by ``python -m fw.distributed.launch``; not a doctest)::
+
+        import fw, fw.distributed as dist
+        dist.init_parallel_env()
+        x = fw.to_tensor([1, 2]) if dist.get_rank() == 0 else fw.zeros([2], "int64")
+        if dist.get_rank() == 0: dist.send(x, dst=1)
+        else: dist.recv(x, src=0)
     """
     return _start(tensor, dst, group, "send", True, sync_op)
 

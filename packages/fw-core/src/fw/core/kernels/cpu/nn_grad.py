@@ -216,7 +216,10 @@ def _ce_grad_fast(softmax, label, weight, grad_loss, soft_label, ignore_index, r
         return None
     else:
         f = f_at_label = grad_loss / softmax.dtype.type(n) if reduction == "mean" else grad_loss
-    g = softmax.reshape(n, c) * f  # a new array: the softmax stays intact
+    # a new C-ordered array (the softmax stays intact): an F-ordered softmax (the
+    # transpose of a gathered block) would give an F-ordered product, whose
+    # reshape(-1) below is a copy, and the label term would be lost
+    g = np.multiply(softmax.reshape(n, c), f, order="C")
     g.reshape(-1)[_flat_index(lab, n, c)] -= f_at_label
     return g.reshape(softmax.shape)
 

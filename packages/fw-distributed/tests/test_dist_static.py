@@ -1,0 +1,576 @@
+"""dist.to_static's passes in one process: sharding propagation (the eager rule
+registry over IR values, the backward sweep, fallbacks listed), reshard
+insertion (every transition, against NumPy), partition + execution of random
+programs of table ops with random placements on [2] and [2, 2] meshes (ranks
+simulated as threads: `auto_parallel.static.sim`), and the DistModel / Strategy
+/ shard_dataloader API on a one-rank mesh. The launched multi-rank runs are in
+test_dist_static_ranks.py."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fw
+import fw.distributed as dist
+from fw.core.ir import TensorType, run
+from fw.core.ir.builder import Builder
+from fw.distributed.auto_parallel._layout import local_box
+from fw.distributed.auto_parallel.static import propagate
+from fw.distributed.auto_parallel.static.reshard import ReshardEmitter
+from fw.distributed.auto_parallel.static.sim import SimulatedRanks, simulate
+
+R, S0, S1, P = dist.Replicate(), dist.Shard(0), dist.Shard(1), dist.Partial()
+CODES = {"R": R, "S0": S0, "S1": S1, "P": P}
+MESH1 = dist.ProcessMesh([0, 1], dim_names=["x"])
+MESH2 = dist.ProcessMesh([[0, 1], [2, 3]], dim_names=["dp", "mp"])
+
+
+def _block(arr, pl, mesh, coord):
+    box = local_box(arr.shape, pl, mesh, coord)
+    return arr[tuple(slice(s, s + n) for s, n in box)]
+
+
+def _param(arr, name):
+    p = fw.create_parameter(list(arr.shape), "float32", name=name)
+    p.set_value(arr)
+    return p
+
+
+def _mlp_program(w2_dense=True):
+    rng = np.random.default_rng(0)
+    w1 = _param(rng.standard_normal((6, 8)).astype("float32"), "st_w1")
+    w2 = _param(rng.standard_normal((8, 3)).astype("float32"), "st_w2")
+    b = Builder()
+    with b:
+        x = b.add_input(TensorType([4, 6], "float32"), "x")
+        h = fw.nn.functional.relu(fw.matmul(x, w1))
+        y = fw.matmul(h, w2)
+        b.set_outputs([y, y.sum()])
+    prog = b.program
+    args = {a.label: a for a in prog.block.args}
+    return prog, args, rng.standard_normal((4, 6)).astype("float32")
+
+
+# ------------------------------------------------------------ propagation
+def test_propagation_follows_the_rules_and_adopts_free_weights_backwards():
+    """x replicated, W1 column-split: the rules make h column-split; the free W2
+    adopts the row split its matmul wants (no gather), giving a Partial y."""
+    prog, args, _ = _mlp_program()
+    prop = propagate(prog, MESH1, {args["x"]: [R], args["st_w1"]: [S1]})
+    ops = prog.block.ops
+    assert prop.placements[ops[0].results[0]] == [S1]            # x @ W1
+    assert prop.placements[ops[1].results[0]] == [S1]            # relu
+    assert prop.adopted == {args["st_w2"]: [S0]}
+    assert prop.placements[ops[2].results[0]] == [P]             # h @ W2: row-parallel
+    assert prop.placements[ops[3].results[0]] == [P]             # sum of a Partial
+    assert not prop.fallbacks
+    assert prop.sweeps == 2                                      # one adoption, one check
+
+
+def test_annotated_values_never_change_and_batch_sharding_flows_through():
+    prog, args, _ = _mlp_program()
+    prop = propagate(prog, MESH2, {args["x"]: [S0, R], args["st_w1"]: [R, R],
+                                   args["st_w2"]: [R, R]})
+    assert prop.placements[args["st_w1"]] == [R, R] and not prop.adopted
+    y = prog.block.ops[2].results[0]
+    assert prop.placements[y] == [S0, R]
+    assert prop.placements[prog.block.ops[3].results[0]] == [P, R]
+
+
+def test_an_op_without_a_rule_falls_back_to_replicate_and_is_listed(monkeypatch):
+    from fw.distributed.auto_parallel.spmd_rules import RULES
+
+    monkeypatch.delitem(RULES, "cumsum", raising=False)   # (whatever the registry has)
+    b = Builder()
+    with b:
+        x = b.add_input(TensorType([4, 6], "float32"), "x")
+        b.set_outputs([fw.cumsum(fw.tanh(x), axis=1)])
+    prog = b.program
+    x = np.random.default_rng(1).standard_normal((4, 6)).astype("float32")
+    prop = propagate(prog, MESH1, {prog.inputs()[0]: [S0]})
+    assert dict(prop.fallbacks) == {"cumsum": 1}
+    assert [op.name for op in prop.fallback_ops] == ["cumsum"]
+    outs, rps, _ = simulate(prog, MESH1, {prog.inputs()[0]: [S0]}, [x])
+    want = np.cumsum(np.tanh(x), axis=1)
+    for o in outs:
+        np.testing.assert_allclose(o[0], want, rtol=1e-5, atol=1e-6)
+    assert [c.kind for c in rps[0].comms] == ["all_gather"]       # the fallback's gather
+
+
+def test_control_flow_is_refused_with_a_clear_error():
+    from fw.core.errors import UnsupportedError
+
+    b = Builder()
+    with b:
+        x = b.add_input(TensorType([2], "float32"), "x")
+        b.set_outputs([fw.static.nn.cond(x.sum() > 0, lambda: x * 2.0, lambda: x - 1.0)])
+    with pytest.raises(UnsupportedError, match="control flow is not supported by "
+                                               "dist.to_static yet"):
+        propagate(b.program, MESH1, {})
+
+
+# ------------------------------------------------------------ reshard insertion
+def _reshard_on_ranks(mesh, dense, src, dst):
+    """Every rank's block of `dense` under `src` resharded to `dst` by the emitted ops."""
+    world = int(np.asarray(mesh.mesh).size)
+    sim = SimulatedRanks(world, timeout=30)
+    progs = []
+    for r in range(world):
+        coord = mesh.coordinate(r)
+        blk = _block(dense, [p if not isinstance(p, dist.Partial) else R for p in src],
+                     mesh, coord)
+        for a, p in enumerate(src):
+            if isinstance(p, dist.Partial) and coord[a] != 0:
+                blk = np.zeros_like(blk)
+        b = Builder()
+        with b:
+            x = b.add_input(TensorType(list(blk.shape), "float32"), "x")
+            em = ReshardEmitter(mesh, coord, sim.group_of(mesh, coord), [])
+            b.set_outputs([em.reshard(x, list(dense.shape), src, dst)])
+        progs.append((b.program, np.ascontiguousarray(blk)))
+    return sim.run([lambda p=p, x=x: run(p, x).numpy() for p, x in progs])
+
+
+@pytest.mark.parametrize("shape", [[4, 6], [5, 3]])
+def test_every_reshard_transition_on_2_ranks_gives_the_numpy_block(shape):
+    dense = np.arange(np.prod(shape), dtype="float32").reshape(shape) - 3.0
+    n = 0
+    for s in CODES:
+        for d in CODES:
+            outs = _reshard_on_ranks(MESH1, dense, [CODES[s]], [CODES[d]])
+            if d == "P":
+                np.testing.assert_allclose(sum(outs), dense, err_msg=f"{s}->{d}")
+            else:
+                for r, o in enumerate(outs):
+                    np.testing.assert_array_equal(o, _block(dense, [CODES[d]], MESH1, [r]),
+                                                  err_msg=f"{s}->{d} rank {r}")
+            n += 1
+    assert n == 16
+
+
+def test_random_reshards_on_a_2x2_mesh_give_the_numpy_block():
+    rng = np.random.default_rng(3)
+    dense = np.arange(30, dtype="float32").reshape(5, 6) - 7.0
+    for _ in range(12):
+        src = [CODES[c] for c in rng.choice(list(CODES), 2)]
+        dst = [CODES[c] for c in rng.choice(["R", "S0", "S1"], 2)]
+        outs = _reshard_on_ranks(MESH2, dense, src, dst)
+        for r, o in enumerate(outs):
+            np.testing.assert_array_equal(o, _block(dense, dst, MESH2, MESH2.coordinate(r)),
+                                          err_msg=f"{src}->{dst} rank {r}")
+
+
+# ------------------------------------------------------------ random programs
+_OPS = ["add_p", "mul_row", "tanh", "relu", "matmul", "matmul_t", "transpose", "center",
+        "reshape", "softmax", "sum0"]
+
+
+def _random_program(seed, ops, shape):
+    """A chain of table ops on x with random parameters; outputs the result, a
+    scalar loss and the parameters' gradients (the backward is in the program)."""
+    from fw.autograd import gradients
+
+    rng = np.random.default_rng(seed)
+    params = []
+
+    def param(shp):
+        p = _param(rng.standard_normal(shp).astype("float32"), f"rp{seed}_{len(params)}")
+        params.append(p)
+        return p
+
+    b = Builder()
+    with b:
+        x = b.add_input(TensorType(list(shape), "float32"), "x")
+        h = x
+        for op in ops:
+            a, c = h.shape
+            if op == "add_p":
+                h = h + param((a, c))
+            elif op == "mul_row":
+                h = h * param((c,))
+            elif op == "tanh":
+                h = fw.tanh(h)
+            elif op == "relu":
+                h = fw.nn.functional.relu(h)
+            elif op == "matmul":
+                h = fw.matmul(h, param((c, int(rng.integers(2, 6)))))
+            elif op == "matmul_t":
+                h = fw.matmul(h, param((int(rng.integers(2, 6)), c)), transpose_y=True)
+            elif op == "transpose":
+                h = fw.transpose(h, [1, 0])
+            elif op == "center":
+                h = h - h.mean(axis=1, keepdim=True)
+            elif op == "reshape":
+                h = h.reshape([c, a])
+            elif op == "softmax":
+                h = fw.nn.functional.softmax(h, axis=-1)
+            elif op == "sum0":
+                h = h.sum(axis=0, keepdim=True) + h
+        loss = (h * h).sum()
+        vals = [b.current_value(p) for p in params]
+        grads = gradients([loss], vals, None, allow_unused=True) if vals else []
+        b.set_outputs([h, loss] + [g for g in grads if g is not None])
+    return b.program, params
+
+
+_case = st.fixed_dictionaries({
+    "seed": st.integers(0, 2**16),
+    "shape": st.sampled_from([[4, 6], [5, 3], [4, 4]]),
+    "ops": st.lists(st.sampled_from(_OPS), min_size=1, max_size=5),
+    "places": st.lists(st.sampled_from(["R", "S0", "S1"]), min_size=14, max_size=14),
+})
+
+
+def _check_random_program(case, mesh):
+    prog, _ = _random_program(case["seed"], case["ops"], case["shape"])
+    x = np.random.default_rng(case["seed"]).standard_normal(case["shape"]).astype("float32")
+    dense = run(prog, x)
+    dense = [d.numpy() for d in (dense if isinstance(dense, tuple) else (dense,))]
+    places = iter(case["places"])
+    ann = {}
+    for a in prog.block.args:     # the input and every parameter get random placements
+        ann[a] = [CODES[next(places)] for _ in range(mesh.ndim)]
+        ann[a] = [p if not isinstance(p, dist.Shard) or p.dim < len(a.type.shape) else R
+                  for p in ann[a]]
+    outs, _, _ = simulate(prog, mesh, ann, [x], timeout=30)
+    for r, got in enumerate(outs):
+        for k, (g, d) in enumerate(zip(got, dense)):
+            np.testing.assert_allclose(g, d, rtol=2e-4, atol=2e-5,
+                                       err_msg=f"{case} rank {r} output {k}")
+
+
+@settings(max_examples=25, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(case=_case)
+def test_random_programs_with_random_placements_on_2_ranks_equal_dense(case):
+    _check_random_program(case, MESH1)
+
+
+@settings(max_examples=20, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(case=_case)
+def test_random_programs_with_random_placements_on_a_2x2_mesh_equal_dense(case):
+    _check_random_program(case, MESH2)
+
+
+# ------------------------------------------------------------ the GPT, simulated
+def test_char_gpt_forward_and_backward_partitioned_on_2x2_equals_dense():
+    """The examples' char GPT, annotated on its input (dp) and first/last weights
+    (mp) only: each rank's loss and gradient blocks equal the dense program's."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples"))
+    from char_gpt import CharGPT
+
+    from fw.distributed.auto_parallel.static.tracing import trace_step
+
+    fw.seed(0)
+    model = CharGPT(20, 8, n_layer=1, d_model=16, n_head=2, tied=False)
+    rng = np.random.default_rng(0)
+    x, y = rng.integers(0, 20, (4, 8)), rng.integers(0, 20, (4, 8))
+
+    def loss_fn(logits, label):
+        return fw.nn.functional.cross_entropy(logits.reshape([-1, 20]), label.reshape([-1]))
+
+    tr = trace_step(model, loss_fn, [fw.to_tensor(x), fw.to_tensor(y)], "train", MESH2)
+    prog = tr.program
+    dense = [o.numpy() for o in run(prog, x, y)]
+    ann = {}
+    for a in prog.block.args:
+        if a.role == "input":
+            ann[a] = [S0, R]
+        elif a.label in (model.tok.weight.name, model.head.weight.name):
+            ann[a] = [R, S1]
+    prop = propagate(prog, MESH2, ann)
+    labels = {a.label: a for a in prog.block.args}
+    outs_pl = [[R, R]] + [prop.placements[labels[lab]] for lab in tr.grads]
+    outs, rps, _ = simulate(prog, MESH2, ann, [x, y], outs_pl)
+    assert prop.placements[labels[model.tok.weight.name]] == [R, S1]
+    for r in range(4):
+        for k, (o, d) in enumerate(zip(outs[r], dense)):
+            np.testing.assert_allclose(o, _block(d, outs_pl[k], MESH2, MESH2.coordinate(r)),
+                                       rtol=1e-4, atol=1e-5, err_msg=f"rank {r} output {k}")
+    assert all(rp.comms for rp in rps.values())
+
+
+# ------------------------------------------------------------ DistModel on one rank
+MESH0 = dist.ProcessMesh([0], dim_names=["dp"])
+
+
+def _dense_sgd(steps, xs, ys):
+    fw.seed(3)
+    lin = fw.nn.Linear(4, 2)
+    opt = fw.optimizer.SGD(0.1, parameters=lin.parameters())
+    out = []
+    for x, y in zip(xs, ys):
+        loss = fw.nn.MSELoss()(lin(x), y)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        out.append(float(loss))
+    return out, lin
+
+
+def _data(n=4):
+    rng = np.random.default_rng(2)
+    xs = [fw.to_tensor(rng.standard_normal((3, 4)).astype("float32")) for _ in range(n)]
+    ys = [fw.to_tensor(rng.standard_normal((3, 2)).astype("float32")) for _ in range(n)]
+    return xs, ys
+
+
+def test_dist_model_trains_evaluates_and_predicts_like_the_dense_layer():
+    xs, ys = _data()
+    want, dense = _dense_sgd(4, xs, ys)
+    fw.seed(3)
+    lin = dist.shard_layer(fw.nn.Linear(4, 2), MESH0)
+    dm = dist.to_static(lin, None, fw.nn.MSELoss(),
+                        fw.optimizer.SGD(0.1, parameters=lin.parameters()))
+    got = [float(dm(x, y)) for x, y in zip(xs, ys)]
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    sd = dm.state_dict("param")
+    np.testing.assert_allclose(sd["weight"].numpy(), dense.weight.numpy(), rtol=1e-6)
+    dm.eval()
+    np.testing.assert_allclose(float(dm(xs[0], ys[0])),
+                               float(fw.nn.MSELoss()(dense(xs[0]), ys[0])), rtol=1e-6)
+    np.testing.assert_allclose(float(dm([xs[0], ys[0]])), float(dm(xs[0], ys[0])))
+    dm.predict()
+    np.testing.assert_allclose(dm(xs[0]).numpy(), dense(xs[0]).numpy(), rtol=1e-6)
+    text = repr(dm)
+    assert "[train]" in text and "[eval]" in text and "[predict]" in text
+    assert "(annotated)" in text and "linear: " in text
+    assert "communication on this rank: 0 collective(s)" in text
+
+
+def test_a_new_batch_shape_builds_again_and_keeps_the_optimizer_state():
+    """Adam over batches of 3 and 5 rows: a second program is built for the new
+    shape, and the moments the first one accumulated carry over."""
+    rng = np.random.default_rng(4)
+    data = [(fw.to_tensor(rng.standard_normal((b, 4)).astype("float32")),
+             fw.to_tensor(rng.standard_normal((b, 2)).astype("float32"))) for b in (3, 5, 3, 5)]
+    fw.seed(3)
+    ref = fw.nn.Linear(4, 2)
+    opt = fw.optimizer.Adam(0.05, parameters=ref.parameters())
+    want = []
+    for x, y in data:
+        loss = fw.nn.MSELoss()(ref(x), y)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        want.append(float(loss))
+    fw.seed(3)
+    lin = dist.shard_layer(fw.nn.Linear(4, 2), MESH0)
+    dm = dist.to_static(lin, None, fw.nn.MSELoss(),
+                        fw.optimizer.Adam(0.05, parameters=lin.parameters()))
+    got = [float(dm(x, y)) for x, y in data]
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    assert len(dm._built) == 2
+
+
+def test_dense_parameters_get_the_placements_propagation_chose():
+    """No parameter annotated, the input split on its feature dim: the first
+    weight adopts a row split (backward sweep), becomes a distributed parameter
+    of the layer, and training equals the dense model."""
+    xs, ys = _data(3)
+
+    def mlp():
+        fw.seed(5)
+        return fw.nn.Sequential(fw.nn.Linear(4, 6), fw.nn.Tanh(), fw.nn.Linear(6, 2))
+
+    ref = mlp()
+    opt = fw.optimizer.SGD(0.1, parameters=ref.parameters())
+    want = []
+    for x, y in zip(xs, ys):
+        loss = fw.nn.MSELoss()(ref(x), y)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        want.append(float(loss))
+    model = mlp()
+    dm = dist.to_static(model, None, fw.nn.MSELoss(),
+                        fw.optimizer.SGD(0.1, parameters=model.parameters()))
+    got = [float(dm(dist.shard_tensor(x, MESH0, [S1]), y)) for x, y in zip(xs, ys)]
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert dist.auto_parallel.is_dist_tensor(model[0].weight)
+    assert model[0].weight.placements == [S0]
+    assert "(inferred)" in dm.report()
+    np.testing.assert_allclose(model[2].weight.numpy(), ref[2].weight.numpy(), rtol=1e-6)
+
+
+def test_gradient_merge_steps_every_k_calls_with_the_average_gradient():
+    xs, ys = _data(4)
+    fw.seed(3)
+    ref = fw.nn.Linear(4, 2)
+    opt = fw.optimizer.SGD(0.1, parameters=ref.parameters())
+    want = []
+    for i, (x, y) in enumerate(zip(xs, ys)):
+        loss = fw.nn.MSELoss()(ref(x), y)
+        (loss * 0.5).backward()
+        if i % 2 == 1:
+            opt.step()
+            opt.clear_grad()
+        want.append(float(loss))
+    fw.seed(3)
+    lin = dist.shard_layer(fw.nn.Linear(4, 2), MESH0)
+    strategy = dist.Strategy({"gradient_merge": {"enable": True, "k_steps": 2, "avg": True}})
+    dm = dist.to_static(lin, None, fw.nn.MSELoss(),
+                        fw.optimizer.SGD(0.1, parameters=lin.parameters()), strategy)
+    got = [float(dm(x, y)) for x, y in zip(xs, ys)]
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    np.testing.assert_allclose(lin.weight.numpy(), ref.weight.numpy(), rtol=1e-6)
+
+
+def test_recompute_clones_cheap_forward_ops_into_the_backward_and_trains_alike():
+    """strategy.recompute: the backward reads recomputed copies of the forward's
+    elementwise results (checkpoints: the results of ops reading a parameter);
+    same losses, and those activations are no longer read after the forward."""
+    from fw.distributed.auto_parallel.static.recompute import apply_recompute
+
+    xs, ys = _data(3)
+
+    def mlp():
+        fw.seed(5)
+        return fw.nn.Sequential(fw.nn.Linear(4, 6), fw.nn.Tanh(), fw.nn.Linear(6, 6),
+                                fw.nn.GELU(), fw.nn.Linear(6, 2))
+
+    losses = []
+    for on in (False, True):
+        model = dist.shard_layer(mlp(), MESH0)
+        strategy = dist.Strategy({"recompute": {"enable": on}})
+        dm = dist.to_static(model, None, fw.nn.MSELoss(),
+                            fw.optimizer.Adam(0.05, parameters=model.parameters()), strategy)
+        losses.append([float(dm(x, y)) for x, y in zip(xs, ys)])
+    np.testing.assert_allclose(losses[1], losses[0], rtol=1e-6)
+    assert "forward op(s) recomputed in the backward" in dm.report()
+    # on the program itself: tanh/gelu results are read only by the forward now
+    from fw.distributed.auto_parallel.static.tracing import trace_step
+
+    model = mlp()
+    tr = trace_step(model, fw.nn.MSELoss(), [xs[0], ys[0]], "train", MESH0)
+    prog = tr.program
+    loss = prog.block.outputs[0]
+    n_fwd = next(i for i, op in enumerate(prog.block.ops) if op.results[0] is loss) + 1
+    acts = [op.results[0] for op in prog.block.ops[:n_fwd] if op.name in ("tanh", "gelu")]
+    assert len(acts) == 2
+    dense = run(prog, xs[0], ys[0])
+    n = apply_recompute(prog, loss)
+    assert n >= 2
+    for op in prog.block.ops[n_fwd:]:
+        assert not any(v is a for v in op.operands for a in acts), op.name
+    again = run(prog, xs[0], ys[0])
+    for a, b in zip(again, dense):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("sub", ["amp", "fused_passes"])
+def test_every_unsupported_strategy_field_is_refused_not_ignored(sub):
+    lin = dist.shard_layer(fw.nn.Linear(4, 2), MESH0)
+    strategy = dist.Strategy({sub: {"enable": True}})
+    with pytest.raises(NotImplementedError, match=f"strategy.{sub}.*not supported by "
+                                                  f"dist.to_static yet"):
+        dist.to_static(lin, None, fw.nn.MSELoss(), None, strategy)
+
+
+def test_pipeline_needs_a_pp_axis_and_a_pp_axis_needs_the_pipeline():
+    lin = dist.shard_layer(fw.nn.Linear(4, 2), MESH0)
+    with pytest.raises(ValueError, match="strategy.pipeline is enabled but .* no 'pp' axis"):
+        dist.to_static(lin, None, fw.nn.MSELoss(), None,
+                       dist.Strategy({"pipeline": {"enable": True}}))
+    mesh = dist.ProcessMesh([[0]], dim_names=["pp", "dp"])
+    lin = dist.shard_layer(fw.nn.Linear(4, 2), mesh)
+    dm = dist.to_static(lin, None, fw.nn.MSELoss(),
+                        fw.optimizer.SGD(0.1, parameters=lin.parameters()))
+    with pytest.raises(ValueError, match="enable strategy.pipeline"):
+        dm(fw.ones([4, 4]), fw.ones([4, 2]))
+
+
+def test_one_stage_pipeline_with_micro_batches_equals_dense_gradient_accumulation():
+    xs, ys = _data(3)
+    xs = [fw.concat([x, x * 0.5]) for x in xs]
+    ys = [fw.concat([y, y - 1.0]) for y in ys]
+    fw.seed(3)
+    ref = fw.nn.Linear(4, 2)
+    opt = fw.optimizer.SGD(0.1, parameters=ref.parameters())
+    want = []
+    for x, y in zip(xs, ys):
+        ls = []
+        for h in (slice(0, 3), slice(3, 6)):
+            loss = fw.nn.MSELoss()(ref(x[h]), y[h])
+            (loss * 0.5).backward()
+            ls.append(float(loss))
+        opt.step()
+        opt.clear_grad()
+        want.append(np.mean(ls))
+    fw.seed(3)
+    mesh = dist.ProcessMesh([[0]], dim_names=["pp", "dp"])
+    lin = dist.shard_layer(fw.nn.Linear(4, 2), mesh)
+    strategy = dist.Strategy({"pipeline": {"enable": True, "pp_degree": 1,
+                                           "accumulate_steps": 2}})
+    dm = dist.to_static(lin, None, fw.nn.MSELoss(),
+                        fw.optimizer.SGD(0.1, parameters=lin.parameters()), strategy)
+    got = [float(dm(x, y)) for x, y in zip(xs, ys)]
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert "pipeline of 1 stages (1F1B, 2 micro-batches)" in dm.report()
+    with pytest.raises(ValueError, match="multiple of strategy.pipeline.accumulate_steps=2"):
+        dm(fw.ones([3, 4]), fw.ones([3, 2]))
+
+
+def test_sharding_stage_3_and_a_wrong_degree_are_refused():
+    lin = dist.shard_layer(fw.nn.Linear(4, 2), MESH0)
+    with pytest.raises(NotImplementedError, match="sharding.stage=3.*not supported by "
+                                                  "dist.to_static yet"):
+        dist.to_static(lin, None, fw.nn.MSELoss(), None,
+                       dist.Strategy({"sharding": {"enable": True, "stage": 3, "degree": 1}}))
+    with pytest.raises(ValueError, match="sharding.degree=8 but the 'dp' axis"):
+        dist.to_static(lin, None, fw.nn.MSELoss(), None,
+                       dist.Strategy({"sharding": {"enable": True, "stage": 2}}))
+
+
+def test_bad_arguments_name_the_function_and_argument():
+    lin = dist.shard_layer(fw.nn.Linear(4, 2), MESH0)
+    with pytest.raises(TypeError, match="dist.to_static: layer must be a fw.nn.Layer"):
+        dist.to_static(lambda x: x)
+    with pytest.raises(TypeError, match="dist.to_static: optimizer must be"):
+        dist.to_static(lin, None, fw.nn.MSELoss(), object())
+    with pytest.raises(ValueError, match="train\\(\\) needs both a loss and an optimizer"):
+        dist.to_static(lin).train()
+    with pytest.raises(TypeError, match="DistModel: the inputs should be tensors"):
+        dist.to_static(lin, None, fw.nn.MSELoss())(np.ones((3, 4)), fw.ones([3, 2]))
+    opt = fw.optimizer.SGD(0.1, parameters=lin.parameters(),
+                           grad_clip=fw.nn.ClipGradByGlobalNorm(1.0))
+    dm = dist.to_static(lin, None, fw.nn.MSELoss(), opt)
+    with pytest.raises(NotImplementedError, match="ClipGradByGlobalNorm"):
+        dm(fw.ones([3, 4]), fw.ones([3, 2]))
+
+
+def test_shard_dataloader_gives_batch_sharded_dist_tensors():
+    data = [(fw.ones([4, 3]), fw.zeros([4]))]
+    x, y = next(iter(dist.shard_dataloader(data, MESH0, shard_dims="dp")))
+    assert x.placements == [S0] and y.placements == [S0] and x.shape == [4, 3]
+    x, _ = next(iter(dist.shard_dataloader(data, MESH0)))
+    assert x.placements == [R]
+    batch = next(iter(dist.shard_dataloader([{"a": fw.ones([2]), "b": fw.ones([2])}], MESH0,
+                                            input_keys=["a"], shard_dims=0)))
+    assert dist.auto_parallel.is_dist_tensor(batch["a"])
+    assert not dist.auto_parallel.is_dist_tensor(batch["b"])
+    with pytest.raises(ValueError, match="shard_dataloader: shard_dims 'mp' is not an axis"):
+        dist.shard_dataloader(data, MESH0, shard_dims="mp")
+    with pytest.raises(NotImplementedError, match="several meshes"):
+        dist.shard_dataloader(data, [MESH0, MESH0])
+
+
+@pytest.mark.parametrize("module", ["dist_model", "loader", "sim"])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    mod = importlib.import_module(f"fw.distributed.auto_parallel.static.{module}")
+    tests = doctest.DocTestFinder().find(mod)
+    assert sum(len(t.examples) for t in tests) > 0
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    for t in tests:
+        runner.run(t)
+    assert runner.failures == 0, f"{runner.failures} failing examples in {module}"
