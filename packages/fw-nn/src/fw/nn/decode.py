@@ -49,18 +49,29 @@ class Decoder:
 
     def initialize(self, inits):
         """Start decoding: return the first inputs, the initial states and which sequences
-        are already finished (a bool tensor).
+        are already finished (a bool tensor). Subclasses implement it.
 
         Args:
             inits (object): what `dynamic_decode` was given as ``inits``.
 
         Returns:
             tuple: ``(initial_inputs, initial_states, initial_finished)``.
+
+        Examples:
+            >>> import fw
+            >>> class CountDown(fw.nn.Decoder):
+            ...     def initialize(self, inits):
+            ...         return inits, inits, inits <= 0
+            ...     def step(self, time, inputs, states, **kwargs):
+            ...         nxt = states - 1
+            ...         return nxt, nxt, nxt, nxt <= 0
+            >>> CountDown().initialize(fw.to_tensor([2, 0]))[2].tolist()
+            [False, True]
         """
         raise NotImplementedError
 
     def step(self, time, inputs, states, **kwargs):
-        """Run one decoding step.
+        """Run one decoding step. Subclasses implement it.
 
         Args:
             time (Tensor): the step number, int64 0-D.
@@ -70,6 +81,19 @@ class Decoder:
 
         Returns:
             tuple: ``(outputs, next_states, next_inputs, finished)``.
+
+        Examples:
+            >>> import fw
+            >>> class CountDown(fw.nn.Decoder):
+            ...     def initialize(self, inits):
+            ...         return inits, inits, inits <= 0
+            ...     def step(self, time, inputs, states, **kwargs):
+            ...         nxt = states - 1
+            ...         return nxt, nxt, nxt, nxt <= 0
+            >>> out, states, inputs, finished = CountDown().step(fw.to_tensor(0), None,
+            ...                                                   fw.to_tensor([2, 1]))
+            >>> finished.tolist()
+            [False, True]
         """
         raise NotImplementedError
 
@@ -84,6 +108,13 @@ class Decoder:
 
         Returns:
             tuple: ``(outputs, final_states)``.
+
+        Examples:
+            >>> import fw
+            >>> lengths = fw.to_tensor([3, 3])
+            >>> out, states = fw.nn.Decoder().finalize(fw.ones([3, 2]), fw.zeros([2]), lengths)
+            >>> out.shape
+            [3, 2]
         """
         return outputs, final_states
 
@@ -199,6 +230,15 @@ class BeamSearchDecoder(Decoder):
 
         Returns:
             tuple: ``(initial_inputs, StateWrapper, initial_finished [batch, beam])``.
+
+        Examples:
+            >>> import fw
+            >>> emb, proj, cell = fw.nn.Embedding(50, 8), fw.nn.Linear(8, 50), fw.nn.GRUCell(8, 8)
+            >>> dec = fw.nn.BeamSearchDecoder(cell, 0, 1, beam_size=3, embedding_fn=emb,
+            ...                                output_fn=proj)
+            >>> inputs, states, finished = dec.initialize(cell.get_initial_states(fw.ones([2, 8])))
+            >>> finished.shape, states.log_probs.tolist()[0]
+            ([2, 3], [0.0, -inf, -inf])
         """
         states = _map(self._expand, initial_cell_states)
         ref = states
@@ -225,6 +265,16 @@ class BeamSearchDecoder(Decoder):
 
         Returns:
             tuple: ``(OutputWrapper, StateWrapper, next_inputs, finished)``.
+
+        Examples:
+            >>> import fw
+            >>> emb, proj, cell = fw.nn.Embedding(50, 8), fw.nn.Linear(8, 50), fw.nn.GRUCell(8, 8)
+            >>> dec = fw.nn.BeamSearchDecoder(cell, 0, 1, beam_size=3, embedding_fn=emb,
+            ...                                output_fn=proj)
+            >>> inputs, states, finished = dec.initialize(cell.get_initial_states(fw.ones([2, 8])))
+            >>> out, states, inputs, finished = dec.step(fw.to_tensor(0), inputs, states)
+            >>> out.predicted_ids.shape, out.parent_ids.shape
+            ([2, 3], [2, 3])
         """
         cell_in = _map(self._merge, inputs)
         cell_states = _map(self._merge, states.cell_states)
@@ -263,6 +313,17 @@ class BeamSearchDecoder(Decoder):
 
         Returns:
             tuple: ``(predicted_ids [time, batch, beam], final_states)``.
+
+        Examples:
+            >>> import fw
+            >>> emb, proj, cell = fw.nn.Embedding(50, 8), fw.nn.Linear(8, 50), fw.nn.GRUCell(8, 8)
+            >>> dec = fw.nn.BeamSearchDecoder(cell, 0, 1, beam_size=3, embedding_fn=emb,
+            ...                                output_fn=proj)
+            >>> inputs, states, finished = dec.initialize(cell.get_initial_states(fw.ones([2, 8])))
+            >>> init = cell.get_initial_states(fw.ones([2, 8]))
+            >>> ids, _ = fw.nn.dynamic_decode(dec, init, max_step_num=3, output_time_major=True)
+            >>> ids.shape[1:]
+            [2, 3]
         """
         ids = F.gather_tree(outputs.predicted_ids, outputs.parent_ids)
         return ids, final_states
@@ -273,6 +334,14 @@ class BeamSearchDecoder(Decoder):
 
         Returns:
             bool.
+
+        Examples:
+            >>> import fw
+            >>> emb, proj, cell = fw.nn.Embedding(50, 8), fw.nn.Linear(8, 50), fw.nn.GRUCell(8, 8)
+            >>> dec = fw.nn.BeamSearchDecoder(cell, 0, 1, beam_size=3, embedding_fn=emb,
+            ...                                output_fn=proj)
+            >>> dec.tracks_own_finished
+            True
         """
         return True
 

@@ -36,6 +36,21 @@ def _gen():
 
 
 def compute_fans(shape):
+    """The (fan_in, fan_out) of a parameter shape, by Paddle's rules: ``[n]`` gives
+    ``(n, n)``; ``[in, out]`` (a Linear weight) ``(in, out)``; a conv weight
+    ``[out, in, *k]`` ``(in * prod(k), out * prod(k))``.
+
+    Args:
+        shape (list|tuple): the parameter's shape.
+
+    Returns:
+        tuple[int, int]: ``(fan_in, fan_out)``.
+
+    Examples:
+        >>> import fw
+        >>> fw.nn.initializer.compute_fans([4, 3]), fw.nn.initializer.compute_fans([16, 8, 3, 3])
+        ((4, 3), (72, 144))
+    """
     shape = list(shape)
     if len(shape) == 0:
         return 1, 1

@@ -46,6 +46,10 @@ class HookRemoveHelper:
     """The handle that the ``register_*_hook`` methods return: ``remove()`` unregisters
     the hook; it is also a context manager that removes the hook on exit.
 
+    Args:
+        hooks (dict): the layer's hook table the handle removes its hook from (the
+            layer creates handles; users do not).
+
     Examples:
         >>> import fw
         >>> fc = fw.nn.Linear(2, 2)
@@ -96,6 +100,12 @@ class LoadReport(tuple):
     """What `Layer.set_state_dict` did. Unpacks as ``(missing_keys, unexpected_keys)``
     (Paddle's return value) and also has ``matched_keys`` and ``mismatched_keys`` (one
     ``Mismatch`` per entry whose shape or dtype differed, which was not loaded).
+
+    Args:
+        matched (list[str]): the keys loaded.
+        missing (list[str]): the layer's keys absent from the state dict.
+        unexpected (list[str]): the state dict's keys the layer does not have.
+        mismatched (list[Mismatch]): the keys whose shape or dtype differed.
 
     Examples:
         >>> import fw
@@ -159,11 +169,13 @@ class Layer:
     ``forward`` and the forward post-hooks.
 
     Args:
-        name_scope: prefix of `full_name()` and of generated parameter names; the
-            class name in snake case when None.
-        dtype: default dtype of the layer's parameters (the global default when None).
+        name_scope (str, optional): prefix of `full_name()` and of generated parameter
+            names; the class name in snake case when None. Default: None.
+        dtype (str|fw.dtype, optional): default dtype of the layer's parameters (the
+            global default when None). Default: None.
 
-    >>> import fw
+    Examples:
+        >>> import fw
     >>> class MLP(fw.nn.Layer):
     ...     def __init__(self):
     ...         super().__init__()
@@ -192,6 +204,24 @@ class Layer:
 
     # ------------------------------------------------------------ forward
     def forward(self, *inputs, **kwargs):
+        """The layer's computation; subclasses implement it. Call the layer
+        (``layer(x)``) rather than ``forward`` so that the hooks run.
+
+        Args:
+            *inputs: the positional inputs.
+            **kwargs: the keyword inputs.
+
+        Returns:
+            object: the outputs.
+
+        Examples:
+            >>> import fw
+            >>> class Double(fw.nn.Layer):
+            ...     def forward(self, x):
+            ...         return x * 2
+            >>> Double()(fw.to_tensor([1.0, 2.0])).tolist()
+            [2.0, 4.0]
+        """
         raise NotImplementedError(f"{type(self).__name__} must implement forward()")
 
     def __call__(self, *inputs, **kwargs):

@@ -70,6 +70,10 @@ class RNNCellBase(Layer):
     Subclasses define ``state_shape`` (per-sample shapes, nested for several states)
     and get `get_initial_states` from it.
 
+    Args:
+        name_scope (str, optional): as for `Layer`. Default: None.
+        dtype (str, optional): the parameters' dtype, as for `Layer`. Default: None.
+
     Examples:
         >>> import fw
         >>> class Accumulate(fw.nn.RNNCellBase):
