@@ -194,8 +194,8 @@ class Normal(Initializer):
     Examples:
         >>> import fw
         >>> w = fw.nn.initializer.Normal(mean=0.0, std=0.02)(fw.zeros([100, 100]))
-        >>> round(float(w.std()), 2)
-        0.02
+        >>> abs(float(w.std()) - 0.02) < 0.001
+        True
     """
 
     def __init__(self, mean=0.0, std=1.0, name=None):
@@ -302,8 +302,8 @@ class XavierNormal(Initializer):
     Examples:
         >>> import fw
         >>> w = fw.nn.initializer.XavierNormal()(fw.zeros([200, 300]))
-        >>> round(float(w.std()), 3), round((2 / 500) ** 0.5, 3)
-        (0.063, 0.063)
+        >>> abs(float(w.std()) - (2 / 500) ** 0.5) < 0.002
+        True
     """
 
     def __init__(self, fan_in=None, fan_out=None, gain=1.0, name=None):
@@ -374,8 +374,8 @@ class KaimingNormal(Initializer):
     Examples:
         >>> import fw
         >>> w = fw.nn.initializer.KaimingNormal()(fw.zeros([400, 300]))
-        >>> round(float(w.std()), 3), round((2 / 400) ** 0.5, 3)
-        (0.071, 0.071)
+        >>> abs(float(w.std()) - (2 / 400) ** 0.5) < 0.002
+        True
     """
 
     def __init__(self, fan_in=None, negative_slope=0.0, nonlinearity="relu", name=None):

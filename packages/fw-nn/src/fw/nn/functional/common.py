@@ -88,14 +88,14 @@ def dropout(x, p=0.5, axis=None, training=True, mode="upscale_in_train", name=No
 
     Examples:
         >>> import fw
-        >>> x = fw.ones([2, 4])
+        >>> x = fw.ones([2, 500])
         >>> y = fw.nn.functional.dropout(x, p=0.5)
         >>> sorted(set(y.flatten().tolist()))
         [0.0, 2.0]
         >>> fw.nn.functional.dropout(x, p=0.5, training=False).tolist() == x.tolist()
         True
         >>> mode = 'downscale_in_infer'
-        >>> fw.nn.functional.dropout(x, p=0.5, training=False, mode=mode).tolist()[0]
+        >>> fw.nn.functional.dropout(x, p=0.5, training=False, mode=mode).tolist()[0][:4]
         [0.5, 0.5, 0.5, 0.5]
         >>> rows = fw.nn.functional.dropout(fw.ones([4, 3]), 0.5, axis=0)
         >>> all(len(set(r)) == 1 for r in rows.tolist())
@@ -221,8 +221,8 @@ def alpha_dropout(x, p=0.5, training=True, name=None):
         >>> import fw
         >>> x = fw.randn([10000])
         >>> y = fw.nn.functional.alpha_dropout(x, p=0.2)
-        >>> round(float(y.mean()), 1), round(float(y.std()), 1)
-        (-0.0, 1.0)
+        >>> abs(float(y.mean())) < 0.1, abs(float(y.std()) - 1.0) < 0.1
+        (True, True)
     """
     if not training:
         return x
