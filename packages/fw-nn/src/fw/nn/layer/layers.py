@@ -781,7 +781,8 @@ class Layer:
             >>> net = fw.nn.Sequential(fw.nn.Linear(2, 3), fw.nn.BatchNorm1D(3))
             >>> list(net.state_dict())
             ['0.weight', '0.bias', '1.weight', '1.bias', '1._mean', '1._variance']
-            >>> fw.save(net.state_dict(), "net.pdparams")
+            >>> net.state_dict()["0.weight"] is net[0].weight
+            True
         """
         dest = OrderedDict() if destination is None else destination
         self._state_into(dest, structured_name_prefix, include_sublayers)
