@@ -15,6 +15,17 @@ efficiency (speed-up / N), and, from one profiled step of the N-rank run, the
 bucket timeline: when each bucket's all-reduce was launched and seen complete
 relative to the end of backward — the overlap of communication with backward.
 
+On a quiet machine, the whole check in one command (about 3 minutes on 2 cores)::
+
+    python asv_bench/bench_dist_dp.py --rounds 5 --variants no-bind desync-off \
+        one-bucket zero3 --trace dp_trace --json dp.json
+
+prints the load, the 1-rank step, the ceiling (independent replicas), each
+variant's speed-up and its share of the ceiling, memory per rank (ZeRO-3: slices
+and gathered peak), the bucket timelines, and writes one fw.profiler chrome trace
+per rank to ``dp_trace/`` (open in https://ui.perfetto.dev: the ``all_reduce
+bucket k`` Communication spans overlap backward's operators).
+
 Also run as the worker: ``mpiexec -n N python asv_bench/bench_dist_dp.py --worker
 MODEL STEPS`` prints one JSON line per rank.
 """
@@ -33,14 +44,14 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def worker(name, steps, mode="dp", bucket_mb=0.25, last_mb=0.0625, out=None):
+def worker(name, steps, mode="dp", bucket_mb=0.25, last_mb=0.0625, out=None, trace=None):
     sys.path.insert(0, HERE)
     from benchmarks.bench_training import _paddle_api_model, data
 
     import fw
     from fw.core.internal import native
     from fw.distributed import _fleet_comm as comm
-    from fw.distributed.parallel import DataParallel
+    from fw.distributed.parallel import DataParallel, bind_to_core
 
     nat = native()
     if nat is not None and getattr(nat, "available", False):
@@ -49,7 +60,17 @@ def worker(name, steps, mode="dp", bucket_mb=0.25, last_mb=0.0625, out=None):
     model = _paddle_api_model(fw.nn, name)
     if mode == "dp":
         model = DataParallel(model, comm_buffer_size=bucket_mb, last_comm_buffer_size=last_mb)
+    elif comm.world_size() > 1:
+        bind_to_core()  # (DataParallel does it itself) so FW_DIST_BIND_CORE applies alike
     opt = fw.optimizer.Adam(1e-3, parameters=model.parameters())
+    memory = {"parameters": sum(p._data.nbytes for p in model.parameters())}
+    if mode == "zero3":
+        from fw.distributed.sharding import group_sharded_parallel
+
+        model, opt, _ = group_sharded_parallel(model, opt, "p_g_os",
+                                               buffer_max_size=int(bucket_mb * (1 << 20)))
+    elif mode == "dp" and model._reducer is not None:
+        memory["buckets"] = sum(b.buf.nbytes for b in model._reducer.buckets)
     x, y = (fw.to_tensor(a) for a in data(name, seed=comm.world_rank()))
     loss_fn = fw.nn.functional.cross_entropy
 
@@ -69,6 +90,15 @@ def worker(name, steps, mode="dp", bucket_mb=0.25, last_mb=0.0625, out=None):
         t0 = time.perf_counter()
         step()
         times.append(time.perf_counter() - t0)
+    if mode == "zero3":
+        memory.update(model.memory_stats())
+        memory["comm"] = model.comm_stats()
+    if trace:  # one step recorded by fw.profiler: operators and bucket all-reduces
+        from fw import profiler
+
+        with profiler.Profiler(on_trace_ready=profiler.export_chrome_tracing(
+                trace, worker_name=f"{name}_{mode}_rank{comm.world_rank()}")):
+            step()
     events, sizes, prof = [], [], []
     if mode == "dp" and model._reducer is not None:
         # profiled steps: the bucket timeline of each
@@ -88,7 +118,7 @@ def worker(name, steps, mode="dp", bucket_mb=0.25, last_mb=0.0625, out=None):
     row = json.dumps({"rank": comm.world_rank(), "ranks": comm.world_size(), "model": name,
                       "batch": int(x.shape[0]), "median_s": statistics.median(times),
                       "times": times, "events": events, "profiled": prof,
-                      "bucket_bytes": sizes})
+                      "bucket_bytes": sizes, "memory": memory})
     if out:  # one file per rank: the ranks' stdout lines may interleave
         with open(os.path.join(out, f"rank{comm.world_rank()}.json"), "w") as f:
             f.write(row)
@@ -96,7 +126,8 @@ def worker(name, steps, mode="dp", bucket_mb=0.25, last_mb=0.0625, out=None):
         print(row, flush=True)
 
 
-def run(n, name, steps, mode="dp", bucket_mb=0.25, last_mb=0.0625, timeout=600, env=None):
+def run(n, name, steps, mode="dp", bucket_mb=0.25, last_mb=0.0625, timeout=600, env=None,
+        trace=None):
     mpiexec = os.path.join(os.path.dirname(sys.executable), "mpiexec")
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
                MKL_NUM_THREADS="1", **(env or {}))
@@ -104,7 +135,7 @@ def run(n, name, steps, mode="dp", bucket_mb=0.25, last_mb=0.0625, timeout=600, 
         p = subprocess.run([mpiexec, "-n", str(n), sys.executable, os.path.abspath(__file__),
                             "--worker", name, str(steps), "--mode", mode,
                             "--bucket-mb", str(bucket_mb), "--last-bucket-mb", str(last_mb),
-                            "--out", out],
+                            "--out", out, *(["--trace", trace] if trace else [])],
                            capture_output=True, text=True, timeout=timeout, env=env)
         if p.returncode:
             raise RuntimeError(f"{n} ranks of {name} failed:\n{p.stdout}\n{p.stderr}")
@@ -126,6 +157,11 @@ VARIANTS = {
     "one-bucket": ({}, 64.0, 64.0),
     "small-buckets": ({}, 0.0625, 0.016),
     "desync-off": ({"FW_DIST_DESYNC_CHECK": "0"}, None, None),
+    # ranks not pinned to their cores (parallel.bind_to_core pins one rank per core by
+    # default; the ceiling's replicas are pinned alike)
+    "no-bind": ({"FW_DIST_BIND_CORE": "0"}, None, None),
+    # ZeRO-3 (group_sharded_parallel "p_g_os"): 0.25 MB reduce-scatter buckets, prefetch
+    "zero3": ({}, None, None),
 }
 DEFAULT_VARIANTS = ["default", "no-progress"]
 
@@ -175,15 +211,19 @@ def main(argv=None):
                     help=f"DataParallel variants besides 'default' (DataParallel as shipped): "
                          f"{', '.join(VARIANTS)}")
     ap.add_argument("--json")
+    ap.add_argument("--trace", help="a directory for fw.profiler chrome traces of one step "
+                                    "per rank (DataParallel as shipped): operators and the "
+                                    "bucket all-reduces (Communication events)")
     ap.add_argument("--out", help="worker: the directory for its per-rank JSON")
-    ap.add_argument("--mode", default="dp", choices=["dp", "plain", "lockstep"],
+    ap.add_argument("--mode", default="dp", choices=["dp", "plain", "lockstep", "zero3"],
                     help="worker: DataParallel, independent replicas (no communication), or "
                          "independent replicas that meet at a barrier after each step")
     ap.add_argument("--bucket-mb", type=float, default=0.25)
     ap.add_argument("--last-bucket-mb", type=float, default=0.0625)
     a = ap.parse_args(argv)
     if a.worker:
-        worker(a.worker[0], int(a.worker[1]), a.mode, a.bucket_mb, a.last_bucket_mb, a.out)
+        worker(a.worker[0], int(a.worker[1]), a.mode, a.bucket_mb, a.last_bucket_mb, a.out,
+               a.trace)
         return 0
     variants = ["default"] + [v for v in a.variants if v != "default"]
     for v in variants:
@@ -209,9 +249,10 @@ def main(argv=None):
                     rows = run(a.ranks, name, a.steps, key)
                 else:
                     env, bmb, lmb = VARIANTS.get(key, ({}, None, None))
-                    rows = run(a.ranks, name, a.steps, "dp",
+                    rows = run(a.ranks, name, a.steps, "zero3" if key == "zero3" else "dp",
                                a.bucket_mb if bmb is None else bmb,
-                               a.last_bucket_mb if lmb is None else lmb, env=env)
+                               a.last_bucket_mb if lmb is None else lmb, env=env,
+                               trace=a.trace if key == "default" else None)
                     rows_of.setdefault(key, rows)
                     if per[key] and max(r["median_s"] for r in rows) < min(per[key]):
                         rows_of[key] = rows  # the profile of the best round
@@ -237,9 +278,16 @@ def main(argv=None):
                                     "speedups": sp}
             print(f"  DataParallel {key:14s}: {1e3 * med(per[key]):6.2f} ms/step, speed-up "
                   f"{med(sp):.2f}x (rounds: {', '.join(f'{x:.2f}' for x in sp)}), efficiency "
-                  f"{100 * med(sp) / n:.0f} %")
+                  f"{100 * med(sp) / n:.0f} %, {100 * med(sp) / res['ceiling_speedup']:.0f} % "
+                  f"of the ceiling")
+            mem = rows_of[key][0].get("memory")
+            res["variants"][key]["memory_rank0"] = mem
+            if mem:
+                print(f"    memory per rank (rank 0, bytes): {mem}")
         for key in variants:
             rows = rows_of[key]
+            if not rows[0]["events"]:
+                continue
             print(f"  {key}: bucket timeline of one profiled step on rank 0 "
                   f"({len(rows[0]['bucket_bytes'])} buckets):")
             print(timeline(rows[0]))

@@ -221,20 +221,112 @@ def case_zero3_memory():
     # on the same local batches (not the dense model on the full batch)
     ref = DataParallel(deep())
     train(ref, local(X), local(Y))
-    m = deep()
-    m2, opt2, _ = group_sharded_parallel(
-        m, fw.optimizer.Adam(learning_rate=LR, parameters=m.parameters()), "p_g_os")
-    train(m2, local(X), local(Y), opt=opt2)
-    st = m2.memory_stats()
     layer = (width * width + width) * 4
-    # shards: 1/N of the model; gathered: at most a couple of layers at once (the
-    # layer running and, across a layer boundary, the batch-norm's small vectors)
-    assert st["gathered_peak"] <= 2 * layer, st
-    assert st["peak"] < 0.75 * st["full_model"], st
-    assert st["gathered_now"] == 0, st       # nothing gathered is left between steps
+    for sync_comm in (True, False):
+        m = deep()
+        m2, opt2, _ = group_sharded_parallel(
+            m, fw.optimizer.Adam(learning_rate=LR, parameters=m.parameters()), "p_g_os",
+            sync_comm=sync_comm)
+        train(m2, local(X), local(Y), opt=opt2)
+        st = m2.memory_stats()
+        # shards: 1/N of the model; gathered: at most a couple of layers at once (the
+        # layer running and, across a layer boundary, the batch-norm's small vectors);
+        # with prefetch: the layer running, the next one's receive buffer and the
+        # batch-norm vectors (kept from forward to backward)
+        assert st["gathered_peak"] <= 2 * layer + (0 if sync_comm else 2 * width * 4), \
+            (sync_comm, st)
+        assert st["peak"] < (0.75 if sync_comm else 1.0) * st["full_model"], (sync_comm, st)
+        assert st["gathered_now"] == 0, st       # nothing gathered is left between steps
+        for k, v in ref.state_dict().items():
+            close(m2.state_dict()[k].numpy(), v.numpy(), f"zero3 layerwise {k}")
+        print(f"zero3 memory rank {comm.world_rank()} sync_comm={sync_comm}: {st}",
+              flush=True)
+
+
+def case_zero3_buckets():
+    """ZeRO-3's bucketed reduce-scatter and prefetch == the dense model, whatever
+    the bucket size (one gradient per bucket, a few, one for the whole model), with
+    and without prefetch, with Adam and SGD; the counts show the buckets (fewer
+    messages than gradients, sent while backward still runs) and the prefetches
+    (every one taken by its layer). Gradient accumulation (two backwards, one step)
+    == the dense model on the doubled batch's summed gradients."""
+    X, Y = data()
+    layer_bytes = (H * H + H) * 4
+    steps_nparams = STEPS * len(list(dense().parameters()))
+    for bucket, sync_comm, use_sgd in [(1, False, False), (layer_bytes, False, True),
+                                       (layer_bytes, True, False), (2 ** 23, False, False)]:
+        ref = reference(sgd=use_sgd)
+        m = dense()
+        opt = sgd(m) if use_sgd else fw.optimizer.Adam(learning_rate=LR,
+                                                        parameters=m.parameters())
+        m2, opt2, _ = group_sharded_parallel(m, opt, "p_g_os", buffer_max_size=bucket,
+                                             sync_comm=sync_comm)
+        train(m2, local(X), local(Y), opt=opt2)
+        st = m2.comm_stats()
+        what = f"zero3 bucket {bucket} B, sync_comm={sync_comm}"
+        assert st["gradients"] == steps_nparams, (what, st)
+        if bucket == 1:  # every gradient its own message, all but the last sent early
+            assert st["reduce_scatters"] == steps_nparams, (what, st)
+            assert st["early"] == steps_nparams, (what, st)
+        elif bucket == 2 ** 23:  # one message per step, at the end of backward
+            assert st["reduce_scatters"] == STEPS and st["early"] == 0, (what, st)
+        else:  # a few buckets per step, some sent while backward ran
+            assert STEPS < st["reduce_scatters"] < steps_nparams, (what, st)
+            assert st["early"] >= STEPS, (what, st)
+        if sync_comm:
+            assert st["prefetched"] == 0, (what, st)
+        else:  # 2 layers per backward (of 3), 2 per forward from the second on (it
+            # follows the last forward's order); a layer is 2 gathers (weight, bias)
+            assert st["prefetched"] == st["prefetch_used"] == 8 * STEPS - 4, (what, st)
+        sd = m2.state_dict()
+        for k, v in ref.items():
+            close(sd[k].numpy(), v, f"{what} {'SGD' if use_sgd else 'Adam'} {k}")
+    # two backwards, one step: the slices' gradients accumulate like .grad does
+    Xb, Yb = local(X), local(Y)
+    ref = dense()
+    ropt = sgd(ref)
+    m = dense()
+    m2, opt2, _ = group_sharded_parallel(m, sgd(m), "p_g_os", buffer_max_size=layer_bytes)
+    for _ in range(2):
+        for _ in range(2):
+            mse(ref(fw.to_tensor(X)), Y).backward()
+            mse(m2(fw.to_tensor(Xb)), Yb).backward()
+        ropt.step()
+        ropt.clear_grad()
+        opt2.step()
+        opt2.clear_grad()
+    sd = m2.state_dict()
     for k, v in ref.state_dict().items():
-        close(m2.state_dict()[k].numpy(), v.numpy(), f"zero3 layerwise {k}")
-    print(f"zero3 memory rank {comm.world_rank()}: {st}", flush=True)
+        close(sd[k].numpy(), v.numpy(), f"zero3 accumulation {k}")
+
+    # a layer that runs but does not reach the loss: its slices get no gradient, so
+    # the hooks never complete the backward; the optimizer's step finishes it, and
+    # the unused layer stays as it was (as in the dense model, whose grad is None)
+    class Side(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            fw.seed(3)
+            self.a = nn.Linear(DIN, DOUT)
+            self.b = nn.Linear(DIN, DOUT)
+
+        def forward(self, x, use_b):
+            h = self.b(x)
+            return self.a(x) + h if use_b else self.a(x)
+
+    ref = Side()
+    ropt = sgd(ref)
+    m = Side()
+    m2, opt2, _ = group_sharded_parallel(m, sgd(m), "p_g_os", buffer_max_size=1)
+    for use_b in (True, False, True):
+        mse(ref(fw.to_tensor(X), use_b), Y).backward()
+        ropt.step()
+        ropt.clear_grad(set_to_zero=False)
+        mse(m2(fw.to_tensor(Xb), use_b), Yb).backward()
+        opt2.step()
+        opt2.clear_grad(set_to_zero=False)
+    sd = m2.state_dict()
+    for k, v in ref.state_dict().items():
+        close(sd[k].numpy(), v.numpy(), f"zero3 unused layer {k}")
 
 
 def tp_model(mp, rank, n):

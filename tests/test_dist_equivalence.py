@@ -41,7 +41,7 @@ def run_ranks(n, *cases, timeout=240):
 
 
 def test_dp_zero_recompute_on_2_ranks():
-    run_ranks(2, "dp", "recompute", "zero", "zero3_tied", "zero3_memory")
+    run_ranks(2, "dp", "recompute", "zero", "zero3_tied", "zero3_memory", "zero3_buckets")
 
 
 def test_fleet_sharding_stages_1_2_equal_dense():

@@ -1,9 +1,12 @@
 #include "nn_int8.hpp"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 
 #include "runtime.hpp"
 
@@ -330,17 +333,69 @@ void qmax_pool(const QPoolGeom &g, QType t, const void *x, void *y) {
 
 namespace {
 
+// ---------------------------------------------------------------- AVX2 loops
+// The scalar loops below, 8 values per step, with the same float32 operations in the
+// same order (a division, the clamp, the +/- 1.5 * 2^23 rounding, the zero point, the
+// clip; the dequantization's subtraction and product): bit-identical results, on every
+// CPU with AVX2 (checked at run time). Only intrinsics between push/pop (no
+// standard-library code is instantiated for the wider target; see nn_woq.cpp). The
+// scalar loops vectorized only to SSE2 (-O3 without -march): LeNet's 75 k-value
+// quantize took 60 us on the reference machine.
+#pragma GCC push_options
+#pragma GCC target("avx2")
+
+template <bool U8>
+void quantize_avx2(const float *x, int64_t n, float scale, float zp, float lo, float hi, void *q) {
+    const __m256 vs = _mm256_set1_ps(scale), vz = _mm256_set1_ps(zp);
+    const __m256 vlo = _mm256_set1_ps(lo - zp - 2.f), vhi = _mm256_set1_ps(hi - zp + 2.f);
+    const __m256 clo = _mm256_set1_ps(lo), chi = _mm256_set1_ps(hi), magic = _mm256_set1_ps(12582912.f);
+    auto *out = static_cast<uint8_t *>(q);
+    for (int64_t i = 0; i < n; i += 8) {
+        __m256 v = _mm256_div_ps(_mm256_loadu_ps(x + i), vs);
+        const __m256 nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+        v = _mm256_min_ps(_mm256_max_ps(v, vlo), vhi);
+        v = _mm256_add_ps(_mm256_sub_ps(_mm256_add_ps(v, magic), magic), vz);
+        v = _mm256_min_ps(_mm256_max_ps(v, clo), chi);
+        v = _mm256_blendv_ps(v, vz, nan);
+        const __m256i w = _mm256_cvtps_epi32(v);  // integral values: exact
+        const __m128i h = _mm_packs_epi32(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
+        _mm_storel_epi64(reinterpret_cast<__m128i *>(out + i), U8 ? _mm_packus_epi16(h, h) : _mm_packs_epi16(h, h));
+    }
+}
+
+template <bool U8>
+void dequantize_avx2(const void *q, int64_t n, float scale, float zp, float *x) {
+    const __m256 vs = _mm256_set1_ps(scale), vz = _mm256_set1_ps(zp);
+    const auto *in = static_cast<const uint8_t *>(q);
+    for (int64_t i = 0; i < n; i += 8) {
+        const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(in + i));
+        const __m256i w = U8 ? _mm256_cvtepu8_epi32(b) : _mm256_cvtepi8_epi32(b);
+        _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(w), vz), vs));
+    }
+}
+
+#pragma GCC pop_options
+
+bool has_avx2() {
+#if defined(__x86_64__) || defined(__i386__)
+    static const bool ok = __builtin_cpu_supports("avx2");
+    return ok;
+#else
+    return false;
+#endif
+}
+
+constexpr int64_t kChunk = 1 << 14;  // values per parallel piece (a multiple of 8)
+
 template <class T>
-void quantize_loop(const float *x, int64_t n, float scale, float zp, float lo, float hi, T *q) {
-    const int nt = threads_for_elems(n);
+void quantize_scalar(const float *x, int64_t b, int64_t e, float scale, float zp, float lo, float hi, T *q) {
     // x / scale is clamped to a range just wider than [lo - zp, hi - zp] (so the clip
     // below decides exactly as clipping the unbounded value would), then rounded half
     // to even by adding and subtracting 1.5 * 2^23 (exact for |v| < 2^22, and the
     // default rounding mode is to nearest even): no libm call, the loop vectorizes.
     // A NaN fails both comparisons of the clamp and is mapped to the zero point.
     const float vlo = lo - zp - 2.f, vhi = hi - zp + 2.f, magic = 12582912.f;
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int64_t i = 0; i < n; ++i) {
+    for (int64_t i = b; i < e; ++i) {
         float v = x[i] / scale;
         const bool nan = v != v;
         v = v < vlo ? vlo : (v > vhi ? vhi : v);
@@ -351,10 +406,39 @@ void quantize_loop(const float *x, int64_t n, float scale, float zp, float lo, f
 }
 
 template <class T>
+void quantize_loop(const float *x, int64_t n, float scale, float zp, float lo, float hi, T *q) {
+    const int nt = threads_for_elems(n);
+    const int64_t pieces = (n + kChunk - 1) / kChunk;
+    const bool simd = has_avx2();
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int64_t c = 0; c < pieces; ++c) {
+        const int64_t b = c * kChunk, e = std::min(n, b + kChunk);
+        int64_t m = b;
+        if (simd) {
+            const int64_t full = (e - b) / 8 * 8;
+            quantize_avx2<std::is_same<T, uint8_t>::value>(x + b, full, scale, zp, lo, hi, q + b);
+            m = b + full;
+        }
+        quantize_scalar(x, m, e, scale, zp, lo, hi, q);
+    }
+}
+
+template <class T>
 void dequantize_loop(const T *q, int64_t n, float scale, float zp, float *x) {
     const int nt = threads_for_elems(n);
+    const int64_t pieces = (n + kChunk - 1) / kChunk;
+    const bool simd = has_avx2();
 #pragma omp parallel for num_threads(nt) schedule(static)
-    for (int64_t i = 0; i < n; ++i) x[i] = (float(q[i]) - zp) * scale;
+    for (int64_t c = 0; c < pieces; ++c) {
+        const int64_t b = c * kChunk, e = std::min(n, b + kChunk);
+        int64_t m = b;
+        if (simd) {
+            const int64_t full = (e - b) / 8 * 8;
+            dequantize_avx2<std::is_same<T, uint8_t>::value>(q + b, full, scale, zp, x + b);
+            m = b + full;
+        }
+        for (int64_t i = m; i < e; ++i) x[i] = (float(q[i]) - zp) * scale;
+    }
 }
 
 }  // namespace

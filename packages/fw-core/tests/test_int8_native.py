@@ -244,3 +244,30 @@ def test_bad_native_arguments_are_named():
         C.qmatmul_forward(np.zeros((2, 3), np.uint8), np.zeros((4, 2), np.int8),
                           np.empty((2, 2), F32), one, None, one, None, None, None, "none", None,
                           False, None)
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 63, 4096 + 5, (1 << 14) * 2 + 13])
+@pytest.mark.parametrize("dtype,zp,qmin,qmax", [("int8", 0, -128, 127), ("int8", 3, -100, 90),
+                                                ("uint8", 0, 0, 255), ("uint8", 128, 0, 255),
+                                                ("uint8", 0, 0, 127)])
+def test_native_quantize_dequantize_bit_identical(n, dtype, zp, qmin, qmax):
+    """quantize_linear / dequantize_linear per tensor: the native loops (AVX2, 8 values a
+    step, and their scalar tail) give the NumPy reference's exact codes and floats for
+    every length (tails, several parallel pieces), rounding ties, values past the range,
+    NaN, +-inf and -0.0."""
+    qop, dqop = OPS["quantize_linear"], OPS["dequantize_linear"]
+    rng = np.random.default_rng(n)
+    scale = F32(0.0371)
+    x = (rng.standard_normal(n) * 80 * scale).astype(F32)
+    x[::5] = (np.round(x[::5] / scale) + 0.5) * scale  # ties (up to float32 rounding)
+    special = np.array([np.nan, np.inf, -np.inf, -0.0, 1e30, -1e30], F32)
+    x[:min(n, special.size)] = special[:min(n, special.size)]
+    s = np.array([scale], F32)
+    z = np.array([zp], np.int32)
+    attrs = {"axis": -1, "qmin": qmin, "qmax": qmax}
+    q = FACTORIES["quantize_linear"](_never)(x, s, z, **attrs)
+    want = qop.reference(x, s, z, **attrs)
+    assert q.dtype == np.dtype(dtype) and want.dtype == q.dtype
+    np.testing.assert_array_equal(q, want)
+    d = FACTORIES["dequantize_linear"](_never)(q, s, z, axis=-1)
+    np.testing.assert_array_equal(d, dqop.reference(q, s, z, axis=-1))

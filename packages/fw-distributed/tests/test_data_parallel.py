@@ -184,3 +184,75 @@ def test_reducer_reports_skipped_parameters_and_double_backward():
         h.sum().backward()
     assert m2[1].weight.grad is None and m2[0].weight.grad is not None
     np.testing.assert_allclose(m2[0].bias.grad.numpy(), [2.0, 2.0, 2.0])
+
+
+def test_bucket_allreduces_are_profiler_communication_events(tmp_path):
+    import json
+
+    from fw import profiler
+
+    fw.seed(0)
+    m = nn.Sequential(*[nn.Linear(32, 32) for _ in range(4)])
+    r = _reducer(m, comm_buffer_size=0.005, last_comm_buffer_size=0.001)
+    x = fw.to_tensor(np.ones((2, 32), "float32"))
+    with profiler.Profiler(on_trace_ready=profiler.export_chrome_tracing(str(tmp_path))) as prof:
+        out = m(x)
+        r.prepare(out)
+        out.sum().backward()
+    comm_ev = [e for e in prof.events if e.kind == "Communication"]
+    names = [f"all_reduce bucket {b.index} ({b.buf.nbytes / 1e3:.0f} kB)" for b in r.buckets]
+    assert sorted(e.name for e in comm_ev) == sorted(names)
+    ops = [e for e in prof.events if e.kind == "Operator"]
+    # the first bucket's all-reduce is in flight while backward's later operators run
+    # (one rank: it completes at once, but is seen complete only at the write-back)
+    first = next(e for e in comm_ev if e.name == names[0])
+    assert any(first.start <= o.start and o.end <= first.end for o in ops), first
+    # the chrome trace carries them
+    (path,) = tmp_path.iterdir()
+    with open(path) as f:
+        trace = json.load(f)
+    evs = trace["traceEvents"] if isinstance(trace, dict) else trace
+    assert sorted(e["name"] for e in evs if e.get("name", "").startswith("all_reduce bucket")) \
+        == sorted(names)
+    # no profiler: nothing recorded, nothing left open
+    out = m(x)
+    r.prepare(out)
+    out.sum().backward()
+    assert all(b.trace is None for b in r.buckets)
+
+
+def test_bind_to_core(monkeypatch):
+    from fw.distributed.parallel import bind_to_core
+
+    if not hasattr(os, "sched_setaffinity"):
+        pytest.skip("no sched_setaffinity on this platform")
+    before = os.sched_getaffinity(0)
+    cores = sorted(before)
+    for k in ("LOCAL_RANK", "LOCAL_WORLD_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.delenv("FW_DIST_BIND_CORE", raising=False)
+    assert bind_to_core() is None            # no local rank known: nothing to do
+    assert bind_to_core("1") is None
+    with pytest.raises(ValueError, match="FW_DIST_BIND_CORE must be '0', '1' or 'auto', "
+                                         "got 'yes'"):
+        bind_to_core("yes")
+    monkeypatch.setenv("MPI_LOCALRANKID", str(len(cores) - 1))
+    monkeypatch.setenv("MPI_LOCALNRANKS", str(len(cores) + 1))
+    assert bind_to_core("1") is None         # more ranks than cores: never
+    monkeypatch.setenv("MPI_LOCALNRANKS", str(len(cores)))
+    try:
+        assert bind_to_core() == cores[-1]   # the default: auto, one rank per core
+        assert os.sched_getaffinity(0) == {cores[-1]}
+    finally:
+        os.sched_setaffinity(0, before)
+    monkeypatch.setenv("FW_DIST_BIND_CORE", "0")
+    assert bind_to_core() is None
+    assert os.sched_getaffinity(0) == before
+    if len(cores) > 1:
+        monkeypatch.setenv("MPI_LOCALNRANKS", str(len(cores) - 1))
+        monkeypatch.setenv("MPI_LOCALRANKID", "0")
+        assert bind_to_core("auto") is None  # fewer ranks than cores: auto leaves it
+        try:
+            assert bind_to_core("1") == cores[0]
+        finally:
+            os.sched_setaffinity(0, before)

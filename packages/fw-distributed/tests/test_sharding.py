@@ -96,3 +96,18 @@ def test_stage3_keeps_tied_weights_tied_and_equals_plain_training():
     assert m.emb.weight._data.size == 0  # between steps only the slices are held
     for (k, a), b in zip(m2.state_dict().items(), ref.state_dict().values()):
         np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-6, err_msg=k)
+
+
+def test_stage3_single_process_has_no_buckets_and_checks_the_bucket_size():
+    m = _mlp()
+    m2, opt2, _ = group_sharded_parallel(m, fw.optimizer.Adam(parameters=m.parameters()),
+                                         "p_g_os")
+    (m2(fw.ones([2, 4])) ** 2).mean().backward()
+    opt2.step()
+    assert m2.comm_stats() == {"reduce_scatters": 0, "early": 0, "gradients": 0,
+                               "prefetched": 0, "prefetch_used": 0}
+    m = _mlp()
+    with pytest.raises(ValueError, match="buffer_max_size .* must be a positive number, "
+                                         "got 0"):
+        group_sharded_parallel(m, fw.optimizer.Adam(parameters=m.parameters()), "p_g_os",
+                               buffer_max_size=0)

@@ -372,3 +372,19 @@ def test_a_converted_function_called_from_a_captured_one_joins_its_segment():
     rep = sf.conversion_report
     assert [ln for _, ln, _ in rep.graph_breaks] == [3]  # only the captured function's `if`
     assert _paths(sf) == 2
+
+
+def test_concrete_program_of_a_capture_without_breaks():
+    # a source-less function captured in one segment has one program; with a graph
+    # break there is none to give, and the error says why
+    ns = {"fw": fw}
+    exec("def f(x):\n    return x * 2 + 1\n"
+         "def g(x):\n    if (x > 0).all():\n        return x * 2\n    return x\n", ns)
+    f = fw.jit.to_static(ns["f"])
+    np.testing.assert_allclose(f(fw.ones([3])).numpy(), [3.0, 3.0, 3.0])
+    cp = f.concrete_program
+    assert type(cp).__name__ == "ConcreteProgram" and len(cp.inputs) == 1
+    g = fw.jit.to_static(ns["g"])
+    g(fw.ones([3]))
+    with pytest.raises(RuntimeError, match="one program per segment"):
+        _ = g.concrete_program

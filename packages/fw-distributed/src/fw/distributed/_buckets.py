@@ -6,7 +6,10 @@ bucket (the first gradients ready) is kept small (``last_comm_buffer_size``
 MB, Paddle's name: it is the last layer's) so communication starts early, the
 others hold up to ``comm_buffer_size`` MB. A bucket holds one dtype only (it is
 one flat buffer). The design follows Paddle's ``assign_group_by_size`` and
-PyTorch DDP's reducer (facts, not code).
+PyTorch DDP's reducer (facts, not code): DDP too caps its first bucket at 1 MiB
+(``torch.distributed._DEFAULT_FIRST_BUCKET_BYTES``) and the others at
+``bucket_cap_mb`` (25), so the first all-reduce starts as soon as the output
+layers' gradients exist.
 
 `Reducer` owns the flat buffers and the per-step state: a parameter's hook copies
 its gradient into its slot; when a bucket's last slot is written its all-reduce is
@@ -25,6 +28,9 @@ from fw.core.internal import bump_version
 from fw.core.tensor import Tensor, wrap
 from fw.distributed import _fleet_comm as comm
 from fw.distributed._progress import ProgressDriver, default_interval
+from fw.profiler import RecordEvent, TracerEventType
+
+_COMM = TracerEventType.Communication
 
 __all__ = ["assign_buckets", "Reducer"]
 
@@ -74,7 +80,7 @@ def assign_buckets(sizes, dtypes, comm_buffer_size=25, last_comm_buffer_size=1):
 
 class _Bucket:
     __slots__ = ("index", "params", "offsets", "buf", "pending", "task", "launched_at",
-                 "done_at", "owner")
+                 "done_at", "owner", "trace", "trace_name")
 
     def __init__(self, index, params, offsets, buf):
         self.index = index
@@ -85,6 +91,8 @@ class _Bucket:
         self.task = None
         self.launched_at = None
         self.done_at = None
+        self.trace = None  # an fw.profiler RecordEvent from launch to seen complete
+        self.trace_name = f"all_reduce bucket {index} ({buf.nbytes / 1e3:.0f} kB)"
 
 
 class Reducer:
@@ -128,6 +136,7 @@ class Reducer:
         self.armed = False
         self.next_launch = 0
         self.ready = set()
+        self._probe = 0
         self.used_mask = None
         self.profile = False
         self.events = []  # the last step's (what, bucket, seconds) when profiling
@@ -174,6 +183,7 @@ class Reducer:
         self.armed = True
         self.ready = set()
         self.next_launch = 0
+        self._probe = 0  # the oldest launched bucket not seen complete (hooks test it)
         for b in self.buckets:
             b.pending = len(b.params)
             b.task = None
@@ -193,7 +203,12 @@ class Reducer:
             self.events.append((what, bi, time.perf_counter() - self._t0))
 
     def _fill(self, i, g):
-        """Write the value ``.grad`` will hold after this backward into `i`'s slot."""
+        """Write the value ``.grad`` will hold after this backward into `i`'s slot.
+
+        (The engine then adds `g` into ``.grad`` too, which the write-back
+        overwrites. Setting ``.grad`` aside so the engine stores `g` instead was
+        measured slower: the engine copies a gradient that is a view, and fresh
+        arrays each step cost more than the in-place addition.)"""
         p = self.params[i]
         b = self.buckets[self.bucket_of[i]]
         s, e = b.offsets[i]
@@ -204,7 +219,8 @@ class Reducer:
                 slot.fill(0)
             else:
                 slot[...] = old._data.reshape(-1)
-        elif old is None:
+            return
+        if old is None:
             slot[...] = g._data.reshape(-1)
         else:
             np.add(old._data.reshape(-1), g._data.reshape(-1), out=slot)
@@ -229,6 +245,10 @@ class Reducer:
             else:
                 lb.task = comm.reduce(lb.buf, dst=lb.owner, group=self.group, sync_op=False)
             self._event("launch", lb.index)
+            # a Communication event of an fw.profiler recording (begin() is a no-op
+            # when no profiler records): the chrome trace shows it beside backward's ops
+            lb.trace = RecordEvent(lb.trace_name, _COMM)
+            lb.trace.begin()
             self.next_launch += 1
             if self.driver is not None:
                 self.driver.resume()
@@ -238,6 +258,7 @@ class Reducer:
             if b.task is not None and b.done_at is None and b.task.is_completed():
                 b.done_at = time.perf_counter()
                 self._event("done", b.index)
+                _end_trace(b)
 
     def _make_hook(self, i):
         def hook(g):
@@ -249,10 +270,16 @@ class Reducer:
                 self._poll()
             else:
                 # drive MPI's progress engine so launched all-reduces move on while
-                # backward computes (MPICH progresses only inside MPI calls)
-                for b in self.buckets[:self.next_launch]:
-                    if b.task is not None:
-                        b.task.is_completed()
+                # backward computes (MPICH progresses only inside MPI calls, and one
+                # test advances every request: testing the oldest unfinished bucket
+                # is enough; the progress thread does the same between hooks)
+                k = self._probe
+                while k < self.next_launch:
+                    b = self.buckets[k]
+                    if b.task is not None and not b.task.is_completed():
+                        break
+                    k += 1
+                self._probe = k
             if self.next_launch == len(self.buckets):
                 return self._finish(i)
             return None
@@ -282,15 +309,18 @@ class Reducer:
 
     def _write_back(self, current, n, globally_used):
         """Wait for each bucket in turn and write its averages into ``.grad`` (a
-        bucket is written back while the later ones are still in flight)."""
+        bucket is written back while the later ones are still in flight): one
+        pass per gradient, the division by the group size fused into the copy."""
         out = None
+        inv = None
         for b in self.buckets:
             comm.wait(b.task)
             if b.done_at is None:
                 b.done_at = time.perf_counter()
+            _end_trace(b)
             self._event("waited", b.index)
-            if n > 1:
-                b.buf *= 1.0 / n
+            if inv is None or inv.dtype != b.buf.dtype:
+                inv = np.asarray(1.0 / n, dtype=b.buf.dtype)
             for i in b.params:
                 p = self.params[i]
                 s, e = b.offsets[i]
@@ -310,25 +340,31 @@ class Reducer:
                     continue
                 if i == current:
                     # the engine adds the hook's return value into .grad after the hook
-                    if p._grad is None:
-                        out = wrap(val.copy())
+                    if p._grad is None:  # never set: it stores this array
+                        out = wrap(np.multiply(val, inv))
                     else:
-                        np.copyto(p._grad._data, val)
+                        np.multiply(val, inv, out=p._grad._data)
                         bump_version(p._grad)
                         out = _zeros_like(p)
                     continue
                 gt = p._grad
                 if gt is None or gt._data.shape != val.shape or \
                         not gt._data.flags.writeable:
-                    p.grad = wrap(val.copy())
+                    p.grad = wrap(np.multiply(val, inv))
                 else:
-                    np.copyto(gt._data, val)
+                    np.multiply(val, inv, out=gt._data)
                     bump_version(gt)
         return out
 
     def _pause(self):
         if self.driver is not None:
             self.driver.pause()
+
+
+def _end_trace(b):
+    if b.trace is not None:
+        b.trace.end()
+        b.trace = None
 
 
 def _zeros_like(p):

@@ -20,6 +20,7 @@ checkpoints load into the single-process model and back.
 from __future__ import annotations
 
 import contextlib
+import os
 
 import numpy as np
 
@@ -28,7 +29,53 @@ from fw.distributed import _fleet_comm as comm
 from fw.distributed._buckets import Reducer
 from fw.nn import Layer
 
-__all__ = ["DataParallel", "sync_params_buffers"]
+__all__ = ["DataParallel", "sync_params_buffers", "bind_to_core"]
+
+
+def _local_rank_and_size():
+    """(rank within the node, ranks on the node) from fw's launcher
+    (``LOCAL_RANK``/``LOCAL_WORLD_SIZE``) or MPICH's hydra (``MPI_LOCALRANKID``/
+    ``MPI_LOCALNRANKS``); None when neither says."""
+    for rk, sk in (("LOCAL_RANK", "LOCAL_WORLD_SIZE"), ("MPI_LOCALRANKID", "MPI_LOCALNRANKS")):
+        r, n = os.environ.get(rk), os.environ.get(sk)
+        if r is not None and n is not None:
+            try:
+                return int(r), int(n)
+            except ValueError:
+                return None
+    return None
+
+
+def bind_to_core(mode=None):
+    """Pin this process to one core: local rank ``r`` of ``n`` gets the ``r``-th of
+    the cores it may run on (``os.sched_getaffinity``). `mode` (default
+    ``FW_DIST_BIND_CORE``, else ``"auto"``): ``"auto"`` pins only when ``n`` ==
+    the cores (one rank per core: a migrating rank could only land on its peer's
+    core, and each migration costs it its cache), ``"1"`` whenever ``n`` <= the
+    cores, ``"0"`` never. `DataParallel` calls it. Processes started afterwards
+    (data-loader workers) inherit the one core: set ``FW_DIST_BIND_CORE=0`` to
+    keep them free. Returns the core or None.
+
+    Examples:
+        >>> from fw.distributed.parallel import bind_to_core
+        >>> bind_to_core("0") is None
+        True
+    """
+    mode = os.environ.get("FW_DIST_BIND_CORE", "auto") if mode is None else str(mode)
+    if mode not in ("0", "1", "auto"):
+        raise ValueError(f"bind_to_core: FW_DIST_BIND_CORE must be '0', '1' or 'auto', got "
+                         f"{mode!r}")
+    if mode == "0" or not hasattr(os, "sched_setaffinity"):
+        return None
+    lr = _local_rank_and_size()
+    if lr is None:
+        return None
+    r, n = lr
+    cores = sorted(os.sched_getaffinity(0))
+    if n > len(cores) or (mode == "auto" and n != len(cores)) or not 0 <= r < n:
+        return None
+    os.sched_setaffinity(0, {cores[r]})
+    return cores[r]
 
 
 def sync_params_buffers(layer, group=None, src_rank=0):
@@ -97,6 +144,7 @@ class DataParallel(Layer):
                 names.append(name)
         self._reducer = None
         if g.nranks > 1:
+            bind_to_core()
             sync_params_buffers(layers, g, 0)
             owners = None
             if _grad_owners is not None:  # ZeRO stage 2 (sharding): reduce to owners

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import builtins
 import inspect
+import linecache
 import os
 import sys
 import sysconfig
@@ -135,13 +136,16 @@ def _should_convert(fn) -> bool:
                         inspect.CO_ASYNC_GENERATOR):
         return False
     mod = getattr(fn, "__module__", None) or ""
+    fname = code.co_filename
+    if fname.startswith("<"):
+        # code typed at a prompt: a doctest or an IPython cell keeps its source in
+        # linecache (then it is user code, whatever module's globals it runs in);
+        # `python -c`, stdin and exec() strings have none
+        return bool(linecache.getlines(fname)) and not _module_ignored(mod)
     if mod == "fw" or mod.startswith("fw."):
         if mod not in _FW_CONVERTED:
             return False
     elif _module_ignored(mod):
-        return False
-    fname = code.co_filename
-    if fname.startswith("<"):
         return False
     try:
         real = os.path.realpath(fname)

@@ -444,7 +444,6 @@ class StaticFunction:
             ...     return x * 2
             >>> _ = f(fw.ones([2]))
             >>> print(f.code)
-            @fw.jit.to_static
             def f(x):
                 return x * 2
         """
@@ -494,9 +493,15 @@ class StaticFunction:
         if self._input_spec is not None:
             return self.get_concrete_program(*self._input_spec)
         cp = self._cache.last()
+        if cp is None and isinstance(self._regions, SegmentRunner):
+            # captured by tracing (no source): a path without graph breaks is one
+            # program, the same as a whole trace; with breaks there is no single one
+            cp = self._regions.single_program()
         if cp is None:
             raise RuntimeError(f"{self.__qualname__}: no program yet; call the function, or "
-                               f"give to_static an input_spec")
+                               f"give to_static an input_spec (a function captured with "
+                               f"graph breaks has one program per segment: see "
+                               f"conversion_report)")
         return cp
 
     def get_concrete_program(self, *args, **kwargs) -> ConcreteProgram:
@@ -601,12 +606,14 @@ class StaticFunction:
         code = getattr(self._function, "__code__", None)
         if code is None:
             return None
-        if code.co_filename.startswith("<"):
-            return (f"its source is not available (defined in {code.co_filename}: `python "
-                    f"-c`, stdin, `exec` or an interactive session)")
         try:
+            # a "<...>" file can still have its source in linecache (a doctest, an
+            # IPython cell): then it converts as any other function
             inspect.getsource(self._function)
         except (OSError, TypeError) as e:
+            if code.co_filename.startswith("<"):
+                return (f"its source is not available (defined in {code.co_filename}: "
+                        f"`python -c`, stdin, `exec` or an interactive session)")
             return f"its source is not available ({e})"
         return None
 

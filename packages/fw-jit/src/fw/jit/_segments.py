@@ -459,6 +459,15 @@ class SegmentRunner:
             else:
                 node.result = (path.out_tmpl, path.out_leaves)
 
+    def single_program(self):
+        """The program of the last traced signature when its capture has no graph
+        break (one segment that returns the result), else None."""
+        for root in reversed(list(self.roots.values())):
+            if root.result is not None and not root.children:
+                return root.cp
+            return None
+        return None
+
     # -------------------------------------------------------------- report
     def _report(self, reason):
         if self.sf.conversion_report.add_fallback(self.file, self.line,

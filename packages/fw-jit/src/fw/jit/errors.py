@@ -39,8 +39,8 @@ class ConversionError(UnsupportedError):
         >>> try:
         ...     g(fw.ones([1]))
         ... except fw.jit.ConversionError as e:
-        ...     print(e.construct, e.lineno is not None)
-        no source True
+        ...     print(e.construct)
+        numpy
     """
 
     def __init__(self, message: str, filename=None, lineno=None, construct=None, hint=None):

@@ -323,6 +323,12 @@ def report(model_or_path, sample, reference=None, repeat=20):
             kernel, why = "int8", f"folded into {int8_ops[name]}"
         elif not quantized:
             kernel, why = "fp32", "not quantized (config)"
+        elif layer.act_scale is None:
+            # activation=None in the config: the file keeps int8 weights; the Predictor
+            # dequantizes them once at load and computes in float32 (chosen where int8
+            # loses: LeNet's stem and classifier, see the README)
+            kernel, why = "fp32", ("weight-only (activation=None in the config): int8 "
+                                   "weights dequantized once when loaded, fp32 compute")
         elif not rep.int8_passes:
             kernel, why = "fp32", ("no int8 pass in this fw-core: quantize/dequantize run as "
                                    "reference kernels around the fp32 op")

@@ -21,7 +21,7 @@ from fw.distributed.auto_parallel.placement import (
 )
 from fw.distributed.auto_parallel.process_mesh import ProcessMesh
 from fw.distributed.auto_parallel.spmd import fallback_report, reset_fallback_report
-from fw.distributed.auto_parallel.spmd_rules import RULES, register
+from fw.distributed.auto_parallel.spmd_rules import RULES, register, rules_report
 from fw.distributed.auto_parallel.static import (
     DistModel,
     ShardDataloader,
@@ -33,5 +33,6 @@ __all__ = [
     "ProcessMesh", "Placement", "Shard", "Replicate", "Partial", "ReduceType", "shard_tensor",
     "dtensor_from_fn", "reshard", "unshard_dtensor", "shard_layer", "shard_optimizer",
     "DistTensor", "DistParameter", "is_dist_tensor", "fallback_report", "reset_fallback_report",
-    "RULES", "register", "to_static", "DistModel", "shard_dataloader", "ShardDataloader",
+    "RULES", "register", "rules_report", "to_static", "DistModel", "shard_dataloader",
+    "ShardDataloader",
 ]

@@ -24,8 +24,33 @@ def group_sharded_parallel(model, optimizer, level, scaler=None, group=None, off
     """Shard `optimizer`'s state (``level="os"``), + gradients (``"os_g"``), + the
     parameters (``"p_g_os"``) of `model` over `group` (default: every rank).
 
-    Returns ``(model, optimizer, scaler)``: train with them as usual
-    (``loss.backward(); optimizer.step(); optimizer.clear_grad()``)."""
+    Args:
+        model: the `fw.nn.Layer` to train.
+        optimizer: its optimizer (made with ``parameters=model.parameters()``).
+        level: ``"os"``, ``"os_g"`` or ``"p_g_os"`` (ZeRO stage 1, 2 or 3).
+        scaler: a ``GradScaler``, returned unchanged.
+        group: the sharding group (default: every rank).
+        offload: not supported (CPU memory already holds everything).
+        sync_buffers: accepted (buffers are broadcast from rank 0 at wrapping).
+        buffer_max_size: stage 3: the gradient bucket size in bytes (full
+            gradients of consecutive layers reduce-scattered as one message).
+        segment_size: accepted for Paddle compatibility (every parameter is split).
+        sync_comm: stage 3: gather each layer's parameters only when it runs (no
+            prefetch of the next layer's all-gather).
+        dp_group, exclude_layer: not supported.
+
+    Returns:
+        ``(model, optimizer, scaler)``: train with them as usual
+        (``loss.backward(); optimizer.step(); optimizer.clear_grad()``).
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.sharding import group_sharded_parallel
+        >>> net = fw.nn.Linear(4, 2)
+        >>> opt = fw.optimizer.Adam(parameters=net.parameters())
+        >>> net, opt, _ = group_sharded_parallel(net, opt, "p_g_os")
+        >>> net(fw.ones([3, 4])).mean().backward(); opt.step(); opt.clear_grad()
+    """
     from fw.distributed.parallel import DataParallel, sync_params_buffers
     from fw.nn import Layer
 
@@ -46,7 +71,7 @@ def group_sharded_parallel(model, optimizer, level, scaler=None, group=None, off
     stage = _LEVELS[level]
     sync_params_buffers(model, g, 0)
     if stage == 3:
-        m = Stage3Model(model, g)
+        m = Stage3Model(model, g, bucket_size=buffer_max_size, prefetch=not sync_comm)
         return m, Stage3Optimizer(optimizer, m), scaler
     opt = ShardingOptimizer(optimizer, g, stage, grads_reduced=g.nranks > 1)
     if g.nranks > 1:

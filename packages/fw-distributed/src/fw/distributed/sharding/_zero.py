@@ -10,9 +10,12 @@ Training Trillion Parameter Models"), in Paddle's three levels:
   the other ranks free theirs as soon as the reduction completes.
 - ``"p_g_os"`` (stage 3): every parameter is flattened and split evenly over the
   ranks and a rank keeps only its slice; each layer all-gathers its full
-  parameters just before it runs and frees them after, and backward gathers them
-  again, recomputes the layer and reduce-scatters each gradient into its slice
-  (full gradients never accumulate); the optimizer updates slices.
+  parameters just before it runs (the next layer's all-gather is already in
+  flight: prefetch) and frees them after, and backward gathers them again,
+  recomputes the layer and hands each full gradient to a bucket that is
+  reduce-scattered into the slices as soon as it is full, while backward goes on
+  (full gradients never accumulate beyond one bucket); the optimizer updates
+  slices.
 
 Stages 1 and 2 partition whole parameters (greedily, largest first, to the least
 loaded rank — Paddle's ``DygraphShardingOptimizer`` does the same); stage 3 splits
@@ -20,8 +23,7 @@ each parameter. The wrapped optimizer keeps its class and hyper-parameters; its
 parameter groups are narrowed to what this rank owns.
 
 Stage 3 gathers layer by layer (see `Stage3Model`). What this implementation does
-not do: stage 3's reduce-scatters are one per parameter (not bucketed), and stage 2
-frees the gradients when backward ends, not bucket by bucket.
+not do: stage 2 frees the gradients when backward ends, not bucket by bucket.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from fw.autograd import PyLayer
 from fw.core.internal import bump_version, replace_data
 from fw.core.tensor import wrap
 from fw.distributed import _fleet_comm as comm
+from fw.distributed.sharding._stage3_comm import GradBuckets, Prefetcher, progress_driver
 from fw.nn import Layer
 
 __all__ = ["partition_params", "owners_of", "ShardingOptimizer", "Stage3Model",
@@ -197,27 +200,19 @@ class _Slot:
 
 class _GatherParam(PyLayer):
     """Forward: a parameter's full array (`full`, all-gathered from the slices by
-    the caller). Backward: reduce-scatter (average) the full gradient into this
-    rank's slice — so the gradient of a parameter is sharded as soon as backward
-    has passed its uses, and the full array is freed with the tape node that saved
-    it."""
+    the caller). Backward: the full gradient goes to the model's gradient buckets
+    (`GradBuckets`), reduce-scattered into the slices bucket by bucket while
+    backward goes on; the slice's gradient is written when the buckets complete
+    (the last shard's hook). With one rank the slice is the whole gradient."""
 
     @staticmethod
-    def forward(ctx, shard, slot, group, full):
-        ctx.slot, ctx.group = slot, group
+    def forward(ctx, shard, slot, grads, full):
+        ctx.slot, ctx.grads = slot, grads
         return wrap(full)
 
     @staticmethod
     def backward(ctx, dfull):
-        s, g = ctx.slot, ctx.group
-        n = g.nranks
-        full = np.zeros(s.size * n, dtype=dfull._data.dtype)
-        full[:s.numel] = dfull._data.reshape(-1)
-        out = np.empty(s.size, dtype=full.dtype)
-        comm.reduce_scatter(out, full, group=g)
-        if n > 1:
-            out *= np.asarray(1.0 / n, dtype=out.dtype)
-        return wrap(out)
+        return wrap(ctx.grads.add(ctx.slot, dfull._data))
 
 
 class _Memory:
@@ -267,26 +262,34 @@ class Stage3Model(Layer):
     layer that owns them runs.
 
     Layer by layer: each sublayer that owns parameters gets a forward that
-    all-gathers *its* parameters (one collective per layer and dtype), puts
+    all-gathers *its* parameters (per dtype: its largest parameter alone, received in
+    place, and the others in one more collective — `_gather_groups`), puts
     `_GatherParam` outputs in their place, runs, and puts the empty placeholders
     back. With gradients enabled that forward runs under ``fw.autograd.recompute``:
     nothing of the layer (full parameters included) is kept for backward, which
-    gathers the layer's parameters again, recomputes it and reduce-scatters each
-    parameter's gradient into its slice (DeepSpeed's ZeRO-3 gathers again in
-    backward too; here the recomputation also lets fw's version checks hold, as the
-    full arrays are new tensors each time). So the full parameters of one layer at
-    a time are alive, in forward and in backward. Layers with buffers (batch norm's
-    running statistics) are not recomputed — their statistics would be updated
-    twice — and keep their gathered parameters until backward has used them.
+    gathers the layer's parameters again, recomputes it and hands each parameter's
+    full gradient to a bucket (`_stage3_comm.GradBuckets`); a bucket of
+    `bucket_size` bytes is reduce-scattered into the slices as soon as it is full,
+    while backward goes on with the earlier layers, and the last slice's gradient
+    hook waits for the buckets and writes the averaged slices (DeepSpeed's ZeRO-3
+    gathers again in backward too; here the recomputation also lets fw's version
+    checks hold, as the full arrays are new tensors each time). With `prefetch`,
+    starting a layer issues the all-gather of the layer that runs after it (in
+    forward the next one in the last forward's order, in backward the previous
+    one), so it travels while this layer computes. So the full parameters of about
+    two layers at a time are alive, in forward and in backward. Layers with
+    buffers (batch norm's running statistics) are not recomputed — their
+    statistics would be updated twice — and keep their gathered parameters until
+    backward has used them.
 
     A parameter read outside its layer's forward (a tied output head reading
     ``self.emb.weight``) is gathered at that read (`_WatchedParams`); tied
     parameters are gathered by each layer that owns them, their gradients summed in
     the slice. ``state_dict()`` / `get_all_parameters` gather the full values into
     the original parameters (collective). `memory_stats` reports the peak of
-    gathered bytes."""
+    gathered bytes, `comm_stats` the collectives of the buckets and prefetches."""
 
-    def __init__(self, layers, group=None):
+    def __init__(self, layers, group=None, bucket_size=2 ** 23, prefetch=True):
         super().__init__()
         self._layers = layers
         self._group = comm.world() if group is None else group
@@ -321,19 +324,34 @@ class Stage3Model(Layer):
         object.__setattr__(self, "_memory", _Memory())
         self._depth = 0          # > 0 while the model's forward (or a recomputation) runs
         self._active = set()     # ids of the owner layers whose forward is running
+        self._in_forward = False  # the model's own forward (not backward's recomputation)
         self._full = True
+        driver = progress_driver(self._group) if n > 1 else None
+        object.__setattr__(self, "_driver", driver)
+        object.__setattr__(self, "_grads", GradBuckets(self._group, bucket_size, driver))
+        object.__setattr__(self, "_prefetcher", Prefetcher(self._group, self._memory, driver)
+                           if prefetch and n > 1 else None)
+        # the order in which the last forward ran the owner layers (prefetch follows it)
+        self._order, self._pos = [], {}
+        self._cur_order, self._cur_pos = [], {}
+        self._units = {}  # id(owner) -> (named slots, recomputed in backward)
         self.release()
         for owner, named in owners.values():
             self._install(owner, named)
+        self._shard_hooks = [s.shard.register_hook(self._grads.slot_hook(s)) for s in slots
+                       if not s.shard.stop_gradient] if n > 1 else []
 
     # ------------------------------------------------------------ per layer
     def _install(self, owner, named):
         object.__setattr__(owner, "_parameters", _WatchedParams(owner._parameters, self, owner))
         orig = owner.forward   # the bound method of its class
         recompute_ok = not any(True for _ in owner.buffers(include_sublayers=False))
+        trains = any(not s.shard.stop_gradient for _, s in named)
+        self._units[id(owner)] = ([s for _, s in named], recompute_ok and trains)
 
         def segment(*inputs, **kwargs):
-            fulls = self._gather_slots([s for _, s in named])
+            fulls = self._gather_slots([s for _, s in named], key=id(owner))
+            self._prefetch_after(id(owner))
             for (name, _), full in zip(named, fulls):
                 dict.__setitem__(owner._parameters, name, full)
             self._active.add(id(owner))
@@ -357,17 +375,56 @@ class Stage3Model(Layer):
         forward.__name__ = f"zero3({type(owner).__name__})"
         object.__setattr__(owner, "forward", forward)
 
-    def _gather_slots(self, slots):
-        """Full tensors of `slots` (all-gathered: one collective per dtype), as
-        `_GatherParam` outputs where gradients flow."""
+    def _prefetch_after(self, oid):
+        """Record `oid` in this forward's order and start gathering the layer that
+        runs after it: in forward the next one of the last forward's order, in
+        backward the previous one that backward recomputes."""
+        if self._in_forward and oid not in self._cur_pos:
+            self._cur_pos[oid] = len(self._cur_order)
+            self._cur_order.append(oid)
+        pf = self._prefetcher
+        if pf is None:
+            return
+        i = self._pos.get(oid)
+        if i is None:
+            return
+        nxt = None
+        if self._in_forward:
+            if i + 1 < len(self._order):
+                nxt = self._order[i + 1]
+        elif fw.is_grad_enabled():
+            for j in range(i - 1, -1, -1):
+                if self._units[self._order[j]][1]:
+                    nxt = self._order[j]
+                    break
+        if nxt is None or nxt == oid:
+            return
+        ss = self._units[nxt][0]
+        for gk, ks in _gather_groups(ss):
+            if (nxt, gk) not in pf.pending:
+                pf.issue((nxt, gk), np.concatenate([ss[k].shard._data for k in ks]))
+
+    def _gather_slots(self, slots, key=None):
+        """Full tensors of `slots` (all-gathered per `_gather_groups`, or taken from
+        a prefetch issued for layer `key`), as `_GatherParam` outputs where
+        gradients flow."""
         g = self._group
         arrays = [None] * len(slots)
-        by_dtype = {}
-        for k, s in enumerate(slots):
-            by_dtype.setdefault(str(s.shard._data.dtype), []).append(k)
-        for ks in by_dtype.values():
-            flat = np.concatenate([slots[k].shard._data for k in ks])
-            parts = comm.all_gather(flat, group=g)  # [n, sum of slice sizes]
+        pf = self._prefetcher
+        for gk, ks in _gather_groups(slots):
+            parts = pf.take((key, gk)) if pf is not None and key is not None else None
+            counted = parts is not None  # a prefetch's buffer is counted from its issue
+            if parts is None:
+                flat = np.concatenate([slots[k].shard._data for k in ks])
+                parts = comm.all_gather(flat, group=g)  # [n, sum of slice sizes]
+            if len(ks) == 1:
+                # rank-major slices of one parameter are the flat parameter (padding
+                # at the end): a view of the received buffer, no copy
+                s = slots[ks[0]]
+                arrays[ks[0]] = parts.reshape(-1)[:s.numel].reshape(s.shape)
+                if not counted:
+                    self._memory.track(parts if parts.base is None else parts.base)
+                continue
             o = 0
             for k in ks:
                 s = slots[k]
@@ -376,13 +433,41 @@ class Stage3Model(Layer):
                 self._memory.track(a)
                 arrays[k] = a
                 o += s.size
+        if pf is not None and not pf.pending and not self._grads.in_flight and \
+                self._driver is not None:
+            self._driver.pause()
         out = []
         for s, a in zip(slots, arrays):
             if s.shard.stop_gradient or not fw.is_grad_enabled():
                 out.append(wrap(a))
             else:
-                out.append(_GatherParam.apply(s.shard, s, g, a))
+                if self._in_forward:
+                    self._grads.expect(s)  # its gradient arrives in the coming backward
+                out.append(_GatherParam.apply(s.shard, s, self._grads, a))
         return out
+
+    def comm_stats(self) -> dict:
+        """Counts since construction: ``reduce_scatters`` (gradient buckets sent),
+        ``early`` (those sent while backward was still running), ``gradients``
+        (full gradients they carried), ``prefetched`` (all-gathers issued ahead) and
+        ``prefetch_used`` (those a layer then took)."""
+        st = dict(self._grads.stats)
+        pf = self._prefetcher
+        st["prefetched"] = pf.stats["prefetched"] if pf is not None else 0
+        st["prefetch_used"] = pf.stats["used"] if pf is not None else 0
+        return st
+
+    def _sync_grads(self):
+        """Finish a backward whose buckets are still open (some slice got no
+        gradient, so its hook never ran): collective, every rank gets here alike."""
+        if self._grads.in_flight:
+            self._grads.finish()
+        elif self._grads.armed and not self._in_forward:
+            self._grads.armed = False
+            self._grads.expected = set()
+            self._grads.fired = set()
+        if self._prefetcher is not None:
+            self._prefetcher.drain()
 
     def memory_stats(self) -> dict:
         """Parameter memory of this rank in bytes: ``shards`` (the slices it keeps),
@@ -420,11 +505,19 @@ class Stage3Model(Layer):
 
     def forward(self, *inputs, **kwargs):
         self.release()
+        if self._grads.in_flight:  # the last backward left slices without a gradient
+            self._grads.finish()
         self._depth += 1
+        self._in_forward = True
+        self._cur_order, self._cur_pos = [], {}
         try:
             return self._layers(*inputs, **kwargs)
         finally:
             self._depth -= 1
+            self._in_forward = False
+            self._order, self._pos = self._cur_order, self._cur_pos
+            if self._prefetcher is not None:
+                self._prefetcher.drain()
 
     def state_dict(self, destination=None, include_sublayers=True, structured_name_prefix="",
                    use_hook=True, keep_vars=True):
@@ -442,6 +535,25 @@ class Stage3Model(Layer):
         return rep
 
 
+def _gather_groups(slots):
+    """How the parameters of `slots` are all-gathered: per dtype, the largest
+    alone (its full array is then a view of the received buffer, so the layer's
+    biggest parameter is never copied, nor held twice while copied) and the rest
+    together (copied out: small). Returns ``[((dtype, part), [indices])]``, the
+    same on every rank."""
+    by_dtype = {}
+    for k, s in enumerate(slots):
+        by_dtype.setdefault(str(s.shard._data.dtype), []).append(k)
+    out = []
+    for dt, ks in by_dtype.items():
+        big = max(ks, key=lambda k: (slots[k].size, -k))
+        out.append(((dt, 0), [big]))
+        rest = [k for k in ks if k != big]
+        if rest:
+            out.append(((dt, 1), rest))
+    return out
+
+
 class Stage3Optimizer:
     """The optimizer of a `Stage3Model`: it updates this rank's slices (whose
     gradients backward reduce-scattered)."""
@@ -457,6 +569,7 @@ class Stage3Optimizer:
         return getattr(self._inner, name)
 
     def step(self):
+        self._model._sync_grads()
         self._inner.step()
         self._model._full = True  # any gathered full arrays are stale now
         self._model.release()

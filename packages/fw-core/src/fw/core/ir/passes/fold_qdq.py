@@ -39,6 +39,11 @@ column, ``axis=1``) -> ``quantized_matmul``. Matched:
   ``quantized_max_pool``): quantization is monotone and elementwise, so pooling and
   reshaping the bytes give exactly the quantized pooled value (LeNet's conv -> relu ->
   pool -> flatten -> classifier stays in bytes).
+- a ``concat`` whose result is quantized (by one set of parameters) first becomes a
+  concat of its operands quantized with those parameters (``int8_concat``: the same
+  codes; an operand's own output quantization is replaced by the shared one where its
+  step is at most twice the shared step): each producing int8 layer then requantizes to
+  the shared scale and the concat moves bytes (Inception/DenseNet blocks).
 - output-quantized programs (``fw.quantization.quantize_outputs``, onnxruntime's QDQ
   layout): ``quantize_linear(v, p) -> dequantize_linear -> [max_pool | flatten |
   reshape]+ -> quantize_linear(p)`` with the same parameters collapses to the chain on
@@ -83,48 +88,17 @@ import numpy as np
 from fw.core import dtypes as _dt
 from fw.core.ir.passes import Pass, register_pass
 from fw.core.ir.passes.epilogue import single_user
-from fw.core.ir.passes.fold_batch_norm import batch_norm_affine, captured_array
+from fw.core.ir.passes.fold_batch_norm import batch_norm_affine
 from fw.core.ir.passes.fuse_conv import channel_bias
 from fw.core.ir.passes.fuse_matmul import row_bias
+from fw.core.ir.passes.qdq_params import _const, _dq_params, _q_params
 from fw.core.ir.passes.rewrite import Rewriter, walk_ops
 from fw.core.ops.fused import activation_of
 
 __all__ = ["FoldQDQ", "MIN_CONV_CHANNEL_PAIRS", "narrow_conv"]
 
 _NONNEG = ("relu", "relu6")
-_QDTYPES = {_dt.int8: "int8", _dt.uint8: "uint8"}
 _F32 = np.float32
-
-
-def _const(rw, v):
-    return None if v is None else captured_array(v, rw.program)
-
-
-def _dq_params(rw, op):
-    """(q value, scale array, zero-point array, axis) of a dequantize_linear with constant
-    scale and zero point, else None."""
-    if op is None or op.name != "dequantize_linear":
-        return None
-    q, s, z = (list(op.operands) + [None])[:3]
-    sa = _const(rw, s)
-    za = np.zeros(1, np.int32) if z is None else _const(rw, z)
-    if sa is None or za is None or q.type.dtype not in _QDTYPES:
-        return None
-    return q, sa.astype(_F32).reshape(-1), za.astype(np.int64).reshape(-1), op.attrs.get("axis", -1)
-
-
-def _q_params(rw, op):
-    """(scale, zero point, qmin, qmax, result dtype) of a per-tensor quantize_linear."""
-    x, s, z = (list(op.operands) + [None])[:3]
-    sa = _const(rw, s)
-    za = np.zeros(1, np.int32) if z is None else _const(rw, z)
-    if sa is None or za is None or sa.size != 1 or za.size != 1:
-        return None
-    dt = _QDTYPES.get(op.results[0].type.dtype)
-    if dt is None:
-        return None
-    return (float(sa.reshape(-1)[0]), int(za.reshape(-1)[0]), int(op.attrs.get("qmin", -128)),
-            int(op.attrs.get("qmax", 127)), dt, s, z)
 
 
 def _macs(op, weight_shape) -> int:
@@ -536,15 +510,18 @@ class FoldQDQ(Pass):
     dequantized by a residual add (what ``fw.quantization.quantize_outputs`` writes for
     onnxruntime's QLinearAdd) is fused as the int8 op's residual post-op, skipping that
     one rounding (the result then differs from the QDQ program by up to half a step of
-    that quantization before the add; False keeps it exact: int8 output, float add)."""
+    that quantization before the add; False keeps it exact: int8 output, float add);
+    ``int8_concat`` (default True): a concat whose result is quantized runs on bytes, its
+    operands quantized with that one scale (``fw.core.ir.passes.int8_concat``)."""
 
     name = "fold_qdq"
 
     def __init__(self, min_macs: int = 1 << 13, keep_fp32_qdq: bool = True,
                  signed_inputs: bool | None = None,
                  min_channel_pairs: int = MIN_CONV_CHANNEL_PAIRS,
-                 fuse_residual_qdq: bool = True):
+                 fuse_residual_qdq: bool = True, int8_concat: bool = True):
         self.min_macs = int(min_macs)
+        self.int8_concat = bool(int8_concat)
         self.fuse_residual_qdq = bool(fuse_residual_qdq)
         self.min_channel_pairs = int(min_channel_pairs)
         self.keep_fp32_qdq = bool(keep_fp32_qdq)
@@ -561,6 +538,13 @@ class FoldQDQ(Pass):
         rw = Rewriter(program, deferred=True)
         changed = False
         top = program.block
+        if self.int8_concat:
+            from fw.core.ir.passes.int8_concat import quantize_concat
+
+            for op in walk_ops(top):
+                if op.parent is top and op.name == "concat" and quantize_concat(rw, op):
+                    changed = True
+            rw.flush()
         for op in walk_ops(top):
             if op.parent is top and op.name == "dequantize_linear" and _collapse_requant(rw, op):
                 changed = True
