@@ -327,3 +327,70 @@ def test_captured_programs_run_the_eager_kernels_and_never_retrace(mode, tmp_pat
             assert sum(o[0] == "matmul" for o in c_ops) == 2
         # no re-tracing per call
         assert traced() == before
+
+
+_MIXED = """
+import fw
+
+def f_mixed(x):
+    v = x.sum().item()
+    y = x * 2.0
+    if y.mean() > 0:
+        print("v", v)          # only printed on this branch
+    else:
+        y = y * v              # used on this one: the read becomes a guard
+    return y
+"""
+
+
+def test_a_read_used_on_one_branch_only_becomes_a_guard(capsys):
+    d: dict = {}
+    exec(compile(_MIXED, "<string>", "exec"), d)
+    f = d["f_mixed"]
+    sf = fw.jit.to_static(f)
+    vals = ([1.0, 2.0], [3.0, 4.0], [-1.0, -2.0], [1.0, 2.0], [-3.0, -1.0], [-1.0, -2.0],
+            [5.0, 1.0])
+    refs = [f(T(v)) for v in vals]
+    eager_out = capsys.readouterr().out
+    for v, ref in zip(vals, refs):
+        assert_same(sf(T(v)), ref)
+        x = np.array(v, "float32") * 2
+        np.testing.assert_allclose(sf(T(v)).numpy(), x if x.mean() > 0 else x * sum(v))
+    root = _root(sf)
+    assert not root.free and _segments._FREE not in root.children
+    # the positive sums 3, 7 and 6 each print on every call, as eagerly (each call twice
+    # above: the comparison and the NumPy check)
+    out = capsys.readouterr().out
+    for line in ("v 3.0", "v 7.0", "v 6.0"):
+        assert out.count(line) == 2 * eager_out.count(line)
+    assert not sf._regions.eager_keys and sf._regions.disabled is None
+
+
+_IN_BRANCH = """
+import fw
+
+def f_branch_print(x):
+    v = x.sum().item()
+    y = x * 2.0
+    if y.mean() > 0:
+        print("positive", v)   # printed on this branch only, every call
+        y = y + 1.0
+    return y
+"""
+
+
+def test_a_replayed_print_follows_its_branch(capsys):
+    d: dict = {}
+    exec(compile(_IN_BRANCH, "<string>", "exec"), d)
+    f = d["f_branch_print"]
+    sf = fw.jit.to_static(f)
+    vals = ([1.0, 2.0], [-1.0, -2.0], [3.0, 4.0], [-5.0, 1.0], [2.0, 2.0])
+    for v in vals:
+        f(T(v))
+    eager_out = capsys.readouterr().out
+    for v in vals:
+        assert_same(sf(T(v)), f(T(v)))
+    both = capsys.readouterr().out  # the captured call's line, then the eager call's
+    assert eager_out == "positive 3.0\npositive 7.0\npositive 4.0\n"
+    assert both == "".join(f"{line}\n{line}\n" for line in eager_out.splitlines())
+    assert _root(sf).free and _paths(sf) == 2

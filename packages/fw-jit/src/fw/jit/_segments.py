@@ -22,6 +22,14 @@ with those inputs (a new path; its first segments are the same ops, so they are
 shared by position), up to `MAX_PATHS` paths per signature; then the function
 runs eagerly for that signature (listed in the report).
 
+An ``.item()`` whose value steers nothing (only returned, passed whole to
+``print``, or dropped) needs no guard: the trace hands out a `_Read` stand-in that
+notes every use, and a break whose read was not used gets one child under the key
+`_FREE`; its value is read from the segment's output on each call and the prints
+that took it are replayed (so ``print("loss", loss.item())`` in a training step
+does not exhaust the path limit). Traces are serialised (`_TRACE_LOCK`); the held
+stdout and the recording ``print`` act on the tracing thread only.
+
 What a trace cannot see: Python done between ops runs only while tracing, never
 on replay. The capture refuses (whole-function eager, reported) what it can
 detect: a changed list/dict reachable from the arguments, the closure or the
@@ -240,7 +248,9 @@ class _Capture:
         if not any(type(a) is _Read for a in args) or \
                 set(kwargs) - {"sep", "end", "file", "flush"}:
             return False
-        self.prints.append((len(self.breaks) - 1, list(args), kwargs.get("sep", " "),
+        # it belongs to the segment being traced (after the last break: replayed when a
+        # call reaches that segment, so a print inside a branch follows the branch)
+        self.prints.append((len(self.breaks), list(args), kwargs.get("sep", " "),
                             kwargs.get("end", "\n"), kwargs.get("file"),
                             kwargs.get("flush", False)))
         return True
@@ -337,7 +347,9 @@ class _Node:
         self.children: dict = {}
         self.result = None  # the leaf: (output template, leaf ids or constants)
         self.free = False  # its break needs no guard: one child, under `_FREE`
-        self.prints = None  # prints replayed after it runs: (args, sep, end, file, flush)
+        self.first_key = None  # the guard value of the first path through it
+        self.prints = None  # prints replayed when a call reaches it: (args, sep, end, file,
+        # flush), an arg ("read", id, how) or ("c", constant)
 
 
 class _Path:
@@ -400,11 +412,11 @@ class SegmentRunner:
         env = {("in", i): t for i, t in enumerate(tensors)}
         node = root
         while True:
+            if node.prints:
+                _replay_prints(node.prints, env)
             self._run_node(node, env)
             if node.result is not None:
                 return self._result(node, env)
-            if node.prints:
-                _replay_prints(node.prints, env)
             k = _FREE if node.free else _concrete_of(env[node.guard]._data, node.how)[1]
             child = node.children.get(k)
             if child is None:
@@ -595,9 +607,11 @@ class SegmentRunner:
                     parent.children[parent_key] = node
             elif (node.start, node.end) != (bounds[s], bounds[s + 1]) or \
                     node.names != _names(path.ops[bounds[s]:bounds[s + 1]]) or \
-                    (br is not None and (node.how != br.how or node.free != br.free)):
+                    (br is not None and node.how != br.how):
                 raise Uncapturable("tracing it again with the same guard outcomes gave "
                                    "different ops (its Python code is not deterministic)")
+            if node.prints is None:
+                node.prints = prints.get(s, [])
             want = sorted(set(node.outs) | set(needed_later[s]))
             if node.cp is None and bounds[s] < bounds[s + 1] or want != node.outs:
                 ops = path.ops[bounds[s]:bounds[s + 1]]
@@ -611,10 +625,17 @@ class SegmentRunner:
                                               len(want), key)
             if br is not None:
                 node.how, node.guard, node.where = br.how, path.id_of(br.value), br.where
-                node.free = br.free
-                if node.prints is None:
-                    node.prints = prints.get(s, [])
-                parent, parent_key = node, _FREE if br.free else br.key
+                if node.first_key is None:  # a new node: free when its read is
+                    node.free, node.first_key = br.free, br.key
+                elif node.free and not br.free:
+                    # this path uses the value its first path did not (a later branch
+                    # differs): the node becomes a guard; the first path's subtree is
+                    # valid for the first path's value
+                    node.children = {node.first_key: node.children[_FREE]} \
+                        if _FREE in node.children else {}
+                    node.free = False
+                # (a guarded node stays guarded for a path that does not use the value)
+                parent, parent_key = node, _FREE if node.free else br.key
                 node = node.children.get(parent_key)
             else:
                 node.result = (path.out_tmpl, path.out_leaves)
