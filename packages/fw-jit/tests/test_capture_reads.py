@@ -394,3 +394,56 @@ def test_a_replayed_print_follows_its_branch(capsys):
     assert eager_out == "positive 3.0\npositive 7.0\npositive 4.0\n"
     assert both == "".join(f"{line}\n{line}\n" for line in eager_out.splitlines())
     assert _root(sf).free and _paths(sf) == 2
+
+
+_STEP_CHILD = """
+import json
+import numpy as np
+import fw
+
+def step(net, x):
+    loss = net(x).square().mean()
+    print("loss", loss.item())       # every step: no guard, replayed
+    return loss
+
+fw.seed(3)
+net = fw.nn.Sequential(fw.nn.Linear(4, 8), fw.nn.Tanh(), fw.nn.Linear(8, 1))
+sf = fw.jit.to_static(step)
+rng = np.random.default_rng(0)
+losses = []
+for i in range(12):
+    x = fw.to_tensor(rng.standard_normal((5, 4)).astype("float32"))
+    loss = sf(net, x)
+    loss.backward()
+    losses.append(float(loss))
+    g = [p.grad.numpy().copy() for p in net.parameters()]
+    net.clear_gradients()
+    ref = step(net, x)
+    ref.backward()
+    gd = max(float(np.abs(a - p.grad.numpy()).max()) for a, p in zip(g, net.parameters()))
+    net.clear_gradients()
+    assert gd < 1e-6, gd
+print("RESULT" + json.dumps({"losses": losses,
+                             "paths": sum(sf._regions.paths.values()),
+                             "eager_keys": len(sf._regions.eager_keys)}))
+"""
+
+
+def test_python_c_training_step_printing_its_loss_every_call():
+    import json
+    import os
+    import subprocess
+
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    proc = subprocess.run([sys.executable, "-c", _STEP_CHILD], capture_output=True,
+                          text=True, timeout=240, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stdout.splitlines()
+    res = json.loads([ln for ln in lines if ln.startswith("RESULT")][0][len("RESULT"):])
+    printed = [ln for ln in lines if ln.startswith("loss ")]
+    # each step prints twice (captured, then the eager reference), the same value
+    assert len(printed) == 24
+    for k, loss in enumerate(res["losses"]):
+        assert printed[2 * k] == printed[2 * k + 1]
+        np.testing.assert_allclose(float(printed[2 * k].split()[1]), loss, rtol=1e-6)
+    assert res["paths"] == 1 and res["eager_keys"] == 0
