@@ -89,7 +89,10 @@ def test_item_only_printed_and_returned_needs_no_guard(ns, capsys):
     assert _root(sf).free and list(_root(sf).children) == [_segments._FREE]
     assert capsys.readouterr().out == eager_out
     assert eager_out.count("loss") == len(vals)
-    assert "more than" not in str(sf.conversion_report)
+    rep = str(sf.conversion_report)
+    assert "more than" not in rep
+    assert "steers nothing (only returned or printed): no guard" in rep and \
+        "<no guard>" in rep
 
 
 def test_item_baked_into_an_op_keeps_its_guard(ns):

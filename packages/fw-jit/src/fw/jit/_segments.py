@@ -671,12 +671,17 @@ class SegmentRunner:
             fn, ln, name = br.where
             desc = _HOW.get(br.how, br.how)
             shown = br.key if br.how != "numpy" else "<array>"
+            role = "is a guard"
+            if br.free:
+                shown = "<no guard>"
+                role = "steers nothing (only returned or printed): no guard, it is read " \
+                       "on each call"
             guards.append((fn, ln, f"{desc} in {name}", shown))
             text = linecache.getline(fn, ln).strip() if ln else ""  # "" without source
             shown_src = f": `{text}`" if text else ""
             rep.add_graph_break(fn, ln, f"graph break: {desc} in {name}{shown_src} (the "
                                         f"segment before it runs as a program; the value "
-                                        f"is a guard)")
+                                        f"{role})")
         rep.add_capture(self.name, segs, guards)
 
 
