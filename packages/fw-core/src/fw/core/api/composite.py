@@ -1564,12 +1564,50 @@ def _data_ptr(self):
 
 
 _LAYOUT = {
-    "itemsize": property(lambda self: int(np.dtype(self._data.dtype).itemsize),
-                         doc="Bytes per element."),
-    "is_cuda": property(lambda self: self.place.is_gpu_place(),
-                        doc="Whether the tensor lives on a GPU."),
-    "strides": property(_strides, doc="Element strides (dense, row-major)."),
-    "offset": property(lambda self: 0, doc="Element offset into storage: always 0 in fw."),
+    "itemsize": property(lambda self: int(np.dtype(self._data.dtype).itemsize), doc="""Bytes
+per element.
+
+Returns:
+    int: the element size of the dtype.
+
+Examples:
+    >>> import fw
+    >>> fw.zeros([3], dtype="float32").itemsize, fw.zeros([3], dtype="int64").itemsize
+    (4, 8)
+"""),
+    "is_cuda": property(lambda self: self.place.is_gpu_place(), doc="""Whether the tensor
+lives on a GPU.
+
+Returns:
+    bool: True for a GPU tensor.
+
+Examples:
+    >>> import fw
+    >>> fw.ones([2]).cpu().is_cuda
+    False
+"""),
+    "strides": property(_strides, doc="""Element strides of the tensor: fw's tensors are
+dense and row-major, so the last axis steps by 1.
+
+Returns:
+    list[int]: the number of elements to step over per index of each axis.
+
+Examples:
+    >>> import fw
+    >>> fw.zeros([2, 3, 4]).strides
+    [12, 4, 1]
+"""),
+    "offset": property(lambda self: 0, doc="""Element offset of the tensor into its storage:
+always 0 in fw (a view is its own array).
+
+Returns:
+    int: 0.
+
+Examples:
+    >>> import fw
+    >>> fw.arange(6).reshape([2, 3])[1].offset
+    0
+"""),
 }
 def _get_strides(self):
     """Paddle's name for the element strides of the (dense, row-major) tensor.

@@ -575,9 +575,49 @@ def _sparse_only(name, kinds="sparse COO"):
                                f"tensors (fw.sparse); this tensor is dense")
 
     method.__name__ = method.__qualname__ = name
-    method.__doc__ = (f"Paddle's ``Tensor.{name}`` of a {kinds} tensor; a dense tensor has "
-                      f"none, so it raises (as Paddle does). fw.sparse's tensors define it.")
+    method.__doc__ = _SPARSE_DOC.format(name=name, kinds=kinds, what=_SPARSE_WHAT[name],
+                                        fmt="csr" if "CSR" in kinds else "coo",
+                                        out=_SPARSE_OUT[name])
     return method
+
+
+# what each sparse accessor gives on fw.sparse's tensors, and the example's output there
+_SPARSE_WHAT = {
+    "indices": "Tensor: the [sparse_dim, nnz] int64 coordinates of the stored values",
+    "values": "Tensor: the stored values, [nnz, *dense_shape]",
+    "coalesce": "Tensor: a COO tensor with sorted, unique coordinates (duplicates summed)",
+    "is_coalesced": "bool: whether the coordinates are sorted and unique",
+    "crows": "Tensor: the compressed row offsets, [rows + 1]",
+    "cols": "Tensor: the column index of each stored value, [nnz]",
+    "nnz": "int: the number of stored values",
+}
+_SPARSE_OUT = {
+    "indices": "s.indices().tolist()\n        [[0, 1], [1, 0]]",
+    "values": "s.values().tolist()\n        [1.0, 2.0]",
+    "coalesce": "s.coalesce().to_dense().tolist()\n        [[0.0, 1.0], [2.0, 0.0]]",
+    "is_coalesced": "s.coalesce().is_coalesced()\n        True",
+    "crows": "s.crows().tolist()\n        [0, 1, 2]",
+    "cols": "s.cols().tolist()\n        [1, 0]",
+    "nnz": "s.nnz()\n        2",
+}
+_SPARSE_DOC = """Paddle's ``Tensor.{name}`` of a {kinds} tensor. A dense tensor has
+    none, so on it this raises InvalidTypeError (as Paddle does); fw.sparse's tensors
+    define it.
+
+    Returns:
+        {what}.
+
+    Examples:
+        >>> import fw
+        >>> s = fw.sparse.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.0], [2, 2])
+        >>> s = s.to_sparse_csr() if "{fmt}" == "csr" else s
+        >>> {out}
+        >>> try:
+        ...     fw.ones([2, 2]).{name}()
+        ... except TypeError as e:
+        ...     print("dense:", "only effective for" in str(e))
+        dense: True
+    """
 
 
 def _selected_rows_only(name):
@@ -587,6 +627,24 @@ def _selected_rows_only(name):
                                f"are fw.sparse COO tensors)")
 
     method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"""Paddle's ``Tensor.{name}`` of a SelectedRows (a row-sparse
+    gradient). fw has no SelectedRows (its sparse gradients are fw.sparse COO tensors),
+    so this raises InvalidTypeError for every tensor.
+
+    Args:
+        *args: Paddle's arguments; unused.
+
+    Returns:
+        None: it always raises.
+
+    Examples:
+        >>> import fw
+        >>> try:
+        ...     fw.ones([2]).{name}()
+        ... except TypeError as e:
+        ...     print("SelectedRows" in str(e))
+        True
+    """
     return method
 
 
@@ -596,19 +654,78 @@ def _string_only(name):
                                f"for its fast tokenizer) are not supported by fw")
 
     method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"""Paddle's ``Tensor.{name}`` of a string tensor (the vocabulary of
+    its fast tokenizer). fw has no string tensors, so this raises UnsupportedError.
+
+    Args:
+        *args: Paddle's arguments; unused.
+
+    Returns:
+        None: it always raises.
+
+    Examples:
+        >>> import fw
+        >>> try:
+        ...     fw.ones([2]).{name}(["a", "b"])
+        ... except Exception as e:
+        ...     print("string tensors" in str(e))
+        True
+    """
     return method
 
 
 def _to_dense(self):
+    """The dense form of the tensor: a dense tensor is its own (fw.sparse's tensors
+    convert).
+
+    Returns:
+        Tensor: the tensor itself.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.ones([2])
+        >>> x.to_dense() is x
+        True
+        >>> s = fw.sparse.sparse_coo_tensor([[0, 1]], [3.0, 4.0], [3])
+        >>> s.to_dense().tolist()
+        [3.0, 4.0, 0.0]
+    """
     return self
 
 
 def _value(self):
+    """The tensor's value (Paddle's ``Tensor.value()`` / ``get_tensor()`` give the
+    underlying DenseTensor); in fw that is the tensor itself.
+
+    Returns:
+        Tensor: the tensor itself.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.ones([2])
+        >>> x.value() is x
+        True
+    """
     return self
 
 
 def _reconstruct_from_(self, other):
-    """Make this tensor share `other`'s array (Paddle's ``reconstruct_from_``)."""
+    """Make this tensor share `other`'s array (Paddle's ``reconstruct_from_``): its
+    shape, dtype and values become other's; writes to one show in the other.
+
+    Args:
+        other (Tensor): the tensor whose array to take.
+
+    Returns:
+        Tensor: this tensor.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.zeros([2])
+        >>> _ = x.reconstruct_from_(fw.to_tensor([[1, 2], [3, 4]]))
+        >>> x.shape, x.tolist()
+        ([2, 2], [[1, 2], [3, 4]])
+    """
     if not isinstance(other, _Tensor):
         raise InvalidTypeError(f"reconstruct_from_: other must be a Tensor, got "
                                f"{type(other).__name__}")
@@ -617,7 +734,21 @@ def _reconstruct_from_(self, other):
 
 
 def _set_tensor(self, other):
-    """Give this tensor `other`'s array (Paddle's ``set_tensor`` of a variable)."""
+    """Give this tensor `other`'s array (Paddle's ``set_tensor`` of a variable); the
+    same as `reconstruct_from_`.
+
+    Args:
+        other (Tensor): the tensor whose array to take.
+
+    Returns:
+        Tensor: this tensor.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.zeros([3])
+        >>> x.set_tensor(fw.to_tensor([1.0, 2.0, 3.0])).tolist()
+        [1.0, 2.0, 3.0]
+    """
     return _reconstruct_from_(self, other)
 
 
@@ -635,8 +766,34 @@ def _static(name):
         return getattr(fw, name)(*args, **kwargs)
 
     method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"``Tensor.{name}(...)`` is ``fw.{name}(...)`` (as in Paddle)."
+    method.__doc__ = _STATIC_DOCS.get(
+        name, f"``Tensor.{name}(...)`` is ``fw.{name}(...)`` (as in Paddle).")
     return staticmethod(method)
+
+
+_STATIC_DOCS = {"create_parameter": """``Tensor.create_parameter(...)`` is
+    ``fw.create_parameter(...)`` (as in Paddle): a new trainable Parameter.
+
+    Args:
+        shape (list[int]): the parameter's shape.
+        dtype (str | fw.dtype, optional): its dtype. Default: the default dtype.
+        name (str, optional): its name. Default: None (a unique one).
+        attr (fw.ParamAttr, optional): initializer, learning rate, regularizer.
+            Default: None.
+        is_bias (bool, optional): initialize as a bias (zeros) rather than a weight.
+            Default: False.
+        default_initializer (fw.nn.initializer.Initializer, optional): the
+            initializer when `attr` names none. Default: None.
+
+    Returns:
+        Parameter: the new parameter (``stop_gradient`` False).
+
+    Examples:
+        >>> import fw
+        >>> p = fw.Tensor.create_parameter([2, 3], "float32", is_bias=True)
+        >>> p.shape, p.stop_gradient, p.tolist()
+        ([2, 3], False, [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    """}
 
 
 def create_tensor(dtype, name=None, persistable=False):
@@ -671,33 +828,259 @@ def _forward(fname, modname=None):
         return getattr(importlib.import_module(modname), fname)(self, *args, **kwargs)
 
     method.__name__ = method.__qualname__ = fname
-    method.__doc__ = f"``x.{fname}(...)`` is ``{modname or 'fw'}.{fname}(x, ...)``."
+    method.__doc__ = _FORWARD_DOCS.get(
+        fname, f"``x.{fname}(...)`` is ``{modname or 'fw'}.{fname}(x, ...)``.")
     return method
 
 
+# the methods forwarding to a function of another module: a short text here (the
+# function's own, in its module, is the full one)
+_FORWARD_DOCS = {
+    "histogramdd": """``x.histogramdd(...)`` is ``fw.histogramdd(x, ...)``: the
+    histogram of the rows of `x` ([N, D] points) over D dimensions.
+
+    Args:
+        bins (int | list[int] | list[Tensor], optional): bins per dimension, or their
+            edges. Default: 10.
+        ranges (list[float], optional): [low_0, high_0, low_1, ...]; default each
+            dimension's min and max.
+        density (bool, optional): normalize to a density. Default: False.
+        weights (Tensor, optional): a weight per point, [N]. Default: None.
+        name (str, optional): unused. Default: None.
+
+    Returns:
+        tuple: (hist, edges): the D-dimensional counts and the list of D edge tensors.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor([[0.0, 0.0], [1.0, 1.0], [1.0, 0.5]])
+        >>> hist, edges = x.histogramdd(bins=2)
+        >>> hist.tolist()
+        [[1.0, 0.0], [0.0, 2.0]]
+        >>> edges[0].tolist()
+        [0.0, 0.5, 1.0]
+    """,
+    "stft": """``x.stft(...)`` is ``fw.signal.stft(x, ...)``: the short-time Fourier
+    transform of a signal [T] or a batch [B, T].
+
+    Args:
+        n_fft (int): the FFT size.
+        hop_length (int, optional): the step between frames. Default: n_fft // 4.
+        win_length (int, optional): the window length. Default: n_fft.
+        window (Tensor, optional): the window, [win_length]. Default: ones.
+        center (bool, optional): pad so frames are centered. Default: True.
+        pad_mode (str, optional): the padding when centering. Default: 'reflect'.
+        normalized (bool, optional): scale by 1/sqrt(n_fft). Default: False.
+        onesided (bool, optional): keep n_fft // 2 + 1 frequencies of a real signal.
+            Default: None (True for real input).
+        name (str, optional): unused. Default: None.
+
+    Returns:
+        Tensor: complex, [..., freqs, frames].
+
+    Examples:
+        >>> import fw
+        >>> S = fw.arange(16, dtype="float32").stft(n_fft=8, hop_length=2)
+        >>> S.shape, S.dtype
+        ([5, 9], fw.complex64)
+    """,
+    "istft": """``x.istft(...)`` is ``fw.signal.istft(x, ...)``: the inverse of `stft`
+    (overlap-add of the inverse FFT of each frame).
+
+    Args:
+        n_fft (int): the FFT size.
+        hop_length (int, optional): the step between frames. Default: n_fft // 4.
+        win_length (int, optional): the window length. Default: n_fft.
+        window (Tensor, optional): the window, [win_length]. Default: ones.
+        center (bool, optional): the frames were centered. Default: True.
+        normalized (bool, optional): the transform was normalized. Default: False.
+        onesided (bool, optional): x holds n_fft // 2 + 1 frequencies. Default: True.
+        length (int, optional): the signal length to return. Default: None.
+        return_complex (bool, optional): return a complex signal. Default: False.
+        name (str, optional): unused. Default: None.
+
+    Returns:
+        Tensor: the signal, [T] or [B, T].
+
+    Examples:
+        >>> import fw
+        >>> x = fw.arange(16, dtype="float32")
+        >>> y = x.stft(n_fft=8, hop_length=2).istft(n_fft=8, hop_length=2, length=16)
+        >>> [round(v, 3) for v in y.tolist()][:4]
+        [0.0, 1.0, 2.0, 3.0]
+    """,
+}
+
+
 _M = _api.METHODS
-_M.setdefault("data", property(_data_get, _data_set, doc="The tensor itself; assigning "
-                                                            "replaces its values."))
-_M.setdefault("device", property(_device, doc="'cpu' or 'gpu:N'."))
+
+
+def _prop(fget, fset=None, doc=""):
+    return property(fget, fset, doc=doc)
+
+
+_M.setdefault("data", _prop(_data_get, _data_set, """The tensor itself; assigning a Tensor
+or array to it replaces the values in place (Paddle's ``Tensor.data``).
+
+Returns:
+    Tensor: the same tensor.
+
+Examples:
+    >>> import fw
+    >>> x = fw.zeros([2])
+    >>> x.data is x
+    True
+    >>> x.data = fw.to_tensor([1.0, 2.0])
+    >>> x.tolist()
+    [1.0, 2.0]
+"""))
+_M.setdefault("device", _prop(_device, doc="""Where the tensor lives, as a string: ``'cpu'``
+or ``'gpu:N'``.
+
+Returns:
+    str: the device.
+
+Examples:
+    >>> import fw
+    >>> fw.ones([2]).cpu().device
+    'cpu'
+"""))
 _M.setdefault("get_device", get_device)
-_M.setdefault("grad_", property(lambda self: self.grad,
-                                lambda self, v: setattr(self, "grad", v),
-                                doc="Paddle's alias of `grad`."))
-_M.setdefault("grad_fn", property(_grad_fn, doc="The autograd node that produced the "
-                                                "tensor; None for leaves and constants."))
-_M.setdefault("inplace_version", property(_inplace_version, doc="How many in-place writes "
-                                                                  "the tensor has seen."))
-_M.setdefault("layout", property(lambda self: "NCHW", doc="Paddle's DataLayout of a dense "
-                                                          "tensor: 'NCHW' (fw keeps none)."))
-_M.setdefault("type", property(lambda self: "DENSE_TENSOR",
-                               doc="Paddle's VarType name of an eager tensor."))
-_M.setdefault("is_dist", lambda self: False)
-_M.setdefault("placements", property(lambda self: None, doc="None: not a distributed tensor."))
-_M.setdefault("process_mesh", property(lambda self: None,
-                                       doc="None: not a distributed tensor."))
-_M.setdefault("num_shard", property(lambda self: None, doc="None: not a distributed tensor."))
-_M.setdefault("is_selected_rows", lambda self: False)
-_M.setdefault("get_selected_rows", lambda self: None)
+_M.setdefault("grad_", _prop(lambda self: self.grad, lambda self, v: setattr(self, "grad", v),
+                             """Paddle's alias of `Tensor.grad`: the gradient accumulated by
+``backward()``, None before; assignable.
+
+Returns:
+    Tensor | None: the gradient.
+
+Examples:
+    >>> import fw
+    >>> x = fw.to_tensor([1.0, 2.0], stop_gradient=False)
+    >>> x.grad_ is None
+    True
+    >>> (x * x).sum().backward()
+    >>> x.grad_.tolist()
+    [2.0, 4.0]
+"""))
+_M.setdefault("grad_fn", _prop(_grad_fn, doc="""The autograd node that produced the tensor;
+None for leaves and for tensors computed without gradient tracking.
+
+Returns:
+    object | None: the node (its class names the op).
+
+Examples:
+    >>> import fw
+    >>> x = fw.to_tensor([1.0, 2.0], stop_gradient=False)
+    >>> x.grad_fn is None
+    True
+    >>> (x * 2).grad_fn is None
+    False
+"""))
+_M.setdefault("inplace_version", _prop(_inplace_version, doc="""How many in-place writes the
+tensor has seen; autograd compares it to detect a saved input modified before backward.
+
+Returns:
+    int: the counter, 0 for a fresh tensor.
+
+Examples:
+    >>> import fw
+    >>> x = fw.zeros([2])
+    >>> x.inplace_version
+    0
+    >>> _ = x.add_(fw.ones([2]))
+    >>> x.inplace_version
+    1
+"""))
+_M.setdefault("layout", _prop(lambda self: "NCHW", doc="""Paddle's DataLayout of a dense
+tensor. fw keeps no layout tag on tensors, so this is always ``'NCHW'``.
+
+Returns:
+    str: ``'NCHW'``.
+
+Examples:
+    >>> import fw
+    >>> fw.ones([1, 3, 2, 2]).layout
+    'NCHW'
+"""))
+_M.setdefault("type", _prop(lambda self: "DENSE_TENSOR", doc="""Paddle's VarType name of an
+eager tensor: ``'DENSE_TENSOR'``.
+
+Returns:
+    str: the type name.
+
+Examples:
+    >>> import fw
+    >>> fw.ones([2]).type
+    'DENSE_TENSOR'
+"""))
+
+
+def is_dist(self):
+    """Whether the tensor is a distributed tensor (sharded over a process mesh). fw's
+    tensors are never distributed; fw.distributed's sharded values are separate objects.
+
+    Returns:
+        bool: False.
+
+    Examples:
+        >>> import fw
+        >>> fw.ones([2]).is_dist()
+        False
+    """
+    return False
+
+
+_M.setdefault("is_dist", is_dist)
+_NOT_DIST = """None: a fw Tensor is not a distributed tensor, so it has no {what}.
+
+Returns:
+    None.
+
+Examples:
+    >>> import fw
+    >>> fw.ones([2]).{name} is None
+    True
+"""
+_M.setdefault("placements", _prop(lambda self: None, doc=_NOT_DIST.format(
+    what="placements (Shard/Replicate per mesh axis)", name="placements")))
+_M.setdefault("process_mesh", _prop(lambda self: None, doc=_NOT_DIST.format(
+    what="process mesh", name="process_mesh")))
+_M.setdefault("num_shard", _prop(lambda self: None, doc=_NOT_DIST.format(
+    what="shard count", name="num_shard")))
+
+
+def is_selected_rows(self):
+    """Whether the tensor is a SelectedRows (Paddle's row-sparse gradient). fw has no
+    SelectedRows (its sparse gradients are fw.sparse COO tensors).
+
+    Returns:
+        bool: False.
+
+    Examples:
+        >>> import fw
+        >>> fw.ones([2]).is_selected_rows()
+        False
+    """
+    return False
+
+
+def get_selected_rows(self):
+    """The SelectedRows value of the tensor (Paddle). fw has no SelectedRows, so there
+    is none.
+
+    Returns:
+        None.
+
+    Examples:
+        >>> import fw
+        >>> fw.ones([2]).get_selected_rows() is None
+        True
+    """
+    return None
+
+
+_M.setdefault("is_selected_rows", is_selected_rows)
+_M.setdefault("get_selected_rows", get_selected_rows)
 _M.setdefault("rows", _selected_rows_only("rows"))
 _M.setdefault("get_map_tensor", _selected_rows_only("get_map_tensor"))
 _M.setdefault("set_string_list", _string_only("set_string_list"))
@@ -706,11 +1089,52 @@ _M.setdefault("value", _value)
 _M.setdefault("get_tensor", _value)
 _M.setdefault("set_tensor", _set_tensor)
 _M.setdefault("reconstruct_from_", _reconstruct_from_)
-_M.setdefault("block", property(_block, doc="None: an eager tensor is in no program block."))
+_M.setdefault("block", _prop(_block, doc="""The program block a static variable lives in
+(Paddle); an eager tensor belongs to none.
+
+Returns:
+    None.
+
+Examples:
+    >>> import fw
+    >>> fw.ones([2]).block is None
+    True
+"""))
 _M.setdefault("create_parameter", _static("create_parameter"))
 _M.setdefault("create_tensor", staticmethod(create_tensor))
-_M.setdefault("sparse_dim", lambda self: 0)
-_M.setdefault("dense_dim", lambda self: len(self.shape))
+
+
+def sparse_dim(self):
+    """The number of sparse dimensions: 0 for a dense tensor (fw.sparse's tensors
+    give their own count).
+
+    Returns:
+        int: 0.
+
+    Examples:
+        >>> import fw
+        >>> fw.ones([2, 3]).sparse_dim()
+        0
+    """
+    return 0
+
+
+def dense_dim(self):
+    """The number of dense dimensions: all of them for a dense tensor.
+
+    Returns:
+        int: ``x.ndim``.
+
+    Examples:
+        >>> import fw
+        >>> fw.ones([2, 3]).dense_dim()
+        2
+    """
+    return len(self.shape)
+
+
+_M.setdefault("sparse_dim", sparse_dim)
+_M.setdefault("dense_dim", dense_dim)
 _M.setdefault("to_dense", _to_dense)
 for _n in ("indices", "values", "coalesce", "is_coalesced"):
     _M.setdefault(_n, _sparse_only(_n))

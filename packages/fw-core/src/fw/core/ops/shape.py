@@ -171,12 +171,38 @@ def _swap_perm(nd, a, b, op):
 
 
 def _T(self):
-    """The tensor with its axes reversed (``x.transpose(range(ndim)[::-1])``)."""
+    """The tensor with its axes reversed (``x.transpose(range(ndim)[::-1])``).
+
+    Returns:
+        Tensor: the transpose; a 0-D or 1-D tensor is unchanged.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor([[1, 2, 3], [4, 5, 6]])
+        >>> x.T.tolist()
+        [[1, 4], [2, 5], [3, 6]]
+        >>> fw.zeros([2, 3, 4]).T.shape
+        [4, 3, 2]
+    """
     return invoke(transpose_op, [self], {"perm": None})
 
 
 def _mT(self):
-    """The matrix transpose of the last two axes (batched)."""
+    """The matrix transpose of the last two axes; leading (batch) axes stay.
+
+    Returns:
+        Tensor: `x` with its last two axes swapped.
+
+    Raises:
+        InvalidArgumentError: `x` has fewer than 2 dimensions.
+
+    Examples:
+        >>> import fw
+        >>> fw.zeros([5, 2, 3]).mT.shape
+        [5, 3, 2]
+        >>> fw.to_tensor([[1, 2], [3, 4]]).mT.tolist()
+        [[1, 3], [2, 4]]
+    """
     nd = _ndim(self)
     if nd < 2:
         raise InvalidArgumentError(f"mT: the tensor must have at least 2 dimensions, got shape "
