@@ -97,8 +97,8 @@ def to_tensor(pic, data_format: str = "CHW"):
     Examples:
         .. code-block:: python
 
-            >>> import numpy as np
             >>> import fw.vision.transforms.functional as F
+            >>> import numpy as np
             >>> F.to_tensor(np.full((2, 3, 3), 255, np.uint8)).shape
             [3, 2, 3]
     """
@@ -129,8 +129,8 @@ def resize(img, size, interpolation: str = "bilinear"):
     Examples:
         .. code-block:: python
 
-            >>> import numpy as np
             >>> import fw.vision.transforms.functional as F
+            >>> import numpy as np
             >>> F.resize(np.zeros((4, 8, 3), np.uint8), 2).shape
             (2, 4, 3)
     """
@@ -190,8 +190,8 @@ def pad(img, padding, fill=0, padding_mode: str = "constant"):
     Examples:
         .. code-block:: python
 
-            >>> import numpy as np
             >>> import fw.vision.transforms.functional as F
+            >>> import numpy as np
             >>> F.pad(np.zeros((2, 2, 3), np.uint8), (1, 2)).shape
             (6, 4, 3)
     """
@@ -227,8 +227,8 @@ def crop(img, top: int, left: int, height: int, width: int):
     Examples:
         .. code-block:: python
 
-            >>> import numpy as np
             >>> import fw.vision.transforms.functional as F
+            >>> import numpy as np
             >>> F.crop(np.zeros((5, 6, 3), np.uint8), 1, 2, 3, 2).shape
             (3, 2, 3)
     """
@@ -256,8 +256,8 @@ def center_crop(img, output_size):
     Examples:
         .. code-block:: python
 
-            >>> import numpy as np
             >>> import fw.vision.transforms.functional as F
+            >>> import numpy as np
             >>> F.center_crop(np.zeros((5, 6, 3), np.uint8), 4).shape
             (4, 4, 3)
     """
@@ -282,8 +282,8 @@ def hflip(img):
     Examples:
         .. code-block:: python
 
-            >>> import numpy as np
             >>> import fw.vision.transforms.functional as F
+            >>> import numpy as np
             >>> F.hflip(np.arange(3).reshape(1, 3, 1))[0, :, 0].tolist()
             [2, 1, 0]
     """
@@ -303,8 +303,8 @@ def vflip(img):
     Examples:
         .. code-block:: python
 
-            >>> import numpy as np
             >>> import fw.vision.transforms.functional as F
+            >>> import numpy as np
             >>> F.vflip(np.arange(3).reshape(3, 1, 1))[:, 0, 0].tolist()
             [2, 1, 0]
     """
@@ -345,8 +345,8 @@ def adjust_brightness(img, brightness_factor: float):
     Examples:
         .. code-block:: python
 
-            >>> import numpy as np
             >>> import fw.vision.transforms.functional as F
+            >>> import numpy as np
             >>> F.adjust_brightness(np.full((1, 1, 3), 100, np.uint8), 1.5)[0, 0].tolist()
             [150, 150, 150]
     """
@@ -376,8 +376,8 @@ def adjust_contrast(img, contrast_factor: float):
     Examples:
         .. code-block:: python
 
-            >>> import numpy as np
             >>> import fw.vision.transforms.functional as F
+            >>> import numpy as np
             >>> F.adjust_contrast(np.full((1, 1, 3), 84, np.uint8), 2.0)[0, 0].tolist()
             [94, 94, 94]
     """
@@ -405,8 +405,8 @@ def adjust_saturation(img, saturation_factor: float):
     Examples:
         .. code-block:: python
 
-            >>> import numpy as np
             >>> import fw.vision.transforms.functional as F
+            >>> import numpy as np
             >>> img = np.array([[[200, 100, 50]]], np.uint8)
             >>> F.adjust_saturation(img, 0.0)[0, 0].tolist()
             [96, 96, 96]
@@ -434,8 +434,8 @@ def adjust_hue(img, hue_factor: float):
     Examples:
         .. code-block:: python
 
-            >>> import numpy as np
             >>> import fw.vision.transforms.functional as F
+            >>> import numpy as np
             >>> F.adjust_hue(np.full((2, 2, 3), 7, np.uint8), 0.3)[0, 0].tolist()
             [7, 7, 7]
     """
@@ -502,8 +502,8 @@ def affine(img, angle, translate, scale, shear, interpolation: str = "nearest", 
     Examples:
         .. code-block:: python
 
-            >>> import numpy as np
             >>> import fw.vision.transforms.functional as F
+            >>> import numpy as np
             >>> img = np.arange(9, dtype=np.uint8).reshape(3, 3, 1)
             >>> F.affine(img, 0, (1, 0), 1.0, 0)[:, :, 0].tolist()
             [[0, 0, 1], [0, 3, 4], [0, 6, 7]]
@@ -561,8 +561,8 @@ def rotate(img, angle, interpolation: str = "nearest", expand: bool = False, cen
     Examples:
         .. code-block:: python
 
-            >>> import numpy as np
             >>> import fw.vision.transforms.functional as F
+            >>> import numpy as np
             >>> F.rotate(np.zeros((4, 6, 3), np.uint8), 90, expand=True).shape
             (6, 4, 3)
     """
@@ -617,8 +617,8 @@ def perspective(img, startpoints, endpoints, interpolation: str = "nearest", fil
     Examples:
         .. code-block:: python
 
-            >>> import numpy as np
             >>> import fw.vision.transforms.functional as F
+            >>> import numpy as np
             >>> pts = [[0, 0], [4, 0], [4, 4], [0, 4]]
             >>> img = np.arange(25, dtype=np.uint8).reshape(5, 5, 1)
             >>> bool((F.perspective(img, pts, pts) == img).all())
@@ -650,8 +650,8 @@ def to_grayscale(img, num_output_channels: int = 1):
     Examples:
         .. code-block:: python
 
-            >>> import numpy as np
             >>> import fw.vision.transforms.functional as F
+            >>> import numpy as np
             >>> F.to_grayscale(np.array([[[255, 0, 0]]], np.uint8))[0, 0].tolist()
             [76]
     """
@@ -689,8 +689,8 @@ def normalize(img, mean, std, data_format: str = "CHW", to_rgb: bool = False):
     Examples:
         .. code-block:: python
 
-            >>> import numpy as np
             >>> import fw.vision.transforms.functional as F
+            >>> import numpy as np
             >>> img = np.full((1, 1, 3), 10, np.uint8)
             >>> F.normalize(img, [5, 5, 5], [5, 5, 5], data_format="HWC").tolist()
             [[[1.0, 1.0, 1.0]]]
@@ -727,8 +727,8 @@ def erase(img, i: int, j: int, h: int, w: int, v, inplace: bool = False):
     Examples:
         .. code-block:: python
 
-            >>> import numpy as np
             >>> import fw.vision.transforms.functional as F
+            >>> import numpy as np
             >>> F.erase(np.ones((3, 3, 1)), 1, 1, 1, 1, 0)[:, :, 0].tolist()
             [[1.0, 1.0, 1.0], [1.0, 0.0, 1.0], [1.0, 1.0, 1.0]]
     """

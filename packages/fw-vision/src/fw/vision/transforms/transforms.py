@@ -984,7 +984,31 @@ class RandomPerspective(BaseTransform):
         self.fill = fill
 
     def get_params(self, width, height, distortion_scale):
-        """Random (startpoints, endpoints): the corners and where they move."""
+        """Draw a random perspective: the image's four corners and where each moves.
+        Each corner moves inward by up to ``distortion_scale`` times half the image's
+        width and height, drawn with Python's `random` (seeded by ``random.seed``).
+
+        Args:
+            width (int): the image width in pixels.
+            height (int): the image height in pixels.
+            distortion_scale (float): the largest move, as a fraction of half the
+                width / height, in [0, 1].
+
+        Returns:
+            tuple: (startpoints, endpoints): two lists of four ``[x, y]`` points,
+            top-left, top-right, bottom-right, bottom-left.
+
+        Examples:
+            >>> import fw
+            >>> t = fw.vision.transforms.RandomPerspective(distortion_scale=0.5)
+            >>> start, end = t.get_params(8, 6, 0.5)
+            >>> start
+            [[0, 0], [7, 0], [7, 5], [0, 5]]
+            >>> all(0 <= x < 8 and 0 <= y < 6 for x, y in end)
+            True
+            >>> t.get_params(8, 6, 0.0)[1] == start
+            True
+        """
         hh, hw = height // 2, width // 2
         dx, dy = int(distortion_scale * hw), int(distortion_scale * hh)
         topleft = [int(random.uniform(0, dx + 1)), int(random.uniform(0, dy + 1))]
