@@ -30,9 +30,9 @@ class MmapStorage:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import os, tempfile
             >>> import numpy as np
-            >>> import fw
             >>> path = os.path.join(tempfile.mkdtemp(), "test.pp")
             >>> np.arange(20, dtype=np.float32).tofile(path)
             >>> t = fw.MmapStorage(path, 80)

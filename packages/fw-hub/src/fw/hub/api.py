@@ -134,8 +134,8 @@ def list(repo_dir, source: str = "github", force_reload: bool = False,  # noqa: 
     Examples:
         .. code-block:: python
 
-            >>> import os, tempfile
             >>> import fw.hub
+            >>> import os, tempfile
             >>> d = tempfile.mkdtemp()
             >>> with open(os.path.join(d, "hubconf.py"), "w") as f:
             ...     _ = f.write("dependencies = []\\ndef tiny(n=2):\\n    return n\\n")
@@ -167,8 +167,8 @@ def help(repo_dir, model: str, source: str = "github", force_reload: bool = Fals
     Examples:
         .. code-block:: python
 
-            >>> import os, tempfile
             >>> import fw.hub
+            >>> import os, tempfile
             >>> d = tempfile.mkdtemp()
             >>> with open(os.path.join(d, "hubconf.py"), "w") as f:
             ...     _ = f.write('def tiny():\\n    "A tiny model."\\n    return 1\\n')
@@ -208,8 +208,8 @@ def load(repo_dir, model: str | None = None, source: str = "github",
     Examples:
         .. code-block:: python
 
-            >>> import os, tempfile
             >>> import fw.hub
+            >>> import os, tempfile
             >>> d = tempfile.mkdtemp()
             >>> with open(os.path.join(d, "hubconf.py"), "w") as f:
             ...     _ = f.write("import fw\\ndef mlp(width=4):\\n"

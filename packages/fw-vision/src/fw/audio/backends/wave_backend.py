@@ -42,8 +42,8 @@ def info(filepath) -> AudioInfo:
     Examples:
         .. code-block:: python
 
-            >>> import os, tempfile
             >>> import fw
+            >>> import os, tempfile
             >>> path = os.path.join(tempfile.mkdtemp(), "a.wav")
             >>> fw.audio.save(path, fw.zeros([1, 800]), 16000)
             >>> fw.audio.info(path).num_frames
@@ -78,8 +78,8 @@ def load(filepath, frame_offset: int = 0, num_frames: int = -1, normalize: bool 
     Examples:
         .. code-block:: python
 
-            >>> import os, tempfile
             >>> import fw
+            >>> import os, tempfile
             >>> path = os.path.join(tempfile.mkdtemp(), "a.wav")
             >>> fw.audio.save(path, fw.full([1, 800], 0.5), 16000)
             >>> wav, sr = fw.audio.load(path)
@@ -136,8 +136,8 @@ def save(filepath, src, sample_rate: int, channels_first: bool = True,
     Examples:
         .. code-block:: python
 
-            >>> import os, tempfile
             >>> import fw
+            >>> import os, tempfile
             >>> path = os.path.join(tempfile.mkdtemp(), "a.wav")
             >>> fw.audio.save(path, fw.zeros([2, 100]), 8000)
             >>> fw.audio.info(path).num_channels

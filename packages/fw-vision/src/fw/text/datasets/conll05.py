@@ -70,8 +70,8 @@ class Conll05st(Dataset):
     Examples:
         .. code-block:: python
 
-            >>> import gzip, io, os, tarfile, tempfile
             >>> import fw
+            >>> import gzip, io, os, tarfile, tempfile
             >>> d = tempfile.mkdtemp()
             >>> cols = {"words": b"cats\\nsleep\\n\\n", "props": b"-  (A0*)\\nsleep (V*)\\n\\n"}
             >>> with tarfile.open(os.path.join(d, "t.tgz"), "w:gz") as tar:

@@ -38,8 +38,8 @@ class Imdb(Dataset):
     Examples:
         .. code-block:: python
 
-            >>> import io, os, tarfile, tempfile
             >>> import fw
+            >>> import io, os, tarfile, tempfile
             >>> path = os.path.join(tempfile.mkdtemp(), "imdb.tar.gz")
             >>> with tarfile.open(path, "w:gz") as tar:
             ...     for name, text in [("train/pos/0.txt", b"good good film"),

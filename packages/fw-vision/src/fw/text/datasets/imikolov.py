@@ -39,8 +39,8 @@ class Imikolov(Dataset):
     Examples:
         .. code-block:: python
 
-            >>> import io, os, tarfile, tempfile
             >>> import fw
+            >>> import io, os, tarfile, tempfile
             >>> path = os.path.join(tempfile.mkdtemp(), "ptb.tgz")
             >>> with tarfile.open(path, "w:gz") as tar:
             ...     for split in ("train", "valid", "test"):

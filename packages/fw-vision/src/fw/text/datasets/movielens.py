@@ -73,8 +73,8 @@ class Movielens(Dataset):
     Examples:
         .. code-block:: python
 
-            >>> import os, tempfile, zipfile
             >>> import fw
+            >>> import os, tempfile, zipfile
             >>> path = os.path.join(tempfile.mkdtemp(), "ml-1m.zip")
             >>> with zipfile.ZipFile(path, "w") as z:
             ...     z.writestr("ml-1m/movies.dat", "1::Toy Story (1995)::Animation|Comedy\\n")

@@ -31,9 +31,9 @@ class UCIHousing(Dataset):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import os, tempfile
             >>> import numpy as np
-            >>> import fw
             >>> path = os.path.join(tempfile.mkdtemp(), "housing.data")
             >>> np.savetxt(path, np.arange(140.0).reshape(10, 14))
             >>> ds = fw.text.UCIHousing(data_file=path, mode="test")

@@ -44,8 +44,8 @@ class WMT14(Dataset):
     Examples:
         .. code-block:: python
 
-            >>> import io, os, tarfile, tempfile
             >>> import fw
+            >>> import io, os, tarfile, tempfile
             >>> path = os.path.join(tempfile.mkdtemp(), "wmt14.tgz")
             >>> files = {"wmt14/src.dict": b"<s>\\n<e>\\n<unk>\\nhello\\n",
             ...          "wmt14/trg.dict": b"<s>\\n<e>\\n<unk>\\nbonjour\\n",

@@ -42,8 +42,8 @@ class WMT16(Dataset):
     Examples:
         .. code-block:: python
 
-            >>> import io, os, tarfile, tempfile
             >>> import fw
+            >>> import io, os, tarfile, tempfile
             >>> path = os.path.join(tempfile.mkdtemp(), "wmt16.tar.gz")
             >>> with tarfile.open(path, "w:gz") as tar:
             ...     for split in ("train", "test", "val"):
