@@ -49,16 +49,51 @@ class Binomial(Distribution):
 
     @property
     def mean(self):
-        """``total_count * probs``."""
+        """``total_count * probs``.
+
+        Returns:
+            Tensor: the mean, of the batch shape.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Binomial(10, fw.to_tensor(0.3))
+            >>> round(float(d.mean), 4)
+            3.0
+        """
         return self.total_count * self.probs
 
     @property
     def variance(self):
-        """``total_count * probs * (1 - probs)``."""
+        """``total_count * probs * (1 - probs)``.
+
+        Returns:
+            Tensor: the variance, of the batch shape.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Binomial(10, fw.to_tensor(0.3))
+            >>> round(float(d.variance), 4)
+            2.1
+        """
         return self.total_count * self.probs * (1 - self.probs)
 
     def sample(self, shape=()):
-        """Success counts of shape ``shape + batch_shape``, in the dtype of ``probs``."""
+        """Success counts of shape ``shape + batch_shape``, in the dtype of ``probs``.
+
+        Args:
+            shape (list|tuple, optional): the sample shape, put before the batch and event
+                shapes. Default: ().
+
+        Returns:
+            Tensor: samples of shape ``shape + batch_shape + event_shape``.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Binomial(10, fw.to_tensor(0.3))
+            >>> _ = fw.seed(0)
+            >>> d.sample([4]).shape
+            [4]
+        """
         shape = list(_shape_arg(shape, "Binomial.sample")) + list(self.batch_shape)
         with fw.no_grad():
             n = fw.broadcast_to(self.total_count, shape).astype("int32")
@@ -70,12 +105,36 @@ class Binomial(Distribution):
         return values.reshape([-1] + [1] * len(self.batch_shape))
 
     def entropy(self):
-        """The entropy, summed over the whole support."""
+        """The entropy, summed over the whole support.
+
+        Returns:
+            Tensor: the entropy (in nats), of the batch shape.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Binomial(10, fw.to_tensor(0.3))
+            >>> round(float(d.entropy()), 4)
+            1.7791
+        """
         lp = self.log_prob(self._enumerate_support())
         return -(fw.exp(lp) * lp).sum(0)
 
     def log_prob(self, value):
-        """The log probability of ``value`` successes."""
+        """The log probability of ``value`` successes.
+
+        Args:
+            value (Tensor|float): the point(s) to evaluate, broadcast against the batch.
+
+        Returns:
+            Tensor: the log density (log probability mass for a discrete distribution), of
+                the broadcast batch shape.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Binomial(10, fw.to_tensor(0.3))
+            >>> round(float(d.log_prob(fw.to_tensor(3.0))), 4)
+            -1.3212
+        """
         value = _as_dtype(value, self.dtype)
         n = self.total_count
         log_comb = fw.lgamma(n + 1.0) - fw.lgamma(n - value + 1.0) - fw.lgamma(value + 1.0)
@@ -85,11 +144,41 @@ class Binomial(Distribution):
                              neginf=-eps)
 
     def prob(self, value):
-        """The probability of ``value`` successes."""
+        """The probability of ``value`` successes.
+
+        Args:
+            value (Tensor|float): the point(s) to evaluate, broadcast against the batch.
+
+        Returns:
+            Tensor: the density (probability mass for a discrete distribution), of the
+                broadcast batch shape.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Binomial(10, fw.to_tensor(0.3))
+            >>> round(float(d.prob(fw.to_tensor(3.0))), 4)
+            0.2668
+        """
         return fw.exp(self.log_prob(value))
 
     def kl_divergence(self, other):
-        """KL(self || other) summed over self's support."""
+        """KL(self || other) summed over self's support.
+
+        Args:
+            other (Binomial): the second distribution, of the same family.
+
+        Returns:
+            Tensor: the divergence, of the broadcast batch shape.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Binomial(10, fw.to_tensor(0.3))
+            >>> other = fw.distribution.Binomial(10, fw.to_tensor(0.5))
+            >>> round(float(d.kl_divergence(other)), 4)
+            0.8228
+            >>> round(float(d.kl_divergence(d)), 4)
+            0.0
+        """
         if not isinstance(other, Binomial):
             raise TypeError(f"Binomial.kl_divergence: 'other' must be a Binomial, got "
                             f"{type(other).__name__}")

@@ -40,17 +40,47 @@ class Geometric(Distribution):
 
     @property
     def mean(self):
-        """``1 / p - 1``."""
+        """``1 / p - 1``.
+
+        Returns:
+            Tensor: the mean, of the batch shape.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Geometric(fw.to_tensor(0.3))
+            >>> round(float(d.mean), 4)
+            2.3333
+        """
         return 1.0 / self.probs - 1.0
 
     @property
     def variance(self):
-        """``(1 / p - 1) / p``."""
+        """``(1 / p - 1) / p``.
+
+        Returns:
+            Tensor: the variance, of the batch shape.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Geometric(fw.to_tensor(0.3))
+            >>> round(float(d.variance), 4)
+            7.7778
+        """
         return (1.0 / self.probs - 1.0) / self.probs
 
     @property
     def stddev(self):
-        """The standard deviation."""
+        """The standard deviation.
+
+        Returns:
+            Tensor: the standard deviation, of the batch shape.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Geometric(fw.to_tensor(0.3))
+            >>> round(float(d.stddev), 4)
+            2.7889
+        """
         return fw.sqrt(self.variance)
 
     def _k(self, k, who):
@@ -60,41 +90,148 @@ class Geometric(Distribution):
         return k
 
     def pmf(self, k):
-        """``(1 - p)^k p``."""
+        """``(1 - p)^k p``.
+
+        Args:
+            k (Tensor|float): the point(s) to evaluate, broadcast against the batch.
+
+        Returns:
+            Tensor: the probability mass, of the broadcast batch shape.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Geometric(fw.to_tensor(0.3))
+            >>> round(float(d.pmf(fw.to_tensor(2.0))), 4)
+            0.147
+        """
         return fw.pow(1.0 - self.probs, self._k(k, "pmf")) * self.probs
 
     def log_pmf(self, k):
-        """``log(pmf(k))``."""
+        """``log(pmf(k))``.
+
+        Args:
+            k (Tensor|float): the point(s) to evaluate, broadcast against the batch.
+
+        Returns:
+            Tensor: the log probability mass, of the broadcast batch shape.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Geometric(fw.to_tensor(0.3))
+            >>> round(float(d.log_pmf(fw.to_tensor(2.0))), 4)
+            -1.9173
+        """
         return fw.log(self.pmf(k))
 
     def prob(self, value):
-        """Same as `pmf`."""
+        """Same as `pmf`.
+
+        Args:
+            value (Tensor|float): the point(s) to evaluate, broadcast against the batch.
+
+        Returns:
+            Tensor: the density (probability mass for a discrete distribution), of the
+                broadcast batch shape.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Geometric(fw.to_tensor(0.3))
+            >>> round(float(d.prob(fw.to_tensor(2.0))), 4)
+            0.147
+        """
         return self.pmf(value)
 
     def log_prob(self, value):
-        """Same as `log_pmf`."""
+        """Same as `log_pmf`.
+
+        Args:
+            value (Tensor|float): the point(s) to evaluate, broadcast against the batch.
+
+        Returns:
+            Tensor: the log density (log probability mass for a discrete distribution), of
+                the broadcast batch shape.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Geometric(fw.to_tensor(0.3))
+            >>> round(float(d.log_prob(fw.to_tensor(2.0))), 4)
+            -1.9173
+        """
         return self.log_pmf(value)
 
     def sample(self, shape=()):
-        """Samples (no gradient), as floats."""
+        """Samples (no gradient), as floats.
+
+        Args:
+            shape (list|tuple, optional): the sample shape, put before the batch and event
+                shapes. Default: ().
+
+        Returns:
+            Tensor: samples of shape ``shape + batch_shape + event_shape``.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Geometric(fw.to_tensor(0.3))
+            >>> _ = fw.seed(0)
+            >>> d.sample([4]).shape
+            [4]
+        """
         with fw.no_grad():
             return self.rsample(shape)
 
     def rsample(self, shape=()):
         """``floor(log(u) / log(1 - p))`` (piecewise constant in p: zero gradient almost
-        everywhere, as in Paddle)."""
+        everywhere, as in Paddle).
+
+        Args:
+            shape (list|tuple, optional): the sample shape, put before the batch and event
+                shapes. Default: ().
+
+        Returns:
+            Tensor: samples of shape ``shape + batch_shape + event_shape``.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Geometric(fw.to_tensor(0.3))
+            >>> _ = fw.seed(0)
+            >>> d.rsample([4]).shape
+            [4]
+        """
         shape = list(self._extend_shape(shape))
         u = fw.uniform(shape, dtype=self.probs.dtype, min=float(fw.finfo(fw.float32).tiny),
                        max=1.0)
         return fw.floor(fw.log(u) / fw.log1p(-self.probs))
 
     def entropy(self):
-        """The entropy."""
+        """The entropy.
+
+        Returns:
+            Tensor: the entropy (in nats), of the batch shape.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Geometric(fw.to_tensor(0.3))
+            >>> round(float(d.entropy()), 4)
+            2.0362
+        """
         p = self.probs
         return -((1.0 - p) * fw.log(1.0 - p) + p * fw.log(p)) / p
 
     def cdf(self, k):
-        """``1 - (1 - p)^(k + 1)``."""
+        """``1 - (1 - p)^(k + 1)``.
+
+        Args:
+            k (Tensor|float): the point(s) to evaluate, broadcast against the batch.
+
+        Returns:
+            Tensor: the cumulative distribution function, of the broadcast batch shape.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Geometric(fw.to_tensor(0.3))
+            >>> round(float(d.cdf(fw.to_tensor(2.0))), 4)
+            0.657
+        """
         return 1.0 - fw.pow(1.0 - self.probs, self._k(k, "cdf") + 1)
 
     def kl_divergence(self, other):
@@ -103,6 +240,21 @@ class Geometric(Distribution):
         Paddle 3.3 returns ``p log(p/q) + (1-p) log((1-p)/(1-q))`` here, the KL of two
         Bernoulli distributions, which is not the KL of the geometric distributions
         (the sum over k of P(k) log(P(k)/Q(k))); fw returns the correct value.
+
+        Args:
+            other (Geometric): the second distribution, of the same family.
+
+        Returns:
+            Tensor: the divergence, of the broadcast batch shape.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Geometric(fw.to_tensor(0.3))
+            >>> other = fw.distribution.Geometric(fw.to_tensor(0.5))
+            >>> round(float(d.kl_divergence(other)), 4)
+            0.2743
+            >>> round(float(d.kl_divergence(d)), 4)
+            0.0
         """
         if not isinstance(other, Geometric):
             raise TypeError(f"Geometric.kl_divergence: 'other' must be a Geometric, got "

@@ -48,20 +48,72 @@ class Multinomial(Distribution):
 
     @property
     def mean(self):
-        """``total_count * probs``."""
+        """``total_count * probs``.
+
+        Returns:
+            Tensor: the mean, of the batch shape (the event shape added for a multivariate
+                distribution).
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Multinomial(5, fw.to_tensor([0.2, 0.3, 0.5]))
+            >>> [round(v, 4) for v in d.mean.tolist()]
+            [1.0, 1.5, 2.5]
+        """
         return self.probs * self.total_count
 
     @property
     def variance(self):
-        """``total_count * probs * (1 - probs)``."""
+        """``total_count * probs * (1 - probs)``.
+
+        Returns:
+            Tensor: the variance, of the batch shape (the event shape added for a
+                multivariate distribution).
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Multinomial(5, fw.to_tensor([0.2, 0.3, 0.5]))
+            >>> [round(v, 4) for v in d.variance.tolist()]
+            [0.8, 1.05, 1.25]
+        """
         return self.total_count * self.probs * (1 - self.probs)
 
     def prob(self, value):
-        """The probability of the counts ``value``."""
+        """The probability of the counts ``value``.
+
+        Args:
+            value (Tensor): the point(s) to evaluate; the last axis holds the event, the
+                others broadcast against the batch.
+
+        Returns:
+            Tensor: the density (probability mass for a discrete distribution), of the
+                broadcast batch shape.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Multinomial(5, fw.to_tensor([0.2, 0.3, 0.5]))
+            >>> round(float(d.prob(fw.to_tensor([1.0, 1.0, 3.0]))), 4)
+            0.15
+        """
         return fw.exp(self.log_prob(value))
 
     def log_prob(self, value):
-        """The log probability of the counts ``value`` (last axis)."""
+        """The log probability of the counts ``value`` (last axis).
+
+        Args:
+            value (Tensor): the point(s) to evaluate; the last axis holds the event, the
+                others broadcast against the batch.
+
+        Returns:
+            Tensor: the log density (log probability mass for a discrete distribution), of
+                the broadcast batch shape.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Multinomial(5, fw.to_tensor([0.2, 0.3, 0.5]))
+            >>> round(float(d.log_prob(fw.to_tensor([1.0, 1.0, 3.0]))), 4)
+            -1.8971
+        """
         if not isinstance(value, Tensor):
             value = fw.to_tensor(np.asarray(value))
         if value.dtype != self.probs.dtype:
@@ -74,7 +126,22 @@ class Multinomial(Distribution):
                 + (value * logits).sum(-1))
 
     def sample(self, shape=()):
-        """Count vectors of shape ``shape + batch_shape + event_shape``."""
+        """Count vectors of shape ``shape + batch_shape + event_shape``.
+
+        Args:
+            shape (list|tuple, optional): the sample shape, put before the batch and event
+                shapes. Default: ().
+
+        Returns:
+            Tensor: samples of shape ``shape + batch_shape + event_shape``.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Multinomial(5, fw.to_tensor([0.2, 0.3, 0.5]))
+            >>> _ = fw.seed(0)
+            >>> d.sample([4]).shape
+            [4, 3]
+        """
         import fw.nn.functional as F
 
         shape = list(_shape_arg(shape, "Multinomial.sample"))
@@ -82,7 +149,17 @@ class Multinomial(Distribution):
         return F.one_hot(samples, self.probs.shape[-1]).astype(self.probs.dtype).sum(0)
 
     def entropy(self):
-        """The entropy (through the binomial marginals)."""
+        """The entropy (through the binomial marginals).
+
+        Returns:
+            Tensor: the entropy (in nats), of the batch shape.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Multinomial(5, fw.to_tensor([0.2, 0.3, 0.5]))
+            >>> round(float(d.entropy()), 4)
+            2.5918
+        """
         n = fw.full([], self.total_count, dtype=self.probs.dtype)
         support = fw.arange(self.total_count + 1, dtype=self.probs.dtype).reshape(
             [-1] + [1] * len(self.probs.shape))[1:]

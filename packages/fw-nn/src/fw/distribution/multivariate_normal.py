@@ -100,22 +100,78 @@ class MultivariateNormal(Distribution):
 
     @property
     def mean(self):
-        """``loc``."""
+        """``loc``.
+
+        Returns:
+            Tensor: the mean, of the batch shape (the event shape added for a multivariate
+                distribution).
+
+        Examples:
+            >>> import fw
+            >>> cov = fw.to_tensor([[1.0, 0.5], [0.5, 1.0]])
+            >>> d = fw.distribution.MultivariateNormal(fw.zeros([2]), covariance_matrix=cov)
+            >>> [round(v, 4) for v in d.mean.tolist()]
+            [0.0, 0.0]
+        """
         return self.loc
 
     @property
     def variance(self):
-        """The diagonal of the covariance."""
+        """The diagonal of the covariance.
+
+        Returns:
+            Tensor: the variance, of the batch shape (the event shape added for a
+                multivariate distribution).
+
+        Examples:
+            >>> import fw
+            >>> cov = fw.to_tensor([[1.0, 0.5], [0.5, 1.0]])
+            >>> d = fw.distribution.MultivariateNormal(fw.zeros([2]), covariance_matrix=cov)
+            >>> [round(v, 4) for v in d.variance.tolist()]
+            [1.0, 1.0]
+        """
         return fw.square(self._unbroadcasted_scale_tril).sum(-1).expand(
             list(self._batch_shape + self._event_shape))
 
     def sample(self, shape=()):
-        """Samples (no gradient)."""
+        """Samples (no gradient).
+
+        Args:
+            shape (list|tuple, optional): the sample shape, put before the batch and event
+                shapes. Default: ().
+
+        Returns:
+            Tensor: samples of shape ``shape + batch_shape + event_shape``.
+
+        Examples:
+            >>> import fw
+            >>> cov = fw.to_tensor([[1.0, 0.5], [0.5, 1.0]])
+            >>> d = fw.distribution.MultivariateNormal(fw.zeros([2]), covariance_matrix=cov)
+            >>> _ = fw.seed(0)
+            >>> d.sample([4]).shape
+            [4, 2]
+        """
         with fw.no_grad():
             return self.rsample(shape)
 
     def rsample(self, shape=()):
-        """Reparameterised samples ``loc + L eps``."""
+        """Reparameterised samples ``loc + L eps``.
+
+        Args:
+            shape (list|tuple, optional): the sample shape, put before the batch and event
+                shapes. Default: ().
+
+        Returns:
+            Tensor: samples of shape ``shape + batch_shape + event_shape``.
+
+        Examples:
+            >>> import fw
+            >>> cov = fw.to_tensor([[1.0, 0.5], [0.5, 1.0]])
+            >>> d = fw.distribution.MultivariateNormal(fw.zeros([2]), covariance_matrix=cov)
+            >>> _ = fw.seed(0)
+            >>> d.rsample([4]).shape
+            [4, 2]
+        """
         out = list(self._extend_shape(_shape_arg(shape, "MultivariateNormal.rsample")))
         eps = fw.standard_normal(out, dtype=self.dtype)
         return self.loc + fw.matmul(self._unbroadcasted_scale_tril, eps.unsqueeze(-1)).squeeze(
@@ -125,7 +181,23 @@ class MultivariateNormal(Distribution):
         return fw.diagonal(self._unbroadcasted_scale_tril, axis1=-2, axis2=-1).log().sum(-1)
 
     def log_prob(self, value):
-        """The log density at ``value``."""
+        """The log density at ``value``.
+
+        Args:
+            value (Tensor): the point(s) to evaluate; the last axis holds the event, the
+                others broadcast against the batch.
+
+        Returns:
+            Tensor: the log density (log probability mass for a discrete distribution), of
+                the broadcast batch shape.
+
+        Examples:
+            >>> import fw
+            >>> cov = fw.to_tensor([[1.0, 0.5], [0.5, 1.0]])
+            >>> d = fw.distribution.MultivariateNormal(fw.zeros([2]), covariance_matrix=cov)
+            >>> round(float(d.log_prob(fw.to_tensor([0.5, -0.5]))), 4)
+            -2.194
+        """
         if not isinstance(value, Tensor):
             value = fw.to_tensor(np.asarray(value))
         value = value.astype(self.dtype)
@@ -133,16 +205,61 @@ class MultivariateNormal(Distribution):
         return -0.5 * (self._event_shape[0] * math.log(2 * math.pi) + M) - self._half_log_det()
 
     def prob(self, value):
-        """The density at ``value``."""
+        """The density at ``value``.
+
+        Args:
+            value (Tensor): the point(s) to evaluate; the last axis holds the event, the
+                others broadcast against the batch.
+
+        Returns:
+            Tensor: the density (probability mass for a discrete distribution), of the
+                broadcast batch shape.
+
+        Examples:
+            >>> import fw
+            >>> cov = fw.to_tensor([[1.0, 0.5], [0.5, 1.0]])
+            >>> d = fw.distribution.MultivariateNormal(fw.zeros([2]), covariance_matrix=cov)
+            >>> round(float(d.prob(fw.to_tensor([0.5, -0.5]))), 4)
+            0.1115
+        """
         return fw.exp(self.log_prob(value))
 
     def entropy(self):
-        """The entropy, in the batch shape."""
+        """The entropy, in the batch shape.
+
+        Returns:
+            Tensor: the entropy (in nats), of the batch shape.
+
+        Examples:
+            >>> import fw
+            >>> cov = fw.to_tensor([[1.0, 0.5], [0.5, 1.0]])
+            >>> d = fw.distribution.MultivariateNormal(fw.zeros([2]), covariance_matrix=cov)
+            >>> round(float(d.entropy()), 4)
+            2.694
+        """
         H = 0.5 * self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + self._half_log_det()
         return H if len(self._batch_shape) == 0 else H.expand(list(self._batch_shape))
 
     def kl_divergence(self, other):
-        """KL(self || other) for another MultivariateNormal of the same event shape."""
+        """KL(self || other) for another MultivariateNormal of the same event shape.
+
+        Args:
+            other (MultivariateNormal): the second distribution, of the same family.
+
+        Returns:
+            Tensor: the divergence, of the broadcast batch shape.
+
+        Examples:
+            >>> import fw
+            >>> cov = fw.to_tensor([[1.0, 0.5], [0.5, 1.0]])
+            >>> d = fw.distribution.MultivariateNormal(fw.zeros([2]), covariance_matrix=cov)
+            >>> other = fw.distribution.MultivariateNormal(
+            ...     fw.ones([2]), covariance_matrix=fw.eye(2))
+            >>> round(float(d.kl_divergence(other)), 4)
+            1.1438
+            >>> round(float(d.kl_divergence(d)), 4)
+            0.0
+        """
         if not isinstance(other, MultivariateNormal):
             raise TypeError(f"MultivariateNormal.kl_divergence: 'other' must be a "
                             f"MultivariateNormal, got {type(other).__name__}")

@@ -47,12 +47,32 @@ class StudentT(Distribution):
 
     @property
     def mean(self):
-        """``loc`` where ``df > 1``, NaN elsewhere."""
+        """``loc`` where ``df > 1``, NaN elsewhere.
+
+        Returns:
+            Tensor: the mean, of the batch shape.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.StudentT(3.0, 0.0, 1.0)
+            >>> round(float(d.mean), 4)
+            0.0
+        """
         return fw.where(self.df > 1.0, self.loc, fw.full_like(self.loc, float("nan")))
 
     @property
     def variance(self):
-        """``scale^2 df / (df - 2)`` for ``df > 2``, inf for ``1 < df <= 2``, else NaN."""
+        """``scale^2 df / (df - 2)`` for ``df > 2``, inf for ``1 < df <= 2``, else NaN.
+
+        Returns:
+            Tensor: the variance, of the batch shape.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.StudentT(3.0, 0.0, 1.0)
+            >>> round(float(d.variance), 4)
+            3.0
+        """
         df = self.df.detach()
         var = fw.where(self.df > 2.0, self.scale.pow(2) * df / (df - 2),
                        fw.full_like(df, float("nan")))
@@ -60,20 +80,60 @@ class StudentT(Distribution):
         return fw.where(inf, fw.full_like(var, float("inf")), var)
 
     def sample(self, shape=()):
-        """Samples (no gradient)."""
+        """Samples (no gradient).
+
+        Args:
+            shape (list|tuple, optional): the sample shape, put before the batch and event
+                shapes. Default: ().
+
+        Returns:
+            Tensor: samples of shape ``shape + batch_shape + event_shape``.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.StudentT(3.0, 0.0, 1.0)
+            >>> _ = fw.seed(0)
+            >>> d.sample([4]).shape
+            [4]
+        """
         with fw.no_grad():
             return self.rsample(shape)
 
     def rsample(self, shape=()):
         """Reparameterised samples ``loc + scale z / sqrt(chi2 / df)`` (implicit gamma
-        gradients for ``df``)."""
+        gradients for ``df``).
+
+        Args:
+            shape (list|tuple, optional): the sample shape, put before the batch and event
+                shapes. Default: ().
+
+        Returns:
+            Tensor: samples of shape ``shape + batch_shape + event_shape``.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.StudentT(3.0, 0.0, 1.0)
+            >>> _ = fw.seed(0)
+            >>> d.rsample([4]).shape
+            [4]
+        """
         out = list(self._extend_shape(shape))
         z = fw.standard_normal(out, dtype=self.dtype)
         chi2 = self._chi2.rsample(shape)
         return self.loc + self.scale * z * fw.rsqrt(chi2 / self.df)
 
     def entropy(self):
-        """The entropy."""
+        """The entropy.
+
+        Returns:
+            Tensor: the entropy (in nats), of the batch shape.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.StudentT(3.0, 0.0, 1.0)
+            >>> round(float(d.entropy()), 4)
+            1.7735
+        """
         df = self.df
         lbeta = fw.lgamma(0.5 * df) + math.lgamma(0.5) - fw.lgamma(0.5 * (df + 1))
         return (self.scale.log() + 0.5 * (df + 1) * (fw.digamma(0.5 * (df + 1))
@@ -81,7 +141,21 @@ class StudentT(Distribution):
                 + 0.5 * df.log() + lbeta)
 
     def log_prob(self, value):
-        """The log density at ``value``."""
+        """The log density at ``value``.
+
+        Args:
+            value (Tensor|float): the point(s) to evaluate, broadcast against the batch.
+
+        Returns:
+            Tensor: the log density (log probability mass for a discrete distribution), of
+                the broadcast batch shape.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.StudentT(3.0, 0.0, 1.0)
+            >>> round(float(d.log_prob(fw.to_tensor(0.5))), 4)
+            -1.161
+        """
         value = _value_like(value, self.df)
         y = (value - self.loc) / self.scale
         Z = (self.scale.log() + 0.5 * self.df.log() + 0.5 * math.log(math.pi)
@@ -89,5 +163,19 @@ class StudentT(Distribution):
         return -0.5 * (self.df + 1.0) * fw.log1p(y ** 2.0 / self.df) - Z
 
     def prob(self, value):
-        """The density at ``value``."""
+        """The density at ``value``.
+
+        Args:
+            value (Tensor|float): the point(s) to evaluate, broadcast against the batch.
+
+        Returns:
+            Tensor: the density (probability mass for a discrete distribution), of the
+                broadcast batch shape.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.StudentT(3.0, 0.0, 1.0)
+            >>> round(float(d.prob(fw.to_tensor(0.5))), 4)
+            0.3132
+        """
         return fw.exp(self.log_prob(value))
