@@ -56,14 +56,59 @@ class Cauchy(Distribution):
 
     @property
     def mean(self):
+        """Undefined: the Cauchy distribution's tails are too heavy for a mean, so
+        reading it raises ValueError (as Paddle does).
+
+        Returns:
+            Tensor: never; it raises.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Cauchy(0.0, 1.0)
+            >>> try:
+            ...     d.mean
+            ... except ValueError as e:
+            ...     print(e)
+            Cauchy distribution has no mean.
+        """
         raise ValueError("Cauchy distribution has no mean.")
 
     @property
     def variance(self):
+        """Undefined: the Cauchy distribution's tails are too heavy for a variance, so
+        reading it raises ValueError (as Paddle does).
+
+        Returns:
+            Tensor: never; it raises.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Cauchy(0.0, 1.0)
+            >>> try:
+            ...     d.variance
+            ... except ValueError as e:
+            ...     print(e)
+            Cauchy distribution has no variance.
+        """
         raise ValueError("Cauchy distribution has no variance.")
 
     @property
     def stddev(self):
+        """Undefined: the Cauchy distribution's tails are too heavy for a standard deviation, so
+        reading it raises ValueError (as Paddle does).
+
+        Returns:
+            Tensor: never; it raises.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Cauchy(0.0, 1.0)
+            >>> try:
+            ...     d.stddev
+            ... except ValueError as e:
+            ...     print(e)
+            Cauchy distribution has no stddev.
+        """
         raise ValueError("Cauchy distribution has no stddev.")
 
     def sample(self, shape=(), name=None):

@@ -16,6 +16,10 @@ class ExponentialFamily(Distribution):
     ``_mean_carrier_measure``; then
     :math:`H = F(\theta) - \langle\theta, \nabla F(\theta)\rangle - E[k(x)]`.
 
+    Args:
+        batch_shape (Sequence[int], optional): the batch shape. Default: ().
+        event_shape (Sequence[int], optional): the shape of one draw. Default: ().
+
     Examples:
         .. code-block:: python
 
@@ -39,7 +43,21 @@ class ExponentialFamily(Distribution):
                                   f"defined")
 
     def entropy(self):
-        """The entropy through the log normalizer's gradient."""
+        r"""The entropy through the log normalizer's gradient (autograd of
+        :math:`F(\theta)`), for subclasses without a closed form of their own.
+
+        Returns:
+            Tensor: the entropy (in nats), of the batch shape.
+
+        Examples:
+            >>> import fw
+            >>> D = fw.distribution
+            >>> class Exp(D.Exponential):  # the carrier measure of Exponential is 0
+            ...     _mean_carrier_measure = 0.0
+            >>> e = Exp(fw.to_tensor(2.0))
+            >>> round(float(D.ExponentialFamily.entropy(e)), 4), round(float(e.entropy()), 4)
+            (0.3069, 0.3069)
+        """
         params = []
         for p in self._natural_parameters:
             p = p.detach()

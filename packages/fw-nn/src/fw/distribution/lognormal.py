@@ -77,7 +77,23 @@ class LogNormal(TransformedDistribution):
         return self._base.entropy() + self._base.mean
 
     def probs(self, value):
-        """The density at ``value``."""
+        """The density at ``value`` (Paddle's name; the same as `prob`).
+
+        Args:
+            value (Tensor|float): the point(s) to evaluate, > 0, broadcast against the
+                batch.
+
+        Returns:
+            Tensor: the density, of the broadcast batch shape.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.LogNormal(fw.to_tensor(0.0), fw.to_tensor(1.0))
+            >>> round(float(d.probs(fw.to_tensor(1.0))), 4)
+            0.3989
+            >>> bool(fw.allclose(d.probs(fw.to_tensor(2.0)), d.prob(fw.to_tensor(2.0))))
+            True
+        """
         return fw.exp(self.log_prob(value))
 
     def kl_divergence(self, other):

@@ -310,10 +310,34 @@ class AffineTransform(Transform):
 
     @property
     def loc(self):
+        """The shift of ``y = loc + scale * x``, as given.
+
+        Returns:
+            Tensor: loc.
+
+        Examples:
+            >>> import fw
+            >>> D = fw.distribution
+            >>> t = D.AffineTransform(fw.to_tensor(1.0), fw.to_tensor(2.0))
+            >>> t.loc.item()
+            1.0
+        """
         return self._loc
 
     @property
     def scale(self):
+        """The scale of ``y = loc + scale * x``, as given.
+
+        Returns:
+            Tensor: scale.
+
+        Examples:
+            >>> import fw
+            >>> D = fw.distribution
+            >>> t = D.AffineTransform(fw.to_tensor(1.0), fw.to_tensor(2.0))
+            >>> t.scale.item()
+            2.0
+        """
         return self._scale
 
     def _forward(self, x):
@@ -519,6 +543,18 @@ class PowerTransform(Transform):
 
     @property
     def power(self):
+        """The exponent of ``y = x ** power``, as given.
+
+        Returns:
+            Tensor: power.
+
+        Examples:
+            >>> import fw
+            >>> D = fw.distribution
+            >>> t = D.PowerTransform(fw.to_tensor(2.0))
+            >>> t.power.item()
+            2.0
+        """
         return self._power
 
     @property
@@ -571,10 +607,34 @@ class ReshapeTransform(Transform):
 
     @property
     def in_event_shape(self):
+        """The event shape of the input x.
+
+        Returns:
+            tuple[int]: the shape, as a tuple.
+
+        Examples:
+            >>> import fw
+            >>> D = fw.distribution
+            >>> t = D.ReshapeTransform((2, 3), (3, 2))
+            >>> t.in_event_shape
+            (2, 3)
+        """
         return self._in_event_shape
 
     @property
     def out_event_shape(self):
+        """The event shape of the output y.
+
+        Returns:
+            tuple[int]: the shape, as a tuple.
+
+        Examples:
+            >>> import fw
+            >>> D = fw.distribution
+            >>> t = D.ReshapeTransform((2, 3), (3, 2))
+            >>> t.out_event_shape
+            (3, 2)
+        """
         return self._out_event_shape
 
     @property
@@ -711,10 +771,34 @@ class StackTransform(Transform):
 
     @property
     def transforms(self):
+        """The transforms, one per slice along `axis`, as given.
+
+        Returns:
+            Sequence[Transform]: the transforms.
+
+        Examples:
+            >>> import fw
+            >>> D = fw.distribution
+            >>> t = D.StackTransform([D.ExpTransform(), D.AbsTransform()], axis=1)
+            >>> [type(x).__name__ for x in t.transforms]
+            ['ExpTransform', 'AbsTransform']
+        """
         return self._transforms
 
     @property
     def axis(self):
+        """The axis the input is sliced along.
+
+        Returns:
+            int: the axis.
+
+        Examples:
+            >>> import fw
+            >>> D = fw.distribution
+            >>> t = D.StackTransform([D.ExpTransform(), D.AbsTransform()], axis=1)
+            >>> t.axis
+            1
+        """
         return self._axis
 
     def _map(self, v, fn):
