@@ -57,21 +57,74 @@ class TransformedDistribution(Distribution):
         super().__init__(out[:len(out) - rank], out[len(out) - rank:])
 
     def sample(self, shape=()):
-        """Samples of the base pushed through the transforms (no gradient)."""
+        """Samples of the base pushed through the transforms (no gradient).
+
+        Args:
+            shape (list|tuple, optional): the sample shape. Default: ().
+
+        Returns:
+            Tensor: samples of shape ``shape + batch_shape + event_shape``.
+
+        Examples:
+            >>> import fw
+            >>> D = fw.distribution
+            >>> _ = fw.seed(0)
+            >>> d = D.TransformedDistribution(D.Normal(0.0, 1.0), [D.ExpTransform()])
+            >>> y = d.sample([5])
+            >>> y.shape, bool((y > 0).all())
+            ([5], True)
+        """
         x = self._base.sample(shape)
         for t in self._transforms:
             x = t.forward(x)
         return x
 
     def rsample(self, shape=()):
-        """Reparameterised samples (the base's `rsample` through the transforms)."""
+        """Reparameterised samples (the base's `rsample` through the transforms):
+        gradients flow back to the base's parameters.
+
+        Args:
+            shape (list|tuple, optional): the sample shape. Default: ().
+
+        Returns:
+            Tensor: samples of shape ``shape + batch_shape + event_shape``.
+
+        Examples:
+            >>> import fw
+            >>> D = fw.distribution
+            >>> _ = fw.seed(0)
+            >>> loc = fw.to_tensor(0.0, stop_gradient=False)
+            >>> d = D.TransformedDistribution(D.Normal(loc, fw.to_tensor(1.0)), [D.ExpTransform()])
+            >>> y = d.rsample([3])
+            >>> y.sum().backward()
+            >>> bool(fw.allclose(loc.grad, y.sum()))
+            True
+        """
         x = self._base.rsample(shape)
         for t in self._transforms:
             x = t.forward(x)
         return x
 
     def log_prob(self, value):
-        """The log density at ``value`` by the change of variables."""
+        """The log density at ``value`` by the change of variables.
+
+        Args:
+            value (Tensor): points in the support of the transformed distribution.
+
+        Returns:
+            Tensor: the log density, of the broadcast batch shape.
+
+        Examples:
+            >>> import fw
+            >>> D = fw.distribution
+            >>> d = D.TransformedDistribution(D.Normal(0.0, 1.0), [D.ExpTransform()])
+            >>> ln = D.LogNormal(fw.to_tensor(0.0), fw.to_tensor(1.0))
+            >>> x = fw.to_tensor([0.5, 2.0])
+            >>> [round(v, 4) for v in d.log_prob(x).tolist()]
+            [-0.466, -1.8523]
+            >>> bool(fw.allclose(d.log_prob(x), ln.log_prob(x)))
+            True
+        """
         log_prob = 0.0
         y = value
         rank = len(self.event_shape)
