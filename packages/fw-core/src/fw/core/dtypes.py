@@ -69,22 +69,73 @@ class DType:
 
     @property
     def is_floating_point(self) -> bool:
+        """Whether the dtype is a real floating-point type (float16, bfloat16,
+        float32, float64, the float8 types).
+
+        Returns:
+            bool: True for a real float dtype.
+
+        Examples:
+            >>> import fw
+            >>> fw.float32.is_floating_point, fw.complex64.is_floating_point
+            (True, False)
+        """
         return self.kind == _FLOAT
 
     @property
     def is_complex(self) -> bool:
+        """Whether the dtype is complex (complex64, complex128).
+
+        Returns:
+            bool: True for a complex dtype.
+
+        Examples:
+            >>> import fw
+            >>> fw.complex64.is_complex, fw.float64.is_complex
+            (True, False)
+        """
         return self.kind == _COMPLEX
 
     @property
     def is_integer(self) -> bool:
+        """Whether the dtype is a signed or unsigned integer type (bool is not).
+
+        Returns:
+            bool: True for an integer dtype.
+
+        Examples:
+            >>> import fw
+            >>> fw.int64.is_integer, fw.uint8.is_integer, fw.bool.is_integer
+            (True, True, False)
+        """
         return self.kind == _INT
 
     @property
     def is_bool(self) -> bool:
+        """Whether the dtype is bool.
+
+        Returns:
+            bool: True for fw.bool.
+
+        Examples:
+            >>> import fw
+            >>> fw.bool.is_bool, fw.int8.is_bool
+            (True, False)
+        """
         return self.kind == _BOOL
 
     @property
     def is_inexact(self) -> bool:
+        """Whether the dtype is floating-point or complex (NumPy's "inexact").
+
+        Returns:
+            bool: True for a float or complex dtype.
+
+        Examples:
+            >>> import fw
+            >>> fw.float16.is_inexact, fw.complex128.is_inexact, fw.int32.is_inexact
+            (True, True, False)
+        """
         return self.kind >= _FLOAT
 
     def __repr__(self) -> str:

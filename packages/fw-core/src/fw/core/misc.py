@@ -25,6 +25,16 @@ class Size(tuple):
         return super().__new__(cls, (int(d) for d in dims))
 
     def numel(self) -> int:
+        """The number of elements of a tensor of this shape.
+
+        Returns:
+            int: the product of the sizes (1 for ``fw.Size([])``).
+
+        Examples:
+            >>> import fw
+            >>> fw.Size([2, 3, 4]).numel(), fw.Size([]).numel()
+            (24, 1)
+        """
         return math.prod(self)
 
     def __repr__(self) -> str:

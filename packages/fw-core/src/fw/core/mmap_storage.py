@@ -65,6 +65,18 @@ class MmapStorage:
 
         Returns:
             Tensor: a 1-D read-only tensor over the mapped bytes.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> np.arange(8, dtype=np.float32).tofile("data.bin")
+            >>> m = fw.MmapStorage("data.bin", 32)
+            >>> m.get_slice("float32", 2, 6).tolist()
+            [2.0, 3.0, 4.0, 5.0]
+            >>> m.get_slice("float32", 0, -1, 3).tolist()
+            [0.0, 3.0, 6.0]
+            >>> m.get_slice("uint8", 0, 4).tolist()   # the bytes of 0.0f
+            [0, 0, 0, 0]
         """
         d = _dt.convert_dtype("uint8" if dtype is None else dtype)
         n = self.nbytes // d.itemsize

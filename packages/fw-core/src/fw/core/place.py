@@ -68,18 +68,69 @@ class Place:
         return hash((self.kind, 0 if self.kind == "cpu" else self.index))
 
     def is_cpu_place(self) -> bool:
+        """Whether this is the CPU place.
+
+        Returns:
+            bool: True for ``Place(cpu)``.
+
+        Examples:
+            >>> import fw
+            >>> fw.CPUPlace().is_cpu_place(), fw.CUDAPlace(0).is_cpu_place()
+            (True, False)
+        """
         return self.kind == "cpu"
 
     def is_gpu_place(self) -> bool:
+        """Whether this is a GPU place (a CUDA device).
+
+        Returns:
+            bool: True for ``Place(gpu:N)``.
+
+        Examples:
+            >>> import fw
+            >>> fw.CPUPlace().is_gpu_place(), fw.CUDAPlace(0).is_gpu_place()
+            (False, True)
+        """
         return self.kind == "gpu"
 
     def is_cuda_pinned_place(self) -> bool:
+        """Whether this is Paddle's CUDA pinned host memory place. fw has no pinned
+        place (``fw.CUDAPinnedPlace()`` is host memory), so this is always False.
+
+        Returns:
+            bool: False.
+
+        Examples:
+            >>> import fw
+            >>> fw.CPUPlace().is_cuda_pinned_place()
+            False
+        """
         return False
 
     def gpu_device_id(self) -> int:
+        """The device index of a GPU place (Paddle's name; same as `get_device_id`).
+
+        Returns:
+            int: the index N of ``Place(gpu:N)``; 0 for the CPU place.
+
+        Examples:
+            >>> import fw
+            >>> fw.CUDAPlace(1).gpu_device_id()
+            1
+        """
         return self.index
 
     def get_device_id(self) -> int:
+        """The device index of the place.
+
+        Returns:
+            int: the index N of ``Place(gpu:N)``; 0 for the CPU place.
+
+        Examples:
+            >>> import fw
+            >>> fw.CUDAPlace(2).get_device_id(), fw.CPUPlace().get_device_id()
+            (2, 0)
+        """
         return self.index
 
 

@@ -213,6 +213,16 @@ def put_along_axis(arr, indices, values, axis, reduce="assign", include_self=Tru
 
     Returns:
         Tensor: a new tensor like arr.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.zeros([2, 3])
+        >>> fw.put_along_axis(x, fw.to_tensor([[1], [2]]), 5.0, 1).tolist()
+        [[0.0, 5.0, 0.0], [0.0, 0.0, 5.0]]
+        >>> idx = fw.to_tensor([[0, 0], [1, 1]])
+        >>> vals = fw.to_tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> fw.ones([2, 3]).put_along_axis(idx, vals, 1, reduce="add").tolist()
+        [[4.0, 1.0, 1.0], [1.0, 8.0, 1.0]]
     """
     values = _value_for(arr, values, "put_along_axis", "values")
     return invoke(put_along_op, [arr, indices, values],

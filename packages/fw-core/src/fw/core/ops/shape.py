@@ -418,16 +418,27 @@ defop("broadcast_tensors", ("input*",), outputs=("out*",), infer=_bcast_infer,
 def broadcast_shape(x_shape, y_shape):
     """The shape two shapes broadcast to (a list of ints; no tensors involved).
 
-    >>> import fw
-    >>> fw.broadcast_shape([2, 1, 3], [1, 3, 1])
-    [2, 3, 3]
-
     Args:
         x_shape (list|tuple): The first shape.
         y_shape (list|tuple): The second shape.
 
     Returns:
         list[int]: the broadcast shape (NumPy's rule).
+
+    Raises:
+        InvalidArgumentError: the shapes do not broadcast (the message names both).
+
+    Examples:
+        >>> import fw
+        >>> fw.broadcast_shape([2, 1, 3], [1, 3, 1])
+        [2, 3, 3]
+        >>> fw.broadcast_shape([4], [])
+        [4]
+        >>> try:
+        ...     fw.broadcast_shape([2, 3], [4])
+        ... except ValueError as e:
+        ...     print("broadcast_shape" in str(e))
+        True
     """
     xs = as_ints(x_shape, "broadcast_shape", "x_shape")
     ys = as_ints(y_shape, "broadcast_shape", "y_shape")
