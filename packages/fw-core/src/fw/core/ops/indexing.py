@@ -638,12 +638,32 @@ one_hot_op = defop("one_hot", ("x",), {"num_classes": 1}, infer=_one_hot_infer,
 
 def one_hot(x, num_classes, name=None):
     """float32 one-hot encoding: a new last axis of length `num_classes` holding 1.0
-    at each integer of x (``fw.nn.functional.one_hot`` re-exports this).
+    at each integer of x (``fw.nn.functional.one_hot`` re-exports this). The result
+    has no gradient (as in Paddle).
 
-    >>> import fw
-    >>> from fw.core.ops.indexing import one_hot
-    >>> one_hot(fw.to_tensor([1, 0]), 3).tolist()
-    [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]
+    Args:
+        x (Tensor): int32 or int64 class indices in ``[0, num_classes)``, any shape.
+        num_classes (int): The length of the one-hot vectors.
+        name (str, optional): Paddle's op name; unused in eager mode. Default: None.
+
+    Returns:
+        Tensor: float32, shape ``x.shape + [num_classes]``.
+
+    Raises:
+        InvalidArgumentError: a value of x is negative or not below num_classes.
+
+    Examples:
+        >>> import fw
+        >>> import fw.nn.functional as F
+        >>> F.one_hot(fw.to_tensor([1, 0, 2]), num_classes=3).tolist()
+        [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
+        >>> F.one_hot(fw.to_tensor([[0, 3], [2, 1]]), 4).shape
+        [2, 2, 4]
+        >>> try:
+        ...     F.one_hot(fw.to_tensor([5]), 3)
+        ... except ValueError as e:
+        ...     print("num_classes" in str(e))
+        True
     """
     return invoke(one_hot_op, [x], {"num_classes": num_classes})
 
