@@ -63,25 +63,94 @@ class _SparseBase:
     # ----------------------------------------------------------- queries
     @property
     def shape(self) -> list:
+        """The dense shape of the tensor.
+
+        Returns:
+            list[int]: the shape.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3])
+            >>> x.shape
+            [2, 3]
+        """
         return list(self._shape)
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions of the dense shape.
+
+        Returns:
+            int: ``len(x.shape)``.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3])
+            >>> x.ndim
+            2
+        """
         return len(self._shape)
 
     def dim(self) -> int:
+        """The number of dimensions of the dense shape (same as `ndim`).
+
+        Returns:
+            int: ``len(x.shape)``.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3])
+            >>> x.dim()
+            2
+        """
         return len(self._shape)
 
     @property
     def dtype(self):
+        """The dtype of the stored values.
+
+        Returns:
+            fw.dtype: the values' dtype.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3])
+            >>> x.dtype
+            fw.float32
+        """
         return self.values_.dtype
 
     @property
     def place(self):
+        """The device the values live on.
+
+        Returns:
+            fw.Place: the values' place.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3])
+            >>> x.place
+            Place(cpu)
+        """
         return self.values_.place
 
     @property
     def stop_gradient(self) -> bool:
+        """Whether gradients stop at this tensor: the flag of its values; assignable.
+
+        Returns:
+            bool: the flag (True unless built with ``stop_gradient=False``).
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3])
+            >>> x.stop_gradient
+            True
+            >>> x.stop_gradient = False
+            >>> x.values().stop_gradient
+            False
+        """
         return self.values_.stop_gradient
 
     @stop_gradient.setter
@@ -90,42 +159,204 @@ class _SparseBase:
 
     @property
     def grad(self):
-        """The gradient w.r.t. the values, as a sparse tensor of the same pattern."""
+        """The gradient w.r.t. the values, as a sparse tensor of the same pattern.
+
+        Returns:
+            SparseCooTensor | SparseCsrTensor | None: the gradient; None before backward.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3],
+            ...                                stop_gradient=False)
+            >>> x.grad is None
+            True
+            >>> (x.to_dense() * 3.0).sum().backward()
+            >>> x.grad.values().tolist(), x.grad.indices().tolist()
+            ([3.0, 3.0], [[0, 1], [1, 2]])
+        """
         g = self.values_.grad
         return None if g is None else self._with_values(g)
 
     def clear_grad(self):
+        """Drop the gradient accumulated on the values.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3],
+            ...                                stop_gradient=False)
+            >>> x.to_dense().sum().backward()
+            >>> x.grad.values().tolist()
+            [1.0, 1.0]
+            >>> x.clear_grad()
+            >>> x.grad is None
+            True
+        """
         self.values_.clear_grad()
 
     def values(self) -> fw.Tensor:
+        """The stored values (``[nnz, *dense_dims]``), the tensor gradients flow to.
+
+        Returns:
+            Tensor: the values.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3])
+            >>> x.values().tolist()
+            [1.0, 2.0]
+        """
         return self.values_
 
     def nnz(self) -> int:
+        """The number of stored entries (duplicates of an uncoalesced COO tensor count).
+
+        Returns:
+            int: nnz.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3])
+            >>> x.nnz()
+            2
+        """
         return int(self.values_.shape[0])
 
     def is_sparse(self) -> bool:
+        """Whether the tensor is sparse (COO or CSR): always True here.
+
+        Returns:
+            bool: True.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3])
+            >>> x.is_sparse(), fw.ones([2]).is_sparse()
+            (True, False)
+        """
         return True
 
     def is_dense(self) -> bool:
+        """Whether the tensor is dense: always False for a sparse tensor.
+
+        Returns:
+            bool: False.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3])
+            >>> x.is_dense()
+            False
+        """
         return False
 
     def is_sparse_coo(self) -> bool:
+        """Whether the tensor is in COO format.
+
+        Returns:
+            bool: True for a SparseCooTensor.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3])
+            >>> x.is_sparse_coo(), x.to_sparse_csr().is_sparse_coo()
+            (True, False)
+        """
         return self._format == "coo"
 
     def is_sparse_csr(self) -> bool:
+        """Whether the tensor is in CSR format.
+
+        Returns:
+            bool: True for a SparseCsrTensor.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3])
+            >>> x.is_sparse_csr(), x.to_sparse_csr().is_sparse_csr()
+            (False, True)
+        """
         return self._format == "csr"
 
     def numpy(self):
+        """A sparse tensor has no dense array: this raises TypeError and says to call
+        ``to_dense()`` first.
+
+        Returns:
+            numpy.ndarray: never; it raises.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3])
+            >>> x.to_dense().numpy().shape
+            (2, 3)
+            >>> try:
+            ...     x.numpy()
+            ... except TypeError as e:
+            ...     print('to_dense' in str(e))
+            True
+        """
         raise TypeError(f"Tensor.numpy(): a sparse {self._format} tensor has no dense array; "
                         f"call .to_dense().numpy()")
 
     def detach(self):
+        """A tensor with the same pattern and values, cut from the autograd graph.
+
+        Returns:
+            SparseCooTensor | SparseCsrTensor: the detached tensor (``stop_gradient`` True).
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3],
+            ...                                stop_gradient=False)
+            >>> x.detach().stop_gradient, x.stop_gradient
+            (True, False)
+        """
         return self._with_values(self.values_.detach())
 
     def astype(self, dtype):
+        """The tensor with its values cast to `dtype` (indices unchanged).
+
+        Args:
+            dtype (str|fw.dtype): the target dtype.
+
+        Returns:
+            SparseCooTensor | SparseCsrTensor: the cast tensor.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3])
+            >>> x.astype('float64').dtype
+            fw.float64
+        """
         return self._with_values(self.values_.astype(dtype))
 
     def backward(self, grad_tensor=None, retain_graph=False):
+        """Not defined on a sparse tensor: reduce it to a dense scalar first; this
+        raises TypeError saying so.
+
+        Args:
+            grad_tensor (Tensor, optional): unused. Default: None.
+            retain_graph (bool, optional): unused. Default: False.
+
+        Returns:
+            None: never; it raises.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3],
+            ...                                stop_gradient=False)
+            >>> x.to_dense().sum().backward()   # the way to differentiate
+            >>> x.grad.to_dense().tolist()
+            [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+            >>> try:
+            ...     x.backward()
+            ... except TypeError:
+            ...     print('refused')
+            refused
+        """
         raise TypeError("backward() on a sparse tensor: reduce it to a dense scalar first "
                         "(e.g. fw.sparse.sum(x).values().sum() or x.to_dense().sum())")
 
@@ -158,18 +389,78 @@ class _SparseBase:
 
     # methods Paddle hangs on every Tensor (paddle.sparse functions as methods)
     def coalesce(self):
+        """Sort the indices and sum the values of duplicates (``fw.sparse.coalesce``).
+
+        Returns:
+            SparseCooTensor: the coalesced tensor.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_coo_tensor([[0, 0, 1], [1, 1, 2]], [1.0, 2.0, 3.0], [2, 3])
+            >>> x.is_coalesced()
+            False
+            >>> y = x.coalesce()
+            >>> y.indices().tolist(), y.values().tolist()
+            ([[0, 1], [1, 2]], [3.0, 3.0])
+        """
         from fw.sparse.unary import coalesce
         return coalesce(self)
 
     def transpose(self, perm):
+        """Permute the dimensions (``fw.sparse.transpose``).
+
+        Args:
+            perm (list[int]): the new order of the dimensions.
+
+        Returns:
+            SparseCooTensor | SparseCsrTensor: the transposed tensor, same format.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3])
+            >>> x.transpose([1, 0]).to_dense().tolist()
+            [[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]]
+        """
         from fw.sparse.unary import transpose
         return transpose(self, perm)
 
     def reshape(self, shape):
+        """The same entries under a new dense shape (``fw.sparse.reshape``).
+
+        Args:
+            shape (list[int]): the new shape (one -1 is inferred).
+
+        Returns:
+            SparseCooTensor | SparseCsrTensor: the reshaped tensor, same format.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3])
+            >>> x.reshape([3, 2]).to_dense().tolist()
+            [[0.0, 1.0], [0.0, 0.0], [0.0, 2.0]]
+        """
         from fw.sparse.unary import reshape
         return reshape(self, shape)
 
     def sum(self, axis=None, dtype=None, keepdim=False):
+        """Sum of the entries, over all or some axes (``fw.sparse.sum``).
+
+        Args:
+            axis (int|list[int], optional): the axes to reduce; None for all. Default: None.
+            dtype (str|fw.dtype, optional): the result's dtype. Default: None (the input's).
+            keepdim (bool, optional): keep reduced axes with size 1. Default: False.
+
+        Returns:
+            SparseCooTensor | SparseCsrTensor: the sums, sparse.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3])
+            >>> x.sum(axis=1).to_dense().tolist()
+            [1.0, 2.0]
+            >>> x.sum().to_dense().tolist()
+            [3.0]
+        """
         from fw.sparse.unary import sum as _sum
         return _sum(self, axis, dtype, keepdim)
 
@@ -226,19 +517,65 @@ class SparseCooTensor(_SparseBase):
         return self.indices_
 
     def sparse_dim(self) -> int:
+        """The number of sparse (indexed) dimensions: the rows of `indices`.
+
+        Returns:
+            int: sparse_dim.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_coo_tensor([[0, 1]], [[1.0, 2.0], [3.0, 4.0]], [3, 2])
+            >>> x.sparse_dim(), x.dense_dim()
+            (1, 1)
+        """
         return int(self.indices_.shape[0])
 
     def dense_dim(self) -> int:
+        """The number of dense dimensions: those of each stored value.
+
+        Returns:
+            int: ``ndim - sparse_dim()``.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3])
+            >>> x.dense_dim()
+            0
+        """
         return self.ndim - self.sparse_dim()
 
     def is_coalesced(self) -> bool:
+        """Whether the indices are known sorted and free of duplicates.
+
+        Returns:
+            bool: the flag.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3])
+            >>> x.is_coalesced(), x.coalesce().is_coalesced()
+            (False, True)
+        """
         return self._coalesced
 
     def to_dense(self) -> fw.Tensor:
         """The dense tensor; differentiable w.r.t. the values.
 
         Of duplicate indices (an uncoalesced tensor) the last one stored wins, as in
-        Paddle 3.3's kernel (``coalesce()`` first to add them up instead)."""
+        Paddle 3.3's kernel (``coalesce()`` first to add them up instead).
+
+        Returns:
+            Tensor: the dense tensor, of the sparse tensor's shape and dtype.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3])
+            >>> x.to_dense().tolist()
+            [[0.0, 1.0, 0.0], [0.0, 0.0, 2.0]]
+            >>> d = fw.sparse.sparse_coo_tensor([[0, 0], [1, 1]], [1.0, 5.0], [1, 2])
+            >>> d.to_dense().tolist(), d.coalesce().to_dense().tolist()
+            ([[0.0, 5.0]], [[0.0, 6.0]])
+        """
         values, ind = self.values_, self.indices_
         if not self._coalesced and ind.shape[1] > 1:
             idx = ind.numpy()
@@ -251,6 +588,20 @@ class SparseCooTensor(_SparseBase):
         return fw.scatter_nd(fw.transpose(ind, [1, 0]), values, self._shape)
 
     def to_sparse_coo(self, sparse_dim=None):
+        """Convert to COO format: a COO tensor is its own.
+
+        Args:
+            sparse_dim (int, optional): accepted for Paddle compatibility. Default: None.
+
+        Returns:
+            SparseCooTensor: the tensor itself.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3])
+            >>> x.to_sparse_coo() is x
+            True
+        """
         return self
 
     def to_sparse_csr(self):
@@ -389,9 +740,31 @@ class SparseCsrTensor(_SparseBase):
                                coalesced=True)
 
     def to_sparse_csr(self):
+        """Convert to CSR format: a CSR tensor is its own.
+
+        Returns:
+            SparseCsrTensor: the tensor itself.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_csr_tensor([0, 1, 2], [1, 2], [1.0, 2.0], [2, 3])
+            >>> x.to_sparse_csr() is x
+            True
+        """
         return self
 
     def to_dense(self) -> fw.Tensor:
+        """The dense tensor; differentiable w.r.t. the values.
+
+        Returns:
+            Tensor: the dense tensor.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_csr_tensor([0, 1, 2], [1, 2], [1.0, 2.0], [2, 3])
+            >>> x.to_dense().tolist()
+            [[0.0, 1.0, 0.0], [0.0, 0.0, 2.0]]
+        """
         return self.to_sparse_coo().to_dense()
 
     def __repr__(self):
