@@ -44,6 +44,27 @@ def inference(function=None, cache_static_model=False, save_model_dir=None,
     (TensorRT, CINN, cutlass options). Not supported in fw: export with
     ``fw.jit.save`` and load with ``fw.inference.create_predictor`` instead.
 
+    Args:
+        function (callable, optional): the function to decorate. Default: None.
+        cache_static_model (bool, optional): Paddle's option; unused. Default: False.
+        save_model_dir (str, optional): Paddle's option; unused. Default: None.
+        memory_pool_init_size_mb (int, optional): Paddle's option; unused. Default: 1000.
+        precision_mode (str, optional): Paddle's option; unused. Default: 'float32'.
+        switch_ir_optim (bool, optional): Paddle's option; unused. Default: True.
+        switch_ir_debug (bool, optional): Paddle's option; unused. Default: False.
+        enable_cinn (bool, optional): Paddle's option; unused. Default: False.
+        with_trt (bool, optional): Paddle's option; unused. Default: False.
+        trt_precision_mode (str, optional): Paddle's option; unused. Default: 'float32'.
+        trt_use_static (bool, optional): Paddle's option; unused. Default: False.
+        collect_shape (bool, optional): Paddle's option; unused. Default: False.
+        enable_new_ir (bool, optional): Paddle's option; unused. Default: False.
+        exp_enable_use_cutlass (bool, optional): Paddle's option; unused. Default: False.
+        delete_pass_lists (list[str], optional): Paddle's option; unused. Default: None.
+        skip_prune_program (bool, optional): Paddle's option; unused. Default: False.
+
+    Returns:
+        callable: never; it raises.
+
     Raises:
         UnsupportedError: always, naming the replacement.
 

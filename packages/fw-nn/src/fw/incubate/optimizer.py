@@ -73,7 +73,23 @@ class LookAhead:
 
     def step(self):
         """Runs the inner optimizer, then (every k-th step) the Lookahead update of the
-        parameters that have gradients."""
+        parameters that have gradients.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> lin = fw.nn.Linear(1, 1, bias_attr=False)
+            >>> _ = lin.weight.set_value(fw.ones([1, 1]))
+            >>> sgd = fw.optimizer.SGD(0.1, parameters=lin.parameters())
+            >>> opt = fw.incubate.LookAhead(sgd, alpha=0.5, k=2)
+            >>> for _ in range(2):   # fast: 0.9, 0.8; at step 2 slow = 0.5*0.8 + 0.5*0.9
+            ...     lin(fw.ones([1, 1])).sum().backward()
+            ...     opt.step(); opt.clear_grad()
+            >>> round(float(lin.weight), 4)
+            0.85
+        """
         self.inner_optimizer.step()
         self._lookahead_update()
 
@@ -93,26 +109,115 @@ class LookAhead:
         """Applies the gradients of `loss` (already computed by ``loss.backward()``)
         through the inner optimizer, then the Lookahead update.
 
+        Args:
+            loss (Tensor): the loss whose gradients were computed.
+            startup_program: unused in dynamic mode (Paddle's static argument).
+                Default: None.
+            parameters (list[Tensor], optional): passed to the inner optimizer.
+                Default: None.
+            no_grad_set (set, optional): passed to the inner optimizer. Default: None.
+
         Returns:
-            tuple: ``(None, params_grads)`` as the inner optimizer's minimize."""
+            tuple: ``(None, params_grads)`` as the inner optimizer's minimize.
+
+        Examples:
+            >>> import fw
+            >>> lin = fw.nn.Linear(1, 1, bias_attr=False)
+            >>> _ = lin.weight.set_value(fw.ones([1, 1]))
+            >>> sgd = fw.optimizer.SGD(0.1, parameters=lin.parameters())
+            >>> opt = fw.incubate.LookAhead(sgd, alpha=0.5, k=2)
+            >>> loss = lin(fw.ones([1, 1])).sum()
+            >>> loss.backward()
+            >>> _ = opt.minimize(loss)
+            >>> round(float(lin.weight), 4)
+            0.9
+        """
         out = self.inner_optimizer.minimize(loss, startup_program, parameters, no_grad_set)
         self._lookahead_update()
         return out
 
     def clear_grad(self, set_to_zero=True):
-        """Clears the gradients of the parameters (the inner optimizer's)."""
+        """Clears the gradients of the parameters (the inner optimizer's).
+
+        Args:
+            set_to_zero (bool, optional): zero the gradients (True) or drop them.
+                Default: True.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> lin = fw.nn.Linear(1, 1, bias_attr=False)
+            >>> _ = lin.weight.set_value(fw.ones([1, 1]))
+            >>> sgd = fw.optimizer.SGD(0.1, parameters=lin.parameters())
+            >>> opt = fw.incubate.LookAhead(sgd, alpha=0.5, k=2)
+            >>> lin(fw.ones([1, 1])).sum().backward()
+            >>> opt.clear_grad()
+            >>> lin.weight.grad.tolist()
+            [[0.0]]
+        """
         self.inner_optimizer.clear_grad(set_to_zero)
 
     clear_gradients = clear_grad
 
     def get_lr(self):
+        """The inner optimizer's learning rate.
+
+        Returns:
+            float: the current learning rate.
+
+        Examples:
+            >>> import fw
+            >>> lin = fw.nn.Linear(1, 1, bias_attr=False)
+            >>> _ = lin.weight.set_value(fw.ones([1, 1]))
+            >>> sgd = fw.optimizer.SGD(0.1, parameters=lin.parameters())
+            >>> opt = fw.incubate.LookAhead(sgd, alpha=0.5, k=2)
+            >>> opt.get_lr()
+            0.1
+        """
         return self.inner_optimizer.get_lr()
 
     def set_lr(self, value):
+        """Sets the inner optimizer's learning rate.
+
+        Args:
+            value (float): the new learning rate.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> lin = fw.nn.Linear(1, 1, bias_attr=False)
+            >>> _ = lin.weight.set_value(fw.ones([1, 1]))
+            >>> sgd = fw.optimizer.SGD(0.1, parameters=lin.parameters())
+            >>> opt = fw.incubate.LookAhead(sgd, alpha=0.5, k=2)
+            >>> opt.set_lr(0.05)
+            >>> opt.get_lr(), sgd.get_lr()
+            (0.05, 0.05)
+        """
         return self.inner_optimizer.set_lr(value)
 
     def state_dict(self) -> dict:
-        """The inner optimizer's state plus the slow weights (``<name>_slow_0``)."""
+        """The inner optimizer's state plus the slow weights (``<name>_slow_0``) and
+        the step counter (``lookahead_global_step``).
+
+        Returns:
+            dict: the state, for `set_state_dict` (and ``fw.save``).
+
+        Examples:
+            >>> import fw
+            >>> lin = fw.nn.Linear(1, 1, bias_attr=False)
+            >>> _ = lin.weight.set_value(fw.ones([1, 1]))
+            >>> sgd = fw.optimizer.SGD(0.1, parameters=lin.parameters())
+            >>> opt = fw.incubate.LookAhead(sgd, alpha=0.5, k=2)
+            >>> lin(fw.ones([1, 1])).sum().backward()
+            >>> opt.step()
+            >>> sd = opt.state_dict()
+            >>> sd["lookahead_global_step"], any(k.endswith("_slow_0") for k in sd)
+            (1, True)
+        """
         out = dict(self.inner_optimizer.state_dict())
         for p in self._parameter_list:
             if id(p) in self._slow:
@@ -121,7 +226,28 @@ class LookAhead:
         return out
 
     def set_state_dict(self, state_dict):
-        """Loads a state saved by `state_dict`."""
+        """Loads a state saved by `state_dict`.
+
+        Args:
+            state_dict (dict): what `state_dict` returned (or ``fw.load`` read).
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> lin = fw.nn.Linear(1, 1, bias_attr=False)
+            >>> _ = lin.weight.set_value(fw.ones([1, 1]))
+            >>> sgd = fw.optimizer.SGD(0.1, parameters=lin.parameters())
+            >>> opt = fw.incubate.LookAhead(sgd, alpha=0.5, k=2)
+            >>> lin(fw.ones([1, 1])).sum().backward()
+            >>> opt.step()
+            >>> opt2 = fw.incubate.LookAhead(
+            ...     fw.optimizer.SGD(0.1, parameters=lin.parameters()), alpha=0.5, k=2)
+            >>> opt2.set_state_dict(opt.state_dict())
+            >>> opt2.state_dict()["lookahead_global_step"]
+            1
+        """
         if not isinstance(state_dict, dict):
             raise InvalidTypeError(f"LookAhead.set_state_dict: expected a dict, got "
                                    f"{type(state_dict).__name__}")
@@ -210,7 +336,26 @@ class ModelAverage:
 
     def step(self):
         """Adds the current values of the parameters that have gradients to their
-        window sums (Paddle's ``average_accumulates``)."""
+        window sums (Paddle's ``average_accumulates``). Call it after the optimizer's
+        step.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> lin = fw.nn.Linear(1, 1, bias_attr=False)
+            >>> _ = lin.weight.set_value(fw.ones([1, 1]))
+            >>> sgd = fw.optimizer.SGD(0.1, parameters=lin.parameters())
+            >>> ma = fw.incubate.ModelAverage(0.5, parameters=lin.parameters(),
+            ...                               min_average_window=2, max_average_window=10)
+            >>> for _ in range(3):   # the weight goes 0.9, 0.8, 0.7
+            ...     lin(fw.ones([1, 1])).sum().backward()
+            ...     sgd.step(); ma.step(); sgd.clear_grad()
+            >>> with ma.apply():
+            ...     print(round(float(lin.weight), 4))
+            0.8
+        """
         for p in _with_grad(self._parameter_list):
             s = self._state(p)
             s["num_updates"] += 1
@@ -230,12 +375,61 @@ class ModelAverage:
 
     def minimize(self, loss, startup_program=None, parameters=None, no_grad_set=None):
         """Accumulates the parameters (as `step`); the gradients of `loss` are not
-        applied here: ModelAverage only averages, its optimizer updates."""
+        applied here: ModelAverage only averages, its optimizer updates.
+
+        Args:
+            loss (Tensor): unused beyond Paddle's signature.
+            startup_program: unused (Paddle's static argument). Default: None.
+            parameters (list[Tensor], optional): unused. Default: None.
+            no_grad_set (set, optional): unused. Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> lin = fw.nn.Linear(1, 1, bias_attr=False)
+            >>> _ = lin.weight.set_value(fw.ones([1, 1]))
+            >>> sgd = fw.optimizer.SGD(0.1, parameters=lin.parameters())
+            >>> ma = fw.incubate.ModelAverage(0.5, parameters=lin.parameters(),
+            ...                               min_average_window=2, max_average_window=10)
+            >>> for _ in range(3):   # the weight goes 0.9, 0.8, 0.7
+            ...     lin(fw.ones([1, 1])).sum().backward()
+            ...     sgd.step(); ma.step(); sgd.clear_grad()
+            >>> loss = lin(fw.ones([1, 1])).sum()
+            >>> loss.backward()
+            >>> ma.minimize(loss)   # accumulates 0.7 once more; the weight is unchanged
+            >>> round(float(lin.weight), 4)
+            0.7
+        """
         self.step()
 
     def clear_grad(self, set_to_zero=True):
         """Clears the gradients of the averaged parameters (zeroed, or dropped with
-        ``set_to_zero=False``)."""
+        ``set_to_zero=False``).
+
+        Args:
+            set_to_zero (bool, optional): zero the gradients (True) or drop them.
+                Default: True.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> lin = fw.nn.Linear(1, 1, bias_attr=False)
+            >>> _ = lin.weight.set_value(fw.ones([1, 1]))
+            >>> sgd = fw.optimizer.SGD(0.1, parameters=lin.parameters())
+            >>> ma = fw.incubate.ModelAverage(0.5, parameters=lin.parameters(),
+            ...                               min_average_window=2, max_average_window=10)
+            >>> for _ in range(3):   # the weight goes 0.9, 0.8, 0.7
+            ...     lin(fw.ones([1, 1])).sum().backward()
+            ...     sgd.step(); ma.step(); sgd.clear_grad()
+            >>> lin(fw.ones([1, 1])).sum().backward()
+            >>> ma.clear_grad()
+            >>> lin.weight.grad.tolist()
+            [[0.0]]
+        """
         for p in self._parameter_list:
             if not p.stop_gradient:
                 p.clear_gradient(set_to_zero)
@@ -250,6 +444,25 @@ class ModelAverage:
             executor: unused in dynamic mode (Paddle's static-graph argument).
             need_restore (bool, optional): restore the trained values on exit.
                 Default True.
+
+        Returns:
+            contextlib.AbstractContextManager: the context (use it in ``with``).
+
+        Examples:
+            >>> import fw
+            >>> lin = fw.nn.Linear(1, 1, bias_attr=False)
+            >>> _ = lin.weight.set_value(fw.ones([1, 1]))
+            >>> sgd = fw.optimizer.SGD(0.1, parameters=lin.parameters())
+            >>> ma = fw.incubate.ModelAverage(0.5, parameters=lin.parameters(),
+            ...                               min_average_window=2, max_average_window=10)
+            >>> for _ in range(3):   # the weight goes 0.9, 0.8, 0.7
+            ...     lin(fw.ones([1, 1])).sum().backward()
+            ...     sgd.step(); ma.step(); sgd.clear_grad()
+            >>> with ma.apply():
+            ...     print(round(float(lin.weight), 4))
+            0.8
+            >>> round(float(lin.weight), 4)
+            0.7
         """
         for p in self._parameter_list:
             s = self._state(p)
@@ -266,7 +479,33 @@ class ModelAverage:
                 self.restore()
 
     def restore(self, executor=None):
-        """Puts back the values the parameters had before `apply`."""
+        """Puts back the values the parameters had before `apply` (after an
+        ``apply(need_restore=False)``).
+
+        Args:
+            executor: unused in dynamic mode (Paddle's static argument). Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> lin = fw.nn.Linear(1, 1, bias_attr=False)
+            >>> _ = lin.weight.set_value(fw.ones([1, 1]))
+            >>> sgd = fw.optimizer.SGD(0.1, parameters=lin.parameters())
+            >>> ma = fw.incubate.ModelAverage(0.5, parameters=lin.parameters(),
+            ...                               min_average_window=2, max_average_window=10)
+            >>> for _ in range(3):   # the weight goes 0.9, 0.8, 0.7
+            ...     lin(fw.ones([1, 1])).sum().backward()
+            ...     sgd.step(); ma.step(); sgd.clear_grad()
+            >>> with ma.apply(need_restore=False):
+            ...     pass
+            >>> round(float(lin.weight), 4)
+            0.8
+            >>> ma.restore()
+            >>> round(float(lin.weight), 4)
+            0.7
+        """
         for p in self._parameter_list:
             v = self._restore.get(id(p))
             if v is not None:
