@@ -17,14 +17,13 @@ def get_include() -> str:
     carries only the compiled module, and then this raises FileNotFoundError saying so.
 
     Returns:
-        str, an absolute directory path.
+        str: an absolute directory path.
 
     Examples:
-        .. code-block:: python
-
-            >>> import os, fw
-            >>> os.path.isfile(os.path.join(fw.sysconfig.get_include(), "fused_elementwise.hpp"))
-            True
+        >>> import fw
+        >>> import os
+        >>> os.path.isfile(os.path.join(fw.sysconfig.get_include(), "fused_elementwise.hpp"))
+        True
     """
     # src/fw/sysconfig.py -> packages/fw-core/csrc
     csrc = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -40,13 +39,12 @@ def get_lib() -> str:
     """The directory holding fw-core's native library (the ``fw.core._C`` extension).
 
     Returns:
-        str, an absolute directory path.
+        str: an absolute directory path.
 
     Examples:
-        .. code-block:: python
-
-            >>> import os, fw
-            >>> any(n.startswith("_C") for n in os.listdir(fw.sysconfig.get_lib()))
-            True
+        >>> import fw
+        >>> import os
+        >>> any(n.startswith("_C") for n in os.listdir(fw.sysconfig.get_lib()))
+        True
     """
     return _CORE_DIR

@@ -77,6 +77,22 @@ def disable_compat() -> None:
 
 
 def is_compat_enabled() -> bool:
+    """Whether `enable_compat` is in effect (``import torch`` gives fw).
+
+    Returns:
+        bool: True between `enable_compat` and `disable_compat`.
+
+    Examples:
+        >>> import fw
+        >>> fw.compat.is_compat_enabled()
+        False
+        >>> fw.compat.enable_compat()
+        >>> fw.compat.is_compat_enabled()
+        True
+        >>> fw.compat.disable_compat()
+        >>> fw.compat.is_compat_enabled()
+        False
+    """
     return _alias in sys.meta_path
 
 

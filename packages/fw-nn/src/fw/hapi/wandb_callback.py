@@ -66,6 +66,28 @@ class WandbCallback(Callback):
 
     @property
     def run(self):
+        """The W&B run the callback logs to, started on first use with the
+        constructor's arguments (``wandb.init(project=..., ...)``); a run already in
+        progress is reused (with a warning). Only local rank 0 writes: on other ranks
+        this is None.
+
+        Returns:
+            wandb.sdk.wandb_run.Run | None: the run.
+
+        Examples:
+            The example stands a small fake module in for the wandb package:
+
+            >>> import fw
+            >>> import sys, types
+            >>> fake = types.ModuleType("wandb")
+            >>> fake.run = None
+            >>> fake.init = lambda **kw: types.SimpleNamespace(project=kw["project"])
+            >>> sys.modules["wandb"] = fake
+            >>> cb = fw.callbacks.WandbCallback(project="demo", mode="offline")
+            >>> cb.run.project, cb.run is cb.run
+            ('demo', True)
+            >>> del sys.modules["wandb"]
+        """
         if self._is_write() and self._run is None:
             if getattr(self.wandb, "run", None) is not None:
                 warnings.warn("There is a wandb run already in progress and newly created "

@@ -38,28 +38,36 @@ def export(layer, path, input_spec=None, opset_version=DEFAULT_OPSET, **configs)
     ``onnx.checker``) nothing is left at the path.
 
     Args:
-        layer: a ``fw.nn.Layer``, a ``fw.jit.to_static`` function or a plain function.
-        path: the path prefix (``"out/model"`` writes ``out/model.onnx``; a path
+        layer (Layer|callable): a ``fw.nn.Layer``, a ``fw.jit.to_static`` function or a
+            plain function.
+        path (str): the path prefix (``"out/model"`` writes ``out/model.onnx``; a path
             already ending in ``.onnx`` is used as it is).
-        input_spec: list of ``fw.static.InputSpec`` (or example tensors) for
-            forward's arguments; default: the layer's own to_static input_spec.
-        opset_version: the ONNX opset (default 17, at least 13).
+        input_spec (list, optional): ``fw.static.InputSpec`` objects (or example
+            tensors) for forward's arguments. Default: None (the layer's own
+            to_static input_spec).
+        opset_version (int, optional): the ONNX opset, at least 13. Default: 17.
         **configs: ``output_spec`` (indices of the outputs to keep, Paddle's option),
             ``check=True`` (run ``onnx.checker.check_model`` with full shape checks).
 
     Returns:
-        the path written.
+        str: the path written.
 
     Raises:
         ExportError: ops with no ONNX lowering (all of them are listed, each with
             the user's source line) or attribute values ONNX cannot express.
 
-    >>> import fw, os, tempfile
-    >>> net = fw.nn.Linear(4, 2)
-    >>> p = fw.onnx.export(net, os.path.join(tempfile.mkdtemp(), "net"),
-    ...                    [fw.static.InputSpec([None, 4], "float32", "x")])
-    >>> os.path.basename(p)
-    'net.onnx'
+    Examples:
+        >>> import fw
+        >>> import onnx
+        >>> net = fw.nn.Sequential(fw.nn.Linear(4, 8), fw.nn.ReLU(), fw.nn.Linear(8, 2))
+        >>> p = fw.onnx.export(net, "out/net", [fw.static.InputSpec([None, 4], "float32", "x")])
+        >>> p
+        'out/net.onnx'
+        >>> model = onnx.load(p)
+        >>> [n.op_type for n in model.graph.node]
+        [...'Relu'...]
+        >>> model.graph.input[0].type.tensor_type.shape.dim[0].dim_param != ""  # dynamic batch
+        True
     """
     unknown = set(configs) - {"output_spec", "check"}
     if unknown:
