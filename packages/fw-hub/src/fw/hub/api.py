@@ -66,12 +66,39 @@ class ZooList(builtins.list):
     """The names `list` returns for the zoo (a plain ``list`` of str), plus ``details``:
     name -> ``{"task", "configs", "pretrained" (has a weights URL), "cached" (weights
     available offline)}``, and ``available_offline``: the names whose weights are
-    cached."""
+    cached.
+
+    Args:
+        iterable (Iterable[str], optional): the names, as for ``list``. Default: ().
+
+    Examples:
+        >>> import fw
+        >>> zoo = fw.hub.list("builtin", source="builtin")
+        >>> type(zoo).__name__, isinstance(zoo, list), "resnet18" in zoo
+        ('ZooList', True, True)
+        >>> zoo.details["resnet18"]["task"], zoo.details["resnet18"]["configs"]["depth"]
+        ('image-classification', 18)
+    """
 
     details: dict
 
     @property
     def available_offline(self) -> builtins.list:
+        """The names whose weights are in the local cache, so `fw.hub.load` needs no
+        network for them (``details[name]["cached"]``).
+
+        Returns:
+            list[str]: a sublist of the names, in their order.
+
+        Examples:
+            >>> import fw
+            >>> zoo = fw.hub.list("builtin", source="builtin")
+            >>> offline = zoo.available_offline
+            >>> set(offline) <= set(zoo)
+            True
+            >>> all(zoo.details[n]["cached"] for n in offline)
+            True
+        """
         return [n for n in self if self.details[n]["cached"]]
 
 
@@ -323,9 +350,9 @@ def hf_snapshot(spec: str, *, force_reload: bool = False, progress: bool = True)
     Examples:
         .. code-block:: python
 
+            >>> import fw.hub
             >>> import os, json, tempfile
             >>> saved_env = dict(os.environ)
-            >>> import fw.hub
             >>> from fw.hub.testing import serve_directory
             >>> src = tempfile.mkdtemp()
             >>> d = os.path.join(src, "org", "tiny", "resolve", "main")

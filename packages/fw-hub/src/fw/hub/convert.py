@@ -44,6 +44,18 @@ class ConversionReport:
         dropped (list): torch entries without an fw counterpart (``num_batches_tracked``).
         load (LoadReport | None): `fw.nn.Layer.set_state_dict`'s report once loaded
             (missing / unexpected / mismatched keys).
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> from fw.hub.convert import from_torch
+        >>> model = fw.nn.Sequential(fw.nn.Linear(3, 2))
+        >>> sd = {"0.weight": np.ones((2, 3), np.float32), "0.bias": np.zeros(2, np.float32)}
+        >>> report = from_torch(sd, model)
+        >>> report.transposed, report.ambiguous, report.ok
+        (['0.weight'], [], True)
+        >>> model[0].weight.shape   # torch's [out, in] became fw's [in, out]
+        [3, 2]
     """
 
     def __init__(self):
@@ -55,7 +67,23 @@ class ConversionReport:
 
     @property
     def ok(self) -> bool:
-        """True when loaded and every key matched."""
+        """True when loaded and every key matched (no missing, unexpected or
+        mis-shaped entries); False before loading.
+
+        Returns:
+            bool: whether the load was complete.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> from fw.hub.convert import from_torch, torch_to_fw
+            >>> model = fw.nn.Sequential(fw.nn.Linear(3, 2))
+            >>> sd = {"0.weight": np.ones((2, 3), np.float32), "0.bias": np.zeros(2, np.float32)}
+            >>> torch_to_fw(sd, model)[1].ok   # converted, not loaded
+            False
+            >>> from_torch(sd, model).ok
+            True
+        """
         return self.load is not None and self.load.ok
 
     def __repr__(self):
@@ -70,6 +98,12 @@ class ConversionReport:
 
 def linear_weight_names(model) -> set:
     """Structured names of the ``weight`` of every `fw.nn.Linear` in `model`.
+
+    Args:
+        model (fw.nn.Layer): the model.
+
+    Returns:
+        set[str]: the names, as in ``model.state_dict()``.
 
     Examples:
         .. code-block:: python

@@ -11,7 +11,16 @@ __all__ = ["HubError", "OfflineError", "ChecksumError", "DownloadError", "Unsafe
 
 
 class HubError(FwError):
-    """Base of fw.hub's errors."""
+    """Base of fw.hub's errors: catching it catches every error fw.hub raises on
+    purpose (offline misses, checksum mismatches, unsafe caches, untrusted
+    repositories, lock timeouts, weight layouts).
+
+    Examples:
+        >>> import fw
+        >>> from fw.hub.errors import HubError
+        >>> issubclass(fw.hub.LayoutError, HubError), issubclass(HubError, Exception)
+        (True, True)
+    """
 
 
 class OfflineError(HubError, OSError):
@@ -175,4 +184,16 @@ class LockTimeoutError(HubError, TimeoutError):
 class LayoutError(HubError, InvalidArgumentError):
     """Weights whose layout does not fit, or could silently not fit, the model: a
     PyTorch state dict with square Linear weights loaded without conversion, or a
-    converted state dict with missing/unexpected/mis-shaped entries."""
+    converted state dict with missing/unexpected/mis-shaped entries.
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> from fw.hub.convert import from_torch
+        >>> model = fw.nn.Sequential(fw.nn.Linear(3, 2))
+        >>> try:
+        ...     from_torch({"0.weight": np.ones((2, 3), np.float32)}, model)
+        ... except fw.hub.LayoutError as e:
+        ...     print("missing ['0.bias']" in str(e))
+        True
+    """
