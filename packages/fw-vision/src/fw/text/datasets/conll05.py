@@ -177,9 +177,61 @@ class Conll05st(Dataset):
         return len(self.sentences)
 
     def get_dict(self):
-        """(word_dict, predicate_dict, label_dict)."""
+        """The three dictionaries, each name -> id: words, predicates (verbs) and
+        role labels.
+
+        Returns:
+            tuple[dict, dict, dict]: (word_dict, predicate_dict, label_dict).
+
+        Examples:
+            >>> import fw
+            >>> import gzip, io, os, tarfile, tempfile
+            >>> d = tempfile.mkdtemp()
+            >>> cols = {"words": b"cats\\nsleep\\n\\n", "props": b"-  (A0*)\\nsleep (V*)\\n\\n"}
+            >>> with tarfile.open(os.path.join(d, "t.tgz"), "w:gz") as tar:
+            ...     for kind, text in cols.items():
+            ...         data = gzip.compress(text)
+            ...         info = tarfile.TarInfo(f"conll05st-release/test.wsj/{kind}/"
+            ...                                f"test.wsj.{kind}.gz")
+            ...         info.size = len(data)
+            ...         tar.addfile(info, io.BytesIO(data))
+            >>> for name, text in [("w", "cats\\nsleep\\n"), ("v", "sleep\\n"),
+            ...                    ("t", "B-A0\\nI-A0\\nB-V\\nI-V\\nO\\n"), ("e", "")]:
+            ...     with open(os.path.join(d, name), "w") as f:
+            ...         _ = f.write(text)
+            >>> files = [os.path.join(d, n) for n in ("t.tgz", "w", "v", "t", "e")]
+            >>> ds = fw.text.Conll05st(*files)
+            >>> words, verbs, labels = ds.get_dict()
+            >>> words["sleep"], verbs["sleep"], labels["B-V"]
+            (1, 0, 2)
+        """
         return self.word_dict, self.predicate_dict, self.label_dict
 
     def get_embedding(self):
-        """The path of the embedding file."""
+        """The path of the word embedding file (fw does not read it).
+
+        Returns:
+            str: the path given as ``emb_file`` (or downloaded).
+
+        Examples:
+            >>> import fw
+            >>> import gzip, io, os, tarfile, tempfile
+            >>> d = tempfile.mkdtemp()
+            >>> cols = {"words": b"cats\\nsleep\\n\\n", "props": b"-  (A0*)\\nsleep (V*)\\n\\n"}
+            >>> with tarfile.open(os.path.join(d, "t.tgz"), "w:gz") as tar:
+            ...     for kind, text in cols.items():
+            ...         data = gzip.compress(text)
+            ...         info = tarfile.TarInfo(f"conll05st-release/test.wsj/{kind}/"
+            ...                                f"test.wsj.{kind}.gz")
+            ...         info.size = len(data)
+            ...         tar.addfile(info, io.BytesIO(data))
+            >>> for name, text in [("w", "cats\\nsleep\\n"), ("v", "sleep\\n"),
+            ...                    ("t", "B-A0\\nI-A0\\nB-V\\nI-V\\nO\\n"), ("e", "")]:
+            ...     with open(os.path.join(d, name), "w") as f:
+            ...         _ = f.write(text)
+            >>> files = [os.path.join(d, n) for n in ("t.tgz", "w", "v", "t", "e")]
+            >>> ds = fw.text.Conll05st(*files)
+            >>> ds.get_embedding() == files[4]
+            True
+        """
         return self.emb_file

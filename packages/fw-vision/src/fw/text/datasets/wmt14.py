@@ -107,7 +107,33 @@ class WMT14(Dataset):
         return len(self.src_ids)
 
     def get_dict(self, reverse: bool = False):
-        """The (source, target) dictionaries, word -> id, or id -> word if ``reverse``."""
+        """The (source, target) dictionaries, word -> id, or id -> word if ``reverse``.
+
+        Args:
+            reverse (bool, optional): give id -> word dictionaries. Default: False.
+
+        Returns:
+            tuple[dict, dict]: the source and the target dictionary.
+
+        Examples:
+            >>> import fw
+            >>> import io, os, tarfile, tempfile
+            >>> path = os.path.join(tempfile.mkdtemp(), "wmt14.tgz")
+            >>> files = {"wmt14/src.dict": b"<s>\\n<e>\\n<unk>\\nhello\\n",
+            ...          "wmt14/trg.dict": b"<s>\\n<e>\\n<unk>\\nbonjour\\n",
+            ...          "wmt14/train/train": b"hello world\\tbonjour\\n"}
+            >>> with tarfile.open(path, "w:gz") as tar:
+            ...     for name, data in files.items():
+            ...         info = tarfile.TarInfo(name)
+            ...         info.size = len(data)
+            ...         tar.addfile(info, io.BytesIO(data))
+            >>> ds = fw.text.WMT14(data_file=path, dict_size=4)
+            >>> src, trg = ds.get_dict()
+            >>> src["hello"], trg["bonjour"]
+            (3, 3)
+            >>> ds.get_dict(reverse=True)[1][3]
+            'bonjour'
+        """
         src, trg = self.src_dict, self.trg_dict
         if reverse:
             src, trg = {v: k for k, v in src.items()}, {v: k for k, v in trg.items()}

@@ -119,7 +119,31 @@ class WMT16(Dataset):
 
     def get_dict(self, lang: str, reverse: bool = False):
         """The dictionary of ``lang`` ('en' or 'de'), word -> id, or id -> word if
-        ``reverse``."""
+        ``reverse``.
+
+        Args:
+            lang (str): 'en' or 'de'.
+            reverse (bool, optional): give the id -> word dictionary. Default: False.
+
+        Returns:
+            dict: a copy of the dictionary.
+
+        Examples:
+            >>> import fw
+            >>> import io, os, tarfile, tempfile
+            >>> path = os.path.join(tempfile.mkdtemp(), "wmt16.tar.gz")
+            >>> with tarfile.open(path, "w:gz") as tar:
+            ...     for split in ("train", "test", "val"):
+            ...         data = b"a cat\\teine katze\\n"
+            ...         info = tarfile.TarInfo("wmt16/" + split)
+            ...         info.size = len(data)
+            ...         tar.addfile(info, io.BytesIO(data))
+            >>> ds = fw.text.WMT16(data_file=path, src_dict_size=10, trg_dict_size=10)
+            >>> ds.get_dict("de")
+            {'<s>': 0, '<e>': 1, '<unk>': 2, 'eine': 3, 'katze': 4}
+            >>> ds.get_dict("en", reverse=True)[4]
+            'cat'
+        """
         if lang not in ("en", "de"):
             raise InvalidArgumentError(f"WMT16.get_dict: argument 'lang' must be 'en' or "
                                        f"'de', got {lang!r}")
