@@ -576,7 +576,7 @@ def _sparse_only(name, kinds="sparse COO"):
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = _SPARSE_DOC.format(name=name, kinds=kinds, what=_SPARSE_WHAT[name],
-                                        fmt="csr" if "CSR" in kinds else "coo",
+                                        conv=".to_sparse_csr()" if "CSR" in kinds else "",
                                         out=_SPARSE_OUT[name])
     return method
 
@@ -609,8 +609,7 @@ _SPARSE_DOC = """Paddle's ``Tensor.{name}`` of a {kinds} tensor. A dense tensor 
 
     Examples:
         >>> import fw
-        >>> s = fw.sparse.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.0], [2, 2])
-        >>> s = s.to_sparse_csr() if "{fmt}" == "csr" else s
+        >>> s = fw.sparse.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.0], [2, 2]){conv}
         >>> {out}
         >>> try:
         ...     fw.ones([2, 2]).{name}()
