@@ -68,9 +68,11 @@ class MmapStorage:
 
         Examples:
             >>> import fw
+            >>> import os, tempfile
             >>> import numpy as np
-            >>> np.arange(8, dtype=np.float32).tofile("data.bin")
-            >>> m = fw.MmapStorage("data.bin", 32)
+            >>> path = os.path.join(tempfile.mkdtemp(), "data.bin")
+            >>> np.arange(8, dtype=np.float32).tofile(path)
+            >>> m = fw.MmapStorage(path, 32)
             >>> m.get_slice("float32", 2, 6).tolist()
             [2.0, 3.0, 4.0, 5.0]
             >>> m.get_slice("float32", 0, -1, 3).tolist()
