@@ -74,7 +74,7 @@ class ZooList(builtins.list):
     Examples:
         >>> import fw
         >>> zoo = fw.hub.list("builtin", source="builtin")
-        >>> type(zoo).__name__, isinstance(zoo, list), "resnet18" in zoo
+        >>> type(zoo).__name__, zoo == sorted(zoo), "resnet18" in zoo
         ('ZooList', True, True)
         >>> zoo.details["resnet18"]["task"], zoo.details["resnet18"]["configs"]["depth"]
         ('image-classification', 18)
