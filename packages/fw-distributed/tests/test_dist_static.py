@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 import fw
 import fw.distributed as dist
 from fw.core.ir import TensorType, run
+from fw.core.internal import OPS
 from fw.core.ir.builder import Builder
 from fw.distributed.auto_parallel._layout import local_box
 from fw.distributed.auto_parallel.static import propagate
@@ -257,6 +258,54 @@ def test_random_programs_with_random_placements_on_2_ranks_equal_dense(case):
 @given(case=_case)
 def test_random_programs_with_random_placements_on_a_2x2_mesh_equal_dense(case):
     _check_random_program(case, MESH2)
+
+
+# ------------------------------------------------------------ list-input / list-output ops
+@pytest.mark.parametrize("place", [S0, S1])
+def test_ops_with_list_inputs_and_outputs_follow_their_rules_on_2_ranks(place):
+    """concat, stack, einsum, meshgrid, broadcast_tensors, multiplex and unbind get
+    their rules (one Spec per list element), not the replicate fallback, and the
+    partitioned program gives the dense result on every rank."""
+    b = Builder()
+    with b:
+        x = b.add_input(TensorType([4, 6], "float32"), "x")
+        y = b.add_input(TensorType([4, 6], "float32"), "y")
+        v = b.add_input(TensorType([4], "float32"), "v")
+        idx = b.add_input(TensorType([4, 1], "int32"), "idx")
+        s = fw.stack([x, y], axis=0)
+        g1, g2 = fw.meshgrid(v, v)
+        bx, by = fw.broadcast_tensors([x, v.reshape([4, 1])])
+        u = fw.unbind(s, axis=0)
+        b.set_outputs([fw.concat([x, y], axis=1), s, fw.einsum("ij,kj->ik", x, y), g1, g2,
+                       bx, by, u[0] - u[1],
+                       # the table's multiplex op itself (fw.multiplex is a composite)
+                       b.emit(OPS["multiplex"], [[x, y], idx], {})])
+    prog = b.program
+    args = {a.label: a for a in prog.block.args}
+    rng = np.random.default_rng(0)
+    xs = [rng.standard_normal((4, 6)).astype("float32"),
+          rng.standard_normal((4, 6)).astype("float32"),
+          rng.standard_normal(4).astype("float32"), np.array([[0], [1], [1], [0]], "int32")]
+    dense = [o.numpy() for o in run(prog, *xs)]
+    ann = {args["x"]: [place], args["y"]: [place], args["v"]: [S0], args["idx"]: [S0]}
+    prop = propagate(prog, MESH1, ann)
+    assert not prop.fallbacks, prop.fallbacks
+    by_name = {op.name: op for op in prog.block.ops}
+    out = prop.placements
+    if place == S0:
+        assert out[by_name["concat"].results[0]] == [S0]
+        assert out[by_name["stack"].results[0]] == [S1]
+        assert out[by_name["einsum"].results[0]] == [S0]
+        assert out[by_name["multiplex"].results[0]] == [S0]
+    else:   # the joined / contracted dim 1: concat gathers, einsum gives a Partial sum
+        assert out[by_name["concat"].results[0]] == [R]
+        assert out[by_name["stack"].results[0]] == [dist.Shard(2)]
+        assert out[by_name["einsum"].results[0]] == [P]
+    assert all(out[r] == [S0] for r in by_name["meshgrid"].results)
+    outs, rps, _ = simulate(prog, MESH1, ann, xs, timeout=30)
+    for r in range(2):
+        for k, (o, d) in enumerate(zip(outs[r], dense)):
+            np.testing.assert_allclose(o, d, rtol=1e-5, atol=1e-5, err_msg=f"rank {r} out {k}")
 
 
 # ------------------------------------------------------------ the GPT, simulated
