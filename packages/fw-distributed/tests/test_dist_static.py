@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 import fw
 import fw.distributed as dist
-from fw.core.ir import TensorType, run
 from fw.core.internal import OPS
+from fw.core.ir import TensorType, run
 from fw.core.ir.builder import Builder
 from fw.distributed.auto_parallel._layout import local_box
 from fw.distributed.auto_parallel.static import propagate
