@@ -339,6 +339,13 @@ def test_char_gpt_forward_and_backward_partitioned_on_2x2_equals_dense():
     outs_pl = [[R, R]] + [prop.placements[labels[lab]] for lab in tr.grads]
     outs, rps, _ = simulate(prog, MESH2, ann, [x, y], outs_pl)
     assert prop.placements[labels[model.tok.weight.name]] == [R, S1]
+    # the mean cross entropy over the dp-sharded batch is a Partial loss: the logits
+    # are not gathered over dp (its rule used to decline)
+    ce = next(op for op in prog.block.ops if op.name == "cross_entropy_with_softmax")
+    assert "cross_entropy_with_softmax" not in prop.fallbacks, prop.fallbacks
+    assert "cross_entropy_with_softmax_grad" not in prop.fallbacks, prop.fallbacks
+    assert prop.placements[ce.results[0]][0] == P
+    assert prop.plans[ce].inputs[0][0] == S0
     for r in range(4):
         for k, (o, d) in enumerate(zip(outs[r], dense)):
             np.testing.assert_allclose(o, _block(d, outs_pl[k], MESH2, MESH2.coordinate(r)),

@@ -66,19 +66,49 @@ def layer_norm(ctx):
     return Plan(ins, [o0, o1, o1])
 
 
+def _ce_static_count(ctx, per_shape):
+    """The divisor of cross entropy's 'mean' when it does not depend on the data:
+    the number of per-sample losses (no class weights, and soft labels or an
+    ignore_index < 0, which no class index equals); None otherwise (the weighted
+    mean divides by the weights of the labels, the ignore_index >= 0 one by the
+    count of non-ignored labels: both depend on the labels of every rank)."""
+    if ctx.specs[2] is not None:
+        return None
+    if not ctx.attrs.get("soft_label", False) and int(ctx.attrs.get("ignore_index", -100)) >= 0:
+        return None
+    n = 1
+    for v in per_shape:
+        n *= int(v)
+    return n if n > 0 else None
+
+
 @register("cross_entropy_with_softmax")
 def cross_entropy(ctx):
     """Batch-sharded logits and labels (the class dim whole): per-sample losses stay
-    sharded; reduction='sum' gives a Partial loss; 'mean' (its divisor depends on
-    the ignored labels of every rank) declines to the fallback."""
+    sharded; reduction='sum' gives a Partial loss; 'mean' runs 'sum' locally and
+    divides by the global count of losses (a Partial loss: data parallelism never
+    gathers the logits) when that count is static — with class weights or an
+    ignore_index >= 0 the divisor depends on every rank's labels and the rule
+    declines to the fallback."""
     sl, slab, sw = ctx.specs
     if sl is None or slab is None or ctx.out_shapes is None:
         return None
     red = ctx.attrs.get("reduction", "mean")
-    if red not in ("none", "sum"):
-        return None
     nd = sl.ndim
     ax = int(ctx.attrs.get("axis", -1)) % nd
+    attrs = post = None
+    if red == "mean":
+        soft = ctx.attrs.get("soft_label", False)
+        per = [1 if d == ax else n for d, n in enumerate(sl.shape)] if soft else slab.shape
+        cnt = _ce_static_count(ctx, per)
+        if cnt is None:
+            return None
+        attrs = dict(ctx.attrs, reduction="sum")
+
+        def post(outs, c=float(cnt)):
+            return (outs[0] * (1.0 / c),) + tuple(outs[1:])
+    elif red not in ("none", "sum"):
+        return None
     ins = [[], [], [] if sw is not None else None]
     o_loss, o_sm = [], []
     for a in range(ctx.mesh.ndim):
@@ -91,7 +121,7 @@ def cross_entropy(ctx):
             ins[2].append(R)
         o_sm.append(p if ok else R)
         o_loss.append((p if red == "none" else Partial()) if ok else R)
-    return Plan(ins, [o_loss, o_sm])
+    return Plan(ins, [o_loss, o_sm], attrs=attrs, post=post)
 
 
 # ------------------------------------------------------------ conv / pool
@@ -356,13 +386,21 @@ def hsigmoid_loss(ctx):
 
 @register("cross_entropy_with_softmax_grad")
 def cross_entropy_grad(ctx):
-    """The class axis whole; batch dims sharded alike ('mean' declines: its divisor
-    counts the non-ignored labels of every rank)."""
+    """The class axis whole; batch dims sharded alike. 'mean' runs 'sum' locally
+    and divides by the global count of losses when that count is static (as the
+    forward rule); with class weights or an ignore_index >= 0 it declines."""
     ss, sl, sw, sg = ctx.specs
-    if ctx.attrs.get("reduction", "mean") == "mean":
-        return None
     nd = ss.ndim
     ax = int(ctx.attrs.get("axis", -1)) % nd
+    attrs = post = None
+    if ctx.attrs.get("reduction", "mean") == "mean":
+        cnt = _ce_static_count(ctx, [1 if d == ax else n for d, n in enumerate(ss.shape)])
+        if cnt is None:
+            return None
+        attrs = dict(ctx.attrs, reduction="sum")
+
+        def post(outs, c=float(cnt)):
+            return (outs[0] * (1.0 / c),)
     lab = [None if d == ax else f"d{d}" for d in range(nd)]
     def follow(s):
         # a label/grad has the class axis of size 1 (same rank) or removed (rank - 1)
@@ -375,7 +413,7 @@ def cross_entropy_grad(ctx):
         else:
             return None
         return [lab[p] if s.shape[j] == ss.shape[p] else None for j, p in enumerate(pos)]
-    return label_plan(ctx, [lab, follow(sl), None, follow(sg)], [lab])
+    return label_plan(ctx, [lab, follow(sl), None, follow(sg)], [lab], attrs=attrs, post=post)
 
 
 @register("ctc_loss")
