@@ -162,6 +162,10 @@ def check_rules(rank):
          dist.Shard(2))
     case("layer_norm batch sharded", lambda x, w, b: F.layer_norm(x, [6], w, b),
          [([5, 6], "S0"), ([6], "R"), ([6], "R")], S0)
+    case("embedding row-split table (vocab parallel)", lambda i, w: F.embedding(i, w),
+         [(ids, "R"), ([10, 4], "S0")], P)
+    case("embedding row-split table, padding_idx", lambda i, w: F.embedding(i, w, padding_idx=7),
+         [(ids, "R"), ([10, 4], "S0")], P)
     lab = np.array([[1], [0], [3], [2], [1]], dtype="int64")
     case("cross_entropy none S0", lambda x, y: F.cross_entropy(x, y, reduction="none"),
          [([5, 4], "S0"), (lab, "S0")], S0)
@@ -472,7 +476,7 @@ def test_every_reshard_transition_equals_the_dense_tensor(ranks_run):
 def test_spmd_rules_match_dense_with_their_placements(ranks_run):
     assert ranks_run.returncode == 0, explain(ranks_run)
     for r in (0, 1):
-        assert f"OK {r} rules 38" in ranks_run.reports, explain(ranks_run)
+        assert f"OK {r} rules 40" in ranks_run.reports, explain(ranks_run)
 
 
 def test_sharded_mlp_trains_like_the_dense_model(ranks_run):

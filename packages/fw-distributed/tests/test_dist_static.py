@@ -308,6 +308,41 @@ def test_ops_with_list_inputs_and_outputs_follow_their_rules_on_2_ranks(place):
             np.testing.assert_allclose(o, d, rtol=1e-5, atol=1e-5, err_msg=f"rank {r} out {k}")
 
 
+def test_row_split_embedding_is_vocab_parallel_with_its_gradient_on_2_ranks():
+    """A row-split table: each rank looks up its own rows (masked), the lookup is
+    Partial(sum) — no gather of the table — and the table's gradient is the rank's
+    block of the dense gradient."""
+    from fw.autograd import gradients
+
+    rng = np.random.default_rng(7)
+    w = _param(rng.standard_normal((7, 4)).astype("float32"), "vp_table")
+    coef = rng.standard_normal((3, 5, 4)).astype("float32")
+    b = Builder()
+    with b:
+        ids = b.add_input(TensorType([3, 5], "int64"), "ids")
+        out = fw.nn.functional.embedding(ids, w)
+        loss = (out * fw.to_tensor(coef)).sum()
+        (gw,) = gradients([loss], [b.current_value(w)])
+        b.set_outputs([out, loss, gw])
+    prog = b.program
+    args = {a.label: a for a in prog.block.args}
+    x = rng.integers(0, 7, (3, 5)).astype("int64")
+    dense = [o.numpy() for o in run(prog, x)]
+    ann = {args["vp_table"]: [S0], args["ids"]: [R]}
+    prop = propagate(prog, MESH1, ann)
+    emb = next(op for op in prog.block.ops if op.name == "embedding")
+    assert prop.plans[emb].inputs[1] == [S0] and prop.placements[emb.results[0]] == [P]
+    assert not prop.fallbacks, prop.fallbacks
+    outs, rps, _ = simulate(prog, MESH1, ann, [x], [[R], [R], [S0]], timeout=30)
+    for r in range(2):
+        for k, (o, d) in enumerate(zip(outs[r], dense)):
+            want = _block(d, [S0], MESH1, [r]) if k == 2 else d
+            np.testing.assert_allclose(o, want, rtol=1e-5, atol=1e-5, err_msg=f"rank {r} {k}")
+        # only the lookup's Partial -> Replicate all-reduce, no gather of the table
+        assert rps[r].comms and all(str(c).startswith("Comm(all_reduce")
+                                    for c in rps[r].comms), rps[r].comms
+
+
 # ------------------------------------------------------------ the GPT, simulated
 def test_char_gpt_forward_and_backward_partitioned_on_2x2_equals_dense():
     """The examples' char GPT, annotated on its input (dp) and first/last weights

@@ -330,3 +330,22 @@ def test_index_add_of_batch_sharded_rows_is_partial():
     r = _plan("index_add", [x, idx, v], [[S(1)], [Rp()], [S(1)]], {"axis": 0})
     assert r.plan.outputs == [[S(1)]]
     np.testing.assert_allclose(r.outputs[0], want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("padding_idx", [None, 2, 5, -1])
+def test_row_split_embedding_is_a_masked_local_lookup_with_a_partial_result(padding_idx):
+    """Vocabulary-parallel embedding (Paddle's c_embedding): a row-split table is
+    not gathered; each rank looks up its rows, the result is Partial(sum). 7 rows
+    on 2 ranks (uneven), padding_idx on either rank's block or negative."""
+    rng = np.random.default_rng(6)
+    ids = np.array([[0, 6, 3], [2, 5, 4], [1, 1, 6]], "int64")
+    tab = rng.standard_normal((7, 4)).astype("float32")
+    r = _plan("embedding", [ids, tab], [[Rp()], [S(0)]], {"padding_idx": padding_idx})
+    assert not r.fell_back
+    assert r.plan.inputs == [[Rp()], [S(0)]] and r.plan.outputs == [[P()]]
+    want = fw.nn.functional.embedding(fw.to_tensor(ids), fw.to_tensor(tab),
+                                      padding_idx=padding_idx).numpy()
+    np.testing.assert_allclose(r.outputs[0], want, rtol=1e-6)
+    # ids sharded on the same axis are gathered (small) rather than the table (large)
+    r = _plan("embedding", [ids, tab], [[S(0)], [S(0)]], {"padding_idx": None})
+    assert r.plan.inputs == [[Rp()], [S(0)]] and r.plan.outputs == [[P()]]

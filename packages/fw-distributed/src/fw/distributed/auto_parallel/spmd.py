@@ -60,18 +60,23 @@ class Plan:
     """A rule's answer: the placements each input must have (None for non-tensors),
     those of each output; optionally ``attrs`` for the local op (a reshape's local
     target), ``op`` (another op name to run locally), ``shapes`` (the global output
-    shapes, when the rule knows them better than the op's infer) and ``post`` (a
-    function applied to the local outputs)."""
+    shapes, when the rule knows them better than the op's infer), ``post`` (a
+    function applied to the local outputs) and ``local`` (``local(args, attrs) ->
+    outputs``: the local computation composed of fw ops, run instead of the op —
+    it works on eager Tensors and, while a program is built, on IR Values, so one
+    function serves eager SPMD and dist.to_static; a vocabulary-parallel lookup)."""
 
-    __slots__ = ("inputs", "outputs", "attrs", "op", "shapes", "post")
+    __slots__ = ("inputs", "outputs", "attrs", "op", "shapes", "post", "local")
 
-    def __init__(self, inputs, outputs, attrs=None, op=None, shapes=None, post=None):
+    def __init__(self, inputs, outputs, attrs=None, op=None, shapes=None, post=None,
+                 local=None):
         self.inputs = inputs
         self.outputs = outputs
         self.attrs = attrs
         self.op = op
         self.shapes = shapes
         self.post = post
+        self.local = local
 
 
 class Ctx:
@@ -225,7 +230,8 @@ def _run(op, args, attrs):
     lattrs = plan.attrs if plan.attrs is not None else attrs
     from fw.core.dispatch import invoke
 
-    out = invoke(lop, local_args, lattrs)
+    out = plan.local(local_args, lattrs) if plan.local is not None \
+        else invoke(lop, local_args, lattrs)
     single = not isinstance(out, tuple)
     outs = (out,) if single else out
     if plan.post is not None:

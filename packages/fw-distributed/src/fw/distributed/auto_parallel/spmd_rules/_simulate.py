@@ -195,7 +195,8 @@ def simulate(op, args, attrs, mesh, placements, seed=0):
                 local.append(a)
         lop = OPS[plan.op] if plan.op is not None else op
         lattrs = plan.attrs if plan.attrs is not None else attrs
-        out = invoke(lop, local, lattrs)
+        out = plan.local(local, lattrs) if plan.local is not None \
+            else invoke(lop, local, lattrs)
         outs = out if isinstance(out, tuple) else (out,)
         if plan.post is not None:
             outs = tuple(plan.post(outs))

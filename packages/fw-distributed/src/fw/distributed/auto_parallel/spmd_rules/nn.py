@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fw.distributed.auto_parallel._layout import local_box
 from fw.distributed.auto_parallel.placement import Partial, Shard
 from fw.distributed.auto_parallel.spmd import Plan
 from fw.distributed.auto_parallel.spmd_rules._base import (
@@ -23,16 +24,24 @@ _axes = norm_axes
 def embedding(ctx):
     """ids Shard(d) with the table replicated -> Shard(d); a column-split table
     (Shard(1)) with replicated ids -> the hidden dim sharded; a row-split
-    (vocabulary) table is gathered."""
+    (vocabulary-parallel) table with whole ids -> each rank looks up the ids that
+    fall in its rows and zeroes the others: a Partial(sum) output (Megatron's
+    VocabParallelEmbedding, Paddle's c_embedding), composed of existing ops by
+    `_vocab_parallel_lookup` — the table is never gathered."""
     si, sw = ctx.specs
     if si is None or sw is None or sw.ndim != 2:
         return None
     nd = si.ndim
     ins, outs = [[], []], []
+    vocab_axis = None
     for a in range(ctx.mesh.ndim):
         pi, pw = si.placements[a], sw.placements[a]
         if isinstance(pw, Shard) and pw.dim == 1:
             w = (R, Shard(1), Shard(nd))
+        elif (isinstance(pw, Shard) and pw.dim == 0 and vocab_axis is None
+              and sw.shape[0] >= ctx.mesh.shape[a]):     # no empty block of rows
+            w = (R, Shard(0), Partial())
+            vocab_axis = a
         elif isinstance(pi, Shard):
             w = (pi, R, Shard(pi.dim))
         else:
@@ -40,7 +49,34 @@ def embedding(ctx):
         if isinstance(w[2], Shard) and w[2] in outs:
             w = (R, R, R)
         ins[0].append(w[0]), ins[1].append(w[1]), outs.append(w[2])
-    return Plan(ins, [outs])
+    if vocab_axis is None:
+        return Plan(ins, [outs])
+    (lo, n), _ = local_box(sw.shape, ins[1], ctx.mesh, ctx.coord)
+    return Plan(ins, [outs], local=_vocab_parallel_lookup(lo, n, sw.shape[0],
+                                                          ctx.attrs.get("padding_idx")))
+
+
+def _vocab_parallel_lookup(lo, n, vocab, padding_idx):
+    """``local(args, attrs)`` of a lookup in rows [lo, lo + n) of a `vocab`-row
+    table: ids outside the block read row 0 and are zeroed (their gradient too).
+    Built from fw ops, so it runs eagerly and inside a program being built."""
+    pad = None
+    if padding_idx is not None:
+        g = int(padding_idx) + (vocab if int(padding_idx) < 0 else 0)
+        pad = g - lo if lo <= g < lo + n else None
+
+    def local(args, attrs):
+        import fw
+        from fw.core.dispatch import invoke
+        from fw.core.internal import OPS
+
+        ids, w = args
+        shifted = ids - lo
+        inside = fw.logical_and(shifted >= 0, shifted < n)
+        safe = fw.where(inside, shifted, fw.zeros_like(shifted))
+        out = invoke(OPS["embedding"], [safe, w], dict(attrs, padding_idx=pad))
+        return out * fw.cast(inside, out.dtype).unsqueeze(-1)
+    return local
 
 
 @register("layer_norm")
