@@ -349,3 +349,16 @@ def test_row_split_embedding_is_a_masked_local_lookup_with_a_partial_result(padd
     # ids sharded on the same axis are gathered (small) rather than the table (large)
     r = _plan("embedding", [ids, tab], [[S(0)], [S(0)]], {"padding_idx": None})
     assert r.plan.inputs == [[Rp()], [S(0)]] and r.plan.outputs == [[P()]]
+
+
+def test_fallback_of_a_list_output_op_gives_every_output(monkeypatch):
+    """Without its rule, unbind (a variable number of outputs) falls back and still
+    returns every output, Replicate (the eager fallback used to return none)."""
+    from fw.distributed.auto_parallel import spmd_rules
+
+    monkeypatch.delitem(spmd_rules.RULES, "unbind")
+    x = np.arange(12, dtype="float32").reshape(4, 3)
+    r = _plan("unbind", [x], [[S(0)]], {"axis": 1})
+    assert r.fell_back and r.plan.outputs == [[Rp()]] * 3
+    for k in range(3):
+        np.testing.assert_array_equal(r.outputs[k], x[:, k])
