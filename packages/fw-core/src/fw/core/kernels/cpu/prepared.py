@@ -314,6 +314,18 @@ def _prep_transpose(op, kernel, checked=True):
     return transpose_prepared
 
 
+def _prep_fused_attention(op, kernel, checked=True):
+    """The attention kernel with its two attributes bound (positional call: no keyword
+    dict per call); the kernel itself picks native or reference per call."""
+    a = dict(op.attrs)
+    heads, scale = a["num_heads"], a["scale"]
+
+    def fused_attention_prepared(q, k, v, mask=None):
+        return kernel(q, k, v, mask, heads, scale)
+
+    return fused_attention_prepared
+
+
 #: op name -> ``make(op, table kernel) -> prepared kernel or None``
 PREPARERS: dict[str, Callable] = {
     "fused_conv": _prep_fused_conv,
@@ -324,6 +336,7 @@ PREPARERS: dict[str, Callable] = {
     "fused_matmul": _prep_fused_matmul,
     "flatten": _prep_flatten,
     "transpose": _prep_transpose,
+    "fused_attention": _prep_fused_attention,
 }
 
 
@@ -358,6 +371,7 @@ FINITE_PRESERVING = frozenset({
     "gelu", "silu", "softmax", "layer_norm", "add", "subtract", "multiply", "maximum",
     "minimum", "flatten", "reshape", "transpose", "split", "concat", "squeeze", "unsqueeze",
     "getitem", "slice", "embedding", "expand", "broadcast_to", "assign", "mean", "sum",
+    "fused_attention",
 })
 #: the ops whose prepared kernels check operands and results for the fused-kernel rule
 _RULE_OPS = frozenset({"fused_conv", "fused_matmul"})
