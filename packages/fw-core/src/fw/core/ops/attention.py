@@ -113,7 +113,7 @@ def attention_ref(q, k, v, mask=None, num_heads=1, scale=1.0):
     qh, kh, vh = (_heads(up(a), num_heads) for a in (q, k, v))
     s = np.matmul(qh, kh.transpose(0, 1, 3, 2))
     if scale != 1.0:
-        s = s * np.asarray(scale, s.dtype)
+        s = s * scale  # a Python float: NumPy keeps s's dtype (the chain's constant)
     if mask is not None:
         s = s + up(mask)
     p = softmax_np(s, 3)
@@ -123,6 +123,6 @@ def attention_ref(q, k, v, mask=None, num_heads=1, scale=1.0):
 
 defop("fused_attention", ("q", "k", "v", "mask?"), {"num_heads": 1, "scale": 1.0},
       infer=_fa_infer, reference=attention_ref, canon=_fa_canon, promote=None,
-      differentiable=False, family="fused", api=False, method=False,
+      differentiable=False, family="attention", api=False, method=False,
       doc="softmax(q_h @ k_h^T * scale + mask) @ v_h over num_heads heads; see "
           "fw.core.ops.attention.")
