@@ -502,6 +502,28 @@ def sdpa(ctx):
     return label_plan(ctx, [lab, list(lab), list(lab), lm], [lab])
 
 
+@register("fused_attention")
+def fused_attention(ctx):
+    """q/k/v [B, S, D] with the heads packed in D (the inference pass's fused op):
+    the batch is sharded; D stays whole (a block of D would cut heads apart unless
+    the block held whole heads, which the rule does not check); the mask follows the
+    batch when it has it."""
+    sq, sk, sv = ctx.specs[:3]
+    sm = ctx.specs[3] if len(ctx.specs) > 3 else None
+    if sq.ndim != 3 or sk.ndim != 3 or sv.ndim != 3:
+        return None
+    lab = ["b", None, None]
+    ins = [lab, list(lab), list(lab)]
+    if len(ctx.specs) > 3:
+        lm = None
+        if sm is not None:
+            lm = [None] * sm.ndim
+            if sm.ndim == 4 and sm.shape[0] == sq.shape[0] and sq.shape[0] != 1:
+                lm[0] = "b"
+        ins.append(lm)
+    return label_plan(ctx, ins, [lab])
+
+
 @register("label_smooth")
 def label_smooth(ctx):
     """Uses the class count (the last dim): it is whole; other dims sharded."""
