@@ -512,15 +512,20 @@ class FoldQDQ(Pass):
     one rounding (the result then differs from the QDQ program by up to half a step of
     that quantization before the add; False keeps it exact: int8 output, float add);
     ``int8_concat`` (default True): a concat whose result is quantized runs on bytes, its
-    operands quantized with that one scale (``fw.core.ir.passes.int8_concat``)."""
+    operands quantized with that one scale (``fw.core.ir.passes.int8_concat``);
+    ``float_linear_chains`` (default True): a chain of quantized Linear layers without an
+    activation between them runs as float32 (one folded product) where the cost rule of
+    ``fw.core.ir.passes.int8_linear_chain`` says int8 loses (LeNet's classifier)."""
 
     name = "fold_qdq"
 
     def __init__(self, min_macs: int = 1 << 13, keep_fp32_qdq: bool = True,
                  signed_inputs: bool | None = None,
                  min_channel_pairs: int = MIN_CONV_CHANNEL_PAIRS,
-                 fuse_residual_qdq: bool = True, int8_concat: bool = True):
+                 fuse_residual_qdq: bool = True, int8_concat: bool = True,
+                 float_linear_chains: bool = True):
         self.min_macs = int(min_macs)
+        self.float_linear_chains = bool(float_linear_chains)
         self.int8_concat = bool(int8_concat)
         self.fuse_residual_qdq = bool(fuse_residual_qdq)
         self.min_channel_pairs = int(min_channel_pairs)
@@ -553,8 +558,18 @@ class FoldQDQ(Pass):
             if op.parent is top and op.name == "quantize_linear" and _unsigned_quantize(rw, op):
                 changed = True
         rw.flush()
+        stay_float = set()
+        if self.float_linear_chains:
+            from fw.core.ir.passes.int8_linear_chain import drop_chain_qdq, float_chains
+
+            for chain in float_chains(rw, [op for op in walk_ops(top) if op.parent is top]):
+                drop_chain_qdq(rw, chain)
+                stay_float.update(chain[0])
+                changed = True
+            rw.flush()
         for op in walk_ops(top):
-            if op.parent is not top or op.name not in ("conv", "linear", "matmul"):
+            if op.parent is not top or op.name not in ("conv", "linear", "matmul") or \
+                    op in stay_float:
                 continue
             m = _match_product(rw, op, self.min_macs, signed, self.min_channel_pairs)
             if m is None:
