@@ -119,6 +119,9 @@ def test_default_ptq_lenet_predictor_program_and_values(tmp_path):
     # conv2 int8 (pool on bytes), the classifier one float product, no int8 matmul
     assert ops["quantized_conv2d"] == 1 and ops["quantized_max_pool"] == 1, ops
     assert ops["quantized_matmul"] == 0 and ops["fused_matmul"] == 1, ops
+    # the chain's input dequantized before its flatten: the exit transpose folds into
+    # the weight rows as in fp32 (only the input's transpose to channel-last is left)
+    assert ops["transpose"] == 1, ops
     x = rng.random((64, 1, 28, 28), dtype=np.float32)
     (got,) = pred.run([x])
     got = np.asarray(got)

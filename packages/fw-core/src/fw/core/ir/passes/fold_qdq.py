@@ -558,11 +558,12 @@ class FoldQDQ(Pass):
             if op.parent is top and op.name == "quantize_linear" and _unsigned_quantize(rw, op):
                 changed = True
         rw.flush()
-        stay_float = set()
+        stay_float, chains = set(), []
         if self.float_linear_chains:
             from fw.core.ir.passes.int8_linear_chain import drop_chain_qdq, float_chains
 
-            for chain in float_chains(rw, [op for op in walk_ops(top) if op.parent is top]):
+            chains = float_chains(rw, [op for op in walk_ops(top) if op.parent is top])
+            for chain in chains:
                 drop_chain_qdq(rw, chain)
                 stay_float.update(chain[0])
                 changed = True
@@ -585,4 +586,10 @@ class FoldQDQ(Pass):
             elif not self.keep_fp32_qdq and _drop_fake_quant(rw, op):
                 changed = True
         rw.flush()
+        if chains:
+            from fw.core.ir.passes.int8_linear_chain import hoist_chain_input
+
+            for chain in chains:
+                hoist_chain_input(rw, chain)
+            rw.flush()
         return changed
