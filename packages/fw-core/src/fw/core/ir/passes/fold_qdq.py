@@ -62,6 +62,11 @@ Where int8 does not pay, the layer stays float32 (onnxruntime's int8 LeNet b64 r
   (0.5x): LeNet's last classifier (840 per sample) would stay float
   (unless its input already comes out of an int8 op: then one int8 op is cheaper than a
   dequantize and a float product);
+- a chain of quantized Linear layers with no activation between them (each read
+  through a Q -> DQ pair) whose folded float product costs at most a quarter of the
+  chain's int8 multiply-adds (``fw.core.ir.passes.int8_linear_chain``: LeNet's
+  400 -> 120 -> 84 -> 10 classifier): the quantizations between the layers go and the
+  chain runs as one float32 product, as in the float program (``float_linear_chains``);
 - a conv with ``C_in/groups * C_out/groups < min_channel_pairs`` (default
   ``MIN_CONV_CHANNEL_PAIRS`` = 64) that is not depthwise (LeNet's 1 -> 6 stem: oneDNN pads
   such channels to 4-16 byte blocks; 1.7x slower in int8). A rule on the layer's shape,
