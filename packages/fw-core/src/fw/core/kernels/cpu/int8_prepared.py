@@ -302,24 +302,13 @@ INT8_PREPARERS = {
 }
 
 
-#: int8-path ops whose results are finite when their operands are: integer codes, or
-#: ``(q - z) * s`` / ``acc * s + b`` of finite scales and biases (float32 overflow aside,
-#: the rule's documented gap). Without them a float op after a dequantize (LeNet's
-#: float stem after the input's QDQ) would run its NaN/Inf scans on every call: 40 us
-#: of LeNet b64's float stem conv, measured.
-FINITE_INT8 = frozenset({"quantize_linear", "dequantize_linear", "fake_quantize_dequantize",
-                         "quantized_conv2d", "quantized_matmul", "quantized_max_pool"})
-
-
 def register(clip, exact_u8s8: bool) -> None:
-    """Add the int8 preparers to the executor's table and the int8 ops to its
-    finite-preserving set (additive: the float32 entries stay). `clip` and `exact_u8s8`
-    are fw.core.kernels.cpu.int8's ``_clip`` and ``EXACT_U8S8``."""
+    """Add the int8 preparers to the executor's table (additive: the float32 entries
+    stay; the int8 ops are in `prepared.FINITE_PRESERVING` with the others). `clip` and
+    `exact_u8s8` are fw.core.kernels.cpu.int8's ``_clip`` and ``EXACT_U8S8``."""
     from fw.core.kernels.cpu import prepared
 
     _HOST["clip"], _HOST["exact"] = clip, bool(exact_u8s8)
 
     for name, make in INT8_PREPARERS.items():
         prepared.PREPARERS.setdefault(name, make)
-    if not FINITE_INT8 <= prepared.FINITE_PRESERVING:
-        prepared.FINITE_PRESERVING = prepared.FINITE_PRESERVING | FINITE_INT8
