@@ -245,6 +245,32 @@ def case_overlap_optimizer():
     assert np.array_equal(got[0], got[-1]), "ranks diverged"
 
 
+def case_overlap_optimizer_fleet():
+    """fleet: hybrid_configs dp_configs.overlap_optimizer links the inner optimizer to
+    the DataParallel distributed_model made; training equals fleet without it."""
+    r = comm.world_rank()
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((3, comm.world_size(), 4, 6)).astype("float32")
+
+    def train(overlap):
+        s = fleet.DistributedStrategy()
+        s.hybrid_configs = {"dp_degree": comm.world_size(),
+                            "dp_configs": {"overlap_optimizer": overlap}}
+        fleet.init(is_collective=True, strategy=s)
+        model = fleet.distributed_model(_mlp())
+        inner = fw.optimizer.Momentum(0.05, parameters=model.parameters())
+        opt = fleet.distributed_optimizer(inner)
+        assert (model._reducer.optimizer is inner) == overlap
+        for k in range(3):
+            model(fw.to_tensor(X[k, r])).square().mean().backward()
+            opt.step()
+            opt.clear_grad()
+        return [p.numpy().copy() for p in model.parameters()]
+
+    for a, b in zip(train(False), train(True)):
+        assert np.array_equal(a, b), "fleet overlap != fleet"
+
+
 if __name__ == "__main__":
     case, args = sys.argv[1], sys.argv[2:]
     globals()["case_" + case](*args)

@@ -106,6 +106,13 @@ def test_parameters_are_updated_when_backward_returns():
     r.prepare(out)
     with pytest.raises(ValueError, match="already updated by a partial step"):
         fw.nn.functional.cross_entropy(out, y).backward()
+    assert not r.armed  # the failed step is over: the next one starts clean
+    opt.step()
+    opt.clear_grad()
+    out = net(x)
+    r.prepare(out)
+    fw.nn.functional.cross_entropy(out, y).backward()
+    opt.step()
     r.close()
 
 
@@ -128,3 +135,18 @@ def test_refusals_warn_and_leave_the_overlap_off():
 
 def test_overlap_optimizer_on_2_ranks():
     run_ranks(2, "overlap_optimizer")
+
+
+def test_overlap_optimizer_through_fleet_on_2_ranks():
+    run_ranks(2, "overlap_optimizer_fleet")
+
+
+def test_strategy_dp_configs():
+    from fw.distributed import fleet
+
+    s = fleet.DistributedStrategy()
+    assert s.hybrid_configs["dp_configs"] == {"overlap_optimizer": False}
+    s.hybrid_configs = {"dp_configs": {"overlap_optimizer": True}}
+    assert s.hybrid_configs["dp_configs"]["overlap_optimizer"] is True
+    with pytest.raises(ValueError, match="'dp_configs' must be a dict"):
+        s.hybrid_configs = {"dp_configs": {"overlap": True}}

@@ -339,11 +339,12 @@ class Reducer:
         try:
             out = self._write_back(current, n, globally_used)
         finally:
+            # (also when an overlapped optimizer step raised: the step is over)
             self._pause()
-        self.armed = False
-        self.ready = set()
-        for b in self.buckets:
-            b.done_at = None
+            self.armed = False
+            self.ready = set()
+            for b in self.buckets:
+                b.done_at = None
         self._event("synced", -1)
         return out
 
