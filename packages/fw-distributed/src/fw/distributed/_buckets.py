@@ -404,6 +404,8 @@ class Reducer:
                 # the later buckets are still in flight: update this one's parameters now
                 opt.step(parameters=self.step_params[b.index])
                 self._event("stepped", b.index)
+                if self.profile:
+                    self._poll()  # did a later bucket's all-reduce finish meanwhile?
         return out
 
     def _pause(self):
