@@ -125,6 +125,8 @@ def test_refusals_warn_and_leave_the_overlap_off():
         assert dp.set_overlap_optimizer(clipped) is False
     with pytest.warns(UserWarning, match="not elementwise per parameter"):
         DataParallel(net, overlap_optimizer=fw.optimizer.Lamb(parameters=net.parameters()))
+    with pytest.warns(UserWarning, match="LBFGS: its step has no partial form"):
+        DataParallel(net, overlap_optimizer=fw.optimizer.LBFGS(parameters=net.parameters()))
     with pytest.raises(TypeError, match="overlap_optimizer must be an fw.optimizer"):
         DataParallel(net, overlap_optimizer="adam")
     r = Reducer(net.parameters(), comm.self_group(), owners=[0] * 6)

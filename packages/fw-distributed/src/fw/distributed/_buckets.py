@@ -426,6 +426,8 @@ def reason_not_overlappable(optimizer):
         optimizer.step(parameters=[])
     except (UnsupportedError, ValueError) as e:
         return str(e)
+    except TypeError as e:  # LBFGS: step(closure)
+        return f"its step has no partial form ({e})"
     return None
 
 
