@@ -59,11 +59,19 @@ def _bcast_bytes(comm, data: bytes | None, timeout: float) -> bytes:
 def init_parallel_env(timeout=None):
     """Initialise the distributed environment and return the world `Group`.
 
-    Idempotent. `timeout` (seconds or a timedelta; fw's addition to Paddle's
-    signature) is the default timeout of every collective; without it,
-    ``FW_DIST_TIMEOUT`` (the launcher's ``--timeout``), else 1800 s.
+    Idempotent. Under the launcher (``python -m fw.distributed.launch``) it connects the
+    ranks; without one it sets up a one-rank world, so the same script runs alone.
 
-    Example:
+    Args:
+        timeout (float|datetime.timedelta, optional): the default timeout, in seconds, of
+            every collective (fw's addition to Paddle's signature). Default: None, which
+            reads ``FW_DIST_TIMEOUT`` (the launcher's ``--timeout``), else 1800 s.
+
+    Returns:
+        Group: the world group (id 0).
+
+    Examples:
+        >>> import fw
         >>> import fw.distributed as dist
         >>> g = dist.init_parallel_env()
         >>> (dist.get_rank(), dist.get_world_size(), dist.is_initialized())
@@ -133,36 +141,103 @@ def _hostname() -> str:
 
 
 def is_initialized() -> bool:
-    """Whether `init_parallel_env` ran (and `destroy_process_group()` did not)."""
+    """Whether `init_parallel_env` ran (and `destroy_process_group()` did not since).
+
+    Returns:
+        bool: True once the world is set up.
+
+    Examples:
+        >>> import fw
+        >>> import fw.distributed as dist
+        >>> _ = dist.init_parallel_env()
+        >>> dist.is_initialized()
+        True
+    """
     return state.initialized
 
 
 def is_available() -> bool:
-    """Whether distributed support is usable here (mpi4py importable)."""
+    """Whether distributed support is usable in this installation (mpi4py imports).
+
+    Returns:
+        bool: True when collectives across processes can run.
+
+    Examples:
+        >>> import fw
+        >>> import fw.distributed as dist
+        >>> isinstance(dist.is_available(), bool)
+        True
+    """
     import importlib.util
 
     return importlib.util.find_spec("mpi4py") is not None
 
 
 def get_rank(group=None) -> int:
-    """This process's rank in `group` (the world when None; -1 outside the group).
-    Before `init_parallel_env`: the launcher's ``PADDLE_TRAINER_ID`` (or
-    ``PMI_RANK``/``RANK``), 0 without a launcher."""
+    """This process's rank in `group`.
+
+    Before `init_parallel_env` it reads the launcher's ``PADDLE_TRAINER_ID`` (or
+    ``PMI_RANK``/``RANK``), and is 0 without a launcher.
+
+    Args:
+        group (Group, optional): the group; None for the world. Default: None.
+
+    Returns:
+        int: the rank, or -1 when this process is not a member of `group`.
+
+    Examples:
+        >>> import fw
+        >>> import fw.distributed as dist
+        >>> dist.get_rank()
+        0
+    """
     if group is not None:
         return group.rank
     return state.rank if state.initialized else env_rank()
 
 
 def get_world_size(group=None) -> int:
-    """The number of ranks of `group` (the world when None); before
-    `init_parallel_env`, the launcher's ``PADDLE_TRAINERS_NUM`` (1 without one)."""
+    """The number of ranks in `group`.
+
+    Before `init_parallel_env` it reads the launcher's ``PADDLE_TRAINERS_NUM`` (1
+    without a launcher).
+
+    Args:
+        group (Group, optional): the group; None for the world. Default: None.
+
+    Returns:
+        int: the number of ranks.
+
+    Examples:
+        >>> import fw
+        >>> import fw.distributed as dist
+        >>> dist.get_world_size()
+        1
+    """
     if group is not None:
         return group.nranks
     return state.world_size if state.initialized else env_world_size()
 
 
 def get_backend(group=None) -> str:
-    """The engine of `group`: "MPI" (CPU tensors; "SELF" without a launcher)."""
+    """The name of the engine that runs `group`'s collectives.
+
+    "MPI" for CPU tensors under the launcher, "SELF" for a one-rank world without a
+    launcher (GPU tensors use NCCL whatever this says).
+
+    Args:
+        group (Group, optional): the group; None for the world. Default: None.
+
+    Returns:
+        str: the engine's name.
+
+    Examples:
+        >>> import fw
+        >>> import fw.distributed as dist
+        >>> _ = dist.init_parallel_env()
+        >>> dist.get_backend()
+        'SELF'
+    """
     g = group if group is not None else _group.default_group("get_backend")
     return g.backend
 

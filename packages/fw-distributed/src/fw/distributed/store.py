@@ -287,17 +287,30 @@ class _Server:
 # --- the client -------------------------------------------------------------------
 
 class TCPStore:
-    """A client of the job's key-value store; with ``is_master=True`` it also starts
-    the server in this process (``port=0`` picks a free port: read ``.port``).
+    """A client of the job's key-value store (the rendezvous the ranks share).
+
+    With ``is_master=True`` it also starts the server in this process; ``port=0`` picks
+    a free port (read ``.port``). Values are bytes; `add` keeps integer counters.
 
     Args:
-        host: the server's address (the master binds it).
-        port: the server's port.
-        is_master: start the server here.
-        world_size: the number of ranks the job has (informational; `store_barrier`
-            takes it explicitly).
-        timeout: seconds any call may wait (connecting included) unless it is given
-            its own timeout.
+        host (str): the server's address (the master binds it).
+        port (int): the server's port; 0 lets the master pick one.
+        is_master (bool, optional): start the server here. Default: False.
+        world_size (int, optional): the number of ranks of the job (informational;
+            `store_barrier` takes it explicitly). Default: None.
+        timeout (float, optional): seconds any call may wait (connecting included) unless
+            it is given its own timeout. Default: 300.0.
+
+    Examples:
+        >>> import fw
+        >>> import fw.distributed as dist
+        >>> store = dist.TCPStore("127.0.0.1", 0, is_master=True, world_size=1, timeout=10)
+        >>> store.set("key", b"value")
+        >>> store.get("key")
+        b'value'
+        >>> store.add("counter", 2)
+        2
+        >>> store.close()
     """
 
     def __init__(self, host: str, port: int, is_master: bool = False,

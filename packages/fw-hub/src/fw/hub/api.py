@@ -51,6 +51,7 @@ def get_dir() -> str:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import os, fw.hub
             >>> saved_env = dict(os.environ)
             >>> os.environ["FW_HUB_CACHE"] = "/data/fw-hub"
@@ -425,6 +426,7 @@ def read_state_dict(path, *, return_numpy: bool = False):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import os, tempfile, numpy as np
             >>> from fw.hub import read_state_dict
             >>> from fw.hub.testing import write_torch_checkpoint
@@ -502,6 +504,7 @@ def load_state_dict_from_url(url: str, model_dir: str | None = None, check_hash:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import os, tempfile, hashlib, numpy as np, fw
             >>> from fw.hub import load_state_dict_from_url
             >>> from fw.hub.testing import serve_directory
@@ -560,6 +563,7 @@ def load_state_dict(model, state_dict_or_path, *, convert=None, strict: bool = T
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import numpy as np, fw
             >>> from fw.hub import load_state_dict
             >>> from fw.hub.api import TorchStateDict

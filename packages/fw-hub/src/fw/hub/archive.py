@@ -64,6 +64,7 @@ def member_names(path) -> list[str]:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import os, tempfile, zipfile
             >>> from fw.hub.archive import member_names, is_archive
             >>> p = os.path.join(tempfile.mkdtemp(), "a.zip")
@@ -92,6 +93,7 @@ def check_members(path) -> None:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import os, tempfile, zipfile
             >>> from fw.hub.archive import check_members
             >>> p = os.path.join(tempfile.mkdtemp(), "bad.zip")
@@ -159,6 +161,7 @@ def extract_all(path, dest_dir) -> list[str]:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import os, tempfile, zipfile
             >>> from fw.hub.archive import extract_all
             >>> d = tempfile.mkdtemp()

@@ -62,6 +62,7 @@ def parse_hf_repo(spec: str) -> tuple[str, str]:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> from fw.hub.cache import parse_hf_repo, repo_folder_name
             >>> parse_hf_repo("sentence-transformers/all-MiniLM-L6-v2@main")
             ('sentence-transformers/all-MiniLM-L6-v2', 'main')
@@ -154,6 +155,7 @@ def cached_file(repo_id: str, filename: str, revision: str = "main", *,
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import os, tempfile
             >>> from fw.hub.cache import cached_file
             >>> saved_env = dict(os.environ)
@@ -196,6 +198,7 @@ def hf_url(repo_id: str, filename: str, revision: str = "main") -> str:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import os
             >>> from fw.hub.cache import hf_url
             >>> saved_env = dict(os.environ)
@@ -248,6 +251,7 @@ def hf_hub_download(repo_id: str, filename: str, revision: str = "main", *,
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import os, tempfile
             >>> saved_env = dict(os.environ)
             >>> from fw.hub.cache import hf_hub_download

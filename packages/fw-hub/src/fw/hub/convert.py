@@ -117,6 +117,7 @@ def torch_to_fw(state_dict, model):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import numpy as np, fw
             >>> from fw.hub.convert import torch_to_fw
             >>> model = fw.nn.Sequential(fw.nn.Linear(2, 2), fw.nn.BatchNorm1D(2))
@@ -182,6 +183,7 @@ def from_torch(state_dict, model, *, strict: bool = True):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import numpy as np, fw
             >>> from fw.hub.convert import from_torch
             >>> model = fw.nn.Linear(3, 2)

@@ -52,6 +52,7 @@ def is_offline() -> bool:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import os
             >>> from fw.hub.download import is_offline
             >>> saved_env = dict(os.environ)
@@ -79,6 +80,7 @@ def apply_mirrors(url: str) -> str:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import os
             >>> saved_env = dict(os.environ)
             >>> from fw.hub.download import apply_mirrors
@@ -106,6 +108,7 @@ def url_file_name(url: str) -> str:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> from fw.hub.download import url_file_name
             >>> url_file_name("https://x.org/models/resnet%2018.pdparams?download=1")
             'resnet 18.pdparams'
@@ -123,6 +126,7 @@ def file_digest(path, algorithm: str = "sha256") -> str:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import os, tempfile
             >>> from fw.hub.download import file_digest
             >>> p = os.path.join(tempfile.mkdtemp(), "f")
@@ -159,6 +163,7 @@ def check_digests(path, *, sha256=None, md5=None, what=None) -> None:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import os, tempfile
             >>> from fw.hub.download import check_digests
             >>> p = os.path.join(tempfile.mkdtemp(), "f")
@@ -367,6 +372,7 @@ def fetch(url: str, dest: str, *, sha256=None, md5=None, progress=True, timeout=
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import os, tempfile
             >>> from fw.hub.download import fetch
             >>> from fw.hub.testing import serve_directory
@@ -459,6 +465,7 @@ def download_url(url: str, dest_dir, *, sha256: str | None = None, md5: str | No
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import os, tempfile
             >>> from fw.hub.testing import serve_directory
             >>> from fw.utils.download import download_url

@@ -160,6 +160,7 @@ def serve_directory(path, *, timeout: float = 10.0):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import os, tempfile, urllib.request
             >>> from fw.hub.testing import serve_directory
             >>> d = tempfile.mkdtemp()
@@ -266,6 +267,7 @@ def write_torch_checkpoint(path, obj, *, archive_name: str | None = None) -> Non
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import os, tempfile, zipfile, numpy as np
             >>> from fw.hub.testing import write_torch_checkpoint
             >>> p = os.path.join(tempfile.mkdtemp(), "w.pt")

@@ -194,6 +194,7 @@ def load(path):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import os, tempfile, numpy as np
             >>> from fw.hub import torch_pickle
             >>> from fw.hub.testing import write_torch_checkpoint

@@ -57,6 +57,7 @@ def check_trust(owner: str, repo: str, trust_repo, source: str) -> None:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import os, tempfile
             >>> from fw.hub.trust import check_trust, is_trusted
             >>> saved_env = dict(os.environ)

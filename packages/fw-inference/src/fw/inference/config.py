@@ -29,6 +29,7 @@ class PassBuilder:
     simplification, batch-norm folding, conv/matmul epilogue fusion, elementwise
     fusion, CSE, DCE). Names are those of ``fw.core.ir.passes.PASSES``.
 
+    >>> import fw
     >>> from fw.inference import Config
     >>> pb = Config().pass_builder()
     >>> pb.delete_pass("fuse_elementwise")
@@ -79,33 +80,42 @@ class PassBuilder:
 
 
 class Config:
-    """How to build a `Predictor`.
+    """How to build a `Predictor`: the model to load and the switches of the run.
 
     ``Config(model_path)`` names the model file that ``fw.jit.save`` writes
-    (``prefix + ".fwmodel"``; the prefix alone is accepted too) or a directory
-    holding exactly one ``*.fwmodel`` file; ``Config(model_path, params_path)``
-    adds a safetensors file whose tensors replace, by label, the weights stored
-    in the model file (the model file always carries its own weights; the same
-    path twice is the plain model). ``Config(other_config)`` copies a config.
+    (``prefix + ".fwmodel"``; the prefix alone is accepted too) or a directory holding
+    exactly one ``*.fwmodel`` file. ``Config(model_path, params_path)`` adds a
+    safetensors file whose tensors replace, by label, the weights stored in the model
+    file (the model file always carries its own weights; the same path twice is the
+    plain model). ``Config(other_config)`` copies a config.
 
     Switches (Paddle's names): `switch_ir_optim` (run the IR passes, default on),
-    `enable_memory_optim` (free intermediates early and reuse their buffers,
-    default off), `set_cpu_math_library_num_threads`, `enable_mkldnn` (default
-    on: fw's CPU kernels, oneDNN) / `disable_mkldnn` (the NumPy reference
-    kernels), `disable_glog_info`, `switch_ir_debug` (dump the program after
-    every pass), `delete_pass` / `pass_builder`,
-    `set_optim_cache_dir` + `enable_save_optim_model` (write the optimised
-    model), `enable_use_gpu` (raises: CPU only for now), `summary`. fw's own:
-    `set_model_limits` (the bounds a model file must stay within) and
-    `enable_strip_state_updates` (run a model whose program writes its weights
-    without those writes, instead of refusing it).
+    `enable_memory_optim` (free intermediates early and reuse their buffers, default
+    off), `set_cpu_math_library_num_threads`, `enable_mkldnn` (default on: fw's CPU
+    kernels, oneDNN) / `disable_mkldnn` (the NumPy reference kernels),
+    `disable_glog_info`, `switch_ir_debug` (dump the program after every pass),
+    `delete_pass` / `pass_builder`, `set_optim_cache_dir` + `enable_save_optim_model`
+    (write the optimised model), `enable_use_gpu` (GPU through CuPy; raises where there
+    is none), `summary`. fw's own: `set_model_limits` (the bounds a model file must stay within) and
+    `enable_strip_state_updates` (run a model whose program writes its weights without
+    those writes, instead of refusing it).
 
-    >>> from fw.inference import Config
-    >>> config = Config("model.fwmodel")
-    >>> config.switch_ir_optim(True)
-    >>> config.enable_memory_optim()
-    >>> config.ir_optim()
-    True
+    Args:
+        model_path (str|Config, optional): the model file, its ``fw.jit.save`` prefix, a
+            directory holding one model file, or a Config to copy. Default: None (set it
+            later with `set_model`).
+        params_path (str, optional): a safetensors file of replacement weights.
+            Default: None.
+
+    Examples:
+        >>> import fw
+        >>> from fw.inference import Config
+        >>> config = Config("model.fwmodel")
+        >>> config.switch_ir_optim(True)
+        >>> config.enable_memory_optim()
+        >>> config.set_cpu_math_library_num_threads(2)
+        >>> config.ir_optim(), config.memory_optim_enabled(), config.cpu_math_library_num_threads()
+        (True, True, 2)
     """
 
     def __init__(self, model_path=None, params_path=None):
@@ -138,7 +148,24 @@ class Config:
     # ------------------------------------------------------------ the model
     def set_model(self, model_path, params_path=None) -> None:
         """Set the model file (or a directory, or the ``fw.jit.save`` prefix) and an
-        optional safetensors file of replacement weights."""
+        optional safetensors file of replacement weights.
+
+        Args:
+            model_path (str): the model file, prefix or directory.
+            params_path (str, optional): a safetensors file whose tensors replace the stored
+                weights by label. Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config("model.fwmodel")
+            >>> config.set_model("other.fwmodel")
+            >>> config.prog_file()
+            'other.fwmodel'
+        """
         self._model_path = None if model_path is None else os.fspath(model_path)
         self._params_path = None if params_path is None else os.fspath(params_path)
 
@@ -152,8 +179,19 @@ class Config:
         self._model_path = os.fspath(path)
 
     def prog_file(self) -> str:
-        """The model file the predictor will load (resolved when it exists, else the
-        path as given; '' when none is set)."""
+        """The model file the predictor will load (resolved when it exists, else the path
+        as given; '' when none is set).
+
+        Returns:
+            str: the path.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config("model.fwmodel")
+            >>> config.prog_file()
+            'model.fwmodel'
+        """
         if self._model_path is None:
             return ""
         try:
@@ -221,6 +259,7 @@ class Config:
         keep their values). A file beyond one raises ``ModelLimitError`` naming
         the limit; raise it only for a file you trust (a huge model).
 
+        >>> import fw
         >>> from fw.inference import Config
         >>> c = Config("model.fwmodel")
         >>> c.set_model_limits(max_ops=5_000_000)
@@ -248,10 +287,38 @@ class Config:
 
     # ------------------------------------------------------------ optimisation
     def switch_ir_optim(self, x: bool = True) -> None:
-        """Run the IR passes (`pass_builder`) on the program before compiling it."""
+        """Run the IR passes (`pass_builder`) on the program before compiling it (on by
+        default).
+
+        Args:
+            x (bool, optional): on or off. Default: True.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config("model.fwmodel")
+            >>> config.switch_ir_optim(False)
+            >>> config.ir_optim()
+            False
+        """
         self._ir_optim = bool(x)
 
     def ir_optim(self) -> bool:
+        """Whether the IR passes run (`switch_ir_optim`).
+
+        Returns:
+            bool: the setting.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config("model.fwmodel")
+            >>> config.ir_optim()
+            True
+        """
         return self._ir_optim
 
     def switch_prepared_kernels(self, x: bool = True) -> None:
@@ -261,6 +328,7 @@ class Config:
         the op table's kernels with keyword attributes on every call. The results are
         the same; the switch exists to measure and to rule the prepared kernels out.
 
+        >>> import fw
         >>> from fw.inference import Config
         >>> config = Config()
         >>> config.switch_prepared_kernels(False)
@@ -285,6 +353,7 @@ class Config:
         activation then hides (the rule's documented gap, of the same kind).
         True: every fused op checks its result and operands on every call.
 
+        >>> import fw
         >>> from fw.inference import Config
         >>> config = Config()
         >>> config.switch_nonfinite_checks(True)
@@ -301,7 +370,23 @@ class Config:
         return self._pass_builder
 
     def delete_pass(self, name: str) -> None:
-        """Do not run pass `name` (``pass_builder().delete_pass(name)``)."""
+        """Do not run pass `name` (``pass_builder().delete_pass(name)``).
+
+        Args:
+            name (str): a pass name from ``pass_builder().all_passes()``.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config("model.fwmodel")
+            >>> first = config.pass_builder().all_passes()[0]
+            >>> config.delete_pass(first)
+            >>> first in config.pass_builder().all_passes()
+            False
+        """
         self._pass_builder.delete_pass(name)
 
     def switch_ir_debug(self, x: bool = True, dump_dir=None) -> None:
@@ -333,11 +418,38 @@ class Config:
         return os.path.join(d, "_optimized" + MODEL_SUFFIX)
 
     def enable_memory_optim(self, x: bool = True) -> None:
-        """Free each intermediate after its last use and let elementwise ops write
-        into dead buffers (the executor's ``memory_optimize``)."""
+        """Free each intermediate after its last use and let elementwise ops write into
+        dead buffers (the executor's ``memory_optimize``; off by default).
+
+        Args:
+            x (bool, optional): on or off. Default: True.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config("model.fwmodel")
+            >>> config.enable_memory_optim()
+            >>> config.memory_optim_enabled()
+            True
+        """
         self._memory_optim = bool(x)
 
     def memory_optim_enabled(self) -> bool:
+        """Whether `enable_memory_optim` is on.
+
+        Returns:
+            bool: the setting.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config("model.fwmodel")
+            >>> config.memory_optim_enabled()
+            False
+        """
         return self._memory_optim
 
     # ------------------------------------------------------------ devices and threads
@@ -354,6 +466,18 @@ class Config:
         self._threads_set = True
 
     def cpu_math_library_num_threads(self) -> int:
+        """The thread count `set_cpu_math_library_num_threads` set (1 by default).
+
+        Returns:
+            int: the threads.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config("model.fwmodel")
+            >>> config.cpu_math_library_num_threads()
+            1
+        """
         return self._threads
 
     def enable_mkldnn(self) -> None:
@@ -361,6 +485,22 @@ class Config:
         self._mkldnn = True
 
     def mkldnn_enabled(self) -> bool:
+        """Whether the ops run on fw's CPU kernels (oneDNN; the default) rather than the
+        NumPy reference kernels (`disable_mkldnn`).
+
+        Returns:
+            bool: the setting.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config("model.fwmodel")
+            >>> config.mkldnn_enabled()
+            True
+            >>> config.disable_mkldnn()
+            >>> config.mkldnn_enabled()
+            False
+        """
         return self._mkldnn
 
     def set_mkldnn_cache_capacity(self, capacity: int = 0) -> None:
@@ -404,10 +544,34 @@ class Config:
         self._gpu = int(device_id)
 
     def use_gpu(self) -> bool:
+        """Whether `enable_use_gpu` is in effect.
+
+        Returns:
+            bool: the setting.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config("model.fwmodel")
+            >>> config.use_gpu()
+            False
+        """
         return getattr(self, "_gpu", None) is not None
 
     def disable_gpu(self) -> None:
-        """Run on the CPU (the default)."""
+        """Run on the CPU (the default).
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config("model.fwmodel")
+            >>> config.disable_gpu()
+            >>> config.use_gpu()
+            False
+        """
         self._gpu = None
 
     def gpu_device_id(self) -> int:
@@ -424,7 +588,19 @@ class Config:
 
     # ------------------------------------------------------------ summary
     def summary(self) -> str:
-        """A table of the settings."""
+        """A table of the settings, for logs.
+
+        Returns:
+            str: the table.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config("model.fwmodel")
+            >>> table = config.summary()
+            >>> "model_file" in table, "memory_optim" in table
+            (True, True)
+        """
         rows = [("model_file", self.prog_file() or "(none)"),
                 ("params_file", self.params_file() or "(in the model file)"),
                 ("model_dir", self.model_dir() or "(none)"), None,

@@ -15,7 +15,21 @@ __all__ = ["DataType", "PrecisionType", "PlaceType", "get_num_bytes_of_data_type
 
 
 class DataType(enum.Enum):
-    """Element type of an input/output handle (``handle.type()``)."""
+    """The element type of an inference input/output handle (``handle.type()``).
+
+    Members: BOOL, UINT8, INT8, INT16, INT32, INT64, FLOAT16, BFLOAT16, FLOAT32, FLOAT64,
+    COMPLEX64, COMPLEX128 (each member's value is the dtype name). ``DataType.of(dtype)``
+    maps an fw dtype, NumPy dtype or name; ``member.numpy_dtype`` goes back.
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> from fw.inference import DataType
+        >>> DataType.of(np.float32)
+        <DataType.FLOAT32: 'float32'>
+        >>> DataType.of(fw.int64).numpy_dtype
+        dtype('int64')
+    """
 
     BOOL = "bool"
     UINT8 = "uint8"
@@ -36,7 +50,20 @@ class DataType(enum.Enum):
 
     @classmethod
     def of(cls, dtype) -> DataType:
-        """The DataType of an fw DType, a NumPy dtype or a dtype name."""
+        """The DataType of a dtype.
+
+        Args:
+            dtype (fw.dtype|numpy.dtype|str): the dtype.
+
+        Returns:
+            DataType: the member; an error names the dtype when there is none.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import DataType
+            >>> DataType.of("float16")
+            <DataType.FLOAT16: 'float16'>
+        """
         try:
             return cls(_dt.convert_dtype(dtype).name)
         except (TypeError, ValueError):
@@ -44,8 +71,18 @@ class DataType(enum.Enum):
 
 
 class PrecisionType(enum.Enum):
-    """The precision a predictor computes in. fw-inference runs a program in the
-    dtypes it was saved with (``Float32`` for a float32 model)."""
+    """The precision a predictor computes in (Paddle's ``PrecisionType``).
+
+    fw-inference runs a program in the dtypes it was saved with (``Float32`` for a
+    float32 model, int8 kernels for a quantized one); members: Float32, Int8, Half,
+    Bfloat16 (alias Bf16).
+
+    Examples:
+        >>> import fw
+        >>> from fw.inference import PrecisionType
+        >>> PrecisionType.Bf16 is PrecisionType.Bfloat16
+        True
+    """
 
     Float32 = 0
     Int8 = 1
@@ -55,7 +92,14 @@ class PrecisionType(enum.Enum):
 
 
 class PlaceType(enum.Enum):
-    """Device kinds."""
+    """Device kinds (Paddle's ``PlaceType``): UNK, CPU, GPU, XPU, NPU, IPU, CUSTOM.
+
+    Examples:
+        >>> import fw
+        >>> from fw.inference import PlaceType
+        >>> PlaceType.CPU.value
+        0
+    """
 
     UNK = -1
     CPU = 0
@@ -69,9 +113,17 @@ class PlaceType(enum.Enum):
 def get_num_bytes_of_data_type(dtype: DataType) -> int:
     """Bytes per element of a DataType.
 
-    >>> from fw.inference import DataType, get_num_bytes_of_data_type
-    >>> get_num_bytes_of_data_type(DataType.FLOAT32)
-    4
+    Args:
+        dtype (DataType): the element type.
+
+    Returns:
+        int: its size in bytes.
+
+    Examples:
+        >>> import fw
+        >>> from fw.inference import DataType, get_num_bytes_of_data_type
+        >>> get_num_bytes_of_data_type(DataType.FLOAT32)
+        4
     """
     if not isinstance(dtype, DataType):
         raise InvalidTypeError(f"get_num_bytes_of_data_type takes a DataType, got "

@@ -178,17 +178,37 @@ class _Shared:
 
 
 def create_predictor(config: Config) -> Predictor:
-    """Build a `Predictor` from `config`.
+    """Build a `Predictor` from `config`: load, verify and optimise the model.
+
+    The config is copied, so later edits of it do not change the predictor.
+
+    Args:
+        config (Config): the model and the switches.
+
+    Returns:
+        Predictor: ready to `run`.
 
     Raises:
         FileNotFoundError: no model file where the config says.
-        ModelFormatError: the model (or params) file is malformed or damaged, or
-            its program writes its weights (names the file); ``ModelLimitError``
-            when it exceeds ``config.model_limits()``.
+        ModelFormatError: the model (or params) file is malformed or damaged, or its
+            program writes its weights (names the file); ``ModelLimitError`` when it
+            exceeds ``config.model_limits()``.
         VerificationError: a pass produced an invalid program (names the pass).
 
-    >>> import fw.inference as infer
-    >>> predictor = infer.create_predictor(infer.Config("model.fwmodel"))  # doctest: +SKIP
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> import fw.inference as infer
+        >>> from fw.static import InputSpec
+        >>> net = fw.nn.Linear(4, 2)
+        >>> spec = [InputSpec([None, 4], "float32", name="x")]
+        >>> path = fw.jit.save(net, "linear", input_spec=spec)
+        >>> predictor = infer.create_predictor(infer.Config(path))
+        >>> predictor.get_input_names()
+        ['x']
+        >>> out = predictor.run([np.ones((3, 4), np.float32)])
+        >>> out[0].shape
+        [3, 2]
     """
     from fw.core.ir import load
     from fw.core.ir.executor import Compiled
@@ -272,20 +292,33 @@ def _read_only(program) -> None:
 
 
 class Predictor:
-    """Runs one compiled program (made by `create_predictor`).
+    """Runs one compiled inference program (made by `create_predictor`).
 
-    Handle style (Paddle Inference)::
+    Handle style (Paddle Inference): set inputs through `get_input_handle`, call
+    ``run()``, read outputs through `get_output_handle`. List style (Paddle 3):
+    ``outputs = predictor.run([x])`` takes arrays or fw Tensors in input order and
+    returns fw Tensors. `clone` gives a predictor sharing the compiled program and the
+    weights, with its own handles, for another thread.
 
-        h = predictor.get_input_handle(predictor.get_input_names()[0])
-        h.copy_from_cpu(x)
-        predictor.run()
-        y = predictor.get_output_handle(predictor.get_output_names()[0]).copy_to_cpu()
+    Args:
+        shared: internal; build predictors with `create_predictor`.
 
-    List style (Paddle 3): ``outputs = predictor.run([x])`` takes arrays or fw
-    Tensors in input order and returns fw Tensors.
-
-    `clone` gives a predictor sharing the compiled program and the weights with
-    its own handles, for another thread.
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> import fw.inference as infer
+        >>> from fw.static import InputSpec
+        >>> net = fw.nn.Linear(4, 2)
+        >>> spec = [InputSpec([None, 4], "float32", name="x")]
+        >>> path = fw.jit.save(net, "linear", input_spec=spec)
+        >>> predictor = infer.create_predictor(infer.Config(path))
+        >>> x = np.ones((3, 4), np.float32)
+        >>> h = predictor.get_input_handle("x")
+        >>> h.copy_from_cpu(x)
+        >>> predictor.run()
+        >>> y = predictor.get_output_handle(predictor.get_output_names()[0]).copy_to_cpu()
+        >>> y.shape, bool(np.allclose(y, net(fw.to_tensor(x)).numpy(), atol=1e-6))
+        ((3, 2), True)
     """
 
     def __init__(self, shared: _Shared):
@@ -296,13 +329,65 @@ class Predictor:
 
     # ------------------------------------------------------------ names and handles
     def get_input_names(self) -> list:
+        """The names of the program's inputs, in feed order.
+
+        Returns:
+            list[str]: the input names (the ``InputSpec`` names given to ``fw.jit.save``).
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> import fw.inference as infer
+            >>> from fw.static import InputSpec
+            >>> net = fw.nn.Linear(4, 2)
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(net, "linear", input_spec=spec)
+            >>> predictor = infer.create_predictor(infer.Config(path))
+            >>> predictor.get_input_names()
+            ['x']
+        """
         return list(self._s.input_names)
 
     def get_output_names(self) -> list:
+        """The names of the program's outputs (``output_0``, ``output_1``, …).
+
+        Returns:
+            list[str]: the output names.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> import fw.inference as infer
+            >>> from fw.static import InputSpec
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(fw.nn.Linear(4, 2), "linear", input_spec=spec)
+            >>> predictor = infer.create_predictor(infer.Config(path))
+            >>> predictor.get_output_names()
+            ['output_0']
+        """
         return list(self._s.output_names)
 
     def get_input_handle(self, name: str) -> Tensor:
-        """The handle of input `name` (the same object on every call)."""
+        """The handle of input `name` (the same object on every call).
+
+        Args:
+            name (str): an input name from `get_input_names`.
+
+        Returns:
+            Tensor: the input handle (an error lists the inputs for an unknown name).
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> import fw.inference as infer
+            >>> from fw.static import InputSpec
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(fw.nn.Linear(4, 2), "linear", input_spec=spec)
+            >>> predictor = infer.create_predictor(infer.Config(path))
+            >>> h = predictor.get_input_handle("x")
+            >>> h is predictor.get_input_handle("x"), h.shape()
+            (True, [-1, 4])
+        """
         i = self._s.in_index.get(name)
         if i is None:
             raise InvalidArgumentError(f"the model has no input named {name!r}; its inputs are "
@@ -310,7 +395,26 @@ class Predictor:
         return self._handle(("in", i), True, i, name, self._s.input_types[i])
 
     def get_output_handle(self, name: str) -> Tensor:
-        """The handle of output `name` (``output_0``, ``output_1``, …)."""
+        """The handle of output `name`.
+
+        Args:
+            name (str): an output name from `get_output_names`.
+
+        Returns:
+            Tensor: the output handle; read it with ``copy_to_cpu()`` after `run`.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> import fw.inference as infer
+            >>> from fw.static import InputSpec
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(fw.nn.Linear(4, 2), "linear", input_spec=spec)
+            >>> predictor = infer.create_predictor(infer.Config(path))
+            >>> _ = predictor.run([np.ones((1, 4), np.float32)])
+            >>> predictor.get_output_handle("output_0").copy_to_cpu().shape
+            (1, 2)
+        """
         i = self._s.out_index.get(name)
         if i is None:
             raise InvalidArgumentError(f"the model has no output named {name!r}; its outputs "
@@ -324,7 +428,22 @@ class Predictor:
         return h
 
     def get_input_tensor_shape(self) -> dict:
-        """``{input name: shape}`` as the program declares them (-1: dynamic)."""
+        """The input shapes as the program declares them (-1: dynamic).
+
+        Returns:
+            dict[str, list[int]]: ``{input name: shape}``.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> import fw.inference as infer
+            >>> from fw.static import InputSpec
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(fw.nn.Linear(4, 2), "linear", input_spec=spec)
+            >>> predictor = infer.create_predictor(infer.Config(path))
+            >>> predictor.get_input_tensor_shape()
+            {'x': [-1, 4]}
+        """
         return {n: list(t.shape) for n, t in zip(self._s.input_names, self._s.input_types)}
 
     @property
@@ -336,13 +455,30 @@ class Predictor:
     def run(self, inputs=None):
         """Run the program.
 
-        Without arguments: on the data set through the input handles; the results
-        are read through the output handles. Returns None.
+        Without arguments: on the data set through the input handles; the results are read
+        through the output handles, and it returns None. With `inputs` (a list of arrays or
+        fw Tensors, one per input in `get_input_names` order): runs on them (no copy; the
+        handles' data is left alone) and returns the outputs as a list of fw Tensors (the
+        output handles see them too).
 
-        With `inputs` (a list of arrays or fw Tensors, one per input in
-        `get_input_names` order): runs on them (no copy; the handles' data is left
-        alone) and returns the outputs as a list of fw Tensors (the output handles
-        see them too).
+        Args:
+            inputs (list, optional): arrays or Tensors, one per input. Default: None.
+
+        Returns:
+            list[Tensor]|None: the outputs in list style, None in handle style.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> import fw.inference as infer
+            >>> from fw.static import InputSpec
+            >>> net = fw.nn.Linear(4, 2)
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(net, "linear", input_spec=spec)
+            >>> predictor = infer.create_predictor(infer.Config(path))
+            >>> out = predictor.run([np.zeros((2, 4), np.float32)])
+            >>> len(out), out[0].shape
+            (1, [2, 2])
         """
         if inputs is not None:
             return self._run_list(inputs)
@@ -390,17 +526,62 @@ class Predictor:
         return [_wrap(o) for o in outs]
 
     def clone(self) -> Predictor:
-        """A predictor sharing this one's compiled program and weights, with its own
-        input and output handles (safe to run concurrently from another thread)."""
+        """A predictor sharing this one's compiled program and weights, with its own input
+        and output handles (safe to run concurrently from another thread).
+
+        Returns:
+            Predictor: the clone.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> import fw.inference as infer
+            >>> from fw.static import InputSpec
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(fw.nn.Linear(4, 2), "linear", input_spec=spec)
+            >>> predictor = infer.create_predictor(infer.Config(path))
+            >>> twin = predictor.clone()
+            >>> twin.run([np.ones((2, 4), np.float32)])[0].shape
+            [2, 2]
+        """
         return Predictor(self._s)
 
     def clear_intermediate_tensor(self) -> None:
-        """Intermediates never outlive ``run()`` in fw (they are locals of the compiled
-        program), so there is nothing to clear; kept for Paddle's API."""
+        """Kept for Paddle's API: intermediates never outlive ``run()`` in fw (they are
+        locals of the compiled program), so there is nothing to clear.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> import fw.inference as infer
+            >>> from fw.static import InputSpec
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(fw.nn.Linear(4, 2), "linear", input_spec=spec)
+            >>> predictor = infer.create_predictor(infer.Config(path))
+            >>> predictor.clear_intermediate_tensor()
+        """
 
     def try_shrink_memory(self) -> int:
-        """Release the outputs of the last run held by this predictor (read them first);
-        returns the number of bytes released."""
+        """Release the outputs of the last run held by this predictor (read them first).
+
+        Returns:
+            int: the number of bytes released.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> import fw.inference as infer
+            >>> from fw.static import InputSpec
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(fw.nn.Linear(4, 2), "linear", input_spec=spec)
+            >>> predictor = infer.create_predictor(infer.Config(path))
+            >>> _ = predictor.run([np.ones((3, 4), np.float32)])
+            >>> predictor.try_shrink_memory()       # 3 x 2 float32 outputs
+            24
+        """
         n = sum(getattr(o, "nbytes", 0) for o in self._out if o is not None)
         self._out = [None] * len(self._out)
         return int(n)

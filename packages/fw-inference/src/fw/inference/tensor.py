@@ -47,17 +47,33 @@ def _host_array(data, what):
 
 
 class Tensor:
-    """An input or output handle (``predictor.get_input_handle(name)``).
+    """An input or output handle of a `Predictor` (``predictor.get_input_handle(name)``
+    / ``get_output_handle(name)``).
 
-    Inputs: `reshape` (optional: declares the shape), `copy_from_cpu` (copies
-    the data) or `share_external_data` (uses the caller's array without copying:
-    it must stay alive and unchanged while the predictor runs). Outputs:
-    `copy_to_cpu` after ``predictor.run()``. Both: `shape`, `type` (a
-    `DataType`), ``dtype`` (the NumPy dtype), ``name`` (also ``name()``).
+    Inputs: `reshape` (optional: declares the shape), `copy_from_cpu` (copies the data)
+    or `share_external_data` (uses the caller's array without copying: it must stay
+    alive and unchanged while the predictor runs). Outputs: `copy_to_cpu` after
+    ``predictor.run()``. Both: `shape`, `type` (a `DataType`), ``dtype`` (the NumPy
+    dtype), ``name`` (also ``name()``).
 
-    >>> import numpy as np
-    >>> h = predictor.get_input_handle("x")              # doctest: +SKIP
-    >>> h.copy_from_cpu(np.ones((1, 784), np.float32))   # doctest: +SKIP
+    Args:
+        predictor, index, is_input, name, type_: internal; get handles from the
+            predictor.
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> import fw.inference as infer
+        >>> from fw.static import InputSpec
+        >>> spec = [InputSpec([None, 4], "float32", name="x")]
+        >>> path = fw.jit.save(fw.nn.Linear(4, 2), "linear", input_spec=spec)
+        >>> predictor = infer.create_predictor(infer.Config(path))
+        >>> h = predictor.get_input_handle("x")
+        >>> h.copy_from_cpu(np.ones((3, 4), np.float32))
+        >>> predictor.run()
+        >>> out = predictor.get_output_handle(predictor.get_output_names()[0])
+        >>> out.copy_to_cpu().shape, out.type()
+        ((3, 2), <DataType.FLOAT32: 'float32'>)
     """
 
     __slots__ = ("_pred", "_index", "_is_input", "name", "_type", "_declared", "_np", "_ndim",
@@ -134,8 +150,28 @@ class Tensor:
                 f"got {list(a.shape)}")
 
     def reshape(self, shape) -> None:
-        """Declare the shape of the next data (checked against the program's input
-        type; data of the same size but another shape is reshaped to it)."""
+        """Declare the shape of the next data (checked against the program's input type;
+        data of the same size but another shape is reshaped to it).
+
+        Args:
+            shape (list[int]): the shape.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> import fw.inference as infer
+            >>> from fw.static import InputSpec
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(fw.nn.Linear(4, 2), "linear", input_spec=spec)
+            >>> predictor = infer.create_predictor(infer.Config(path))
+            >>> h = predictor.get_input_handle("x")
+            >>> h.reshape([2, 4])
+            >>> h.shape()
+            [2, 4]
+        """
         self._input_only("reshape")
         try:
             dims = [int(d) for d in np.asarray(shape).reshape(-1)]
@@ -160,8 +196,31 @@ class Tensor:
         return a
 
     def copy_from_cpu(self, data) -> None:
-        """Copy `data` (an ndarray, an fw Tensor, anything NumPy can convert) into the
-        predictor's input; later changes to `data` do not affect it."""
+        """Copy `data` into the predictor's input; later changes to `data` do not
+        affect it.
+
+        Args:
+            data (numpy.ndarray|Tensor): the data (anything NumPy can convert), of the input's
+                dtype and a shape that fits its type.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> import fw.inference as infer
+            >>> from fw.static import InputSpec
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(fw.nn.Linear(4, 2), "linear", input_spec=spec)
+            >>> predictor = infer.create_predictor(infer.Config(path))
+            >>> h = predictor.get_input_handle("x")
+            >>> x = np.ones((1, 4), np.float32)
+            >>> h.copy_from_cpu(x)
+            >>> x[:] = 5                    # does not change the input
+            >>> h.copy_to_cpu().tolist()
+            [[1.0, 1.0, 1.0, 1.0]]
+        """
         if type(data) is _ndarray and self._is_input and self._declared is None and \
                 self._fits(data):  # the common case: an array of the right type
             self._pred._in[self._index] = data.copy()
@@ -180,9 +239,33 @@ class Tensor:
         self._declared = None
 
     def share_external_data(self, data) -> None:
-        """Use `data` (an ndarray, an fw Tensor, or a DLPack-capable host array such as
-        a torch CPU tensor) as the input without copying. The caller keeps it alive
-        and unchanged while the predictor runs; changes between runs are seen."""
+        """Use `data` as the input without copying.
+
+        The caller keeps it alive and unchanged while the predictor runs; changes between
+        runs are seen.
+
+        Args:
+            data (numpy.ndarray|Tensor): an ndarray, an fw Tensor, or a DLPack-capable host
+                array (e.g. a torch CPU tensor).
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> import fw.inference as infer
+            >>> from fw.static import InputSpec
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(fw.nn.Linear(4, 2), "linear", input_spec=spec)
+            >>> predictor = infer.create_predictor(infer.Config(path))
+            >>> h = predictor.get_input_handle("x")
+            >>> x = np.zeros((1, 4), np.float32)
+            >>> h.share_external_data(x)
+            >>> x[:] = 2                    # seen by the next run
+            >>> h.copy_to_cpu().tolist()
+            [[2.0, 2.0, 2.0, 2.0]]
+        """
         self._input_only("share_external_data")
         a = _host_array(data, "share_external_data")
         if a is None:
@@ -206,8 +289,26 @@ class Tensor:
         return a
 
     def copy_to_cpu(self) -> np.ndarray:
-        """A copy of the data as a NumPy array (an output after ``run()``, or an
-        input's current data)."""
+        """A copy of the data as a NumPy array (an output after ``run()``, or an input's
+        current data).
+
+        Returns:
+            numpy.ndarray: the data.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> import fw.inference as infer
+            >>> from fw.static import InputSpec
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(fw.nn.Linear(4, 2), "linear", input_spec=spec)
+            >>> predictor = infer.create_predictor(infer.Config(path))
+            >>> h = predictor.get_input_handle("x")
+            >>> h.copy_from_cpu(np.ones((2, 4), np.float32))
+            >>> predictor.run()
+            >>> predictor.get_output_handle(predictor.get_output_names()[0]).copy_to_cpu().shape
+            (2, 2)
+        """
         a = self._array()
         if type(a) is not _ndarray:  # a GPU predictor's output
             from fw.core import place

@@ -22,6 +22,14 @@ with those inputs (a new path; its first segments are the same ops, so they are
 shared by position), up to `MAX_PATHS` paths per signature; then the function
 runs eagerly for that signature (listed in the report).
 
+An ``.item()`` whose value steers nothing (only returned, passed whole to
+``print``, or dropped) needs no guard: the trace hands out a `_Read` stand-in that
+notes every use, and a break whose read was not used gets one child under the key
+`_FREE`; its value is read from the segment's output on each call and the prints
+that took it are replayed (so ``print("loss", loss.item())`` in a training step
+does not exhaust the path limit). Traces are serialised (`_TRACE_LOCK`); the held
+stdout and the recording ``print`` act on the tracing thread only.
+
 What a trace cannot see: Python done between ops runs only while tracing, never
 on replay. The capture refuses (whole-function eager, reported) what it can
 detect: a changed list/dict reachable from the arguments, the closure or the
@@ -34,10 +42,13 @@ traced path only — see the README.
 
 from __future__ import annotations
 
+import builtins
 import io
 import linecache
 import logging
+import operator
 import sys
+import threading
 
 import numpy as np
 
@@ -59,6 +70,11 @@ _HOW = {"bool": "`bool()` / `if` / `while` on a tensor", "int": "`int()` of a te
         "float": "`float()` of a tensor", "index": "a tensor used as a Python int (index, size)",
         "item": "`.item()`", "numpy": "`.numpy()` / `.tolist()`"}
 _ACTIVE: list = []  # the Capture being traced (innermost last)
+# one trace at a time in a process: the concrete-value hook, `sys.stdout` and
+# `builtins.print` are process-wide while a path is traced (the stdout and print
+# stand-ins route by thread, so other threads keep printing as usual)
+_TRACE_LOCK = threading.RLock()
+_FREE = ("<no guard>",)  # the trie key after a value read that steers nothing
 
 
 def _first_line(e):
@@ -121,10 +137,95 @@ def _user_line():
 
 
 class _Break:
-    __slots__ = ("n_ops", "value", "how", "key", "where")
+    __slots__ = ("n_ops", "value", "how", "key", "where", "read")
 
     def __init__(self, n_ops, value, how, key, where):
         self.n_ops, self.value, self.how, self.key, self.where = n_ops, value, how, key, where
+        self.read = None  # the `_Read` the use got (an `.item()` while tracking)
+
+    @property
+    def free(self):
+        """No guard needed: the value read steered nothing (`_Read`)."""
+        return self.read is not None and not object.__getattribute__(self.read, "_steered")
+
+
+# the protocol a Python number answers; each one is a use the trace cannot see the
+# effect of (arithmetic may be baked into later ops as a constant, a comparison may
+# pick a branch), so each marks the read as steering: it is then guarded as before
+_NUMBER_DUNDERS = (
+    "__bool__", "__int__", "__float__", "__complex__", "__index__", "__hash__",
+    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
+    "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
+    "__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__",
+    "__divmod__", "__rdivmod__", "__pow__", "__rpow__", "__neg__", "__pos__", "__abs__",
+    "__invert__", "__and__", "__rand__", "__or__", "__ror__", "__xor__", "__rxor__",
+    "__lshift__", "__rlshift__", "__rshift__", "__rrshift__", "__round__", "__trunc__",
+    "__floor__", "__ceil__", "__str__", "__repr__", "__format__", "__reduce__",
+    "__reduce_ex__", "__copy__", "__deepcopy__", "__getnewargs__", "__sizeof__",
+)
+
+
+class _Read:
+    """The result of an ``.item()`` while tracing: the concrete Python number, behind a
+    stand-in that notes whether the function *used* it. Every use of a number goes
+    through one of its methods (arithmetic, comparison, truth, ``float()``, ``int()``,
+    indexing, NumPy's ``__array__``, formatting, attribute reads): any use marks it
+    steering and it becomes a guard, as any other break. Not used (only returned,
+    stored in the result, or passed whole to ``print`` — which the capture replays
+    with each call's value), it cannot have changed the ops or the path, so the
+    break needs no guard and the value is read from the segment's output on each
+    call (a trie key `_FREE`). ``isinstance(r, float)`` answers as for the number
+    (``__class__``); ``type(r)`` does not (a limit: code testing ``type(v) is
+    float`` sees the stand-in). A C function that needs a real number (``json``)
+    raises TypeError: the path is then traced again without stand-ins."""
+
+    __slots__ = ("_v", "_steered")
+
+    def __init__(self, v):
+        object.__setattr__(self, "_v", v)
+        object.__setattr__(self, "_steered", False)
+
+    @property
+    def __class__(self):
+        return type(object.__getattribute__(self, "_v"))
+
+    def __getattr__(self, name):
+        object.__setattr__(self, "_steered", True)
+        return getattr(object.__getattribute__(self, "_v"), name)
+
+    def __array__(self, dtype=None, copy=None):
+        object.__setattr__(self, "_steered", True)
+        return np.asarray(object.__getattribute__(self, "_v"), dtype=dtype)
+
+
+def _read_method(name):
+    def method(self, *args):
+        object.__setattr__(self, "_steered", True)
+        v = object.__getattribute__(self, "_v")
+        if name == "__index__":
+            return operator.index(v)
+        if name == "__format__":
+            return format(v, *args)
+        if name == "__bool__":
+            return bool(v)
+        if name in ("__round__", "__trunc__", "__floor__", "__ceil__"):
+            import math
+
+            return {"__round__": round, "__trunc__": math.trunc, "__floor__": math.floor,
+                    "__ceil__": math.ceil}[name](v, *args)
+        args = [object.__getattribute__(a, "_v") if type(a) is _Read else a for a in args]
+        f = getattr(v, name, None)
+        if f is None:
+            raise TypeError(f"{type(v).__name__!r} object has no {name}")
+        return f(*args)
+
+    method.__name__ = name
+    return method
+
+
+for _name in _NUMBER_DUNDERS:
+    setattr(_Read, _name, _read_method(_name))
+del _name
 
 
 class _Capture:
@@ -136,6 +237,23 @@ class _Capture:
         self.env = dict(zip(ins, arrays))  # Value -> array (inputs, results, captured)
         self.breaks: list = []
         self.done = 0  # ops of block 0 already evaluated
+        self.track = True  # `.item()` gives a `_Read` (no guard if it steers nothing)
+        self.prints: list = []  # (segment index, args, sep, end, file, flush) to replay
+        self.thread = threading.get_ident()
+
+    def print_call(self, args, kwargs):
+        """A ``print`` while tracing: one with a `_Read` among its arguments is not
+        printed now but recorded, to print on every call (this one included) with
+        that call's value; False for any other print (it prints now)."""
+        if not any(type(a) is _Read for a in args) or \
+                set(kwargs) - {"sep", "end", "file", "flush"}:
+            return False
+        # it belongs to the segment being traced (after the last break: replayed when a
+        # call reaches that segment, so a print inside a branch follows the branch)
+        self.prints.append((len(self.breaks), list(args), kwargs.get("sep", " "),
+                            kwargs.get("end", "\n"), kwargs.get("file"),
+                            kwargs.get("flush", False)))
+        return True
 
     def concrete(self, v, how):
         if how == "str":
@@ -153,7 +271,11 @@ class _Capture:
             return NotImplemented
         val, key = _concrete_of(arr, how)
         where = _user_line()
-        self.breaks.append(_Break(len(ops), v, how, key, where))
+        br = _Break(len(ops), v, how, key, where)
+        self.breaks.append(br)
+        if self.track and how == "item" and not isinstance(val, bool):
+            br.read = _Read(val)
+            return br.read
         return val
 
     def _evaluate(self, ops):
@@ -224,6 +346,10 @@ class _Node:
         self.names = ()  # the ops' names: a re-trace must give the same ops here
         self.children: dict = {}
         self.result = None  # the leaf: (output template, leaf ids or constants)
+        self.free = False  # its break needs no guard: one child, under `_FREE`
+        self.first_key = None  # the guard value of the first path through it
+        self.prints = None  # prints replayed when a call reaches it: (args, sep, end, file,
+        # flush), an arg ("read", id, how) or ("c", constant)
 
 
 class _Path:
@@ -286,10 +412,12 @@ class SegmentRunner:
         env = {("in", i): t for i, t in enumerate(tensors)}
         node = root
         while True:
+            if node.prints:
+                _replay_prints(node.prints, env)
             self._run_node(node, env)
             if node.result is not None:
                 return self._result(node, env)
-            k = _concrete_of(env[node.guard]._data, node.how)[1]
+            k = _FREE if node.free else _concrete_of(env[node.guard]._data, node.how)[1]
             child = node.children.get(k)
             if child is None:
                 return self._trace_new(key, tmpl, leaves, args, kwargs)
@@ -304,7 +432,9 @@ class SegmentRunner:
 
     def _result(self, node, env):
         tmpl, leaves = node.result
-        vals = [env[x[1]] if x[0] == "id" else x[1] for x in leaves]
+        vals = [env[x[1]] if x[0] == "id" else
+                _concrete_of(env[x[1]]._data, x[2])[0] if x[0] == "read" else x[1]
+                for x in leaves]
         return _rebuild_out(tmpl, iter(vals))
 
     # -------------------------------------------------------------- tracing
@@ -316,7 +446,12 @@ class SegmentRunner:
                          f"paths (guard outcomes) were needed")
             return self.sf._eager(*args, **kwargs)
         try:
-            path = self._trace_path(tmpl, leaves, args, kwargs)
+            try:
+                path = self._trace_path(tmpl, leaves, args, kwargs, track=True)
+            except _RetryUntracked:
+                # a stand-in (`_Read`) reached code that needs a real number: trace
+                # this path again with plain values (every read a guard)
+                path = self._trace_path(tmpl, leaves, args, kwargs, track=False)
             self._add_path(key, path)
         except Uncapturable as e:
             if e.state and self.first_error is None:
@@ -343,7 +478,11 @@ class SegmentRunner:
         self._note_path(path)
         return self(args, kwargs)
 
-    def _trace_path(self, tmpl, leaves, args, kwargs):
+    def _trace_path(self, tmpl, leaves, args, kwargs, track=True):
+        with _TRACE_LOCK:
+            return self._trace_path_locked(tmpl, leaves, args, kwargs, track)
+
+    def _trace_path_locked(self, tmpl, leaves, args, kwargs, track):
         sf = self.sf
         watch = _Watch(sf, args, kwargs)
         b = Builder()
@@ -356,33 +495,52 @@ class SegmentRunner:
                 arrays.append(t._data if isinstance(t._data, np.ndarray) else
                               np.asarray(t.numpy()))
         cap = _Capture(b, ins, arrays)
+        cap.track = track
         prev = value_hooks.concrete
         value_hooks.concrete = _hook
         _ACTIVE.append(cap)
         # what the trace prints is held back: a trace refused half-way (a print of a
-        # tensor) must not leave half a line before the eager run prints it all
-        real_out, sys.stdout = sys.stdout, io.StringIO()
+        # tensor) must not leave half a line before the eager run prints it all. Only
+        # this thread's writes are held (`_HeldStdout`), and prints of `.item()` values
+        # are recorded to replay on each call (`_Capture.print_call`)
+        real_out = sys.stdout
+        held = sys.stdout = _HeldStdout(real_out, cap.thread)
+        real_print = builtins.print
+        builtins.print = _capturing_print(cap, real_print)
         ok = False
         try:
             with b:
                 it = iter(ins)
                 sargs = [_rebuild(t, it) for t in tmpl[0]]
                 skw = {k: _rebuild(t, it) for k, t in tmpl[1]}
-                out = sf._function(sf._instance, *sargs, **skw) if sf._instance is not None \
-                    else sf._function(*sargs, **skw)
+                try:
+                    out = sf._function(sf._instance, *sargs, **skw) \
+                        if sf._instance is not None else sf._function(*sargs, **skw)
+                except Uncapturable:
+                    raise
+                except Exception as e:
+                    if any(br.read is not None for br in cap.breaks):
+                        raise _RetryUntracked() from e
+                    raise
                 outs: list = []
                 out_tmpl = _flatten_out(out, outs, strict=False)
+                out_tmpl = _lift_reads(out_tmpl, iter(outs), outs_lifted := [])
+                outs = outs_lifted
             ok = True
         finally:
             _ACTIVE.pop()
             value_hooks.concrete = prev
+            if getattr(builtins.print, "_fw_capture", None) is cap:
+                builtins.print = real_print
             problem = watch.restore()
-            held, sys.stdout = sys.stdout, real_out
+            if sys.stdout is held:
+                sys.stdout = real_out
         if problem:
             raise Uncapturable(problem)
         if ok:
-            sys.stdout.write(held.getvalue())
+            real_out.write(held.buf.getvalue())
         prog = b.program
+        _scrub_reads(prog.block.ops)
         if len(prog.updates) or b.grads:
             raise Uncapturable.of_state("it writes state (a buffer, an optimizer step or "
                                         "backward() "
@@ -394,7 +552,10 @@ class SegmentRunner:
                 raise Uncapturable("it returns a tensor it did not compute from its inputs "
                                    "(a parameter, a global or a constant), which a replay "
                                    "could not return as the same object")
-            if type(o) is Value:
+            if type(o) is _Read:
+                br = next(br for br in cap.breaks if br.read is o)
+                out_leaves.append(("read", path.id_of(br.value), br.how))
+            elif type(o) is Value:
                 out_leaves.append(("id", path.id_of(o)))
             elif isinstance(o, Tensor):
                 raise Uncapturable("it returns a tensor it did not compute from its inputs "
@@ -414,7 +575,7 @@ class SegmentRunner:
             ops = path.ops[bounds[s]:bounds[s + 1]]
             us = [path.id_of(u) for u in _uses(ops) if u.role not in ("param", "const")]
             seg_uses.append(us)
-        final_ids = [x[1] for x in path.out_leaves if x[0] == "id"]
+        final_ids = [x[1] for x in path.out_leaves if x[0] in ("id", "read")]
         guard_ids = [path.id_of(br.value) for br in path.cap.breaks]
         for s in range(len(bounds) - 1):
             lo, hi = bounds[s], bounds[s + 1]
@@ -424,6 +585,14 @@ class SegmentRunner:
             for g in guard_ids[s + 1:]:
                 later.add(g)
             needed_later[s] = sorted(i for i in later if lo <= _pos(i) < hi)
+        prints: dict = {}  # segment index -> its prints, with read values as ids
+        for seg, pargs, sep, end, file, flush in path.cap.prints:
+            pa = []
+            for a in pargs:
+                br = next((br for br in path.cap.breaks if br.read is a), None) \
+                    if type(a) is _Read else None
+                pa.append(("c", a) if br is None else ("read", path.id_of(br.value), br.how))
+            prints.setdefault(seg, []).append((pa, sep, end, file, flush))
         node = self.roots.get(key)
         parent_key = None
         parent = None
@@ -441,6 +610,8 @@ class SegmentRunner:
                     (br is not None and node.how != br.how):
                 raise Uncapturable("tracing it again with the same guard outcomes gave "
                                    "different ops (its Python code is not deterministic)")
+            if node.prints is None:
+                node.prints = prints.get(s, [])
             want = sorted(set(node.outs) | set(needed_later[s]))
             if node.cp is None and bounds[s] < bounds[s + 1] or want != node.outs:
                 ops = path.ops[bounds[s]:bounds[s + 1]]
@@ -454,8 +625,18 @@ class SegmentRunner:
                                               len(want), key)
             if br is not None:
                 node.how, node.guard, node.where = br.how, path.id_of(br.value), br.where
-                parent, parent_key = node, br.key
-                node = node.children.get(br.key)
+                if node.first_key is None:  # a new node: free when its read is
+                    node.free, node.first_key = br.free, br.key
+                elif node.free and not br.free:
+                    # this path uses the value its first path did not (a later branch
+                    # differs): the node becomes a guard; the first path's subtree is
+                    # valid for the first path's value
+                    node.children = {node.first_key: node.children[_FREE]} \
+                        if _FREE in node.children else {}
+                    node.free = False
+                # (a guarded node stays guarded for a path that does not use the value)
+                parent, parent_key = node, _FREE if node.free else br.key
+                node = node.children.get(parent_key)
             else:
                 node.result = (path.out_tmpl, path.out_leaves)
 
@@ -490,13 +671,108 @@ class SegmentRunner:
             fn, ln, name = br.where
             desc = _HOW.get(br.how, br.how)
             shown = br.key if br.how != "numpy" else "<array>"
+            role = "is a guard"
+            if br.free:
+                shown = "<no guard>"
+                role = "steers nothing (only returned or printed): no guard, it is read " \
+                       "on each call"
             guards.append((fn, ln, f"{desc} in {name}", shown))
             text = linecache.getline(fn, ln).strip() if ln else ""  # "" without source
             shown_src = f": `{text}`" if text else ""
             rep.add_graph_break(fn, ln, f"graph break: {desc} in {name}{shown_src} (the "
                                         f"segment before it runs as a program; the value "
-                                        f"is a guard)")
+                                        f"{role})")
         rep.add_capture(self.name, segs, guards)
+
+
+class _RetryUntracked(Exception):
+    """The traced function failed with a `_Read` stand-in in play: trace it again
+    with plain values (`SegmentRunner._trace_new`)."""
+
+
+class _HeldStdout:
+    """``sys.stdout`` while a path is traced: the tracing thread's writes are held
+    (written out when the trace succeeds, dropped when it is refused); other threads
+    write to the real stream, as if nothing were traced."""
+
+    def __init__(self, real, thread):
+        self.real, self.thread, self.buf = real, thread, io.StringIO()
+
+    def _target(self):
+        return self.buf if threading.get_ident() == self.thread else self.real
+
+    def write(self, text):
+        return self._target().write(text)
+
+    def flush(self):
+        return self._target().flush()
+
+    def __getattr__(self, name):
+        return getattr(self._target(), name)
+
+
+def _capturing_print(cap, real_print):
+    """``builtins.print`` while `cap` is traced: the tracing thread's prints of
+    ``.item()`` values are recorded for replay; every other print is the real one."""
+
+    def print(*args, **kwargs):  # noqa: A001 - stands in for the builtin
+        if threading.get_ident() == cap.thread and cap.print_call(args, kwargs):
+            return None
+        return real_print(*args, **kwargs)
+
+    print._fw_capture = cap
+    return print
+
+
+def _plain(obj):
+    """`obj` with every `_Read` in it replaced by its number (each one found is
+    marked steering: an op took the value as an attribute, e.g. ``x * v`` makes a
+    ``full`` of v, so the program depends on it and the break needs its guard)."""
+    if type(obj) is _Read:
+        object.__setattr__(obj, "_steered", True)
+        return object.__getattribute__(obj, "_v")
+    if type(obj) in (list, tuple):
+        return type(obj)(_plain(x) for x in obj)
+    if type(obj) is dict:
+        return {k: _plain(v) for k, v in obj.items()}
+    return obj
+
+
+def _scrub_reads(ops):
+    """Replace the `_Read`s that ops took as attributes (nested blocks included)."""
+    for op in ops:
+        for k, v in list(op.attrs.items()):
+            nv = _plain(v)
+            if nv is not v:
+                op.attrs[k] = nv
+        for blk in op.blocks:
+            _scrub_reads(blk.ops)
+
+
+def _replay_prints(prints, env):
+    for pargs, sep, end, file, flush in prints:
+        vals = [_concrete_of(env[a[1]]._data, a[2])[0] if a[0] == "read" else a[1]
+                for a in pargs]
+        print(*vals, sep=sep, end=end, file=file, flush=flush)
+
+
+def _lift_reads(tmpl, it, leaves):
+    """`tmpl` (`_flatten_out`'s template, its tensor leaves from `it`) with each
+    returned `_Read` made a leaf too; the leaves in order go to `leaves`."""
+    kind = tmpl[0]
+    if kind == "T":
+        leaves.append(next(it))
+        return tmpl
+    if kind == "C":
+        if type(tmpl[1]) is _Read:
+            leaves.append(tmpl[1])
+            return ("T",)
+        return tmpl
+    if kind == "N":
+        return ("N", tmpl[1], [_lift_reads(t, it, leaves) for t in tmpl[2]])
+    if kind is dict:
+        return (dict, [(k, _lift_reads(t, it, leaves)) for k, t in tmpl[1]])
+    return (kind, [_lift_reads(t, it, leaves) for t in tmpl[1]])
 
 
 def _tuple_tmpl(n):

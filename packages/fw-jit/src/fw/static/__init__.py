@@ -78,8 +78,20 @@ __all__ = ["Program", "program_guard", "default_main_program", "default_startup_
 
 
 def cpu_places(device_count=None):
-    """``device_count`` CPU places (Paddle's ``static.cpu_places``; default: the
-    ``CPU_NUM`` environment variable, else 1)."""
+    """A list of CPU places (Paddle's ``static.cpu_places``).
+
+    Args:
+        device_count (int, optional): how many. Default: None (the ``CPU_NUM``
+            environment variable, else 1).
+
+    Returns:
+        list[Place]: `device_count` CPU places.
+
+    Examples:
+        >>> import fw
+        >>> fw.static.cpu_places(2)
+        [Place(cpu), Place(cpu)]
+    """
     import os
 
     if device_count is None:
@@ -88,7 +100,19 @@ def cpu_places(device_count=None):
 
 
 def cuda_places(device_ids=None):
-    """The CUDA places of `device_ids` (default: every visible GPU; [] without one)."""
+    """The CUDA places of `device_ids`.
+
+    Args:
+        device_ids (list[int], optional): GPU ids. Default: None (every visible GPU).
+
+    Returns:
+        list[Place]: one place per GPU; empty on a machine without one.
+
+    Examples:
+        >>> import fw
+        >>> isinstance(fw.static.cuda_places(), list)
+        True
+    """
     from fw.core import place as _pl
 
     if device_ids is None:

@@ -19,17 +19,29 @@ __all__ = ["append_backward", "gradients", "minimize"]
 
 def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
                     checkpoints=None):
-    """Append the backward of `loss` to its program (Paddle's
-    ``static.append_backward``); returns ``[(param, grad)]``.
+    """Append the backward pass of `loss` to its program.
 
-    >>> import fw
-    >>> prog = fw.static.Program()
-    >>> with fw.static.program_guard(prog):
-    ...     x = fw.static.data("x", [None, 3])
-    ...     loss = fw.static.nn.fc(x, 1).mean()
-    ...     pg = fw.static.append_backward(loss)
-    >>> [g.shape for _, g in pg]
-    [[3, 1], [1]]
+    Args:
+        loss (Variable): a scalar of the program being built.
+        parameter_list (list, optional): the parameters (or names) to differentiate;
+            None for all trainable ones. Default: None.
+        no_grad_set (set, optional): variables (or names) to treat as constants.
+            Default: None.
+        callbacks (list, optional): accepted for Paddle compatibility. Default: None.
+        checkpoints (list, optional): accepted for Paddle compatibility. Default: None.
+
+    Returns:
+        list[tuple[Parameter, Variable]]: ``(parameter, its gradient)`` pairs.
+
+    Examples:
+        >>> import fw
+        >>> prog = fw.static.Program()
+        >>> with fw.static.program_guard(prog):
+        ...     x = fw.static.data("x", [None, 3])
+        ...     loss = fw.static.nn.fc(x, 1).mean()
+        ...     pg = fw.static.append_backward(loss)
+        >>> [g.shape for _, g in pg]
+        [[3, 1], [1]]
     """
     from fw.autograd import append_backward as _ab
 
@@ -38,8 +50,31 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
 
 
 def gradients(targets, inputs, target_gradients=None, no_grad_set=None):
-    """Gradients of `targets` with respect to `inputs`, appended to their program
-    (Paddle's ``static.gradients``)."""
+    """Append the gradients of `targets` with respect to `inputs` to their program.
+
+    Args:
+        targets (Variable|list[Variable]): the outputs to differentiate.
+        inputs (Variable|list[Variable]): the variables to differentiate with respect to.
+        target_gradients (Variable|list[Variable], optional): the upstream gradients of
+            `targets`; None for ones. Default: None.
+        no_grad_set (set, optional): variables to treat as constants. Default: None.
+
+    Returns:
+        list[Variable]: one gradient per input (None for an input `targets` do not use).
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> prog = fw.static.Program()
+        >>> with fw.static.program_guard(prog):
+        ...     x = fw.static.data("x", [None, 3], "float32")
+        ...     x.stop_gradient = False
+        ...     g, = fw.static.gradients([(x * x).sum()], [x])
+        >>> exe = fw.static.Executor()
+        >>> exe.run(prog, feed={"x": np.array([[1.0, 2.0, 3.0]], "float32")},
+        ...         fetch_list=[g])[0].tolist()
+        [[2.0, 4.0, 6.0]]
+    """
     from fw.autograd import gradients as _g
 
     ts = targets if isinstance(targets, (list, tuple)) else [targets]

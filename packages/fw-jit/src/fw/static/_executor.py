@@ -41,8 +41,28 @@ def _feed_array(name, value, typ):
 
 
 class Executor:
-    """Runs programs (Paddle's ``paddle.static.Executor``; `place` is accepted: fw
-    runs on the device of the fed arrays)."""
+    """Runs static programs (Paddle's ``paddle.static.Executor``).
+
+    Compiled programs are cached per program and feed signature, so repeated runs are
+    cheap.
+
+    Args:
+        place (Place, optional): accepted for Paddle compatibility; fw runs on the device
+            of the fed arrays. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> prog = fw.static.Program()
+        >>> with fw.static.program_guard(prog):
+        ...     x = fw.static.data("x", [None, 3], "float32")
+        ...     y = fw.nn.functional.relu(x) * 2
+        >>> exe = fw.static.Executor(fw.CPUPlace())
+        >>> out, = exe.run(prog, feed={"x": np.array([[-1.0, 0.0, 2.0]], "float32")},
+        ...                fetch_list=[y])
+        >>> out.tolist()
+        [[0.0, 0.0, 4.0]]
+    """
 
     def __init__(self, place=None):
         self.place = place
@@ -54,16 +74,37 @@ class Executor:
     def run(self, program=None, feed=None, fetch_list=None, feed_var_name="feed",
             fetch_var_name="fetch", scope=None, return_numpy=True, use_program_cache=False,
             use_prune=False):
-        """Run `program` (the default main program when None).
+        """Run `program` on `feed` and return the fetched values.
 
         Args:
-            program: a Program.
-            feed: ``{input name: array or Tensor}``.
-            fetch_list: variables (or their names) to return.
-            return_numpy: NumPy arrays (True) or Tensors.
+            program (Program, optional): the program; None runs the default main program.
+                Default: None.
+            feed (dict, optional): ``{input name: array or Tensor}``. Default: None.
+            fetch_list (list, optional): variables (or their names) to return. Default: None.
+            feed_var_name (str, optional): accepted for Paddle compatibility. Default: "feed".
+            fetch_var_name (str, optional): accepted for Paddle compatibility.
+                Default: "fetch".
+            scope (Scope, optional): accepted for Paddle compatibility. Default: None.
+            return_numpy (bool, optional): NumPy arrays (True) or Tensors (False).
+                Default: True.
+            use_program_cache (bool, optional): accepted; fw always caches. Default: False.
+            use_prune (bool, optional): accepted for Paddle compatibility. Default: False.
 
         Returns:
-            a list with one result per fetched variable.
+            list: one result per entry of `fetch_list`.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> prog = fw.static.Program()
+            >>> with fw.static.program_guard(prog):
+            ...     x = fw.static.data("x", [None, 3], "float32")
+            ...     y = fw.nn.functional.relu(x) * 2
+            >>> exe = fw.static.Executor()
+            >>> res = exe.run(prog, feed={"x": np.ones((2, 3), "float32")}, fetch_list=[y],
+            ...               return_numpy=False)
+            >>> res[0].shape, res[0].numpy().tolist()
+            ([2, 3], [[2.0, 2.0, 2.0], [2.0, 2.0, 2.0]])
         """
         from fw.static._program import default_main_program
 

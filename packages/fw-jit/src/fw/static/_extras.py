@@ -537,7 +537,25 @@ class IpuStrategy:
 
 
 class IpuCompiledProgram:
-    """Paddle's IPU-compiled program: not supported on this device (raises)."""
+    """Paddle's IPU-compiled program: not supported on this device (fw has no
+    Graphcore IPU backend); it raises a RuntimeError that says so.
+
+    Args:
+        program (Program, optional): the program. Default: None.
+        scope (Scope, optional): the scope. Default: None.
+        ipu_strategy (IpuStrategy, optional): the IPU options. Default: None.
+
+    Returns:
+        Never returns.
+
+    Examples:
+        >>> import fw
+        >>> try:
+        ...     fw.static.IpuCompiledProgram()
+        ... except RuntimeError as e:
+        ...     print("not supported" in str(e))
+        True
+    """
 
     def __init__(self, program=None, scope=None, ipu_strategy=None):
         raise _no_ipu("IpuCompiledProgram")
@@ -545,18 +563,61 @@ class IpuCompiledProgram:
 
 @contextlib.contextmanager
 def ipu_shard_guard(index=-1, stage=-1):
-    """Paddle's IPU sharding scope: not supported on this device (raises)."""
+    """Paddle's IPU sharding scope: not supported on this device (fw has no Graphcore
+    IPU backend); it raises a RuntimeError that says so.
+
+    Args:
+        index (int, optional): the IPU index of the ops inside. Default: -1.
+        stage (int, optional): the pipeline stage. Default: -1.
+
+    Returns:
+        Never returns.
+
+    Examples:
+        >>> import fw
+        >>> try:
+        ...     with fw.static.ipu_shard_guard(index=0, stage=0):
+        ...         pass
+        ... except RuntimeError as e:
+        ...     print("not supported" in str(e))
+        True
+    """
     raise _no_ipu("ipu_shard_guard")
     yield  # pragma: no cover
 
 
 def set_ipu_shard(call_func, index=-1, stage=-1):
-    """Paddle's IPU sharding of a layer: not supported on this device (raises)."""
+    """Paddle's IPU sharding of a layer or function: not supported on this device (fw
+    has no Graphcore IPU backend); it raises a RuntimeError that says so.
+
+    Args:
+        call_func (callable): the layer or function.
+        index (int, optional): the IPU index. Default: -1.
+        stage (int, optional): the pipeline stage. Default: -1.
+
+    Returns:
+        Never returns.
+
+    Examples:
+        >>> import fw
+        >>> try:
+        ...     fw.static.set_ipu_shard(fw.nn.Linear(2, 2), index=0)
+        ... except RuntimeError as e:
+        ...     print("not supported" in str(e))
+        True
+    """
     raise _no_ipu("set_ipu_shard")
 
 
 def xpu_places(device_ids=None):
-    """Kunlun XPU places: not supported on this device (fw has no XPU backend; raises).
+    """Kunlun XPU places: not supported on this device (fw has no XPU backend); it
+    raises a RuntimeError that says so.
+
+    Args:
+        device_ids (list[int], optional): XPU ids. Default: None.
+
+    Returns:
+        Never returns.
 
     Examples:
         >>> import fw

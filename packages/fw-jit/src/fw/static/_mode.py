@@ -74,22 +74,68 @@ def _first_value(args):
 
 
 def enable_static() -> None:
-    """Enter static mode (Paddle's ``paddle.enable_static``): `fw.static.data` and
-    ops on its values build the default main program; see the module docstring."""
+    """Enter static mode (Paddle's ``paddle.enable_static``).
+
+    In static mode `fw.static.data` and the ops on its variables build the default main
+    program instead of running; `disable_static` leaves it.
+
+    Returns:
+        None.
+
+    Examples:
+        >>> import fw
+        >>> fw.enable_static()
+        >>> fw.in_dynamic_mode()
+        False
+        >>> fw.disable_static()
+    """
     _STATIC[0] = True
     build_state.implicit = _implicit
 
 
 def disable_static(place=None) -> None:
-    """Leave static mode (ops on symbolic values outside a builder raise again)."""
+    """Leave static mode: ops run eagerly again.
+
+    Args:
+        place (Place, optional): accepted for Paddle compatibility. Default: None.
+
+    Returns:
+        None.
+
+    Examples:
+        >>> import fw
+        >>> fw.enable_static()
+        >>> fw.disable_static()
+        >>> fw.in_dynamic_mode()
+        True
+    """
     _STATIC[0] = False
     build_state.implicit = None
 
 
 def in_dynamic_mode() -> bool:
-    """True unless `enable_static` is in effect."""
+    """Whether ops run eagerly (True unless `enable_static` is in effect).
+
+    Returns:
+        bool: True in dynamic (eager) mode.
+
+    Examples:
+        >>> import fw
+        >>> fw.in_dynamic_mode()
+        True
+    """
     return not _STATIC[0]
 
 
 def in_static_mode() -> bool:
+    """Whether `enable_static` is in effect (the opposite of `in_dynamic_mode`).
+
+    Returns:
+        bool: True in static mode.
+
+    Examples:
+        >>> import fw
+        >>> fw.static.in_static_mode()
+        False
+    """
     return _STATIC[0]

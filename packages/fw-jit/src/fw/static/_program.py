@@ -131,20 +131,64 @@ _STARTUP = [Program()]
 
 
 def default_main_program() -> Program:
-    """The program `data` and static ops build into (see `program_guard`)."""
+    """The program that `data` and static ops build into.
+
+    It is a fresh global program unless `program_guard` made another current.
+
+    Returns:
+        Program: the current main program.
+
+    Examples:
+        >>> import fw
+        >>> prog = fw.static.Program()
+        >>> with fw.static.program_guard(prog):
+        ...     same = fw.static.default_main_program() is prog
+        >>> same
+        True
+    """
     return _MAIN[0]
 
 
 def default_startup_program() -> Program:
-    """The startup program. fw initialises parameters eagerly, so it holds no ops
-    and running it does nothing; it exists for Paddle code."""
+    """The startup program (Paddle runs parameter initialisers in it).
+
+    fw initialises parameters eagerly, so it holds no ops and running it does nothing;
+    it exists so Paddle code that runs it works unchanged.
+
+    Returns:
+        Program: the current startup program.
+
+    Examples:
+        >>> import fw
+        >>> exe = fw.static.Executor()
+        >>> exe.run(fw.static.default_startup_program())
+        []
+    """
     return _STARTUP[0]
 
 
 @contextlib.contextmanager
 def program_guard(main_program, startup_program=None):
     """Make `main_program` (and `startup_program`) the default programs inside the
-    ``with`` block; ops on its variables build it (also outside static mode)."""
+    ``with`` block; ops on its variables build it (also outside static mode).
+
+    Args:
+        main_program (Program): the program ops build into.
+        startup_program (Program, optional): the startup program. Default: None (keep
+            the current one).
+
+    Returns:
+        A context manager.
+
+    Examples:
+        >>> import fw
+        >>> prog = fw.static.Program()
+        >>> with fw.static.program_guard(prog):
+        ...     x = fw.static.data("x", [None, 2], "float32")
+        ...     y = x + 1
+        >>> [v.name for v in prog.list_vars()][:1]
+        ['x']
+    """
     if not isinstance(main_program, _IRProgram):
         raise TypeError(f"program_guard: main_program must be a Program, got "
                         f"{type(main_program).__name__}")
@@ -166,14 +210,27 @@ def program_guard(main_program, startup_program=None):
 
 
 def data(name, shape, dtype=None, lod_level=0):
-    """An input variable of the default main program (Paddle's
-    ``paddle.static.data``): ``None``/``-1`` dims take any size at run time.
+    """Declare an input variable of the default main program.
 
-    >>> import fw
-    >>> with fw.static.program_guard(fw.static.Program()):
-    ...     x = fw.static.data("x", [None, 3])
-    >>> x.shape
-    [-1, 3]
+    ``None`` or ``-1`` dimensions take any size at run time; the executor's `feed` gives
+    the value under `name`.
+
+    Args:
+        name (str): the input's name (the key of ``Executor.run``'s `feed`).
+        shape (list|tuple): the shape; None or -1 for a dimension of any size.
+        dtype (str|fw.dtype, optional): the element type. Default: None (the default
+            dtype, float32).
+        lod_level (int, optional): must be 0 (LoD tensors are not supported). Default: 0.
+
+    Returns:
+        Variable: the symbolic input.
+
+    Examples:
+        >>> import fw
+        >>> with fw.static.program_guard(fw.static.Program()):
+        ...     x = fw.static.data("x", [None, 3])
+        >>> x.shape, x.dtype
+        ([-1, 3], fw.float32)
     """
     if not isinstance(name, str) or not name:
         raise TypeError(f"data: 'name' must be a non-empty str, got {name!r}")
@@ -229,10 +286,20 @@ class _Holder:
 
 
 class Scope:
-    """Paddle's scope: ``find_var(name).get_tensor()`` finds a parameter or a
-    constant captured by the default main program (by its label or tensor name);
-    ``var(name)`` finds it or creates a scope variable that ``get_tensor().set(a,
-    place)`` fills."""
+    """A name-to-tensor table for Paddle code that reads parameters by name.
+
+    ``find_var(name).get_tensor()`` finds a parameter or a constant captured by the
+    default main program (by its label or tensor name); ``var(name)`` finds it or creates
+    a scope variable that ``get_tensor().set(array, place)`` fills.
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> scope = fw.static.Scope()
+        >>> scope.var("w").get_tensor().set(np.ones(2, "float32"), fw.CPUPlace())
+        >>> np.array(scope.find_var("w").get_tensor()).tolist()
+        [1.0, 1.0]
+    """
 
     def __init__(self):
         self._own: dict = {}
@@ -262,13 +329,37 @@ _SCOPE = [Scope()]
 
 
 def global_scope() -> Scope:
-    """The current scope (the global one, or the one `scope_guard` made current)."""
+    """The current scope: the global one, or the one `scope_guard` made current.
+
+    Returns:
+        Scope: the current scope.
+
+    Examples:
+        >>> import fw
+        >>> isinstance(fw.static.global_scope(), fw.static.Scope)
+        True
+    """
     return _SCOPE[0]
 
 
 @contextlib.contextmanager
 def scope_guard(scope):
-    """Make `scope` the one `global_scope()` returns inside the ``with`` block."""
+    """Make `scope` the one `global_scope` returns inside the ``with`` block.
+
+    Args:
+        scope (Scope): the scope.
+
+    Returns:
+        A context manager.
+
+    Examples:
+        >>> import fw
+        >>> scope = fw.static.Scope()
+        >>> with fw.static.scope_guard(scope):
+        ...     inside = fw.static.global_scope() is scope
+        >>> inside, fw.static.global_scope() is scope
+        (True, False)
+    """
     if not isinstance(scope, Scope):
         raise TypeError(f"scope_guard: scope must be a Scope, got {type(scope).__name__}")
     prev = _SCOPE[0]

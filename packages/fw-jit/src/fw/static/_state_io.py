@@ -73,27 +73,33 @@ def _assign(fname, program, state: dict, only=None) -> None:
 
 
 def save(program, model_path, protocol=4, **configs):
-    """Save `program`'s parameters and persistable variables to
-    ``model_path + ".pdparams"`` (an ``.npz`` archive; Paddle's is a pickle) and the
-    program to ``model_path + ".pdmodel"`` (fw's model format).
+    """Save a static program's parameters and persistable variables, and the program.
+
+    The state goes to ``model_path + ".pdparams"`` (an ``.npz`` archive, which loading
+    cannot execute; Paddle's is a pickle) and the program to ``model_path + ".pdmodel"``
+    (fw's model format).
 
     Args:
-        program (Program): the program. model_path (str): the path prefix.
-        protocol (int): accepted (Paddle's pickle protocol, 2 to 4).
-        configs: accepted.
+        program (Program): the program.
+        model_path (str): the path prefix.
+        protocol (int, optional): accepted for Paddle compatibility (its pickle protocol,
+            2 to 4). Default: 4.
+        **configs: accepted for Paddle compatibility.
+
+    Returns:
+        None.
 
     Examples:
-        >>> import fw, numpy as np, tempfile, os
-        >>> fw.enable_static()
+        >>> import fw
+        >>> import numpy as np
         >>> main = fw.static.Program()
         >>> with fw.static.program_guard(main):
         ...     x = fw.static.data("x", [None, 2])
         ...     y = fw.static.nn.fc(x, 1, name="sv")
-        >>> prefix = os.path.join(tempfile.mkdtemp(), "m")
-        >>> fw.static.save(main, prefix)
-        >>> sorted(fw.static.load_program_state(prefix))
-        ['sv.b_0', 'sv.w_0']
-        >>> fw.disable_static()
+        >>> fw.static.save(main, "m")
+        >>> import os
+        >>> sorted(f for f in os.listdir(".") if f.startswith("m."))
+        ['m.pdmodel', 'm.pdparams']
     """
     _check_program("static.save", program)
     if not isinstance(protocol, int) or not 2 <= protocol <= 4:
@@ -109,15 +115,26 @@ def save(program, model_path, protocol=4, **configs):
 
 
 def load_program_state(model_path, var_list=None):
-    """The saved state of `static.save` as ``{name: ndarray}`` (Paddle's
-    ``static.load_program_state``; `model_path` is the prefix or the ``.pdparams``
-    file).
+    """Read the state that `save` wrote, as a dict of arrays.
 
     Args:
-        model_path (str). var_list (list, optional): only these variables (or names).
+        model_path (str): the prefix given to `save`, or the ``.pdparams`` file.
+        var_list (list, optional): only these variables (or names). Default: None (all).
 
     Returns:
-        dict: name -> NumPy array.
+        dict[str, numpy.ndarray]: name -> value.
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> main = fw.static.Program()
+        >>> with fw.static.program_guard(main):
+        ...     x = fw.static.data("x", [None, 2])
+        ...     y = fw.static.nn.fc(x, 1, name="sv")
+        >>> fw.static.save(main, "m")
+        >>> state = fw.static.load_program_state("m")
+        >>> sorted(state), state["sv.w_0"].shape
+        (['sv.b_0', 'sv.w_0'], (2, 1))
     """
     p = os.fspath(model_path)
     if not p.endswith(".pdparams"):
@@ -133,17 +150,29 @@ def load_program_state(model_path, var_list=None):
 
 
 def set_program_state(program, state_dict):
-    """Write `state_dict` (name -> array) into `program`'s parameters and
-    persistables (Paddle's ``static.set_program_state``); names the program lacks
-    are ignored, a shape mismatch raises.
+    """Write a state dict (name -> array) into `program`'s parameters and
+    persistables (Paddle's ``static.set_program_state``).
+
+    Names the program lacks are ignored; a shape mismatch raises an error naming the
+    variable.
+
+    Args:
+        program (Program): the program.
+        state_dict (dict[str, numpy.ndarray]): the values, e.g. from
+            `load_program_state`.
+
+    Returns:
+        None.
 
     Examples:
-        >>> import fw, numpy as np
+        >>> import fw
+        >>> import numpy as np
         >>> main = fw.static.Program()
         >>> with fw.static.program_guard(main):
-        ...     y = fw.static.nn.fc(fw.static.data("x", [1, 2]), 1, name="sp", bias_attr=False)
-        >>> fw.static.set_program_state(main, {"sp.w_0": np.full([2, 1], 3.0, "float32")})
-        >>> main.captured["sp.w_0"].numpy().ravel().tolist()
+        ...     x = fw.static.data("x", [1, 2])
+        ...     y = fw.static.nn.fc(x, 1, name="sz", bias_attr=False)
+        >>> fw.static.set_program_state(main, {"sz.w_0": np.full([2, 1], 3.0, "float32")})
+        >>> main.captured["sz.w_0"].numpy().ravel().tolist()
         [3.0, 3.0]
     """
     _check_program("static.set_program_state", program)
@@ -155,11 +184,30 @@ def set_program_state(program, state_dict):
 
 
 def load(program, model_path, executor=None, var_list=None):
-    """Load what `static.save` wrote into `program`'s parameters and persistables.
+    """Load what `save` wrote into `program`'s parameters and persistables.
 
     Args:
-        program (Program). model_path (str): the prefix given to `save`.
-        executor: accepted. var_list (list, optional): only these variables.
+        program (Program): the program whose parameters are filled.
+        model_path (str): the prefix given to `save`.
+        executor (Executor, optional): accepted for Paddle compatibility. Default: None.
+        var_list (list, optional): only these variables. Default: None (all).
+
+    Returns:
+        None.
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> main = fw.static.Program()
+        >>> with fw.static.program_guard(main):
+        ...     x = fw.static.data("x", [None, 2])
+        ...     y = fw.static.nn.fc(x, 1, name="sv")
+        >>> fw.static.save(main, "m")
+        >>> saved = main.captured["sv.w_0"].numpy().copy()
+        >>> fw.static.set_program_state(main, {"sv.w_0": np.zeros([2, 1], "float32")})
+        >>> fw.static.load(main, "m")
+        >>> bool((main.captured["sv.w_0"].numpy() == saved).all())
+        True
     """
     _check_program("static.load", program)
     state = load_program_state(model_path)
@@ -208,13 +256,26 @@ def serialize_program(feed_vars, fetch_vars, **kwargs):
 
 
 def deserialize_program(data):
-    """The Program in `data` (bytes from `serialize_program`); reading runs no code.
+    """Rebuild a Program from the bytes of `serialize_program`; reading runs no code.
 
     Args:
-        data (bytes).
+        data (bytes): the serialized program.
 
     Returns:
-        Program.
+        Program: the inference program (with its weights).
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> main = fw.static.Program()
+        >>> with fw.static.program_guard(main):
+        ...     x = fw.static.data("x", [2])
+        ...     y = x * 3.0
+        >>> data = fw.static.serialize_program([x], [y], program=main)
+        >>> prog = fw.static.deserialize_program(data)
+        >>> fw.static.Executor().run(prog, feed={"x": np.ones(2, "float32")},
+        ...                          fetch_list=list(prog.outputs))[0].tolist()
+        [3.0, 3.0]
     """
     if not isinstance(data, (bytes, bytearray)):
         raise TypeError(f"deserialize_program: data must be bytes, got {type(data).__name__}")
@@ -255,13 +316,30 @@ def serialize_persistables(feed_vars, fetch_vars, executor, **kwargs):
 
 
 def deserialize_persistables(program, data, executor):
-    """Write the state in `data` (from `serialize_persistables`) into `program`.
+    """Write the state in `data` (from `serialize_persistables`) into `program`'s
+    parameters and persistables.
 
     Args:
-        program (Program). data (bytes). executor: accepted.
+        program (Program): the program to fill.
+        data (bytes): the serialized state (an ``.npz`` archive; loading runs no code).
+        executor (Executor): accepted for Paddle compatibility.
 
     Returns:
         Program: `program`.
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> main = fw.static.Program()
+        >>> with fw.static.program_guard(main):
+        ...     x = fw.static.data("x", [1, 2])
+        ...     y = fw.static.nn.fc(x, 1, name="sz", bias_attr=False)
+        >>> blob = fw.static.serialize_persistables([x], [y], None, program=main)
+        >>> before = main.captured["sz.w_0"].numpy().copy()
+        >>> _ = main.captured["sz.w_0"].set_value(np.zeros([2, 1], "float32"))
+        >>> _ = fw.static.deserialize_persistables(main, blob, None)
+        >>> bool((main.captured["sz.w_0"].numpy() == before).all())
+        True
     """
     _check_program("deserialize_persistables", program)
     if not isinstance(data, (bytes, bytearray)):
@@ -273,13 +351,20 @@ def deserialize_persistables(program, data, executor):
 
 
 def save_to_file(path, content):
-    """Write bytes `content` to `path` (atomically).
+    """Write bytes `content` to `path`, atomically (a crash leaves the old file or
+    the new one, never a part).
+
+    Args:
+        path (str): the file.
+        content (bytes): the data.
+
+    Returns:
+        None.
 
     Examples:
-        >>> import fw, tempfile, os
-        >>> p = os.path.join(tempfile.mkdtemp(), "blob")
-        >>> fw.static.save_to_file(p, b"abc")
-        >>> fw.static.load_from_file(p)
+        >>> import fw
+        >>> fw.static.save_to_file("blob", b"abc")
+        >>> fw.static.load_from_file("blob")
         b'abc'
     """
     if not isinstance(content, (bytes, bytearray)):
@@ -290,6 +375,19 @@ def save_to_file(path, content):
 
 
 def load_from_file(path):
-    """The bytes of file `path`."""
+    """Read the bytes of file `path` (the counterpart of `save_to_file`).
+
+    Args:
+        path (str): the file.
+
+    Returns:
+        bytes: its content.
+
+    Examples:
+        >>> import fw
+        >>> fw.static.save_to_file("blob", b"abc")
+        >>> fw.static.load_from_file("blob")
+        b'abc'
+    """
     with open(os.fspath(path), "rb") as f:
         return f.read()

@@ -51,13 +51,28 @@ def _first_value(xs):
 
 
 def cond(pred, true_fn=None, false_fn=None, name=None, return_names=None):
-    """``true_fn()`` if `pred` else ``false_fn()`` (Paddle's ``static.nn.cond``): a
-    ``cond`` op when `pred` is symbolic.
+    """Run ``true_fn()`` if `pred` is true, else ``false_fn()``.
 
-    >>> import fw
-    >>> x = fw.to_tensor(3.0)
-    >>> float(fw.static.nn.cond(x > 2, lambda: x * 2, lambda: x - 1))
-    6.0
+    With a concrete `pred` (eager mode) it simply calls one branch; with a symbolic
+    `pred` (a program being built) it records a ``cond`` op holding both branches, whose
+    outputs must match in structure, shape and dtype.
+
+    Args:
+        pred (Tensor|bool): a boolean scalar.
+        true_fn (callable, optional): called when `pred` is true. Default: None (returns
+            None).
+        false_fn (callable, optional): called when `pred` is false. Default: None.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+        return_names (list, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        The chosen branch's outputs (Tensor, or a nested structure of them).
+
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor(3.0)
+        >>> float(fw.static.nn.cond(x > 2, lambda: x * 2, lambda: x - 1))
+        6.0
     """
     if type(pred) is Value and build_state.builder is None:
         from fw.static._mode import builder_for
@@ -68,15 +83,28 @@ def cond(pred, true_fn=None, false_fn=None, name=None, return_names=None):
 
 
 def while_loop(cond, body, loop_vars, is_test=False, name=None):
-    """``while cond(*vars): vars = body(*vars)`` (Paddle's ``static.nn.while_loop``);
-    returns the final loop variables as a list. A ``while`` op when a loop variable
-    is symbolic.
+    """Run ``while cond(*loop_vars): loop_vars = body(*loop_vars)``.
 
-    >>> import fw
-    >>> i, s = fw.static.nn.while_loop(lambda i, s: i < 3, lambda i, s: [i + 1, s + i],
-    ...                                [fw.to_tensor(0), fw.to_tensor(0)])
-    >>> int(i), int(s)
-    (3, 3)
+    Eagerly a Python loop; with a symbolic loop variable (a program being built) a
+    ``while`` op whose body keeps each variable's shape and dtype.
+
+    Args:
+        cond (callable): takes the loop variables, returns a boolean scalar Tensor.
+        body (callable): takes the loop variables, returns their new values (a list of
+            the same length).
+        loop_vars (list|tuple): the initial values.
+        is_test (bool, optional): unused, for Paddle compatibility. Default: False.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        list: the final loop variables.
+
+    Examples:
+        >>> import fw
+        >>> i, s = fw.static.nn.while_loop(lambda i, s: i < 3, lambda i, s: [i + 1, s + i],
+        ...                                [fw.to_tensor(0), fw.to_tensor(0)])
+        >>> int(i), int(s)
+        (3, 3)
     """
     v = _first_value(list(loop_vars))
     if v is None and build_state.builder is None:
@@ -96,22 +124,37 @@ _FC_COUNT = [0]
 
 def fc(x, size, num_flatten_dims=1, weight_attr=None, bias_attr=None, activation=None,
        name=None):
-    """A fully connected layer on `x` (Paddle's ``static.nn.fc``): the dims of `x`
-    from ``num_flatten_dims`` on are flattened into the input features; the result
-    has `x`'s leading dims and `size` features. Creates its weight
-    ``[in_features, size]`` and bias ``[size]`` (initialised now, eagerly) named
-    ``<name or fc_N>.w_0`` / ``.b_0``; `activation` is the name of an fw.nn.functional
-    activation (``"relu"``, ``"softmax"``, …). With a list of inputs each gets its
-    own weight (``.w_0``, ``.w_1``, …; `weight_attr` may be a list) and their
-    products are summed before the one bias, as in Paddle.
+    """A fully connected layer on `x`, creating its weight and bias.
 
-    >>> import fw
-    >>> out = fw.static.nn.fc(fw.ones([2, 3]), size=4)
-    >>> out.shape
-    [2, 4]
-    >>> two = fw.static.nn.fc([fw.ones([2, 3]), fw.ones([2, 5])], size=4)
-    >>> two.shape
-    [2, 4]
+    The dims of `x` from `num_flatten_dims` on are flattened into the input features;
+    the result keeps `x`'s leading dims and has `size` features. The weight
+    ``[in_features, size]`` and bias ``[size]`` are initialised now (eagerly) and named
+    ``<name or fc_N>.w_0`` / ``.b_0``. With a list of inputs each gets its own weight
+    (``.w_0``, ``.w_1``, …; `weight_attr` may be a list) and their products are summed
+    before the one bias, as in Paddle.
+
+    Args:
+        x (Tensor|list[Tensor]): the input(s).
+        size (int): the number of output features.
+        num_flatten_dims (int, optional): how many leading dims are kept. Default: 1.
+        weight_attr (ParamAttr|list, optional): the weight's attributes. Default: None.
+        bias_attr (ParamAttr|bool, optional): the bias's attributes; False for no bias.
+            Default: None.
+        activation (str, optional): the name of an ``fw.nn.functional`` activation
+            ("relu", "softmax", …) applied to the result. Default: None.
+        name (str, optional): the parameters' name prefix. Default: None.
+
+    Returns:
+        Tensor: the output, ``x.shape[:num_flatten_dims] + [size]``.
+
+    Examples:
+        >>> import fw
+        >>> out = fw.static.nn.fc(fw.ones([2, 3]), size=4)
+        >>> out.shape
+        [2, 4]
+        >>> two = fw.static.nn.fc([fw.ones([2, 3]), fw.ones([2, 5])], size=4, activation="relu")
+        >>> two.shape
+        [2, 4]
     """
     import fw
     from fw.nn import ParamAttr, create_parameter

@@ -52,23 +52,72 @@ class Bernoulli(ExponentialFamily):
 
     @property
     def mean(self):
-        """``probs``."""
+        """The mean, ``probs``.
+
+        Returns:
+            Tensor: the mean, in the batch shape.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Bernoulli(0.3)
+            >>> round(float(d.mean), 4)
+            0.3
+        """
         return self.probs
 
     @property
     def variance(self):
-        """``probs (1 - probs)``."""
+        """The variance, ``probs * (1 - probs)``.
+
+        Returns:
+            Tensor: the variance.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Bernoulli(0.3)
+            >>> round(float(d.variance), 4)
+            0.21
+        """
         return self.probs * (1 - self.probs)
 
     def sample(self, shape=()):
-        """0/1 samples of shape ``shape + batch_shape`` in the dtype of ``probs``."""
+        """Draw 0/1 samples of shape ``shape + batch_shape`` (no gradient), in the dtype
+        of ``probs``.
+
+        Args:
+            shape (Sequence[int], optional): the sample shape. Default: ().
+
+        Returns:
+            Tensor: the samples.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Bernoulli(0.3)
+            >>> s = d.sample([3])
+            >>> s.shape, s.dtype
+            ([3], fw.float32)
+        """
         shape = list(self._extend_shape(shape))
         with fw.no_grad():
             return fw.bernoulli(self.probs.expand(shape))
 
     def rsample(self, shape=(), temperature=1.0):
-        """Relaxed samples ``(logit(u) + logits) / temperature`` (differentiable in
-        ``probs``)."""
+        """Relaxed (Gumbel-softmax style) samples ``(logit(u) + logits) / temperature``,
+        differentiable in ``probs``; they approach 0/1 logits as `temperature` falls.
+
+        Args:
+            shape (Sequence[int], optional): the sample shape. Default: ().
+            temperature (float, optional): the relaxation temperature. Default: 1.0.
+
+        Returns:
+            Tensor: relaxed samples (logits) of shape ``shape + batch_shape``.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Bernoulli(0.3)
+            >>> d.rsample([3], temperature=0.5).shape
+            [3]
+        """
         shape = list(self._extend_shape(shape))
         t = fw.full([], float(temperature), dtype=self.dtype)
         probs = self.probs.expand(shape)
@@ -76,29 +125,91 @@ class Bernoulli(ExponentialFamily):
         return ((u.log() - (-u).log1p()) + (probs.log() - (-probs).log1p())) / t
 
     def cdf(self, value):
-        """0 below 0, ``1 - probs`` on [0, 1), 1 from 1."""
+        """The cumulative distribution function: 0 below 0, ``1 - probs`` on [0, 1), 1 from 1.
+
+        Args:
+            value (Tensor|float): the point(s), broadcast against the batch shape.
+
+        Returns:
+            Tensor: ``P(X <= value)``.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Bernoulli(0.3)
+            >>> round(float(d.cdf(fw.to_tensor(0.0))), 4)
+            0.7
+        """
         value = _value_like(value, self.probs)
         probs, value = fw.broadcast_tensors([self.probs, value])
         zeros, ones = fw.zeros_like(probs), fw.ones_like(probs)
         return fw.where(value < 0, zeros, fw.where(value < 1, ones - probs, ones))
 
     def log_prob(self, value):
-        """``value log p + (1 - value) log(1 - p)``."""
+        """The log probability ``value * log(p) + (1 - value) * log(1 - p)``.
+
+        Args:
+            value (Tensor|float): the point(s), broadcast against the batch shape.
+
+        Returns:
+            Tensor: ``log P(X = value)``.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Bernoulli(0.3)
+            >>> round(float(d.log_prob(fw.to_tensor(1.0))), 4)
+            -1.204
+        """
         value = _value_like(value, self.probs)
         logits, value = fw.broadcast_tensors([self.logits, value])
         return -_F().binary_cross_entropy_with_logits(logits, value, reduction="none")
 
     def prob(self, value):
-        """``exp(log_prob(value))``."""
+        """The probability ``exp(log_prob(value))``.
+
+        Args:
+            value (Tensor|float): the point(s), broadcast against the batch shape.
+
+        Returns:
+            Tensor: ``P(X = value)``.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Bernoulli(0.3)
+            >>> round(float(d.prob(fw.to_tensor(1.0))), 4)
+            0.3
+        """
         return self.log_prob(value).exp()
 
     def entropy(self):
-        """The entropy."""
+        """The entropy, ``-p log p - (1 - p) log(1 - p)``.
+
+        Returns:
+            Tensor: the entropy, in the batch shape.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Bernoulli(0.3)
+            >>> round(float(d.entropy()), 4)
+            0.6109
+        """
         return _F().binary_cross_entropy_with_logits(self.logits, self.probs,
                                                      reduction="none")
 
     def kl_divergence(self, other):
-        """KL(self || other) for another Bernoulli."""
+        """KL(self || other) for another Bernoulli.
+
+        Args:
+            other (Bernoulli): the second distribution.
+
+        Returns:
+            Tensor: the divergence.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Bernoulli(0.3)
+            >>> round(float(d.kl_divergence(fw.distribution.Bernoulli(0.5))), 4)
+            0.0823
+        """
         if not isinstance(other, Bernoulli):
             raise TypeError(f"Bernoulli.kl_divergence: 'other' must be a Bernoulli, got "
                             f"{type(other).__name__}")

@@ -54,7 +54,21 @@ class Categorical(Distribution):
         super().__init__(tuple(self.logits.shape[:-1]))
 
     def sample(self, shape=()):
-        """Category indices (int64) of shape ``shape + batch_shape``."""
+        """Draw category indices (int64) of shape ``shape + batch_shape``.
+
+        Args:
+            shape (Sequence[int], optional): the sample shape. Default: ().
+
+        Returns:
+            Tensor: int64 indices in ``[0, categories)``.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Categorical(fw.to_tensor([1.0, 1.0, 2.0]))
+            >>> s = d.sample([4])
+            >>> s.shape, s.dtype
+            ([4], fw.int64)
+        """
         shape = list(_shape_arg(shape, "Categorical.sample"))
         n = int(np.prod(shape)) if shape else 1
         ls = list(self.logits.shape)
@@ -71,7 +85,22 @@ class Categorical(Distribution):
         return z - fw.log(fw.sum(fw.exp(z), axis=-1, keepdim=True))
 
     def kl_divergence(self, other):
-        """KL(self || other) (last axis kept with size 1, as Paddle returns it)."""
+        """KL(self || other) of the ``softmax(logits)`` distributions (the last axis
+        kept with size 1, as Paddle returns it).
+
+        Args:
+            other (Categorical): the second distribution.
+
+        Returns:
+            Tensor: the divergence, ``batch_shape + [1]``.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Categorical(fw.to_tensor([1.0, 1.0, 2.0]))
+            >>> kl = d.kl_divergence(fw.distribution.Categorical(fw.to_tensor([1.0, 1.0, 1.0])))
+            >>> kl.shape, round(float(kl), 4)
+            ([1], 0.1233)
+        """
         if not isinstance(other, Categorical):
             raise TypeError(f"Categorical.kl_divergence: 'other' must be a Categorical, got "
                             f"{type(other).__name__}")
@@ -79,13 +108,39 @@ class Categorical(Distribution):
         return fw.sum(fw.exp(lp) * (lp - lq), axis=-1, keepdim=True)
 
     def entropy(self):
-        """The entropy of ``softmax(logits)``, in the batch shape."""
+        """The entropy of ``softmax(logits)``, in the batch shape.
+
+        Returns:
+            Tensor: the entropy.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Categorical(fw.to_tensor([1.0, 1.0, 2.0]))
+            >>> round(float(d.entropy()), 4)
+            0.9753
+        """
         lp = self._log_softmax(self.logits)
         return -fw.sum(fw.exp(lp) * lp, axis=-1)
 
     def probs(self, value):
-        """The probability of category ``value`` (``logits / logits.sum(-1)``). A 1-D
-        ``value`` is broadcast over the batch; otherwise it has the batch's leading shape.
+        """The probability of category `value`.
+
+        As in Paddle, ``probs``/``prob``/``log_prob`` normalise the logits by their sum
+        (``logits / logits.sum(-1)``), while `sample`, `entropy` and `kl_divergence` use
+        ``softmax(logits)``. A 1-D `value` is broadcast over the batch; otherwise it has
+        the batch's leading shape.
+
+        Args:
+            value (Tensor): int category indices.
+
+        Returns:
+            Tensor: the probabilities.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Categorical(fw.to_tensor([1.0, 1.0, 2.0]))
+            >>> d.probs(fw.to_tensor([0, 2])).tolist()
+            [0.25, 0.5]
         """
         if not isinstance(value, Tensor):
             value = fw.to_tensor(np.asarray(value, dtype=np.int64))
@@ -97,9 +152,35 @@ class Categorical(Distribution):
         return fw.take_along_axis(self._prob, value, axis=-1)
 
     def prob(self, value):
-        """Same as `probs`."""
+        """The probability of category `value` (same as `probs`).
+
+        Args:
+            value (Tensor): int category indices.
+
+        Returns:
+            Tensor: the probabilities.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Categorical(fw.to_tensor([1.0, 1.0, 2.0]))
+            >>> d.prob(fw.to_tensor([0, 2])).tolist()
+            [0.25, 0.5]
+        """
         return self.probs(value)
 
     def log_prob(self, value):
-        """``log(probs(value))``."""
+        """``log(probs(value))``.
+
+        Args:
+            value (Tensor): int category indices.
+
+        Returns:
+            Tensor: the log probabilities.
+
+        Examples:
+            >>> import fw
+            >>> d = fw.distribution.Categorical(fw.to_tensor([1.0, 1.0, 2.0]))
+            >>> [round(v, 4) for v in d.log_prob(fw.to_tensor([2])).tolist()]
+            [-0.6931]
+        """
         return fw.log(self.probs(value))

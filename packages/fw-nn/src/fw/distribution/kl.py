@@ -61,6 +61,9 @@ def register_kl(cls_p, cls_q):
         cls_p (type[Distribution]): the class of p.
         cls_q (type[Distribution]): the class of q.
 
+    Returns:
+        Callable: the decorator; it registers ``f`` and returns it unchanged.
+
     Examples:
         .. code-block:: python
 

@@ -46,19 +46,22 @@ def _need_tensor(x, who, arg):
 
 
 class Transform:
-    """The base class of transforms ``y = f(x)``: `forward`, `inverse`,
-    `forward_log_det_jacobian` (``log|det df/dx|``), `inverse_log_det_jacobian`,
-    `forward_shape` and `inverse_shape`. Calling a transform on a Tensor applies
-    `forward`; on a Distribution it gives a `TransformedDistribution`; on another
-    transform it gives the `ChainTransform` of both.
+    """The base class of invertible transforms ``y = f(x)`` of random variables.
+
+    Subclasses define `forward`, `inverse`, `forward_log_det_jacobian`
+    (``log|det df/dx|``), `inverse_log_det_jacobian`, `forward_shape` and
+    `inverse_shape`. Calling a transform on a Tensor applies `forward`; on a
+    Distribution it gives a `TransformedDistribution`; on another transform it gives the
+    `ChainTransform` of both (the argument applied first).
 
     Examples:
-        .. code-block:: python
-
-            >>> import fw
-            >>> t = fw.distribution.ExpTransform()
-            >>> [round(v, 4) for v in t.forward(fw.to_tensor([0.0, 1.0])).tolist()]
-            [1.0, 2.7183]
+        >>> import fw
+        >>> t = fw.distribution.ExpTransform()
+        >>> [round(v, 4) for v in t(fw.to_tensor([0.0, 1.0])).tolist()]
+        [1.0, 2.7183]
+        >>> d = t(fw.distribution.Normal(0.0, 1.0))     # a log-normal distribution
+        >>> type(d).__name__
+        'TransformedDistribution'
     """
 
     _type = Type.INJECTION
@@ -80,7 +83,21 @@ class Transform:
         return self.forward(input)
 
     def forward(self, x):
-        """``y = f(x)``."""
+        """Compute ``y = f(x)``.
+
+        Args:
+            x (Tensor): the input, with at least the transform's event rank dimensions.
+
+        Returns:
+            Tensor: ``f(x)``.
+
+        Examples:
+            >>> import fw
+            >>> D = fw.distribution
+            >>> D.AffineTransform(fw.to_tensor(1.0), fw.to_tensor(2.0)).forward(
+            ...     fw.to_tensor([0.0, 1.0])).tolist()
+            [1.0, 3.0]
+        """
         _need_tensor(x, f"{type(self).__name__}.forward", "x")
         if x.dim() < self._domain.event_rank:
             raise ValueError(f"{type(self).__name__}.forward: x has {x.dim()} dimensions, "
@@ -88,7 +105,22 @@ class Transform:
         return self._forward(x)
 
     def inverse(self, y):
-        """``x = f^{-1}(y)``."""
+        """Compute ``x = f^{-1}(y)``.
+
+        Args:
+            y (Tensor): a value of the transform's codomain.
+
+        Returns:
+            Tensor: the preimage (a tuple of the preimages for a surjection such as
+            `AbsTransform`).
+
+        Examples:
+            >>> import fw
+            >>> D = fw.distribution
+            >>> D.AffineTransform(fw.to_tensor(1.0), fw.to_tensor(2.0)).inverse(
+            ...     fw.to_tensor([3.0])).tolist()
+            [1.0]
+        """
         _need_tensor(y, f"{type(self).__name__}.inverse", "y")
         if y.dim() < self._codomain.event_rank:
             raise ValueError(f"{type(self).__name__}.inverse: y has {y.dim()} dimensions, "
@@ -96,7 +128,21 @@ class Transform:
         return self._inverse(y)
 
     def forward_log_det_jacobian(self, x):
-        """``log|det J_f(x)|``."""
+        """Compute ``log|det J_f(x)|``, the log-density correction of `forward`.
+
+        Args:
+            x (Tensor): the input.
+
+        Returns:
+            Tensor: the log absolute determinant of the Jacobian at `x` (summed over the
+            event dimensions).
+
+        Examples:
+            >>> import fw
+            >>> D = fw.distribution
+            >>> D.ExpTransform().forward_log_det_jacobian(fw.to_tensor([0.0, 1.0])).tolist()
+            [0.0, 1.0]
+        """
         _need_tensor(x, f"{type(self).__name__}.forward_log_det_jacobian", "x")
         if x.dim() < self._domain.event_rank:
             raise ValueError(f"{type(self).__name__}.forward_log_det_jacobian: x has "
@@ -107,7 +153,21 @@ class Transform:
         return self._call_forward_log_det_jacobian(x)
 
     def inverse_log_det_jacobian(self, y):
-        """``log|det J_{f^{-1}}(y)|``."""
+        """Compute ``log|det J_{f^-1}(y)|`` (minus the forward one at ``f^-1(y)``).
+
+        Args:
+            y (Tensor): a value of the codomain.
+
+        Returns:
+            Tensor: the log absolute determinant of the inverse's Jacobian at `y`.
+
+        Examples:
+            >>> import fw
+            >>> D = fw.distribution
+            >>> [round(v, 4) for v in D.ExpTransform().inverse_log_det_jacobian(
+            ...     fw.to_tensor([2.0])).tolist()]
+            [-0.6931]
+        """
         _need_tensor(y, f"{type(self).__name__}.inverse_log_det_jacobian", "y")
         if y.dim() < self._codomain.event_rank:
             raise ValueError(f"{type(self).__name__}.inverse_log_det_jacobian: y has "
@@ -116,14 +176,40 @@ class Transform:
         return self._call_inverse_log_det_jacobian(y)
 
     def forward_shape(self, shape):
-        """The shape of ``forward(x)`` for an ``x`` of shape ``shape``."""
+        """The shape of ``forward(x)`` for an ``x`` of shape `shape`.
+
+        Args:
+            shape (Sequence[int]): the input shape.
+
+        Returns:
+            Sequence[int]: the output shape.
+
+        Examples:
+            >>> import fw
+            >>> D = fw.distribution
+            >>> D.ReshapeTransform((2, 3), (3, 2)).forward_shape((4, 2, 3))
+            (4, 3, 2)
+        """
         if not isinstance(shape, Sequence):
             raise TypeError(f"{type(self).__name__}.forward_shape: 'shape' must be a "
                             f"sequence, got {type(shape).__name__}")
         return self._forward_shape(shape)
 
     def inverse_shape(self, shape):
-        """The shape of ``inverse(y)`` for a ``y`` of shape ``shape``."""
+        """The shape of ``inverse(y)`` for a ``y`` of shape `shape`.
+
+        Args:
+            shape (Sequence[int]): the output-side shape.
+
+        Returns:
+            Sequence[int]: the input-side shape.
+
+        Examples:
+            >>> import fw
+            >>> D = fw.distribution
+            >>> D.ReshapeTransform((2, 3), (3, 2)).inverse_shape((3, 2))
+            (2, 3)
+        """
         if not isinstance(shape, Sequence):
             raise TypeError(f"{type(self).__name__}.inverse_shape: 'shape' must be a "
                             f"sequence, got {type(shape).__name__}")
@@ -165,7 +251,20 @@ class Transform:
 
 
 class AbsTransform(Transform):
-    """``y = |x|``: a surjection; `inverse` returns both preimages ``(-y, y)``."""
+    """The absolute value ``y = |x|``.
+
+    A surjection, not a bijection: `inverse` returns both preimages ``(-y, y)`` and the
+    log-det-Jacobian is not defined.
+
+    Examples:
+        >>> import fw
+        >>> D = fw.distribution
+        >>> t = D.AbsTransform()
+        >>> t.forward(fw.to_tensor([-1.0, 2.0])).tolist()
+        [1.0, 2.0]
+        >>> [v.tolist() for v in t.inverse(fw.to_tensor([2.0]))]
+        [[-2.0], [2.0]]
+    """
 
     _type = Type.SURJECTION
 
@@ -185,11 +284,20 @@ class AbsTransform(Transform):
 
 
 class AffineTransform(Transform):
-    """``y = loc + scale * x``.
+    """The affine map ``y = loc + scale * x``.
 
     Args:
-        loc (Tensor): the shift.
-        scale (Tensor): the scale.
+        loc (Tensor): the shift (broadcast against x).
+        scale (Tensor): the scale (broadcast against x).
+
+    Examples:
+        >>> import fw
+        >>> D = fw.distribution
+        >>> t = D.AffineTransform(fw.to_tensor(1.0), fw.to_tensor(2.0))
+        >>> t.forward(fw.to_tensor([-1.0, 2.0])).tolist()
+        [-1.0, 5.0]
+        >>> round(float(t.forward_log_det_jacobian(fw.to_tensor([0.0]))), 4)   # log 2
+        0.6931
     """
 
     _type = Type.BIJECTION
@@ -225,10 +333,22 @@ class AffineTransform(Transform):
 
 
 class ChainTransform(Transform):
-    """The composition of ``transforms``, applied first to last.
+    """The composition of `transforms`, applied first to last.
+
+    Its log-det-Jacobian is the sum of the parts' at each intermediate value.
 
     Args:
-        transforms (Sequence[Transform]): the transforms.
+        transforms (Sequence[Transform]): the transforms, in the order they apply.
+
+    Examples:
+        >>> import fw
+        >>> D = fw.distribution
+        >>> t = D.ChainTransform([D.AffineTransform(fw.to_tensor(0.0), fw.to_tensor(2.0)),
+        ...                       D.ExpTransform()])      # y = exp(2 x)
+        >>> [round(v, 4) for v in t.forward(fw.to_tensor([0.0, 0.5])).tolist()]
+        [1.0, 2.7183]
+        >>> [round(v, 4) for v in t.forward_log_det_jacobian(fw.to_tensor([0.0, 0.5])).tolist()]
+        [0.6931, 1.6931]
     """
 
     def __init__(self, transforms):
@@ -291,7 +411,17 @@ class ChainTransform(Transform):
 
 
 class ExpTransform(Transform):
-    """``y = exp(x)``."""
+    """The exponential ``y = exp(x)``, from the reals onto the positive reals.
+
+    Examples:
+        >>> import fw
+        >>> D = fw.distribution
+        >>> t = D.ExpTransform()
+        >>> [round(v, 4) for v in t.inverse(fw.to_tensor([1.0, 2.0])).tolist()]
+        [0.0, 0.6931]
+        >>> t.forward_log_det_jacobian(fw.to_tensor([0.0, 1.0])).tolist()
+        [0.0, 1.0]
+    """
 
     _type = Type.BIJECTION
 
@@ -310,12 +440,19 @@ class ExpTransform(Transform):
 
 
 class IndependentTransform(Transform):
-    """``base`` with its ``reinterpreted_batch_rank`` rightmost batch dimensions made part
-    of the event: the log-det-Jacobian sums over them.
+    """Treat the `reinterpreted_batch_rank` rightmost batch dimensions of `base`
+    as event dimensions: the values are `base`'s, the log-det-Jacobian sums over them.
 
     Args:
         base (Transform): the transform.
-        reinterpreted_batch_rank (int): how many batch dimensions (> 0).
+        reinterpreted_batch_rank (int): how many batch dimensions join the event (> 0).
+
+    Examples:
+        >>> import fw
+        >>> D = fw.distribution
+        >>> t = D.IndependentTransform(D.ExpTransform(), 1)
+        >>> t.forward_log_det_jacobian(fw.to_tensor([[1.0, 2.0], [0.0, 0.5]])).tolist()
+        [3.0, 0.5]
     """
 
     def __init__(self, base, reinterpreted_batch_rank):
@@ -358,10 +495,19 @@ class IndependentTransform(Transform):
 
 
 class PowerTransform(Transform):
-    """``y = x ** power`` (on positive x).
+    """The power ``y = x ** power``, on positive x.
 
     Args:
         power (Tensor): the exponent.
+
+    Examples:
+        >>> import fw
+        >>> D = fw.distribution
+        >>> t = D.PowerTransform(fw.to_tensor(2.0))
+        >>> t.forward(fw.to_tensor([1.0, 3.0])).tolist()
+        [1.0, 9.0]
+        >>> t.inverse(fw.to_tensor([4.0])).tolist()
+        [2.0]
     """
 
     _type = Type.BIJECTION
@@ -395,11 +541,19 @@ class PowerTransform(Transform):
 
 
 class ReshapeTransform(Transform):
-    """Reshape the event from ``in_event_shape`` to ``out_event_shape`` (same size).
+    """Reshape the event from `in_event_shape` to `out_event_shape` (same size);
+    batch dimensions in front are kept. The log-det-Jacobian is 0.
 
     Args:
         in_event_shape (Sequence[int]): the event shape of x.
         out_event_shape (Sequence[int]): the event shape of y.
+
+    Examples:
+        >>> import fw
+        >>> D = fw.distribution
+        >>> t = D.ReshapeTransform((2, 3), (3, 2))
+        >>> t.forward(fw.ones([4, 2, 3])).shape
+        [4, 3, 2]
     """
 
     _type = Type.BIJECTION
@@ -459,7 +613,17 @@ class ReshapeTransform(Transform):
 
 
 class SigmoidTransform(Transform):
-    """``y = sigmoid(x)``."""
+    """The logistic sigmoid ``y = 1 / (1 + exp(-x))``, onto (0, 1).
+
+    Examples:
+        >>> import fw
+        >>> D = fw.distribution
+        >>> t = D.SigmoidTransform()
+        >>> [round(v, 4) for v in t.forward(fw.to_tensor([0.0, 2.0])).tolist()]
+        [0.5, 0.8808]
+        >>> t.inverse(fw.to_tensor([0.5])).tolist()
+        [0.0]
+    """
 
     @property
     def _codomain(self):
@@ -477,7 +641,18 @@ class SigmoidTransform(Transform):
 
 
 class SoftmaxTransform(Transform):
-    """``y = softmax(x)`` over the last axis (not injective: `inverse` gives ``log y``)."""
+    """Softmax over the last axis, ``y = exp(x) / sum(exp(x))``.
+
+    Not injective (adding a constant to x gives the same y): `inverse` returns ``log y``
+    and the log-det-Jacobian is not defined.
+
+    Examples:
+        >>> import fw
+        >>> D = fw.distribution
+        >>> t = D.SoftmaxTransform()
+        >>> [round(v, 4) for v in t.forward(fw.to_tensor([0.0, 0.0, 1.0])).tolist()]
+        [0.2119, 0.2119, 0.5761]
+    """
 
     _type = Type.OTHER
 
@@ -505,11 +680,19 @@ class SoftmaxTransform(Transform):
 
 
 class StackTransform(Transform):
-    """Apply ``transforms[i]`` to slice ``i`` along ``axis``.
+    """Apply ``transforms[i]`` to slice ``i`` of the input along `axis`.
 
     Args:
         transforms (Sequence[Transform]): one transform per slice.
-        axis (int, optional): the axis. Default 0.
+        axis (int, optional): the axis the slices are taken along. Default: 0.
+
+    Examples:
+        >>> import fw
+        >>> D = fw.distribution
+        >>> t = D.StackTransform([D.ExpTransform(), D.AbsTransform()], axis=1)
+        >>> y = t.forward(fw.to_tensor([[0.0, -2.0], [1.0, 3.0]]))
+        >>> [[round(v, 4) for v in row] for row in y.tolist()]
+        [[1.0, 2.0], [2.7183, 3.0]]
     """
 
     def __init__(self, transforms, axis=0):
@@ -567,7 +750,18 @@ class StackTransform(Transform):
 
 
 class StickBreakingTransform(Transform):
-    """Map ``R^K`` onto the interior of the ``K``-simplex in ``R^{K+1}`` by stick-breaking."""
+    """Map ``R^K`` onto the interior of the ``K``-simplex in ``R^(K+1)`` by
+    stick-breaking: the outputs are positive and sum to 1 (a bijection, used to give
+    unconstrained parameters to a Dirichlet-like variable).
+
+    Examples:
+        >>> import fw
+        >>> D = fw.distribution
+        >>> t = D.StickBreakingTransform()
+        >>> y = t.forward(fw.to_tensor([0.0, 0.0]))
+        >>> [round(v, 4) for v in y.tolist()], round(float(y.sum()), 4)
+        ([0.3333, 0.3333, 0.3333], 1.0)
+    """
 
     _type = Type.BIJECTION
 
@@ -614,7 +808,17 @@ class StickBreakingTransform(Transform):
 
 
 class TanhTransform(Transform):
-    """``y = tanh(x)``."""
+    """The hyperbolic tangent ``y = tanh(x)``, onto (-1, 1).
+
+    Examples:
+        >>> import fw
+        >>> D = fw.distribution
+        >>> t = D.TanhTransform()
+        >>> [round(v, 4) for v in t.forward(fw.to_tensor([0.0, 1.0])).tolist()]
+        [0.0, 0.7616]
+        >>> [round(v, 4) for v in t.inverse(fw.to_tensor([0.5])).tolist()]
+        [0.5493]
+    """
 
     _type = Type.BIJECTION
 

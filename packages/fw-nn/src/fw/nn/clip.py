@@ -25,7 +25,18 @@ def _sq_sum(g):
 
 
 class ClipGradBase:
-    """Base class: subclasses implement `_clip(params_grads)`."""
+    """Base class of gradient clipping strategies: subclasses implement
+    ``_clip(params_grads)`` returning the new ``(parameter, gradient)`` list.
+
+    Examples:
+        >>> import fw
+        >>> class Halve(fw.nn.clip.ClipGradBase):
+        ...     def _clip(self, params_grads):
+        ...         return [(p, g * 0.5) for p, g in params_grads]
+        >>> p = fw.nn.Parameter(fw.zeros([1]))
+        >>> Halve()([(p, fw.to_tensor([4.0]))])[0][1].tolist()
+        [2.0]
+    """
 
     def __call__(self, params_grads):
         with no_grad():
@@ -36,13 +47,25 @@ class ClipGradBase:
 
 
 class ClipGradByValue(ClipGradBase):
-    """Clip every gradient element into ``[min, max]`` (min defaults to -max).
+    """Clip every gradient element into ``[min, max]``.
 
-    >>> import fw
-    >>> p = fw.nn.Parameter(fw.zeros([2]))
-    >>> [(_, g)] = fw.nn.ClipGradByValue(1.0)([(p, fw.to_tensor([-3.0, 0.5]))])
-    >>> g.tolist()
-    [-1.0, 0.5]
+    Pass it as ``grad_clip`` to an optimizer; it is called with the list of
+    ``(parameter, gradient)`` pairs and returns the clipped list. Parameters whose
+    `ParamAttr` sets ``need_clip=False`` are left alone.
+
+    Args:
+        max (float): the upper bound.
+        min (float, optional): the lower bound; ``-max`` when None. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> p = fw.nn.Parameter(fw.zeros([2]))
+        >>> [(_, g)] = fw.nn.ClipGradByValue(1.0)([(p, fw.to_tensor([-3.0, 0.5]))])
+        >>> g.tolist()
+        [-1.0, 0.5]
+        >>> net = fw.nn.Linear(2, 2)
+        >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters(),
+        ...                        grad_clip=fw.nn.ClipGradByValue(0.5))
     """
 
     def __init__(self, max, min=None):  # noqa: A002
@@ -62,7 +85,24 @@ class ClipGradByValue(ClipGradBase):
 
 
 class ClipGradByNorm(ClipGradBase):
-    """Rescale each gradient whose L2 norm exceeds `clip_norm` to that norm."""
+    """Rescale each gradient whose L2 norm exceeds ``clip_norm`` to that norm (each
+    gradient on its own; see `ClipGradByGlobalNorm` for one norm over all).
+
+    Pass it as ``grad_clip`` to an optimizer; it is called with the list of
+    ``(parameter, gradient)`` pairs and returns the clipped list. Parameters whose
+    `ParamAttr` sets ``need_clip=False`` are left alone.
+
+    Args:
+        clip_norm (float): the maximum norm of each gradient.
+
+    Examples:
+        >>> import fw
+        >>> p, q = fw.nn.Parameter(fw.zeros([2])), fw.nn.Parameter(fw.zeros([1]))
+        >>> clip = fw.nn.ClipGradByNorm(clip_norm=1.0)
+        >>> out = clip([(p, fw.to_tensor([3.0, 4.0])), (q, fw.to_tensor([0.5]))])
+        >>> [[round(v, 4) for v in g.tolist()] for _, g in out]
+        [[0.6, 0.8], [0.5]]
+    """
 
     def __init__(self, clip_norm):
         self.clip_norm = float(clip_norm)
@@ -83,15 +123,30 @@ class ClipGradByNorm(ClipGradBase):
 
 
 class ClipGradByGlobalNorm(ClipGradBase):
-    """Rescale all gradients together so that their global L2 norm (the norm of the
-    concatenation of every clipped gradient) is at most `clip_norm`:
-    ``g * clip_norm / max(global_norm, clip_norm)``.
+    """Rescale all gradients together so that their global L2 norm (the norm of all of
+    them concatenated) is at most ``clip_norm``: ``g * clip_norm / max(global_norm,
+    clip_norm)``. The usual choice for training transformers.
+
+    Pass it as ``grad_clip`` to an optimizer; it is called with the list of
+    ``(parameter, gradient)`` pairs and returns the clipped list. Parameters whose
+    `ParamAttr` sets ``need_clip=False`` are left alone.
 
     Args:
-        clip_norm: the maximum global norm.
-        group_name: kept for Paddle compatibility (one group per instance).
-        auto_skip_clip: when True, gradients are returned unchanged if the global norm
-            is already within `clip_norm`.
+        clip_norm (float): the maximum global norm.
+        group_name (str, optional): kept for Paddle compatibility (one group per
+            instance). Default: "default_group".
+        auto_skip_clip (bool, optional): return the gradients unchanged when the global
+            norm is already within ``clip_norm``. Default: False.
+
+    Examples:
+        >>> import fw
+        >>> p, q = fw.nn.Parameter(fw.zeros([1])), fw.nn.Parameter(fw.zeros([1]))
+        >>> clip = fw.nn.ClipGradByGlobalNorm(clip_norm=1.0)
+        >>> out = clip([(p, fw.to_tensor([3.0])), (q, fw.to_tensor([4.0]))])
+        >>> [round(g.item(), 4) for _, g in out]
+        [0.6, 0.8]
+        >>> net = fw.nn.Linear(4, 4)
+        >>> opt = fw.optimizer.AdamW(parameters=net.parameters(), grad_clip=clip)
     """
 
     def __init__(self, clip_norm, group_name="default_group", auto_skip_clip=False):
@@ -100,8 +155,20 @@ class ClipGradByGlobalNorm(ClipGradBase):
         self.auto_skip_clip = auto_skip_clip
 
     def global_norm(self, params_grads):
-        """The global norm of the gradients that would be clipped (a 0-D tensor), or
-        None when there are none."""
+        """The global L2 norm of the gradients this clip would rescale.
+
+        Args:
+            params_grads (list): ``(parameter, gradient)`` pairs.
+
+        Returns:
+            Tensor|None: a 0-D tensor, or None when no gradient is eligible.
+
+        Examples:
+            >>> import fw
+            >>> p = fw.nn.Parameter(fw.zeros([2]))
+            >>> fw.nn.ClipGradByGlobalNorm(1.0).global_norm([(p, fw.to_tensor([3.0, 4.0]))]).item()
+            5.0
+        """
         sums = [_sq_sum(g) for p, g in params_grads if _eligible(p, g)]
         if not sums:
             return None

@@ -24,44 +24,147 @@ def _map(fn, *structs):
 
 
 class Decoder:
-    """The interface `dynamic_decode` drives:
+    """The interface that `dynamic_decode` drives. A decoder implements:
 
-    - ``initialize(inits) -> (initial_inputs, initial_states, initial_finished)``
+    - ``initialize(inits) -> (initial_inputs, initial_states, initial_finished)``;
     - ``step(time, inputs, states, **kwargs) -> (outputs, next_states, next_inputs,
-      finished)``
-    - ``finalize(outputs, final_states, sequence_lengths) -> (outputs, final_states)``
-      (optional; the default returns them unchanged)
-    - ``tracks_own_finished``: True when `step` keeps finished sequences finished.
+      finished)``;
+    - optionally ``finalize(outputs, final_states, sequence_lengths) -> (outputs,
+      final_states)`` (the default returns them unchanged);
+    - ``tracks_own_finished``: True when ``step`` keeps finished sequences finished
+      itself (then `dynamic_decode` does not track lengths for it).
+
+    Examples:
+        >>> import fw
+        >>> class CountDown(fw.nn.Decoder):
+        ...     def initialize(self, inits):
+        ...         return inits, inits, inits <= 0
+        ...     def step(self, time, inputs, states, **kwargs):
+        ...         nxt = states - 1
+        ...         return nxt, nxt, nxt, nxt <= 0
+        >>> out, state = fw.nn.dynamic_decode(CountDown(), inits=fw.to_tensor([3, 1]))
+        >>> out.tolist()
+        [[2, 1, 0], [0, -1, -2]]
     """
 
     def initialize(self, inits):
+        """Start decoding: return the first inputs, the initial states and which sequences
+        are already finished (a bool tensor). Subclasses implement it.
+
+        Args:
+            inits (object): what `dynamic_decode` was given as ``inits``.
+
+        Returns:
+            tuple: ``(initial_inputs, initial_states, initial_finished)``.
+
+        Examples:
+            >>> import fw
+            >>> class CountDown(fw.nn.Decoder):
+            ...     def initialize(self, inits):
+            ...         return inits, inits, inits <= 0
+            ...     def step(self, time, inputs, states, **kwargs):
+            ...         nxt = states - 1
+            ...         return nxt, nxt, nxt, nxt <= 0
+            >>> CountDown().initialize(fw.to_tensor([2, 0]))[2].tolist()
+            [False, True]
+        """
         raise NotImplementedError
 
     def step(self, time, inputs, states, **kwargs):
+        """Run one decoding step. Subclasses implement it.
+
+        Args:
+            time (Tensor): the step number, int64 0-D.
+            inputs (object): this step's inputs.
+            states (object): the current states.
+            **kwargs: what `dynamic_decode` passes on.
+
+        Returns:
+            tuple: ``(outputs, next_states, next_inputs, finished)``.
+
+        Examples:
+            >>> import fw
+            >>> class CountDown(fw.nn.Decoder):
+            ...     def initialize(self, inits):
+            ...         return inits, inits, inits <= 0
+            ...     def step(self, time, inputs, states, **kwargs):
+            ...         nxt = states - 1
+            ...         return nxt, nxt, nxt, nxt <= 0
+            >>> out, states, inputs, finished = CountDown().step(fw.to_tensor(0), None,
+            ...                                                   fw.to_tensor([2, 1]))
+            >>> finished.tolist()
+            [False, True]
+        """
         raise NotImplementedError
 
     def finalize(self, outputs, final_states, sequence_lengths):
+        """Post-process the stacked outputs and final states (the default returns them
+        unchanged).
+
+        Args:
+            outputs (object): the per-step outputs stacked along time.
+            final_states (object): the last states.
+            sequence_lengths (Tensor): the length of each sequence.
+
+        Returns:
+            tuple: ``(outputs, final_states)``.
+
+        Examples:
+            >>> import fw
+            >>> lengths = fw.to_tensor([3, 3])
+            >>> out, states = fw.nn.Decoder().finalize(fw.ones([3, 2]), fw.zeros([2]), lengths)
+            >>> out.shape
+            [3, 2]
+        """
         return outputs, final_states
 
     @property
     def tracks_own_finished(self) -> bool:
+        """True when `step` keeps finished sequences finished itself (then `dynamic_decode`
+        neither ORs the finished flags nor counts lengths for it).
+
+        Returns:
+            bool.
+
+        Examples:
+            >>> import fw
+            >>> fw.nn.Decoder().tracks_own_finished
+            False
+        """
         return False
 
 
 class BeamSearchDecoder(Decoder):
-    """Beam search over an RNN cell.
+    """Beam search over an RNN cell, for `dynamic_decode`.
+
+    At each step the cell's outputs go through ``output_fn`` to vocabulary logits; the
+    ``beam_size`` best continuations of every batch entry (by total log-probability) are
+    kept. Step outputs are ``OutputWrapper(scores, predicted_ids, parent_ids)`` of
+    ``[batch, beam]``; ``finalize`` back-traces the beams with `gather_tree`, so the
+    decoded ids are ``[batch, time, beam]`` after `dynamic_decode` (``[time, batch,
+    beam]`` with ``output_time_major``). The final states are
+    ``StateWrapper(cell_states, log_probs, finished, lengths)`` with the beams sorted
+    best first.
 
     Args:
-        cell: an RNN cell (``cell(inputs, states) -> (outputs, new_states)``).
-        start_token, end_token: ids starting and ending a sequence.
-        beam_size: beams per batch entry.
-        embedding_fn: maps ids ``[batch, beam]`` to cell inputs.
-        output_fn: maps cell outputs to vocabulary logits.
+        cell (RNNCellBase): the cell, ``cell(inputs, states) -> (outputs, new_states)``.
+        start_token (int): the id every sequence starts with.
+        end_token (int): the id that ends a sequence.
+        beam_size (int): the number of beams per batch entry.
+        embedding_fn (callable, optional): maps ids ``[batch * beam]`` to cell inputs, e.g. an
+            `Embedding`. Default: None.
+        output_fn (callable, optional): maps cell outputs to vocabulary logits, e.g. a
+            `Linear`. Default: None.
 
-    Outputs per step are ``OutputWrapper(scores, predicted_ids, parent_ids)``
-    ``[batch, beam]``; `finalize` back-traces the beams (`gather_tree`) so the decoded
-    ids are ``[time, batch, beam]`` (batch-major after `dynamic_decode` unless
-    ``output_time_major``).
+    Examples:
+        >>> import fw
+        >>> emb, proj, cell = fw.nn.Embedding(100, 16), fw.nn.Linear(16, 100), fw.nn.GRUCell(16, 16)
+        >>> decoder = fw.nn.BeamSearchDecoder(cell, start_token=0, end_token=1, beam_size=4,
+        ...                                embedding_fn=emb, output_fn=proj)
+        >>> init = cell.get_initial_states(fw.ones([2, 16]))
+        >>> ids, states = fw.nn.dynamic_decode(decoder, inits=init, max_step_num=5)
+        >>> ids.shape[0], ids.shape[2], ids.dtype
+        (2, 4, fw.int64)
     """
 
     OutputWrapper = collections.namedtuple("OutputWrapper",
@@ -83,8 +186,22 @@ class BeamSearchDecoder(Decoder):
 
     @staticmethod
     def tile_beam_merge_with_batch(x, beam_size):
-        """``[batch, ...] -> [batch * beam_size, ...]``, each entry repeated beam_size
-        times."""
+        """Repeat every batch entry ``beam_size`` times: ``[batch, ...] -> [batch * beam_size,
+        ...]`` (to prepare, e.g., encoder outputs for attention inside the beam).
+
+        Args:
+            x (Tensor): ``[batch, ...]``.
+            beam_size (int): the number of beams.
+
+        Returns:
+            Tensor: ``[batch * beam_size, ...]``.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.to_tensor([[1.0], [2.0]])
+            >>> fw.nn.BeamSearchDecoder.tile_beam_merge_with_batch(x, 2).tolist()
+            [[1.0], [1.0], [2.0], [2.0]]
+        """
         return fw.repeat_interleave(x, beam_size, axis=0)
 
     def _expand(self, x):
@@ -105,6 +222,24 @@ class BeamSearchDecoder(Decoder):
         return fw.gather(self._merge(x), flat.reshape([-1])).reshape(list(x.shape))
 
     def initialize(self, initial_cell_states):
+        """Tile the cell's initial states over the beams and start every beam with
+        ``start_token`` (only the first beam of each entry is live at step 0).
+
+        Args:
+            initial_cell_states (Tensor|tuple): the cell's states ``[batch, ...]``.
+
+        Returns:
+            tuple: ``(initial_inputs, StateWrapper, initial_finished [batch, beam])``.
+
+        Examples:
+            >>> import fw
+            >>> emb, proj, cell = fw.nn.Embedding(50, 8), fw.nn.Linear(8, 50), fw.nn.GRUCell(8, 8)
+            >>> dec = fw.nn.BeamSearchDecoder(cell, 0, 1, beam_size=3, embedding_fn=emb,
+            ...                                output_fn=proj)
+            >>> inputs, states, finished = dec.initialize(cell.get_initial_states(fw.ones([2, 8])))
+            >>> finished.shape, states.log_probs.tolist()[0]
+            ([2, 3], [0.0, -inf, -inf])
+        """
         states = _map(self._expand, initial_cell_states)
         ref = states
         while isinstance(ref, (tuple, list)):
@@ -119,6 +254,28 @@ class BeamSearchDecoder(Decoder):
         return inputs, self.StateWrapper(states, log_probs, finished, lengths), finished
 
     def step(self, time, inputs, states, **kwargs):
+        """Advance every beam by one token: run the cell, score all continuations and keep
+        the ``beam_size`` best per batch entry.
+
+        Args:
+            time (Tensor): the step number.
+            inputs (Tensor): the embedded previous ids.
+            states (StateWrapper): the beam states.
+            **kwargs: passed to the cell.
+
+        Returns:
+            tuple: ``(OutputWrapper, StateWrapper, next_inputs, finished)``.
+
+        Examples:
+            >>> import fw
+            >>> emb, proj, cell = fw.nn.Embedding(50, 8), fw.nn.Linear(8, 50), fw.nn.GRUCell(8, 8)
+            >>> dec = fw.nn.BeamSearchDecoder(cell, 0, 1, beam_size=3, embedding_fn=emb,
+            ...                                output_fn=proj)
+            >>> inputs, states, finished = dec.initialize(cell.get_initial_states(fw.ones([2, 8])))
+            >>> out, states, inputs, finished = dec.step(fw.to_tensor(0), inputs, states)
+            >>> out.predicted_ids.shape, out.parent_ids.shape
+            ([2, 3], [2, 3])
+        """
         cell_in = _map(self._merge, inputs)
         cell_states = _map(self._merge, states.cell_states)
         out, next_cell = self.cell(cell_in, cell_states, **kwargs)
@@ -147,11 +304,45 @@ class BeamSearchDecoder(Decoder):
             next_inputs, finished
 
     def finalize(self, outputs, final_states, sequence_lengths):
+        """Back-trace the beams (`fw.nn.functional.gather_tree`) into full id sequences.
+
+        Args:
+            outputs (OutputWrapper): the stacked step outputs, time-major.
+            final_states (StateWrapper): the final beam states.
+            sequence_lengths (Tensor): the lengths.
+
+        Returns:
+            tuple: ``(predicted_ids [time, batch, beam], final_states)``.
+
+        Examples:
+            >>> import fw
+            >>> emb, proj, cell = fw.nn.Embedding(50, 8), fw.nn.Linear(8, 50), fw.nn.GRUCell(8, 8)
+            >>> dec = fw.nn.BeamSearchDecoder(cell, 0, 1, beam_size=3, embedding_fn=emb,
+            ...                                output_fn=proj)
+            >>> inputs, states, finished = dec.initialize(cell.get_initial_states(fw.ones([2, 8])))
+            >>> init = cell.get_initial_states(fw.ones([2, 8]))
+            >>> ids, _ = fw.nn.dynamic_decode(dec, init, max_step_num=3, output_time_major=True)
+            >>> ids.shape[1:]
+            [2, 3]
+        """
         ids = F.gather_tree(outputs.predicted_ids, outputs.parent_ids)
         return ids, final_states
 
     @property
     def tracks_own_finished(self) -> bool:
+        """Always True: the beam search keeps finished beams finished itself.
+
+        Returns:
+            bool.
+
+        Examples:
+            >>> import fw
+            >>> emb, proj, cell = fw.nn.Embedding(50, 8), fw.nn.Linear(8, 50), fw.nn.GRUCell(8, 8)
+            >>> dec = fw.nn.BeamSearchDecoder(cell, 0, 1, beam_size=3, embedding_fn=emb,
+            ...                                output_fn=proj)
+            >>> dec.tracks_own_finished
+            True
+        """
         return True
 
 
@@ -165,13 +356,39 @@ def _keep_where(finished):
 
 def dynamic_decode(decoder, inits=None, max_step_num=None, output_time_major=False,
                    impute_finished=False, is_test=False, return_length=False, **kwargs):
-    """Run `decoder` step by step until every sequence is finished or more than
-    `max_step_num` steps have run.
+    """Run a `Decoder` step by step until every sequence has finished or more than
+    ``max_step_num`` steps have run (eager mode: the loop runs in Python).
+
+    Args:
+        decoder (Decoder): the decoder, e.g. a `BeamSearchDecoder`.
+        inits (object, optional): passed to ``decoder.initialize`` (for a beam search, the
+            cell's initial states). Default: None.
+        max_step_num (int, optional): the most steps to run; unlimited when None.
+            Default: None.
+        output_time_major (bool, optional): stack the outputs as ``[time, batch, ...]``
+            instead of ``[batch, time, ...]``. Default: False.
+        impute_finished (bool, optional): finished sequences keep their last state.
+            Default: False.
+        is_test (bool, optional): accepted for Paddle compatibility. Default: False.
+        return_length (bool, optional): also return the sequence lengths. Default: False.
+        **kwargs: passed to ``decoder.step``.
 
     Returns:
-        ``(final_outputs, final_states)`` (plus ``sequence_lengths`` with
-        `return_length`); outputs are stacked along time, batch-major unless
-        `output_time_major`.
+        tuple: ``(final_outputs, final_states)``, plus ``sequence_lengths`` with
+        ``return_length``.
+
+    Examples:
+        >>> import fw
+        >>> class CountDown(fw.nn.Decoder):
+        ...     def initialize(self, inits):
+        ...         return inits, inits, inits <= 0
+        ...     def step(self, time, inputs, states, **kwargs):
+        ...         nxt = states - 1
+        ...         return nxt, nxt, nxt, nxt <= 0
+        >>> out, state, lengths = fw.nn.dynamic_decode(CountDown(), fw.to_tensor([3, 1]),
+        ...                                            return_length=True)
+        >>> out.tolist(), lengths.tolist()
+        ([[2, 1, 0], [0, -1, -2]], [3, 1])
     """
     inputs, states, finished = decoder.initialize(inits)
     seq_lens = fw.zeros(finished.shape, dtype="int64")

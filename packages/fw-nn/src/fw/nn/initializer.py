@@ -36,6 +36,21 @@ def _gen():
 
 
 def compute_fans(shape):
+    """The (fan_in, fan_out) of a parameter shape, by Paddle's rules: ``[n]`` gives
+    ``(n, n)``; ``[in, out]`` (a Linear weight) ``(in, out)``; a conv weight
+    ``[out, in, *k]`` ``(in * prod(k), out * prod(k))``.
+
+    Args:
+        shape (list|tuple): the parameter's shape.
+
+    Returns:
+        tuple[int, int]: ``(fan_in, fan_out)``.
+
+    Examples:
+        >>> import fw
+        >>> fw.nn.initializer.compute_fans([4, 3]), fw.nn.initializer.compute_fans([16, 8, 3, 3])
+        ((4, 3), (72, 144))
+    """
     shape = list(shape)
     if len(shape) == 0:
         return 1, 1
@@ -67,13 +82,59 @@ def _write(param, values):
 
 
 class Initializer:
-    """Base class: subclasses implement `_values(shape) -> float64 array`."""
+    """Base class of parameter initializers.
+
+    An initializer is used through a `ParamAttr` (``weight_attr=fw.ParamAttr(
+    initializer=...)``), as ``default_initializer`` of `Layer.create_parameter`, or
+    called directly on a tensor, which it overwrites in place. Subclasses implement
+    ``_values(shape, param)`` returning a float64 NumPy array of ``shape``.
+
+    Examples:
+        >>> import fw
+        >>> class Halves(fw.nn.initializer.Initializer):
+        ...     def _values(self, shape, param):
+        ...         import numpy as np
+        ...         return np.full(shape, 0.5)
+        >>> fc = fw.nn.Linear(2, 2, weight_attr=fw.ParamAttr(initializer=Halves()))
+        >>> fc.weight.tolist()
+        [[0.5, 0.5], [0.5, 0.5]]
+    """
 
     def __call__(self, param, block=None):
+        """Initialise ``param`` in place.
+
+        Args:
+            param (Tensor): the parameter (or any tensor) to overwrite.
+            block (optional): accepted for Paddle compatibility. Default: None.
+
+        Returns:
+            Tensor: ``param``.
+
+        Examples:
+            >>> import fw
+            >>> w = fw.zeros([2])
+            >>> fw.nn.initializer.Constant(3.0)(w).tolist()
+            [3.0, 3.0]
+        """
         with no_building():
             return _write(param, self._values(list(param.shape), param))
 
     def forward(self, param, block=None):
+        """The same as calling the initializer.
+
+        Args:
+            param (Tensor): the tensor to overwrite.
+            block (optional): accepted for Paddle compatibility. Default: None.
+
+        Returns:
+            Tensor: ``param``.
+
+        Examples:
+            >>> import fw
+            >>> w = fw.zeros([2])
+            >>> fw.nn.initializer.Constant(1.0).forward(w).tolist()
+            [1.0, 1.0]
+        """
         return self(param, block)
 
     def _values(self, shape, param):  # pragma: no cover - abstract
@@ -85,11 +146,21 @@ class Initializer:
 
 
 class Constant(Initializer):
-    """Every element = `value`.
+    """Fill the parameter with a constant.
 
-    >>> import fw
-    >>> fw.nn.initializer.Constant(2.0)(fw.zeros([2])).tolist()
-    [2.0, 2.0]
+    An initializer is used through a `ParamAttr` (``weight_attr=fw.ParamAttr(
+    initializer=...)``), as ``default_initializer`` of `Layer.create_parameter`, or
+    called directly on a tensor, which it overwrites in place.
+
+    Args:
+        value (float|bool|int, optional): the value. Default: 0.0.
+
+    Examples:
+        >>> import fw
+        >>> attr = fw.ParamAttr(initializer=fw.nn.initializer.Constant(0.1))
+        >>> fc = fw.nn.Linear(2, 3, bias_attr=attr)
+        >>> [round(v, 4) for v in fc.bias.tolist()]
+        [0.1, 0.1, 0.1]
     """
 
     def __init__(self, value=0.0):
@@ -109,7 +180,23 @@ class Constant(Initializer):
 
 
 class Normal(Initializer):
-    """Samples of N(mean, std^2)."""
+    """Fill the parameter with samples of the normal distribution ``N(mean, std ** 2)``.
+
+    An initializer is used through a `ParamAttr` (``weight_attr=fw.ParamAttr(
+    initializer=...)``), as ``default_initializer`` of `Layer.create_parameter`, or
+    called directly on a tensor, which it overwrites in place.
+
+    Args:
+        mean (float, optional): the mean. Default: 0.0.
+        std (float, optional): the standard deviation. Default: 1.0.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> w = fw.nn.initializer.Normal(mean=0.0, std=0.02)(fw.zeros([100, 100]))
+        >>> abs(float(w.std()) - 0.02) < 0.001
+        True
+    """
 
     def __init__(self, mean=0.0, std=1.0, name=None):
         self.mean = float(mean)
@@ -120,7 +207,26 @@ class Normal(Initializer):
 
 
 class TruncatedNormal(Initializer):
-    """Samples of N(mean, std^2) restricted to ``[a, b]`` (rejected and redrawn)."""
+    """Fill the parameter with samples of ``N(mean, std ** 2)`` restricted to
+    ``[a, b]`` (samples outside are redrawn).
+
+    An initializer is used through a `ParamAttr` (``weight_attr=fw.ParamAttr(
+    initializer=...)``), as ``default_initializer`` of `Layer.create_parameter`, or
+    called directly on a tensor, which it overwrites in place.
+
+    Args:
+        mean (float, optional): the mean. Default: 0.0.
+        std (float, optional): the standard deviation. Default: 1.0.
+        a (float, optional): the lower bound. Default: -2.0.
+        b (float, optional): the upper bound. Default: 2.0.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> w = fw.nn.initializer.TruncatedNormal(std=1.0, a=-0.5, b=0.5)(fw.zeros([1000]))
+        >>> bool(w.min() >= -0.5), bool(w.max() <= 0.5)
+        (True, True)
+    """
 
     def __init__(self, mean=0.0, std=1.0, a=-2.0, b=2.0, name=None):
         if a >= b:
@@ -149,7 +255,23 @@ class TruncatedNormal(Initializer):
 
 
 class Uniform(Initializer):
-    """Samples of U(low, high)."""
+    """Fill the parameter with samples of the uniform distribution ``U(low, high)``.
+
+    An initializer is used through a `ParamAttr` (``weight_attr=fw.ParamAttr(
+    initializer=...)``), as ``default_initializer`` of `Layer.create_parameter`, or
+    called directly on a tensor, which it overwrites in place.
+
+    Args:
+        low (float, optional): the lower bound. Default: -1.0.
+        high (float, optional): the upper bound. Default: 1.0.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> w = fw.nn.initializer.Uniform(low=2.0, high=3.0)(fw.zeros([1000]))
+        >>> bool(w.min() >= 2.0), bool(w.max() <= 3.0)
+        (True, True)
+    """
 
     def __init__(self, low=-1.0, high=1.0, name=None):
         if low > high:
@@ -162,7 +284,27 @@ class Uniform(Initializer):
 
 
 class XavierNormal(Initializer):
-    """Glorot normal: N(0, gain^2 * 2 / (fan_in + fan_out))."""
+    """Glorot (Xavier) normal initialization: ``N(0, gain ** 2 * 2 / (fan_in + fan_out))``
+    (Glorot & Bengio, 2010). Fans follow Paddle: ``[in, out]`` for a Linear weight,
+    ``in * prod(k)`` and ``out * prod(k)`` for a conv weight ``[out, in, *k]``.
+
+    An initializer is used through a `ParamAttr` (``weight_attr=fw.ParamAttr(
+    initializer=...)``), as ``default_initializer`` of `Layer.create_parameter`, or
+    called directly on a tensor, which it overwrites in place.
+
+    Args:
+        fan_in (float, optional): the fan-in; from the parameter's shape when None.
+            Default: None.
+        fan_out (float, optional): the fan-out; from the shape when None. Default: None.
+        gain (float, optional): the scale. Default: 1.0.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> w = fw.nn.initializer.XavierNormal()(fw.zeros([200, 300]))
+        >>> abs(float(w.std()) - (2 / 500) ** 0.5) < 0.002
+        True
+    """
 
     def __init__(self, fan_in=None, fan_out=None, gain=1.0, name=None):
         self.fan_in = fan_in
@@ -178,8 +320,27 @@ class XavierNormal(Initializer):
 
 
 class XavierUniform(Initializer):
-    """Glorot uniform: U(-l, l) with l = gain * sqrt(6 / (fan_in + fan_out)); the default
-    initializer of weights."""
+    """Glorot (Xavier) uniform initialization: ``U(-l, l)`` with
+    ``l = gain * sqrt(6 / (fan_in + fan_out))``. The default initializer of weights.
+
+    An initializer is used through a `ParamAttr` (``weight_attr=fw.ParamAttr(
+    initializer=...)``), as ``default_initializer`` of `Layer.create_parameter`, or
+    called directly on a tensor, which it overwrites in place.
+
+    Args:
+        fan_in (float, optional): the fan-in; from the parameter's shape when None.
+            Default: None.
+        fan_out (float, optional): the fan-out; from the shape when None. Default: None.
+        gain (float, optional): the scale. Default: 1.0.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> w = fw.nn.initializer.XavierUniform()(fw.zeros([200, 300]))
+        >>> limit = (6 / 500) ** 0.5
+        >>> bool(w.abs().max() <= limit)
+        True
+    """
 
     def __init__(self, fan_in=None, fan_out=None, gain=1.0, name=None):
         self.fan_in = fan_in
@@ -195,8 +356,27 @@ class XavierUniform(Initializer):
 
 
 class KaimingNormal(Initializer):
-    """He normal: N(0, (gain / sqrt(fan_in))^2), gain = calculate_gain(nonlinearity,
-    negative_slope)."""
+    """He (Kaiming) normal initialization: ``N(0, (gain / sqrt(fan_in)) ** 2)`` with
+    ``gain = calculate_gain(nonlinearity, negative_slope)`` (He et al., 2015).
+
+    An initializer is used through a `ParamAttr` (``weight_attr=fw.ParamAttr(
+    initializer=...)``), as ``default_initializer`` of `Layer.create_parameter`, or
+    called directly on a tensor, which it overwrites in place.
+
+    Args:
+        fan_in (float, optional): the fan-in; from the parameter's shape when None.
+            Default: None.
+        negative_slope (float, optional): the slope for ``"leaky_relu"``. Default: 0.0.
+        nonlinearity (str, optional): the nonlinearity whose gain is used (see
+            `calculate_gain`). Default: "relu".
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> w = fw.nn.initializer.KaimingNormal()(fw.zeros([400, 300]))
+        >>> abs(float(w.std()) - (2 / 400) ** 0.5) < 0.002
+        True
+    """
 
     def __init__(self, fan_in=None, negative_slope=0.0, nonlinearity="relu", name=None):
         self.fan_in = fan_in
@@ -210,7 +390,29 @@ class KaimingNormal(Initializer):
 
 
 class KaimingUniform(Initializer):
-    """He uniform: U(-l, l), l = gain * sqrt(3 / fan_in)."""
+    """He (Kaiming) uniform initialization: ``U(-l, l)`` with
+    ``l = gain * sqrt(3 / fan_in)``.
+
+    An initializer is used through a `ParamAttr` (``weight_attr=fw.ParamAttr(
+    initializer=...)``), as ``default_initializer`` of `Layer.create_parameter`, or
+    called directly on a tensor, which it overwrites in place.
+
+    Args:
+        fan_in (float, optional): the fan-in; from the parameter's shape when None.
+            Default: None.
+        negative_slope (float, optional): the slope for ``"leaky_relu"``. Default: 0.0.
+        nonlinearity (str, optional): the nonlinearity whose gain is used (see
+            `calculate_gain`). Default: "relu".
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> attr = fw.ParamAttr(initializer=fw.nn.initializer.KaimingUniform())
+        >>> conv = fw.nn.Conv2D(3, 8, 3, weight_attr=attr)
+        >>> limit = 2 ** 0.5 * (3 / 27) ** 0.5
+        >>> bool(conv.weight.abs().max() <= limit)
+        True
+    """
 
     def __init__(self, fan_in=None, negative_slope=0.0, nonlinearity="relu", name=None):
         self.fan_in = fan_in
@@ -225,8 +427,24 @@ class KaimingUniform(Initializer):
 
 
 class Orthogonal(Initializer):
-    """A (semi-)orthogonal matrix times `gain`: the parameter viewed as
-    ``[shape[0], prod(shape[1:])]`` has orthonormal rows or columns."""
+    """Fill the parameter with a (semi-)orthogonal matrix times ``gain``: viewed as
+    ``[shape[0], prod(shape[1:])]`` it has orthonormal rows or columns (Saxe et al.,
+    2013).
+
+    An initializer is used through a `ParamAttr` (``weight_attr=fw.ParamAttr(
+    initializer=...)``), as ``default_initializer`` of `Layer.create_parameter`, or
+    called directly on a tensor, which it overwrites in place.
+
+    Args:
+        gain (float, optional): the scale. Default: 1.0.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> w = fw.nn.initializer.Orthogonal()(fw.zeros([4, 4]))
+        >>> bool(fw.allclose(w @ w.T, fw.eye(4), atol=1e-5))
+        True
+    """
 
     def __init__(self, gain=1.0, name=None):
         self.gain = float(gain)
@@ -248,7 +466,24 @@ class Orthogonal(Initializer):
 
 
 class Assign(Initializer):
-    """Copy `value` (array, nested list, number or Tensor) into the parameter."""
+    """Fill the parameter with given values.
+
+    An initializer is used through a `ParamAttr` (``weight_attr=fw.ParamAttr(
+    initializer=...)``), as ``default_initializer`` of `Layer.create_parameter`, or
+    called directly on a tensor, which it overwrites in place.
+
+    Args:
+        value (Tensor|numpy.ndarray|list|float): the values, the parameter's shape (or a
+            number).
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> init = fw.nn.initializer.Assign([[1.0, 2.0], [3.0, 4.0]])
+        >>> fc = fw.nn.Linear(2, 2, weight_attr=fw.ParamAttr(initializer=init))
+        >>> fc.weight.tolist()
+        [[1.0, 2.0], [3.0, 4.0]]
+    """
 
     def __init__(self, value, name=None):
         self.value = value
@@ -265,8 +500,20 @@ class Assign(Initializer):
 
 
 class Bilinear(Initializer):
-    """Bilinear-upsampling kernels for a transposed convolution weight ``[C_in, C_out,
-    K, K]``: every ``[K, K]`` slice holds the same separable triangle filter."""
+    """Bilinear-upsampling kernels for a transposed convolution weight ``[C_in, C_out, K, K]``:
+    every ``[K, K]`` slice holds the same separable triangle filter, so a stride-``f``
+    `Conv2DTranspose` with ``K = 2 * f - f % 2`` performs bilinear upsampling.
+
+    An initializer is used through a `ParamAttr` (``weight_attr=fw.ParamAttr(
+    initializer=...)``), as ``default_initializer`` of `Layer.create_parameter`, or
+    called directly on a tensor, which it overwrites in place.
+
+    Examples:
+        >>> import fw
+        >>> w = fw.nn.initializer.Bilinear()(fw.zeros([1, 1, 4, 4]))
+        >>> w[0, 0, 0].tolist()
+        [0.0625, 0.1875, 0.1875, 0.0625]
+    """
 
     def _values(self, shape, param):
         if len(shape) != 4 or shape[2] != shape[3]:
@@ -281,8 +528,26 @@ class Bilinear(Initializer):
 
 
 class Dirac(Initializer):
-    """Identity convolution kernels: ``weight[g*O + i, i, centre] = 1`` for each group g and
-    ``i < min(O, C_in/groups)`` (O = out channels per group), zeros elsewhere."""
+    """Identity convolution kernels: ``weight[g * O + i, i, centre] = 1`` for every group
+    ``g`` and ``i < min(O, C_in / groups)`` (O the output channels per group), zeros
+    elsewhere, so the convolution initially passes its input through.
+
+    An initializer is used through a `ParamAttr` (``weight_attr=fw.ParamAttr(
+    initializer=...)``), as ``default_initializer`` of `Layer.create_parameter`, or
+    called directly on a tensor, which it overwrites in place.
+
+    Args:
+        groups (int, optional): the convolution's groups. Default: 1.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> conv = fw.nn.Conv1D(2, 2, 3, padding=1, bias_attr=False,
+        ...                   weight_attr=fw.ParamAttr(initializer=fw.nn.initializer.Dirac()))
+        >>> x = fw.to_tensor([[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]])
+        >>> conv(x).tolist() == x.tolist()
+        True
+    """
 
     def __init__(self, groups=1, name=None):
         self.groups = int(groups)
@@ -303,11 +568,26 @@ class Dirac(Initializer):
 
 
 def calculate_gain(nonlinearity, param=None):
-    """The recommended gain for a nonlinearity (Paddle's table).
+    """The recommended gain (the std scale) of an initializer for a nonlinearity:
+    1 for sigmoid, linear and conv, 5/3 for tanh, sqrt(2) for relu,
+    ``sqrt(2 / (1 + slope ** 2))`` for leaky_relu and 3/4 for selu.
 
-    >>> import fw
-    >>> round(fw.nn.initializer.calculate_gain("tanh"), 4)
-    1.6667
+    Args:
+        nonlinearity (str): the nonlinearity's name.
+        param (float, optional): the negative slope of ``"leaky_relu"`` (0.01 when None).
+            Default: None.
+
+    Returns:
+        float: the gain.
+
+    Examples:
+        >>> import fw
+        >>> round(fw.nn.initializer.calculate_gain('tanh'), 4)
+        1.6667
+        >>> round(fw.nn.initializer.calculate_gain('relu'), 4)
+        1.4142
+        >>> round(fw.nn.initializer.calculate_gain('leaky_relu', 0.2), 4)
+        1.3868
     """
     one = ("sigmoid", "linear", "conv1d", "conv2d", "conv3d", "conv1d_transpose",
            "conv2d_transpose", "conv3d_transpose")
@@ -327,9 +607,26 @@ def calculate_gain(nonlinearity, param=None):
 
 
 def set_global_initializer(weight_init, bias_init=None):
-    """Make `weight_init`/`bias_init` the defaults of every parameter created afterwards
-    without an explicit initializer; ``set_global_initializer(None)`` restores Paddle's
-    defaults (Xavier-uniform weights, zero biases)."""
+    """Set the default initializers of every parameter created afterwards without an
+    explicit one; ``set_global_initializer(None)`` restores the defaults (Xavier-uniform
+    weights, zero biases).
+
+    Args:
+        weight_init (Initializer|None): the default for weights.
+        bias_init (Initializer, optional): the default for biases. Default: None.
+
+    Returns:
+        None.
+
+    Examples:
+        >>> import fw
+        >>> init = fw.nn.initializer
+        >>> init.set_global_initializer(init.Constant(0.5), init.Constant(0.0))
+        >>> fc = fw.nn.Linear(2, 2)
+        >>> fc.weight.tolist(), fc.bias.tolist()
+        ([[0.5, 0.5], [0.5, 0.5]], [0.0, 0.0])
+        >>> fw.nn.initializer.set_global_initializer(None)
+    """
     for v, n in ((weight_init, "weight_init"), (bias_init, "bias_init")):
         if v is not None and not isinstance(v, Initializer):
             raise TypeError(f"set_global_initializer: '{n}' must be an Initializer or None, got "
@@ -343,14 +640,20 @@ def _global_default(is_bias):
 
 
 class LazyGuard:
-    """Context manager: parameters created inside it are not initialised and hold no
-    memory (a zero-strided view) until ``param.initialize()`` runs their initializer.
+    """Context manager for lazy parameter creation: parameters created inside it hold no
+    memory and are not initialised until ``param.initialize()`` runs their initializer
+    (useful to build a large model before loading its weights).
 
-    >>> import fw
-    >>> with fw.nn.initializer.LazyGuard():
-    ...     net = fw.nn.Linear(10, 10)
-    >>> net.weight.is_lazy, [p.initialize() for p in net.parameters()] and net.weight.is_lazy
-    (True, False)
+    Examples:
+        >>> import fw
+        >>> with fw.nn.initializer.LazyGuard():
+        ...     net = fw.nn.Linear(1000, 1000)
+        >>> net.weight.is_lazy
+        True
+        >>> for p in net.parameters():
+        ...     _ = p.initialize()
+        >>> net.weight.is_lazy
+        False
     """
 
     def __enter__(self):

@@ -26,7 +26,22 @@ _counters: dict = {}
 
 
 def unique_name(prefix: str) -> str:
-    """``prefix_N`` with N counting per prefix in this process (Paddle's unique_name)."""
+    """A name unique in this process: ``prefix_N`` with N counting per prefix (Paddle's
+    ``unique_name.generate``).
+
+    Args:
+        prefix (str): the name's prefix, e.g. ``"linear"``.
+
+    Returns:
+        str: ``prefix_N``.
+
+    Examples:
+        >>> import fw
+        >>> from fw.nn.parameter import unique_name
+        >>> a, b = unique_name("my_block"), unique_name("my_block")
+        >>> a != b and a.startswith("my_block_")
+        True
+    """
     n = _counters.get(prefix, 0)
     _counters[prefix] = n + 1
     return f"{prefix}_{n}"
@@ -35,21 +50,28 @@ def unique_name(prefix: str) -> str:
 class Parameter(Tensor):
     """A trainable tensor owned by a layer (Paddle's ``EagerParamBase``).
 
+    Layers create their parameters with `Layer.create_parameter` (or
+    `fw.create_parameter`); constructing one directly wraps existing values.
+
     Args:
-        data: initial values (a Tensor — whose storage is shared —, an array or
-            nested lists); None gives an empty float32 tensor.
-        requires_grad: False creates a frozen parameter (``stop_gradient=True``).
-        name: the parameter's name; a unique ``param_N`` when None.
+        data (Tensor|numpy.ndarray|list, optional): the initial values (a Tensor's
+            storage is shared); None gives an empty tensor of the default dtype.
+            Default: None.
+        requires_grad (bool, optional): False creates a frozen parameter
+            (``stop_gradient=True``). Default: True.
+        name (str, optional): the parameter's name; a unique ``param_N`` when None.
+            Default: None.
 
     Attributes beyond Tensor's: ``trainable`` (``not stop_gradient``),
     ``persistable`` (saved in checkpoints, True), ``optimize_attr``
     (``{"learning_rate": multiplier}``), ``regularizer``, ``need_clip``
     (gradient clipping applies), ``do_model_average``.
 
-    >>> import fw
-    >>> p = fw.nn.Parameter(fw.ones([2]))
-    >>> p.trainable, p.stop_gradient
-    (True, False)
+    Examples:
+        >>> import fw
+        >>> p = fw.nn.Parameter(fw.ones([2]))
+        >>> p.trainable, p.stop_gradient
+        (True, False)
     """
 
     persistable = True
@@ -84,12 +106,34 @@ class Parameter(Tensor):
 
     @property
     def is_lazy(self) -> bool:
-        """True while a parameter created under `LazyGuard` awaits `initialize()`."""
+        """True while a parameter created under `LazyGuard` has not been initialised.
+
+        Returns:
+            bool.
+
+        Examples:
+            >>> import fw
+            >>> fw.nn.Linear(2, 2).weight.is_lazy
+            False
+        """
         return "_lazy_init" in self.__dict__
 
     def initialize(self) -> Parameter:
-        """Allocate and initialise a parameter created under `LazyGuard` (no-op
-        otherwise)."""
+        """Allocate and initialise a parameter created under `LazyGuard`, running its
+        initializer (a no-op for other parameters).
+
+        Returns:
+            Parameter: self.
+
+        Examples:
+            >>> import fw
+            >>> with fw.nn.initializer.LazyGuard():
+            ...     fc = fw.nn.Linear(2, 2)
+            >>> fc.bias.initialize().tolist()
+            [0.0, 0.0]
+            >>> fc.bias.is_lazy
+            False
+        """
         init = self.__dict__.pop("_lazy_init", None)
         if init is not None:
             with no_building():
@@ -99,6 +143,19 @@ class Parameter(Tensor):
 
     @property
     def trainable(self) -> bool:
+        """Whether the optimizer updates this parameter (the opposite of
+        ``stop_gradient``); settable.
+
+        Returns:
+            bool.
+
+        Examples:
+            >>> import fw
+            >>> fc = fw.nn.Linear(2, 2)
+            >>> fc.weight.trainable = False
+            >>> fc.weight.stop_gradient
+            True
+        """
         return not self._sg
 
     @trainable.setter
@@ -129,6 +186,20 @@ def _rebuild_parameter(array, name, trainable):
 
 
 def is_parameter(x) -> bool:
+    """Whether ``x`` is a `Parameter`.
+
+    Args:
+        x (object): anything.
+
+    Returns:
+        bool.
+
+    Examples:
+        >>> import fw
+        >>> from fw.nn.parameter import is_parameter
+        >>> is_parameter(fw.nn.Linear(2, 2).weight), is_parameter(fw.ones([2]))
+        (True, False)
+    """
     return isinstance(x, Parameter)
 
 
@@ -136,22 +207,30 @@ class ParamAttr:
     """How a layer creates one of its parameters (Paddle's ``paddle.ParamAttr``).
 
     Args:
-        name: the parameter's name (unique names are generated when None).
-        initializer: an `fw.nn.initializer.Initializer`; the layer's default when None.
-        learning_rate: multiplier of the optimizer's learning rate for this parameter.
-        regularizer: a weight-decay regularizer (e.g. ``fw.regularizer.L2Decay``)
-            that overrides the optimizer's for this parameter.
-        trainable: False creates the parameter frozen (``stop_gradient=True``).
-        do_model_average: kept for ModelAverage-style optimizers.
-        need_clip: whether gradient clipping (``grad_clip``) applies to it.
+        name (str, optional): the parameter's name (unique names are generated when
+            None). Default: None.
+        initializer (Initializer, optional): the initializer; the layer's default when
+            None. Default: None.
+        learning_rate (float, optional): multiplier of the optimizer's learning rate
+            for this parameter. Default: 1.0.
+        regularizer (WeightDecayRegularizer, optional): weight decay (e.g.
+            ``fw.regularizer.L2Decay``) that overrides the optimizer's for this
+            parameter. Default: None.
+        trainable (bool, optional): False creates the parameter frozen
+            (``stop_gradient=True``). Default: True.
+        do_model_average (bool, optional): kept for ModelAverage-style optimizers.
+            Default: True.
+        need_clip (bool, optional): whether gradient clipping (``grad_clip``) applies
+            to it. Default: True.
 
     A layer argument ``weight_attr``/``bias_attr`` also accepts None (defaults),
     False (no such parameter, for biases), a string (the name) or an initializer.
 
-    >>> import fw
-    >>> attr = fw.ParamAttr(initializer=fw.nn.initializer.Constant(0.5))
-    >>> fw.nn.Linear(2, 3, weight_attr=attr).weight.numpy().tolist()[0]
-    [0.5, 0.5, 0.5]
+    Examples:
+        >>> import fw
+        >>> attr = fw.ParamAttr(initializer=fw.nn.initializer.Constant(0.5))
+        >>> fw.nn.Linear(2, 3, weight_attr=attr).weight.numpy().tolist()[0]
+        [0.5, 0.5, 0.5]
     """
 
     def __init__(self, name=None, initializer=None, learning_rate=1.0, regularizer=None,
@@ -201,23 +280,27 @@ def create_parameter(shape, dtype=None, name=None, attr=None, is_bias=False,
     ``paddle.create_parameter``).
 
     Args:
-        shape: list of ints.
-        dtype: a dtype or its name; the default float dtype when None.
-        name: the parameter's name (overridden by ``attr.name``).
-        attr: a `ParamAttr` (or anything `ParamAttr` accepts as a layer argument).
-        is_bias: with no initializer given, biases start at 0 and weights with
-            Xavier-uniform values (Paddle's defaults).
-        default_initializer: used when neither ``attr`` nor `set_global_initializer`
-            gives one.
+        shape (list|tuple): the shape.
+        dtype (str|fw.dtype, optional): the dtype; the default float dtype when None.
+            Default: None.
+        name (str, optional): the parameter's name (overridden by ``attr.name``).
+            Default: None.
+        attr (ParamAttr, optional): a `ParamAttr` (or anything `ParamAttr` accepts as a
+            layer argument). Default: None.
+        is_bias (bool, optional): with no initializer given, biases start at 0 and
+            weights with Xavier-uniform values (Paddle's defaults). Default: False.
+        default_initializer (Initializer, optional): used when neither ``attr`` nor
+            `set_global_initializer` gives one. Default: None.
 
     Returns:
-        the Parameter. Initialisation always runs eagerly, also while a program is
-        being traced.
+        Parameter: the new parameter. Initialisation always runs eagerly, also while a
+        program is being traced.
 
-    >>> import fw
-    >>> w = fw.create_parameter([3, 2], "float32")
-    >>> w.shape, w.stop_gradient
-    ([3, 2], False)
+    Examples:
+        >>> import fw
+        >>> w = fw.create_parameter([3, 2], "float32")
+        >>> w.shape, w.stop_gradient
+        ([3, 2], False)
     """
     from fw.nn import initializer as _init
 

@@ -175,7 +175,30 @@ class _SparseBase:
 
 
 class SparseCooTensor(_SparseBase):
-    """A COO sparse tensor; build it with :func:`sparse_coo_tensor`."""
+    """A sparse tensor in COO (coordinate) format: the ``[sparse_dim, nnz]``
+    indices of the stored entries and their values (``[nnz, *dense_dims]``).
+
+    Build it with `sparse_coo_tensor` (or ``Tensor.to_sparse_coo``); `fw.sparse` ops
+    and layers take it, and gradients flow to its values. Duplicate indices are allowed
+    until `coalesce` sums them.
+
+    Args:
+        indices (Tensor): int64 ``[sparse_dim, nnz]`` coordinates.
+        values (Tensor): the stored values, ``[nnz, *dense_dims]``.
+        shape (list[int]): the dense shape.
+        coalesced (bool, optional): whether the indices are known sorted and unique.
+            Default: False.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3])
+        >>> x.shape, x.nnz(), x.is_sparse_coo()
+        ([2, 3], 2, True)
+        >>> x.indices().tolist(), x.values().tolist()
+        ([[0, 1], [1, 2]], [1.0, 2.0])
+        >>> x.to_dense().tolist()
+        [[0.0, 1.0, 0.0], [0.0, 0.0, 2.0]]
+    """
 
     _format = "coo"
 
@@ -189,6 +212,17 @@ class SparseCooTensor(_SparseBase):
         return SparseCooTensor(self.indices_, values, self._shape, self._coalesced)
 
     def indices(self) -> fw.Tensor:
+        """The ``[sparse_dim, nnz]`` int64 coordinates of the stored entries.
+
+        Returns:
+            Tensor: the indices.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3])
+            >>> x.indices().tolist()
+            [[0, 1], [1, 2]]
+        """
         return self.indices_
 
     def sparse_dim(self) -> int:
@@ -220,7 +254,19 @@ class SparseCooTensor(_SparseBase):
         return self
 
     def to_sparse_csr(self):
-        """The CSR form (2-D or batched 3-D; the COO must have no dense dims)."""
+        """Convert to CSR format (2-D, or batched 3-D; the COO must have no dense
+        dims).
+
+        Returns:
+            SparseCsrTensor: the same values in CSR form.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_coo_tensor([[0, 1], [1, 2]], [1.0, 2.0], [2, 3])
+            >>> y = x.to_sparse_csr()
+            >>> y.crows().tolist(), y.cols().tolist()
+            ([0, 1, 2], [1, 2])
+        """
         if self.ndim not in (2, 3) or self.dense_dim() != 0:
             raise ValueError(f"to_sparse_csr(): needs a 2-D or 3-D COO tensor with no dense "
                              f"dims, got shape {self.shape} with sparse_dim {self.sparse_dim()}")
@@ -245,7 +291,26 @@ class SparseCooTensor(_SparseBase):
 
 
 class SparseCsrTensor(_SparseBase):
-    """A CSR sparse tensor; build it with :func:`sparse_csr_tensor`."""
+    """A sparse matrix (or batch of matrices) in CSR format: compressed row
+    pointers `crows`, column indices `cols` and the stored values.
+
+    Build it with `sparse_csr_tensor` (or ``Tensor.to_sparse_csr``). Row i's entries are
+    ``values[crows[i]:crows[i+1]]`` at columns ``cols[crows[i]:crows[i+1]]``.
+
+    Args:
+        crows (Tensor): int64 row pointers, ``[rows + 1]`` (per batch for 3-D).
+        cols (Tensor): int64 column indices, ``[nnz]``.
+        values (Tensor): the stored values, ``[nnz]``.
+        shape (list[int]): the dense shape, 2-D or 3-D.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.sparse.sparse_csr_tensor([0, 1, 2], [1, 2], [1.0, 2.0], [2, 3])
+        >>> x.shape, x.nnz(), x.is_sparse_csr()
+        ([2, 3], 2, True)
+        >>> x.to_dense().tolist()
+        [[0.0, 1.0, 0.0], [0.0, 0.0, 2.0]]
+    """
 
     _format = "csr"
 
@@ -259,9 +324,32 @@ class SparseCsrTensor(_SparseBase):
         return SparseCsrTensor(self.crows_, self.cols_, values, self._shape)
 
     def crows(self) -> fw.Tensor:
+        """The compressed row pointers: row i's entries are at positions
+        ``crows[i]`` to ``crows[i+1] - 1``.
+
+        Returns:
+            Tensor: int64 ``[rows + 1]``.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_csr_tensor([0, 1, 2], [1, 2], [1.0, 2.0], [2, 3])
+            >>> x.crows().tolist()
+            [0, 1, 2]
+        """
         return self.crows_
 
     def cols(self) -> fw.Tensor:
+        """The column index of each stored entry.
+
+        Returns:
+            Tensor: int64 ``[nnz]``.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_csr_tensor([0, 1, 2], [1, 2], [1.0, 2.0], [2, 3])
+            >>> x.cols().tolist()
+            [1, 2]
+        """
         return self.cols_
 
     def _coo_indices(self) -> np.ndarray:
@@ -279,6 +367,21 @@ class SparseCsrTensor(_SparseBase):
         return np.stack([batch, rows, cols])
 
     def to_sparse_coo(self, sparse_dim=None):
+        """Convert to COO format.
+
+        Args:
+            sparse_dim (int, optional): must equal the tensor's rank when given.
+                Default: None.
+
+        Returns:
+            SparseCooTensor: the same entries in COO form.
+
+        Examples:
+            >>> import fw
+            >>> x = fw.sparse.sparse_csr_tensor([0, 1, 2], [1, 2], [1.0, 2.0], [2, 3])
+            >>> x.to_sparse_coo().indices().tolist()
+            [[0, 1], [1, 2]]
+        """
         if sparse_dim is not None and sparse_dim != self.ndim:
             raise ValueError(f"to_sparse_coo(): a CSR tensor converts with sparse_dim "
                              f"{self.ndim}, got {sparse_dim}")

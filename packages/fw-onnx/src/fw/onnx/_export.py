@@ -86,15 +86,66 @@ def _check_opset(opset):
 
 
 def unsupported_ops(program) -> list:
-    """[(op name, location)] of every op in `program` (nested blocks too) with no
-    lowering, in program order."""
+    """List the ops of `program` (nested blocks too) that have no ONNX lowering, in
+    program order: check a program before exporting it.
+
+    Args:
+        program (Program): the program.
+
+    Returns:
+        list[tuple[str, str|None]]: ``(op name, "file:line" or None)`` per op; empty
+        when the whole program can be exported.
+
+    Examples:
+        >>> import fw
+        >>> import fw.onnx
+        >>> prog = fw.static.Program()
+        >>> with fw.static.program_guard(prog):
+        ...     x = fw.static.data("x", [None, 3], "float32")
+        ...     y = fw.nn.functional.relu(x) * 2
+        >>> inf = fw.static.normalize_program(prog, [x], [y])
+        >>> fw.onnx.unsupported_ops(inf)
+        []
+    """
     return [(op.name, where(op)) for op in program.walk() if op.name not in LOWERINGS]
 
 
 def program_to_onnx(program, opset_version=DEFAULT_OPSET, labels=None, name="fw", check=True):
-    """The ONNX ModelProto of an fw `Program` (its inputs become graph inputs, its
-    params/consts initializers named by `labels` or their own labels, its outputs
-    ``output_0``, ``output_1``, …)."""
+    """Convert an fw `Program` to an ONNX ``ModelProto`` (in memory).
+
+    The program's inputs become graph inputs, its parameters and constants initializers
+    (named by `labels` or their own labels), its outputs ``output_0``, ``output_1``, ….
+    `export` is the file-writing front end for layers.
+
+    Args:
+        program (Program): an inference program (e.g. from
+            ``fw.static.normalize_program`` or a loaded ``.fwmodel``).
+        opset_version (int, optional): the ONNX opset, at least `MIN_OPSET` (13).
+            Default: 17.
+        labels (dict, optional): names for the initializers. Default: None.
+        name (str, optional): the graph's name. Default: "fw".
+        check (bool, optional): run ``onnx.checker.check_model``. Default: True.
+
+    Returns:
+        onnx.ModelProto: the model.
+
+    Raises:
+        ExportError: ops with no lowering (all listed, with their source lines).
+
+    Examples:
+        >>> import fw
+        >>> import fw.onnx
+        >>> prog = fw.static.Program()
+        >>> with fw.static.program_guard(prog):
+        ...     x = fw.static.data("x", [None, 3], "float32")
+        ...     y = fw.nn.functional.relu(x) * 2
+        >>> inf = fw.static.normalize_program(prog, [x], [y])
+        >>> model = fw.onnx.program_to_onnx(inf)
+        >>> [i.name for i in model.graph.input], [o.name for o in model.graph.output]
+        (['x'], ['output_0'])
+        >>> model.opset_import[0].version
+        17
+    """
     _check_opset(opset_version)
     missing = unsupported_ops(program)
     if missing:

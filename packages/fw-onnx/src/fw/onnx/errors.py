@@ -16,9 +16,20 @@ __all__ = ["ExportError", "where"]
 
 
 class ExportError(UnsupportedError):
-    """The program holds ops (or attribute values) with no ONNX lowering.
+    """Raised when a program holds ops (or attribute values) with no ONNX lowering.
 
-    ``problems`` lists ``(op name, "file:line" or None, reason)`` for each."""
+    Args:
+        message (str): the error text (lists every problem).
+        problems (Sequence[tuple], optional): ``(op name, "file:line" or None, reason)``
+            for each problem, kept as ``.problems``. Default: ().
+
+    Examples:
+        >>> import fw
+        >>> import fw.onnx
+        >>> err = fw.onnx.ExportError("no lowering", [("my_op", "a.py:3", "no lowering")])
+        >>> err.problems[0][0]
+        'my_op'
+    """
 
     def __init__(self, message: str, problems=()):
         super().__init__(message)

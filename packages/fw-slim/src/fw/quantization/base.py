@@ -88,7 +88,26 @@ class _QuantLayer(Layer):
 
 
 class BaseObserver(_QuantLayer):
-    """An observer: ``forward(x)`` records statistics of x and returns x unchanged."""
+    """The base of observers: ``forward(x)`` records statistics of x and returns x
+    unchanged; the scales come from the statistics (`scales`, `zero_points`).
+
+    Subclasses implement ``_observe(array)`` and ``cal_thresholds``; wrap the class in an
+    `ObserverFactory` to use it in a `QuantConfig`.
+
+    Args:
+        quant_bits (int, optional): the integer width. Default: 8.
+        symmetric (bool, optional): a zero point of 0 (else min/max based). Default: True.
+        quant_axis (int, optional): the per-channel axis, -1 for per-tensor. Default: -1.
+
+    Examples:
+        >>> import fw
+        >>> from fw.quantization.observers import AbsmaxObserverLayer
+        >>> obs = AbsmaxObserverLayer()
+        >>> obs(fw.to_tensor([-3.0, 1.0])).tolist()     # x passes through
+        [-3.0, 1.0]
+        >>> round(float(obs.scales()[0]) * 127, 4)       # absmax / 127 per step
+        3.0
+    """
 
     def forward(self, x):
         self._observe(np.asarray(x.numpy(), np.float64))
@@ -106,8 +125,22 @@ class BaseObserver(_QuantLayer):
 
 
 class BaseQuanter(_QuantLayer):
-    """A quanter: ``forward(x)`` returns the fake-quantized x (differentiable by the
-    straight-through estimator of fake_quantize_dequantize)."""
+    """The base of quanters: ``forward(x)`` returns the fake-quantized x
+    (quantize then dequantize, differentiable by the straight-through estimator).
+
+    Args:
+        quant_bits (int, optional): the integer width. Default: 8.
+        symmetric (bool, optional): a zero point of 0. Default: True.
+        quant_axis (int, optional): the per-channel axis, -1 for per-tensor. Default: -1.
+
+    Examples:
+        >>> import fw
+        >>> from fw.quantization.quanters import FakeQuanterWithAbsMaxObserverLayer
+        >>> q = FakeQuanterWithAbsMaxObserverLayer()
+        >>> y = q(fw.to_tensor([-1.0, 0.3, 1.0]))
+        >>> y.shape, q.bit_length()
+        ([3], 8)
+    """
 
 
 class _Factory:
@@ -135,10 +168,38 @@ class _Factory:
 
 
 class ObserverFactory(_Factory):
+    """A recipe for observers: the observer class and its arguments, from which
+    `PTQ`/`QAT` make one observer layer per quantized tensor.
+
+    Args:
+        cls (type): a `BaseObserver` subclass.
+        **kwargs: the arguments of `cls`.
+
+    Examples:
+        >>> import fw
+        >>> from fw.quantization import ObserverFactory
+        >>> from fw.quantization.observers import AbsmaxObserverLayer
+        >>> ObserverFactory(AbsmaxObserverLayer, quant_bits=8)
+        AbsmaxObserverLayer(quant_bits=8)
+    """
     pass
 
 
 class QuanterFactory(_Factory):
+    """A recipe for quanters: the quanter class and its arguments, from which
+    `QAT` makes one quanter layer per quantized tensor.
+
+    Args:
+        cls (type): a `BaseQuanter` subclass.
+        **kwargs: the arguments of `cls`.
+
+    Examples:
+        >>> import fw
+        >>> from fw.quantization import QuanterFactory
+        >>> from fw.quantization.quanters import FakeQuanterWithAbsMaxObserverLayer
+        >>> QuanterFactory(FakeQuanterWithAbsMaxObserverLayer, moving_rate=0.9)
+        FakeQuanterWithAbsMaxObserverLayer(moving_rate=0.9)
+    """
     pass
 
 

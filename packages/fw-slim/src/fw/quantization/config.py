@@ -20,6 +20,24 @@ __all__ = ["QuantConfig", "SingleLayerConfig"]
 
 @dataclass
 class SingleLayerConfig:
+    """The quantizers of one layer: a factory for its input activations and one for
+    its weights (either None: that tensor stays float).
+
+    Args:
+        activation (ObserverFactory|QuanterFactory, optional): for the layer's inputs.
+            Default: None.
+        weight (ObserverFactory|QuanterFactory, optional): for the layer's weight.
+            Default: None.
+
+    Examples:
+        >>> import fw
+        >>> from fw.quantization import SingleLayerConfig
+        >>> from fw.quantization.observers import AbsmaxObserver
+        >>> SingleLayerConfig().empty
+        True
+        >>> SingleLayerConfig(weight=AbsmaxObserver()).empty
+        False
+    """
     activation: object = None
     weight: object = None
 
@@ -36,17 +54,29 @@ def _as_list(v):
 
 
 class QuantConfig:
-    """How to quantize a model.
+    """How to quantize a model: which layers, with which observers or quanters.
+
+    A layer gets, from the most to the least specific, the config given for the layer
+    object (`add_layer_config`), for its name (`add_name_config`), for its type
+    (`add_type_config`), else the global one of the constructor. Only layer types with a
+    quantized wrapper (``nn.Conv2D``, ``nn.Linear``, and those of
+    `add_qat_layer_mapping`) are quantized.
 
     Args:
-        activation: the factory (observer or quanter) for the inputs of quantized layers,
-            or None for float activations.
-        weight: the factory for their weights, or None.
+        activation (ObserverFactory|QuanterFactory, optional): the factory for the inputs
+            of quantized layers; None keeps activations float. Default: None.
+        weight (ObserverFactory|QuanterFactory, optional): the factory for their weights;
+            None keeps weights float. Default: None.
 
-    >>> from fw.quantization import QuantConfig
-    >>> from fw.quantization.observers import AbsmaxObserver
-    >>> cfg = QuantConfig(activation=AbsmaxObserver(), weight=AbsmaxObserver())
-    >>> cfg.add_name_config("classifier.4", activation=None, weight=None)  # keep in float
+    Examples:
+        >>> import fw
+        >>> import fw.nn as nn
+        >>> from fw.quantization import QuantConfig
+        >>> from fw.quantization.observers import AbsmaxObserver
+        >>> cfg = QuantConfig(activation=AbsmaxObserver(), weight=AbsmaxObserver())
+        >>> cfg.add_name_config("classifier.4", activation=None, weight=None)  # keep in float
+        >>> sorted(t.__name__ for t in cfg.qat_layer_mappings)
+        ['Conv2D', 'Linear']
     """
 
     def __init__(self, activation=None, weight=None):
@@ -60,7 +90,30 @@ class QuantConfig:
         self._mapping = {nn.Conv2D: QuantedConv2D, nn.Linear: QuantedLinear}
 
     def add_layer_config(self, layer, activation=None, weight=None):
-        """Config for these layer objects (a Layer or a list of them)."""
+        """Set the config of these layer objects (the most specific rule).
+
+        Args:
+            layer (Layer|list[Layer]): the layer objects.
+            activation (ObserverFactory|QuanterFactory, optional): for their inputs.
+                Default: None.
+            weight (ObserverFactory|QuanterFactory, optional): for their weights.
+                Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import fw.nn as nn
+            >>> from fw.quantization import QuantConfig
+            >>> from fw.quantization.observers import AbsmaxObserver
+            >>> from fw.quantization import PTQ
+            >>> net = nn.Sequential(nn.Linear(4, 3), nn.Linear(3, 2))
+            >>> cfg = QuantConfig()                     # nothing by default
+            >>> cfg.add_layer_config(net[0], weight=AbsmaxObserver())
+            >>> [type(m).__name__ for m in PTQ(cfg).quantize(net).children()]
+            ['QuantedLinear', 'Linear']
+        """
         for lay in _as_list(layer):
             if not isinstance(lay, nn.Layer):
                 raise TypeError(f"QuantConfig.add_layer_config: 'layer' must be a Layer or a "
@@ -68,7 +121,31 @@ class QuantConfig:
             self._layers[id(lay)] = SingleLayerConfig(activation, weight)
 
     def add_name_config(self, layer_name, activation=None, weight=None):
-        """Config for the sublayers of these names (``model.named_sublayers()`` names)."""
+        """Set the config of the sublayers of these names (as
+        ``model.named_sublayers()`` gives them).
+
+        Args:
+            layer_name (str|list[str]): the sublayer names.
+            activation (ObserverFactory|QuanterFactory, optional): for their inputs.
+                Default: None.
+            weight (ObserverFactory|QuanterFactory, optional): for their weights.
+                Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import fw.nn as nn
+            >>> from fw.quantization import QuantConfig
+            >>> from fw.quantization.observers import AbsmaxObserver
+            >>> from fw.quantization import PTQ
+            >>> net = nn.Sequential(nn.Linear(4, 3), nn.Linear(3, 2))
+            >>> cfg = QuantConfig(activation=AbsmaxObserver(), weight=AbsmaxObserver())
+            >>> cfg.add_name_config("1", activation=None, weight=None)   # keep "1" float
+            >>> [type(m).__name__ for m in PTQ(cfg).quantize(net).children()]
+            ['QuantedLinear', 'Linear']
+        """
         for n in _as_list(layer_name):
             if not isinstance(n, str):
                 raise TypeError(f"QuantConfig.add_name_config: 'layer_name' must be a str or "
@@ -76,7 +153,30 @@ class QuantConfig:
             self._names[n] = SingleLayerConfig(activation, weight)
 
     def add_type_config(self, layer_type, activation=None, weight=None):
-        """Config for every layer of these types (classes)."""
+        """Set the config of every layer of these types.
+
+        Args:
+            layer_type (type|list[type]): Layer classes.
+            activation (ObserverFactory|QuanterFactory, optional): for their inputs.
+                Default: None.
+            weight (ObserverFactory|QuanterFactory, optional): for their weights.
+                Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import fw.nn as nn
+            >>> from fw.quantization import QuantConfig
+            >>> from fw.quantization.observers import AbsmaxObserver
+            >>> from fw.quantization import PTQ
+            >>> net = nn.Sequential(nn.Conv2D(3, 4, 3), nn.Flatten(), nn.Linear(4, 2))
+            >>> cfg = QuantConfig()
+            >>> cfg.add_type_config(nn.Linear, activation=AbsmaxObserver(), weight=AbsmaxObserver())
+            >>> [type(m).__name__ for m in PTQ(cfg).quantize(net).children()]
+            ['Conv2D', 'Flatten', 'QuantedLinear']
+        """
         for t in _as_list(layer_type):
             if not (isinstance(t, type) and issubclass(t, nn.Layer)):
                 raise TypeError(f"QuantConfig.add_type_config: 'layer_type' must be a Layer "
@@ -89,8 +189,26 @@ class QuantConfig:
         self._mapping[source] = target
 
     def skip(self, names):
-        """Leave the sublayers with these names in float (fw extension, used by
-        `fw.slim.sensitivity`)."""
+        """Leave the sublayers of these names in float, whatever else matches them
+        (fw's extension, used by `fw.slim.sensitivity`).
+
+        Args:
+            names (str|list[str]): sublayer names.
+
+        Returns:
+            QuantConfig: this config, for chaining.
+
+        Examples:
+            >>> import fw
+            >>> import fw.nn as nn
+            >>> from fw.quantization import QuantConfig
+            >>> from fw.quantization.observers import AbsmaxObserver
+            >>> from fw.quantization import PTQ
+            >>> net = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
+            >>> cfg = QuantConfig(activation=AbsmaxObserver(), weight=AbsmaxObserver()).skip("2")
+            >>> [type(m).__name__ for m in PTQ(cfg).quantize(net).children()]
+            ['QuantedLinear', 'ReLU', 'Linear']
+        """
         self._skip.update(_as_list(names))
         return self
 

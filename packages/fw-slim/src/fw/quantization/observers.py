@@ -321,6 +321,7 @@ def GroupWiseWeightObserver(quant_bits=8, group_size=128):  # noqa: N802
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import numpy as np, fw
             >>> from fw.quantization.observers import GroupWiseWeightObserver
             >>> obs = GroupWiseWeightObserver(quant_bits=8, group_size=2)._instance()

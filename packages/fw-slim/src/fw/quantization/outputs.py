@@ -328,6 +328,7 @@ def quantize_outputs(program, calibration, save_path=None, unsigned=True):
         (layer outputs quantized, of them with a reader's parameters, calibrated).
 
     Examples:
+        >>> import fw
         >>> import os, tempfile
         >>> import numpy as np, fw, fw.nn as nn
         >>> from fw.quantization import PTQ, QuantConfig, quantize_outputs

@@ -76,8 +76,29 @@ class Quantization:
         return m
 
     def convert(self, model, inplace=False, remain_weight=False):
-        """Replace each quantized wrapper by its deployable QDQ form (int8 weights). With
-        ``remain_weight=True`` the weights stay float (only the QDQ of activations)."""
+        """Replace each quantized wrapper by its deployable QDQ form (int8 weights,
+        quantize/dequantize around the activations) and switch the model to eval mode.
+
+        Args:
+            model (Layer): a model returned by `quantize` (calibrated or trained).
+            inplace (bool, optional): change `model` itself instead of a copy. Default: False.
+            remain_weight (bool, optional): keep the weights float (only the activations'
+                QDQ). Default: False.
+
+        Returns:
+            Layer: the converted model, ready for ``fw.jit.save``.
+
+        Examples:
+            >>> import fw
+            >>> import fw.nn as nn
+            >>> from fw.quantization import PTQ, QuantConfig
+            >>> from fw.quantization.observers import AbsmaxObserver
+            >>> ptq = PTQ(QuantConfig(activation=AbsmaxObserver(), weight=AbsmaxObserver()))
+            >>> qm = ptq.quantize(nn.Sequential(nn.Linear(4, 2)))
+            >>> _ = qm(fw.randn([8, 4]))          # calibration
+            >>> [type(m).__name__ for m in ptq.convert(qm).children()]
+            ['ConvertedLinear']
+        """
         m = model if inplace else copy.deepcopy(model)
 
         def conv(name, layer):
@@ -99,18 +120,46 @@ class Quantization:
 
 
 class PTQ(Quantization):
-    """Post-training quantization: observers collect ranges on calibration batches.
+    """Post-training quantization: observers record the ranges of weights and
+    activations while calibration batches run, then `convert` makes the int8 model.
 
-    >>> import fw, fw.nn as nn
-    >>> from fw.quantization import PTQ, QuantConfig
-    >>> from fw.quantization.observers import AbsmaxObserver
-    >>> ptq = PTQ(QuantConfig(activation=AbsmaxObserver(), weight=AbsmaxObserver()))
-    >>> qm = ptq.quantize(nn.Sequential(nn.Linear(4, 2)))
-    >>> _ = qm(fw.randn([8, 4]))          # calibration
-    >>> deployable = ptq.convert(qm)
+    Args:
+        config (QuantConfig): which layers to quantize, with which observers.
+
+    Examples:
+        >>> import fw
+        >>> import fw.nn as nn
+        >>> from fw.quantization import PTQ, QuantConfig
+        >>> from fw.quantization.observers import AbsmaxObserver
+        >>> ptq = PTQ(QuantConfig(activation=AbsmaxObserver(), weight=AbsmaxObserver()))
+        >>> qm = ptq.quantize(nn.Sequential(nn.Linear(4, 2)))
+        >>> _ = qm(fw.randn([8, 4]))          # calibration
+        >>> deployable = ptq.convert(qm)
+        >>> deployable(fw.ones([1, 4])).shape
+        [1, 2]
     """
 
     def quantize(self, model, inplace=False):
+        """Wrap the layers the config selects with observers (eval mode).
+
+        Args:
+            model (Layer): the float model.
+            inplace (bool, optional): change `model` itself instead of a deep copy.
+                Default: False.
+
+        Returns:
+            Layer: the model to calibrate (run a few batches through it), then `convert`.
+
+        Examples:
+            >>> import fw
+            >>> import fw.nn as nn
+            >>> from fw.quantization import PTQ, QuantConfig
+            >>> from fw.quantization.observers import AbsmaxObserver
+            >>> ptq = PTQ(QuantConfig(activation=AbsmaxObserver(), weight=AbsmaxObserver()))
+            >>> qm = ptq.quantize(nn.Sequential(nn.Linear(4, 2), nn.ReLU()))
+            >>> [type(m).__name__ for m in qm.children()]
+            ['QuantedLinear', 'ReLU']
+        """
         m = self._wrap(model, inplace)
         m.eval()
         return m
@@ -118,9 +167,51 @@ class PTQ(Quantization):
 
 class QAT(Quantization):
     """Quantization-aware training: quanters fake-quantize weights and activations in
-    the forward pass; train the returned model as usual, then `convert` it."""
+    the forward pass (straight-through gradients); train the returned model as usual,
+    then `convert` it.
+
+    Args:
+        config (QuantConfig): which layers to quantize, with which quanters (observers
+            given here are replaced by the matching quanters).
+
+    Examples:
+        >>> import fw
+        >>> import fw.nn as nn
+        >>> from fw.quantization import QAT, QuantConfig
+        >>> from fw.quantization.quanters import FakeQuanterWithAbsMaxObserver
+        >>> q = FakeQuanterWithAbsMaxObserver(moving_rate=0.9)
+        >>> qat = QAT(QuantConfig(activation=q, weight=q))
+        >>> qm = qat.quantize(nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2)))
+        >>> opt = fw.optimizer.SGD(0.1, parameters=qm.parameters())
+        >>> loss = qm(fw.randn([8, 4])).mean()
+        >>> loss.backward()
+        >>> opt.step()
+        >>> [type(m).__name__ for m in qat.convert(qm).children()]
+        ['ConvertedLinear', 'ReLU', 'ConvertedLinear']
+    """
 
     def quantize(self, model, inplace=False):
+        """Wrap the layers the config selects with quanters (train mode kept).
+
+        Args:
+            model (Layer): the float model.
+            inplace (bool, optional): change `model` itself instead of a deep copy.
+                Default: False.
+
+        Returns:
+            Layer: the model to train, then `convert`.
+
+        Examples:
+            >>> import fw
+            >>> import fw.nn as nn
+            >>> from fw.quantization import QAT, QuantConfig
+            >>> from fw.quantization.quanters import FakeQuanterWithAbsMaxObserver
+            >>> q = FakeQuanterWithAbsMaxObserver()
+            >>> qat = QAT(QuantConfig(activation=q, weight=q))
+            >>> qm = qat.quantize(nn.Sequential(nn.Linear(4, 2)))
+            >>> [type(m).__name__ for m in qm.children()]
+            ['QuantedLinear']
+        """
         from fw.quantization.base import BaseObserver
 
         m = self._wrap(model, inplace)

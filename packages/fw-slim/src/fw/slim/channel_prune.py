@@ -414,21 +414,82 @@ def ratios_by_sensitivity(sensitivities: dict, max_drop: float) -> dict:
 
 
 class L1NormFilterPruner(ChannelPruner):
-    """`ChannelPruner` with the L1-norm criterion (PaddleSlim's name)."""
+    """Structured filter pruning scored by the L1 norm of each filter (PaddleSlim's name): a
+    `ChannelPruner` with ``criterion="l1"``.
+
+    The filters with the lowest scores are removed, with every layer that shares their
+    channels pruned alike, so the model stays consistent and gets smaller.
+
+    Args:
+        model (Layer): the layer to prune, in place.
+        inputs (list|InputSpec|Tensor): the input shape (``[1, 3, 224, 224]``), or a list
+            of shapes, InputSpecs or example tensors.
+        **kw: `ChannelPruner`'s other arguments (``prune_linear``, ``round_to``).
+
+    Examples:
+        >>> import fw
+        >>> import fw.slim
+        >>> net = fw.nn.Sequential(fw.nn.Conv2D(3, 8, 3), fw.nn.ReLU(), fw.nn.Conv2D(8, 4, 3))
+        >>> pruner = fw.slim.L1NormFilterPruner(net, [1, 3, 8, 8])
+        >>> _ = pruner.prune_vars({"0.weight": 0.5}, axis=0)
+        >>> net[0].weight.shape, net[2].weight.shape
+        ([4, 3, 3, 3], [4, 4, 3, 3])
+    """
 
     def __init__(self, model, inputs, **kw):
         super().__init__(model, inputs, criterion="l1", **kw)
 
 
 class L2NormFilterPruner(ChannelPruner):
-    """`ChannelPruner` with the L2-norm criterion (PaddleSlim's name)."""
+    """Structured filter pruning scored by the L2 norm of each filter (PaddleSlim's name): a
+    `ChannelPruner` with ``criterion="l2"``.
+
+    The filters with the lowest scores are removed, with every layer that shares their
+    channels pruned alike, so the model stays consistent and gets smaller.
+
+    Args:
+        model (Layer): the layer to prune, in place.
+        inputs (list|InputSpec|Tensor): the input shape (``[1, 3, 224, 224]``), or a list
+            of shapes, InputSpecs or example tensors.
+        **kw: `ChannelPruner`'s other arguments (``prune_linear``, ``round_to``).
+
+    Examples:
+        >>> import fw
+        >>> import fw.slim
+        >>> net = fw.nn.Sequential(fw.nn.Conv2D(3, 8, 3), fw.nn.ReLU(), fw.nn.Conv2D(8, 4, 3))
+        >>> pruner = fw.slim.L2NormFilterPruner(net, [1, 3, 8, 8])
+        >>> _ = pruner.prune_vars({"0.weight": 0.5}, axis=0)
+        >>> net[0].weight.shape, net[2].weight.shape
+        ([4, 3, 3, 3], [4, 4, 3, 3])
+    """
 
     def __init__(self, model, inputs, **kw):
         super().__init__(model, inputs, criterion="l2", **kw)
 
 
 class FPGMFilterPruner(ChannelPruner):
-    """`ChannelPruner` with FPGM, the geometric-median criterion (He et al. 2019)."""
+    """Structured filter pruning scored by FPGM, the distance to the
+    geometric median of the layer's filters (He et al. 2019), (PaddleSlim's name): a
+    `ChannelPruner` with ``criterion="fpgm"``.
+
+    The filters with the lowest scores are removed, with every layer that shares their
+    channels pruned alike, so the model stays consistent and gets smaller.
+
+    Args:
+        model (Layer): the layer to prune, in place.
+        inputs (list|InputSpec|Tensor): the input shape (``[1, 3, 224, 224]``), or a list
+            of shapes, InputSpecs or example tensors.
+        **kw: `ChannelPruner`'s other arguments (``prune_linear``, ``round_to``).
+
+    Examples:
+        >>> import fw
+        >>> import fw.slim
+        >>> net = fw.nn.Sequential(fw.nn.Conv2D(3, 8, 3), fw.nn.ReLU(), fw.nn.Conv2D(8, 4, 3))
+        >>> pruner = fw.slim.FPGMFilterPruner(net, [1, 3, 8, 8])
+        >>> _ = pruner.prune_vars({"0.weight": 0.5}, axis=0)
+        >>> net[0].weight.shape, net[2].weight.shape
+        ([4, 3, 3, 3], [4, 4, 3, 3])
+    """
 
     def __init__(self, model, inputs, **kw):
         super().__init__(model, inputs, criterion="fpgm", **kw)

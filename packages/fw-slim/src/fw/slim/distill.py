@@ -17,6 +17,7 @@ teacher and a student, for a plain training loop and for `fw.Model.fit`.
   is the loss for `fw.Model.prepare`: ``loss(student_out, label)`` adds the hard
   loss, ``alpha`` x the soft-label loss and ``beta`` x the feature losses.
 
+    >>> import fw
     >>> distiller = Distiller(teacher, student, features={"features.3": "features.3"})
     >>> model = fw.Model(distiller)
     >>> model.prepare(opt, DistillLoss(distiller, temperature=4.0, alpha=0.7),
@@ -42,14 +43,28 @@ def _constant(t):
 
 
 def soft_label_loss(student_logits, teacher_logits, temperature=4.0, reduction="mean"):
-    """Hinton's soft-label KD loss: ``T^2 * KL(p_t || p_s)`` with both
+    """Hinton's soft-label distillation loss, ``T^2 * KL(p_t || p_s)``, with both
     distributions softened by `temperature` along the last axis.
 
     Args:
-        student_logits, teacher_logits: ``[..., classes]`` tensors, same shape.
-        temperature: T > 0.
-        reduction: ``"mean"`` (over all rows: the batch), ``"sum"`` or ``"none"``
-            (one value per row).
+        student_logits (Tensor): ``[..., classes]``.
+        teacher_logits (Tensor): the same shape (gets no gradient).
+        temperature (float, optional): T > 0. Default: 4.0.
+        reduction (str, optional): "mean" (over the rows: the batch), "sum" or "none"
+            (one value per row). Default: "mean".
+
+    Returns:
+        Tensor: the loss.
+
+    Examples:
+        >>> import fw
+        >>> import fw.slim
+        >>> t = fw.to_tensor([[2.0, 1.0, 0.0]])
+        >>> float(fw.slim.soft_label_loss(t, t))                  # same distribution
+        0.0
+        >>> s = fw.to_tensor([[0.0, 0.0, 0.0]])
+        >>> round(float(fw.slim.soft_label_loss(s, t, temperature=1.0)), 4)
+        0.2662
     """
     s_shape, t_shape = list(student_logits.shape), list(teacher_logits.shape)
     if s_shape != t_shape:
@@ -73,9 +88,22 @@ def soft_label_loss(student_logits, teacher_logits, temperature=4.0, reduction="
 
 
 class FeatureAdapter(nn.Layer):
-    """A learned map from the student's feature width to the teacher's: a 1x1
-    Conv2D for ``[N, C, H, W]`` features (``kind="conv"``), a Linear for
-    ``[..., C]`` (``kind="linear"``)."""
+    """A learned map from the student's feature width to the teacher's, for feature
+    distillation: a 1x1 Conv2D for ``[N, C, H, W]`` features (``kind="conv"``), a Linear
+    for ``[..., C]`` ones (``kind="linear"``).
+
+    Args:
+        student_channels (int): the student feature's width.
+        teacher_channels (int): the teacher feature's width.
+        kind (str, optional): "conv" or "linear". Default: "conv".
+
+    Examples:
+        >>> import fw
+        >>> import fw.slim
+        >>> adapter = fw.slim.FeatureAdapter(4, 8, kind="linear")
+        >>> adapter(fw.ones([2, 4])).shape
+        [2, 8]
+    """
 
     def __init__(self, student_channels, teacher_channels, kind="conv"):
         super().__init__()
@@ -90,12 +118,28 @@ class FeatureAdapter(nn.Layer):
 
 
 def feature_loss(student_feat, teacher_feat, adapter=None, loss="mse"):
-    """The distance between a student and a teacher feature (the teacher's gets no
-    gradient), after `adapter` (a Layer or callable) on the student's.
+    """The distance between a student feature and a teacher feature.
+
+    The teacher's feature gets no gradient; `adapter` (a Layer or callable) maps the
+    student's first (e.g. to match widths).
 
     Args:
-        loss: ``"mse"``, ``"l1"`` or ``"cosine"`` (1 - cosine similarity of the
-            flattened features per sample, averaged).
+        student_feat (Tensor): the student's feature.
+        teacher_feat (Tensor): the teacher's feature.
+        adapter (Layer|callable, optional): applied to `student_feat`. Default: None.
+        loss (str, optional): "mse", "l1" or "cosine" (1 - cosine similarity of the
+            flattened features per sample, averaged). Default: "mse".
+
+    Returns:
+        Tensor: the scalar loss.
+
+    Examples:
+        >>> import fw
+        >>> import fw.slim
+        >>> float(fw.slim.feature_loss(fw.ones([2, 3]), fw.zeros([2, 3])))
+        1.0
+        >>> float(fw.slim.feature_loss(fw.ones([2, 3]), fw.ones([2, 3]), loss="cosine"))
+        0.0
     """
     s = adapter(student_feat) if adapter is not None else student_feat
     t = _constant(teacher_feat)
@@ -122,18 +166,31 @@ def _sublayer(model, name, who):
 
 
 class Distiller(nn.Layer):
-    """Teacher + student for distillation (see the module docstring).
+    """A teacher and a student for knowledge distillation.
+
+    Calling it runs both on the input and returns the student's output; the teacher's
+    output (and the paired features) are kept for `DistillLoss`. The teacher is frozen
+    (``stop_gradient``) and kept in eval mode.
 
     Args:
-        teacher: the trained model; frozen (``stop_gradient``) and kept in eval mode.
-        student: the model to train.
-        features: ``{student sublayer name: teacher sublayer name}`` pairs whose
-            outputs are compared by `DistillLoss`'s feature term.
-        adapters: ``{student sublayer name: Layer}`` adapters (trained with the
-            student), or True to build a `FeatureAdapter` per pair whose widths
-            differ (the widths are read from a forward pass, so pass
-            ``sample=`` an input batch).
-        sample: an input used once to size the automatic adapters.
+        teacher (Layer): the trained model.
+        student (Layer): the model to train.
+        features (dict, optional): ``{student sublayer name: teacher sublayer name}``
+            pairs whose outputs `DistillLoss`'s feature term compares. Default: None.
+        adapters (dict|bool, optional): ``{student sublayer name: Layer}`` adapters
+            (trained with the student), or True to build a `FeatureAdapter` per pair whose
+            widths differ (read from a forward pass on `sample`). Default: None.
+        sample (Tensor, optional): an input used once to size the automatic adapters.
+            Default: None.
+
+    Examples:
+        >>> import fw
+        >>> import fw.slim
+        >>> teacher = fw.nn.Sequential(fw.nn.Linear(4, 8), fw.nn.ReLU(), fw.nn.Linear(8, 3))
+        >>> student = fw.nn.Sequential(fw.nn.Linear(4, 3))
+        >>> distiller = fw.slim.Distiller(teacher, student)
+        >>> distiller(fw.randn([5, 4])).shape
+        [5, 3]
     """
 
     def __init__(self, teacher, student, features=None, adapters=None, sample=None):
@@ -220,21 +277,33 @@ def _key(name: str) -> str:
 
 
 class DistillLoss:
-    """The loss of a `Distiller` for a loop or `fw.Model.prepare`:
-    ``hard_weight * hard_loss(student_out, label) + alpha * soft_label_loss(...)
-    + beta * sum(feature losses)``.
+    """The loss of a `Distiller`, for a training loop or ``fw.Model.prepare``:
+    ``hard_weight * hard_loss(student_out, label) + alpha * soft_label_loss(...) +
+    beta * sum(feature losses)``.
 
     Args:
-        distiller: the `Distiller` (its last forward's teacher output and features
-            are read).
-        temperature: T of the soft-label loss.
-        alpha: weight of the soft-label loss (0 disables it).
-        beta: weight of the feature losses.
-        hard_loss: a loss on (student output, label); default cross entropy; None
-            for no hard term (then no label is needed).
-        hard_weight: its weight (Hinton et al. use ``1 - alpha``-style mixes; the
-            default 1.0 keeps it as is).
-        feature_loss_type: ``"mse"``, ``"l1"`` or ``"cosine"``.
+        distiller (Distiller): its last forward's teacher output and features are read.
+        temperature (float, optional): T of the soft-label loss. Default: 4.0.
+        alpha (float, optional): the soft-label loss's weight (0 disables it).
+            Default: 0.9.
+        beta (float, optional): the feature losses' weight. Default: 0.0.
+        hard_loss (callable|str|None, optional): a loss on (student output, label);
+            "default" is cross entropy; None for no hard term (then no label is needed).
+            Default: "default".
+        hard_weight (float, optional): the hard loss's weight. Default: 1.0.
+        feature_loss_type (str, optional): "mse", "l1" or "cosine". Default: "mse".
+
+    Examples:
+        >>> import fw
+        >>> import fw.slim
+        >>> teacher = fw.nn.Sequential(fw.nn.Linear(4, 8), fw.nn.ReLU(), fw.nn.Linear(8, 3))
+        >>> student = fw.nn.Sequential(fw.nn.Linear(4, 3))
+        >>> distiller = fw.slim.Distiller(teacher, student)
+        >>> loss_fn = fw.slim.DistillLoss(distiller, temperature=2.0, alpha=0.5)
+        >>> loss = loss_fn(distiller(fw.randn([5, 4])), fw.randint(0, 3, [5, 1]))
+        >>> loss.backward()
+        >>> student[0].weight.grad is not None, teacher[0].weight.grad is None
+        (True, True)
     """
 
     def __init__(self, distiller, temperature=4.0, alpha=0.9, beta=0.0, hard_loss="default",

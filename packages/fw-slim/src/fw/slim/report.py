@@ -43,7 +43,26 @@ __all__ = ["report", "QuantReport", "LayerReport", "sqnr"]
 
 
 def sqnr(ref, got) -> float:
-    """Signal-to-quantization-noise ratio of `got` against `ref`, in dB (inf if equal)."""
+    """The signal-to-quantization-noise ratio of `got` against `ref`, in dB.
+
+    ``10 * log10(sum(ref^2) / sum((ref - got)^2))``; higher is better.
+
+    Args:
+        ref (numpy.ndarray|Tensor): the reference (float) output.
+        got (numpy.ndarray|Tensor): the quantized output.
+
+    Returns:
+        float: the ratio in dB (inf when they are equal).
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> from fw.slim import sqnr
+        >>> round(sqnr(np.array([1.0, 1.0]), np.array([1.1, 0.9])), 4)
+        20.0
+        >>> sqnr(np.ones(4), np.ones(4))
+        inf
+    """
     ref, got = np.asarray(ref, np.float64), np.asarray(got, np.float64)
     if ref.shape != got.shape:
         raise ValueError(f"sqnr: shapes differ: {ref.shape} vs {got.shape}")

@@ -58,7 +58,20 @@ def _default_params(model) -> list:
 
 
 def calculate_density(x) -> float:
-    """Fraction of non-zero entries of a tensor or array (Paddle ASP's name)."""
+    """The fraction of non-zero entries of a tensor or array (Paddle ASP's name).
+
+    Args:
+        x (Tensor|numpy.ndarray): the values.
+
+    Returns:
+        float: non-zeros / size.
+
+    Examples:
+        >>> import fw
+        >>> import fw.slim
+        >>> fw.slim.calculate_density(fw.to_tensor([0.0, 1.0, 2.0, 0.0]))
+        0.5
+    """
     a = x.numpy() if isinstance(x, fw.Tensor) else np.asarray(x)
     return float(np.count_nonzero(a)) / max(a.size, 1)
 
@@ -77,15 +90,27 @@ def _nm_unview(m2: np.ndarray, shape, layout: str) -> np.ndarray:
 
 
 def nm_mask(weight, n: int = 2, m: int = 4, layout: str = "linear") -> np.ndarray:
-    """The N:M mask of `weight` (1 = kept): in each run of `m` consecutive weights
-    along the reduction axis, the `n` largest magnitudes are kept.
+    """The N:M sparsity mask of `weight` (1 = kept).
+
+    In each run of `m` consecutive weights along the reduction axis, the `n` largest
+    magnitudes are kept (the 2:4 pattern sparse tensor cores accelerate).
 
     Args:
-        weight: a tensor or array; ``layout="linear"`` for ``[in, out]`` (reduction
-            axis 0), ``"conv"`` for ``[out, in, kh, kw]`` (reduction over in*kh*kw).
+        weight (Tensor|numpy.ndarray): the weight.
+        n (int, optional): weights kept per group. Default: 2.
+        m (int, optional): the group size. Default: 4.
+        layout (str, optional): "linear" for ``[in, out]`` weights (reduction axis 0),
+            "conv" for ``[out, in, kh, kw]`` (reduction over in*kh*kw). Default: "linear".
 
-    >>> nm_mask(np.array([[1.], [-4.], [3.], [2.]]), 2, 4).ravel().tolist()
-    [0.0, 1.0, 1.0, 0.0]
+    Returns:
+        numpy.ndarray: the 0/1 mask, of `weight`'s shape.
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> from fw.slim.sparsity import nm_mask
+        >>> nm_mask(np.array([[1.], [-4.], [3.], [2.]]), 2, 4).ravel().tolist()
+        [0.0, 1.0, 1.0, 0.0]
     """
     a = weight.numpy() if isinstance(weight, fw.Tensor) else np.asarray(weight)
     if not 0 < n <= m:
@@ -106,8 +131,28 @@ def nm_mask(weight, n: int = 2, m: int = 4, layout: str = "linear") -> np.ndarra
 
 
 def check_sparsity(weight, n: int = 2, m: int = 4, layout: str = "linear") -> bool:
-    """True when every run of `m` weights along the reduction axis has at most `n`
-    non-zeros (Paddle ASP's ``check_sparsity``)."""
+    """Whether a weight follows the N:M pattern: every run of `m` weights along the
+    reduction axis has at most `n` non-zeros (Paddle ASP's ``check_sparsity``).
+
+    Args:
+        weight (Tensor|numpy.ndarray): the weight.
+        n (int, optional): non-zeros allowed per group. Default: 2.
+        m (int, optional): the group size. Default: 4.
+        layout (str, optional): "linear" (``[in, out]``, reduction axis 0) or "conv"
+            (``[out, in, kh, kw]``). Default: "linear".
+
+    Returns:
+        bool: True when every group complies.
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> import fw.slim
+        >>> fw.slim.check_sparsity(np.array([[1.0], [0.0], [2.0], [0.0]]), 2, 4)
+        True
+        >>> fw.slim.check_sparsity(np.ones((4, 1)), 2, 4)
+        False
+    """
     a = weight.numpy() if isinstance(weight, fw.Tensor) else np.asarray(weight)
     w2 = _nm_view(a, layout)
     if w2.shape[1] % m:
@@ -209,9 +254,31 @@ class MaskedPruner:
             g.set_value(g.numpy() * self.masks[name])
 
     def decorate(self, optimizer):
-        """Keep the masks through `optimizer`'s steps: its ``step`` (this
-        instance's) masks the gradients, steps, then masks the parameters.
-        Returns the optimizer."""
+        """Keep sparsity masks through an optimizer's steps (Paddle ASP's ``decorate``).
+
+        The optimizer's ``step`` masks the gradients before and the parameters after each
+        update: `pruner`'s masks, or with no pruner those of every `prune_model` call on
+        this optimizer's parameters, before or after this call.
+
+        Args:
+            optimizer (Optimizer): the optimizer, changed in place.
+            pruner (MaskedPruner, optional): the masks to keep. Default: None (those of
+                `prune_model`).
+
+        Returns:
+            Optimizer: the same optimizer.
+
+        Examples:
+            >>> import fw
+            >>> import fw.slim
+            >>> net = fw.nn.Sequential(fw.nn.Linear(8, 4))
+            >>> _ = fw.slim.prune_model(net)
+            >>> opt = fw.slim.decorate(fw.optimizer.SGD(0.1, parameters=net.parameters()))
+            >>> net(fw.randn([2, 8])).sum().backward()
+            >>> opt.step()
+            >>> fw.slim.check_sparsity(net[0].weight, 2, 4)      # still 2:4 after the update
+            True
+        """
         self._hooked.append(optimizer)
         return _wrap_step(optimizer, self, f"{type(self).__name__}.decorate")
 
@@ -230,21 +297,33 @@ class UnstructuredPruner(MaskedPruner):
     """Magnitude pruning: the smallest weights are zeroed (PaddleSlim's
     ``UnstructuredPruner``).
 
-    Args:
-        model: the layer.
-        mode: ``"ratio"`` (prune that fraction) or ``"threshold"`` (prune
-            ``|w| <= threshold``).
-        ratio: fraction of weights to prune in ``"ratio"`` mode.
-        threshold: magnitude threshold in ``"threshold"`` mode.
-        params: names or parameters to prune (default: Conv and Linear weights).
-        skip: names to leave dense.
-        skip_params_func: ``fn(model) -> names`` to leave dense (PaddleSlim's hook).
-        local_sparsity: ``ratio`` per parameter instead of one global threshold
-            over all of them.
-
     ``step()`` recomputes the masks from the current magnitudes (call it on your
     schedule; masks only grow: a pruned weight stays pruned) and applies them;
-    ``decorate(optimizer)`` keeps them through training.
+    ``decorate(optimizer, pruner)`` keeps them through training.
+
+    Args:
+        model (Layer): the model.
+        mode (str, optional): "ratio" (prune that fraction) or "threshold" (prune
+            ``|w| <= threshold``). Default: "ratio".
+        threshold (float, optional): the magnitude threshold of "threshold" mode.
+            Default: 0.01.
+        ratio (float, optional): the fraction to prune in "ratio" mode. Default: 0.55.
+        params (list, optional): names or parameters to prune. Default: None (the Conv
+            and Linear weights).
+        skip (Sequence[str], optional): names to leave dense. Default: ().
+        skip_params_func (callable, optional): ``fn(model) -> names`` to leave dense
+            (PaddleSlim's hook). Default: None.
+        local_sparsity (bool, optional): apply `ratio` per parameter instead of one
+            global threshold over all of them. Default: False.
+
+    Examples:
+        >>> import fw
+        >>> import fw.slim
+        >>> net = fw.nn.Linear(8, 4)
+        >>> pruner = fw.slim.UnstructuredPruner(net, ratio=0.5)
+        >>> pruner.step()
+        >>> fw.slim.calculate_density(net.weight)
+        0.5
     """
 
     def __init__(self, model, mode="ratio", threshold=0.01, ratio=0.55, params=None, skip=(),
@@ -300,10 +379,28 @@ class UnstructuredPruner(MaskedPruner):
 
 
 class NMPruner(MaskedPruner):
-    """N:M sparsity (2:4 by default) on Conv and Linear weights, kept through
-    training with `decorate`. Weights whose reduction axis is not a multiple of
-    `m` are skipped (listed in ``skipped`` with the reason) unless named in
-    `params`, where it is an error."""
+    """N:M sparsity (2:4 by default) on Conv and Linear weights, kept through training
+    with `decorate`.
+
+    Weights whose reduction axis is not a multiple of `m` are skipped (listed in
+    ``skipped`` with the reason) unless named in `params`, where it is an error.
+
+    Args:
+        model (Layer): the model, pruned in place.
+        n (int, optional): weights kept per group. Default: 2.
+        m (int, optional): the group size. Default: 4.
+        params (list, optional): names or parameters to prune. Default: None (all Conv
+            and Linear weights that fit).
+        skip (Sequence[str], optional): names to leave dense. Default: ().
+
+    Examples:
+        >>> import fw
+        >>> import fw.slim
+        >>> net = fw.nn.Linear(8, 4)
+        >>> pruner = fw.slim.NMPruner(net)
+        >>> pruner.check(), pruner.skipped
+        (True, {})
+    """
 
     def __init__(self, model, n=2, m=4, params=None, skip=()):
         super().__init__(model, params, skip)
@@ -334,11 +431,31 @@ _ASP_PRUNERS: weakref.WeakSet = weakref.WeakSet()
 
 
 def prune_model(model, n=2, m=4, mask_algo="mask_1d", with_mask=True):
-    """Paddle ASP's ``prune_model``: N:M masks on the Conv/Linear weights of
-    `model`, applied now; returns the `NMPruner`. With ``with_mask=True`` the
-    masks are remembered, and an optimizer passed to `decorate` (before or after
-    this call) keeps them through its steps. Only ``mask_algo="mask_1d"`` (groups
-    along the reduction axis) is implemented."""
+    """Apply N:M sparsity masks to the Conv/Linear weights of `model` (Paddle ASP's
+    ``prune_model``).
+
+    With ``with_mask=True`` the masks are remembered, and an optimizer passed to
+    `decorate` (before or after this call) keeps them through its steps. Only
+    ``mask_algo="mask_1d"`` (groups along the reduction axis) is implemented.
+
+    Args:
+        model (Layer): the model, pruned in place.
+        n (int, optional): weights kept per group. Default: 2.
+        m (int, optional): the group size. Default: 4.
+        mask_algo (str, optional): "mask_1d". Default: "mask_1d".
+        with_mask (bool, optional): remember the masks for `decorate`. Default: True.
+
+    Returns:
+        NMPruner: the pruner holding the masks.
+
+    Examples:
+        >>> import fw
+        >>> import fw.slim
+        >>> net = fw.nn.Sequential(fw.nn.Linear(8, 4))
+        >>> pruner = fw.slim.prune_model(net, n=2, m=4)
+        >>> fw.slim.check_sparsity(net[0].weight, 2, 4), fw.slim.calculate_density(net[0].weight)
+        (True, 0.5)
+    """
     if mask_algo != "mask_1d":
         raise ValueError(f"prune_model: mask_algo {mask_algo!r} is not implemented (only "
                          f"'mask_1d')")

@@ -11,7 +11,18 @@ __all__ = ["Placement", "Shard", "Replicate", "Partial", "ReduceType"]
 
 class ReduceType(enum.IntEnum):
     """How the per-rank values of a `Partial` tensor combine (Paddle's
-    ``paddle.distributed.ReduceType``; the numbering is Paddle's)."""
+    ``paddle.distributed.ReduceType``; the numbering is Paddle's).
+
+    Members: kRedSum, kRedMax, kRedMin, kRedProd, kRedAvg, kRedAny, kRedAll.
+
+    Examples:
+        >>> import fw
+        >>> import fw.distributed as dist
+        >>> int(dist.ReduceType.kRedSum), int(dist.ReduceType.kRedAvg)
+        (0, 4)
+        >>> dist.Partial(dist.ReduceType.kRedMax).is_partial()
+        True
+    """
 
     kRedSum = 0
     kRedMax = 1
@@ -23,7 +34,19 @@ class ReduceType(enum.IntEnum):
 
 
 class Placement:
-    """Base class of the placements (``is_shard``/``is_replicated``/``is_partial``)."""
+    """The base class of the placements of a distributed tensor along one mesh axis:
+    `Shard` (split along a tensor dim), `Replicate` (whole on every rank) and `Partial`
+    (per-rank values still to be reduced).
+
+    Examples:
+        >>> import fw
+        >>> import fw.distributed as dist
+        >>> kinds = (dist.Shard(0), dist.Replicate(), dist.Partial())
+        >>> [isinstance(p, dist.Placement) for p in kinds]
+        [True, True, True]
+        >>> dist.Shard(0).is_shard(), dist.Replicate().is_replicated(), dist.Partial().is_partial()
+        (True, True, True)
+    """
 
     __slots__ = ()
 

@@ -135,8 +135,32 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, sync_op=True):
 
 
 def reduce(tensor, dst, op=ReduceOp.SUM, group=None, sync_op=True):
-    """Reduce `tensor` over the group into `tensor` of global rank `dst` (other
-    ranks' tensors are unchanged)."""
+    """Reduce `tensor` over the group into `tensor` of global rank `dst`.
+
+    Every rank contributes its `tensor`; only rank `dst` receives the reduced value (other
+    ranks' tensors are unchanged). Without a launcher (one rank) the tensor is unchanged.
+
+    Args:
+        tensor (Tensor): the input, and the output on rank `dst`.
+        dst (int): the global rank that receives the result.
+        op (ReduceOp, optional): SUM, MAX, MIN, PROD or AVG. Default: ReduceOp.SUM.
+        group (Group, optional): the group to run in; None for the world. Default: None.
+        sync_op (bool, optional): True waits for the result; False returns at once with a
+            `Task` to ``wait()`` on. Default: True.
+
+    Returns:
+        Task: the operation's handle (already complete when `sync_op` is True). It
+        cannot be recorded in a program being built (``fw.jit.to_static``,
+        ``fw.static``): that raises an error naming the op.
+
+    Examples:
+        >>> import fw
+        >>> import fw.distributed as dist
+        >>> x = fw.to_tensor([1.0, 2.0])
+        >>> task = dist.reduce(x, dst=0, op=dist.ReduceOp.SUM)
+        >>> x.numpy().tolist()     # one rank: the sum of one tensor
+        [1.0, 2.0]
+    """
     fn = "reduce"
     if L.tracing(tensor):
         L.refuse(fn)
@@ -159,10 +183,33 @@ def reduce(tensor, dst, op=ReduceOp.SUM, group=None, sync_op=True):
 
 
 def reduce_scatter(tensor, tensor_list, op=ReduceOp.SUM, group=None, sync_op=True):
-    """Reduce `tensor_list` (one tensor per rank, or one tensor whose first axis is
-    nranks × tensor.shape[0]) over the group; rank i gets the reduced i-th chunk
-    in `tensor`. In a program being built: ``c_reducescatter``, returning the new
-    value (as `all_reduce`)."""
+    """Reduce a list of per-rank chunks over the group and give rank i the i-th.
+
+    `tensor_list` holds one tensor per rank (or is one tensor whose first axis is
+    ``nranks * tensor.shape[0]``); the chunks are reduced elementwise over all ranks and
+    group rank i receives the reduced i-th chunk in `tensor`.
+
+    Args:
+        tensor (Tensor): the output, of the shape and dtype of one chunk.
+        tensor_list (list[Tensor]|Tensor): the chunks, one per group rank.
+        op (ReduceOp, optional): SUM, MAX, MIN, PROD or AVG. Default: ReduceOp.SUM.
+        group (Group, optional): the group to run in; None for the world. Default: None.
+        sync_op (bool, optional): True waits for the result; False returns at once with a
+            `Task` to ``wait()`` on. Default: True.
+
+    Returns:
+        Task: the operation's handle (already complete when `sync_op` is True). While a
+        program is being built (``fw.jit.to_static``, ``fw.static``) the op is recorded
+        instead and its new value is returned (as `all_reduce`).
+
+    Examples:
+        >>> import fw
+        >>> import fw.distributed as dist
+        >>> out = fw.zeros([2])
+        >>> task = dist.reduce_scatter(out, [fw.to_tensor([3.0, 4.0])])
+        >>> out.numpy().tolist()
+        [3.0, 4.0]
+    """
     fn = "reduce_scatter"
     if L.tracing(tensor, tensor_list):
         return L.emit_reduce_scatter(tensor, tensor_list, op, group, fn)
@@ -197,8 +244,28 @@ def reduce_scatter(tensor, tensor_list, op=ReduceOp.SUM, group=None, sync_op=Tru
 # ---------------------------------------------------------------- data movement
 def broadcast(tensor, src, group=None, sync_op=True):
     """Copy global rank `src`'s `tensor` into `tensor` on every rank of the group.
-    In a program being built: ``c_broadcast``, returning the new value (as
-    `all_reduce`)."""
+
+    Args:
+        tensor (Tensor): the data to send on rank `src`, the buffer written (in place) on
+            the other ranks; same shape and dtype everywhere.
+        src (int): the global rank whose tensor is sent.
+        group (Group, optional): the group to run in; None for the world. Default: None.
+        sync_op (bool, optional): True waits for the result; False returns at once with a
+            `Task` to ``wait()`` on. Default: True.
+
+    Returns:
+        Task: the operation's handle (already complete when `sync_op` is True). While a
+        program is being built (``fw.jit.to_static``, ``fw.static``) the op is recorded
+        instead and its new value is returned (as `all_reduce`).
+
+    Examples:
+        >>> import fw
+        >>> import fw.distributed as dist
+        >>> x = fw.to_tensor([1, 2, 3])
+        >>> task = dist.broadcast(x, src=0)
+        >>> x.numpy().tolist()
+        [1, 2, 3]
+    """
     fn = "broadcast"
     if L.tracing(tensor):
         return L.emit_broadcast(tensor, src, group, fn)
@@ -213,9 +280,31 @@ def broadcast(tensor, src, group=None, sync_op=True):
 
 
 def all_gather(tensor_list, tensor, group=None, sync_op=True):
-    """Gather every rank's `tensor` into `tensor_list` (in group-rank order): an
-    empty list is extended with new tensors, a full one is written into. In a
-    program being built: one ``c_allgather`` whose per-rank parts fill the list."""
+    """Gather every rank's `tensor` into `tensor_list`, in group-rank order.
+
+    An empty `tensor_list` is extended with new tensors; a list that already holds one
+    tensor per rank is written into in place.
+
+    Args:
+        tensor_list (list[Tensor]): the output list.
+        tensor (Tensor): this rank's contribution (same shape and dtype on every rank).
+        group (Group, optional): the group to run in; None for the world. Default: None.
+        sync_op (bool, optional): True waits for the result; False returns at once with a
+            `Task` to ``wait()`` on. Default: True.
+
+    Returns:
+        Task: the operation's handle (already complete when `sync_op` is True). While a
+        program is being built (``fw.jit.to_static``, ``fw.static``) it is recorded
+        as one ``c_allgather`` whose per-rank parts fill the list.
+
+    Examples:
+        >>> import fw
+        >>> import fw.distributed as dist
+        >>> parts = []
+        >>> task = dist.all_gather(parts, fw.to_tensor([1.0, 2.0]))
+        >>> [p.numpy().tolist() for p in parts]     # one rank: one part
+        [[1.0, 2.0]]
+    """
     fn = "all_gather"
     if L.tracing(tensor):
         return L.emit_all_gather(tensor_list, tensor, group, fn)
@@ -231,10 +320,26 @@ def all_gather(tensor_list, tensor, group=None, sync_op=True):
 
 
 def all_gather_into_tensor(out, tensor, group=None, sync_op=True):
-    """Gather every rank's `tensor` into `out`, concatenated along axis 0 (stacked
-    for 0-d tensors) in group-rank order: MPI receives straight into `out`'s array
-    (rank-major chunks are exactly the axis-0 concatenation). The Tensor form of
-    ``fw.distributed.stream.all_gather``."""
+    """Gather every rank's `tensor` into `out`, concatenated along axis 0.
+
+    Args:
+        out (Tensor): the output, with ``nranks * tensor.shape[0]`` rows.
+        tensor (Tensor): this rank's contribution.
+        group (Group, optional): the group to run in; None for the world. Default: None.
+        sync_op (bool, optional): True waits for the result; False returns at once with a
+            `Task` to ``wait()`` on. Default: True.
+
+    Returns:
+        Task: the operation's handle.
+
+    Examples:
+        >>> import fw
+        >>> import fw.distributed as dist
+        >>> out = fw.zeros([2])
+        >>> task = dist.all_gather_into_tensor(out, fw.to_tensor([5.0, 6.0]))
+        >>> out.numpy().tolist()
+        [5.0, 6.0]
+    """
     fn = "stream.all_gather"
     if L.tracing(tensor, out):
         return L.emit_all_gather_into(out, tensor, group, fn)
@@ -255,8 +360,29 @@ def all_gather_into_tensor(out, tensor, group=None, sync_op=True):
 
 
 def alltoall(out_tensor_list, in_tensor_list, group=None, sync_op=True):
-    """Send ``in_tensor_list[j]`` to group rank j; ``out_tensor_list[i]`` receives
-    rank i's chunk. All chunks have one shape and dtype."""
+    """Exchange chunks between all ranks: rank i sends ``in_tensor_list[j]`` to rank j.
+
+    After the call ``out_tensor_list[i]`` holds the chunk that group rank i sent to this
+    rank. All chunks share one shape and dtype. An empty output list is extended.
+
+    Args:
+        out_tensor_list (list[Tensor]): the received chunks, one per group rank.
+        in_tensor_list (list[Tensor]): the chunks to send, one per group rank.
+        group (Group, optional): the group to run in; None for the world. Default: None.
+        sync_op (bool, optional): True waits for the result; False returns at once with a
+            `Task` to ``wait()`` on. Default: True.
+
+    Returns:
+        Task: the operation's handle.
+
+    Examples:
+        >>> import fw
+        >>> import fw.distributed as dist
+        >>> out = []
+        >>> task = dist.alltoall(out, [fw.to_tensor([5, 6])])
+        >>> [t.numpy().tolist() for t in out]
+        [[5, 6]]
+    """
     fn = "alltoall"
     if L.tracing(out_tensor_list, in_tensor_list):
         L.refuse(fn)
@@ -289,9 +415,33 @@ def _splits(sizes, total, n, fn, arg, t):
 
 def alltoall_single(out_tensor, in_tensor, in_split_sizes=None, out_split_sizes=None,
                     group=None, sync_op=True):
-    """Split `in_tensor` along axis 0 (`in_split_sizes`, equal by default), send
-    piece j to group rank j, and write the pieces received into `out_tensor` in
-    rank order (`out_split_sizes`)."""
+    """All-to-all on one tensor split along axis 0.
+
+    `in_tensor` is split along axis 0 (by `in_split_sizes`, equal parts by default), piece
+    j goes to group rank j, and the pieces received are written into `out_tensor` in rank
+    order (sized by `out_split_sizes`).
+
+    Args:
+        out_tensor (Tensor): the output buffer, written in place.
+        in_tensor (Tensor): the input.
+        in_split_sizes (list[int], optional): rows sent to each rank. Default: None (equal).
+        out_split_sizes (list[int], optional): rows received from each rank. Default: None
+            (equal).
+        group (Group, optional): the group to run in; None for the world. Default: None.
+        sync_op (bool, optional): True waits for the result; False returns at once with a
+            `Task` to ``wait()`` on. Default: True.
+
+    Returns:
+        Task: the operation's handle.
+
+    Examples:
+        >>> import fw
+        >>> import fw.distributed as dist
+        >>> out = fw.zeros([3], "int64")
+        >>> task = dist.alltoall_single(out, fw.to_tensor([1, 2, 3]))
+        >>> out.numpy().tolist()
+        [1, 2, 3]
+    """
     fn = "alltoall_single"
     if L.tracing(out_tensor, in_tensor):
         L.refuse(fn)
@@ -316,8 +466,30 @@ def alltoall_single(out_tensor, in_tensor, in_split_sizes=None, out_split_sizes=
 
 
 def scatter(tensor, tensor_list=None, src=0, group=None, sync_op=True):
-    """Global rank `src` sends ``tensor_list[i]`` to group rank i, which receives it
-    into `tensor` (tensor_list is read on `src` only)."""
+    """Send ``tensor_list[i]`` from global rank `src` to group rank i.
+
+    Each rank receives its chunk into `tensor`; `tensor_list` is read on `src` only.
+
+    Args:
+        tensor (Tensor): the output buffer, written in place.
+        tensor_list (list[Tensor], optional): the chunks, one per group rank (needed on
+            `src`). Default: None.
+        src (int, optional): the global rank that sends. Default: 0.
+        group (Group, optional): the group to run in; None for the world. Default: None.
+        sync_op (bool, optional): True waits for the result; False returns at once with a
+            `Task` to ``wait()`` on. Default: True.
+
+    Returns:
+        Task: the operation's handle.
+
+    Examples:
+        >>> import fw
+        >>> import fw.distributed as dist
+        >>> t = fw.zeros([2])
+        >>> task = dist.scatter(t, [fw.to_tensor([7.0, 8.0])], src=0)
+        >>> t.numpy().tolist()
+        [7.0, 8.0]
+    """
     fn = "scatter"
     if L.tracing(tensor, tensor_list):
         L.refuse(fn)
@@ -346,8 +518,28 @@ def scatter(tensor, tensor_list=None, src=0, group=None, sync_op=True):
 
 
 def gather(tensor, gather_list=None, dst=0, group=None, sync_op=True):
-    """Gather every rank's `tensor` into `gather_list` on global rank `dst` (an
-    empty list is extended with new tensors)."""
+    """Gather every rank's `tensor` into `gather_list` on global rank `dst`.
+
+    Args:
+        tensor (Tensor): this rank's contribution.
+        gather_list (list[Tensor], optional): the output on `dst`; an empty list is
+            extended with new tensors. Default: None.
+        dst (int, optional): the global rank that receives. Default: 0.
+        group (Group, optional): the group to run in; None for the world. Default: None.
+        sync_op (bool, optional): True waits for the result; False returns at once with a
+            `Task` to ``wait()`` on. Default: True.
+
+    Returns:
+        Task: the operation's handle.
+
+    Examples:
+        >>> import fw
+        >>> import fw.distributed as dist
+        >>> got = []
+        >>> task = dist.gather(fw.to_tensor([1.0, 2.0]), got, dst=0)
+        >>> [t.numpy().tolist() for t in got]
+        [[1.0, 2.0]]
+    """
     fn = "gather"
     if L.tracing(tensor, gather_list):
         L.refuse(fn)
@@ -373,7 +565,22 @@ def gather(tensor, gather_list=None, dst=0, group=None, sync_op=True):
 
 
 def barrier(group=None):
-    """Wait until every rank of the group arrives (with the group's timeout)."""
+    """Block until every rank of the group has called `barrier`.
+
+    The wait is bounded by the group's timeout (`init_parallel_env`'s `timeout`), after
+    which a `CollectiveTimeoutError` names the ranks that did not arrive.
+
+    Args:
+        group (Group, optional): the group to run in; None for the world. Default: None.
+
+    Returns:
+        Task: the completed operation's handle.
+
+    Examples:
+        >>> import fw
+        >>> import fw.distributed as dist
+        >>> task = dist.barrier()     # one rank: returns at once
+    """
     fn = "barrier"
     if L.tracing():     # a barrier traced once would not wait in later runs
         L.refuse(fn)

@@ -97,17 +97,30 @@ def default_group(fn="collective"):
 
 
 def new_group(ranks=None, backend=None, timeout=None, nccl_comm_init_option=0):
-    """A group of the global `ranks` (all ranks when None); every rank of the world
-    must call it, in the same order. `timeout` (seconds or a timedelta) is the
-    default timeout of the group's collectives (else the world's). `backend` may be
-    None, "mpi", "gloo" (the CPU engine, MPI) or "nccl" (GPU tensors use NCCL
-    anyway; kept for Paddle compatibility).
+    """Create a communication group of the global `ranks`.
 
-    Example:
+    Every rank of the world must call it, in the same order, even ranks not in `ranks`
+    (they get a group whose ``rank`` is -1).
+
+    Args:
+        ranks (list[int], optional): distinct global ranks, in group-rank order. Default:
+            None (all ranks).
+        backend (str, optional): None, "mpi", "gloo" (both the CPU engine, MPI) or "nccl"
+            (GPU tensors use NCCL anyway; kept for Paddle compatibility). Default: None.
+        timeout (float|datetime.timedelta, optional): default timeout, in seconds, of the
+            group's collectives. Default: None (the world's).
+        nccl_comm_init_option (int, optional): accepted for Paddle compatibility; unused.
+            Default: 0.
+
+    Returns:
+        Group: the new group.
+
+    Examples:
+        >>> import fw
         >>> import fw.distributed as dist
         >>> g = dist.new_group([0], timeout=60)
-        >>> g.timeout
-        60.0
+        >>> g.nranks, g.rank, g.timeout
+        (1, 0, 60.0)
     """
     _require_init("new_group")
     if backend not in (None, "mpi", "MPI", "gloo", "nccl", "bkcl", "auto"):
@@ -142,7 +155,21 @@ def new_group(ranks=None, backend=None, timeout=None, nccl_comm_init_option=0):
 
 
 def get_group(id=0):
-    """The group with this id (0: the world group)."""
+    """Look up a group by its id.
+
+    Args:
+        id (int, optional): the group's id; 0 is the world group. Default: 0.
+
+    Returns:
+        Group: the group. A ValueError lists the existing ids when there is none.
+
+    Examples:
+        >>> import fw
+        >>> import fw.distributed as dist
+        >>> g = dist.new_group([0])
+        >>> dist.get_group(g.id) is g
+        True
+    """
     _require_init("get_group")
     g = _groups.get(id)
     if g is None:
@@ -152,9 +179,26 @@ def get_group(id=0):
 
 
 def destroy_process_group(group=None):
-    """Free `group`'s communicator; with None, every group and the world state (after
-    which `is_initialized()` is False and `init_parallel_env` may run again in a
-    single process; MPI itself stays initialised until exit)."""
+    """Free a group's communicator, or the whole distributed state.
+
+    With None every group and the world state are freed, after which
+    `is_initialized()` is False and `init_parallel_env` may run again in the same
+    process (MPI itself stays initialised until exit).
+
+    Args:
+        group (Group, optional): the group to free; None for everything. Default: None.
+
+    Returns:
+        None.
+
+    Examples:
+        >>> import fw
+        >>> import fw.distributed as dist
+        >>> _ = dist.init_parallel_env()
+        >>> dist.destroy_process_group()
+        >>> dist.is_initialized()
+        False
+    """
     if group is None:
         from fw.distributed.communication.task import _pending
 

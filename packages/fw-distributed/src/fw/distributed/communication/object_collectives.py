@@ -30,7 +30,26 @@ def _loads(b):
 
 
 def all_gather_object(object_list, obj, group=None):
-    """Gather `obj` of every rank into `object_list` (extended, in rank order)."""
+    """Gather a picklable Python object from every rank into `object_list`.
+
+    Objects travel pickled; `object_list` is extended in group-rank order.
+
+    Args:
+        object_list (list): the output list.
+        obj (object): this rank's picklable object.
+        group (Group, optional): the group to run in; None for the world. Default: None.
+
+    Returns:
+        None.
+
+    Examples:
+        >>> import fw
+        >>> import fw.distributed as dist
+        >>> out = []
+        >>> dist.all_gather_object(out, {"step": 3})
+        >>> out
+        [{'step': 3}]
+    """
     fn = "all_gather_object"
     if not isinstance(object_list, list):
         raise TypeError(f"fw.distributed.{fn}: object_list must be a list, got "
@@ -53,7 +72,25 @@ def all_gather_object(object_list, obj, group=None):
 
 
 def broadcast_object_list(object_list, src, group=None):
-    """Replace the contents of `object_list` on every rank with global rank `src`'s."""
+    """Replace the contents of `object_list` on every rank with global rank
+    `src`'s (the objects travel pickled).
+
+    Args:
+        object_list (list): the objects to send on `src`; overwritten elsewhere.
+        src (int): the sending global rank.
+        group (Group, optional): the group to run in; None for the world. Default: None.
+
+    Returns:
+        None.
+
+    Examples:
+        >>> import fw
+        >>> import fw.distributed as dist
+        >>> objs = [{"lr": 0.1}, "cfg"]
+        >>> dist.broadcast_object_list(objs, src=0)
+        >>> objs
+        [{'lr': 0.1}, 'cfg']
+    """
     fn = "broadcast_object_list"
     if not isinstance(object_list, list):
         raise TypeError(f"fw.distributed.{fn}: object_list must be a list, got "
@@ -76,8 +113,28 @@ def broadcast_object_list(object_list, src, group=None):
 
 
 def scatter_object_list(out_object_list, in_object_list=None, src=0, group=None):
-    """Global rank `src` sends ``in_object_list[i]`` to group rank i; each rank's
-    `out_object_list` becomes ``[that object]``."""
+    """Send ``in_object_list[i]`` from global rank `src` to group rank i.
+
+    Each rank's `out_object_list` becomes ``[the object it received]``.
+
+    Args:
+        out_object_list (list): the output list (its contents are replaced).
+        in_object_list (list, optional): one picklable object per group rank, read on
+            `src`. Default: None.
+        src (int, optional): the sending global rank. Default: 0.
+        group (Group, optional): the group to run in; None for the world. Default: None.
+
+    Returns:
+        None.
+
+    Examples:
+        >>> import fw
+        >>> import fw.distributed as dist
+        >>> out = []
+        >>> dist.scatter_object_list(out, [[1, 2]], src=0)
+        >>> out
+        [[1, 2]]
+    """
     fn = "scatter_object_list"
     if not isinstance(out_object_list, list):
         raise TypeError(f"fw.distributed.{fn}: out_object_list must be a list, got "

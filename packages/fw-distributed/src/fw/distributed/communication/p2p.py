@@ -103,30 +103,95 @@ def _start(tensor, peer, group, fn, sending, sync_op):
 
 
 def send(tensor, dst=0, group=None, sync_op=True):
-    """Send `tensor` to global rank `dst`.
+    """Send `tensor` to global rank `dst` (point to point).
 
-    Example (two ranks, started by ``python -m fw.distributed.launch``; not a doctest)::
+    The receiver calls `recv` with a tensor of the same shape and dtype. A rank cannot
+    send to itself, so a single process has nothing to pair with.
 
-        import fw, fw.distributed as dist
-        dist.init_parallel_env()
-        x = fw.to_tensor([1, 2]) if dist.get_rank() == 0 else fw.zeros([2], "int64")
-        if dist.get_rank() == 0: dist.send(x, dst=1)
-        else: dist.recv(x, src=0)
+    Args:
+        tensor (Tensor): the data to send.
+        dst (int, optional): the receiving global rank. Default: 0.
+        group (Group, optional): the group to run in; None for the world. Default: None.
+        sync_op (bool, optional): False returns at once with a `Task`. Default: True.
+
+    Returns:
+        Task: the operation's handle.
+
+    Examples:
+        Run under the launcher with two ranks (``python -m fw.distributed.launch
+        --nproc_per_node 2 demo.py``)::
+
+            import fw, fw.distributed as dist
+            dist.init_parallel_env()
+            x = fw.to_tensor([1, 2]) if dist.get_rank() == 0 else fw.zeros([2], "int64")
+            if dist.get_rank() == 0:
+                dist.send(x, dst=1)
+            else:
+                dist.recv(x, src=0)      # x is now [1, 2] on rank 1
     """
     return _start(tensor, dst, group, "send", True, sync_op)
 
 
 def recv(tensor, src=0, group=None, sync_op=True):
-    """Receive into `tensor` (in place) from global rank `src`; the sender's tensor
-    must have the same dtype and shape."""
+    """Receive into `tensor` (in place) from global rank `src`.
+
+    The sender's tensor must have the same dtype and shape.
+
+    Args:
+        tensor (Tensor): the buffer written in place.
+        src (int, optional): the sending global rank. Default: 0.
+        group (Group, optional): the group to run in; None for the world. Default: None.
+        sync_op (bool, optional): False returns at once with a `Task`. Default: True.
+
+    Returns:
+        Task: the operation's handle.
+
+    Examples:
+        Needs two ranks; see `send` for the full program::
+
+            x = fw.zeros([2], "int64")
+            dist.recv(x, src=0)
+    """
     return _start(tensor, src, group, "recv", False, sync_op)
 
 
 def isend(tensor, dst, group=None):
-    """`send` without waiting: returns a Task."""
+    """Start sending `tensor` to global rank `dst` without waiting (`send` with
+    ``sync_op=False``).
+
+    Args:
+        tensor (Tensor): the data to send (do not modify it before the task completes).
+        dst (int): the receiving global rank.
+        group (Group, optional): the group to run in; None for the world. Default: None.
+
+    Returns:
+        Task: call ``wait()`` on it before reusing `tensor`.
+
+    Examples:
+        Needs two ranks; on rank 0 of a two-rank job::
+
+            task = dist.isend(fw.to_tensor([1, 2]), dst=1)
+            task.wait()
+    """
     return _start(tensor, dst, group, "isend", True, False)
 
 
 def irecv(tensor, src=None, group=None):
-    """`recv` without waiting: returns a Task."""
+    """Start receiving into `tensor` from global rank `src` without waiting (`recv`
+    with ``sync_op=False``).
+
+    Args:
+        tensor (Tensor): the buffer written in place once the task completes.
+        src (int, optional): the sending global rank. Default: None.
+        group (Group, optional): the group to run in; None for the world. Default: None.
+
+    Returns:
+        Task: call ``wait()`` on it before reading `tensor`.
+
+    Examples:
+        Needs two ranks; on rank 1 of a two-rank job::
+
+            x = fw.zeros([2], "int64")
+            dist.irecv(x, src=0).wait()
+    """
     return _start(tensor, src, group, "irecv", False, False)

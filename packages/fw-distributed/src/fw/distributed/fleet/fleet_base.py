@@ -128,6 +128,20 @@ def init(role_maker=None, is_collective=False, strategy=None, log_level="INFO"):
 
 
 def is_initialized() -> bool:
+    """Whether `init` has run (in collective mode).
+
+    Returns:
+        bool: True after ``fleet.init(is_collective=True, ...)``.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed import fleet
+        >>> strategy = fleet.DistributedStrategy()
+        >>> strategy.hybrid_configs = {"dp_degree": 1, "mp_degree": 1, "pp_degree": 1}
+        >>> fleet.init(is_collective=True, strategy=strategy)
+        >>> fleet.is_initialized()
+        True
+    """
     return _state.hcg is not None
 
 
@@ -139,6 +153,22 @@ def _require(what):
 
 
 def get_hybrid_communicate_group():
+    """The hybrid communicate group `init` built: the dp/mp/pp/sharding groups of this rank.
+
+    Returns:
+        HybridCommunicateGroup: query it with ``get_data_parallel_world_size()``,
+        ``get_model_parallel_group()``, … (an error when `init` has not run).
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed import fleet
+        >>> strategy = fleet.DistributedStrategy()
+        >>> strategy.hybrid_configs = {"dp_degree": 1, "mp_degree": 1, "pp_degree": 1}
+        >>> fleet.init(is_collective=True, strategy=strategy)
+        >>> hcg = fleet.get_hybrid_communicate_group()
+        >>> hcg.get_data_parallel_world_size(), hcg.get_model_parallel_world_size()
+        (1, 1)
+    """
     return _require("get_hybrid_communicate_group")
 
 
@@ -149,25 +179,77 @@ def _role():
 
 
 def worker_index() -> int:
-    """This worker's index (its rank in collective mode)."""
+    """This worker's index (its rank in collective mode).
+
+    Returns:
+        int: the index, from 0.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed import fleet
+        >>> strategy = fleet.DistributedStrategy()
+        >>> strategy.hybrid_configs = {"dp_degree": 1, "mp_degree": 1, "pp_degree": 1}
+        >>> fleet.init(is_collective=True, strategy=strategy)
+        >>> fleet.worker_index()
+        0
+    """
     rm = _role()
     return comm.world_rank() if rm is None or rm._is_collective else rm._worker_index()
 
 
 def worker_num() -> int:
-    """The number of workers (the world size in collective mode)."""
+    """The number of workers (the world size in collective mode).
+
+    Returns:
+        int: the number of workers.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed import fleet
+        >>> strategy = fleet.DistributedStrategy()
+        >>> strategy.hybrid_configs = {"dp_degree": 1, "mp_degree": 1, "pp_degree": 1}
+        >>> fleet.init(is_collective=True, strategy=strategy)
+        >>> fleet.worker_num()
+        1
+    """
     rm = _role()
     return comm.world_size() if rm is None or rm._is_collective else rm._worker_num()
 
 
 def is_first_worker() -> bool:
-    """Whether this process is worker 0."""
+    """Whether this process is worker 0 (the one that usually saves and logs).
+
+    Returns:
+        bool: True on worker 0.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed import fleet
+        >>> strategy = fleet.DistributedStrategy()
+        >>> strategy.hybrid_configs = {"dp_degree": 1, "mp_degree": 1, "pp_degree": 1}
+        >>> fleet.init(is_collective=True, strategy=strategy)
+        >>> fleet.is_first_worker()
+        True
+    """
     rm = _role()
     return comm.world_rank() == 0 if rm is None or rm._is_collective else rm._is_first_worker()
 
 
 def is_worker() -> bool:
-    """Whether this process is a worker (trainer)."""
+    """Whether this process is a worker (trainer) rather than a parameter server.
+
+    Returns:
+        bool: True for a worker; always True in collective mode.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed import fleet
+        >>> strategy = fleet.DistributedStrategy()
+        >>> strategy.hybrid_configs = {"dp_degree": 1, "mp_degree": 1, "pp_degree": 1}
+        >>> fleet.init(is_collective=True, strategy=strategy)
+        >>> fleet.is_worker()
+        True
+    """
     rm = _role()
     return True if rm is None else rm._is_worker()
 
@@ -219,7 +301,19 @@ def server_endpoints(to_string=False):
 
 
 def barrier_worker():
-    """A barrier of the workers."""
+    """Block until every worker has called `barrier_worker`.
+
+    Returns:
+        None.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed import fleet
+        >>> strategy = fleet.DistributedStrategy()
+        >>> strategy.hybrid_configs = {"dp_degree": 1, "mp_degree": 1, "pp_degree": 1}
+        >>> fleet.init(is_collective=True, strategy=strategy)
+        >>> fleet.barrier_worker()
+    """
     rm = _role()
     if rm is None or rm._is_collective:
         comm.barrier()
@@ -228,16 +322,51 @@ def barrier_worker():
 
 
 def all_reduce(input, mode="sum"):
-    """All-reduce numbers among the workers (``fleet.util.all_reduce``)."""
+    """All-reduce a number (or array) among the workers (``fleet.util.all_reduce``).
+
+    Args:
+        input (int|float|numpy.ndarray): this worker's value.
+        mode (str, optional): "sum", "max" or "min". Default: "sum".
+
+    Returns:
+        numpy.ndarray: the reduced value, of `input`'s shape.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed import fleet
+        >>> strategy = fleet.DistributedStrategy()
+        >>> strategy.hybrid_configs = {"dp_degree": 1, "mp_degree": 1, "pp_degree": 1}
+        >>> fleet.init(is_collective=True, strategy=strategy)
+        >>> fleet.all_reduce(3)
+        array(3)
+    """
     return util.all_reduce(input, mode, "worker")
 
 
 def distributed_model(model):
-    """Wrap `model` for the parallelism of the strategy given to `init`:
-    a `PipelineLayer` under pp > 1 becomes a `PipelineParallel` (with ``train_batch``);
-    otherwise the model is made data parallel over the dp group (a `DataParallel`),
-    after the parameters that tensor parallelism replicates are made equal over the
-    mp group. With one rank and no parallelism it is returned unchanged."""
+    """Wrap `model` for the parallelism of the strategy given to `init`.
+
+    A `PipelineLayer` under pp > 1 becomes a `PipelineParallel` (with ``train_batch``);
+    otherwise the model is made data parallel over the dp group (a `DataParallel`), after
+    the parameters that tensor parallelism replicates are synchronised over the mp group.
+    With one rank and no parallelism it is returned unchanged.
+
+    Args:
+        model (Layer): the model.
+
+    Returns:
+        Layer: the wrapped (or the same) model.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed import fleet
+        >>> strategy = fleet.DistributedStrategy()
+        >>> strategy.hybrid_configs = {"dp_degree": 1, "mp_degree": 1, "pp_degree": 1}
+        >>> fleet.init(is_collective=True, strategy=strategy)
+        >>> model = fleet.distributed_model(fw.nn.Linear(2, 2))
+        >>> model(fw.ones([1, 2])).shape
+        [1, 2]
+    """
     hcg = _require("distributed_model")
     strategy = _state.strategy
     _state.dp_model = None
@@ -291,9 +420,32 @@ def _sync_replicated(model, group):
 
 
 def distributed_optimizer(optimizer, strategy=None):
-    """Wrap `optimizer` for the job's strategy (gradient merge, sharding; in
-    parameter-server mode a `fw.distributed.ps.PSOptimizer` whose rule the servers
-    apply, in the mode ``strategy.a_sync``/``a_sync_configs`` choose)."""
+    """Wrap `optimizer` for the job's strategy.
+
+    Collective mode: a hybrid-parallel optimizer that handles gradient merge and
+    sharding; parameter-server mode: a `fw.distributed.ps.PSOptimizer` whose rule the
+    servers apply, in the mode ``strategy.a_sync``/``a_sync_configs`` choose.
+
+    Args:
+        optimizer (Optimizer): the local optimizer.
+        strategy (DistributedStrategy, optional): overrides the one given to `init`.
+            Default: None.
+
+    Returns:
+        Optimizer: the wrapped optimizer (``step``/``clear_grad`` as usual).
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed import fleet
+        >>> strategy = fleet.DistributedStrategy()
+        >>> strategy.hybrid_configs = {"dp_degree": 1, "mp_degree": 1, "pp_degree": 1}
+        >>> fleet.init(is_collective=True, strategy=strategy)
+        >>> model = fleet.distributed_model(fw.nn.Linear(2, 2))
+        >>> opt = fleet.distributed_optimizer(fw.optimizer.SGD(0.1, parameters=model.parameters()))
+        >>> model(fw.ones([1, 2])).sum().backward()
+        >>> opt.step()
+        >>> opt.clear_grad()
+    """
     if _ps_mode():
         return fleet_api.distributed_optimizer(_state.role_maker, optimizer,
                                                strategy or _state.strategy)

@@ -447,10 +447,25 @@ class Stage3Model(Layer):
         return out
 
     def comm_stats(self) -> dict:
-        """Counts since construction: ``reduce_scatters`` (gradient buckets sent),
-        ``early`` (those sent while backward was still running), ``gradients``
-        (full gradients they carried), ``prefetched`` (all-gathers issued ahead) and
-        ``prefetch_used`` (those a layer then took)."""
+        """The communication counters since construction.
+
+        Returns:
+            dict: ``reduce_scatters`` (gradient buckets sent), ``early`` (those sent while
+            backward was still running), ``gradients`` (full gradients they carried),
+            ``prefetched`` (all-gathers issued ahead) and ``prefetch_used`` (those a layer
+            then took).
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.sharding import group_sharded_parallel
+            >>> net = fw.nn.Sequential(fw.nn.Linear(4, 4), fw.nn.Linear(4, 2))
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> model, opt, _ = group_sharded_parallel(net, opt, level="p_g_os")
+            >>> model(fw.ones([2, 4])).sum().backward()
+            >>> opt.step()
+            >>> model.comm_stats()      # one rank: nothing to send
+            {'reduce_scatters': 0, 'early': 0, 'gradients': 0, 'prefetched': 0, 'prefetch_used': 0}
+        """
         st = dict(self._grads.stats)
         pf = self._prefetcher
         st["prefetched"] = pf.stats["prefetched"] if pf is not None else 0

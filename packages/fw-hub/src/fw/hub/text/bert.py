@@ -237,6 +237,7 @@ class BertModel(nn.Layer):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> from fw.hub.text import BertConfig, BertModel
             >>> cfg = BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1,
             ...                  num_attention_heads=2, intermediate_size=32)
@@ -337,6 +338,7 @@ class ErnieModel(BertModel):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> from fw.hub.text import ErnieConfig, ErnieModel
             >>> cfg = ErnieConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1,
             ...                   num_attention_heads=2, intermediate_size=32,

@@ -50,6 +50,7 @@ class BertConfig:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> from fw.hub.text import BertConfig
             >>> cfg = BertConfig.from_dict({"hidden_size": 384, "num_hidden_layers": 6,
             ...                             "num_attention_heads": 12,
@@ -132,6 +133,7 @@ class ErnieConfig(BertConfig):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> from fw.hub.text import ErnieConfig
             >>> ErnieConfig(use_task_id=True).task_type_vocab_size
             3
@@ -159,6 +161,7 @@ def config_from_dict(d: dict) -> BertConfig:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> from fw.hub.text import config_from_dict
             >>> type(config_from_dict({"model_type": "ernie"})).__name__
             'ErnieConfig'
@@ -187,6 +190,7 @@ def load_config(path) -> BertConfig:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import json, os, tempfile
             >>> from fw.hub.text import load_config
             >>> d = tempfile.mkdtemp()

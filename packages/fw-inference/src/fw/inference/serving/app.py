@@ -170,6 +170,7 @@ def create_app(models, options: ServingOptions | None = None) -> Starlette:
     (uvicorn runs it) and stop, after the queued requests, when it ends.
     ``app.state.serving`` is the `Serving`.
 
+    >>> import fw
     >>> from fw.inference.serving import create_app
     >>> app = create_app("lenet_digits.fwmodel")   # doctest: +SKIP
     """

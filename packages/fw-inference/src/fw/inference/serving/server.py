@@ -62,6 +62,7 @@ class Server:
         log_level: uvicorn's log level.
         access_log: log every request (off by default: it costs per request).
 
+    >>> import fw
     >>> from fw.inference.serving import Server
     >>> with Server("lenet_digits.fwmodel", port=0).start() as server:  # doctest: +SKIP
     ...     print(server.url)          # http://127.0.0.1:PORT

@@ -16,20 +16,40 @@ __all__ = ["scaled_dot_product_attention"]
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, training=True, name=None, scale=None):
-    """softmax(q k^T * scale + mask) v in Paddle's layout ``[batch, seq, heads, head_dim]``.
+    """Scaled dot-product attention ``softmax(q @ k^T * scale + mask) @ v`` in Paddle's
+    layout ``[batch, seq_len, num_heads, head_dim]`` (not PyTorch's heads-first layout).
+
+    Key and value may have fewer heads than the query if that number divides the
+    query's (grouped-query attention).
 
     Args:
-        query, key, value: ``[B, L, H, D]`` (key/value may have fewer heads dividing H).
-        attn_mask: broadcastable to ``[B, H, L_q, L_k]``; bool keeps True positions, a
-            float mask is added to the scores.
-        dropout_p: dropout probability on the attention weights (only when training).
-        is_causal: mask keys after each query position.
-        scale: the score scale, ``1/sqrt(head_dim)`` by default.
+        query (Tensor): ``[B, L_q, H, D]``.
+        key (Tensor): ``[B, L_k, H_kv, D]``.
+        value (Tensor): ``[B, L_k, H_kv, D_v]``.
+        attn_mask (Tensor, optional): broadcastable to ``[B, H, L_q, L_k]``; a bool mask keeps
+            the True positions, a float mask is added to the scores. Default: None.
+        dropout_p (float, optional): dropout on the attention weights while training.
+            Default: 0.0.
+        is_causal (bool, optional): mask keys after each query position. Default: False.
+        training (bool, optional): whether dropout applies. Default: True.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+        scale (float, optional): the score scale; ``1 / sqrt(D)`` when None. Default: None.
 
-    >>> import fw
-    >>> q = fw.ones([1, 2, 1, 4])
-    >>> fw.nn.functional.scaled_dot_product_attention(q, q, q).shape
-    [1, 2, 1, 4]
+    Returns:
+        Tensor: ``[B, L_q, H, D_v]``.
+
+    Examples:
+        >>> import fw
+        >>> q = fw.randn([2, 5, 4, 8])
+        >>> fw.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True).shape
+        [2, 5, 4, 8]
+        >>> k = fw.randn([2, 7, 2, 8])
+        >>> fw.nn.functional.scaled_dot_product_attention(q, k, k).shape
+        [2, 5, 4, 8]
+        >>> v = fw.to_tensor([[[[1.0]], [[3.0]]]])
+        >>> z = fw.zeros([1, 2, 1, 1])
+        >>> fw.nn.functional.scaled_dot_product_attention(z, z, v).flatten().tolist()
+        [2.0, 2.0]
     """
     if not (dropout_p and training):
         return op("scaled_dot_product_attention", [query, key, value, attn_mask],

@@ -14,32 +14,92 @@ __all__ = ["linear", "bilinear", "dropout", "dropout1d", "dropout2d", "dropout3d
 
 
 def linear(x, weight, bias=None, name=None):
-    """x @ weight + bias with weight ``[in_features, out_features]`` (Paddle's layout).
+    """Fully connected transform: ``x @ weight + bias``.
 
-    >>> import fw
-    >>> fw.nn.functional.linear(fw.ones([1, 2]), fw.ones([2, 3]), fw.ones([3])).tolist()
-    [[3.0, 3.0, 3.0]]
+    ``weight`` has Paddle's layout ``[in_features, out_features]`` (the transpose of
+    PyTorch's). ``x`` and ``weight`` must have the same dtype (a float64 input to a
+    float32 weight raises rather than silently computing in float64).
+
+    Args:
+        x (Tensor): the input ``[*, in_features]``.
+        weight (Tensor): ``[in_features, out_features]``.
+        bias (Tensor, optional): ``[out_features]``. Default: None.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: ``[*, out_features]``.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.ones([2, 3])
+        >>> w = fw.to_tensor([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]])
+        >>> fw.nn.functional.linear(x, w, bias=fw.to_tensor([0.5, 0.0])).tolist()
+        [[3.5, 3.0], [3.5, 3.0]]
     """
     check_param_dtype("linear", x, weight)
     return op("linear", [x, weight, bias])
 
 
 def bilinear(x1, x2, weight, bias=None, name=None):
-    """out[n, o] = x1[n] @ weight[o] @ x2[n] + bias[o]; weight ``[out, in1, in2]``."""
+    """Bilinear transform: ``out[n, o] = x1[n] @ weight[o] @ x2[n] + bias[o]``.
+
+    Args:
+        x1 (Tensor): ``[N, in1_features]``.
+        x2 (Tensor): ``[N, in2_features]``.
+        weight (Tensor): ``[out_features, in1_features, in2_features]``.
+        bias (Tensor, optional): ``[1, out_features]``. Default: None.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: ``[N, out_features]``.
+
+    Examples:
+        >>> import fw
+        >>> x1, x2 = fw.ones([2, 3]), fw.ones([2, 4])
+        >>> fw.nn.functional.bilinear(x1, x2, fw.ones([5, 3, 4])).tolist()[0]
+        [12.0, 12.0, 12.0, 12.0, 12.0]
+    """
     return op("bilinear", [x1, x2, weight, bias])
 
 
 # ---------------------------------------------------------------- dropout
 def dropout(x, p=0.5, axis=None, training=True, mode="upscale_in_train", name=None):
-    """Zero elements with probability `p` (one draw shared along the axes not in `axis`).
+    """Randomly zero elements of ``x`` with probability ``p``.
 
-    ``mode="upscale_in_train"`` scales kept elements by 1/(1-p) while training and is the
-    identity in evaluation; ``"downscale_in_infer"`` keeps them unscaled and multiplies by
-    (1-p) in evaluation. The mask drawn in the forward pass is the one the gradient uses.
+    With ``mode="upscale_in_train"`` (the default) kept elements are scaled by
+    ``1 / (1 - p)`` while training and ``x`` is returned unchanged otherwise; with
+    ``"downscale_in_infer"`` training leaves kept elements unscaled and evaluation
+    multiplies by ``1 - p``. With ``axis``, one draw is shared along the axes not listed
+    (e.g. ``axis=[0, 1]`` drops whole feature maps of an NCHW input). The gradient uses
+    the same mask.
 
-    >>> import fw
-    >>> fw.nn.functional.dropout(fw.ones([3]), 0.5, training=False).tolist()
-    [1.0, 1.0, 1.0]
+    Args:
+        x (Tensor): the input.
+        p (float|Tensor, optional): the drop probability, in [0, 1]. Default: 0.5.
+        axis (int|list, optional): the axes that get their own draws; every element when
+            None. Default: None.
+        training (bool, optional): apply dropout (True) or the evaluation rule. Default: True.
+        mode (str, optional): ``"upscale_in_train"`` or ``"downscale_in_infer"``.
+            Default: "upscale_in_train".
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: ``x``'s shape and dtype.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.ones([2, 500])
+        >>> y = fw.nn.functional.dropout(x, p=0.5)
+        >>> sorted(set(y.flatten().tolist()))
+        [0.0, 2.0]
+        >>> fw.nn.functional.dropout(x, p=0.5, training=False).tolist() == x.tolist()
+        True
+        >>> mode = 'downscale_in_infer'
+        >>> fw.nn.functional.dropout(x, p=0.5, training=False, mode=mode).tolist()[0][:4]
+        [0.5, 0.5, 0.5, 0.5]
+        >>> rows = fw.nn.functional.dropout(fw.ones([4, 3]), 0.5, axis=0)
+        >>> all(len(set(r)) == 1 for r in rows.tolist())
+        True
     """
     if isinstance(p, (int, float)) and not isinstance(p, bool) and not 0 <= p <= 1:
         raise InvalidArgumentError(f"dropout: 'p' must be in [0, 1], got {p}")
@@ -69,7 +129,25 @@ def _feature_dropout(x, p, training, data_format, ranks, fn):
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False, name=None):  # noqa: A002
-    """Zero whole channels of ``[N, C, L]`` (or ``[C, L]``) input with probability p."""
+    """Zero whole channels of a ``[N, C, L]`` (or ``[C, L]``) input with probability ``p``
+    (scaled by ``1 / (1 - p)``) while training; identity otherwise.
+
+    Args:
+        input (Tensor): ``[N, C, L]`` or ``[C, L]``.
+        p (float, optional): the drop probability. Default: 0.5.
+        training (bool, optional): apply dropout. Default: True.
+        inplace (bool, optional): write the result into ``input``. Default: False.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: the input's shape.
+
+    Examples:
+        >>> import fw
+        >>> y = fw.nn.functional.dropout1d(fw.ones([2, 6, 3]), p=0.5)
+        >>> all(len(set(ch)) == 1 for n in y.tolist() for ch in n)
+        True
+    """
     out = _feature_dropout(input, p, training, "NCL", (2, 3), "dropout1d")
     if inplace and out is not input:
         from fw.nn.functional._helpers import inplace as _ip
@@ -79,27 +157,95 @@ def dropout1d(input, p=0.5, training=True, inplace=False, name=None):  # noqa: A
 
 
 def dropout2d(x, p=0.5, training=True, data_format="NCHW", name=None):
-    """Zero whole channels of 4-D x with probability p (scaled by 1/(1-p) in training)."""
+    """Zero whole channels of a 4-D input with probability ``p``
+    (scaled by ``1 / (1 - p)``) while training; identity otherwise.
+
+    Args:
+        x (Tensor): ``[N, C, H, W]`` (or NHWC).
+        p (float, optional): the drop probability. Default: 0.5.
+        training (bool, optional): apply dropout. Default: True.
+        data_format (str, optional): ``"NCHW"`` or ``"NHWC"``. Default: "NCHW".
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: ``x``'s shape.
+
+    Examples:
+        >>> import fw
+        >>> y = fw.nn.functional.dropout2d(fw.ones([2, 8, 3, 3]), p=0.5)
+        >>> sorted(set(y.sum(axis=[2, 3]).flatten().tolist()))
+        [0.0, 18.0]
+    """
     channel_last(data_format, ("NCHW", "NHWC"), "dropout2d")
     return _feature_dropout(x, p, training, data_format, (4,), "dropout2d")
 
 
 def dropout3d(x, p=0.5, training=True, data_format="NCDHW", name=None):
-    """Zero whole channels of 5-D x with probability p."""
+    """Zero whole channels of a 5-D input with probability ``p``
+    (scaled by ``1 / (1 - p)``) while training; identity otherwise.
+
+    Args:
+        x (Tensor): ``[N, C, D, H, W]`` (or NDHWC).
+        p (float, optional): the drop probability. Default: 0.5.
+        training (bool, optional): apply dropout. Default: True.
+        data_format (str, optional): ``"NCDHW"`` or ``"NDHWC"``. Default: "NCDHW".
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: ``x``'s shape.
+
+    Examples:
+        >>> import fw
+        >>> fw.nn.functional.dropout3d(fw.ones([2, 4, 2, 2, 2]), p=0.5).shape
+        [2, 4, 2, 2, 2]
+    """
     channel_last(data_format, ("NCDHW", "NDHWC"), "dropout3d")
     return _feature_dropout(x, p, training, data_format, (5,), "dropout3d")
 
 
 def alpha_dropout(x, p=0.5, training=True, name=None):
-    """Dropout that keeps SELU's mean and variance (dropped values become -scale*alpha,
-    then an affine correction)."""
+    """Alpha dropout: keeps the zero mean and unit variance of SELU activations.
+    Dropped elements become SELU's negative saturation ``-scale * alpha`` and an affine
+    correction restores the moments. Identity when not training.
+
+    Args:
+        x (Tensor): the input.
+        p (float, optional): the drop probability. Default: 0.5.
+        training (bool, optional): apply dropout. Default: True.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: ``x``'s shape.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.randn([10000])
+        >>> y = fw.nn.functional.alpha_dropout(x, p=0.2)
+        >>> abs(float(y.mean())) < 0.1, abs(float(y.std()) - 1.0) < 0.1
+        (True, True)
+    """
     if not training:
         return x
     return op("alpha_dropout", [x], p=p, training=True)[0]
 
 
 def feature_alpha_dropout(x, p=0.5, training=True, name=None):
-    """`alpha_dropout` with one draw per (sample, channel)."""
+    """`alpha_dropout` with one draw per (sample, channel): whole channels are dropped.
+
+    Args:
+        x (Tensor): ``[N, C, *]``.
+        p (float, optional): the drop probability. Default: 0.5.
+        training (bool, optional): apply dropout. Default: True.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: ``x``'s shape.
+
+    Examples:
+        >>> import fw
+        >>> fw.nn.functional.feature_alpha_dropout(fw.ones([2, 3, 4]), p=0.2).shape
+        [2, 3, 4]
+    """
     if not training:
         return x
     return op("alpha_dropout", [x], p=p, axis=[0, 1], training=True)[0]
@@ -122,14 +268,41 @@ def _scalars(v, what):
 
 def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=False,
                 align_mode=0, data_format=None, recompute_scale_factor=None, name=None):
-    """Resize the spatial dims of x (3-D, 4-D or 5-D) to `size` or by `scale_factor`.
+    """Resize the spatial axes of ``x`` to ``size`` or by ``scale_factor``.
 
-    Modes: ``nearest``, ``linear`` (3-D), ``bilinear``/``bicubic`` (4-D), ``trilinear``
-    (5-D), ``area``. See `fw.core.ops.nn_misc` for the sampling positions.
+    Args:
+        x (Tensor): a 3-D ``[N, C, W]``, 4-D ``[N, C, H, W]`` or 5-D ``[N, C, D, H, W]``
+            input (channel-last with ``data_format``).
+        size (int|list|Tensor, optional): the output spatial size. Default: None.
+        scale_factor (float|list|Tensor, optional): the multiplier of each spatial size;
+            exactly one of ``size`` and ``scale_factor`` is given. Default: None.
+        mode (str, optional): ``"nearest"``, ``"linear"`` (3-D), ``"bilinear"`` or
+            ``"bicubic"`` (4-D), ``"trilinear"`` (5-D) or ``"area"`` (adaptive average).
+            Default: "nearest".
+        align_corners (bool, optional): map the corner pixels of input and output onto each
+            other (linear and cubic modes). Default: False.
+        align_mode (int, optional): without ``align_corners``: 0 samples at half-pixel
+            centres ``(dst + 0.5) * scale - 0.5``, 1 at ``dst * scale``. Default: 0.
+        data_format (str, optional): ``"NCW"``/``"NWC"``, ``"NCHW"``/``"NHWC"`` or
+            ``"NCDHW"``/``"NDHWC"``; channel-first for the input's rank when None.
+            Default: None.
+        recompute_scale_factor (bool, optional): compute the output size from
+            ``scale_factor`` and resample as if that size had been given. Default: None.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
 
-    >>> import fw
-    >>> fw.nn.functional.interpolate(fw.ones([1, 1, 2, 2]), scale_factor=2).shape
-    [1, 1, 4, 4]
+    Returns:
+        Tensor: ``[N, C, *new_spatial]`` (or channel-last).
+
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor([[[[1.0, 2.0], [3.0, 4.0]]]])
+        >>> fw.nn.functional.interpolate(x, scale_factor=2).shape
+        [1, 1, 4, 4]
+        >>> y = fw.nn.functional.interpolate(x, size=[3, 3], mode='bilinear', align_corners=True)
+        >>> y[0, 0].tolist()
+        [[1.0, 1.5, 2.0], [2.0, 2.5, 3.0], [3.0, 3.5, 4.0]]
+        >>> fw.nn.functional.interpolate(x, size=[1, 1], mode='area').item()
+        2.5
     """
     nd = len(x.shape)
     if nd not in _INTERP_FORMATS:
@@ -155,7 +328,34 @@ def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=F
 
 def upsample(x, size=None, scale_factor=None, mode="nearest", align_corners=False,
              align_mode=0, data_format=None, name=None):
-    """The same as `interpolate`."""
+    """Resize the spatial axes of ``x``; the same as `interpolate`.
+
+    Args:
+        x (Tensor): a 3-D ``[N, C, W]``, 4-D ``[N, C, H, W]`` or 5-D ``[N, C, D, H, W]``
+            input (channel-last with ``data_format``).
+        size (int|list|Tensor, optional): the output spatial size. Default: None.
+        scale_factor (float|list|Tensor, optional): the multiplier of each spatial size;
+            exactly one of ``size`` and ``scale_factor`` is given. Default: None.
+        mode (str, optional): ``"nearest"``, ``"linear"`` (3-D), ``"bilinear"`` or
+            ``"bicubic"`` (4-D), ``"trilinear"`` (5-D) or ``"area"`` (adaptive average).
+            Default: "nearest".
+        align_corners (bool, optional): map the corner pixels of input and output onto each
+            other (linear and cubic modes). Default: False.
+        align_mode (int, optional): without ``align_corners``: 0 samples at half-pixel
+            centres ``(dst + 0.5) * scale - 0.5``, 1 at ``dst * scale``. Default: 0.
+        data_format (str, optional): ``"NCW"``/``"NWC"``, ``"NCHW"``/``"NHWC"`` or
+            ``"NCDHW"``/``"NDHWC"``; channel-first for the input's rank when None.
+            Default: None.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: the resized input.
+
+    Examples:
+        >>> import fw
+        >>> fw.nn.functional.upsample(fw.ones([1, 3, 4]), scale_factor=2, mode='linear').shape
+        [1, 3, 8]
+    """
     return interpolate(x, size, scale_factor, mode, align_corners, align_mode, data_format)
 
 
@@ -165,24 +365,40 @@ _PAD_FORMATS = ("NCL", "NLC", "NCHW", "NHWC", "NCDHW", "NDHWC", "NC", "NCW", "NW
 
 def pad(x, pad, mode="constant", value=0.0, data_format="NCHW", pad_from_left_axis=True,
         name=None):
-    """Pad x (Paddle's ``F.pad``).
+    """Pad a tensor (Paddle's ``F.pad``).
+
+    ``pad`` lists (before, after) pairs. With ``2 * x.ndim`` numbers in constant mode
+    (and ``pad_from_left_axis``) they are ``[before_0, after_0, before_1, ...]`` from the
+    first axis on. Otherwise they are pairs for the spatial axes starting from the last
+    one, as the PadND layers take them: ``[left, right]``, ``[left, right, top,
+    bottom]``, ``[left, right, top, bottom, front, back]``; in constant mode any other
+    number of pairs pads the axes of ``x`` from its last one backwards (Paddle 3.x).
 
     Args:
-        x: the tensor.
-        pad: ints (a list, tuple or 1-D Tensor). With ``2 * x.ndim`` entries and
-            ``pad_from_left_axis`` (constant mode): ``[before_0, after_0, before_1, ...]``
-            from the first axis on. Otherwise pairs for the spatial axes starting from
-            the last one: ``[left, right]``, ``[left, right, top, bottom]``, ``[left,
-            right, top, bottom, front, back]`` (Pad1D/2D/3D order). In constant mode
-            any other number of pairs pads the axes of x from the last one backwards,
-            whatever `data_format` says (Paddle 3.x).
-        mode: ``"constant"``, ``"reflect"``, ``"replicate"`` or ``"circular"``.
-        value: the fill value of constant mode.
-        data_format: where the channel axis is (``"NCHW"``, ``"NHWC"``, …).
+        x (Tensor): the input.
+        pad (list|tuple|Tensor): the padding amounts, as described above.
+        mode (str, optional): ``"constant"``, ``"reflect"`` (mirror without the edge),
+            ``"replicate"`` (repeat the edge) or ``"circular"`` (wrap around).
+            Default: "constant".
+        value (float, optional): the fill value of constant mode. Default: 0.0.
+        data_format (str, optional): where the channel axis is (``"NCL"``, ``"NCHW"``,
+            ``"NHWC"``, ...), to locate the spatial axes. Default: "NCHW".
+        pad_from_left_axis (bool, optional): read a full-rank ``pad`` from the first axis.
+            Default: True.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
 
-    >>> import fw
-    >>> fw.nn.functional.pad(fw.ones([1, 1, 2]), [1, 0], value=5.0).tolist()
-    [[[5.0, 1.0, 1.0]]]
+    Returns:
+        Tensor: the padded tensor, ``x``'s dtype.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor([[[1.0, 2.0, 3.0]]])
+        >>> fw.nn.functional.pad(x, [1, 2], value=9.0).tolist()
+        [[[9.0, 1.0, 2.0, 3.0, 9.0, 9.0]]]
+        >>> fw.nn.functional.pad(x, [2, 0], mode='reflect', data_format='NCL').tolist()
+        [[[3.0, 2.0, 1.0, 2.0, 3.0]]]
+        >>> fw.nn.functional.pad(fw.ones([2, 3]), [1, 0, 0, 1]).tolist()
+        [[0.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 0.0], [1.0, 1.0, 1.0, 0.0]]
     """
     if hasattr(pad, "tolist") and not isinstance(pad, (list, tuple)):
         pad = pad.tolist()
@@ -222,7 +438,22 @@ def pad(x, pad, mode="constant", value=0.0, data_format="NCHW", pad_from_left_ax
 
 
 def zeropad2d(x, padding, data_format="NCHW", name=None):
-    """Zero-pad the H and W axes: padding ``[left, right, top, bottom]`` (or one int)."""
+    """Zero-pad the H and W axes of a 4-D input.
+
+    Args:
+        x (Tensor): ``[N, C, H, W]`` (or NHWC).
+        padding (int|list): ``[left, right, top, bottom]``, or one int for all.
+        data_format (str, optional): ``"NCHW"`` or ``"NHWC"``. Default: "NCHW".
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: ``[N, C, H + top + bottom, W + left + right]``.
+
+    Examples:
+        >>> import fw
+        >>> fw.nn.functional.zeropad2d(fw.ones([1, 1, 1, 1]), [1, 0, 0, 1]).tolist()
+        [[[[0.0, 1.0], [0.0, 0.0]]]]
+    """
     if isinstance(padding, int):
         padding = [padding] * 4
     return pad(x, padding, mode="constant", value=0.0, data_format=data_format)
@@ -230,25 +461,101 @@ def zeropad2d(x, padding, data_format="NCHW", name=None):
 
 # ---------------------------------------------------------------- im2col
 def unfold(x, kernel_sizes, strides=1, paddings=0, dilations=1, name=None):
-    """Sliding blocks of x [N, C, H, W] as columns: ``[N, C*kh*kw, L]``."""
+    """Extract sliding local blocks of a 4-D input as columns (im2col).
+
+    Args:
+        x (Tensor): ``[N, C, H, W]``.
+        kernel_sizes (int|list): the block size ``[kh, kw]``.
+        strides (int|list, optional): the stride. Default: 1.
+        paddings (int|list, optional): zero padding: 1, 2 (``[ph, pw]``) or 4
+            (``[top, left, bottom, right]``) numbers. Default: 0.
+        dilations (int|list, optional): the dilation. Default: 1.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: ``[N, C * kh * kw, L]``, L the number of blocks.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.arange(16, dtype='float32').reshape([1, 1, 4, 4])
+        >>> cols = fw.nn.functional.unfold(x, kernel_sizes=2, strides=2)
+        >>> cols.shape
+        [1, 4, 4]
+        >>> cols[0, :, 0].tolist()
+        [0.0, 1.0, 4.0, 5.0]
+    """
     return op("unfold", [x], kernel_sizes=kernel_sizes, strides=strides, paddings=paddings,
               dilations=dilations)
 
 
 def fold(x, output_sizes, kernel_sizes, strides=1, paddings=0, dilations=1, name=None):
-    """Sum columns ``[N, C*kh*kw, L]`` back into ``[N, C, H, W]`` (inverse layout of
-    `unfold`)."""
+    """Combine columns of sliding blocks into a 4-D tensor (col2im), summing where
+    blocks overlap: the inverse layout of `unfold`.
+
+    Args:
+        x (Tensor): ``[N, C * kh * kw, L]``.
+        output_sizes (int|list): the output ``[H, W]``.
+        kernel_sizes (int|list): the block size ``[kh, kw]``.
+        strides (int|list, optional): the stride. Default: 1.
+        paddings (int|list, optional): the padding. Default: 0.
+        dilations (int|list, optional): the dilation. Default: 1.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: ``[N, C, H, W]``.
+
+    Examples:
+        >>> import fw
+        >>> cols = fw.nn.functional.unfold(fw.ones([1, 1, 3, 3]), 2)
+        >>> fw.nn.functional.fold(cols, [3, 3], 2)[0, 0].tolist()
+        [[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]
+    """
     return op("fold", [x], output_sizes=output_sizes, kernel_sizes=kernel_sizes,
               strides=strides, paddings=paddings, dilations=dilations)
 
 
 # ---------------------------------------------------------------- similarity, smoothing
 def cosine_similarity(x1, x2, axis=1, eps=1e-8):
-    """sum(x1 * x2) / max(||x1|| * ||x2||, eps) along `axis` (broadcast)."""
+    """Cosine similarity along ``axis``: ``sum(x1 * x2) / max(||x1|| * ||x2||, eps)``;
+    ``x1`` and ``x2`` broadcast.
+
+    Args:
+        x1 (Tensor): the first input.
+        x2 (Tensor): the second input, broadcastable to ``x1``.
+        axis (int, optional): the axis reduced. Default: 1.
+        eps (float, optional): the lower bound of the norm product. Default: 1e-8.
+
+    Returns:
+        Tensor: the broadcast shape without ``axis``.
+
+    Examples:
+        >>> import fw
+        >>> x1 = fw.to_tensor([[1.0, 0.0], [3.0, 4.0]])
+        >>> x2 = fw.to_tensor([[0.0, 1.0], [6.0, 8.0]])
+        >>> [round(v, 4) for v in fw.nn.functional.cosine_similarity(x1, x2).tolist()]
+        [0.0, 1.0]
+    """
     return op("cosine_similarity", [x1, x2], axis=axis, eps=eps)
 
 
 def label_smooth(label, prior_dist=None, epsilon=0.1, name=None):
-    """(1 - epsilon) * label + epsilon * prior (uniform 1/num_classes by default)."""
+    """Label smoothing: ``(1 - epsilon) * label + epsilon * prior``, with a uniform
+    prior ``1 / num_classes`` unless ``prior_dist`` is given.
+
+    Args:
+        label (Tensor): one-hot (or soft) labels ``[*, C]``.
+        prior_dist (Tensor, optional): the prior ``[1, C]``. Default: None.
+        epsilon (float, optional): the smoothing weight in [0, 1]. Default: 0.1.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: the smoothed labels, ``label``'s shape.
+
+    Examples:
+        >>> import fw
+        >>> label = fw.to_tensor([[0.0, 1.0, 0.0, 0.0]])
+        >>> [round(v, 4) for v in fw.nn.functional.label_smooth(label)[0].tolist()]
+        [0.025, 0.925, 0.025, 0.025]
+    """
     return op("label_smooth", [label, prior_dist], epsilon=epsilon)
 

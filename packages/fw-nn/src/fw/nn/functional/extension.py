@@ -13,12 +13,25 @@ __all__ = ["sequence_mask", "gather_tree", "diag_embed", "temporal_shift"]
 
 
 def sequence_mask(x, maxlen=None, dtype="int64", name=None):
-    """``mask[..., j] = j < x[...]`` with a new last axis of length `maxlen` (the max of
-    x when None).
+    """A mask of sequence lengths: ``mask[..., j] = j < x[...]``, with a new last axis
+    of length ``maxlen``.
 
-    >>> import fw
-    >>> fw.nn.functional.sequence_mask(fw.to_tensor([1, 3]), 4).tolist()
-    [[1, 0, 0, 0], [1, 1, 1, 0]]
+    Args:
+        x (Tensor): int lengths of any shape.
+        maxlen (int|Tensor, optional): the mask length; ``max(x)`` when None. Default: None.
+        dtype (str, optional): the mask dtype. Default: "int64".
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: ``x.shape + [maxlen]``.
+
+    Examples:
+        >>> import fw
+        >>> lengths = fw.to_tensor([1, 3])
+        >>> fw.nn.functional.sequence_mask(lengths, 4).tolist()
+        [[1, 0, 0, 0], [1, 1, 1, 0]]
+        >>> fw.nn.functional.sequence_mask(lengths, dtype='bool').tolist()
+        [[True, False, False], [True, True, True]]
     """
     if maxlen is None:
         maxlen = int(x.max().item()) if x.size else 0
@@ -30,9 +43,23 @@ def sequence_mask(x, maxlen=None, dtype="int64", name=None):
 
 
 def gather_tree(ids, parents):
-    """Back-trace beam search: ``ids``/``parents`` ``[max_time, batch, beam]``; returns the
-    full sequences of every final beam by following the parent pointers from the last
-    step (Paddle's ``gather_tree``)."""
+    """Back-trace beam search: follow the parent pointers from the last step to rebuild
+    the full token sequence of every final beam.
+
+    Args:
+        ids (Tensor): the chosen ids ``[max_time, batch, beam]``.
+        parents (Tensor): the parent beam of each id, the same shape.
+
+    Returns:
+        Tensor: the sequences, ``[max_time, batch, beam]``.
+
+    Examples:
+        >>> import fw
+        >>> ids = fw.to_tensor([[[2, 5]], [[7, 9]]])
+        >>> parents = fw.to_tensor([[[0, 0]], [[1, 0]]])
+        >>> fw.nn.functional.gather_tree(ids, parents).tolist()
+        [[[5, 2]], [[7, 9]]]
+    """
     if list(ids.shape) != list(parents.shape) or len(ids.shape) != 3:
         raise InvalidArgumentError(f"gather_tree: ids {list(ids.shape)} and parents "
                                    f"{list(parents.shape)} must both be [time, batch, beam]")
@@ -51,14 +78,52 @@ def gather_tree(ids, parents):
 
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):  # noqa: A002
-    """Batched diagonal matrices from the last axis of `input`."""
+    """Batched diagonal matrices: the last axis of ``input`` becomes the diagonal
+    (shifted by ``offset``) of the matrices spanned by ``dim1`` and ``dim2``.
+
+    Args:
+        input (Tensor): the diagonals ``[*, n]``.
+        offset (int, optional): 0 the main diagonal, > 0 above it, < 0 below. Default: 0.
+        dim1 (int, optional): the first matrix axis of the output. Default: -2.
+        dim2 (int, optional): the second matrix axis of the output. Default: -1.
+
+    Returns:
+        Tensor: ``[*, n + |offset|, n + |offset|]`` for the default axes.
+
+    Examples:
+        >>> import fw
+        >>> fw.nn.functional.diag_embed(fw.to_tensor([1.0, 2.0])).tolist()
+        [[1.0, 0.0], [0.0, 2.0]]
+        >>> fw.nn.functional.diag_embed(fw.ones([3, 2]), offset=1).shape
+        [3, 3, 3]
+    """
     return fw.diag_embed(input, offset, dim1, dim2)
 
 
 def temporal_shift(x, seg_num, shift_ratio=0.25, name=None, data_format="NCHW"):
-    """Temporal shift (TSM): x ``[N*T, C, H, W]`` viewed as T = `seg_num` frames; the
-    first ``C*shift_ratio`` channels take the previous frame's values, the next as many
-    the next frame's, the rest stay (zeros where no such frame exists)."""
+    """Temporal shift (TSM, Lin et al. 2019): ``x [N * T, C, H, W]`` is viewed as T =
+    ``seg_num`` frames; the first ``C * shift_ratio`` channels take the previous frame's
+    values, the next ``C * shift_ratio`` the next frame's, the rest stay (zeros where no
+    such frame exists).
+
+    Args:
+        x (Tensor): the 4-D input, batch a multiple of ``seg_num``.
+        seg_num (int): the number of frames T per clip.
+        shift_ratio (float, optional): the fraction of channels shifted each way.
+            Default: 0.25.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+        data_format (str, optional): ``"NCHW"`` or ``"NHWC"``. Default: "NCHW".
+
+    Returns:
+        Tensor: ``x``'s shape.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.arange(8, dtype='float32').reshape([2, 4, 1, 1])
+        >>> y = fw.nn.functional.temporal_shift(x, seg_num=2)
+        >>> y.flatten().tolist()
+        [0.0, 5.0, 2.0, 3.0, 0.0, 0.0, 6.0, 7.0]
+    """
     if data_format not in ("NCHW", "NHWC"):
         raise InvalidArgumentError(f"temporal_shift: data_format must be 'NCHW' or 'NHWC', "
                                    f"got {data_format!r}")

@@ -218,7 +218,9 @@ def flash_attn_varlen_qkvpacked(qkv, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, m
         return_softmax (bool, optional): Paddle returns the weights only from its CUDA
             kernel; fw returns None for them as well (their padded layout is kernel
             specific).
-        fixed_seed_offset, rng_name: accepted for Paddle compatibility.
+        fixed_seed_offset (Tensor, optional): accepted for Paddle compatibility.
+            Default: None.
+        rng_name (str, optional): accepted for Paddle compatibility. Default: "".
         varlen_padded (bool, optional): True: sequence ``b`` starts at row
             ``b * max_seqlen_q`` (rows past its length are padding, left zero); False:
             the sequences are packed back to back at ``cu_seqlens`` offsets.
@@ -279,10 +281,18 @@ def flash_attention_v3_varlen(query, key, value, cu_seqlens_q, cu_seqlens_k, max
         seqused_k (Tensor, optional): ``[batch]`` keys used per sequence.
         softmax_scale (float, optional): default ``head_dim ** -0.5``.
         causal (bool, optional): causal mask (bottom-right aligned).
-        qv, q_descale, k_descale, v_descale: FP8/Hopper-only inputs; must be None.
+        qv (Tensor, optional): a Hopper-only extra query input; must be None.
+            Default: None.
+        q_descale (Tensor, optional): an FP8 descale factor; must be None.
+            Default: None.
+        k_descale (Tensor, optional): likewise for k; must be None. Default: None.
+        v_descale (Tensor, optional): likewise for v; must be None. Default: None.
         window_size (tuple, optional): ``(left, right)`` sliding window; -1 unbounded.
         softcap (float, optional): scores become ``softcap * tanh(scores / softcap)``.
-        num_splits, pack_gqa, sm_margin: kernel tuning knobs, no effect here.
+        num_splits (int, optional): a kernel tuning knob, no effect here. Default: 1.
+        pack_gqa (bool, optional): a kernel tuning knob, no effect here.
+            Default: None.
+        sm_margin (int, optional): a kernel tuning knob, no effect here. Default: 0.
 
     Returns:
         tuple: ``out`` ``[total_q, num_heads, head_dim]`` and ``softmax_lse``
@@ -365,7 +375,9 @@ def flashmask_attention(query, key, value, startend_row_indices=None, *, dropout
             heads, q_seq_len]`` (float32).
         return_seed_offset (bool, optional): also return the dropout seed/offset pair
             (int64 ``[2]``).
-        fixed_seed_offset, rng_name: accepted for Paddle compatibility.
+        fixed_seed_offset (Tensor, optional): accepted for Paddle compatibility.
+            Default: None.
+        rng_name (str, optional): accepted for Paddle compatibility. Default: "".
         training (bool, optional): dropout applies only when True.
         name (str, optional): unused.
         softmax_scale (float, optional): default ``head_dim ** -0.5``.

@@ -15,24 +15,33 @@ __all__ = ["one_hot", "embedding"]
 
 def embedding(x, weight, padding_idx=None, max_norm=None, norm_type=2.0, sparse=False,
               scale_grad_by_freq=False, name=None):
-    """Rows of `weight` ``[V, D]`` for the integer ids `x`: result ``x.shape + [D]``.
+    """Look up rows of an embedding table: ``out[...] = weight[x[...]]``.
 
     Args:
-        x: int32/int64 ids in ``[0, V)``.
-        weight: the embedding table.
-        padding_idx: rows with this id (negative counts from V) are zeros and get no
-            gradient.
-        max_norm: before the lookup, rows referenced by x whose `norm_type`-norm exceeds
-            `max_norm` are rescaled to that norm, in place in `weight` (eager only).
-        sparse: accepted for compatibility. fw has no row-sparse gradients: the
-            gradient of `weight` is always a dense ``[V, D]`` tensor (zeros in the rows
-            not looked up), computed by the same rule.
-        scale_grad_by_freq: divide each row's gradient by how often its id occurs in x.
+        x (Tensor): int32/int64 ids in ``[0, V)``, any shape.
+        weight (Tensor): the table ``[V, D]``.
+        padding_idx (int, optional): an id (negative counts from V) whose output rows are
+            zero and get no gradient. Default: None.
+        max_norm (float, optional): before the lookup, rows referenced by ``x`` whose
+            ``norm_type``-norm exceeds it are rescaled to it, in place in ``weight`` (eager
+            mode only). Default: None.
+        norm_type (float, optional): the p of that norm. Default: 2.0.
+        sparse (bool, optional): accepted for compatibility; fw has no row-sparse gradients,
+            so ``weight``'s gradient is always a dense ``[V, D]`` tensor. Default: False.
+        scale_grad_by_freq (bool, optional): divide each row's gradient by the number of
+            times its id occurs in ``x``. Default: False.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
 
-    >>> import fw
-    >>> w = fw.to_tensor([[0.0, 0.0], [1.0, 1.0]])
-    >>> fw.nn.functional.embedding(fw.to_tensor([1, 0]), w).tolist()
-    [[1.0, 1.0], [0.0, 0.0]]
+    Returns:
+        Tensor: ``x.shape + [D]``, ``weight``'s dtype.
+
+    Examples:
+        >>> import fw
+        >>> w = fw.to_tensor([[0.0, 0.0], [1.0, 1.0], [2.0, 4.0]])
+        >>> fw.nn.functional.embedding(fw.to_tensor([[2, 0], [1, 1]]), w).tolist()
+        [[[2.0, 4.0], [0.0, 0.0]], [[1.0, 1.0], [1.0, 1.0]]]
+        >>> fw.nn.functional.embedding(fw.to_tensor([2, 1]), w, padding_idx=1).tolist()
+        [[2.0, 4.0], [0.0, 0.0]]
     """
     if max_norm is not None:
         if isinstance(weight, Value) or isinstance(x, Value):

@@ -96,7 +96,12 @@ def margin_cross_entropy(logits, label, margin1=1.0, margin2=0.5, margin3=0.0, s
         logits (Tensor): ``[N, num_classes]`` cosines (normalised features times
             normalised class weights).
         label (Tensor): int ``[N]`` or ``[N, 1]``.
-        margin1, margin2, margin3 (float, optional): the margins (ArcFace: 1, 0.5, 0).
+        margin1 (float, optional): the multiplicative angular margin (SphereFace).
+            Default: 1.0.
+        margin2 (float, optional): the additive angular margin (ArcFace).
+            Default: 0.5.
+        margin3 (float, optional): the additive cosine margin (CosFace).
+            Default: 0.0.
         scale (float, optional): the logit scale. Default 64.
         group (optional): Paddle's model-parallel group; fw computes on one process
             (None or False).

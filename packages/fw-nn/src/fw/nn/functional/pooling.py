@@ -40,47 +40,199 @@ def _avg(x, nd, kernel_size, stride, padding, ceil_mode, exclusive, divisor_over
 
 def max_pool1d(x, kernel_size, stride=None, padding=0, return_mask=False, ceil_mode=False,
                name=None):
-    """Max over windows of x [N, C, L]; with ``return_mask`` also the flat index of each
-    maximum (int32).
+    """1-D max pooling: the maximum of each sliding window of a ``[N, C, L]`` input.
 
-    >>> import fw
-    >>> fw.nn.functional.max_pool1d(fw.to_tensor([[[1.0, 3.0, 2.0, 0.0]]]), 2).tolist()
-    [[[3.0, 2.0]]]
+    Args:
+        x (Tensor): the input ``[N, C, L]``.
+        kernel_size (int|list|tuple): the window size, one or per spatial axis.
+        stride (int|list|tuple, optional): the window stride; ``kernel_size`` when None.
+            Default: None.
+        padding (int|list|tuple|str, optional): implicit padding: an int, one per axis,
+            (begin, end) pairs, or ``"SAME"``/``"VALID"``. Default: 0.
+        return_mask (bool, optional): also return the index of each maximum, flattened
+            over the spatial axes of its input plane (for `max_unpool1d`). Default: False.
+        ceil_mode (bool, optional): round the output size up instead of down. Default: False.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor, or (Tensor, Tensor) with ``return_mask``: the pooled ``[N, C, ...]`` with
+        ``out = (in + pad_begin + pad_end - kernel) // stride + 1`` per axis (rounded up
+        with ``ceil_mode``), and the int64 mask of the same shape.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.ones([1, 2, 8])
+        >>> fw.nn.functional.max_pool1d(x, kernel_size=2).shape
+        [1, 2, 4]
     """
     return _max(x, 1, kernel_size, stride, padding, return_mask, ceil_mode, "NCL", "max_pool1d")
 
 
 def max_pool2d(x, kernel_size, stride=None, padding=0, return_mask=False, ceil_mode=False,
                data_format="NCHW", name=None):
-    """Max over windows of x [N, C, H, W] (or NHWC)."""
+    """2-D max pooling: the maximum of each sliding window of a ``[N, C, H, W]`` input.
+
+    Args:
+        x (Tensor): the input ``[N, C, H, W]``.
+        kernel_size (int|list|tuple): the window size, one or per spatial axis.
+        stride (int|list|tuple, optional): the window stride; ``kernel_size`` when None.
+            Default: None.
+        padding (int|list|tuple|str, optional): implicit padding: an int, one per axis,
+            (begin, end) pairs, or ``"SAME"``/``"VALID"``. Default: 0.
+        return_mask (bool, optional): also return the index of each maximum, flattened
+            over the spatial axes of its input plane (for `max_unpool2d`). Default: False.
+        ceil_mode (bool, optional): round the output size up instead of down. Default: False.
+        data_format (str, optional): ``"NCHW"`` or ``"NHWC"``. Default: "NCHW".
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor, or (Tensor, Tensor) with ``return_mask``: the pooled ``[N, C, ...]`` with
+        ``out = (in + pad_begin + pad_end - kernel) // stride + 1`` per axis (rounded up
+        with ``ceil_mode``), and the int64 mask of the same shape.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.ones([1, 2, 8, 8])
+        >>> fw.nn.functional.max_pool2d(x, kernel_size=2).shape
+        [1, 2, 4, 4]
+        >>> x = fw.to_tensor([[[[1.0, 2.0, 5.0, 0.0], [4.0, 3.0, 1.0, 1.0]]]])
+        >>> out, mask = fw.nn.functional.max_pool2d(x, 2, return_mask=True)
+        >>> out.tolist(), mask.tolist()
+        ([[[[4.0, 5.0]]]], [[[[4, 2]]]])
+    """
     return _max(x, 2, kernel_size, stride, padding, return_mask, ceil_mode, data_format,
                 "max_pool2d")
 
 
 def max_pool3d(x, kernel_size, stride=None, padding=0, return_mask=False, ceil_mode=False,
                data_format="NCDHW", name=None):
-    """Max over windows of x [N, C, D, H, W] (or NDHWC)."""
+    """3-D max pooling: the maximum of each sliding window of a ``[N, C, D, H, W]`` input.
+
+    Args:
+        x (Tensor): the input ``[N, C, D, H, W]``.
+        kernel_size (int|list|tuple): the window size, one or per spatial axis.
+        stride (int|list|tuple, optional): the window stride; ``kernel_size`` when None.
+            Default: None.
+        padding (int|list|tuple|str, optional): implicit padding: an int, one per axis,
+            (begin, end) pairs, or ``"SAME"``/``"VALID"``. Default: 0.
+        return_mask (bool, optional): also return the index of each maximum, flattened
+            over the spatial axes of its input plane (for `max_unpool3d`). Default: False.
+        ceil_mode (bool, optional): round the output size up instead of down. Default: False.
+        data_format (str, optional): ``"NCDHW"`` or ``"NDHWC"``. Default: "NCDHW".
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor, or (Tensor, Tensor) with ``return_mask``: the pooled ``[N, C, ...]`` with
+        ``out = (in + pad_begin + pad_end - kernel) // stride + 1`` per axis (rounded up
+        with ``ceil_mode``), and the int64 mask of the same shape.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.ones([1, 2, 4, 4, 4])
+        >>> fw.nn.functional.max_pool3d(x, kernel_size=2).shape
+        [1, 2, 2, 2, 2]
+    """
     return _max(x, 3, kernel_size, stride, padding, return_mask, ceil_mode, data_format,
                 "max_pool3d")
 
 
 def avg_pool1d(x, kernel_size, stride=None, padding=0, exclusive=True, ceil_mode=False,
                name=None):
-    """Average over windows of x [N, C, L]; ``exclusive`` leaves padding out of the count."""
+    """1-D average pooling: the mean of each sliding window of a ``[N, C, L]`` input.
+
+    Args:
+        x (Tensor): the input ``[N, C, L]``.
+        kernel_size (int|list|tuple): the window size, one or per spatial axis.
+        stride (int|list|tuple, optional): the window stride; ``kernel_size`` when None.
+            Default: None.
+        padding (int|list|tuple|str, optional): implicit padding: an int, one per axis,
+            (begin, end) pairs, or ``"SAME"``/``"VALID"``. Default: 0.
+        exclusive (bool, optional): leave padded positions out of the divisor. Default: True.
+        ceil_mode (bool, optional): round the output size up instead of down. Default: False.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: the pooled ``[N, C, ...]`` with
+        ``out = (in + pad_begin + pad_end - kernel) // stride + 1`` per axis (rounded up
+        with ``ceil_mode``).
+
+    Examples:
+        >>> import fw
+        >>> x = fw.ones([1, 2, 8])
+        >>> fw.nn.functional.avg_pool1d(x, kernel_size=2).shape
+        [1, 2, 4]
+        >>> x = fw.to_tensor([[[1.0, 2.0, 3.0, 4.0]]])
+        >>> fw.nn.functional.avg_pool1d(x, 2, stride=1, padding=1).tolist()
+        [[[1.0, 1.5, 2.5, 3.5, 4.0]]]
+        >>> fw.nn.functional.avg_pool1d(x, 2, stride=1, padding=1, exclusive=False).tolist()
+        [[[0.5, 1.5, 2.5, 3.5, 2.0]]]
+    """
     return _avg(x, 1, kernel_size, stride, padding, ceil_mode, exclusive, None, "NCL",
                 "avg_pool1d")
 
 
 def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, exclusive=True,
                divisor_override=None, data_format="NCHW", name=None):
-    """Average over windows of x [N, C, H, W] (or NHWC)."""
+    """2-D average pooling: the mean of each sliding window of a ``[N, C, H, W]`` input.
+
+    Args:
+        x (Tensor): the input ``[N, C, H, W]``.
+        kernel_size (int|list|tuple): the window size, one or per spatial axis.
+        stride (int|list|tuple, optional): the window stride; ``kernel_size`` when None.
+            Default: None.
+        padding (int|list|tuple|str, optional): implicit padding: an int, one per axis,
+            (begin, end) pairs, or ``"SAME"``/``"VALID"``. Default: 0.
+        ceil_mode (bool, optional): round the output size up instead of down. Default: False.
+        exclusive (bool, optional): leave padded positions out of the divisor. Default: True.
+        divisor_override (int, optional): divide every window sum by this number.
+            Default: None.
+        data_format (str, optional): ``"NCHW"`` or ``"NHWC"``. Default: "NCHW".
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: the pooled ``[N, C, ...]`` with
+        ``out = (in + pad_begin + pad_end - kernel) // stride + 1`` per axis (rounded up
+        with ``ceil_mode``).
+
+    Examples:
+        >>> import fw
+        >>> x = fw.ones([1, 2, 8, 8])
+        >>> fw.nn.functional.avg_pool2d(x, kernel_size=2).shape
+        [1, 2, 4, 4]
+    """
     return _avg(x, 2, kernel_size, stride, padding, ceil_mode, exclusive, divisor_override,
                 data_format, "avg_pool2d")
 
 
 def avg_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode=False, exclusive=True,
                divisor_override=None, data_format="NCDHW", name=None):
-    """Average over windows of x [N, C, D, H, W] (or NDHWC)."""
+    """3-D average pooling: the mean of each sliding window of a ``[N, C, D, H, W]`` input.
+
+    Args:
+        x (Tensor): the input ``[N, C, D, H, W]``.
+        kernel_size (int|list|tuple): the window size, one or per spatial axis.
+        stride (int|list|tuple, optional): the window stride; ``kernel_size`` when None.
+            Default: None.
+        padding (int|list|tuple|str, optional): implicit padding: an int, one per axis,
+            (begin, end) pairs, or ``"SAME"``/``"VALID"``. Default: 0.
+        ceil_mode (bool, optional): round the output size up instead of down. Default: False.
+        exclusive (bool, optional): leave padded positions out of the divisor. Default: True.
+        divisor_override (int, optional): divide every window sum by this number.
+            Default: None.
+        data_format (str, optional): ``"NCDHW"`` or ``"NDHWC"``. Default: "NCDHW".
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: the pooled ``[N, C, ...]`` with
+        ``out = (in + pad_begin + pad_end - kernel) // stride + 1`` per axis (rounded up
+        with ``ceil_mode``).
+
+    Examples:
+        >>> import fw
+        >>> x = fw.ones([1, 2, 4, 4, 4])
+        >>> fw.nn.functional.avg_pool3d(x, kernel_size=2).shape
+        [1, 2, 2, 2, 2]
+    """
     return _avg(x, 3, kernel_size, stride, padding, ceil_mode, exclusive, divisor_override,
                 data_format, "avg_pool3d")
 
@@ -96,14 +248,60 @@ def _lp(x, nd, norm_type, kernel_size, stride, padding, ceil_mode, data_format, 
 
 def lp_pool1d(x, norm_type, kernel_size, stride=None, padding=0, ceil_mode=False,
               data_format="NCL", name=None):
-    """(sum over the window of x^p)^(1/p) for x [N, C, L]."""
+    """1-D power-average pooling: ``(sum(x ** p)) ** (1 / p)`` over each window of a
+    ``[N, C, L]`` input (``p = inf`` gives max pooling).
+
+    Args:
+        x (Tensor): the input ``[N, C, L]``.
+        norm_type (float): the power p.
+        kernel_size (int|list|tuple): the window size, one or per spatial axis.
+        stride (int|list|tuple, optional): the window stride; ``kernel_size`` when None.
+            Default: None.
+        padding (int|list|tuple|str, optional): implicit padding: an int, one per axis,
+            (begin, end) pairs, or ``"SAME"``/``"VALID"``. Default: 0.
+        ceil_mode (bool, optional): round the output size up instead of down. Default: False.
+        data_format (str, optional): ``"NCL"`` or ``"NLC"``. Default: "NCL".
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: the pooled ``[N, C, ...]``.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor([[[3.0, 4.0, 1.0, 0.0]]])
+        >>> fw.nn.functional.lp_pool1d(x, 2, kernel_size=2).tolist()
+        [[[5.0, 1.0]]]
+    """
     return _lp(x, 1, norm_type, kernel_size, stride, padding, ceil_mode, data_format,
                "lp_pool1d")
 
 
 def lp_pool2d(x, norm_type, kernel_size, stride=None, padding=0, ceil_mode=False,
               data_format="NCHW", name=None):
-    """(sum over the window of x^p)^(1/p) for x [N, C, H, W]."""
+    """2-D power-average pooling: ``(sum(x ** p)) ** (1 / p)`` over each window of a
+    ``[N, C, H, W]`` input (``p = inf`` gives max pooling).
+
+    Args:
+        x (Tensor): the input ``[N, C, H, W]``.
+        norm_type (float): the power p.
+        kernel_size (int|list|tuple): the window size, one or per spatial axis.
+        stride (int|list|tuple, optional): the window stride; ``kernel_size`` when None.
+            Default: None.
+        padding (int|list|tuple|str, optional): implicit padding: an int, one per axis,
+            (begin, end) pairs, or ``"SAME"``/``"VALID"``. Default: 0.
+        ceil_mode (bool, optional): round the output size up instead of down. Default: False.
+        data_format (str, optional): ``"NCHW"`` or ``"NHWC"``. Default: "NCHW".
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: the pooled ``[N, C, ...]``.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor([[[[3.0, 0.0], [0.0, 4.0]]]])
+        >>> fw.nn.functional.lp_pool2d(x, 2, kernel_size=2).tolist()
+        [[[[5.0]]]]
+    """
     return _lp(x, 2, norm_type, kernel_size, stride, padding, ceil_mode, data_format,
                "lp_pool2d")
 
@@ -119,32 +317,166 @@ def _adaptive(x, nd, output_size, data_format, maxpool, return_mask, fn):
 
 
 def adaptive_avg_pool1d(x, output_size, name=None):
-    """Average pooling of x [N, C, L] to `output_size` positions."""
+    """1-D adaptive average pooling: the mean of windows chosen so the output has
+    exactly ``output_size`` positions per spatial axis (window ``i`` spans
+    ``[floor(i * in / out), ceil((i + 1) * in / out))``).
+
+    Args:
+        x (Tensor): the input ``[N, C, L]``.
+        output_size (int|list|tuple): the output size, one or per axis; None entries
+            keep the input's size.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: ``[N, C, *output_size]``.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.arange(6, dtype='float32').reshape([1, 1, 6])
+        >>> y = fw.nn.functional.adaptive_avg_pool1d(x, output_size=3)
+        >>> y.shape
+        [1, 1, 3]
+        >>> y.flatten().tolist()
+        [0.5, 2.5, 4.5]
+    """
     return _adaptive(x, 1, output_size, "NCL", False, False, "adaptive_avg_pool1d")
 
 
 def adaptive_avg_pool2d(x, output_size, data_format="NCHW", name=None):
-    """Average pooling of x [N, C, H, W] to `output_size` (int or [H, W], None keeps)."""
+    """2-D adaptive average pooling: the mean of windows chosen so the output has
+    exactly ``output_size`` positions per spatial axis (window ``i`` spans
+    ``[floor(i * in / out), ceil((i + 1) * in / out))``).
+
+    Args:
+        x (Tensor): the input ``[N, C, H, W]``.
+        output_size (int|list|tuple): the output size, one or per axis; None entries
+            keep the input's size.
+        data_format (str, optional): ``"NCHW"`` or ``"NHWC"``. Default: "NCHW".
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: ``[N, C, *output_size]``.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.arange(16, dtype='float32').reshape([1, 1, 4, 4])
+        >>> y = fw.nn.functional.adaptive_avg_pool2d(x, output_size=2)
+        >>> y.shape
+        [1, 1, 2, 2]
+        >>> y.flatten().tolist()
+        [2.5, 4.5, 10.5, 12.5]
+    """
     return _adaptive(x, 2, output_size, data_format, False, False, "adaptive_avg_pool2d")
 
 
 def adaptive_avg_pool3d(x, output_size, data_format="NCDHW", name=None):
-    """Average pooling of x [N, C, D, H, W] to `output_size`."""
+    """3-D adaptive average pooling: the mean of windows chosen so the output has
+    exactly ``output_size`` positions per spatial axis (window ``i`` spans
+    ``[floor(i * in / out), ceil((i + 1) * in / out))``).
+
+    Args:
+        x (Tensor): the input ``[N, C, D, H, W]``.
+        output_size (int|list|tuple): the output size, one or per axis; None entries
+            keep the input's size.
+        data_format (str, optional): ``"NCDHW"`` or ``"NDHWC"``. Default: "NCDHW".
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: ``[N, C, *output_size]``.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.arange(32, dtype='float32').reshape([1, 1, 2, 4, 4])
+        >>> y = fw.nn.functional.adaptive_avg_pool3d(x, output_size=[1, 2, 2])
+        >>> y.shape
+        [1, 1, 1, 2, 2]
+        >>> y.flatten().tolist()
+        [10.5, 12.5, 18.5, 20.5]
+    """
     return _adaptive(x, 3, output_size, data_format, False, False, "adaptive_avg_pool3d")
 
 
 def adaptive_max_pool1d(x, output_size, return_mask=False, name=None):
-    """Max pooling of x [N, C, L] to `output_size` positions (optionally the argmax mask)."""
+    """1-D adaptive max pooling: the maximum of windows chosen so the output has
+    exactly ``output_size`` positions per spatial axis (window ``i`` spans
+    ``[floor(i * in / out), ceil((i + 1) * in / out))``).
+
+    Args:
+        x (Tensor): the input ``[N, C, L]``.
+        output_size (int|list|tuple): the output size, one or per axis; None entries
+            keep the input's size.
+        return_mask (bool, optional): also return the flat index of each maximum.
+            Default: False.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor, or (Tensor, Tensor) with ``return_mask``: ``[N, C, *output_size]``.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.arange(6, dtype='float32').reshape([1, 1, 6])
+        >>> y = fw.nn.functional.adaptive_max_pool1d(x, output_size=3)
+        >>> y.shape
+        [1, 1, 3]
+        >>> y.flatten().tolist()
+        [1.0, 3.0, 5.0]
+    """
     return _adaptive(x, 1, output_size, "NCL", True, return_mask, "adaptive_max_pool1d")
 
 
 def adaptive_max_pool2d(x, output_size, return_mask=False, name=None):
-    """Max pooling of x [N, C, H, W] to `output_size`."""
+    """2-D adaptive max pooling: the maximum of windows chosen so the output has
+    exactly ``output_size`` positions per spatial axis (window ``i`` spans
+    ``[floor(i * in / out), ceil((i + 1) * in / out))``).
+
+    Args:
+        x (Tensor): the input ``[N, C, H, W]``.
+        output_size (int|list|tuple): the output size, one or per axis; None entries
+            keep the input's size.
+        return_mask (bool, optional): also return the flat index of each maximum.
+            Default: False.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor, or (Tensor, Tensor) with ``return_mask``: ``[N, C, *output_size]``.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.arange(16, dtype='float32').reshape([1, 1, 4, 4])
+        >>> y = fw.nn.functional.adaptive_max_pool2d(x, output_size=2)
+        >>> y.shape
+        [1, 1, 2, 2]
+        >>> y.flatten().tolist()
+        [5.0, 7.0, 13.0, 15.0]
+    """
     return _adaptive(x, 2, output_size, "NCHW", True, return_mask, "adaptive_max_pool2d")
 
 
 def adaptive_max_pool3d(x, output_size, return_mask=False, name=None):
-    """Max pooling of x [N, C, D, H, W] to `output_size`."""
+    """3-D adaptive max pooling: the maximum of windows chosen so the output has
+    exactly ``output_size`` positions per spatial axis (window ``i`` spans
+    ``[floor(i * in / out), ceil((i + 1) * in / out))``).
+
+    Args:
+        x (Tensor): the input ``[N, C, D, H, W]``.
+        output_size (int|list|tuple): the output size, one or per axis; None entries
+            keep the input's size.
+        return_mask (bool, optional): also return the flat index of each maximum.
+            Default: False.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor, or (Tensor, Tensor) with ``return_mask``: ``[N, C, *output_size]``.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.arange(32, dtype='float32').reshape([1, 1, 2, 4, 4])
+        >>> y = fw.nn.functional.adaptive_max_pool3d(x, output_size=[1, 2, 2])
+        >>> y.shape
+        [1, 1, 1, 2, 2]
+        >>> y.flatten().tolist()
+        [21.0, 23.0, 29.0, 31.0]
+    """
     return _adaptive(x, 3, output_size, "NCDHW", True, return_mask, "adaptive_max_pool3d")
 
 
@@ -160,20 +492,101 @@ def _unpool(x, indices, nd, kernel_size, stride, padding, data_format, output_si
 
 def max_unpool1d(x, indices, kernel_size, stride=None, padding=0, data_format="NCL",
                  output_size=None, name=None):
-    """Scatter x [N, C, L] into zeros at the max positions `indices` from max_pool1d."""
+    """1-D max unpooling, the partial inverse of `max_pool1d`: each value of ``x`` is
+    written at the position ``indices`` names (from ``return_mask=True``) and every other
+    position is zero.
+
+    Args:
+        x (Tensor): the pooled values ``[N, C, L]``.
+        indices (Tensor): the int mask from `max_pool1d`, ``x``'s shape.
+        kernel_size (int|list|tuple): the pooling window size.
+        stride (int|list|tuple, optional): the pooling stride; ``kernel_size`` when None.
+            Default: None.
+        padding (int|list|tuple, optional): the pooling padding. Default: 0.
+        data_format (str, optional): ``"NCL"``. Default: "NCL".
+        output_size (list|tuple, optional): the spatial output size (to restore an odd input
+            size). Default: None.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: ``[N, C, ...]`` with ``out = (in - 1) * stride - 2 * padding + kernel`` per
+        axis, or ``output_size``.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.arange(4, dtype='float32').reshape([1, 1, 4])
+        >>> out, idx = fw.nn.functional.max_pool1d(x, 2, return_mask=True)
+        >>> y = fw.nn.functional.max_unpool1d(out, idx, 2)
+        >>> y.shape, float(y.sum()) == float(out.sum())
+        ([1, 1, 4], True)
+    """
     return _unpool(x, indices, 1, kernel_size, stride, padding, data_format, output_size,
                    "max_unpool1d")
 
 
 def max_unpool2d(x, indices, kernel_size, stride=None, padding=0, data_format="NCHW",
                  output_size=None, name=None):
-    """Scatter x [N, C, H, W] into zeros at the max positions `indices` from max_pool2d."""
+    """2-D max unpooling, the partial inverse of `max_pool2d`: each value of ``x`` is
+    written at the position ``indices`` names (from ``return_mask=True``) and every other
+    position is zero.
+
+    Args:
+        x (Tensor): the pooled values ``[N, C, H, W]``.
+        indices (Tensor): the int mask from `max_pool2d`, ``x``'s shape.
+        kernel_size (int|list|tuple): the pooling window size.
+        stride (int|list|tuple, optional): the pooling stride; ``kernel_size`` when None.
+            Default: None.
+        padding (int|list|tuple, optional): the pooling padding. Default: 0.
+        data_format (str, optional): ``"NCHW"``. Default: "NCHW".
+        output_size (list|tuple, optional): the spatial output size (to restore an odd input
+            size). Default: None.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: ``[N, C, ...]`` with ``out = (in - 1) * stride - 2 * padding + kernel`` per
+        axis, or ``output_size``.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.arange(16, dtype='float32').reshape([1, 1, 4, 4])
+        >>> out, idx = fw.nn.functional.max_pool2d(x, 2, return_mask=True)
+        >>> y = fw.nn.functional.max_unpool2d(out, idx, 2)
+        >>> y.shape, float(y.sum()) == float(out.sum())
+        ([1, 1, 4, 4], True)
+    """
     return _unpool(x, indices, 2, kernel_size, stride, padding, data_format, output_size,
                    "max_unpool2d")
 
 
 def max_unpool3d(x, indices, kernel_size, stride=None, padding=0, data_format="NCDHW",
                  output_size=None, name=None):
-    """Scatter x [N, C, D, H, W] into zeros at `indices` from max_pool3d."""
+    """3-D max unpooling, the partial inverse of `max_pool3d`: each value of ``x`` is
+    written at the position ``indices`` names (from ``return_mask=True``) and every other
+    position is zero.
+
+    Args:
+        x (Tensor): the pooled values ``[N, C, D, H, W]``.
+        indices (Tensor): the int mask from `max_pool3d`, ``x``'s shape.
+        kernel_size (int|list|tuple): the pooling window size.
+        stride (int|list|tuple, optional): the pooling stride; ``kernel_size`` when None.
+            Default: None.
+        padding (int|list|tuple, optional): the pooling padding. Default: 0.
+        data_format (str, optional): ``"NCDHW"``. Default: "NCDHW".
+        output_size (list|tuple, optional): the spatial output size (to restore an odd input
+            size). Default: None.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: ``[N, C, ...]`` with ``out = (in - 1) * stride - 2 * padding + kernel`` per
+        axis, or ``output_size``.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.arange(8, dtype='float32').reshape([1, 1, 2, 2, 2])
+        >>> out, idx = fw.nn.functional.max_pool3d(x, 2, return_mask=True)
+        >>> y = fw.nn.functional.max_unpool3d(out, idx, 2)
+        >>> y.shape, float(y.sum()) == float(out.sum())
+        ([1, 1, 2, 2, 2], True)
+    """
     return _unpool(x, indices, 3, kernel_size, stride, padding, data_format, output_size,
                    "max_unpool3d")

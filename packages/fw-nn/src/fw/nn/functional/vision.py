@@ -11,24 +11,71 @@ __all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "affine_grid",
 
 
 def pixel_shuffle(x, upscale_factor, data_format="NCHW", name=None):
-    """``[N, C*r*r, H, W] -> [N, C, H*r, W*r]``.
+    """Rearrange ``[N, C * r * r, H, W]`` into ``[N, C, H * r, W * r]`` (sub-pixel
+    convolution upsampling, ESPCN).
 
-    >>> import fw
-    >>> fw.nn.functional.pixel_shuffle(fw.ones([1, 4, 2, 2]), 2).shape
-    [1, 1, 4, 4]
+    Args:
+        x (Tensor): the 4-D input.
+        upscale_factor (int): the factor r.
+        data_format (str, optional): ``"NCHW"`` or ``"NHWC"``. Default: "NCHW".
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: ``[N, C, H * r, W * r]``.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.arange(4, dtype='float32').reshape([1, 4, 1, 1])
+        >>> fw.nn.functional.pixel_shuffle(x, 2).tolist()
+        [[[[0.0, 1.0], [2.0, 3.0]]]]
     """
     cl = channel_last(data_format, ("NCHW", "NHWC"), "pixel_shuffle")
     return op("pixel_shuffle", [x], upscale_factor=upscale_factor, channel_last=cl)
 
 
 def pixel_unshuffle(x, downscale_factor, data_format="NCHW", name=None):
-    """``[N, C, H*r, W*r] -> [N, C*r*r, H, W]`` (inverse of `pixel_shuffle`)."""
+    """Rearrange ``[N, C, H * r, W * r]`` into ``[N, C * r * r, H, W]``, the inverse of
+    `pixel_shuffle`.
+
+    Args:
+        x (Tensor): the 4-D input.
+        downscale_factor (int): the factor r; must divide H and W.
+        data_format (str, optional): ``"NCHW"`` or ``"NHWC"``. Default: "NCHW".
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: ``[N, C * r * r, H, W]``.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.arange(4, dtype='float32').reshape([1, 1, 2, 2])
+        >>> y = fw.nn.functional.pixel_unshuffle(x, 2)
+        >>> y.shape, y.flatten().tolist()
+        ([1, 4, 1, 1], [0.0, 1.0, 2.0, 3.0])
+    """
     cl = channel_last(data_format, ("NCHW", "NHWC"), "pixel_unshuffle")
     return op("pixel_unshuffle", [x], downscale_factor=downscale_factor, channel_last=cl)
 
 
 def channel_shuffle(x, groups, data_format="NCHW", name=None):
-    """View the channels as ``[groups, C/groups]`` and transpose them."""
+    """Channel shuffle (ShuffleNet): view the channels as ``[groups, C / groups]``,
+    transpose that to ``[C / groups, groups]`` and flatten it back.
+
+    Args:
+        x (Tensor): the 4-D input.
+        groups (int): the number of groups; must divide C.
+        data_format (str, optional): ``"NCHW"`` or ``"NHWC"``. Default: "NCHW".
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: ``x``'s shape.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.arange(6, dtype='float32').reshape([1, 6, 1, 1])
+        >>> fw.nn.functional.channel_shuffle(x, 2).flatten().tolist()
+        [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
+    """
     cl = channel_last(data_format, ("NCHW", "NHWC"), "channel_shuffle")
     return op("channel_shuffle", [x], groups=groups, channel_last=cl)
 
@@ -43,14 +90,29 @@ def _base_coords(n, align_corners, dtype):
 
 
 def affine_grid(theta, out_shape, align_corners=True, name=None):
-    """Sampling grid of an affine transform: theta ``[N, 2, 3]`` and out_shape ``[N, C, H,
-    W]`` give ``[N, H, W, 2]`` (x, y) coordinates in [-1, 1]; theta ``[N, 3, 4]`` and a
-    5-D out_shape give ``[N, D, H, W, 3]``.
+    """The sampling grid of a batch of affine transforms, for `grid_sample`.
 
-    >>> import fw
-    >>> eye = fw.to_tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
-    >>> fw.nn.functional.affine_grid(eye, [1, 1, 2, 2]).numpy()[0, 0].tolist()
-    [[-1.0, -1.0], [1.0, -1.0]]
+    For a 2-D output, ``theta [N, 2, 3]`` maps each output position (normalised to
+    [-1, 1]) to an input position ``(x, y)``; a 3-D output uses ``theta [N, 3, 4]``.
+
+    Args:
+        theta (Tensor): the affine matrices ``[N, 2, 3]`` or ``[N, 3, 4]``.
+        out_shape (list|Tensor): the output size ``[N, C, H, W]`` or ``[N, C, D, H, W]``.
+        align_corners (bool, optional): -1 and 1 are the centres of the corner pixels (else
+            their outer edges). Default: True.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: ``[N, H, W, 2]`` (or ``[N, D, H, W, 3]``) coordinates.
+
+    Examples:
+        >>> import fw
+        >>> eye = fw.to_tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
+        >>> grid = fw.nn.functional.affine_grid(eye, [1, 1, 2, 2])
+        >>> grid.shape
+        [1, 2, 2, 2]
+        >>> grid.numpy()[0, 0].tolist()
+        [[-1.0, -1.0], [1.0, -1.0]]
     """
     if hasattr(out_shape, "tolist") and not isinstance(out_shape, (list, tuple)):
         out_shape = out_shape.tolist()
@@ -100,10 +162,34 @@ def _round_half_even(v):
 
 def grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=True,
                 name=None):
-    """Sample x ``[N, C, H, W]`` at the normalised (x, y) locations of grid ``[N, Ho, Wo,
-    2]``: result ``[N, C, Ho, Wo]``. Modes ``bilinear``/``nearest``; padding modes
-    ``zeros`` (out-of-image taps read 0), ``border`` (clamped) and ``reflection``.
-    Differentiable in x and (bilinear) in grid. 5-D input is not supported."""
+    """Sample ``x`` at the normalised locations of ``grid``: ``(-1, -1)`` is the top-left
+    and ``(1, 1)`` the bottom-right of the input. Differentiable in ``x`` and, for
+    bilinear mode, in ``grid``. 4-D input only (fw has no 5-D grid_sample).
+
+    Args:
+        x (Tensor): the input ``[N, C, H, W]``.
+        grid (Tensor): ``[N, H_out, W_out, 2]`` (x, y) locations.
+        mode (str, optional): ``"bilinear"`` or ``"nearest"``. Default: "bilinear".
+        padding_mode (str, optional): ``"zeros"`` (taps outside read 0), ``"border"``
+            (clamped) or ``"reflection"``. Default: "zeros".
+        align_corners (bool, optional): -1 and 1 are the centres of the corner pixels.
+            Default: True.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: ``[N, C, H_out, W_out]``.
+
+    Examples:
+        >>> import fw
+        >>> x = fw.to_tensor([[[[0.0, 1.0], [2.0, 3.0]]]])
+        >>> grid = fw.to_tensor([[[[0.0, 0.0], [1.0, -1.0]]]])
+        >>> fw.nn.functional.grid_sample(x, grid).tolist()
+        [[[[1.5, 1.0]]]]
+        >>> eye = fw.to_tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
+        >>> same = fw.nn.functional.grid_sample(x, fw.nn.functional.affine_grid(eye, [1, 1, 2, 2]))
+        >>> same.tolist() == x.tolist()
+        True
+    """
     if len(x.shape) != 4 or len(grid.shape) != 4 or grid.shape[-1] != 2:
         raise InvalidArgumentError(f"grid_sample: x must be [N, C, H, W] and grid [N, Ho, Wo, "
                                    f"2]; got {list(x.shape)} and {list(grid.shape)} (5-D "

@@ -116,11 +116,43 @@ class _ConvNd(Layer):
 
 
 class Conv1D(_ConvNd):
-    """1-D convolution over ``[N, C_in, L]`` (or NLC) input.
+    """1-D convolution over a ``[N, C_in, L]`` input (``NCL``; ``NLC`` with
+    ``data_format``).
 
-    >>> import fw
-    >>> fw.nn.Conv1D(3, 2, 3)(fw.ones([1, 3, 5])).shape
-    [1, 2, 3]
+    Each output channel is the sum over its group's input channels of a cross-correlation
+    with a learnt kernel, plus a bias. The weight has the shape
+    ``[out_channels, in_channels / groups, *kernel_size]`` and starts from
+    ``Normal(0, sqrt(2 / (in_channels * prod(kernel_size))))``; the bias starts at zero.
+
+    Args:
+        in_channels (int): the number of input channels.
+        out_channels (int): the number of output channels.
+        kernel_size (int|list|tuple): the kernel size, one int for all spatial axes.
+        stride (int|list|tuple, optional): the stride. Default: 1.
+        padding (int|list|tuple|str, optional): zero padding: an int, one per spatial axis,
+            a (begin, end) pair per axis, or ``"SAME"``/``"VALID"``. Default: 0.
+        dilation (int|list|tuple, optional): the spacing of kernel elements. Default: 1.
+        groups (int, optional): the number of channel groups; must divide both channel
+            counts. Default: 1.
+        padding_mode (str, optional): ``"zeros"``, ``"reflect"``, ``"replicate"`` or
+            ``"circular"``. Default: "zeros".
+        weight_attr (ParamAttr, optional): attributes of the weight. Default: None.
+        bias_attr (ParamAttr|bool, optional): attributes of the bias; False for no bias.
+            Default: None.
+        data_format (str, optional): ``"NCL"`` or ``"NLC"``. Default: "NCL".
+
+    Shape:
+        - input: ``[N, C_in, L]``.
+        - output: ``[N, C_out, L_out]`` with, per spatial axis,
+          ``out = (in + pad_begin + pad_end - dilation * (kernel - 1) - 1) // stride + 1``.
+
+    Examples:
+        >>> import fw
+        >>> conv = fw.nn.Conv1D(3, 8, kernel_size=3, padding=1)
+        >>> conv.weight.shape
+        [8, 3, 3]
+        >>> conv(fw.ones([4, 3, 10])).shape
+        [4, 8, 10]
     """
 
     _nd, _formats = 1, ("NCL", "NLC")
@@ -138,7 +170,44 @@ class Conv1D(_ConvNd):
 
 
 class Conv2D(_ConvNd):
-    """2-D convolution over ``[N, C_in, H, W]`` (or NHWC) input."""
+    """2-D convolution over a ``[N, C_in, H, W]`` input (``NCHW``; ``NHWC`` with
+    ``data_format``).
+
+    Each output channel is the sum over its group's input channels of a cross-correlation
+    with a learnt kernel, plus a bias. The weight has the shape
+    ``[out_channels, in_channels / groups, *kernel_size]`` and starts from
+    ``Normal(0, sqrt(2 / (in_channels * prod(kernel_size))))``; the bias starts at zero.
+
+    Args:
+        in_channels (int): the number of input channels.
+        out_channels (int): the number of output channels.
+        kernel_size (int|list|tuple): the kernel size, one int for all spatial axes.
+        stride (int|list|tuple, optional): the stride. Default: 1.
+        padding (int|list|tuple|str, optional): zero padding: an int, one per spatial axis,
+            a (begin, end) pair per axis, or ``"SAME"``/``"VALID"``. Default: 0.
+        dilation (int|list|tuple, optional): the spacing of kernel elements. Default: 1.
+        groups (int, optional): the number of channel groups; must divide both channel
+            counts. Default: 1.
+        padding_mode (str, optional): ``"zeros"``, ``"reflect"``, ``"replicate"`` or
+            ``"circular"``. Default: "zeros".
+        weight_attr (ParamAttr, optional): attributes of the weight. Default: None.
+        bias_attr (ParamAttr|bool, optional): attributes of the bias; False for no bias.
+            Default: None.
+        data_format (str, optional): ``"NCHW"`` or ``"NHWC"``. Default: "NCHW".
+
+    Shape:
+        - input: ``[N, C_in, H, W]``.
+        - output: ``[N, C_out, H_out, W_out]`` with, per spatial axis,
+          ``out = (in + pad_begin + pad_end - dilation * (kernel - 1) - 1) // stride + 1``.
+
+    Examples:
+        >>> import fw
+        >>> conv = fw.nn.Conv2D(3, 16, kernel_size=3, stride=2, padding=1)
+        >>> conv.weight.shape
+        [16, 3, 3, 3]
+        >>> conv(fw.ones([2, 3, 32, 32])).shape
+        [2, 16, 16, 16]
+    """
 
     _nd, _formats = 2, ("NCHW", "NHWC")
 
@@ -155,7 +224,44 @@ class Conv2D(_ConvNd):
 
 
 class Conv3D(_ConvNd):
-    """3-D convolution over ``[N, C_in, D, H, W]`` (or NDHWC) input."""
+    """3-D convolution over a ``[N, C_in, D, H, W]`` input (``NCDHW``; ``NDHWC`` with
+    ``data_format``).
+
+    Each output channel is the sum over its group's input channels of a cross-correlation
+    with a learnt kernel, plus a bias. The weight has the shape
+    ``[out_channels, in_channels / groups, *kernel_size]`` and starts from
+    ``Normal(0, sqrt(2 / (in_channels * prod(kernel_size))))``; the bias starts at zero.
+
+    Args:
+        in_channels (int): the number of input channels.
+        out_channels (int): the number of output channels.
+        kernel_size (int|list|tuple): the kernel size, one int for all spatial axes.
+        stride (int|list|tuple, optional): the stride. Default: 1.
+        padding (int|list|tuple|str, optional): zero padding: an int, one per spatial axis,
+            a (begin, end) pair per axis, or ``"SAME"``/``"VALID"``. Default: 0.
+        dilation (int|list|tuple, optional): the spacing of kernel elements. Default: 1.
+        groups (int, optional): the number of channel groups; must divide both channel
+            counts. Default: 1.
+        padding_mode (str, optional): ``"zeros"``, ``"reflect"``, ``"replicate"`` or
+            ``"circular"``. Default: "zeros".
+        weight_attr (ParamAttr, optional): attributes of the weight. Default: None.
+        bias_attr (ParamAttr|bool, optional): attributes of the bias; False for no bias.
+            Default: None.
+        data_format (str, optional): ``"NCDHW"`` or ``"NDHWC"``. Default: "NCDHW".
+
+    Shape:
+        - input: ``[N, C_in, D, H, W]``.
+        - output: ``[N, C_out, D_out, H_out, W_out]`` with, per spatial axis,
+          ``out = (in + pad_begin + pad_end - dilation * (kernel - 1) - 1) // stride + 1``.
+
+    Examples:
+        >>> import fw
+        >>> conv = fw.nn.Conv3D(2, 4, kernel_size=3)
+        >>> conv.weight.shape
+        [4, 2, 3, 3, 3]
+        >>> conv(fw.ones([1, 2, 4, 8, 8])).shape
+        [1, 4, 2, 6, 6]
+    """
 
     _nd, _formats = 3, ("NCDHW", "NDHWC")
 
@@ -172,7 +278,44 @@ class Conv3D(_ConvNd):
 
 
 class Conv1DTranspose(_ConvNd):
-    """1-D transposed convolution; ``forward(x, output_size=None)``."""
+    """1-D transposed convolution (the gradient of `Conv1D` with respect to its input),
+    often used to upsample.
+
+    The weight has the shape ``[in_channels, out_channels / groups, *kernel_size]``
+    (Xavier-uniform initialisation); the bias starts at zero. ``forward(x,
+    output_size=None)``: ``output_size`` picks one of the valid output sizes when the
+    stride makes several possible.
+
+    Args:
+        in_channels (int): the number of input channels.
+        out_channels (int): the number of output channels.
+        kernel_size (int|list|tuple): the kernel size.
+        stride (int|list|tuple, optional): the stride. Default: 1.
+        padding (int|list|tuple|str, optional): the padding removed from the output.
+            Default: 0.
+        output_padding (int|list|tuple, optional): extra size added to one side of the
+            output, less than the stride or the dilation. Default: 0.
+        groups (int, optional): the number of channel groups. Default: 1.
+        dilation (int|list|tuple, optional): the spacing of kernel elements. Default: 1.
+        weight_attr (ParamAttr, optional): attributes of the weight. Default: None.
+        bias_attr (ParamAttr|bool, optional): attributes of the bias; False for no bias.
+            Default: None.
+        data_format (str, optional): ``"NCL"`` or ``"NLC"``. Default: "NCL".
+
+    Shape:
+        - input: ``[N, C_in, L]``.
+        - output: ``[N, C_out, ...]`` with, per spatial axis,
+          ``out = (in - 1) * stride - pad_begin - pad_end + dilation * (kernel - 1)
+          + output_padding + 1``.
+
+    Examples:
+        >>> import fw
+        >>> deconv = fw.nn.Conv1DTranspose(8, 3, kernel_size=2, stride=2)
+        >>> deconv.weight.shape
+        [8, 3, 2]
+        >>> deconv(fw.ones([4, 8, 5])).shape
+        [4, 3, 10]
+    """
 
     _nd, _formats = 1, ("NCL", "NLC")
 
@@ -189,7 +332,44 @@ class Conv1DTranspose(_ConvNd):
 
 
 class Conv2DTranspose(_ConvNd):
-    """2-D transposed convolution; ``forward(x, output_size=None)``."""
+    """2-D transposed convolution (the gradient of `Conv2D` with respect to its input),
+    often used to upsample.
+
+    The weight has the shape ``[in_channels, out_channels / groups, *kernel_size]``
+    (Xavier-uniform initialisation); the bias starts at zero. ``forward(x,
+    output_size=None)``: ``output_size`` picks one of the valid output sizes when the
+    stride makes several possible.
+
+    Args:
+        in_channels (int): the number of input channels.
+        out_channels (int): the number of output channels.
+        kernel_size (int|list|tuple): the kernel size.
+        stride (int|list|tuple, optional): the stride. Default: 1.
+        padding (int|list|tuple|str, optional): the padding removed from the output.
+            Default: 0.
+        output_padding (int|list|tuple, optional): extra size added to one side of the
+            output, less than the stride or the dilation. Default: 0.
+        groups (int, optional): the number of channel groups. Default: 1.
+        dilation (int|list|tuple, optional): the spacing of kernel elements. Default: 1.
+        weight_attr (ParamAttr, optional): attributes of the weight. Default: None.
+        bias_attr (ParamAttr|bool, optional): attributes of the bias; False for no bias.
+            Default: None.
+        data_format (str, optional): ``"NCHW"`` or ``"NHWC"``. Default: "NCHW".
+
+    Shape:
+        - input: ``[N, C_in, H, W]``.
+        - output: ``[N, C_out, ...]`` with, per spatial axis,
+          ``out = (in - 1) * stride - pad_begin - pad_end + dilation * (kernel - 1)
+          + output_padding + 1``.
+
+    Examples:
+        >>> import fw
+        >>> deconv = fw.nn.Conv2DTranspose(16, 4, kernel_size=4, stride=2, padding=1)
+        >>> deconv.weight.shape
+        [16, 4, 4, 4]
+        >>> deconv(fw.ones([2, 16, 8, 8])).shape
+        [2, 4, 16, 16]
+    """
 
     _nd, _formats = 2, ("NCHW", "NHWC")
 
@@ -206,7 +386,44 @@ class Conv2DTranspose(_ConvNd):
 
 
 class Conv3DTranspose(_ConvNd):
-    """3-D transposed convolution; ``forward(x, output_size=None)``."""
+    """3-D transposed convolution (the gradient of `Conv3D` with respect to its input),
+    often used to upsample.
+
+    The weight has the shape ``[in_channels, out_channels / groups, *kernel_size]``
+    (Xavier-uniform initialisation); the bias starts at zero. ``forward(x,
+    output_size=None)``: ``output_size`` picks one of the valid output sizes when the
+    stride makes several possible.
+
+    Args:
+        in_channels (int): the number of input channels.
+        out_channels (int): the number of output channels.
+        kernel_size (int|list|tuple): the kernel size.
+        stride (int|list|tuple, optional): the stride. Default: 1.
+        padding (int|list|tuple|str, optional): the padding removed from the output.
+            Default: 0.
+        output_padding (int|list|tuple, optional): extra size added to one side of the
+            output, less than the stride or the dilation. Default: 0.
+        groups (int, optional): the number of channel groups. Default: 1.
+        dilation (int|list|tuple, optional): the spacing of kernel elements. Default: 1.
+        weight_attr (ParamAttr, optional): attributes of the weight. Default: None.
+        bias_attr (ParamAttr|bool, optional): attributes of the bias; False for no bias.
+            Default: None.
+        data_format (str, optional): ``"NCDHW"`` or ``"NDHWC"``. Default: "NCDHW".
+
+    Shape:
+        - input: ``[N, C_in, D, H, W]``.
+        - output: ``[N, C_out, ...]`` with, per spatial axis,
+          ``out = (in - 1) * stride - pad_begin - pad_end + dilation * (kernel - 1)
+          + output_padding + 1``.
+
+    Examples:
+        >>> import fw
+        >>> deconv = fw.nn.Conv3DTranspose(4, 2, kernel_size=2, stride=2)
+        >>> deconv.weight.shape
+        [4, 2, 2, 2, 2]
+        >>> deconv(fw.ones([1, 4, 2, 3, 3])).shape
+        [1, 2, 4, 6, 6]
+    """
 
     _nd, _formats = 3, ("NCDHW", "NDHWC")
 

@@ -43,7 +43,23 @@ def _indent(s: str, n: int) -> str:
 
 
 class HookRemoveHelper:
-    """Handle returned by the ``register_*_hook`` methods; `remove()` unregisters."""
+    """The handle that the ``register_*_hook`` methods return: ``remove()`` unregisters
+    the hook; it is also a context manager that removes the hook on exit.
+
+    Args:
+        hooks (dict): the layer's hook table the handle removes its hook from (the
+            layer creates handles; users do not).
+
+    Examples:
+        >>> import fw
+        >>> fc = fw.nn.Linear(2, 2)
+        >>> calls = []
+        >>> with fc.register_forward_pre_hook(lambda layer, inp: calls.append(1)):
+        ...     _ = fc(fw.ones([1, 2]))
+        >>> _ = fc(fw.ones([1, 2]))
+        >>> len(calls)
+        1
+    """
 
     _next_id = 0
 
@@ -53,6 +69,19 @@ class HookRemoveHelper:
         HookRemoveHelper._next_id += 1
 
     def remove(self) -> None:
+        """Unregister the hook (doing it twice is harmless).
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> fc = fw.nn.Linear(2, 2)
+            >>> h = fc.register_forward_post_hook(lambda layer, inp, out: out * 0)
+            >>> h.remove()
+            >>> bool(fc(fw.ones([1, 2])).abs().sum() > 0)
+            True
+        """
         self._hooks.pop(self._id, None)
 
     def __enter__(self):
@@ -69,8 +98,26 @@ Mismatch = namedtuple("Mismatch", ["key", "expected_shape", "expected_dtype", "g
 
 class LoadReport(tuple):
     """What `Layer.set_state_dict` did. Unpacks as ``(missing_keys, unexpected_keys)``
-    (Paddle's return value); also has ``matched_keys`` and ``mismatched_keys`` (a list of
-    `Mismatch`: the key, the expected and the provided shape and dtype — not loaded)."""
+    (Paddle's return value) and also has ``matched_keys`` and ``mismatched_keys`` (one
+    ``Mismatch`` per entry whose shape or dtype differed, which was not loaded).
+
+    Args:
+        matched (list[str]): the keys loaded.
+        missing (list[str]): the layer's keys absent from the state dict.
+        unexpected (list[str]): the state dict's keys the layer does not have.
+        mismatched (list[Mismatch]): the keys whose shape or dtype differed.
+
+    Examples:
+        >>> import fw
+        >>> import warnings
+        >>> net = fw.nn.Linear(2, 3)
+        >>> state = {'weight': fw.zeros([2, 3]), 'extra': fw.zeros([1])}
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter('ignore')
+        ...     report = net.set_state_dict(state)
+        >>> report.missing_keys, report.unexpected_keys, report.ok
+        (['bias'], ['extra'], False)
+    """
 
     def __new__(cls, matched, missing, unexpected, mismatched):
         r = super().__new__(cls, (missing, unexpected))
@@ -82,7 +129,18 @@ class LoadReport(tuple):
 
     @property
     def ok(self) -> bool:
-        """True when every key matched and was loaded."""
+        """True when every key matched and was loaded (nothing missing, unexpected or
+        mismatched).
+
+        Returns:
+            bool.
+
+        Examples:
+            >>> import fw
+            >>> a, b = fw.nn.Linear(2, 2), fw.nn.Linear(2, 2)
+            >>> b.set_state_dict(a.state_dict()).ok
+            True
+        """
         return not (self.missing_keys or self.unexpected_keys or self.mismatched_keys)
 
     def __repr__(self) -> str:
@@ -111,11 +169,13 @@ class Layer:
     ``forward`` and the forward post-hooks.
 
     Args:
-        name_scope: prefix of `full_name()` and of generated parameter names; the
-            class name in snake case when None.
-        dtype: default dtype of the layer's parameters (the global default when None).
+        name_scope (str, optional): prefix of `full_name()` and of generated parameter
+            names; the class name in snake case when None. Default: None.
+        dtype (str|fw.dtype, optional): default dtype of the layer's parameters (the
+            global default when None). Default: None.
 
-    >>> import fw
+    Examples:
+        >>> import fw
     >>> class MLP(fw.nn.Layer):
     ...     def __init__(self):
     ...         super().__init__()
@@ -144,6 +204,24 @@ class Layer:
 
     # ------------------------------------------------------------ forward
     def forward(self, *inputs, **kwargs):
+        """The layer's computation; subclasses implement it. Call the layer
+        (``layer(x)``) rather than ``forward`` so that the hooks run.
+
+        Args:
+            *inputs: the positional inputs.
+            **kwargs: the keyword inputs.
+
+        Returns:
+            object: the outputs.
+
+        Examples:
+            >>> import fw
+            >>> class Double(fw.nn.Layer):
+            ...     def forward(self, x):
+            ...         return x * 2
+            >>> Double()(fw.to_tensor([1.0, 2.0])).tolist()
+            [2.0, 4.0]
+        """
         raise NotImplementedError(f"{type(self).__name__} must implement forward()")
 
     def __call__(self, *inputs, **kwargs):
@@ -161,13 +239,55 @@ class Layer:
         return out
 
     def register_forward_pre_hook(self, hook) -> HookRemoveHelper:
-        """``hook(layer, inputs) -> None | new inputs`` runs before forward."""
+        """Register a hook that runs before ``forward`` on every call.
+
+        The hook is called as ``hook(layer, inputs)`` with ``inputs`` the tuple of
+        positional arguments; returning None keeps them, returning a value (a tuple, or a
+        single value wrapped into one) replaces them.
+
+        Args:
+            hook (callable): the function ``hook(layer, inputs) -> None | new inputs``.
+
+        Returns:
+            HookRemoveHelper: a handle whose ``remove()`` unregisters the hook.
+
+        Examples:
+            >>> import fw
+            >>> fc = fw.nn.Linear(2, 1)
+            >>> h = fc.register_forward_pre_hook(lambda layer, inputs: (inputs[0] * 0,))
+            >>> fc(fw.ones([1, 2])).tolist() == [fc.bias.tolist()]
+            True
+            >>> h.remove()
+        """
         h = HookRemoveHelper(self._forward_pre_hooks)
         self._forward_pre_hooks[h._id] = hook
         return h
 
     def register_forward_post_hook(self, hook) -> HookRemoveHelper:
-        """``hook(layer, inputs, output) -> None | new output`` runs after forward."""
+        """Register a hook that runs after ``forward`` on every call.
+
+        The hook is called as ``hook(layer, inputs, output)``; returning None keeps the
+        output, returning a value replaces it. ``register_forward_hook`` is the same method.
+
+        Args:
+            hook (callable): the function ``hook(layer, inputs, output) -> None | new output``.
+
+        Returns:
+            HookRemoveHelper: a handle whose ``remove()`` unregisters the hook.
+
+        Examples:
+            >>> import fw
+            >>> fc = fw.nn.Linear(2, 3)
+            >>> shapes = []
+            >>> h = fc.register_forward_post_hook(lambda layer, inp, out: shapes.append(out.shape))
+            >>> _ = fc(fw.ones([4, 2]))
+            >>> shapes
+            [[4, 3]]
+            >>> h.remove()
+            >>> _ = fc(fw.ones([4, 2]))
+            >>> len(shapes)
+            1
+        """
         h = HookRemoveHelper(self._forward_post_hooks)
         self._forward_post_hooks[h._id] = hook
         return h
@@ -177,16 +297,55 @@ class Layer:
 
     # ------------------------------------------------------------ modes
     def train(self, mode: bool = True) -> Layer:
+        """Put this layer and all its sublayers in training mode (``training = True``).
+
+        Dropout and batch-norm style layers behave differently in training and evaluation.
+
+        Args:
+            mode (bool, optional): True for training mode, False for evaluation. Default: True.
+
+        Returns:
+            Layer: self.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Sequential(fw.nn.Linear(2, 2), fw.nn.Dropout(0.5))
+            >>> net.eval()[1].training
+            False
+            >>> net.train()[1].training
+            True
+        """
         for layer in self.sublayers(include_self=True):
             layer.__dict__["training"] = bool(mode)
         return self
 
     def eval(self) -> Layer:
+        """Put this layer and all its sublayers in evaluation mode (``training = False``).
+
+        Returns:
+            Layer: self.
+
+        Examples:
+            >>> import fw
+            >>> drop = fw.nn.Dropout(0.5)
+            >>> _ = drop.eval()
+            >>> drop(fw.ones([3])).tolist()
+            [1.0, 1.0, 1.0]
+        """
         return self.train(False)
 
     # ------------------------------------------------------------ names
     def full_name(self) -> str:
-        """The unique name of this layer instance, e.g. ``linear_0``."""
+        """The unique name of this layer instance, e.g. ``linear_0``.
+
+        Returns:
+            str: the name scope followed by a per-process counter.
+
+        Examples:
+            >>> import fw
+            >>> fw.nn.Linear(2, 2).full_name()  # doctest: +ELLIPSIS
+            'linear_...'
+        """
         return self._full_name
 
     # ------------------------------------------------------------ registration
@@ -197,8 +356,36 @@ class Layer:
 
     def create_parameter(self, shape, attr=None, dtype=None, is_bias=False,
                          default_initializer=None) -> Parameter | None:
-        """A new parameter named after this layer (``linear_0.w_0``); not registered
-        until assigned to an attribute. Returns None when ``attr`` is False."""
+        """Create a parameter named after this layer (``linear_0.w_0``).
+
+        The parameter is not registered until it is assigned to an attribute of the layer
+        (or passed to `add_parameter`).
+
+        Args:
+            shape (list|tuple): the parameter's shape.
+            attr (ParamAttr|str|bool, optional): name, initializer, learning rate,
+                regularizer and trainability; False creates no parameter. Default: None.
+            dtype (str|fw.dtype, optional): the dtype; the layer's dtype when None. Default: None.
+            is_bias (bool, optional): whether the default initializer is the bias one (zeros)
+                rather than the weight one (Xavier uniform). Default: False.
+            default_initializer (Initializer, optional): used when ``attr`` names none.
+                Default: None.
+
+        Returns:
+            Parameter|None: the new parameter, or None when ``attr`` is False.
+
+        Examples:
+            >>> import fw
+            >>> class Scale(fw.nn.Layer):
+            ...     def __init__(self):
+            ...         super().__init__()
+            ...         self.w = self.create_parameter(
+            ...             [3], default_initializer=fw.nn.initializer.Constant(2.0))
+            ...     def forward(self, x):
+            ...         return x * self.w
+            >>> Scale()(fw.ones([3])).tolist()
+            [2.0, 2.0, 2.0]
+        """
         a = ParamAttr._to_attr(attr)
         if a is False:
             return None
@@ -210,7 +397,23 @@ class Layer:
                                 is_bias=is_bias, default_initializer=default_initializer)
 
     def add_parameter(self, name: str, parameter) -> Parameter | None:
-        """Register `parameter` (a Parameter or None) under `name`."""
+        """Register ``parameter`` under ``name`` (the same as assigning it to ``self.name``).
+
+        Args:
+            name (str): the attribute name.
+            parameter (Parameter|None): the parameter; None reserves the name.
+
+        Returns:
+            Parameter|None: the parameter.
+
+        Examples:
+            >>> import fw
+            >>> layer = fw.nn.Layer()
+            >>> w = layer.create_parameter([2, 2])
+            >>> _ = layer.add_parameter("w", w)
+            >>> [name for name, _ in layer.named_parameters()]
+            ['w']
+        """
         self._check_init("add_parameter")
         if not isinstance(name, str) or not name or "." in name:
             raise KeyError(f"add_parameter: the name must be a non-empty str without '.', "
@@ -225,7 +428,22 @@ class Layer:
         return parameter
 
     def add_sublayer(self, name: str, sublayer) -> Layer:
-        """Register `sublayer` (a Layer or None) under `name`."""
+        """Register ``sublayer`` under ``name`` (the same as assigning it to ``self.name``).
+
+        Args:
+            name (str): the attribute name.
+            sublayer (Layer|None): the layer; None reserves the name.
+
+        Returns:
+            Layer|None: the sublayer.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Layer()
+            >>> _ = net.add_sublayer("fc", fw.nn.Linear(2, 3))
+            >>> list(net.state_dict())
+            ['fc.weight', 'fc.bias']
+        """
         self._check_init("add_sublayer")
         if sublayer is not None and not isinstance(sublayer, Layer):
             raise TypeError(f"add_sublayer: {name!r} must be a Layer, got "
@@ -235,8 +453,27 @@ class Layer:
         return sublayer
 
     def register_buffer(self, name: str, tensor, persistable: bool = True) -> None:
-        """Register `tensor` (or None) as a buffer: state that is not trained (running
-        statistics). Persistable buffers are part of `state_dict`."""
+        """Register ``tensor`` as a buffer: layer state that is not trained, such as running
+        statistics.
+
+        Buffers move and cast with the layer; persistable buffers are also in `state_dict`.
+
+        Args:
+            name (str): the attribute name.
+            tensor (Tensor|None): the buffer's value; None reserves the name.
+            persistable (bool, optional): whether `state_dict` includes it. Default: True.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> layer = fw.nn.Layer()
+            >>> layer.register_buffer("steps", fw.zeros([1]))
+            >>> layer.register_buffer("cache", fw.zeros([2]), persistable=False)
+            >>> list(layer.state_dict()), [n for n, _ in layer.named_buffers()]
+            (['steps'], ['steps', 'cache'])
+        """
         self._check_init("register_buffer")
         if not isinstance(name, str) or not name or "." in name:
             raise KeyError(f"register_buffer: the name must be a non-empty str without '.', "
@@ -326,7 +563,22 @@ class Layer:
 
     # ------------------------------------------------------------ traversal
     def named_sublayers(self, prefix: str = "", include_self: bool = False, layers_set=None):
-        """Yield ``(qualified name, layer)`` for every sublayer, depth first, once each."""
+        """Iterate over the sublayers with their qualified names, depth first, each layer once.
+
+        Args:
+            prefix (str, optional): prepended to every name. Default: "".
+            include_self (bool, optional): yield ``(prefix, self)`` first. Default: False.
+            layers_set (set, optional): ids of layers already visited (skipped). Default: None.
+
+        Returns:
+            Iterator[tuple[str, Layer]]: ``(name, layer)`` pairs.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Sequential(fw.nn.Linear(2, 2), fw.nn.Sequential(fw.nn.ReLU()))
+            >>> [name for name, _ in net.named_sublayers()]
+            ['0', '1', '1.0']
+        """
         if layers_set is None:
             layers_set = set()
         if include_self and id(self) not in layers_set:
@@ -339,9 +591,34 @@ class Layer:
             yield from layer.named_sublayers(p, True, layers_set)
 
     def sublayers(self, include_self: bool = False) -> list:
+        """All sublayers, depth first, each once.
+
+        Args:
+            include_self (bool, optional): include this layer first. Default: False.
+
+        Returns:
+            list[Layer]: the sublayers.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Sequential(fw.nn.Linear(2, 2), fw.nn.ReLU())
+            >>> [type(layer).__name__ for layer in net.sublayers()]
+            ['Linear', 'ReLU']
+        """
         return [layer for _, layer in self.named_sublayers(include_self=include_self)]
 
     def named_children(self):
+        """Iterate over the direct sublayers with their attribute names.
+
+        Returns:
+            Iterator[tuple[str, Layer]]: ``(name, layer)`` pairs.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Sequential(fw.nn.Linear(2, 2), fw.nn.Sequential(fw.nn.ReLU()))
+            >>> [name for name, _ in net.named_children()]
+            ['0', '1']
+        """
         seen = set()
         for name, layer in self._sub_layers.items():
             if layer is not None and id(layer) not in seen:
@@ -349,12 +626,40 @@ class Layer:
                 yield name, layer
 
     def children(self):
+        """Iterate over the direct sublayers.
+
+        Returns:
+            Iterator[Layer]: the sublayers one level down.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Sequential(fw.nn.Linear(2, 2), fw.nn.ReLU())
+            >>> len(list(net.children()))
+            2
+        """
         for _, layer in self.named_children():
             yield layer
 
     def named_parameters(self, prefix: str = "", include_sublayers: bool = True,
                          remove_duplicate: bool = True):
-        """Yield ``(qualified name, parameter)`` pairs (each parameter once)."""
+        """Iterate over the parameters with their qualified names (``"fc1.weight"``).
+
+        Args:
+            prefix (str, optional): prepended to every name. Default: "".
+            include_sublayers (bool, optional): include the parameters of sublayers.
+                Default: True.
+            remove_duplicate (bool, optional): yield a shared parameter only once.
+                Default: True.
+
+        Returns:
+            Iterator[tuple[str, Parameter]]: ``(name, parameter)`` pairs.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Sequential(fw.nn.Linear(2, 3))
+            >>> [(name, p.shape) for name, p in net.named_parameters()]
+            [('0.weight', [2, 3]), ('0.bias', [3])]
+        """
         seen = set()
         layers = self.named_sublayers(prefix=prefix, include_self=True) if include_sublayers \
             else [(prefix, self)]
@@ -366,9 +671,40 @@ class Layer:
                 yield lp + ("." if lp else "") + name, p
 
     def parameters(self, include_sublayers: bool = True) -> list:
+        """All parameters of this layer (and of its sublayers), each once.
+
+        Args:
+            include_sublayers (bool, optional): include the parameters of sublayers.
+                Default: True.
+
+        Returns:
+            list[Parameter]: the parameters, usually handed to an optimizer.
+
+        Examples:
+            >>> import fw
+            >>> fc = fw.nn.Linear(4, 2)
+            >>> [p.shape for p in fc.parameters()]
+            [[4, 2], [2]]
+            >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=fc.parameters())
+        """
         return [p for _, p in self.named_parameters(include_sublayers=include_sublayers)]
 
     def named_buffers(self, prefix: str = "", include_sublayers: bool = True):
+        """Iterate over the buffers with their qualified names (``"bn.running_mean"``).
+
+        Args:
+            prefix (str, optional): prepended to every name. Default: "".
+            include_sublayers (bool, optional): include the buffers of sublayers. Default: True.
+
+        Returns:
+            Iterator[tuple[str, Tensor]]: ``(name, buffer)`` pairs.
+
+        Examples:
+            >>> import fw
+            >>> bn = fw.nn.BatchNorm1D(3)
+            >>> [name for name, _ in bn.named_buffers()]
+            ['_mean', '_variance']
+        """
         seen = set()
         layers = self.named_sublayers(prefix=prefix, include_self=True) if include_sublayers \
             else [(prefix, self)]
@@ -380,10 +716,41 @@ class Layer:
                 yield lp + ("." if lp else "") + name, b
 
     def buffers(self, include_sublayers: bool = True) -> list:
+        """All buffers of this layer (and of its sublayers), each once.
+
+        Args:
+            include_sublayers (bool, optional): include the buffers of sublayers. Default: True.
+
+        Returns:
+            list[Tensor]: the buffers.
+
+        Examples:
+            >>> import fw
+            >>> [b.shape for b in fw.nn.BatchNorm1D(3).buffers()]
+            [[3], [3]]
+        """
         return [b for _, b in self.named_buffers(include_sublayers=include_sublayers)]
 
     def apply(self, fn) -> Layer:
-        """Call ``fn(layer)`` on every sublayer (children first) and on self."""
+        """Call ``fn(layer)`` on every sublayer (children first) and then on this layer.
+
+        Typically used to initialise weights.
+
+        Args:
+            fn (callable): the function called with each layer.
+
+        Returns:
+            Layer: self.
+
+        Examples:
+            >>> import fw
+            >>> def init(layer):
+            ...     if isinstance(layer, fw.nn.Linear):
+            ...         fw.nn.initializer.Constant(0.5)(layer.weight)
+            >>> net = fw.nn.Sequential(fw.nn.Linear(2, 2), fw.nn.ReLU()).apply(init)
+            >>> net[0].weight.tolist()
+            [[0.5, 0.5], [0.5, 0.5]]
+        """
         for layer in self.children():
             layer.apply(fn)
         fn(self)
@@ -393,9 +760,30 @@ class Layer:
     def state_dict(self, destination=None, include_sublayers: bool = True,
                    structured_name_prefix: str = "", use_hook: bool = True,
                    keep_vars: bool = True) -> OrderedDict:
-        """Parameters and persistable buffers by structured name (``"fc1.weight"``).
-        The values are the layer's own tensors (not copies): save them, or copy them
-        before changing the layer if you need a snapshot."""
+        """The parameters and persistable buffers by structured name (``"fc1.weight"``).
+
+        The values are the layer's own tensors, not copies: save them (`fw.save`), or copy
+        them before changing the layer if you need a snapshot.
+
+        Args:
+            destination (dict, optional): a dict to fill instead of a new OrderedDict.
+                Default: None.
+            include_sublayers (bool, optional): include the state of sublayers. Default: True.
+            structured_name_prefix (str, optional): prepended to every key. Default: "".
+            use_hook (bool, optional): accepted for Paddle compatibility. Default: True.
+            keep_vars (bool, optional): accepted for Paddle compatibility. Default: True.
+
+        Returns:
+            OrderedDict[str, Tensor]: name to tensor.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Sequential(fw.nn.Linear(2, 3), fw.nn.BatchNorm1D(3))
+            >>> list(net.state_dict())
+            ['0.weight', '0.bias', '1.weight', '1.bias', '1._mean', '1._variance']
+            >>> net.state_dict()["0.weight"] is net[0].weight
+            True
+        """
         dest = OrderedDict() if destination is None else destination
         self._state_into(dest, structured_name_prefix, include_sublayers)
         return dest
@@ -413,19 +801,32 @@ class Layer:
                     layer._state_into(dest, prefix + name + ".", True)
 
     def set_state_dict(self, state_dict, use_structured_name: bool = True) -> LoadReport:
-        """Load values from `state_dict` into this layer's parameters and buffers, in
-        place (so optimizers keep their references).
+        """Load values from ``state_dict`` into this layer's parameters and buffers, in place
+        (so optimizers keep their references). ``set_dict`` and ``load_dict`` are the same
+        method.
+
+        Entries whose shape or dtype differs from the layer's are not loaded; a warning
+        names everything that was not loaded.
 
         Args:
-            state_dict: mapping of names to Tensors or arrays (`state_dict()` output,
+            state_dict (dict): names to Tensors or NumPy arrays (`state_dict()` output,
                 `fw.load` output).
-            use_structured_name: match by structured name (``"fc1.weight"``); False
-                matches by each tensor's ``.name`` (``"linear_0.w_0"``).
+            use_structured_name (bool, optional): match by structured name
+                (``"fc1.weight"``); False matches by each tensor's ``.name``
+                (``"linear_0.w_0"``). Default: True.
 
         Returns:
-            a `LoadReport` (unpacks as ``missing_keys, unexpected_keys``). Entries whose
-            shape or dtype differs from the layer's are not loaded and are listed in
-            ``mismatched_keys``; a warning names everything not loaded.
+            LoadReport: unpacks as ``(missing_keys, unexpected_keys)``; also has
+            ``matched_keys``, ``mismatched_keys`` and ``ok``.
+
+        Examples:
+            >>> import fw
+            >>> a, b = fw.nn.Linear(2, 2), fw.nn.Linear(2, 2)
+            >>> missing, unexpected = b.set_state_dict(a.state_dict())
+            >>> missing, unexpected
+            ([], [])
+            >>> bool((a.weight == b.weight).all())
+            True
         """
         own = self.state_dict()
         if use_structured_name:
@@ -463,18 +864,65 @@ class Layer:
     set_dict = set_state_dict
 
     def load_state_dict(self, state_dict, strict: bool = True):
-        """torch-style alias of `set_state_dict`."""
+        """PyTorch-style spelling of `set_state_dict`.
+
+        Args:
+            state_dict (dict): names to Tensors or NumPy arrays.
+            strict (bool, optional): accepted for compatibility; mismatches always warn.
+                Default: True.
+
+        Returns:
+            LoadReport: as `set_state_dict` returns.
+
+        Examples:
+            >>> import fw
+            >>> a, b = fw.nn.Linear(2, 2), fw.nn.Linear(2, 2)
+            >>> b.load_state_dict(a.state_dict()).ok
+            True
+        """
         return self.set_state_dict(state_dict)
 
     # ------------------------------------------------------------ gradients, devices, dtypes
     def clear_gradients(self, set_to_zero: bool = True) -> None:
-        """Clear the ``.grad`` of every trainable parameter (zero it in place when
-        `set_to_zero`, else drop it)."""
+        """Clear the ``.grad`` of every trainable parameter.
+
+        Args:
+            set_to_zero (bool, optional): zero the gradients in place; False drops them
+                (``.grad`` becomes None). Default: True.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> fc = fw.nn.Linear(2, 1)
+            >>> fc(fw.ones([1, 2])).sum().backward()
+            >>> fc.clear_gradients()
+            >>> fc.weight.grad.tolist()
+            [[0.0], [0.0]]
+        """
         for p in self.parameters():
             if p.trainable:
                 p.clear_gradient(set_to_zero)
 
     def clear_grad(self, set_to_zero: bool = True) -> None:
+        """The same as `clear_gradients`.
+
+        Args:
+            set_to_zero (bool, optional): zero the gradients in place; False drops them.
+                Default: True.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> fc = fw.nn.Linear(2, 1)
+            >>> fc(fw.ones([1, 2])).sum().backward()
+            >>> fc.clear_grad(set_to_zero=False)
+            >>> fc.weight.grad is None
+            True
+        """
         self.clear_gradients(set_to_zero)
 
     def _transform(self, fn, floating_only: bool, excluded=()):
@@ -494,8 +942,26 @@ class Layer:
         return self
 
     def to(self, device=None, dtype=None, blocking=None) -> Layer:
-        """Move parameters and buffers to `device` and/or cast the floating ones to
-        `dtype`, in place (the Parameter objects stay the same)."""
+        """Move the parameters and buffers to ``device`` and/or cast the floating-point ones
+        to ``dtype``, in place (the Parameter objects stay the same, so an optimizer
+        built before keeps working).
+
+        Args:
+            device (str|Place, optional): e.g. ``"cpu"`` or ``"gpu:0"``; None keeps the
+                device. Default: None.
+            dtype (str|fw.dtype, optional): the new floating-point dtype; None keeps it.
+                Default: None.
+            blocking (bool, optional): accepted for Paddle compatibility. Default: None.
+
+        Returns:
+            Layer: self.
+
+        Examples:
+            >>> import fw
+            >>> fc = fw.nn.Linear(2, 2)
+            >>> fc.to(dtype="float64").weight.dtype
+            fw.float64
+        """
         from fw.autograd import no_grad
 
         with no_building(), no_grad():
@@ -509,6 +975,19 @@ class Layer:
         return self
 
     def astype(self, dtype=None) -> Layer:
+        """Cast the floating-point parameters and buffers to ``dtype`` in place.
+
+        Args:
+            dtype (str|fw.dtype, optional): the new dtype. Default: None.
+
+        Returns:
+            Layer: self.
+
+        Examples:
+            >>> import fw
+            >>> fw.nn.Linear(2, 2).astype("float16").bias.dtype
+            fw.float16
+        """
         return self.to(dtype=dtype)
 
     def _cast_floats(self, dtype, excluded_layers):
@@ -527,28 +1006,122 @@ class Layer:
         return self
 
     def float(self, excluded_layers=None) -> Layer:
+        """Cast the floating-point parameters and buffers to float32 in place.
+
+        Args:
+            excluded_layers (type|list[type], optional): layer classes left as they are.
+                Default: None.
+
+        Returns:
+            Layer: self.
+
+        Examples:
+            >>> import fw
+            >>> fw.nn.Linear(2, 2).double().float().weight.dtype
+            fw.float32
+        """
         return self._cast_floats(_dt.float32, excluded_layers)
 
     def double(self, excluded_layers=None) -> Layer:
+        """Cast the floating-point parameters and buffers to float64 in place.
+
+        Args:
+            excluded_layers (type|list[type], optional): layer classes left as they are.
+                Default: None.
+
+        Returns:
+            Layer: self.
+
+        Examples:
+            >>> import fw
+            >>> fw.nn.Linear(2, 2).double().weight.dtype
+            fw.float64
+        """
         return self._cast_floats(_dt.float64, excluded_layers)
 
     def float16(self, excluded_layers=None) -> Layer:
+        """Cast the floating-point parameters and buffers to float16 in place (``half`` is
+        the same method).
+
+        Args:
+            excluded_layers (type|list[type], optional): layer classes left as they are,
+                e.g. ``[fw.nn.LayerNorm]`` to keep norms in float32. Default: None.
+
+        Returns:
+            Layer: self.
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Sequential(fw.nn.Linear(2, 2), fw.nn.LayerNorm(2))
+            >>> _ = net.float16(excluded_layers=[fw.nn.LayerNorm])
+            >>> net[0].weight.dtype, net[1].weight.dtype
+            (fw.float16, fw.float32)
+        """
         return self._cast_floats(_dt.float16, excluded_layers)
 
     half = float16
 
     def bfloat16(self, excluded_layers=None) -> Layer:
+        """Cast the floating-point parameters and buffers to bfloat16 in place.
+
+        Args:
+            excluded_layers (type|list[type], optional): layer classes left as they are.
+                Default: None.
+
+        Returns:
+            Layer: self.
+
+        Examples:
+            >>> import fw
+            >>> fw.nn.Linear(2, 2).bfloat16().weight.dtype
+            fw.bfloat16
+        """
         return self._cast_floats(_dt.bfloat16, excluded_layers)
 
     def cpu(self) -> Layer:
+        """Move the parameters and buffers to the CPU in place.
+
+        Returns:
+            Layer: self.
+
+        Examples:
+            >>> import fw
+            >>> fc = fw.nn.Linear(2, 2).cpu()
+            >>> fc.weight.place.is_cpu_place()
+            True
+        """
         return self.to(device="cpu")
 
     def cuda(self, device_id=None) -> Layer:
+        """Move the parameters and buffers to a GPU in place.
+
+        Args:
+            device_id (int, optional): the GPU index; the current GPU when None. Default: None.
+
+        Returns:
+            Layer: self.
+
+        Examples:
+            Needs a GPU build (CuPy and a CUDA device), so it is not run here::
+
+                fc = fw.nn.Linear(2, 2).cuda()
+                fc.weight.place   # Place(gpu:0)
+        """
         return self.to(device="gpu" if device_id is None else f"gpu:{device_id}")
 
     # ------------------------------------------------------------ printing
     def extra_repr(self) -> str:
-        """Layer-specific text inside the parentheses of its repr."""
+        """Layer-specific text shown inside the parentheses of the layer's repr; override it
+        in subclasses.
+
+        Returns:
+            str: the text (empty by default).
+
+        Examples:
+            >>> import fw
+            >>> fw.nn.Linear(2, 3).extra_repr()
+            'in_features=2, out_features=3, dtype=float32'
+        """
         return ""
 
     def __repr__(self) -> str:

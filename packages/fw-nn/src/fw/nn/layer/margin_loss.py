@@ -140,12 +140,40 @@ class AdaptiveLogSoftmaxWithLoss(Layer):
         return fw.concat(parts, axis=1)
 
     def log_prob(self, input):  # noqa: A002
-        """Log-probabilities of every class, ``[N, n_classes]``."""
+        """Log-probabilities of every class under the adaptive softmax.
+
+        Args:
+            input (Tensor): features ``[N, in_features]``.
+
+        Returns:
+            Tensor: ``[N, n_classes]``.
+
+        Examples:
+            >>> import fw
+            >>> asm = fw.nn.AdaptiveLogSoftmaxWithLoss(8, 10, cutoffs=[2, 6])
+            >>> logp = asm.log_prob(fw.randn([3, 8]))
+            >>> logp.shape, [round(v, 4) for v in logp.exp().sum(axis=1).tolist()]
+            ([3, 10], [1.0, 1.0, 1.0])
+        """
         head = fw.matmul(input, self.head_weight)
         if self.head_bias is not None:
             head = head + self.head_bias
         return self._full_log_prob(input, head)
 
     def predict(self, input):  # noqa: A002
-        """The most likely class of each row, ``[N]`` (as ``argmax(log_prob(input))``)."""
+        """The most likely class of each row (``argmax(log_prob(input), axis=1)``).
+
+        Args:
+            input (Tensor): features ``[N, in_features]``.
+
+        Returns:
+            Tensor: int64 ``[N]``.
+
+        Examples:
+            >>> import fw
+            >>> asm = fw.nn.AdaptiveLogSoftmaxWithLoss(8, 10, cutoffs=[2, 6])
+            >>> x = fw.randn([3, 8])
+            >>> asm.predict(x).tolist() == asm.log_prob(x).argmax(axis=1).tolist()
+            True
+        """
         return fw.argmax(self.log_prob(input), axis=1)

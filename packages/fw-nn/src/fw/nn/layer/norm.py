@@ -84,12 +84,43 @@ class _BatchNormBase(Layer):
 
 
 class BatchNorm1D(_BatchNormBase):
-    """Batch normalization of ``[N, C]`` or ``[N, C, L]`` input.
+    """Batch normalization of a ``[N, C]`` or ``[N, C, L]`` input.
 
-    >>> import fw
-    >>> bn = fw.nn.BatchNorm1D(3)
-    >>> bn(fw.randn([4, 3])).shape, list(bn.state_dict())
-    ([4, 3], ['weight', 'bias', '_mean', '_variance'])
+    Each channel is normalised with its mean and variance over the batch (and spatial)
+    axes, then scaled and shifted: ``y = (x - mean) / sqrt(var + epsilon) * weight + bias``.
+    In training mode the batch statistics are used and the running statistics (the
+    buffers ``_mean`` and ``_variance``) are updated; in evaluation mode the running
+    statistics are used and nothing is updated. Note that ``momentum`` weights the *old*
+    value (Paddle's convention; PyTorch's momentum is ``1 - momentum``).
+
+    Args:
+        num_features (int): the number of channels C.
+        momentum (float, optional): the weight of the old running statistics in
+            ``running = momentum * running + (1 - momentum) * batch``. Default: 0.9.
+        epsilon (float, optional): added to the variance for stability. Default: 1e-05.
+        weight_attr (ParamAttr|bool, optional): attributes of the scale ``[C]`` (ones);
+            False keeps it fixed at 1 (not trained). Default: None.
+        bias_attr (ParamAttr|bool, optional): attributes of the shift ``[C]`` (zeros);
+            False keeps it fixed at 0. Default: None.
+        data_format (str, optional): ``"NCL"``, ``"NLC"`` or ``"NC"``. Default: "NCL".
+        use_global_stats (bool, optional): normalise with the running statistics also in
+            training (True), or with the batch statistics also in evaluation (False); None
+            follows the mode. Default: None.
+        name (str, optional): a name for the layer, shown in its repr. Default: None.
+
+    Shape:
+        - input: ``[N, C]`` or ``[N, C, L]``; output: the same shape.
+
+    Examples:
+        >>> import fw
+        >>> bn = fw.nn.BatchNorm1D(3)
+        >>> y = bn(fw.to_tensor([[1.0, 2.0, 3.0], [3.0, 6.0, 9.0]]))
+        >>> [round(v, 3) for v in y[:, 0].tolist()]
+        [-1.0, 1.0]
+        >>> [round(v, 3) for v in bn._mean.tolist()]
+        [0.2, 0.4, 0.6]
+        >>> list(bn.state_dict())
+        ['weight', 'bias', '_mean', '_variance']
     """
 
     _formats = ("NCL", "NLC", "NC")
@@ -110,11 +141,78 @@ class BatchNorm1D(_BatchNormBase):
 
 
 class BatchNorm2D(_BatchNormBase):
-    """Batch normalization of ``[N, C, H, W]`` (or NHWC) input."""
+    """Batch normalization of a ``[N, C, H, W]`` input (``NHWC`` with ``data_format``).
+
+    Each channel is normalised with its mean and variance over the batch (and spatial)
+    axes, then scaled and shifted: ``y = (x - mean) / sqrt(var + epsilon) * weight + bias``.
+    In training mode the batch statistics are used and the running statistics (the
+    buffers ``_mean`` and ``_variance``) are updated; in evaluation mode the running
+    statistics are used and nothing is updated. Note that ``momentum`` weights the *old*
+    value (Paddle's convention; PyTorch's momentum is ``1 - momentum``).
+
+    Args:
+        num_features (int): the number of channels C.
+        momentum (float, optional): the weight of the old running statistics in
+            ``running = momentum * running + (1 - momentum) * batch``. Default: 0.9.
+        epsilon (float, optional): added to the variance for stability. Default: 1e-05.
+        weight_attr (ParamAttr|bool, optional): attributes of the scale ``[C]`` (ones);
+            False keeps it fixed at 1 (not trained). Default: None.
+        bias_attr (ParamAttr|bool, optional): attributes of the shift ``[C]`` (zeros);
+            False keeps it fixed at 0. Default: None.
+        data_format (str, optional): ``"NCHW"`` or ``"NHWC"``. Default: "NCHW".
+        use_global_stats (bool, optional): normalise with the running statistics also in
+            training (True), or with the batch statistics also in evaluation (False); None
+            follows the mode. Default: None.
+        name (str, optional): a name for the layer, shown in its repr. Default: None.
+
+    Shape:
+        - input: ``[N, C, H, W]``; output: the same shape.
+
+    Examples:
+        >>> import fw
+        >>> bn = fw.nn.BatchNorm2D(8)
+        >>> y = bn(fw.randn([4, 8, 5, 5]) * 3 + 1)
+        >>> abs(float(y.mean())) < 1e-5, round(float(y.std()), 2)
+        (True, 1.0)
+        >>> _ = bn.eval()
+        >>> bn(fw.ones([1, 8, 2, 2])).shape
+        [1, 8, 2, 2]
+    """
 
 
 class BatchNorm3D(_BatchNormBase):
-    """Batch normalization of ``[N, C, D, H, W]`` (or NDHWC) input."""
+    """Batch normalization of a ``[N, C, D, H, W]`` input (``NDHWC`` with ``data_format``).
+
+    Each channel is normalised with its mean and variance over the batch (and spatial)
+    axes, then scaled and shifted: ``y = (x - mean) / sqrt(var + epsilon) * weight + bias``.
+    In training mode the batch statistics are used and the running statistics (the
+    buffers ``_mean`` and ``_variance``) are updated; in evaluation mode the running
+    statistics are used and nothing is updated. Note that ``momentum`` weights the *old*
+    value (Paddle's convention; PyTorch's momentum is ``1 - momentum``).
+
+    Args:
+        num_features (int): the number of channels C.
+        momentum (float, optional): the weight of the old running statistics in
+            ``running = momentum * running + (1 - momentum) * batch``. Default: 0.9.
+        epsilon (float, optional): added to the variance for stability. Default: 1e-05.
+        weight_attr (ParamAttr|bool, optional): attributes of the scale ``[C]`` (ones);
+            False keeps it fixed at 1 (not trained). Default: None.
+        bias_attr (ParamAttr|bool, optional): attributes of the shift ``[C]`` (zeros);
+            False keeps it fixed at 0. Default: None.
+        data_format (str, optional): ``"NCDHW"`` or ``"NDHWC"``. Default: "NCDHW".
+        use_global_stats (bool, optional): normalise with the running statistics also in
+            training (True), or with the batch statistics also in evaluation (False); None
+            follows the mode. Default: None.
+        name (str, optional): a name for the layer, shown in its repr. Default: None.
+
+    Shape:
+        - input: ``[N, C, D, H, W]``; output: the same shape.
+
+    Examples:
+        >>> import fw
+        >>> fw.nn.BatchNorm3D(4)(fw.randn([2, 4, 3, 3, 3])).shape
+        [2, 4, 3, 3, 3]
+    """
 
     _formats = ("NCDHW", "NDHWC")
     _ranks = (5,)
@@ -126,9 +224,41 @@ class BatchNorm3D(_BatchNormBase):
 
 
 class SyncBatchNorm(_BatchNormBase):
-    """Batch normalization whose statistics are synchronised across data-parallel
-    processes. On one process (all fw-nn provides; fw-distributed's collectives are not
-    used here) it is exactly `BatchNorm2D` for any input rank >= 2."""
+    """Batch normalization whose statistics are meant to be synchronised across
+    data-parallel processes.
+
+    On a single process (all that fw-nn provides; fw-distributed's collectives are not
+    used here) it computes exactly what `BatchNorm2D` computes, for any input rank from
+    2 to 5. See `BatchNorm2D` for the formula and the running statistics.
+
+    Args:
+        num_features (int): the number of channels C.
+        momentum (float, optional): the weight of the old running statistics in
+            ``running = momentum * running + (1 - momentum) * batch``. Default: 0.9.
+        epsilon (float, optional): added to the variance for stability. Default: 1e-05.
+        weight_attr (ParamAttr|bool, optional): attributes of the scale ``[C]`` (ones);
+            False keeps it fixed at 1 (not trained). Default: None.
+        bias_attr (ParamAttr|bool, optional): attributes of the shift ``[C]`` (zeros);
+            False keeps it fixed at 0. Default: None.
+        data_format (str, optional): ``"NCHW"``/``"NHWC"``; the channel-first or -last
+            form of the input's rank is used. Default: "NCHW".
+        use_global_stats (bool, optional): normalise with the running statistics also in
+            training (True), or with the batch statistics also in evaluation (False); None
+            follows the mode. Default: None.
+        name (str, optional): a name for the layer, shown in its repr. Default: None.
+
+    Shape:
+        - input: ``[N, C, *]``; output: the same shape.
+
+    Examples:
+        >>> import fw
+        >>> net = fw.nn.Sequential(fw.nn.Conv2D(3, 4, 3), fw.nn.BatchNorm2D(4))
+        >>> net = fw.nn.SyncBatchNorm.convert_sync_batchnorm(net)
+        >>> type(net[1]).__name__
+        'SyncBatchNorm'
+        >>> net(fw.ones([2, 3, 5, 5])).shape
+        [2, 4, 3, 3]
+    """
 
     _formats = ("NCHW", "NHWC", "NCL", "NLC", "NC", "NCDHW", "NDHWC")
     _ranks = (2, 3, 4, 5)
@@ -146,8 +276,23 @@ class SyncBatchNorm(_BatchNormBase):
 
     @classmethod
     def convert_sync_batchnorm(cls, layer):
-        """Replace every batch norm layer in `layer` (recursively) by a SyncBatchNorm
-        sharing its parameters and buffers; returns the (possibly new) layer."""
+        """Replace every batch norm layer inside ``layer`` (recursively, ``layer`` included)
+        by a `SyncBatchNorm` that shares its parameters and running statistics.
+
+        Args:
+            layer (Layer): the model.
+
+        Returns:
+            Layer: ``layer`` with its batch norms replaced, or the new `SyncBatchNorm` when
+            ``layer`` itself is one.
+
+        Examples:
+            >>> import fw
+            >>> bn = fw.nn.BatchNorm1D(3)
+            >>> sbn = fw.nn.SyncBatchNorm.convert_sync_batchnorm(bn)
+            >>> sbn.weight is bn.weight
+            True
+        """
         out = layer
         if isinstance(layer, _BatchNormBase) and not isinstance(layer, SyncBatchNorm):
             out = cls(layer._num_features, layer._momentum, layer._epsilon,
@@ -163,8 +308,43 @@ class SyncBatchNorm(_BatchNormBase):
 
 
 class BatchNorm(_BatchNormBase):
-    """Paddle's older batch norm layer (``num_channels``, ``act``, ``is_test``,
-    ``data_layout``, ``param_attr``); any input rank >= 2."""
+    """Paddle's older batch normalization layer, for any input rank from 2 to 5, with an
+    optional activation applied after it.
+
+    See `BatchNorm2D` for the formula. ``is_test=True`` always uses the running
+    statistics.
+
+    Args:
+        num_channels (int): the number of channels C.
+        act (str, optional): the name of an activation in `fw.nn.functional` applied to
+            the output, e.g. ``"relu"``. Default: None.
+        is_test (bool, optional): evaluation behaviour regardless of the mode. Default: False.
+        momentum (float, optional): the weight of the old running statistics. Default: 0.9.
+        epsilon (float, optional): added to the variance. Default: 1e-05.
+        param_attr (ParamAttr|bool, optional): attributes of the scale. Default: None.
+        bias_attr (ParamAttr|bool, optional): attributes of the shift. Default: None.
+        dtype (str, optional): the dtype of the parameters. Default: "float32".
+        data_layout (str, optional): ``"NCHW"`` or ``"NHWC"`` style layout. Default: "NCHW".
+        in_place (bool, optional): accepted for compatibility. Default: False.
+        moving_mean_name (str, optional): the name of the running-mean tensor. Default: None.
+        moving_variance_name (str, optional): the name of the running-variance tensor.
+            Default: None.
+        do_model_average_for_mean_and_var (bool, optional): accepted for compatibility.
+            Default: True.
+        use_global_stats (bool, optional): always use the running statistics.
+            Default: False.
+        trainable_statistics (bool, optional): use (and update) batch statistics even in
+            evaluation. Default: False.
+
+    Shape:
+        - input: ``[N, C, *]``; output: the same shape.
+
+    Examples:
+        >>> import fw
+        >>> bn = fw.nn.BatchNorm(3, act="relu")
+        >>> float(bn(fw.randn([4, 3, 2, 2])).min()) >= 0
+        True
+    """
 
     _formats = ("NCHW", "NHWC", "NCL", "NLC", "NC", "NCDHW", "NDHWC")
     _ranks = (2, 3, 4, 5)
@@ -200,8 +380,34 @@ class BatchNorm(_BatchNormBase):
 
 
 class LayerNorm(Layer):
-    """Layer normalization over the trailing `normalized_shape` axes, with an affine
-    weight (ones) and bias (zeros); an attr of False drops that parameter."""
+    """Layer normalization: normalise each sample over its trailing ``normalized_shape``
+    axes, then scale and shift: ``y = (x - mean) / sqrt(var + epsilon) * weight + bias``.
+
+    The statistics are computed per sample (no running state), so training and
+    evaluation behave the same. The weight and bias are stored flat, with
+    ``prod(normalized_shape)`` elements (as Paddle stores them).
+
+    Args:
+        normalized_shape (int|list|tuple): the sizes of the trailing axes normalised.
+        epsilon (float, optional): added to the variance. Default: 1e-05.
+        weight_attr (ParamAttr|bool, optional): attributes of the scale (ones); False for
+            no scale. Default: None.
+        bias_attr (ParamAttr|bool, optional): attributes of the shift (zeros); False for
+            no shift. Default: None.
+        name (str, optional): a name for the layer, shown in its repr. Default: None.
+
+    Shape:
+        - input: ``[*, *normalized_shape]``; output: the same shape.
+
+    Examples:
+        >>> import fw
+        >>> ln = fw.nn.LayerNorm(4)
+        >>> y = ln(fw.to_tensor([[1.0, 2.0, 3.0, 4.0]]))
+        >>> [round(v, 4) for v in y[0].tolist()]
+        [-1.3416, -0.4472, 0.4472, 1.3416]
+        >>> fw.nn.LayerNorm([3, 4]).weight.shape
+        [12]
+    """
 
     def __init__(self, normalized_shape, epsilon=1e-05, weight_attr=None, bias_attr=None,
                  name=None):
@@ -226,8 +432,27 @@ class LayerNorm(Layer):
 
 
 class RMSNorm(Layer):
-    """Root-mean-square normalization over the trailing `normalized_shape` axes with a
-    learnt scale (ones)."""
+    """Root-mean-square normalization over the trailing ``normalized_shape`` axes:
+    ``y = x / sqrt(mean(x ** 2) + epsilon) * weight`` (no centring, no bias).
+
+    Args:
+        normalized_shape (int|list|tuple): the sizes of the trailing axes normalised.
+        epsilon (float, optional): added to the mean square. Default: 1e-05.
+        elementwise_affine (bool, optional): learn the scale ``weight`` (ones at the
+            start). Default: True.
+        weight_attr (ParamAttr|bool, optional): attributes of the scale; False for none.
+            Default: None.
+        name (str, optional): a name for the layer, shown in its repr. Default: None.
+
+    Shape:
+        - input: ``[*, *normalized_shape]``; output: the same shape.
+
+    Examples:
+        >>> import fw
+        >>> rms = fw.nn.RMSNorm(2)
+        >>> [round(v, 4) for v in rms(fw.to_tensor([[3.0, 4.0]]))[0].tolist()]
+        [0.8485, 1.1314]
+    """
 
     def __init__(self, normalized_shape, epsilon=1e-05, elementwise_affine=True,
                  weight_attr=None, name=None):
@@ -249,8 +474,32 @@ class RMSNorm(Layer):
 
 
 class GroupNorm(Layer):
-    """Group normalization: channels in `num_groups` groups, each normalised with the
-    spatial axes per sample; affine weight/bias ``[num_channels]``."""
+    """Group normalization: the channels are split into ``num_groups`` groups and each
+    group of each sample is normalised over its channels and spatial axes, then scaled
+    and shifted per channel. Independent of the batch size.
+
+    Args:
+        num_groups (int): the number of groups; must divide ``num_channels``.
+        num_channels (int): the number of channels C.
+        epsilon (float, optional): added to the variance. Default: 1e-05.
+        weight_attr (ParamAttr|bool, optional): attributes of the scale ``[C]``; False
+            for none. Default: None.
+        bias_attr (ParamAttr|bool, optional): attributes of the shift ``[C]``; False for
+            none. Default: None.
+        data_format (str, optional): ``"NCHW"`` (channel first, any rank) or ``"NHWC"``.
+            Default: "NCHW".
+        name (str, optional): a name for the layer, shown in its repr. Default: None.
+
+    Shape:
+        - input: ``[N, C, *]``; output: the same shape.
+
+    Examples:
+        >>> import fw
+        >>> gn = fw.nn.GroupNorm(num_groups=2, num_channels=4)
+        >>> y = gn(fw.randn([2, 4, 3, 3]))
+        >>> abs(float(y[0, :2].mean())) < 1e-5, round(float(y[0, :2].std(unbiased=False)), 3)
+        (True, 1.0)
+    """
 
     def __init__(self, num_groups, num_channels, epsilon=1e-05, weight_attr=None,
                  bias_attr=None, data_format="NCHW", name=None):
@@ -308,7 +557,31 @@ class _InstanceNormBase(Layer):
 
 
 class InstanceNorm1D(_InstanceNormBase):
-    """Instance normalization of ``[N, C, L]`` input (parameters ``scale`` and ``bias``)."""
+    """Instance normalization of a ``[N, C, L]`` input: each channel of each sample is
+    normalised over its length, then scaled and shifted per channel. No running
+    statistics are kept.
+
+    Args:
+        num_features (int): the number of channels C.
+        epsilon (float, optional): added to the variance. Default: 1e-05.
+        momentum (float, optional): accepted for compatibility. Default: 0.9.
+        weight_attr (ParamAttr|bool, optional): attributes of ``scale`` ``[C]`` (ones);
+            False (for this or ``bias_attr``) for no affine parameters. Default: None.
+        bias_attr (ParamAttr|bool, optional): attributes of ``bias`` ``[C]`` (zeros).
+            Default: None.
+        data_format (str, optional): ``"NCL"``. Default: "NCL".
+        name (str, optional): a name for the layer, shown in its repr. Default: None.
+
+    Shape:
+        - input: ``[N, C, L]``; output: the same shape.
+
+    Examples:
+        >>> import fw
+        >>> norm = fw.nn.InstanceNorm1D(2)
+        >>> y = norm(fw.to_tensor([[[1.0, 3.0], [0.0, 10.0]]]))
+        >>> [[round(v, 3) for v in row] for row in y[0].tolist()]
+        [[-1.0, 1.0], [-1.0, 1.0]]
+    """
 
     _ranks = (2, 3)
 
@@ -319,11 +592,53 @@ class InstanceNorm1D(_InstanceNormBase):
 
 
 class InstanceNorm2D(_InstanceNormBase):
-    """Instance normalization of ``[N, C, H, W]`` input."""
+    """Instance normalization of a ``[N, C, H, W]`` input: each channel of each sample is
+    normalised over its spatial axes, then scaled and shifted per channel (parameters
+    ``scale`` and ``bias``). No running statistics are kept.
+
+    Args:
+        num_features (int): the number of channels C.
+        epsilon (float, optional): added to the variance. Default: 1e-05.
+        momentum (float, optional): accepted for compatibility. Default: 0.9.
+        weight_attr (ParamAttr|bool, optional): attributes of ``scale``; False for no
+            affine parameters. Default: None.
+        bias_attr (ParamAttr|bool, optional): attributes of ``bias``. Default: None.
+        data_format (str, optional): ``"NCHW"``. Default: "NCHW".
+        name (str, optional): a name for the layer, shown in its repr. Default: None.
+
+    Shape:
+        - input: ``[N, C, H, W]``; output: the same shape.
+
+    Examples:
+        >>> import fw
+        >>> norm = fw.nn.InstanceNorm2D(3)
+        >>> y = norm(fw.randn([2, 3, 4, 4]))
+        >>> abs(float(y[1, 2].mean())) < 1e-5
+        True
+    """
 
 
 class InstanceNorm3D(_InstanceNormBase):
-    """Instance normalization of ``[N, C, D, H, W]`` input."""
+    """Instance normalization of a ``[N, C, D, H, W]`` input (see `InstanceNorm2D`).
+
+    Args:
+        num_features (int): the number of channels C.
+        epsilon (float, optional): added to the variance. Default: 1e-05.
+        momentum (float, optional): accepted for compatibility. Default: 0.9.
+        weight_attr (ParamAttr|bool, optional): attributes of ``scale``; False for no
+            affine parameters. Default: None.
+        bias_attr (ParamAttr|bool, optional): attributes of ``bias``. Default: None.
+        data_format (str, optional): ``"NCDHW"``. Default: "NCDHW".
+        name (str, optional): a name for the layer, shown in its repr. Default: None.
+
+    Shape:
+        - input: ``[N, C, D, H, W]``; output: the same shape.
+
+    Examples:
+        >>> import fw
+        >>> fw.nn.InstanceNorm3D(2)(fw.randn([1, 2, 3, 3, 3])).shape
+        [1, 2, 3, 3, 3]
+    """
 
     _ranks = (5,)
 
@@ -334,7 +649,28 @@ class InstanceNorm3D(_InstanceNormBase):
 
 
 class LocalResponseNorm(Layer):
-    """Local response normalization across `size` neighbouring channels."""
+    """Local response normalization across neighbouring channels:
+    ``y = x / (k + alpha / size * sum(x_j ** 2)) ** beta``, the sum over the ``size``
+    channels centred on each channel.
+
+    Args:
+        size (int): the number of neighbouring channels summed.
+        alpha (float, optional): the scale. Default: 0.0001.
+        beta (float, optional): the exponent. Default: 0.75.
+        k (float, optional): the additive constant. Default: 1.0.
+        data_format (str, optional): ``"NCHW"`` or ``"NHWC"`` (also the 3-D and 5-D forms).
+            Default: "NCHW".
+        name (str, optional): a name for the layer, shown in its repr. Default: None.
+
+    Shape:
+        - input: ``[N, C, *]`` (3-D to 5-D); output: the same shape.
+
+    Examples:
+        >>> import fw
+        >>> lrn = fw.nn.LocalResponseNorm(size=3, alpha=3.0, beta=1.0, k=1.0)
+        >>> lrn(fw.ones([1, 3, 1, 1])).numpy().ravel().tolist()
+        [0.3333333432674408, 0.25, 0.3333333432674408]
+    """
 
     def __init__(self, size, alpha=0.0001, beta=0.75, k=1.0, data_format="NCHW", name=None):
         super().__init__()
@@ -353,10 +689,30 @@ class LocalResponseNorm(Layer):
 
 
 class SpectralNorm(Layer):
-    """``forward(weight)`` returns weight / sigma, sigma its largest singular value
-    estimated by `power_iters` power iterations on the matrix ``[weight_shape[dim],
-    rest]``; the iteration vectors are the buffers ``weight_u``/``weight_v``, updated in
-    place on every call."""
+    """Spectral normalization of a weight: ``forward(weight)`` returns ``weight / sigma``,
+    ``sigma`` the largest singular value of the weight seen as a matrix
+    ``[weight_shape[dim], -1]``, estimated by ``power_iters`` power iterations.
+
+    The iteration vectors are the buffers ``weight_u`` and ``weight_v`` (random normal
+    at the start) and are updated in place on every call.
+
+    Args:
+        weight_shape (list|tuple): the shape of the weight normalised.
+        dim (int, optional): the axis that becomes the matrix rows. Default: 0.
+        power_iters (int, optional): power iterations per call. Default: 1.
+        eps (float, optional): added to norms for stability. Default: 1e-12.
+        dtype (str, optional): the dtype of the buffers. Default: "float32".
+
+    Shape:
+        - input: ``weight_shape``; output: the same shape.
+
+    Examples:
+        >>> import fw
+        >>> sn = fw.nn.SpectralNorm([2, 2], power_iters=20)
+        >>> w = fw.to_tensor([[3.0, 0.0], [0.0, 1.0]])
+        >>> [[round(v, 3) for v in row] for row in sn(w).tolist()]
+        [[1.0, 0.0], [0.0, 0.333]]
+    """
 
     def __init__(self, weight_shape, dim=0, power_iters=1, eps=1e-12, dtype="float32"):
         super().__init__(dtype=dtype)

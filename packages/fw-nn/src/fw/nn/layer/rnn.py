@@ -65,13 +65,54 @@ def _batch_full(ref, batch_dim, shape, value, dtype):
 
 
 class RNNCellBase(Layer):
-    """Base of recurrent cells: `get_initial_states` from `state_shape`."""
+    """Base class of recurrent cells. A cell maps ``(inputs, states)`` to
+    ``(outputs, new_states)`` for one time step; `RNN` unrolls it over a sequence.
+    Subclasses define ``state_shape`` (per-sample shapes, nested for several states)
+    and get `get_initial_states` from it.
+
+    Args:
+        name_scope (str, optional): as for `Layer`. Default: None.
+        dtype (str, optional): the parameters' dtype, as for `Layer`. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> class Accumulate(fw.nn.RNNCellBase):
+        ...     @property
+        ...     def state_shape(self):
+        ...         return (2,)
+        ...     def forward(self, inputs, states=None):
+        ...         if states is None:
+        ...             states = self.get_initial_states(inputs)
+        ...         new = states + inputs
+        ...         return new, new
+        >>> out, final = fw.nn.RNN(Accumulate())(fw.ones([1, 3, 2]))
+        >>> final.tolist()
+        [[3.0, 3.0]]
+    """
 
     def get_initial_states(self, batch_ref, shape=None, dtype=None, init_value=0.0,
                            batch_dim_idx=0):
-        """Initial states filled with `init_value`: the batch size is read from
-        ``batch_ref.shape[batch_dim_idx]``; `shape` (default `state_shape`) may be nested
-        (LSTM: ``((hidden,), (hidden,))``)."""
+        """Initial states filled with ``init_value``, with the batch size read from
+        ``batch_ref`` (nested like the cell's ``state_shape``; for an LSTM cell a pair).
+
+        Args:
+            batch_ref (Tensor): a tensor whose axis ``batch_dim_idx`` is the batch size.
+            shape (list|tuple, optional): the per-sample state shape; the cell's
+                ``state_shape`` when None. Default: None.
+            dtype (str, optional): the dtype; the cell's when None. Default: None.
+            init_value (float, optional): the fill value. Default: 0.0.
+            batch_dim_idx (int, optional): the batch axis of ``batch_ref``. Default: 0.
+
+        Returns:
+            Tensor|tuple: the states, ``[B, *state_shape]`` each.
+
+        Examples:
+            >>> import fw
+            >>> cell = fw.nn.LSTMCell(4, 8)
+            >>> h, c = cell.get_initial_states(fw.ones([3, 4]))
+            >>> h.shape, c.shape
+            ([3, 8], [3, 8])
+        """
         ref = _first(batch_ref)
         shape = self.state_shape if shape is None else shape
         if dtype is None:
@@ -87,10 +128,30 @@ class RNNCellBase(Layer):
 
     @property
     def state_shape(self):
+        """The per-sample shape of the cell's state(s); subclasses define it.
+
+        Returns:
+            tuple: the shape, or a tuple of shapes.
+
+        Examples:
+            >>> import fw
+            >>> fw.nn.GRUCell(4, 8).state_shape
+            (8,)
+        """
         raise NotImplementedError
 
     @property
     def state_dtype(self):
+        """The dtype of the cell's states (the default float dtype).
+
+        Returns:
+            str|fw.dtype: the dtype.
+
+        Examples:
+            >>> import fw
+            >>> fw.nn.GRUCell(4, 8).state_dtype
+            'float32'
+        """
         return self._dtype
 
     def _uniform(self, hidden_size):
@@ -125,13 +186,36 @@ class RNNCellBase(Layer):
 
 
 class SimpleRNNCell(RNNCellBase):
-    """Elman cell: ``h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh)``; ``forward(inputs,
-    states=None) -> (h', h')``.
+    """An Elman RNN cell: ``h' = act(x @ W_ih^T + b_ih + h @ W_hh^T + b_hh)``.
 
-    >>> import fw
-    >>> y, h = fw.nn.SimpleRNNCell(16, 32)(fw.randn([4, 16]))
-    >>> y.shape
-    [4, 32]
+    ``forward(inputs, states=None)`` returns ``(h', h')``; states default to zeros.
+    The weights are ``weight_ih [hidden_size, input_size]`` and
+    ``weight_hh [hidden_size, hidden_size]``, all parameters uniform in
+    ``[-1/sqrt(hidden_size), 1/sqrt(hidden_size)]`` at the start.
+
+    Args:
+        input_size (int): the size of the input.
+        hidden_size (int): the size of the hidden state.
+        activation (str, optional): ``"tanh"`` or ``"relu"``. Default: "tanh".
+        weight_ih_attr (ParamAttr, optional): attributes of ``weight_ih``. Default: None.
+        weight_hh_attr (ParamAttr, optional): attributes of ``weight_hh``. Default: None.
+        bias_ih_attr (ParamAttr|bool, optional): attributes of ``bias_ih``; False for none.
+            Default: None.
+        bias_hh_attr (ParamAttr|bool, optional): attributes of ``bias_hh``; False for none.
+            Default: None.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Shape:
+        - inputs: ``[B, input_size]``; states: ``[B, hidden_size]``.
+        - outputs and new states: ``[B, hidden_size]``.
+
+    Examples:
+        >>> import fw
+        >>> cell = fw.nn.SimpleRNNCell(16, 32)
+        >>> y, h = cell(fw.randn([4, 16]))
+        >>> y.shape, h.shape
+        ([4, 32], [4, 32])
+        >>> y, h = cell(fw.randn([4, 16]), h)
     """
 
     def __init__(self, input_size, hidden_size, activation="tanh", weight_ih_attr=None,
@@ -152,6 +236,16 @@ class SimpleRNNCell(RNNCellBase):
 
     @property
     def state_shape(self):
+        """The per-sample shape of the state(s) of this cell (without the batch axis).
+
+        Returns:
+            tuple: the shape, or a tuple of shapes for several states.
+
+        Examples:
+            >>> import fw
+            >>> fw.nn.SimpleRNNCell(4, 8).state_shape
+            (8,)
+        """
         return (self.hidden_size,)
 
     def _step(self, xw, h):
@@ -164,8 +258,40 @@ class SimpleRNNCell(RNNCellBase):
 
 
 class LSTMCell(RNNCellBase):
-    """LSTM cell; ``forward(inputs, states=None) -> (h', (h', c'))`` with states
-    ``(h, c)``; ``proj_size > 0`` projects h by ``weight_ho [proj_size, hidden]``."""
+    """A long short-term memory cell.
+
+    With gates ``i, f, g, o = split(x @ W_ih^T + b_ih + h @ W_hh^T + b_hh)``:
+    ``c' = sigmoid(f) * c + sigmoid(i) * tanh(g)`` and ``h' = sigmoid(o) * tanh(c')``
+    (then ``h' @ W_ho^T`` with ``proj_size``). ``forward(inputs, states=None)`` returns
+    ``(h', (h', c'))``; states ``(h, c)`` default to zeros. The gate order (i, f, g, o)
+    is Paddle's and PyTorch's.
+
+    Args:
+        input_size (int): the size of the input.
+        hidden_size (int): the size of the cell state.
+        weight_ih_attr (ParamAttr, optional): attributes of ``weight_ih``. Default: None.
+        weight_hh_attr (ParamAttr, optional): attributes of ``weight_hh``. Default: None.
+        bias_ih_attr (ParamAttr|bool, optional): attributes of ``bias_ih``; False for none.
+            Default: None.
+        bias_hh_attr (ParamAttr|bool, optional): attributes of ``bias_hh``; False for none.
+            Default: None.
+        proj_size (int, optional): when > 0, project h to this size (< hidden_size) with
+            ``weight_ho [proj_size, hidden_size]``. Default: 0.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Shape:
+        - inputs: ``[B, input_size]``; states: ``(h [B, hidden_size], c [B, hidden_size])``.
+        - outputs: ``[B, hidden_size]`` (``proj_size`` with projection).
+
+    Examples:
+        >>> import fw
+        >>> cell = fw.nn.LSTMCell(16, 32)
+        >>> y, (h, c) = cell(fw.randn([4, 16]))
+        >>> y.shape, h.shape, c.shape
+        ([4, 32], [4, 32], [4, 32])
+        >>> cell.weight_ih.shape
+        [128, 16]
+    """
 
     def __init__(self, input_size, hidden_size, weight_ih_attr=None, weight_hh_attr=None,
                  bias_ih_attr=None, bias_hh_attr=None, proj_size=0, name=None):
@@ -195,6 +321,16 @@ class LSTMCell(RNNCellBase):
 
     @property
     def state_shape(self):
+        """The per-sample shape of the state(s) of this cell (without the batch axis).
+
+        Returns:
+            tuple: the shape, or a tuple of shapes for several states.
+
+        Examples:
+            >>> import fw
+            >>> fw.nn.LSTMCell(4, 8).state_shape
+            ((8,), (8,))
+        """
         return ((self.proj_size or self.hidden_size,), (self.hidden_size,))
 
     def _step(self, xw, states):
@@ -213,7 +349,35 @@ class LSTMCell(RNNCellBase):
 
 
 class GRUCell(RNNCellBase):
-    """GRU cell; ``forward(inputs, states=None) -> (h', h')``."""
+    """A gated recurrent unit cell.
+
+    With ``x_r, x_z, x_c = split(x @ W_ih^T + b_ih)`` and
+    ``h_r, h_z, h_c = split(h @ W_hh^T + b_hh)``: ``r = sigmoid(x_r + h_r)``,
+    ``z = sigmoid(x_z + h_z)``, ``c = tanh(x_c + r * h_c)`` and
+    ``h' = z * h + (1 - z) * c``. ``forward(inputs, states=None)`` returns ``(h', h')``.
+
+    Args:
+        input_size (int): the size of the input.
+        hidden_size (int): the size of the hidden state.
+        weight_ih_attr (ParamAttr, optional): attributes of ``weight_ih``. Default: None.
+        weight_hh_attr (ParamAttr, optional): attributes of ``weight_hh``. Default: None.
+        bias_ih_attr (ParamAttr|bool, optional): attributes of ``bias_ih``; False for none.
+            Default: None.
+        bias_hh_attr (ParamAttr|bool, optional): attributes of ``bias_hh``; False for none.
+            Default: None.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Shape:
+        - inputs: ``[B, input_size]``; states: ``[B, hidden_size]``.
+        - outputs and new states: ``[B, hidden_size]``.
+
+    Examples:
+        >>> import fw
+        >>> cell = fw.nn.GRUCell(16, 32)
+        >>> y, h = cell(fw.randn([4, 16]))
+        >>> y.shape, cell.weight_hh.shape
+        ([4, 32], [96, 32])
+    """
 
     def __init__(self, input_size, hidden_size, weight_ih_attr=None, weight_hh_attr=None,
                  bias_ih_attr=None, bias_hh_attr=None, name=None):
@@ -228,6 +392,16 @@ class GRUCell(RNNCellBase):
 
     @property
     def state_shape(self):
+        """The per-sample shape of the state(s) of this cell (without the batch axis).
+
+        Returns:
+            tuple: the shape, or a tuple of shapes for several states.
+
+        Examples:
+            >>> import fw
+            >>> fw.nn.GRUCell(4, 8).state_shape
+            (8,)
+        """
         return (self.hidden_size,)
 
     def _step(self, xw, h):
@@ -273,16 +447,29 @@ def _time_major(x, time_major):
 
 
 class RNN(Layer):
-    """Unroll `cell` over the time axis.
+    """Unroll a cell over the time axis of a sequence.
+
+    ``forward(inputs, initial_states=None, sequence_length=None, **kwargs)`` returns
+    ``(outputs, final_states)``: the per-step outputs stacked along time, and the states
+    after the last (valid) step. Extra keyword arguments are passed to the cell.
 
     Args:
-        cell: an RNN cell (any layer ``cell(x_t, states) -> (out, states)`` with
-            `get_initial_states`).
-        is_reverse: process the sequence from the end.
-        time_major: inputs are ``[T, B, ...]`` instead of ``[B, T, ...]``.
+        cell (RNNCellBase): the cell, any layer ``cell(x_t, states) -> (out, states)`` with
+            ``get_initial_states``.
+        is_reverse (bool, optional): process the sequence from its end. Default: False.
+        time_major (bool, optional): inputs are ``[T, B, ...]`` instead of ``[B, T, ...]``.
+            Default: False.
 
-    ``forward(inputs, initial_states=None, sequence_length=None, **kwargs) ->
-    (outputs, final_states)``; extra keyword arguments go to the cell.
+    Shape:
+        - inputs: ``[B, T, input_size]`` (``[T, B, ...]`` when time-major).
+        - outputs: ``[B, T, hidden_size]``; final states: the cell's state shapes.
+
+    Examples:
+        >>> import fw
+        >>> rnn = fw.nn.RNN(fw.nn.GRUCell(16, 32))
+        >>> y, h = rnn(fw.randn([4, 10, 16]))
+        >>> y.shape, h.shape
+        ([4, 10, 32], [4, 32])
     """
 
     def __init__(self, cell, is_reverse=False, time_major=False):
@@ -305,8 +492,26 @@ class RNN(Layer):
 
 
 class BiRNN(Layer):
-    """Run `cell_fw` forward and `cell_bw` backward over the sequence; outputs are
-    concatenated on the last axis, states returned as ``(states_fw, states_bw)``."""
+    """Run one cell forwards and another backwards over a sequence; the outputs are
+    concatenated on the last axis and the final states returned as
+    ``(states_fw, states_bw)``.
+
+    Args:
+        cell_fw (RNNCellBase): the cell for the forward direction.
+        cell_bw (RNNCellBase): the cell for the backward direction.
+        time_major (bool, optional): inputs are ``[T, B, ...]``. Default: False.
+
+    Shape:
+        - inputs: ``[B, T, input_size]``.
+        - outputs: ``[B, T, hidden_fw + hidden_bw]``.
+
+    Examples:
+        >>> import fw
+        >>> birnn = fw.nn.BiRNN(fw.nn.LSTMCell(16, 32), fw.nn.LSTMCell(16, 32))
+        >>> y, (s_fw, s_bw) = birnn(fw.randn([4, 10, 16]))
+        >>> y.shape, s_fw[0].shape
+        ([4, 10, 64], [4, 32])
+    """
 
     def __init__(self, cell_fw, cell_bw, time_major=False):
         super().__init__()
@@ -449,16 +654,41 @@ class _RNNBase(LayerList):
 
 
 class SimpleRNN(_RNNBase):
-    """Multi-layer Elman RNN.
+    """A multi-layer Elman RNN (see `SimpleRNNCell` for one step).
 
-    ``forward(inputs, initial_states=None, sequence_length=None) -> (outputs,
-    final_states)``: outputs ``[B, T, D*hidden]`` (``[T, B, ...]`` with time_major),
-    final_states ``[num_layers*D, B, hidden]`` (D = 2 when bidirectional).
+    ``forward(inputs, initial_states=None, sequence_length=None)`` returns
+    ``(outputs, final_states)``. With ``sequence_length`` (an int tensor ``[B]``), steps
+    past a sequence's end leave its state unchanged and give zero outputs.
 
-    >>> import fw
-    >>> y, h = fw.nn.SimpleRNN(16, 32, 2)(fw.randn([4, 23, 16]))
-    >>> y.shape, h.shape
-    ([4, 23, 32], [2, 4, 32])
+    Args:
+        input_size (int): the size of each input step.
+        hidden_size (int): the size of the hidden state.
+        num_layers (int, optional): the number of stacked layers. Default: 1.
+        direction (str, optional): ``"forward"``, or ``"bidirect"``/``"bidirectional"`` for a
+            second layer per level that reads the sequence backwards (D = 2). Default: "forward".
+        time_major (bool, optional): inputs and outputs are ``[T, B, ...]`` instead of
+            ``[B, T, ...]``. Default: False.
+        dropout (float, optional): dropout on the outputs of every layer but the last, while
+            training. Default: 0.0.
+        activation (str, optional): ``"tanh"`` or ``"relu"``. Default: "tanh".
+        weight_ih_attr (ParamAttr, optional): attributes of ``weight_ih``. Default: None.
+        weight_hh_attr (ParamAttr, optional): attributes of ``weight_hh``. Default: None.
+        bias_ih_attr (ParamAttr|bool, optional): attributes of ``bias_ih``; False for none.
+            Default: None.
+        bias_hh_attr (ParamAttr|bool, optional): attributes of ``bias_hh``; False for none.
+            Default: None.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Shape:
+        - inputs: ``[B, T, input_size]``; initial_states: ``[num_layers * D, B, hidden_size]``.
+        - outputs: ``[B, T, D * hidden_size]``; final_states: ``[num_layers * D, B, hidden_size]``.
+
+    Examples:
+        >>> import fw
+        >>> rnn = fw.nn.SimpleRNN(16, 32, num_layers=2)
+        >>> y, h = rnn(fw.randn([4, 23, 16]))
+        >>> y.shape, h.shape
+        ([4, 23, 32], [2, 4, 32])
     """
 
     _cell = SimpleRNNCell
@@ -472,8 +702,49 @@ class SimpleRNN(_RNNBase):
 
 
 class LSTM(_RNNBase):
-    """Multi-layer LSTM; states are ``(h, c)``, each ``[num_layers*D, B, hidden]`` (h of
-    size proj_size with projection)."""
+    """A multi-layer LSTM (see `LSTMCell` for one step); the states are pairs
+    ``(h, c)``.
+
+    ``forward(inputs, initial_states=None, sequence_length=None)`` returns
+    ``(outputs, final_states)``. With ``sequence_length`` (an int tensor ``[B]``), steps
+    past a sequence's end leave its state unchanged and give zero outputs.
+
+    Args:
+        input_size (int): the size of each input step.
+        hidden_size (int): the size of the hidden state.
+        num_layers (int, optional): the number of stacked layers. Default: 1.
+        direction (str, optional): ``"forward"``, or ``"bidirect"``/``"bidirectional"`` for a
+            second layer per level that reads the sequence backwards (D = 2). Default: "forward".
+        time_major (bool, optional): inputs and outputs are ``[T, B, ...]`` instead of
+            ``[B, T, ...]``. Default: False.
+        dropout (float, optional): dropout on the outputs of every layer but the last, while
+            training. Default: 0.0.
+        weight_ih_attr (ParamAttr, optional): attributes of ``weight_ih``. Default: None.
+        weight_hh_attr (ParamAttr, optional): attributes of ``weight_hh``. Default: None.
+        bias_ih_attr (ParamAttr|bool, optional): attributes of ``bias_ih``; False for none.
+            Default: None.
+        bias_hh_attr (ParamAttr|bool, optional): attributes of ``bias_hh``; False for none.
+            Default: None.
+        proj_size (int, optional): project h to this size (< hidden_size). Default: 0.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Shape:
+        - inputs: ``[B, T, input_size]``; initial_states: ``(h, c)``, each
+          ``[num_layers * D, B, hidden_size]``.
+        - outputs: ``[B, T, D * hidden_size]``; final_states: ``(h, c)`` of the same shapes
+          (h of size ``proj_size`` with a projection).
+
+    Examples:
+        >>> import fw
+        >>> lstm = fw.nn.LSTM(16, 32, num_layers=2, direction='bidirect')
+        >>> y, (h, c) = lstm(fw.randn([4, 10, 16]))
+        >>> y.shape, h.shape, c.shape
+        ([4, 10, 64], [4, 4, 32], [4, 4, 32])
+        >>> lengths = fw.to_tensor([10, 7, 3, 1])
+        >>> y, _ = lstm(fw.randn([4, 10, 16]), sequence_length=lengths)
+        >>> float(y[3, 1:].abs().sum())
+        0.0
+    """
 
     _cell = LSTMCell
 
@@ -486,7 +757,41 @@ class LSTM(_RNNBase):
 
 
 class GRU(_RNNBase):
-    """Multi-layer GRU."""
+    """A multi-layer GRU (see `GRUCell` for one step).
+
+    ``forward(inputs, initial_states=None, sequence_length=None)`` returns
+    ``(outputs, final_states)``. With ``sequence_length`` (an int tensor ``[B]``), steps
+    past a sequence's end leave its state unchanged and give zero outputs.
+
+    Args:
+        input_size (int): the size of each input step.
+        hidden_size (int): the size of the hidden state.
+        num_layers (int, optional): the number of stacked layers. Default: 1.
+        direction (str, optional): ``"forward"``, or ``"bidirect"``/``"bidirectional"`` for a
+            second layer per level that reads the sequence backwards (D = 2). Default: "forward".
+        time_major (bool, optional): inputs and outputs are ``[T, B, ...]`` instead of
+            ``[B, T, ...]``. Default: False.
+        dropout (float, optional): dropout on the outputs of every layer but the last, while
+            training. Default: 0.0.
+        weight_ih_attr (ParamAttr, optional): attributes of ``weight_ih``. Default: None.
+        weight_hh_attr (ParamAttr, optional): attributes of ``weight_hh``. Default: None.
+        bias_ih_attr (ParamAttr|bool, optional): attributes of ``bias_ih``; False for none.
+            Default: None.
+        bias_hh_attr (ParamAttr|bool, optional): attributes of ``bias_hh``; False for none.
+            Default: None.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Shape:
+        - inputs: ``[B, T, input_size]``; initial_states: ``[num_layers * D, B, hidden_size]``.
+        - outputs: ``[B, T, D * hidden_size]``; final_states: ``[num_layers * D, B, hidden_size]``.
+
+    Examples:
+        >>> import fw
+        >>> gru = fw.nn.GRU(16, 32, time_major=True)
+        >>> y, h = gru(fw.randn([10, 4, 16]))
+        >>> y.shape, h.shape
+        ([10, 4, 32], [1, 4, 32])
+    """
 
     _cell = GRUCell
 

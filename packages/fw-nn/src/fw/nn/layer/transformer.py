@@ -51,21 +51,51 @@ def _param_attrs(attr, n):
 class MultiHeadAttention(Layer):
     """Multi-head scaled dot-product attention with input and output projections.
 
+    The query, key and value are projected, split into ``num_heads`` heads of size
+    ``embed_dim / num_heads``, attended with ``softmax(q @ k^T / sqrt(head_dim) + mask) @ v``
+    and merged through ``out_proj``. ``forward(query, key=None, value=None,
+    attn_mask=None, cache=None)``: ``key`` and ``value`` each default to the query (so
+    cross-attention passes both).
+    It returns ``out``, or a tuple ``(out, weights)`` with ``need_weights`` and
+    ``(..., new_cache)`` when a cache is given.
+
+    Masks broadcast to ``[batch, num_heads, len_q, len_k]``: a bool (or int) mask keeps
+    the True (non-zero) positions; a float mask is added to the attention scores
+    (``-inf`` blocks a position).
+
+    For incremental decoding, `gen_cache` makes a ``Cache`` (keys and values that grow
+    at every step) or a ``StaticCache`` (precomputed keys and values of a fixed memory).
+
     Args:
-        embed_dim: model width (query size and output size).
-        num_heads: heads; must divide embed_dim.
-        dropout: dropout on the attention weights while training.
-        kdim, vdim: key/value input sizes (embed_dim by default).
-        need_weights: also return the attention weights.
-        weight_attr, bias_attr: `ParamAttr` of the four projections.
+        embed_dim (int): the model width (query size and output size).
+        num_heads (int): the number of heads; must divide ``embed_dim``.
+        dropout (float, optional): dropout on the attention weights while training.
+            Default: 0.0.
+        kdim (int, optional): the key feature size; ``embed_dim`` when None. Default: None.
+        vdim (int, optional): the value feature size; ``embed_dim`` when None. Default: None.
+        need_weights (bool, optional): also return the attention weights. Default: False.
+        weight_attr (ParamAttr, optional): attributes of the four projection weights.
+            Default: None.
+        bias_attr (ParamAttr|bool, optional): attributes of their biases; False for none.
+            Default: None.
 
-    ``forward(query, key=None, value=None, attn_mask=None, cache=None)``: key defaults
-    to query, value to query. Returns ``out`` or a tuple ``(out[, weights][, cache])``.
+    Shape:
+        - query: ``[B, L_q, embed_dim]``; key: ``[B, L_k, kdim]``; value: ``[B, L_k, vdim]``.
+        - output: ``[B, L_q, embed_dim]``; weights: ``[B, num_heads, L_q, L_k]``.
 
-    >>> import fw
-    >>> mha = fw.nn.MultiHeadAttention(16, 2)
-    >>> mha(fw.randn([2, 4, 16])).shape
-    [2, 4, 16]
+    Examples:
+        >>> import fw
+        >>> mha = fw.nn.MultiHeadAttention(embed_dim=16, num_heads=2)
+        >>> x = fw.randn([2, 4, 16])
+        >>> mha(x).shape
+        [2, 4, 16]
+        >>> causal = fw.tril(fw.ones([4, 4], dtype='bool'))
+        >>> mha(x, attn_mask=causal).shape
+        [2, 4, 16]
+        >>> memory = fw.randn([2, 6, 16])
+        >>> out, w = fw.nn.MultiHeadAttention(16, 2, need_weights=True)(x, memory, memory)
+        >>> out.shape, w.shape
+        ([2, 4, 16], [2, 2, 4, 6])
     """
 
     Cache = collections.namedtuple("Cache", ["k", "v"])
@@ -93,13 +123,51 @@ class MultiHeadAttention(Layer):
         return x.reshape([0, 0, self.num_heads, self.head_dim]).transpose([0, 2, 1, 3])
 
     def compute_kv(self, key, value):
-        """Projected keys and values, ``[batch, num_heads, len, head_dim]``."""
+        """Project ``key`` and ``value`` and split them into heads.
+
+        Args:
+            key (Tensor): ``[B, L, kdim]``.
+            value (Tensor): ``[B, L, vdim]``.
+
+        Returns:
+            tuple[Tensor, Tensor]: keys and values, each ``[B, num_heads, L, head_dim]``.
+
+        Examples:
+            >>> import fw
+            >>> mha = fw.nn.MultiHeadAttention(16, 2)
+            >>> k, v = mha.compute_kv(fw.ones([2, 5, 16]), fw.ones([2, 5, 16]))
+            >>> k.shape
+            [2, 2, 5, 8]
+        """
         return self._heads(self.k_proj(key)), self._heads(self.v_proj(value))
 
     def gen_cache(self, key, value=None, type=Cache):  # noqa: A002
-        """A cache for incremental decoding: ``StaticCache`` of the projected `key`/`value`
-        (cross-attention memory); ``Cache`` with `key`/`value` as given, or empty (length
-        0, batch of `key`) when value is None."""
+        """Make a cache for incremental decoding.
+
+        With ``type=MultiHeadAttention.StaticCache`` the keys and values of ``key`` (and
+        ``value``) are projected once, for cross-attention over a fixed memory. With the
+        default ``Cache`` the given ``key``/``value`` are the cache, or, when ``value`` is
+        None, an empty cache (length 0) with ``key``'s batch size; every forward with a
+        ``Cache`` appends the new keys and values and returns the grown cache.
+
+        Args:
+            key (Tensor): the memory (StaticCache), or the batch reference / cached keys.
+            value (Tensor, optional): the values; see above. Default: None.
+            type (type, optional): ``MultiHeadAttention.Cache`` or
+                ``MultiHeadAttention.StaticCache``. Default: MultiHeadAttention.Cache.
+
+        Returns:
+            Cache|StaticCache: a namedtuple ``(k, v)`` of ``[B, num_heads, L, head_dim]`` tensors.
+
+        Examples:
+            >>> import fw
+            >>> mha = fw.nn.MultiHeadAttention(16, 2)
+            >>> cache = mha.gen_cache(fw.ones([2, 1, 16]))
+            >>> for step in range(3):
+            ...     out, cache = mha(fw.randn([2, 1, 16]), cache=cache)
+            >>> cache.k.shape
+            [2, 2, 3, 8]
+        """
         if type is MultiHeadAttention.StaticCache:
             k, v = self.compute_kv(key, key if value is None else value)
             return self.StaticCache(k, v)
@@ -210,20 +278,45 @@ def _feed_forward_block(layer, x, norm, dropout):
 
 
 class TransformerEncoderLayer(Layer):
-    """Self-attention + feed-forward block (post-norm, or pre-norm with
-    ``normalize_before``).
+    """One Transformer encoder layer: a self-attention block and a feed-forward block,
+    each with a residual connection and a LayerNorm (after the block by default, before
+    it with ``normalize_before``).
+
+    ``forward(src, src_mask=None, cache=None)`` returns the output (and the new cache
+    when one is given).
+
+    Masks broadcast to ``[batch, num_heads, len_q, len_k]``: a bool (or int) mask keeps
+    the True (non-zero) positions; a float mask is added to the attention scores
+    (``-inf`` blocks a position).
 
     Args:
-        d_model, nhead, dim_feedforward: sizes.
-        dropout: on the residual branches (and, by default, attention and activation).
-        activation: name of a `fw.nn.functional` activation ("relu", "gelu", ...).
-        attn_dropout, act_dropout: override `dropout` for attention weights / after the
-            activation.
-        normalize_before: LayerNorm before each block instead of after.
-        weight_attr, bias_attr: one attr, or a list of 2 (attention, feed-forward).
-        layer_norm_eps: LayerNorm epsilon.
+        d_model (int): the model width (input and output feature size).
+        nhead (int): the number of attention heads; must divide ``d_model``.
+        dim_feedforward (int): the hidden size of the feed-forward block.
+        dropout (float, optional): dropout on the residual branches, and by default on the
+            attention weights and after the activation. Default: 0.1.
+        activation (str, optional): a `fw.nn.functional` activation name, e.g. ``"relu"``
+            or ``"gelu"``. Default: "relu".
+        attn_dropout (float, optional): dropout on the attention weights; ``dropout`` when
+            None. Default: None.
+        act_dropout (float, optional): dropout after the activation; ``dropout`` when None.
+            Default: None.
+        normalize_before (bool, optional): pre-norm (LayerNorm before each block) instead of
+            post-norm. Default: False.
+        weight_attr (ParamAttr|list, optional): one attr for every weight, or a list of 2
+            (attention, feed-forward). Default: None.
+        bias_attr (ParamAttr|list|bool, optional): the same for the biases. Default: None.
+        layer_norm_eps (float, optional): the LayerNorm epsilon. Default: 1e-05.
 
-    ``forward(src, src_mask=None, cache=None)``; with a cache also returns the new one.
+    Shape:
+        - src: ``[B, L, d_model]``; src_mask: broadcastable to ``[B, nhead, L, L]``.
+        - output: ``[B, L, d_model]``.
+
+    Examples:
+        >>> import fw
+        >>> layer = fw.nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32)
+        >>> layer(fw.randn([2, 5, 16])).shape
+        [2, 5, 16]
     """
 
     def __init__(self, d_model, nhead, dim_feedforward, dropout=0.1, activation="relu",
@@ -241,7 +334,20 @@ class TransformerEncoderLayer(Layer):
         return src if cache is None else (src, cache)
 
     def gen_cache(self, src):
-        """An empty incremental self-attention cache for `src`'s batch."""
+        """An empty incremental self-attention cache with ``src``'s batch size.
+
+        Args:
+            src (Tensor): ``[B, L, d_model]``, used for its batch size.
+
+        Returns:
+            MultiHeadAttention.Cache: the empty cache.
+
+        Examples:
+            >>> import fw
+            >>> layer = fw.nn.TransformerEncoderLayer(16, 2, 32)
+            >>> layer.gen_cache(fw.ones([3, 1, 16])).k.shape
+            [3, 2, 0, 8]
+        """
         return self.self_attn.gen_cache(src, type=MultiHeadAttention.Cache)
 
 
@@ -255,8 +361,29 @@ def _clones(layer, n):
 
 
 class TransformerEncoder(Layer):
-    """A stack of `num_layers` encoder layers (the first is `encoder_layer`, the others
-    fresh copies of its configuration), then the optional `norm`."""
+    """A stack of ``num_layers`` encoder layers followed by an optional norm.
+
+    The first layer is ``encoder_layer`` itself, the others new layers of the same
+    configuration (with their own parameters). ``forward(src, src_mask=None,
+    cache=None)``.
+
+    Args:
+        encoder_layer (TransformerEncoderLayer): the first layer and the template of the
+            others.
+        num_layers (int): the number of layers.
+        norm (Layer, optional): applied to the output, e.g. a LayerNorm. Default: None.
+        enable_recompute (bool, optional): accepted for Paddle compatibility. Default: False.
+
+    Shape:
+        - src: ``[B, L, d_model]``; output: the same shape.
+
+    Examples:
+        >>> import fw
+        >>> layer = fw.nn.TransformerEncoderLayer(16, 2, 32)
+        >>> encoder = fw.nn.TransformerEncoder(layer, num_layers=3, norm=fw.nn.LayerNorm(16))
+        >>> len(encoder.layers), encoder(fw.randn([2, 5, 16])).shape
+        (3, [2, 5, 16])
+    """
 
     def __init__(self, encoder_layer, num_layers, norm=None, enable_recompute=False):
         super().__init__()
@@ -280,16 +407,67 @@ class TransformerEncoder(Layer):
         return out if cache is None else (out, new_caches)
 
     def gen_cache(self, src):
+        """One empty incremental self-attention cache per layer, with ``src``'s batch size.
+
+        Args:
+            src (Tensor): ``[B, L, d_model]``, used for its batch size.
+
+        Returns:
+            list[MultiHeadAttention.Cache]: the caches.
+
+        Examples:
+            >>> import fw
+            >>> enc = fw.nn.TransformerEncoder(fw.nn.TransformerEncoderLayer(16, 2, 32), 2)
+            >>> caches = enc.gen_cache(fw.ones([3, 1, 16]))
+            >>> len(caches), caches[0].k.shape
+            (2, [3, 2, 0, 8])
+        """
         return [layer.gen_cache(src) for layer in self.layers]
 
 
 class TransformerDecoderLayer(Layer):
-    """Self-attention, cross-attention over `memory`, and feed-forward.
+    """One Transformer decoder layer: self-attention over the target, cross-attention
+    over the encoder output ``memory``, and a feed-forward block, each with a residual
+    connection and a LayerNorm.
 
-    ``forward(tgt, memory, tgt_mask=None, memory_mask=None, cache=None)``; `cache` is
-    ``(self-attention Cache, cross-attention StaticCache)`` as from `gen_cache`; with a
-    cache the layer returns ``(out, new_cache)``. weight_attr/bias_attr: one attr or a
-    list of 3 (self-attention, cross-attention, feed-forward).
+    ``forward(tgt, memory, tgt_mask=None, memory_mask=None, cache=None)``; ``cache`` is
+    ``(Cache, StaticCache)`` as `gen_cache` makes it, and with a cache the layer returns
+    ``(out, new_cache)``.
+
+    Masks broadcast to ``[batch, num_heads, len_q, len_k]``: a bool (or int) mask keeps
+    the True (non-zero) positions; a float mask is added to the attention scores
+    (``-inf`` blocks a position).
+
+    Args:
+        d_model (int): the model width (input and output feature size).
+        nhead (int): the number of attention heads; must divide ``d_model``.
+        dim_feedforward (int): the hidden size of the feed-forward block.
+        dropout (float, optional): dropout on the residual branches, and by default on the
+            attention weights and after the activation. Default: 0.1.
+        activation (str, optional): a `fw.nn.functional` activation name, e.g. ``"relu"``
+            or ``"gelu"``. Default: "relu".
+        attn_dropout (float, optional): dropout on the attention weights; ``dropout`` when
+            None. Default: None.
+        act_dropout (float, optional): dropout after the activation; ``dropout`` when None.
+            Default: None.
+        normalize_before (bool, optional): pre-norm (LayerNorm before each block) instead of
+            post-norm. Default: False.
+        weight_attr (ParamAttr|list, optional): one attr for every weight, or a list of 3
+            (self-attention, cross-attention, feed-forward). Default: None.
+        bias_attr (ParamAttr|list|bool, optional): the same for the biases. Default: None.
+        layer_norm_eps (float, optional): the LayerNorm epsilon. Default: 1e-05.
+
+    Shape:
+        - tgt: ``[B, L_t, d_model]``; memory: ``[B, L_s, d_model]``.
+        - output: ``[B, L_t, d_model]``.
+
+    Examples:
+        >>> import fw
+        >>> layer = fw.nn.TransformerDecoderLayer(d_model=16, nhead=2, dim_feedforward=32)
+        >>> tgt, memory = fw.randn([2, 4, 16]), fw.randn([2, 6, 16])
+        >>> mask = fw.nn.Transformer.generate_square_subsequent_mask(4)
+        >>> layer(tgt, memory, tgt_mask=mask).shape
+        [2, 4, 16]
     """
 
     def __init__(self, d_model, nhead, dim_feedforward, dropout=0.1, activation="relu",
@@ -312,14 +490,50 @@ class TransformerDecoderLayer(Layer):
         return tgt if cache is None else (tgt, (incremental, static))
 
     def gen_cache(self, memory):
-        """``(empty self-attention Cache, cross-attention StaticCache of memory)``."""
+        """Caches for incremental decoding: an empty self-attention ``Cache`` and the
+        cross-attention ``StaticCache`` of ``memory``.
+
+        Args:
+            memory (Tensor): the encoder output ``[B, L_s, d_model]``.
+
+        Returns:
+            tuple: ``(MultiHeadAttention.Cache, MultiHeadAttention.StaticCache)``.
+
+        Examples:
+            >>> import fw
+            >>> layer = fw.nn.TransformerDecoderLayer(16, 2, 32)
+            >>> memory = fw.randn([2, 6, 16])
+            >>> cache = layer.gen_cache(memory)
+            >>> out, cache = layer(fw.randn([2, 1, 16]), memory, cache=cache)
+            >>> cache[0].k.shape, cache[1].k.shape
+            ([2, 2, 1, 8], [2, 2, 6, 8])
+        """
         incremental = self.self_attn.gen_cache(memory, type=MultiHeadAttention.Cache)
         static = self.cross_attn.gen_cache(memory, memory, type=MultiHeadAttention.StaticCache)
         return incremental, static
 
 
 class TransformerDecoder(Layer):
-    """A stack of `num_layers` decoder layers, then the optional `norm`."""
+    """A stack of ``num_layers`` decoder layers followed by an optional norm (the first
+    layer is ``decoder_layer``, the others new layers of its configuration).
+    ``forward(tgt, memory, tgt_mask=None, memory_mask=None, cache=None)``.
+
+    Args:
+        decoder_layer (TransformerDecoderLayer): the first layer and the template.
+        num_layers (int): the number of layers.
+        norm (Layer, optional): applied to the output. Default: None.
+
+    Shape:
+        - tgt: ``[B, L_t, d_model]``; memory: ``[B, L_s, d_model]``.
+        - output: ``[B, L_t, d_model]``.
+
+    Examples:
+        >>> import fw
+        >>> layer = fw.nn.TransformerDecoderLayer(16, 2, 32)
+        >>> decoder = fw.nn.TransformerDecoder(layer, 2)
+        >>> decoder(fw.randn([2, 4, 16]), fw.randn([2, 6, 16])).shape
+        [2, 4, 16]
+    """
 
     def __init__(self, decoder_layer, num_layers, norm=None):
         super().__init__()
@@ -343,8 +557,22 @@ class TransformerDecoder(Layer):
         return out if cache is None else (out, new_caches)
 
     def gen_cache(self, memory, do_zip=False):
-        """One cache per layer; ``do_zip`` regroups them as (all incremental, all
-        static)."""
+        """One ``(Cache, StaticCache)`` pair per layer for incremental decoding;
+        ``do_zip=True`` regroups them as ``(all Caches, all StaticCaches)``.
+
+        Args:
+            memory (Tensor): the encoder output ``[B, L_s, d_model]``.
+            do_zip (bool, optional): regroup the caches. Default: False.
+
+        Returns:
+            list: the per-layer caches.
+
+        Examples:
+            >>> import fw
+            >>> decoder = fw.nn.TransformerDecoder(fw.nn.TransformerDecoderLayer(16, 2, 32), 2)
+            >>> len(decoder.gen_cache(fw.randn([2, 6, 16])))
+            2
+        """
         caches = [layer.gen_cache(memory) for layer in self.layers]
         if do_zip:
             caches = list(zip(*caches))
@@ -366,16 +594,45 @@ def _encoder_decoder_attrs(attr):
 
 
 class Transformer(Layer):
-    """Encoder-decoder Transformer (Vaswani et al.) with final LayerNorms on both
-    stacks.
+    """The encoder-decoder Transformer of "Attention Is All You Need" (Vaswani et al.,
+    2017), with a final LayerNorm after each stack.
 
-    ``forward(src, tgt, src_mask=None, tgt_mask=None, memory_mask=None)`` returns the
-    decoder output ``[batch, tgt_len, d_model]``.
+    ``forward(src, tgt, src_mask=None, tgt_mask=None, memory_mask=None)`` encodes
+    ``src`` and decodes ``tgt`` against it.
 
-    >>> import fw
-    >>> t = fw.nn.Transformer(16, 2, 1, 1, 32)
-    >>> t(fw.randn([2, 4, 16]), fw.randn([2, 6, 16])).shape
-    [2, 6, 16]
+    Masks broadcast to ``[batch, num_heads, len_q, len_k]``: a bool (or int) mask keeps
+    the True (non-zero) positions; a float mask is added to the attention scores
+    (``-inf`` blocks a position).
+
+    Args:
+        d_model (int, optional): the model width. Default: 512.
+        nhead (int, optional): the number of heads. Default: 8.
+        num_encoder_layers (int, optional): encoder layers. Default: 6.
+        num_decoder_layers (int, optional): decoder layers. Default: 6.
+        dim_feedforward (int, optional): the feed-forward hidden size. Default: 2048.
+        dropout (float, optional): the dropout rate. Default: 0.1.
+        activation (str, optional): the feed-forward activation. Default: "relu".
+        attn_dropout (float, optional): dropout on the attention weights. Default: None.
+        act_dropout (float, optional): dropout after the activation. Default: None.
+        normalize_before (bool, optional): pre-norm layers. Default: False.
+        weight_attr (ParamAttr|list, optional): weight attributes, one or per block.
+            Default: None.
+        bias_attr (ParamAttr|list|bool, optional): bias attributes. Default: None.
+        custom_encoder (Layer, optional): used instead of the built encoder. Default: None.
+        custom_decoder (Layer, optional): used instead of the built decoder. Default: None.
+
+    Shape:
+        - src: ``[B, L_s, d_model]``; tgt: ``[B, L_t, d_model]``.
+        - output: ``[B, L_t, d_model]``.
+
+    Examples:
+        >>> import fw
+        >>> model = fw.nn.Transformer(d_model=16, nhead=2, num_encoder_layers=1,
+        ...                        num_decoder_layers=1, dim_feedforward=32)
+        >>> src, tgt = fw.randn([2, 5, 16]), fw.randn([2, 3, 16])
+        >>> mask = model.generate_square_subsequent_mask(3)
+        >>> model(src, tgt, tgt_mask=mask).shape
+        [2, 3, 16]
     """
 
     def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6,
@@ -411,8 +668,20 @@ class Transformer(Layer):
 
     @staticmethod
     def generate_square_subsequent_mask(length):
-        """A ``[length, length]`` float mask: 0 on and below the diagonal, -inf above
-        (position i may attend to positions <= i)."""
+        """A causal mask: ``[length, length]`` float, 0 on and below the diagonal and
+        ``-inf`` above it, so position ``i`` attends only to positions ``<= i``.
+
+        Args:
+            length (int|Tensor): the sequence length.
+
+        Returns:
+            Tensor: the mask, in the default float dtype.
+
+        Examples:
+            >>> import fw
+            >>> fw.nn.Transformer.generate_square_subsequent_mask(3).tolist()
+            [[0.0, -inf, -inf], [0.0, 0.0, -inf], [0.0, 0.0, 0.0]]
+        """
         if hasattr(length, "item"):
             length = int(length.item())
         keep = fw.tril(fw.ones([length, length], dtype="bool"))

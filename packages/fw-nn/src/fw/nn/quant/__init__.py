@@ -33,27 +33,87 @@ _ALGOS = ("weight_only_int8", "weight_only_int4")
 
 def weight_quantize(x, algo="weight_only_int8", arch=None, group_size=-1):
     """Quantize a ``[k, n]`` weight symmetrically per output channel (or per group of
-    ``group_size`` rows): returns ``(out, scale)``.
+    ``group_size`` rows) for `weight_only_linear`. The codes are stored transposed,
+    ``[n, k]`` int8 (int4: two codes per byte, ``[n, k / 2]``), with float32 scales.
 
-    >>> import fw
-    >>> q, s = fw.nn.quant.weight_quantize(fw.ones([4, 2]))
-    >>> q.shape, s.shape, q.dtype
-    ([2, 4], [2], fw.int8)
+    Args:
+        x (Tensor): the float weight ``[k, n]`` (Paddle's Linear layout).
+        algo (str, optional): ``"weight_only_int8"`` or ``"weight_only_int4"``.
+            Default: "weight_only_int8".
+        arch (int, optional): a GPU layout selector in Paddle; accepted and ignored (fw has
+            one portable layout). Default: None.
+        group_size (int, optional): -1 for one scale per output channel, or the number
+            of rows (64 or 128 in Paddle) that share a scale. Default: -1.
+
+    Returns:
+        tuple[Tensor, Tensor]: ``(codes, scale)``; scale is ``[n]`` or ``[k / group_size, n]``.
+
+    Examples:
+        >>> import fw
+        >>> w = fw.to_tensor([[1.0, -0.5], [0.5, 2.0]])
+        >>> q, scale = fw.nn.quant.weight_quantize(w)
+        >>> q.shape, scale.shape, q.dtype
+        ([2, 2], [2], fw.int8)
+        >>> q.tolist(), [round(v, 4) for v in scale.tolist()]
+        ([[127, 64], [-32, 127]], [0.0079, 0.0157])
     """
     return op("weight_quantize", [x], algo=algo, group_size=group_size)
 
 
 def weight_dequantize(x, scale, algo="weight_only_int8", out_dtype="float16", group_size=-1):
-    """The ``[k, n]`` weight a `weight_quantize` result stands for, in ``out_dtype``."""
+    """The float ``[k, n]`` weight that a `weight_quantize` result stands for.
+
+    Args:
+        x (Tensor): the int8 codes from `weight_quantize`.
+        scale (Tensor): their scales.
+        algo (str, optional): ``"weight_only_int8"`` or ``"weight_only_int4"``.
+            Default: "weight_only_int8".
+        out_dtype (str, optional): the result dtype. Default: "float16".
+        group_size (int, optional): -1 for one scale per output channel, or the number
+            of rows (64 or 128 in Paddle) that share a scale. Default: -1.
+
+    Returns:
+        Tensor: ``[k, n]`` in ``out_dtype``.
+
+    Examples:
+        >>> import fw
+        >>> w = fw.to_tensor([[1.0, -0.5], [0.5, 2.0]])
+        >>> q, scale = fw.nn.quant.weight_quantize(w)
+        >>> fw.nn.quant.weight_dequantize(q, scale, out_dtype='float32').numpy().round(2).tolist()
+        [[1.0, -0.5], [0.5, 2.0]]
+    """
     return op("weight_dequantize", [x, scale], algo=algo, out_dtype=out_dtype,
               group_size=group_size)
 
 
 def weight_only_linear(x, weight, bias=None, weight_scale=None, weight_dtype="int8", arch=None,
                        group_size=-1):
-    """``x @ weight_dequantize(weight, weight_scale) + bias`` (weight ``[n, k]`` int8 or
-    packed int4), computed in float32 and returned in x's dtype; differentiable in x,
-    bias and weight_scale."""
+    """A Linear on a quantized weight: ``x @ weight_dequantize(weight, weight_scale) +
+    bias``, computed in float32 and returned in ``x``'s dtype; differentiable in ``x``,
+    ``bias`` and ``weight_scale``.
+
+    Args:
+        x (Tensor): the input ``[*, k]``.
+        weight (Tensor): the codes ``[n, k]`` int8 (or packed int4 ``[n, k / 2]``).
+        bias (Tensor, optional): ``[n]``. Default: None.
+        weight_scale (Tensor): the scales from `weight_quantize` (required).
+        weight_dtype (str, optional): ``"int8"`` or ``"int4"``. Default: "int8".
+        arch (int, optional): accepted and ignored. Default: None.
+        group_size (int, optional): -1 for one scale per output channel, or the number
+            of rows (64 or 128 in Paddle) that share a scale. Default: -1.
+
+    Returns:
+        Tensor: ``[*, n]``.
+
+    Examples:
+        >>> import fw
+        >>> w = fw.randn([16, 4])
+        >>> q, scale = fw.nn.quant.weight_quantize(w)
+        >>> x = fw.randn([2, 16])
+        >>> y = fw.nn.quant.weight_only_linear(x, q, weight_scale=scale)
+        >>> y.shape, bool(fw.allclose(y, x @ w, atol=0.1))
+        ([2, 4], True)
+    """
     if weight_scale is None:
         raise InvalidArgumentError("weight_only_linear: 'weight_scale' is required (the scale "
                                    "weight_quantize returned)")
@@ -62,15 +122,31 @@ def weight_only_linear(x, weight, bias=None, weight_scale=None, weight_dtype="in
 
 
 class WeightOnlyLinear(Layer):
-    """A Linear whose weight is stored as int8 (or packed int4) codes with float32 scales:
-    ``weight`` ``[n, k]`` int8 and ``weight_scale`` are persistable buffers (saved and
-    exported as they are, so the file holds 1 byte (int8) or half a byte (int4) per
-    weight); ``bias`` stays a float parameter.
+    """A Linear layer whose weight is stored as int8 (or packed int4) codes with float32
+    scales. ``weight`` (``[n, k]`` int8) and ``weight_scale`` are persistable buffers, saved
+    as they are (1 byte, or half a byte, per weight); ``bias`` stays a float parameter.
+    Build one from a trained `Linear` with `from_linear`.
 
     Args:
-        in_features, out_features: the Linear's k and n.
-        algo: ``"weight_only_int8"`` or ``"weight_only_int4"``.
-        group_size: -1 (per output channel) or the rows per scale group.
+        in_features (int): the input size k.
+        out_features (int): the output size n.
+        algo (str, optional): ``"weight_only_int8"`` or ``"weight_only_int4"``.
+            Default: "weight_only_int8".
+        group_size (int, optional): -1 for one scale per output channel, or the number
+            of rows (64 or 128 in Paddle) that share a scale. Default: -1.
+        bias (bool, optional): whether the layer has a bias. Default: True.
+        dtype (str, optional): the bias dtype. Default: "float32".
+
+    Shape:
+        - input: ``[*, in_features]``; output: ``[*, out_features]``.
+
+    Examples:
+        >>> import fw
+        >>> layer = fw.nn.quant.WeightOnlyLinear(16, 4)
+        >>> layer.weight.dtype, layer.weight.shape
+        (fw.int8, [4, 16])
+        >>> layer(fw.ones([2, 16])).shape
+        [2, 4]
     """
 
     def __init__(self, in_features, out_features, algo="weight_only_int8", group_size=-1,
@@ -93,7 +169,28 @@ class WeightOnlyLinear(Layer):
 
     @classmethod
     def from_linear(cls, linear, algo="weight_only_int8", group_size=-1):
-        """A WeightOnlyLinear computing what `linear` computes, to quantization error."""
+        """A `WeightOnlyLinear` computing what ``linear`` computes, up to quantization error.
+
+        Args:
+            linear (Linear): the float layer.
+            algo (str, optional): ``"weight_only_int8"`` or ``"weight_only_int4"``.
+                Default: "weight_only_int8".
+            group_size (int, optional): -1 for one scale per output channel, or the number
+                of rows (64 or 128 in Paddle) that share a scale. Default: -1.
+
+        Returns:
+            WeightOnlyLinear: the new layer.
+
+        Examples:
+            >>> import fw
+            >>> fc = fw.nn.Linear(64, 8)
+            >>> qfc = fw.nn.quant.WeightOnlyLinear.from_linear(fc)
+            >>> x = fw.randn([4, 64])
+            >>> bool(fw.allclose(qfc(x), fc(x), atol=0.05))
+            True
+            >>> qfc.size_bytes() < 64 * 8 * 4
+            True
+        """
         k, n = linear.weight.shape
         layer = cls(k, n, algo, group_size, bias=linear.bias is not None)
         q, s = weight_quantize(linear.weight.detach(), algo=algo, group_size=group_size)
@@ -113,6 +210,15 @@ class WeightOnlyLinear(Layer):
                 f"algo={self.algo}, group_size={self.group_size}")
 
     def size_bytes(self) -> int:
-        """Bytes of the stored weight, scales and bias."""
+        """The bytes held by the stored weight codes, scales and bias.
+
+        Returns:
+            int: the size in bytes.
+
+        Examples:
+            >>> import fw
+            >>> fw.nn.quant.WeightOnlyLinear(64, 8).size_bytes()
+            576
+        """
         return int(sum(np.asarray(t.numpy()).nbytes for t in
                        (self.weight, self.weight_scale, self.bias) if t is not None))

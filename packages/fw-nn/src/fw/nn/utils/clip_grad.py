@@ -19,16 +19,39 @@ def _params(parameters):
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False):
-    """Scale the gradients of `parameters` in place so that their total `norm_type`-norm
-    is at most `max_norm`; returns the total norm before clipping (a 0-D tensor).
+    """Scale the gradients of ``parameters`` in place so that their total norm is at most
+    ``max_norm``.
 
-    >>> import fw
-    >>> p = fw.nn.Parameter(fw.zeros([2]))
-    >>> p.grad = fw.to_tensor([3.0, 4.0])
-    >>> round(fw.nn.utils.clip_grad_norm_([p], 1.0).item(), 4)
-    5.0
-    >>> [round(v, 3) for v in p.grad.tolist()]
-    [0.6, 0.8]
+    The total norm is the ``norm_type``-norm of all gradients together (as if
+    concatenated). When it exceeds ``max_norm`` every gradient is multiplied by
+    ``max_norm / (total + 1e-6)``. Call it between ``backward()`` and the optimizer
+    step.
+
+    Args:
+        parameters (Tensor|Iterable[Tensor]): the parameters whose ``.grad`` is clipped.
+        max_norm (float): the largest allowed total norm.
+        norm_type (float, optional): the p of the norm; ``float("inf")`` for the max norm.
+            Default: 2.0.
+        error_if_nonfinite (bool, optional): raise if the total norm is NaN or infinite.
+            Default: False.
+
+    Returns:
+        Tensor: the total norm before clipping, a 0-D float32 tensor.
+
+    Examples:
+        >>> import fw
+        >>> p = fw.nn.Parameter(fw.zeros([2]))
+        >>> p.grad = fw.to_tensor([3.0, 4.0])
+        >>> round(fw.nn.utils.clip_grad_norm_([p], max_norm=1.0).item(), 4)
+        5.0
+        >>> [round(v, 3) for v in p.grad.tolist()]
+        [0.6, 0.8]
+        >>> net = fw.nn.Linear(4, 2)
+        >>> net(fw.randn([8, 4])).sum().backward()
+        >>> total = fw.nn.utils.clip_grad_norm_(net.parameters(), max_norm=0.5)
+        >>> grads = [p.grad for p in net.parameters()]
+        >>> round(float(sum((g ** 2).sum() for g in grads) ** 0.5), 3)
+        0.5
     """
     grads = [p.grad for p in _params(parameters) if p.grad is not None]
     if not grads:
@@ -61,8 +84,24 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
 
 
 def clip_grad_value_(parameters, clip_value):
-    """Clip every gradient element of `parameters` into ``[-clip_value, clip_value]``, in
-    place."""
+    """Clip every gradient element of ``parameters`` into ``[-clip_value, clip_value]``,
+    in place.
+
+    Args:
+        parameters (Tensor|Iterable[Tensor]): the parameters whose ``.grad`` is clipped.
+        clip_value (float): the bound.
+
+    Returns:
+        None.
+
+    Examples:
+        >>> import fw
+        >>> p = fw.nn.Parameter(fw.zeros([3]))
+        >>> p.grad = fw.to_tensor([-2.0, 0.5, 3.0])
+        >>> fw.nn.utils.clip_grad_value_([p], 1.0)
+        >>> p.grad.tolist()
+        [-1.0, 0.5, 1.0]
+    """
     c = float(clip_value)
     with no_grad():
         for p in _params(parameters):

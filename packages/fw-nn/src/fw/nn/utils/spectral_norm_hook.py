@@ -65,9 +65,35 @@ class _SpectralNorm:
 
 
 def spectral_norm(layer, name="weight", n_power_iterations=1, eps=1e-12, dim=None):
-    """Apply spectral normalization to ``layer.<name>``; `dim` is the output axis (1 for
-    Linear, whose weight is ``[in, out]``, and for transposed convolutions; 0 otherwise,
-    when None). Returns the layer."""
+    """Spectral normalization (Miyato et al., 2018): ``layer.<name>`` becomes
+    ``<name>_orig / sigma``, with ``sigma`` the largest singular value of the weight
+    viewed as a matrix ``[shape[dim], -1]``, estimated by power iteration.
+
+    The iteration vectors are the buffers ``<name>_u`` and ``<name>_v``; they advance
+    ``n_power_iterations`` steps on every call in training mode.
+
+    Args:
+        layer (Layer): the layer to modify.
+        name (str, optional): the parameter's attribute name. Default: "weight".
+        n_power_iterations (int, optional): power iterations per call. Default: 1.
+        eps (float, optional): added to norms for stability. Default: 1e-12.
+        dim (int, optional): the output axis; None picks 1 for `Linear` (weight
+            ``[in, out]``) and transposed convolutions, 0 otherwise. Default: None.
+
+    Returns:
+        Layer: ``layer``.
+
+    Examples:
+        >>> import fw
+        >>> fc = fw.nn.Linear(2, 2)
+        >>> _ = fc.weight.set_value(fw.to_tensor([[3.0, 0.0], [0.0, 1.0]]))
+        >>> fc = fw.nn.utils.spectral_norm(fc, n_power_iterations=10)
+        >>> sorted(n for n, _ in fc.named_parameters()), sorted(n for n, _ in fc.named_buffers())
+        (['bias', 'weight_orig'], ['weight_u', 'weight_v'])
+        >>> _ = fc(fw.ones([1, 2]))
+        >>> [[round(v, 3) for v in row] for row in fc.weight.tolist()]
+        [[1.0, 0.0], [0.0, 0.333]]
+    """
     from fw.nn.layer.common import Linear
     from fw.nn.layer.conv import Conv1DTranspose, Conv2DTranspose, Conv3DTranspose
 
@@ -100,8 +126,22 @@ def spectral_norm(layer, name="weight", n_power_iterations=1, eps=1e-12, dim=Non
 
 
 def remove_spectral_norm(layer, name="weight"):
-    """Undo `spectral_norm`: ``<name>`` becomes a plain parameter holding the normalized
-    weight. Returns the layer."""
+    """Undo `spectral_norm`: ``<name>`` becomes a plain parameter holding the normalised
+    weight.
+
+    Args:
+        layer (Layer): the layer.
+        name (str, optional): the parameter's attribute name. Default: "weight".
+
+    Returns:
+        Layer: ``layer``.
+
+    Examples:
+        >>> import fw
+        >>> fc = fw.nn.utils.remove_spectral_norm(fw.nn.utils.spectral_norm(fw.nn.Linear(3, 3)))
+        >>> sorted(n for n, _ in fc.named_parameters())
+        ['bias', 'weight']
+    """
     for key, hook in list(layer._forward_pre_hooks.items()):
         if isinstance(hook, _SpectralNorm) and hook.name == name:
             with no_grad():

@@ -10,11 +10,21 @@ __all__ = ["parameters_to_vector", "vector_to_parameters"]
 
 
 def parameters_to_vector(parameters, name=None):
-    """The concatenation of the flattened `parameters` (1-D; differentiable).
+    """Flatten ``parameters`` and concatenate them into one 1-D tensor (differentiable).
 
-    >>> import fw
-    >>> fw.nn.utils.parameters_to_vector(fw.nn.Linear(2, 3).parameters()).shape
-    [9]
+    Args:
+        parameters (Iterable[Tensor]): the parameters, in order.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        Tensor: a 1-D tensor of all their elements.
+
+    Examples:
+        >>> import fw
+        >>> fc = fw.nn.Linear(2, 3)
+        >>> vec = fw.nn.utils.parameters_to_vector(fc.parameters())
+        >>> vec.shape
+        [9]
     """
     ps = list(parameters)
     if not ps:
@@ -23,7 +33,24 @@ def parameters_to_vector(parameters, name=None):
 
 
 def vector_to_parameters(vec, parameters, name=None):
-    """Copy consecutive slices of the 1-D `vec` into `parameters`, in place."""
+    """Copy consecutive slices of the 1-D ``vec`` into ``parameters``, in place (the
+    inverse of `parameters_to_vector`).
+
+    Args:
+        vec (Tensor): a 1-D tensor with as many elements as the parameters together.
+        parameters (Iterable[Tensor]): the parameters to overwrite, in order.
+        name (str, optional): unused, for Paddle compatibility. Default: None.
+
+    Returns:
+        None.
+
+    Examples:
+        >>> import fw
+        >>> fc = fw.nn.Linear(2, 1)
+        >>> fw.nn.utils.vector_to_parameters(fw.to_tensor([1.0, 2.0, 3.0]), fc.parameters())
+        >>> fc.weight.tolist(), fc.bias.tolist()
+        ([[1.0], [2.0]], [3.0])
+    """
     ps = list(parameters)
     total = sum(p.size for p in ps)
     if len(vec.shape) != 1 or vec.shape[0] != total:

@@ -37,14 +37,29 @@ class _WeightNorm:
 
 
 def weight_norm(layer, name="weight", dim=0):
-    """Re-parameterise ``layer.<name>`` as magnitude ``<name>_g`` times direction
-    ``<name>_v``; `dim` is the axis kept by the norm (None: one norm of the whole tensor).
-    Returns the layer.
+    """Weight normalization (Salimans & Kingma, 2016): re-parameterise
+    ``layer.<name>`` as a magnitude ``<name>_g`` times a direction
+    ``<name>_v / ||<name>_v||``; a forward pre-hook recomputes ``<name>`` before every
+    call.
 
-    >>> import fw
-    >>> lin = fw.nn.utils.weight_norm(fw.nn.Linear(3, 2))
-    >>> sorted(n for n, _ in lin.named_parameters())
-    ['bias', 'weight_g', 'weight_v']
+    Args:
+        layer (Layer): the layer to modify.
+        name (str, optional): the parameter's attribute name. Default: "weight".
+        dim (int, optional): the axis kept by the norm (one magnitude per index of it);
+            None for a single norm of the whole tensor. Default: 0.
+
+    Returns:
+        Layer: ``layer``.
+
+    Examples:
+        >>> import fw
+        >>> fc = fw.nn.utils.weight_norm(fw.nn.Linear(3, 2))
+        >>> sorted(n for n, _ in fc.named_parameters())
+        ['bias', 'weight_g', 'weight_v']
+        >>> fc.weight_g.shape
+        [3]
+        >>> fc(fw.ones([1, 3])).shape
+        [1, 2]
     """
     for hook in layer._forward_pre_hooks.values():
         if isinstance(hook, _WeightNorm) and hook.name == name:
@@ -72,8 +87,23 @@ def weight_norm(layer, name="weight", dim=0):
 
 
 def remove_weight_norm(layer, name="weight"):
-    """Undo `weight_norm`: ``<name>`` becomes a plain parameter again (with the current
-    normalized value). Returns the layer."""
+    """Undo `weight_norm`: ``<name>`` becomes a plain parameter again, holding its
+    current normalised value.
+
+    Args:
+        layer (Layer): the layer.
+        name (str, optional): the parameter's attribute name. Default: "weight".
+
+    Returns:
+        Layer: ``layer``.
+
+    Examples:
+        >>> import fw
+        >>> fc = fw.nn.utils.weight_norm(fw.nn.Linear(3, 2))
+        >>> fc = fw.nn.utils.remove_weight_norm(fc)
+        >>> sorted(n for n, _ in fc.named_parameters())
+        ['bias', 'weight']
+    """
     for key, hook in list(layer._forward_pre_hooks.items()):
         if isinstance(hook, _WeightNorm) and hook.name == name:
             with fw.no_grad():

@@ -17,7 +17,25 @@ LOWERINGS: dict = {}
 
 
 def lowers(*names):
-    """Decorator: register ``fn(op, ctx)`` as the lowering of the fw ops `names`."""
+    """Decorator: register ``fn(op, ctx)`` as the ONNX lowering of the fw ops `names`.
+
+    The function emits ONNX nodes for one op through `ctx`; it is then found in
+    `LOWERINGS` by op name.
+
+    Args:
+        *names (str): fw op names.
+
+    Returns:
+        Callable: the decorator (it returns `fn` unchanged).
+
+    Examples:
+        >>> import fw
+        >>> import fw.onnx
+        >>> "relu" in fw.onnx.LOWERINGS
+        True
+        >>> fw.onnx.lowers("relu") is not None     # how a lowering module registers one
+        True
+    """
 
     def register(fn):
         for n in names:

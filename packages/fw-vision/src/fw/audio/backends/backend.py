@@ -18,6 +18,7 @@ class AudioInfo:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> from fw.audio.backends.backend import AudioInfo
             >>> AudioInfo(16000, 8000, 1, 16, "PCM_S").num_frames
             8000

@@ -55,6 +55,7 @@ class Cifar10(Dataset):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> from fw.vision.datasets import Cifar10
             >>> Cifar10.URL
             'https://dataset.bj.bcebos.com/cifar/cifar-10-python.tar.gz'
@@ -127,15 +128,27 @@ class Cifar10(Dataset):
 
 
 class Cifar100(Cifar10):
-    """CIFAR-100: like `Cifar10` with 100 fine labels (``cifar-100-python.tar.gz``,
-    members ``train`` / ``test``).
+    """CIFAR-100: like `Cifar10` (50,000 train / 10,000 test 32x32 colour images)
+    with 100 fine labels (``cifar-100-python.tar.gz``, members ``train`` / ``test``).
+
+    Args:
+        data_file (str, optional): path of ``cifar-100-python.tar.gz``; None downloads it
+            when ``download`` is True. Default: None.
+        mode (str, optional): "train" or "test". Default: "train".
+        transform (Callable, optional): applied to each image. Default: None.
+        download (bool, optional): download a missing file into fw's cache (md5-checked;
+            a cached file is reused without network). Default: True.
+        backend (str, optional): "pil" or "cv2"; None uses
+            `fw.vision.get_image_backend`. Default: None.
+
+    Returns:
+        Dataset: items ``(image, label)``, as `Cifar10`'s (labels 0 to 99).
 
     Examples:
-        .. code-block:: python
-
-            >>> from fw.vision.datasets import Cifar100
-            >>> Cifar100.MD5
-            'eb9058c3a382ffc7106e4002c42a8d85'
+        >>> import fw
+        >>> from fw.vision.datasets import Cifar100
+        >>> Cifar100.MD5
+        'eb9058c3a382ffc7106e4002c42a8d85'
     """
 
     URL = CIFAR100_URL

@@ -100,6 +100,7 @@ class Flowers(Dataset):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> from fw.vision.datasets import Flowers
             >>> from fw.vision.datasets.flowers import MODE_FLAG
             >>> MODE_FLAG["train"]

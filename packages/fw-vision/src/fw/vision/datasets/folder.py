@@ -94,6 +94,7 @@ class DatasetFolder(Dataset):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import os, tempfile
             >>> from PIL import Image
             >>> from fw.vision.datasets import DatasetFolder
@@ -157,6 +158,7 @@ class ImageFolder(Dataset):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import os, tempfile
             >>> from PIL import Image
             >>> from fw.vision.datasets import ImageFolder

@@ -70,6 +70,7 @@ class MNIST(Dataset):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import gzip, os, struct, tempfile
             >>> import numpy as np
             >>> from fw.vision.datasets import MNIST
@@ -136,15 +137,36 @@ class MNIST(Dataset):
 
 
 class FashionMNIST(MNIST):
-    """Zalando's Fashion-MNIST (same format and arguments as `MNIST`: 28x28 grayscale
-    images of 10 clothing classes).
+    """Zalando's Fashion-MNIST: 60,000 train / 10,000 test 28x28 grayscale images of
+    10 clothing classes, in MNIST's file format.
+
+    Args:
+        image_path (str, optional): path of the (gzipped IDX) image file; None downloads
+            it when ``download`` is True. Default: None.
+        label_path (str, optional): path of the label file; None downloads it.
+            Default: None.
+        mode (str, optional): "train" or "test". Default: "train".
+        transform (Callable, optional): applied to each image. Default: None.
+        download (bool, optional): download missing files into fw's cache (md5-checked;
+            a cached file is reused without network). Default: True.
+        backend (str, optional): "pil" (PIL images) or "cv2" (float arrays); None uses
+            `fw.vision.get_image_backend`. Default: None.
+
+    Returns:
+        Dataset: items ``(image, label)``, as `MNIST`'s.
 
     Examples:
-        .. code-block:: python
-
-            >>> from fw.vision.datasets import FashionMNIST
-            >>> FashionMNIST.TRAIN_IMAGE_URL
-            'https://dataset.bj.bcebos.com/fashion_mnist/train-images-idx3-ubyte.gz'
+        >>> import fw
+        >>> import gzip, struct
+        >>> from fw.vision.datasets import FashionMNIST
+        >>> with gzip.open("img.gz", "wb") as f:
+        ...     _ = f.write(struct.pack(">IIII", 2051, 1, 28, 28) + bytes(28 * 28))
+        >>> with gzip.open("lab.gz", "wb") as f:
+        ...     _ = f.write(struct.pack(">II", 2049, 1) + bytes([9]))
+        >>> ds = FashionMNIST("img.gz", "lab.gz", backend="cv2")
+        >>> img, label = ds[0]
+        >>> len(ds), img.shape, label
+        (1, (28, 28), array([9]))
     """
 
     NAME = "fashion-mnist"

@@ -48,6 +48,7 @@ class VOC2012(Dataset):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> from fw.vision.datasets.voc2012 import MODE_FLAG
             >>> MODE_FLAG["valid"]
             'val'

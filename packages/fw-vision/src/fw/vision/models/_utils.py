@@ -181,6 +181,7 @@ def load_weights_file(model: nn.Layer, path, what: str, head: Sequence[str] = ()
         Layer: `model`.
 
     Examples:
+        >>> import fw
         >>> import os, tempfile, fw
         >>> from fw.vision.models._utils import load_weights_file
         >>> path = os.path.join(tempfile.mkdtemp(), "w.fw")

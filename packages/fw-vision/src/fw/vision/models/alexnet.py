@@ -122,6 +122,7 @@ def alexnet(pretrained: bool = False, **kwargs) -> AlexNet:
         Layer: an AlexNet model.
 
     Examples:
+        >>> import fw
         >>> from fw.vision.models import alexnet
         >>> model = alexnet(num_classes=10)
         >>> model._fc8.weight.shape

@@ -114,6 +114,7 @@ def mobilenet_v1(pretrained: bool = False, scale: float = 1.0, **kwargs) -> Mobi
         Layer: a MobileNetV1 model.
 
     Examples:
+        >>> import fw
         >>> from fw.vision.models import mobilenet_v1
         >>> mobilenet_v1(scale=0.5).fc.weight.shape
         [512, 1000]

@@ -130,6 +130,7 @@ def mobilenet_v2(pretrained: bool = False, scale: float = 1.0, **kwargs) -> Mobi
         Layer: a MobileNetV2 model.
 
     Examples:
+        >>> import fw
         >>> from fw.vision.models import mobilenet_v2
         >>> mobilenet_v2(scale=0.5).classifier[1].weight.shape
         [1280, 1000]

@@ -270,6 +270,7 @@ def mobilenet_v3_small(pretrained: bool = False, scale: float = 1.0,
         Layer: a MobileNetV3Small model.
 
     Examples:
+        >>> import fw
         >>> from fw.vision.models import mobilenet_v3_small
         >>> mobilenet_v3_small(scale=0.75).classifier[3].weight.shape
         [768, 1000]
@@ -291,6 +292,7 @@ def mobilenet_v3_large(pretrained: bool = False, scale: float = 1.0,
         Layer: a MobileNetV3Large model.
 
     Examples:
+        >>> import fw
         >>> from fw.vision.models import mobilenet_v3_large
         >>> mobilenet_v3_large().classifier[0].weight.shape
         [960, 1280]

@@ -241,6 +241,7 @@ def resnet34(pretrained: bool = False, **kwargs) -> ResNet:
         Layer: a ResNet model.
 
     Examples:
+        >>> import fw
         >>> from fw.vision.models import resnet34
         >>> len(resnet34().layer3)
         6
@@ -259,6 +260,7 @@ def resnet50(pretrained: bool = False, **kwargs) -> ResNet:
         Layer: a ResNet model.
 
     Examples:
+        >>> import fw
         >>> from fw.vision.models import resnet50
         >>> resnet50().fc.weight.shape
         [2048, 1000]
@@ -277,6 +279,7 @@ def resnet101(pretrained: bool = False, **kwargs) -> ResNet:
         Layer: a ResNet model.
 
     Examples:
+        >>> import fw
         >>> from fw.vision.models import resnet101
         >>> len(resnet101().layer3)
         23
@@ -295,6 +298,7 @@ def resnet152(pretrained: bool = False, **kwargs) -> ResNet:
         Layer: a ResNet model.
 
     Examples:
+        >>> import fw
         >>> from fw.vision.models import resnet152
         >>> len(resnet152().layer2)
         8
@@ -320,6 +324,7 @@ def resnext50_32x4d(pretrained: bool = False, **kwargs) -> ResNet:
         Layer: a ResNet model.
 
     Examples:
+        >>> import fw
         >>> from fw.vision.models import resnext50_32x4d
         >>> resnext50_32x4d().layer1[0].conv2.weight.shape
         [128, 4, 3, 3]
@@ -338,6 +343,7 @@ def resnext50_64x4d(pretrained: bool = False, **kwargs) -> ResNet:
         Layer: a ResNet model.
 
     Examples:
+        >>> import fw
         >>> from fw.vision.models import resnext50_64x4d
         >>> resnext50_64x4d().layer1[0].conv2.weight.shape
         [256, 4, 3, 3]
@@ -356,6 +362,7 @@ def resnext101_32x4d(pretrained: bool = False, **kwargs) -> ResNet:
         Layer: a ResNet model.
 
     Examples:
+        >>> import fw
         >>> from fw.vision.models import resnext101_32x4d
         >>> resnext101_32x4d().groups
         32
@@ -374,6 +381,7 @@ def resnext101_64x4d(pretrained: bool = False, **kwargs) -> ResNet:
         Layer: a ResNet model.
 
     Examples:
+        >>> import fw
         >>> from fw.vision.models import resnext101_64x4d
         >>> resnext101_64x4d().groups
         64
@@ -392,6 +400,7 @@ def resnext152_32x4d(pretrained: bool = False, **kwargs) -> ResNet:
         Layer: a ResNet model.
 
     Examples:
+        >>> import fw
         >>> from fw.vision.models import resnext152_32x4d
         >>> len(resnext152_32x4d().layer3)
         36
@@ -410,6 +419,7 @@ def resnext152_64x4d(pretrained: bool = False, **kwargs) -> ResNet:
         Layer: a ResNet model.
 
     Examples:
+        >>> import fw
         >>> from fw.vision.models import resnext152_64x4d
         >>> resnext152_64x4d().base_width
         4
@@ -429,6 +439,7 @@ def wide_resnet50_2(pretrained: bool = False, **kwargs) -> ResNet:
         Layer: a ResNet model.
 
     Examples:
+        >>> import fw
         >>> from fw.vision.models import wide_resnet50_2
         >>> wide_resnet50_2().layer1[0].conv1.weight.shape
         [128, 64, 1, 1]
@@ -448,6 +459,7 @@ def wide_resnet101_2(pretrained: bool = False, **kwargs) -> ResNet:
         Layer: a ResNet model.
 
     Examples:
+        >>> import fw
         >>> from fw.vision.models import wide_resnet101_2
         >>> len(wide_resnet101_2().layer3)
         23

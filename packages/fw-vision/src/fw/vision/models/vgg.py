@@ -98,6 +98,7 @@ def make_layers(cfg, batch_norm: bool = False) -> nn.Sequential:
         Sequential: the layers, named ``"0"``, ``"1"``, … (Paddle's names).
 
     Examples:
+        >>> import fw
         >>> from fw.vision.models.vgg import make_layers
         >>> len(make_layers([8, "M", 16], batch_norm=True))
         7
@@ -161,6 +162,7 @@ def vgg13(pretrained: bool = False, batch_norm: bool = False, **kwargs) -> VGG:
         Layer: a VGG model.
 
     Examples:
+        >>> import fw
         >>> from fw.vision.models import vgg13
         >>> len(vgg13(batch_norm=True, num_classes=0).features)
         35
@@ -202,6 +204,7 @@ def vgg19(pretrained: bool = False, batch_norm: bool = False, **kwargs) -> VGG:
         Layer: a VGG model.
 
     Examples:
+        >>> import fw
         >>> from fw.vision.models import vgg19
         >>> len([k for k in vgg19(num_classes=0).state_dict() if k.endswith("weight")])
         16

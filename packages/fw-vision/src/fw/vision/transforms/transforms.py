@@ -80,6 +80,7 @@ class Compose:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import numpy as np
             >>> from fw.vision.transforms import CenterCrop, Compose, Resize
             >>> t = Compose([Resize(8), CenterCrop(4)])
@@ -127,6 +128,7 @@ class BaseTransform:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import numpy as np
             >>> from fw.vision.transforms import BaseTransform
             >>> class AddOne(BaseTransform):
@@ -197,6 +199,7 @@ class ToTensor(BaseTransform):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import numpy as np
             >>> from fw.vision.transforms import ToTensor
             >>> ToTensor()(np.zeros((4, 5, 3), np.uint8)).shape
@@ -229,6 +232,7 @@ class Resize(BaseTransform):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import numpy as np
             >>> from fw.vision.transforms import Resize
             >>> Resize((3, 5))(np.zeros((6, 6, 3), np.uint8)).shape
@@ -272,6 +276,7 @@ class RandomResizedCrop(BaseTransform):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import numpy as np
             >>> from fw.vision.transforms import RandomResizedCrop
             >>> RandomResizedCrop(8)(np.zeros((20, 30, 3), np.uint8)).shape
@@ -334,6 +339,7 @@ class CenterCrop(BaseTransform):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import numpy as np
             >>> from fw.vision.transforms import CenterCrop
             >>> CenterCrop(2)(np.zeros((4, 5, 3), np.uint8)).shape
@@ -367,6 +373,7 @@ class RandomHorizontalFlip(BaseTransform):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import numpy as np
             >>> from fw.vision.transforms import RandomHorizontalFlip
             >>> RandomHorizontalFlip(1.0)(np.arange(3).reshape(1, 3, 1))[0, :, 0].tolist()
@@ -398,6 +405,7 @@ class RandomVerticalFlip(BaseTransform):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import numpy as np
             >>> from fw.vision.transforms import RandomVerticalFlip
             >>> RandomVerticalFlip(1.0)(np.arange(3).reshape(3, 1, 1))[:, 0, 0].tolist()
@@ -432,6 +440,7 @@ class Normalize(BaseTransform):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import numpy as np
             >>> from fw.vision.transforms import Normalize
             >>> Normalize(127.5, 127.5)(np.full((3, 1, 1), 255.0)).ravel().tolist()
@@ -468,6 +477,7 @@ class Transpose(BaseTransform):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import numpy as np
             >>> from fw.vision.transforms import Transpose
             >>> Transpose()(np.zeros((4, 5, 3))).shape
@@ -509,6 +519,7 @@ class BrightnessTransform(BaseTransform):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import numpy as np
             >>> from fw.vision.transforms import BrightnessTransform
             >>> BrightnessTransform(0.4)(np.zeros((2, 2, 3), np.uint8)).shape
@@ -540,6 +551,7 @@ class ContrastTransform(BaseTransform):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import numpy as np
             >>> from fw.vision.transforms import ContrastTransform
             >>> ContrastTransform(0.4)(np.zeros((2, 2, 3), np.uint8)).shape
@@ -573,6 +585,7 @@ class SaturationTransform(BaseTransform):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import numpy as np
             >>> from fw.vision.transforms import SaturationTransform
             >>> SaturationTransform(0.4)(np.zeros((2, 2, 3), np.uint8)).shape
@@ -603,6 +616,7 @@ class HueTransform(BaseTransform):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import numpy as np
             >>> from fw.vision.transforms import HueTransform
             >>> HueTransform(0.4)(np.zeros((2, 2, 3), np.uint8)).shape
@@ -638,6 +652,7 @@ class ColorJitter(BaseTransform):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import numpy as np
             >>> from fw.vision.transforms import ColorJitter
             >>> ColorJitter(0.4, 0.4, 0.4, 0.1)(np.zeros((2, 2, 3), np.uint8)).shape
@@ -693,6 +708,7 @@ class RandomCrop(BaseTransform):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import numpy as np
             >>> from fw.vision.transforms import RandomCrop
             >>> RandomCrop(4, pad_if_needed=True)(np.zeros((3, 6, 3), np.uint8)).shape
@@ -748,6 +764,7 @@ class Pad(BaseTransform):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import numpy as np
             >>> from fw.vision.transforms import Pad
             >>> Pad(2)(np.zeros((3, 3, 3), np.uint8)).shape
@@ -808,6 +825,7 @@ class RandomAffine(BaseTransform):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import numpy as np
             >>> from fw.vision.transforms import RandomAffine
             >>> RandomAffine(15, translate=(0.1, 0.1))(np.zeros((8, 8, 3), np.uint8)).shape
@@ -891,6 +909,7 @@ class RandomRotation(BaseTransform):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import numpy as np
             >>> from fw.vision.transforms import RandomRotation
             >>> RandomRotation(10)(np.zeros((8, 8, 3), np.uint8)).shape
@@ -941,6 +960,7 @@ class RandomPerspective(BaseTransform):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import numpy as np
             >>> from fw.vision.transforms import RandomPerspective
             >>> RandomPerspective(1.0)(np.zeros((8, 8, 3), np.uint8)).shape
@@ -999,6 +1019,7 @@ class Grayscale(BaseTransform):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import numpy as np
             >>> from fw.vision.transforms import Grayscale
             >>> Grayscale()(np.zeros((2, 2, 3), np.uint8)).shape
@@ -1036,6 +1057,7 @@ class RandomErasing(BaseTransform):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import numpy as np
             >>> from fw.vision.transforms import RandomErasing
             >>> RandomErasing(prob=1.0)(np.ones((8, 8, 3), np.uint8)).shape

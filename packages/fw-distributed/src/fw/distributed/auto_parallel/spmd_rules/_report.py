@@ -18,6 +18,7 @@ def rules_report() -> dict:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> from fw.distributed.auto_parallel import rules_report
             >>> r = rules_report()
             >>> r["counts"]["ops"] == r["counts"]["rules"] + r["counts"]["replicate_only"] \\
