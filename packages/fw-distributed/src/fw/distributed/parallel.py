@@ -176,8 +176,16 @@ class DataParallel(Layer):
 
     def set_overlap_optimizer(self, optimizer):
         """Step `optimizer` bucket by bucket during backward (see the class's
-        ``overlap_optimizer``); None turns it off. Returns True when the overlap is
-        on (always False in a one-rank group, where there is nothing to overlap).
+        ``overlap_optimizer``).
+
+        Args:
+            optimizer (Optimizer|None): the optimizer of this model's parameters; None
+                turns the overlap off. One that cannot be stepped per bucket (global-norm
+                clipping, Lamb, ASGD, LBFGS) gives a warning and leaves it off.
+
+        Returns:
+            bool: True when the overlap is on (always False in a one-rank group, where
+            there is nothing to overlap).
 
         Examples:
             >>> import fw
