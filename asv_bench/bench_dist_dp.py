@@ -17,8 +17,9 @@ relative to the end of backward — the overlap of communication with backward.
 
 On a quiet machine, the whole check in one command (about 3 minutes on 2 cores)::
 
-    python asv_bench/bench_dist_dp.py --rounds 5 --variants no-bind desync-off \
-        one-bucket zero3 --trace dp_trace --json dp.json
+    python asv_bench/bench_dist_dp.py --rounds 5 --variants overlap-opt \
+        overlap-opt-desync-off overlap-opt-small desync-off one-bucket no-bind zero3 \
+        --trace dp_trace --json dp.json
 
 prints the load, the 1-rank step, the ceiling (independent replicas), each
 variant's speed-up and its share of the ceiling, memory per rank (ZeRO-3: slices
@@ -63,6 +64,9 @@ def worker(name, steps, mode="dp", bucket_mb=0.25, last_mb=0.0625, out=None, tra
     elif comm.world_size() > 1:
         bind_to_core()  # (DataParallel does it itself) so FW_DIST_BIND_CORE applies alike
     opt = fw.optimizer.Adam(1e-3, parameters=model.parameters())
+    if mode == "dp" and os.environ.get("FW_BENCH_OVERLAP_OPT") == "1":
+        # the overlap-opt variants: each bucket's parameters stepped in backward
+        assert model.set_overlap_optimizer(opt) or comm.world_size() == 1
     memory = {"parameters": sum(p._data.nbytes for p in model.parameters())}
     if mode == "zero3":
         from fw.distributed.sharding import group_sharded_parallel
@@ -126,6 +130,56 @@ def worker(name, steps, mode="dp", bucket_mb=0.25, last_mb=0.0625, out=None, tra
         print(row, flush=True)
 
 
+def worker_ab(name, steps, bucket_mb, last_mb, out):
+    """DataParallel without and with overlap_optimizer in one job, steps alternating
+    (A, B, A, B, ...): a change of the machine's load hits both alike, which the
+    separate runs of the other variants cannot promise on a shared machine."""
+    sys.path.insert(0, HERE)
+    from benchmarks.bench_training import _paddle_api_model, data
+
+    import fw
+    from fw.core.internal import native
+    from fw.distributed import _fleet_comm as comm
+    from fw.distributed.parallel import DataParallel
+
+    nat = native()
+    if nat is not None and getattr(nat, "available", False):
+        nat.set_num_threads(1)
+    setups = []
+    for overlap in (False, True):
+        fw.seed(0)
+        net = _paddle_api_model(fw.nn, name)
+        opt = fw.optimizer.Adam(1e-3, parameters=net.parameters())
+        model = DataParallel(net, comm_buffer_size=bucket_mb, last_comm_buffer_size=last_mb,
+                             overlap_optimizer=opt if overlap else None)
+        setups.append((model, opt))
+    x, y = (fw.to_tensor(a) for a in data(name, seed=comm.world_rank()))
+    loss_fn = fw.nn.functional.cross_entropy
+
+    def step(model, opt):
+        loss_fn(model(x), y).backward()
+        opt.step()
+        opt.clear_grad()
+
+    for _ in range(5):
+        for s in setups:
+            step(*s)
+    comm.barrier()
+    times = ([], [])
+    for _ in range(steps):
+        for k, s in enumerate(setups):
+            t0 = time.perf_counter()
+            step(*s)
+            times[k].append(time.perf_counter() - t0)
+    # the two models trained alike: same parameters (the overlap changes no bit)
+    same = all(bool((p.numpy() == q.numpy()).all())
+               for p, q in zip(setups[0][0].parameters(), setups[1][0].parameters()))
+    row = {"rank": comm.world_rank(), "plain_s": statistics.median(times[0]),
+           "overlap_s": statistics.median(times[1]), "identical": same}
+    with open(os.path.join(out, f"rank{comm.world_rank()}.json"), "w") as f:
+        f.write(json.dumps(row))
+
+
 def run(n, name, steps, mode="dp", bucket_mb=0.25, last_mb=0.0625, timeout=600, env=None,
         trace=None):
     mpiexec = os.path.join(os.path.dirname(sys.executable), "mpiexec")
@@ -162,8 +216,15 @@ VARIANTS = {
     "no-bind": ({"FW_DIST_BIND_CORE": "0"}, None, None),
     # ZeRO-3 (group_sharded_parallel "p_g_os"): 0.25 MB reduce-scatter buckets, prefetch
     "zero3": ({}, None, None),
+    # DataParallel(overlap_optimizer=opt): each bucket's Adam step in backward, the last
+    # bucket's all-reduce in flight meanwhile (issue 12's second speed pass)
+    "overlap-opt": ({"FW_BENCH_OVERLAP_OPT": "1"}, None, None),
+    "overlap-opt-desync-off": ({"FW_BENCH_OVERLAP_OPT": "1", "FW_DIST_DESYNC_CHECK": "0"},
+                               None, None),
+    # three buckets (the MLP's second layer alone), so two steps hide the last all-reduce
+    "overlap-opt-small": ({"FW_BENCH_OVERLAP_OPT": "1"}, 0.0625, 0.008),
 }
-DEFAULT_VARIANTS = ["default", "no-progress"]
+DEFAULT_VARIANTS = ["default", "overlap-opt"]
 
 
 def summary(row):
@@ -191,13 +252,46 @@ def timeline(row):
     end = next(t for w, _, t in ev if w == "backward_end")
     lines = []
     for w, b, t in ev:
-        if w in ("ready", "launch", "done"):
+        if w in ("ready", "launch", "done", "stepped"):
             lines.append(f"    bucket {b} ({row['bucket_bytes'][b] / 1e3:.0f} kB) {w:6s} at "
                          f"{1e3 * t:7.2f} ms ({1e3 * (t - end):+7.2f} ms vs backward end)")
     synced = next(t for w, _, t in ev if w == "synced")
     lines.append(f"    backward end at {1e3 * end:.2f} ms, all buckets synced at "
                  f"{1e3 * synced:.2f} ms (wait after backward: {1e3 * (synced - end):.2f} ms)")
     return "\n".join(lines)
+
+
+def main_ab(a):
+    med = statistics.median
+    print(f"load average at the start: {os.getloadavg()[0]:.1f} (1 min), "
+          f"{os.cpu_count()} cores", flush=True)
+    results = {}
+    for name in a.models:
+        t1, plain, over, loads = [], [], [], []
+        for _ in range(a.rounds):
+            loads.append(os.getloadavg()[0])
+            t1.append(run(1, name, a.steps)[0]["median_s"])
+            rows = run(a.ranks, name, a.steps, "ab", a.bucket_mb, a.last_bucket_mb)
+            assert all(r["identical"] for r in rows), "overlap changed the parameters"
+            plain.append(max(r["plain_s"] for r in rows))
+            over.append(max(r["overlap_s"] for r in rows))
+        n = a.ranks
+        sp = [n * t / p for t, p in zip(t1, plain)]
+        so = [n * t / o for t, o in zip(t1, over)]
+        gain = [p / o for p, o in zip(plain, over)]
+        results[name] = {"t1_s": med(t1), "plain_s": med(plain), "overlap_s": med(over),
+                         "speedup_plain": med(sp), "speedup_overlap": med(so),
+                         "overlap_gain": gain, "loads": loads}
+        print(f"{name}: {a.rounds} rounds, load {min(loads):.1f}-{max(loads):.1f}; 1 rank "
+              f"{1e3 * med(t1):.2f} ms/step; {n} ranks, steps alternating in one job: "
+              f"DataParallel {1e3 * med(plain):.2f} ms ({med(sp):.2f}x), overlap_optimizer "
+              f"{1e3 * med(over):.2f} ms ({med(so):.2f}x); plain/overlap per round: "
+              f"{', '.join(f'{g:.2f}' for g in gain)}; parameters identical", flush=True)
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}", flush=True)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(results, f, indent=1)
+    return 0
 
 
 def main(argv=None):
@@ -211,20 +305,28 @@ def main(argv=None):
                     help=f"DataParallel variants besides 'default' (DataParallel as shipped): "
                          f"{', '.join(VARIANTS)}")
     ap.add_argument("--json")
+    ap.add_argument("--ab", action="store_true",
+                    help="only DataParallel without/with overlap_optimizer, steps alternating "
+                         "in one job per round, against a 1-rank run per round")
     ap.add_argument("--trace", help="a directory for fw.profiler chrome traces of one step "
                                     "per rank (DataParallel as shipped): operators and the "
                                     "bucket all-reduces (Communication events)")
     ap.add_argument("--out", help="worker: the directory for its per-rank JSON")
-    ap.add_argument("--mode", default="dp", choices=["dp", "plain", "lockstep", "zero3"],
+    ap.add_argument("--mode", default="dp", choices=["dp", "plain", "lockstep", "zero3", "ab"],
                     help="worker: DataParallel, independent replicas (no communication), or "
                          "independent replicas that meet at a barrier after each step")
     ap.add_argument("--bucket-mb", type=float, default=0.25)
     ap.add_argument("--last-bucket-mb", type=float, default=0.0625)
     a = ap.parse_args(argv)
+    if a.worker and a.mode == "ab":
+        worker_ab(a.worker[0], int(a.worker[1]), a.bucket_mb, a.last_bucket_mb, a.out)
+        return 0
     if a.worker:
         worker(a.worker[0], int(a.worker[1]), a.mode, a.bucket_mb, a.last_bucket_mb, a.out,
                a.trace)
         return 0
+    if a.ab:
+        return main_ab(a)
     variants = ["default"] + [v for v in a.variants if v != "default"]
     for v in variants:
         if v != "default" and v not in VARIANTS:

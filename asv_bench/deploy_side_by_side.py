@@ -36,6 +36,10 @@ PyTorch's export or, without PyTorch, fw.onnx's.
 The one command that re-measures the deployment table (1 thread, CPU time, RSS)::
 
     hatch run python asv_bench/deploy_side_by_side.py --threads 1 --cpu-time --rss
+
+``--ort-export fw`` makes onnxruntime run fw.onnx's export even where PyTorch is
+installed (both baselines: PyTorch's export packs Q, K and V into one projection and
+gets onnxruntime's BiasGelu fusion; fw.onnx's keeps three products and an Erf chain).
 """
 
 from __future__ import annotations
@@ -94,6 +98,7 @@ def _have(mod):
 
 # ---------------------------------------------------------------- per framework
 MEMORY_OPTIM = True  # the Predictor's Config.enable_memory_optim (--no-memory-optim: off)
+ORT_FROM_FW = False  # --ort-export fw: onnxruntime runs fw.onnx's export even with PyTorch
 
 
 def run_fw(rows, threads, workdir):
@@ -121,7 +126,7 @@ def run_fw(rows, threads, workdir):
         predictor = infer.create_predictor(config)
         xs = [x.numpy()]
         out[(label, "fw Predictor")] = median_ms(predictor.run, xs)
-        if not _have("torch") and _have("onnx"):
+        if (ORT_FROM_FW or not _have("torch")) and _have("onnx"):
             try:
                 import fw.onnx
 
@@ -275,7 +280,8 @@ def _spawn(kind, args, workdir):
     cmd = [sys.executable, os.path.abspath(__file__), "--child", kind, "--workdir", workdir,
            "--threads", str(args.threads)] + (["--only", args.only] if args.only else []) + \
         (["--cpu-time"] if args.cpu_time else []) + \
-        ([] if args.memory_optim else ["--no-memory-optim"])
+        ([] if args.memory_optim else ["--no-memory-optim"]) + \
+        ["--ort-export", args.ort_export]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith(("[", "{")) or
              ln.replace(".", "", 1).isdigit()]
@@ -294,11 +300,15 @@ def main(argv=None):
                     help="time calls by the process's CPU time (a shared machine)")
     ap.add_argument("--no-memory-optim", dest="memory_optim", action="store_false",
                     help="the fw Predictor without Config.enable_memory_optim()")
+    ap.add_argument("--ort-export", choices=("torch", "fw"), default="torch",
+                    help="the ONNX file onnxruntime runs: PyTorch's export of the twin model "
+                         "(when PyTorch is installed) or fw.onnx's export of the fw model")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--workdir", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    global CLOCK, MEMORY_OPTIM
+    global CLOCK, MEMORY_OPTIM, ORT_FROM_FW
     MEMORY_OPTIM = args.memory_optim
+    ORT_FROM_FW = args.ort_export == "fw"
     if args.cpu_time:
         CLOCK = time.process_time
     if args.child:
@@ -314,9 +324,10 @@ def main(argv=None):
         rows = [r for r in ROWS if _picked(args.only, r)]
         clock = "CPU time" if args.cpu_time else "wall time"
         memopt = "on" if args.memory_optim else "off"
+        ort_src = "fw.onnx" if ORT_FROM_FW or not _have("torch") else "PyTorch"
         print(f"threads={args.threads}; medians of {clock} in ms per batch; fw Predictor "
-              f"memory_optim {memopt}; load average {load0:.1f} at the start, "
-              f"{os.getloadavg()[0]:.1f} at the end")
+              f"memory_optim {memopt}; onnxruntime on {ort_src}'s export; load average "
+              f"{load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
         print("| model | " + " | ".join(COLUMNS) + " | Predictor/ort | Predictor/eager |")
         print("|---" * (len(COLUMNS) + 3) + "|")
         for label, *_ in rows:

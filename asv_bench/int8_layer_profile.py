@@ -10,6 +10,9 @@ The int8 model is the float program in the QDQ form fw-slim's convert writes
 ``--outputs`` quantizes its layer outputs too (``fw.quantization.quantize_outputs``);
 ``--skip 2,3,4`` leaves those products (program order) in float32, as a PTQ config's
 ``skip`` does (the accuracy that config keeps is the PTQ run's to check);
+``--prune 0.5`` compares the float32 model with a copy whose conv channels are pruned
+by that ratio (``fw.slim.L1NormFilterPruner``, as asv_bench/benchmarks/bench_prune.py;
+``--round-to 8`` keeps multiples of 8 channels) instead of the int8 program;
 ``--fold min_channel_pairs=0`` etc. replace the Predictor's ``fold_qdq`` options (a
 what-if: the Predictor's default pipeline is what runs without it).
 
@@ -96,6 +99,12 @@ def _weight_only(prog, ops):
         rw.set_operand(op, 1, wd.results[0])
 
 
+def _kept(model):
+    import fw.nn as nn
+
+    return {n: m._out_channels for n, m in model.named_sublayers() if isinstance(m, nn.Conv2D)}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="lenet")
@@ -111,6 +120,12 @@ def main(argv=None):
                     "Predictor loads, as a PTQ config with activation=None writes them)")
     ap.add_argument("--skip", default="", help="products (conv/linear, in program order) "
                     "left in float32 by the quantization, e.g. 2,3,4 (LeNet's classifier)")
+    ap.add_argument("--prune", type=float, default=None,
+                    help="compare with the model pruned by this conv channel ratio (fp32)")
+    ap.add_argument("--round-to", type=int, default=1,
+                    help="with --prune: keep a multiple of this many channels per conv")
+    ap.add_argument("--prune-only", default="",
+                    help="with --prune: only these groups (comma-separated layer names)")
     args = ap.parse_args(argv)
     global CLOCK
     if args.cpu_time:
@@ -158,6 +173,20 @@ def main(argv=None):
             quantize_outputs(prog, calib)
         qpath = os.path.join(tmp, "q.fwmodel")
         save(prog, qpath)
+        other = "int8"
+        if args.prune is not None:
+            other = "pruned"
+            fw.seed(0)
+            pm = zoo.build(fw, args.model)
+            pm.set_state_dict(model.state_dict())
+            pm.eval()
+            fw.slim.L1NormFilterPruner(pm, [1, *x.shape[1:]],
+                                       round_to=args.round_to).prune(
+                {g: args.prune for g in args.prune_only.split(",")} if args.prune_only
+                else args.prune)
+            print("pruned channels kept:", {g: n for g, n in _kept(pm).items()})
+            qpath = fw.jit.save(fw.jit.to_static(pm, input_spec=spec),
+                                os.path.join(tmp, "p"))
 
         def predictor(p):
             c = infer.Config(p)
@@ -165,7 +194,7 @@ def main(argv=None):
             c.disable_glog_info()
             return infer.create_predictor(c)
 
-        preds = {"fp32": predictor(path), "int8": predictor(qpath)}
+        preds = {"fp32": predictor(path), other: predictor(qpath)}
         xs = [x.numpy()]
         whole = {k: [] for k in preds}
         for p in preds.values():
@@ -190,9 +219,10 @@ def main(argv=None):
                 total += us
                 print(f"| {i} | {op.name} | {_describe(op)} | {us:.1f} |")
             print(f"| | sum of ops | | {total:.0f} |")
-        print(f"\nint8 / fp32 run time: {np.median(whole['int8']) / np.median(whole['fp32']):.3f}"
-              f" (fp32 speed-up of int8: "
-              f"{np.median(whole['fp32']) / np.median(whole['int8']):.3f}x); load "
+        print(f"\n{other} / fp32 run time: "
+              f"{np.median(whole[other]) / np.median(whole['fp32']):.3f}"
+              f" (speed-up of {other} over fp32: "
+              f"{np.median(whole['fp32']) / np.median(whole[other]):.3f}x); load "
               f"{os.getloadavg()[0]:.1f}")
 
 

@@ -281,3 +281,90 @@ class DepthwiseKernelWithWithout:
         conv = self.C.conv_forward
         for args in self.dw:
             conv(*args)
+
+
+def _attention_operands(batch, seq=128, heads=4, dh=64):
+    rng = np.random.default_rng(0)
+    d = heads * dh
+    qkv = rng.standard_normal((batch, seq, 3 * d)).astype(np.float32)
+    return (qkv[..., :d], qkv[..., d:2 * d], qkv[..., 2 * d:]), heads
+
+
+def _unfused_attention(q, k, v, heads):
+    """The chain a predictor ran without ``fuse_attention``, as the same kernels: the
+    head views, the scores product, softmax into a new buffer, the context product and
+    the copy of its transpose back to ``[B, S, D]``."""
+    from fw.core.ops import OPS
+
+    b, s, d = q.shape
+    mm, sm = OPS["matmul"].kernels["cpu"], OPS["softmax"].kernels["cpu"]
+
+    def heads_of(x):
+        return x.reshape(b, s, heads, d // heads).transpose(0, 2, 1, 3)
+
+    p = sm(mm(heads_of(q), heads_of(k), transpose_x=False, transpose_y=True), axis=-1)
+    o = mm(p, heads_of(v), transpose_x=False, transpose_y=False)
+    return o.transpose(0, 2, 1, 3).reshape(b, s, d)
+
+
+class AttentionKernelWithWithout:
+    """One BERT-style attention (4 heads of 64, seq 128, q/k/v the views of one packed
+    projection) as the ``fused_attention`` kernel (fw.core.kernels.cpu.attention) and
+    as the unfused chain's kernels, one oneDNN thread. The predictor-level figure is
+    ``PassWithWithout`` with ``fuse_attention``."""
+
+    params = ([1, 8], [True, False])
+    param_names = ("batch", "fused")
+
+    def setup(self, batch, fused):
+        from fw.core import _native
+        from fw.core.ops import OPS
+
+        _native.set_num_threads(1)
+        (self.q, self.k, self.v), self.heads = _attention_operands(batch)
+        kernel = OPS["fused_attention"].kernels["cpu"]
+        h = self.heads
+        self.fn = (lambda q, k, v: kernel(q, k, v, None, h, 1.0)) if fused else \
+            (lambda q, k, v: _unfused_attention(q, k, v, h))
+        self.fn(self.q, self.k, self.v)
+
+    def time_attention(self, batch, fused):
+        self.fn(self.q, self.k, self.v)
+
+
+class OneRowProductWithWithout:
+    """MobileNetV2's batch-1 classifier (1 x 1280 @ 1280 x 1000 + bias) as the
+    prepared fused_matmul's unchecked path runs it (NumPy's GEMV) and as the table
+    kernel runs it (oneDNN's matmul), hot and with the weight evicted from the caches
+    (a 64 MB buffer touched first, as between two runs of the whole network)."""
+
+    params = (["gemv", "table"], [False, True])
+    param_names = ("kernel", "cold")
+
+    def setup(self, kernel, cold):
+        from fw.core import _native
+        from fw.core.ir.passes import PassManager
+        from fw.core.kernels.cpu.prepared import prepare
+
+        _native.set_num_threads(1)
+        rng = np.random.default_rng(0)
+        w = fw.to_tensor(rng.standard_normal((1280, 1000)).astype(np.float32))
+        b = fw.to_tensor(rng.standard_normal(1000).astype(np.float32))
+        for t in (w, b):
+            t.persistable = True
+        p = trace(lambda x: call("linear", x, w, b), [TensorType([-1, 1280], "float32")], ["x"])
+        PassManager(["fuse_matmul_bias_act"]).run(p)
+        (op,) = [o for o in p.walk() if o.name == "fused_matmul"]
+        table = op.opdef.kernels["cpu"]
+        attrs = dict(op.attrs)
+        fn = prepare(op, table, checked=False) if kernel == "gemv" else \
+            (lambda x, y, bias: table(x, y, bias, None, **attrs))
+        self.args = (rng.standard_normal((1, 1280)).astype(np.float32), w.numpy(), b.numpy())
+        self.fn = fn
+        self.evict = np.zeros(16 << 20, np.float32) if cold else None
+        fn(*self.args)
+
+    def time_product(self, kernel, cold):
+        if self.evict is not None:
+            self.evict[::16] += 1.0
+        self.fn(*self.args)

@@ -576,7 +576,7 @@ def test_inference_pipeline_is_registered_in_order():
                                       "fold_batch_norm", "fuse_conv_bias_act",
                                       "fuse_matmul_bias_act", "fold_matmul_scale",
                                       "fold_linear_chain", "merge_parallel_matmul",
-                                      "layout_nhwc", "fold_flatten_transpose",
+                                      "fuse_attention", "layout_nhwc", "fold_flatten_transpose",
                                       "fuse_elementwise", "cse", "dce")
 
 

@@ -114,8 +114,13 @@ def check_rules(rank):
                 dist_in.append(dist.shard_tensor(leaf, mesh, [_placements(c)]))
         got = fn(*dist_in)
         want = fn(*dense)
-        got0 = got[0] if isinstance(got, tuple) else got
-        want0 = want[0] if isinstance(want, tuple) else want
+        if isinstance(got, (tuple, list)):   # every output of a list-output op
+            assert len(got) == len(want), (name, len(got), len(want))
+            for k, (g, w) in enumerate(zip(got[1:], want[1:])):
+                _close(dist.unshard_dtensor(g).numpy(), w.numpy(), f"{name} output {k + 1}",
+                       rtol=1e-4, atol=1e-5)
+        got0 = got[0] if isinstance(got, (tuple, list)) else got
+        want0 = want[0] if isinstance(want, (tuple, list)) else want
         if want_pl is not None:
             assert got0.placements == [want_pl], (name, got0.placements, want_pl)
         _close(dist.unshard_dtensor(got0).numpy(), want0.numpy(), name, rtol=1e-4, atol=1e-5)
@@ -157,6 +162,10 @@ def check_rules(rank):
          dist.Shard(2))
     case("layer_norm batch sharded", lambda x, w, b: F.layer_norm(x, [6], w, b),
          [([5, 6], "S0"), ([6], "R"), ([6], "R")], S0)
+    case("embedding row-split table (vocab parallel)", lambda i, w: F.embedding(i, w),
+         [(ids, "R"), ([10, 4], "S0")], P)
+    case("embedding row-split table, padding_idx", lambda i, w: F.embedding(i, w, padding_idx=7),
+         [(ids, "R"), ([10, 4], "S0")], P)
     lab = np.array([[1], [0], [3], [2], [1]], dtype="int64")
     case("cross_entropy none S0", lambda x, y: F.cross_entropy(x, y, reduction="none"),
          [([5, 4], "S0"), (lab, "S0")], S0)
@@ -166,7 +175,31 @@ def check_rules(rank):
          [([3, 4], "R"), ([4, 6], "S1"), ([6], "S0")], S1)
     case("linear row", lambda x, w, b: F.linear(x, w, b),
          [([3, 4], "S1"), ([4, 6], "S0"), ([6], "R")], P)
+    # ops with a list input (their rules get one Spec per element) or a list output
+    case("concat S0 along dim 1", lambda x, y: fw.concat([x, y], axis=1),
+         [([4, 6], "S0"), ([4, 3], "S0")], S0)
+    case("concat S1 along dim 1 gathers", lambda x, y: fw.concat([x, y], axis=1),
+         [([4, 6], "S1"), ([4, 3], "R")], R)
+    case("stack S1 -> Shard(2)", lambda x, y: fw.stack([x, y], axis=0),
+         [([4, 6], "S1"), ([4, 6], "R")], dist.Shard(2))
+    case("einsum contracted S1 -> Partial", lambda x, y: fw.einsum("ij,kj->ik", x, y),
+         [([4, 6], "S1"), ([3, 6], "S1")], P)
+    case("einsum batch S0", lambda x, y: fw.einsum("bij,bjk->bik", x, y),
+         [([4, 2, 3], "S0"), ([4, 3, 5], "R")], S0)
+    case("broadcast_tensors S0", lambda x, y: fw.broadcast_tensors([x, y]),
+         [([5, 3], "S0"), ([1, 3], "R")], S0)
+    case("meshgrid shards dim 0", lambda x, y: fw.meshgrid(x, y),
+         [([5], "S0"), ([3], "R")], S0)
+    case("multiplex rows S0", lambda x, y, i: fw.multiplex([x, y], i),
+         [([4, 3], "S0"), ([4, 3], "S0"),
+          (np.array([[0], [1], [1], [0]], dtype="int32"), "S0")], S0)
+    case("unbind keeps S1", lambda x: fw.unbind(x, axis=0), [([3, 4], "S1")], S0)
+    # data-dependent output sizes: Replicate, the size known once the op ran
+    case("masked_select replicate", lambda x: fw.masked_select(x, x > 0), [([5, 3], "S0")], R)
     ruled = ap.fallback_report()
+    for name in ("concat", "stack", "einsum", "broadcast_tensors", "meshgrid", "multiplex",
+                 "unbind", "masked_select"):
+        assert name not in ruled, (name, ruled)
     for name in ("matmul", "add", "sum", "mean", "reshape", "transpose", "softmax", "embedding",
                  "layer_norm", "linear", "tanh"):
         assert name not in ruled, (name, ruled)
@@ -190,6 +223,19 @@ def check_rules(rank):
     assert any("cumsum" in str(m.message) for m in w), [str(m.message) for m in w]
     assert y.placements == [R]
     _close(y.numpy(), np.cumsum(dist.unshard_dtensor(x).numpy(), axis=0), "cumsum fallback")
+    # the fallback of a list-output op returns every output (it used to return none)
+    unbind_rule = ap.RULES.pop("unbind")
+    spmd._PLANS.clear()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            parts = fw.unbind(x, axis=1)
+    finally:
+        ap.RULES["unbind"] = unbind_rule
+        spmd._PLANS.clear()
+    assert len(parts) == 3 and all(p.placements == [R] for p in parts), parts
+    for k, p in enumerate(parts):
+        _close(p.numpy(), dist.unshard_dtensor(x).numpy()[:, k], "unbind fallback")
     _emit("OK", rank, f"rules {len(cases)}")
 
 
@@ -430,7 +476,7 @@ def test_every_reshard_transition_equals_the_dense_tensor(ranks_run):
 def test_spmd_rules_match_dense_with_their_placements(ranks_run):
     assert ranks_run.returncode == 0, explain(ranks_run)
     for r in (0, 1):
-        assert f"OK {r} rules 28" in ranks_run.reports, explain(ranks_run)
+        assert f"OK {r} rules 40" in ranks_run.reports, explain(ranks_run)
 
 
 def test_sharded_mlp_trains_like_the_dense_model(ranks_run):

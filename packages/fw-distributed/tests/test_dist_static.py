@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import fw
 import fw.distributed as dist
+from fw.core.internal import OPS
 from fw.core.ir import TensorType, run
 from fw.core.ir.builder import Builder
 from fw.distributed.auto_parallel._layout import local_box
@@ -259,6 +260,89 @@ def test_random_programs_with_random_placements_on_a_2x2_mesh_equal_dense(case):
     _check_random_program(case, MESH2)
 
 
+# ------------------------------------------------------------ list-input / list-output ops
+@pytest.mark.parametrize("place", [S0, S1])
+def test_ops_with_list_inputs_and_outputs_follow_their_rules_on_2_ranks(place):
+    """concat, stack, einsum, meshgrid, broadcast_tensors, multiplex and unbind get
+    their rules (one Spec per list element), not the replicate fallback, and the
+    partitioned program gives the dense result on every rank."""
+    b = Builder()
+    with b:
+        x = b.add_input(TensorType([4, 6], "float32"), "x")
+        y = b.add_input(TensorType([4, 6], "float32"), "y")
+        v = b.add_input(TensorType([4], "float32"), "v")
+        idx = b.add_input(TensorType([4, 1], "int32"), "idx")
+        s = fw.stack([x, y], axis=0)
+        g1, g2 = fw.meshgrid(v, v)
+        bx, by = fw.broadcast_tensors([x, v.reshape([4, 1])])
+        u = fw.unbind(s, axis=0)
+        b.set_outputs([fw.concat([x, y], axis=1), s, fw.einsum("ij,kj->ik", x, y), g1, g2,
+                       bx, by, u[0] - u[1],
+                       # the table's multiplex op itself (fw.multiplex is a composite)
+                       b.emit(OPS["multiplex"], [[x, y], idx], {})])
+    prog = b.program
+    args = {a.label: a for a in prog.block.args}
+    rng = np.random.default_rng(0)
+    xs = [rng.standard_normal((4, 6)).astype("float32"),
+          rng.standard_normal((4, 6)).astype("float32"),
+          rng.standard_normal(4).astype("float32"), np.array([[0], [1], [1], [0]], "int32")]
+    dense = [o.numpy() for o in run(prog, *xs)]
+    ann = {args["x"]: [place], args["y"]: [place], args["v"]: [S0], args["idx"]: [S0]}
+    prop = propagate(prog, MESH1, ann)
+    assert not prop.fallbacks, prop.fallbacks
+    by_name = {op.name: op for op in prog.block.ops}
+    out = prop.placements
+    if place == S0:
+        assert out[by_name["concat"].results[0]] == [S0]
+        assert out[by_name["stack"].results[0]] == [S1]
+        assert out[by_name["einsum"].results[0]] == [S0]
+        assert out[by_name["multiplex"].results[0]] == [S0]
+    else:   # the joined / contracted dim 1: concat gathers, einsum gives a Partial sum
+        assert out[by_name["concat"].results[0]] == [R]
+        assert out[by_name["stack"].results[0]] == [dist.Shard(2)]
+        assert out[by_name["einsum"].results[0]] == [P]
+    assert all(out[r] == [S0] for r in by_name["meshgrid"].results)
+    outs, rps, _ = simulate(prog, MESH1, ann, xs, timeout=30)
+    for r in range(2):
+        for k, (o, d) in enumerate(zip(outs[r], dense)):
+            np.testing.assert_allclose(o, d, rtol=1e-5, atol=1e-5, err_msg=f"rank {r} out {k}")
+
+
+def test_row_split_embedding_is_vocab_parallel_with_its_gradient_on_2_ranks():
+    """A row-split table: each rank looks up its own rows (masked), the lookup is
+    Partial(sum) — no gather of the table — and the table's gradient is the rank's
+    block of the dense gradient."""
+    from fw.autograd import gradients
+
+    rng = np.random.default_rng(7)
+    w = _param(rng.standard_normal((7, 4)).astype("float32"), "vp_table")
+    coef = rng.standard_normal((3, 5, 4)).astype("float32")
+    b = Builder()
+    with b:
+        ids = b.add_input(TensorType([3, 5], "int64"), "ids")
+        out = fw.nn.functional.embedding(ids, w)
+        loss = (out * fw.to_tensor(coef)).sum()
+        (gw,) = gradients([loss], [b.current_value(w)])
+        b.set_outputs([out, loss, gw])
+    prog = b.program
+    args = {a.label: a for a in prog.block.args}
+    x = rng.integers(0, 7, (3, 5)).astype("int64")
+    dense = [o.numpy() for o in run(prog, x)]
+    ann = {args["vp_table"]: [S0], args["ids"]: [R]}
+    prop = propagate(prog, MESH1, ann)
+    emb = next(op for op in prog.block.ops if op.name == "embedding")
+    assert prop.plans[emb].inputs[1] == [S0] and prop.placements[emb.results[0]] == [P]
+    assert not prop.fallbacks, prop.fallbacks
+    outs, rps, _ = simulate(prog, MESH1, ann, [x], [[R], [R], [S0]], timeout=30)
+    for r in range(2):
+        for k, (o, d) in enumerate(zip(outs[r], dense)):
+            want = _block(d, [S0], MESH1, [r]) if k == 2 else d
+            np.testing.assert_allclose(o, want, rtol=1e-5, atol=1e-5, err_msg=f"rank {r} {k}")
+        # only the lookup's Partial -> Replicate all-reduce, no gather of the table
+        assert rps[r].comms and all(str(c).startswith("Comm(all_reduce")
+                                    for c in rps[r].comms), rps[r].comms
+
+
 # ------------------------------------------------------------ the GPT, simulated
 def test_char_gpt_forward_and_backward_partitioned_on_2x2_equals_dense():
     """The examples' char GPT, annotated on its input (dp) and first/last weights
@@ -290,6 +374,13 @@ def test_char_gpt_forward_and_backward_partitioned_on_2x2_equals_dense():
     outs_pl = [[R, R]] + [prop.placements[labels[lab]] for lab in tr.grads]
     outs, rps, _ = simulate(prog, MESH2, ann, [x, y], outs_pl)
     assert prop.placements[labels[model.tok.weight.name]] == [R, S1]
+    # the mean cross entropy over the dp-sharded batch is a Partial loss: the logits
+    # are not gathered over dp (its rule used to decline)
+    ce = next(op for op in prog.block.ops if op.name == "cross_entropy_with_softmax")
+    assert "cross_entropy_with_softmax" not in prop.fallbacks, prop.fallbacks
+    assert "cross_entropy_with_softmax_grad" not in prop.fallbacks, prop.fallbacks
+    assert prop.placements[ce.results[0]][0] == P
+    assert prop.plans[ce].inputs[0][0] == S0
     for r in range(4):
         for k, (o, d) in enumerate(zip(outs[r], dense)):
             np.testing.assert_allclose(o, _block(d, outs_pl[k], MESH2, MESH2.coordinate(r)),

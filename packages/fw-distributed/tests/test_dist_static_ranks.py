@@ -1,7 +1,8 @@
 """dist.to_static on real ranks (fw's launcher, MPI): the char-level GPT of
 examples/char_gpt.py, annotated on its input and first/last weights only, trains
 10 static steps with the losses of single-process training — mesh [2, 2]
-(dp x mp) on 4 ranks, [2] dp-only and [2] mp-only on 2 ranks — and gradient
+(dp x mp) on 4 ranks, [2] dp-only and [2] mp-only on 2 ranks, where eager
+auto-parallel training of the same sharded GPT gives the same losses — and gradient
 merge (k_steps=2) equals dense gradient accumulation, ZeRO stages 1 and 2
 (strategy.sharding over dp) and recompute change nothing, a weight left dense is
 inferred row-split, and pp = 2 (1F1B, FThenB) equals dense gradient accumulation.
@@ -269,6 +270,48 @@ def check_inferred_row_split(rank):
     _emit("OK", rank, "inferred-row-split")
 
 
+def check_gpt_eager(rank, mesh_kind):
+    """Eager auto-parallel: the same GPT, sharded the same way, trained step by step
+    on DistTensors (each op SPMD through its rule) — losses == single process, and
+    == dist.to_static's (the check of the same mesh, run before in this job)."""
+    import fw
+    import fw.distributed as dist
+    from fw.distributed import auto_parallel as ap
+
+    R, S0, S1 = dist.Replicate(), dist.Shard(0), dist.Shard(1)
+    mesh = dist.ProcessMesh([0, 1], dim_names=[mesh_kind])
+    model, data = _gpt(fw)
+    batches = _batches(data, STEPS)
+    want, _ = _dense_losses(fw, batches)
+
+    def shard_fn(name, layer, m):
+        if mesh_kind == "mp" and name in ("tok", "head"):
+            layer.weight = dist.shard_tensor(layer.weight, m, [S1])
+
+    model = dist.shard_layer(model, mesh, shard_fn)
+    opt = dist.shard_optimizer(fw.optimizer.AdamW(learning_rate=3e-3,
+                                                  parameters=model.parameters()))
+    loss_fn = _loss_fn(fw)
+    x_pl = [S0] if mesh_kind == "dp" else [R]
+    ap.reset_fallback_report()
+    got = []
+    for x, y in batches:
+        xd = dist.shard_tensor(fw.to_tensor(x), mesh, x_pl)
+        yd = dist.shard_tensor(fw.to_tensor(y), mesh, x_pl)
+        loss = loss_fn(model(xd), yd)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        got.append(float(dist.unshard_dtensor(loss)) if ap.is_dist_tensor(loss)
+                   else float(loss))
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5,
+                               err_msg=f"eager {mesh_kind} losses")
+    tag = f"gpt-eager-{mesh_kind}"
+    _emit("LOSSES", rank, json.dumps({"check": tag, "losses": got, "dense": want,
+                                      "fallbacks": ap.fallback_report()}))
+    _emit("OK", rank, tag)
+
+
 def _worker(argv):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import fw.distributed as dist
@@ -284,6 +327,8 @@ def _worker(argv):
             check_gpt(rank, "dp")
         elif check == "gptmp":
             check_gpt(rank, "mp")
+        elif check in ("eagerdp", "eagermp"):
+            check_gpt_eager(rank, check[5:])
         elif check == "gm":
             check_gpt(rank, "dp", k=2)
         elif check in ("pp1F1B", "ppFThenB"):
@@ -336,7 +381,8 @@ def _losses(p, tag):
 @pytest.fixture(scope="module")
 def two_ranks():
     """One 2-rank job: dp-only, mp-only and gradient merge (the launch dominates)."""
-    return _launch(["gptdp,gptmp,gm,zero1,zero2,zero2mlp,pp1F1B,ppFThenB,infer,rc"])
+    return _launch(["gptdp,gptmp,eagerdp,eagermp,gm,zero1,zero2,zero2mlp,pp1F1B,ppFThenB,infer,"
+                    "rc"])
 
 
 @pytest.mark.parametrize("tag", ["gpt-dp", "gpt-mp", "gpt-dp-k2", "gpt-dp-zero1",
@@ -349,6 +395,22 @@ def test_static_gpt_on_2_ranks_trains_like_single_process(two_ranks, tag):
     assert set(got) == {0, 1}
     np.testing.assert_allclose(got[0]["losses"], got[0]["dense"], rtol=2e-5, atol=2e-5)
     assert got[0]["losses"] == got[1]["losses"]        # every rank returns the same loss
+
+
+@pytest.mark.parametrize("kind", ["dp", "mp"])
+def test_eager_auto_parallel_gpt_equals_to_static_and_single_process(two_ranks, kind):
+    """The char GPT on a [2] mesh: eager auto-parallel (DistTensors, every op
+    through its SPMD rule, no replicate fallback), dist.to_static and the single
+    process train to the same 10 losses."""
+    assert two_ranks.returncode == 0, explain(two_ranks)
+    eager, static = _losses(two_ranks, f"gpt-eager-{kind}"), _losses(two_ranks, f"gpt-{kind}")
+    assert set(eager) == {0, 1} and set(static) == {0, 1}, explain(two_ranks)
+    for r in (0, 1):
+        assert eager[r]["fallbacks"] == {}, eager[r]["fallbacks"]
+        assert len(eager[r]["losses"]) == STEPS
+        np.testing.assert_allclose(eager[r]["losses"], eager[r]["dense"], rtol=2e-5, atol=2e-5)
+        np.testing.assert_allclose(eager[r]["losses"], static[r]["losses"], rtol=2e-5,
+                                   atol=2e-5)
 
 
 def test_zero2_reduce_scatters_gradients_and_trains_like_the_dense_mlp(two_ranks):

@@ -272,3 +272,93 @@ def test_the_simulator_catches_a_wrong_rule():
             simulate(OPS["exp"], [x], {}, M2, [[S(0)]])
     finally:
         RULES["exp"] = old
+
+
+def test_cross_entropy_mean_over_a_sharded_batch_is_partial_not_gathered():
+    """'mean' with a static divisor (no weights, ignore_index < 0 or soft labels):
+    a local sum over the rank's rows divided by the global count, a Partial loss;
+    its gradient stays batch-sharded. Uneven blocks (5 rows on 2 ranks) included.
+    With class weights or ignore_index >= 0 the divisor depends on every rank's
+    labels: the rule declines."""
+    from fw.core.ops.loss import _ce_ref
+    from fw.core.ops.nn_grad import _ceg_ref
+
+    rng = np.random.default_rng(3)
+    for rows in (4, 5):
+        x = rng.standard_normal((rows, 7)).astype("float32")
+        lab = rng.integers(0, 7, (rows, 1)).astype("int64")
+        attrs = {"reduction": "mean"}
+        r = _plan("cross_entropy_with_softmax", [x, lab, None], [[S(0)], [S(0)], None], attrs)
+        assert not r.fell_back
+        assert r.plan.inputs[0] == [S(0)] and r.plan.outputs == [[P()], [S(0)]]
+        want_loss, want_sm = _ce_ref(x, lab)
+        np.testing.assert_allclose(r.outputs[0], want_loss, rtol=1e-5)
+        np.testing.assert_allclose(r.outputs[1], want_sm, rtol=1e-5)
+        g = np.asarray(1.5, "float32")
+        r = _plan("cross_entropy_with_softmax_grad", [want_sm, lab, None, g],
+                  [[S(0)], [S(0)], None, [Rp()]], attrs)
+        assert not r.fell_back and r.plan.outputs == [[S(0)]]
+        np.testing.assert_allclose(r.outputs[0], _ceg_ref(want_sm, lab, None, g), rtol=1e-5,
+                                   atol=1e-7)
+        soft = rng.dirichlet(np.ones(7), rows).astype("float32")
+        r = _plan("cross_entropy_with_softmax", [x, soft, None], [[S(0)], [S(0)], None],
+                  {"reduction": "mean", "soft_label": True})
+        assert r.plan.outputs[0] == [P()]
+        np.testing.assert_allclose(r.outputs[0], _ce_ref(x, soft, soft_label=True)[0],
+                                   rtol=1e-5)
+    w = rng.uniform(0.5, 2, 7).astype("float32")
+    assert _plan("cross_entropy_with_softmax", [x, lab, w], [[S(0)], [S(0)], [Rp()]],
+                 {"reduction": "mean"}).fell_back
+    assert _plan("cross_entropy_with_softmax", [x, lab, None], [[S(0)], [S(0)], None],
+                 {"reduction": "mean", "ignore_index": 0}).fell_back
+
+
+def test_index_add_of_batch_sharded_rows_is_partial():
+    """The embedding gradient (index_add of the rows of a batch-sharded lookup into
+    a zero table) stays local: Partial(sum), x added once."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((6, 3)).astype("float32")
+    idx = np.array([0, 5, 5, 2, 1], "int64")
+    v = rng.standard_normal((5, 3)).astype("float32")
+    r = _plan("index_add", [x, idx, v], [[Rp()], [S(0)], [S(0)]], {"axis": 0})
+    assert not r.fell_back
+    assert r.plan.outputs == [[P()]] and r.plan.inputs[0] == [P()]
+    want = x.copy()
+    np.add.at(want, idx, v)
+    np.testing.assert_allclose(r.outputs[0], want, rtol=1e-5, atol=1e-6)
+    # a column-sharded value keeps the columns sharded
+    r = _plan("index_add", [x, idx, v], [[S(1)], [Rp()], [S(1)]], {"axis": 0})
+    assert r.plan.outputs == [[S(1)]]
+    np.testing.assert_allclose(r.outputs[0], want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("padding_idx", [None, 2, 5, -1])
+def test_row_split_embedding_is_a_masked_local_lookup_with_a_partial_result(padding_idx):
+    """Vocabulary-parallel embedding (Paddle's c_embedding): a row-split table is
+    not gathered; each rank looks up its rows, the result is Partial(sum). 7 rows
+    on 2 ranks (uneven), padding_idx on either rank's block or negative."""
+    rng = np.random.default_rng(6)
+    ids = np.array([[0, 6, 3], [2, 5, 4], [1, 1, 6]], "int64")
+    tab = rng.standard_normal((7, 4)).astype("float32")
+    r = _plan("embedding", [ids, tab], [[Rp()], [S(0)]], {"padding_idx": padding_idx})
+    assert not r.fell_back
+    assert r.plan.inputs == [[Rp()], [S(0)]] and r.plan.outputs == [[P()]]
+    want = fw.nn.functional.embedding(fw.to_tensor(ids), fw.to_tensor(tab),
+                                      padding_idx=padding_idx).numpy()
+    np.testing.assert_allclose(r.outputs[0], want, rtol=1e-6)
+    # ids sharded on the same axis are gathered (small) rather than the table (large)
+    r = _plan("embedding", [ids, tab], [[S(0)], [S(0)]], {"padding_idx": None})
+    assert r.plan.inputs == [[Rp()], [S(0)]] and r.plan.outputs == [[P()]]
+
+
+def test_fallback_of_a_list_output_op_gives_every_output(monkeypatch):
+    """Without its rule, unbind (a variable number of outputs) falls back and still
+    returns every output, Replicate (the eager fallback used to return none)."""
+    from fw.distributed.auto_parallel import spmd_rules
+
+    monkeypatch.delitem(spmd_rules.RULES, "unbind")
+    x = np.arange(12, dtype="float32").reshape(4, 3)
+    r = _plan("unbind", [x], [[S(0)]], {"axis": 1})
+    assert r.fell_back and r.plan.outputs == [[Rp()]] * 3
+    for k in range(3):
+        np.testing.assert_array_equal(r.outputs[k], x[:, k])

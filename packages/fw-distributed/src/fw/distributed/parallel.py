@@ -15,18 +15,25 @@ Under `no_sync()` gradients accumulate locally; the next synchronised backward
 all-reduces the accumulated sums (gradient accumulation without communication per
 micro-batch). ``state_dict()`` is the wrapped layer's (no ``_layers.`` prefix), so
 checkpoints load into the single-process model and back.
+
+``overlap_optimizer=opt`` (fw's extension; Paddle has no such option) also updates
+each bucket's parameters as soon as its all-reduce is averaged, inside backward,
+while the later buckets are still in flight; ``opt.step()`` after backward then
+completes the step (the parameters the buckets did not cover), bit-identical to an
+ordinary step (see `fw.distributed._buckets`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import warnings
 
 import numpy as np
 
 import fw
 from fw.distributed import _fleet_comm as comm
-from fw.distributed._buckets import Reducer
+from fw.distributed._buckets import Reducer, reason_not_overlappable
 from fw.nn import Layer
 
 __all__ = ["DataParallel", "sync_params_buffers", "bind_to_core"]
@@ -116,6 +123,18 @@ class DataParallel(Layer):
             parameters it does not reach as ready (with their gradient unchanged), so
             a forward that skips parameters does not stall the all-reduce.
         group: the data-parallel group (``fleet``'s dp group under hybrid parallel).
+        overlap_optimizer (Optimizer, optional): fw's extension (Paddle has no such
+            option). Step this optimizer on each gradient bucket's parameters as soon
+            as the bucket's all-reduce is averaged, during backward, so the last
+            bucket's all-reduce (ready only when backward ends) overlaps the other
+            buckets' updates. After ``loss.backward()`` the parameters are already
+            updated; ``opt.step()`` completes the step (it updates the parameters no
+            bucket covered) and must be called once per backward, before the next
+            one. Results equal an ordinary step bit for bit. Refused with a warning
+            (the overlap stays off, results unchanged) for clipping by the global
+            norm or a custom clip (they need every gradient before any update) and
+            for Lamb/ASGD/LBFGS; loss scaling (``GradScaler``) raises. A learning-rate
+            scheduler must be stepped after ``opt.step()``, as usual. Default: None.
 
     Example (launched on 2 ranks; single process it is a transparent wrapper)::
 
@@ -125,7 +144,8 @@ class DataParallel(Layer):
     """
 
     def __init__(self, layers, strategy=None, comm_buffer_size=25, last_comm_buffer_size=1,
-                 find_unused_parameters=False, group=None, _grad_owners=None):
+                 find_unused_parameters=False, group=None, overlap_optimizer=None,
+                 _grad_owners=None):
         super().__init__()
         if not isinstance(layers, Layer):
             raise TypeError(f"DataParallel: 'layers' must be an fw.nn.Layer, got "
@@ -151,6 +171,47 @@ class DataParallel(Layer):
                 owners = [_grad_owners[id(p)] for p in params]
             self._reducer = Reducer(params, g, comm_buffer_size, last_comm_buffer_size,
                                     find_unused_parameters, names, owners)
+        if overlap_optimizer is not None and overlap_optimizer is not False:
+            self.set_overlap_optimizer(overlap_optimizer)
+
+    def set_overlap_optimizer(self, optimizer):
+        """Step `optimizer` bucket by bucket during backward (see the class's
+        ``overlap_optimizer``).
+
+        Args:
+            optimizer (Optimizer|None): the optimizer of this model's parameters; None
+                turns the overlap off. One that cannot be stepped per bucket (global-norm
+                clipping, Lamb, ASGD, LBFGS) gives a warning and leaves it off.
+
+        Returns:
+            bool: True when the overlap is on (always False in a one-rank group, where
+            there is nothing to overlap).
+
+        Examples:
+            >>> import fw
+            >>> net = fw.nn.Linear(4, 2)
+            >>> opt = fw.optimizer.Adam(parameters=net.parameters())
+            >>> model = fw.DataParallel(net)
+            >>> model.set_overlap_optimizer(opt)   # one process: nothing to overlap
+            False
+        """
+        from fw.optimizer import Optimizer
+
+        if optimizer is not None and not isinstance(optimizer, Optimizer):
+            raise TypeError(f"DataParallel: overlap_optimizer must be an fw.optimizer."
+                            f"Optimizer, got {type(optimizer).__name__}")
+        if optimizer is not None:
+            why = reason_not_overlappable(optimizer)
+            if why is not None:
+                warnings.warn(f"DataParallel: overlap_optimizer is off for "
+                              f"{type(optimizer).__name__}: {why}. Gradients are "
+                              f"all-reduced as usual and opt.step() updates everything",
+                              stacklevel=2)
+                optimizer = None
+        if self._reducer is None:
+            return False
+        self._reducer.set_optimizer(optimizer)
+        return optimizer is not None
 
     # ------------------------------------------------------------ forward
     def forward(self, *inputs, **kwargs):

@@ -241,11 +241,12 @@ class FlatGroup:
         return w
 
     # ------------------------------------------------------------ runs
-    def runs(self):
+    def runs(self, select=None):
         """[(first param index, end index, start offset, end offset)]: maximal runs of
         consecutive parameters that have a gradient and identical scalar state, so one
-        kernel call can update each run."""
-        if self.all_present and self.in_sync:
+        kernel call can update each run. `select` (a bool per parameter, or None for
+        all) restricts the runs to the selected parameters (a partial step)."""
+        if select is None and self.all_present and self.in_sync:
             return [(0, len(self.params), 0, self.n)]
         keys = None
         if self.scalars:
@@ -254,7 +255,7 @@ class FlatGroup:
         out = []
         start = None
         for i in range(len(self.params) + 1):
-            ok = i < len(self.params) and self.present[i]
+            ok = i < len(self.params) and self.present[i] and (select is None or select[i])
             if start is not None and (not ok or (keys is not None and keys[i] != keys[start])):
                 o0 = self.offsets[start]
                 o1 = self.offsets[i - 1] + self.sizes[i - 1]

@@ -41,6 +41,7 @@ from fw.optimizer.lr import LRScheduler
 __all__ = ["Optimizer"]
 
 _LOW = (np.dtype(_dt.float16.np), np.dtype(_dt.bfloat16.np))
+_LANES = 8  # float32 lanes of fw-core's native update loops (csrc/fused_simd.hpp: W)
 
 
 def _as_float(v, what):
@@ -161,6 +162,10 @@ class Optimizer:
                 self._add_param_group({"params": parameters})
             self._parameter_list = [p for g in self._param_groups for p in g["params"]]
         self._warned_low = False
+        # ids of the parameters a partial step (`step(parameters=...)`) updated since
+        # the last whole `step()`: that step completes the round and skips them
+        self._round = set()
+        self._where = None  # (generation, {id(param): (flat group, index)})
 
     # ------------------------------------------------------------ parameter groups
     def _add_param_group(self, group):
@@ -533,10 +538,19 @@ class Optimizer:
 
     def _run(self, fg, kern, P, G, lr, i0, i1, o0, o1):
         """Update parameters i0..i1 (elements o0..o1 of the buffers) in one call."""
+        views = {name: st[o0:o1] for name, st in fg.state.items()}
+        scal = {name: sc[i0:i0 + 1] for name, sc in fg.scalars.items()}
+        res = self._call_update(fg, kern, P[o0:o1], G[o0:o1], lr, views, scal,
+                                self._kernel_kw(fg, i0, i1, o0))
+        for name, v in res.items():
+            fg.scalars[name][i0:i1] = v
+
+    def _call_update(self, fg, kern, p, g, lr, views, scal, kw):
+        """One kernel call in place on `p` and the state `views`; returns the new
+        scalar state {name: value}."""
         state_in, outs = UPDATE_OPS[self._op]
         by_input = {inp: (name, kind) for name, inp, kind, _ in fg.specs}
-        p = P[o0:o1]
-        args = [p, G[o0:o1], np.array([lr], dtype=np.float64)]
+        args = [p, g, np.array([lr], dtype=np.float64)]
         out = [p]
         scalar_out = []
         for k, inp in enumerate(state_in, 1):
@@ -547,17 +561,49 @@ class Optimizer:
                 continue
             name, kind = spec
             if kind == "tensor":
-                a = fg.state[name][o0:o1]
+                a = views[name]
                 args.append(a)
                 out.append(a)
             else:
-                sc = fg.scalars[name]
-                args.append(sc[i0:i0 + 1])
+                args.append(scal[name])
                 out.append(None)
                 scalar_out.append((k, name))
-        res = kern(*args, **fg.attrs, **self._kernel_kw(fg, i0, i1, o0), out=tuple(out))
-        for k, name in scalar_out:
-            fg.scalars[name][i0:i1] = res[k].reshape(-1)[0]
+        res = kern(*args, **fg.attrs, **kw, out=tuple(out))
+        return {name: res[k].reshape(-1)[0] for k, name in scalar_out}
+
+    def _run_partial(self, fg, kern, P, G, lr, i0, i1, o0, o1):
+        """`_run` for a partial step, bit-identical to the whole-group call: the native
+        kernels compute full SIMD blocks and the masked tail with differently
+        contracted (FMA) code, so each element must be computed by the variant the
+        whole-group call uses — whole blocks of `_LANES` counted from the group's
+        start, the group's last ``n % _LANES`` elements as the tail. Blocks the run
+        covers only in part are computed on copies of the whole block and only the
+        run's elements are copied back."""
+        L = _LANES
+        n = fg.n
+        scal = {name: sc[i0:i0 + 1].copy() for name, sc in fg.scalars.items()}
+        kw = self._kernel_kw(fg, i0, i1, o0)
+        res = None
+        a = o0
+        while a < o1:
+            end = o1 if o1 == n else o1 - o1 % L
+            if a % L == 0 and end > a:  # whole blocks (and the group's tail): in place
+                views = {name: st[a:end] for name, st in fg.state.items()}
+                res = self._call_update(fg, kern, P[a:end], G[a:end], lr, views, scal, kw)
+                a = end
+                continue
+            b0 = a - a % L
+            b1 = min(b0 + L, n)
+            e = min(b1, o1)
+            p = P[b0:b1].copy()
+            views = {name: st[b0:b1].copy() for name, st in fg.state.items()}
+            res = self._call_update(fg, kern, p, G[b0:b1], lr, views, scal, kw)
+            P[a:e] = p[a - b0:e - b0]
+            for name, st in fg.state.items():
+                st[a:e] = views[name][a - b0:e - b0]
+            a = e
+        for name, v in (res or {}).items():
+            fg.scalars[name][i0:i1] = v
 
     def _kernel_kw(self, fg, i0, i1, o0):
         return {}
@@ -571,8 +617,23 @@ class Optimizer:
             return NotImplemented
         return hook(self, name, args, kwargs or {})
 
-    def step(self):
+    def step(self, parameters=None):
         """Update every parameter that has a gradient (one fused update per group).
+
+        With `parameters`, update only those (a *partial* step, fw's extension:
+        ``fw.DataParallel(..., overlap_optimizer=opt)`` steps each gradient bucket as
+        its all-reduce completes). Partial steps open a round; the next ``step()``
+        without `parameters` completes it, updating only the parameters no partial
+        step updated, so the round's result is bit-identical to one whole step
+        (elementwise rules; per-parameter scalar state such as Adam's beta powers
+        advances with its parameter). A parameter may be stepped once per round.
+        Clipping by the global norm (``ClipGradByGlobalNorm``) or by a custom
+        strategy needs every gradient before any update and is refused with
+        `parameters`, as is a step while a static program is being built.
+
+        Args:
+            parameters (list[Tensor], optional): the parameters to update now; they
+                must be this optimizer's. Default: None (all; completes a round).
 
         Returns:
             None.
@@ -583,38 +644,110 @@ class Optimizer:
             >>> opt = fw.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
             >>> before = net.weight.numpy().copy()
             >>> net(fw.ones([4, 2])).sum().backward()
-            >>> opt.step()
+            >>> opt.step(parameters=[net.weight])     # the weight now, ...
             >>> bool((net.weight.numpy() != before).all())
             True
+            >>> opt.step()                            # ... the bias: the round is one step
         """
+        if parameters is not None:
+            return self._partial_step(parameters)
         r = self._hooked("step", ())
         if r is not NotImplemented:
             return r
         flat = self._groups()
+        done = self._round
         active = [fg for fg in flat if fg.gather()]
+        if done:
+            self._round = set()
+            self._update(active, {id(fg): [id(p) not in done for p in fg.params]
+                                  for fg in active})
+            return
         if not active:
             return
         self._update(active)
 
-    def _update(self, active):
+    def _partial_step(self, parameters):
+        name = f"{type(self).__name__}.step"
+        if current_builder() is not None and value_hooks.optimizer_call is not None:
+            raise UnsupportedError(f"{name}(parameters=...): a partial step has no static "
+                                   f"form; call step() in a program being built")
+        if isinstance(parameters, Tensor):
+            parameters = [parameters]
+        clip = self._grad_clip
+        if clip is not None and self._clip_kind(clip) in ("global", "custom"):
+            raise UnsupportedError(
+                f"{name}(parameters=...): gradient clipping {type(clip).__name__} needs "
+                f"every gradient before any update; call step() for all parameters")
+        rows = any(kind == "rows" for gi in range(len(self._param_groups))
+                   for _, _, kind, _ in self._state_specs(self._hp(gi)))
+        if rows or type(self)._kernel_kw is not Optimizer._kernel_kw or \
+                type(self).step is not Optimizer.step:
+            raise UnsupportedError(f"{name}(parameters=...): {type(self).__name__}'s update "
+                                   f"is not elementwise per parameter; call step()")
+        flat = self._groups()
+        gen, where = self._where or (None, None)
+        if gen != self._generation:
+            where = {id(p): (fg, i) for fg in flat for i, p in enumerate(fg.params)}
+            self._where = (self._generation, where)
+        loose = {id(p) for p in self._loose}
+        sel: dict = {}
+        groups: dict = {}
+        ids = []
+        for p in parameters:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"{name}: 'parameters' must hold Tensors, got "
+                                f"{type(p).__name__}")
+            k = id(p)
+            if k in self._round:
+                raise ValueError(
+                    f"{name}: parameter '{p.name}' was already updated by a partial step "
+                    f"of this round; call step() (no arguments) to complete the round "
+                    f"before stepping it again")
+            got = where.get(k)
+            if got is None:
+                if k in loose:
+                    continue  # 0-size: nothing to update
+                raise ValueError(f"{name}: parameter '{p.name}' (shape {list(p.shape)}) is "
+                                 f"not one of this optimizer's parameters")
+            fg, i = got
+            mask = sel.get(id(fg))
+            if mask is None:
+                mask = sel[id(fg)] = [False] * len(fg.params)
+                groups[id(fg)] = fg
+            mask[i] = True
+            ids.append(k)
+        active = [fg for fg in flat if id(fg) in groups and fg.gather()]
+        self._update(active, sel)
+        self._round.update(ids)
+
+    def _update(self, active, select=None):
+        """Update the groups `active`; `select` ({id(group): a bool per parameter})
+        restricts a group to some of its parameters (partial steps and the step
+        completing their round)."""
         lr = self.get_lr()
         clip = self._grad_clip
         gscale = None
         if clip is not None:
             gscale = self._global_scale(clip, active)
         for fg in active:
+            mask = None if select is None else select.get(id(fg))
+            if mask is not None and all(mask):
+                mask = None
+            if mask is not None and not any(mask):
+                continue
             if not fg.all_packed:
                 fg.sync_in()
             G = self._effective_grad(fg, clip if fg.need_clip else None, gscale)
             P = fg.master if fg.master is not None else fg.flat
             kern = self._kernel(fg)
-            runs = fg.runs()
+            runs = fg.runs(mask)
             glr = lr * fg.lr_mult
+            run = self._run if mask is None else self._run_partial
             for i0, i1, o0, o1 in runs:
-                self._run(fg, kern, P, G, glr, i0, i1, o0, o1)
+                run(fg, kern, P, G, glr, i0, i1, o0, o1)
                 if fg.master is not None:
                     np.copyto(fg.flat[o0:o1], fg.master[o0:o1], casting="unsafe")
-            if fg.scalars and not (len(runs) == 1 and fg.all_present):
+            if fg.scalars and (mask is not None or not (len(runs) == 1 and fg.all_present)):
                 fg.resync()
             fg.sync_out()
 
@@ -751,6 +884,12 @@ class Optimizer:
     def _unscale_grads(self, inv_scale) -> bool:
         """Multiply every gradient by `inv_scale` in place (GradScaler.unscale_);
         returns True when any gradient holds inf or NaN."""
+        if self._round:
+            raise RuntimeError(
+                f"{type(self).__name__}: gradients cannot be unscaled (GradScaler) after "
+                f"partial steps (step(parameters=...), DataParallel's overlap_optimizer) "
+                f"already applied some of them: loss scaling needs every gradient checked "
+                f"before any update")
         found = False
         for fg in self._groups():
             if not fg.gather():

@@ -191,9 +191,10 @@ def _int8_passes():
     return tuple(sorted(n for n in PASSES if "int8" in n or "quant" in n or "qdq" in n))
 
 
-def _optimized_program(model, x, passes):
+def _optimized_program(model, x, passes, chains=None):
     """`model` saved with fw.jit.save, read back, and run through fw-core's ``inference``
-    pipeline (plus any int8 pass it does not list): the program a Predictor runs."""
+    pipeline (plus any int8 pass it does not list): the program a Predictor runs. A dict
+    `chains` receives fold_qdq's float Linear chains of the saved program ({layer: why})."""
     import tempfile
 
     import fw.jit
@@ -213,6 +214,13 @@ def _optimized_program(model, x, passes):
         f = fw.jit.save(fw.jit.to_static(model, input_spec=spec), os.path.join(tmp, "m"),
                         input_spec=spec)
         program, _ = load(f)
+    if chains is not None and "fold_qdq" in passes:
+        from fw.core.ir.passes import get_pass
+
+        if getattr(get_pass("fold_qdq"), "float_linear_chains", False):
+            from fw.core.ir.passes.int8_linear_chain import float_chain_layers
+
+            chains.update(float_chain_layers(program))
     extra = [p for p in passes if p not in PIPELINES["inference"]]
     PassManager(["inference", *extra]).run(program)
     return program
@@ -327,7 +335,8 @@ def report(model_or_path, sample, reference=None, repeat=20):
         raise ValueError("report: the model has no converted quantized layers (run "
                          "PTQ/QAT quantize and convert first)")
     rep.int8_passes = _int8_passes()
-    int8_ops = _int8_ops(_optimized_program(model, x, rep.int8_passes)) \
+    chains: dict = {}
+    int8_ops = _int8_ops(_optimized_program(model, x, rep.int8_passes, chains)) \
         if rep.int8_passes else {}
     got, out_q = _capture(model, list(convs), x)
     ref_got, out_ref = ({}, None)
@@ -348,6 +357,8 @@ def report(model_or_path, sample, reference=None, repeat=20):
             # loses: LeNet's stem and classifier, see the README)
             kernel, why = "fp32", ("weight-only (activation=None in the config): int8 "
                                    "weights dequantized once when loaded, fp32 compute")
+        elif name in chains:
+            kernel, why = "fp32", chains[name]
         elif not rep.int8_passes:
             kernel, why = "fp32", ("no int8 pass in this fw-core: quantize/dequantize run as "
                                    "reference kernels around the fp32 op")
@@ -362,7 +373,8 @@ def report(model_or_path, sample, reference=None, repeat=20):
             for attr, fp32 in (("ms_quant", False), ("ms_fp32", True)):
                 prog = _optimized_program(_Alone(layer, fp32), xin, rep.int8_passes)
                 setattr(lr, attr, _program_ms(prog, xin, repeat))
-                if not fp32 and bool(_int8_ops(prog)) != (kernel == "int8"):
+                if not fp32 and name not in chains and \
+                        bool(_int8_ops(prog)) != (kernel == "int8"):
                     lr.reason += " (alone, the pass decides otherwise: its input is not " \
                                  "an int8 value there)"
             if name in ref_got:

@@ -19,8 +19,8 @@ from fw.core.ops._registry import OPS, OpDef, defop, get_op, register_kernel
 
 FAMILIES = ("creation", "elementwise", "reduce", "cumulative", "statistics", "shape", "indexing",
             "search", "linalg", "decomp", "solve", "fft", "random", "control", "activation", "conv",
-            "pool", "norm", "nn_misc", "loss", "optimizer", "fused", "nn_grad", "dynamic_shape",
-            "quant", "int8", "collective")
+            "pool", "norm", "nn_misc", "loss", "optimizer", "fused", "attention", "nn_grad",
+            "dynamic_shape", "quant", "int8", "collective")
 
 for _m in FAMILIES:
     importlib.import_module(f"fw.core.ops.{_m}")

@@ -60,18 +60,23 @@ class Plan:
     """A rule's answer: the placements each input must have (None for non-tensors),
     those of each output; optionally ``attrs`` for the local op (a reshape's local
     target), ``op`` (another op name to run locally), ``shapes`` (the global output
-    shapes, when the rule knows them better than the op's infer) and ``post`` (a
-    function applied to the local outputs)."""
+    shapes, when the rule knows them better than the op's infer), ``post`` (a
+    function applied to the local outputs) and ``local`` (``local(args, attrs) ->
+    outputs``: the local computation composed of fw ops, run instead of the op —
+    it works on eager Tensors and, while a program is built, on IR Values, so one
+    function serves eager SPMD and dist.to_static; a vocabulary-parallel lookup)."""
 
-    __slots__ = ("inputs", "outputs", "attrs", "op", "shapes", "post")
+    __slots__ = ("inputs", "outputs", "attrs", "op", "shapes", "post", "local")
 
-    def __init__(self, inputs, outputs, attrs=None, op=None, shapes=None, post=None):
+    def __init__(self, inputs, outputs, attrs=None, op=None, shapes=None, post=None,
+                 local=None):
         self.inputs = inputs
         self.outputs = outputs
         self.attrs = attrs
         self.op = op
         self.shapes = shapes
         self.post = post
+        self.local = local
 
 
 class Ctx:
@@ -225,26 +230,41 @@ def _run(op, args, attrs):
     lattrs = plan.attrs if plan.attrs is not None else attrs
     from fw.core.dispatch import invoke
 
-    out = invoke(lop, local_args, lattrs)
+    out = plan.local(local_args, lattrs) if plan.local is not None \
+        else invoke(lop, local_args, lattrs)
     single = not isinstance(out, tuple)
     outs = (out,) if single else out
     if plan.post is not None:
         outs = tuple(plan.post(outs))
     if shapes is None:  # no infer: only a fully replicated result has a known global shape
         shapes = [list(o.shape) for o in outs]
+    if outs_pl is None:  # the fallback of an op with a variable number of outputs
+        outs_pl = [[Replicate()] * mesh.ndim] * len(outs)
     res = []
     for k, (o, pl) in enumerate(zip(outs, outs_pl)):
         if not isinstance(o, Tensor):
             res.append(o)
             continue
-        want = local_shape(shapes[k], pl, mesh, coord)
+        shape_k = shapes[k] if k < len(shapes) else [-1]
+        if any(int(d) < 0 for d in shape_k):
+            # a data-dependent size (nonzero, masked_select, unique): known only now;
+            # only a whole (Replicate) result has the local block's shape as its own
+            if any(not isinstance(p, Replicate) for p in pl):
+                raise RuntimeError(
+                    f"{op.name}: output {k} has a data-dependent global shape {shape_k}, "
+                    f"but the SPMD rule gave it placements {pl}; such outputs must be "
+                    f"Replicate (a bug in the rule of '{op.name}' in "
+                    f"fw.distributed.auto_parallel.spmd_rules)")
+            res.append(make_dist(o, mesh, pl, list(o.shape)))
+            continue
+        want = local_shape(shape_k, pl, mesh, coord)
         if list(o.shape) != want:
             raise RuntimeError(
                 f"{op.name}: the SPMD rule gave output {k} placements {pl} of global shape "
                 f"{shapes[k]}, which needs a local block of shape {want} on rank "
                 f"{_comm.comm.world_rank()}, but the local op returned {list(o.shape)} (a bug "
                 f"in the rule of '{op.name}' in fw.distributed.auto_parallel.spmd_rules)")
-        res.append(make_dist(o, mesh, pl, shapes[k]))
+        res.append(make_dist(o, mesh, pl, shape_k))
     return res[0] if single else tuple(res)
 
 
@@ -258,7 +278,7 @@ def _localise(a, spec, want, mesh, outs_pl):
     if not x._sg:
         for ax in range(mesh.ndim):
             if isinstance(want[ax], Replicate) and any(
-                    not isinstance(pl[ax], Replicate) for pl in outs_pl):
+                    not isinstance(pl[ax], Replicate) for pl in (outs_pl or ())):
                 x = _comm.grad_all_reduce(x, _comm.axis_group(mesh, ax))
     return x
 
@@ -281,7 +301,7 @@ def _plan(op, args, attrs, specs, mesh, coord):
     shapes = _infer_shapes(op, args, specs, attrs)
     plan = None
     rule = RULES.get(op.name)
-    if rule is not None and op.variadic < 0:
+    if rule is not None:
         plan = rule(Ctx(op, attrs, specs, mesh, shapes, coord))
     fell_back = plan is None
     if fell_back:
@@ -308,7 +328,9 @@ def _fallback(op, specs, mesh):
     ins = [[rep if s is not None else None for s in ss] if isinstance(ss, list)
            else (rep if ss is not None else None) for ss in specs]
     n_out = op.num_outputs
-    return Plan(ins, [rep] * n_out)
+    # a variable number of outputs (unbind, meshgrid, split): every one Replicate,
+    # counted when the local op has run (`_run`)
+    return Plan(ins, [rep] * n_out if n_out >= 0 else None)
 
 
 def install():

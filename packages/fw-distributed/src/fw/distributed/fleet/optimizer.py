@@ -8,9 +8,18 @@ gradients keep accumulating. k steps of batch b then equal one step of batch
 k*b. Under data parallelism (the model `distributed_model` made) only the k-th
 backward all-reduces: the others run as under ``no_sync()`` and accumulate
 locally, so gradient merge also divides the communication by k.
+
+``strategy.hybrid_configs = {"dp_configs": {"overlap_optimizer": True}}`` (fw's
+extension) hands the optimizer to the data-parallel model `distributed_model` made
+(`DataParallel.set_overlap_optimizer`): each gradient bucket's parameters are
+stepped in backward while the later buckets' all-reduces are in flight, and
+``step()`` completes the step. Gradient merge (its averaging happens in ``step()``)
+and ZeRO sharding (owners update their own parameters) keep it off, with a warning.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
@@ -48,6 +57,24 @@ class HybridParallelOptimizer:
             # the model is a DataParallel over the sharding group (distributed_model),
             # which already reduced the gradients
             self._opt = ShardingOptimizer(optimizer, g, stage, grads_reduced=g.nranks > 1)
+        self._link_overlap(strategy, fleet_base._state.dp_model, shard_n > 1 or strategy.sharding)
+
+    def _link_overlap(self, strategy, dp_model, sharded):
+        cfg = strategy.hybrid_configs.get("dp_configs") or {}
+        if not cfg.get("overlap_optimizer"):
+            return
+        why = None
+        if self._k > 1:
+            why = "gradient merge averages the gradients in step(), after backward"
+        elif sharded:
+            why = "ZeRO sharding updates each parameter on its owner only"
+        elif dp_model is None:
+            return  # one data-parallel rank: nothing to overlap
+        if why is not None:
+            warnings.warn(f"fleet.distributed_optimizer: dp_configs.overlap_optimizer is off: "
+                          f"{why}", stacklevel=3)
+            return
+        dp_model.set_overlap_optimizer(self._inner_opt)
 
     def __getattr__(self, name):
         return getattr(self._inner_opt, name)

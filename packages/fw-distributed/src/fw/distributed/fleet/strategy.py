@@ -16,7 +16,11 @@ __all__ = ["DistributedStrategy"]
 
 _DEFAULTS = {
     "hybrid_configs": {"dp_degree": 1, "mp_degree": 1, "pp_degree": 1, "sharding_degree": 1,
-                       "sep_degree": 1, "order": ["dp", "pp", "sharding", "sep", "mp"]},
+                       "sep_degree": 1, "order": ["dp", "pp", "sharding", "sep", "mp"],
+                       # fw's extension (Paddle's dp_configs has no such key): step the
+                       # optimizer per gradient bucket in backward (DataParallel's
+                       # overlap_optimizer), linked by fleet.distributed_optimizer
+                       "dp_configs": {"overlap_optimizer": False}},
     "amp_configs": {"init_loss_scaling": 32768.0, "incr_every_n_steps": 1000,
                     "decr_every_n_nan_or_inf": 2, "incr_ratio": 2.0, "decr_ratio": 0.8,
                     "use_dynamic_loss_scaling": True, "custom_white_list": [],
@@ -54,6 +58,11 @@ def _validate(cfg, key, v):
     if cfg == "hybrid_configs":
         if key in _DEGREES:
             _check_int(cfg, key, v, 1)
+        elif key == "dp_configs":
+            if not isinstance(v, dict) or set(v) - {"overlap_optimizer"} or \
+                    not all(isinstance(x, bool) for x in v.values()):
+                raise ValueError(f"DistributedStrategy.hybrid_configs: 'dp_configs' must be a "
+                                 f"dict with the bool key 'overlap_optimizer', got {v!r}")
         elif key == "order":
             names = {"dp", "pp", "sharding", "sep", "mp"}
             if sorted(v) != sorted(names):

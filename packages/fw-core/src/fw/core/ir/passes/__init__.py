@@ -37,7 +37,9 @@ their epilogues are not taken by the elementwise fusion), then
 ``fold_matmul_scale`` (a scalar multiply after a constant-weight product goes into
 its weights), ``fold_linear_chain`` (two constant-weight products with nothing
 nonlinear between them become one) and ``merge_parallel_matmul`` (products of one input with several
-constant weights become one product and a split), then ``layout_nhwc``
+constant weights become one product and a split), ``fuse_attention`` (a
+transformer layer's scaled dot-product attention chain becomes one ``fused_attention``
+op over the heads), then ``layout_nhwc``
 (convolutions and pooling channel-last, converting only at a region's edges),
 ``fold_flatten_transpose`` (a region's exit transpose before a flatten into a
 classifier becomes a permutation of the classifier's weight rows), the elementwise
@@ -60,8 +62,8 @@ PIPELINES: dict = {
     "cleanup": ("cse", "dce"),
     "inference": ("fold_qdq", "constant_folding", "algebraic_simplify", "fold_batch_norm",
                   "fuse_conv_bias_act", "fuse_matmul_bias_act", "fold_matmul_scale",
-                  "fold_linear_chain", "merge_parallel_matmul", "layout_nhwc",
-                  "fold_flatten_transpose", "fuse_elementwise", "cse", "dce"),
+                  "fold_linear_chain", "merge_parallel_matmul", "fuse_attention",
+                  "layout_nhwc", "fold_flatten_transpose", "fuse_elementwise", "cse", "dce"),
 }
 
 
@@ -223,6 +225,7 @@ from fw.core.ir.passes import (  # noqa: E402,F401  # noqa: E402,F401
     fold_linear_chain,
     fold_matmul_scale,
     fold_qdq,
+    fuse_attention,
     fuse_conv,
     fuse_elementwise,
     fuse_matmul,

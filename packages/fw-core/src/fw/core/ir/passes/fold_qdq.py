@@ -62,6 +62,11 @@ Where int8 does not pay, the layer stays float32 (onnxruntime's int8 LeNet b64 r
   (0.5x): LeNet's last classifier (840 per sample) would stay float
   (unless its input already comes out of an int8 op: then one int8 op is cheaper than a
   dequantize and a float product);
+- a chain of quantized Linear layers with no activation between them (each read
+  through a Q -> DQ pair) whose folded float product costs at most a quarter of the
+  chain's int8 multiply-adds (``fw.core.ir.passes.int8_linear_chain``: LeNet's
+  400 -> 120 -> 84 -> 10 classifier): the quantizations between the layers go and the
+  chain runs as one float32 product, as in the float program (``float_linear_chains``);
 - a conv with ``C_in/groups * C_out/groups < min_channel_pairs`` (default
   ``MIN_CONV_CHANNEL_PAIRS`` = 64) that is not depthwise (LeNet's 1 -> 6 stem: oneDNN pads
   such channels to 4-16 byte blocks; 1.7x slower in int8). A rule on the layer's shape,
@@ -512,15 +517,20 @@ class FoldQDQ(Pass):
     one rounding (the result then differs from the QDQ program by up to half a step of
     that quantization before the add; False keeps it exact: int8 output, float add);
     ``int8_concat`` (default True): a concat whose result is quantized runs on bytes, its
-    operands quantized with that one scale (``fw.core.ir.passes.int8_concat``)."""
+    operands quantized with that one scale (``fw.core.ir.passes.int8_concat``);
+    ``float_linear_chains`` (default True): a chain of quantized Linear layers without an
+    activation between them runs as float32 (one folded product) where the cost rule of
+    ``fw.core.ir.passes.int8_linear_chain`` says int8 loses (LeNet's classifier)."""
 
     name = "fold_qdq"
 
     def __init__(self, min_macs: int = 1 << 13, keep_fp32_qdq: bool = True,
                  signed_inputs: bool | None = None,
                  min_channel_pairs: int = MIN_CONV_CHANNEL_PAIRS,
-                 fuse_residual_qdq: bool = True, int8_concat: bool = True):
+                 fuse_residual_qdq: bool = True, int8_concat: bool = True,
+                 float_linear_chains: bool = True):
         self.min_macs = int(min_macs)
+        self.float_linear_chains = bool(float_linear_chains)
         self.int8_concat = bool(int8_concat)
         self.fuse_residual_qdq = bool(fuse_residual_qdq)
         self.min_channel_pairs = int(min_channel_pairs)
@@ -553,8 +563,19 @@ class FoldQDQ(Pass):
             if op.parent is top and op.name == "quantize_linear" and _unsigned_quantize(rw, op):
                 changed = True
         rw.flush()
+        stay_float, chains = set(), []
+        if self.float_linear_chains:
+            from fw.core.ir.passes.int8_linear_chain import drop_chain_qdq, float_chains
+
+            chains = float_chains(rw, [op for op in walk_ops(top) if op.parent is top])
+            for chain in chains:
+                drop_chain_qdq(rw, chain)
+                stay_float.update(chain[0])
+                changed = True
+            rw.flush()
         for op in walk_ops(top):
-            if op.parent is not top or op.name not in ("conv", "linear", "matmul"):
+            if op.parent is not top or op.name not in ("conv", "linear", "matmul") or \
+                    op in stay_float:
                 continue
             m = _match_product(rw, op, self.min_macs, signed, self.min_channel_pairs)
             if m is None:
@@ -570,4 +591,10 @@ class FoldQDQ(Pass):
             elif not self.keep_fp32_qdq and _drop_fake_quant(rw, op):
                 changed = True
         rw.flush()
+        if chains:
+            from fw.core.ir.passes.int8_linear_chain import hoist_chain_input
+
+            for chain in chains:
+                hoist_chain_input(rw, chain)
+            rw.flush()
         return changed

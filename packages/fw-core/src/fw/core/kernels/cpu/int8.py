@@ -217,5 +217,9 @@ def register() -> None:
            guard=True)
     attach({"quantized_max_pool": _make_qmax_pool}, when=ok and hasattr(C, "qmax_pool"),
            guard=True)
+    if ok:
+        from fw.core.kernels.cpu import int8_prepared
+
+        int8_prepared.register(_clip, EXACT_U8S8)  # the executor's prepared kernels for these ops
 
 register()

@@ -257,6 +257,15 @@ def _prep_fused_matmul(op, kernel, checked=True):
     if not small and checked:
         return None
     relu = act == "relu"
+    # One row against a large constant weight (MobileNetV2's 1280x1000 classifier at
+    # batch 1) is a matrix-vector product bound by reading the weight: NumPy's BLAS
+    # GEMV reads it faster than oneDNN's brgemm matmul (cold weight, one thread, this
+    # 2-core Zen 4 VM: 266 against 331 us; onnxruntime's MLAS 336 us in its profile).
+    # It sums in another order than the table kernel's oneDNN call, so the prepared
+    # result differs from the table kernel's by float rounding there (relative ~1e-6;
+    # tests/test_predictor_prepared.py allows it for exactly these products). Only on
+    # the unchecked path, where the NaN/Inf rule's scan is not needed.
+    gemv = small and not checked
     matmul, maximum, native = np.matmul, np.maximum, _native.matmul
     native_act = None if act == "none" else act
 
@@ -266,7 +275,7 @@ def _prep_fused_matmul(op, kernel, checked=True):
                 x.shape[-2 if tx else -1] != k or (bias is not None and (
                     bias.dtype is not _F32 or bias.shape != (n,))):
             return kernel(x, y, bias, residual, **a)
-        if 2 * x.size * n < threshold:
+        if 2 * x.size * n < threshold or (gemv and x.size == k):
             if small and residual is None:
                 # the reference's fast case (fw.core.ops.fused._fm_ref), as the table
                 # kernel runs it below the crossover: same NumPy calls, same results
@@ -314,6 +323,18 @@ def _prep_transpose(op, kernel, checked=True):
     return transpose_prepared
 
 
+def _prep_fused_attention(op, kernel, checked=True):
+    """The attention kernel with its two attributes bound (positional call: no keyword
+    dict per call); the kernel itself picks native or reference per call."""
+    a = dict(op.attrs)
+    heads, scale = a["num_heads"], a["scale"]
+
+    def fused_attention_prepared(q, k, v, mask=None):
+        return kernel(q, k, v, mask, heads, scale)
+
+    return fused_attention_prepared
+
+
 #: op name -> ``make(op, table kernel) -> prepared kernel or None``
 PREPARERS: dict[str, Callable] = {
     "fused_conv": _prep_fused_conv,
@@ -324,6 +345,7 @@ PREPARERS: dict[str, Callable] = {
     "fused_matmul": _prep_fused_matmul,
     "flatten": _prep_flatten,
     "transpose": _prep_transpose,
+    "fused_attention": _prep_fused_attention,
 }
 
 
@@ -358,6 +380,12 @@ FINITE_PRESERVING = frozenset({
     "gelu", "silu", "softmax", "layer_norm", "add", "subtract", "multiply", "maximum",
     "minimum", "flatten", "reshape", "transpose", "split", "concat", "squeeze", "unsqueeze",
     "getitem", "slice", "embedding", "expand", "broadcast_to", "assign", "mean", "sum",
+    "fused_attention",
+    # the int8 path: integer codes, or ``(q - z) * s`` / ``acc * s + b`` of finite scales
+    # and biases; without them a float op after a dequantize (LeNet's float stem after
+    # the input's QDQ) runs its NaN/Inf scans every call (40 us of LeNet b64, measured)
+    "quantize_linear", "dequantize_linear", "fake_quantize_dequantize", "quantized_conv2d",
+    "quantized_matmul", "quantized_max_pool",
 })
 #: the ops whose prepared kernels check operands and results for the fused-kernel rule
 _RULE_OPS = frozenset({"fused_conv", "fused_matmul"})

@@ -195,12 +195,13 @@ def simulate(op, args, attrs, mesh, placements, seed=0):
                 local.append(a)
         lop = OPS[plan.op] if plan.op is not None else op
         lattrs = plan.attrs if plan.attrs is not None else attrs
-        out = invoke(lop, local, lattrs)
+        out = plan.local(local, lattrs) if plan.local is not None \
+            else invoke(lop, local, lattrs)
         outs = out if isinstance(out, tuple) else (out,)
         if plan.post is not None:
             outs = tuple(plan.post(outs))
         per_rank.append([_np(o) for o in outs])
-    if fell_back and len(plan0.outputs) != len(per_rank[0]):
+    if fell_back and (plan0.outputs is None or len(plan0.outputs) != len(per_rank[0])):
         # a variable number of results the infer could not tell: all whole
         plan0.outputs = [[Replicate()] * mesh.ndim for _ in per_rank[0]]
     if shapes is None:

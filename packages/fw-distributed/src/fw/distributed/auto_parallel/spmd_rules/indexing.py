@@ -5,6 +5,7 @@ dims carry the sharding); data-dependent ops are replicate-only."""
 from __future__ import annotations
 
 from fw.distributed.auto_parallel.spmd_rules._base import (
+    SUM,
     broadcast_labels,
     dims,
     fix_broadcast,
@@ -120,15 +121,24 @@ def scatter_nd_add(ctx):
 @register("index_add", "index_fill")
 def index_add(ctx):
     """Slices along `axis` (whole) selected by index; the other dims sharded alike
-    in x and value."""
+    in x and value. index_add is also linear in (index, value) split along `axis`:
+    each rank adds its slices, x once (a Partial x), and the result is Partial(sum)
+    — the embedding gradient of a batch-sharded lookup stays on its rank until the
+    data-parallel reduction instead of being gathered."""
     sx, si, sv = ctx.specs
     nd = sx.ndim
     ax = int(ctx.attrs.get("axis", 0)) % max(nd, 1)
     lab = [None if d == ax else f"d{d}" for d in range(nd)]
     lv = list(lab) if sv is not None and sv.ndim == nd else None
-    ins = [lab, None, lv]
+    li = None
+    if ctx.op.name == "index_add" and lv is not None and si is not None and si.ndim == 1 \
+            and sv.shape[ax] == si.shape[0]:
+        lv[ax], li = "k", ["k"]
+    ins = [lab, li, lv]
     fix_broadcast(ins, ctx.specs, sx.shape)
-    return label_plan(ctx, ins, [lab])
+    if li is None:
+        return label_plan(ctx, ins, [lab])
+    return label_plan(ctx, ins, [lab], contract=SUM, additive=(0,))
 
 
 @register("masked_fill")

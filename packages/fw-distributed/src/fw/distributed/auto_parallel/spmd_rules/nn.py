@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fw.distributed.auto_parallel._layout import local_box
 from fw.distributed.auto_parallel.placement import Partial, Shard
 from fw.distributed.auto_parallel.spmd import Plan
 from fw.distributed.auto_parallel.spmd_rules._base import (
@@ -23,16 +24,24 @@ _axes = norm_axes
 def embedding(ctx):
     """ids Shard(d) with the table replicated -> Shard(d); a column-split table
     (Shard(1)) with replicated ids -> the hidden dim sharded; a row-split
-    (vocabulary) table is gathered."""
+    (vocabulary-parallel) table with whole ids -> each rank looks up the ids that
+    fall in its rows and zeroes the others: a Partial(sum) output (Megatron's
+    VocabParallelEmbedding, Paddle's c_embedding), composed of existing ops by
+    `_vocab_parallel_lookup` — the table is never gathered."""
     si, sw = ctx.specs
     if si is None or sw is None or sw.ndim != 2:
         return None
     nd = si.ndim
     ins, outs = [[], []], []
+    vocab_axis = None
     for a in range(ctx.mesh.ndim):
         pi, pw = si.placements[a], sw.placements[a]
         if isinstance(pw, Shard) and pw.dim == 1:
             w = (R, Shard(1), Shard(nd))
+        elif (isinstance(pw, Shard) and pw.dim == 0 and vocab_axis is None
+              and sw.shape[0] >= ctx.mesh.shape[a]):     # no empty block of rows
+            w = (R, Shard(0), Partial())
+            vocab_axis = a
         elif isinstance(pi, Shard):
             w = (pi, R, Shard(pi.dim))
         else:
@@ -40,7 +49,34 @@ def embedding(ctx):
         if isinstance(w[2], Shard) and w[2] in outs:
             w = (R, R, R)
         ins[0].append(w[0]), ins[1].append(w[1]), outs.append(w[2])
-    return Plan(ins, [outs])
+    if vocab_axis is None:
+        return Plan(ins, [outs])
+    (lo, n), _ = local_box(sw.shape, ins[1], ctx.mesh, ctx.coord)
+    return Plan(ins, [outs], local=_vocab_parallel_lookup(lo, n, sw.shape[0],
+                                                          ctx.attrs.get("padding_idx")))
+
+
+def _vocab_parallel_lookup(lo, n, vocab, padding_idx):
+    """``local(args, attrs)`` of a lookup in rows [lo, lo + n) of a `vocab`-row
+    table: ids outside the block read row 0 and are zeroed (their gradient too).
+    Built from fw ops, so it runs eagerly and inside a program being built."""
+    pad = None
+    if padding_idx is not None:
+        g = int(padding_idx) + (vocab if int(padding_idx) < 0 else 0)
+        pad = g - lo if lo <= g < lo + n else None
+
+    def local(args, attrs):
+        import fw
+        from fw.core.dispatch import invoke
+        from fw.core.internal import OPS
+
+        ids, w = args
+        shifted = ids - lo
+        inside = fw.logical_and(shifted >= 0, shifted < n)
+        safe = fw.where(inside, shifted, fw.zeros_like(shifted))
+        out = invoke(OPS["embedding"], [safe, w], dict(attrs, padding_idx=pad))
+        return out * fw.cast(inside, out.dtype).unsqueeze(-1)
+    return local
 
 
 @register("layer_norm")
@@ -66,19 +102,49 @@ def layer_norm(ctx):
     return Plan(ins, [o0, o1, o1])
 
 
+def _ce_static_count(ctx, per_shape):
+    """The divisor of cross entropy's 'mean' when it does not depend on the data:
+    the number of per-sample losses (no class weights, and soft labels or an
+    ignore_index < 0, which no class index equals); None otherwise (the weighted
+    mean divides by the weights of the labels, the ignore_index >= 0 one by the
+    count of non-ignored labels: both depend on the labels of every rank)."""
+    if ctx.specs[2] is not None:
+        return None
+    if not ctx.attrs.get("soft_label", False) and int(ctx.attrs.get("ignore_index", -100)) >= 0:
+        return None
+    n = 1
+    for v in per_shape:
+        n *= int(v)
+    return n if n > 0 else None
+
+
 @register("cross_entropy_with_softmax")
 def cross_entropy(ctx):
     """Batch-sharded logits and labels (the class dim whole): per-sample losses stay
-    sharded; reduction='sum' gives a Partial loss; 'mean' (its divisor depends on
-    the ignored labels of every rank) declines to the fallback."""
+    sharded; reduction='sum' gives a Partial loss; 'mean' runs 'sum' locally and
+    divides by the global count of losses (a Partial loss: data parallelism never
+    gathers the logits) when that count is static — with class weights or an
+    ignore_index >= 0 the divisor depends on every rank's labels and the rule
+    declines to the fallback."""
     sl, slab, sw = ctx.specs
     if sl is None or slab is None or ctx.out_shapes is None:
         return None
     red = ctx.attrs.get("reduction", "mean")
-    if red not in ("none", "sum"):
-        return None
     nd = sl.ndim
     ax = int(ctx.attrs.get("axis", -1)) % nd
+    attrs = post = None
+    if red == "mean":
+        soft = ctx.attrs.get("soft_label", False)
+        per = [1 if d == ax else n for d, n in enumerate(sl.shape)] if soft else slab.shape
+        cnt = _ce_static_count(ctx, per)
+        if cnt is None:
+            return None
+        attrs = dict(ctx.attrs, reduction="sum")
+
+        def post(outs, c=float(cnt)):
+            return (outs[0] * (1.0 / c),) + tuple(outs[1:])
+    elif red not in ("none", "sum"):
+        return None
     ins = [[], [], [] if sw is not None else None]
     o_loss, o_sm = [], []
     for a in range(ctx.mesh.ndim):
@@ -91,7 +157,7 @@ def cross_entropy(ctx):
             ins[2].append(R)
         o_sm.append(p if ok else R)
         o_loss.append((p if red == "none" else Partial()) if ok else R)
-    return Plan(ins, [o_loss, o_sm])
+    return Plan(ins, [o_loss, o_sm], attrs=attrs, post=post)
 
 
 # ------------------------------------------------------------ conv / pool
@@ -356,13 +422,21 @@ def hsigmoid_loss(ctx):
 
 @register("cross_entropy_with_softmax_grad")
 def cross_entropy_grad(ctx):
-    """The class axis whole; batch dims sharded alike ('mean' declines: its divisor
-    counts the non-ignored labels of every rank)."""
+    """The class axis whole; batch dims sharded alike. 'mean' runs 'sum' locally
+    and divides by the global count of losses when that count is static (as the
+    forward rule); with class weights or an ignore_index >= 0 it declines."""
     ss, sl, sw, sg = ctx.specs
-    if ctx.attrs.get("reduction", "mean") == "mean":
-        return None
     nd = ss.ndim
     ax = int(ctx.attrs.get("axis", -1)) % nd
+    attrs = post = None
+    if ctx.attrs.get("reduction", "mean") == "mean":
+        cnt = _ce_static_count(ctx, [1 if d == ax else n for d, n in enumerate(ss.shape)])
+        if cnt is None:
+            return None
+        attrs = dict(ctx.attrs, reduction="sum")
+
+        def post(outs, c=float(cnt)):
+            return (outs[0] * (1.0 / c),)
     lab = [None if d == ax else f"d{d}" for d in range(nd)]
     def follow(s):
         # a label/grad has the class axis of size 1 (same rank) or removed (rank - 1)
@@ -375,7 +449,7 @@ def cross_entropy_grad(ctx):
         else:
             return None
         return [lab[p] if s.shape[j] == ss.shape[p] else None for j, p in enumerate(pos)]
-    return label_plan(ctx, [lab, follow(sl), None, follow(sg)], [lab])
+    return label_plan(ctx, [lab, follow(sl), None, follow(sg)], [lab], attrs=attrs, post=post)
 
 
 @register("ctc_loss")
@@ -426,6 +500,28 @@ def sdpa(ctx):
             lm[0] = "b" if sm.shape[0] == sq.shape[0] else None
             lm[1] = "h" if sm.shape[1] == sq.shape[2] else None
     return label_plan(ctx, [lab, list(lab), list(lab), lm], [lab])
+
+
+@register("fused_attention")
+def fused_attention(ctx):
+    """q/k/v [B, S, D] with the heads packed in D (the inference pass's fused op):
+    the batch is sharded; D stays whole (a block of D would cut heads apart unless
+    the block held whole heads, which the rule does not check); the mask follows the
+    batch when it has it."""
+    sq, sk, sv = ctx.specs[:3]
+    sm = ctx.specs[3] if len(ctx.specs) > 3 else None
+    if sq.ndim != 3 or sk.ndim != 3 or sv.ndim != 3:
+        return None
+    lab = ["b", None, None]
+    ins = [lab, list(lab), list(lab)]
+    if len(ctx.specs) > 3:
+        lm = None
+        if sm is not None:
+            lm = [None] * sm.ndim
+            if sm.ndim == 4 and sm.shape[0] == sq.shape[0] and sq.shape[0] != 1:
+                lm[0] = "b"
+        ins.append(lm)
+    return label_plan(ctx, ins, [lab])
 
 
 @register("label_smooth")

@@ -115,7 +115,8 @@ def partition(program, prop, mesh, coord, group_of, local_tensor, output_placeme
                     args.append(None if s is None else local(s, want))
             lop = OPS[plan.op] if plan.op is not None else op.opdef
             attrs = plan.attrs if plan.attrs is not None else dict(op.attrs)
-            out = b.emit(lop, args, attrs)
+            out = plan.local(args, attrs) if plan.local is not None \
+                else b.emit(lop, args, attrs)
             outs = out if isinstance(out, tuple) else (out,)
             if plan.post is not None:
                 outs = tuple(plan.post(outs))

@@ -95,7 +95,7 @@ def plan_op(op, placements, mesh, coord):
     plan = None
     if rule is None and op.opdef.family == "optimizer":
         plan = _optimizer_plan(op, specs, mesh)
-    elif rule is not None and op.opdef.variadic < 0:
+    elif rule is not None:
         out_shapes = [list(r.type.shape) for r in op.results]
         plan = rule(Ctx(op.opdef, dict(op.attrs), specs, mesh, out_shapes, coord))
     if plan is not None and len(plan.outputs) == n_out:
