@@ -140,6 +140,7 @@ def calibrate(path=None, budget: float = 30.0, collectives: bool = True,
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import os, tempfile
             >>> from fw.distributed.auto import calibrate
             >>> prof = calibrate(os.path.join(tempfile.mkdtemp(), "p.json"), budget=0.5,
@@ -205,6 +206,7 @@ def load_profile(path: str) -> dict:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import os, tempfile
             >>> from fw.distributed.auto import calibrate
             >>> from fw.distributed.auto.calibrate import load_profile

@@ -234,6 +234,7 @@ class Cluster:
         Examples:
             .. code-block:: python
 
+                >>> import fw
                 >>> from fw.distributed.auto import Cluster
                 >>> c = Cluster.a100_dgx(2)
                 >>> Cluster.from_json(c.to_json()).num_devices
@@ -280,6 +281,7 @@ class Cluster:
         Examples:
             .. code-block:: python
 
+                >>> import fw
                 >>> from fw.distributed.auto import Cluster
                 >>> Cluster.a100_dgx(4).num_devices
                 32
@@ -320,6 +322,7 @@ class Cluster:
         Examples:
             .. code-block:: python
 
+                >>> import fw
                 >>> from fw.distributed.auto import Cluster
                 >>> Cluster.v100_dgx(1).device.memory   # 16 GiB (16,384 MiB)
                 17179869184
@@ -356,6 +359,7 @@ class Cluster:
         Examples:
             .. code-block:: python
 
+                >>> import fw
                 >>> import tempfile, os
                 >>> from fw.distributed.auto import Cluster, calibrate
                 >>> path = os.path.join(tempfile.mkdtemp(), "p.json")

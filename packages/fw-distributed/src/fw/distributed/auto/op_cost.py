@@ -365,6 +365,7 @@ def cost_of(name, ins, outs, attrs) -> OpCost | None:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> from fw.core.ir import TensorType
             >>> from fw.distributed.auto.op_cost import cost_of
             >>> c = cost_of("matmul", [TensorType([64, 32], "float32"),

@@ -99,6 +99,7 @@ def fallback_report() -> dict:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> from fw.distributed.auto_parallel import fallback_report
             >>> isinstance(fallback_report(), dict)
             True

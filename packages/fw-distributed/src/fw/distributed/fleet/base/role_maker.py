@@ -30,6 +30,7 @@ class Role:
     """The roles of a process (Paddle's values).
 
     Examples:
+        >>> import fw
         >>> from fw.distributed.fleet import Role
         >>> Role.WORKER, Role.SERVER
         (1, 2)
@@ -258,6 +259,7 @@ class PaddleCloudRoleMaker(RoleMakerBase):
             run on its own engine).
 
     Examples:
+        >>> import fw
         >>> import os
         >>> from fw.distributed import fleet
         >>> os.environ.update({"PADDLE_PSERVERS_IP_PORT_LIST": "127.0.0.1:36001,127.0.0.1:36002",
@@ -381,6 +383,7 @@ class UserDefinedRoleMaker(PaddleCloudRoleMaker):
         server_endpoints (list[str]): the servers' ``ip:port``.
 
     Examples:
+        >>> import fw
         >>> from fw.distributed import fleet
         >>> role = fleet.UserDefinedRoleMaker(
         ...     current_id=0, role=fleet.Role.SERVER, worker_num=2,

@@ -12,6 +12,7 @@ class UtilBase:
     """Distributed utilities (``fleet.util`` is the instance `fleet.init` sets up).
 
     Examples:
+        >>> import fw
         >>> from fw.distributed import fleet
         >>> util = fleet.UtilBase()
         >>> util._set_role_maker(fleet.UserDefinedRoleMaker(
@@ -51,6 +52,7 @@ class UtilBase:
             numpy.ndarray: the reduction, shaped like `input`.
 
         Examples:
+            >>> import fw
             >>> from fw.distributed import fleet
             >>> fleet.util.all_reduce([1, 2], "sum").tolist()   # one process
             [1, 2]
@@ -61,6 +63,7 @@ class UtilBase:
         """Wait until every process of `comm_world` ("worker", "server", "all") arrives.
 
         Examples:
+            >>> import fw
             >>> from fw.distributed import fleet
             >>> fleet.util.barrier()
         """
@@ -77,6 +80,7 @@ class UtilBase:
             list: the values in rank order.
 
         Examples:
+            >>> import fw
             >>> from fw.distributed import fleet
             >>> fleet.util.all_gather(3)
             [3]
@@ -96,6 +100,7 @@ class UtilBase:
             list: the files of this trainer.
 
         Examples:
+            >>> import fw
             >>> from fw.distributed import fleet
             >>> util = fleet.UtilBase()
             >>> util._set_role_maker(fleet.UserDefinedRoleMaker(
@@ -116,6 +121,7 @@ class UtilBase:
         """Print `message` on the worker whose index is `rank_id` only.
 
         Examples:
+            >>> import fw
             >>> from fw.distributed import fleet
             >>> fleet.util.print_on_rank("hello", 0)
             hello
