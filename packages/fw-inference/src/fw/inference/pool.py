@@ -55,7 +55,8 @@ class PredictorPool:
             >>> import fw.inference as infer
             >>> from fw.static import InputSpec
             >>> net = fw.nn.Linear(4, 2)
-            >>> path = fw.jit.save(net, "linear", input_spec=[InputSpec([None, 4], "float32", name="x")])
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(net, "linear", input_spec=spec)
             >>> pool = infer.PredictorPool(infer.Config(path), 2)
             >>> out = pool.retrieve(1).run([np.zeros((1, 4), np.float32)])
             >>> out[0].shape

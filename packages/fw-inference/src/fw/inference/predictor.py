@@ -456,7 +456,8 @@ class Predictor:
             >>> import fw.inference as infer
             >>> from fw.static import InputSpec
             >>> net = fw.nn.Linear(4, 2)
-            >>> path = fw.jit.save(net, "linear", input_spec=[InputSpec([None, 4], "float32", name="x")])
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(net, "linear", input_spec=spec)
             >>> predictor = infer.create_predictor(infer.Config(path))
             >>> type(predictor.program).__name__
             'Program'

@@ -104,7 +104,8 @@ class Tensor:
             >>> import fw.inference as infer
             >>> from fw.static import InputSpec
             >>> net = fw.nn.Linear(4, 2)
-            >>> path = fw.jit.save(net, "linear", input_spec=[InputSpec([None, 4], "float32", name="x")])
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(net, "linear", input_spec=spec)
             >>> predictor = infer.create_predictor(infer.Config(path))
             >>> predictor.get_input_handle("x").type()
             <DataType.FLOAT32: 'float32'>
@@ -121,7 +122,8 @@ class Tensor:
             >>> import fw.inference as infer
             >>> from fw.static import InputSpec
             >>> net = fw.nn.Linear(4, 2)
-            >>> path = fw.jit.save(net, "linear", input_spec=[InputSpec([None, 4], "float32", name="x")])
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(net, "linear", input_spec=spec)
             >>> predictor = infer.create_predictor(infer.Config(path))
             >>> predictor.get_input_handle("x").dtype
             dtype('float32')
@@ -141,7 +143,8 @@ class Tensor:
             >>> import fw.inference as infer
             >>> from fw.static import InputSpec
             >>> net = fw.nn.Linear(4, 2)
-            >>> path = fw.jit.save(net, "linear", input_spec=[InputSpec([None, 4], "float32", name="x")])
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(net, "linear", input_spec=spec)
             >>> predictor = infer.create_predictor(infer.Config(path))
             >>> x = predictor.get_input_handle("x")
             >>> x.shape()
@@ -169,7 +172,8 @@ class Tensor:
             >>> import fw.inference as infer
             >>> from fw.static import InputSpec
             >>> net = fw.nn.Linear(4, 2)
-            >>> path = fw.jit.save(net, "linear", input_spec=[InputSpec([None, 4], "float32", name="x")])
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(net, "linear", input_spec=spec)
             >>> predictor = infer.create_predictor(infer.Config(path))
             >>> predictor.get_input_handle("x").lod()
             []
