@@ -222,7 +222,8 @@ class _Factory:
 
         Examples:
             >>> import fw
-            >>> from fw.quantization.observers import AbsmaxObserver, AbsMaxChannelWiseWeightObserver
+            >>> from fw.quantization.observers import AbsmaxObserver
+            >>> from fw.quantization.observers import AbsMaxChannelWiseWeightObserver
             >>> AbsmaxObserver().per_channel, AbsMaxChannelWiseWeightObserver().per_channel
             (False, True)
         """
