@@ -423,6 +423,20 @@ class Scope:
         self._own: dict = {}
 
     def find_var(self, name):
+        """The variable `name`: one created in this scope, else a parameter or constant
+        of the default main or startup program.
+
+        Args:
+            name (str): the variable name.
+
+        Returns:
+            the variable (``.get_tensor()`` gives its value), or None.
+
+        Examples:
+            >>> import fw
+            >>> fw.static.global_scope().find_var("no_such_variable") is None
+            True
+        """
         own = self._own.get(name)
         if own is not None:
             return own
@@ -437,6 +451,22 @@ class Scope:
         return None
 
     def var(self, name):
+        """The variable `name` (see `find_var`), created empty in this scope when it does
+        not exist.
+
+        Args:
+            name (str): the variable name.
+
+        Returns:
+            the variable.
+
+        Examples:
+            >>> import fw
+            >>> scope = fw.static.Scope()
+            >>> v = scope.var("counter")
+            >>> scope.find_var("counter") is v
+            True
+        """
         v = self.find_var(name)
         if v is None:
             v = self._own[name] = _Var(None)
