@@ -342,8 +342,9 @@ class ExponentialMovingAverage:
         >>> main = fw.static.Program()
         >>> with fw.static.program_guard(main):
         ...     x = fw.static.data("x", [1, 1])
+        ...     two = fw.nn.initializer.Constant(2.0)
         ...     w = fw.static.create_parameter([1, 1], "float32", name="ema_w",
-        ...                                    default_initializer=fw.nn.initializer.Constant(2.0))
+        ...                                    default_initializer=two)
         ...     y = fw.matmul(x, w)
         ...     ema = fw.static.ExponentialMovingAverage(0.5)
         ...     ema.update()
@@ -446,8 +447,9 @@ class ExponentialMovingAverage:
             >>> main = fw.static.Program()
             >>> with fw.static.program_guard(main):
             ...     x = fw.static.data("x", [1, 1])
+            ...     two = fw.nn.initializer.Constant(2.0)
             ...     w = fw.static.create_parameter([1, 1], "float32", name="ema_apply_w",
-            ...                                    default_initializer=fw.nn.initializer.Constant(2.0))
+            ...                                    default_initializer=two)
             ...     y = fw.matmul(x, w)
             ...     ema = fw.static.ExponentialMovingAverage(0.5)
             ...     ema.update()
@@ -492,8 +494,9 @@ class ExponentialMovingAverage:
             >>> main = fw.static.Program()
             >>> with fw.static.program_guard(main):
             ...     x = fw.static.data("x", [1, 1])
+            ...     two = fw.nn.initializer.Constant(2.0)
             ...     w = fw.static.create_parameter([1, 1], "float32", name="ema_restore_w",
-            ...                                    default_initializer=fw.nn.initializer.Constant(2.0))
+            ...                                    default_initializer=two)
             ...     y = fw.matmul(x, w)
             ...     ema = fw.static.ExponentialMovingAverage(0.5)
             ...     ema.update()
