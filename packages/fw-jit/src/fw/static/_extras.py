@@ -591,6 +591,14 @@ class CompiledProgram:
 
     @property
     def program(self):
+        """The program this CompiledProgram wraps.
+
+        Examples:
+            >>> import fw
+            >>> prog = fw.static.Program()
+            >>> fw.static.CompiledProgram(prog).program is prog
+            True
+        """
         return self._program
 
 
@@ -715,6 +723,12 @@ def device_guard(device=None):
     program on one device (the Executor's), so ``"cpu"``/``"gpu"``/``"gpu:N"`` are
     accepted and have no effect; anything else raises.
 
+    Args:
+        device (str, optional): ``"cpu"``, ``"gpu"`` or ``"gpu:N"``. Default: None.
+
+    Returns:
+        contextmanager: a context with no effect on placement.
+
     Examples:
         >>> import fw
         >>> with fw.static.device_guard("cpu"):
@@ -737,6 +751,13 @@ _NAME_STACK: list = []
 def name_scope(prefix=None):
     """A name scope for the ops built inside (Paddle's ``static.name_scope``). fw's
     ops carry no scope names, so it only nests prefixes (``current_name_scope()``).
+
+    Args:
+        prefix (str, optional): the scope's name; None or '' gives ``"scope"``.
+            Default: None.
+
+    Returns:
+        contextmanager: the scope.
 
     Examples:
         >>> import fw
