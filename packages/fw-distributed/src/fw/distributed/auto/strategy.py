@@ -151,7 +151,8 @@ class Strategy(_Config):
             >>> import fw.distributed as dist
             >>> strategy = dist.Strategy()
             >>> strategy.sharding.enable = True
-            >>> strategy.sharding.enable, strategy.to_dict()["sharding"]["enable"]
+            >>> d = strategy.to_dict()
+            >>> strategy.sharding.enable, d["sharding"]["enable"]
             (True, True)
         """
         return self._subs["sharding"]
@@ -165,7 +166,8 @@ class Strategy(_Config):
             >>> import fw.distributed as dist
             >>> strategy = dist.Strategy()
             >>> strategy.gradient_merge.enable = True
-            >>> strategy.gradient_merge.enable, strategy.to_dict()["gradient_merge"]["enable"]
+            >>> d = strategy.to_dict()
+            >>> strategy.gradient_merge.enable, d["gradient_merge"]["enable"]
             (True, True)
         """
         return self._subs["gradient_merge"]
@@ -179,7 +181,8 @@ class Strategy(_Config):
             >>> import fw.distributed as dist
             >>> strategy = dist.Strategy()
             >>> strategy.pipeline.enable = True
-            >>> strategy.pipeline.enable, strategy.to_dict()["pipeline"]["enable"]
+            >>> d = strategy.to_dict()
+            >>> strategy.pipeline.enable, d["pipeline"]["enable"]
             (True, True)
         """
         return self._subs["pipeline"]
@@ -193,7 +196,8 @@ class Strategy(_Config):
             >>> import fw.distributed as dist
             >>> strategy = dist.Strategy()
             >>> strategy.amp.enable = True
-            >>> strategy.amp.enable, strategy.to_dict()["amp"]["enable"]
+            >>> d = strategy.to_dict()
+            >>> strategy.amp.enable, d["amp"]["enable"]
             (True, True)
         """
         return self._subs["amp"]
@@ -207,7 +211,8 @@ class Strategy(_Config):
             >>> import fw.distributed as dist
             >>> strategy = dist.Strategy()
             >>> strategy.recompute.enable = True
-            >>> strategy.recompute.enable, strategy.to_dict()["recompute"]["enable"]
+            >>> d = strategy.to_dict()
+            >>> strategy.recompute.enable, d["recompute"]["enable"]
             (True, True)
         """
         return self._subs["recompute"]
@@ -221,7 +226,8 @@ class Strategy(_Config):
             >>> import fw.distributed as dist
             >>> strategy = dist.Strategy()
             >>> strategy.fused_passes.enable = True
-            >>> strategy.fused_passes.enable, strategy.to_dict()["fused_passes"]["enable"]
+            >>> d = strategy.to_dict()
+            >>> strategy.fused_passes.enable, d["fused_passes"]["enable"]
             (True, True)
         """
         return self._subs["fused_passes"]
