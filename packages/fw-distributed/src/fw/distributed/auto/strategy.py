@@ -159,7 +159,7 @@ class Strategy(_Config):
 
     @property
     def gradient_merge(self):
-        """The gradient-merge (accumulation) options (``enable`` and its settings), set by attribute.
+        """The gradient-merge (accumulation) options (``enable`` and its settings).
 
         Examples:
             >>> import fw
