@@ -108,12 +108,14 @@ class PipelineParallel(Layer):
             >>> import fw
             >>> import fw.nn as nn
             >>> from fw.distributed import fleet
-            >>> from fw.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer, PipelineParallel
+            >>> from fw.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer
+            >>> from fw.distributed.fleet.meta_parallel import PipelineParallel
             >>> strategy = fleet.DistributedStrategy()
             >>> strategy.hybrid_configs = {"dp_degree": 1, "mp_degree": 1, "pp_degree": 1}
             >>> strategy.pipeline_configs = {"micro_batch_size": 2, "accumulate_steps": 2}
             >>> fleet.init(is_collective=True, strategy=strategy)
-            >>> net = PipelineLayer([LayerDesc(nn.Linear, 4, 8), nn.ReLU(), LayerDesc(nn.Linear, 8, 1)],
+            >>> net = PipelineLayer([LayerDesc(nn.Linear, 4, 8), nn.ReLU(),
+            ...                      LayerDesc(nn.Linear, 8, 1)],
             ...                     num_stages=1, loss_fn=nn.MSELoss())
             >>> pp = PipelineParallel(net, fleet.get_hybrid_communicate_group(), strategy)
             >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
@@ -133,12 +135,14 @@ class PipelineParallel(Layer):
             >>> import fw
             >>> import fw.nn as nn
             >>> from fw.distributed import fleet
-            >>> from fw.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer, PipelineParallel
+            >>> from fw.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer
+            >>> from fw.distributed.fleet.meta_parallel import PipelineParallel
             >>> strategy = fleet.DistributedStrategy()
             >>> strategy.hybrid_configs = {"dp_degree": 1, "mp_degree": 1, "pp_degree": 1}
             >>> strategy.pipeline_configs = {"micro_batch_size": 2, "accumulate_steps": 2}
             >>> fleet.init(is_collective=True, strategy=strategy)
-            >>> net = PipelineLayer([LayerDesc(nn.Linear, 4, 8), nn.ReLU(), LayerDesc(nn.Linear, 8, 1)],
+            >>> net = PipelineLayer([LayerDesc(nn.Linear, 4, 8), nn.ReLU(),
+            ...                      LayerDesc(nn.Linear, 8, 1)],
             ...                     num_stages=1, loss_fn=nn.MSELoss())
             >>> pp = PipelineParallel(net, fleet.get_hybrid_communicate_group(), strategy)
             >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
@@ -198,12 +202,14 @@ class PipelineParallel(Layer):
             >>> import fw
             >>> import fw.nn as nn
             >>> from fw.distributed import fleet
-            >>> from fw.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer, PipelineParallel
+            >>> from fw.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer
+            >>> from fw.distributed.fleet.meta_parallel import PipelineParallel
             >>> strategy = fleet.DistributedStrategy()
             >>> strategy.hybrid_configs = {"dp_degree": 1, "mp_degree": 1, "pp_degree": 1}
             >>> strategy.pipeline_configs = {"micro_batch_size": 2, "accumulate_steps": 2}
             >>> fleet.init(is_collective=True, strategy=strategy)
-            >>> net = PipelineLayer([LayerDesc(nn.Linear, 4, 8), nn.ReLU(), LayerDesc(nn.Linear, 8, 1)],
+            >>> net = PipelineLayer([LayerDesc(nn.Linear, 4, 8), nn.ReLU(),
+            ...                      LayerDesc(nn.Linear, 8, 1)],
             ...                     num_stages=1, loss_fn=nn.MSELoss())
             >>> pp = PipelineParallel(net, fleet.get_hybrid_communicate_group(), strategy)
             >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
@@ -297,12 +303,14 @@ class PipelineParallel(Layer):
             >>> import fw
             >>> import fw.nn as nn
             >>> from fw.distributed import fleet
-            >>> from fw.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer, PipelineParallel
+            >>> from fw.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer
+            >>> from fw.distributed.fleet.meta_parallel import PipelineParallel
             >>> strategy = fleet.DistributedStrategy()
             >>> strategy.hybrid_configs = {"dp_degree": 1, "mp_degree": 1, "pp_degree": 1}
             >>> strategy.pipeline_configs = {"micro_batch_size": 2, "accumulate_steps": 2}
             >>> fleet.init(is_collective=True, strategy=strategy)
-            >>> net = PipelineLayer([LayerDesc(nn.Linear, 4, 8), nn.ReLU(), LayerDesc(nn.Linear, 8, 1)],
+            >>> net = PipelineLayer([LayerDesc(nn.Linear, 4, 8), nn.ReLU(),
+            ...                      LayerDesc(nn.Linear, 8, 1)],
             ...                     num_stages=1, loss_fn=nn.MSELoss())
             >>> pp = PipelineParallel(net, fleet.get_hybrid_communicate_group(), strategy)
             >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
@@ -339,12 +347,14 @@ class PipelineParallel(Layer):
             >>> import fw
             >>> import fw.nn as nn
             >>> from fw.distributed import fleet
-            >>> from fw.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer, PipelineParallel
+            >>> from fw.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer
+            >>> from fw.distributed.fleet.meta_parallel import PipelineParallel
             >>> strategy = fleet.DistributedStrategy()
             >>> strategy.hybrid_configs = {"dp_degree": 1, "mp_degree": 1, "pp_degree": 1}
             >>> strategy.pipeline_configs = {"micro_batch_size": 2, "accumulate_steps": 2}
             >>> fleet.init(is_collective=True, strategy=strategy)
-            >>> net = PipelineLayer([LayerDesc(nn.Linear, 4, 8), nn.ReLU(), LayerDesc(nn.Linear, 8, 1)],
+            >>> net = PipelineLayer([LayerDesc(nn.Linear, 4, 8), nn.ReLU(),
+            ...                      LayerDesc(nn.Linear, 8, 1)],
             ...                     num_stages=1, loss_fn=nn.MSELoss())
             >>> pp = PipelineParallel(net, fleet.get_hybrid_communicate_group(), strategy)
             >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
