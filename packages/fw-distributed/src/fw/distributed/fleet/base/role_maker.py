@@ -79,7 +79,15 @@ def _nodes(endpoints):
 
 class RoleMakerBase:
     """The base of role makers: the state every query reads, filled by
-    ``_generate_role`` of a subclass."""
+    ``_generate_role`` of a subclass.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed import fleet
+        >>> rm = fleet.PaddleCloudRoleMaker(is_collective=True)
+        >>> isinstance(rm, fleet.RoleMakerBase)
+        True
+    """
 
     def __init__(self):
         self._worker_endpoints = []
@@ -166,6 +174,18 @@ class RoleMakerBase:
         return self._non_distributed
 
     def to_string(self) -> str:
+        """A one-line description of this process's role, for logs.
+
+        Returns:
+            str: the role, the index and the endpoints.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed import fleet
+            >>> rm = fleet.PaddleCloudRoleMaker(is_collective=True)
+            >>> rm.to_string().startswith("role: ")
+            True
+        """
         self._gen()
         return (f"role: {self._role}, current_id: {self._current_id}, worker_endpoints: "
                 f"{self._worker_endpoints}, server_endpoints: {self._server_endpoints}")

@@ -62,6 +62,12 @@ class UtilBase:
     def barrier(self, comm_world="worker"):
         """Wait until every process of `comm_world` ("worker", "server", "all") arrives.
 
+        Args:
+            comm_world (str, optional): "worker", "server" or "all". Default: "worker".
+
+        Returns:
+            None.
+
         Examples:
             >>> import fw
             >>> from fw.distributed import fleet
@@ -119,6 +125,13 @@ class UtilBase:
 
     def print_on_rank(self, message, rank_id):
         """Print `message` on the worker whose index is `rank_id` only.
+
+        Args:
+            message (str): the text.
+            rank_id (int): the worker index that prints.
+
+        Returns:
+            None.
 
         Examples:
             >>> import fw
