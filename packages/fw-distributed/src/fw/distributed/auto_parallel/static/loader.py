@@ -84,7 +84,8 @@ class ShardDataloader:
             >>> import fw
             >>> import fw.distributed as dist
             >>> from fw.io import DataLoader, TensorDataset
-            >>> loader = DataLoader(TensorDataset([fw.ones([4, 3]), fw.zeros([4, 1])]), batch_size=2)
+            >>> data = TensorDataset([fw.ones([4, 3]), fw.zeros([4, 1])])
+            >>> loader = DataLoader(data, batch_size=2)
             >>> mesh = dist.ProcessMesh([0], dim_names=["x"])
             >>> sharded = dist.shard_dataloader(loader, mesh, shard_dims="x")
             >>> sharded.dataloader is loader
