@@ -384,6 +384,21 @@ def report(model_or_path, sample, reference=None, repeat=20):
         repeat: timed runs per measurement (the fastest is reported).
     Returns:
         a `QuantReport`; ``str(report)`` is a table.
+
+    Examples:
+        >>> import fw
+        >>> import fw.nn as nn
+        >>> import fw.slim
+        >>> from fw.quantization import PTQ, QuantConfig
+        >>> from fw.quantization.observers import AbsmaxObserver
+        >>> net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+        >>> ptq = PTQ(QuantConfig(activation=AbsmaxObserver(), weight=AbsmaxObserver()))
+        >>> q = ptq.quantize(net)
+        >>> x = fw.randn([16, 4])
+        >>> _ = q(x)                      # calibration
+        >>> rep = fw.slim.report(ptq.convert(q), x, repeat=1)
+        >>> [(r.name, r.kernel) for r in rep.layers]     # too small for int8 kernels
+        [('0', 'fp32'), ('2', 'fp32')]
     """
     from fw.quantization.layers import _Converted
 
