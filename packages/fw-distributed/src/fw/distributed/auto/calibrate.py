@@ -41,7 +41,18 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def default_profile_path() -> str:
-    """``$FW_COST_PROFILE``, else ``~/.cache/fw/cost_profile.json``."""
+    """Where the measured cost profile is kept: ``$FW_COST_PROFILE``, else
+    ``~/.cache/fw/cost_profile.json``.
+
+    Returns:
+        str: the path.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.auto import default_profile_path
+        >>> default_profile_path().endswith(".json")
+        True
+    """
     return os.environ.get("FW_COST_PROFILE") or os.path.join(
         os.path.expanduser("~"), ".cache", "fw", "cost_profile.json")
 

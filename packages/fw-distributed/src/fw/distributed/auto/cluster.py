@@ -87,7 +87,22 @@ class Device:
     def rate(self, kind: str, dtype: str) -> float:
         """FLOP/s of `kind` ("matmul", "conv", "vector") ops in `dtype`. A dtype the
         device does not list runs at its float32 rate (or the slowest one listed):
-        e.g. a CPU without bf16 matrix units emulates it no faster than float32."""
+        e.g. a CPU without bf16 matrix units emulates it no faster than float32.
+
+        Args:
+            kind (str): "matmul", "conv" or "vector".
+            dtype (str): the element type.
+
+        Returns:
+            float: FLOP/s.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.auto import Cluster
+            >>> c = Cluster.a100_dgx(2)
+            >>> c.device.rate("matmul", "int32") == c.device.rate("matmul", "float32")
+            True
+        """
         table = {"matmul": self.matmul_flops, "conv": self.conv_flops,
                  "vector": self.vector_flops}[kind]
         if dtype in table:
@@ -191,11 +206,35 @@ class Cluster:
 
     @property
     def num_devices(self) -> int:
+        """Devices in the cluster: nodes x devices per node.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.auto import Cluster
+            >>> c = Cluster.a100_dgx(2)
+            >>> c.num_devices
+            16
+        """
         return self.nodes * self.devices_per_node
 
     def compute_slowdown(self, world: int) -> float:
         """How much slower each rank computes when `world` ranks run on this cluster
-        (1 unless ranks outnumber devices on an oversubscribable machine)."""
+        (1 unless ranks outnumber devices on an oversubscribable machine, or a measured
+        ``contention`` curve says otherwise).
+
+        Args:
+            world (int): the number of ranks.
+
+        Returns:
+            float: the slowdown factor (an error when the ranks do not fit).
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.auto import Cluster
+            >>> c = Cluster.a100_dgx(2)
+            >>> c.compute_slowdown(16)
+            1.0
+        """
         if world > self.num_devices and not self.oversubscribe:
             raise _err("Cluster", f"{world} ranks do not fit on {self.num_devices} devices "
                        f"of {self.name!r} (oversubscribe=False)")
@@ -216,10 +255,37 @@ class Cluster:
 
     # ------------------------------------------------------------ (de)serialisation
     def to_dict(self) -> dict:
+        """The cluster as a plain dict (its fields, the device and links nested).
+
+        Returns:
+            dict: the fields.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.auto import Cluster
+            >>> c = Cluster.a100_dgx(2)
+            >>> d = c.to_dict()
+            >>> d["nodes"], d["devices_per_node"]
+            (2, 8)
+        """
         return asdict(self)
 
     def to_json(self, path: str | None = None) -> str:
-        """The cluster as JSON text (written to `path` too when given)."""
+        """The cluster as JSON text (written to `path` too when given).
+
+        Args:
+            path (str, optional): a file to write. Default: None.
+
+        Returns:
+            str: the JSON text.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.auto import Cluster
+            >>> c = Cluster.a100_dgx(2)
+            >>> Cluster.from_json(c.to_json("cluster.json")).num_devices
+            16
+        """
         text = json.dumps(self.to_dict(), indent=1, sort_keys=True)
         if path is not None:
             with open(path, "w", encoding="utf-8") as f:

@@ -89,9 +89,28 @@ class ParallelConfig:
 
     @property
     def world(self) -> int:
+        """The ranks the configuration needs: dp x mp x pp x sharding.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.auto import ParallelConfig
+            >>> ParallelConfig(dp=2, mp=2).world
+            4
+        """
         return self.dp * self.mp * self.pp * self.sharding
 
     def label(self) -> str:
+        """A short name for tables, e.g. ``dp2-mp2``.
+
+        Returns:
+            str: the label.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.auto import ParallelConfig
+            >>> ParallelConfig(dp=2, mp=2).label()
+            'dp2-mp2'
+        """
         parts = [f"{k}{getattr(self, k)}" for k in ("dp", "mp", "pp") if getattr(self, k) > 1]
         if self.sharding > 1:
             parts.append(f"zero{self.sharding_stage}x{self.sharding}")
