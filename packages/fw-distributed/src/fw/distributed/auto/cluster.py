@@ -45,6 +45,13 @@ class Device:
             "% of peak"; not used for timing).
         optimizer_overhead (float): fixed seconds per parameter tensor of an
             optimizer step (fw's optimizers loop over parameters in Python).
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.auto import Cluster
+        >>> device = Cluster.a100_dgx().device
+        >>> device.rate("matmul", "bfloat16") > device.rate("matmul", "float32")
+        True
     """
 
     name: str
@@ -123,6 +130,13 @@ class Link:
         bandwidth (float): bytes/s one device can push through it (for the
             inter-node link: a node's total injection bandwidth, see `Cluster`).
         latency (float): seconds per message (alpha).
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.auto import Link
+        >>> link = Link(bandwidth=1e9, latency=1e-5)
+        >>> round(link.latency + 1e6 / link.bandwidth, 6)    # seconds for 1 MB
+        0.00101
     """
 
     bandwidth: float
@@ -166,6 +180,13 @@ class Cluster:
             `calibrate`), used instead of the link figures for groups inside a node.
         name (str): a label.
         source (str): where the figures come from (datasheets, a profile file).
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.auto import Cluster
+        >>> c = Cluster.a100_dgx(nodes=2)
+        >>> c.nodes, c.devices_per_node, c.num_devices
+        (2, 8, 16)
     """
 
     device: Device
@@ -297,6 +318,12 @@ class Cluster:
         """Read a cluster from a JSON file (or JSON text): the fields of `Cluster`,
         with `device`, `intra` and `inter` as objects. Only data is read.
 
+        Args:
+            path_or_text (str): a JSON file, or JSON text.
+
+        Returns:
+            Cluster: the cluster.
+
         Examples:
             .. code-block:: python
 
@@ -344,6 +371,12 @@ class Cluster:
         bandwidth, NCCL bus bandwidth 80 % of the link; latencies 5 us inside a
         node and 10 us between nodes (NCCL's ring latency order of magnitude).
 
+        Args:
+            nodes (int, optional): the number of DGX nodes. Default: 1.
+
+        Returns:
+            Cluster: the A100 cluster.
+
         Examples:
             .. code-block:: python
 
@@ -384,6 +417,12 @@ class Cluster:
         shapes), FP32 convolutions 65 % (cuDNN on ResNet-50's shapes, which include
         many small 1x1 convolutions), memory-bound ops 80 % of HBM bandwidth, NCCL
         bus bandwidth 80 % of the link; latencies 5 us / 10 us.
+
+        Args:
+            nodes (int, optional): the number of DGX nodes. Default: 1.
+
+        Returns:
+            Cluster: the V100 cluster.
 
         Examples:
             .. code-block:: python

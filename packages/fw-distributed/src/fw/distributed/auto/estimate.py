@@ -64,6 +64,13 @@ class ParallelConfig:
             or gradient accumulation without a pipeline).
         recompute (bool): activation recomputation.
         amp (str, optional): "float16" or "bfloat16" for mixed precision.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.auto import ParallelConfig
+        >>> cfg = ParallelConfig(dp=2, pp=2, micro_batches=4)
+        >>> cfg.world, cfg.label()
+        (4, 'dp2-pp2-m4')
     """
 
     dp: int = 1

@@ -25,7 +25,14 @@ class Group:
     ``nranks`` (= ``world_size``), ``name``, ``backend`` ("MPI" on CPUs, "NCCL" for
     GPU tensors), ``timeout`` (seconds).
 
-    Example:
+    Args:
+        gid (int): the group id (0: the world).
+        ranks (list[int]): the global ranks of the members, in group-rank order.
+        engine: the CPU transport engine (None off-group).
+        timeout (float): seconds before a collective is declared hung.
+        name (str, optional): the group name. Default: None.
+
+    Examples:
         >>> import fw.distributed as dist
         >>> g = dist.new_group([0])
         >>> g.nranks, g.get_group_rank(0)
