@@ -64,6 +64,7 @@ def bind_to_core(mode=None):
     keep them free. Returns the core or None.
 
     Examples:
+        >>> import fw
         >>> from fw.distributed.parallel import bind_to_core
         >>> bind_to_core("0") is None
         True
@@ -136,11 +137,19 @@ class DataParallel(Layer):
             for Lamb/ASGD/LBFGS; loss scaling (``GradScaler``) raises. A learning-rate
             scheduler must be stepped after ``opt.step()``, as usual. Default: None.
 
-    Example (launched on 2 ranks; single process it is a transparent wrapper)::
+    Returns:
+        DataParallel: a Layer whose forward is the wrapped model's.
 
-        model = fw.DataParallel(fw.nn.Linear(4, 2))
-        loss = model(fw.randn([8, 4])).mean()
-        loss.backward()          # gradients are now averaged over the ranks
+    Examples:
+        Run as one process it is a transparent wrapper; launched on N ranks
+        (``python -m fw.distributed.launch``) the same code averages the gradients:
+
+        >>> import fw
+        >>> model = fw.DataParallel(fw.nn.Linear(4, 2))
+        >>> loss = model(fw.randn([8, 4])).mean()
+        >>> loss.backward()
+        >>> model._layers.weight.grad.shape
+        [4, 2]
     """
 
     def __init__(self, layers, strategy=None, comm_buffer_size=25, last_comm_buffer_size=1,
@@ -225,7 +234,20 @@ class DataParallel(Layer):
     def no_sync(self):
         """Within this context, backward accumulates gradients locally with no
         communication; the first synchronised backward after it all-reduces the
-        accumulated gradients."""
+        accumulated gradients (gradient accumulation without extra traffic).
+
+        Returns:
+            contextmanager: a context that suspends gradient synchronisation.
+
+        Examples:
+            >>> import fw
+            >>> model = fw.DataParallel(fw.nn.Linear(4, 2))
+            >>> with model.no_sync():
+            ...     model(fw.randn([8, 4])).mean().backward()
+            >>> model(fw.randn([8, 4])).mean().backward()   # synchronised step
+            >>> model._layers.weight.grad.shape
+            [4, 2]
+        """
         prev = self._grad_need_sync
         self._grad_need_sync = False
         try:
@@ -235,11 +257,36 @@ class DataParallel(Layer):
 
     def scale_loss(self, loss):
         """Paddle 2.x API, kept for old programs: the loss is not scaled (the
-        reducer averages the gradients)."""
+        reducer averages the gradients).
+
+        Args:
+            loss (Tensor): the loss of this rank.
+
+        Returns:
+            Tensor: `loss` itself.
+
+        Examples:
+            >>> import fw
+            >>> model = fw.DataParallel(fw.nn.Linear(4, 2))
+            >>> loss = model(fw.ones([2, 4])).mean()
+            >>> model.scale_loss(loss) is loss
+            True
+        """
         return loss
 
     def apply_collective_grads(self):
-        """Paddle 2.x API: gradients are already all-reduced during backward."""
+        """Paddle 2.x API: gradients are already all-reduced during backward, so this
+        does nothing.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> model = fw.DataParallel(fw.nn.Linear(4, 2))
+            >>> model(fw.ones([2, 4])).mean().backward()
+            >>> model.apply_collective_grads()
+        """
 
     # ------------------------------------------------------------ profiling
     def comm_profile(self, enable: bool | None = None):
@@ -248,7 +295,22 @@ class DataParallel(Layer):
         ended)`` with what = ``"ready"`` (a bucket's last gradient arrived),
         ``"launch"`` (its all-reduce started: buckets start in order), ``"done"`` (seen
         complete while backward still ran), ``"backward_end"`` (the last gradient
-        arrived), ``"waited"`` (a bucket's wait returned) and ``"synced"``."""
+        arrived), ``"waited"`` (a bucket's wait returned) and ``"synced"``.
+
+        Args:
+            enable (bool, optional): switch recording on (True) or off (False); None
+                leaves it as it is. Default: None.
+
+        Returns:
+            list: the last step's ``(what, bucket, seconds)`` events; empty in a
+            single-process run (nothing is communicated).
+
+        Examples:
+            >>> import fw
+            >>> model = fw.DataParallel(fw.nn.Linear(4, 2))
+            >>> model.comm_profile(True)
+            []
+        """
         r = self._reducer
         if r is None:
             return []

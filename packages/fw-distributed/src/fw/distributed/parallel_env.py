@@ -269,34 +269,98 @@ class ParallelEnv:
 
     @property
     def rank(self) -> int:
+        """This process's global rank (``PADDLE_TRAINER_ID``; 0 without a launcher).
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> dist.ParallelEnv().rank
+            0
+        """
         return self._rank
 
     @property
     def world_size(self) -> int:
+        """The number of ranks of the job (``PADDLE_TRAINERS_NUM``; 1 without a launcher).
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> dist.ParallelEnv().world_size
+            1
+        """
         return self._world_size
 
     @property
     def local_rank(self) -> int:
+        """This process's rank on its node (``PADDLE_RANK_IN_NODE``).
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> dist.ParallelEnv().local_rank
+            0
+        """
         return self._local_rank
 
     @property
     def device_id(self) -> int:
+        """The accelerator this rank uses (the first of ``FLAGS_selected_gpus``; 0 if unset).
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> dist.ParallelEnv().device_id
+            0
+        """
         return self._device_id
 
     @property
     def device_type(self) -> str:
+        """The device kind (``PADDLE_XCCL_BACKEND``; ``'cpu'`` if unset).
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> dist.ParallelEnv().device_type
+            'cpu'
+        """
         return self._device_type
 
     @property
     def current_endpoint(self) -> str:
+        """This rank's ``ip:port`` (``PADDLE_CURRENT_ENDPOINT``; empty without a launcher).
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> dist.ParallelEnv().current_endpoint
+            ''
+        """
         return self._current_endpoint
 
     @property
     def trainer_endpoints(self) -> list:
+        """Every rank's ``ip:port`` in rank order (``PADDLE_TRAINER_ENDPOINTS``).
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> dist.ParallelEnv().trainer_endpoints
+            []
+        """
         return list(self._trainer_endpoints)
 
     @property
     def nrings(self) -> int:
+        """The number of NCCL rings (``FLAGS_nccl_nrings``, default 1).
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> dist.ParallelEnv().nrings
+            1
+        """
         return self._nrings
 
     # Paddle's older spellings

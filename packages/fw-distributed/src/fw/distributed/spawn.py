@@ -218,15 +218,20 @@ def spawn(func, args=(), nprocs: int = -1, join: bool = True, daemon: bool = Fal
     Returns:
         a `MultiprocessContext`.
 
-    Example::
+    Examples:
+        Two ranks started from a script file (``func`` must be importable by name, so
+        this is not run as a doctest)::
 
-        def train(lr):
+            import fw
             import fw.distributed as dist
-            dist.init_parallel_env()
-            ...
 
-        if __name__ == "__main__":
-            fw.distributed.spawn(train, args=(0.1,), nprocs=2)
+            def train(lr):
+                dist.init_parallel_env()
+                t = fw.to_tensor([float(dist.get_rank())])
+                dist.all_reduce(t)          # 0 + 1 on both ranks
+
+            if __name__ == "__main__":
+                dist.spawn(train, args=(0.1,), nprocs=2)
     """
     unknown = sorted(set(options) - set(_OPTIONS))
     if unknown:

@@ -338,6 +338,16 @@ class TCPStore:
 
     @property
     def endpoint(self) -> str:
+        """The store's ``host:port``.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> store = dist.TCPStore("127.0.0.1", 0, is_master=True, world_size=1, timeout=10)
+            >>> store.endpoint.startswith("127.0.0.1:")
+            True
+            >>> store.close()
+        """
         return f"{self.host}:{self.port}"
 
     def __repr__(self):
@@ -421,11 +431,46 @@ class TCPStore:
 
     # the API
     def set(self, key: str, value) -> None:
-        """Set `key` to `value` (bytes or str), waking every rank waiting for it."""
+        """Set `key` to `value` (bytes or str), waking every rank waiting for it.
+
+        Args:
+            key (str): the key.
+            value (bytes|str): the value.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> store = dist.TCPStore("127.0.0.1", 0, is_master=True, world_size=1, timeout=10)
+            >>> store.set("key", "value")
+            >>> store.get("key")
+            b'value'
+            >>> store.close()
+        """
         self._call(_SET, [_key(key, "set"), _as_bytes(value, "set")])
 
     def get(self, key: str, timeout: float | None = None) -> bytes:
-        """The value of `key`, waiting up to `timeout` seconds for it to be set."""
+        """The value of `key`, waiting up to `timeout` seconds for it to be set
+        (`StoreTimeoutError` after that).
+
+        Args:
+            key (str): the key.
+            timeout (float, optional): seconds to wait; None: the store's timeout. Default: None.
+
+        Returns:
+            bytes: the value.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> store = dist.TCPStore("127.0.0.1", 0, is_master=True, world_size=1, timeout=10)
+            >>> store.set("key", b"v")
+            >>> store.get("key", timeout=5)
+            b'v'
+            >>> store.close()
+        """
         t = self._timeout(timeout)
         status, out = self._call(_GET, [repr(t).encode(), _key(key, "get")], wait=t)
         if status == _TIMEOUT:
@@ -434,7 +479,25 @@ class TCPStore:
         return out[0]
 
     def multi_get(self, keys, timeout: float | None = None) -> list[bytes]:
-        """The values of `keys`, waiting up to `timeout` seconds for all of them."""
+        """The values of `keys`, waiting up to `timeout` seconds for all of them.
+
+        Args:
+            keys (list[str]): the keys.
+            timeout (float, optional): seconds to wait; None: the store's timeout. Default: None.
+
+        Returns:
+            list[bytes]: the values, in order.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> store = dist.TCPStore("127.0.0.1", 0, is_master=True, world_size=1, timeout=10)
+            >>> store.set("a", b"1")
+            >>> store.set("b", b"2")
+            >>> store.multi_get(["a", "b"])
+            [b'1', b'2']
+            >>> store.close()
+        """
         t = self._timeout(timeout)
         ks = [_key(k, "multi_get") for k in keys]
         status, out = self._call(_GET, [repr(t).encode(), *ks], wait=t)
@@ -446,7 +509,28 @@ class TCPStore:
 
     def wait(self, keys, timeout: float | None = None) -> None:
         """Block until every key in `keys` is set, or raise `StoreTimeoutError` listing
-        the keys still missing after `timeout` seconds."""
+        the keys still missing after `timeout` seconds.
+
+        Args:
+            keys (list[str]): the keys.
+            timeout (float, optional): seconds to wait; None: the store's timeout. Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> store = dist.TCPStore("127.0.0.1", 0, is_master=True, world_size=1, timeout=10)
+            >>> store.set("ready", b"1")
+            >>> store.wait(["ready"])
+            >>> try:
+            ...     store.wait(["never"], timeout=0.1)
+            ... except TimeoutError as e:   # a StoreTimeoutError
+            ...     print(e.missing)
+            ['never']
+            >>> store.close()
+        """
         t = self._timeout(timeout)
         ks = [_key(k, "wait") for k in keys]
         status, out = self._call(_WAIT, [repr(t).encode(), *ks], wait=t)
@@ -456,7 +540,25 @@ class TCPStore:
                                     f"(store {self.endpoint})", missing)
 
     def add(self, key: str, amount: int) -> int:
-        """Add `amount` to the integer at `key` (0 when unset) atomically; the new value."""
+        """Add `amount` to the integer at `key` (0 when unset) atomically.
+
+        Args:
+            key (str): the key.
+            amount (int): the increment.
+
+        Returns:
+            int: the new value.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> store = dist.TCPStore("127.0.0.1", 0, is_master=True, world_size=1, timeout=10)
+            >>> store.add("counter", 2)
+            2
+            >>> store.add("counter", 3)
+            5
+            >>> store.close()
+        """
         if not isinstance(amount, int) or isinstance(amount, bool):
             raise TypeError(f"TCPStore.add: amount must be an int, got {amount!r}")
         # not retried on a lost connection: the first attempt may have counted
@@ -464,28 +566,103 @@ class TCPStore:
         return int(out[0])
 
     def compare_set(self, key: str, expected, desired) -> bytes:
-        """Set `key` to `desired` if its value is `expected` (b"" = unset); returns the
-        value after the call."""
+        """Set `key` to `desired` if its value is `expected` (b"" = unset).
+
+        Args:
+            key (str): the key.
+            expected (bytes|str): the value required now.
+            desired (bytes|str): the new value.
+
+        Returns:
+            bytes: the value after the call.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> store = dist.TCPStore("127.0.0.1", 0, is_master=True, world_size=1, timeout=10)
+            >>> store.compare_set("lock", b"", b"rank0")
+            b'rank0'
+            >>> store.compare_set("lock", b"", b"rank1")
+            b'rank0'
+            >>> store.close()
+        """
         _, out = self._call(_CAS, [_key(key, "compare_set"), _as_bytes(expected, "compare_set"),
                                    _as_bytes(desired, "compare_set")], retry=False)
         return out[0]
 
     def check(self, keys) -> bool:
-        """Whether every key in `keys` is set (does not wait)."""
+        """Whether every key in `keys` is set (does not wait).
+
+        Args:
+            keys (list[str]): the keys.
+
+        Returns:
+            bool: all set.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> store = dist.TCPStore("127.0.0.1", 0, is_master=True, world_size=1, timeout=10)
+            >>> store.set("a", b"1")
+            >>> store.check(["a"]), store.check(["a", "b"])
+            (True, False)
+            >>> store.close()
+        """
         _, out = self._call(_CHECK, [_key(k, "check") for k in keys])
         return out[0] == b"1"
 
     def delete_key(self, key: str) -> bool:
-        """Remove `key`; whether it existed."""
+        """Remove `key`.
+
+        Args:
+            key (str): the key.
+
+        Returns:
+            bool: whether it existed.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> store = dist.TCPStore("127.0.0.1", 0, is_master=True, world_size=1, timeout=10)
+            >>> store.set("a", b"1")
+            >>> store.delete_key("a"), store.delete_key("a")
+            (True, False)
+            >>> store.close()
+        """
         _, out = self._call(_DELETE, [_key(key, "delete_key")])
         return out[0] == b"1"
 
     def num_keys(self) -> int:
+        """The number of keys set in the store.
+
+        Returns:
+            int: the count.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> store = dist.TCPStore("127.0.0.1", 0, is_master=True, world_size=1, timeout=10)
+            >>> store.set("a", b"1")
+            >>> store.num_keys()
+            1
+            >>> store.close()
+        """
         _, out = self._call(_NUM_KEYS, [])
         return int(out[0])
 
     def close(self) -> None:
-        """Close this client (and stop the server if this is the master)."""
+        """Close this client (and stop the server if this is the master).
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> store = dist.TCPStore("127.0.0.1", 0, is_master=True, world_size=1, timeout=10)
+
+            >>> store.close()
+        """
         with self._lock:
             self._reset()
         if self._server is not None:

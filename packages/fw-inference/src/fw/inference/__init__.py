@@ -28,9 +28,14 @@ __all__ = ["Config", "PassBuilder", "Predictor", "PredictorPool", "create_predic
 def get_version() -> str:
     """The versions of fw-inference and the fw-core it runs on.
 
-    >>> import fw.inference
-    >>> fw.inference.get_version().startswith("fw-inference ")
-    True
+    Returns:
+        str: a one-line description (``fw-inference X, fw-core Y, ...``).
+
+    Examples:
+        >>> import fw
+        >>> import fw.inference
+        >>> fw.inference.get_version().startswith("fw-inference ")
+        True
     """
     from fw.core import __version__ as core
     from fw.core.internal import native as _native_module

@@ -29,12 +29,17 @@ class PassBuilder:
     simplification, batch-norm folding, conv/matmul epilogue fusion, elementwise
     fusion, CSE, DCE). Names are those of ``fw.core.ir.passes.PASSES``.
 
-    >>> import fw
-    >>> from fw.inference import Config
-    >>> pb = Config().pass_builder()
-    >>> pb.delete_pass("fuse_elementwise")
-    >>> "fuse_elementwise" in pb.all_passes()
-    False
+    Args:
+        passes (list[str], optional): the starting pass names; None: the inference
+            pipeline. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> from fw.inference import Config
+        >>> pb = Config().pass_builder()
+        >>> pb.delete_pass("fuse_elementwise")
+        >>> "fuse_elementwise" in pb.all_passes()
+        False
     """
 
     def __init__(self, passes=None):
@@ -52,27 +57,109 @@ class PassBuilder:
         return name
 
     def all_passes(self) -> list:
-        """The pass names, in the order they run."""
+        """The pass names, in the order they run.
+
+        Returns:
+            list[str]: a copy of the names.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import PassBuilder
+            >>> PassBuilder(["constant_folding"]).all_passes()
+            ['constant_folding']
+        """
         return list(self._passes)
 
     def append_pass(self, name: str) -> None:
+        """Run pass `name` last.
+
+        Args:
+            name (str): a registered pass (``fw.core.ir.passes.PASSES``).
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import PassBuilder
+            >>> pb = PassBuilder([])
+            >>> pb.append_pass("constant_folding")
+            >>> pb.all_passes()
+            ['constant_folding']
+        """
         self._passes.append(self._known(name))
 
     def insert_pass(self, idx: int, name: str) -> None:
+        """Run pass `name` at position `idx`.
+
+        Args:
+            idx (int): the position.
+            name (str): a registered pass.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import PassBuilder
+            >>> pb = PassBuilder(["constant_folding"])
+            >>> pb.insert_pass(0, "dce")
+            >>> pb.all_passes()
+            ['dce', 'constant_folding']
+        """
         self._passes.insert(int(idx), self._known(name))
 
     def delete_pass(self, name) -> None:
         """Remove every occurrence of pass `name` (absent names are ignored, as in
-        Paddle); an int removes the pass at that position."""
+        Paddle); an int removes the pass at that position.
+
+        Args:
+            name (str|int): a pass name, or a position.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import PassBuilder
+            >>> pb = PassBuilder(["constant_folding", "dce"])
+            >>> pb.delete_pass(0)
+            >>> pb.all_passes()
+            ['dce']
+        """
         if isinstance(name, int):
             del self._passes[name]
         else:
             self._passes = [p for p in self._passes if p != name]
 
     def clear_passes(self) -> None:
+        """Remove every pass (the predictor then runs the program as loaded).
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import PassBuilder
+            >>> pb = PassBuilder()
+            >>> pb.clear_passes()
+            >>> pb.all_passes()
+            []
+        """
         self._passes = []
 
     def debug_string(self) -> str:
+        """The passes as one line, for logs.
+
+        Returns:
+            str: the names joined by `` -> ``.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import PassBuilder
+            >>> PassBuilder(["constant_folding", "dce"]).debug_string()
+            'constant_folding -> dce'
+        """
         return " -> ".join(self._passes) or "(no passes)"
 
     def __repr__(self) -> str:
@@ -170,12 +257,64 @@ class Config:
         self._params_path = None if params_path is None else os.fspath(params_path)
 
     def set_prog_file(self, path) -> None:
+        """Set the model file (Paddle's name; same as ``set_model(path)``).
+
+        Args:
+            path (str|os.PathLike): the ``.fwmodel`` file written by ``fw.jit.save``, or a
+                Paddle ``.json``/``.pdmodel``.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config()
+            >>> config.set_prog_file("net.fwmodel")
+            >>> config.prog_file()
+            'net.fwmodel'
+        """
         self._model_path = os.fspath(path)
 
     def set_params_file(self, path) -> None:
+        """Set a separate weights file (a Paddle export's ``.pdiparams``); an
+        ``.fwmodel`` carries its own weights.
+
+        Args:
+            path (str|os.PathLike): the weights file.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config("net.fwmodel")
+            >>> config.set_params_file("net.pdiparams")
+            >>> config.params_file()
+            'net.pdiparams'
+        """
         self._params_path = os.fspath(path)
 
     def set_model_dir(self, path) -> None:
+        """Set the model by its directory (the one ``*.fwmodel`` file in it is loaded).
+
+        Args:
+            path (str|os.PathLike): the directory.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> import os
+            >>> os.makedirs("model_dir", exist_ok=True)
+            >>> config = Config()
+            >>> config.set_model_dir("model_dir")
+            >>> config.model_dir()
+            'model_dir'
+        """
         self._model_path = os.fspath(path)
 
     def prog_file(self) -> str:
@@ -201,14 +340,36 @@ class Config:
 
     def params_file(self) -> str:
         """The replacement-weights file ('' when the model file's own weights are used);
-        for a model exported by Paddle, its ``.pdiparams``."""
+        for a model exported by Paddle, its ``.pdiparams``.
+
+        Returns:
+            str: the path, or ''.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> Config("net.fwmodel").params_file()
+            ''
+        """
         from fw.inference.paddle_format import resolve
 
         paddle = resolve(self._model_path, self._params_path)
         return paddle[1] if paddle is not None else self._params_path or ""
 
     def model_dir(self) -> str:
-        """The directory of the model ('' when none is set)."""
+        """The directory of the model ('' when none is set).
+
+        Returns:
+            str: the directory.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> Config().model_dir()
+            ''
+            >>> Config("net.fwmodel").model_dir()
+            '.'
+        """
         if self._model_path is None:
             return ""
         if os.path.isdir(self._model_path):
@@ -222,6 +383,17 @@ class Config:
         Raises:
             FileNotFoundError: nothing there. InvalidArgumentError: no path set, or
             a directory with several model files.
+
+        Returns:
+            str: the resolved path.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> with open("net.fwmodel", "wb") as f:   # stands for a file fw.jit.save wrote
+            ...     _ = f.write(b"")
+            >>> Config("net").model_file()
+            'net.fwmodel'
         """
         p = self._model_path
         if p is None:
@@ -259,17 +431,36 @@ class Config:
         keep their values). A file beyond one raises ``ModelLimitError`` naming
         the limit; raise it only for a file you trust (a huge model).
 
-        >>> import fw
-        >>> from fw.inference import Config
-        >>> c = Config("model.fwmodel")
-        >>> c.set_model_limits(max_ops=5_000_000)
-        >>> c.model_limits().max_ops
-        5000000
+        Args:
+            **limits (int): new values of ``LoadLimits`` fields, by name.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> c = Config("model.fwmodel")
+            >>> c.set_model_limits(max_ops=5_000_000)
+            >>> c.model_limits().max_ops
+            5000000
         """
         self._model_limits = self.model_limits().replace(**limits)
 
     def model_limits(self):
-        """The `LoadLimits` the model file is held to."""
+        """The `LoadLimits` the model file is held to (fw-core's defaults until
+        `set_model_limits` changes them).
+
+        Returns:
+            LoadLimits: the limits.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> limits = Config("model.fwmodel").model_limits()
+            >>> limits.max_ops > 0
+            True
+        """
         from fw.core.ir.serialize import DEFAULT_LIMITS
 
         return self._model_limits if self._model_limits is not None else DEFAULT_LIMITS
@@ -279,10 +470,36 @@ class Config:
         e.g. exported from a training step) by removing those writes, with a
         warning on logger ``fw.core.ir`` naming them. Off by default: such a
         model is refused (its outputs would drift from run to run and, with
-        several clients, leak one request's data into another's result)."""
+        several clients, leak one request's data into another's result).
+
+        Args:
+            x (bool, optional): on or off. Default: True.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config("model.fwmodel")
+            >>> config.enable_strip_state_updates()
+            >>> config.strip_state_updates_enabled()
+            True
+        """
         self._strip_updates = bool(x)
 
     def strip_state_updates_enabled(self) -> bool:
+        """Whether `enable_strip_state_updates` is on (off by default).
+
+        Returns:
+            bool: the setting.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> Config("model.fwmodel").strip_state_updates_enabled()
+            False
+        """
         return self._strip_updates
 
     # ------------------------------------------------------------ optimisation
@@ -328,16 +545,34 @@ class Config:
         the op table's kernels with keyword attributes on every call. The results are
         the same; the switch exists to measure and to rule the prepared kernels out.
 
-        >>> import fw
-        >>> from fw.inference import Config
-        >>> config = Config()
-        >>> config.switch_prepared_kernels(False)
-        >>> config.prepared_kernels_enabled()
-        False
+        Args:
+            x (bool, optional): on or off. Default: True.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config()
+            >>> config.switch_prepared_kernels(False)
+            >>> config.prepared_kernels_enabled()
+            False
         """
         self._prepared = bool(x)
 
     def prepared_kernels_enabled(self) -> bool:
+        """Whether the ops run through prepared kernels (`switch_prepared_kernels`).
+
+        Returns:
+            bool: the setting (True by default).
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> Config().prepared_kernels_enabled()
+            True
+        """
         return self._prepared
 
     def switch_nonfinite_checks(self, x: bool = True) -> None:
@@ -353,20 +588,50 @@ class Config:
         activation then hides (the rule's documented gap, of the same kind).
         True: every fused op checks its result and operands on every call.
 
-        >>> import fw
-        >>> from fw.inference import Config
-        >>> config = Config()
-        >>> config.switch_nonfinite_checks(True)
-        >>> config.nonfinite_checks_enabled()
-        True
+        Args:
+            x (bool, optional): check on every call (True) or once per run (False).
+                Default: True.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config()
+            >>> config.switch_nonfinite_checks(True)
+            >>> config.nonfinite_checks_enabled()
+            True
         """
         self._nonfinite_checks = bool(x)
 
     def nonfinite_checks_enabled(self) -> bool:
+        """Whether every fused op checks for NaN/Inf on every call (`switch_nonfinite_checks`).
+
+        Returns:
+            bool: the setting (False by default).
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> Config().nonfinite_checks_enabled()
+            False
+        """
         return self._nonfinite_checks
 
     def pass_builder(self) -> PassBuilder:
-        """The editable list of passes the predictor runs when `ir_optim` is on."""
+        """The editable list of passes the predictor runs when `ir_optim` is on.
+
+        Returns:
+            PassBuilder: the config's own builder (edits change this config).
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> pb = Config("model.fwmodel").pass_builder()
+            >>> "dce" in pb.all_passes()
+            True
+        """
         return self._pass_builder
 
     def delete_pass(self, name: str) -> None:
@@ -392,12 +657,41 @@ class Config:
     def switch_ir_debug(self, x: bool = True, dump_dir=None) -> None:
         """Write the program text after every pass when the predictor is created:
         ``00-input.fw``, ``01-<pass>.fw``, … in `dump_dir` (default: ``ir_debug``
-        under `set_optim_cache_dir`'s directory, else ``./fw_ir_debug``)."""
+        under `set_optim_cache_dir`'s directory, else ``./fw_ir_debug``).
+
+        Args:
+            x (bool, optional): on or off. Default: True.
+            dump_dir (str, optional): where to write. Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config("model.fwmodel")
+            >>> config.switch_ir_debug(True, dump_dir="dump")
+            >>> config.ir_debug_dir()
+            'dump'
+        """
         self._ir_debug = bool(x)
         if dump_dir is not None:
             self._ir_debug_dir = os.fspath(dump_dir)
 
     def ir_debug_dir(self) -> str:
+        """Where `switch_ir_debug` writes the program dumps.
+
+        Returns:
+            str: the directory.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config("model.fwmodel")
+            >>> config.set_optim_cache_dir("cache")
+            >>> config.ir_debug_dir().endswith("ir_debug")
+            True
+        """
         if self._ir_debug_dir is not None:
             return self._ir_debug_dir
         if self._optim_cache_dir is not None:
@@ -405,15 +699,56 @@ class Config:
         return os.path.join(os.getcwd(), "fw_ir_debug")
 
     def set_optim_cache_dir(self, path) -> None:
-        """Where `enable_save_optim_model` writes (and the default IR debug dump)."""
+        """Where `enable_save_optim_model` writes (and the default IR debug dump).
+
+        Args:
+            path (str|os.PathLike): a directory.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config("model.fwmodel")
+            >>> config.set_optim_cache_dir("cache")
+            >>> config.optim_model_path().replace("\\\\", "/")
+            'cache/_optimized.fwmodel'
+        """
         self._optim_cache_dir = os.fspath(path)
 
     def enable_save_optim_model(self, save_optimized_model: bool = False) -> None:
         """Save the optimised program as ``_optimized.fwmodel`` in the optim cache
-        directory (default: the model's directory) when the predictor is created."""
+        directory (default: the model's directory) when the predictor is created.
+
+        Args:
+            save_optimized_model (bool, optional): on or off. Default: False.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config("model.fwmodel")
+            >>> config.enable_save_optim_model(True)
+            >>> config.optim_model_path().endswith("_optimized.fwmodel")
+            True
+        """
         self._save_optim_model = bool(save_optimized_model)
 
     def optim_model_path(self) -> str:
+        """The file `enable_save_optim_model` writes.
+
+        Returns:
+            str: the path.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> Config("model.fwmodel").optim_model_path().endswith("_optimized.fwmodel")
+            True
+        """
         d = self._optim_cache_dir if self._optim_cache_dir is not None else self.model_dir()
         return os.path.join(d, "_optimized" + MODEL_SUFFIX)
 
@@ -457,7 +792,22 @@ class Config:
         """Threads of the CPU math libraries (oneDNN's OpenMP pool through
         ``fw.core._native`` when the native kernels are built, else NumPy's BLAS
         through threadpoolctl). Applied when a predictor is created; the pools are
-        per process, so the last predictor created sets them for all."""
+        per process, so the last predictor created sets them for all.
+
+        Args:
+            n (int): the thread count, at least 1.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config("model.fwmodel")
+            >>> config.set_cpu_math_library_num_threads(2)
+            >>> config.cpu_math_library_num_threads()
+            2
+        """
         n = int(n)
         if n < 1:
             raise InvalidArgumentError(f"set_cpu_math_library_num_threads: n must be >= 1, "
@@ -481,7 +831,20 @@ class Config:
         return self._threads
 
     def enable_mkldnn(self) -> None:
-        """Run the ops on fw's CPU kernels (oneDNN where it has one; the default)."""
+        """Run the ops on fw's CPU kernels (oneDNN where it has one; the default).
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config("model.fwmodel")
+            >>> config.disable_mkldnn()
+            >>> config.enable_mkldnn()
+            >>> config.mkldnn_enabled()
+            True
+        """
         self._mkldnn = True
 
     def mkldnn_enabled(self) -> bool:
@@ -505,7 +868,20 @@ class Config:
 
     def set_mkldnn_cache_capacity(self, capacity: int = 0) -> None:
         """Bound oneDNN's primitive cache (entries; 0: no cache), applied when a
-        predictor is created and the native kernels are present."""
+        predictor is created and the native kernels are present.
+
+        Args:
+            capacity (int, optional): the entries, >= 0. Default: 0.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config("model.fwmodel")
+            >>> config.set_mkldnn_cache_capacity(10)
+        """
         capacity = int(capacity)
         if capacity < 0:
             raise InvalidArgumentError(f"set_mkldnn_cache_capacity: capacity must be >= 0, "
@@ -515,7 +891,19 @@ class Config:
     def disable_mkldnn(self) -> None:
         """Run every op on its NumPy reference kernel instead of the CPU kernels
         (oneDNN): Paddle's meaning (its plain CPU kernels), e.g. to tell a oneDNN
-        problem from a model problem. Much slower."""
+        problem from a model problem. Much slower.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config("model.fwmodel")
+            >>> config.disable_mkldnn()
+            >>> config.mkldnn_enabled()
+            False
+        """
         self._mkldnn = False
 
     def enable_use_gpu(self, memory_pool_init_size_mb: int = 100, device_id: int = 0,
@@ -524,9 +912,28 @@ class Config:
         are copied there and outputs stay there (``copy_to_cpu`` brings them back).
         The inference passes are the CPU pipeline's graph rewrites; ops run on CuPy
         through their kernels (cuBLAS products). Raises UnsupportedError naming why
-        when there is no GPU backend. `memory_pool_init_size_mb` is accepted for
-        Paddle's API (CuPy's pool grows on demand); `precision_mode` must be None or
-        float32."""
+        when there is no GPU backend.
+
+        Args:
+            memory_pool_init_size_mb (int, optional): accepted for Paddle's API (CuPy's pool
+                grows on demand). Default: 100.
+            device_id (int, optional): the GPU. Default: 0.
+            precision_mode (optional): None or float32. Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config("model.fwmodel")
+            >>> try:
+            ...     config.enable_use_gpu(100, 0)
+            ... except fw.core.errors.UnsupportedError:
+            ...     pass   # no CUDA device here
+            >>> config.use_gpu() == fw.is_compiled_with_cuda()
+            True
+        """
         from fw.core import place
 
         if not place.is_compiled_with_cuda():
@@ -575,15 +982,49 @@ class Config:
         self._gpu = None
 
     def gpu_device_id(self) -> int:
+        """The GPU the predictor runs on (-1 on the CPU).
+
+        Returns:
+            int: the device id.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> Config("model.fwmodel").gpu_device_id()
+            -1
+        """
         return self._gpu if self.use_gpu() else -1
 
     # ------------------------------------------------------------ logging
     def disable_glog_info(self) -> None:
         """Do not log the passes run while a predictor is created (logger
-        ``fw.inference``, level INFO)."""
+        ``fw.inference``, level INFO).
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config("model.fwmodel")
+            >>> config.disable_glog_info()
+            >>> config.glog_info_disabled()
+            True
+        """
         self._glog_disabled = True
 
     def glog_info_disabled(self) -> bool:
+        """Whether `disable_glog_info` was called.
+
+        Returns:
+            bool: the setting.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> Config("model.fwmodel").glog_info_disabled()
+            False
+        """
         return self._glog_disabled
 
     # ------------------------------------------------------------ summary

@@ -46,6 +46,14 @@ class DataType(enum.Enum):
 
     @property
     def numpy_dtype(self) -> np.dtype:
+        """The NumPy dtype of this element type.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import DataType
+            >>> DataType.FLOAT32.numpy_dtype
+            dtype('float32')
+        """
         return _dt.convert_dtype(self.value).np
 
     @classmethod

@@ -47,7 +47,20 @@ class PredictorPool:
             idx (int): its index.
 
         Returns:
-            Predictor.
+            Predictor: that predictor (each one is a clone sharing the weights).
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> import fw.inference as infer
+            >>> from fw.static import InputSpec
+            >>> net = fw.nn.Linear(4, 2)
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(net, "linear", input_spec=spec)
+            >>> pool = infer.PredictorPool(infer.Config(path), 2)
+            >>> out = pool.retrieve(1).run([np.zeros((1, 4), np.float32)])
+            >>> out[0].shape
+            [1, 2]
         """
         if isinstance(idx, bool) or not isinstance(idx, int) or \
                 not 0 <= idx < len(self._predictors):

@@ -448,7 +448,20 @@ class Predictor:
 
     @property
     def program(self):
-        """The (optimised) program this predictor runs."""
+        """The (optimised) program this predictor runs.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> import fw.inference as infer
+            >>> from fw.static import InputSpec
+            >>> net = fw.nn.Linear(4, 2)
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(net, "linear", input_spec=spec)
+            >>> predictor = infer.create_predictor(infer.Config(path))
+            >>> type(predictor.program).__name__
+            'Program'
+        """
         return self._s.program
 
     # ------------------------------------------------------------ running

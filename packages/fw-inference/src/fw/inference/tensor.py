@@ -93,17 +93,66 @@ class Tensor:
 
     # ------------------------------------------------------------ metadata
     def type(self) -> DataType:
-        """The element type (`DataType`)."""
+        """The element type.
+
+        Returns:
+            DataType: e.g. ``DataType.FLOAT32``.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> import fw.inference as infer
+            >>> from fw.static import InputSpec
+            >>> net = fw.nn.Linear(4, 2)
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(net, "linear", input_spec=spec)
+            >>> predictor = infer.create_predictor(infer.Config(path))
+            >>> predictor.get_input_handle("x").type()
+            <DataType.FLOAT32: 'float32'>
+        """
         return DataType(self._type.dtype.name)
 
     @property
     def dtype(self) -> np.dtype:
-        """The NumPy dtype of the data."""
+        """The NumPy dtype of the data.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> import fw.inference as infer
+            >>> from fw.static import InputSpec
+            >>> net = fw.nn.Linear(4, 2)
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(net, "linear", input_spec=spec)
+            >>> predictor = infer.create_predictor(infer.Config(path))
+            >>> predictor.get_input_handle("x").dtype
+            dtype('float32')
+        """
         return self._type.dtype.np
 
     def shape(self) -> list:
         """The data's shape; before any data, the declared shape (`reshape`) or the
-        program's (``-1`` for a dynamic dimension)."""
+        program's (``-1`` for a dynamic dimension).
+
+        Returns:
+            list[int]: the shape.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> import fw.inference as infer
+            >>> from fw.static import InputSpec
+            >>> net = fw.nn.Linear(4, 2)
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(net, "linear", input_spec=spec)
+            >>> predictor = infer.create_predictor(infer.Config(path))
+            >>> x = predictor.get_input_handle("x")
+            >>> x.shape()
+            [-1, 4]
+            >>> x.copy_from_cpu(np.ones((3, 4), np.float32))
+            >>> x.shape()
+            [3, 4]
+        """
         a = self._array(required=False)
         if a is not None:
             return list(a.shape)
@@ -112,7 +161,23 @@ class Tensor:
         return list(self._type.shape)
 
     def lod(self) -> list:
-        """Level-of-detail information: fw has none (always ``[]``)."""
+        """Level-of-detail information (Paddle's ragged batches): fw has none.
+
+        Returns:
+            list: always ``[]``.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> import fw.inference as infer
+            >>> from fw.static import InputSpec
+            >>> net = fw.nn.Linear(4, 2)
+            >>> spec = [InputSpec([None, 4], "float32", name="x")]
+            >>> path = fw.jit.save(net, "linear", input_spec=spec)
+            >>> predictor = infer.create_predictor(infer.Config(path))
+            >>> predictor.get_input_handle("x").lod()
+            []
+        """
         return []
 
     def _kind(self) -> str:

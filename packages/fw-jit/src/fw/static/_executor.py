@@ -69,6 +69,18 @@ class Executor:
         self._cache: dict = {}
 
     def close(self):
+        """Release what the executor cached (compiled schedules); it can still run
+        programs afterwards (they are compiled again).
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> exe = fw.static.Executor()
+            >>> _ = exe.run(fw.static.default_startup_program())
+            >>> exe.close()
+        """
         self._cache.clear()
 
     def run(self, program=None, feed=None, fetch_list=None, feed_var_name="feed",

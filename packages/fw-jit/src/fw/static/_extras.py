@@ -342,8 +342,9 @@ class ExponentialMovingAverage:
         >>> main = fw.static.Program()
         >>> with fw.static.program_guard(main):
         ...     x = fw.static.data("x", [1, 1])
+        ...     two = fw.nn.initializer.Constant(2.0)
         ...     w = fw.static.create_parameter([1, 1], "float32", name="ema_w",
-        ...                                    default_initializer=fw.nn.initializer.Constant(2.0))
+        ...                                    default_initializer=two)
         ...     y = fw.matmul(x, w)
         ...     ema = fw.static.ExponentialMovingAverage(0.5)
         ...     ema.update()
@@ -366,7 +367,27 @@ class ExponentialMovingAverage:
         self._backup: dict = {}
 
     def update(self):
-        """Add the moving-average updates to the default main program."""
+        """Add the moving-average updates to the default main program (call it after the
+        net, and ``optimizer.minimize``, are built); each run of the program then updates
+        the averages.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> fw.enable_static()
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main):
+            ...     x = fw.static.data("x", [1, 1])
+            ...     w = fw.static.create_parameter([1, 1], "float32", name="ema_upd_w")
+            ...     y = fw.matmul(x, w)
+            ...     before = len(list(main.walk()))
+            ...     fw.static.ExponentialMovingAverage(0.5).update()
+            >>> len(list(main.walk())) > before     # the update ops were added
+            True
+            >>> fw.disable_static()
+        """
         import fw
         from fw.static._mode import builder_for
         from fw.static._program import default_main_program
@@ -409,7 +430,36 @@ class ExponentialMovingAverage:
     @contextlib.contextmanager
     def apply(self, executor=None, need_restore=True):
         """Swap the averaged values into the parameters inside the ``with`` block
-        (and back after it when `need_restore`)."""
+        (and back after it when `need_restore`).
+
+        Args:
+            executor (Executor, optional): accepted for Paddle's API. Default: None.
+            need_restore (bool, optional): restore the trained values when the block ends.
+                Default: True.
+
+        Returns:
+            contextmanager: the context in which the parameters hold the averages.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> fw.enable_static()
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main):
+            ...     x = fw.static.data("x", [1, 1])
+            ...     two = fw.nn.initializer.Constant(2.0)
+            ...     w = fw.static.create_parameter([1, 1], "float32", name="ema_apply_w",
+            ...                                    default_initializer=two)
+            ...     y = fw.matmul(x, w)
+            ...     ema = fw.static.ExponentialMovingAverage(0.5)
+            ...     ema.update()
+            >>> exe = fw.static.Executor()
+            >>> _ = exe.run(main, feed={"x": np.ones([1, 1], "float32")}, fetch_list=[y])
+            >>> with ema.apply(exe):
+            ...     float(w.numpy()[0, 0])
+            2.0
+            >>> fw.disable_static()
+        """
         import numpy as np
 
         if self._step is None:
@@ -429,7 +479,36 @@ class ExponentialMovingAverage:
                 self.restore(executor)
 
     def restore(self, executor=None):
-        """Put the parameters' trained values back after `apply`."""
+        """Put the parameters' trained values back after ``apply(need_restore=False)``.
+
+        Args:
+            executor (Executor, optional): accepted for Paddle's API. Default: None.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> fw.enable_static()
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main):
+            ...     x = fw.static.data("x", [1, 1])
+            ...     two = fw.nn.initializer.Constant(2.0)
+            ...     w = fw.static.create_parameter([1, 1], "float32", name="ema_restore_w",
+            ...                                    default_initializer=two)
+            ...     y = fw.matmul(x, w)
+            ...     ema = fw.static.ExponentialMovingAverage(0.5)
+            ...     ema.update()
+            >>> exe = fw.static.Executor()
+            >>> _ = exe.run(main, feed={"x": np.ones([1, 1], "float32")}, fetch_list=[y])
+            >>> with ema.apply(exe, need_restore=False):
+            ...     pass
+            >>> ema.restore(exe)
+            >>> float(w.numpy()[0, 0])
+            2.0
+            >>> fw.disable_static()
+        """
         for key, (p, _s) in self._shadow.items():
             if key in self._backup:
                 p.set_value(self._backup[key])
@@ -512,6 +591,14 @@ class CompiledProgram:
 
     @property
     def program(self):
+        """The program this CompiledProgram wraps.
+
+        Examples:
+            >>> import fw
+            >>> prog = fw.static.Program()
+            >>> fw.static.CompiledProgram(prog).program is prog
+            True
+        """
         return self._program
 
 
@@ -636,6 +723,12 @@ def device_guard(device=None):
     program on one device (the Executor's), so ``"cpu"``/``"gpu"``/``"gpu:N"`` are
     accepted and have no effect; anything else raises.
 
+    Args:
+        device (str, optional): ``"cpu"``, ``"gpu"`` or ``"gpu:N"``. Default: None.
+
+    Returns:
+        contextmanager: a context with no effect on placement.
+
     Examples:
         >>> import fw
         >>> with fw.static.device_guard("cpu"):
@@ -658,6 +751,13 @@ _NAME_STACK: list = []
 def name_scope(prefix=None):
     """A name scope for the ops built inside (Paddle's ``static.name_scope``). fw's
     ops carry no scope names, so it only nests prefixes (``current_name_scope()``).
+
+    Args:
+        prefix (str, optional): the scope's name; None or '' gives ``"scope"``.
+            Default: None.
+
+    Returns:
+        contextmanager: the scope.
 
     Examples:
         >>> import fw

@@ -362,6 +362,20 @@ def sparse_embedding(input, size, padding_idx=None, is_test=False, entry=None,  
     `fw.distributed.ps.SparseEmbedding` takes this function's arguments; a table in
     a static program is not supported, so this raises, naming that layer.
 
+    Args:
+        input (Variable): the ids.
+        size (list[int]): ``[vocabulary, dim]``.
+        padding_idx (int, optional): the id whose row is zeros. Default: None.
+        is_test (bool, optional): inference mode. Default: False.
+        entry (optional): the feature-admission rule. Default: None.
+        table_class (str, optional): the PS table kind. Default: "MemorySparseTable".
+        param_attr (ParamAttr, optional): the table's attributes. Default: None.
+        dtype (str, optional): the dtype. Default: "float32".
+        slot (int, optional): the feature slot. Default: None.
+
+    Returns:
+        None: it always raises NotImplementedError.
+
     Examples:
         >>> import fw
         >>> try:

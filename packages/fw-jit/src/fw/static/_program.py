@@ -64,14 +64,16 @@ def _block_values(block):
 
 
 class Program(_IRProgram):
-    """A static program (Paddle's ``paddle.static.Program``).
+    """A static program (Paddle's ``paddle.static.Program``): the ops and variables
+    that ``fw.static`` code adds under `program_guard`, run by `Executor`.
 
-    >>> import fw
-    >>> p = fw.static.Program()
-    >>> with fw.static.program_guard(p):
-    ...     x = fw.static.data("x", [None, 4], "float32")
-    >>> p.num_blocks, [v.name for v in p.list_vars()]
-    (1, ['x'])
+    Examples:
+        >>> import fw
+        >>> p = fw.static.Program()
+        >>> with fw.static.program_guard(p):
+        ...     x = fw.static.data("x", [None, 4], "float32")
+        >>> p.num_blocks, [v.name for v in p.list_vars()]
+        (1, ['x'])
     """
 
     def __init__(self):
@@ -79,41 +81,157 @@ class Program(_IRProgram):
         self.random_seed = 0
 
     def global_block(self) -> Block:  # a method, as in Paddle
+        """Block 0 of the program (a method, as in Paddle).
+
+        Returns:
+            Block: the global block.
+
+        Examples:
+            >>> import fw
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main, fw.static.Program()):
+            ...     x = fw.static.data("x", [None, 4], "float32")
+            ...     y = fw.static.nn.fc(x, 2)
+            >>> main.global_block().idx
+            0
+        """
         return Block(self, self.block, 0)
 
     def get_block(self, index: int) -> Block:
         """Block `index` (0: the global block; nested blocks of cond/while follow in
-        print order). (``program.block`` itself is block 0 of the IR.)"""
+        print order). (``program.block`` itself is block 0 of the IR.)
+
+        Args:
+            index (int): the block index.
+
+        Returns:
+            Block: that block; IndexError when out of range.
+
+        Examples:
+            >>> import fw
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main, fw.static.Program()):
+            ...     x = fw.static.data("x", [None, 4], "float32")
+            ...     y = fw.static.nn.fc(x, 2)
+            >>> main.get_block(0).idx
+            0
+        """
         blocks = self.all_blocks()
         if not 0 <= index < len(blocks):
             raise IndexError(f"the program has {len(blocks)} blocks, asked for block {index}")
         return Block(self, blocks[index], index)
 
     def current_block(self) -> Block:
+        """The block ops are being added to: the global block.
+
+        Returns:
+            Block: the current block.
+
+        Examples:
+            >>> import fw
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main, fw.static.Program()):
+            ...     x = fw.static.data("x", [None, 4], "float32")
+            ...     y = fw.static.nn.fc(x, 2)
+            >>> main.current_block().idx
+            0
+        """
         return self.global_block()
 
     @property
     def num_blocks(self) -> int:
+        """The number of blocks (see `all_blocks`).
+
+        Examples:
+            >>> import fw
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main, fw.static.Program()):
+            ...     x = fw.static.data("x", [None, 4], "float32")
+            ...     y = fw.static.nn.fc(x, 2)
+            >>> main.num_blocks
+            1
+        """
         return len(self.all_blocks())
 
     def list_vars(self):
-        """Every variable (block arguments and op results) of every block."""
+        """Every variable (block arguments and op results) of every block.
+
+        Returns:
+            iterator of Variable: the variables.
+
+        Examples:
+            >>> import fw
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main, fw.static.Program()):
+            ...     x = fw.static.data("x", [None, 4], "float32")
+            ...     y = fw.static.nn.fc(x, 2)
+            >>> [v.shape for v in main.list_vars()][:3]
+            [[-1, 4], [4, 2], [2]]
+        """
         for b in self.all_blocks():
             yield from _block_values(b)
 
     def all_parameters(self) -> list:
+        """The trainable parameters of the program.
+
+        Returns:
+            list[Variable]: the parameters.
+
+        Examples:
+            >>> import fw
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main, fw.static.Program()):
+            ...     x = fw.static.data("x", [None, 4], "float32")
+            ...     y = fw.static.nn.fc(x, 2)
+            >>> [p.shape for p in main.all_parameters()]
+            [[4, 2], [2]]
+        """
         return [a for a in self.block.args if a.role == "param"]
 
     def clone(self, for_test: bool = False) -> Program:
         """A copy (same parameters). With ``for_test`` the state updates (optimizer
-        steps, running statistics) are dropped, as Paddle prunes the optimizer."""
+        steps, running statistics) are dropped, as Paddle prunes the optimizer.
+
+        Args:
+            for_test (bool, optional): drop the state updates. Default: False.
+
+        Returns:
+            Program: the copy.
+
+        Examples:
+            >>> import fw
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main, fw.static.Program()):
+            ...     x = fw.static.data("x", [None, 4], "float32")
+            ...     y = fw.static.nn.fc(x, 2)
+            >>> test_prog = main.clone(for_test=True)
+            >>> [v.name for v in test_prog.inputs()]
+            ['x']
+        """
         p = as_static_program(_IRProgram.clone(self))
         if for_test:
             p.updates.clear()
         return p
 
     def state_dict(self, mode="all", scope=None) -> dict:
-        """The captured parameters/constants by label."""
+        """The captured parameters/constants by label.
+
+        Args:
+            mode (str, optional): accepted for Paddle's API (all are returned). Default: "all".
+            scope (Scope, optional): accepted for Paddle's API. Default: None.
+
+        Returns:
+            dict: name -> Tensor.
+
+        Examples:
+            >>> import fw
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main, fw.static.Program()):
+            ...     x = fw.static.data("x", [None, 4], "float32")
+            ...     y = fw.static.nn.fc(x, 2)
+            >>> sorted(v.shape for v in main.state_dict().values())
+            [[2], [4, 2]]
+        """
         return dict(self.captured)
 
 
@@ -305,6 +423,20 @@ class Scope:
         self._own: dict = {}
 
     def find_var(self, name):
+        """The variable `name`: one created in this scope, else a parameter or constant
+        of the default main or startup program.
+
+        Args:
+            name (str): the variable name.
+
+        Returns:
+            the variable (``.get_tensor()`` gives its value), or None.
+
+        Examples:
+            >>> import fw
+            >>> fw.static.global_scope().find_var("no_such_variable") is None
+            True
+        """
         own = self._own.get(name)
         if own is not None:
             return own
@@ -319,6 +451,22 @@ class Scope:
         return None
 
     def var(self, name):
+        """The variable `name` (see `find_var`), created empty in this scope when it does
+        not exist.
+
+        Args:
+            name (str): the variable name.
+
+        Returns:
+            the variable.
+
+        Examples:
+            >>> import fw
+            >>> scope = fw.static.Scope()
+            >>> v = scope.var("counter")
+            >>> scope.find_var("counter") is v
+            True
+        """
         v = self.find_var(name)
         if v is None:
             v = self._own[name] = _Var(None)

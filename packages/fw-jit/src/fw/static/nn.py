@@ -320,7 +320,15 @@ def _no_lod(fname):
     f.__name__ = fname
     f.__qualname__ = fname
     f.__doc__ = (f"Paddle's ``static.nn.{fname}`` works on LoD tensors, which fw does not "
-                 f"have: it raises NotImplementedError (see docs/paddle_differences.md).")
+                 f"have: it raises NotImplementedError (see docs/paddle_differences.md).\n\n"
+                 f"    Returns:\n        None: it always raises.\n\n"
+                 f"    Examples:\n"
+                 f"        >>> import fw\n"
+                 f"        >>> try:\n"
+                 f"        ...     fw.static.nn.{fname}(fw.ones([2, 3]))\n"
+                 f"        ... except NotImplementedError as e:\n"
+                 f"        ...     print('padded' in str(e))\n"
+                 f"        True\n")
     return f
 
 
@@ -338,6 +346,17 @@ def py_func(func, x, out, backward_func=None, skip_vars_in_backward_input=None):
     `NotImplementedError`; run the Python part between `Executor.run` calls, or use
     `fw.jit.to_static` (its default ``full_graph=False`` runs Python code in eager
     regions between compiled ones).
+
+    Args:
+        func (callable): the forward function.
+        x (Variable|list): its inputs.
+        out (Variable|list): the variables it writes.
+        backward_func (callable, optional): its gradient function. Default: None.
+        skip_vars_in_backward_input (list, optional): inputs not passed to
+            `backward_func`. Default: None.
+
+    Returns:
+        None: it always raises NotImplementedError.
 
     Examples:
         >>> import fw

@@ -63,14 +63,48 @@ class _QuantLayer(Layer):
         self._zero_point = None
 
     def bit_length(self):
+        """The integer width of the codes.
+
+        Returns:
+            int: the bits.
+
+        Examples:
+            >>> import fw
+            >>> from fw.quantization.observers import AbsmaxObserverLayer
+            >>> AbsmaxObserverLayer(quant_bits=4).bit_length()
+            4
+        """
         return self._bits
 
     def quant_axis(self):
-        """The channel axis of per-channel parameters; -1 for per-tensor."""
+        """The channel axis of per-channel parameters; -1 for per-tensor.
+
+        Returns:
+            int: the axis.
+
+        Examples:
+            >>> import fw
+            >>> from fw.quantization.observers import AbsmaxObserverLayer
+            >>> AbsmaxObserverLayer(quant_axis=0).quant_axis()
+            0
+        """
         return self._axis
 
     def scales(self):
-        """float32 array: one scale, or one per channel along `quant_axis`."""
+        """One scale, or one per channel along `quant_axis` (computed from the statistics
+        on first use); a RuntimeError before any value was seen.
+
+        Returns:
+            numpy.ndarray: float32 scales.
+
+        Examples:
+            >>> import fw
+            >>> from fw.quantization.observers import AbsmaxObserverLayer
+            >>> obs = AbsmaxObserverLayer()
+            >>> _ = obs(fw.to_tensor([-1.27, 0.5]))
+            >>> [round(float(s), 4) for s in obs.scales()]
+            [0.01]
+        """
         if self._scale is None:
             self.cal_thresholds()
         if self._scale is None:
@@ -79,11 +113,35 @@ class _QuantLayer(Layer):
         return self._scale
 
     def zero_points(self):
-        """int32 array aligned with `scales`."""
+        """The zero points aligned with `scales` (0 for symmetric quantization).
+
+        Returns:
+            numpy.ndarray: int32 zero points.
+
+        Examples:
+            >>> import fw
+            >>> from fw.quantization.observers import MinMaxObserverLayer
+            >>> obs = MinMaxObserverLayer()
+            >>> _ = obs(fw.to_tensor([-2.0, 4.0]))
+            >>> obs.zero_points().tolist()
+            [85]
+        """
         self.scales()
         return self._zero_point
 
     def cal_thresholds(self):  # overridden
+        """Compute the scales and zero points from what was observed; subclasses
+        override it (the base does nothing).
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.quantization.observers import AbsmaxObserverLayer
+            >>> obs = AbsmaxObserverLayer()
+            >>> obs.cal_thresholds()      # nothing observed yet: no scale
+        """
         pass
 
 
@@ -160,6 +218,15 @@ class _Factory:
 
     @property
     def per_channel(self):
+        """Whether the layers this recipe makes keep one scale per channel.
+
+        Examples:
+            >>> import fw
+            >>> from fw.quantization.observers import AbsmaxObserver
+            >>> from fw.quantization.observers import AbsMaxChannelWiseWeightObserver
+            >>> AbsmaxObserver().per_channel, AbsMaxChannelWiseWeightObserver().per_channel
+            (False, True)
+        """
         return getattr(self._cls, "PER_CHANNEL", False)
 
     def __repr__(self):

@@ -43,6 +43,14 @@ class SingleLayerConfig:
 
     @property
     def empty(self):
+        """Whether neither an activation nor a weight quantizer is set.
+
+        Examples:
+            >>> import fw
+            >>> from fw.quantization import SingleLayerConfig
+            >>> SingleLayerConfig().empty
+            True
+        """
         return self.activation is None and self.weight is None
 
 
@@ -185,7 +193,30 @@ class QuantConfig:
 
     def add_qat_layer_mapping(self, source, target):
         """Quantize layers of type `source` with the wrapper class `target`
-        (``target(layer, single_layer_config)``)."""
+        (``target(layer, single_layer_config)``).
+
+        Args:
+            source (type): an ``fw.nn.Layer`` subclass.
+            target (type): the quantized wrapper class.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import fw.nn as nn
+            >>> from fw.quantization import QuantConfig
+            >>> class MyQuantedLinear(nn.Layer):
+            ...     def __init__(self, layer, config):
+            ...         super().__init__()
+            ...         self.layer = layer
+            ...     def forward(self, x):
+            ...         return self.layer(x)
+            >>> cfg = QuantConfig(activation=None, weight=None)
+            >>> cfg.add_qat_layer_mapping(nn.Linear, MyQuantedLinear)
+            >>> cfg.qat_layer_mappings[nn.Linear].__name__
+            'MyQuantedLinear'
+        """
         self._mapping[source] = target
 
     def skip(self, names):
@@ -214,6 +245,16 @@ class QuantConfig:
 
     @property
     def qat_layer_mappings(self):
+        """Layer type -> the quantized wrapper class QAT/PTQ put in its place (Conv2D and
+        Linear by default; `add_qat_layer_mapping` adds more).
+
+        Examples:
+            >>> import fw
+            >>> import fw.nn as nn
+            >>> from fw.quantization import QuantConfig
+            >>> QuantConfig(None, None).qat_layer_mappings[nn.Linear].__name__
+            'QuantedLinear'
+        """
         return dict(self._mapping)
 
     def _layer_names(self, model):

@@ -33,7 +33,21 @@ __all__ = ["AbsmaxObserver", "MinMaxObserver", "MovingAverageMinMaxObserver", "H
 
 
 class AbsmaxObserverLayer(BaseObserver):
-    """scale = max |x| over everything observed / qmax (symmetric, per-tensor)."""
+    """scale = max |x| over everything observed / qmax (symmetric; per-tensor, or
+    per-channel along `quant_axis`).
+
+    Args:
+        quant_bits (int, optional): the integer width, 2 to 8. Default: 8.
+        quant_axis (int, optional): the per-channel axis, -1 for per-tensor. Default: -1.
+
+    Examples:
+        >>> import fw
+        >>> from fw.quantization.observers import AbsmaxObserverLayer
+        >>> obs = AbsmaxObserverLayer()
+        >>> _ = obs(fw.to_tensor([-2.0, 1.0, 0.5, 4.0]))
+        >>> round(float(obs.scales()[0]) * 127, 4)
+        4.0
+    """
 
     def __init__(self, quant_bits=8, quant_axis=-1):
         super().__init__(quant_bits, True, quant_axis)
@@ -45,20 +59,62 @@ class AbsmaxObserverLayer(BaseObserver):
             self._amax = m if self._amax is None else np.maximum(self._amax, m)
 
     def cal_thresholds(self):
+        """Compute the scale and zero point from the absmax seen so far (`scales` calls it;
+        nothing happens before any value was observed).
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.quantization.observers import AbsmaxObserverLayer
+            >>> obs = AbsmaxObserverLayer()
+            >>> _ = obs(fw.to_tensor([-2.54, 1.0]))
+            >>> obs.cal_thresholds()
+            >>> round(float(obs.scales()[0]), 4)
+            0.02
+        """
         if self._amax is not None:
             self._scale, self._zero_point = scale_from_range(-self._amax, self._amax, self.qmin,
                                                              self.qmax, True)
 
 
 class AbsMaxChannelWiseWeightObserverLayer(AbsmaxObserverLayer):
-    """Per-channel absmax (for weights: axis 0 of conv weights, 1 of Linear weights)."""
+    """Per-channel absmax (for weights: axis 0 of conv weights, 1 of Linear weights).
+
+    Args:
+        quant_bits (int, optional): the integer width, 2 to 8. Default: 8.
+        quant_axis (int, optional): the channel axis. Default: -1.
+
+    Examples:
+        >>> import fw
+        >>> from fw.quantization.observers import AbsMaxChannelWiseWeightObserverLayer
+        >>> obs = AbsMaxChannelWiseWeightObserverLayer(quant_axis=1)
+        >>> _ = obs(fw.to_tensor([[-2.0, 1.0], [0.5, 4.0]]))
+        >>> [round(float(s) * 127, 4) for s in obs.scales()]
+        [2.0, 4.0]
+    """
 
     PER_CHANNEL = True
 
 
 class MinMaxObserverLayer(BaseObserver):
     """Range [min, max] of everything observed; asymmetric (uint8 + zero point) unless
-    ``symmetric=True``."""
+    ``symmetric=True``. The range is widened to hold 0 so that 0 is exact.
+
+    Args:
+        quant_bits (int, optional): the integer width, 2 to 8. Default: 8.
+        symmetric (bool, optional): a zero point of 0 and signed codes. Default: False.
+        quant_axis (int, optional): the per-channel axis, -1 for per-tensor. Default: -1.
+
+    Examples:
+        >>> import fw
+        >>> from fw.quantization.observers import MinMaxObserverLayer
+        >>> obs = MinMaxObserverLayer()
+        >>> _ = obs(fw.to_tensor([-2.0, 1.0, 0.5, 4.0]))
+        >>> round(float(obs.scales()[0]) * 255, 4), int(obs.zero_points()[0])
+        (6.0, 85)
+    """
 
     def __init__(self, quant_bits=8, symmetric=False, quant_axis=-1):
         super().__init__(quant_bits, symmetric, quant_axis)
@@ -76,6 +132,20 @@ class MinMaxObserverLayer(BaseObserver):
             self._update(v.min(axis=1), v.max(axis=1))
 
     def cal_thresholds(self):
+        """Compute the scale and zero point from the range seen so far (`scales` calls it).
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.quantization.observers import MinMaxObserverLayer
+            >>> obs = MinMaxObserverLayer(symmetric=True)
+            >>> _ = obs(fw.to_tensor([-1.27, 0.5]))
+            >>> obs.cal_thresholds()
+            >>> round(float(obs.scales()[0]), 4)
+            0.01
+        """
         if self._lo is not None:
             self._scale, self._zero_point = scale_from_range(self._lo, self._hi, self.qmin,
                                                              self.qmax, self._symmetric)
@@ -83,7 +153,23 @@ class MinMaxObserverLayer(BaseObserver):
 
 class MovingAverageMinMaxObserverLayer(MinMaxObserverLayer):
     """An exponential moving average of each batch's min and max:
-    ``lo = rate * lo + (1 - rate) * batch_min`` (the first batch initialises)."""
+    ``lo = rate * lo + (1 - rate) * batch_min`` (the first batch initialises).
+
+    Args:
+        quant_bits (int, optional): the integer width, 2 to 8. Default: 8.
+        symmetric (bool, optional): a zero point of 0 and signed codes. Default: False.
+        moving_rate (float, optional): the weight of the history, in [0, 1). Default: 0.9.
+        quant_axis (int, optional): the per-channel axis, -1 for per-tensor. Default: -1.
+
+    Examples:
+        >>> import fw
+        >>> from fw.quantization.observers import MovingAverageMinMaxObserverLayer
+        >>> obs = MovingAverageMinMaxObserverLayer(moving_rate=0.5)
+        >>> _ = obs(fw.to_tensor([0.0, 2.0]))
+        >>> _ = obs(fw.to_tensor([0.0, 4.0]))      # max: 0.5 * 2 + 0.5 * 4 = 3
+        >>> round(float(obs.scales()[0]) * 255, 4)
+        3.0
+    """
 
     def __init__(self, quant_bits=8, symmetric=False, moving_rate=0.9, quant_axis=-1):
         super().__init__(quant_bits, symmetric, quant_axis)
@@ -102,7 +188,24 @@ class MovingAverageMinMaxObserverLayer(MinMaxObserverLayer):
 
 class HistObserverLayer(BaseObserver):
     """A histogram of |x| (symmetric, per-tensor), calibrated by ``method``:
-    ``"percent"``, ``"mse"`` or ``"kl"`` (see the module docstring)."""
+    ``"percent"``, ``"mse"`` or ``"kl"`` (see the module docstring).
+
+    Args:
+        quant_bits (int, optional): the integer width, 2 to 8. Default: 8.
+        bins_count (int, optional): histogram bins. Default: 2048.
+        method (str, optional): "percent", "mse" or "kl". Default: "percent".
+        hist_percent (float, optional): the share of values the "percent" threshold
+            covers, in (0, 1]. Default: 0.99999.
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> from fw.quantization.observers import HistObserverLayer
+        >>> obs = HistObserverLayer(method="percent")
+        >>> _ = obs(fw.to_tensor(np.linspace(-1, 1, 1001).astype("float32")))
+        >>> round(obs.threshold(), 3)
+        1.0
+    """
 
     METHODS = ("percent", "mse", "kl")
 
@@ -135,6 +238,22 @@ class HistObserverLayer(BaseObserver):
         self._hist += h
 
     def cal_thresholds(self):
+        """Choose the clipping threshold from the histogram by the layer's method and set
+        the scale (`scales` calls it).
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> from fw.quantization.observers import HistObserverLayer
+            >>> obs = HistObserverLayer(method="mse", bins_count=256)
+            >>> _ = obs(fw.to_tensor(np.linspace(-1, 1, 1001).astype("float32")))
+            >>> obs.cal_thresholds()
+            >>> round(obs.threshold(), 2)
+            1.0
+        """
         if self._hist is None:
             return
         width = self._edge / self._bins
@@ -143,7 +262,19 @@ class HistObserverLayer(BaseObserver):
         self._scale, self._zero_point = scale_from_range(-t, t, self.qmin, self.qmax, True)
 
     def threshold(self):
-        """The calibrated clipping threshold t (scale * qmax)."""
+        """The calibrated clipping threshold t (scale * qmax).
+
+        Returns:
+            float: t.
+
+        Examples:
+            >>> import fw
+            >>> from fw.quantization.observers import HistObserverLayer
+            >>> obs = HistObserverLayer()
+            >>> _ = obs(fw.to_tensor([-0.5, 2.0]))
+            >>> round(obs.threshold(), 3)
+            2.0
+        """
         return float(self.scales()[0] * self.qmax)
 
     def _by_percent(self):
@@ -205,6 +336,19 @@ class GroupWiseWeightObserverLayer(BaseObserver):
     accepts group sizes 64 and 128 only; fw keeps the running max over every observed
     tensor, returns the step (as its other observers do) and takes any group size that
     divides k.
+
+    Args:
+        quant_bits (int, optional): the integer width, 2 to 8. Default: 8.
+        group_size (int, optional): rows per group; must divide k. Default: 128.
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> from fw.quantization.observers import GroupWiseWeightObserverLayer
+        >>> obs = GroupWiseWeightObserverLayer(group_size=2)
+        >>> _ = obs(fw.to_tensor(np.arange(8, dtype="float32").reshape(4, 2)))
+        >>> obs.scales().shape
+        (2, 2)
     """
 
     def __init__(self, quant_bits=8, group_size=128):
@@ -234,6 +378,21 @@ class GroupWiseWeightObserverLayer(BaseObserver):
         self._amax = m if self._amax is None else np.maximum(self._amax, m)
 
     def cal_thresholds(self):
+        """Compute the group-wise scales (absmax / qmax, float32) from the running max.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import numpy as np
+            >>> from fw.quantization.observers import GroupWiseWeightObserverLayer
+            >>> obs = GroupWiseWeightObserverLayer(group_size=2)
+            >>> _ = obs(fw.to_tensor(np.arange(8, dtype="float32").reshape(4, 2)))
+            >>> obs.cal_thresholds()
+            >>> (obs.scales() * 127).round(4).tolist()
+            [[2.0, 3.0], [6.0, 7.0]]
+        """
         if self._amax is not None:
             # float32 arithmetic, as weight_quantize computes it (same rounding)
             self._scale = self._amax.astype(np.float32) / np.float32(self.qmax)
@@ -241,7 +400,17 @@ class GroupWiseWeightObserverLayer(BaseObserver):
 
     def quant_axis(self):
         """-1: the scales are group-wise (``[k / group_size, n]``), not per-tensor or
-        per-channel."""
+        per-channel.
+
+        Returns:
+            int: -1.
+
+        Examples:
+            >>> import fw
+            >>> from fw.quantization.observers import GroupWiseWeightObserverLayer
+            >>> GroupWiseWeightObserverLayer(group_size=2).quant_axis()
+            -1
+        """
         return -1
 
 
@@ -261,43 +430,150 @@ class _GroupWiseFactory(ObserverFactory):
 
 # ---------------------------------------------------------------- the factories (config)
 def AbsmaxObserver(quant_bits=8):  # noqa: N802  (Paddle's class-like factory name)
-    """Per-tensor absmax observer (Paddle: ``paddle.quantization.observers.AbsmaxObserver``)."""
+    """Per-tensor absmax observer (Paddle: ``paddle.quantization.observers.AbsmaxObserver``):
+    scale = max |x| / qmax, symmetric.
+
+    Args:
+        quant_bits (int, optional): the integer width, 2 to 8. Default: 8.
+
+    Returns:
+        ObserverFactory: the recipe; `PTQ` makes one observer layer per tensor from it.
+
+    Examples:
+        >>> import fw
+        >>> from fw.quantization import QuantConfig
+        >>> from fw.quantization.observers import AbsmaxObserver
+        >>> obs = AbsmaxObserver(quant_bits=8)
+        >>> obs
+        AbsmaxObserverLayer(quant_bits=8)
+        >>> config = QuantConfig(activation=obs, weight=obs)
+    """
     return ObserverFactory(AbsmaxObserverLayer, quant_bits=quant_bits)
 
 
 def AbsMaxChannelWiseWeightObserver(quant_bits=8, quant_axis=None):  # noqa: N802
     """Per-channel absmax for weights; ``quant_axis=None`` takes the layer's output-channel
-    axis (0 for Conv2D, 1 for Linear)."""
+    axis (0 for Conv2D, 1 for Linear).
+
+    Args:
+        quant_bits (int, optional): the integer width, 2 to 8. Default: 8.
+        quant_axis (int, optional): the channel axis; None: the layer's. Default: None.
+
+    Returns:
+        ObserverFactory: the recipe; `PTQ` makes one observer layer per tensor from it.
+
+    Examples:
+        >>> import fw
+        >>> from fw.quantization.observers import AbsMaxChannelWiseWeightObserver
+        >>> AbsMaxChannelWiseWeightObserver(quant_axis=1)
+        AbsMaxChannelWiseWeightObserverLayer(quant_bits=8, quant_axis=1)
+    """
     return ObserverFactory(AbsMaxChannelWiseWeightObserverLayer, quant_bits=quant_bits,
                            quant_axis=quant_axis)
 
 
 def MinMaxObserver(quant_bits=8, symmetric=False):  # noqa: N802
-    """Min/max range over all calibration batches (asymmetric by default)."""
+    """Min/max range over all calibration batches (asymmetric by default, as
+    PyTorch's ``MinMaxObserver``).
+
+    Args:
+        quant_bits (int, optional): the integer width, 2 to 8. Default: 8.
+        symmetric (bool, optional): a zero point of 0 and signed codes. Default: False.
+
+    Returns:
+        ObserverFactory: the recipe; `PTQ` makes one observer layer per tensor from it.
+
+    Examples:
+        >>> import fw
+        >>> from fw.quantization.observers import MinMaxObserver
+        >>> MinMaxObserver(symmetric=True)
+        MinMaxObserverLayer(quant_bits=8, symmetric=True)
+    """
     return ObserverFactory(MinMaxObserverLayer, quant_bits=quant_bits, symmetric=symmetric)
 
 
 def MovingAverageMinMaxObserver(quant_bits=8, symmetric=False, moving_rate=0.9):  # noqa: N802
-    """Moving average of the per-batch min/max."""
+    """Moving average of the per-batch min/max
+    (``lo = moving_rate * lo + (1 - moving_rate) * batch_min``).
+
+    Args:
+        quant_bits (int, optional): the integer width, 2 to 8. Default: 8.
+        symmetric (bool, optional): a zero point of 0 and signed codes. Default: False.
+        moving_rate (float, optional): the weight of the history, in [0, 1). Default: 0.9.
+
+    Returns:
+        ObserverFactory: the recipe; `PTQ` makes one observer layer per tensor from it.
+
+    Examples:
+        >>> import fw
+        >>> from fw.quantization.observers import MovingAverageMinMaxObserver
+        >>> MovingAverageMinMaxObserver(moving_rate=0.5)
+        MovingAverageMinMaxObserverLayer(quant_bits=8, symmetric=False, moving_rate=0.5)
+    """
     return ObserverFactory(MovingAverageMinMaxObserverLayer, quant_bits=quant_bits,
                            symmetric=symmetric, moving_rate=moving_rate)
 
 
 def HistObserver(quant_bits=8, bins_count=2048, percent=0.99999, method="percent"):  # noqa: N802
     """Histogram calibration; ``method`` "percent" (PaddleSlim's HistObserver), "mse" or
-    "kl"."""
+    "kl" (see the module docstring).
+
+    Args:
+        quant_bits (int, optional): the integer width, 2 to 8. Default: 8.
+        bins_count (int, optional): histogram bins. Default: 2048.
+        percent (float, optional): the share of values the threshold covers ("percent").
+            Default: 0.99999.
+        method (str, optional): "percent", "mse" or "kl". Default: "percent".
+
+    Returns:
+        ObserverFactory: the recipe; `PTQ` makes one observer layer per tensor from it.
+
+    Examples:
+        >>> import fw
+        >>> from fw.quantization.observers import HistObserver
+        >>> HistObserver(method="mse")
+        HistObserverLayer(quant_bits=8, bins_count=2048, method='mse', hist_percent=0.99999)
+    """
     return ObserverFactory(HistObserverLayer, quant_bits=quant_bits, bins_count=bins_count,
                            method=method, hist_percent=percent)
 
 
 def KLObserver(quant_bits=8, bins_count=2048):  # noqa: N802
-    """Histogram calibration minimising the KL divergence (TensorRT's entropy method)."""
+    """Histogram calibration minimising the KL divergence (TensorRT's entropy method).
+
+    Args:
+        quant_bits (int, optional): the integer width, 2 to 8. Default: 8.
+        bins_count (int, optional): histogram bins. Default: 2048.
+
+    Returns:
+        ObserverFactory: the recipe; `PTQ` makes one observer layer per tensor from it.
+
+    Examples:
+        >>> import fw
+        >>> from fw.quantization.observers import KLObserver
+        >>> KLObserver()
+        HistObserverLayer(quant_bits=8, bins_count=2048, method='kl')
+    """
     return ObserverFactory(HistObserverLayer, quant_bits=quant_bits, bins_count=bins_count,
                            method="kl")
 
 
 def MSEObserver(quant_bits=8, bins_count=2048):  # noqa: N802
-    """Histogram calibration minimising the quantization mean squared error."""
+    """Histogram calibration minimising the quantization mean squared error.
+
+    Args:
+        quant_bits (int, optional): the integer width, 2 to 8. Default: 8.
+        bins_count (int, optional): histogram bins. Default: 2048.
+
+    Returns:
+        ObserverFactory: the recipe; `PTQ` makes one observer layer per tensor from it.
+
+    Examples:
+        >>> import fw
+        >>> from fw.quantization.observers import MSEObserver
+        >>> MSEObserver(bins_count=512)
+        HistObserverLayer(quant_bits=8, bins_count=512, method='mse')
+    """
     return ObserverFactory(HistObserverLayer, quant_bits=quant_bits, bins_count=bins_count,
                            method="mse")
 

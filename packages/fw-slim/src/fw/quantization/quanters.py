@@ -41,6 +41,23 @@ def _channel_absmax(a, axis):
 
 
 class FakeQuanterWithAbsMaxObserverLayer(BaseQuanter):
+    """Fake quantization (quantize, then dequantize; straight-through gradient) with a
+    per-tensor scale: in training a moving average of each batch's absmax / qmax.
+
+    Args:
+        moving_rate (float, optional): the weight of the history. Default: 0.9.
+        bit_length (int, optional): the integer width, 2 to 8. Default: 8.
+        dtype (str, optional): accepted for Paddle's API. Default: "float32".
+        name (str, optional): accepted for Paddle's API. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> from fw.quantization.quanters import FakeQuanterWithAbsMaxObserverLayer
+        >>> q = FakeQuanterWithAbsMaxObserverLayer()
+        >>> y = q(fw.to_tensor([-1.0, 0.3, 1.0]))
+        >>> [round(v, 4) for v in y.tolist()]     # 0.3 lands on the grid of step 1/127
+        [-1.0, 0.2992, 1.0]
+    """
     def __init__(self, moving_rate=0.9, bit_length=8, dtype="float32", name=None):
         super().__init__(bit_length, True, -1)
         self._rate = moving_rate
@@ -60,6 +77,23 @@ class FakeQuanterWithAbsMaxObserverLayer(BaseQuanter):
 
 
 class FakeQuanterChannelWiseAbsMaxObserverLayer(BaseQuanter):
+    """Fake quantization with one scale per channel along `quant_axis` (absmax / qmax of
+    the current tensor): the quanter for weights.
+
+    Args:
+        bit_length (int, optional): the integer width, 2 to 8. Default: 8.
+        quant_axis (int, optional): the channel axis. Default: 0.
+        dtype (str, optional): accepted for Paddle's API. Default: "float32".
+        name (str, optional): accepted for Paddle's API. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> from fw.quantization.quanters import FakeQuanterChannelWiseAbsMaxObserverLayer
+        >>> q = FakeQuanterChannelWiseAbsMaxObserverLayer(quant_axis=0)
+        >>> _ = q(fw.to_tensor([[-2.0, 1.0], [0.5, 4.0]]))
+        >>> (q.scales() * 127).round(4).tolist()
+        [2.0, 4.0]
+    """
     PER_CHANNEL = True
 
     def __init__(self, bit_length=8, quant_axis=0, dtype="float32", name=None):
@@ -74,6 +108,24 @@ class FakeQuanterChannelWiseAbsMaxObserverLayer(BaseQuanter):
 
 
 class LSQQuanterLayer(BaseQuanter):
+    """Learned-step-size fake quantization: the scale is a parameter (``self.scale``),
+    initialised on the first batch to 2 * mean|x| / sqrt(qmax) and trained with a
+    gradient scaled by 1 / sqrt(N * qmax), as in LSQ.
+
+    Args:
+        bit_length (int, optional): the integer width, 2 to 8. Default: 8.
+        per_channel (bool, optional): one scale per channel. Default: False.
+        quant_axis (int, optional): the channel axis when per-channel. Default: 0.
+        channels (int, optional): the number of channels (the scale's size). Default: 1.
+
+    Examples:
+        >>> import fw
+        >>> from fw.quantization.quanters import LSQQuanterLayer
+        >>> q = LSQQuanterLayer()
+        >>> y = q(fw.to_tensor([[-2.0, 1.0], [0.5, 4.0]]))
+        >>> y.shape, q.scale.shape
+        ([2, 2], [1])
+    """
     PER_CHANNEL = True  # takes the layer's channel axis when per_channel is set
 
     def __init__(self, bit_length=8, per_channel=False, quant_axis=0, channels=1):
@@ -105,29 +157,107 @@ class LSQQuanterLayer(BaseQuanter):
         return _fake(x, s, zp, max(self._axis, 0), self.qmin, self.qmax)
 
     def scales(self):
+        """The learned scales (clipped to at least 1e-8).
+
+        Returns:
+            numpy.ndarray: float32, one per channel (or one).
+
+        Examples:
+            >>> import fw
+            >>> from fw.quantization.quanters import LSQQuanterLayer
+            >>> q = LSQQuanterLayer()
+            >>> _ = q(fw.to_tensor([[-2.0, 1.0], [0.5, 4.0]]))
+            >>> q.scales().shape
+            (1,)
+        """
         if not self._initialised:
             raise RuntimeError("LSQQuanter: no values seen yet (train before convert)")
         return np.maximum(np.asarray(self.scale.numpy(), np.float32), 1e-8)
 
     def zero_points(self):
+        """Zero points: LSQ is symmetric, so all 0.
+
+        Returns:
+            numpy.ndarray: int32 zeros aligned with `scales`.
+
+        Examples:
+            >>> import fw
+            >>> from fw.quantization.quanters import LSQQuanterLayer
+            >>> q = LSQQuanterLayer()
+            >>> _ = q(fw.to_tensor([1.0, -1.0]))
+            >>> q.zero_points().tolist()
+            [0]
+        """
         return np.zeros(self.scales().shape, np.int32)
 
 
 def FakeQuanterWithAbsMaxObserver(moving_rate=0.9, bit_length=8, dtype="float32",  # noqa: N802
                                   name=None):
-    """Per-tensor fake quanter with a moving-average absmax scale (Paddle's name)."""
+    """Per-tensor fake quanter with a moving-average absmax scale (Paddle's name).
+
+    Args:
+        moving_rate (float, optional): the weight of the history. Default: 0.9.
+        bit_length (int, optional): the integer width, 2 to 8. Default: 8.
+        dtype (str, optional): accepted for Paddle's API. Default: "float32".
+        name (str, optional): accepted for Paddle's API. Default: None.
+
+    Returns:
+        QuanterFactory: the recipe; `QAT` makes one quanter layer per tensor from it.
+
+    Examples:
+        >>> import fw
+        >>> from fw.quantization import QuantConfig
+        >>> from fw.quantization.quanters import FakeQuanterWithAbsMaxObserver
+        >>> q = FakeQuanterWithAbsMaxObserver(moving_rate=0.9)
+        >>> config = QuantConfig(activation=q, weight=q)
+        >>> q.per_channel
+        False
+    """
     return QuanterFactory(FakeQuanterWithAbsMaxObserverLayer, moving_rate=moving_rate,
                           bit_length=bit_length, dtype=dtype, name=name)
 
 
 def FakeQuanterChannelWiseAbsMaxObserver(bit_length=8, quant_axis=None,  # noqa: N802
                                          dtype="float32", name=None):
-    """Per-channel absmax fake quanter (for weights; quant_axis None: the layer's)."""
+    """Per-channel absmax fake quanter (for weights; quant_axis None: the layer's
+    output-channel axis).
+
+    Args:
+        bit_length (int, optional): the integer width, 2 to 8. Default: 8.
+        quant_axis (int, optional): the channel axis; None: the layer's. Default: None.
+        dtype (str, optional): accepted for Paddle's API. Default: "float32".
+        name (str, optional): accepted for Paddle's API. Default: None.
+
+    Returns:
+        QuanterFactory: the recipe; `QAT` makes one quanter layer per tensor from it.
+
+    Examples:
+        >>> import fw
+        >>> from fw.quantization.quanters import FakeQuanterChannelWiseAbsMaxObserver
+        >>> FakeQuanterChannelWiseAbsMaxObserver().per_channel
+        True
+    """
     return QuanterFactory(FakeQuanterChannelWiseAbsMaxObserverLayer, bit_length=bit_length,
                           quant_axis=quant_axis, dtype=dtype, name=name)
 
 
 def LSQQuanter(bit_length=8, per_channel=False, quant_axis=None):  # noqa: N802
-    """Learned-step-size quanter (the scale is trained)."""
+    """Learned-step-size quanter (Esser et al. 2020, LSQ): the scale is a parameter
+    trained with the model.
+
+    Args:
+        bit_length (int, optional): the integer width, 2 to 8. Default: 8.
+        per_channel (bool, optional): one scale per output channel. Default: False.
+        quant_axis (int, optional): the channel axis; None: the layer's. Default: None.
+
+    Returns:
+        QuanterFactory: the recipe; `QAT` makes one quanter layer per tensor from it.
+
+    Examples:
+        >>> import fw
+        >>> from fw.quantization.quanters import LSQQuanter
+        >>> LSQQuanter(per_channel=True)
+        LSQQuanterLayer(bit_length=8, per_channel=True, quant_axis=None)
+    """
     return QuanterFactory(LSQQuanterLayer, bit_length=bit_length, per_channel=per_channel,
                           quant_axis=quant_axis)

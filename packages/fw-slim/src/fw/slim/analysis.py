@@ -34,13 +34,22 @@ def flops(model, inputs, detail=False):
     """Multiply-accumulates per sample of the model's conv and Linear ops.
 
     Args:
-        model: a `fw.nn.Layer` (traced in eval mode, as `ChannelPruner` does).
-        inputs: the input shape(s), InputSpecs or tensors (the batch dim is ignored).
-        detail: also return ``[(op name, MACs), ...]`` in program order.
+        model (Layer): the model (traced in eval mode, as `ChannelPruner` does).
+        inputs (list|InputSpec|Tensor): the input shape(s), InputSpecs or tensors (the
+            batch dim is ignored).
+        detail (bool, optional): also return ``[(op name, MACs), ...]`` in program order.
+            Default: False.
 
-    >>> import fw, fw.slim
-    >>> fw.slim.flops(fw.nn.Conv2D(3, 8, 3), [1, 3, 10, 10])   # 8*8*8 outputs * 3*3*3
-    13824
+    Returns:
+        int|tuple: the MACs, or ``(MACs, rows)`` with `detail`.
+
+    Examples:
+        >>> import fw
+        >>> import fw.slim
+        >>> fw.slim.flops(fw.nn.Conv2D(3, 8, 3), [1, 3, 10, 10])   # 8*8*8 outputs * 3*3*3
+        13824
+        >>> fw.slim.flops(fw.nn.Linear(4, 8), [1, 4], detail=True)
+        (32, [('linear', 32)])
     """
     program = trace_program(model, inputs)
     rows = []

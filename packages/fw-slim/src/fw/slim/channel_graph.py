@@ -73,7 +73,24 @@ _CHANNELWISE_MISC = {"dropout", "alpha_dropout", "interpolate"}
 @dataclass
 class Member:
     """One slice of a captured tensor that belongs to a channel group: rows
-    ``c*block .. (c+1)*block-1`` of `axis` are channel ``c``."""
+    ``c*block .. (c+1)*block-1`` of `axis` are channel ``c``.
+
+    Args:
+        label (str): the captured tensor's label in the traced program.
+        axis (int): the tensor axis that holds the channels.
+        block (int, optional): rows per channel. Default: 1.
+        role (str, optional): ``"out"`` (producer), ``"bias"``, ``"norm"``, ``"dw"``
+            (depthwise filters) or ``"in"``. Default: ``"in"``.
+        param (str, optional): the structured parameter name (set by the pruner).
+        offset (int, optional): channels before this group's on the axis (after a
+            concat). Default: 0.
+
+    Examples:
+        >>> import fw
+        >>> from fw.slim import Member
+        >>> Member("conv.w", 0, role="out").rows([3]).tolist()
+        [3]
+    """
 
     label: str
     axis: int
@@ -83,10 +100,34 @@ class Member:
     offset: int = 0  # channels before this group's on the axis (after a concat)
 
     def key(self):
+        """The identity of the slice: ``(label, axis, offset)``.
+
+        Returns:
+            tuple: the key.
+
+        Examples:
+            >>> import fw
+            >>> from fw.slim import Member
+            >>> Member("conv.w", 0).key()
+            ('conv.w', 0, 0)
+        """
         return (self.label, self.axis, self.offset)
 
     def rows(self, idx):
-        """The rows of the tensor's `axis` that hold the channels `idx`."""
+        """The rows of the tensor's `axis` that hold the channels `idx`.
+
+        Args:
+            idx (list[int]): channel indices.
+
+        Returns:
+            numpy.ndarray: the row indices.
+
+        Examples:
+            >>> import fw
+            >>> from fw.slim import Member
+            >>> Member("conv.w", 0, block=2).rows([0, 2]).tolist()
+            [0, 1, 4, 5]
+        """
         import numpy as np
 
         idx = np.asarray(idx, np.int64)
@@ -95,7 +136,23 @@ class Member:
 
 @dataclass
 class ChannelGroup:
-    """Channels that must be pruned together (see the module docstring)."""
+    """Channels that must be pruned together (see the module docstring).
+
+    Args:
+        name (str): the group's name (its producer's parameter).
+        channels (int): the number of channels.
+        kind (str): ``"conv"``, ``"linear"`` or ``"input"``.
+        members (list[Member], optional): the tensor slices. Default: [].
+        reasons (list[str], optional): why it cannot be pruned. Default: [].
+        blocks (int, optional): a grouped conv's equal blocks. Default: 1.
+
+    Examples:
+        >>> import fw
+        >>> from fw.slim import ChannelGroup, Member
+        >>> g = ChannelGroup("conv.w", 8, "conv", [Member("conv.w", 0, role="out")])
+        >>> g.prunable
+        True
+    """
 
     name: str
     channels: int
@@ -108,10 +165,30 @@ class ChannelGroup:
 
     @property
     def producers(self) -> list:
+        """The members that produce the channels (the layers' output weights).
+
+        Examples:
+            >>> import fw
+            >>> import fw.slim
+            >>> net = fw.nn.Sequential(fw.nn.Conv2D(1, 8, 3), fw.nn.ReLU(), fw.nn.Conv2D(8, 4, 3))
+            >>> pruner = fw.slim.ChannelPruner(net, [1, 1, 8, 8], criterion="l1")
+            >>> [m.param for m in pruner.group("0.weight").producers]
+            ['0.weight']
+        """
         return [m for m in self.members if m.role == "out"]
 
     @property
     def prunable(self) -> bool:
+        """Whether the group can be pruned: no reasons against it, and a producer.
+
+        Examples:
+            >>> import fw
+            >>> import fw.slim
+            >>> net = fw.nn.Sequential(fw.nn.Conv2D(1, 8, 3), fw.nn.ReLU(), fw.nn.Conv2D(8, 4, 3))
+            >>> pruner = fw.slim.ChannelPruner(net, [1, 1, 8, 8], criterion="l1")
+            >>> pruner.group("0.weight").prunable, pruner.group("2.weight").prunable
+            (True, False)
+        """
         return not self.reasons and bool(self.producers)
 
     def __repr__(self) -> str:
@@ -562,5 +639,20 @@ class _Analysis:
 
 def channel_groups(program) -> list:
     """The `ChannelGroup`s of a traced `fw.core.ir.Program` (labels are the
-    program's parameter labels), in the order their spaces first appear."""
+    program's parameter labels), in the order their spaces first appear.
+
+    Args:
+        program (Program): a traced program.
+
+    Returns:
+        list[ChannelGroup]: the groups.
+
+    Examples:
+        >>> import fw
+        >>> import fw.slim
+        >>> from fw.slim.channel_prune import trace_program
+        >>> net = fw.nn.Sequential(fw.nn.Conv2D(1, 8, 3), fw.nn.ReLU(), fw.nn.Conv2D(8, 4, 3))
+        >>> [g.channels for g in fw.slim.channel_groups(trace_program(net, [1, 1, 8, 8]))]
+        [1, 8, 4]
+    """
     return _Analysis(program).run()

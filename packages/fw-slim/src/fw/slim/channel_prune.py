@@ -153,12 +153,13 @@ class ChannelPruner:
     Attributes:
         groups: the `ChannelGroup`s (``prunable``, ``reasons`` when fixed).
 
-    >>> import fw, fw.slim
-    >>> net = fw.nn.Sequential(fw.nn.Conv2D(1, 8, 3), fw.nn.ReLU(), fw.nn.Conv2D(8, 4, 3))
-    >>> pruner = fw.slim.ChannelPruner(net, [1, 1, 8, 8], criterion="l1")
-    >>> _ = pruner.prune(0.5)
-    >>> net[0].weight.shape, net[2].weight.shape
-    ([4, 1, 3, 3], [4, 4, 3, 3])
+    Examples:
+        >>> import fw, fw.slim
+        >>> net = fw.nn.Sequential(fw.nn.Conv2D(1, 8, 3), fw.nn.ReLU(), fw.nn.Conv2D(8, 4, 3))
+        >>> pruner = fw.slim.ChannelPruner(net, [1, 1, 8, 8], criterion="l1")
+        >>> _ = pruner.prune(0.5)
+        >>> net[0].weight.shape, net[2].weight.shape
+        ([4, 1, 3, 3], [4, 4, 3, 3])
     """
 
     def __init__(self, model, inputs, criterion="l1", prune_linear=False, round_to=1):
@@ -203,13 +204,41 @@ class ChannelPruner:
                 g.name = "input"
 
     def prunable_groups(self) -> list:
+        """The groups that can be pruned (the others list their ``reasons``).
+
+        Returns:
+            list[ChannelGroup]: the groups.
+
+        Examples:
+            >>> import fw
+            >>> import fw.slim
+            >>> net = fw.nn.Sequential(fw.nn.Conv2D(1, 8, 3), fw.nn.ReLU(), fw.nn.Conv2D(8, 4, 3))
+            >>> pruner = fw.slim.ChannelPruner(net, [1, 1, 8, 8], criterion="l1")
+            >>> [g.name for g in pruner.prunable_groups()]
+            ['0.weight']
+        """
         return [g for g in self.groups if g.prunable]
 
     def _tensor(self, label):
         return self._where[label][3]
 
     def scores(self, group) -> np.ndarray:
-        """The criterion's score of each channel of `group` (low = pruned first)."""
+        """The criterion's score of each channel of `group` (low = pruned first).
+
+        Args:
+            group (ChannelGroup): a group of this pruner.
+
+        Returns:
+            numpy.ndarray: one score per channel.
+
+        Examples:
+            >>> import fw
+            >>> import fw.slim
+            >>> net = fw.nn.Sequential(fw.nn.Conv2D(1, 8, 3), fw.nn.ReLU(), fw.nn.Conv2D(8, 4, 3))
+            >>> pruner = fw.slim.ChannelPruner(net, [1, 1, 8, 8], criterion="l1")
+            >>> pruner.scores(pruner.group("0.weight")).shape
+            (8,)
+        """
         mats = []
         for m in group.producers:
             a = np.asarray(self._tensor(m.label).numpy(), np.float64)
@@ -249,7 +278,23 @@ class ChannelPruner:
 
     def group(self, name):
         """The group that `name` (group name, layer name, or a parameter's structured
-        or unique name) belongs to."""
+        or unique name) belongs to; KeyError naming the prunable groups otherwise.
+
+        Args:
+            name (str): the name.
+
+        Returns:
+            ChannelGroup: the group.
+
+        Examples:
+            >>> import fw
+            >>> import fw.slim
+            >>> net = fw.nn.Sequential(fw.nn.Conv2D(1, 8, 3), fw.nn.ReLU(), fw.nn.Conv2D(8, 4, 3))
+            >>> pruner = fw.slim.ChannelPruner(net, [1, 1, 8, 8], criterion="l1")
+            >>> g = pruner.group("0")           # the first conv layer
+            >>> g.name, g.channels, g.prunable
+            ('0.weight', 8, True)
+        """
         for g in self.groups:
             if g.name == name:
                 return g
@@ -267,8 +312,24 @@ class ChannelPruner:
                        f"{known}")
 
     def plan(self, ratios) -> dict:
-        """{group name: pruned channel indices (sorted)} for `ratios`, without
-        changing the model."""
+        """The channels `ratios` would prune, without changing the model.
+
+        Args:
+            ratios (float|dict): one ratio in [0, 1) for every prunable group, or
+                ``{group, layer or parameter name: ratio}``.
+
+        Returns:
+            dict: group name -> sorted pruned channel indices.
+
+        Examples:
+            >>> import fw
+            >>> import fw.slim
+            >>> net = fw.nn.Sequential(fw.nn.Conv2D(1, 8, 3), fw.nn.ReLU(), fw.nn.Conv2D(8, 4, 3))
+            >>> pruner = fw.slim.ChannelPruner(net, [1, 1, 8, 8], criterion="l1")
+            >>> plan = pruner.plan(0.5)
+            >>> list(plan), len(plan["0.weight"])
+            (['0.weight'], 4)
+        """
         out = {}
         for g, r in self._resolve(ratios).values():
             if not 0.0 <= r < 1.0:
@@ -289,11 +350,28 @@ class ChannelPruner:
 
     # ------------------------------------------------------------ pruning
     def prune(self, ratios) -> dict:
-        """Prune in place; returns {group name: pruned channel indices}. The groups
-        are analysed again afterwards (the pruner can prune further).
+        """Prune in place; the groups are analysed again afterwards (the pruner can
+        prune further).
 
         The pruned layers hold new Parameter objects: create the optimizer for the
-        fine-tune after pruning (one made before still holds the old ones)."""
+        fine-tune after pruning (one made before still holds the old ones).
+
+        Args:
+            ratios (float|dict): one ratio in [0, 1) for every prunable group, or
+                ``{group, layer or parameter name: ratio}``.
+
+        Returns:
+            dict: group name -> the pruned channel indices.
+
+        Examples:
+            >>> import fw
+            >>> import fw.slim
+            >>> net = fw.nn.Sequential(fw.nn.Conv2D(1, 8, 3), fw.nn.ReLU(), fw.nn.Conv2D(8, 4, 3))
+            >>> pruner = fw.slim.ChannelPruner(net, [1, 1, 8, 8], criterion="l1")
+            >>> _ = pruner.prune(0.5)
+            >>> net[0].weight.shape, net[2].weight.shape
+            ([4, 1, 3, 3], [4, 4, 3, 3])
+        """
         plan = self.plan(ratios)
         by_name = {g.name: g for g in self.groups}
         # the rows to drop per (tensor, axis), from every group at once: after a
@@ -321,7 +399,25 @@ class ChannelPruner:
         return plan
 
     def prune_vars(self, ratios, axis=0) -> dict:
-        """PaddleSlim's name for `prune` (``axis=0``: filters, the only one here)."""
+        """PaddleSlim's name for `prune` (``axis=0``: filters, the only one here).
+
+        Args:
+            ratios (float|dict): one ratio in [0, 1) for every prunable group, or
+                ``{group, layer or parameter name: ratio}``.
+            axis (int, optional): must be 0. Default: 0.
+
+        Returns:
+            dict: group name -> the pruned channel indices.
+
+        Examples:
+            >>> import fw
+            >>> import fw.slim
+            >>> net = fw.nn.Sequential(fw.nn.Conv2D(1, 8, 3), fw.nn.ReLU(), fw.nn.Conv2D(8, 4, 3))
+            >>> pruner = fw.slim.ChannelPruner(net, [1, 1, 8, 8], criterion="l1")
+            >>> _ = pruner.prune_vars({"0.weight": 0.25})
+            >>> net[0].weight.shape
+            [6, 1, 3, 3]
+        """
         if axis != 0:
             raise ValueError(f"ChannelPruner.prune_vars: only axis=0 (output channels) is "
                              f"supported, got {axis}")
@@ -329,9 +425,27 @@ class ChannelPruner:
 
     @contextlib.contextmanager
     def zeroed(self, plan):
-        """Zero the channels of `plan` ({group name: indices}) in every member tensor
-        for the duration of the block: the model then computes what the pruned model
-        would (used by `sensitive`); the values are restored afterwards."""
+        """Zero the channels of `plan` in every member tensor for the duration of the
+        block: the model then computes what the pruned model would (used by
+        `sensitive`); the values are restored afterwards.
+
+        Args:
+            plan (dict): ``{group name: channel indices}``.
+
+        Returns:
+            contextmanager: the context.
+
+        Examples:
+            >>> import fw
+            >>> import fw.slim
+            >>> net = fw.nn.Sequential(fw.nn.Conv2D(1, 8, 3), fw.nn.ReLU(), fw.nn.Conv2D(8, 4, 3))
+            >>> pruner = fw.slim.ChannelPruner(net, [1, 1, 8, 8], criterion="l1")
+            >>> with pruner.zeroed({"0.weight": [0, 1]}):
+            ...     float(net[0].weight[0:2].abs().sum())
+            0.0
+            >>> float(net[0].weight[0:2].abs().sum()) > 0
+            True
+        """
         by_name = {g.name: g for g in self.groups}
         saved = {}
         try:
@@ -365,6 +479,18 @@ class ChannelPruner:
         Returns:
             ``{group name: {ratio: (base - metric) / |base|}}`` (PaddleSlim's
             "loss"); one group at a time, by zeroing (see `zeroed`).
+
+        Examples:
+            >>> import fw, fw.slim
+            >>> net = fw.nn.Sequential(fw.nn.Conv2D(1, 8, 3), fw.nn.ReLU(), fw.nn.Conv2D(8, 4, 3))
+            >>> pruner = fw.slim.ChannelPruner(net, [1, 1, 8, 8])
+            >>> x = fw.randn([2, 1, 8, 8])
+            >>> ref = net(x)
+            >>> def evaluate(model):          # higher is better
+            ...     return -float(((model(x) - ref) ** 2).mean())
+            >>> sens = pruner.sensitive(evaluate, ratios=(0.25, 0.5))
+            >>> list(sens), sorted(sens["0.weight"])
+            (['0.weight'], [0.25, 0.5])
         """
         base = float(eval_func(self.model))
         denom = abs(base) if base != 0 else 1.0
@@ -384,7 +510,21 @@ class ChannelPruner:
         return out
 
     def status(self) -> str:
-        """One line per group: name, channels, prunable or why not."""
+        """One line per group: name, channels, prunable or why not.
+
+        Returns:
+            str: the lines.
+
+        Examples:
+            >>> import fw
+            >>> import fw.slim
+            >>> net = fw.nn.Sequential(fw.nn.Conv2D(1, 8, 3), fw.nn.ReLU(), fw.nn.Conv2D(8, 4, 3))
+            >>> pruner = fw.slim.ChannelPruner(net, [1, 1, 8, 8], criterion="l1")
+            >>> print(pruner.status())
+            input: 1 channels, 1 tensors, fixed: model input
+            0.weight: 8 channels, 3 tensors, prunable
+            2.weight: 4 channels, 2 tensors, fixed: reaches the model output
+        """
         lines = []
         for g in self.groups:
             state = "prunable" if g.prunable else "fixed: " + "; ".join(g.reasons)
@@ -396,7 +536,21 @@ def ratios_by_sensitivity(sensitivities: dict, max_drop: float) -> dict:
     """Per group, the largest ratio whose measured drop stays within `max_drop`
     (linear interpolation between the measured ratios; PaddleSlim's
     ``get_ratios_by_loss``). Groups whose smallest ratio already drops more are
-    left out."""
+    left out.
+
+    Args:
+        sensitivities (dict): ``{group: {ratio: drop}}`` from `ChannelPruner.sensitive`.
+        max_drop (float): the largest acceptable relative drop.
+
+    Returns:
+        dict: group name -> ratio.
+
+    Examples:
+        >>> import fw
+        >>> import fw.slim
+        >>> fw.slim.ratios_by_sensitivity({"conv": {0.1: 0.0, 0.2: 0.01, 0.3: 0.05}}, 0.03)
+        {'conv': 0.25}
+    """
     out = {}
     for name, curve in sensitivities.items():
         pts = sorted((float(r), float(d)) for r, d in curve.items())

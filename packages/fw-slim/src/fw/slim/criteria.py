@@ -45,7 +45,27 @@ CRITERIA = {"l1": l1_norm, "l2": l2_norm, "fpgm": fpgm}
 
 
 def register_criterion(name: str, fn) -> None:
-    """Make `fn` available as ``criterion=name`` of the channel pruners."""
+    """Make `fn` available as ``criterion=name`` of the channel pruners.
+
+    Args:
+        name (str): the criterion's name.
+        fn (callable): ``fn(filters) -> scores``: `filters` is ``[channels, rest]``
+            (one row per output channel), the result one importance per channel
+            (higher: keep).
+
+    Returns:
+        None.
+
+    Examples:
+        >>> import fw
+        >>> import numpy as np
+        >>> from fw.slim import register_criterion
+        >>> from fw.slim.criteria import CRITERIA
+        >>> register_criterion("max_abs", lambda filters: np.abs(filters).max(axis=1))
+        >>> "max_abs" in CRITERIA
+        True
+        >>> _ = CRITERIA.pop("max_abs")
+    """
     if not callable(fn):
         raise TypeError(f"register_criterion: 'fn' must be callable, got {type(fn).__name__}")
     CRITERIA[str(name)] = fn

@@ -239,11 +239,36 @@ class Distiller(nn.Layer):
 
     @property
     def teacher(self):
+        """The teacher model (kept in eval mode, run without gradients).
+
+        Examples:
+            >>> import fw
+            >>> import fw.slim
+            >>> teacher = fw.nn.Sequential(fw.nn.Linear(4, 8), fw.nn.ReLU(), fw.nn.Linear(8, 3))
+            >>> student = fw.nn.Sequential(fw.nn.Linear(4, 3))
+            >>> distiller = fw.slim.Distiller(teacher, student)
+            >>> distiller.teacher is teacher
+            True
+        """
         return self._teacher
 
     def remove_hooks(self) -> None:
         """Detach the feature recorders from the student and the teacher (when the
-        distillation is over; the student then runs exactly as before)."""
+        distillation is over; the student then runs exactly as before).
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import fw.slim
+            >>> teacher = fw.nn.Sequential(fw.nn.Linear(4, 8), fw.nn.ReLU(), fw.nn.Linear(8, 3))
+            >>> student = fw.nn.Sequential(fw.nn.Linear(4, 3))
+            >>> distiller = fw.slim.Distiller(teacher, student)
+            >>> distiller.remove_hooks()
+            >>> student(fw.randn([2, 4])).shape
+            [2, 3]
+        """
         for h in self._hooks:
             h.remove()
         self._hooks.clear()
@@ -268,6 +293,24 @@ class Distiller(nn.Layer):
         return self.student(*inputs)
 
     def adapter(self, s_name):
+        """The adapter layer that maps student feature `s_name` to the teacher's width,
+        or None when it has none.
+
+        Args:
+            s_name (str): a student feature name of ``features``.
+
+        Returns:
+            Layer|None: the adapter.
+
+        Examples:
+            >>> import fw
+            >>> import fw.slim
+            >>> teacher = fw.nn.Sequential(fw.nn.Linear(4, 8), fw.nn.ReLU(), fw.nn.Linear(8, 3))
+            >>> student = fw.nn.Sequential(fw.nn.Linear(4, 3))
+            >>> distiller = fw.slim.Distiller(teacher, student)
+            >>> distiller.adapter("0") is None
+            True
+        """
         k = _key(s_name)
         return self.adapters[k] if k in self.adapters else None
 

@@ -75,6 +75,28 @@ def sqnr(ref, got) -> float:
 
 @dataclass
 class LayerReport:
+    """One row of a `QuantReport`: how a converted layer runs and why.
+
+    Args:
+        name (str): the sublayer's name.
+        type (str): its class name.
+        kernel (str): ``"int8"`` or ``"fp32"``.
+        reason (str): why that kernel.
+        weight_scale (tuple, optional): (min, max) of the weight scales; () when not
+            quantized.
+        act_scale (float, optional): the activation scale.
+        weight_bits (int, optional): the weight width.
+        sqnr_db (float, optional): SQNR of the layer's output against fp32.
+        ms_quant (float, optional): milliseconds quantized.
+        ms_fp32 (float, optional): milliseconds in fp32.
+
+    Examples:
+        >>> import fw
+        >>> from fw.slim import LayerReport
+        >>> LayerReport("fc", "ConvertedLinear", "fp32", "too small").kernel
+        'fp32'
+    """
+
     name: str
     type: str
     kernel: str  # "int8" or "fp32"
@@ -89,6 +111,25 @@ class LayerReport:
 
 @dataclass
 class QuantReport:
+    """What `report` returns: per-layer rows and whole-model figures; ``str()`` is
+    `table`.
+
+    Args:
+        layers (list[LayerReport]): the rows.
+        ms_quant (float, optional): whole-model milliseconds quantized.
+        ms_fp32 (float, optional): whole-model milliseconds in fp32.
+        bytes_quant (int, optional): weight bytes quantized.
+        bytes_fp32 (int, optional): weight bytes in fp32.
+        output_sqnr_db (float, optional): SQNR of the model output.
+        int8_passes (tuple, optional): the IR passes that fold int8 kernels.
+
+    Examples:
+        >>> import fw
+        >>> from fw.slim import QuantReport
+        >>> QuantReport(ms_quant=1.0, ms_fp32=3.0).speedup
+        3.0
+    """
+
     layers: list = field(default_factory=list)
     ms_quant: float | None = None
     ms_fp32: float | None = None
@@ -99,15 +140,48 @@ class QuantReport:
 
     @property
     def speedup(self):
+        """fp32 time / quantized time of the whole model (None when not measured).
+
+        Examples:
+            >>> import fw
+            >>> from fw.slim import LayerReport, QuantReport
+            >>> rep = QuantReport(layers=[LayerReport("fc", "ConvertedLinear", "int8", "folded")],
+            ...                   ms_quant=1.0, ms_fp32=2.5, bytes_quant=100, bytes_fp32=400)
+            >>> rep.speedup
+            2.5
+        """
         return self.ms_fp32 / self.ms_quant if self.ms_quant and self.ms_fp32 else None
 
     @property
     def size_ratio(self):
+        """fp32 bytes / quantized bytes of the weights (None when not measured).
+
+        Examples:
+            >>> import fw
+            >>> from fw.slim import LayerReport, QuantReport
+            >>> rep = QuantReport(layers=[LayerReport("fc", "ConvertedLinear", "int8", "folded")],
+            ...                   ms_quant=1.0, ms_fp32=2.5, bytes_quant=100, bytes_fp32=400)
+            >>> rep.size_ratio
+            4.0
+        """
         return self.bytes_fp32 / self.bytes_quant if self.bytes_quant and self.bytes_fp32 \
             else None
 
     def table(self) -> str:
-        """The report as a fixed-width text table."""
+        """The report as a fixed-width text table, one row per layer, then the
+        whole-model figures.
+
+        Returns:
+            str: the table.
+
+        Examples:
+            >>> import fw
+            >>> from fw.slim import LayerReport, QuantReport
+            >>> rep = QuantReport(layers=[LayerReport("fc", "ConvertedLinear", "int8", "folded")],
+            ...                   ms_quant=1.0, ms_fp32=2.5, bytes_quant=100, bytes_fp32=400)
+            >>> print(rep.table().splitlines()[1].split()[:3])
+            ['fc', 'ConvertedLinear', 'int8']
+        """
         rows = [f"{'layer':16} {'type':16} {'kernel':6} {'w scale':>19} {'a scale':>9} "
                 f"{'SQNR dB':>8} {'ms q':>8} {'ms fp32':>8}  why"]
         for r in self.layers:
@@ -318,6 +392,21 @@ def report(model_or_path, sample, reference=None, repeat=20):
         repeat: timed runs per measurement (the fastest is reported).
     Returns:
         a `QuantReport`; ``str(report)`` is a table.
+
+    Examples:
+        >>> import fw
+        >>> import fw.nn as nn
+        >>> import fw.slim
+        >>> from fw.quantization import PTQ, QuantConfig
+        >>> from fw.quantization.observers import AbsmaxObserver
+        >>> net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+        >>> ptq = PTQ(QuantConfig(activation=AbsmaxObserver(), weight=AbsmaxObserver()))
+        >>> q = ptq.quantize(net)
+        >>> x = fw.randn([16, 4])
+        >>> _ = q(x)                      # calibration
+        >>> rep = fw.slim.report(ptq.convert(q), x, repeat=1)
+        >>> [(r.name, r.kernel) for r in rep.layers]     # too small for int8 kernels
+        [('0', 'fp32'), ('2', 'fp32')]
     """
     from fw.quantization.layers import _Converted
 

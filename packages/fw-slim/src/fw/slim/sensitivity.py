@@ -20,14 +20,74 @@ __all__ = ["sensitivity", "Sensitivity"]
 
 @dataclass
 class Sensitivity:
+    """What `sensitivity` returns: the fp32 metric and, per layer, the metric with
+    only that layer quantized and the drop, worst first.
+
+    Args:
+        baseline (float): the metric of the fp32 model.
+        rows (list[dict]): ``{"layer", "metric", "drop"}`` rows, largest drop first.
+
+    Examples:
+        >>> import fw
+        >>> from fw.slim import Sensitivity
+        >>> s = Sensitivity(0.9, [{"layer": "fc", "metric": 0.7, "drop": 0.2}])
+        >>> s.skip_list(0.1)
+        ['fc']
+    """
+
     baseline: float  # the metric of the fp32 model
     rows: list  # [{"layer", "metric", "drop"}], worst (largest drop) first
 
     def skip_list(self, max_drop: float) -> list:
-        """The layers whose drop exceeds `max_drop` (to keep in fp32)."""
+        """The layers whose drop exceeds `max_drop` (to keep in fp32, e.g. with
+        ``QuantConfig.skip``).
+
+        Args:
+            max_drop (float): the largest acceptable metric drop.
+
+        Returns:
+            list[str]: the layer names.
+
+        Examples:
+            >>> import fw
+            >>> import fw.nn as nn
+            >>> import fw.slim
+            >>> from fw.quantization import QuantConfig
+            >>> from fw.quantization.observers import AbsmaxObserver
+            >>> net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+            >>> x = fw.randn([16, 4])
+            >>> ref = net(x)
+            >>> def evaluate(m):                  # higher is better: minus the output error
+            ...     return -float(((m(x) - ref) ** 2).mean())
+            >>> cfg = QuantConfig(activation=AbsmaxObserver(), weight=AbsmaxObserver())
+            >>> sens = fw.slim.sensitivity(net, cfg, lambda q: q(x), evaluate)
+            >>> sens.skip_list(max_drop=1.0)
+            []
+        """
         return [r["layer"] for r in self.rows if r["drop"] > max_drop]
 
     def table(self) -> str:
+        """The rows as a text table: the fp32 metric, then per layer its metric and drop.
+
+        Returns:
+            str: the table.
+
+        Examples:
+            >>> import fw
+            >>> import fw.nn as nn
+            >>> import fw.slim
+            >>> from fw.quantization import QuantConfig
+            >>> from fw.quantization.observers import AbsmaxObserver
+            >>> net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+            >>> x = fw.randn([16, 4])
+            >>> ref = net(x)
+            >>> def evaluate(m):                  # higher is better: minus the output error
+            ...     return -float(((m(x) - ref) ** 2).mean())
+            >>> cfg = QuantConfig(activation=AbsmaxObserver(), weight=AbsmaxObserver())
+            >>> sens = fw.slim.sensitivity(net, cfg, lambda q: q(x), evaluate)
+            >>> sens.table().splitlines()[1].split()
+            ['layer', 'metric', 'drop']
+        """
         lines = [f"fp32 metric {self.baseline:.4f}", f"{'layer':24} {'metric':>8} {'drop':>8}"]
         lines += [f"{r['layer'][:24]:24} {r['metric']:8.4f} {r['drop']:+8.4f}" for r in self.rows]
         return "\n".join(lines)
@@ -41,16 +101,36 @@ def _quantizable(model, config):
 
 
 def sensitivity(model, config, calibrate, evaluate, layers=None) -> Sensitivity:
-    """Rank layers by the metric drop of quantizing each one alone.
+    """Rank layers by the metric drop of quantizing each one alone (PTQ of that layer,
+    the others kept in fp32).
 
     Args:
-        model: the fp32 model (not modified).
-        config: the `fw.quantization.QuantConfig` to apply (its skips are kept).
-        calibrate: ``calibrate(qmodel)`` runs calibration batches through a PTQ model.
-        evaluate: ``evaluate(model) -> float``, higher is better (accuracy).
-        layers: the layer names to try (default: every layer the config quantizes).
+        model (Layer): the fp32 model (not modified).
+        config (QuantConfig): the quantization to apply (its skips are kept).
+        calibrate (callable): ``calibrate(qmodel)`` runs calibration batches through a PTQ
+            model.
+        evaluate (callable): ``evaluate(model) -> float``, higher is better (accuracy).
+        layers (list[str], optional): the layer names to try (default: every layer the
+            config quantizes).
+
     Returns:
-        a `Sensitivity`.
+        Sensitivity: the rows, worst first.
+
+    Examples:
+        >>> import fw
+        >>> import fw.nn as nn
+        >>> import fw.slim
+        >>> from fw.quantization import QuantConfig
+        >>> from fw.quantization.observers import AbsmaxObserver
+        >>> net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+        >>> x = fw.randn([16, 4])
+        >>> ref = net(x)
+        >>> def evaluate(m):                  # higher is better: minus the output error
+        ...     return -float(((m(x) - ref) ** 2).mean())
+        >>> cfg = QuantConfig(activation=AbsmaxObserver(), weight=AbsmaxObserver())
+        >>> sens = fw.slim.sensitivity(net, cfg, lambda q: q(x), evaluate)
+        >>> sorted(r["layer"] for r in sens.rows)
+        ['0', '2']
     """
     from fw.quantization import PTQ
 

@@ -184,6 +184,20 @@ class MaskedPruner:
 
     Attributes:
         masks: ``{structured name: float mask array}`` (1 = kept).
+
+    Args:
+        model (Layer): the model.
+        params (list, optional): the parameters (or structured names) to mask;
+            default: the Conv/Linear weights. Default: None.
+        skip (iterable, optional): structured names to leave alone. Default: ().
+
+    Examples:
+        >>> import fw
+        >>> import fw.slim
+        >>> net = fw.nn.Sequential(fw.nn.Linear(8, 4))
+        >>> pruner = fw.slim.UnstructuredPruner(net, ratio=0.5)   # a MaskedPruner
+        >>> isinstance(pruner, fw.slim.MaskedPruner), list(pruner.params)
+        (True, ['0.weight'])
     """
 
     def __init__(self, model, params=None, skip=()):
@@ -215,13 +229,46 @@ class MaskedPruner:
         self._hooked: list = []
 
     def update_params(self) -> None:
-        """Multiply each masked parameter by its mask (PaddleSlim's name)."""
+        """Multiply each masked parameter by its mask (PaddleSlim's name; also
+        ``apply_masks``): call it after an optimizer step that was not decorated.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import fw.slim
+            >>> net = fw.nn.Sequential(fw.nn.Linear(8, 4))
+            >>> pruner = fw.slim.UnstructuredPruner(net, ratio=0.5)
+            >>> pruner.step()
+            >>> _ = net[0].weight.set_value(fw.ones([8, 4]))
+            >>> pruner.update_params()
+            >>> float((net[0].weight.numpy() == 0).mean())
+            0.5
+        """
         for name in self.masks:
             self._mask_param(name)
 
     apply_masks = update_params
 
     def mask_grads(self) -> None:
+        """Multiply each masked parameter's gradient by its mask (before an optimizer
+        step, so pruned weights receive no update).
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import fw.slim
+            >>> net = fw.nn.Sequential(fw.nn.Linear(8, 4))
+            >>> pruner = fw.slim.UnstructuredPruner(net, ratio=0.5)
+            >>> pruner.step()
+            >>> net(fw.randn([2, 8])).sum().backward()
+            >>> pruner.mask_grads()
+            >>> float((net[0].weight.grad.numpy() == 0).mean())
+            0.5
+        """
         for name in self.masks:
             self._mask_grad(name)
 
@@ -283,11 +330,37 @@ class MaskedPruner:
         return _wrap_step(optimizer, self, f"{type(self).__name__}.decorate")
 
     def sparsity(self) -> dict:
-        """{name: fraction of zeros} of the masked parameters."""
+        """The fraction of zeros of each masked parameter.
+
+        Returns:
+            dict: structured name -> fraction.
+
+        Examples:
+            >>> import fw
+            >>> import fw.slim
+            >>> net = fw.nn.Sequential(fw.nn.Linear(8, 4))
+            >>> pruner = fw.slim.UnstructuredPruner(net, ratio=0.5)
+            >>> pruner.step()
+            >>> pruner.sparsity()
+            {'0.weight': 0.5}
+        """
         return {k: 1.0 - calculate_density(self.params[k]) for k in self.masks}
 
     def total_sparsity(self) -> float:
-        """Fraction of zeros over all masked parameters together."""
+        """The fraction of zeros over all masked parameters together.
+
+        Returns:
+            float: the fraction.
+
+        Examples:
+            >>> import fw
+            >>> import fw.slim
+            >>> net = fw.nn.Sequential(fw.nn.Linear(8, 4))
+            >>> pruner = fw.slim.UnstructuredPruner(net, ratio=0.5)
+            >>> pruner.step()
+            >>> pruner.total_sparsity()
+            0.5
+        """
         nz = sum(int(np.count_nonzero(self.params[k].numpy())) for k in self.masks)
         tot = sum(int(self.params[k].numpy().size) for k in self.masks)
         return 1.0 - nz / max(tot, 1)
@@ -361,7 +434,21 @@ class UnstructuredPruner(MaskedPruner):
         return (mag > thr).astype(a.dtype)
 
     def step(self) -> None:
-        """Recompute the masks from the current weights and apply them."""
+        """Recompute the masks from the current weight magnitudes and apply them (call it
+        on your schedule during training; a weight once pruned stays pruned).
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import fw.slim
+            >>> net = fw.nn.Sequential(fw.nn.Linear(8, 4))
+            >>> pruner = fw.slim.UnstructuredPruner(net, ratio=0.5)
+            >>> pruner.step()
+            >>> pruner.total_sparsity()
+            0.5
+        """
         arrays = {k: p.numpy() for k, p in self.params.items()}
         if self.local_sparsity or self.mode == "threshold":
             for k, a in arrays.items():
@@ -421,7 +508,19 @@ class NMPruner(MaskedPruner):
         self.update_params()
 
     def check(self) -> bool:
-        """True when every masked parameter holds the N:M pattern."""
+        """True when every masked parameter holds the N:M pattern (n non-zeros in every
+        group of m along the input axis).
+
+        Returns:
+            bool: the answer.
+
+        Examples:
+            >>> import fw
+            >>> import fw.slim
+            >>> pruner = fw.slim.NMPruner(fw.nn.Sequential(fw.nn.Linear(8, 4)), n=2, m=4)
+            >>> pruner.check()
+            True
+        """
         return all(check_sparsity(self.params[k], self.n, self.m, self.layouts[k])
                    for k in self.masks)
 
@@ -505,7 +604,25 @@ def decorate(optimizer, pruner=None):
     """Keep N:M / magnitude masks through `optimizer`'s steps (Paddle ASP's
     ``decorate``): `pruner`'s masks, or with no pruner those of every
     `prune_model` call on this optimizer's parameters, before or after this call.
-    Returns the optimizer."""
+
+    Args:
+        optimizer (Optimizer): the optimizer, changed in place.
+        pruner (MaskedPruner, optional): the masks to keep. Default: None.
+
+    Returns:
+        Optimizer: the same optimizer.
+
+    Examples:
+        >>> import fw
+        >>> import fw.slim
+        >>> net = fw.nn.Sequential(fw.nn.Linear(8, 4))
+        >>> _ = fw.slim.prune_model(net)
+        >>> opt = fw.slim.decorate(fw.optimizer.SGD(0.1, parameters=net.parameters()))
+        >>> net(fw.randn([2, 8])).sum().backward()
+        >>> opt.step()
+        >>> fw.slim.check_sparsity(net[0].weight, 2, 4)
+        True
+    """
     if pruner is not None:
         return pruner.decorate(optimizer)
     return _wrap_step(optimizer, _AspMasks(optimizer), "decorate")

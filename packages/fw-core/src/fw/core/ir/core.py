@@ -29,7 +29,28 @@ _ids = itertools.count()
 
 
 class Value:
-    """An SSA value (symbolic tensor)."""
+    """An SSA value (symbolic tensor): what ``fw.static.data`` and the ops of a program
+    being built return (``fw.static.Variable``). It has a static type (shape with -1
+    for dynamic dimensions, dtype) but no values until an executor runs the program.
+
+    Args:
+        type_ (TensorType): the shape and dtype.
+        owner (Operation|Block, optional): the op whose result it is, or the block
+            whose argument it is. Default: None.
+        index (int, optional): its position among the owner's results or arguments.
+            Default: 0.
+        role (str, optional): ``"result"``, ``"arg"``, ``"input"``, ``"param"`` or
+            ``"const"``. Default: ``"result"``.
+        label (str, optional): the input or parameter name. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> main = fw.static.Program()
+        >>> with fw.static.program_guard(main):
+        ...     x = fw.static.data("x", [None, 4], "float32")
+        >>> isinstance(x, fw.static.Variable), x.shape
+        (True, [-1, 4])
+    """
 
     __slots__ = ("type", "owner", "index", "role", "label", "_sg", "_id", "__weakref__",
                  "__dict__")
@@ -47,25 +68,95 @@ class Value:
     # tensor-like metadata
     @property
     def shape(self) -> list:
+        """The static shape (-1 for a dynamic dimension).
+
+        Examples:
+            >>> import fw
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main, fw.static.Program()):
+            ...     x = fw.static.data("x", [None, 4], "float32")
+            ...     y = fw.static.nn.fc(x, 2)
+            >>> x.shape
+            [-1, 4]
+        """
         return list(self.type.shape)
 
     @property
     def dtype(self):
+        """The element dtype.
+
+        Examples:
+            >>> import fw
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main, fw.static.Program()):
+            ...     x = fw.static.data("x", [None, 4], "float32")
+            ...     y = fw.static.nn.fc(x, 2)
+            >>> x.dtype
+            fw.float32
+        """
         return self.type.dtype
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions.
+
+        Examples:
+            >>> import fw
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main, fw.static.Program()):
+            ...     x = fw.static.data("x", [None, 4], "float32")
+            ...     y = fw.static.nn.fc(x, 2)
+            >>> x.ndim
+            2
+        """
         return len(self.type.shape)
 
     def dim(self) -> int:
+        """The number of dimensions (same as `ndim`).
+
+        Returns:
+            int: the rank.
+
+        Examples:
+            >>> import fw
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main, fw.static.Program()):
+            ...     x = fw.static.data("x", [None, 4], "float32")
+            ...     y = fw.static.nn.fc(x, 2)
+            >>> x.dim()
+            2
+        """
         return len(self.type.shape)
 
     @property
     def size(self) -> int:
+        """The number of elements; -1 when a dimension is dynamic.
+
+        Examples:
+            >>> import fw
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main, fw.static.Program()):
+            ...     x = fw.static.data("x", [None, 4], "float32")
+            ...     y = fw.static.nn.fc(x, 2)
+            >>> x.size
+            -1
+        """
         return self.type.numel()
 
     @property
     def name(self) -> str:
+        """The variable's name (the input or parameter name; ``%<id>`` for an
+        intermediate result). Assignable.
+
+        Examples:
+            >>> import fw
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main, fw.static.Program()):
+            ...     x = fw.static.data("x", [None, 4], "float32")
+            ...     y = fw.static.nn.fc(x, 2)
+            >>> x.name
+            'x'
+        """
         return self.label if self.label is not None else f"%{self._id}"
 
     @name.setter
@@ -74,6 +165,17 @@ class Value:
 
     @property
     def stop_gradient(self) -> bool:
+        """Whether gradients stop at this value (True except for parameters). Assignable.
+
+        Examples:
+            >>> import fw
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main, fw.static.Program()):
+            ...     x = fw.static.data("x", [None, 4], "float32")
+            ...     y = fw.static.nn.fc(x, 2)
+            >>> x.stop_gradient, main.parameters()[0].stop_gradient
+            (True, False)
+        """
         return self._sg
 
     @stop_gradient.setter
@@ -82,14 +184,47 @@ class Value:
 
     @property
     def persistable(self) -> bool:
+        """Whether the value lives across runs (a parameter or captured constant).
+
+        Examples:
+            >>> import fw
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main, fw.static.Program()):
+            ...     x = fw.static.data("x", [None, 4], "float32")
+            ...     y = fw.static.nn.fc(x, 2)
+            >>> x.persistable, main.parameters()[0].persistable
+            (False, True)
+        """
         return self.role in ("param", "const")
 
     @property
     def is_parameter(self) -> bool:
+        """Whether the value is a trainable parameter of the program.
+
+        Examples:
+            >>> import fw
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main, fw.static.Program()):
+            ...     x = fw.static.data("x", [None, 4], "float32")
+            ...     y = fw.static.nn.fc(x, 2)
+            >>> x.is_parameter, main.parameters()[0].is_parameter
+            (False, True)
+        """
         return self.role == "param"
 
     @property
     def defining_op(self):
+        """The operation whose result this is (None for an input or parameter).
+
+        Examples:
+            >>> import fw
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main, fw.static.Program()):
+            ...     x = fw.static.data("x", [None, 4], "float32")
+            ...     y = fw.static.nn.fc(x, 2)
+            >>> x.defining_op, y.defining_op.name
+            (None, 'add')
+        """
         return self.owner if isinstance(self.owner, Operation) else None
 
     __hash__ = object.__hash__
@@ -134,7 +269,27 @@ class Value:
     def backward(self, grad_tensor=None, retain_graph=False):
         """``loss.backward()`` inside a program being built: what it means is set by
         the package that traces training code (fw-jit: the gradients of the trainable
-        captured parameters are emitted and kept on the builder for ``opt.step()``)."""
+        captured parameters are emitted and kept on the builder for ``opt.step()``).
+        Outside such tracing it raises UnsupportedError pointing to
+        ``fw.static.append_backward``.
+
+        Args:
+            grad_tensor (Tensor, optional): the initial gradient. Default: None.
+            retain_graph (bool, optional): accepted for dygraph compatibility. Default: False.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main, fw.static.Program()):
+            ...     x = fw.static.data("x", [None, 4], "float32")
+            ...     loss = fw.static.nn.fc(x, 2).mean()
+            ...     loss.backward()     # emits the gradient ops into `main`
+            >>> len(list(main.walk())) > 3
+            True
+        """
         hook = value_hooks.backward
         if hook is None:
             from fw.core.errors import UnsupportedError
@@ -146,6 +301,24 @@ class Value:
         return hook(self, grad_tensor, retain_graph)
 
     def numpy(self):
+        """The value as a NumPy array: a symbolic tensor has none while the program is being
+        built (UnsupportedError); fetch it with the executor instead.
+
+        Returns:
+            numpy.ndarray: the value, where a hook provides one.
+
+        Examples:
+            >>> import fw
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main, fw.static.Program()):
+            ...     x = fw.static.data("x", [None, 4], "float32")
+            ...     y = fw.static.nn.fc(x, 2)
+            >>> try:
+            ...     x.numpy()
+            ... except fw.core.errors.UnsupportedError:
+            ...     print("no values yet")
+            no values yet
+        """
         return self._needs_value("numpy")
 
     def _needs_value(self, how):
@@ -158,9 +331,47 @@ class Value:
                                f"is being built; fetch it from the executor's results instead")
 
     def tolist(self):
+        """The value as a nested list (see `numpy`: not available while building).
+
+        Returns:
+            list: the value.
+
+        Examples:
+            >>> import fw
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main, fw.static.Program()):
+            ...     x = fw.static.data("x", [None, 4], "float32")
+            ...     y = fw.static.nn.fc(x, 2)
+            >>> try:
+            ...     x.tolist()
+            ... except fw.core.errors.UnsupportedError:
+            ...     print("no values yet")
+            no values yet
+        """
         return self._needs_value("numpy").tolist()
 
     def item(self, *args):
+        """The value as a Python scalar (or element `args` of it); not available while
+        building (see `numpy`).
+
+        Args:
+            *args (int): an element index, as NumPy's ``item``.
+
+        Returns:
+            int|float|bool: the scalar.
+
+        Examples:
+            >>> import fw
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main, fw.static.Program()):
+            ...     x = fw.static.data("x", [None, 4], "float32")
+            ...     y = fw.static.nn.fc(x, 2)
+            >>> try:
+            ...     y.mean().item()
+            ... except fw.core.errors.UnsupportedError:
+            ...     print("no values yet")
+            no values yet
+        """
         if args:
             return self._needs_value("numpy")[args]  # (a NumPy array's item(i))
         return self._needs_value("item")
@@ -303,29 +514,123 @@ class Program:
         return self.block
 
     def inputs(self) -> list:
+        """The program's feed inputs (block arguments of role ``input``).
+
+        Returns:
+            list[Value]: the inputs.
+
+        Examples:
+            >>> import fw
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main, fw.static.Program()):
+            ...     x = fw.static.data("x", [None, 4], "float32")
+            ...     y = fw.static.nn.fc(x, 2)
+            >>> [v.name for v in main.inputs()]
+            ['x']
+        """
         return [a for a in self.block.args if a.role == "input"]
 
     def params(self) -> list:
+        """The captured parameters and constants.
+
+        Returns:
+            list[Value]: the values.
+
+        Examples:
+            >>> import fw
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main, fw.static.Program()):
+            ...     x = fw.static.data("x", [None, 4], "float32")
+            ...     y = fw.static.nn.fc(x, 2)
+            >>> [v.shape for v in main.params()]
+            [[4, 2], [2]]
+        """
         return [a for a in self.block.args if a.role in ("param", "const")]
 
     def parameters(self) -> list:
+        """The captured trainable parameters.
+
+        Returns:
+            list[Value]: the parameters.
+
+        Examples:
+            >>> import fw
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main, fw.static.Program()):
+            ...     x = fw.static.data("x", [None, 4], "float32")
+            ...     y = fw.static.nn.fc(x, 2)
+            >>> [v.shape for v in main.parameters()]
+            [[4, 2], [2]]
+        """
         return [a for a in self.block.args if a.role == "param"]
 
     @property
     def outputs(self) -> list:
+        """The values the program returns (set when a function is traced; empty for a
+        program built with ``fw.static``).
+
+        Examples:
+            >>> import fw
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main, fw.static.Program()):
+            ...     x = fw.static.data("x", [None, 4], "float32")
+            ...     y = fw.static.nn.fc(x, 2)
+            >>> main.outputs
+            []
+        """
         return self.block.outputs
 
     def walk(self):
+        """Every operation of the program, nested blocks included, in order.
+
+        Returns:
+            iterator of Operation: the ops.
+
+        Examples:
+            >>> import fw
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main, fw.static.Program()):
+            ...     x = fw.static.data("x", [None, 4], "float32")
+            ...     y = fw.static.nn.fc(x, 2)
+            >>> [op.name for op in main.walk()][-2:]
+            ['matmul', 'add']
+        """
         return self.block.walk()
 
     def all_blocks(self):
+        """Block 0 followed by the nested blocks of control-flow ops.
+
+        Returns:
+            list[Block]: the blocks.
+
+        Examples:
+            >>> import fw
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main, fw.static.Program()):
+            ...     x = fw.static.data("x", [None, 4], "float32")
+            ...     y = fw.static.nn.fc(x, 2)
+            >>> len(main.all_blocks())
+            1
+        """
         out = [self.block]
         for op in self.block.walk():
             out.extend(op.blocks)
         return out
 
     def touch(self) -> None:
-        """Mark the program changed (invalidates compiled schedules)."""
+        """Mark the program changed (invalidates compiled schedules).
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> main = fw.static.Program()
+            >>> with fw.static.program_guard(main, fw.static.Program()):
+            ...     x = fw.static.data("x", [None, 4], "float32")
+            ...     y = fw.static.nn.fc(x, 2)
+            >>> main.touch()
+        """
         self._version += 1
 
     def __str__(self) -> str:

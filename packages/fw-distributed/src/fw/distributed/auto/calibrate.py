@@ -41,7 +41,18 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def default_profile_path() -> str:
-    """``$FW_COST_PROFILE``, else ``~/.cache/fw/cost_profile.json``."""
+    """Where the measured cost profile is kept: ``$FW_COST_PROFILE``, else
+    ``~/.cache/fw/cost_profile.json``.
+
+    Returns:
+        str: the path.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.auto import default_profile_path
+        >>> default_profile_path().endswith(".json")
+        True
+    """
     return os.environ.get("FW_COST_PROFILE") or os.path.join(
         os.path.expanduser("~"), ".cache", "fw", "cost_profile.json")
 
@@ -140,6 +151,7 @@ def calibrate(path=None, budget: float = 30.0, collectives: bool = True,
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import os, tempfile
             >>> from fw.distributed.auto import calibrate
             >>> prof = calibrate(os.path.join(tempfile.mkdtemp(), "p.json"), budget=0.5,
@@ -205,6 +217,7 @@ def load_profile(path: str) -> dict:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> import os, tempfile
             >>> from fw.distributed.auto import calibrate
             >>> from fw.distributed.auto.calibrate import load_profile

@@ -45,6 +45,13 @@ class Device:
             "% of peak"; not used for timing).
         optimizer_overhead (float): fixed seconds per parameter tensor of an
             optimizer step (fw's optimizers loop over parameters in Python).
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.auto import Cluster
+        >>> device = Cluster.a100_dgx().device
+        >>> device.rate("matmul", "bfloat16") > device.rate("matmul", "float32")
+        True
     """
 
     name: str
@@ -87,7 +94,22 @@ class Device:
     def rate(self, kind: str, dtype: str) -> float:
         """FLOP/s of `kind` ("matmul", "conv", "vector") ops in `dtype`. A dtype the
         device does not list runs at its float32 rate (or the slowest one listed):
-        e.g. a CPU without bf16 matrix units emulates it no faster than float32."""
+        e.g. a CPU without bf16 matrix units emulates it no faster than float32.
+
+        Args:
+            kind (str): "matmul", "conv" or "vector".
+            dtype (str): the element type.
+
+        Returns:
+            float: FLOP/s.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.auto import Cluster
+            >>> c = Cluster.a100_dgx(2)
+            >>> c.device.rate("matmul", "int32") == c.device.rate("matmul", "float32")
+            True
+        """
         table = {"matmul": self.matmul_flops, "conv": self.conv_flops,
                  "vector": self.vector_flops}[kind]
         if dtype in table:
@@ -108,6 +130,13 @@ class Link:
         bandwidth (float): bytes/s one device can push through it (for the
             inter-node link: a node's total injection bandwidth, see `Cluster`).
         latency (float): seconds per message (alpha).
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.auto import Link
+        >>> link = Link(bandwidth=1e9, latency=1e-5)
+        >>> round(link.latency + 1e6 / link.bandwidth, 6)    # seconds for 1 MB
+        0.00101
     """
 
     bandwidth: float
@@ -151,6 +180,13 @@ class Cluster:
             `calibrate`), used instead of the link figures for groups inside a node.
         name (str): a label.
         source (str): where the figures come from (datasheets, a profile file).
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.auto import Cluster
+        >>> c = Cluster.a100_dgx(nodes=2)
+        >>> c.nodes, c.devices_per_node, c.num_devices
+        (2, 8, 16)
     """
 
     device: Device
@@ -191,11 +227,35 @@ class Cluster:
 
     @property
     def num_devices(self) -> int:
+        """Devices in the cluster: nodes x devices per node.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.auto import Cluster
+            >>> c = Cluster.a100_dgx(2)
+            >>> c.num_devices
+            16
+        """
         return self.nodes * self.devices_per_node
 
     def compute_slowdown(self, world: int) -> float:
         """How much slower each rank computes when `world` ranks run on this cluster
-        (1 unless ranks outnumber devices on an oversubscribable machine)."""
+        (1 unless ranks outnumber devices on an oversubscribable machine, or a measured
+        ``contention`` curve says otherwise).
+
+        Args:
+            world (int): the number of ranks.
+
+        Returns:
+            float: the slowdown factor (an error when the ranks do not fit).
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.auto import Cluster
+            >>> c = Cluster.a100_dgx(2)
+            >>> c.compute_slowdown(16)
+            1.0
+        """
         if world > self.num_devices and not self.oversubscribe:
             raise _err("Cluster", f"{world} ranks do not fit on {self.num_devices} devices "
                        f"of {self.name!r} (oversubscribe=False)")
@@ -216,10 +276,37 @@ class Cluster:
 
     # ------------------------------------------------------------ (de)serialisation
     def to_dict(self) -> dict:
+        """The cluster as a plain dict (its fields, the device and links nested).
+
+        Returns:
+            dict: the fields.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.auto import Cluster
+            >>> c = Cluster.a100_dgx(2)
+            >>> d = c.to_dict()
+            >>> d["nodes"], d["devices_per_node"]
+            (2, 8)
+        """
         return asdict(self)
 
     def to_json(self, path: str | None = None) -> str:
-        """The cluster as JSON text (written to `path` too when given)."""
+        """The cluster as JSON text (written to `path` too when given).
+
+        Args:
+            path (str, optional): a file to write. Default: None.
+
+        Returns:
+            str: the JSON text.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.auto import Cluster
+            >>> c = Cluster.a100_dgx(2)
+            >>> Cluster.from_json(c.to_json("cluster.json")).num_devices
+            16
+        """
         text = json.dumps(self.to_dict(), indent=1, sort_keys=True)
         if path is not None:
             with open(path, "w", encoding="utf-8") as f:
@@ -231,9 +318,16 @@ class Cluster:
         """Read a cluster from a JSON file (or JSON text): the fields of `Cluster`,
         with `device`, `intra` and `inter` as objects. Only data is read.
 
+        Args:
+            path_or_text (str): a JSON file, or JSON text.
+
+        Returns:
+            Cluster: the cluster.
+
         Examples:
             .. code-block:: python
 
+                >>> import fw
                 >>> from fw.distributed.auto import Cluster
                 >>> c = Cluster.a100_dgx(2)
                 >>> Cluster.from_json(c.to_json()).num_devices
@@ -277,9 +371,16 @@ class Cluster:
         bandwidth, NCCL bus bandwidth 80 % of the link; latencies 5 us inside a
         node and 10 us between nodes (NCCL's ring latency order of magnitude).
 
+        Args:
+            nodes (int, optional): the number of DGX nodes. Default: 1.
+
+        Returns:
+            Cluster: the A100 cluster.
+
         Examples:
             .. code-block:: python
 
+                >>> import fw
                 >>> from fw.distributed.auto import Cluster
                 >>> Cluster.a100_dgx(4).num_devices
                 32
@@ -317,9 +418,16 @@ class Cluster:
         many small 1x1 convolutions), memory-bound ops 80 % of HBM bandwidth, NCCL
         bus bandwidth 80 % of the link; latencies 5 us / 10 us.
 
+        Args:
+            nodes (int, optional): the number of DGX nodes. Default: 1.
+
+        Returns:
+            Cluster: the V100 cluster.
+
         Examples:
             .. code-block:: python
 
+                >>> import fw
                 >>> from fw.distributed.auto import Cluster
                 >>> Cluster.v100_dgx(1).device.memory   # 16 GiB (16,384 MiB)
                 17179869184
@@ -356,6 +464,7 @@ class Cluster:
         Examples:
             .. code-block:: python
 
+                >>> import fw
                 >>> import tempfile, os
                 >>> from fw.distributed.auto import Cluster, calibrate
                 >>> path = os.path.join(tempfile.mkdtemp(), "p.json")

@@ -86,6 +86,7 @@ def collective_time(cluster, op: str, nbytes: float, n: int, stride: int = 1) ->
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> from fw.distributed.auto import Cluster, Device, Link
             >>> from fw.distributed.auto.comm import collective_time
             >>> c = Cluster(Device("d", {"float32": 1e12}, 1e11, 1e10), devices_per_node=4,

@@ -64,6 +64,13 @@ class ParallelConfig:
             or gradient accumulation without a pipeline).
         recompute (bool): activation recomputation.
         amp (str, optional): "float16" or "bfloat16" for mixed precision.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.auto import ParallelConfig
+        >>> cfg = ParallelConfig(dp=2, pp=2, micro_batches=4)
+        >>> cfg.world, cfg.label()
+        (4, 'dp2-pp2-m4')
     """
 
     dp: int = 1
@@ -89,9 +96,28 @@ class ParallelConfig:
 
     @property
     def world(self) -> int:
+        """The ranks the configuration needs: dp x mp x pp x sharding.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.auto import ParallelConfig
+            >>> ParallelConfig(dp=2, mp=2).world
+            4
+        """
         return self.dp * self.mp * self.pp * self.sharding
 
     def label(self) -> str:
+        """A short name for tables, e.g. ``dp2-mp2``.
+
+        Returns:
+            str: the label.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.auto import ParallelConfig
+            >>> ParallelConfig(dp=2, mp=2).label()
+            'dp2-mp2'
+        """
         parts = [f"{k}{getattr(self, k)}" for k in ("dp", "mp", "pp") if getattr(self, k) > 1]
         if self.sharding > 1:
             parts.append(f"zero{self.sharding_stage}x{self.sharding}")
@@ -121,6 +147,18 @@ class Estimate:
         comm_detail: seconds per communication item.
         optimizer: the optimizer step's part of `compute`.
         flops_per_step: FLOPs one rank executes per step (before recompute).
+
+    Args:
+        (the Attributes above, and `config`: the `ParallelConfig` estimated; made by
+        `estimate`.)
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.auto import Cluster, ParallelConfig, estimate
+        >>> est = estimate(fw.nn.Linear(4, 2), ParallelConfig(), Cluster.a100_dgx(),
+        ...                input_spec=[([8, 4], "float32")])
+        >>> type(est).__name__, est.config.world
+        ('Estimate', 1)
     """
 
     config: ParallelConfig
@@ -138,7 +176,22 @@ class Estimate:
     notes: list = field(default_factory=list)
 
     def table(self, top: int = 15) -> str:
-        """The `top` most expensive ops as text."""
+        """The `top` most expensive ops as text.
+
+        Args:
+            top (int, optional): how many ops. Default: 15.
+
+        Returns:
+            str: the table, most expensive first.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.auto import Cluster, ParallelConfig, estimate
+            >>> est = estimate(fw.nn.Linear(4, 2), ParallelConfig(), Cluster.a100_dgx(),
+            ...                input_spec=[([8, 4], "float32")])
+            >>> est.table(top=2).splitlines()[0].split()
+            ['phase', 'op', 'kind', 'GFLOP', 'MB', 'ms']
+        """
         rows = sorted(self.ops, key=lambda r: -r[5])[:top]
         out = [f"{'phase':5} {'op':32} {'kind':7} {'GFLOP':>9} {'MB':>9} {'ms':>8}"]
         for ph, name, kind, fl, by, t in rows:
@@ -197,6 +250,13 @@ def trace_step(layer_or_program, input_spec=None, loss_fn=None, backward=True) -
 
     Returns:
         the traced step (forward ops, backward ops, parameters).
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.auto import trace_step
+        >>> step = trace_step(fw.nn.Linear(4, 2), [([8, 4], "float32")])
+        >>> len(step.params), len(step.bwd) > 0
+        (2, True)
     """
     from fw.autograd import append_backward
     from fw.core.ir import Program, building

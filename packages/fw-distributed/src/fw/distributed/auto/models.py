@@ -36,6 +36,7 @@ def gpt_program(layers, hidden, heads, seq, vocab, batch=1, ffn=None):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> from fw.distributed.auto.models import gpt_program
             >>> p = gpt_program(layers=2, hidden=64, heads=4, seq=16, vocab=50)
             >>> sum(v.type.numel() for v in p.parameters()) > 0
@@ -84,6 +85,7 @@ def resnet50_program(batch=1, num_classes=1000, image=224):
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> from fw.distributed.auto.models import resnet50_program
             >>> p = resnet50_program(batch=1, image=64)
             >>> round(sum(v.type.numel() for v in p.parameters()) / 1e6, 1)

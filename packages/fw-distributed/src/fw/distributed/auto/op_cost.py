@@ -32,7 +32,20 @@ TRANSCENDENTAL = 8  # FLOPs per element of exp/log/tanh/erf/... (a polynomial of
 
 @dataclass
 class OpCost:
-    """Work of one op: `flops`, `bytes` (read + written) and the unit `kind`."""
+    """Work of one op: `flops`, `bytes` (read + written) and the unit `kind`.
+
+    Args:
+        flops (float): floating-point operations.
+        bytes (float): bytes read and written.
+        kind (str, optional): matmul, conv, vector, view or comm. Default: "vector".
+        dtype (str, optional): the element type. Default: "float32".
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.auto import OpCost
+        >>> OpCost(10, 4, "matmul") + OpCost(5, 2)
+        OpCost(flops=15, bytes=6, kind='matmul', dtype='float32')
+    """
 
     flops: float
     bytes: float
@@ -365,6 +378,7 @@ def cost_of(name, ins, outs, attrs) -> OpCost | None:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> from fw.core.ir import TensorType
             >>> from fw.distributed.auto.op_cost import cost_of
             >>> c = cost_of("matmul", [TensorType([64, 32], "float32"),
@@ -387,7 +401,18 @@ def cost_of(name, ins, outs, attrs) -> OpCost | None:
 def coverage() -> dict:
     """``{"formula": [...], "none": [...]}``: the ops of fw-core's table with a cost
     rule (their own or their family's) and those without one (``cond``/``while``,
-    whose nested blocks are walked instead, and any family without a rule)."""
+    whose nested blocks are walked instead, and any family without a rule).
+
+    Returns:
+        dict: ``{"formula": [op names], "none": [op names]}``.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.auto import coverage
+        >>> cov = coverage()
+        >>> "matmul" in cov["formula"], "while" in cov["none"]
+        (True, True)
+    """
     have, none = [], []
     for name, op in sorted(OPS.items()):
         rule = OP_RULES.get(name) or FAMILY_RULES.get(op.family)

@@ -20,14 +20,42 @@ __all__ = ["search", "choose", "Candidate", "SearchResult"]
 
 @dataclass
 class Candidate:
-    """A ranked strategy: its `config` and `estimate`."""
+    """A ranked strategy: its `config` and `estimate`.
+
+    Args:
+        config (ParallelConfig): the strategy.
+        estimate (Estimate): its predicted cost.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.auto import Cluster, search
+        >>> result = search(fw.nn.Linear(64, 64), Cluster.a100_dgx(), mesh_size=2,
+        ...                 input_spec=[([32, 64], "float32")])
+        >>> best = result[0]
+        >>> type(best).__name__, best.config.world
+        ('Candidate', 2)
+    """
 
     config: ParallelConfig
     estimate: Estimate
 
 
 class SearchResult(list):
-    """The feasible candidates, fastest first; `pruned` lists ``(config, reason)``."""
+    """The feasible candidates, fastest first; `pruned` lists ``(config, reason)``.
+
+    Args:
+        items (list[Candidate], optional): the candidates, fastest first. Default: ().
+        pruned (list, optional): ``(config, reason)`` of the configurations left out.
+            Default: ().
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.auto import Cluster, search
+        >>> result = search(fw.nn.Linear(64, 64), Cluster.a100_dgx(), mesh_size=2,
+        ...                 input_spec=[([32, 64], "float32")])
+        >>> type(result).__name__, len(result) > 0
+        ('SearchResult', True)
+    """
 
     def __init__(self, items=(), pruned=()):
         super().__init__(items)

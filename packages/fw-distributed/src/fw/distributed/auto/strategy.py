@@ -144,29 +144,107 @@ class Strategy(_Config):
 
     @property
     def sharding(self):
+        """The ZeRO sharding options (``enable`` and its settings), set by attribute.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> strategy = dist.Strategy()
+            >>> strategy.sharding.enable = True
+            >>> d = strategy.to_dict()
+            >>> strategy.sharding.enable, d["sharding"]["enable"]
+            (True, True)
+        """
         return self._subs["sharding"]
 
     @property
     def gradient_merge(self):
+        """The gradient-merge (accumulation) options (``enable`` and its settings).
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> strategy = dist.Strategy()
+            >>> strategy.gradient_merge.enable = True
+            >>> d = strategy.to_dict()
+            >>> strategy.gradient_merge.enable, d["gradient_merge"]["enable"]
+            (True, True)
+        """
         return self._subs["gradient_merge"]
 
     @property
     def pipeline(self):
+        """The pipeline-parallel options (``enable`` and its settings), set by attribute.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> strategy = dist.Strategy()
+            >>> strategy.pipeline.enable = True
+            >>> d = strategy.to_dict()
+            >>> strategy.pipeline.enable, d["pipeline"]["enable"]
+            (True, True)
+        """
         return self._subs["pipeline"]
 
     @property
     def amp(self):
+        """The mixed-precision options (``enable`` and its settings), set by attribute.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> strategy = dist.Strategy()
+            >>> strategy.amp.enable = True
+            >>> d = strategy.to_dict()
+            >>> strategy.amp.enable, d["amp"]["enable"]
+            (True, True)
+        """
         return self._subs["amp"]
 
     @property
     def recompute(self):
+        """The recomputation options (``enable`` and its settings), set by attribute.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> strategy = dist.Strategy()
+            >>> strategy.recompute.enable = True
+            >>> d = strategy.to_dict()
+            >>> strategy.recompute.enable, d["recompute"]["enable"]
+            (True, True)
+        """
         return self._subs["recompute"]
 
     @property
     def fused_passes(self):
+        """The fused-pass options (``enable`` and its settings), set by attribute.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> strategy = dist.Strategy()
+            >>> strategy.fused_passes.enable = True
+            >>> d = strategy.to_dict()
+            >>> strategy.fused_passes.enable, d["fused_passes"]["enable"]
+            (True, True)
+        """
         return self._subs["fused_passes"]
 
     def to_dict(self) -> dict:
+        """The strategy as a plain dict, the sub-configurations as nested dicts.
+
+        Returns:
+            dict: the settings.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> d = dist.Strategy().to_dict()
+            >>> d["sharding"]["stage"], d["pipeline"]["enable"]
+            (1, False)
+        """
         d = super().to_dict()
         for k, sub in self._subs.items():
             d[k] = sub.to_dict()
@@ -177,6 +255,21 @@ class Strategy(_Config):
         ranks with `mp_degree` tensor-parallel ranks (a Strategy has no dp/mp degree
         of its own: in Paddle they come from the process mesh). A strategy made by
         `auto.choose` carries its degrees (``parallel_degrees``) and needs neither.
+
+        Args:
+            world_size (int, optional): the ranks; None: this job's (or the strategy's own
+                degrees). Default: None.
+            mp_degree (int, optional): tensor-parallel ranks. Default: 1.
+
+        Returns:
+            ParallelConfig: the degrees and options.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> cfg = dist.Strategy().to_parallel_config(world_size=4, mp_degree=2)
+            >>> cfg.dp, cfg.mp, cfg.pp
+            (2, 2, 1)
         """
         from fw.distributed.auto.estimate import ParallelConfig
 

@@ -46,21 +46,79 @@ class DistTensor(Tensor):
     ``shape`` is the global shape; ``local_value()`` is this rank's block (a Tensor
     that takes part in autograd); ``numpy()`` (and so ``item()``, ``tolist()``) is
     the whole tensor, gathered from every rank as in Paddle (a collective). Made by
-    `shard_tensor`, `reshard` and ops on distributed tensors, never directly."""
+    `shard_tensor`, `reshard` and ops on distributed tensors, never directly.
+
+    Args:
+        (none: a DistTensor is not constructed directly; see `shard_tensor`.)
+
+    Examples:
+        >>> import fw
+        >>> import fw.distributed as dist
+        >>> mesh = dist.ProcessMesh([0], dim_names=["x"])
+        >>> t = dist.shard_tensor(fw.ones([2, 3]), mesh, [dist.Shard(0)])
+        >>> type(t).__name__, t.shape
+        ('DistTensor', [2, 3])
+    """
 
     # ------------------------------------------------------------ distributed view
     @property
     def process_mesh(self):
+        """The `ProcessMesh` the tensor is laid out on.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> mesh = dist.ProcessMesh([0], dim_names=["x"])
+            >>> t = dist.shard_tensor(fw.ones([2, 3]), mesh, [dist.Shard(0)])
+            >>> t.process_mesh.shape
+            [1]
+        """
         return self.__dict__["_mesh"]
 
     @property
     def placements(self) -> list:
+        """One `Placement` per mesh axis.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> mesh = dist.ProcessMesh([0], dim_names=["x"])
+            >>> t = dist.shard_tensor(fw.ones([2, 3]), mesh, [dist.Shard(0)])
+            >>> t.placements
+            [Shard(dim=0)]
+        """
         return list(self.__dict__["_placements"])
 
     def is_dist(self) -> bool:
+        """Whether this is a distributed tensor: always True (False for a plain Tensor).
+
+        Returns:
+            bool: True.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> mesh = dist.ProcessMesh([0], dim_names=["x"])
+            >>> t = dist.shard_tensor(fw.ones([2, 3]), mesh, [dist.Shard(0)])
+            >>> t.is_dist()
+            True
+        """
         return True
 
     def local_value(self) -> Tensor:
+        """This rank's block, a Tensor that takes part in autograd.
+
+        Returns:
+            Tensor: the local block.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> mesh = dist.ProcessMesh([0], dim_names=["x"])
+            >>> t = dist.shard_tensor(fw.ones([2, 3]), mesh, [dist.Shard(0)])
+            >>> t.local_value().shape
+            [2, 3]
+        """
         return self.__dict__["_local"]
 
     _local_value = local_value
@@ -68,10 +126,30 @@ class DistTensor(Tensor):
     # ------------------------------------------------------------ tensor protocol
     @property
     def place(self):
+        """The device of the local block.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> mesh = dist.ProcessMesh([0], dim_names=["x"])
+            >>> t = dist.shard_tensor(fw.ones([2, 3]), mesh, [dist.Shard(0)])
+            >>> t.place.is_cpu_place()
+            True
+        """
         return self._local.place
 
     @property
     def stop_gradient(self) -> bool:
+        """Whether gradients stop at this tensor (that of the local block). Assignable.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> mesh = dist.ProcessMesh([0], dim_names=["x"])
+            >>> t = dist.shard_tensor(fw.ones([2, 3]), mesh, [dist.Shard(0)])
+            >>> t.stop_gradient
+            True
+        """
         return self._local._sg
 
     @stop_gradient.setter
@@ -81,6 +159,17 @@ class DistTensor(Tensor):
 
     @property
     def trainable(self) -> bool:
+        """The opposite of `stop_gradient`. Assignable.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> mesh = dist.ProcessMesh([0], dim_names=["x"])
+            >>> t = dist.shard_tensor(fw.ones([2, 3]), mesh, [dist.Shard(0)])
+            >>> t.trainable = True
+            >>> t.stop_gradient
+            False
+        """
         return not self._local._sg
 
     @trainable.setter
@@ -89,10 +178,33 @@ class DistTensor(Tensor):
 
     @property
     def is_leaf(self) -> bool:
+        """Whether the local block is a leaf of the autograd graph.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> mesh = dist.ProcessMesh([0], dim_names=["x"])
+            >>> t = dist.shard_tensor(fw.ones([2, 3]), mesh, [dist.Shard(0)])
+            >>> t.is_leaf
+            True
+        """
         return self._local.is_leaf
 
     @property
     def grad(self):
+        """The gradient as a distributed tensor of the same placements (a `Partial`
+        tensor's gradient is `Replicate`); None before backward. Assignable.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> mesh = dist.ProcessMesh([0], dim_names=["x"])
+            >>> t = dist.shard_tensor(fw.ones([2, 3]), mesh, [dist.Shard(0)])
+            >>> t.stop_gradient = False
+            >>> (t * 2).sum().backward()
+            >>> t.grad.numpy().tolist()
+            [[2.0, 2.0, 2.0], [2.0, 2.0, 2.0]]
+        """
         g = self._local.grad
         if g is None:
             return None
@@ -120,7 +232,19 @@ class DistTensor(Tensor):
     def numpy(self) -> np.ndarray:
         """The whole tensor's values (a collective: every rank of the mesh calls it),
         as Paddle's ``numpy()`` of a distributed tensor reshards it to replicated;
-        ``local_value().numpy()`` is this rank's block."""
+        ``local_value().numpy()`` is this rank's block.
+
+        Returns:
+            numpy.ndarray: the global values.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> mesh = dist.ProcessMesh([0], dim_names=["x"])
+            >>> t = dist.shard_tensor(fw.ones([2, 3]), mesh, [dist.Shard(0)])
+            >>> t.numpy().shape
+            (2, 3)
+        """
         from fw.distributed.auto_parallel._reshard import reshard_local
 
         mesh = self.process_mesh
@@ -149,7 +273,19 @@ class DistTensor(Tensor):
 class DistParameter(DistTensor, Parameter):
     """A distributed `Parameter` (what `shard_tensor` makes of a parameter): a layer
     registers it like any parameter; its block ``_local`` is a `Parameter` of the
-    same name, which `shard_optimizer` hands to the optimizer."""
+    same name, which `shard_optimizer` hands to the optimizer.
+
+    Args:
+        (none: made by `shard_tensor` or `shard_layer` from a Parameter.)
+
+    Examples:
+        >>> import fw
+        >>> import fw.distributed as dist
+        >>> mesh = dist.ProcessMesh([0], dim_names=["x"])
+        >>> lin = dist.shard_layer(fw.nn.Linear(4, 2), mesh)
+        >>> type(lin.weight).__name__
+        'DistParameter'
+    """
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + DistTensor.__repr__(self)
@@ -172,4 +308,21 @@ def make_dist(local, mesh, placements, shape, cls=DistTensor):
 
 
 def is_dist_tensor(x) -> bool:
+    """Whether `x` is a distributed tensor.
+
+    Args:
+        x (object): anything.
+
+    Returns:
+        bool: True for a `DistTensor`.
+
+    Examples:
+        >>> import fw
+        >>> import fw.distributed as dist
+        >>> mesh = dist.ProcessMesh([0], dim_names=["x"])
+        >>> t = dist.shard_tensor(fw.ones([2, 3]), mesh, [dist.Shard(0)])
+        >>> from fw.distributed.auto_parallel import is_dist_tensor
+        >>> is_dist_tensor(t), is_dist_tensor(fw.ones([1]))
+        (True, False)
+    """
     return isinstance(x, DistTensor)

@@ -51,12 +51,48 @@ class Placement:
     __slots__ = ()
 
     def is_shard(self, dim=None) -> bool:
+        """Whether this placement splits the tensor (along tensor axis `dim`, when given).
+
+        Args:
+            dim (int, optional): a tensor axis. Default: None (any).
+
+        Returns:
+            bool: True for a matching `Shard`.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> dist.Shard(1).is_shard(), dist.Shard(1).is_shard(0), dist.Replicate().is_shard()
+            (True, False, False)
+        """
         return False
 
     def is_replicated(self) -> bool:
+        """Whether every rank holds the whole tensor.
+
+        Returns:
+            bool: True for `Replicate`.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> dist.Replicate().is_replicated(), dist.Shard(0).is_replicated()
+            (True, False)
+        """
         return False
 
     def is_partial(self) -> bool:
+        """Whether the ranks hold partial values to be reduced.
+
+        Returns:
+            bool: True for `Partial`.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> dist.Partial().is_partial(), dist.Replicate().is_partial()
+            (True, False)
+        """
         return False
 
 
@@ -82,13 +118,46 @@ class Shard(Placement):
         self._dim = dim
 
     def get_dim(self) -> int:
+        """The tensor axis that is split.
+
+        Returns:
+            int: the axis.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> dist.Shard(1).get_dim()
+            1
+        """
         return self._dim
 
     @property
     def dim(self) -> int:
+        """The tensor axis that is split (as `get_dim`).
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> dist.Shard(0).dim
+            0
+        """
         return self._dim
 
     def is_shard(self, dim=None) -> bool:
+        """True; with `dim`, whether this shard splits that axis.
+
+        Args:
+            dim (int, optional): a tensor axis. Default: None.
+
+        Returns:
+            bool: the answer.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> dist.Shard(0).is_shard(), dist.Shard(0).is_shard(1)
+            (True, False)
+        """
         return dim is None or dim == self._dim
 
     def __eq__(self, other):
@@ -115,6 +184,17 @@ class Replicate(Placement):
     __slots__ = ()
 
     def is_replicated(self) -> bool:
+        """True: a replicated placement.
+
+        Returns:
+            bool: True.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> dist.Replicate().is_replicated()
+            True
+        """
         return True
 
     def __eq__(self, other):
@@ -154,9 +234,28 @@ class Partial(Placement):
 
     @property
     def reduce_type(self) -> ReduceType:
+        """How the partial values combine.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> dist.Partial().reduce_type
+            <ReduceType.kRedSum: 0>
+        """
         return self._reduce_type
 
     def is_partial(self) -> bool:
+        """True: a partial placement.
+
+        Returns:
+            bool: True.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> dist.Partial().is_partial()
+            True
+        """
         return True
 
     def __eq__(self, other):

@@ -54,25 +54,85 @@ class ProcessMesh:
     # ------------------------------------------------------------ attributes
     @property
     def mesh(self) -> np.ndarray:
+        """The ranks as an int64 array of the mesh's shape.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> mesh = dist.ProcessMesh([[0, 1], [2, 3]], dim_names=["dp", "mp"])
+            >>> mesh.mesh.tolist()
+            [[0, 1], [2, 3]]
+        """
         return self._mesh
 
     @property
     def shape(self) -> list:
+        """The size of every mesh axis.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> mesh = dist.ProcessMesh([[0, 1], [2, 3]], dim_names=["dp", "mp"])
+            >>> mesh.shape
+            [2, 2]
+        """
         return list(self._mesh.shape)
 
     @property
     def ndim(self) -> int:
+        """The number of mesh axes.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> mesh = dist.ProcessMesh([[0, 1], [2, 3]], dim_names=["dp", "mp"])
+            >>> mesh.ndim
+            2
+        """
         return self._mesh.ndim
 
     @property
     def process_ids(self) -> list:
+        """The ranks in row-major order.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> mesh = dist.ProcessMesh([[0, 1], [2, 3]], dim_names=["dp", "mp"])
+            >>> mesh.process_ids
+            [0, 1, 2, 3]
+        """
         return self._mesh.reshape(-1).tolist()
 
     @property
     def dim_names(self) -> list:
+        """The axis names (``d0``, ``d1``, ... unless given).
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> mesh = dist.ProcessMesh([[0, 1], [2, 3]], dim_names=["dp", "mp"])
+            >>> mesh.dim_names
+            ['dp', 'mp']
+        """
         return list(self._dim_names)
 
     def get_dim_size(self, dim) -> int:
+        """The size of one mesh axis.
+
+        Args:
+            dim (str|int): the axis, by name or index.
+
+        Returns:
+            int: its size.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> mesh = dist.ProcessMesh([[0, 1], [2, 3]], dim_names=["dp", "mp"])
+            >>> mesh.get_dim_size("mp"), mesh.get_dim_size(0)
+            (2, 2)
+        """
         return self._mesh.shape[self._axis(dim)]
 
     def _axis(self, dim) -> int:
@@ -85,7 +145,24 @@ class ProcessMesh:
         return dim % self.ndim
 
     def get_mesh_with_dim(self, dim_name, index=None) -> ProcessMesh:
-        """The mesh with axis `dim_name` moved first (or, with `index`, its slice)."""
+        """The mesh with axis `dim_name` moved first (or, with `index`, its slice).
+
+        Args:
+            dim_name (str|int): the axis.
+            index (int, optional): take this slice along it. Default: None.
+
+        Returns:
+            ProcessMesh: the reordered mesh, or the slice.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> mesh = dist.ProcessMesh([[0, 1], [2, 3]], dim_names=["dp", "mp"])
+            >>> mesh.get_mesh_with_dim("mp").process_ids
+            [0, 2, 1, 3]
+            >>> mesh.get_mesh_with_dim("mp", 1).process_ids
+            [1, 3]
+        """
         a = self._axis(dim_name)
         order = [a] + [i for i in range(self.ndim) if i != a]
         arr = self._mesh.transpose(order)
@@ -104,10 +181,39 @@ class ProcessMesh:
         return ProcessMesh(sub, kept)
 
     def contains(self, rank) -> bool:
+        """Whether `rank` is in the mesh.
+
+        Args:
+            rank (int): a global rank.
+
+        Returns:
+            bool: membership.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> mesh = dist.ProcessMesh([[0, 1], [2, 3]], dim_names=["dp", "mp"])
+            >>> mesh.contains(3), mesh.contains(7)
+            (True, False)
+        """
         return int(rank) in self.process_ids
 
     def coordinate(self, rank) -> list:
-        """`rank`'s index along every axis."""
+        """`rank`'s index along every axis (ValueError when it is not in the mesh).
+
+        Args:
+            rank (int): a global rank in the mesh.
+
+        Returns:
+            list[int]: one index per axis.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> mesh = dist.ProcessMesh([[0, 1], [2, 3]], dim_names=["dp", "mp"])
+            >>> mesh.coordinate(2)
+            [1, 0]
+        """
         where = np.argwhere(self._mesh == int(rank))
         if not len(where):
             raise ValueError(f"ProcessMesh: rank {rank} is not in {self}")

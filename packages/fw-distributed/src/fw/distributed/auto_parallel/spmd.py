@@ -104,6 +104,7 @@ def fallback_report() -> dict:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> from fw.distributed.auto_parallel import fallback_report
             >>> isinstance(fallback_report(), dict)
             True
@@ -112,7 +113,18 @@ def fallback_report() -> dict:
 
 
 def reset_fallback_report() -> None:
-    """Forget the counts of `fallback_report`."""
+    """Forget the counts of `fallback_report`.
+
+    Returns:
+        None.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.auto_parallel import fallback_report, reset_fallback_report
+        >>> reset_fallback_report()
+        >>> fallback_report()
+        {}
+    """
     _FALLBACKS.clear()
 
 

@@ -39,12 +39,34 @@ FORMAT = "fw-dist-ckpt/1"
 
 
 class CheckpointIndexError(ValueError):
-    """A checkpoint directory's index is missing, malformed or does not hold a key."""
+    """A checkpoint directory's index is missing, malformed or does not hold a key.
+
+    Examples:
+        >>> import fw
+        >>> import fw.distributed.checkpoint as dcp
+        >>> try:
+        ...     dcp.load_state_dict({}, "no_such_checkpoint")
+        ... except dcp.CheckpointIndexError as e:
+        ...     print("index.json does not exist" in str(e))
+        True
+    """
 
 
 class ShardedWeight:
     """This rank's box of a larger tensor: `local` (a Tensor or array, written into in
-    place on load), the whole tensor's `global_shape` and this box's `global_offset`."""
+    place on load), the whole tensor's `global_shape` and this box's `global_offset`.
+
+    Args:
+        local (Tensor|numpy.ndarray): this rank's box.
+        global_shape (list[int]): the whole tensor's shape.
+        global_offset (list[int]): where the box starts in it.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.checkpoint import ShardedWeight
+        >>> ShardedWeight(fw.zeros([2, 4]), [4, 4], [2, 0])
+        ShardedWeight(shape=[2, 4], global_shape=[4, 4], offset=[2, 0])
+    """
 
     def __init__(self, local, global_shape, global_offset):
         self.local = local
@@ -76,7 +98,21 @@ def _array(v):
 
 def sharded_state_dict(model):
     """`model.state_dict()` with each tensor-parallel parameter (``is_distributed``
-    with a ``split_axis``) described as a `ShardedWeight` of the dense tensor."""
+    with a ``split_axis``) described as a `ShardedWeight` of the dense tensor, ready
+    for `save_state_dict`.
+
+    Args:
+        model (Layer): the model.
+
+    Returns:
+        dict: name -> Tensor or ShardedWeight.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.checkpoint import sharded_state_dict
+        >>> sorted(sharded_state_dict(fw.nn.Linear(4, 2)))
+        ['bias', 'weight']
+    """
     from fw.distributed.fleet import fleet_base
 
     hcg = fleet_base._hcg_or_none()

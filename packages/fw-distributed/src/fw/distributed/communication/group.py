@@ -25,7 +25,14 @@ class Group:
     ``nranks`` (= ``world_size``), ``name``, ``backend`` ("MPI" on CPUs, "NCCL" for
     GPU tensors), ``timeout`` (seconds).
 
-    Example:
+    Args:
+        gid (int): the group id (0: the world).
+        ranks (list[int]): the global ranks of the members, in group-rank order.
+        engine: the CPU transport engine (None off-group).
+        timeout (float): seconds before a collective is declared hung.
+        name (str, optional): the group name. Default: None.
+
+    Examples:
         >>> import fw.distributed as dist
         >>> g = dist.new_group([0])
         >>> g.nranks, g.get_group_rank(0)
@@ -49,24 +56,90 @@ class Group:
 
     @property
     def world_size(self) -> int:
+        """The number of ranks in the group (= ``nranks``).
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> dist.new_group([0]).world_size
+            1
+        """
         return self.nranks
 
     @property
     def backend(self) -> str:
+        """The name of the group's transport engine (``"MPI"`` between processes,
+        ``"SELF"`` for a one-rank group, ``"NCCL"`` once a GPU tensor was communicated).
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> dist.new_group([0]).backend
+            'SELF'
+        """
         return self.engine.name if self.engine is not None else "MPI"
 
     @property
     def process_group(self):
+        """The group itself (Paddle's ``group.process_group`` handle, used by the
+        stream API).
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> g = dist.new_group([0])
+            >>> g.process_group is g
+            True
+        """
         return self
 
     def is_member(self) -> bool:
+        """Whether this process belongs to the group.
+
+        Returns:
+            bool: True when this rank is one of ``ranks``.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> dist.new_group([0]).is_member()
+            True
+        """
         return self.rank >= 0
 
     def get_group_rank(self, rank: int) -> int:
-        """The group rank of global `rank`, -1 if it is not a member."""
+        """The group rank of global `rank`.
+
+        Args:
+            rank (int): a global rank.
+
+        Returns:
+            int: its position in ``ranks``, or -1 if it is not a member.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> g = dist.new_group([0])
+            >>> g.get_group_rank(0), g.get_group_rank(5)
+            (0, -1)
+        """
         return self.ranks.index(rank) if rank in self.ranks else -1
 
     def get_global_rank(self, group_rank: int) -> int:
+        """The global rank of the member at `group_rank`.
+
+        Args:
+            group_rank (int): a rank inside the group, ``0 <= group_rank < nranks``.
+
+        Returns:
+            int: the member's global rank; a ValueError when `group_rank` is out of range.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> dist.new_group([0]).get_global_rank(0)
+            0
+        """
         if not 0 <= group_rank < self.nranks:
             raise ValueError(f"fw.distributed.Group.get_global_rank: group rank {group_rank} "
                              f"is out of range for group {self.id} of {self.nranks} ranks")

@@ -28,11 +28,44 @@ class ReduceOp:
 
     @classmethod
     def name_of(cls, op) -> str:
+        """The name of a reduce-op code (for messages).
+
+        Args:
+            op (int): a `ReduceOp` value.
+
+        Returns:
+            str: e.g. ``"SUM"``.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> dist.ReduceOp.name_of(dist.ReduceOp.MAX)
+            'MAX'
+        """
         return cls._NAMES.get(op, f"<unknown {op!r}>")
 
     @classmethod
     def check(cls, op, fn: str) -> int:
-        """`op` as an int, or a ValueError naming the function and the bad value."""
+        """`op` as an int, or a ValueError naming the function and the bad value.
+
+        Args:
+            op (int): a `ReduceOp` value.
+            fn (str): the calling function's name, for the message.
+
+        Returns:
+            int: `op`.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> dist.ReduceOp.check(dist.ReduceOp.SUM, "all_reduce")
+            0
+            >>> try:
+            ...     dist.ReduceOp.check(9, "all_reduce")
+            ... except ValueError as e:
+            ...     print(e)
+            fw.distributed.all_reduce: op must be a ReduceOp (SUM, MAX, MIN, PROD, AVG), got 9
+        """
         if isinstance(op, bool) or not isinstance(op, int) or op not in cls._NAMES:
             raise ValueError(f"fw.distributed.{fn}: op must be a ReduceOp "
                              f"(SUM, MAX, MIN, PROD, AVG), got {op!r}")

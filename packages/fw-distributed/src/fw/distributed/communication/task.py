@@ -45,7 +45,16 @@ class Task:
     Returned by every collective (already waited when ``sync_op=True``), by
     `isend`/`irecv`, and by the ``sync_op=False`` forms.
 
-    Example:
+    Args:
+        group (Group): the group the op runs on.
+        entry: its flight-recorder entry.
+        reqs (list): the pending transport requests.
+        finish (callable): run once after completion (copy back, averaging).
+        sig: the desync-check signature exchange, or None.
+        timeout (float): seconds before the op is declared hung.
+        fn (str): the name of the collective, for messages.
+
+    Examples:
         >>> import fw, fw.distributed as dist
         >>> t = fw.ones([2])
         >>> task = dist.all_reduce(t, sync_op=False)
@@ -120,6 +129,21 @@ class Task:
         raise exc
 
     def is_completed(self) -> bool:
+        """Whether the op has completed (does not block; raises the op's error if it
+        failed).
+
+        Returns:
+            bool: completion.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> task = dist.all_reduce(fw.ones([2]), sync_op=False)
+            >>> task.wait()
+            True
+            >>> task.is_completed()
+            True
+        """
         if self.done:
             return True
         if self.error is not None:
@@ -137,8 +161,22 @@ class Task:
     def wait(self, timeout=None) -> bool:
         """Block until the op completes. `timeout` (seconds) shortens the op's own
         deadline; the op's timeout (from `new_group`/`init_parallel_env`) applies
-        otherwise. Returns True; raises `CollectiveTimeoutError`,
-        `CollectiveDesyncError` or `CommError`."""
+        otherwise. Raises `CollectiveTimeoutError`, `CollectiveDesyncError` or
+        `CommError`.
+
+        Args:
+            timeout (float, optional): seconds. Default: None.
+
+        Returns:
+            bool: True.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> t = fw.ones([2])
+            >>> dist.all_reduce(t, sync_op=False).wait(timeout=30)
+            True
+        """
         if self.done:
             return True
         if self.error is not None:

@@ -64,6 +64,7 @@ def init(role_maker=None, is_collective=False, strategy=None, log_level="INFO"):
         None
 
     Examples:
+        >>> import fw
         >>> from fw.distributed import fleet
         >>> fleet.init(is_collective=True)
         >>> fleet.worker_num(), fleet.is_first_worker()
@@ -255,19 +256,56 @@ def is_worker() -> bool:
 
 
 def is_server() -> bool:
-    """Whether this process is a parameter server."""
+    """Whether this process is a parameter server.
+
+    Returns:
+        bool: True on a parameter server; always False in collective mode.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed import fleet
+        >>> fleet.init(is_collective=True)
+        >>> fleet.is_server()
+        False
+    """
     rm = _role()
     return False if rm is None else rm._is_server()
 
 
 def server_num() -> int:
-    """The number of parameter servers (0 in collective mode)."""
+    """The number of parameter servers (0 in collective mode).
+
+    Returns:
+        int: how many servers the job has.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed import fleet
+        >>> fleet.init(is_collective=True)
+        >>> fleet.server_num()
+        0
+    """
     rm = _role()
     return 0 if rm is None else rm._server_num()
 
 
 def server_index() -> int:
-    """This server's index among the servers."""
+    """This server's index among the servers.
+
+    Returns:
+        int: the index, from 0; a process that is not a parameter server gets a
+        RuntimeError.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed import fleet
+        >>> fleet.init(is_collective=True)
+        >>> try:
+        ...     fleet.server_index()
+        ... except RuntimeError as e:
+        ...     print(e)
+        fleet.server_index: this process is not a parameter server
+    """
     rm = _role()
     if rm is None or not rm._is_server():
         raise RuntimeError("fleet.server_index: this process is not a parameter server")
@@ -275,7 +313,18 @@ def server_index() -> int:
 
 
 def node_num() -> int:
-    """The number of nodes (distinct hosts of the worker endpoints)."""
+    """The number of nodes (distinct hosts of the worker endpoints).
+
+    Returns:
+        int: the node count (1 for a single-process job).
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed import fleet
+        >>> fleet.init(is_collective=True)
+        >>> fleet.node_num()
+        1
+    """
     rm = _role()
     return 1 if rm is None else rm._node_num()
 
@@ -285,7 +334,24 @@ def _eps(eps, to_string):
 
 
 def worker_endpoints(to_string=False):
-    """The workers' ``ip:port`` (a list, or one comma-separated string)."""
+    """The workers' ``ip:port`` (a list, or one comma-separated string).
+
+    Args:
+        to_string (bool, optional): return one comma-separated string instead of a
+            list. Default: False.
+
+    Returns:
+        list[str] | str: the trainer endpoints, in rank order.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed import fleet
+        >>> fleet.init(is_collective=True)
+        >>> len(fleet.worker_endpoints())
+        1
+        >>> isinstance(fleet.worker_endpoints(to_string=True), str)
+        True
+    """
     rm = _role()
     if rm is None:
         from fw.distributed.fleet.base.role_maker import PaddleCloudRoleMaker
@@ -295,7 +361,22 @@ def worker_endpoints(to_string=False):
 
 
 def server_endpoints(to_string=False):
-    """The parameter servers' ``ip:port`` (a list, or one comma-separated string)."""
+    """The parameter servers' ``ip:port`` (a list, or one comma-separated string).
+
+    Args:
+        to_string (bool, optional): return one comma-separated string instead of a
+            list. Default: False.
+
+    Returns:
+        list[str] | str: the server endpoints (empty in collective mode).
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed import fleet
+        >>> fleet.init(is_collective=True)
+        >>> fleet.server_endpoints(), fleet.server_endpoints(to_string=True)
+        ([], '')
+    """
     rm = _role()
     return _eps([] if rm is None else rm._get_pserver_endpoints(), to_string)
 
@@ -470,6 +551,7 @@ class Fleet:
     has one distributed role.
 
     Examples:
+        >>> import fw
         >>> from fw.distributed import fleet
         >>> f = fleet.Fleet()
         >>> f.init(is_collective=True)
@@ -503,6 +585,18 @@ class Fleet:
 
     @property
     def util(self):
+        """The job's `UtilBase` (``fleet.util``): collectives over the workers and
+        file sharding.
+
+        Returns:
+            UtilBase: the shared utility object.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed import fleet
+            >>> fleet.Fleet().util is fleet.util
+            True
+        """
         return util
 
     @property

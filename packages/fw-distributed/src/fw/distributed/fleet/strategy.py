@@ -101,12 +101,15 @@ def _validate(cfg, key, v):
 class DistributedStrategy:
     """What parallelism and which training techniques a fleet job uses.
 
-    >>> s = DistributedStrategy()
-    >>> s.hybrid_configs = {"dp_degree": 2, "mp_degree": 2}
-    >>> s.hybrid_configs["pp_degree"]
-    1
-    >>> s.gradient_merge = True
-    >>> s.gradient_merge_configs = {"k_steps": 4}
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.fleet import DistributedStrategy
+        >>> s = DistributedStrategy()
+        >>> s.hybrid_configs = {"dp_degree": 2, "mp_degree": 2}
+        >>> s.hybrid_configs["pp_degree"]
+        1
+        >>> s.gradient_merge = True
+        >>> s.gradient_merge_configs = {"k_steps": 4}
     """
 
     def __init__(self):
@@ -120,7 +123,18 @@ class DistributedStrategy:
     def a_sync(self) -> bool:
         """Parameter-server mode: True (default) for async or, with
         ``a_sync_configs["k_steps"] > 0``, geo; False for sync. Setting it resets
-        ``k_steps`` to 0, as Paddle does."""
+        ``k_steps`` to 0, as Paddle does.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed import fleet
+            >>> s = fleet.DistributedStrategy()
+            >>> s.a_sync
+            True
+            >>> s.a_sync = False
+            >>> s.a_sync
+            False
+        """
         return self._a_sync
 
     def __getattr__(self, name):

@@ -49,6 +49,7 @@ def shard_of(ids, num_shards: int) -> np.ndarray:
         int64 array of server indices, the shape of `ids`.
 
     Examples:
+        >>> import fw
         >>> import numpy as np
         >>> from fw.distributed.ps._hash import shard_of
         >>> shard_of(np.arange(6), 2).tolist()

@@ -44,6 +44,7 @@ def init_server(dirname=None, var_names=None, **kwargs) -> None:
         None
 
     Examples:
+        >>> import fw
         >>> from fw.distributed import fleet
         >>> fleet.is_server()      # init_server runs on the servers of a PS job
         False
@@ -61,6 +62,7 @@ def run_server() -> None:
         None
 
     Examples:
+        >>> import fw
         >>> from fw.distributed import fleet
         >>> fleet.is_server()      # run_server blocks on the servers of a PS job
         False
@@ -80,6 +82,7 @@ def init_worker(scopes=None) -> None:
         None
 
     Examples:
+        >>> import fw
         >>> from fw.distributed import fleet
         >>> fleet.is_worker()      # init_worker runs on the trainers of a PS job
         True
@@ -95,6 +98,7 @@ def stop_worker() -> None:
         None
 
     Examples:
+        >>> import fw
         >>> from fw.distributed import fleet
         >>> fleet.is_worker()
         True
@@ -117,6 +121,7 @@ def save_persistables(executor=None, dirname=None, main_program=None, mode=0) ->
         None
 
     Examples:
+        >>> import fw
         >>> from fw.distributed import fleet
         >>> fleet.is_worker()      # save_persistables runs on one trainer of a PS job
         True

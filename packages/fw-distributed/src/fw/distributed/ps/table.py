@@ -59,6 +59,7 @@ class SparseTable:
         vocab (int): ids must be in ``[0, vocab)``; <= 0: any id >= 0.
 
     Examples:
+        >>> import fw
         >>> import numpy as np
         >>> from fw.distributed.ps.table import SparseTable
         >>> t = SparseTable("emb", 2, {"name": "sgd", "learning_rate": 0.5},
@@ -211,6 +212,7 @@ class DenseTable:
         rule (dict): the update rule (`rules.check_rule`).
 
     Examples:
+        >>> import fw
         >>> import numpy as np
         >>> from fw.distributed.ps.table import DenseTable
         >>> d = DenseTable("<dense>", 0, 2, {"name": "sgd", "learning_rate": 0.5})

@@ -85,7 +85,30 @@ def group_sharded_parallel(model, optimizer, level, scaler=None, group=None, off
 def save_group_sharded_model(model, output, optimizer=None):
     """Save the full model (gathered) to ``output/model.pdmodel`` and, with
     `optimizer`, this rank's optimizer shard to ``output/model.pdopt.<rank>``
-    (safetensors through `fw.save`). Collective for stage 3."""
+    (safetensors through `fw.save`). Collective for stage 3.
+
+    Args:
+        model (Layer): the model `group_sharded_parallel` returned.
+        output (str): the directory.
+        optimizer (optional): its optimizer, to save this rank's shard. Default: None.
+
+    Returns:
+        None.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.sharding import group_sharded_parallel
+        >>> net = fw.nn.Linear(4, 2)
+        >>> opt = fw.optimizer.Adam(parameters=net.parameters())
+        >>> model, opt, _ = group_sharded_parallel(net, opt, "os")
+        >>> model(fw.ones([3, 4])).mean().backward()
+        >>> opt.step()
+        >>> import os
+        >>> from fw.distributed.sharding import save_group_sharded_model
+        >>> save_group_sharded_model(model, "ckpt", opt)
+        >>> sorted(os.listdir("ckpt"))
+        ['model.pdmodel', 'model.pdopt.0']
+    """
     import os
 
     import fw

@@ -48,8 +48,18 @@ def partition_params(sizes, nranks):
     """Owner rank of each parameter: largest first to the least loaded rank (ties:
     the lowest rank), so every rank updates about the same number of elements.
 
-    >>> partition_params([10, 1, 8, 3], 2)
-    [0, 0, 1, 1]
+    Args:
+        sizes (list[int]): the parameters' element counts.
+        nranks (int): the ranks.
+
+    Returns:
+        list[int]: the owner of each parameter.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.sharding import partition_params
+        >>> partition_params([10, 1, 8, 3], 2)
+        [0, 0, 1, 1]
     """
     load = [0] * nranks
     owner = [0] * len(sizes)
@@ -64,7 +74,22 @@ def owners_of(params, nranks):
     """``{id(param): owner group rank}`` for the trainable `params`, partitioned in
     the order of their names, so the model side (which reduces gradients to the
     owners) and the optimizer side (which updates what it owns) agree whatever
-    order each lists the parameters in."""
+    order each lists the parameters in.
+
+    Args:
+        params (list[Parameter]): the parameters.
+        nranks (int): the ranks.
+
+    Returns:
+        dict: ``id(param)`` -> owner rank.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.sharding import owners_of
+        >>> net = fw.nn.Linear(4, 2)
+        >>> sorted(owners_of(net.parameters(), 2).values())
+        [0, 1]
+    """
     ps = sorted((p for p in params if not p.stop_gradient), key=lambda p: p.name)
     return {id(p): o for p, o in zip(ps, partition_params([p._data.size for p in ps],
                                                           nranks))}
@@ -90,7 +115,27 @@ def _narrow(optimizer, keep):
 
 
 class ShardingOptimizer:
-    """ZeRO stage 1 or 2 around `optimizer` over `group`."""
+    """ZeRO stage 1 or 2 around `optimizer` over `group`: each rank keeps the
+    optimizer state of the parameters it owns (`owners_of`) and broadcasts them after
+    its update; stage 2 also reduces each gradient to its owner only.
+    `group_sharded_parallel` makes it.
+
+    Args:
+        optimizer (Optimizer): the optimizer, made with ``parameters``.
+        group (Group, optional): the sharding group; None: all ranks.
+        stage (int, optional): 1 or 2. Default: 1.
+        grads_reduced (bool, optional): a `DataParallel` already reduced each gradient
+            to its owner (stage 2). Default: False.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.sharding import ShardingOptimizer
+        >>> net = fw.nn.Linear(4, 2)
+        >>> opt = ShardingOptimizer(fw.optimizer.SGD(0.1, parameters=net.parameters()))
+        >>> net(fw.ones([3, 4])).mean().backward()
+        >>> opt.step()
+        >>> opt.clear_grad()
+    """
 
     def __init__(self, optimizer, group=None, stage=1, grads_reduced=False):
         if stage not in (1, 2):
@@ -164,6 +209,22 @@ class ShardingOptimizer:
                     o += k
 
     def step(self):
+        """One optimizer step: reduce the gradients to their owners (stage 2), update the
+        parameters this rank owns and broadcast every parameter from its owner.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.sharding import group_sharded_parallel
+            >>> net = fw.nn.Linear(4, 2)
+            >>> opt = fw.optimizer.Adam(parameters=net.parameters())
+            >>> model, opt, _ = group_sharded_parallel(net, opt, "os")
+            >>> model(fw.ones([3, 4])).mean().backward()
+            >>> opt.step()
+            >>> opt.clear_grad()
+        """
         if self._group.nranks > 1 and self._stage == 2:
             if self._grads_reduced:
                 me = self._group.rank
@@ -177,9 +238,48 @@ class ShardingOptimizer:
             self._broadcast_params()
 
     def minimize(self, loss, startup_program=None, parameters=None, no_grad_set=None):
+        """Paddle's static-style entry: the same as `step` (backward already ran).
+
+        Args:
+            loss (Tensor): the loss (its backward must have run).
+            startup_program: accepted for Paddle's API.
+            parameters: accepted for Paddle's API.
+            no_grad_set: accepted for Paddle's API.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.sharding import group_sharded_parallel
+            >>> net = fw.nn.Linear(4, 2)
+            >>> opt = fw.optimizer.Adam(parameters=net.parameters())
+            >>> model, opt, _ = group_sharded_parallel(net, opt, "os")
+            >>> model(fw.ones([3, 4])).mean().backward()
+            >>> opt.minimize(None)
+        """
         self.step()
 
     def clear_grad(self, set_to_zero=True):
+        """Clear the gradients of every parameter of the model (not only the owned ones).
+
+        Args:
+            set_to_zero (bool, optional): zero the gradients in place (else drop them).
+                Default: True.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.sharding import group_sharded_parallel
+            >>> net = fw.nn.Linear(4, 2)
+            >>> opt = fw.optimizer.Adam(parameters=net.parameters())
+            >>> model, opt, _ = group_sharded_parallel(net, opt, "os")
+            >>> model(fw.ones([3, 4])).mean().backward()
+            >>> opt.step()
+            >>> opt.clear_grad()
+        """
         for p in self._all:
             if not p.stop_gradient:
                 p.clear_gradient(set_to_zero)
@@ -187,10 +287,44 @@ class ShardingOptimizer:
     clear_gradients = clear_grad
 
     def state_dict(self):
-        """This rank's shard of the optimizer state."""
+        """This rank's shard of the optimizer state (the state of the parameters or
+        slices it updates).
+
+        Returns:
+            dict: name -> Tensor.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.sharding import group_sharded_parallel
+            >>> net = fw.nn.Linear(4, 2)
+            >>> opt = fw.optimizer.Adam(parameters=net.parameters())
+            >>> model, opt, _ = group_sharded_parallel(net, opt, "os")
+            >>> model(fw.ones([3, 4])).mean().backward()
+            >>> opt.step()
+            >>> any(k.endswith("moment1_0") for k in opt.state_dict())
+            True
+        """
         return self._inner.state_dict()
 
     def set_state_dict(self, state_dict):
+        """Load a shard saved by `state_dict` on the same rank.
+
+        Args:
+            state_dict (dict): the saved shard.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.sharding import group_sharded_parallel
+            >>> net = fw.nn.Linear(4, 2)
+            >>> opt = fw.optimizer.Adam(parameters=net.parameters())
+            >>> model, opt, _ = group_sharded_parallel(net, opt, "os")
+            >>> model(fw.ones([3, 4])).mean().backward()
+            >>> opt.step()
+            >>> opt.set_state_dict(opt.state_dict())
+        """
         return self._inner.set_state_dict(state_dict)
 
 
@@ -287,7 +421,23 @@ class Stage3Model(Layer):
     parameters are gathered by each layer that owns them, their gradients summed in
     the slice. ``state_dict()`` / `get_all_parameters` gather the full values into
     the original parameters (collective). `memory_stats` reports the peak of
-    gathered bytes, `comm_stats` the collectives of the buckets and prefetches."""
+    gathered bytes, `comm_stats` the collectives of the buckets and prefetches.
+
+    Args:
+        layers (Layer): the model.
+        group (Group, optional): the sharding group; None: all ranks.
+        bucket_size (int, optional): bytes of gradient per reduce-scatter bucket.
+            Default: 2 ** 23.
+        prefetch (bool, optional): gather the next layer's parameters while the
+            current one runs. Default: True.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.sharding import Stage3Model
+        >>> model = Stage3Model(fw.nn.Linear(4, 2))
+        >>> model(fw.ones([3, 4])).shape
+        [3, 2]
+    """
 
     def __init__(self, layers, group=None, bucket_size=2 ** 23, prefetch=True):
         super().__init__()
@@ -487,8 +637,23 @@ class Stage3Model(Layer):
     def memory_stats(self) -> dict:
         """Parameter memory of this rank in bytes: ``shards`` (the slices it keeps),
         ``full_model`` (every parameter whole), ``gathered_peak`` (the most
-        gathered full parameters alive at once since the last `reset_memory_stats`)
-        and ``peak`` (shards + gathered_peak)."""
+        gathered full parameters alive at once since the last `reset_memory_stats`),
+        ``peak`` (shards + gathered_peak) and ``gathered_now``.
+
+        Returns:
+            dict: the byte counts.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.sharding import group_sharded_parallel
+            >>> net = fw.nn.Linear(4, 2)
+            >>> opt = fw.optimizer.Adam(parameters=net.parameters())
+            >>> model, opt, _ = group_sharded_parallel(net, opt, "p_g_os")
+            >>> model(fw.ones([3, 4])).mean().backward()
+            >>> stats = model.memory_stats()
+            >>> stats["full_model"]          # 4 * 2 + 2 float32
+            40
+        """
         shards = sum(s.shard._data.nbytes for s in self._slots)
         full = sum(s.numel * s.shard._data.itemsize for s in self._slots)
         m = self._memory
@@ -496,11 +661,44 @@ class Stage3Model(Layer):
                 "peak": shards + m.peak, "gathered_now": m.alive}
 
     def reset_memory_stats(self):
+        """Restart the ``gathered_peak`` measurement of `memory_stats` from now.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.sharding import group_sharded_parallel
+            >>> net = fw.nn.Linear(4, 2)
+            >>> opt = fw.optimizer.Adam(parameters=net.parameters())
+            >>> model, opt, _ = group_sharded_parallel(net, opt, "p_g_os")
+            >>> model(fw.ones([3, 4])).mean().backward()
+            >>> model.reset_memory_stats()
+            >>> model.memory_stats()["gathered_peak"]
+            0
+        """
         self._memory.peak = self._memory.alive
 
     # ------------------------------------------------------------ whole model
     def release(self):
-        """Drop the full arrays of the original parameters (keep the slices)."""
+        """Drop the full arrays of the original parameters (keep the slices); the
+        inverse of `get_all_parameters`.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.sharding import group_sharded_parallel
+            >>> net = fw.nn.Linear(4, 2)
+            >>> opt = fw.optimizer.Adam(parameters=net.parameters())
+            >>> model, opt, _ = group_sharded_parallel(net, opt, "p_g_os")
+            >>> model(fw.ones([3, 4])).mean().backward()
+            >>> model.get_all_parameters()
+            >>> model.release()
+            >>> model.memory_stats()["shards"]
+            40
+        """
         if not self._full:
             return
         for s in self._slots:
@@ -509,7 +707,23 @@ class Stage3Model(Layer):
 
     def get_all_parameters(self):
         """All-gather the full parameters into the original `Parameter` objects
-        (collective: every rank calls it; before saving or evaluating elsewhere)."""
+        (collective: every rank calls it; before saving or evaluating elsewhere).
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.sharding import group_sharded_parallel
+            >>> net = fw.nn.Linear(4, 2)
+            >>> opt = fw.optimizer.Adam(parameters=net.parameters())
+            >>> model, opt, _ = group_sharded_parallel(net, opt, "p_g_os")
+            >>> model(fw.ones([3, 4])).mean().backward()
+            >>> opt.step()
+            >>> model.get_all_parameters()
+            >>> net.weight.shape
+            [4, 2]
+        """
         if self._full:
             return
         with fw.no_grad():
@@ -571,7 +785,21 @@ def _gather_groups(slots):
 
 class Stage3Optimizer:
     """The optimizer of a `Stage3Model`: it updates this rank's slices (whose
-    gradients backward reduce-scattered)."""
+    gradients backward reduce-scattered).
+
+    Args:
+        optimizer (Optimizer): the optimizer over the model's original parameters.
+        model (Stage3Model): the sharded model.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.sharding import group_sharded_parallel
+        >>> net = fw.nn.Linear(4, 2)
+        >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+        >>> model, opt, _ = group_sharded_parallel(net, opt, "p_g_os")
+        >>> type(model).__name__, type(opt).__name__
+        ('Stage3Model', 'Stage3Optimizer')
+    """
 
     def __init__(self, optimizer, model):
         self._inner = optimizer
@@ -584,22 +812,112 @@ class Stage3Optimizer:
         return getattr(self._inner, name)
 
     def step(self):
+        """One optimizer step: update this rank's parameter slices (their gradients were
+        reduce-scattered in backward) and release the gathered full parameters.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.sharding import group_sharded_parallel
+            >>> net = fw.nn.Linear(4, 2)
+            >>> opt = fw.optimizer.Adam(parameters=net.parameters())
+            >>> model, opt, _ = group_sharded_parallel(net, opt, "p_g_os")
+            >>> model(fw.ones([3, 4])).mean().backward()
+            >>> opt.step()
+            >>> opt.clear_grad()
+        """
         self._model._sync_grads()
         self._inner.step()
         self._model._full = True  # any gathered full arrays are stale now
         self._model.release()
 
     def minimize(self, loss, startup_program=None, parameters=None, no_grad_set=None):
+        """Paddle's static-style entry: the same as `step` (backward already ran).
+
+        Args:
+            loss (Tensor): the loss (its backward must have run).
+            startup_program: accepted for Paddle's API.
+            parameters: accepted for Paddle's API.
+            no_grad_set: accepted for Paddle's API.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.sharding import group_sharded_parallel
+            >>> net = fw.nn.Linear(4, 2)
+            >>> opt = fw.optimizer.Adam(parameters=net.parameters())
+            >>> model, opt, _ = group_sharded_parallel(net, opt, "p_g_os")
+            >>> model(fw.ones([3, 4])).mean().backward()
+            >>> opt.minimize(None)
+        """
         self.step()
 
     def clear_grad(self, set_to_zero=True):
+        """Clear the gradients of every parameter of the model (not only the owned ones).
+
+        Args:
+            set_to_zero (bool, optional): zero the gradients in place (else drop them).
+                Default: True.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.sharding import group_sharded_parallel
+            >>> net = fw.nn.Linear(4, 2)
+            >>> opt = fw.optimizer.Adam(parameters=net.parameters())
+            >>> model, opt, _ = group_sharded_parallel(net, opt, "p_g_os")
+            >>> model(fw.ones([3, 4])).mean().backward()
+            >>> opt.step()
+            >>> opt.clear_grad()
+        """
         for s in self._model._slots:
             s.shard.clear_gradient(set_to_zero)
 
     clear_gradients = clear_grad
 
     def state_dict(self):
+        """This rank's shard of the optimizer state (the state of the parameters or
+        slices it updates).
+
+        Returns:
+            dict: name -> Tensor.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.sharding import group_sharded_parallel
+            >>> net = fw.nn.Linear(4, 2)
+            >>> opt = fw.optimizer.Adam(parameters=net.parameters())
+            >>> model, opt, _ = group_sharded_parallel(net, opt, "p_g_os")
+            >>> model(fw.ones([3, 4])).mean().backward()
+            >>> opt.step()
+            >>> any(k.endswith("moment1_0") for k in opt.state_dict())
+            True
+        """
         return self._inner.state_dict()
 
     def set_state_dict(self, state_dict):
+        """Load a shard saved by `state_dict` on the same rank.
+
+        Args:
+            state_dict (dict): the saved shard.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.sharding import group_sharded_parallel
+            >>> net = fw.nn.Linear(4, 2)
+            >>> opt = fw.optimizer.Adam(parameters=net.parameters())
+            >>> model, opt, _ = group_sharded_parallel(net, opt, "p_g_os")
+            >>> model(fw.ones([3, 4])).mean().backward()
+            >>> opt.step()
+            >>> opt.set_state_dict(opt.state_dict())
+        """
         return self._inner.set_state_dict(state_dict)

@@ -28,7 +28,26 @@ R = Replicate()
 
 
 def register(*names):
-    """Decorator: register ``rule(ctx) -> Plan | None`` for the ops `names`."""
+    """Decorator: register ``rule(ctx) -> Plan | None`` as the SPMD rule of the ops
+    `names` (how their inputs must be placed and what placements the outputs get; None
+    falls back to replicating the inputs).
+
+    Args:
+        *names (str): op names of the op table.
+
+    Returns:
+        callable: the decorator (it returns the rule unchanged).
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.auto_parallel import register
+        >>> from fw.distributed.auto_parallel.spmd_rules._base import RULES
+        >>> @register("my_custom_op")
+        ... def my_rule(ctx):
+        ...     return None          # no plan: replicate
+        >>> RULES.pop("my_custom_op") is my_rule
+        True
+    """
     def deco(fn):
         for n in names:
             RULES[n] = fn

@@ -167,19 +167,69 @@ class DistModel:
 
     # ------------------------------------------------------------ modes
     def train(self):
-        """Switch to training (loss + optimizer needed)."""
+        """Switch to training (loss + optimizer needed): a call runs forward, backward
+        and the optimizer step and returns the loss.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> mesh = dist.ProcessMesh([0], dim_names=["dp"])
+            >>> lin = dist.shard_layer(fw.nn.Linear(4, 2), mesh)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=lin.parameters())
+            >>> m = dist.to_static(lin, None, fw.nn.MSELoss(), opt)
+            >>> x, y = fw.ones([3, 4]), fw.zeros([3, 2])
+            >>> m.train()
+            >>> l0, l1 = float(m(x, y)), float(m(x, y))
+            >>> l1 < l0
+            True
+        """
         if self._loss is None or self._opt is None:
             raise ValueError(f"{_FN}: train() needs both a loss and an optimizer")
         self._mode = "train"
 
     def eval(self):
-        """Switch to evaluation (the loss, no update)."""
+        """Switch to evaluation: a call returns the loss, with no update.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> mesh = dist.ProcessMesh([0], dim_names=["dp"])
+            >>> lin = dist.shard_layer(fw.nn.Linear(4, 2), mesh)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=lin.parameters())
+            >>> m = dist.to_static(lin, None, fw.nn.MSELoss(), opt)
+            >>> x, y = fw.ones([3, 4]), fw.zeros([3, 2])
+            >>> m.eval()
+            >>> float(m(x, y)) == float(m(x, y))
+            True
+        """
         if self._loss is None:
             raise ValueError(f"{_FN}: eval() needs a loss")
         self._mode = "eval"
 
     def predict(self):
-        """Switch to prediction (the layer's outputs)."""
+        """Switch to prediction: a call returns the layer's outputs.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> mesh = dist.ProcessMesh([0], dim_names=["dp"])
+            >>> lin = dist.shard_layer(fw.nn.Linear(4, 2), mesh)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=lin.parameters())
+            >>> m = dist.to_static(lin, None, fw.nn.MSELoss(), opt)
+            >>> x, y = fw.ones([3, 4]), fw.zeros([3, 2])
+            >>> m.predict()
+            >>> m(x).shape
+            [3, 2]
+        """
         self._mode = "predict"
 
     # ------------------------------------------------------------ building
@@ -520,7 +570,26 @@ class DistModel:
     # ------------------------------------------------------------ state and report
     def state_dict(self, mode="all", split_fusion=True):
         """``{name: tensor}``: the parameters ("param"), the optimizer's state
-        ("opt") or both ("all"); distributed parameters as distributed tensors."""
+        ("opt") or both ("all"); distributed parameters as distributed tensors.
+
+        Args:
+            mode (str, optional): "all", "param" or "opt". Default: "all".
+            split_fusion (bool, optional): accepted for Paddle's API. Default: True.
+
+        Returns:
+            dict: name -> Tensor.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> mesh = dist.ProcessMesh([0], dim_names=["dp"])
+            >>> lin = dist.shard_layer(fw.nn.Linear(4, 2), mesh)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=lin.parameters())
+            >>> m = dist.to_static(lin, None, fw.nn.MSELoss(), opt)
+            >>> x, y = fw.ones([3, 4]), fw.zeros([3, 2])
+            >>> sorted(m.state_dict("param"))
+            ['bias', 'weight']
+        """
         if mode not in ("all", "param", "opt"):
             raise ValueError(f"DistModel.state_dict: mode must be 'all', 'param' or 'opt', "
                              f"got {mode!r}")
@@ -535,7 +604,23 @@ class DistModel:
 
     def report(self) -> str:
         """The placements of every parameter and activation and every communication
-        inserted (with the bytes this rank sends), per mode built so far."""
+        inserted (with the bytes this rank sends), per mode built so far.
+
+        Returns:
+            str: the report.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> mesh = dist.ProcessMesh([0], dim_names=["dp"])
+            >>> lin = dist.shard_layer(fw.nn.Linear(4, 2), mesh)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=lin.parameters())
+            >>> m = dist.to_static(lin, None, fw.nn.MSELoss(), opt)
+            >>> x, y = fw.ones([3, 4]), fw.zeros([3, 2])
+            >>> _ = m(x, y)
+            >>> isinstance(m.report(), str)
+            True
+        """
         from fw.distributed.auto_parallel.static.report import format_report
 
         parts = []

@@ -21,7 +21,31 @@ _FN = "shard_dataloader"
 
 
 class ShardDataloader:
-    """A DataLoader whose batches are distributed tensors (see `shard_dataloader`)."""
+    """A DataLoader whose batches are distributed tensors (see `shard_dataloader`,
+    which makes it).
+
+    Args:
+        dataloader (DataLoader): the loader of dense batches.
+        meshes (ProcessMesh|list): the mesh (one; several pipeline meshes are not
+            supported).
+        input_keys (list[str], optional): the keys of dict batches. Default: None.
+        shard_dims (str|int|list, optional): the mesh axis the batch axis is split
+            over; None: replicated. Default: None.
+        is_dataset_splitted (bool, optional): each rank's loader already yields only
+            its part. Default: False.
+        dense_tensor_idx (optional): not supported (must be None). Default: None.
+
+    Examples:
+        >>> import fw
+        >>> import fw.distributed as dist
+        >>> from fw.io import DataLoader, TensorDataset
+        >>> data = TensorDataset([fw.ones([4, 3]), fw.zeros([4, 1])])
+        >>> loader = DataLoader(data, batch_size=2)
+        >>> mesh = dist.ProcessMesh([0], dim_names=["x"])
+        >>> x, y = next(iter(dist.shard_dataloader(loader, mesh, shard_dims="x")))
+        >>> type(x).__name__, x.shape
+        ('DistTensor', [2, 3])
+    """
 
     def __init__(self, dataloader, meshes, input_keys=None, shard_dims=None,
                  is_dataset_splitted=False, dense_tensor_idx=None):
@@ -54,6 +78,19 @@ class ShardDataloader:
 
     @property
     def dataloader(self):
+        """The wrapped DataLoader.
+
+        Examples:
+            >>> import fw
+            >>> import fw.distributed as dist
+            >>> from fw.io import DataLoader, TensorDataset
+            >>> data = TensorDataset([fw.ones([4, 3]), fw.zeros([4, 1])])
+            >>> loader = DataLoader(data, batch_size=2)
+            >>> mesh = dist.ProcessMesh([0], dim_names=["x"])
+            >>> sharded = dist.shard_dataloader(loader, mesh, shard_dims="x")
+            >>> sharded.dataloader is loader
+            True
+        """
         return self._loader
 
     def __len__(self):

@@ -29,6 +29,7 @@ class SimulatedRanks:
     Examples:
         .. code-block:: python
 
+            >>> import fw
             >>> from fw.distributed.auto_parallel.static.sim import SimulatedRanks
             >>> sim = SimulatedRanks(2)
             >>> sim.run([lambda: 1, lambda: 2])

@@ -30,6 +30,7 @@ class Role:
     """The roles of a process (Paddle's values).
 
     Examples:
+        >>> import fw
         >>> from fw.distributed.fleet import Role
         >>> Role.WORKER, Role.SERVER
         (1, 2)
@@ -78,7 +79,15 @@ def _nodes(endpoints):
 
 class RoleMakerBase:
     """The base of role makers: the state every query reads, filled by
-    ``_generate_role`` of a subclass."""
+    ``_generate_role`` of a subclass.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed import fleet
+        >>> rm = fleet.PaddleCloudRoleMaker(is_collective=True)
+        >>> isinstance(rm, fleet.RoleMakerBase)
+        True
+    """
 
     def __init__(self):
         self._worker_endpoints = []
@@ -165,6 +174,18 @@ class RoleMakerBase:
         return self._non_distributed
 
     def to_string(self) -> str:
+        """A one-line description of this process's role, for logs.
+
+        Returns:
+            str: the role, the index and the endpoints.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed import fleet
+            >>> rm = fleet.PaddleCloudRoleMaker(is_collective=True)
+            >>> rm.to_string().startswith("role: ")
+            True
+        """
         self._gen()
         return (f"role: {self._role}, current_id: {self._current_id}, worker_endpoints: "
                 f"{self._worker_endpoints}, server_endpoints: {self._server_endpoints}")
@@ -258,6 +279,7 @@ class PaddleCloudRoleMaker(RoleMakerBase):
             run on its own engine).
 
     Examples:
+        >>> import fw
         >>> import os
         >>> from fw.distributed import fleet
         >>> os.environ.update({"PADDLE_PSERVERS_IP_PORT_LIST": "127.0.0.1:36001,127.0.0.1:36002",
@@ -381,6 +403,7 @@ class UserDefinedRoleMaker(PaddleCloudRoleMaker):
         server_endpoints (list[str]): the servers' ``ip:port``.
 
     Examples:
+        >>> import fw
         >>> from fw.distributed import fleet
         >>> role = fleet.UserDefinedRoleMaker(
         ...     current_id=0, role=fleet.Role.SERVER, worker_num=2,

@@ -12,6 +12,7 @@ class UtilBase:
     """Distributed utilities (``fleet.util`` is the instance `fleet.init` sets up).
 
     Examples:
+        >>> import fw
         >>> from fw.distributed import fleet
         >>> util = fleet.UtilBase()
         >>> util._set_role_maker(fleet.UserDefinedRoleMaker(
@@ -51,6 +52,7 @@ class UtilBase:
             numpy.ndarray: the reduction, shaped like `input`.
 
         Examples:
+            >>> import fw
             >>> from fw.distributed import fleet
             >>> fleet.util.all_reduce([1, 2], "sum").tolist()   # one process
             [1, 2]
@@ -60,7 +62,14 @@ class UtilBase:
     def barrier(self, comm_world="worker"):
         """Wait until every process of `comm_world` ("worker", "server", "all") arrives.
 
+        Args:
+            comm_world (str, optional): "worker", "server" or "all". Default: "worker".
+
+        Returns:
+            None.
+
         Examples:
+            >>> import fw
             >>> from fw.distributed import fleet
             >>> fleet.util.barrier()
         """
@@ -77,6 +86,7 @@ class UtilBase:
             list: the values in rank order.
 
         Examples:
+            >>> import fw
             >>> from fw.distributed import fleet
             >>> fleet.util.all_gather(3)
             [3]
@@ -96,6 +106,7 @@ class UtilBase:
             list: the files of this trainer.
 
         Examples:
+            >>> import fw
             >>> from fw.distributed import fleet
             >>> util = fleet.UtilBase()
             >>> util._set_role_maker(fleet.UserDefinedRoleMaker(
@@ -115,7 +126,15 @@ class UtilBase:
     def print_on_rank(self, message, rank_id):
         """Print `message` on the worker whose index is `rank_id` only.
 
+        Args:
+            message (str): the text.
+            rank_id (int): the worker index that prints.
+
+        Returns:
+            None.
+
         Examples:
+            >>> import fw
             >>> from fw.distributed import fleet
             >>> fleet.util.print_on_rank("hello", 0)
             hello

@@ -102,7 +102,27 @@ def split_bias(dense, kind, rank, nranks):
 
 
 class ColumnParallelLinear(Layer):
-    """``y = x W + b`` with `W` split by columns over the model-parallel group."""
+    """``y = x W + b`` with `W` split by columns over the model-parallel group
+    (Megatron's column-parallel linear; Paddle's ``fleet.meta_parallel``).
+
+    Args:
+        in_features (int): input features.
+        out_features (int): output features (divisible by the model-parallel degree).
+        weight_attr (ParamAttr, optional): the weight's attributes. Default: None.
+        has_bias (bool, optional): add a bias (None: yes). Default: None.
+        gather_output (bool, optional): all-gather the output columns (else each rank
+            keeps its slice). Default: True.
+        fuse_matmul_bias (bool, optional): accepted for Paddle's API. Default: False.
+        mp_group (Group, optional): the model-parallel group; default fleet's.
+        name (str, optional): unused. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.fleet.meta_parallel import ColumnParallelLinear
+        >>> layer = ColumnParallelLinear(4, 6, gather_output=True)   # 1 rank: unsplit
+        >>> layer(fw.ones([2, 4])).shape, layer.weight.shape
+        ([2, 6], [4, 6])
+    """
 
     def __init__(self, in_features, out_features, weight_attr=None, has_bias=None,
                  gather_output=True, fuse_matmul_bias=False, mp_group=None, name=None):
@@ -141,7 +161,27 @@ class ColumnParallelLinear(Layer):
 
 
 class RowParallelLinear(Layer):
-    """``y = x W + b`` with `W` split by rows over the model-parallel group."""
+    """``y = x W + b`` with `W` split by rows over the model-parallel group; the
+    partial products are all-reduced.
+
+    Args:
+        in_features (int): input features (divisible by the model-parallel degree).
+        out_features (int): output features.
+        weight_attr (ParamAttr, optional): the weight's attributes. Default: None.
+        has_bias (bool, optional): add a bias. Default: True.
+        input_is_parallel (bool, optional): the input is already split along its last
+            axis (the output of a ``ColumnParallelLinear(gather_output=False)``).
+            Default: False.
+        fuse_matmul_bias (bool, optional): accepted for Paddle's API. Default: False.
+        mp_group (Group, optional): the model-parallel group; default fleet's.
+        name (str, optional): unused. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.fleet.meta_parallel import RowParallelLinear
+        >>> RowParallelLinear(6, 3)(fw.ones([2, 6])).shape
+        [2, 3]
+    """
 
     def __init__(self, in_features, out_features, weight_attr=None, has_bias=True,
                  input_is_parallel=False, fuse_matmul_bias=False, mp_group=None, name=None):
@@ -174,7 +214,22 @@ class RowParallelLinear(Layer):
 
 
 class VocabParallelEmbedding(Layer):
-    """An embedding table split by vocabulary rows over the model-parallel group."""
+    """An embedding table split by vocabulary rows over the model-parallel group: each
+    rank looks up the ids in its range and the results are all-reduced.
+
+    Args:
+        num_embeddings (int): the vocabulary size (divisible by the degree).
+        embedding_dim (int): the vector size.
+        weight_attr (ParamAttr, optional): the table's attributes. Default: None.
+        mp_group (Group, optional): the model-parallel group; default fleet's.
+        name (str, optional): unused. Default: None.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.fleet.meta_parallel import VocabParallelEmbedding
+        >>> VocabParallelEmbedding(10, 4)(fw.to_tensor([[1, 2]])).shape
+        [1, 2, 4]
+    """
 
     def __init__(self, num_embeddings, embedding_dim, weight_attr=None, mp_group=None,
                  name=None):
@@ -254,7 +309,20 @@ class ParallelCrossEntropy(Layer):
     """Cross-entropy of logits split along the class axis (the output of a
     `ColumnParallelLinear` with ``gather_output=False``). ``forward(input, label)``
     returns the per-example loss with a trailing axis of 1 (Paddle's shape);
-    examples whose label is `ignore_index` get 0."""
+    examples whose label is `ignore_index` get 0.
+
+    Args:
+        mp_group (Group, optional): the model-parallel group; default fleet's.
+        name (str, optional): unused. Default: None.
+        ignore_index (int, optional): the label that contributes no loss. Default: -100.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.fleet.meta_parallel import ParallelCrossEntropy
+        >>> loss = ParallelCrossEntropy()(fw.randn([3, 5]), fw.to_tensor([[0], [1], [2]]))
+        >>> loss.shape
+        [3, 1]
+    """
 
     def __init__(self, mp_group=None, name=None, ignore_index=-100):
         super().__init__()

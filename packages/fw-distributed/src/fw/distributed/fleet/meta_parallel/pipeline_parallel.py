@@ -49,6 +49,33 @@ def _header(a):
 
 
 class PipelineParallel(Layer):
+    """Runs a `PipelineLayer` as one pipeline stage per rank of fleet's pipeline
+    group (what ``fleet.distributed_model`` returns for pp_degree > 1): a batch is
+    split into ``accumulate_steps`` micro-batches of ``micro_batch_size``, scheduled
+    1F1B (or F-then-B, ``schedule_mode``), with activations and gradients sent
+    between neighbouring stages.
+
+    Args:
+        layers (PipelineLayer): the model.
+        hcg (HybridCommunicateGroup): fleet's groups (None: one stage).
+        strategy (DistributedStrategy): its ``pipeline_configs`` give
+            ``micro_batch_size``, ``accumulate_steps`` and ``schedule_mode``.
+
+    Examples:
+        >>> import fw
+        >>> import fw.nn as nn
+        >>> from fw.distributed import fleet
+        >>> from fw.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer
+        >>> from fw.distributed.fleet.meta_parallel import PipelineParallel
+        >>> strategy = fleet.DistributedStrategy()
+        >>> strategy.pipeline_configs = {"micro_batch_size": 2, "accumulate_steps": 2}
+        >>> net = PipelineLayer([LayerDesc(nn.Linear, 4, 1)], num_stages=1,
+        ...                     loss_fn=nn.MSELoss())
+        >>> pp = PipelineParallel(net, None, strategy)
+        >>> pp.num_stages, pp.stage_id
+        (1, 0)
+    """
+
     def __init__(self, layers, hcg, strategy):
         super().__init__()
         if not isinstance(layers, PipelineLayer):
@@ -72,9 +99,57 @@ class PipelineParallel(Layer):
             sync_params_buffers(layers, self._dp, 0)
 
     def is_pipeline_first_stage(self):
+        """Whether this rank runs the first stage (it reads the inputs).
+
+        Returns:
+            bool: the answer.
+
+        Examples:
+            >>> import fw
+            >>> import fw.nn as nn
+            >>> from fw.distributed import fleet
+            >>> from fw.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer
+            >>> from fw.distributed.fleet.meta_parallel import PipelineParallel
+            >>> strategy = fleet.DistributedStrategy()
+            >>> strategy.hybrid_configs = {"dp_degree": 1, "mp_degree": 1, "pp_degree": 1}
+            >>> strategy.pipeline_configs = {"micro_batch_size": 2, "accumulate_steps": 2}
+            >>> fleet.init(is_collective=True, strategy=strategy)
+            >>> net = PipelineLayer([LayerDesc(nn.Linear, 4, 8), nn.ReLU(),
+            ...                      LayerDesc(nn.Linear, 8, 1)],
+            ...                     num_stages=1, loss_fn=nn.MSELoss())
+            >>> pp = PipelineParallel(net, fleet.get_hybrid_communicate_group(), strategy)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> x, y = fw.ones([4, 4]), fw.zeros([4, 1])
+            >>> pp.is_pipeline_first_stage()
+            True
+        """
         return self.stage_id == 0
 
     def is_pipeline_last_stage(self):
+        """Whether this rank runs the last stage (it computes the loss).
+
+        Returns:
+            bool: the answer.
+
+        Examples:
+            >>> import fw
+            >>> import fw.nn as nn
+            >>> from fw.distributed import fleet
+            >>> from fw.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer
+            >>> from fw.distributed.fleet.meta_parallel import PipelineParallel
+            >>> strategy = fleet.DistributedStrategy()
+            >>> strategy.hybrid_configs = {"dp_degree": 1, "mp_degree": 1, "pp_degree": 1}
+            >>> strategy.pipeline_configs = {"micro_batch_size": 2, "accumulate_steps": 2}
+            >>> fleet.init(is_collective=True, strategy=strategy)
+            >>> net = PipelineLayer([LayerDesc(nn.Linear, 4, 8), nn.ReLU(),
+            ...                      LayerDesc(nn.Linear, 8, 1)],
+            ...                     num_stages=1, loss_fn=nn.MSELoss())
+            >>> pp = PipelineParallel(net, fleet.get_hybrid_communicate_group(), strategy)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> x, y = fw.ones([4, 4]), fw.zeros([4, 1])
+            >>> pp.is_pipeline_last_stage()
+            True
+        """
         return self.stage_id == self.num_stages - 1
 
     # ------------------------------------------------------------ p2p
@@ -113,7 +188,36 @@ class PipelineParallel(Layer):
                     f"({self.accumulate_steps}) = {want}")
 
     def forward_backward_pipeline(self, data):
-        """Run the schedule on one batch; returns the batch's mean loss (every stage)."""
+        """Run the schedule (1F1B or F-then-B) on one batch: forward and backward of every
+        micro-batch, exchanging activations and gradients with the neighbouring stages.
+
+        Args:
+            data (list): ``[inputs, labels]``, a batch of ``micro_batch_size *
+                accumulate_steps`` examples.
+
+        Returns:
+            Tensor: the batch's mean loss (on every stage).
+
+        Examples:
+            >>> import fw
+            >>> import fw.nn as nn
+            >>> from fw.distributed import fleet
+            >>> from fw.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer
+            >>> from fw.distributed.fleet.meta_parallel import PipelineParallel
+            >>> strategy = fleet.DistributedStrategy()
+            >>> strategy.hybrid_configs = {"dp_degree": 1, "mp_degree": 1, "pp_degree": 1}
+            >>> strategy.pipeline_configs = {"micro_batch_size": 2, "accumulate_steps": 2}
+            >>> fleet.init(is_collective=True, strategy=strategy)
+            >>> net = PipelineLayer([LayerDesc(nn.Linear, 4, 8), nn.ReLU(),
+            ...                      LayerDesc(nn.Linear, 8, 1)],
+            ...                     num_stages=1, loss_fn=nn.MSELoss())
+            >>> pp = PipelineParallel(net, fleet.get_hybrid_communicate_group(), strategy)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> x, y = fw.ones([4, 4]), fw.zeros([4, 1])
+            >>> loss = pp.forward_backward_pipeline([x, y])
+            >>> loss.shape, net.parameters()[0].grad is not None
+            ([], True)
+        """
         self._check_batch(data)
         inputs, labels = data
         first, last = self.is_pipeline_first_stage(), self.is_pipeline_last_stage()
@@ -183,7 +287,39 @@ class PipelineParallel(Layer):
                 o += k
 
     def train_batch(self, data, optimizer, lr_scheduler=None, scaler=None):
-        """One training step on `data` = ``[inputs, labels]``; returns the loss."""
+        """One training step on `data`: `forward_backward_pipeline`, the data-parallel
+        gradient all-reduce, the optimizer step (and `lr_scheduler` step).
+
+        Args:
+            data (list): ``[inputs, labels]``.
+            optimizer (Optimizer): the optimizer.
+            lr_scheduler (LRScheduler, optional): stepped after the update. Default: None.
+            scaler (GradScaler, optional): not supported (must be None). Default: None.
+
+        Returns:
+            Tensor: the batch's mean loss.
+
+        Examples:
+            >>> import fw
+            >>> import fw.nn as nn
+            >>> from fw.distributed import fleet
+            >>> from fw.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer
+            >>> from fw.distributed.fleet.meta_parallel import PipelineParallel
+            >>> strategy = fleet.DistributedStrategy()
+            >>> strategy.hybrid_configs = {"dp_degree": 1, "mp_degree": 1, "pp_degree": 1}
+            >>> strategy.pipeline_configs = {"micro_batch_size": 2, "accumulate_steps": 2}
+            >>> fleet.init(is_collective=True, strategy=strategy)
+            >>> net = PipelineLayer([LayerDesc(nn.Linear, 4, 8), nn.ReLU(),
+            ...                      LayerDesc(nn.Linear, 8, 1)],
+            ...                     num_stages=1, loss_fn=nn.MSELoss())
+            >>> pp = PipelineParallel(net, fleet.get_hybrid_communicate_group(), strategy)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> x, y = fw.ones([4, 4]), fw.zeros([4, 1])
+            >>> l0 = float(pp.train_batch([x, y], opt))
+            >>> l1 = float(pp.train_batch([x, y], opt))
+            >>> l1 < l0
+            True
+        """
         if scaler is not None:
             raise NotImplementedError("PipelineParallel.train_batch: loss scaling (scaler) is "
                                       "not supported")
@@ -198,7 +334,36 @@ class PipelineParallel(Layer):
 
     def eval_batch(self, data, compute_loss=True):
         """Forward only, micro-batch by micro-batch; the mean loss (or the last
-        stage's outputs concatenated when not `compute_loss`), on every stage."""
+        stage's outputs concatenated when not `compute_loss`), on every stage.
+
+        Args:
+            data (list): ``[inputs, labels]``.
+            compute_loss (bool, optional): return the loss (else the outputs). Default: True.
+
+        Returns:
+            Tensor: the loss, or the outputs.
+
+        Examples:
+            >>> import fw
+            >>> import fw.nn as nn
+            >>> from fw.distributed import fleet
+            >>> from fw.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer
+            >>> from fw.distributed.fleet.meta_parallel import PipelineParallel
+            >>> strategy = fleet.DistributedStrategy()
+            >>> strategy.hybrid_configs = {"dp_degree": 1, "mp_degree": 1, "pp_degree": 1}
+            >>> strategy.pipeline_configs = {"micro_batch_size": 2, "accumulate_steps": 2}
+            >>> fleet.init(is_collective=True, strategy=strategy)
+            >>> net = PipelineLayer([LayerDesc(nn.Linear, 4, 8), nn.ReLU(),
+            ...                      LayerDesc(nn.Linear, 8, 1)],
+            ...                     num_stages=1, loss_fn=nn.MSELoss())
+            >>> pp = PipelineParallel(net, fleet.get_hybrid_communicate_group(), strategy)
+            >>> opt = fw.optimizer.SGD(0.1, parameters=net.parameters())
+            >>> x, y = fw.ones([4, 4]), fw.zeros([4, 1])
+            >>> pp.eval_batch([x, y]).shape
+            []
+            >>> pp.eval_batch([x, y], compute_loss=False).shape
+            [4, 1]
+        """
         self._layers.eval()
         inputs, labels = data
         first, last = self.is_pipeline_first_stage(), self.is_pipeline_last_stage()

@@ -18,7 +18,20 @@ __all__ = ["LayerDesc", "PipelineLayer", "segment_bounds"]
 
 class LayerDesc:
     """A layer to build later: ``LayerDesc(nn.Linear, 4, 8)`` builds ``nn.Linear(4,
-    8)`` on the stage that owns it (the others never allocate its parameters)."""
+    8)`` on the stage that owns it (the others never allocate its parameters).
+
+    Args:
+        layer_func (type): an ``fw.nn.Layer`` subclass.
+        *inputs: its positional arguments.
+        **kwargs: its keyword arguments.
+
+    Examples:
+        >>> import fw
+        >>> import fw.nn as nn
+        >>> from fw.distributed.fleet.meta_parallel import LayerDesc
+        >>> LayerDesc(nn.Linear, 4, 8)
+        LayerDesc(Linear)
+    """
 
     def __init__(self, layer_func, *inputs, **kwargs):
         if not (isinstance(layer_func, type) and issubclass(layer_func, Layer)):
@@ -29,6 +42,18 @@ class LayerDesc:
         self.kwargs = kwargs
 
     def build_layer(self):
+        """Build the layer (``layer_func(*inputs, **kwargs)``).
+
+        Returns:
+            Layer: a new layer.
+
+        Examples:
+            >>> import fw
+            >>> import fw.nn as nn
+            >>> from fw.distributed.fleet.meta_parallel import LayerDesc
+            >>> LayerDesc(nn.Linear, 4, 8).build_layer().weight.shape
+            [4, 8]
+        """
         return self.layer_func(*self.inputs, **self.kwargs)
 
     def __repr__(self):
@@ -57,13 +82,28 @@ def segment_bounds(descs, num_stages, seg_method="uniform"):
 
 
 class PipelineLayer(Layer):
-    """Args:
+    """A model described as a sequence of layers split into pipeline stages; each
+    rank builds and runs only its stage's layers.
+
+    Args:
         layers: a list of `LayerDesc`, Layers and plain functions, run in order.
         num_stages: the pipeline degree (default: fleet's pp degree, or 1).
+        topology: accepted for Paddle's API (fleet's topology is used).
         loss_fn: ``loss_fn(output, label)`` for the last stage.
-        seg_method: how to split (see the module docstring).
+        seg_method: how to split: ``"uniform"`` or ``"layer:<ClassName>"``.
         recompute_interval: recompute every `recompute_interval` layers in backward
             (0: never).
+        recompute_ctx: accepted for Paddle's API.
+        num_virtual_pipeline_stages: must be None or 1 (no interleaving).
+
+    Examples:
+        >>> import fw
+        >>> import fw.nn as nn
+        >>> from fw.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer
+        >>> net = PipelineLayer([LayerDesc(nn.Linear, 4, 8), nn.ReLU(),
+        ...                      LayerDesc(nn.Linear, 8, 1)], num_stages=1)
+        >>> net(fw.ones([2, 4])).shape, net.segment_parts
+        ([2, 1], [0, 3])
     """
 
     def __init__(self, layers, num_stages=None, topology=None, loss_fn=None,
@@ -103,6 +143,22 @@ class PipelineLayer(Layer):
             self.run_function.append(d)
 
     def get_stage_from_index(self, layer_idx):
+        """The stage that runs layer `layer_idx`.
+
+        Args:
+            layer_idx (int): an index into `layers`.
+
+        Returns:
+            int: the stage (IndexError when out of range).
+
+        Examples:
+            >>> import fw
+            >>> import fw.nn as nn
+            >>> from fw.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer
+            >>> net = PipelineLayer([LayerDesc(nn.Linear, 4, 4), nn.ReLU()], num_stages=1)
+            >>> net.get_stage_from_index(1)
+            0
+        """
         for s in range(self._num_stages):
             if self.segment_parts[s] <= layer_idx < self.segment_parts[s + 1]:
                 return s

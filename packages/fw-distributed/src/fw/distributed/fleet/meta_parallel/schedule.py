@@ -23,9 +23,22 @@ def _check(num_stages, stage_id, num_micro):
 
 def schedule_1f1b(num_stages, stage_id, num_micro):
     """The 1F1B order of stage `stage_id`: a list of ``("F", i)`` / ``("B", i)``.
+    A stage runs ``num_stages - stage_id - 1`` warm-up forwards, then alternates one
+    forward and one backward, then drains the backwards.
 
-    >>> schedule_1f1b(2, 0, 3)
-    [('F', 0), ('F', 1), ('B', 0), ('F', 2), ('B', 1), ('B', 2)]
+    Args:
+        num_stages (int): the pipeline degree.
+        stage_id (int): this stage, ``0 <= stage_id < num_stages``.
+        num_micro (int): micro-batches per step.
+
+    Returns:
+        list[tuple]: the ops in order.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.fleet.meta_parallel import schedule_1f1b
+        >>> schedule_1f1b(2, 0, 3)
+        [('F', 0), ('F', 1), ('B', 0), ('F', 2), ('B', 1), ('B', 2)]
     """
     _check(num_stages, stage_id, num_micro)
     warm = min(num_stages - stage_id - 1, num_micro)
