@@ -285,6 +285,18 @@ def _sdpa(name, ins, outs, attrs):
     return OpCost(flops, _io_bytes(ins, outs) + 2 * scores, "matmul", _dtype(ins, outs))
 
 
+@register("fused_attention")
+def _fused_attention(name, ins, outs, attrs):
+    q, k = ins[0], ins[1]  # [B, S, D] and [B, T, D], heads packed in D (the inference op)
+    b, tq, dm = q.shape
+    tk = k.shape[1]
+    h = int(attrs.get("num_heads", 1))
+    # the same arithmetic as scaled_dot_product_attention with D = dm / h per head
+    flops = 4 * b * tq * tk * dm + (TRANSCENDENTAL + 4) * b * h * tq * tk
+    scores = b * h * tq * tk * q.dtype.itemsize
+    return OpCost(flops, _io_bytes(ins, outs) + 2 * scores, "matmul", _dtype(ins, outs))
+
+
 @register("einsum")
 def _einsum(name, ins, outs, attrs):
     eq = str(attrs.get("equation", ""))
