@@ -303,8 +303,10 @@ class Cluster:
         Examples:
             >>> import fw
             >>> from fw.distributed.auto import Cluster
+            >>> import os, tempfile
             >>> c = Cluster.a100_dgx(2)
-            >>> Cluster.from_json(c.to_json("cluster.json")).num_devices
+            >>> path = os.path.join(tempfile.mkdtemp(), "cluster.json")
+            >>> Cluster.from_json(c.to_json(path)).num_devices
             16
         """
         text = json.dumps(self.to_dict(), indent=1, sort_keys=True)
