@@ -277,7 +277,7 @@ def measure(model, cfg, ranks, steps, timeout):
                "--log_dir", os.path.join(tmp, "log"), "--timeout", str(timeout),
                os.path.abspath(__file__), "--worker", case, out]
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                             env=_env(), start_new_session=True)
+                             env=_env(), process_group=0)
         try:
             text, _ = p.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -292,6 +292,33 @@ def measure(model, cfg, ranks, steps, timeout):
                                f"{text[-3000:]}")
         with open(out) as f:
             return json.load(f)
+
+
+def prioritize():
+    """Raise this job's CPU priority so that other jobs on the shared machine do
+    not enter the measured step times: nice -20 and, where the kernel groups tasks
+    by session (``/proc/self/autogroup``, CFS autogroups, where plain nice values
+    only order a session's own tasks), the session's group at -20, in a session of
+    its own. Calibration's and the launcher's children stay in this session and
+    inherit it. Needs root (CAP_SYS_NICE); returns what took effect."""
+    done = []
+    try:
+        if os.getsid(0) != os.getpid():
+            os.setsid()
+    except OSError:
+        pass
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, -20)
+        done.append("nice -20")
+    except OSError:
+        pass
+    try:
+        with open("/proc/self/autogroup", "w") as f:
+            f.write("-20")
+        done.append("autogroup -20")
+    except OSError:
+        pass
+    return done
 
 
 def kendall_tau(a, b):
@@ -358,6 +385,10 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--from-json", default=None, help="only render this record again")
+    ap.add_argument("--cases", default=None,
+                    help="only these cases, e.g. mlp:single,gpt:dp2 (not for the report)")
+    ap.add_argument("--no-priority", action="store_true",
+                    help="measure at normal priority (see prioritize)")
     ap.add_argument("--worker", nargs=2, metavar=("CASE", "OUT"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
@@ -370,6 +401,7 @@ def main(argv=None):
         return None
     from fw.distributed.auto import Cluster, ParallelConfig, calibrate, estimate
 
+    priority = [] if args.no_priority else prioritize()
     load0 = os.getloadavg()
     t0 = time.time()
     profile = args.profile
@@ -380,6 +412,9 @@ def main(argv=None):
     with open(profile) as f:
         prof = json.load(f)
     cases = CASES if not args.quick else [c for c in CASES if c[1] in ("single", "dp2")]
+    if args.cases:
+        want = set(args.cases.split(","))
+        cases = [c for c in cases if f"{c[0]}:{c[1]}" in want]
     if args.quick:
         args.rounds = 1
     # every case runs `rounds` times, the rounds interleaved, so a burst of load from
@@ -388,11 +423,14 @@ def main(argv=None):
     times, loads = {}, {}
     for r in range(args.rounds):
         for model, label, ranks, fields in cases:
+            before = os.getloadavg()
             meas = measure(model, fields, ranks, args.steps, args.timeout)
             times.setdefault((model, label), []).extend(meas["times"])
             loads.setdefault((model, label), []).append(os.getloadavg()[0])
             print(f"round {r + 1}: {model:4} {label:10} {ranks} ranks: "
-                  f"{meas['median'] * 1e3:8.2f} ms", flush=True)
+                  f"{meas['median'] * 1e3:8.2f} ms (load average before "
+                  f"{before[0]:.2f} / {before[1]:.2f} / {before[2]:.2f}, after "
+                  f"{loads[(model, label)][-1]:.2f})", flush=True)
     results = []
     for model, label, ranks, fields in cases:
         meas = {"median": statistics.median(times[(model, label)])}
@@ -410,6 +448,7 @@ def main(argv=None):
     papers = [{"run": n, "quantity": q, "published": pub, "predicted": pred}
               for n, q, pub, pred, _ in paper_checks()]
     data = {"results": results, "papers": papers, "profile": prof, "load_start": list(load0),
+            "priority": priority, "rounds": args.rounds, "steps": args.steps,
             "load_end": list(os.getloadavg()), "seconds": time.time() - t0,
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     with open(os.path.splitext(args.out)[0] + ".json", "w", encoding="utf-8") as f:

@@ -69,8 +69,11 @@ def _child_env():
 
 
 def _run(cmd, timeout, what):
+    # its own process group (killed as one on a timeout) but the caller's session, so
+    # it shares the caller's scheduling group (a caller that raised its priority, as
+    # the validation script does, measures at that priority)
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=_child_env(), start_new_session=True)
+                         env=_child_env(), process_group=0)
     try:
         out, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:

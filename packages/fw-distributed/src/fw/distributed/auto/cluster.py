@@ -262,17 +262,51 @@ class Cluster:
         if self.contention:
             pts = sorted((int(k), float(v)) for k, v in self.contention.items())
             if world <= pts[0][0]:
-                return pts[0][1]
-            for (n0, f0), (n1, f1) in zip(pts, pts[1:]):
-                if world <= n1:
-                    return f0 + (f1 - f0) * (world - n0) / (n1 - n0)
-            return pts[-1][1] * world / pts[-1][0]
+                f = pts[0][1]
+            else:
+                f = pts[-1][1] * world / pts[-1][0]
+                for (n0, f0), (n1, f1) in zip(pts, pts[1:]):
+                    if world <= n1:
+                        f = f0 + (f1 - f0) * (world - n0) / (n1 - n0)
+                        break
+            # never below the time-sharing of the cores (the measured curve may come
+            # from fewer ranks than asked for)
+            return max(f, self.core_sharing(world))
         if world <= self.num_devices:
             return 1.0
         if not self.oversubscribe:
             raise _err("Cluster", f"{world} ranks do not fit on {self.num_devices} devices "
                        f"of {self.name!r} (oversubscribe=False)")
         return world / self.num_devices
+
+    def core_sharing(self, world: int) -> float:
+        """How many ranks share one device when `world` ranks run: ranks are spread
+        over the nodes, ``ceil(world / nodes)`` per node on ``devices_per_node``
+        devices (CPU cores for `this_machine`); 1 when they fit. Compute and the
+        CPU's side of communication (MPI's shared-memory copies run on the ranks'
+        cores) are slowed by this factor.
+
+        Args:
+            world (int): the number of ranks.
+
+        Returns:
+            float: ``max(1, ranks per node / devices per node)``.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.auto import Cluster, Device
+            >>> cpu = Cluster(Device("core", {"float32": 1e11}, 5e9, 8e9), devices_per_node=2,
+            ...               oversubscribe=True)
+            >>> cpu.core_sharing(2), cpu.core_sharing(4)
+            (1.0, 2.0)
+        """
+        per_node = -(-int(world) // self.nodes)
+        if per_node <= self.devices_per_node:
+            return 1.0
+        if not self.oversubscribe:
+            raise _err("Cluster", f"{world} ranks do not fit on {self.num_devices} devices "
+                       f"of {self.name!r} (oversubscribe=False)")
+        return per_node / self.devices_per_node
 
     # ------------------------------------------------------------ (de)serialisation
     def to_dict(self) -> dict:

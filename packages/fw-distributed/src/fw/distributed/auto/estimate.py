@@ -37,6 +37,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from fw.distributed.auto.comm import collective_time
+from fw.distributed.auto.comm import collective_time as _collective_time
 from fw.distributed.auto.op_cost import OpCost, cost_of
 
 __all__ = ["ParallelConfig", "Estimate", "estimate", "trace_step"]
@@ -443,7 +444,7 @@ def _activation_bytes(fwd, split, mp, recompute):
     return float(sum(ch[-1] for ch in chunks) + max(sum(ch) for ch in chunks))
 
 
-def _bucket_exposed(cluster, grad_bytes, bwd_time, n, stride, op="all_reduce"):
+def _bucket_exposed(cluster, grad_bytes, bwd_time, n, stride, op="all_reduce", share=1.0):
     """Exposed seconds of DataParallel's bucketed gradient collectives after backward."""
     if n <= 1 or grad_bytes <= 0:
         return 0.0, 0.0
@@ -459,7 +460,7 @@ def _bucket_exposed(cluster, grad_bytes, bwd_time, n, stride, op="all_reduce"):
     for s in sizes:
         done += s
         ready = bwd_time * done / grad_bytes  # buckets fill as backward proceeds
-        dur = collective_time(cluster, op, s, n, stride)
+        dur = collective_time(cluster, op, s, n, stride) * share
         total += dur
         start = max(ready, t) if ov > 0 else max(bwd_time, t)
         t = start + dur
@@ -520,6 +521,13 @@ def estimate(program_or_layer, strategy=None, cluster=None, *, input_spec=None, 
     cluster = cluster if cluster is not None else Cluster.this_machine()
     dev = cluster.device
     slow = cluster.compute_slowdown(cfg.world)
+    # ranks beyond the cores time-share them: MPI's shared-memory copies run on the
+    # ranks' own cores, so a collective among oversubscribed ranks is slowed alike
+    share = cluster.core_sharing(cfg.world)
+
+    def collective_time(*a, **kw):
+        return _collective_time(*a, **kw) * share
+
     notes = []
 
     # ---- trace at the per-replica micro-batch
@@ -702,12 +710,13 @@ def estimate(program_or_layer, strategy=None, cluster=None, *, input_spec=None, 
         opt_tensors = max(len(local_params) // s, 1)
         pbytes = numel_local * 4
         if cfg.sharding_stage == 1:
-            ex, tot = _bucket_exposed(cluster, grad_bytes, bwd_crit, s, dp_stride)
+            ex, tot = _bucket_exposed(cluster, grad_bytes, bwd_crit, s, dp_stride, share=share)
             comm["zero_grad_all_reduce"] = ex
             comm["zero_param_broadcast"] = s * collective_time(cluster, "broadcast", pbytes / s,
                                                                s, dp_stride)
         elif cfg.sharding_stage == 2:
-            ex, tot = _bucket_exposed(cluster, grad_bytes, bwd_crit, s, dp_stride, op="reduce")
+            ex, tot = _bucket_exposed(cluster, grad_bytes, bwd_crit, s, dp_stride, op="reduce",
+                                       share=share)
             comm["zero_grad_reduce"] = ex
             comm["zero_param_broadcast"] = s * collective_time(cluster, "broadcast", pbytes / s,
                                                                s, dp_stride)
@@ -718,7 +727,8 @@ def estimate(program_or_layer, strategy=None, cluster=None, *, input_spec=None, 
                 collective_time(cluster, "reduce_scatter", pnumel(v) * 4, s, dp_stride)
                 for v in local_params)
     if cfg.dp > 1:
-        ex, tot = _bucket_exposed(cluster, grad_bytes, bwd_crit, cfg.dp, dp_stride)
+        ex, tot = _bucket_exposed(cluster, grad_bytes, bwd_crit, cfg.dp, dp_stride,
+                                       share=share)
         comm["dp_grad_all_reduce"] = ex
     opt_t = _optimizer_time(dev, opt_tensors, opt_numel, slow, optimizer_states)
 
