@@ -293,3 +293,16 @@ def test_the_chosen_strategy_trains_like_single_process_on_2_ranks(two_ranks, ta
     assert got[0]["chosen"] == got[1]["chosen"]
     if want is not None:
         assert got[0]["chosen"] == want
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from fw.distributed.auto_parallel.static import auto_mode
+
+    tests = doctest.DocTestFinder().find(auto_mode)
+    assert sum(len(t.examples) for t in tests) > 0
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    for t in tests:
+        runner.run(t)
+    assert runner.failures == 0, f"{runner.failures} failing examples in auto_mode"

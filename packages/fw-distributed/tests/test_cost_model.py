@@ -561,6 +561,7 @@ def test_zero3_gathers_twice_and_recomputes_the_forward():
               for r in trace_step(_mlp(), [([32, 64], "float32"), ([32], "int64")],
                                   _mlp_loss).params)
     assert z3.comm_detail["zero3_param_all_gather"] == pytest.approx(2 * one)
+    assert "zero3_param_all_gather" not in z1.comm_detail
     rc = estimate(_mlp(), ParallelConfig(sharding=2, sharding_stage=1, recompute=True), c,
                   input_spec=SPEC, loss_fn=_mlp_loss)
     # the forward runs twice, as with recompute (stage 1 + recompute has the same compute
