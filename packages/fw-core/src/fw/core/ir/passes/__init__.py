@@ -218,6 +218,7 @@ def run_passes(program, passes="default", **kw) -> bool:
 from fw.core.ir.passes import (  # noqa: E402,F401  # noqa: E402,F401
     algebraic_simplify,
     constant_folding,
+    cpu_bfloat16,
     cse,
     dce,
     fold_batch_norm,
