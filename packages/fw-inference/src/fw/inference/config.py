@@ -1169,7 +1169,7 @@ class Config:
                 ("params_file", self.params_file() or "(in the model file)"),
                 ("model_dir", self.model_dir() or "(none)"), None,
                 ("cpu_math_thread", str(self._threads)), ("enable_mkldnn", _b(self._mkldnn)),
-                ("enable_mkldnn_bfloat16", _b(self._bf16)),
+                ("mkldnn_bfloat16", _b(self._bf16)),
                 ("prepared_kernels", _b(self._prepared)),
                 ("nonfinite_checks", "every op" if self._nonfinite_checks else "inputs"),
                 ("mkldnn_cache_capacity", "default" if self._mkldnn_cache_capacity is None
