@@ -24,7 +24,9 @@ quantize/dequantize ops at the edges of the bf16 regions); fw's
   so the pooled bf16 result equals rounding the float32 pool's - no precision lost;
 - small ops stay float32: fewer than 2**20 multiply-adds per sample (LeNet's layers, a
   ResNet's 512x1000 classifier at batch 1, which the float32 GEMV runs faster), where
-  converting costs more than the product saves.
+  converting costs more than the product saves; 2**16 when a bf16 copy of the input
+  exists already (a ResNet's 1x1 downsample convolutions at 64x64, which read a block's
+  input beside its first conv: converting them saves the casts out of the chain and back).
 
 Numerics (the ops' own bf16 definition, ``fw.core.ops.fused``): x, W, b and r are
 rounded to bf16 (round to nearest even, 8 significant bits), the products and sums run
@@ -73,6 +75,7 @@ PADDLE_OP_NAMES = {
     "pool2d": ("max_pool",),
 }
 _MIN_MACS = 1 << 20  # multiply-adds per sample below which an op stays float32
+_MIN_MACS_CHAINED = 1 << 16  # the same for an op whose input is bf16 already
 _F32, _BF16 = _dt.float32, _dt.bfloat16
 _BF16_NP = _dt.bfloat16.np
 
@@ -142,6 +145,10 @@ class _Converter:
             return op.operands[0]
         return None
 
+    def has(self, v) -> bool:
+        """Whether a bf16 copy of activation `v` exists already (no new cast needed)."""
+        return id(v) in self.casts or self.exact(v) is not None
+
     def act(self, v, before):
         if v is None:
             return None
@@ -170,7 +177,7 @@ def _macs_per_sample(op, W) -> int:
     return n * (W.size // max(cols, 1))
 
 
-def _convertible(op, program, ops) -> tuple | None:
+def _convertible(op, program, ops, conv) -> tuple | None:
     """(weight array, bias array or None) when `op` is converted, else None."""
     if op.name not in ops or len(op.results) != 1 or op.results[0].type.dtype is not _F32:
         return None
@@ -183,7 +190,10 @@ def _convertible(op, program, ops) -> tuple | None:
             op.operands[3].type.dtype is not _F32:
         return None
     W = _weight(w, program)
-    if W is None or W.ndim < 2 or _macs_per_sample(op, W) < _MIN_MACS:
+    # an input that is bf16 already (a converted op's result, or cast for an earlier
+    # converted reader) costs no conversion
+    least = _MIN_MACS_CHAINED if conv.has(x) else _MIN_MACS
+    if W is None or W.ndim < 2 or _macs_per_sample(op, W) < least:
         return None
     B = None
     if b is not None:
@@ -262,7 +272,7 @@ class CpuBfloat16(Pass):
         for op in list(program.block.ops):
             if op.parent is None:
                 continue
-            got = _convertible(op, program, self.ops)
+            got = _convertible(op, program, self.ops, conv)
             if got is None:
                 continue
             if op.name == "max_pool":
