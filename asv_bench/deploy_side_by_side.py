@@ -40,7 +40,8 @@ The one command that re-measures the deployment table (1 thread, CPU time, RSS):
 ``--bf16`` adds a column: the fw Predictor with ``Config.enable_mkldnn_bfloat16()`` (its
 products in bfloat16 with float32 accumulation, on a CPU with native bf16; elsewhere the
 switch warns and the column shows "-"), with its ratios to onnxruntime (float32) and fw
-eager. The float32 columns stay the comparison: the peers run float32.
+eager, and Paddle Inference with its own ``enable_mkldnn_bfloat16()``. The float32
+columns stay the comparison: the other peers run float32.
 
 ``--ort-export fw`` makes onnxruntime run fw.onnx's export even where PyTorch is
 installed (both baselines: PyTorch's export packs Q, K and V into one projection and
@@ -224,6 +225,18 @@ def run_paddle(rows, threads, workdir):
             predictor.get_output_handle(predictor.get_output_names()[0]).copy_to_cpu()
 
         out[(label, "Paddle Inference")] = median_ms(step, h, xn, predictor)
+        if BF16:  # Paddle's own switch, the same settings otherwise
+            config = pinf.Config(prog, prefix + ".pdiparams")
+            config.set_cpu_math_library_num_threads(threads)
+            config.enable_mkldnn()
+            config.enable_mkldnn_bfloat16()
+            config.disable_glog_info()
+            try:
+                predictor = pinf.create_predictor(config)
+                h = predictor.get_input_handle(predictor.get_input_names()[0])
+                out[(label, "Paddle Inference bf16")] = median_ms(step, h, xn, predictor)
+            except Exception as e:  # noqa: BLE001 - reported, the cell shows "-"
+                print(f"Paddle Inference bf16 on {name}: {e}", file=sys.stderr)
     return out
 
 
@@ -343,7 +356,7 @@ def main(argv=None):
         print(f"threads={args.threads}; medians of {clock} in ms per batch; fw Predictor "
               f"memory_optim {memopt}; onnxruntime on {ort_src}'s export; load average "
               f"{load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
-        cols = COLUMNS + (["fw Predictor bf16"] if args.bf16 else [])
+        cols = COLUMNS + (["fw Predictor bf16", "Paddle Inference bf16"] if args.bf16 else [])
         extra = " | bf16/ort | bf16/eager" if args.bf16 else ""
         print("| model | " + " | ".join(cols) + f" | Predictor/ort | Predictor/eager{extra} |")
         print("|---" * (len(cols) + 3 + 2 * args.bf16) + "|")
@@ -354,7 +367,7 @@ def main(argv=None):
             r1 = f"{p / o:.2f}x" if p and o else "-"
             r2 = f"{p / e:.2f}x" if p and e else "-"
             if args.bf16:
-                b = vals[-1]
+                b = vals[cols.index("fw Predictor bf16")]
                 r2 += f" | {b / o:.2f}x" if b and o else " | -"
                 r2 += f" | {b / e:.2f}x" if b and e else " | -"
             print(f"| {label} | " + " | ".join(fmt) + f" | {r1} | {r2} |")
