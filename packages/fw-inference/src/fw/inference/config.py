@@ -922,7 +922,9 @@ class Config:
         On a CPU without native bf16 (oneDNN's effective ISA, ``fw.core.kernels.cpu.bf16
         .cpu_isa()``, below ``avx512_core_bf16``) it warns (``RuntimeWarning``) and stays
         float32: oneDNN would emulate bf16 there, slower than float32. Off by default;
-        `set_bfloat16_op` picks the ops.
+        `set_bfloat16_op` picks the ops. As in Paddle it needs the IR passes
+        (``switch_ir_optim(True)``, the default); deleting ``cpu_bfloat16`` from the
+        pass builder afterwards turns it off again.
 
         Returns:
             None.
