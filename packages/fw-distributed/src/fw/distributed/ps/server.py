@@ -162,7 +162,9 @@ class ParameterServer:
         tid = self._trainer(src)
         if op == Op.PULL_SPARSE:
             t = self._table(msg)
-            self._reply(src, msg, vals=t.pull(msg.ids, create=msg.meta.get("create", True)))
+            self._reply(src, msg, vals=t.pull(msg.ids, create=msg.meta.get("create", True),
+                                              show=msg.meta.get("show"),
+                                              click=msg.meta.get("click")))
         elif op == Op.PUSH_SPARSE:
             t = self._table(msg)
             vals = msg.vals.reshape(msg.ids.size, t.dim)
