@@ -28,6 +28,7 @@ from fw.distributed.communication import _engine_mpi
 from fw.distributed.ps import checkpoint
 from fw.distributed.ps._protocol import Op, ProtocolError, encode
 from fw.distributed.ps._transport import _DEAD_CHECK_S, TAG_REPLY, TAG_REQUEST, Backoff
+from fw.distributed.ps.entry import entry_spec
 from fw.distributed.ps.errors import PSError, PSPeerDiedError
 from fw.distributed.ps.initializer import check_spec
 from fw.distributed.ps.rules import check_rule
@@ -229,6 +230,8 @@ class ParameterServer:
         want = {"name": cfg["name"], "dim": int(cfg["dim"]), "rule": check_rule(cfg["rule"],
                 where), "init": check_spec(cfg["init"], where), "seed": int(cfg["seed"]),
                 "vocab": int(cfg["vocab"])}
+        if cfg.get("entry") is not None:
+            want["entry"] = entry_spec(cfg["entry"], where)
         have = self.sparse.get(msg.table) or self.by_name.get(want["name"])
         if have is None:
             have = SparseTable(**want)
