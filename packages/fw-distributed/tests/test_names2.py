@@ -182,10 +182,9 @@ def test_io_inference_model(tmp_path):
     b = prog.captured["ioc.b_0"].numpy()
     np.testing.assert_allclose(out, xs @ w + b, rtol=1e-6)
     assert feeds == ["x"]
+    os.makedirs(tmp_path / "empty")
     with pytest.raises(FileNotFoundError, match="exactly one"):
-        dio.load_inference_model_distributed(str(tmp_path / "nothing_here_dir"), None,
-                                             model_filename=None) \
-            if os.makedirs(tmp_path / "nothing_here_dir") is None else None
+        dio.load_inference_model_distributed(str(tmp_path / "empty"), None)
 
 
 # -- flex checkpoint pieces --------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The Paddle 3.3 names added by names2 on 2 CPU ranks (comm_scripts/names2_check.py):
 object p2p, wait, group shutdown/restart, the gloo barrier, split against dense
-NumPy, and flex checkpoints across a change of world size (2 ranks write, one
+NumPy, InMemoryDataset.global_shuffle, and flex checkpoints across a change of world size (2 ranks write, one
 process merges; one process writes, 2 ranks load halves)."""
 import os
 import sys
@@ -22,7 +22,7 @@ def test_names2_on_two_ranks(tmp_path):
     p = run_mpi("names2_check.py", 2, two, one, timeout=240)
     assert p.returncode == 0, explain(p)
     got = rank_lines(p.reports, "NAMES2")
-    assert got == {0: "ok 6", 1: "ok 6"}, explain(p)
+    assert got == {0: "ok 7", 1: "ok 7"}, explain(p)
     # the 2-rank checkpoint, merged in this one process (world size 2 -> 1)
     merged = dist.load_merged_state_dict(two)
     np.testing.assert_array_equal(merged["m.w"].numpy(),
@@ -31,4 +31,5 @@ def test_names2_on_two_ranks(tmp_path):
     # and loaded into a different split here: the middle two columns
     box = fw.zeros([4, 2])
     dist.load_state_dict({"m.w": dist.ShardedWeight("m.w", box, (4, 2), (4, 6), (0, 2))}, two)
-    np.testing.assert_array_equal(box.numpy(), np.arange(24, dtype=np.float32).reshape(4, 6)[:, 2:4])
+    want = np.arange(24, dtype=np.float32).reshape(4, 6)[:, 2:4]
+    np.testing.assert_array_equal(box.numpy(), want)

@@ -121,4 +121,24 @@ assert list(merged) == ["m.w"]
 np.testing.assert_array_equal(merged["m.w"].numpy(), full)
 checks += 1
 
+# -- InMemoryDataset.global_shuffle: rank r loads ids [10r, 10r+10); afterwards every
+# id is on exactly one rank and the fleet-wide size is 20
+import os  # noqa: E402
+
+part = os.path.join(out_dir + f".data{R}")
+with open(part, "w") as f:
+    f.write("".join(f"1 {10 * R + i}\n" for i in range(10)))
+ds = dist.InMemoryDataset()
+ds.init(batch_size=100, use_var=[("ids", "int64")])
+ds.set_filelist([part])
+ds.load_into_memory()
+ds.global_shuffle()
+mine = sorted(int(v) for b in ds for v in b["ids"].numpy().ravel())
+every = []
+dist.all_gather_object(every, mine)
+assert sorted(every[0] + every[1]) == list(range(20)), every
+assert ds.get_memory_data_size(fleet=fleet) == 20
+assert every[0] != list(range(10)) or every[1] != list(range(10, 20)), every   # moved
+checks += 1
+
 emit("NAMES2", R, f"ok {checks}")

@@ -77,6 +77,7 @@ from fw.distributed.communication.group_control import (
 )
 from fw.distributed.communication.nccl_config import create_nccl_config
 from fw.distributed.communication.object_p2p import recv_object_list, send_object_list
+from fw.distributed.fleet.dataset import InMemoryDataset, QueueDataset
 from fw.distributed.mp_split import split
 from fw.distributed.ps.entry import CountFilterEntry, ProbabilityEntry, ShowClickEntry
 
@@ -84,7 +85,7 @@ _NAMES2 = ["send_object_list", "recv_object_list", "wait", "split", "gloo_init_p
            "gloo_barrier", "gloo_release", "restart_process_group", "shutdown_process_group",
            "create_nccl_config", "io", "ShardedWeight", "ShardedStateDict",
            "build_sharded_state_dict", "load_merged_state_dict", "CountFilterEntry",
-           "ProbabilityEntry", "ShowClickEntry"]
+           "ProbabilityEntry", "ShowClickEntry", "InMemoryDataset", "QueueDataset"]
 # --- end Paddle 3.3 names (names2) ---
 
 __all__ = list(_comm_all) + [
