@@ -1,7 +1,7 @@
 """The Paddle 3.3 names added by names2 on 2 CPU ranks (comm_scripts/names2_check.py):
 object p2p, wait, group shutdown/restart, the gloo barrier, split against dense
-NumPy, InMemoryDataset.global_shuffle, and flex checkpoints across a change of world size (2 ranks write, one
-process merges; one process writes, 2 ranks load halves)."""
+NumPy, InMemoryDataset.global_shuffle, and flex checkpoints across a change of world
+size (2 ranks write, one process merges; one process writes, 2 ranks load halves)."""
 import os
 import sys
 

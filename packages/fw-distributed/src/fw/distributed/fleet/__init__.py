@@ -13,6 +13,10 @@ from fw.distributed.fleet.base.role_maker import (
     UserDefinedRoleMaker,
 )
 from fw.distributed.fleet.base.util_factory import UtilBase
+from fw.distributed.fleet.data_generator import (
+    MultiSlotDataGenerator,
+    MultiSlotStringDataGenerator,
+)
 from fw.distributed.fleet.fleet_base import (
     Fleet,
     all_reduce,
@@ -34,10 +38,6 @@ from fw.distributed.fleet.fleet_base import (
     worker_endpoints,
     worker_index,
     worker_num,
-)
-from fw.distributed.fleet.data_generator import (
-    MultiSlotDataGenerator,
-    MultiSlotStringDataGenerator,
 )
 from fw.distributed.fleet.strategy import DistributedStrategy
 from fw.distributed.fleet.topology import (
