@@ -12,12 +12,16 @@ import pytest
 import fw.distributed as dist
 from fw.distributed import fleet
 
+# the generator runs in a fresh interpreter per file; it loads data_generator.py by
+# path (the module needs only the standard library) instead of importing fw, whose
+# import costs seconds per process on a loaded 2-core machine
 GEN = textwrap.dedent("""
-    import sys
-    sys.path[:0] = {paths!r}
-    from fw.distributed import fleet
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("data_generator", {module!r})
+    dg = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(dg)
 
-    class Gen(fleet.MultiSlotDataGenerator):
+    class Gen(dg.MultiSlotDataGenerator):
         def generate_sample(self, line):
             def it():
                 words = line.split()
@@ -73,8 +77,9 @@ def test_generators_write_the_multislot_format(capsys):
 def test_queue_dataset_through_a_generator_pipe(tmp_path):
     import fw
 
-    paths = [p for p in sys.path if p]
-    gen = _write(tmp_path / "gen.py", GEN.format(paths=paths))
+    from fw.distributed.fleet import data_generator
+
+    gen = _write(tmp_path / "gen.py", GEN.format(module=data_generator.__file__))
     raw = [_write(tmp_path / "raw0.txt", "1 5 6 7\n0 8\n"),
            _write(tmp_path / "raw1.txt", "1 9 9\n")]
     ds = dist.QueueDataset()
