@@ -76,7 +76,6 @@ def test_generators_write_the_multislot_format(capsys):
 
 def test_queue_dataset_through_a_generator_pipe(tmp_path):
     import fw
-
     from fw.distributed.fleet import data_generator
 
     gen = _write(tmp_path / "gen.py", GEN.format(module=data_generator.__file__))

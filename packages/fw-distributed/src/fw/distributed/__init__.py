@@ -60,6 +60,13 @@ from fw.distributed.auto.strategy import Strategy
 _COST_MODEL = ["auto", "Strategy"]
 # --- end cost model ---
 
+
+__all__ = list(_comm_all) + [
+    "communication", "ParallelEnv", "get_backend", "get_rank", "get_world_size",
+    "init_parallel_env", "is_available", "is_initialized", "spawn", "TCPStore",
+    "checkpoint", "fleet", "sharding", "load_state_dict", "save_state_dict", "DataParallel",
+] + _AUTO_PARALLEL + _STATIC_AUTO_PARALLEL + _COST_MODEL
+
 # --- Paddle 3.3 names (names2): object p2p, group control, gloo barrier, split, io,
 # flex checkpoint, PS entries and datasets ---
 from fw.distributed import io
@@ -86,10 +93,5 @@ _NAMES2 = ["send_object_list", "recv_object_list", "wait", "split", "gloo_init_p
            "create_nccl_config", "io", "ShardedWeight", "ShardedStateDict",
            "build_sharded_state_dict", "load_merged_state_dict", "CountFilterEntry",
            "ProbabilityEntry", "ShowClickEntry", "InMemoryDataset", "QueueDataset"]
+__all__ += _NAMES2
 # --- end Paddle 3.3 names (names2) ---
-
-__all__ = list(_comm_all) + [
-    "communication", "ParallelEnv", "get_backend", "get_rank", "get_world_size",
-    "init_parallel_env", "is_available", "is_initialized", "spawn", "TCPStore",
-    "checkpoint", "fleet", "sharding", "load_state_dict", "save_state_dict", "DataParallel",
-] + _AUTO_PARALLEL + _STATIC_AUTO_PARALLEL + _COST_MODEL + _NAMES2
