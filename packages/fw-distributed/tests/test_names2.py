@@ -31,7 +31,7 @@ def test_object_p2p_argument_errors():
         dist.send_object_list([1], dst_in_group=3)
 
 
-def test_wait_completes_only_the_tensors_ops():
+def test_wait_completes_the_tensors_ops():
     a, b = fw.ones([4]), fw.ones([4])
     ta = dist.all_reduce(a, sync_op=False)
     tb = dist.all_reduce(b, sync_op=False)
@@ -254,12 +254,12 @@ def test_show_click_admission():
         a.admit(np.array([4]))
 
 
-def test_entries_through_parameter_servers(monkeypatch):
+def test_entries_through_parameter_servers(monkeypatch, tmp_path):
     """SparseEmbedding with entries talking to 2 real ParameterServers (loopback)."""
     import test_ps_loopback as lb
 
     from fw.distributed import fleet
-    from fw.distributed.ps import SparseEmbedding, runtime
+    from fw.distributed.ps import SparseEmbedding, checkpoint, runtime
     from fw.distributed.ps.client import PSClient
     from fw.distributed.ps.optimizer import PSOptimizer
     from fw.distributed.ps.server import ParameterServer
@@ -293,5 +293,14 @@ def test_entries_through_parameter_servers(monkeypatch):
     assert got.numpy()[0].tolist() == [[1.0, 1.0], [0.0, 0.0]]    # 8 was not shown
     with pytest.raises(ValueError, match="needs show= and click="):
         sc(fw.to_tensor(np.array([[7]])))
-    assert any(s.sparse[cnt.table_id].config().get("entry") for s in loop.servers.values())
+    assert all(s.sparse[cnt.table_id].config()["entry"] == {"kind": "count_filter",
+                                                            "count_filter": 2}
+               for s in loop.servers.values())
+    # the entry is part of the checkpointed table config: a reloaded table admits alike
+    rt.save(str(tmp_path))
+    sparse, _ = checkpoint.load_tables(str(tmp_path), 0, 1)
+    assert sparse["cnt"].entry == {"kind": "count_filter", "count_filter": 2}
+    assert sparse["cnt"].pull(np.array([3])).tolist() == [[0.5, 0.5]]     # admitted row kept
+    assert sparse["cnt"].pull(np.array([50])).tolist() == [[0.0, 0.0]]    # new id: counted
+    assert sparse["sc"].entry["kind"] == "show_click"
     rt.stop_worker()

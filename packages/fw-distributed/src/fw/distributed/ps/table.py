@@ -117,14 +117,16 @@ class SparseTable:
             self.states[sname] = s
         self._cap = cap
 
-    def rows(self, ids: np.ndarray, create: bool = True, show=None, click=None) -> np.ndarray:
+    def rows(self, ids: np.ndarray, create: bool = True, show=None, click=None,
+             admit: bool = True) -> np.ndarray:
         """Row numbers of `ids` (flat int64), creating missing rows when `create`
         (-1 for a missing id otherwise, and for an id the table's entry does not admit
-        yet; `show`/`click`: the ids' counts, for a ShowClickEntry)."""
+        yet; `show`/`click`: the ids' counts, for a ShowClickEntry). ``admit=False``
+        creates rows without asking the entry (rows loaded from a checkpoint)."""
         r = self.index.find(ids)
         if create:
             miss = r < 0
-            if miss.any() and self._admission is not None:
+            if miss.any() and self._admission is not None and admit:
                 u, first = np.unique(ids[miss], return_index=True)
                 pos = np.flatnonzero(miss)[first]
                 ok = self._admission.admit(
@@ -211,7 +213,7 @@ class SparseTable:
         if np.unique(ids).size != ids.size:
             raise ValueError(f"SparseTable {self.name!r}.load: repeated ids in the rows")
         vals = self._check_vals(ids, arrays["values"], "load")
-        r = self.rows(ids)
+        r = self.rows(ids, admit=False)      # saved rows were admitted when created
         self.values[r] = vals
         for sname, width, _ in self._layout:
             if sname in arrays:
