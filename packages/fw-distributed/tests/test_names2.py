@@ -142,6 +142,19 @@ def test_split_one_partition_equals_dense_and_errors():
         dist.split(fw.to_tensor(x), (5, 3), "linear", axis=1)
 
 
+def test_split_builds_one_op_in_a_static_program():
+    W = np.random.default_rng(1).standard_normal((4, 6)).astype(np.float32)
+    prog = fw.static.Program()
+    with fw.static.program_guard(prog):
+        x = fw.static.data("x", [None, 4], "float32")
+        y = dist.split(x, (4, 6), "linear", axis=1, bias_attr=False,
+                       weight_attr=fw.ParamAttr(initializer=fw.nn.initializer.Assign(W)))
+    assert [op.name for op in prog.block.ops] == ["linear"] and len(prog.params()) == 1
+    xs = np.ones((2, 4), np.float32)
+    out = fw.static.Executor().run(prog, feed={"x": xs}, fetch_list=[y])[0]
+    np.testing.assert_allclose(out, xs @ W, rtol=1e-6)
+
+
 # -- distributed.io -------------------------------------------------------------------
 def _prog(name):
     prog = fw.static.Program()
