@@ -121,6 +121,21 @@ def test_in_memory_dataset_load_shuffle_and_sizes(tmp_path):
         iter(ds)
 
 
+def test_use_var_takes_static_data_variables(tmp_path):
+    import fw
+
+    prog = fw.static.Program()
+    with fw.static.program_guard(prog):
+        ids = fw.static.data("ids", [None, 1], "int64")
+        y = fw.static.data("y", [None, 1], "float32")
+    ds = dist.QueueDataset()
+    ds.init(batch_size=2, use_var=[ids, y])
+    ds.set_filelist([_write(tmp_path / "v.txt", "1 4 1 0.5\n1 5 1 1.5\n")])
+    b = next(iter(ds))
+    assert b["ids"].dtype == fw.int64 and b["ids"].tolist() == [[4], [5]]
+    assert b["y"].dtype == fw.float32 and b["y"].tolist() == [[0.5], [1.5]]
+
+
 def test_dataset_errors_name_file_and_line(tmp_path):
     ds = dist.InMemoryDataset()
     ds.init(use_var=[("ids", "int64"), ("y", "float32")])

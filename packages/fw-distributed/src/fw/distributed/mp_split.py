@@ -15,8 +15,6 @@ from fw.distributed import _fleet_comm as comm
 
 __all__ = ["split"]
 
-_COUNT = [0]
-
 
 def _group(num_partitions, fn):
     """The model-parallel group of `num_partitions` ranks this rank belongs to:
@@ -105,7 +103,6 @@ def split(x, size, operation, axis=0, num_partitions=1, gather_out=True, weight_
                          f"{operation} weight {list(size)}) must be divisible by "
                          f"num_partitions={num_partitions}")
     g = _group(num_partitions, fn)
-    _COUNT[0] += 1
     if operation == "embedding":
         if axis != 0:
             raise ValueError(f"fw.distributed.{fn}: an embedding is split along axis 0 (its "
