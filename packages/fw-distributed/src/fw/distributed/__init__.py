@@ -60,8 +60,38 @@ from fw.distributed.auto.strategy import Strategy
 _COST_MODEL = ["auto", "Strategy"]
 # --- end cost model ---
 
+
 __all__ = list(_comm_all) + [
     "communication", "ParallelEnv", "get_backend", "get_rank", "get_world_size",
     "init_parallel_env", "is_available", "is_initialized", "spawn", "TCPStore",
     "checkpoint", "fleet", "sharding", "load_state_dict", "save_state_dict", "DataParallel",
 ] + _AUTO_PARALLEL + _STATIC_AUTO_PARALLEL + _COST_MODEL
+
+# --- Paddle 3.3 names (names2): object p2p, group control, gloo barrier, split, io,
+# flex checkpoint, PS entries and datasets ---
+from fw.distributed import io
+from fw.distributed.checkpoint.flex import (
+    ShardedStateDict,
+    ShardedWeight,
+    build_sharded_state_dict,
+    load_merged_state_dict,
+)
+from fw.distributed.communication.gloo import gloo_barrier, gloo_init_parallel_env, gloo_release
+from fw.distributed.communication.group_control import (
+    restart_process_group,
+    shutdown_process_group,
+    wait,
+)
+from fw.distributed.communication.nccl_config import create_nccl_config
+from fw.distributed.communication.object_p2p import recv_object_list, send_object_list
+from fw.distributed.fleet.dataset import InMemoryDataset, QueueDataset
+from fw.distributed.mp_split import split
+from fw.distributed.ps.entry import CountFilterEntry, ProbabilityEntry, ShowClickEntry
+
+_NAMES2 = ["send_object_list", "recv_object_list", "wait", "split", "gloo_init_parallel_env",
+           "gloo_barrier", "gloo_release", "restart_process_group", "shutdown_process_group",
+           "create_nccl_config", "io", "ShardedWeight", "ShardedStateDict",
+           "build_sharded_state_dict", "load_merged_state_dict", "CountFilterEntry",
+           "ProbabilityEntry", "ShowClickEntry", "InMemoryDataset", "QueueDataset"]
+__all__ += _NAMES2
+# --- end Paddle 3.3 names (names2) ---
