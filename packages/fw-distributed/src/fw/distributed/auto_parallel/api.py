@@ -248,11 +248,12 @@ def shard_optimizer(optimizer, shard_fn=None):
 
     Args:
         optimizer (Optimizer): built over the layer's (distributed) parameters.
-        shard_fn (optional): Paddle's ZeRO-style state sharding (``ShardingStage1``…);
-            only None is supported here.
+        shard_fn (ShardingStage1|ShardingStage2|ShardingStage3, optional): ZeRO over a
+            mesh axis (see `fw.distributed.ShardingStage1`); None keeps whole blocks.
 
     Returns:
-        Optimizer: `optimizer`, now over the local blocks.
+        Optimizer: `optimizer`, now over the local blocks (a `ShardedOptimizer`
+        wrapping it when `shard_fn` is given).
 
     Examples:
         .. code-block:: python
@@ -264,8 +265,9 @@ def shard_optimizer(optimizer, shard_fn=None):
             >>> lin(fw.ones([3, 4])).sum().backward(); opt.step()
     """
     if shard_fn is not None:
-        raise NotImplementedError("shard_optimizer: shard_fn (ZeRO-style sharding of optimizer "
-                                  "states) is not implemented yet; pass shard_fn=None")
+        from fw.distributed.auto_parallel.intermediate.sharding import apply_sharding_stage
+
+        return apply_sharding_stage(optimizer, shard_fn)
     if not callable(getattr(optimizer, "set_param_groups", None)):
         raise TypeError(f"shard_optimizer: expected an fw.optimizer.Optimizer, got "
                         f"{type(optimizer).__name__}")
