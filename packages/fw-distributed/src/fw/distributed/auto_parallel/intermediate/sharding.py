@@ -204,7 +204,10 @@ class ShardedOptimizer:
 
     Args:
         optimizer (Optimizer): the inner optimizer.
-        stage (ShardingStage1|ShardingStage2|ShardingStage3): the stage.
+        stage (ShardingStage1|ShardingStage2|ShardingStage3|None): the stage (None:
+            no sharding, whole blocks).
+        gradient_accumulation_steps (int, optional): the gradients are divided by it
+            before each step. Default 1.
 
     Examples:
         .. code-block:: python
@@ -218,14 +221,15 @@ class ShardedOptimizer:
             ('ShardedOptimizer', 1)
     """
 
-    def __init__(self, optimizer, stage):
+    def __init__(self, optimizer, stage, gradient_accumulation_steps=1):
         self._inner = optimizer
         self._stage = stage
+        self._acc = int(gradient_accumulation_steps)
         self._pieces: list = []
         self._sources: list = []      # the distributed parameters, for clear_grad
         self._synced = False
         clip = getattr(optimizer, "_grad_clip", None)
-        if clip is not None and "GlobalNorm" in type(clip).__name__:
+        if stage is not None and clip is not None and "GlobalNorm" in type(clip).__name__:
             raise NotImplementedError(
                 f"shard_optimizer({type(stage).__name__}): global-norm gradient clipping would "
                 f"measure this rank's pieces only; clip before sharding or use "
@@ -237,7 +241,7 @@ class ShardedOptimizer:
 
     @property
     def sharding_stage(self) -> int:
-        """The ZeRO stage (1, 2 or 3).
+        """The ZeRO stage (1, 2 or 3; 0 without sharding).
 
         Examples:
             .. code-block:: python
@@ -249,7 +253,7 @@ class ShardedOptimizer:
                 ...                      dist.ShardingStage2(0)).sharding_stage
                 2
         """
-        return self._stage._level
+        return 0 if self._stage is None else self._stage._level
 
     def _adopt(self, p):
         from fw.distributed.auto_parallel._reshard import reshard_local
@@ -258,6 +262,8 @@ class ShardedOptimizer:
         if not isinstance(p, DistTensor):
             return p
         self._sources.append(p)
+        if self._stage is None:
+            return p._local
         mesh = p.process_mesh
         axis = _axis_of(self._stage, mesh)
         d = _pick_dim(p, axis)
@@ -302,6 +308,8 @@ class ShardedOptimizer:
             pc.shard.grad = to_tensor(np.ascontiguousarray(a[tuple(sl)]))
             if self._stage._level == 2:
                 pc.param._local.clear_grad(False)      # keep only the piece (ZeRO-2)
+        if self._acc > 1:      # Paddle's dygraph meaning: the step sees the mean gradient
+            self._inner._unscale_grads(1.0 / self._acc)
         self._synced = True
 
     def _unscale_grads(self, inv_scale) -> bool:
@@ -403,13 +411,18 @@ class ShardedOptimizer:
         return getattr(self._inner, name)
 
 
-def apply_sharding_stage(optimizer, shard_fn):
-    """`shard_optimizer`'s path for a shard_fn: a `ShardedOptimizer` for the stages."""
-    if isinstance(shard_fn, _ShardingStageBase):
+def apply_sharding_stage(optimizer, shard_fn, gradient_accumulation_steps=1):
+    """`shard_optimizer`'s path for a shard_fn (or gradient accumulation): a
+    `ShardedOptimizer`."""
+    k = gradient_accumulation_steps
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise ValueError(f"shard_optimizer: gradient_accumulation_steps must be a positive "
+                         f"int, got {k!r}")
+    if shard_fn is None or isinstance(shard_fn, _ShardingStageBase):
         if not callable(getattr(optimizer, "set_param_groups", None)):
             raise TypeError(f"shard_optimizer: expected an fw.optimizer.Optimizer, got "
                             f"{type(optimizer).__name__}")
-        return ShardedOptimizer(optimizer, shard_fn)
+        return ShardedOptimizer(optimizer, shard_fn, k)
     raise NotImplementedError(
         f"shard_optimizer: shard_fn {shard_fn!r} is not a ShardingStage1/2/3; fw keeps "
         f"optimizer states as plain per-rank blocks, so a custom per-accumulator shard_fn "
