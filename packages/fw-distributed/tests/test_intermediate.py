@@ -356,3 +356,24 @@ def test_to_distributed_checks_the_world():
     cfg.sequence_parallel = True
     with pytest.raises(NotImplementedError, match="sequence_parallel"):
         dist.to_distributed(m, fw.optimizer.SGD(parameters=m.parameters()), [], 1, config=cfg)
+
+
+def test_conv_parallel_on_one_rank_and_unsupported_configs():
+    mesh = _mesh("mp")
+    fw.seed(1)
+    dense = fw.nn.Conv2D(2, 3, 3, padding=1)
+    x = fw.to_tensor(np.random.default_rng(0).standard_normal([1, 2, 4, 6]).astype("float32"))
+    fw.seed(1)
+    conv = fw.nn.Conv2D(2, 3, 3, padding=1)
+    dist.ConvParallel().apply(conv, mesh, [])
+    y = conv(x)
+    assert y.placements == [dist.Shard(3)]
+    np.testing.assert_allclose(y.numpy(), dense(x).numpy(), rtol=1e-5, atol=1e-6)
+    fw.seed(1)
+    odd = fw.nn.Conv2D(2, 3, 3, stride=2)          # overlapping windows: unsupported
+    dist.ConvParallel().apply(odd, mesh, [])
+    with pytest.warns(UserWarning, match="runs unsharded"):
+        out = odd(x)
+    assert not out.is_dist() or out.placements != [dist.Shard(3)]
+    with pytest.raises(TypeError, match="Conv2D"):
+        dist.ConvParallel().apply(fw.nn.Linear(2, 2), mesh, [])

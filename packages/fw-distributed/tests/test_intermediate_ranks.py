@@ -3,7 +3,8 @@ fw's launcher: models parallelized with `dist.parallelize` plans train like the
 dense model (an MLP, the example char GPT, a sequence-parallel net), ZeRO stages 1/2/3
 over "dp" equal dense training with 1/n of the state, `local_map`/`LocalLayer`
 values and gradients, `shard_scaler` skipping a step on every rank when one rank's
-block overflows, Ulysses context parallelism, `to_distributed`. A 4-rank [2, 2]
+block overflows, Ulysses context parallelism, width-parallel convolution
+(`ConvParallel`), `to_distributed`. A 4-rank [2, 2]
 dp x mp job (slow) runs parallelize with a plan and ZeRO-1 together.
 
 Run by the launcher, this file is also the ranks' program
@@ -388,6 +389,44 @@ def check_cp(rank):
     _emit("OK", rank, "cp")
 
 
+def check_conv(rank):
+    """ConvParallel: width-split Conv2D with "same" padding (a halo exchange; widths 8
+    and 7, even and uneven blocks) and with stride = kernel (no halo): outputs split
+    on the width, values and input/weight/bias gradients == dense."""
+    import fw
+    import fw.distributed as dist
+
+    mesh = dist.ProcessMesh([0, 1], dim_names=["mp"])
+    rng = np.random.default_rng(2)
+    for kw, width, fmt in ((dict(kernel_size=3, padding=1), 8, "NCHW"),
+                           (dict(kernel_size=3, padding=1), 7, "NHWC"),
+                           (dict(kernel_size=2, stride=2), 8, "NCHW")):
+        shape = [2, 3, 5, width] if fmt == "NCHW" else [2, 5, width, 3]
+        xa = rng.standard_normal(shape).astype("float32")
+        fw.seed(4)
+        dense = fw.nn.Conv2D(3, 4, data_format=fmt, **kw)
+        xd = fw.to_tensor(xa, stop_gradient=False)
+        yd = dense(xd)
+        (yd * yd).sum().backward()
+        fw.seed(4)
+        conv = fw.nn.Conv2D(3, 4, data_format=fmt, **kw)
+        dist.ConvParallel().apply(conv, mesh, [])
+        conv = dist.shard_layer(conv, mesh)
+        x = dist.shard_tensor(fw.to_tensor(xa), mesh, [dist.Replicate()])
+        x.stop_gradient = False
+        y = conv(x)
+        wd = 3 if fmt == "NCHW" else 2
+        assert y.placements == [dist.Shard(wd)], y.placements
+        _close(y.numpy(), yd.numpy(), f"ConvParallel {kw} {fmt} output", 1e-5, 1e-5)
+        (y * y).sum().backward()
+        _close(x.grad.numpy(), xd.grad.numpy(), f"ConvParallel {kw} input grad", 1e-4, 1e-4)
+        _close(conv.weight.grad.numpy(), dense.weight.grad.numpy(),
+               f"ConvParallel {kw} weight grad", 1e-4, 1e-4)
+        _close(conv.bias.grad.numpy(), dense.bias.grad.numpy(), f"ConvParallel {kw} bias grad",
+               1e-4, 1e-4)
+    _emit("OK", rank, "conv")
+
+
 def check_to_distributed(rank):
     """to_distributed on 2 ranks: a dp mesh, batches split on dim 0, training ==
     dense."""
@@ -463,7 +502,7 @@ sys.path.insert(0, HERE)
 from comm_testutil import clean_env, explain, rank_lines, run_cmd  # noqa: E402
 
 CHECKS = ["mp_mlp", "gpt_mp", "sp", "zero1", "zero2", "zero3", "local_map", "scaler", "cp",
-          "to_distributed"]
+          "conv", "to_distributed"]
 
 
 def _launch(args, timeout=300, nproc=2):

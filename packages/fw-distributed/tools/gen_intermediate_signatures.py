@@ -13,7 +13,7 @@ import os
 import paddle
 import paddle.distributed as dist
 
-NAMES = ["parallelize", "ColWiseParallel", "RowWiseParallel", "PrepareLayerInput",
+NAMES = ["parallelize", "ColWiseParallel", "RowWiseParallel", "ConvParallel", "PrepareLayerInput",
          "PrepareLayerOutput", "SequenceParallelBegin", "SequenceParallelEnd",
          "SequenceParallelEnable", "SequenceParallelDisable", "ContextParallel",
          "PrepareContextParallel", "ShardingStage1", "ShardingStage2", "ShardingStage3",

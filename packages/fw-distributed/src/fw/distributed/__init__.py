@@ -58,6 +58,7 @@ _STATIC_AUTO_PARALLEL = ["to_static", "DistModel", "shard_dataloader"]
 from fw.distributed.auto_parallel.intermediate import (  # isort: skip
     ColWiseParallel,
     ContextParallel,
+    ConvParallel,
     DistAttr,
     LocalLayer,
     PrepareContextParallel,
@@ -81,7 +82,8 @@ from fw.distributed.auto_parallel.intermediate import (  # isort: skip
 )
 from fw.distributed.fleet.topology import ParallelMode  # isort: skip
 
-_INTERMEDIATE = ["parallelize", "ColWiseParallel", "RowWiseParallel", "PrepareLayerInput",
+_INTERMEDIATE = ["parallelize", "ColWiseParallel", "RowWiseParallel", "ConvParallel",
+                 "PrepareLayerInput",
                  "PrepareLayerOutput", "SequenceParallelBegin", "SequenceParallelEnd",
                  "SequenceParallelEnable", "SequenceParallelDisable", "ContextParallel",
                  "PrepareContextParallel", "SplitPoint", "ShardingStage1", "ShardingStage2",

@@ -7,6 +7,7 @@ from fw.distributed.auto_parallel.intermediate.context_parallel import (
     ContextParallel,
     PrepareContextParallel,
 )
+from fw.distributed.auto_parallel.intermediate.conv_parallel import ConvParallel
 from fw.distributed.auto_parallel.intermediate.dist_attr import DistAttr
 from fw.distributed.auto_parallel.intermediate.global_mesh import get_mesh, set_mesh
 from fw.distributed.auto_parallel.intermediate.local_map import LocalLayer, local_map
@@ -36,8 +37,8 @@ from fw.distributed.auto_parallel.intermediate.to_distributed import (
 )
 
 __all__ = [
-    "parallelize", "PlanBase", "ColWiseParallel", "RowWiseParallel", "PrepareLayerInput",
-    "PrepareLayerOutput", "SequenceParallelBegin", "SequenceParallelEnd",
+    "parallelize", "PlanBase", "ColWiseParallel", "RowWiseParallel", "ConvParallel",
+    "PrepareLayerInput", "PrepareLayerOutput", "SequenceParallelBegin", "SequenceParallelEnd",
     "SequenceParallelEnable", "SequenceParallelDisable", "ContextParallel",
     "PrepareContextParallel", "SplitPoint", "ShardingStage1", "ShardingStage2",
     "ShardingStage3", "ShardedOptimizer", "get_mesh", "set_mesh", "shard_scaler", "local_map",
