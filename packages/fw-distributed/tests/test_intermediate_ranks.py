@@ -5,7 +5,7 @@ over "dp" equal dense training with 1/n of the state, `local_map`/`LocalLayer`
 values and gradients, `shard_scaler` skipping a step on every rank when one rank's
 block overflows, Ulysses context parallelism, width-parallel convolution
 (`ConvParallel`), `to_distributed`. A 4-rank [2, 2]
-dp x mp job (slow) runs parallelize with a plan and ZeRO-1 together.
+dp x mp job (slow) runs parallelize with a plan and ZeRO-1, then ZeRO-3, together.
 
 Run by the launcher, this file is also the ranks' program
 (``python test_intermediate_ranks.py <check,check,...>``); each rank compares with
@@ -455,9 +455,9 @@ def check_to_distributed(rank):
     _emit("OK", rank, "to_distributed")
 
 
-def check_dp_mp(rank):
-    """4 ranks, mesh [2, 2] (dp x mp): a column/row plan on mp, ZeRO-1 on dp, the
-    batch split on dp: losses == dense."""
+def check_dp_mp(rank, level=1):
+    """4 ranks, mesh [2, 2] (dp x mp): a column/row plan on mp, ZeRO (stage `level`)
+    on dp, the batch split on dp: losses == dense."""
     import fw
     import fw.distributed as dist
 
@@ -469,12 +469,15 @@ def check_dp_mp(rank):
     model, opt = dist.parallelize(model, opt, mesh, {
         "mp_config": {"parallelize_plan": {"0": dist.ColWiseParallel(),
                                            "2": dist.RowWiseParallel()}},
-        "dp_config": {"sharding_level": 1}})
+        "dp_config": {"sharding_level": level}})
+    if level == 3:      # the column-split weight [8, 16]: rows on dp, columns on mp
+        assert model[0].weight.placements == [dist.Shard(0), dist.Shard(1)]
+        assert model[0].weight.local_value().shape == [4, 8]
     got = _train(fw, model, opt, data, x_fn=lambda t: dist.shard_tensor(
         t, mesh, [dist.Shard(0), dist.Replicate()]))
-    _close(got, want, "dp x mp losses")
+    _close(got, want, f"dp x mp ZeRO-{level} losses")
     dist.set_mesh(None)
-    _emit("OK", rank, "dp_mp")
+    _emit("OK", rank, f"dp_mp{level}")
 
 
 def _worker(argv):
@@ -486,6 +489,8 @@ def _worker(argv):
     for check in argv[0].split(","):
         if check.startswith("zero"):
             check_zero(rank, int(check[-1]))
+        elif check.startswith("dp_mp"):
+            check_dp_mp(rank, int(check[-1]))
         else:
             globals()[f"check_{check}"](rank)
 
@@ -541,7 +546,11 @@ def test_gpt_plan_has_no_silent_fallback_on_rank_0(ranks_run):
 
 
 @pytest.mark.slow
-def test_dp_x_mp_parallelize_with_zero1_on_four_ranks():
-    p = _launch(["dp_mp"], timeout=300, nproc=4)
-    oks = rank_lines(p.reports, "OK")
-    assert set(oks) == {0, 1, 2, 3} and set(oks.values()) == {"dp_mp"}, explain(p)
+def test_dp_x_mp_parallelize_with_zero_on_four_ranks():
+    p = _launch(["dp_mp1,dp_mp3"], timeout=400, nproc=4)
+    oks = {}
+    for line in p.reports.splitlines():
+        parts = line.split(" ", 2)
+        if len(parts) == 3 and parts[0] == "OK":
+            oks.setdefault(parts[2], set()).add(int(parts[1]))
+    assert oks == {"dp_mp1": {0, 1, 2, 3}, "dp_mp3": {0, 1, 2, 3}}, explain(p)
