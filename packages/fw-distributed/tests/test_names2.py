@@ -317,3 +317,26 @@ def test_entries_through_parameter_servers(monkeypatch, tmp_path):
     assert sparse["cnt"].pull(np.array([50])).tolist() == [[0.0, 0.0]]    # new id: counted
     assert sparse["sc"].entry["kind"] == "show_click"
     rt.stop_worker()
+
+
+def test_shard_weight_places_the_piece_by_group_rank():
+    class _G:  # a group seen from rank 1 of 2 (the fields shard_weight reads)
+        rank, nranks, ranks = 1, 2, [0, 1]
+
+    w = dist.shard_weight("fc.w", fw.ones([2, 3]), 0, _G())
+    assert isinstance(w, dist.ShardedWeight)
+    assert (w.key, w.global_shape, w.global_offset) == ("fc.w", [4, 3], [2, 0])
+    w = dist.shard_weight("fc.w", fw.ones([2, 3]), 1, _G())
+    assert (w.global_shape, w.global_offset) == ([2, 6], [0, 3])
+    one = dist.shard_weight("b", fw.ones([5]), 0, dist.new_group([0]))
+    assert (one.global_shape, one.global_offset) == ([5], [0])
+    with pytest.raises(ValueError, match=r"shard_weight: axis 2 is not an axis of 'fc.w'"):
+        dist.shard_weight("fc.w", fw.ones([2, 3]), 2, _G())
+    with pytest.raises(TypeError, match="group must be a Group"):
+        dist.shard_weight("fc.w", fw.ones([2, 3]), 0, None)
+
+    class _Out(_G):
+        rank = -1
+
+    with pytest.raises(ValueError, match="not a member"):
+        dist.shard_weight("fc.w", fw.ones([2, 3]), 0, _Out())

@@ -16,7 +16,7 @@ import fw
 from fw.distributed.checkpoint import ShardedWeight as _Box
 from fw.distributed.checkpoint import _array, _read_index, load_state_dict
 
-__all__ = ["ShardedWeight", "ShardedStateDict", "build_sharded_state_dict",
+__all__ = ["ShardedWeight", "ShardedStateDict", "shard_weight", "build_sharded_state_dict",
            "load_merged_state_dict"]
 
 
@@ -69,6 +69,47 @@ class ShardedWeight(_Box):
 
 # Paddle's alias (a typing construct there too): a dict of name -> ShardedWeight
 ShardedStateDict = dict[str, ShardedWeight]
+
+
+def shard_weight(key, weight, axis, group):
+    """Describe `weight` as this rank's piece of a tensor split evenly along `axis`
+    over `group` (every member holds an equal piece; this rank's starts at
+    ``group.rank * weight.shape[axis]``), as a `ShardedWeight` for ``save_state_dict``.
+
+    Args:
+        key (str): the tensor's name in the checkpoint.
+        weight (Tensor): this rank's piece.
+        axis (int): the split axis, ``0 <= axis < weight.ndim``.
+        group (Group): the ranks that hold the pieces (``fw.distributed.new_group`` or
+            fleet's model-parallel group).
+
+    Returns:
+        ShardedWeight: the piece with its global shape and offset.
+
+    Examples:
+        >>> import fw
+        >>> import fw.distributed as dist
+        >>> w = dist.shard_weight("fc.w", fw.zeros([2, 3]), 1, dist.new_group([0]))
+        >>> w.global_shape, w.global_offset
+        ([2, 3], [0, 0])
+    """
+    fn = "fw.distributed.shard_weight"
+    shape = list(_array(weight).shape)
+    if isinstance(axis, bool) or not isinstance(axis, int) or not 0 <= axis < len(shape):
+        raise ValueError(f"{fn}: axis {axis!r} is not an axis of {key!r}'s shape {shape} "
+                         f"(0 <= axis < {len(shape)})")
+    nranks, rank = getattr(group, "nranks", None), getattr(group, "rank", None)
+    if not isinstance(nranks, int) or not isinstance(rank, int):
+        raise TypeError(f"{fn}: group must be a Group (with rank and nranks), got "
+                        f"{type(group).__name__}")
+    if rank < 0:
+        raise ValueError(f"{fn}: this process is not a member of group {group.ranks!r}, "
+                         f"so it holds no piece of {key!r}")
+    gshape = list(shape)
+    gshape[axis] *= nranks
+    off = [0] * len(shape)
+    off[axis] = rank * shape[axis]
+    return ShardedWeight(key, weight, shape, gshape, off)
 
 
 def build_sharded_state_dict(state_dict, shard_rules=None, prefix=""):
