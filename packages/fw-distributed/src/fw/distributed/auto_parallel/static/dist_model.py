@@ -673,7 +673,8 @@ def to_static(layer, loader=None, loss=None, optimizer=None, strategy=None, inpu
         optimizer (Optimizer, optional): the optimizer ("train" mode).
         strategy (Strategy, optional): gradient_merge, sharding (stages 1/2),
             pipeline and recompute are honoured; other enabled features raise
-            NotImplementedError.
+            NotImplementedError. ``auto_mode="full"``: the cost model picks the
+            strategy on the first batch (``auto_parallel.static.auto_mode``).
         input_spec (optional): not supported (the batches' shapes are used).
 
     Returns:
