@@ -155,6 +155,48 @@ def test_every_reshard_transition_on_2_ranks_gives_the_numpy_block(shape):
     assert n == 16
 
 
+def _comms(mesh, shape, src, dst):
+    log = []
+    b = Builder()
+    with b:
+        blk = local_box(shape, src, mesh, mesh.coordinate(0))
+        x = b.add_input(TensorType([n for _, n in blk], "float32"), "x")
+        em = ReshardEmitter(mesh, mesh.coordinate(0), lambda a: (0, [0, 1]), log)
+        em.reshard(x, list(shape), src, dst)
+    return [(c.kind, c.nbytes) for c in log], b.program
+
+
+@pytest.mark.parametrize("shape,i,j", [([6, 4, 5], 0, 2), ([7, 5, 3], 2, 0), ([5, 7, 2], 1, 0),
+                                       ([4, 3, 7], 0, 1)])
+def test_shard_to_shard_is_one_all_to_all_on_3_ranks(shape, i, j):
+    """Shard(i) -> Shard(j) on one axis: one all_to_all (uneven blocks travel
+    padded), every rank's block equal to NumPy's."""
+    mesh = dist.ProcessMesh([0, 1, 2], dim_names=["x"])
+    dense = np.arange(np.prod(shape), dtype="float32").reshape(shape) - 11.0
+    for src, dst in (([dist.Shard(i)], [dist.Shard(j)]), ([dist.Shard(j)], [dist.Shard(i)])):
+        outs = _reshard_on_ranks(mesh, dense, src, dst)
+        for r, o in enumerate(outs):
+            np.testing.assert_array_equal(o, _block(dense, dst, mesh, [r]),
+                                          err_msg=f"{src}->{dst} rank {r}")
+        kinds, prog = _comms(mesh, shape, src, dst)
+        assert [k for k, _ in kinds] == ["all_to_all"]
+        assert "all_to_all(" in str(prog) and "c_allgather" not in str(prog)
+
+
+def test_all_to_all_moves_1_over_n_of_what_gather_and_slice_moved():
+    # [4, 6] float32 on 2 ranks, S0 -> S1: a block is [2, 6] = 48 B; the all-to-all
+    # sends the half of it the peer needs (24 B), the gather sent the whole block (48 B)
+    kinds, _ = _comms(MESH1, [4, 6], [S0], [S1])
+    assert kinds == [("all_to_all", 24)]
+    # on a [2, 2] mesh, S0 on "mp" -> S1 on "mp" is the same lone exchange on that axis
+    # (block [4, 6] = 96 B, half of it sent); dim 0 sharded on both axes is not lone:
+    # it is gathered along both axes, then sliced
+    kinds, _ = _comms(MESH2, [8, 6], [R, S0], [R, S1])
+    assert kinds == [("all_to_all", 48)]
+    kinds, _ = _comms(MESH2, [8, 6], [S0, S0], [S0, S1])
+    assert [k for k, _ in kinds] == ["all_gather", "all_gather"]
+
+
 def test_random_reshards_on_a_2x2_mesh_give_the_numpy_block():
     rng = np.random.default_rng(3)
     dense = np.arange(30, dtype="float32").reshape(5, 6) - 7.0

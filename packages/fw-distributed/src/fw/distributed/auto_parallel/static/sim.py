@@ -160,6 +160,9 @@ def _compute(op_name, xs, me, attrs):
         n = len(xs)
         k = out.shape[0] // n
         return np.ascontiguousarray(out[me * k:(me + 1) * k])
+    if op_name == "all_to_all":  # chunk `me` of every rank, in rank order
+        k = xs[0].shape[0] // len(xs)
+        return np.concatenate([x[me * k:(me + 1) * k] for x in xs], axis=0)
     raise ValueError(f"SimulatedRanks: no simulation of collective {op_name!r}")
 
 
