@@ -9,6 +9,7 @@ test_dist_static_ranks.py."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 import numpy as np
@@ -598,7 +599,85 @@ def test_recompute_clones_cheap_forward_ops_into_the_backward_and_trains_alike()
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6)
 
 
-@pytest.mark.parametrize("sub", ["amp", "fused_passes"])
+class _AmpNet(fw.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = fw.nn.Linear(8, 16)
+        self.norm = fw.nn.LayerNorm(16)
+        self.fc2 = fw.nn.Linear(16, 5)
+
+    def forward(self, x):
+        h = fw.nn.functional.gelu(self.fc1(x))
+        return self.fc2(self.norm(h) + fw.tanh(h))
+
+
+def _ce(logits, label):
+    return fw.nn.functional.cross_entropy(logits, label)
+
+
+@pytest.mark.parametrize("level,dtype,white", [("o1", "bfloat16", None), ("o2", "bfloat16", None),
+                                               ("o1", "float16", None),
+                                               ("o2", "bfloat16", ["gelu"])])
+def test_amp_trains_like_eager_auto_cast(level, dtype, white):
+    """Strategy.amp: the program computes what eager auto_cast computes (float32
+    master weights at O2; float16 with its fixed loss scale): 4 AdamW steps, losses
+    equal within low-precision rounding, and not the float32 losses."""
+    rng = np.random.default_rng(0)
+    data = [(rng.standard_normal((6, 8)).astype("float32"),
+             rng.integers(0, 5, (6,)).astype("int64")) for _ in range(4)]
+    amp = {"enable": True, "level": level, "dtype": dtype,
+           "custom_white_list": white or [], "use_dynamic_loss_scaling": False,
+           "init_loss_scaling": 1024.0}
+
+    def eager(use_amp):
+        fw.seed(5)
+        net = _AmpNet()
+        opt = fw.optimizer.AdamW(learning_rate=0.01, parameters=net.parameters())
+        out = []
+        for x, y in data:
+            with fw.amp.auto_cast(enable=use_amp, level=level.upper(), dtype=dtype,
+                                  custom_white_list=white):
+                loss = _ce(net(fw.to_tensor(x)), fw.to_tensor(y))
+            (loss * 1024.0 if dtype == "float16" else loss).backward()
+            if dtype == "float16":
+                for p in net.parameters():
+                    p.grad.set_value(p.grad.numpy() / 1024.0)
+            opt.step()
+            opt.clear_grad()
+            out.append(float(loss))
+        return out
+
+    want, fp32 = eager(True), eager(False)
+    fw.seed(5)
+    net = dist.shard_layer(_AmpNet(), MESH0)
+    dm = dist.to_static(net, None, _ce,
+                        fw.optimizer.AdamW(learning_rate=0.01, parameters=net.parameters()),
+                        dist.Strategy({"amp": amp}))
+    got = [float(dm(fw.to_tensor(x), fw.to_tensor(y))) for x, y in data]
+    np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-2)
+    assert np.abs(np.array(got) - np.array(fp32)).max() > 1e-5    # amp really ran
+    assert all(p.dtype == fw.float32 for p in net.parameters())   # the master weights
+    text = str(next(iter(dm._built.values())).rank_prog.program)
+    short = {"bfloat16": "bf16", "float16": "f16"}[dtype]
+    assert f"cast(%input_0) {{dtype={short}}}" in text, text      # the input is cast too
+
+
+@pytest.mark.parametrize("amp,what", [
+    ({"level": "o3"}, "level='o3'"),
+    ({"custom_black_varnames": ["x"]}, "custom_black_varnames"),
+    ({"use_bf16_guard": True}, "use_fp16_guard / use_bf16_guard"),
+    ({"use_promote": False}, "use_promote=False"),
+    ({"dtype": "float16"}, "use_dynamic_loss_scaling=True with dtype='float16'"),
+])
+def test_amp_settings_dist_to_static_cannot_honour_are_refused(amp, what):
+    lin = dist.shard_layer(fw.nn.Linear(4, 2), MESH0)
+    strategy = dist.Strategy({"amp": {"enable": True, "dtype": "bfloat16", **amp}})
+    with pytest.raises(NotImplementedError, match=f"strategy.amp.{re.escape(what)}.*not "
+                                                  f"supported by dist.to_static yet"):
+        dist.to_static(lin, None, fw.nn.MSELoss(), None, strategy)
+
+
+@pytest.mark.parametrize("sub", ["fused_passes"])
 def test_every_unsupported_strategy_field_is_refused_not_ignored(sub):
     lin = dist.shard_layer(fw.nn.Linear(4, 2), MESH0)
     strategy = dist.Strategy({sub: {"enable": True}})

@@ -5,7 +5,9 @@ examples/char_gpt.py, annotated on its input and first/last weights only, trains
 auto-parallel training of the same sharded GPT gives the same losses — and gradient
 merge (k_steps=2) equals dense gradient accumulation, ZeRO stages 1 and 2
 (strategy.sharding over dp) and recompute change nothing, a weight left dense is
-inferred row-split, and pp = 2 (1F1B, FThenB) equals dense gradient accumulation.
+inferred row-split, pp = 2 (1F1B, FThenB) equals dense gradient accumulation, and
+Strategy.amp (bfloat16, O1 on dp, O2 on mp) trains like eager auto-parallel under
+fw.amp.auto_cast.
 
 Run as a script by the launcher, this file is also the ranks' program
 (``python test_dist_static_ranks.py <check,...>``); each rank trains the dense
@@ -312,6 +314,58 @@ def check_gpt_eager(rank, mesh_kind):
     _emit("OK", rank, tag)
 
 
+def check_gpt_amp(rank, mesh_kind, level):
+    """Strategy.amp (bfloat16) on a [2] mesh: dist.to_static trains the GPT with the
+    losses of eager auto-parallel under fw.amp.auto_cast (same level; float32 master
+    weights), within bfloat16 rounding, and not with the float32 losses."""
+    import fw
+    import fw.distributed as dist
+
+    R, S0, S1 = dist.Replicate(), dist.Shard(0), dist.Shard(1)
+    steps = 5
+    mesh = dist.ProcessMesh([0, 1], dim_names=[mesh_kind])
+    x_pl = [S0] if mesh_kind == "dp" else [R]
+
+    def shard_fn(name, layer, m):
+        if mesh_kind == "mp" and name in ("tok", "head"):
+            layer.weight = dist.shard_tensor(layer.weight, m, [S1])
+
+    model, data = _gpt(fw)
+    batches = _batches(data, steps)
+    fp32, _ = _dense_losses(fw, batches)
+    model = dist.shard_layer(model, mesh, shard_fn)
+    opt = dist.shard_optimizer(fw.optimizer.AdamW(learning_rate=3e-3,
+                                                  parameters=model.parameters()))
+    loss_fn = _loss_fn(fw)
+    eager = []
+    for x, y in batches:
+        xd = dist.shard_tensor(fw.to_tensor(x), mesh, x_pl)
+        yd = dist.shard_tensor(fw.to_tensor(y), mesh, x_pl)
+        with fw.amp.auto_cast(level=level, dtype="bfloat16"):
+            loss = loss_fn(model(xd), yd)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        eager.append(float(dist.unshard_dtensor(loss)) if dist.auto_parallel.is_dist_tensor(
+            loss) else float(loss))
+    model, _ = _gpt(fw)
+    model = dist.shard_layer(model, mesh, shard_fn)
+    opt = fw.optimizer.AdamW(learning_rate=3e-3, parameters=model.parameters())
+    strategy = dist.Strategy({"amp": {"enable": True, "dtype": "bfloat16",
+                                      "level": level.lower()}})
+    loader = dist.shard_dataloader([(fw.to_tensor(x), fw.to_tensor(y)) for x, y in batches],
+                                   mesh, shard_dims="dp" if mesh_kind == "dp" else None)
+    dm = dist.to_static(model, loader, loss_fn, opt, strategy)
+    got = [float(dm(x, y)) for x, y in loader]
+    tag = f"gpt-amp-{mesh_kind}-{level}"
+    np.testing.assert_allclose(got, eager, rtol=2e-2, atol=2e-2, err_msg=tag)
+    assert np.abs(np.array(got) - np.array(fp32)).max() > 1e-4, (got, fp32)
+    assert all(p.dtype == fw.float32 for p in model.parameters())
+    _emit("LOSSES", rank, json.dumps({"check": tag, "losses": got, "eager": eager,
+                                      "dense": fp32}))
+    _emit("OK", rank, tag)
+
+
 def _worker(argv):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import fw.distributed as dist
@@ -341,6 +395,8 @@ def _worker(argv):
             check_inferred_row_split(rank)
         elif check == "zero2mlp":
             check_zero2_mlp(rank)
+        elif check in ("ampdp", "ampmp"):     # O1 on dp, O2 on mp
+            check_gpt_amp(rank, check[3:], "O1" if check == "ampdp" else "O2")
         elif check in ("zero1", "zero2"):
             check_gpt(rank, "dp", zero=int(check[-1]))
 
@@ -382,7 +438,7 @@ def _losses(p, tag):
 def two_ranks():
     """One 2-rank job: dp-only, mp-only and gradient merge (the launch dominates)."""
     return _launch(["gptdp,gptmp,eagerdp,eagermp,gm,zero1,zero2,zero2mlp,pp1F1B,ppFThenB,infer,"
-                    "rc"])
+                    "rc,ampdp,ampmp"])
 
 
 @pytest.mark.parametrize("tag", ["gpt-dp", "gpt-mp", "gpt-dp-k2", "gpt-dp-zero1",
@@ -411,6 +467,17 @@ def test_eager_auto_parallel_gpt_equals_to_static_and_single_process(two_ranks, 
         np.testing.assert_allclose(eager[r]["losses"], eager[r]["dense"], rtol=2e-5, atol=2e-5)
         np.testing.assert_allclose(eager[r]["losses"], static[r]["losses"], rtol=2e-5,
                                    atol=2e-5)
+
+
+@pytest.mark.parametrize("tag", ["gpt-amp-dp-O1", "gpt-amp-mp-O2"])
+def test_static_amp_gpt_on_2_ranks_equals_eager_auto_parallel_amp(two_ranks, tag):
+    assert two_ranks.returncode == 0, explain(two_ranks)
+    for r in (0, 1):
+        assert f"OK {r} {tag}" in two_ranks.reports, explain(two_ranks)
+    got = _losses(two_ranks, tag)
+    assert set(got) == {0, 1}
+    np.testing.assert_allclose(got[0]["losses"], got[0]["eager"], rtol=2e-2, atol=2e-2)
+    assert got[0]["losses"] == got[1]["losses"]
 
 
 def test_zero2_reduce_scatters_gradients_and_trains_like_the_dense_mlp(two_ranks):
