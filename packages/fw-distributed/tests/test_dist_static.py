@@ -431,6 +431,49 @@ def test_char_gpt_forward_and_backward_partitioned_on_2x2_equals_dense():
     assert all(rp.comms for rp in rps.values())
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_char_gpt_with_ignore_index_on_dp_keeps_the_logits_sharded(weighted):
+    """Data parallel GPT whose loss has ignore_index >= 0 (and class weights): the
+    mean cross entropy and its gradient follow their rules (no fallback, the logits
+    stay batch-sharded, a Partial loss); only the labels travel whole (an all-gather
+    of integers); every rank's loss and gradient blocks equal the dense program's."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples"))
+    from char_gpt import CharGPT
+
+    from fw.distributed.auto_parallel.static.tracing import trace_step
+
+    fw.seed(0)
+    model = CharGPT(20, 8, n_layer=1, d_model=16, n_head=2, tied=False)
+    rng = np.random.default_rng(1)
+    x, y = rng.integers(0, 20, (4, 8)), rng.integers(0, 20, (4, 8))
+    y[:, :3] = 0                        # padding: ignored, unevenly over the two blocks
+    y[0] = 0
+    cw = fw.to_tensor(rng.uniform(0.5, 2, 20).astype("float32")) if weighted else None
+
+    def loss_fn(logits, label):
+        return fw.nn.functional.cross_entropy(logits.reshape([-1, 20]), label.reshape([-1]),
+                                              weight=cw, ignore_index=0)
+
+    tr = trace_step(model, loss_fn, [fw.to_tensor(x), fw.to_tensor(y)], "train", MESH1)
+    prog = tr.program
+    dense = [o.numpy() for o in run(prog, x, y)]
+    ann = {a: [S0] for a in prog.block.args if a.role == "input"}
+    prop = propagate(prog, MESH1, ann)
+    labels = {a.label: a for a in prog.block.args}
+    outs_pl = [[R]] + [prop.placements[labels[lab]] for lab in tr.grads]
+    outs, rps, _ = simulate(prog, MESH1, ann, [x, y], outs_pl)
+    assert not prop.fallbacks, prop.fallbacks
+    ce = next(op for op in prog.block.ops if op.name == "cross_entropy_with_softmax")
+    assert prop.placements[ce.results[0]] == [P] and prop.plans[ce].inputs[0] == [S0]
+    assert prop.plans[ce].inputs[1] == [R]                 # the labels, whole
+    gathered = [c for c in rps[0].comms if c.kind == "all_gather"]
+    assert gathered and all(c.nbytes <= y.size * 8 for c in gathered), rps[0].comms
+    for r in range(2):
+        for k, (o, d) in enumerate(zip(outs[r], dense)):
+            np.testing.assert_allclose(o, _block(d, outs_pl[k], MESH1, [r]),
+                                       rtol=1e-4, atol=1e-5, err_msg=f"rank {r} output {k}")
+
+
 # ------------------------------------------------------------ DistModel on one rank
 MESH0 = dist.ProcessMesh([0], dim_names=["dp"])
 

@@ -7,7 +7,7 @@ merge (k_steps=2) equals dense gradient accumulation, ZeRO stages 1 and 2
 (strategy.sharding over dp) and recompute change nothing, a weight left dense is
 inferred row-split, pp = 2 (1F1B, FThenB) equals dense gradient accumulation, and
 Strategy.amp (bfloat16, O1 on dp, O2 on mp) trains like eager auto-parallel under
-fw.amp.auto_cast.
+fw.amp.auto_cast; a loss with ignore_index >= 0 trains on dp like single process.
 
 Run as a script by the launcher, this file is also the ranks' program
 (``python test_dist_static_ranks.py <check,...>``); each rank trains the dense
@@ -59,18 +59,19 @@ def _batches(data, n, batch=4, block=16):
     return out
 
 
-def _loss_fn(fw):
+def _loss_fn(fw, ignore_index=-100):
     import fw.nn.functional as F
 
     def loss(logits, label):
-        return F.cross_entropy(logits.reshape([-1, logits.shape[-1]]), label.reshape([-1]))
+        return F.cross_entropy(logits.reshape([-1, logits.shape[-1]]), label.reshape([-1]),
+                               ignore_index=ignore_index)
     return loss
 
 
-def _dense_losses(fw, batches, k=1, tied=False):
+def _dense_losses(fw, batches, k=1, tied=False, ignore_index=-100):
     model, _ = _gpt(fw, tied)
     opt = fw.optimizer.AdamW(learning_rate=3e-3, parameters=model.parameters())
-    loss_fn = _loss_fn(fw)
+    loss_fn = _loss_fn(fw, ignore_index)
     losses = []
     for i, (x, y) in enumerate(batches):
         loss = loss_fn(model(fw.to_tensor(x)), fw.to_tensor(y))
@@ -82,7 +83,7 @@ def _dense_losses(fw, batches, k=1, tied=False):
     return losses, model
 
 
-def check_gpt(rank, mesh_kind, k=1, zero=0, recompute=False, tied=False):
+def check_gpt(rank, mesh_kind, k=1, zero=0, recompute=False, tied=False, ignore=False):
     import fw
     import fw.distributed as dist
 
@@ -98,7 +99,11 @@ def check_gpt(rank, mesh_kind, k=1, zero=0, recompute=False, tied=False):
         w_pl, shard_dims = [S1], None
     model, data = _gpt(fw, tied)
     batches = _batches(data, STEPS)
-    want, dense_model = _dense_losses(fw, batches, k, tied)
+    # ignore: the most frequent label is ignore_index (the mean divides by the count of
+    # the others, which depends on both ranks' labels: its rule gathers only labels)
+    ig = int(np.bincount(np.concatenate([b[1].ravel() for b in batches])).argmax()) \
+        if ignore else -100
+    want, dense_model = _dense_losses(fw, batches, k, tied, ig)
 
     def shard_fn(name, layer, m):
         if w_pl is not None and name in ("tok", "head"):   # the first and the last weight
@@ -119,7 +124,7 @@ def check_gpt(rank, mesh_kind, k=1, zero=0, recompute=False, tied=False):
         strategy.sharding.degree = 2
     loader = dist.shard_dataloader([(fw.to_tensor(x), fw.to_tensor(y)) for x, y in batches],
                                    mesh, shard_dims=shard_dims)
-    dm = dist.to_static(model, loader, _loss_fn(fw), opt, strategy)
+    dm = dist.to_static(model, loader, _loss_fn(fw, ig), opt, strategy)
     got = [float(dm(x, y)) for x, y in loader]
     np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5,
                                err_msg=f"{mesh_kind} k={k} losses")
@@ -134,7 +139,10 @@ def check_gpt(rank, mesh_kind, k=1, zero=0, recompute=False, tied=False):
     rep = dm.report()
     assert "communication on this rank" in rep and "embedding" in rep, rep
     tag = f"gpt-{mesh_kind}" + (f"-k{k}" if k > 1 else "") + (f"-zero{zero}" if zero else "") \
-        + ("-recompute" if recompute else "") + ("-tied" if tied else "")
+        + ("-recompute" if recompute else "") + ("-tied" if tied else "") \
+        + ("-ignore" if ignore else "")
+    if ignore:    # the cross entropy followed its rule: no replicate fallback
+        assert "replicate fallback: none" in rep and "replicate fallback (" not in rep, rep
     if recompute:
         assert "forward op(s) recomputed in the backward" in rep, rep
     if zero:
@@ -379,6 +387,8 @@ def _worker(argv):
             check_gpt(rank, "2x2", tied=True)
         elif check == "gptdp":
             check_gpt(rank, "dp")
+        elif check == "gptdpignore":
+            check_gpt(rank, "dp", ignore=True)
         elif check == "gptmp":
             check_gpt(rank, "mp")
         elif check in ("eagerdp", "eagermp"):
@@ -438,11 +448,11 @@ def _losses(p, tag):
 def two_ranks():
     """One 2-rank job: dp-only, mp-only and gradient merge (the launch dominates)."""
     return _launch(["gptdp,gptmp,eagerdp,eagermp,gm,zero1,zero2,zero2mlp,pp1F1B,ppFThenB,infer,"
-                    "rc,ampdp,ampmp"])
+                    "rc,ampdp,ampmp,gptdpignore"])
 
 
 @pytest.mark.parametrize("tag", ["gpt-dp", "gpt-mp", "gpt-dp-k2", "gpt-dp-zero1",
-                                 "gpt-dp-zero2", "gpt-mp-recompute"])
+                                 "gpt-dp-zero2", "gpt-mp-recompute", "gpt-dp-ignore"])
 def test_static_gpt_on_2_ranks_trains_like_single_process(two_ranks, tag):
     assert two_ranks.returncode == 0, explain(two_ranks)
     for r in (0, 1):
