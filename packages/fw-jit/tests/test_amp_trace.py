@@ -109,3 +109,21 @@ def test_a_traced_program_outside_auto_cast_has_no_casts():
     xn, yn = _data()
     static(fw.to_tensor(xn), fw.to_tensor(yn))
     assert "cast(" not in str(static.concrete_program.main_program)
+
+
+def test_another_auto_cast_region_traces_its_own_program():
+    """The cache key holds the region's level, dtype and lists: a function traced
+    under O1/bfloat16 is traced again under O2/float16 (whose casts differ), and
+    each call equals its eager region."""
+    fw.seed(6)
+    net = _Net()
+    xn, yn = _data()
+    static = fw.jit.to_static(_step(net), full_graph=True)
+    for kw in ({"level": "O1", "dtype": "bfloat16"}, {"level": "O2", "dtype": "float16"},
+               {"level": "O1", "dtype": "bfloat16", "custom_black_list": {"gelu"}}):
+        with fw.amp.auto_cast(**kw):
+            want, _ = _step(net)(fw.to_tensor(xn), fw.to_tensor(yn))
+            got, _ = static(fw.to_tensor(xn), fw.to_tensor(yn))
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert len(static.program_cache) == 3
