@@ -366,7 +366,9 @@ def check_gpt_amp(rank, mesh_kind, level):
     dm = dist.to_static(model, loader, loss_fn, opt, strategy)
     got = [float(dm(x, y)) for x, y in loader]
     tag = f"gpt-amp-{mesh_kind}-{level}"
-    np.testing.assert_allclose(got, eager, rtol=2e-2, atol=2e-2, err_msg=tag)
+    # measured: |static - eager| <= 1.4e-3 over 5 steps (bfloat16 rounding in another
+    # order of the backward sums); amp vs float32 differ by ~2.5e-3
+    np.testing.assert_allclose(got, eager, rtol=1e-3, atol=1e-3, err_msg=tag)
     assert np.abs(np.array(got) - np.array(fp32)).max() > 1e-4, (got, fp32)
     assert all(p.dtype == fw.float32 for p in model.parameters())
     _emit("LOSSES", rank, json.dumps({"check": tag, "losses": got, "eager": eager,
@@ -486,7 +488,7 @@ def test_static_amp_gpt_on_2_ranks_equals_eager_auto_parallel_amp(two_ranks, tag
         assert f"OK {r} {tag}" in two_ranks.reports, explain(two_ranks)
     got = _losses(two_ranks, tag)
     assert set(got) == {0, 1}
-    np.testing.assert_allclose(got[0]["losses"], got[0]["eager"], rtol=2e-2, atol=2e-2)
+    np.testing.assert_allclose(got[0]["losses"], got[0]["eager"], rtol=1e-3, atol=1e-3)
     assert got[0]["losses"] == got[1]["losses"]
 
 
