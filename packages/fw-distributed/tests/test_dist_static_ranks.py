@@ -83,7 +83,8 @@ def _dense_losses(fw, batches, k=1, tied=False, ignore_index=-100):
     return losses, model
 
 
-def check_gpt(rank, mesh_kind, k=1, zero=0, recompute=False, tied=False, ignore=False):
+def check_gpt(rank, mesh_kind, k=1, zero=0, recompute=False, tied=False, ignore=False,
+              steps=STEPS):
     import fw
     import fw.distributed as dist
 
@@ -98,7 +99,7 @@ def check_gpt(rank, mesh_kind, k=1, zero=0, recompute=False, tied=False, ignore=
         mesh = dist.ProcessMesh([0, 1], dim_names=["mp"])
         w_pl, shard_dims = [S1], None
     model, data = _gpt(fw, tied)
-    batches = _batches(data, STEPS)
+    batches = _batches(data, steps)
     # ignore: the most frequent label is ignore_index (the mean divides by the count of
     # the others, which depends on both ranks' labels: its rule gathers only labels)
     ig = int(np.bincount(np.concatenate([b[1].ravel() for b in batches])).argmax()) \
@@ -390,7 +391,7 @@ def _worker(argv):
         elif check == "gptdp":
             check_gpt(rank, "dp")
         elif check == "gptdpignore":
-            check_gpt(rank, "dp", ignore=True)
+            check_gpt(rank, "dp", ignore=True, steps=6)
         elif check == "gptmp":
             check_gpt(rank, "mp")
         elif check in ("eagerdp", "eagermp"):
@@ -450,11 +451,18 @@ def _losses(p, tag):
 def two_ranks():
     """One 2-rank job: dp-only, mp-only and gradient merge (the launch dominates)."""
     return _launch(["gptdp,gptmp,eagerdp,eagermp,gm,zero1,zero2,zero2mlp,pp1F1B,ppFThenB,infer,"
-                    "rc,ampdp,ampmp,gptdpignore"])
+                    "rc"])
+
+
+@pytest.fixture(scope="module")
+def amp_ranks():
+    """Another 2-rank job (a job of its own keeps each launch well inside its
+    deadline on the loaded machine): Strategy.amp on dp and mp, ignore_index on dp."""
+    return _launch(["ampdp,ampmp,gptdpignore"], timeout=300)
 
 
 @pytest.mark.parametrize("tag", ["gpt-dp", "gpt-mp", "gpt-dp-k2", "gpt-dp-zero1",
-                                 "gpt-dp-zero2", "gpt-mp-recompute", "gpt-dp-ignore"])
+                                 "gpt-dp-zero2", "gpt-mp-recompute"])
 def test_static_gpt_on_2_ranks_trains_like_single_process(two_ranks, tag):
     assert two_ranks.returncode == 0, explain(two_ranks)
     for r in (0, 1):
@@ -482,13 +490,26 @@ def test_eager_auto_parallel_gpt_equals_to_static_and_single_process(two_ranks, 
 
 
 @pytest.mark.parametrize("tag", ["gpt-amp-dp-O1", "gpt-amp-mp-O2"])
-def test_static_amp_gpt_on_2_ranks_equals_eager_auto_parallel_amp(two_ranks, tag):
-    assert two_ranks.returncode == 0, explain(two_ranks)
+def test_static_amp_gpt_on_2_ranks_equals_eager_auto_parallel_amp(amp_ranks, tag):
+    assert amp_ranks.returncode == 0, explain(amp_ranks)
     for r in (0, 1):
-        assert f"OK {r} {tag}" in two_ranks.reports, explain(two_ranks)
-    got = _losses(two_ranks, tag)
+        assert f"OK {r} {tag}" in amp_ranks.reports, explain(amp_ranks)
+    got = _losses(amp_ranks, tag)
     assert set(got) == {0, 1}
     np.testing.assert_allclose(got[0]["losses"], got[0]["eager"], rtol=1e-3, atol=1e-3)
+    assert got[0]["losses"] == got[1]["losses"]
+
+
+def test_static_gpt_with_ignore_index_on_dp_trains_like_single_process(amp_ranks):
+    """A loss with ignore_index >= 0 (the most frequent label): its mean's divisor
+    depends on both ranks' labels; the rule keeps the logits sharded (no fallback)
+    and the losses are single-process training's."""
+    assert amp_ranks.returncode == 0, explain(amp_ranks)
+    for r in (0, 1):
+        assert f"OK {r} gpt-dp-ignore" in amp_ranks.reports, explain(amp_ranks)
+    got = _losses(amp_ranks, "gpt-dp-ignore")
+    assert set(got) == {0, 1} and len(got[0]["losses"]) == 6
+    np.testing.assert_allclose(got[0]["losses"], got[0]["dense"], rtol=2e-5, atol=2e-5)
     assert got[0]["losses"] == got[1]["losses"]
 
 
