@@ -829,3 +829,14 @@ def test_docstring_examples_run(module):
     for t in tests:
         runner.run(t)
     assert runner.failures == 0, f"{runner.failures} failing examples in {module}"
+
+
+def test_simulated_ranks_leave_no_backend_registered():
+    """After a simulated run the collectives run their one-rank references again
+    (the simulator's backend once stayed registered and broke later tests)."""
+    from fw.core.internal import collectives
+
+    before = collectives.backend
+    sim = SimulatedRanks(2, timeout=30)
+    sim.run([lambda: 1, lambda: 2])
+    assert collectives.backend is before

@@ -184,6 +184,8 @@ def cross_entropy(ctx):
         cnt = _ce_static_count(ctx, per)
         attrs = dict(ctx.attrs, reduction="sum")
         if cnt is None:
+            if sw is None and (soft or int(ctx.attrs.get("ignore_index", -100)) < 0):
+                return None             # an empty batch (count 0): nothing to shard
             dynamic = True
         else:
             def post(outs, c=float(cnt)):
@@ -495,6 +497,9 @@ def cross_entropy_grad(ctx):
         cnt = _ce_static_count(ctx, [1 if d == ax else n for d, n in enumerate(ss.shape)])
         attrs = dict(ctx.attrs, reduction="sum")
         if cnt is None:
+            if sw is None and (ctx.attrs.get("soft_label", False)
+                               or int(ctx.attrs.get("ignore_index", -100)) < 0):
+                return None             # an empty batch (count 0): nothing to shard
             dynamic = True
         else:
             def post(outs, c=float(cnt)):

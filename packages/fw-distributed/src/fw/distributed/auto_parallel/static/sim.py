@@ -120,7 +120,10 @@ class SimulatedRanks:
                 with self._cond:
                     self._cond.notify_all()
 
-        prev = collectives.register_backend(self._backend)
+        # one bound-method object: `self._backend` makes a new one on every access, and
+        # unregister_backend(fn) removes only the very object registered
+        backend = self._backend
+        prev = collectives.register_backend(backend)
         try:
             threads = [threading.Thread(target=main, args=(r,), daemon=True)
                        for r in range(len(fns))]
@@ -133,7 +136,7 @@ class SimulatedRanks:
                                    f"{self.timeout * 4} s")
         finally:
             if prev is None:
-                collectives.unregister_backend(self._backend)
+                collectives.unregister_backend(backend)
             else:
                 collectives.register_backend(prev)
             self._slots.clear()
