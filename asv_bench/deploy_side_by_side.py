@@ -37,6 +37,10 @@ The one command that re-measures the deployment table (1 thread, CPU time, RSS):
 
     hatch run python asv_bench/deploy_side_by_side.py --threads 1 --cpu-time --rss
 
+``--before-mnv2-round`` runs the fw Predictor without issue 11's MobileNetV2 round (every
+depthwise convolution on oneDNN, ``C.conv_forward`` per call instead of a bound
+``C.ConvPlan``), for a before/after in one session.
+
 ``--ort-export fw`` makes onnxruntime run fw.onnx's export even where PyTorch is
 installed (both baselines: PyTorch's export packs Q, K and V into one projection and
 gets onnxruntime's BiasGelu fusion; fw.onnx's keeps three products and an Erf chain).
@@ -98,6 +102,10 @@ def _have(mod):
 
 # ---------------------------------------------------------------- per framework
 MEMORY_OPTIM = True  # the Predictor's Config.enable_memory_optim (--no-memory-optim: off)
+# --before-mnv2-round: the Predictor as before issue 11's MobileNetV2 round (oneDNN for
+# every depthwise convolution, conv_forward's 13 arguments per call instead of a bound
+# C.ConvPlan), to measure that round's changes against in the same session
+BEFORE_MNV2_ROUND = False
 ORT_FROM_FW = False  # --ort-export fw: onnxruntime runs fw.onnx's export even with PyTorch
 
 
@@ -109,6 +117,11 @@ def run_fw(rows, threads, workdir):
     from fw.core import _native
 
     _native.set_num_threads(threads)  # eager's oneDNN threads (the Predictor's: its Config)
+    if BEFORE_MNV2_ROUND:
+        from fw.core.kernels.cpu import prepared
+
+        _native.C.conv_set_native_dw(False)
+        prepared.USE_CONV_PLAN = False
     out = {}
     for label, name, batch, hw in rows:
         fw.seed(0)
@@ -281,6 +294,7 @@ def _spawn(kind, args, workdir):
            "--threads", str(args.threads)] + (["--only", args.only] if args.only else []) + \
         (["--cpu-time"] if args.cpu_time else []) + \
         ([] if args.memory_optim else ["--no-memory-optim"]) + \
+        (["--before-mnv2-round"] if args.before_mnv2_round else []) + \
         ["--ort-export", args.ort_export]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith(("[", "{")) or
@@ -303,11 +317,16 @@ def main(argv=None):
     ap.add_argument("--ort-export", choices=("torch", "fw"), default="torch",
                     help="the ONNX file onnxruntime runs: PyTorch's export of the twin model "
                          "(when PyTorch is installed) or fw.onnx's export of the fw model")
+    ap.add_argument("--before-mnv2-round", action="store_true",
+                    help="the fw Predictor without fw's depthwise kernel and bound "
+                         "convolutions (C.conv_set_native_dw(False), "
+                         "prepared.USE_CONV_PLAN = False)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--workdir", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    global CLOCK, MEMORY_OPTIM, ORT_FROM_FW
+    global CLOCK, MEMORY_OPTIM, ORT_FROM_FW, BEFORE_MNV2_ROUND
     MEMORY_OPTIM = args.memory_optim
+    BEFORE_MNV2_ROUND = args.before_mnv2_round
     ORT_FROM_FW = args.ort_export == "fw"
     if args.cpu_time:
         CLOCK = time.process_time
@@ -325,7 +344,8 @@ def main(argv=None):
         clock = "CPU time" if args.cpu_time else "wall time"
         memopt = "on" if args.memory_optim else "off"
         ort_src = "fw.onnx" if ORT_FROM_FW or not _have("torch") else "PyTorch"
-        print(f"threads={args.threads}; medians of {clock} in ms per batch; fw Predictor "
+        before = " (as before the MobileNetV2 round)" if args.before_mnv2_round else ""
+        print(f"threads={args.threads}; medians of {clock} in ms per batch; fw Predictor{before} "
               f"memory_optim {memopt}; onnxruntime on {ort_src}'s export; load average "
               f"{load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
         print("| model | " + " | ".join(COLUMNS) + " | Predictor/ort | Predictor/eager |")
