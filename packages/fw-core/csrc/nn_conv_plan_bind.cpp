@@ -21,6 +21,7 @@
 
 #include "activation.hpp"
 #include "nn_conv.hpp"
+#include "nn_conv_small.hpp"
 #include "nn_dwconv.hpp"
 
 namespace nb = nanobind;
@@ -152,6 +153,8 @@ public:
         fw::nn::ConvEpilogue ep;
         ep.act = act_;
         if (fw::nn::dw3x3_applies(g_, fw::DType::f32, ep) && !residual_) return fw::nn::dw3x3_impl();
+        if (fw::nn::conv_small_applies(g_, fw::DType::f32, residual_, act_))
+            return std::string("fw_conv_small:") + fw::nn::conv_small_isa();  // nn_conv_small.cpp
         return fw::nn::conv_impl(g_, fw::DType::f32, 0);
     }
 

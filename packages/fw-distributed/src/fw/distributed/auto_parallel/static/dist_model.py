@@ -14,9 +14,10 @@ block and the program updates it in place.
 Strategy: ``gradient_merge`` (k_steps, avg), ``sharding`` stages 1 and 2 over the
 "dp" axis, ``pipeline`` (a mesh with a "pp" axis: `_pp_model`) and ``recompute``
 (`recompute`: selective checkpoints) are honoured; ``amp`` (traced programs do
-not cast their inputs under ``fw.amp.auto_cast``), ``fused_passes``, sharding
-stage 3 and ``auto_mode="full"`` raise "not supported by dist.to_static yet" —
-nothing set is ignored.
+not cast their inputs under ``fw.amp.auto_cast``), ``fused_passes`` and sharding
+stage 3 raise "not supported by dist.to_static yet" — nothing set is ignored.
+``auto_mode="full"``: the cost model picks and applies the strategy on the first
+batch (`auto_mode`).
 
 On a pipeline, a parameter's block is current on the ranks of its stage only
 (the others keep the value it had when the model was built)."""
@@ -153,6 +154,12 @@ class DistModel:
             raise _unsupported("input_spec (the batch's shapes and placements are used)")
         self._layer, self._loader, self._loss, self._opt = layer, loader, loss, optimizer
         self._mesh = _find_mesh(layer, loader)
+        self._auto = None
+        if strategy is not None and strategy.auto_mode == "full":   # the cost model decides
+            from fw.distributed.auto_parallel.static.auto_mode import AutoMode
+
+            self._auto = AutoMode(self, strategy)
+            strategy = self._auto.initial_strategy
         self._strategy = _check_strategy(strategy, self._mesh)
         self._built: dict = {}
         self._mode = "train" if (optimizer is not None and loss is not None) else (
@@ -537,6 +544,8 @@ class DistModel:
                     raise TypeError(f"DistModel: the inputs should be tensors or lists of "
                                     f"tensors, got {type(x).__name__}")
                 batch.append(x)
+        if self._auto is not None:
+            batch = self._auto.prepare(batch)
         mode = self._mode
         key = (mode,) + tuple(_sig(x) for x in batch)
         built = self._built.get(key)
@@ -626,6 +635,8 @@ class DistModel:
         parts = []
         for key, built in self._built.items():
             parts.append(format_report(key[0], built, self._mesh))
+        if self._auto is not None:
+            parts.insert(0, self._auto.describe())
         if not parts:
             return "DistModel: not built yet (call it on a batch first)"
         return "\n\n".join(parts)
@@ -662,7 +673,8 @@ def to_static(layer, loader=None, loss=None, optimizer=None, strategy=None, inpu
         optimizer (Optimizer, optional): the optimizer ("train" mode).
         strategy (Strategy, optional): gradient_merge, sharding (stages 1/2),
             pipeline and recompute are honoured; other enabled features raise
-            NotImplementedError.
+            NotImplementedError. ``auto_mode="full"``: the cost model picks the
+            strategy on the first batch (``auto_parallel.static.auto_mode``).
         input_spec (optional): not supported (the batches' shapes are used).
 
     Returns:
