@@ -252,6 +252,10 @@ class DepthwiseKernelWithWithout:
         if not _native.available:
             raise NotImplementedError("needs fw-core's native kernels")
         self.C = _native.C
+        # the direct calls below run on the process's thread count (the predictor sets
+        # its own per run): one thread, as the docstring says, also for them
+        self.threads = _native.get_num_threads()
+        _native.set_num_threads(1)
         self.C.conv_set_native_dw(False)  # oneDNN's kernels (NativeDepthwiseWithWithout: fw's)
         self.C.conv_set_prefer_jit_dw(jit_dw)
         self.C.nn_clear_cache()
@@ -271,9 +275,12 @@ class DepthwiseKernelWithWithout:
         self.time_depthwise(jit_dw)
 
     def teardown(self, jit_dw):
+        from fw.core import _native
+
         self.C.conv_set_prefer_jit_dw(True)
         self.C.conv_set_native_dw(True)
         self.C.nn_clear_cache()
+        _native.set_num_threads(self.threads)
         self.dir.cleanup()
 
     def time_run(self, jit_dw):
