@@ -37,6 +37,10 @@ The one command that re-measures the deployment table (1 thread, CPU time, RSS):
 
     hatch run python asv_bench/deploy_side_by_side.py --threads 1 --cpu-time --rss
 
+``--before-mnv2-round`` runs the fw Predictor without issue 11's MobileNetV2 round (every
+depthwise convolution on oneDNN, ``C.conv_forward`` per call instead of a bound
+``C.ConvPlan``), for a before/after in one session.
+
 ``--bf16`` adds a column: the fw Predictor with ``Config.enable_mkldnn_bfloat16()`` (its
 products in bfloat16 with float32 accumulation, on a CPU with native bf16; elsewhere the
 switch warns and the column shows "-"), with its ratios to onnxruntime (float32) and fw
@@ -104,6 +108,10 @@ def _have(mod):
 
 # ---------------------------------------------------------------- per framework
 MEMORY_OPTIM = True  # the Predictor's Config.enable_memory_optim (--no-memory-optim: off)
+# --before-mnv2-round: the Predictor as before issue 11's MobileNetV2 round (oneDNN for
+# every depthwise convolution, conv_forward's 13 arguments per call instead of a bound
+# C.ConvPlan), to measure that round's changes against in the same session
+BEFORE_MNV2_ROUND = False
 BF16 = False  # --bf16: also a Predictor with Config.enable_mkldnn_bfloat16(), its own column
 ORT_FROM_FW = False  # --ort-export fw: onnxruntime runs fw.onnx's export even with PyTorch
 
@@ -116,6 +124,11 @@ def run_fw(rows, threads, workdir):
     from fw.core import _native
 
     _native.set_num_threads(threads)  # eager's oneDNN threads (the Predictor's: its Config)
+    if BEFORE_MNV2_ROUND:
+        from fw.core.kernels.cpu import prepared
+
+        _native.C.conv_set_native_dw(False)
+        prepared.USE_CONV_PLAN = False
     out = {}
     for label, name, batch, hw in rows:
         fw.seed(0)
@@ -305,6 +318,7 @@ def _spawn(kind, args, workdir):
            "--threads", str(args.threads)] + (["--only", args.only] if args.only else []) + \
         (["--cpu-time"] if args.cpu_time else []) + \
         ([] if args.memory_optim else ["--no-memory-optim"]) + \
+        (["--before-mnv2-round"] if args.before_mnv2_round else []) + \
         ["--ort-export", args.ort_export] + (["--bf16"] if args.bf16 else [])
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith(("[", "{")) or
@@ -327,14 +341,19 @@ def main(argv=None):
     ap.add_argument("--ort-export", choices=("torch", "fw"), default="torch",
                     help="the ONNX file onnxruntime runs: PyTorch's export of the twin model "
                          "(when PyTorch is installed) or fw.onnx's export of the fw model")
+    ap.add_argument("--before-mnv2-round", action="store_true",
+                    help="the fw Predictor without fw's depthwise kernel and bound "
+                         "convolutions (C.conv_set_native_dw(False), "
+                         "prepared.USE_CONV_PLAN = False)")
     ap.add_argument("--bf16", action="store_true",
                     help="also the fw Predictor with Config.enable_mkldnn_bfloat16() (a "
                          "separate column; the float32 columns stay the comparison)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--workdir", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    global CLOCK, MEMORY_OPTIM, ORT_FROM_FW, BF16
+    global CLOCK, MEMORY_OPTIM, ORT_FROM_FW, BEFORE_MNV2_ROUND, BF16
     MEMORY_OPTIM = args.memory_optim
+    BEFORE_MNV2_ROUND = args.before_mnv2_round
     BF16 = args.bf16
     ORT_FROM_FW = args.ort_export == "fw"
     if args.cpu_time:
@@ -353,7 +372,8 @@ def main(argv=None):
         clock = "CPU time" if args.cpu_time else "wall time"
         memopt = "on" if args.memory_optim else "off"
         ort_src = "fw.onnx" if ORT_FROM_FW or not _have("torch") else "PyTorch"
-        print(f"threads={args.threads}; medians of {clock} in ms per batch; fw Predictor "
+        before = " (as before the MobileNetV2 round)" if args.before_mnv2_round else ""
+        print(f"threads={args.threads}; medians of {clock} in ms per batch; fw Predictor{before} "
               f"memory_optim {memopt}; onnxruntime on {ort_src}'s export; load average "
               f"{load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
         cols = COLUMNS + (["fw Predictor bf16", "Paddle Inference bf16"] if args.bf16 else [])

@@ -127,11 +127,14 @@ def test_mobilenet_v2_depthwise_convolutions_take_jit_dw(tmp_path):
     csrc/nn_conv.cpp, `prefer_jit_dw`), so the predictor's depthwise convolutions run
     jit_dw wherever the machine's oneDNN offers it (AVX-512: the reference VM), with the
     eager model's outputs; ``conv_set_prefer_jit_dw(False)`` gives oneDNN's first choice
-    back (the asv with/without switch), with outputs equal within float rounding."""
+    back (the asv with/without switch), with outputs equal within float rounding.
+    (Run with fw's own depthwise kernel switched off: with it, oneDNN runs none of them;
+    see the next test.)"""
     x = zoo.example_input(fw, "mobilenet_v2", batch=1, hw=32)
     predictor, expected = _predictor(tmp_path, "mobilenet_v2", x)
     assert _native.C.conv_prefer_jit_dw()
     outs, dws = [], []
+    _native.C.conv_set_native_dw(False)
     try:
         for on in (True, False):
             _native.C.conv_set_prefer_jit_dw(on)
@@ -146,12 +149,47 @@ def test_mobilenet_v2_depthwise_convolutions_take_jit_dw(tmp_path):
             dws.append((dw, convs))
     finally:
         _native.C.conv_set_prefer_jit_dw(True)
+        _native.C.conv_set_native_dw(True)
         _native.C.nn_clear_cache()
     np.testing.assert_allclose(outs[0], outs[1], rtol=1e-5, atol=1e-5)
     (dw_on, convs), (dw_off, _) = dws
     if any(i.endswith(":avx512_core") for i in convs):  # jit_dw:avx512_core exists there
         assert all(i == "jit_dw:avx512_core" for i in dw_on), dw_on
         assert any(i.startswith("brdgmm_dw") for i in dw_off), dw_off
+
+
+def test_mobilenet_v2_stride_2_depthwise_convolutions_run_fws_own_kernel(tmp_path):
+    """MobileNetV2's four stride-2 depthwise convolutions (3x3, pad 1, bias + ReLU6) run
+    fw's own channel-last kernel (fw-core csrc/nn_dwconv.cpp) on this CPU's best ISA
+    path, the 13 stride-1 ones oneDNN's (faster there); no oneDNN reference kernel
+    either way. The outputs equal eager's, and oneDNN's for all 17 within float rounding
+    (``conv_set_native_dw(False)``, the asv with/without switch)."""
+    from fw.core.kernels.cpu import prepared
+
+    x = zoo.example_input(fw, "mobilenet_v2", batch=1, hw=32)
+    predictor, expected = _predictor(tmp_path, "mobilenet_v2", x)
+    assert _native.C.conv_native_dw()
+    dw_ops = [op for op in predictor.program.walk()
+              if op.name == "fused_conv" and op.attrs["groups"] > 1]
+    assert len(dw_ops) == 17
+    _native.C.nn_clear_cache()
+    _native.clear_cache()
+    (out,) = predictor.run([x.numpy()])
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
+    convs = _native.primitive_impls()["conv_fwd"]
+    assert not [i for i in convs if i.startswith("ref")], convs
+    # the prepared kernels' bound convolutions report the kernel they run
+    best = _native.C.dwconv3x3_isas()[-1]
+    impls = prepared.conv_plan_impls(predictor._s.compiled)
+    assert len(impls) == 52 and all(not i.startswith("ref") for i in impls), impls
+    assert impls.count(f"fw_dw3x3_nhwc:{best}") == 4, impls
+    assert sum("dw" in i and not i.startswith("fw_") for i in impls) == 13, impls
+    _native.C.conv_set_native_dw(False)
+    try:
+        (theirs,) = predictor.run([x.numpy()])
+    finally:
+        _native.C.conv_set_native_dw(True)
+    np.testing.assert_allclose(out.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-5)
 
 
 _COUNT_REORDERS = r"""

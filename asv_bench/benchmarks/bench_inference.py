@@ -252,6 +252,11 @@ class DepthwiseKernelWithWithout:
         if not _native.available:
             raise NotImplementedError("needs fw-core's native kernels")
         self.C = _native.C
+        # the direct calls below run on the process's thread count (the predictor sets
+        # its own per run): one thread, as the docstring says, also for them
+        self.threads = _native.get_num_threads()
+        _native.set_num_threads(1)
+        self.C.conv_set_native_dw(False)  # oneDNN's kernels (NativeDepthwiseWithWithout: fw's)
         self.C.conv_set_prefer_jit_dw(jit_dw)
         self.C.nn_clear_cache()
         self.dir = tempfile.TemporaryDirectory()
@@ -270,8 +275,12 @@ class DepthwiseKernelWithWithout:
         self.time_depthwise(jit_dw)
 
     def teardown(self, jit_dw):
+        from fw.core import _native
+
         self.C.conv_set_prefer_jit_dw(True)
+        self.C.conv_set_native_dw(True)
         self.C.nn_clear_cache()
+        _native.set_num_threads(self.threads)
         self.dir.cleanup()
 
     def time_run(self, jit_dw):
@@ -281,6 +290,63 @@ class DepthwiseKernelWithWithout:
         conv = self.C.conv_forward
         for args in self.dw:
             conv(*args)
+
+
+class NativeDepthwiseWithWithout(DepthwiseKernelWithWithout):
+    """MobileNetV2's channel-last depthwise convolutions on fw's own kernel (fw-core
+    csrc/nn_dwconv.cpp, ``conv_set_native_dw(True)``, the default) and on oneDNN's
+    jit_dw (False), one thread: the whole predictor run (b1@224, memory optim on) and the
+    17 depthwise convolutions alone at their b1@224 shapes (hot inputs)."""
+
+    params = ([True, False],)
+    param_names = ("native_dw",)
+
+    def setup(self, native_dw):
+        super().setup(True)
+        self.C.conv_set_native_dw(native_dw)
+        self.pred.run([self.x])
+
+    def teardown(self, native_dw):
+        super().teardown(True)
+
+    def time_run(self, native_dw):
+        self.pred.run([self.x])
+
+    def time_depthwise(self, native_dw):
+        conv = self.C.conv_forward
+        for args in self.dw:
+            conv(*args)
+
+
+class ConvPlanWithWithout:
+    """The prepared convolutions calling a bound ``C.ConvPlan`` (geometry, attributes
+    and activation converted once per op and input shape: ``prepared.USE_CONV_PLAN``,
+    the default) or ``C.conv_forward`` with its 13 arguments per call: MobileNetV2 b1 at
+    64x64 (52 convolutions, where per-call costs show) and at 224, LeNet b1; one thread."""
+
+    params = (["mobilenet_v2-b1@64", "mobilenet_v2-b1@224", "lenet-b1"], [True, False])
+    param_names = ("model", "conv_plan")
+
+    def setup(self, model, conv_plan):
+        from fw.core.kernels.cpu import prepared
+
+        self.prepared = prepared
+        prepared.USE_CONV_PLAN = conv_plan  # read when the predictor's kernels are made
+        self.dir = tempfile.TemporaryDirectory()
+        name, rest = model.split("-")
+        batch, _, hw = rest[1:].partition("@")
+        try:
+            self.pred, self.x = _zoo_predictor(self.dir.name, name, int(batch),
+                                               int(hw) if hw else None, memory_optim=True)
+        finally:
+            prepared.USE_CONV_PLAN = True
+        self.pred.run([self.x])
+
+    def teardown(self, model, conv_plan):
+        self.dir.cleanup()
+
+    def time_run(self, model, conv_plan):
+        self.pred.run([self.x])
 
 
 def _attention_operands(batch, seq=128, heads=4, dh=64):

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "nn_conv_small.hpp"
+#include "nn_dwconv.hpp"
 #include "runtime.hpp"
 
 namespace fw {
@@ -293,6 +294,7 @@ void check_geometry(const ConvGeom &g, const char *op) {
 
 void conv_forward(const ConvGeom &g, const Operand &x, const Operand &w, const Operand &y,
                   const ConvEpilogue &ep, uint64_t weight_stamp) {
+    if (dw3x3_applies(g, x.dtype, ep)) return dw3x3_forward(g, x, w, y, ep, weight_stamp);  // nn_dwconv.hpp
     if (conv_small_forward(g, x, w, y, ep)) return;  // few output channels: nn_conv_small.cpp
     auto e = fwd_entry(g, x.dtype, ep.bias != nullptr, ep.act, ep.residual != nullptr);
     void *ptrs[5] = {x.data, w.data, y.data};
@@ -318,6 +320,7 @@ void conv_backward_weights(const ConvGeom &g, const Operand &x, const Operand &g
 
 std::string conv_impl(const ConvGeom &g, DType dt, int which) {
     std::shared_ptr<Prim> e;
+    if (which == 0 && dw3x3_applies(g, dt, ConvEpilogue())) return dw3x3_impl();
     if (which == 0) e = fwd_entry(g, dt, false, Activation::none, false);
     else if (which == 1) e = bwd_data_entry(g, dt);
     else e = bwd_weights_entry(g, dt, true);

@@ -38,7 +38,8 @@ from fw.core.kernels.cpu.pool import _adaptive_plan, _pool_plan
 from fw.core.kernels.frozen import stamp
 from fw.core.ops._shape_np import _flatten_shape
 
-__all__ = ["prepare", "PREPARERS", "FINITE_PRESERVING", "unchecked_ops", "all_finite"]
+__all__ = ["prepare", "PREPARERS", "FINITE_PRESERVING", "unchecked_ops", "all_finite",
+           "conv_plan_impls"]
 
 _GEOMETRIES_MAX = 64  # input shapes kept per op (a predictor sees a few batch sizes)
 _NATIVE_ERRORS = (RuntimeError, ValueError, TypeError)
@@ -62,7 +63,33 @@ def _geometry_cache(make):
             cache[shape] = g
         return g
 
+    get.cache = cache  # for conv_plan_impls
     return get
+
+
+#: whether prepared convolutions bind a ``C.ConvPlan`` per input shape (read when a
+#: kernel is prepared; False: ``C.conv_forward`` per call, for the asv with/without)
+USE_CONV_PLAN = True
+
+
+def _bound_conv(geometry, wshape, has_bias, has_residual, act, groups, cl):
+    """``make(x_shape) -> (out_shape, plan) or None``: the conv geometry of an input shape
+    and, where the native module has it, a ``C.ConvPlan`` bound to it (the attributes,
+    the geometry and the activation converted and checked once, instead of the 13
+    arguments of ``C.conv_forward`` on every call; None: ``conv_forward`` then)."""
+    plan_cls = getattr(C, "ConvPlan", None) if USE_CONV_PLAN else None
+
+    def make(xs):
+        p = geometry(xs)
+        if p is None:
+            return None
+        plan = None
+        if plan_cls is not None:
+            plan = plan_cls(list(xs), list(wshape), list(p[0]), has_bias, has_residual, act,
+                            p[1], p[2], p[3], p[4], groups, cl)
+        return p, plan
+
+    return make
 
 
 def _float32_op(op) -> bool:
@@ -80,8 +107,10 @@ def _prep_fused_conv(op, kernel, checked=True):
     bshape = None if op.operands[2] is None else op.operands[2].type.shape
     if -1 in wshape or (bshape is not None and -1 in bshape):
         return None
-    geo = _geometry_cache(lambda xs: _conv_plan(xs, wshape, bshape, a["stride"], a["padding"],
-                                                a["dilation"], groups, cl))
+    has_bias, has_res = op.operands[2] is not None, op.operands[3] is not None
+    geo = _geometry_cache(_bound_conv(
+        lambda xs: _conv_plan(xs, wshape, bshape, a["stride"], a["padding"], a["dilation"],
+                              groups, cl), wshape, has_bias, has_res, act, groups, cl))
     conv_forward = C.conv_forward
     plain = act == "none"
     # the frozen (read-only, stamped) weight and bias last found finite, with the
@@ -89,8 +118,11 @@ def _prep_fused_conv(op, kernel, checked=True):
     known = [None, None, 0]
 
     def fused_conv_prepared(x, weight, bias=None, residual=None):
-        p = geo(x.shape) if x.__class__ is _ndarray and x.dtype is _F32 else None
-        if p is None or weight.shape != wshape or weight.dtype is not _F32 or (
+        pp = geo(x.shape) if x.__class__ is _ndarray and x.dtype is _F32 else None
+        if pp is None:
+            return kernel(x, weight, bias, residual, **a)
+        p, plan = pp
+        if weight.shape != wshape or weight.dtype is not _F32 or (
                 residual is not None and (residual.shape != p[0] or residual.dtype is not _F32
                                           or not residual.flags.c_contiguous)) or (
                 bias is not None and bias.dtype is not _F32) or not weight.flags.c_contiguous:
@@ -103,8 +135,12 @@ def _prep_fused_conv(op, kernel, checked=True):
             s, wb_finite = stamp(weight), None
         out = _empty(p[0], _F32)
         try:
-            conv_forward(xc, weight, out, bias, residual, act, p[1], p[2], p[3], p[4], groups,
-                         cl, s)
+            if plan is not None and (bias is not None) == has_bias and (
+                    residual is not None) == has_res:
+                plan(xc, weight, out, bias, residual, s)
+            else:
+                conv_forward(xc, weight, out, bias, residual, act, p[1], p[2], p[3], p[4],
+                             groups, cl, s)
         except _NATIVE_ERRORS:
             return kernel(x, weight, bias, residual, **a)
         if not checked:  # operands proven finite (see `unchecked_ops`)
@@ -123,7 +159,29 @@ def _prep_fused_conv(op, kernel, checked=True):
             return out
         return kernel(x, weight, bias, residual, **a)  # the unfused chain decides
 
-    return fused_conv_prepared
+    fused_conv_prepared.conv_plans = lambda: _plans_of(geo)
+    if checked:
+        return fused_conv_prepared
+
+    def fused_conv_unchecked(x, weight, bias=None, residual=None):
+        # The steady path of a predictor (operands proven finite, no scans): the bound
+        # plan checks the arrays against its geometry itself (shapes, float32 without
+        # conversion, contiguity), so the Python checks above are not repeated; anything
+        # it refuses goes the general way.
+        if x.__class__ is _ndarray:
+            pp = geo(x.shape)
+            if pp is not None and pp[1] is not None:
+                out = _empty(pp[0][0], _F32)
+                try:
+                    pp[1](x if x.flags.c_contiguous else _contiguous(x), weight, out, bias,
+                          residual, stamp(weight))
+                    return out
+                except _NATIVE_ERRORS:
+                    pass
+        return fused_conv_prepared(x, weight, bias, residual)
+
+    fused_conv_unchecked.conv_plans = fused_conv_prepared.conv_plans
+    return fused_conv_unchecked
 
 
 def _prep_conv(op, kernel, checked=True):
@@ -137,24 +195,51 @@ def _prep_conv(op, kernel, checked=True):
     bshape = None if op.operands[2] is None else op.operands[2].type.shape
     if -1 in wshape or (bshape is not None and -1 in bshape):
         return None
-    geo = _geometry_cache(lambda xs: _conv_plan(xs, wshape, bshape, a["stride"], a["padding"],
-                                                a["dilation"], groups, cl))
+    has_bias = op.operands[2] is not None
+    geo = _geometry_cache(_bound_conv(
+        lambda xs: _conv_plan(xs, wshape, bshape, a["stride"], a["padding"], a["dilation"],
+                              groups, cl), wshape, has_bias, False, "none", groups, cl))
     conv_forward = C.conv_forward
 
     def conv_prepared(x, weight, bias=None):
-        p = geo(x.shape) if x.__class__ is _ndarray and x.dtype is _F32 else None
-        if p is None or weight.shape != wshape or weight.dtype is not _F32 or (
+        pp = geo(x.shape) if x.__class__ is _ndarray and x.dtype is _F32 else None
+        if pp is None or weight.shape != wshape or weight.dtype is not _F32 or (
                 bias is not None and bias.dtype is not _F32) or not weight.flags.c_contiguous:
             return kernel(x, weight, bias, **a)
+        p, plan = pp
         out = _empty(p[0], _F32)
+        xc = x if x.flags.c_contiguous else _contiguous(x)
         try:
-            conv_forward(x if x.flags.c_contiguous else _contiguous(x), weight, out, bias, None,
-                         "none", p[1], p[2], p[3], p[4], groups, cl, stamp(weight))
+            if plan is not None and (bias is not None) == has_bias:
+                plan(xc, weight, out, bias, None, stamp(weight))
+            else:
+                conv_forward(xc, weight, out, bias, None, "none", p[1], p[2], p[3], p[4], groups,
+                             cl, stamp(weight))
         except _NATIVE_ERRORS:
             return kernel(x, weight, bias, **a)
         return out
 
+    conv_prepared.conv_plans = lambda: _plans_of(geo)
     return conv_prepared
+
+
+def _plans_of(geo):
+    return [g[1] for g in list(geo.cache.values()) if g is not None and g[1] is not None]
+
+
+def conv_plan_impls(compiled) -> list:
+    """The kernel that each bound convolution (``C.ConvPlan``) of a compiled program runs,
+    one entry per (convolution, input shape) it has run: oneDNN's implementation name
+    (``"brgconv_1x1:avx512_core"``) or fw's own (``"fw_dw3x3_nhwc:avx512"``), for a
+    ``fw.core.ir.executor.Compiled`` made with ``prepare=True``. For diagnostics and
+    tests (no oneDNN reference kernel may appear)."""
+    ns = getattr(compiled, "_ns", {})
+    out = []
+    for f in list(ns.values()):
+        plans = getattr(f, "conv_plans", None)
+        if callable(plans):
+            out += [p.impl() for p in plans()]
+    return out
 
 
 # ---------------------------------------------------------------- pools
