@@ -130,10 +130,42 @@ def worker(name, steps, mode="dp", bucket_mb=0.25, last_mb=0.0625, out=None, tra
         print(row, flush=True)
 
 
-def worker_ab(name, steps, bucket_mb, last_mb, out):
-    """DataParallel without and with overlap_optimizer in one job, steps alternating
-    (A, B, A, B, ...): a change of the machine's load hits both alike, which the
-    separate runs of the other variants cannot promise on a shared machine."""
+# The DataParallel configurations `--ab` trains side by side in one job (steps
+# alternating). Each: environment read when the DataParallel is built, and whether
+# the optimizer is overlapped. A name may end in ``@BUCKET_MB[/FIRST_MB]`` to give
+# that copy its own bucket sizes (e.g. ``shm@64`` for one bucket).
+AB_CONFIGS = {
+    # the MPI all-reduce path (MPICH shared-memory transport) with the progress thread
+    "mpi": ({"FW_DIST_DP_SHM": "0"}, False),
+    # MPI path, MPI progress driven by the autograd engine between backward ops
+    "mpi-ops": ({"FW_DIST_DP_SHM": "0", "FW_DIST_PROGRESS": "ops"}, False),
+    # MPI path, no progress help at all (hooks' own tests only)
+    "mpi-none": ({"FW_DIST_DP_SHM": "0", "FW_DIST_PROGRESS_US": "0"}, False),
+    "mpi-overlap": ({"FW_DIST_DP_SHM": "0"}, True),
+    # the shared-memory window path (the default on one node)
+    "shm": ({"FW_DIST_DP_SHM": "1"}, False),
+    "shm-overlap": ({"FW_DIST_DP_SHM": "1"}, True),
+}
+
+
+def _ab_config(spec, bucket_mb, last_mb):
+    name, _, sizes = spec.partition("@")
+    if name not in AB_CONFIGS:
+        raise SystemExit(f"unknown --configs entry {spec!r}; known: {', '.join(AB_CONFIGS)} "
+                         f"(optionally @BUCKET_MB[/FIRST_MB])")
+    if sizes:
+        b, _, f = sizes.partition("/")
+        bucket_mb = float(b)
+        last_mb = float(f) if f else bucket_mb
+    env, overlap = AB_CONFIGS[name]
+    return env, overlap, bucket_mb, last_mb
+
+
+def worker_ab(name, steps, configs, bucket_mb, last_mb, out):
+    """Several DataParallel configurations in one job, steps alternating (A, B, A, B,
+    ...): a change of the machine's load hits all alike, which separate runs on a
+    shared machine cannot promise. Also checks that all end with the same parameters
+    (every configuration computes the same sums)."""
     sys.path.insert(0, HERE)
     from benchmarks.bench_training import _paddle_api_model, data
 
@@ -146,12 +178,22 @@ def worker_ab(name, steps, bucket_mb, last_mb, out):
     if nat is not None and getattr(nat, "available", False):
         nat.set_num_threads(1)
     setups = []
-    for overlap in (False, True):
+    for spec in configs:
+        env, overlap, bmb, lmb = _ab_config(spec, bucket_mb, last_mb)
         fw.seed(0)
         net = _paddle_api_model(fw.nn, name)
         opt = fw.optimizer.Adam(1e-3, parameters=net.parameters())
-        model = DataParallel(net, comm_buffer_size=bucket_mb, last_comm_buffer_size=last_mb,
-                             overlap_optimizer=opt if overlap else None)
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
+        try:
+            model = DataParallel(net, comm_buffer_size=bmb, last_comm_buffer_size=lmb,
+                                 overlap_optimizer=opt if overlap else None)
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
         setups.append((model, opt))
     x, y = (fw.to_tensor(a) for a in data(name, seed=comm.world_rank()))
     loss_fn = fw.nn.functional.cross_entropy
@@ -165,23 +207,34 @@ def worker_ab(name, steps, bucket_mb, last_mb, out):
         for s in setups:
             step(*s)
     comm.barrier()
-    times = ([], [])
+    times = [[] for _ in setups]
     for _ in range(steps):
         for k, s in enumerate(setups):
             t0 = time.perf_counter()
             step(*s)
             times[k].append(time.perf_counter() - t0)
-    # the two models trained alike: same parameters (the overlap changes no bit)
-    same = all(bool((p.numpy() == q.numpy()).all())
-               for p, q in zip(setups[0][0].parameters(), setups[1][0].parameters()))
-    row = {"rank": comm.world_rank(), "plain_s": statistics.median(times[0]),
-           "overlap_s": statistics.median(times[1]), "identical": same}
+    ref = setups[0][0].parameters()
+    same = all(all(bool((p.numpy() == q.numpy()).all()) for p, q in zip(ref, m.parameters()))
+               for m, _ in setups[1:])
+    prof = {}
+    for spec, (model, opt) in zip(configs, setups):
+        # the bucket timeline of 10 profiled steps per configuration (medians)
+        model.comm_profile(True)
+        rows = []
+        for _ in range(10):
+            step(model, opt)
+            rows.append({"events": model.comm_profile()})
+        model.comm_profile(False)
+        prof[spec] = {"profiled": rows,
+                      "bucket_bytes": [int(b.result.nbytes) for b in model._reducer.buckets]}
+    row = {"rank": comm.world_rank(), "median_s": [statistics.median(t) for t in times],
+           "identical": same, "configs": list(configs), "profile": prof}
     with open(os.path.join(out, f"rank{comm.world_rank()}.json"), "w") as f:
         f.write(json.dumps(row))
 
 
 def run(n, name, steps, mode="dp", bucket_mb=0.25, last_mb=0.0625, timeout=600, env=None,
-        trace=None):
+        trace=None, configs=()):
     mpiexec = os.path.join(os.path.dirname(sys.executable), "mpiexec")
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
                MKL_NUM_THREADS="1", **(env or {}))
@@ -189,7 +242,8 @@ def run(n, name, steps, mode="dp", bucket_mb=0.25, last_mb=0.0625, timeout=600, 
         p = subprocess.run([mpiexec, "-n", str(n), sys.executable, os.path.abspath(__file__),
                             "--worker", name, str(steps), "--mode", mode,
                             "--bucket-mb", str(bucket_mb), "--last-bucket-mb", str(last_mb),
-                            "--out", out, *(["--trace", trace] if trace else [])],
+                            "--out", out, *(["--trace", trace] if trace else []),
+                            *(["--configs", *configs] if configs else [])],
                            capture_output=True, text=True, timeout=timeout, env=env)
         if p.returncode:
             raise RuntimeError(f"{n} ranks of {name} failed:\n{p.stdout}\n{p.stderr}")
@@ -262,32 +316,53 @@ def timeline(row):
 
 
 def main_ab(a):
+    """Per round: 1 rank, N independent replicas (the ceiling) and one job training
+    every ``--configs`` configuration with steps alternating; speed-ups per round
+    against that round's 1-rank run, medians over rounds."""
     med = statistics.median
+    cfgs = a.configs
     print(f"load average at the start: {os.getloadavg()[0]:.1f} (1 min), "
-          f"{os.cpu_count()} cores", flush=True)
+          f"{os.cpu_count()} cores; configurations {', '.join(cfgs)}", flush=True)
     results = {}
+    n = a.ranks
     for name in a.models:
-        t1, plain, over, loads = [], [], [], []
+        t1, ceil, per, loads, prof = [], [], {c: [] for c in cfgs}, [], None
         for _ in range(a.rounds):
             loads.append(os.getloadavg()[0])
             t1.append(run(1, name, a.steps)[0]["median_s"])
-            rows = run(a.ranks, name, a.steps, "ab", a.bucket_mb, a.last_bucket_mb)
-            assert all(r["identical"] for r in rows), "overlap changed the parameters"
-            plain.append(max(r["plain_s"] for r in rows))
-            over.append(max(r["overlap_s"] for r in rows))
-        n = a.ranks
-        sp = [n * t / p for t, p in zip(t1, plain)]
-        so = [n * t / o for t, o in zip(t1, over)]
-        gain = [p / o for p, o in zip(plain, over)]
-        results[name] = {"t1_s": med(t1), "plain_s": med(plain), "overlap_s": med(over),
-                         "speedup_plain": med(sp), "speedup_overlap": med(so),
-                         "overlap_gain": gain, "loads": loads}
-        print(f"{name}: {a.rounds} rounds, load {min(loads):.1f}-{max(loads):.1f}; 1 rank "
-              f"{1e3 * med(t1):.2f} ms/step; {n} ranks, steps alternating in one job: "
-              f"DataParallel {1e3 * med(plain):.2f} ms ({med(sp):.2f}x), overlap_optimizer "
-              f"{1e3 * med(over):.2f} ms ({med(so):.2f}x); plain/overlap per round: "
-              f"{', '.join(f'{g:.2f}' for g in gain)}; parameters identical", flush=True)
-    print(f"load average at the end: {os.getloadavg()[0]:.1f}", flush=True)
+            ceil.append(max(r["median_s"] for r in run(n, name, a.steps, "plain")))
+            rows = run(n, name, a.steps, "ab", a.bucket_mb, a.last_bucket_mb, configs=cfgs)
+            assert all(r["identical"] for r in rows), "the configurations trained differently"
+            for k, c in enumerate(cfgs):
+                per[c].append(max(r["median_s"][k] for r in rows))
+            prof = rows
+        loads.append(os.getloadavg()[0])
+        sp_ceil = [n * t / c for t, c in zip(t1, ceil)]
+        res = {"t1_s": med(t1), "ceiling_speedup": med(sp_ceil), "ceiling_rounds": sp_ceil,
+               "loads": loads, "configs": {}}
+        print(f"{name}: {a.rounds} rounds, load average {min(loads):.1f}-{max(loads):.1f}; "
+              f"1 rank {1e3 * med(t1):.2f} ms/step; ceiling ({n} independent replicas) "
+              f"{med(sp_ceil):.2f}x (rounds: {', '.join(f'{x:.2f}' for x in sp_ceil)})",
+              flush=True)
+        for c in cfgs:
+            sp = [n * t / s for t, s in zip(t1, per[c])]
+            share = [x / y for x, y in zip(sp, sp_ceil)]
+            vs = [p0 / p for p0, p in zip(per[cfgs[0]], per[c])]
+            res["configs"][c] = {"step_s": med(per[c]), "speedup": med(sp), "speedups": sp,
+                                 "share_of_ceiling": med(share), f"vs_{cfgs[0]}": vs}
+            print(f"  {c:14s} {1e3 * med(per[c]):6.2f} ms/step, speed-up {med(sp):.2f}x "
+                  f"(rounds: {', '.join(f'{x:.2f}' for x in sp)}), {100 * med(share):.0f} % "
+                  f"of the ceiling; step time {cfgs[0]}/{c} per round: "
+                  f"{', '.join(f'{x:.2f}' for x in vs)}", flush=True)
+        for c in cfgs:  # the profile of the last round, per rank
+            for row in prof:
+                p = row["profile"][c]
+                print(f"  {c} rank {row['rank']} ({len(p['bucket_bytes'])} buckets, "
+                      f"{', '.join(f'{b / 1e3:.0f}' for b in p['bucket_bytes'])} kB):")
+                print(summary(p))
+        results[name] = res
+    print(f"parameters identical across configurations in every round; load average at "
+          f"the end: {os.getloadavg()[0]:.1f}", flush=True)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)
@@ -306,8 +381,12 @@ def main(argv=None):
                          f"{', '.join(VARIANTS)}")
     ap.add_argument("--json")
     ap.add_argument("--ab", action="store_true",
-                    help="only DataParallel without/with overlap_optimizer, steps alternating "
-                         "in one job per round, against a 1-rank run per round")
+                    help="DataParallel configurations (--configs) trained side by side, "
+                         "steps alternating in one job per round, against a 1-rank run and "
+                         "independent replicas per round")
+    ap.add_argument("--configs", nargs="+", default=["mpi", "shm"],
+                    help=f"--ab: configurations, the first is the reference: "
+                         f"{', '.join(AB_CONFIGS)}, each optionally @BUCKET_MB[/FIRST_MB]")
     ap.add_argument("--trace", help="a directory for fw.profiler chrome traces of one step "
                                     "per rank (DataParallel as shipped): operators and the "
                                     "bucket all-reduces (Communication events)")
@@ -319,7 +398,8 @@ def main(argv=None):
     ap.add_argument("--last-bucket-mb", type=float, default=0.0625)
     a = ap.parse_args(argv)
     if a.worker and a.mode == "ab":
-        worker_ab(a.worker[0], int(a.worker[1]), a.bucket_mb, a.last_bucket_mb, a.out)
+        worker_ab(a.worker[0], int(a.worker[1]), a.configs, a.bucket_mb, a.last_bucket_mb,
+                  a.out)
         return 0
     if a.worker:
         worker(a.worker[0], int(a.worker[1]), a.mode, a.bucket_mb, a.last_bucket_mb, a.out,

@@ -133,6 +133,10 @@ def test_bucket_allreduce_overlaps_backward_on_2_ranks():
     run_ranks(2, "overlap")
 
 
+def test_shared_memory_buckets_equal_the_mpi_path_on_2_ranks():
+    run_ranks(2, "shm_buckets")
+
+
 def _reducer(model, **kw):
     from fw.distributed import _fleet_comm as comm
     from fw.distributed._buckets import Reducer
