@@ -1,4 +1,4 @@
-"""DataParallel scaling: N ranks x 1 thread vs 1 rank x 1 thread on the MLP and LeNet
+r"""DataParallel scaling: N ranks x 1 thread vs 1 rank x 1 thread on the MLP and LeNet
 training steps of benchmarks/bench_training.py (weak scaling: every rank trains on
 its own batch of the benchmark's size, so N ranks process N times the samples per
 step).
@@ -15,17 +15,24 @@ efficiency (speed-up / N), and, from one profiled step of the N-rank run, the
 bucket timeline: when each bucket's all-reduce was launched and seen complete
 relative to the end of backward — the overlap of communication with backward.
 
-On a quiet machine, the whole check in one command (about 3 minutes on 2 cores)::
+On a quiet machine, the whole check in two commands (about 10 minutes on 2 cores)::
 
-    python asv_bench/bench_dist_dp.py --rounds 5 --variants overlap-opt \
-        overlap-opt-desync-off overlap-opt-small desync-off one-bucket no-bind zero3 \
-        --trace dp_trace --json dp.json
+    python asv_bench/bench_dist_dp.py --ab --rounds 5 --steps 40 \
+        --configs mpi mpi-ops shm shm@64 --json ab.json
+    python asv_bench/bench_dist_dp.py --rounds 3 --variants mpi mpi-ops mpi-nocma \
+        mpi-nocma-cells mpich-async one-bucket --trace dp_trace --json dp.json
 
-prints the load, the 1-rank step, the ceiling (independent replicas), each
-variant's speed-up and its share of the ceiling, memory per rank (ZeRO-3: slices
-and gathered peak), the bucket timelines, and writes one fw.profiler chrome trace
-per rank to ``dp_trace/`` (open in https://ui.perfetto.dev: the ``all_reduce
-bucket k`` Communication spans overlap backward's operators).
+The first trains DataParallel configurations side by side in one job per round
+(steps alternating, so a change of the machine's load hits all alike; `AB_CONFIGS`:
+the MPI all-reduce path with its progress thread, with progress from the autograd
+engine, the shared-memory buckets, ...) and checks they end with identical
+parameters; the second runs the variants that need a process environment of their
+own (MPICH's CVARs are read at MPI_Init). Both print the load, the 1-rank step, the
+ceiling (independent replicas), each configuration's speed-up and its share of the
+ceiling, and the bucket timelines (how many all-reduces completed during backward,
+the wait after it); ``--trace`` writes one fw.profiler chrome trace per rank to
+``dp_trace/`` (open in https://ui.perfetto.dev: the ``all_reduce bucket k``
+Communication spans overlap backward's operators).
 
 Also run as the worker: ``mpiexec -n N python asv_bench/bench_dist_dp.py --worker
 MODEL STEPS`` prints one JSON line per rank.
@@ -257,14 +264,34 @@ def run(n, name, steps, mode="dp", bucket_mb=0.25, last_mb=0.0625, timeout=600, 
 # The DataParallel variants measured against each other (issue 12: make communication
 # progress during backward). Each: (name, environment, bucket MB, first-bucket MB).
 VARIANTS = {
-    "no-progress": ({"FW_DIST_PROGRESS_US": "0"}, None, None),
-    "driver-100us": ({"FW_DIST_PROGRESS_US": "100"}, None, None),
-    "driver-30us": ({"FW_DIST_PROGRESS_US": "30"}, None, None),
-    "driver-300us": ({"FW_DIST_PROGRESS_US": "300"}, None, None),
-    "mpich-async": ({"FW_DIST_PROGRESS_US": "0", "MPIR_CVAR_ASYNC_PROGRESS": "1"}, None, None),
+    # --- the MPI all-reduce path (FW_DIST_DP_SHM=0; the default before the shared-memory
+    # buckets): how MPI's progress is driven, and MPICH's own knobs (read at MPI_Init,
+    # so they need runs of their own; `mpivars` lists this wheel's CVARs)
+    "mpi": ({"FW_DIST_DP_SHM": "0"}, None, None),
+    "no-progress": ({"FW_DIST_DP_SHM": "0", "FW_DIST_PROGRESS_US": "0"}, None, None),
+    "driver-100us": ({"FW_DIST_DP_SHM": "0", "FW_DIST_PROGRESS_US": "100"}, None, None),
+    "driver-30us": ({"FW_DIST_DP_SHM": "0", "FW_DIST_PROGRESS_US": "30"}, None, None),
+    "driver-300us": ({"FW_DIST_DP_SHM": "0", "FW_DIST_PROGRESS_US": "300"}, None, None),
+    # progress from the autograd engine between backward ops instead of a thread
+    "mpi-ops": ({"FW_DIST_DP_SHM": "0", "FW_DIST_PROGRESS": "ops"}, None, None),
+    "mpich-async": ({"FW_DIST_DP_SHM": "0", "FW_DIST_PROGRESS": "off",
+                     "MPIR_CVAR_ASYNC_PROGRESS": "1"}, None, None),
+    # ch4 sends messages >= 8 kB between local ranks by CMA (process_vm_readv) after a
+    # rendezvous handshake, which needs the peer's progress twice; above this threshold
+    # they go eagerly through the shared-memory cell queue instead (8 kB cells x 64)
+    "mpi-nocma": ({"FW_DIST_DP_SHM": "0",
+                   "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD": str(1 << 30)}, None, None),
+    # ... with 64 kB cells, so a whole bucket fits the queue (4 MB)
+    "mpi-nocma-cells": ({"FW_DIST_DP_SHM": "0",
+                         "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD": str(1 << 30),
+                         "MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE": "65536",
+                         # (MPICH asserts its pack buffers hold a cell)
+                         "MPIR_CVAR_CH4_PACK_BUFFER_SIZE": "65536"}, None, None),
+    "mpi-small-buckets": ({"FW_DIST_DP_SHM": "0"}, 0.0625, 0.016),
+    "desync-off": ({"FW_DIST_DP_SHM": "0", "FW_DIST_DESYNC_CHECK": "0"}, None, None),
+    # --- DataParallel as shipped (shared-memory buckets on one node)
     "one-bucket": ({}, 64.0, 64.0),
     "small-buckets": ({}, 0.0625, 0.016),
-    "desync-off": ({"FW_DIST_DESYNC_CHECK": "0"}, None, None),
     # ranks not pinned to their cores (parallel.bind_to_core pins one rank per core by
     # default; the ceiling's replicas are pinned alike)
     "no-bind": ({"FW_DIST_BIND_CORE": "0"}, None, None),
@@ -273,12 +300,11 @@ VARIANTS = {
     # DataParallel(overlap_optimizer=opt): each bucket's Adam step in backward, the last
     # bucket's all-reduce in flight meanwhile (issue 12's second speed pass)
     "overlap-opt": ({"FW_BENCH_OVERLAP_OPT": "1"}, None, None),
-    "overlap-opt-desync-off": ({"FW_BENCH_OVERLAP_OPT": "1", "FW_DIST_DESYNC_CHECK": "0"},
-                               None, None),
+    "mpi-overlap-opt": ({"FW_BENCH_OVERLAP_OPT": "1", "FW_DIST_DP_SHM": "0"}, None, None),
     # three buckets (the MLP's second layer alone), so two steps hide the last all-reduce
     "overlap-opt-small": ({"FW_BENCH_OVERLAP_OPT": "1"}, 0.0625, 0.008),
 }
-DEFAULT_VARIANTS = ["default", "overlap-opt"]
+DEFAULT_VARIANTS = ["default", "mpi"]
 
 
 def summary(row):
