@@ -386,6 +386,10 @@ def main_ab(a):
                 print(f"  {c} rank {row['rank']} ({len(p['bucket_bytes'])} buckets, "
                       f"{', '.join(f'{b / 1e3:.0f}' for b in p['bucket_bytes'])} kB):")
                 print(summary(p))
+            p = prof[0]["profile"][c]
+            print(f"  {c}: the bucket timeline of the last profiled step on rank 0:")
+            print(timeline({"events": p["profiled"][-1]["events"],
+                            "bucket_bytes": p["bucket_bytes"]}))
         results[name] = res
     print(f"parameters identical across configurations in every round; load average at "
           f"the end: {os.getloadavg()[0]:.1f}", flush=True)

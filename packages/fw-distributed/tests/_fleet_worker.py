@@ -366,6 +366,23 @@ def case_shm_buckets():
     assert np.array_equal(got[0], got[-1]), "ranks diverged"
 
 
+def case_shm_layout_mismatch():
+    """Ranks that built different buckets (different comm_buffer_size) are told so by
+    every rank's DataParallel constructor, instead of reading each other's slots."""
+    r = comm.world_rank()
+    try:
+        DataParallel(_mlp(), comm_buffer_size=0.0001 if r == 0 else 25,
+                     last_comm_buffer_size=0.0001 if r == 0 else 1)
+    except ValueError as e:
+        assert "built different gradient buckets" in str(e), str(e)
+    else:
+        raise AssertionError("no error for different buckets on the ranks")
+    # the communicators still work
+    got = comm.all_gather(np.array([r], "int64"))
+    assert got.reshape(-1).tolist() == list(range(comm.world_size())), got
+    print(f"rank {r} raised as expected", flush=True)
+
+
 if __name__ == "__main__":
     case, args = sys.argv[1], sys.argv[2:]
     globals()["case_" + case](*args)

@@ -137,6 +137,11 @@ def test_shared_memory_buckets_equal_the_mpi_path_on_2_ranks():
     run_ranks(2, "shm_buckets")
 
 
+def test_shared_memory_buckets_refuse_different_layouts_on_2_ranks():
+    out = run_ranks(2, "shm_layout_mismatch")
+    assert out.count("raised as expected") == 2
+
+
 def _reducer(model, **kw):
     from fw.distributed import _fleet_comm as comm
     from fw.distributed._buckets import Reducer

@@ -80,22 +80,27 @@ class SharedBuckets:
             return None
         from mpi4py import MPI
 
+        from fw.distributed import _fleet_comm as comm_ops
+
         want = enabled() and any(x is not None for x in layout)
-        node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.Get_rank())
-        one_node = node.Get_size() == comm.Get_size() and node.Get_rank() == comm.Get_rank()
         # every rank must take the same path and have the same buckets: one small
-        # all-reduce of (want, one node, layout checksum) decides
+        # all-reduce (fw's, with the group's deadline) of (want, host, layout checksum)
+        # decides, before any blocking MPI call (a split or a window allocation)
+        host = zlib.crc32(MPI.Get_processor_name().encode())
         crc = zlib.crc32(repr(layout).encode())
-        mine = np.array([int(want and one_node), crc, -crc], dtype=np.int64)
-        agree = np.empty_like(mine)
-        comm.Allreduce(mine, agree, op=MPI.MIN)
-        if agree[1] != crc or -agree[2] != crc:
-            node.Free()
+        agree = np.array([int(want), host, -host, crc, -crc], dtype=np.int64)
+        comm_ops.all_reduce(agree, op="min", group=group)
+        if agree[3] != -agree[4]:
             raise ValueError(
                 f"DataParallel: the ranks of group {group.id} built different gradient "
-                f"buckets (this rank: {[x for x in layout]}); every rank must wrap the "
-                f"same model with the same comm_buffer_size/last_comm_buffer_size")
-        if not agree[0]:
+                f"buckets (this rank: {list(layout)}); every rank must wrap the same "
+                f"model with the same comm_buffer_size/last_comm_buffer_size")
+        if not agree[0] or agree[1] != -agree[2]:
+            return None
+        # one host by name; MPI's own view decides (the same answer on every rank:
+        # a rank whose node holds the whole group exists only if every rank's does)
+        node = comm.Split_type(MPI.COMM_TYPE_SHARED, key=comm.Get_rank())
+        if node.Get_size() != comm.Get_size() or node.Get_rank() != comm.Get_rank():
             node.Free()
             return None
         return cls(group, node, layout)
@@ -140,7 +145,9 @@ class SharedBuckets:
             self.views.append(per)
         self.hdr[self.rank][...] = -1
         self.win.Sync()
-        node.Barrier()  # every header initialised before anyone reads one
+        from fw.distributed import _fleet_comm as comm_ops
+
+        comm_ops.barrier(group)  # every header initialised before anyone reads one
 
     def applies(self, b) -> bool:
         return self.layout[b] is not None
