@@ -143,12 +143,12 @@ def worker(name, steps, mode="dp", bucket_mb=0.25, last_mb=0.0625, out=None, tra
 # that copy its own bucket sizes (e.g. ``shm@64`` for one bucket).
 AB_CONFIGS = {
     # the MPI all-reduce path (MPICH shared-memory transport) with the progress thread
-    "mpi": ({"FW_DIST_DP_SHM": "0"}, False),
+    "mpi": ({"FW_DIST_DP_SHM": "0", "FW_DIST_PROGRESS": "thread"}, False),
     # MPI path, MPI progress driven by the autograd engine between backward ops
     "mpi-ops": ({"FW_DIST_DP_SHM": "0", "FW_DIST_PROGRESS": "ops"}, False),
     # MPI path, no progress help at all (hooks' own tests only)
-    "mpi-none": ({"FW_DIST_DP_SHM": "0", "FW_DIST_PROGRESS_US": "0"}, False),
-    "mpi-overlap": ({"FW_DIST_DP_SHM": "0"}, True),
+    "mpi-none": ({"FW_DIST_DP_SHM": "0", "FW_DIST_PROGRESS": "off"}, False),
+    "mpi-overlap": ({"FW_DIST_DP_SHM": "0", "FW_DIST_PROGRESS": "thread"}, True),
     # the shared-memory window path (the default on one node)
     "shm": ({"FW_DIST_DP_SHM": "1"}, False),
     "shm-overlap": ({"FW_DIST_DP_SHM": "1"}, True),
@@ -240,11 +240,15 @@ def worker_ab(name, steps, configs, bucket_mb, last_mb, out):
         f.write(json.dumps(row))
 
 
+# --env K=V: set in every job's environment (MPICH's CVARs for all configurations)
+JOB_ENV: dict = {}
+
+
 def run(n, name, steps, mode="dp", bucket_mb=0.25, last_mb=0.0625, timeout=600, env=None,
         trace=None, configs=()):
     mpiexec = os.path.join(os.path.dirname(sys.executable), "mpiexec")
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-               MKL_NUM_THREADS="1", **(env or {}))
+               MKL_NUM_THREADS="1", **JOB_ENV, **(env or {}))
     with tempfile.TemporaryDirectory() as out:
         p = subprocess.run([mpiexec, "-n", str(n), sys.executable, os.path.abspath(__file__),
                             "--worker", name, str(steps), "--mode", mode,
@@ -267,11 +271,14 @@ VARIANTS = {
     # --- the MPI all-reduce path (FW_DIST_DP_SHM=0; the default before the shared-memory
     # buckets): how MPI's progress is driven, and MPICH's own knobs (read at MPI_Init,
     # so they need runs of their own; `mpivars` lists this wheel's CVARs)
-    "mpi": ({"FW_DIST_DP_SHM": "0"}, None, None),
-    "no-progress": ({"FW_DIST_DP_SHM": "0", "FW_DIST_PROGRESS_US": "0"}, None, None),
-    "driver-100us": ({"FW_DIST_DP_SHM": "0", "FW_DIST_PROGRESS_US": "100"}, None, None),
-    "driver-30us": ({"FW_DIST_DP_SHM": "0", "FW_DIST_PROGRESS_US": "30"}, None, None),
-    "driver-300us": ({"FW_DIST_DP_SHM": "0", "FW_DIST_PROGRESS_US": "300"}, None, None),
+    "mpi": ({"FW_DIST_DP_SHM": "0", "FW_DIST_PROGRESS": "thread"}, None, None),
+    "no-progress": ({"FW_DIST_DP_SHM": "0", "FW_DIST_PROGRESS": "off"}, None, None),
+    "driver-100us": ({"FW_DIST_DP_SHM": "0", "FW_DIST_PROGRESS": "thread",
+                      "FW_DIST_PROGRESS_US": "100"}, None, None),
+    "driver-30us": ({"FW_DIST_DP_SHM": "0", "FW_DIST_PROGRESS": "thread",
+                     "FW_DIST_PROGRESS_US": "30"}, None, None),
+    "driver-300us": ({"FW_DIST_DP_SHM": "0", "FW_DIST_PROGRESS": "thread",
+                      "FW_DIST_PROGRESS_US": "300"}, None, None),
     # progress from the autograd engine between backward ops instead of a thread
     "mpi-ops": ({"FW_DIST_DP_SHM": "0", "FW_DIST_PROGRESS": "ops"}, None, None),
     "mpich-async": ({"FW_DIST_DP_SHM": "0", "FW_DIST_PROGRESS": "off",
@@ -279,16 +286,17 @@ VARIANTS = {
     # ch4 sends messages >= 8 kB between local ranks by CMA (process_vm_readv) after a
     # rendezvous handshake, which needs the peer's progress twice; above this threshold
     # they go eagerly through the shared-memory cell queue instead (8 kB cells x 64)
-    "mpi-nocma": ({"FW_DIST_DP_SHM": "0",
+    "mpi-nocma": ({"FW_DIST_DP_SHM": "0", "FW_DIST_PROGRESS": "thread",
                    "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD": str(1 << 30)}, None, None),
     # ... with 64 kB cells, so a whole bucket fits the queue (4 MB)
-    "mpi-nocma-cells": ({"FW_DIST_DP_SHM": "0",
+    "mpi-nocma-cells": ({"FW_DIST_DP_SHM": "0", "FW_DIST_PROGRESS": "thread",
                          "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD": str(1 << 30),
                          "MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE": "65536",
                          # (MPICH asserts its pack buffers hold a cell)
                          "MPIR_CVAR_CH4_PACK_BUFFER_SIZE": "65536"}, None, None),
     "mpi-small-buckets": ({"FW_DIST_DP_SHM": "0"}, 0.0625, 0.016),
     "desync-off": ({"FW_DIST_DP_SHM": "0", "FW_DIST_DESYNC_CHECK": "0"}, None, None),
+    # (the last two, and mpi-overlap-opt, with the MPI path's default progress: ops)
     # --- DataParallel as shipped (shared-memory buckets on one node)
     "one-bucket": ({}, 64.0, 64.0),
     "small-buckets": ({}, 0.0625, 0.016),
@@ -348,7 +356,8 @@ def main_ab(a):
     med = statistics.median
     cfgs = a.configs
     print(f"load average at the start: {os.getloadavg()[0]:.1f} (1 min), "
-          f"{os.cpu_count()} cores; configurations {', '.join(cfgs)}", flush=True)
+          f"{os.cpu_count()} cores; configurations {', '.join(cfgs)}"
+          f"{'; environment ' + ' '.join(a.env) if a.env else ''}", flush=True)
     results = {}
     n = a.ranks
     for name in a.models:
@@ -420,6 +429,9 @@ def main(argv=None):
     ap.add_argument("--trace", help="a directory for fw.profiler chrome traces of one step "
                                     "per rank (DataParallel as shipped): operators and the "
                                     "bucket all-reduces (Communication events)")
+    ap.add_argument("--env", nargs="+", default=[], metavar="K=V",
+                    help="environment for every job (e.g. an MPICH CVAR, so that --ab "
+                         "compares the configurations under it)")
     ap.add_argument("--out", help="worker: the directory for its per-rank JSON")
     ap.add_argument("--mode", default="dp", choices=["dp", "plain", "lockstep", "zero3", "ab"],
                     help="worker: DataParallel, independent replicas (no communication), or "
@@ -427,6 +439,11 @@ def main(argv=None):
     ap.add_argument("--bucket-mb", type=float, default=0.25)
     ap.add_argument("--last-bucket-mb", type=float, default=0.0625)
     a = ap.parse_args(argv)
+    for kv in a.env:
+        k, sep, v = kv.partition("=")
+        if not sep or not k:
+            ap.error(f"--env wants K=V, got {kv!r}")
+        JOB_ENV[k] = v
     if a.worker and a.mode == "ab":
         worker_ab(a.worker[0], int(a.worker[1]), a.configs, a.bucket_mb, a.last_bucket_mb,
                   a.out)

@@ -109,7 +109,8 @@ def case_overlap():
     net = nn.Sequential(*layers)
     # the shared-memory path (default), the MPI path with its progress thread, and
     # the MPI path driven between backward ops by the autograd engine
-    for env in ({}, {"FW_DIST_DP_SHM": "0"}, {"FW_DIST_DP_SHM": "0", "FW_DIST_PROGRESS": "ops"}):
+    for env in ({}, {"FW_DIST_DP_SHM": "0", "FW_DIST_PROGRESS": "thread"},
+                {"FW_DIST_DP_SHM": "0"}):
         os.environ.update(env)
         try:
             dp = DataParallel(net, comm_buffer_size=0.02, last_comm_buffer_size=0.02)
@@ -126,8 +127,9 @@ def case_overlap():
         drv = dp._reducer.driver
         if not env:
             assert dp._reducer.shm is not None and drv is None, (dp._reducer.shm, drv)
-        elif "FW_DIST_PROGRESS" in env:
-            # registered with the engine by the first launch, removed once synced
+        elif "FW_DIST_PROGRESS" not in env:
+            # the MPI path's default: registered with the engine by the first launch,
+            # removed once synced
             assert isinstance(drv, OpProgress) and not drv.active and drv.probes > 0, drv
         else:
             # the progress thread: resumed by the launches, paused once backward is synced
