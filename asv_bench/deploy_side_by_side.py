@@ -37,6 +37,12 @@ The one command that re-measures the deployment table (1 thread, CPU time, RSS):
 
     hatch run python asv_bench/deploy_side_by_side.py --threads 1 --cpu-time --rss
 
+``--bf16`` adds a column: the fw Predictor with ``Config.enable_mkldnn_bfloat16()`` (its
+products in bfloat16 with float32 accumulation, on a CPU with native bf16; elsewhere the
+switch warns and the column shows "-"), with its ratios to onnxruntime (float32) and fw
+eager, and Paddle Inference with its own ``enable_mkldnn_bfloat16()``. The float32
+columns stay the comparison: the other peers run float32.
+
 ``--ort-export fw`` makes onnxruntime run fw.onnx's export even where PyTorch is
 installed (both baselines: PyTorch's export packs Q, K and V into one projection and
 gets onnxruntime's BiasGelu fusion; fw.onnx's keeps three products and an Erf chain).
@@ -98,6 +104,7 @@ def _have(mod):
 
 # ---------------------------------------------------------------- per framework
 MEMORY_OPTIM = True  # the Predictor's Config.enable_memory_optim (--no-memory-optim: off)
+BF16 = False  # --bf16: also a Predictor with Config.enable_mkldnn_bfloat16(), its own column
 ORT_FROM_FW = False  # --ort-export fw: onnxruntime runs fw.onnx's export even with PyTorch
 
 
@@ -126,6 +133,11 @@ def run_fw(rows, threads, workdir):
         predictor = infer.create_predictor(config)
         xs = [x.numpy()]
         out[(label, "fw Predictor")] = median_ms(predictor.run, xs)
+        if BF16:
+            config.enable_mkldnn_bfloat16()  # warns and stays float32 without native bf16
+            if config.mkldnn_bfloat16_enabled():
+                out[(label, "fw Predictor bf16")] = median_ms(
+                    infer.create_predictor(config).run, xs)
         if (ORT_FROM_FW or not _have("torch")) and _have("onnx"):
             try:
                 import fw.onnx
@@ -213,6 +225,18 @@ def run_paddle(rows, threads, workdir):
             predictor.get_output_handle(predictor.get_output_names()[0]).copy_to_cpu()
 
         out[(label, "Paddle Inference")] = median_ms(step, h, xn, predictor)
+        if BF16:  # Paddle's own switch, the same settings otherwise
+            config = pinf.Config(prog, prefix + ".pdiparams")
+            config.set_cpu_math_library_num_threads(threads)
+            config.enable_mkldnn()
+            config.enable_mkldnn_bfloat16()
+            config.disable_glog_info()
+            try:
+                predictor = pinf.create_predictor(config)
+                h = predictor.get_input_handle(predictor.get_input_names()[0])
+                out[(label, "Paddle Inference bf16")] = median_ms(step, h, xn, predictor)
+            except Exception as e:  # noqa: BLE001 - reported, the cell shows "-"
+                print(f"Paddle Inference bf16 on {name}: {e}", file=sys.stderr)
     return out
 
 
@@ -281,7 +305,7 @@ def _spawn(kind, args, workdir):
            "--threads", str(args.threads)] + (["--only", args.only] if args.only else []) + \
         (["--cpu-time"] if args.cpu_time else []) + \
         ([] if args.memory_optim else ["--no-memory-optim"]) + \
-        ["--ort-export", args.ort_export]
+        ["--ort-export", args.ort_export] + (["--bf16"] if args.bf16 else [])
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith(("[", "{")) or
              ln.replace(".", "", 1).isdigit()]
@@ -303,11 +327,15 @@ def main(argv=None):
     ap.add_argument("--ort-export", choices=("torch", "fw"), default="torch",
                     help="the ONNX file onnxruntime runs: PyTorch's export of the twin model "
                          "(when PyTorch is installed) or fw.onnx's export of the fw model")
+    ap.add_argument("--bf16", action="store_true",
+                    help="also the fw Predictor with Config.enable_mkldnn_bfloat16() (a "
+                         "separate column; the float32 columns stay the comparison)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--workdir", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    global CLOCK, MEMORY_OPTIM, ORT_FROM_FW
+    global CLOCK, MEMORY_OPTIM, ORT_FROM_FW, BF16
     MEMORY_OPTIM = args.memory_optim
+    BF16 = args.bf16
     ORT_FROM_FW = args.ort_export == "fw"
     if args.cpu_time:
         CLOCK = time.process_time
@@ -328,14 +356,20 @@ def main(argv=None):
         print(f"threads={args.threads}; medians of {clock} in ms per batch; fw Predictor "
               f"memory_optim {memopt}; onnxruntime on {ort_src}'s export; load average "
               f"{load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
-        print("| model | " + " | ".join(COLUMNS) + " | Predictor/ort | Predictor/eager |")
-        print("|---" * (len(COLUMNS) + 3) + "|")
+        cols = COLUMNS + (["fw Predictor bf16", "Paddle Inference bf16"] if args.bf16 else [])
+        extra = " | bf16/ort | bf16/eager" if args.bf16 else ""
+        print("| model | " + " | ".join(cols) + f" | Predictor/ort | Predictor/eager{extra} |")
+        print("|---" * (len(cols) + 3 + 2 * args.bf16) + "|")
         for label, *_ in rows:
-            vals = [cells.get((label, c)) for c in COLUMNS]
+            vals = [cells.get((label, c)) for c in cols]
             fmt = ["-" if v is None else f"{v:.3g}" if v < 10 else f"{v:.0f}" for v in vals]
             p, e, o = vals[1], vals[0], vals[3]
             r1 = f"{p / o:.2f}x" if p and o else "-"
             r2 = f"{p / e:.2f}x" if p and e else "-"
+            if args.bf16:
+                b = vals[cols.index("fw Predictor bf16")]
+                r2 += f" | {b / o:.2f}x" if b and o else " | -"
+                r2 += f" | {b / e:.2f}x" if b and e else " | -"
             print(f"| {label} | " + " | ".join(fmt) + f" | {r1} | {r2} |")
         if args.rss:
             _rss(args, workdir)

@@ -28,6 +28,9 @@ def _backend(log):
             return x[: x.shape[0] // N] * (N if attrs["reduce_op"] == "sum" else 1)
         if name == "c_reduce":
             return x * N      # this rank is the root
+        if name == "all_to_all":  # a block permutation: chunks in reverse order
+            k = x.shape[0] // attrs["nranks"]
+            return np.concatenate([x[i * k:(i + 1) * k] for i in reversed(range(N))])
         return x.copy()       # c_broadcast
 
     return run
@@ -77,6 +80,16 @@ def test_reduce_scatter_backward_is_an_all_gather(log):
     assert [e[0] for e in log] == ["c_reducescatter", "c_allgather"]
     # avg: the all-gathered cotangent divided by the rank count
     np.testing.assert_allclose(g, np.concatenate([np.arange(4.0).reshape(2, 2)] * N) / N)
+
+
+def test_all_to_all_backward_is_the_inverse_exchange(log):
+    # the fake exchange reverses the chunks (an involution, as a real equal-chunk
+    # all-to-all is): the gradient is the cotangent's chunks exchanged back
+    x = np.ones((6, 2))
+    g = _grad("all_to_all", x, nranks=N, ring_id=5)
+    assert [(e[0], e[3]) for e in log] == [("all_to_all", 5), ("all_to_all", 5)]
+    cot = np.arange(12.0).reshape(6, 2)
+    np.testing.assert_allclose(g, np.concatenate([cot[4:], cot[2:4], cot[:2]]))
 
 
 @pytest.mark.parametrize("op,attrs", [("c_allreduce", {"reduce_op": "max"}),

@@ -471,10 +471,12 @@ bool py_any_nan(const InArray &a) {
 
 void bind_int8(nb::module_ &m);  // nn_int8_bind.cpp
 void bind_woq(nb::module_ &m);   // nn_woq_bind.cpp
+void bind_conv_small(nb::module_ &m);  // nn_conv_small_bind.cpp
 
 void bind_nn(nb::module_ &m) {
     bind_int8(m);
     bind_woq(m);
+    bind_conv_small(m);
     m.def("conv_forward", &py_conv_forward, "x"_a, "weight"_a, "out"_a.noconvert(), "bias"_a.none(), "residual"_a.none(),
           "activation"_a, "stride"_a, "dilation"_a, "pad_l"_a, "pad_r"_a, "groups"_a, "channel_last"_a,
           "weight_stamp"_a = 0,

@@ -254,6 +254,13 @@ void max_2x2_cl_row(const float *r0, const float *r1, float *yr, int64_t OW, int
                                                 _mm_loadu_ps(c + k), _mm_loadu_ps(c + C + k)));
                 if (k + 4 >= C) break;
             }
+        } else if (C > 1 && (2 * ow + 1) * C + 4 <= 2 * OW * C && ow * C + 4 <= OW * C) {
+            // 2 or 3 channels (a pruned layer): one 4-lane step whose extra lanes read the
+            // next pixel's taps and write junk into the next output pixel, which the next
+            // step overwrites; the last pixel of the row (where that would leave the row)
+            // goes lane by lane. 3 channels lane by lane cost more than 6 in two steps.
+            _mm_storeu_ps(yo, max4_taps(_mm_loadu_ps(a), _mm_loadu_ps(a + C), _mm_loadu_ps(c),
+                                        _mm_loadu_ps(c + C)));
         } else {
             for (int64_t k = 0; k < C; ++k)
                 _mm_store_ss(yo + k, max4_taps(_mm_load_ss(a + k), _mm_load_ss(a + C + k),

@@ -48,7 +48,8 @@ def no_backend():
 @pytest.mark.parametrize("op,attrs", [("c_allgather", {"nranks": 3}),
                                       ("c_reducescatter", {"nranks": 2}),
                                       ("c_broadcast", {"root": 1}),
-                                      ("c_reduce", {"root": 2})])
+                                      ("c_reduce", {"root": 2}),
+                                      ("all_to_all", {"nranks": 2})])
 def test_without_backend_the_one_rank_reference_runs(no_backend, op, attrs):
     x = fw.to_tensor(np.array([1.0, 2.0], np.float32))
     out = call(op, x)
@@ -112,3 +113,8 @@ def test_static_shapes_of_gather_and_scatter():
     assert "f32[8,3]" in str(g)
     s = trace(lambda v: call("c_reducescatter", v, nranks=2), [TensorType([6, 3], "float64")])
     assert "f64[3,3]" in str(s)
+    a = trace(lambda v: call("all_to_all", v, nranks=3), [TensorType([6, 2], "float32")])
+    assert "f32[6,2]" in str(a) and "all_to_all(" in str(a)
+    with pytest.raises(Exception, match=r"all_to_all: axis 0 of x \(shape \[4, 2\]\) must "
+                                        r"split evenly into nranks=3"):
+        trace(lambda v: call("all_to_all", v, nranks=3), [TensorType([4, 2], "float32")])

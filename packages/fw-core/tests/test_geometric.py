@@ -258,7 +258,8 @@ def test_paddle_layouts_of_older_examples():
 @pytest.mark.parametrize("name", ["fw.geometric", "fw.geometric.math",
                                   "fw.geometric.message_passing", "fw.geometric.reindex",
                                   "fw.geometric.sampling"])
-def test_docstring_examples(name):
+def test_docstring_examples(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # examples may write files: never into the checkout
     import doctest
     import importlib
 

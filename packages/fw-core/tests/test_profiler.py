@@ -216,7 +216,8 @@ def test_executor_runs_appear_in_the_timeline():
 
 
 @pytest.mark.parametrize("mod", ["fw.profiler", "fw.profiler.profiler", "fw.profiler.export"])
-def test_docstring_examples_run(mod):
+def test_docstring_examples_run(mod, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # examples may write files: never into the checkout
     import doctest
     import importlib
 

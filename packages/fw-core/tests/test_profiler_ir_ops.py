@@ -124,7 +124,8 @@ def test_flops_of_an_ir_matmul():
     assert mm.args["bytes"] == 2 * 3 * 4
 
 
-def test_layer_view_docstring_examples_run():
+def test_layer_view_docstring_examples_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # examples may write files: never into the checkout
     import doctest
 
     from fw.profiler import layer_view

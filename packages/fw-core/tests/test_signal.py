@@ -135,7 +135,8 @@ def test_errors():
         S.istft(spec, 8, window=fw.zeros([8]))
 
 
-def test_docstring_examples():
+def test_docstring_examples(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # examples may write files: never into the checkout
     import doctest
 
     result = doctest.testmod(S, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

@@ -238,7 +238,8 @@ def test_check_shape_static_only():
 
 @pytest.mark.parametrize("mod", ["fw.core.api.tensor_methods", "fw.core.api.fp8",
                                  "fw.core.mmap_storage"])
-def test_docstring_examples_run(mod):
+def test_docstring_examples_run(mod, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # examples may write files: never into the checkout
     import doctest
     import importlib
 

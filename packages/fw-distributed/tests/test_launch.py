@@ -413,11 +413,12 @@ def test_survivors_of_a_killed_rank_error_out_naming_it(tmp_path):
     the store, the ranks blocked in all_reduce read it and raise naming rank 1 and
     its signal, well within the grace period (so nobody has to kill them)."""
     script = write(tmp_path, "e.py", E2E_KILL)
-    t0 = time.monotonic()
     res = launch(["--nproc_per_node", "3", "--timeout", "60", "--grace", "60", script],
                  cwd=tmp_path)
     assert res.returncode == 128 + signal.SIGKILL, res.stderr
-    assert time.monotonic() - t0 < 60
+    # no wall-clock bound here (start-up of 3 ranks on a loaded 2-core machine took 107 s
+    # once): that the survivors raised by themselves, before the grace period ran out, is
+    # shown by their "exit code 1" below (past the grace, the launcher kills them by signal)
     assert "[rank 0] rank 0 of 3: [6.0, 6.0, 6.0, 6.0]" in res.stdout
     assert "rank 1 (node 0, pid" in res.stderr and "died: signal SIGKILL" in res.stderr
     for r in (0, 2):

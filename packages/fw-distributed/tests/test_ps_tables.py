@@ -318,7 +318,7 @@ def test_sparse_embedding_checks_its_arguments_and_needs_a_ps_job():
         SparseEmbedding([10])
     with pytest.raises(ValueError, match="dtype must be 'float32'"):
         SparseEmbedding([10, 2], dtype="float64")
-    with pytest.raises(NotImplementedError, match="entry"):
+    with pytest.raises(TypeError, match="entry must be a CountFilterEntry"):
         SparseEmbedding([10, 2], entry=object())
     with pytest.raises(ValueError, match="padding_idx"):
         SparseEmbedding([10, 2], padding_idx=10)

@@ -278,8 +278,7 @@ def test_cross_entropy_mean_over_a_sharded_batch_is_partial_not_gathered():
     """'mean' with a static divisor (no weights, ignore_index < 0 or soft labels):
     a local sum over the rank's rows divided by the global count, a Partial loss;
     its gradient stays batch-sharded. Uneven blocks (5 rows on 2 ranks) included.
-    With class weights or ignore_index >= 0 the divisor depends on every rank's
-    labels: the rule declines."""
+    (Class weights and ignore_index >= 0: the next test.)"""
     from fw.core.ops.loss import _ce_ref
     from fw.core.ops.nn_grad import _ceg_ref
 
@@ -306,11 +305,57 @@ def test_cross_entropy_mean_over_a_sharded_batch_is_partial_not_gathered():
         assert r.plan.outputs[0] == [P()]
         np.testing.assert_allclose(r.outputs[0], _ce_ref(x, soft, soft_label=True)[0],
                                    rtol=1e-5)
-    w = rng.uniform(0.5, 2, 7).astype("float32")
-    assert _plan("cross_entropy_with_softmax", [x, lab, w], [[S(0)], [S(0)], [Rp()]],
-                 {"reduction": "mean"}).fell_back
-    assert _plan("cross_entropy_with_softmax", [x, lab, None], [[S(0)], [S(0)], None],
-                 {"reduction": "mean", "ignore_index": 0}).fell_back
+
+
+@pytest.mark.parametrize("mesh_shape", [(2,), (2, 2)])
+@pytest.mark.parametrize("case", ["weight", "ignore", "weight+ignore", "soft+weight",
+                                  "all-ignored"])
+def test_cross_entropy_weighted_or_ignoring_mean_over_a_sharded_batch(mesh_shape, case):
+    """'mean' with class weights (sum(w*l) / sum(w)) or ignore_index >= 0 (ignored
+    labels count for neither sum): the logits stay batch-sharded and the loss is
+    Partial (each rank: its block's weighted sum / the divisor of the whole
+    labels, which come whole); the gradient stays batch-sharded. Uneven blocks,
+    two batch dims split on a [2, 2] mesh, and a batch whose labels are all ignored
+    (divisor 0 -> 1, as the reference) included; forward and gradient == fw-core's
+    NumPy references."""
+    from fw.core.ops.loss import _ce_ref
+    from fw.core.ops.nn_grad import _ceg_ref
+
+    mesh = MESHES[mesh_shape]
+    rng = np.random.default_rng(7)
+    rows, c = 7, 5
+    x = rng.standard_normal((rows, 3, c)).astype("float32")
+    lab = rng.integers(0, c, (rows, 3)).astype("int64")
+    w = rng.uniform(0.5, 2, c).astype("float32") if "weight" in case else None
+    attrs = {"reduction": "mean"}
+    soft = case.startswith("soft")
+    if "ignore" in case:
+        attrs["ignore_index"] = 2
+        if case == "all-ignored":
+            lab[:] = 2
+    if soft:
+        lab = rng.dirichlet(np.ones(c), (rows, 3)).astype("float32")
+        attrs["soft_label"] = True
+    bs = [S(0)] if mesh_shape == (2,) else [S(0), S(1)]      # both batch dims on [2, 2]
+    lab_pl = bs
+    w_pl = None if w is None else [Rp()] * len(mesh_shape)
+    args = [fw.to_tensor(a) if isinstance(a, np.ndarray) else a for a in (x, lab, w)]
+    full = dict(OPS["cross_entropy_with_softmax"].attrs, **attrs)
+    r = simulate(OPS["cross_entropy_with_softmax"], args, full, mesh, [bs, lab_pl, w_pl])
+    assert not r.fell_back
+    assert r.plan.inputs[0] == bs and r.plan.inputs[1] == [Rp()] * len(mesh_shape)
+    assert r.plan.outputs == [[P()] * len(mesh_shape), bs]
+    want_loss, want_sm = _ce_ref(x, lab, w, **attrs)
+    np.testing.assert_allclose(r.outputs[0], want_loss, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(r.outputs[1], want_sm, rtol=1e-5)
+    g = np.asarray(1.5, "float32")
+    gattrs = dict(OPS["cross_entropy_with_softmax_grad"].attrs, **attrs)
+    gargs = [fw.to_tensor(a) if isinstance(a, np.ndarray) else a for a in (want_sm, lab, w, g)]
+    r = simulate(OPS["cross_entropy_with_softmax_grad"], gargs, gattrs, mesh,
+                 [bs, lab_pl, w_pl, [Rp()] * len(mesh_shape)])
+    assert not r.fell_back and r.plan.outputs == [bs]
+    np.testing.assert_allclose(r.outputs[0], _ceg_ref(want_sm, lab, w, g, **attrs),
+                               rtol=1e-5, atol=1e-7)
 
 
 def test_index_add_of_batch_sharded_rows_is_partial():

@@ -12,7 +12,8 @@ MODULES = ["fw.static.nn", "fw.static._layers", "fw.static._extras", "fw.static.
 
 
 @pytest.mark.parametrize("name", MODULES)
-def test_docstring_examples(name):
+def test_docstring_examples(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # examples may write files: never into the checkout
     mod = importlib.import_module(name)
     try:
         result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

@@ -58,7 +58,8 @@ def paddle_is_fw():
 
 
 @pytest.mark.parametrize("ex", EXAMPLES, ids=[e["name"] for e in EXAMPLES])
-def test_paddle_example_runs(ex, paddle_is_fw):
+def test_paddle_example_runs(ex, paddle_is_fw, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # examples may write files: never into the checkout
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")
         exec(compile(ex["src"], ex["name"], "exec"), {})

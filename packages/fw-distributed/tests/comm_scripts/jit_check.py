@@ -5,7 +5,7 @@
    cached program) and holds the collective ops; also in a group listed in reverse
    order (ring_id = the group's id, the broadcast root a group rank);
 2. gradients through c_allreduce (eager autograd and a to_static backward),
-   c_broadcast and c_allgather equal the NumPy values of the documented convention
+   c_broadcast, c_allgather and all_to_all equal the NumPy values of the documented convention
    (the loss is the sum of the ranks' losses);
 3. fw.jit.save of a layer with an all_reduce: the saved program holds c_allreduce and
    the loaded program, run on both ranks, gives the eager output;
@@ -119,6 +119,15 @@ xg.clear_gradient()
 cot = np.arange(8, dtype=np.float32)
 (call("c_allgather", xg, nranks=N) * fw.to_tensor(cot * (R + 1))).sum().backward()
 close(xg.grad, 3.0 * cot[4 * R:4 * R + 4], "gradient of c_allgather")
+# all_to_all (lowered to alltoall_single): rank R gets chunk R of every rank, in rank
+# order; its gradient is the inverse exchange: chunk k of dL/dx_R is chunk R of g_k
+xg.clear_gradient()
+ya = call("all_to_all", xg, nranks=N)
+close(ya, np.concatenate([xs[0][2 * R:2 * R + 2], xs[1][2 * R:2 * R + 2]]), "all_to_all")
+cot4 = np.arange(4, dtype=np.float32)
+(ya * fw.to_tensor(cot4 * (R + 1))).sum().backward()
+close(xg.grad, np.concatenate([cot4[2 * R:2 * R + 2] * (k + 1) for k in range(N)]),
+      "gradient of all_to_all")
 checks += 1
 
 lin = nn.Linear(4, 1, bias_attr=False)

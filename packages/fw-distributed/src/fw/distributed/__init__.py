@@ -53,6 +53,44 @@ from fw.distributed.auto_parallel.static import DistModel, shard_dataloader, to_
 _STATIC_AUTO_PARALLEL = ["to_static", "DistModel", "shard_dataloader"]
 # --- end static auto-parallel ---
 
+# --- intermediate auto-parallel (auto_parallel/intermediate/): parallelize and its plans,
+# ZeRO shard_fns, local_map/LocalLayer, shard_scaler, the global mesh, DistAttr ---
+from fw.distributed.auto_parallel.intermediate import (  # isort: skip
+    ColWiseParallel,
+    ContextParallel,
+    ConvParallel,
+    DistAttr,
+    LocalLayer,
+    PrepareContextParallel,
+    PrepareLayerInput,
+    PrepareLayerOutput,
+    RowWiseParallel,
+    SequenceParallelBegin,
+    SequenceParallelDisable,
+    SequenceParallelEnable,
+    SequenceParallelEnd,
+    ShardingStage1,
+    ShardingStage2,
+    ShardingStage3,
+    SplitPoint,
+    get_mesh,
+    local_map,
+    parallelize,
+    set_mesh,
+    shard_scaler,
+    to_distributed,
+)
+from fw.distributed.fleet.topology import ParallelMode  # isort: skip
+
+_INTERMEDIATE = ["parallelize", "ColWiseParallel", "RowWiseParallel", "ConvParallel",
+                 "PrepareLayerInput",
+                 "PrepareLayerOutput", "SequenceParallelBegin", "SequenceParallelEnd",
+                 "SequenceParallelEnable", "SequenceParallelDisable", "ContextParallel",
+                 "PrepareContextParallel", "SplitPoint", "ShardingStage1", "ShardingStage2",
+                 "ShardingStage3", "get_mesh", "set_mesh", "shard_scaler", "local_map",
+                 "LocalLayer", "to_distributed", "DistAttr", "ParallelMode"]
+# --- end intermediate auto-parallel ---
+
 # --- cost model (auto/): Cluster, calibrate, estimate, search/choose; dist.Strategy ---
 from fw.distributed import auto
 from fw.distributed.auto.strategy import Strategy
@@ -60,8 +98,39 @@ from fw.distributed.auto.strategy import Strategy
 _COST_MODEL = ["auto", "Strategy"]
 # --- end cost model ---
 
+
 __all__ = list(_comm_all) + [
     "communication", "ParallelEnv", "get_backend", "get_rank", "get_world_size",
     "init_parallel_env", "is_available", "is_initialized", "spawn", "TCPStore",
     "checkpoint", "fleet", "sharding", "load_state_dict", "save_state_dict", "DataParallel",
-] + _AUTO_PARALLEL + _STATIC_AUTO_PARALLEL + _COST_MODEL
+] + _AUTO_PARALLEL + _STATIC_AUTO_PARALLEL + _COST_MODEL + _INTERMEDIATE
+
+# --- Paddle 3.3 names (names2): object p2p, group control, gloo barrier, split, io,
+# flex checkpoint, PS entries and datasets ---
+from fw.distributed import io
+from fw.distributed.checkpoint.flex import (
+    ShardedStateDict,
+    ShardedWeight,
+    build_sharded_state_dict,
+    load_merged_state_dict,
+    shard_weight,
+)
+from fw.distributed.communication.gloo import gloo_barrier, gloo_init_parallel_env, gloo_release
+from fw.distributed.communication.group_control import (
+    restart_process_group,
+    shutdown_process_group,
+    wait,
+)
+from fw.distributed.communication.nccl_config import create_nccl_config
+from fw.distributed.communication.object_p2p import recv_object_list, send_object_list
+from fw.distributed.fleet.dataset import InMemoryDataset, QueueDataset
+from fw.distributed.mp_split import split
+from fw.distributed.ps.entry import CountFilterEntry, ProbabilityEntry, ShowClickEntry
+
+_NAMES2 = ["send_object_list", "recv_object_list", "wait", "split", "gloo_init_parallel_env",
+           "gloo_barrier", "gloo_release", "restart_process_group", "shutdown_process_group",
+           "create_nccl_config", "io", "ShardedWeight", "ShardedStateDict", "shard_weight",
+           "build_sharded_state_dict", "load_merged_state_dict", "CountFilterEntry",
+           "ProbabilityEntry", "ShowClickEntry", "InMemoryDataset", "QueueDataset"]
+__all__ += _NAMES2
+# --- end Paddle 3.3 names (names2) ---

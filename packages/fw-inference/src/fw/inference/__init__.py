@@ -12,8 +12,10 @@
 Depends on fw-core only (an import-linter contract checks it). See README.md.
 """
 
+from fw.inference.backends import XpuConfig, get_trt_compile_version, get_trt_runtime_version
 from fw.inference.config import MODEL_SUFFIX, Config, PassBuilder
 from fw.inference.enums import DataType, PlaceType, PrecisionType, get_num_bytes_of_data_type
+from fw.inference.mixed_precision import convert_to_mixed_precision
 from fw.inference.pool import PredictorPool
 from fw.inference.predictor import Predictor, create_predictor
 from fw.inference.tensor import Tensor
@@ -22,7 +24,8 @@ __version__ = "0.1.0"
 
 __all__ = ["Config", "PassBuilder", "Predictor", "PredictorPool", "create_predictor", "Tensor",
            "DataType", "PrecisionType", "PlaceType", "get_num_bytes_of_data_type", "get_version",
-           "MODEL_SUFFIX", "__version__"]
+           "MODEL_SUFFIX", "__version__", "convert_to_mixed_precision", "XpuConfig",
+           "get_trt_compile_version", "get_trt_runtime_version"]
 
 
 def get_version() -> str:

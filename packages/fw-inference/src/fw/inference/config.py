@@ -219,6 +219,8 @@ class Config:
         self._save_optim_model = False
         self._mkldnn_cache_capacity = None
         self._mkldnn = True
+        self._bf16 = False
+        self._bf16_ops = frozenset()
         self._prepared = True
         self._nonfinite_checks = False
         self._pass_builder = PassBuilder()
@@ -906,6 +908,129 @@ class Config:
         """
         self._mkldnn = False
 
+    # ------------------------------------------------------------ bfloat16
+    def enable_mkldnn_bfloat16(self) -> None:
+        """Run the products with constant weights (matmul/linear/fc, convolutions, and the
+        max pools between them) in bfloat16 with float32 accumulation, on CPUs that
+        multiply bf16 natively (AVX512_BF16 or AMX; Paddle Inference's switch of the
+        same name). Inserts the IR pass ``cpu_bfloat16`` into ``pass_builder()`` (before
+        ``fuse_elementwise``): weights are converted to bf16 once per predictor and
+        activations at the edges of the bf16 ops (see
+        ``fw.core.ir.passes.cpu_bfloat16``). Inputs and outputs stay float32; results
+        differ from float32 by bf16 rounding (8 significant bits).
+
+        On a CPU without native bf16 (oneDNN's effective ISA, ``fw.core.kernels.cpu.bf16
+        .cpu_isa()``, below ``avx512_core_bf16``) it warns (``RuntimeWarning``) and stays
+        float32: oneDNN would emulate bf16 there, slower than float32. Off by default;
+        `set_bfloat16_op` picks the ops. As in Paddle it needs the IR passes
+        (``switch_ir_optim(True)``, the default); deleting ``cpu_bfloat16`` from the
+        pass builder afterwards turns it off again.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config("model.fwmodel")
+            >>> config.enable_mkldnn_bfloat16()  # doctest: +SKIP
+            >>> config.mkldnn_bfloat16_enabled()  # doctest: +SKIP
+            True
+        """
+        import warnings
+
+        from fw.core.ir.passes.cpu_bfloat16 import cpu_isa, native_bf16
+
+        if not native_bf16():
+            warnings.warn(f"Config.enable_mkldnn_bfloat16: this CPU (oneDNN ISA "
+                          f"{cpu_isa() or 'unknown: no native extension'!r}) has no native "
+                          f"bfloat16 dot products (AVX512_BF16 or AMX); the predictor stays "
+                          f"float32", RuntimeWarning, stacklevel=2)
+            self._bf16 = False
+            return
+        self._bf16 = True
+        passes = self._pass_builder.all_passes()
+        if "cpu_bfloat16" not in passes:
+            at = next((passes.index(p) for p in ("fuse_elementwise", "cse", "dce")
+                       if p in passes), len(passes))
+            self._pass_builder.insert_pass(at, "cpu_bfloat16")
+
+    def enable_onednn_bfloat16(self) -> None:
+        """`enable_mkldnn_bfloat16` by Paddle 3's oneDNN name.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config("model.fwmodel")
+            >>> config.enable_onednn_bfloat16()  # doctest: +SKIP
+        """
+        self.enable_mkldnn_bfloat16()
+
+    def mkldnn_bfloat16_enabled(self) -> bool:
+        """Whether `enable_mkldnn_bfloat16` took effect (False by default, and on a CPU
+        without native bf16). Paddle's C++ ``AnalysisConfig::mkldnn_bfloat16_enabled()``
+        (Paddle 3.3.1's Python binding does not expose it).
+
+        Returns:
+            bool: the setting.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> Config("model.fwmodel").mkldnn_bfloat16_enabled()
+            False
+        """
+        return self._bf16
+
+    def set_bfloat16_op(self, op_list) -> None:
+        """The ops `enable_mkldnn_bfloat16` runs in bf16 (Paddle's meaning: an empty set,
+        the default, is every op the pass supports). Paddle's names (``matmul``,
+        ``matmul_v2``, ``fc``, ``conv2d``, ``depthwise_conv2d``, ``fused_conv2d``,
+        ``pool2d``) or fw's (``fused_matmul``, ``fused_conv``, ``conv``, ``max_pool``);
+        a Paddle op that fw runs in float32 (``softmax``, ``layer_norm``, ...) selects
+        nothing.
+
+        Args:
+            op_list (set[str] | list[str]): the op names.
+
+        Returns:
+            None.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> config = Config("model.fwmodel")
+            >>> config.set_bfloat16_op({"conv2d"})
+            >>> sorted(config.bfloat16_ops())
+            ['conv', 'fused_conv']
+        """
+        from fw.core.ir.passes.cpu_bfloat16 import resolve_op_types
+
+        try:
+            resolve_op_types(op_list)
+        except InvalidTypeError as e:
+            raise InvalidTypeError(f"Config.set_bfloat16_op: {e}") from None
+        self._bf16_ops = frozenset(op_list)
+
+    def bfloat16_ops(self) -> frozenset:
+        """The fw ops the bf16 pass converts (`set_bfloat16_op` resolved; fw's own).
+
+        Returns:
+            frozenset[str]: fw op names.
+
+        Examples:
+            >>> import fw
+            >>> from fw.inference import Config
+            >>> sorted(Config("model.fwmodel").bfloat16_ops())
+            ['conv', 'fused_conv', 'fused_matmul', 'max_pool']
+        """
+        from fw.core.ir.passes.cpu_bfloat16 import resolve_op_types
+
+        return resolve_op_types(self._bf16_ops)
+
     def enable_use_gpu(self, memory_pool_init_size_mb: int = 100, device_id: int = 0,
                        precision_mode=None) -> None:
         """Run the predictor on GPU `device_id` (CuPy): its weights live there, inputs
@@ -1046,6 +1171,7 @@ class Config:
                 ("params_file", self.params_file() or "(in the model file)"),
                 ("model_dir", self.model_dir() or "(none)"), None,
                 ("cpu_math_thread", str(self._threads)), ("enable_mkldnn", _b(self._mkldnn)),
+                ("mkldnn_bfloat16", _b(self._bf16)),
                 ("prepared_kernels", _b(self._prepared)),
                 ("nonfinite_checks", "every op" if self._nonfinite_checks else "inputs"),
                 ("mkldnn_cache_capacity", "default" if self._mkldnn_cache_capacity is None

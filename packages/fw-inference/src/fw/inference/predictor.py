@@ -234,7 +234,7 @@ def create_predictor(config: Config) -> Predictor:
         from fw.core.ir.passes import PassManager
 
         dump = config.ir_debug_dir() if config._ir_debug else None
-        pm = PassManager(config.pass_builder().all_passes(), dump=dump)
+        pm = PassManager(_passes(config), dump=dump)
         pm.run(program)
         if not config.glog_info_disabled():
             for name, changed, seconds in pm.log:
@@ -263,6 +263,15 @@ def create_predictor(config: Config) -> Predictor:
                         prepare=config.prepared_kernels_enabled(),
                         nonfinite_checks=config.nonfinite_checks_enabled())
     return Predictor(_Shared(program, compiled, config))
+
+
+def _passes(config) -> list:
+    """The pass list of `config`, the bf16 pass given the config's op set (a name in the
+    list runs with the pass's defaults: every op it supports)."""
+    from fw.core.ir.passes import get_pass
+
+    return [get_pass(p, op_types=config._bf16_ops) if p == "cpu_bfloat16" else p
+            for p in config.pass_builder().all_passes()]
 
 
 def _to_gpu(program, index) -> None:

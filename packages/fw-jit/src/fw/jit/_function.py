@@ -660,7 +660,7 @@ class StaticFunction:
         if inst is not None and hasattr(inst, "training"):
             key += (("training", bool(inst.training)),)
         if amp_state.enabled:
-            key += (("amp", True),)
+            key += (("amp", _amp_signature()),)
         return key, tmpl, leaves
 
     def _trace(self, key, tmpl, leaves, graph_breaks=False) -> ConcreteProgram:
@@ -728,6 +728,17 @@ def _first_value(args, kwargs):
             if v is not None:
                 return v
     return None
+
+
+def _amp_signature():
+    """What a program traced under the active auto_cast region depends on (its casts
+    differ per level, dtype and lists), so another region traces its own program."""
+    from fw.amp.auto_cast import current_state
+
+    st = current_state()
+    if st is None:
+        return True
+    return (st.level, st.dtype.name, tuple(sorted(st.white)), tuple(sorted(st.black)))
 
 
 def _param_names(fn, bound: bool) -> list:

@@ -9,6 +9,8 @@ loss, and each rank's cotangent is the derivative of its own loss. Then
   of the cotangents (avg: the avg of them); max/min/prod have no rule (raise);
 - ``c_allgather``: dL/dx_j = Σ_k (chunk j of g_k) — a reduce-scatter (sum);
 - ``c_reducescatter`` sum: dL/dx_j = concat_k g_k — an all-gather;
+- ``all_to_all``: chunk k of y_j is chunk j of x_k, so chunk k of dL/dx_j is chunk j
+  of g_k — the inverse exchange, which for equal chunks is the all-to-all again;
 - ``c_broadcast``: only the root's input is used: a reduce (sum) to the root, zeros
   elsewhere; ``c_reduce`` sum: every input reaches the root's output: a broadcast
   of the root's cotangent.
@@ -70,3 +72,9 @@ def _c_reducescatter(ctx, g):
     if _linear(ctx, "a reduce-scatter") == "avg":
         gx = gx / a["nranks"]
     return gx
+
+
+@vjp("all_to_all", inputs=False)
+def _all_to_all(ctx, g):
+    a = ctx.attrs
+    return call("all_to_all", g, nranks=a["nranks"], ring_id=a["ring_id"])

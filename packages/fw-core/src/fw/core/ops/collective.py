@@ -1,5 +1,7 @@
 """Collective communication ops: ``c_allreduce``, ``c_broadcast``, ``c_reduce``,
-``c_allgather``, ``c_reducescatter`` (the names of Paddle's static collective ops).
+``c_allgather``, ``c_reducescatter`` (the names of Paddle's static collective ops) and
+``all_to_all`` (Paddle 3's ``_C_ops.all_to_all``, the op its static reshard of
+Shard(i) -> Shard(j) emits).
 
 They make ``fw.distributed``'s collectives part of a program: under
 ``fw.jit.to_static`` (or ``fw.static``) ``fw.distributed.all_reduce(x)`` emits
@@ -28,7 +30,11 @@ Semantics with n ranks (x_k is rank k's input, y_k its output):
   the other ranks' tensors, so it is not traced to this op);
 - ``c_allgather``: y_k = concat(x_0, …, x_{n-1}) along axis 0;
 - ``c_reducescatter``: x_k split along axis 0 into n chunks; y_k = chunk k of the
-  reduction.
+  reduction;
+- ``all_to_all``: x_k split along axis 0 into n equal chunks x_k[0..n-1]; y_k =
+  concat(x_0[k], …, x_{n-1}[k]) along axis 0 (rank j's chunk k goes to rank k, in slot
+  j). Same shape in and out; the exchange is a block transpose, so it is its own
+  inverse (and its own VJP).
 """
 
 from __future__ import annotations
@@ -40,7 +46,8 @@ from fw.core.ops._registry import defop
 __all__ = ["REDUCE_OPS", "COLLECTIVE_OPS"]
 
 REDUCE_OPS = ("sum", "max", "min", "prod", "avg")
-COLLECTIVE_OPS = ("c_allreduce", "c_broadcast", "c_reduce", "c_allgather", "c_reducescatter")
+COLLECTIVE_OPS = ("c_allreduce", "c_broadcast", "c_reduce", "c_allgather", "c_reducescatter",
+                  "all_to_all")
 
 
 def _int(v, op, arg, lo):
@@ -193,3 +200,33 @@ defop("c_reducescatter", ("x",), {"reduce_op": "sum", "nranks": 1, "ring_id": 0}
       infer=_scatter_infer, reference=_scatter_ref, canon=_canon("c_reducescatter"),
       promote=None, side_effect=True, family="collective", api=False, method=False,
       doc="Reduce x over group ring_id; rank k gets chunk k (of nranks, along axis 0).")
+
+
+# ---------------------------------------------------------------- all-to-all
+def _a2a_check(shape, nranks):
+    if len(shape) == 0:
+        raise InvalidArgumentError("all_to_all: x must have at least one axis (the exchanged "
+                                   "axis 0), got a 0-D tensor")
+    d0 = shape[0]
+    if d0 >= 0 and d0 % nranks:
+        raise InvalidArgumentError(f"all_to_all: axis 0 of x (shape {list(shape)}) must split "
+                                   f"evenly into nranks={nranks} chunks")
+
+
+def _a2a_infer(x, nranks=1, ring_id=0):
+    _a2a_check(x.shape, nranks)
+    return TensorType(x.shape, x.dtype)
+
+
+def _a2a_ref(x, nranks=1, ring_id=0):
+    _a2a_check(x.shape, nranks)
+    if nranks != 1:
+        _one_rank("all_to_all", f"nranks={nranks}")
+    return x.copy()
+
+
+defop("all_to_all", ("x",), {"nranks": 1, "ring_id": 0}, infer=_a2a_infer,
+      reference=_a2a_ref, canon=_canon("all_to_all"), promote=None, side_effect=True,
+      family="collective", api=False, method=False,
+      doc="Split x along axis 0 into nranks chunks; chunk k goes to rank k of group "
+          "ring_id, which concatenates what it receives in rank order.")

@@ -12,17 +12,22 @@ import time
 import numpy as np
 
 
-def _median_time(fn, reps, min_time=0.0):
+def _sustained_time(fn, reps, min_time=0.0):
+    """Seconds per call of `fn`, sustained: the mean over back-to-back calls (at
+    least `reps`, and at least `min_time` seconds in all) after one warm-up call.
+    The mean, not the median: a training step runs its ops back to back for tens of
+    milliseconds, long enough to share the core with other jobs' timeslices and to
+    find the caches disturbed by them, and the median of short calls would see an
+    idle core instead."""
     fn()  # warm-up (first-call caches, oneDNN primitive creation)
-    ts = []
-    t_end = time.perf_counter() + min_time
-    while len(ts) < reps or time.perf_counter() < t_end:
-        t = time.perf_counter()
+    n, t0 = 0, time.perf_counter()
+    t_end = t0 + min_time
+    while n < reps or time.perf_counter() < t_end:
         fn()
-        ts.append(time.perf_counter() - t)
-        if len(ts) >= 5 * reps:
+        n += 1
+        if n >= 50 * reps:
             break
-    return statistics.median(ts)
+    return (time.perf_counter() - t0) / n
 
 
 def _slope(points):
@@ -41,6 +46,7 @@ def main(budget, dtypes, transcendental):
 
     reps = 3 if budget < 5 else 7
     big = budget >= 5
+    sustain = 0.1 if big else 0.0  # seconds each sustained measurement runs at least
     out = {"matmul_flops": {}, "conv_flops": {}, "vector_flops": {}, "samples": {}}
     rng = np.random.default_rng(0)
 
@@ -61,7 +67,7 @@ def main(budget, dtypes, transcendental):
         append_backward(loss)
         b.set_outputs(loss)
     n_ops = len(b.program.block.ops) + len(list(tiny.parameters()))  # + clear_gradient
-    t = _median_time(tiny_step, 5 * reps)
+    t = _sustained_time(tiny_step, 5 * reps, sustain)
     out["op_overhead"] = t / n_ops
     out["samples"]["overhead"] = {"ops": n_ops, "seconds": t}
     ovh = out["op_overhead"]
@@ -72,7 +78,7 @@ def main(budget, dtypes, transcendental):
         for p in ps:
             p.grad = fw.ones([4], "float32")
         opt = fw.optimizer.AdamW(learning_rate=1e-3, parameters=ps)
-        return _median_time(opt.step, 3 * reps)
+        return _sustained_time(opt.step, 3 * reps, sustain)
 
     t2, t18 = opt_time(2), opt_time(18)
     out["optimizer_overhead"] = max((t18 - t2) / 16, 0.0)
@@ -85,7 +91,7 @@ def main(budget, dtypes, transcendental):
         for n in sizes:
             a = fw.to_tensor(rng.standard_normal((n, n))).astype(dt)
             bm = fw.to_tensor(rng.standard_normal((n, n))).astype(dt)
-            t = _median_time(lambda a=a, bm=bm: fw.matmul(a, bm), reps)
+            t = _sustained_time(lambda a=a, bm=bm: fw.matmul(a, bm), reps, sustain)
             pts.append([n, t])
         out["samples"][f"matmul_{dt}"] = pts
         out["matmul_flops"][dt] = 1.0 / max(_slope([(2 * n ** 3, t) for n, t in pts]), 1e-15)
@@ -95,7 +101,7 @@ def main(budget, dtypes, transcendental):
     wc = fw.to_tensor(rng.standard_normal((32, 16, 3, 3)).astype("float32"))
     import fw.nn.functional as F
 
-    t = _median_time(lambda: F.conv2d(xc, wc, padding=1), reps)
+    t = _sustained_time(lambda: F.conv2d(xc, wc, padding=1), reps, sustain)
     flops = 2 * 8 * 32 * 32 * 32 * 16 * 9
     out["conv_flops"]["float32"] = flops / max(t - ovh, t * 0.5)
     out["samples"]["conv_float32"] = t
@@ -108,14 +114,14 @@ def main(budget, dtypes, transcendental):
     n = (4 << 20) if big else (1 << 20)
     u = fw.to_tensor(rng.standard_normal(n).astype("float32"))
     v = fw.to_tensor(rng.standard_normal(n).astype("float32"))
-    t = _median_time(lambda: u + v, reps)
+    t = _sustained_time(lambda: u + v, reps, sustain)
     out["mem_bandwidth"] = 3 * 4 * n / max(t - ovh, t * 0.5)
     out["samples"]["add_bytes_seconds"] = [12 * n, t]
 
     # vector FLOP/s: exp (TRANSCENDENTAL FLOPs per element by the cost model's count)
     for dt in dtypes:
         w = fw.to_tensor(rng.standard_normal(n // 4)).astype(dt)
-        t = _median_time(lambda w=w: fw.exp(w), reps)
+        t = _sustained_time(lambda w=w: fw.exp(w), reps, sustain)
         out["vector_flops"][dt] = transcendental * (n // 4) / max(t - ovh, t * 0.5)
         out["samples"][f"exp_{dt}"] = t
     print(json.dumps(out, sort_keys=True))

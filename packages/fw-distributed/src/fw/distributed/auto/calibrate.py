@@ -14,6 +14,9 @@ multi-rank job on this machine does):
   engine, over a few message sizes; a robust (Theil-Sen) line ``t = a + b * bytes`` per
   collective, turned into the link's ``alpha``/``beta`` of the 2-rank formula of
   `comm` (e.g. all_reduce's ring on 2 ranks is ``2 alpha + M beta``);
+- sync wait: in that lockstep, each rank's wait at the barrier after its chunk
+  (its peers finish equal work at different times): what each blocking collective of
+  a training step adds beyond the engine's own cost (``collectives.sync_wait``);
 - contention: a fixed compute chunk timed alone and with 2 and 4 ranks in lockstep,
   interleaved round by round (barriers between chunks, as training ranks meet at
   collectives): on a machine shared with other jobs, or with more ranks than cores,
@@ -69,8 +72,11 @@ def _child_env():
 
 
 def _run(cmd, timeout, what):
+    # its own process group (killed as one on a timeout) but the caller's session, so
+    # it shares the caller's scheduling group (a caller that raised its priority, as
+    # the validation script does, measures at that priority)
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=_child_env(), start_new_session=True)
+                         env=_child_env(), process_group=0)
     try:
         out, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -174,7 +180,7 @@ def calibrate(path=None, budget: float = 30.0, collectives: bool = True,
             "machine": _machine(), "kernels": kernels}
     if collectives:
         cb = max(budget - (time.perf_counter() - t0), 1.0)
-        contention = {"1": 1.0}
+        contention, sync, chunk = {"1": 1.0}, {}, {}
         with tempfile.TemporaryDirectory(prefix="fw_calib_") as tmp:
             for n, mode in ((2, "collectives"), (4, "lockstep")):
                 res = os.path.join(tmp, f"coll{n}.json")
@@ -185,6 +191,8 @@ def calibrate(path=None, budget: float = 30.0, collectives: bool = True,
                 with open(res) as f:
                     got = json.load(f)
                 contention[str(n)] = got.pop("contention")
+                sync[str(n)] = got.pop("sync_wait", 0.0)
+                chunk[str(n)] = got.pop("sync_chunk", 0.0)
                 if mode == "collectives":
                     raw = got
         prof["contention"] = contention
@@ -193,7 +201,8 @@ def calibrate(path=None, budget: float = 30.0, collectives: bool = True,
             a, b = _fit(pts)
             ca, cb_ = _TWO_RANK[op]
             fits[op] = {"alpha": a / ca, "beta": b / cb_}
-        prof["collectives"] = {"ranks": 2, "engine": "mpi", "fits": fits, "raw": raw}
+        prof["collectives"] = {"ranks": 2, "engine": "mpi", "fits": fits, "raw": raw,
+                               "sync_wait": sync, "sync_chunk": chunk}
     prof["seconds"] = round(time.perf_counter() - t0, 2)
     d = os.path.dirname(os.path.abspath(path))
     os.makedirs(d, exist_ok=True)

@@ -178,6 +178,16 @@ class Cluster:
         collectives (dict, optional): measured alpha-beta fits per collective name
             (``{"all_reduce": {"alpha": s, "beta": s_per_byte}, ...}``, from
             `calibrate`), used instead of the link figures for groups inside a node.
+        sync_wait (dict, optional): ``{ranks: seconds}`` measured by `calibrate`: the
+            mean wait of a rank at a blocking collective after a stretch of training
+            work, beyond the collective's own cost (its peers finish equal work at
+            different times). Empty: none (dedicated devices in lockstep).
+        sync_chunk (dict, optional): ``{ranks: seconds}``: the work each rank did
+            before the waits `sync_wait` measured. A step's waits are scaled from it as
+            independent delays add up (their spread grows as the square root of the
+            work between two synchronisations): ``n`` collectives over compute ``C``
+            wait ``sync_wait * sqrt(n * C / sync_chunk)`` in all (``n * sync_wait``
+            without a chunk).
         name (str): a label.
         source (str): where the figures come from (datasheets, a profile file).
 
@@ -199,6 +209,8 @@ class Cluster:
     oversubscribe: bool = False
     contention: dict = field(default_factory=dict)
     collectives: dict = field(default_factory=dict)
+    sync_wait: dict = field(default_factory=dict)
+    sync_chunk: dict = field(default_factory=dict)
     name: str = "cluster"
     source: str = ""
 
@@ -262,17 +274,86 @@ class Cluster:
         if self.contention:
             pts = sorted((int(k), float(v)) for k, v in self.contention.items())
             if world <= pts[0][0]:
-                return pts[0][1]
-            for (n0, f0), (n1, f1) in zip(pts, pts[1:]):
-                if world <= n1:
-                    return f0 + (f1 - f0) * (world - n0) / (n1 - n0)
-            return pts[-1][1] * world / pts[-1][0]
+                f = pts[0][1]
+            else:
+                f = pts[-1][1] * world / pts[-1][0]
+                for (n0, f0), (n1, f1) in zip(pts, pts[1:]):
+                    if world <= n1:
+                        f = f0 + (f1 - f0) * (world - n0) / (n1 - n0)
+                        break
+            # never below the time-sharing of the cores (the measured curve may come
+            # from fewer ranks than asked for)
+            return max(f, self.core_sharing(world))
         if world <= self.num_devices:
             return 1.0
         if not self.oversubscribe:
             raise _err("Cluster", f"{world} ranks do not fit on {self.num_devices} devices "
                        f"of {self.name!r} (oversubscribe=False)")
         return world / self.num_devices
+
+    def core_sharing(self, world: int) -> float:
+        """How many ranks share one device when `world` ranks run: ranks are spread
+        over the nodes, ``ceil(world / nodes)`` per node on ``devices_per_node``
+        devices (CPU cores for `this_machine`); 1 when they fit. Compute and the
+        CPU's side of communication (MPI's shared-memory copies run on the ranks'
+        cores) are slowed by this factor.
+
+        Args:
+            world (int): the number of ranks.
+
+        Returns:
+            float: ``max(1, ranks per node / devices per node)``.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.auto import Cluster, Device
+            >>> cpu = Cluster(Device("core", {"float32": 1e11}, 5e9, 8e9), devices_per_node=2,
+            ...               oversubscribe=True)
+            >>> cpu.core_sharing(2), cpu.core_sharing(4)
+            (1.0, 2.0)
+        """
+        per_node = -(-int(world) // self.nodes)
+        if per_node <= self.devices_per_node:
+            return 1.0
+        if not self.oversubscribe:
+            raise _err("Cluster", f"{world} ranks do not fit on {self.num_devices} devices "
+                       f"of {self.name!r} (oversubscribe=False)")
+        return per_node / self.devices_per_node
+
+    def sync_cost(self, world: int, n_syncs: int = 1, compute: float = 0.0) -> float:
+        """Seconds a step's `n_syncs` blocking collectives wait for their peers in all,
+        over `compute` seconds of work, when `world` ranks run (see ``sync_wait`` and
+        ``sync_chunk``; the figures of the nearest measured count at or below
+        `world`, else the smallest; 0 for one rank or none measured).
+
+        Args:
+            world (int): the number of ranks.
+            n_syncs (int): blocking collectives per step. Default: 1.
+            compute (float): seconds of compute they split. Default: 0 (one
+                `sync_wait` per collective).
+
+        Returns:
+            float: seconds.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.auto import Cluster
+            >>> c = Cluster.a100_dgx(1)
+            >>> c.sync_cost(8, 4, 0.01)
+            0.0
+        """
+        if world <= 1 or n_syncs <= 0 or not self.sync_wait:
+            return 0.0
+
+        def at(d):
+            pts = sorted((int(k), float(v)) for k, v in d.items())
+            below = [v for n, v in pts if n <= world]
+            return below[-1] if below else pts[0][1]
+        wait = at(self.sync_wait)
+        chunk = at(self.sync_chunk) if self.sync_chunk else 0.0
+        if chunk <= 0 or compute <= 0:
+            return n_syncs * wait
+        return wait * math.sqrt(n_syncs * compute / chunk)
 
     # ------------------------------------------------------------ (de)serialisation
     def to_dict(self) -> dict:
@@ -497,4 +578,6 @@ def cluster_from_profile(prof: dict, source: str = "") -> Cluster:
     return Cluster(device=dev, nodes=1, devices_per_node=int(prof["machine"]["cores"]),
                    intra=link, topology="ring", comm_overlap=0.0, oversubscribe=True,
                    contention=dict(prof.get("contention", {})), collectives=coll,
+                   sync_wait=dict(prof.get("collectives", {}).get("sync_wait", {})),
+                   sync_chunk=dict(prof.get("collectives", {}).get("sync_chunk", {})),
                    name="this machine", source=source)

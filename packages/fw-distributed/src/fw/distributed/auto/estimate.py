@@ -37,6 +37,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from fw.distributed.auto.comm import collective_time
+from fw.distributed.auto.comm import collective_time as _collective_time
 from fw.distributed.auto.op_cost import OpCost, cost_of
 
 __all__ = ["ParallelConfig", "Estimate", "estimate", "trace_step"]
@@ -146,6 +147,7 @@ class Estimate:
             because fw has no FLOP/byte formula for them.
         comm_detail: seconds per communication item.
         optimizer: the optimizer step's part of `compute`.
+        accumulate: the part of `compute` that adds micro-batches' gradients.
         flops_per_step: FLOPs one rank executes per step (before recompute).
 
     Args:
@@ -174,6 +176,7 @@ class Estimate:
     flops_per_step: float
     optimizer: float = 0.0
     notes: list = field(default_factory=list)
+    accumulate: float = 0.0
 
     def table(self, top: int = 15) -> str:
         """The `top` most expensive ops as text.
@@ -443,7 +446,14 @@ def _activation_bytes(fwd, split, mp, recompute):
     return float(sum(ch[-1] for ch in chunks) + max(sum(ch) for ch in chunks))
 
 
-def _bucket_exposed(cluster, grad_bytes, bwd_time, n, stride, op="all_reduce"):
+def _n_buckets(grad_bytes):
+    """DataParallel's gradient buckets for `grad_bytes` (1 MB first, then 25 MB)."""
+    if grad_bytes <= 0:
+        return 0
+    return 1 + math.ceil(max(grad_bytes - _BUCKET_FIRST, 0) / _BUCKET)
+
+
+def _bucket_exposed(cluster, grad_bytes, bwd_time, n, stride, op="all_reduce", share=1.0):
     """Exposed seconds of DataParallel's bucketed gradient collectives after backward."""
     if n <= 1 or grad_bytes <= 0:
         return 0.0, 0.0
@@ -459,7 +469,7 @@ def _bucket_exposed(cluster, grad_bytes, bwd_time, n, stride, op="all_reduce"):
     for s in sizes:
         done += s
         ready = bwd_time * done / grad_bytes  # buckets fill as backward proceeds
-        dur = collective_time(cluster, op, s, n, stride)
+        dur = collective_time(cluster, op, s, n, stride) * share
         total += dur
         start = max(ready, t) if ov > 0 else max(bwd_time, t)
         t = start + dur
@@ -520,6 +530,13 @@ def estimate(program_or_layer, strategy=None, cluster=None, *, input_spec=None, 
     cluster = cluster if cluster is not None else Cluster.this_machine()
     dev = cluster.device
     slow = cluster.compute_slowdown(cfg.world)
+    # ranks beyond the cores time-share them: MPI's shared-memory copies run on the
+    # ranks' own cores, so a collective among oversubscribed ranks is slowed alike
+    share = cluster.core_sharing(cfg.world)
+
+    def collective_time(*a, **kw):
+        return _collective_time(*a, **kw) * share
+
     notes = []
 
     # ---- trace at the per-replica micro-batch
@@ -659,7 +676,10 @@ def estimate(program_or_layer, strategy=None, cluster=None, *, input_spec=None, 
                     tp += collective_time(cluster, "all_reduce", tp_fwd_bytes[k], cfg.mp,
                                           mp_stride)
         stage_tp.append(tp)
-    rc = [f if cfg.recompute else 0.0 for f in stage_f]
+    # fw's ZeRO stage 3 keeps only its slices between uses: backward runs each
+    # layer's forward again on re-gathered parameters (sharding/_zero.py), as recompute
+    zero3 = cfg.sharding > 1 and cfg.sharding_stage == 3
+    rc = [f if (cfg.recompute or zero3) else 0.0 for f in stage_f]
     stage_slot = [stage_f[s] + stage_b[s] + rc[s] for s in range(len(bounds))]
 
     m, p = cfg.micro_batches, cfg.pp
@@ -672,9 +692,10 @@ def estimate(program_or_layer, strategy=None, cluster=None, *, input_spec=None, 
         compute_part = m * max(stage_slot)
         tp_part = m * max(stage_tp)
         bubble = (p - 1) * slot
-        # each micro-batch crosses every cut once each way; the sends of consecutive
-        # micro-batches overlap compute except along the fill/drain path
-        comm["pp_p2p"] = 2 * sum(p2p)
+        # with a communication engine beside compute (comm_overlap > 0) the sends of
+        # consecutive micro-batches hide under compute except along the fill/drain
+        # path; MPI on the CPU cores (comm_overlap 0) blocks for every micro-batch
+        comm["pp_p2p"] = 2 * sum(p2p) * (1 if cluster.comm_overlap > 0 else m)
         # fw's PipelineParallel broadcasts the step's loss from the last stage
         comm["pp_loss_broadcast"] = collective_time(cluster, "broadcast", 8, p, pp_stride)
         worst = max(range(p), key=lambda s: stage_slot[s] + stage_tp[s])
@@ -702,28 +723,60 @@ def estimate(program_or_layer, strategy=None, cluster=None, *, input_spec=None, 
         opt_tensors = max(len(local_params) // s, 1)
         pbytes = numel_local * 4
         if cfg.sharding_stage == 1:
-            ex, tot = _bucket_exposed(cluster, grad_bytes, bwd_crit, s, dp_stride)
+            ex, tot = _bucket_exposed(cluster, grad_bytes, bwd_crit, s, dp_stride, share=share)
             comm["zero_grad_all_reduce"] = ex
             comm["zero_param_broadcast"] = s * collective_time(cluster, "broadcast", pbytes / s,
                                                                s, dp_stride)
         elif cfg.sharding_stage == 2:
-            ex, tot = _bucket_exposed(cluster, grad_bytes, bwd_crit, s, dp_stride, op="reduce")
+            ex, tot = _bucket_exposed(cluster, grad_bytes, bwd_crit, s, dp_stride, op="reduce",
+                                       share=share)
             comm["zero_grad_reduce"] = ex
             comm["zero_param_broadcast"] = s * collective_time(cluster, "broadcast", pbytes / s,
                                                                s, dp_stride)
         else:
-            comm["zero3_param_all_gather"] = collective_time(cluster, "all_gather", pbytes, s,
-                                                             dp_stride)
+            # gathered per layer before its forward and again before its backward
+            comm["zero3_param_all_gather"] = 2 * sum(
+                collective_time(cluster, "all_gather", pnumel(v) * 4, s, dp_stride)
+                for v in local_params)
             comm["zero3_grad_reduce_scatter"] = sum(
                 collective_time(cluster, "reduce_scatter", pnumel(v) * 4, s, dp_stride)
                 for v in local_params)
     if cfg.dp > 1:
-        ex, tot = _bucket_exposed(cluster, grad_bytes, bwd_crit, cfg.dp, dp_stride)
+        ex, tot = _bucket_exposed(cluster, grad_bytes, bwd_crit, cfg.dp, dp_stride,
+                                       share=share)
         comm["dp_grad_all_reduce"] = ex
     opt_t = _optimizer_time(dev, opt_tensors, opt_numel, slow, optimizer_states)
-
+    if s > 1 and cfg.sharding_stage < 3:
+        # fw's stage 1/2 flatten every owner's parameters (and, stage 2, gradients)
+        # into one array per collective and copy the received ones back: read +
+        # write passes over them on every rank
+        passes = 2 + 2 * (s - 1) / s + (4 if cfg.sharding_stage == 2 else 0)
+        opt_t += passes * numel_local * 4 / dev.mem_bandwidth * slow
+    # every blocking collective also waits for the slowest peer (calibrated
+    # sync_wait on shared machines, scaled to the step's work between collectives by
+    # Cluster.sync_cost; 0 for dedicated devices in lockstep)
+    if cluster.sync_wait and cfg.world > 1:
+        syncs = 0
+        if cfg.mp > 1:
+            per_pair = 3 if cfg.recompute else 2
+            syncs += m * per_pair * sum(1 for k in range(len(pairs))
+                                        if pair_stage.get(k, 0) == worst)
+        if p > 1:
+            syncs += 2 * len(cross) * m + 1
+        if cfg.dp > 1 or (s > 1 and cfg.sharding_stage < 3):
+            syncs += _n_buckets(grad_bytes)
+        if s > 1 and cfg.sharding_stage < 3:
+            syncs += s                                   # each owner's broadcast
+        if s > 1 and cfg.sharding_stage == 2:
+            syncs += s                     # each owner's gradient-mask all-reduce
+        if s > 1 and cfg.sharding_stage == 3:            # per layer, forward + backward
+            syncs += 2 * max(len(local_params) // 2, 1) + _n_buckets(grad_bytes)
+        comm["sync_wait"] = cluster.sync_cost(cfg.world, syncs, compute_part)
     communication = sum(comm.values())
-    compute = compute_part + opt_t
+    # micro-batches (pipeline or gradient merge) add each one's gradients into the
+    # accumulated ones: a read-modify-write pass over the local gradients
+    accumulate = (m - 1) * 3 * grad_bytes / dev.mem_bandwidth * slow if m > 1 else 0.0
+    compute = compute_part + opt_t + accumulate
     step_time = compute + communication + bubble
 
     # ---- memory (bytes per rank, the worst stage)
@@ -746,7 +799,8 @@ def estimate(program_or_layer, strategy=None, cluster=None, *, input_spec=None, 
         notes.append(f"ops without a FLOP/byte formula (priced at their overhead only): "
                      f"{sorted(uncovered)}")
     return Estimate(cfg, step_time, compute, communication, bubble, memory, mem, rows,
-                    uncovered, comm, flops * m / max(cfg.mp * cfg.pp, 1), opt_t, notes)
+                    uncovered, comm, flops * m / max(cfg.mp * cfg.pp, 1), opt_t, notes,
+                    accumulate)
 
 
 def _as_config(strategy) -> ParallelConfig:

@@ -165,8 +165,9 @@ def choose(model, cluster=None, mesh_size: int | None = None, strategy=None, **k
     user's shard annotations decide). Otherwise `search` runs and the winner is
     written into a `Strategy` (its ``sharding``, ``pipeline``, ``recompute``, ``amp``
     sub-configs, and ``parallel_degrees`` = fleet's ``hybrid_configs`` names, to hand
-    to ``fleet.DistributedStrategy().hybrid_configs``). ``dist.to_static`` does not
-    apply it (it refuses ``auto_mode="full"``): nothing applies it automatically yet.
+    to ``fleet.DistributedStrategy().hybrid_configs``) for fleet's hybrid training.
+    ``dist.to_static`` with ``auto_mode="full"`` searches and applies the choice
+    itself (``auto_parallel/static/auto_mode.py``).
 
     Args:
         model, cluster, mesh_size: as `search`.

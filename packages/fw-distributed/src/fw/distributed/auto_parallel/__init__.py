@@ -29,10 +29,20 @@ from fw.distributed.auto_parallel.static import (
     to_static,
 )
 
+# --- intermediate API (intermediate/): parallelize, plans, ZeRO shard_fns, local_map ---
+from fw.distributed.auto_parallel import intermediate  # isort: skip
+from fw.distributed.auto_parallel.intermediate import (  # isort: skip
+    get_mesh,
+    set_mesh,
+)
+
+_INTERMEDIATE = ["intermediate", "get_mesh", "set_mesh"]
+# --- end intermediate API ---
+
 __all__ = [
     "ProcessMesh", "Placement", "Shard", "Replicate", "Partial", "ReduceType", "shard_tensor",
     "dtensor_from_fn", "reshard", "unshard_dtensor", "shard_layer", "shard_optimizer",
     "DistTensor", "DistParameter", "is_dist_tensor", "fallback_report", "reset_fallback_report",
     "RULES", "register", "rules_report", "to_static", "DistModel", "shard_dataloader",
     "ShardDataloader",
-]
+] + _INTERMEDIATE

@@ -240,7 +240,7 @@ def shard_layer(layer, process_mesh, shard_fn=None, input_fn=None, output_fn=Non
     return layer
 
 
-def shard_optimizer(optimizer, shard_fn=None):
+def shard_optimizer(optimizer, shard_fn=None, gradient_accumulation_steps=1):
     """Let `optimizer` step distributed parameters: each rank updates its local
     blocks (the gradient of a Shard parameter is its block, of a Replicate one the
     whole, already summed over the ranks that used it). Optimizer states are
@@ -248,11 +248,15 @@ def shard_optimizer(optimizer, shard_fn=None):
 
     Args:
         optimizer (Optimizer): built over the layer's (distributed) parameters.
-        shard_fn (optional): Paddle's ZeRO-style state sharding (``ShardingStage1``…);
-            only None is supported here.
+        shard_fn (ShardingStage1|ShardingStage2|ShardingStage3, optional): ZeRO over a
+            mesh axis (see `fw.distributed.ShardingStage1`); None keeps whole blocks.
+        gradient_accumulation_steps (int, optional): backward passes summed into the
+            gradients before each `step`; the step divides them by it (Paddle's
+            dynamic-mode meaning). Default 1.
 
     Returns:
-        Optimizer: `optimizer`, now over the local blocks.
+        Optimizer: `optimizer`, now over the local blocks (a `ShardedOptimizer`
+        wrapping it when `shard_fn` is given).
 
     Examples:
         .. code-block:: python
@@ -263,9 +267,10 @@ def shard_optimizer(optimizer, shard_fn=None):
             >>> opt = dist.shard_optimizer(fw.optimizer.SGD(parameters=lin.parameters()))
             >>> lin(fw.ones([3, 4])).sum().backward(); opt.step()
     """
-    if shard_fn is not None:
-        raise NotImplementedError("shard_optimizer: shard_fn (ZeRO-style sharding of optimizer "
-                                  "states) is not implemented yet; pass shard_fn=None")
+    if shard_fn is not None or gradient_accumulation_steps != 1:
+        from fw.distributed.auto_parallel.intermediate.sharding import apply_sharding_stage
+
+        return apply_sharding_stage(optimizer, shard_fn, gradient_accumulation_steps)
     if not callable(getattr(optimizer, "set_param_groups", None)):
         raise TypeError(f"shard_optimizer: expected an fw.optimizer.Optimizer, got "
                         f"{type(optimizer).__name__}")

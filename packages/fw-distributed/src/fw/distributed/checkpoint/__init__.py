@@ -132,6 +132,11 @@ def sharded_state_dict(model):
     return out
 
 
+def _is_whole(v):
+    return (not any(v.global_offset)
+            and list(_array(v.local).shape) == list(v.global_shape))
+
+
 def _file(rank, n):
     return f"shard-{rank:05d}-of-{n:05d}.safetensors"
 
@@ -171,6 +176,10 @@ def save_state_dict(state_dict, path, process_group=None, coordinator_rank=0):
     # a whole (unsharded) tensor is written once, by the lowest rank that holds it:
     # replicated tensors by rank 0, a tensor only one rank has (a ZeRO owner's
     # optimizer state) by that rank
+    # a ShardedWeight that is the whole tensor (a replicated piece, as flex's
+    # build_sharded_state_dict makes) is saved as a whole tensor: written once
+    state_dict = {k: v.local if isinstance(v, ShardedWeight) and _is_whole(v) else v
+                  for k, v in state_dict.items()}
     whole = sorted(k for k, v in state_dict.items() if not isinstance(v, ShardedWeight))
     holders = comm.all_gather_bytes(json.dumps(whole).encode(), group=g)
     writer = {}

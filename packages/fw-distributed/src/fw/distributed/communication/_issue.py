@@ -45,6 +45,9 @@ def resolve(group, fn):
     if group.rank < 0:
         return None
     if group.engine is None:
+        if getattr(group, "_shut_down", False):
+            raise ValueError(f"fw.distributed.{fn}: group {group.id} was shut down by "
+                             f"shutdown_process_group; call restart_process_group first")
         raise ValueError(f"fw.distributed.{fn}: group {group.id} was destroyed")
     return group
 

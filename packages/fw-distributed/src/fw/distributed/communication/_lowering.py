@@ -3,7 +3,9 @@
 - **emitting**: while a program is being built (``fw.jit.to_static``, ``fw.static``)
   `all_reduce`, `broadcast`, `all_gather` and `reduce_scatter` emit fw-core's
   collective ops (``c_allreduce``, ``c_broadcast``, ``c_allgather``,
-  ``c_reducescatter``; `fw.core.ops.collective`) instead of communicating. The
+  ``c_reducescatter``; `fw.core.ops.collective`) instead of communicating (the
+  table's ``all_to_all`` is emitted by auto-parallel's static reshard, and lowered
+  here like the others). The
   IR is SSA, so an in-place collective returns the new value: fw-jit's conversion
   rebinds ``x`` after ``dist.all_reduce(x)`` (and a parameter's ``.grad`` after
   ``dist.all_reduce(p.grad)``), and a concrete tensor the program captured
@@ -178,5 +180,9 @@ def run(op_name, x, attrs):
     if op_name == "c_reducescatter":
         out = np.empty_like(buf, shape=(buf.shape[0] // n,) + buf.shape[1:])
         C.reduce_scatter(make_tensor(out), t, _CODES[attrs["reduce_op"]], g)
+        return out
+    if op_name == "all_to_all":  # equal chunks of axis 0: alltoall_single's even split
+        out = np.empty_like(buf)
+        C.alltoall_single(make_tensor(out), t, group=g)
         return out
     raise ValueError(f"fw.distributed: no lowering for op {op_name!r}")

@@ -13,6 +13,10 @@ from fw.distributed.fleet.base.role_maker import (
     UserDefinedRoleMaker,
 )
 from fw.distributed.fleet.base.util_factory import UtilBase
+from fw.distributed.fleet.data_generator import (
+    MultiSlotDataGenerator,
+    MultiSlotStringDataGenerator,
+)
 from fw.distributed.fleet.fleet_base import (
     Fleet,
     all_reduce,
@@ -57,4 +61,6 @@ __all__ = ["init", "DistributedStrategy", "distributed_model", "distributed_opti
            "PaddleCloudRoleMaker", "UserDefinedRoleMaker", "CommunicateTopology",
            "HybridCommunicateGroup", "ParallelMode", "base", "meta_parallel", "utils",
            # parameter-server mode (fw.distributed.ps)
-           "init_server", "run_server", "init_worker", "stop_worker", "save_persistables"]
+           "init_server", "run_server", "init_worker", "stop_worker", "save_persistables",
+           # the PS datasets' data generators (data_generator.py)
+           "MultiSlotDataGenerator", "MultiSlotStringDataGenerator"]

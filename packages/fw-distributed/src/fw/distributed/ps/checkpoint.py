@@ -112,7 +112,7 @@ def load_tables(dirname: str, index: int, num: int):
     sparse = {}
     for cfg in man["sparse"]:
         t = SparseTable(cfg["name"], cfg["dim"], cfg["rule"], cfg["init"], cfg["seed"],
-                        cfg["vocab"])
+                        cfg["vocab"], cfg.get("entry"))
         for f in cfg["files"]:
             arrays = _npz(dirname, f)
             keep = shard_of(arrays["ids"], num) == index

@@ -143,15 +143,20 @@ class PSClient:
         counts = np.bincount(sh, minlength=self.num_servers)
         return order, np.concatenate([[0], np.cumsum(counts)])
 
-    def pull_sparse(self, table: int, ids: np.ndarray, dim: int, create: bool = True):
-        """Rows ``[len(ids), dim]`` of `ids` (unique int64)."""
+    def pull_sparse(self, table: int, ids: np.ndarray, dim: int, create: bool = True,
+                    show=None, click=None):
+        """Rows ``[len(ids), dim]`` of `ids` (unique int64); `show`/`click`: per-id
+        counts for a table with a ShowClickEntry (sent in the metadata)."""
         order, cut = self._split(ids)
         parts, where = [], []
         for s in range(self.num_servers):
             if cut[s + 1] > cut[s]:
                 sel = order[cut[s]:cut[s + 1]]
-                parts.append((s, Op.PULL_SPARSE, table, {"create": bool(create)}, ids[sel],
-                              None))
+                meta = {"create": bool(create)}
+                if show is not None:
+                    meta["show"] = np.asarray(show, np.float64)[sel].tolist()
+                    meta["click"] = np.asarray(click, np.float64)[sel].tolist()
+                parts.append((s, Op.PULL_SPARSE, table, meta, ids[sel], None))
                 where.append(sel)
         out = np.empty((ids.size, dim), np.float32)
         for sel, msg in zip(where, self.call(parts, f"pull{self._of(table)}")):

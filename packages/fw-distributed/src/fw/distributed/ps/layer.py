@@ -15,6 +15,7 @@ import fw
 import fw.nn as nn
 import fw.nn.functional as F
 from fw.distributed.ps import runtime
+from fw.distributed.ps.entry import entry_spec
 from fw.distributed.ps.initializer import spec_from_initializer
 from fw.distributed.ps.table import check_ids, merge_rows
 
@@ -34,8 +35,11 @@ class SparseEmbedding(nn.Layer):
             never updated; negative counts from ``vocab_size``. Default: None.
         is_test (bool, optional): look up only: unseen ids read as zeros and are not
             created, nothing is pushed. Default: False.
-        entry (optional): Paddle's admission entries (``CountFilterEntry``, ...)
-            are not supported; must be None.
+        entry (EntryAttr, optional): feature admission — ``CountFilterEntry``,
+            ``ProbabilityEntry`` or ``ShowClickEntry`` (then ``forward`` takes ``show``
+            and ``click``); an id gets a row only once admitted, reading zeros
+            before (see fw.distributed.ps.entry). Default: None (a row at first
+            lookup).
         table_class (str, optional): ``"MemorySparseTable"`` (the only kind: rows
             in server memory). Default: ``"MemorySparseTable"``.
         param_attr (ParamAttr|Initializer, optional): the table's name and row
@@ -73,9 +77,7 @@ class SparseEmbedding(nn.Layer):
         vocab, dim = int(size[0]), int(size[1])
         if vocab < 1 or dim < 1:
             raise ValueError(f"{where}: size must be positive, got {list(size)}")
-        if entry is not None:
-            raise NotImplementedError(f"{where}: entry={type(entry).__name__} (feature "
-                                      "admission) is not supported; pass entry=None")
+        self._entry = entry_spec(entry, where)
         if table_class not in ("MemorySparseTable", "CommonSparseTable"):
             raise ValueError(f"{where}: table_class must be 'MemorySparseTable' (rows in server "
                              f"memory), got {table_class!r}")
@@ -102,11 +104,16 @@ class SparseEmbedding(nn.Layer):
 
     def table_config(self, rule: dict) -> dict:
         """The table's definition sent to the servers (and kept in checkpoints)."""
-        return {"name": self.table_name, "dim": self._dim, "rule": rule,
-                "init": self._init_spec, "seed": runtime.default_seed(self.table_name),
-                "vocab": self._vocab}
+        cfg = {"name": self.table_name, "dim": self._dim, "rule": rule,
+               "init": self._init_spec, "seed": runtime.default_seed(self.table_name),
+               "vocab": self._vocab}
+        if self._entry is not None:
+            cfg["entry"] = self._entry
+        return cfg
 
-    def forward(self, input):
+    def forward(self, input, show=None, click=None):
+        """Look `input` up (``show``/``click``: per-id counts shaped like `input`, for a
+        ``ShowClickEntry`` only)."""
         where = f"SparseEmbedding({self.table_name!r})"
         rt = runtime.require("SparseEmbedding.forward", worker=True)
         if not rt.worker_ready:
@@ -115,23 +122,48 @@ class SparseEmbedding(nn.Layer):
         flat = check_ids(a, self._vocab, where)
         uniq, inv = np.unique(flat, return_inverse=True)
         learn = self.training and not self.is_test
+        sc = self._show_click(show, click, a.shape, inv, uniq.size, where, learn)
         pad = None
         if self._padding_idx is not None:
             hit = int(np.searchsorted(uniq, self._padding_idx))
             if hit < uniq.size and uniq[hit] == self._padding_idx:
                 pad = hit
         if pad is None:
-            rows = rt.optimizer.pull_rows(self, uniq, create=learn)
+            rows = rt.optimizer.pull_rows(self, uniq, learn, *sc)
         else:   # the padding id reads as zeros: never pulled, so never created
             rows = np.zeros((uniq.size, self._dim), np.float32)
             keep = np.arange(uniq.size) != pad
-            rows[keep] = rt.optimizer.pull_rows(self, uniq[keep], create=learn)
+            rows[keep] = rt.optimizer.pull_rows(self, uniq[keep], learn,
+                                                *[None if v is None else v[keep] for v in sc])
         w = fw.to_tensor(rows, stop_gradient=not learn)
         out = F.embedding(fw.to_tensor(inv.reshape(a.shape).astype(np.int64)), w,
                           padding_idx=pad)
         if learn:
             self._batches.append((uniq, w))
         return out
+
+    def _show_click(self, show, click, shape, inv, n, where, learn):
+        """(summed show per distinct id, summed click) for a ShowClickEntry, else
+        (None, None)."""
+        wants = self._entry is not None and self._entry["kind"] == "show_click"
+        if not wants:
+            if show is not None or click is not None:
+                raise ValueError(f"{where}: show/click are inputs of a table with a "
+                                 f"ShowClickEntry; this table's entry is {self._entry}")
+            return None, None
+        if show is None or click is None:
+            if not learn:
+                return None, None
+            raise ValueError(f"{where}: the table's ShowClickEntry needs show= and click= "
+                             f"(counts shaped like the ids {list(shape)})")
+        out = []
+        for what, v in (("show", show), ("click", click)):
+            arr = np.asarray(v.numpy() if isinstance(v, fw.Tensor) else v, np.float64)
+            if arr.shape != tuple(shape):
+                raise ValueError(f"{where}: {what} has shape {list(arr.shape)}, expected the "
+                                 f"ids' shape {list(shape)}")
+            out.append(np.bincount(inv, weights=arr.reshape(-1), minlength=n))
+        return out[0], out[1]
 
     def take_grads(self):
         """(distinct ids, summed row gradients) of the forwards since the last call;

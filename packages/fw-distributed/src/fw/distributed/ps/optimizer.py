@@ -92,12 +92,17 @@ class PSOptimizer:
             self._dense_snap = self.dense_flat()
 
     # -- rows for SparseEmbedding.forward -----------------------------------------
-    def pull_rows(self, layer, ids, create=True) -> np.ndarray:
+    def pull_rows(self, layer, ids, create=True, show=None, click=None) -> np.ndarray:
         rt = runtime.require("SparseEmbedding.forward", worker=True)
         if self.mode != "geo" or not create:
             # a lookup without training (eval, is_test) reads the servers' merged rows,
             # not geo's local copies of them
-            return rt.client.pull_sparse(layer.table_id, ids, layer._dim, create)
+            return rt.client.pull_sparse(layer.table_id, ids, layer._dim, create, show, click)
+        if getattr(layer, "_entry", None) is not None:
+            raise NotImplementedError(f"SparseEmbedding({layer.table_name!r}): an entry "
+                                      f"(feature admission) is not supported in geo mode "
+                                      f"(k_steps > 0): the trainers' local copies would "
+                                      f"create rows the servers did not admit")
         cache = self._cache.get(layer.table_id)
         if cache is None:
             cfg = layer.table_config(self.rule)

@@ -28,6 +28,7 @@ from fw.distributed.communication import _engine_mpi
 from fw.distributed.ps import checkpoint
 from fw.distributed.ps._protocol import Op, ProtocolError, encode
 from fw.distributed.ps._transport import _DEAD_CHECK_S, TAG_REPLY, TAG_REQUEST, Backoff
+from fw.distributed.ps.entry import entry_spec
 from fw.distributed.ps.errors import PSError, PSPeerDiedError
 from fw.distributed.ps.initializer import check_spec
 from fw.distributed.ps.rules import check_rule
@@ -162,7 +163,9 @@ class ParameterServer:
         tid = self._trainer(src)
         if op == Op.PULL_SPARSE:
             t = self._table(msg)
-            self._reply(src, msg, vals=t.pull(msg.ids, create=msg.meta.get("create", True)))
+            self._reply(src, msg, vals=t.pull(msg.ids, create=msg.meta.get("create", True),
+                                              show=msg.meta.get("show"),
+                                              click=msg.meta.get("click")))
         elif op == Op.PUSH_SPARSE:
             t = self._table(msg)
             vals = msg.vals.reshape(msg.ids.size, t.dim)
@@ -227,6 +230,8 @@ class ParameterServer:
         want = {"name": cfg["name"], "dim": int(cfg["dim"]), "rule": check_rule(cfg["rule"],
                 where), "init": check_spec(cfg["init"], where), "seed": int(cfg["seed"]),
                 "vocab": int(cfg["vocab"])}
+        if cfg.get("entry") is not None:
+            want["entry"] = entry_spec(cfg["entry"], where)
         have = self.sparse.get(msg.table) or self.by_name.get(want["name"])
         if have is None:
             have = SparseTable(**want)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from fw.distributed.ps._index import IdIndex
+from fw.distributed.ps.entry import Admission, entry_spec
 from fw.distributed.ps.initializer import check_spec, make_rows
 from fw.distributed.ps.rules import apply_rule, check_rule, state_layout
 
@@ -72,7 +73,7 @@ class SparseTable:
     """
 
     def __init__(self, name: str, dim: int, rule: dict, init: dict, seed: int = 0,
-                 vocab: int = 0):
+                 vocab: int = 0, entry: dict | None = None):
         if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
             raise ValueError(f"SparseTable {name!r}: dim must be an int >= 1, got {dim!r}")
         self.name = name
@@ -81,6 +82,9 @@ class SparseTable:
         self.init = check_spec(init, f"SparseTable {name!r}")
         self.seed = int(seed)
         self.vocab = int(vocab)
+        # feature admission (ps/entry.py): None creates a row at an id's first lookup
+        self.entry = entry_spec(entry, f"SparseTable {name!r}")
+        self._admission = Admission(self.entry, self.seed) if self.entry else None
         self.index = IdIndex()
         self._cap = 0
         self.values = np.empty((0, dim), np.float32)
@@ -90,8 +94,11 @@ class SparseTable:
 
     def config(self) -> dict:
         """What defines the table (JSON-able; the checkpoint manifest keeps it)."""
-        return {"name": self.name, "dim": self.dim, "rule": self.rule, "init": self.init,
-                "seed": self.seed, "vocab": self.vocab}
+        cfg = {"name": self.name, "dim": self.dim, "rule": self.rule, "init": self.init,
+               "seed": self.seed, "vocab": self.vocab}
+        if self.entry is not None:
+            cfg["entry"] = self.entry
+        return cfg
 
     def __len__(self):
         return self.index.size
@@ -110,12 +117,22 @@ class SparseTable:
             self.states[sname] = s
         self._cap = cap
 
-    def rows(self, ids: np.ndarray, create: bool = True) -> np.ndarray:
+    def rows(self, ids: np.ndarray, create: bool = True, show=None, click=None,
+             admit: bool = True) -> np.ndarray:
         """Row numbers of `ids` (flat int64), creating missing rows when `create`
-        (-1 for a missing id otherwise)."""
+        (-1 for a missing id otherwise, and for an id the table's entry does not admit
+        yet; `show`/`click`: the ids' counts, for a ShowClickEntry). ``admit=False``
+        creates rows without asking the entry (rows loaded from a checkpoint)."""
         r = self.index.find(ids)
         if create:
             miss = r < 0
+            if miss.any() and self._admission is not None and admit:
+                u, first = np.unique(ids[miss], return_index=True)
+                pos = np.flatnonzero(miss)[first]
+                ok = self._admission.admit(
+                    u, None if show is None else np.asarray(show)[pos],
+                    None if click is None else np.asarray(click)[pos])
+                miss &= np.isin(ids, u[ok])
             if miss.any():
                 new, inv = np.unique(ids[miss], return_inverse=True)
                 start = self.index.size
@@ -126,12 +143,13 @@ class SparseTable:
                 r[miss] = got[inv]
         return r
 
-    def pull(self, ids, create: bool = True) -> np.ndarray:
+    def pull(self, ids, create: bool = True, show=None, click=None) -> np.ndarray:
         """``[len(ids), dim]`` float32 rows (a copy). Missing ids are created
-        (``create``) or read as zeros (Paddle's ``is_test`` lookup)."""
+        (``create``; if the entry admits them) or read as zeros (Paddle's ``is_test``
+        lookup)."""
         ids = check_ids(ids, self.vocab, f"SparseTable {self.name!r}.pull")
-        r = self.rows(ids, create)
-        if create:
+        r = self.rows(ids, create, show, click)
+        if create and self._admission is None:
             return self.values[r]
         out = np.zeros((ids.size, self.dim), np.float32)
         ok = r >= 0
@@ -155,6 +173,11 @@ class SparseTable:
         u, g = merge_rows(ids, grads)
         if scale != 1.0:
             g = g * np.float32(scale)
+        if self._admission is not None:
+            # with an entry only pulls admit ids: gradients of unadmitted ids are dropped
+            r = self.rows(u, create=False)
+            keep = r >= 0
+            u, g = u[keep], g[keep]
         r = self.rows(u)
         w = self.values[r]
         st = {k: v[r] for k, v in self.states.items()}
@@ -190,7 +213,7 @@ class SparseTable:
         if np.unique(ids).size != ids.size:
             raise ValueError(f"SparseTable {self.name!r}.load: repeated ids in the rows")
         vals = self._check_vals(ids, arrays["values"], "load")
-        r = self.rows(ids)
+        r = self.rows(ids, admit=False)      # saved rows were admitted when created
         self.values[r] = vals
         for sname, width, _ in self._layout:
             if sname in arrays:

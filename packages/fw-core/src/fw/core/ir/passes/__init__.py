@@ -44,6 +44,10 @@ op over the heads), then ``layout_nhwc``
 ``fold_flatten_transpose`` (a region's exit transpose before a flatten into a
 classifier becomes a permutation of the classifier's weight rows), the elementwise
 fusion, cse and dce.
+
+``cpu_bfloat16`` (inference, opt-in, in no pipeline: ``fw.inference.Config.
+enable_mkldnn_bfloat16`` inserts it before ``fuse_elementwise``) runs the constant-weight
+products and convolutions in bfloat16 with float32 accumulation on CPUs with native bf16.
 """
 
 from __future__ import annotations
@@ -218,6 +222,7 @@ def run_passes(program, passes="default", **kw) -> bool:
 from fw.core.ir.passes import (  # noqa: E402,F401  # noqa: E402,F401
     algebraic_simplify,
     constant_folding,
+    cpu_bfloat16,
     cse,
     dce,
     fold_batch_norm,

@@ -12,6 +12,7 @@ the native extension they call is loaded; importing this package attaches all of
 from fw.core.kernels.cpu import (
     activation,
     attention,
+    bf16,
     collective,
     conv,
     fused,
@@ -26,5 +27,5 @@ from fw.core.kernels.cpu import (
     quant,
 )
 
-__all__ = ["activation", "attention", "collective", "conv", "fused", "int8", "linalg", "loss",
-           "nn_grad", "nn_misc", "norm", "optimizer", "pool", "quant"]
+__all__ = ["activation", "attention", "bf16", "collective", "conv", "fused", "int8", "linalg",
+           "loss", "nn_grad", "nn_misc", "norm", "optimizer", "pool", "quant"]

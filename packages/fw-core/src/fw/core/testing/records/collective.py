@@ -71,3 +71,14 @@ record("c_reducescatter", _scatter, dtypes=ALL_NUMERIC + FLOATS_LOW, grad_order=
        oracle=_identity,
        errors=[([np.ones(3, F32)], {"nranks": 2}, InvalidArgumentError, "split evenly"),
                _AVG_INT])
+
+
+
+def _a2a(draw, dtype):
+    return Sample([arrays(draw, dtype, shapes(draw, min_dims=1))], {"nranks": 1, "ring_id": 0})
+
+
+record("all_to_all", _a2a, dtypes=ALL, grad_order=2, oracle=_identity,
+       errors=[([np.ones((), F32)], {}, InvalidArgumentError, "at least one axis"),
+               ([np.ones(3, F32)], {"nranks": 2}, InvalidArgumentError, "split evenly"),
+               ([np.ones(2, F32)], {"nranks": 0}, InvalidArgumentError, "nranks")])

@@ -20,7 +20,7 @@ replicate_only("no tensor input: it never sees a distributed tensor; every rank 
 replicate_only("a collective of the process-group API: it already works on each rank's "
                "whole local tensor with its own communication, so auto-parallel placements do "
                "not apply to it", "c_allreduce", "c_broadcast", "c_reduce", "c_allgather",
-               "c_reducescatter")
+               "c_reducescatter", "all_to_all")
 replicate_only("control flow: its sub-blocks are propagated op by op by the static passes; "
                "the op itself passes whole values", "cond", "while")
 replicate_only("diag/diagflat move a vector onto a matrix diagonal (or back): a block of "

@@ -118,14 +118,58 @@ def _ce_static_count(ctx, per_shape):
     return n if n > 0 else None
 
 
+def _ce_label_block(ctx, label_shape, label_pl):
+    """``slice(label) -> block``: this rank's block of a whole label under `label_pl`
+    (strided slices of the dims the batch is sharded on), in fw ops."""
+    box = local_box(list(label_shape), label_pl, ctx.mesh, ctx.coord)
+    cuts = [(d, s, n) for d, (s, n) in enumerate(box) if n != label_shape[d]]
+
+    def cut(label):
+        from fw.core.ops import call
+
+        for d, st, n in cuts:
+            label = call("strided_slice", label, axes=[d], starts=[st], ends=[st + n],
+                         strides=[1])
+        return label
+    return cut
+
+
+def _ce_denominator(label, weight, attrs, ax, ndim):
+    """The divisor of cross entropy's data-dependent 'mean' from the WHOLE labels,
+    as fw-core's reference computes it: the sum of the per-sample weights (hard
+    labels: ``weight[label]``, 0 where ignored; soft: ``sum(label * weight, ax)``),
+    else the count of labels != ignore_index; 0 becomes 1. A 0-D tensor."""
+    import fw
+
+    soft = attrs.get("soft_label", False)
+    dtype = weight.dtype if weight is not None else None
+    if soft:
+        shape = [1] * ndim
+        shape[ax] = -1
+        den = (label * fw.reshape(weight.astype(label.dtype), shape)).sum()
+    else:
+        kept = fw.not_equal(label, fw.full_like(label, int(attrs.get("ignore_index", -100))))
+        if weight is None:
+            den = fw.cast(kept, "float32").sum()
+        else:
+            safe = fw.where(kept, label, fw.zeros_like(label))
+            per_w = fw.gather(weight, fw.reshape(safe, [-1]))
+            den = (per_w * fw.cast(fw.reshape(kept, [-1]), dtype)).sum()
+    return fw.where(den == 0, fw.ones_like(den), den)
+
+
 @register("cross_entropy_with_softmax")
 def cross_entropy(ctx):
     """Batch-sharded logits and labels (the class dim whole): per-sample losses stay
     sharded; reduction='sum' gives a Partial loss; 'mean' runs 'sum' locally and
     divides by the global count of losses (a Partial loss: data parallelism never
-    gathers the logits) when that count is static — with class weights or an
-    ignore_index >= 0 the divisor depends on every rank's labels and the rule
-    declines to the fallback."""
+    gathers the logits). With class weights or an ignore_index >= 0 the divisor
+    depends on every rank's labels (the weighted mean is sum(w*l) / sum(w), the
+    ignored labels counting for neither): the labels come whole (an all-gather of
+    integers, 1/C of the logits' size), each rank sums the weighted losses of its
+    block of logits against its slice of them and divides by the divisor of the
+    whole labels (`_ce_denominator`) — still a Partial loss, with no gather of
+    the logits and no communication inside the op."""
     sl, slab, sw = ctx.specs
     if sl is None or slab is None or ctx.out_shapes is None:
         return None
@@ -133,16 +177,19 @@ def cross_entropy(ctx):
     nd = sl.ndim
     ax = int(ctx.attrs.get("axis", -1)) % nd
     attrs = post = None
+    dynamic = False
     if red == "mean":
         soft = ctx.attrs.get("soft_label", False)
         per = [1 if d == ax else n for d, n in enumerate(sl.shape)] if soft else slab.shape
         cnt = _ce_static_count(ctx, per)
-        if cnt is None:
-            return None
         attrs = dict(ctx.attrs, reduction="sum")
-
-        def post(outs, c=float(cnt)):
-            return (outs[0] * (1.0 / c),) + tuple(outs[1:])
+        if cnt is None:
+            if sw is None and (soft or int(ctx.attrs.get("ignore_index", -100)) < 0):
+                return None             # an empty batch (count 0): nothing to shard
+            dynamic = True
+        else:
+            def post(outs, c=float(cnt)):
+                return (outs[0] * (1.0 / c),) + tuple(outs[1:])
     elif red not in ("none", "sum"):
         return None
     ins = [[], [], [] if sw is not None else None]
@@ -157,7 +204,21 @@ def cross_entropy(ctx):
             ins[2].append(R)
         o_sm.append(p if ok else R)
         o_loss.append((p if red == "none" else Partial()) if ok else R)
-    return Plan(ins, [o_loss, o_sm], attrs=attrs, post=post)
+    if not dynamic:
+        return Plan(ins, [o_loss, o_sm], attrs=attrs, post=post)
+    label_pl = ins[1]
+    ins[1] = [R] * ctx.mesh.ndim                  # whole labels: the divisor needs them all
+    cut = _ce_label_block(ctx, slab.shape, label_pl)
+
+    def local(args, la, nd=nd, ax=ax):
+        from fw.core.dispatch import invoke
+        from fw.core.internal import OPS
+
+        logits, label, weight = args
+        loss, sm = invoke(OPS["cross_entropy_with_softmax"], [logits, cut(label), weight], la)
+        den = _ce_denominator(label, weight, ctx.attrs, ax, nd)
+        return loss * (1.0 / den).astype(loss.dtype), sm
+    return Plan(ins, [o_loss, o_sm], attrs=attrs, local=local)
 
 
 # ------------------------------------------------------------ conv / pool
@@ -424,19 +485,25 @@ def hsigmoid_loss(ctx):
 def cross_entropy_grad(ctx):
     """The class axis whole; batch dims sharded alike. 'mean' runs 'sum' locally
     and divides by the global count of losses when that count is static (as the
-    forward rule); with class weights or an ignore_index >= 0 it declines."""
+    forward rule); with class weights or an ignore_index >= 0 the labels come
+    whole and each rank scales its block's 'sum' gradient by 1 / the divisor of
+    the whole labels (`_ce_denominator`, as the forward rule)."""
     ss, sl, sw, sg = ctx.specs
     nd = ss.ndim
     ax = int(ctx.attrs.get("axis", -1)) % nd
     attrs = post = None
+    dynamic = False
     if ctx.attrs.get("reduction", "mean") == "mean":
         cnt = _ce_static_count(ctx, [1 if d == ax else n for d, n in enumerate(ss.shape)])
-        if cnt is None:
-            return None
         attrs = dict(ctx.attrs, reduction="sum")
-
-        def post(outs, c=float(cnt)):
-            return (outs[0] * (1.0 / c),)
+        if cnt is None:
+            if sw is None and (ctx.attrs.get("soft_label", False)
+                               or int(ctx.attrs.get("ignore_index", -100)) < 0):
+                return None             # an empty batch (count 0): nothing to shard
+            dynamic = True
+        else:
+            def post(outs, c=float(cnt)):
+                return (outs[0] * (1.0 / c),)
     lab = [None if d == ax else f"d{d}" for d in range(nd)]
     def follow(s):
         # a label/grad has the class axis of size 1 (same rank) or removed (rank - 1)
@@ -449,7 +516,26 @@ def cross_entropy_grad(ctx):
         else:
             return None
         return [lab[p] if s.shape[j] == ss.shape[p] else None for j, p in enumerate(pos)]
-    return label_plan(ctx, [lab, follow(sl), None, follow(sg)], [lab], attrs=attrs, post=post)
+    if not dynamic:
+        return label_plan(ctx, [lab, follow(sl), None, follow(sg)], [lab], attrs=attrs,
+                          post=post)
+    plan = label_plan(ctx, [lab, follow(sl), None, follow(sg)], [lab], attrs=attrs)
+    if plan is None:
+        return None
+    label_pl = plan.inputs[1]
+    plan.inputs[1] = [R] * ctx.mesh.ndim          # whole labels, as the forward rule
+    cut = _ce_label_block(ctx, sl.shape, label_pl)
+
+    def local(args, la, nd=nd, ax=ax):
+        from fw.core.dispatch import invoke
+        from fw.core.internal import OPS
+
+        sm, label, weight, g = args
+        gx = invoke(OPS["cross_entropy_with_softmax_grad"], [sm, cut(label), weight, g], la)
+        den = _ce_denominator(label, weight, ctx.attrs, ax, nd)
+        return gx * (1.0 / den).astype(gx.dtype)
+    plan.local = local
+    return plan
 
 
 @register("ctc_loss")

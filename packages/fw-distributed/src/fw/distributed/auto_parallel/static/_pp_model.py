@@ -74,7 +74,11 @@ def build_pipeline(dm, mode, batch):
         z = wrap(np.zeros(shape, d.dtype))
         micro.append(make_dist(z, mesh, list(x.placements), shape)
                      if isinstance(x, DistTensor) else z)
-    traced = trace_step(dm._layer, dm._loss, micro, mode, mesh)
+    from fw.distributed.auto_parallel.static.dist_model import _amp_context
+
+    amp_ctx, loss_scale = _amp_context(st.amp)
+    traced = trace_step(dm._layer, dm._loss, micro, mode, mesh, amp=amp_ctx,
+                        loss_scale=loss_scale)
     prog = traced.program
     if mode == "train" and st.recompute.enable:
         from fw.distributed.auto_parallel.static.recompute import apply_recompute

@@ -12,11 +12,14 @@ pointed at the local blocks (as `shard_optimizer` does), so its state is per
 block and the program updates it in place.
 
 Strategy: ``gradient_merge`` (k_steps, avg), ``sharding`` stages 1 and 2 over the
-"dp" axis, ``pipeline`` (a mesh with a "pp" axis: `_pp_model`) and ``recompute``
-(`recompute`: selective checkpoints) are honoured; ``amp`` (traced programs do
-not cast their inputs under ``fw.amp.auto_cast``), ``fused_passes``, sharding
-stage 3 and ``auto_mode="full"`` raise "not supported by dist.to_static yet" —
-nothing set is ignored.
+"dp" axis, ``pipeline`` (a mesh with a "pp" axis: `_pp_model`), ``recompute``
+(`recompute`: selective checkpoints) and ``amp`` (`_amp_context`: the forward and
+the loss are traced under ``fw.amp.auto_cast`` with the strategy's level, dtype and
+lists, so the program holds the casts eager auto_cast performs; the parameters stay
+float32 and are the master weights at O2) are honoured; ``fused_passes`` and sharding
+stage 3 raise "not supported by dist.to_static yet" — nothing set is ignored.
+``auto_mode="full"``: the cost model picks and applies the strategy on the first
+batch (`auto_mode`).
 
 On a pipeline, a parameter's block is current on the ranks of its stage only
 (the others keep the value it had when the model was built)."""
@@ -49,9 +52,9 @@ def _check_strategy(strategy, mesh):
         from fw.distributed.auto.strategy import Strategy
 
         return Strategy()
-    for sub in ("amp", "fused_passes"):
-        if getattr(strategy, sub).enable:
-            raise _unsupported(f"strategy.{sub} (enable=True)")
+    if strategy.fused_passes.enable:
+        raise _unsupported("strategy.fused_passes (enable=True)")
+    _check_amp(strategy.amp)
     rc = strategy.recompute
     if rc.enable and (rc.checkpoints or rc.no_recompute_segments or rc.refined_ops_patterns
                       or rc.enable_tuning or rc.sr):
@@ -70,6 +73,55 @@ def _check_strategy(strategy, mesh):
         raise ValueError(f"{_FN}: strategy.pipeline is enabled but {mesh} has no 'pp' axis "
                          f"(the pipeline stages are its slices)")
     return strategy
+
+
+def _check_amp(amp):
+    """Refuse the amp settings dist.to_static cannot honour (nothing set is ignored)."""
+    if not amp.enable:
+        return
+    level = str(amp.level).lower()
+    if level == "o3":
+        raise _unsupported("strategy.amp.level='o3' (pure low precision without float32 "
+                           "master weights; 'o1' and 'o2' are)")
+    if amp.custom_black_varnames:
+        raise _unsupported("strategy.amp.custom_black_varnames (op names in "
+                           "custom_black_list are)")
+    if amp.use_fp16_guard or amp.use_bf16_guard:
+        raise _unsupported("strategy.amp.use_fp16_guard / use_bf16_guard (fw.static amp "
+                           "guard regions; the whole forward is auto-cast)")
+    if not amp.use_promote:
+        raise _unsupported("strategy.amp.use_promote=False (fw's auto_cast always promotes "
+                           "mixed float32/low inputs of unlisted ops to float32)")
+    if amp.dtype == "float16" and amp.use_dynamic_loss_scaling:
+        raise _unsupported("strategy.amp.use_dynamic_loss_scaling=True with dtype='float16' "
+                           "(skipping steps on inf/nan and adapting the scale); set "
+                           "use_dynamic_loss_scaling=False for a fixed init_loss_scaling, or "
+                           "use dtype='bfloat16', which needs no loss scaling")
+
+
+def _amp_context(amp):
+    """``(context factory, loss scale)`` for tracing the forward and the loss under
+    `amp` (Strategy.amp), or ``(None, 1.0)`` when amp is off. As in Paddle's static
+    engine, bfloat16 uses no loss scaling; float16 scales the loss by the fixed
+    ``init_loss_scaling`` and unscales the gradients in the program (powers of two:
+    exact unless something overflows). At O2 the parameters are not cast in place:
+    every op but the black-listed ones casts its float32 parameter inputs down, so the
+    stored float32 parameters are the master weights the optimizer updates (Paddle's
+    O2 with ``multi_precision``), and their gradients arrive in float32 through the
+    casts (Paddle's ``use_master_grad``)."""
+    if not amp.enable or str(amp.level).lower() == "o0":
+        return None, 1.0
+    from fw.amp import auto_cast
+
+    level = str(amp.level).upper()
+    white, black = list(amp.custom_white_list or ()), list(amp.custom_black_list or ())
+
+    def ctx():
+        return auto_cast(enable=True, custom_white_list=white, custom_black_list=black,
+                         level=level, dtype=amp.dtype)
+
+    scale = float(amp.init_loss_scaling) if amp.dtype == "float16" else 1.0
+    return ctx, scale
 
 
 def _sharding_axis(strategy, mesh):
@@ -153,6 +205,12 @@ class DistModel:
             raise _unsupported("input_spec (the batch's shapes and placements are used)")
         self._layer, self._loader, self._loss, self._opt = layer, loader, loss, optimizer
         self._mesh = _find_mesh(layer, loader)
+        self._auto = None
+        if strategy is not None and strategy.auto_mode == "full":   # the cost model decides
+            from fw.distributed.auto_parallel.static.auto_mode import AutoMode
+
+            self._auto = AutoMode(self, strategy)
+            strategy = self._auto.initial_strategy
         self._strategy = _check_strategy(strategy, self._mesh)
         self._built: dict = {}
         self._mode = "train" if (optimizer is not None and loss is not None) else (
@@ -285,7 +343,9 @@ class DistModel:
     def _build(self, mode, batch):
         mesh = self._mesh_for(batch)
         coord, group_of = self._env()
-        traced = trace_step(self._layer, self._loss, batch, mode, mesh)
+        amp_ctx, loss_scale = _amp_context(self._strategy.amp)
+        traced = trace_step(self._layer, self._loss, batch, mode, mesh, amp=amp_ctx,
+                            loss_scale=loss_scale)
         prog = traced.program
         if mode == "train" and self._strategy.recompute.enable:
             self._recomputed = apply_recompute(prog, prog.block.outputs[0])
@@ -537,6 +597,8 @@ class DistModel:
                     raise TypeError(f"DistModel: the inputs should be tensors or lists of "
                                     f"tensors, got {type(x).__name__}")
                 batch.append(x)
+        if self._auto is not None:
+            batch = self._auto.prepare(batch)
         mode = self._mode
         key = (mode,) + tuple(_sig(x) for x in batch)
         built = self._built.get(key)
@@ -626,6 +688,8 @@ class DistModel:
         parts = []
         for key, built in self._built.items():
             parts.append(format_report(key[0], built, self._mesh))
+        if self._auto is not None:
+            parts.insert(0, self._auto.describe())
         if not parts:
             return "DistModel: not built yet (call it on a batch first)"
         return "\n\n".join(parts)
@@ -662,7 +726,8 @@ def to_static(layer, loader=None, loss=None, optimizer=None, strategy=None, inpu
         optimizer (Optimizer, optional): the optimizer ("train" mode).
         strategy (Strategy, optional): gradient_merge, sharding (stages 1/2),
             pipeline and recompute are honoured; other enabled features raise
-            NotImplementedError.
+            NotImplementedError. ``auto_mode="full"``: the cost model picks the
+            strategy on the first batch (``auto_parallel.static.auto_mode``).
         input_spec (optional): not supported (the batches' shapes are used).
 
     Returns:

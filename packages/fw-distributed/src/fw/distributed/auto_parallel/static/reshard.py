@@ -3,21 +3,23 @@ placements ``src`` into its block under ``dst``, emitted into a program.
 
 The phases are those of eager resharding (`auto_parallel._reshard`): (1) Partial
 axes reduce — ``c_reducescatter`` straight into the wanted Shard when that dim
-is sharded nowhere else, else ``c_allreduce``; (2) a Shard dim whose sharding
-changes is gathered (``c_allgather``) along all its axes, last axis first; (3)
-Replicate -> Shard slices locally (no communication); (4) Replicate -> Partial
-keeps the value on coordinate 0 of the axis (zeros elsewhere).
+is sharded nowhere else, else ``c_allreduce``; (2a) a lone Shard(i) -> Shard(j)
+on one axis (neither dim sharded on another axis, before or after) is one
+``all_to_all``; (2b) every other Shard dim whose sharding changes is gathered
+(``c_allgather``) along all its axes, last axis first; (3) Replicate -> Shard
+slices locally (no communication); (4) Replicate -> Partial keeps the value on
+coordinate 0 of the axis (zeros elsewhere).
 
-fw-core's table has no all-to-all and no point-to-point op, so Shard(i) ->
-Shard(j) on one axis is an all-gather of dim i followed by a local slice of dim
-j (it moves n times the bytes a true all-to-all would; the report counts it as
-such). The table's gathering ops work on axis 0 of equal blocks: another dim is
-moved to the front (``transpose``) and uneven blocks (Paddle's balanced split)
-travel padded to the largest block and are cut back after.
+The table's exchanging ops work on axis 0 of equal blocks: another dim is moved
+to the front (``transpose``) and uneven blocks (Paddle's balanced split) travel
+padded to the largest block and are cut back after. The all-to-all follows
+Paddle 3's static ``s_to_s`` reshard (transpose the wanted dim's chunks to the
+front, exchange, put the received chunks back along the old dim).
 
 Every collective is logged (`Comm`) with the bytes this rank sends under the
 ring algorithms (all-gather: (n-1) blocks, all-reduce: 2(n-1)/n of the tensor,
-reduce-scatter: (n-1)/n of it)."""
+reduce-scatter: (n-1)/n of it, all-to-all: (n-1)/n of the padded block, which is
+1/n of what the gather-and-slice it replaces moved)."""
 
 from __future__ import annotations
 
@@ -114,6 +116,35 @@ class ReshardEmitter:
             y = _call("concat", [self._cut(y, 0, k * m, s) for k, s in enumerate(sizes)], axis=0)
         return self._back(y, d)
 
+    def _pad_dim(self, x, d, m):
+        k = x.type.shape[d]
+        if k == m:
+            return x
+        pads = [0, 0] * len(x.type.shape)
+        pads[2 * d + 1] = m - k
+        return _call("pad", x, paddings=pads, mode="constant", value=0.0)
+
+    def all_to_all(self, x, i, j, sizes_i, sizes_j, c, axis, name, src, dst):
+        """Block c of dim i (dim j whole) -> dim i whole, block c of dim j."""
+        ring, ranks = self.group_of(axis)
+        n, mi, mj = len(sizes_j), max(sizes_i), max(sizes_j)
+        # dim j padded to n equal chunks of mj moved to the front: chunk k of axis 0
+        # is what rank k must get; dim i padded to mi so every rank's chunk is equal
+        y = self._pad_dim(x, i, mi)
+        if min(sizes_j) != mj:
+            y = _call("concat", [self._pad_dim(self._cut(y, j, sum(sizes_j[:k]), s), j, mj)
+                                 for k, s in enumerate(sizes_j)], axis=j)
+        y = self._front(y, j)
+        self.log.append(Comm(name, src, dst, "all_to_all", axis, ranks,
+                             (n - 1) * _nbytes(y) // n, x.type.shape))
+        y = _call("all_to_all", y, nranks=n, ring_id=ring)
+        # chunk k of axis 0 now holds rank k's block of dim i (our chunk of dim j)
+        ii = i + 1 if i < j else i              # dim i's position after _front
+        parts = [self._cut(self._cut(y, 0, k * mj, mj), ii, 0, s)
+                 for k, s in enumerate(sizes_i)]
+        y = parts[0] if n == 1 else _call("concat", parts, axis=ii)
+        return self._back(self._cut(y, 0, 0, sizes_j[c]), j)
+
     def slice_block(self, x, d, sizes, c):
         return self._cut(x, d, sum(sizes[:c]), sizes[c])
 
@@ -173,7 +204,17 @@ class ReshardEmitter:
             else:
                 x = self.all_reduce(x, p.reduce_type, a, name, s0, d0)
                 cur[a] = Replicate()
-        changed = set()                               # (2) gather changed dims
+        for a in range(n_axes):                       # (2a) lone Shard(i) -> Shard(j)
+            p, q = cur[a], dst[a]
+            if (isinstance(p, Shard) and isinstance(q, Shard) and p.dim != q.dim
+                    and mesh.shape[a] > 1
+                    and not any(_sharded_on(pl, d, skip=a) for pl in (cur, dst)
+                                for d in (p.dim, q.dim))):
+                n = mesh.shape[a]
+                x = self.all_to_all(x, p.dim, q.dim, balanced(gshape[p.dim], n),
+                                    balanced(gshape[q.dim], n), coord[a], a, name, s0, d0)
+                cur[a] = q
+        changed = set()                               # (2b) gather changed dims
         for a in range(n_axes):
             if cur[a] != dst[a]:
                 for p in (cur[a], dst[a]):

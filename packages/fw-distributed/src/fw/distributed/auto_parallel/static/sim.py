@@ -120,7 +120,10 @@ class SimulatedRanks:
                 with self._cond:
                     self._cond.notify_all()
 
-        prev = collectives.register_backend(self._backend)
+        # one bound-method object: `self._backend` makes a new one on every access, and
+        # unregister_backend(fn) removes only the very object registered
+        backend = self._backend
+        prev = collectives.register_backend(backend)
         try:
             threads = [threading.Thread(target=main, args=(r,), daemon=True)
                        for r in range(len(fns))]
@@ -133,7 +136,7 @@ class SimulatedRanks:
                                    f"{self.timeout * 4} s")
         finally:
             if prev is None:
-                collectives.unregister_backend(self._backend)
+                collectives.unregister_backend(backend)
             else:
                 collectives.register_backend(prev)
             self._slots.clear()
@@ -160,6 +163,9 @@ def _compute(op_name, xs, me, attrs):
         n = len(xs)
         k = out.shape[0] // n
         return np.ascontiguousarray(out[me * k:(me + 1) * k])
+    if op_name == "all_to_all":  # chunk `me` of every rank, in rank order
+        k = xs[0].shape[0] // len(xs)
+        return np.concatenate([x[me * k:(me + 1) * k] for x in xs], axis=0)
     raise ValueError(f"SimulatedRanks: no simulation of collective {op_name!r}")
 
 

@@ -57,13 +57,21 @@ def _params(layer):
     return out
 
 
-def trace_step(layer, loss_fn, batch, mode, mesh, fn="dist.to_static"):
+def trace_step(layer, loss_fn, batch, mode, mesh, fn="dist.to_static", amp=None,
+               loss_scale=1.0):
     """Trace one step of `layer` on `batch` in `mode` ("train", "eval", "predict").
 
     train: outputs ``[loss, grad_0, …]`` (the trainable parameters' gradients);
     eval: ``[loss]``; predict: the layer's outputs (flattened). With a loss, the
     last batch element is the label (Paddle's DistModel feeds inputs, then labels).
+    `amp`: a context factory (``fw.amp.auto_cast``) the forward and the loss are
+    traced under (the backward is not, as eager ``loss.backward()`` runs after the
+    region); `loss_scale`: the gradients are those of ``loss * loss_scale``, divided
+    by it (float16's fixed loss scaling; the loss output is unscaled).
     """
+    import contextlib
+
+    amp = amp or contextlib.nullcontext
     from fw.distributed.auto_parallel.dist_tensor import DistParameter
     from fw.nn import Parameter
 
@@ -99,15 +107,18 @@ def trace_step(layer, loss_fn, batch, mode, mesh, fn="dist.to_static"):
                 if len(args) < 2:
                     raise ValueError(f"{fn}: with a loss, a batch is (inputs..., label): got "
                                      f"{len(args)} element(s)")
-                out = layer(*args[:-1])
-                loss = loss_fn(out, args[-1])
+                with amp():
+                    out = layer(*args[:-1])
+                    loss = loss_fn(out, args[-1])
                 outs = [loss]
             elif mode == "predict":
-                out = layer(*args)
+                with amp():
+                    out = layer(*args)
                 outs = list(out) if isinstance(out, (list, tuple)) else [out]
                 loss = None
             else:
-                loss = layer(*args)
+                with amp():
+                    loss = layer(*args)
                 outs = [loss]
             grads = []
             if mode == "train":
@@ -121,12 +132,13 @@ def trace_step(layer, loss_fn, batch, mode, mesh, fn="dist.to_static"):
                     t = b.program.captured.get(a.label)
                     if isinstance(t, Tensor) and not t._sg and t.dtype.is_inexact:
                         ptens.append((a.label, t))
-                gs = gradients([loss], [b.current_value(t) for _, t in ptens], None,
+                target = loss if loss_scale == 1.0 else loss * loss_scale
+                gs = gradients([target], [b.current_value(t) for _, t in ptens], None,
                                allow_unused=True)
                 for (label, _t), g in zip(ptens, gs):
                     if g is not None:
                         grads.append(label)
-                        outs.append(g)
+                        outs.append(g if loss_scale == 1.0 else g * (1.0 / loss_scale))
             b.set_outputs(outs)
     finally:
         for sub, n, p in slots:
