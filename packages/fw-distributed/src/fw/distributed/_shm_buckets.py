@@ -15,10 +15,12 @@ so that every rank computes the same bits, into a private buffer. The reduction
 is done by each rank for the whole bucket (for two ranks one pass over the
 peer's bytes, cheaper than a second synchronisation to split it).
 
-Reuse without a second flag: the segment is double-buffered by step parity. A
-rank writes parity p of step k + 2 only after finishing step k + 1, which needed
-every peer's step k + 1 data, which each peer published only after finishing its
-step k reads (of parity p). So a buffer is never rewritten while a peer reads it.
+Reuse without a second flag: each bucket has two slots, used alternately by its
+launches. A rank refills a slot for use u + 2 only after finishing use u + 1, which
+needed every peer's use u + 1 data, which each peer published only after finishing
+its use u reads (of that slot). So a slot is never rewritten while a peer reads it.
+The window costs twice the gradient bytes in /dev/shm per rank (plus a private sum
+buffer); where /dev/shm lacks the room the MPI path is kept.
 
 The wait is fw's ordinary `Task` (its deadline, the dead-rank check and the
 timeout's diagnosis naming the ranks that did not arrive, the flight recorder):
@@ -65,6 +67,28 @@ def _pad(n):
     return (n + _ALIGN - 1) // _ALIGN * _ALIGN
 
 
+def _segment_bytes(layout):
+    """(each bucket's offset in a slot, header bytes, bytes of one rank's segment):
+    a header of sequence numbers, then two slots (step parities) of all buckets."""
+    offs, data = [], 0
+    for x in layout:
+        offs.append(data)
+        if x is not None:
+            data += _pad(x[0] * np.dtype(x[1]).itemsize)
+    head = _pad(2 * len(layout) * 8)
+    return offs, head, head + 2 * data
+
+
+def _shm_free(need) -> bool:
+    """Whether /dev/shm has room for `need` bytes and a quarter more (True where it
+    cannot be asked: MPICH then decides where the window lives)."""
+    try:
+        st = os.statvfs("/dev/shm")
+    except OSError:
+        return True
+    return st.f_bavail * st.f_frsize >= need * 1.25
+
+
 class SharedBuckets:
     """The shared window of one Reducer. `group`: its fw Group (MPI engine);
     `layout`: per bucket ``(nelems, dtype)`` or None for a bucket left to MPI.
@@ -82,7 +106,11 @@ class SharedBuckets:
 
         from fw.distributed import _fleet_comm as comm_ops
 
-        want = enabled() and any(x is not None for x in layout)
+        # the window lives in /dev/shm: where it would not fit (a container's default
+        # 64 MB), touching its pages would kill the process with SIGBUS instead of
+        # raising, so such a model keeps the MPI path
+        need = _segment_bytes(layout)[2] * group.nranks
+        want = enabled() and any(x is not None for x in layout) and _shm_free(need)
         # every rank must take the same path and have the same buckets: one small
         # all-reduce (fw's, with the group's deadline) of (want, host, layout checksum)
         # decides, before any blocking MPI call (a split or a window allocation)
@@ -114,14 +142,8 @@ class SharedBuckets:
         self.rank = node.Get_rank()
         self.layout = list(layout)
         nb = len(self.layout)
-        offs = []
-        data = 0
-        for x in self.layout:
-            offs.append(data)
-            if x is not None:
-                data += _pad(x[0] * np.dtype(x[1]).itemsize)
-        head = _pad(2 * nb * 8)
-        seg = head + 2 * data
+        offs, head, seg = _segment_bytes(self.layout)
+        data = (seg - head) // 2
         self.win = MPI.Win.Allocate_shared(seg, 1, comm=node)
         self.win.Lock_all(MPI.MODE_NOCHECK)  # a passive epoch: Win_sync is legal
         self.hdr = []      # per rank: int64 (2, nb), the published sequence numbers
