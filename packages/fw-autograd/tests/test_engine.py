@@ -311,3 +311,25 @@ def test_leaf_as_root():
     x = leaf([1.0, 2.0])
     x.backward()
     np.testing.assert_allclose(x.grad.numpy(), [1.0, 1.0])
+
+
+def test_backward_op_callback_runs_between_ops_and_is_removable():
+    """register_backward_op_callback: called once before each backward op (here
+    mul, sum and the add of two branches: 3 nodes), never after removal."""
+    import pytest
+
+    import fw
+    from fw.autograd import register_backward_op_callback
+
+    calls = []
+    x = fw.to_tensor([1.0, 2.0], stop_gradient=False)
+    h = register_backward_op_callback(lambda: calls.append(len(calls)))
+    y = (x * 3.0 + x).sum()
+    y.backward()
+    assert len(calls) == 3, calls
+    assert x.grad.tolist() == [4.0, 4.0]
+    assert h.remove() is True and h.remove() is False
+    (x * 2.0).sum().backward()
+    assert len(calls) == 3
+    with pytest.raises(TypeError, match="register_backward_op_callback: fn must be callable"):
+        register_backward_op_callback(3)

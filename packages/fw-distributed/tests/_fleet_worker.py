@@ -101,19 +101,42 @@ def case_overlap():
     layers = []
     for _ in range(6):
         layers += [nn.Linear(64, 64), nn.Tanh()]
-    dp = DataParallel(nn.Sequential(*layers), comm_buffer_size=0.02,
-                      last_comm_buffer_size=0.02)
-    dp.comm_profile(True)
+    import os
+
+    from fw.distributed._progress import OpProgress, ProgressDriver
+
     x = fw.to_tensor(np.ones((8, 64), "float32"))
-    dp(x).sum().backward()
-    ev = dp.comm_profile()
-    launches = [t for what, _, t in ev if what == "launch"]
-    end = [t for what, _, t in ev if what == "backward_end"][0]
-    assert len(launches) == len(dp._reducer.buckets) >= 3, ev
-    assert min(launches) < end and sorted(launches) == launches, ev
-    # the progress thread: resumed by the launches, paused once backward is synced
-    drv = dp._reducer.driver
-    assert drv is not None and not drv.active and abs(drv.interval - 1e-4) < 1e-12, drv
+    net = nn.Sequential(*layers)
+    # the shared-memory path (default), the MPI path with its progress thread, and
+    # the MPI path driven between backward ops by the autograd engine
+    for env in ({}, {"FW_DIST_DP_SHM": "0", "FW_DIST_PROGRESS": "thread"},
+                {"FW_DIST_DP_SHM": "0"}):
+        os.environ.update(env)
+        try:
+            dp = DataParallel(net, comm_buffer_size=0.02, last_comm_buffer_size=0.02)
+        finally:
+            for k in env:
+                os.environ.pop(k)
+        dp.comm_profile(True)
+        dp(x).sum().backward()
+        ev = dp.comm_profile()
+        launches = [t for what, _, t in ev if what == "launch"]
+        end = [t for what, _, t in ev if what == "backward_end"][0]
+        assert len(launches) == len(dp._reducer.buckets) >= 3, ev
+        assert min(launches) < end and sorted(launches) == launches, ev
+        drv = dp._reducer.driver
+        if not env:
+            assert dp._reducer.shm is not None and drv is None, (dp._reducer.shm, drv)
+        elif "FW_DIST_PROGRESS" not in env:
+            # the MPI path's default: registered with the engine by the first launch,
+            # removed once synced
+            assert isinstance(drv, OpProgress) and not drv.active and drv.probes > 0, drv
+        else:
+            # the progress thread: resumed by the launches, paused once backward is synced
+            assert isinstance(drv, ProgressDriver) and not drv.active, drv
+            assert abs(drv.interval - 1e-4) < 1e-12, drv
+        dp._reducer.close()
+        net.clear_gradients()
     _check_progress_driver()
 
 
@@ -269,6 +292,97 @@ def case_overlap_optimizer_fleet():
 
     for a, b in zip(train(False), train(True)):
         assert np.array_equal(a, b), "fleet overlap != fleet"
+
+
+class _TwoDtypes(nn.Layer):
+    """An MLP and a float64 parameter (a bucket of its own dtype)."""
+
+    def __init__(self):
+        super().__init__()
+        self.mlp = nn.Sequential(nn.Linear(6, 40), nn.ReLU(), nn.Linear(40, 30), nn.ReLU(),
+                                 nn.Linear(30, 3))
+        self.extra = self.create_parameter([5], dtype="float64")
+
+    def forward(self, x):
+        return self.mlp(x).square().mean() + (self.extra * self.extra).sum().astype("float32")
+
+
+def case_shm_buckets():
+    """The shared-memory bucket path (the default on one node): 3 float32 buckets and a
+    float64 one, 5 Adam steps, also with no_sync and overlap_optimizer rounds; the
+    parameters equal the MPI all-reduce path's bit for bit and the single process's on
+    the global batch within fp32 tolerance; every rank ends identical."""
+    import os
+
+    r, n = comm.world_rank(), comm.world_size()
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((5, n, 8, 6)).astype("float32")
+
+    def net():
+        fw.seed(0)
+        return _TwoDtypes()
+
+    def loss_of(m, x):
+        return m(x)
+
+    def train(shm, overlap=False):
+        os.environ["FW_DIST_DP_SHM"] = "1" if shm else "0"
+        try:
+            m = net()
+            opt = fw.optimizer.Adam(0.01, parameters=m.parameters())
+            dp = DataParallel(m, comm_buffer_size=0.004, last_comm_buffer_size=0.0003,
+                              overlap_optimizer=opt if overlap else None)
+        finally:
+            os.environ.pop("FW_DIST_DP_SHM")
+        red = dp._reducer
+        assert len(red.buckets) >= 4
+        assert (red.shm is not None) == shm, red.shm
+        if shm:  # every bucket through the window: no progress thread needed
+            assert all(red.shm.applies(b.index) for b in red.buckets)
+            assert red.driver is None
+        for k in range(5):
+            if k == 2:  # a local accumulation round first: the next sync sums it in
+                with dp.no_sync():
+                    loss_of(dp, fw.to_tensor(X[k, r])).backward()
+            loss_of(dp, fw.to_tensor(X[k, r])).backward()
+            opt.step()
+            opt.clear_grad()
+        return [p.numpy().copy() for p in m.parameters()]
+
+    mpi, shm, shm_over = train(False), train(True), train(True, overlap=True)
+    ref = net()
+    opt = fw.optimizer.Adam(0.01, parameters=ref.parameters())
+    for k in range(5):
+        for _ in range(2 if k == 2 else 1):
+            # the mean over ranks of each rank's loss (DataParallel averages gradients)
+            loss = sum(loss_of(ref, fw.to_tensor(X[k, q])) for q in range(n)) / n
+            loss.backward()
+        opt.step()
+        opt.clear_grad()
+    for a, b, c, q in zip(mpi, shm, shm_over, ref.parameters()):
+        assert np.array_equal(a, b), f"shared memory != MPI: {np.abs(a - b).max()}"
+        assert np.array_equal(b, c), "shared memory + overlap_optimizer != shared memory"
+        _close(b, q.numpy(), "shared memory vs single process", tol=1e-5)
+    mine = np.concatenate([a.reshape(-1).astype("float64") for a in shm])
+    got = comm.all_gather(np.ascontiguousarray(mine))
+    assert np.array_equal(got[0], got[-1]), "ranks diverged"
+
+
+def case_shm_layout_mismatch():
+    """Ranks that built different buckets (different comm_buffer_size) are told so by
+    every rank's DataParallel constructor, instead of reading each other's slots."""
+    r = comm.world_rank()
+    try:
+        DataParallel(_mlp(), comm_buffer_size=0.0001 if r == 0 else 25,
+                     last_comm_buffer_size=0.0001 if r == 0 else 1)
+    except ValueError as e:
+        assert "built different gradient buckets" in str(e), str(e)
+    else:
+        raise AssertionError("no error for different buckets on the ranks")
+    # the communicators still work
+    got = comm.all_gather(np.array([r], "int64"))
+    assert got.reshape(-1).tolist() == list(range(comm.world_size())), got
+    print(f"rank {r} raised as expected", flush=True)
 
 
 if __name__ == "__main__":

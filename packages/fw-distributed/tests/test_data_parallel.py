@@ -133,6 +133,27 @@ def test_bucket_allreduce_overlaps_backward_on_2_ranks():
     run_ranks(2, "overlap")
 
 
+def test_shared_memory_buckets_equal_the_mpi_path_on_2_ranks():
+    run_ranks(2, "shm_buckets")
+
+
+def test_shared_memory_segment_layout_and_room():
+    from fw.distributed import _shm_buckets as sb
+
+    # per rank: a header of 2 x 3 sequence numbers (48 B -> 64), then two slots of
+    # the float32 buckets padded to 64 B (10 floats -> 64, 100 floats -> 448); the
+    # int8 bucket (None: left to MPI) takes no room
+    offs, head, seg = sb._segment_bytes([(10, "float32"), None, (100, "float32")])
+    assert (offs, head, seg) == ([0, 64, 64], 64, 64 + 2 * (64 + 448))
+    assert sb._shm_free(1) is True
+    assert sb._shm_free(1 << 62) is False  # more than any /dev/shm: the MPI path
+
+
+def test_shared_memory_buckets_refuse_different_layouts_on_2_ranks():
+    out = run_ranks(2, "shm_layout_mismatch")
+    assert out.count("raised as expected") == 2
+
+
 def _reducer(model, **kw):
     from fw.distributed import _fleet_comm as comm
     from fw.distributed._buckets import Reducer

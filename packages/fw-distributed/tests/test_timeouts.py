@@ -45,6 +45,34 @@ def test_a_rank_that_does_not_arrive_is_named_within_the_timeout(tmp_path):
     assert p.returncode != 0 and wall < 60, (p.returncode, wall)
 
 
+def test_dataparallel_shared_memory_buckets_name_the_missing_rank(tmp_path):
+    """The shared-memory bucket path (DataParallel's default on one node) waits with
+    the group's deadline and names the rank that never published its gradients."""
+    timeout = 3.0
+    p = run_mpi("failures_check.py", 2, "dp_shm_sleep", timeout, timeout=90,
+                env=clean_env(FW_FLIGHT_RECORDER_DIR=tmp_path))
+    res = _results(p)
+    assert 0 in res, explain(p)
+    secs, typ, missing, msg = res[0]
+    assert typ == "CollectiveTimeoutError" and missing == "1", explain(p)
+    assert timeout - 0.5 <= secs <= timeout + 10, secs
+    assert "rank 1 did not arrive" in msg and "via=shared memory" in msg, msg
+
+
+def test_dataparallel_shared_memory_buckets_report_a_desync(tmp_path):
+    """A peer that ran one op more on the group is reported as out of step at once,
+    naming both sequence numbers, instead of its bucket being read."""
+    p = run_mpi("failures_check.py", 2, "dp_shm_desync", 3.0, timeout=90,
+                env=clean_env(FW_FLIGHT_RECORDER_DIR=tmp_path))
+    res = _results(p)
+    assert 0 in res, explain(p)
+    secs, typ, missing, msg = res[0]
+    assert typ == "CollectiveDesyncError" and secs < 3.0, explain(p)
+    assert re.search(r"this rank is at op #(\d+), group rank 1 published op #(\d+)", msg), msg
+    a, b = map(int, re.search(r"op #(\d+), group rank 1 published op #(\d+)", msg).groups())
+    assert b == a + 1, msg
+
+
 def test_a_rank_without_heartbeat_is_reported(tmp_path):
     p = run_mpi("failures_check.py", 2, "stale", 6, timeout=90,
                 env=clean_env(FW_FLIGHT_RECORDER_DIR=tmp_path))

@@ -81,6 +81,19 @@ try:
             os.kill(os.getpid(), signal.SIGKILL)
         time.sleep(1.0)
         dist.all_reduce(big)
+    elif MODE in ("dp_shm_sleep", "dp_shm_desync"):
+        # DataParallel's shared-memory buckets wait through the same deadline
+        import fw.nn as nn
+
+        fw.seed(0)
+        dp = fw.DataParallel(nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 2)))
+        assert dp._reducer.shm is not None, "the shared-memory path is not in use"
+        if R == 1:
+            if MODE == "dp_shm_sleep":
+                time.sleep(TIMEOUT + 20)
+            else:  # one op more than rank 0 on the group before the buckets
+                dist.all_reduce(fw.ones([4]), sync_op=False)
+        dp(fw.ones([2, 8])).sum().backward()
     else:
         raise SystemExit(f"unknown mode {MODE}")
     emit("RESULT", R, f"{time.time() - t0:.2f} none - | no error")

@@ -18,7 +18,7 @@ from fw.autograd import (
     rules,  # noqa: F401  (registers every VJP rule)
 )
 from fw.autograd._backward import _tensor_backward, backward, grad
-from fw.autograd._hooks import RemovableHandle
+from fw.autograd._hooks import RemovableHandle, register_backward_op_callback
 from fw.autograd._mode import (
     detect_anomaly,
     enable_grad,

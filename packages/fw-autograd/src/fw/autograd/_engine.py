@@ -28,6 +28,7 @@ import numpy as np
 
 from fw.autograd import _mode
 from fw.autograd._graph import _FLOATISH, Node, Port, _raise_freed
+from fw.autograd._hooks import between_ops as _between_ops
 from fw.autograd._shapes import unbroadcast
 from fw.autograd.errors import AnomalyError, GradientError
 from fw.core import place as _pl
@@ -209,7 +210,11 @@ def _run(roots, grads, retain_graph, create_graph, inputs, allow_unused, no_grad
         _accumulate(t, g, create_graph, handed)
 
     ready = [n for n in root_nodes if deps.get(n, 0) == 0]
+    between = _between_ops  # (register_backward_op_callback; empty: one test per op)
     while ready:
+        if between:
+            for f in list(between.values()):
+                f()
         node = ready.pop()
         gs = buf.pop(node, None)
         at_frontier = node in frontier

@@ -13,7 +13,7 @@ import weakref
 from fw.autograd._graph import Port, extra
 from fw.autograd.errors import GradientError
 
-__all__ = ["RemovableHandle", "register_hook", "retain_grads"]
+__all__ = ["RemovableHandle", "register_hook", "retain_grads", "register_backward_op_callback"]
 
 _keys = itertools.count()
 
@@ -126,3 +126,42 @@ def retain_grads(t):
     if ex.retain is None:
         ex.retain = {}
     ex.retain[idx] = weakref.ref(t)
+
+
+# Callbacks the eager engine calls after each backward op (see
+# register_backward_op_callback); a dict so a handle can remove its entry.
+between_ops: dict = {}
+
+
+def register_backward_op_callback(fn):
+    """Call ``fn()`` before each operator of every eager backward pass (fw's
+    extension: Paddle has no such hook). It is the one point where Python runs
+    between backward's native kernels, so a data-parallel wrapper can drive its
+    in-flight communication there (fw.DataParallel's MPI progress,
+    ``FW_DIST_PROGRESS=ops``). `fn` takes no argument, returns nothing, and must be
+    cheap: it runs once per op.
+
+    Args:
+        fn (callable): the callback.
+
+    Returns:
+        RemovableHandle: ``handle.remove()`` unregisters it.
+
+    Examples:
+        >>> import fw
+        >>> from fw.autograd import register_backward_op_callback
+        >>> calls = []
+        >>> handle = register_backward_op_callback(lambda: calls.append(1))
+        >>> x = fw.to_tensor([1.0, 2.0], stop_gradient=False)
+        >>> (x * 2.0).sum().backward()
+        >>> len(calls) >= 2
+        True
+        >>> handle.remove()
+        True
+    """
+    if not callable(fn):
+        raise TypeError(f"register_backward_op_callback: fn must be callable, got "
+                        f"{type(fn).__name__}")
+    key = next(_keys)
+    between_ops[key] = fn
+    return RemovableHandle(between_ops, key)

@@ -39,7 +39,8 @@ from fw.core.errors import UnsupportedError
 from fw.core.internal import bump_version
 from fw.core.tensor import Tensor, wrap
 from fw.distributed import _fleet_comm as comm
-from fw.distributed._progress import ProgressDriver, default_interval
+from fw.distributed._progress import OpProgress, ProgressDriver, default_interval, mode
+from fw.distributed._shm_buckets import SharedBuckets
 from fw.profiler import RecordEvent, TracerEventType
 
 _COMM = TracerEventType.Communication
@@ -92,13 +93,15 @@ def assign_buckets(sizes, dtypes, comm_buffer_size=25, last_comm_buffer_size=1):
 
 class _Bucket:
     __slots__ = ("index", "params", "offsets", "buf", "pending", "task", "launched_at",
-                 "done_at", "owner", "trace", "trace_name")
+                 "done_at", "owner", "trace", "trace_name", "result", "parity")
 
     def __init__(self, index, params, offsets, buf):
         self.index = index
         self.params = params  # parameter indices
         self.offsets = offsets  # {param index: (start, end)}
-        self.buf = buf
+        self.buf = buf  # the hooks write here (a shared-memory slot on the shm path)
+        self.result = buf  # the sum after the wait (the MPI path reduces in place)
+        self.parity = 0  # shm path: which of the two slots the next use fills
         self.pending = len(params)
         self.task = None
         self.launched_at = None
@@ -145,6 +148,17 @@ class Reducer:
             b = _Bucket(bi, idx, offsets, buf)
             b.owner = self.owners[idx[0]] if self.owners is not None else None
             self.buckets.append(b)
+        # one node: the buckets are summed through an MPI-3 shared window instead of
+        # MPI all-reduces that need the peer's progress (see _shm_buckets)
+        self.shm = None
+        if self.owners is None:
+            layout = [(b.buf.size, str(b.buf.dtype)) if str(b.buf.dtype) in
+                      ("float32", "float64") else None for b in self.buckets]
+            self.shm = SharedBuckets.create(group, layout)
+        if self.shm is not None:
+            for b in self.buckets:
+                if self.shm.applies(b.index):
+                    b.buf = self.shm.buffer(b.index, 0)
         self.armed = False
         self.next_launch = 0
         self.ready = set()
@@ -161,9 +175,15 @@ class Reducer:
         interval = default_interval() if progress_interval is None else float(progress_interval)
         engine = getattr(group, "engine", None)
         mpi_comm = getattr(engine, "comm", None)
-        if interval > 0 and group.nranks > 1 and mpi_comm is not None and \
-                getattr(engine, "name", "") == "MPI":
-            self.driver = ProgressDriver(mpi_comm, interval)
+        mpi_buckets = self.shm is None or not all(self.shm.applies(b.index)
+                                                  for b in self.buckets)
+        if group.nranks > 1 and mpi_comm is not None and \
+                getattr(engine, "name", "") == "MPI" and mpi_buckets:
+            how = mode()
+            if how == "ops":  # from the autograd engine, between backward ops
+                self.driver = OpProgress(self._advance)
+            elif how == "thread" and interval > 0:
+                self.driver = ProgressDriver(mpi_comm, interval)
 
     def set_optimizer(self, optimizer):
         """Step `optimizer` (an fw ``Optimizer``) on each bucket's parameters as soon
@@ -192,6 +212,9 @@ class Reducer:
         if self.driver is not None:
             self.driver.close()
             self.driver = None
+        if self.shm is not None:
+            self.shm.close()
+            self.shm = None
 
     def remove_hooks(self):
         for h in self._handles:
@@ -275,7 +298,13 @@ class Reducer:
         while self.next_launch < len(self.buckets) and \
                 self.buckets[self.next_launch].pending == 0:
             lb = self.buckets[self.next_launch]
-            if lb.owner is None:
+            shm = self.shm
+            if shm is not None and shm.applies(lb.index):
+                lb.task = shm.launch(lb.index, lb.parity, lb.result)
+                # the next use fills the other slot (the peers may still read this one)
+                lb.parity ^= 1
+                lb.buf = shm.buffer(lb.index, lb.parity)
+            elif lb.owner is None:
                 lb.task = comm.all_reduce(lb.buf, group=self.group, sync_op=False)
             else:
                 lb.task = comm.reduce(lb.buf, dst=lb.owner, group=self.group, sync_op=False)
@@ -285,7 +314,7 @@ class Reducer:
             lb.trace = RecordEvent(lb.trace_name, _COMM)
             lb.trace.begin()
             self.next_launch += 1
-            if self.driver is not None:
+            if self.driver is not None and (shm is None or not shm.applies(lb.index)):
                 self.driver.resume()
 
     def _poll(self):
@@ -304,22 +333,26 @@ class Reducer:
             if self.profile:
                 self._poll()
             else:
-                # drive MPI's progress engine so launched all-reduces move on while
-                # backward computes (MPICH progresses only inside MPI calls, and one
-                # test advances every request: testing the oldest unfinished bucket
-                # is enough; the progress thread does the same between hooks)
-                k = self._probe
-                while k < self.next_launch:
-                    b = self.buckets[k]
-                    if b.task is not None and not b.task.is_completed():
-                        break
-                    k += 1
-                self._probe = k
+                self._advance()
             if self.next_launch == len(self.buckets):
                 return self._finish(i)
             return None
 
         return hook
+
+    def _advance(self):
+        """Drive MPI's progress engine so launched all-reduces move on while backward
+        computes (MPICH progresses only inside MPI calls, and one test advances every
+        request: testing the oldest unfinished bucket is enough; the progress thread
+        or OpProgress does the same between hooks). On the shared-memory path the
+        test reduces a bucket whose peers all published it."""
+        k = self._probe
+        while k < self.next_launch:
+            b = self.buckets[k]
+            if b.task is not None and not b.task.is_completed():
+                break
+            k += 1
+        self._probe = k
 
     def _finish(self, current):
         """Every bucket is launched: wait for them, average, write ``.grad``."""
@@ -365,7 +398,7 @@ class Reducer:
             for i in b.params:
                 p = self.params[i]
                 s, e = b.offsets[i]
-                val = b.buf[s:e].reshape(p._data.shape)
+                val = b.result[s:e].reshape(p._data.shape)
                 if b.owner is not None and b.owner != self.group.rank:
                     # stage 2: the owner keeps the reduced gradient, this rank frees its own
                     if i == current:
