@@ -104,3 +104,23 @@ def test_dp_fit_and_estimate_use_calibrated_data_parallel():
     cl.dp_sync = {}
     e2 = estimate(mlp, ParallelConfig(dp=2), cl, input_spec=[([32, 64], "float32")])
     assert "dp_sync" not in e2.comm_detail and e2.comm_detail["dp_grad_all_reduce"] > 0
+
+
+def test_fused_softmax_device_reads_the_scores_once():
+    q = T([2, 16, 4, 8], "float32")
+    c = cost_of("scaled_dot_product_attention", [q, q, q, None], [q], {"is_causal": True})
+    n, sb, qb = 2048, 8192, 4096
+    dev = _dev(fused_softmax=True)
+    # head copies, q k^T, one fused pass (1 + 1 + 12 FLOPs per score, scores read and
+    # written once), p v, heads merged
+    want = (max(0, 6 * qb / BW) + max(2 * n * 8 / BMM, (2 * qb + sb) / BW)
+            + max(14 * n / VEC, 2 * sb / BW) + max(2 * n * 8 / BMM, (sb + 2 * qb) / BW)
+            + 2 * qb / BW)
+    assert _op_time(c, dev, None, 1.0) == pytest.approx(1e-5 + want)
+    # memory-bound passes (a fast vector unit): scale (2), causal select (2 + the
+    # triangle's bytes) and softmax (7) passes over the scores become 2
+    fast = {"mem_bandwidth": BW, "memory": 1e9, "vector_flops": {"float32": 1e15}}
+    unfused = _op_time(c, Device("u", {"float32": MM}, **fast), None, 1.0)
+    fused = _op_time(c, Device("f", {"float32": MM}, fused_softmax=True, **fast), None, 1.0)
+    assert unfused - fused == pytest.approx(((11 - 2) * sb + 2 * 16 * 16) / BW)
+    assert Cluster.a100_dgx().device.fused_softmax and not _dev().fused_softmax

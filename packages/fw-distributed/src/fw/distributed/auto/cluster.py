@@ -50,6 +50,10 @@ class Device:
         scatter_bandwidth (float, optional): bytes/s of scatter-adds (``index_add``:
             embedding gradients), counted on the added values; 0 means
             `mem_bandwidth`. Default: 0.
+        fused_softmax (bool, optional): attention's scale, mask and softmax run as
+            one kernel that reads and writes the scores once (Megatron-LM's
+            fused scale-mask-softmax, cuDNN); False: one pass per step, as fw's
+            eager CPU kernel runs them. Default: False.
 
     Examples:
         >>> import fw
@@ -70,6 +74,7 @@ class Device:
     optimizer_overhead: float = 0.0
     bmm_flops: dict = field(default_factory=dict)
     scatter_bandwidth: float = 0.0
+    fused_softmax: bool = False
 
     def __post_init__(self):
         if not self.matmul_flops:
@@ -596,7 +601,7 @@ class Cluster:
             mem_bandwidth=0.8 * 2039e9, memory=80 * 2 ** 30, op_overhead=5e-6,
             peak_flops={"float16": 312e12, "bfloat16": 312e12, "float32": 19.5e12,
                         "float64": 9.7e12},
-            optimizer_overhead=0.0)
+            optimizer_overhead=0.0, fused_softmax=True)
         return cls(device=dev, nodes=nodes, devices_per_node=8,
                    intra=Link(0.8 * 300e9, 5e-6), inter=Link(0.8 * 200e9, 10e-6),
                    topology="auto", comm_overlap=1.0, name=f"{nodes} x DGX A100",
@@ -643,7 +648,8 @@ class Cluster:
             vector_flops={"float16": 0.8 * 31.4e12, "float32": 0.8 * 15.7e12,
                           "float64": 0.8 * 7.8e12},
             mem_bandwidth=0.8 * 900e9, memory=memory_gb * 2 ** 30, op_overhead=5e-6,
-            peak_flops={"float16": 125e12, "float32": 15.7e12, "float64": 7.8e12})
+            peak_flops={"float16": 125e12, "float32": 15.7e12, "float64": 7.8e12},
+            fused_softmax=True)
         return cls(device=dev, nodes=nodes, devices_per_node=8,
                    intra=Link(0.8 * 50e9, 5e-6), inter=Link(0.8 * 50e9, 10e-6),
                    topology="auto", comm_overlap=1.0, name=f"{nodes} x DGX-1 V100",

@@ -334,9 +334,25 @@ def _op_time(c: OpCost | None, dev, amp, slow) -> float:
     if c is None or c.kind in ("view", "comm"):
         return t * slow
     # an op of several kernels (attention) is the sum of their rooflines
-    work = sum(_kernel_time(p, dev, amp) for p in c.parts) if c.parts else _kernel_time(
+    parts = c.parts
+    if parts and getattr(dev, "fused_softmax", False):
+        parts = _fuse_between_products(parts)
+    work = sum(_kernel_time(p, dev, amp) for p in parts) if parts else _kernel_time(
         c, dev, amp)
     return (t + work) * slow
+
+
+def _fuse_between_products(parts):
+    """Attention on a device with a fused scale-mask-softmax: the vector passes
+    between the two batched products become one kernel that reads and writes the
+    scores once (the first of them, the scale, is exactly that read + write)."""
+    bmm = [i for i, p in enumerate(parts) if p.kind == "bmm"]
+    if len(bmm) < 2 or bmm[1] - bmm[0] < 2:
+        return parts
+    i, j = bmm[0], bmm[1]
+    mid = parts[i + 1:j]
+    fused = OpCost(sum(p.flops for p in mid), mid[0].bytes, "vector", mid[0].dtype)
+    return tuple(parts[:i + 1]) + (fused,) + tuple(parts[j:])
 
 
 def _tp_pairs(fwd):
