@@ -380,6 +380,18 @@ def test_calibrate_with_collectives(tmp_path):
     assert all(v >= 0 for v in prof["collectives"]["sync_wait"].values())
     assert Cluster.this_machine(str(tmp_path / "p.json")).sync_wait == \
         prof["collectives"]["sync_wait"]
+    # the short-chunk waits and DataParallel's cost: 3 nets on 2 and 4 ranks
+    col = prof["collectives"]
+    assert set(col["sync_wait_short"]) == set(col["sync_chunk_short"]) == {"2", "4"}
+    assert all(col["sync_chunk_short"][n] < col["sync_chunk"][n] for n in ("2", "4"))
+    for n in ("2", "4"):
+        pts = col["dp_sync"][n]
+        assert [(b, k) for b, k, _ in pts] == [(4 * (2 * 256 * 512 + 512 + 256), 4),
+                                                (4 * (2 * 512 * 1024 + 1024 + 512), 4),
+                                                (4 * 12 * (64 * 64 + 64), 24)]
+        assert all(t >= 0 for *_, t in pts)
+    k = prof["kernels"]
+    assert k["bmm_flops"]["float32"] > 1e6 and 1e6 < k["scatter_bandwidth"] < 1e12
 
 
 # ---------------------------------------------------------------- cluster, strategy
