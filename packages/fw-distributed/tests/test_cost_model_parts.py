@@ -124,3 +124,21 @@ def test_fused_softmax_device_reads_the_scores_once():
     fused = _op_time(c, Device("f", {"float32": MM}, fused_softmax=True, **fast), None, 1.0)
     assert unfused - fused == pytest.approx(((11 - 2) * sb + 2 * 16 * 16) / BW)
     assert Cluster.a100_dgx().device.fused_softmax and not _dev().fused_softmax
+
+
+def test_dp_group_smaller_than_world_is_slowed_by_core_sharing():
+    # 2 cores, 4 ranks (dp2 x mp2): the 2-rank DataParallel cost, x2 for the sharing
+    pts2 = [[1e6, 4, 0.0031], [4e6, 4, 0.0061], [4e5, 24, 0.0045]]
+    pts4 = [[1e6, 4, 0.0300], [4e6, 4, 0.0600], [4e5, 24, 0.0450]]
+    cl = Cluster(_dev(), devices_per_node=2, intra=Link(1e9, 1e-5), comm_overlap=0.0,
+                 oversubscribe=True, dp_sync={"2": pts2, "4": pts4})
+    fw.seed(0)
+    mlp = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+    e = estimate(mlp, ParallelConfig(dp=2, mp=2), cl, input_spec=[([32, 64], "float32")])
+    # the column/row pair's parameters (weights and biases) count 1/mp per rank
+    grad = 4 * (64 * 128 / 2 + 128 / 2 + 128 * 10 / 2 + 10 / 2)
+    assert e.comm_detail["dp_sync"] == pytest.approx(2 * (0.0017 + 1e-9 * grad + 1e-4 * 4))
+    # dp over all 4 ranks: the 4-rank points as measured (already oversubscribed)
+    e4 = estimate(mlp, ParallelConfig(dp=4), cl, input_spec=[([32, 64], "float32")])
+    a, b, c = dp_fit(pts4)
+    assert e4.comm_detail["dp_sync"] == pytest.approx(a + b * 4 * (64 * 128 + 128 + 1290) + c * 4)

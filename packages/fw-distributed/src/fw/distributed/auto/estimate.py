@@ -778,8 +778,13 @@ def estimate(program_or_layer, strategy=None, cluster=None, *, input_spec=None, 
     # a whole (bucket copies in and out, the all-reduces, the used-parameter mask,
     # the progress thread, the waits): about twice the bare all-reduce on shared
     # cores, and more when ranks outnumber the cores
-    dp_cal = (cluster.dp_sync_cost(cfg.world, grad_bytes, len(local_params)) if cfg.dp > 1
+    # the data-parallel group has dp ranks; when other ranks (tensor/pipeline
+    # parallel) share the cores as well, its cost at dp ranks is slowed by that
+    # sharing, as every collective is
+    dp_cal = (cluster.dp_sync_cost(cfg.dp, grad_bytes, len(local_params)) if cfg.dp > 1
               else None)
+    if dp_cal is not None and cfg.world > cfg.dp:
+        dp_cal *= cluster.core_sharing(cfg.world) / cluster.core_sharing(cfg.dp)
     if dp_cal is not None:
         comm["dp_sync"] = dp_cal
     elif cfg.dp > 1:
