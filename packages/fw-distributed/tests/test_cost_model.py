@@ -114,7 +114,9 @@ def test_op_cost_formulas_by_hand():
     assert cv.flops == 2 * (2 * 16 * 10 * 10) * 4 * 9 and cv.kind == "conv"
     sd = cost_of("scaled_dot_product_attention",
                  [T([2, 16, 4, 8], "float32")] * 3 + [None], [T([2, 16, 4, 8], "float32")], {})
-    assert sd.flops == 4 * 2 * 4 * 16 * 16 * 8 + 12 * 2 * 4 * 16 * 16
+    # QK^T and PV (2 * 2*B*H*Tq*Tk*D), the scale (1 per score), the softmax (8 + 4)
+    assert sd.flops == 4 * 2 * 4 * 16 * 16 * 8 + (1 + 12) * 2 * 4 * 16 * 16
+    assert sd.kind == "bmm" and len(sd.parts) == 6
     es = cost_of("einsum", [T([3, 4], "float32"), T([4, 5], "float32")],
                  [T([3, 5], "float32")], {"equation": "ij,jk->ik"})
     assert es.flops == 2 * 3 * 4 * 5
@@ -316,7 +318,7 @@ def test_every_op_of_the_table_is_costed_or_listed(data):
         c = cost_of(name, flat, outs, attrs)
         assert c is not None, name
         assert c.flops >= 0 and c.bytes >= 0 and math.isfinite(c.flops + c.bytes), name
-        assert c.kind in ("matmul", "conv", "vector", "view", "comm"), name
+        assert c.kind in ("matmul", "bmm", "conv", "vector", "scatter", "view", "comm"), name
         checked += 1
     assert checked >= 0.9 * (len(OPS) - len(cov["none"])), (checked, skipped)
 
@@ -378,6 +380,18 @@ def test_calibrate_with_collectives(tmp_path):
     assert all(v >= 0 for v in prof["collectives"]["sync_wait"].values())
     assert Cluster.this_machine(str(tmp_path / "p.json")).sync_wait == \
         prof["collectives"]["sync_wait"]
+    # the short-chunk waits and DataParallel's cost: 3 nets on 2 and 4 ranks
+    col = prof["collectives"]
+    assert set(col["sync_wait_short"]) == set(col["sync_chunk_short"]) == {"2", "4"}
+    assert all(col["sync_chunk_short"][n] < col["sync_chunk"][n] for n in ("2", "4"))
+    for n in ("2", "4"):
+        pts = col["dp_sync"][n]
+        assert [(b, k) for b, k, _ in pts] == [(4 * (2 * 256 * 512 + 512 + 256), 4),
+                                                (4 * (2 * 512 * 1024 + 1024 + 512), 4),
+                                                (4 * 12 * (64 * 64 + 64), 24)]
+        assert all(t >= 0 for *_, t in pts)
+    k = prof["kernels"]
+    assert k["bmm_flops"]["float32"] > 1e6 and 1e6 < k["scatter_bandwidth"] < 1e12
 
 
 # ---------------------------------------------------------------- cluster, strategy

@@ -14,7 +14,20 @@ seconds], ...], "contention": lockstep / alone, "sync_wait": s, "sync_chunk": s}
 as JSON to OUT
 (``sync_wait``: the mean wait of a rank at the barrier after its lockstep chunk, less
 an aligned barrier's cost — what a blocking collective adds after a stretch of
-training work, beyond the engine's own cost)."""
+training work, beyond the engine's own cost).
+
+The same lockstep is measured with a short chunk too (one eager step of a net an
+eighth the size: the work between two tensor-parallel collectives), interleaved
+with the long one, so the wait is known as a function of the work before it
+(``sync_wait_short``, ``sync_chunk_short``; `Cluster.sync_cost` fits a line).
+
+Finally fw's own ``DataParallel`` is timed: an eager training step of nets with
+1 MB and 4 MB of float32 gradients in 4 tensors and 0.4 MB in 24, wrapped and
+not wrapped, interleaved, in
+lockstep on every rank; the medians' difference is what DataParallel adds per
+step (copies into and out of its buckets, the bucket all-reduces, the used-
+parameter mask's all-reduce, the progress thread, the waits) and goes into
+``dp_sync`` as ``[[gradient bytes, tensors, seconds], ...]``."""
 
 from __future__ import annotations
 
@@ -50,6 +63,70 @@ def lockstep_chunk():
                 p.clear_gradient()
 
     return chunk
+
+
+def _net(d_in, d_hidden):
+    import fw
+    import fw.nn as nn
+
+    fw.seed(0)
+    return nn.Sequential(nn.Linear(d_in, d_hidden), nn.ReLU(), nn.Linear(d_hidden, d_in))
+
+
+def short_chunk():
+    """An eighth of `lockstep_chunk`'s work: one step of a [64, 256] x 256-512-256 MLP."""
+    import fw
+
+    net = _net(256, 512)
+    x = fw.to_tensor(np.ones((64, 256), "float32"))
+
+    def chunk():
+        net(x).mean().backward()
+        for p in net.parameters():
+            p.clear_gradient()
+
+    return chunk
+
+
+def dp_overhead(dist, reps):
+    """``[[gradient bytes, parameter tensors, seconds DataParallel adds to a step],
+    ...]`` for three nets (1 MB in 4 tensors, 4 MB in 4, 0.4 MB in 24: bytes and
+    tensor count vary independently), each the median over `reps` interleaved
+    wrapped / plain steps in lockstep."""
+    import fw
+    import fw.nn as nn
+
+    def deep():
+        fw.seed(0)
+        return nn.Sequential(*[m for _ in range(12) for m in (nn.Linear(64, 64), nn.ReLU())])
+
+    out = []
+    for make, d_in in ((lambda: _net(256, 512), 256), (lambda: _net(512, 1024), 512),
+                       (deep, 64)):
+        plain = make()
+        wrapped = fw.DataParallel(make())
+        x = fw.to_tensor(np.ones((64, d_in), "float32"))
+        params = list(plain.parameters())
+        nbytes = 4 * sum(int(np.prod(p.shape)) for p in params)
+
+        def step(net, x=x):
+            net(x).mean().backward()
+            for p in net.parameters():
+                p.clear_gradient()
+
+        step(plain)
+        step(wrapped)
+        tp, tw = [], []
+        for _ in range(reps):
+            for net, ts in ((plain, tp), (wrapped, tw)):
+                dist.barrier()
+                t = time.perf_counter()
+                step(net)
+                dist.barrier()   # both variants end at a barrier: its cost cancels
+                ts.append(time.perf_counter() - t)
+        out.append([nbytes, len(params), max(statistics.median(tw) - statistics.median(tp),
+                                             0.0)])
+    return out
 
 
 def main(out_path, budget, mode):
@@ -104,8 +181,18 @@ def main(out_path, budget, mode):
     t = time.perf_counter()
     chunk()
     nap = 3 * (time.perf_counter() - t) + 0.002
+    short = short_chunk()
+    short()
     alone, together, waits = [], [], []
+    s_together, s_waits = [], []
     for _ in range(7 if budget < 10 else 40):
+        dist.barrier()
+        t = time.perf_counter()
+        short()
+        t1 = time.perf_counter()
+        dist.barrier()
+        s_together.append(t1 - t)
+        s_waits.append(time.perf_counter() - t1)
         dist.barrier()
         if rank == 0:
             t = time.perf_counter()
@@ -132,10 +219,15 @@ def main(out_path, budget, mode):
         t = time.perf_counter()
         dist.barrier()
         aligned.append(time.perf_counter() - t)
-    mine = max(statistics.mean(waits) - min(aligned), 0.0)
-    w = fw.to_tensor(np.array([mine], "float64"))
+    mine = [max(statistics.mean(waits) - min(aligned), 0.0),
+            max(statistics.mean(s_waits) - min(aligned), 0.0)]
+    w = fw.to_tensor(np.array(mine, "float64"))
     dist.all_reduce(w)
+    dp = dp_overhead(dist, 5 if budget < 10 else 15)
     if rank == 0:
+        res["sync_wait_short"] = float(w.numpy()[1]) / world
+        res["sync_chunk_short"] = statistics.median(s_together)
+        res["dp_sync"] = dp
         res["contention"] = max(statistics.median(together) / statistics.median(alone), 1.0)
         res["sync_wait"] = float(w.numpy()[0]) / world
         res["sync_chunk"] = statistics.median(together)   # the work before each wait

@@ -38,9 +38,47 @@ def _slope(points):
     return statistics.median(s) if s else points[-1][1] / points[-1][0]
 
 
-def main(budget, dtypes, transcendental):
+def _tiny_mlp():
+    import fw.nn as nn
+
+    return nn.Sequential(*[m for _ in range(4) for m in (nn.Linear(4, 4), nn.Tanh())])
+
+
+def _TinyBlock(v=8, d=8, h=2):
+    """A one-block causal transformer LM of width `d` (`h` heads, vocabulary `v`): at
+    width 8, the op mix of GPT training at a size where every op is dispatch and
+    autograd bookkeeping."""
     import fw
     import fw.nn as nn
+    import fw.nn.functional as F
+
+    class Block(nn.Layer):
+        def __init__(self, v=8, d=8, h=2):
+            super().__init__()
+            self.v, self.d, self.h = v, d, h
+            self.emb = nn.Embedding(v, d)
+            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+            self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+            self.fc1, self.fc2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+            self.act = nn.GELU()
+            self.head = nn.Linear(d, v)
+
+        def forward(self, ids, y):
+            b, t = ids.shape
+            x = self.emb(ids)
+            q, k, v = fw.split(self.qkv(self.ln1(x)), 3, axis=-1)
+            q, k, v = (z.reshape([b, t, self.h, self.d // self.h]) for z in (q, k, v))
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.proj(a.reshape([b, t, self.d]))
+            x = x + self.fc2(self.act(self.fc1(self.ln2(x))))
+            logits = self.head(x)
+            return F.cross_entropy(logits.reshape([-1, self.v]), y.reshape([-1]))
+
+    return Block(v, d, h)
+
+
+def main(budget, dtypes, transcendental):
+    import fw
     from fw.autograd import append_backward
     from fw.core.ir import TensorType, building
 
@@ -50,26 +88,43 @@ def main(budget, dtypes, transcendental):
     out = {"matmul_flops": {}, "conv_flops": {}, "vector_flops": {}, "samples": {}}
     rng = np.random.default_rng(0)
 
-    # per-op overhead of eager training: a tiny MLP's step / the ops of its traced step
-    fw.seed(0)
-    tiny = nn.Sequential(*[m for _ in range(4) for m in (nn.Linear(4, 4), nn.Tanh())])
+    # per-op overhead of eager training: tiny models' steps / the ops of their traced
+    # steps. Two op mixes (an MLP of linear + tanh, and a transformer block: embedding,
+    # layer norms, reshapes, causal attention, GELU, cross-entropy), timed in turn
+    # (interleaved, so a burst of other jobs' load hits both), the median of each
     x = fw.to_tensor(rng.standard_normal((2, 4)).astype("float32"))
+    ids = fw.to_tensor(rng.integers(0, 8, (1, 4)).astype("int64"))
+    mixes = []
+    for make, args, specs, loss_of in (
+            (_tiny_mlp, (x,), [TensorType([2, 4], "float32")], lambda m, a: m(a).mean()),
+            (_TinyBlock, (ids, ids), [TensorType([1, 4], "int64")] * 2,
+             lambda m, a, b: m(a, b))):
+        fw.seed(0)
+        model = make()
 
-    def tiny_step():
-        loss = tiny(x).mean()
-        loss.backward()
-        for p in tiny.parameters():
-            p.clear_gradient()
+        def tiny_step(model=model, args=args, loss_of=loss_of):
+            loss_of(model, *args).backward()
+            for p in model.parameters():
+                p.clear_gradient()
 
-    with building() as b:
-        xi = b.add_input(TensorType([2, 4], "float32"), "x")
-        loss = tiny(xi).mean()
-        append_backward(loss)
-        b.set_outputs(loss)
-    n_ops = len(b.program.block.ops) + len(list(tiny.parameters()))  # + clear_gradient
-    t = _sustained_time(tiny_step, 5 * reps, sustain)
-    out["op_overhead"] = t / n_ops
-    out["samples"]["overhead"] = {"ops": n_ops, "seconds": t}
+        with building() as b:
+            xs = [b.add_input(t, f"x{i}") for i, t in enumerate(specs)]
+            loss = loss_of(model, *xs)
+            append_backward(loss)
+            b.set_outputs(loss)
+        n_ops = len(b.program.block.ops) + len(list(model.parameters()))  # + clear_gradient
+        tiny_step()
+        mixes.append((tiny_step, n_ops, []))
+    for _ in range(5 * reps):
+        for fn, _, ts in mixes:
+            t = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t)
+    meds = [statistics.median(ts) for _, _, ts in mixes]
+    n_all = sum(n for _, n, _ in mixes)
+    out["op_overhead"] = sum(meds) / n_all
+    out["samples"]["overhead"] = {"ops": n_all, "seconds": sum(meds),
+                                  "per_mix": [[n, m] for (_, n, _), m in zip(mixes, meds)]}
     ovh = out["op_overhead"]
 
     # AdamW: per-parameter-tensor overhead (2 vs 18 tiny parameters)
@@ -95,6 +150,33 @@ def main(budget, dtypes, transcendental):
             pts.append([n, t])
         out["samples"][f"matmul_{dt}"] = pts
         out["matmul_flops"][dt] = 1.0 / max(_slope([(2 * n ** 3, t) for n, t in pts]), 1e-15)
+
+    # batched matmul (float32): stacks of attention-sized products [B, 64, 32] @ [B, 32, 64]
+    # (one small GEMM per slice); the rate is the slope over the stack depth
+    pts = []
+    for nb in (16, 32, 64) if big else (8, 16):
+        a = fw.to_tensor(rng.standard_normal((nb, 64, 32)).astype("float32"))
+        bm = fw.to_tensor(rng.standard_normal((nb, 32, 64)).astype("float32"))
+        t = _sustained_time(lambda a=a, bm=bm: fw.matmul(a, bm), reps, sustain)
+        pts.append([nb, t])
+    out["samples"]["bmm_float32"] = pts
+    bmm32 = 1.0 / max(_slope([(2 * nb * 64 * 32 * 64, t) for nb, t in pts]), 1e-15)
+    # other dtypes: the large-matmul ratio to float32
+    out["bmm_flops"] = {dt: bmm32 * out["matmul_flops"][dt] / out["matmul_flops"]["float32"]
+                        for dt in dtypes}
+
+    # scatter-add (index_add, the embedding gradient): rows of 128 float32 added into a
+    # [64, 128] table; bytes/s of the added values, the slope over the row count
+    table = fw.to_tensor(np.zeros((64, 128), "float32"))
+    pts = []
+    for rows in (512, 2048) if big else (256, 1024):
+        idx = fw.to_tensor(rng.integers(0, 64, rows).astype("int64"))
+        val = fw.to_tensor(rng.standard_normal((rows, 128)).astype("float32"))
+        t = _sustained_time(lambda idx=idx, val=val: fw.index_add(table, idx, 0, val), reps,
+                            sustain)
+        pts.append([rows * 128 * 4 + rows * 8, t])
+    out["samples"]["index_add_bytes_seconds"] = pts
+    out["scatter_bandwidth"] = 1.0 / max(_slope(pts), 1e-15)
 
     # convolution (float32): [8, 16, 32, 32] * [32, 16, 3, 3]
     xc = fw.to_tensor(rng.standard_normal((8, 16, 32, 32)).astype("float32"))

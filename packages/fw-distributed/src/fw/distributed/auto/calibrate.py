@@ -181,6 +181,7 @@ def calibrate(path=None, budget: float = 30.0, collectives: bool = True,
     if collectives:
         cb = max(budget - (time.perf_counter() - t0), 1.0)
         contention, sync, chunk = {"1": 1.0}, {}, {}
+        sync_s, chunk_s, dp_sync = {}, {}, {}
         with tempfile.TemporaryDirectory(prefix="fw_calib_") as tmp:
             for n, mode in ((2, "collectives"), (4, "lockstep")):
                 res = os.path.join(tmp, f"coll{n}.json")
@@ -193,6 +194,9 @@ def calibrate(path=None, budget: float = 30.0, collectives: bool = True,
                 contention[str(n)] = got.pop("contention")
                 sync[str(n)] = got.pop("sync_wait", 0.0)
                 chunk[str(n)] = got.pop("sync_chunk", 0.0)
+                sync_s[str(n)] = got.pop("sync_wait_short", 0.0)
+                chunk_s[str(n)] = got.pop("sync_chunk_short", 0.0)
+                dp_sync[str(n)] = got.pop("dp_sync", [])
                 if mode == "collectives":
                     raw = got
         prof["contention"] = contention
@@ -202,7 +206,9 @@ def calibrate(path=None, budget: float = 30.0, collectives: bool = True,
             ca, cb_ = _TWO_RANK[op]
             fits[op] = {"alpha": a / ca, "beta": b / cb_}
         prof["collectives"] = {"ranks": 2, "engine": "mpi", "fits": fits, "raw": raw,
-                               "sync_wait": sync, "sync_chunk": chunk}
+                               "sync_wait": sync, "sync_chunk": chunk,
+                               "sync_wait_short": sync_s, "sync_chunk_short": chunk_s,
+                               "dp_sync": dp_sync}
     prof["seconds"] = round(time.perf_counter() - t0, 2)
     d = os.path.dirname(os.path.abspath(path))
     os.makedirs(d, exist_ok=True)

@@ -45,6 +45,15 @@ class Device:
             "% of peak"; not used for timing).
         optimizer_overhead (float): fixed seconds per parameter tensor of an
             optimizer step (fw's optimizers loop over parameters in Python).
+        bmm_flops (dict, optional): FLOP/s of batched matmuls (a stack of small
+            products, e.g. attention's per-head QK^T); defaults to `matmul_flops`.
+        scatter_bandwidth (float, optional): bytes/s of scatter-adds (``index_add``:
+            embedding gradients), counted on the added values; 0 means
+            `mem_bandwidth`. Default: 0.
+        fused_softmax (bool, optional): attention's scale, mask and softmax run as
+            one kernel that reads and writes the scores once (Megatron-LM's
+            fused scale-mask-softmax, cuDNN); False: one pass per step, as fw's
+            eager CPU kernel runs them. Default: False.
 
     Examples:
         >>> import fw
@@ -63,12 +72,15 @@ class Device:
     op_overhead: float = 0.0
     peak_flops: dict = field(default_factory=dict)
     optimizer_overhead: float = 0.0
+    bmm_flops: dict = field(default_factory=dict)
+    scatter_bandwidth: float = 0.0
+    fused_softmax: bool = False
 
     def __post_init__(self):
         if not self.matmul_flops:
             raise _err("Device", f"matmul_flops must name at least one dtype, got "
                        f"{self.matmul_flops!r}")
-        for what in ("matmul_flops", "conv_flops", "vector_flops", "peak_flops"):
+        for what in ("matmul_flops", "conv_flops", "vector_flops", "peak_flops", "bmm_flops"):
             d = getattr(self, what)
             if not isinstance(d, dict):
                 raise _err("Device", f"{what} must be a dict {{dtype: FLOP/s}}, got "
@@ -82,7 +94,7 @@ class Device:
             v = getattr(self, what)
             if not (isinstance(v, (int, float)) and v > 0):
                 raise _err("Device", f"{what} must be positive, got {v!r}")
-        for what in ("op_overhead", "optimizer_overhead"):
+        for what in ("op_overhead", "optimizer_overhead", "scatter_bandwidth"):
             v = getattr(self, what)
             if not (isinstance(v, (int, float)) and v >= 0):
                 raise _err("Device", f"{what} must be >= 0, got {v!r}")
@@ -90,14 +102,16 @@ class Device:
             self.conv_flops = dict(self.matmul_flops)
         if not self.vector_flops:
             self.vector_flops = {k: v / 10 for k, v in self.matmul_flops.items()}
+        if not self.bmm_flops:
+            self.bmm_flops = dict(self.matmul_flops)
 
     def rate(self, kind: str, dtype: str) -> float:
-        """FLOP/s of `kind` ("matmul", "conv", "vector") ops in `dtype`. A dtype the
+        """FLOP/s of `kind` ("matmul", "bmm", "conv", "vector") ops in `dtype`. A dtype the
         device does not list runs at its float32 rate (or the slowest one listed):
         e.g. a CPU without bf16 matrix units emulates it no faster than float32.
 
         Args:
-            kind (str): "matmul", "conv" or "vector".
+            kind (str): "matmul", "bmm" (batched matmul), "conv" or "vector".
             dtype (str): the element type.
 
         Returns:
@@ -110,7 +124,7 @@ class Device:
             >>> c.device.rate("matmul", "int32") == c.device.rate("matmul", "float32")
             True
         """
-        table = {"matmul": self.matmul_flops, "conv": self.conv_flops,
+        table = {"matmul": self.matmul_flops, "bmm": self.bmm_flops, "conv": self.conv_flops,
                  "vector": self.vector_flops}[kind]
         if dtype in table:
             return table[dtype]
@@ -147,6 +161,71 @@ class Link:
             raise _err("Link", f"bandwidth must be positive bytes/s, got {self.bandwidth!r}")
         if not (isinstance(self.latency, (int, float)) and self.latency >= 0):
             raise _err("Link", f"latency must be >= 0 s, got {self.latency!r}")
+
+
+def _at(d, world):
+    """The value of ``{ranks: value}`` at the nearest count at or below `world`, else
+    the smallest count's."""
+    pts = sorted((int(k), v) for k, v in d.items())
+    below = [v for n, v in pts if n <= world]
+    return below[-1] if below else pts[0][1]
+
+
+def wait_line(c_short, w_short, c_long, w_long):
+    """``(w0, w1)`` of the line ``w = w0 + w1 * c`` through two measured (work, wait)
+    points, clamped so that both are >= 0 (a negative slope: the wait does not grow
+    with the work, w0 = their mean; a negative intercept: proportional, through 0).
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.auto.cluster import wait_line
+        >>> wait_line(0.002, 0.003, 0.02, 0.0048)
+        (0.0028, 0.1)
+    """
+    if c_long <= c_short:
+        return (w_short + w_long) / 2, 0.0
+    w1 = (w_long - w_short) / (c_long - c_short)
+    if w1 < 0:
+        return (w_short + w_long) / 2, 0.0
+    w0 = w_short - w1 * c_short
+    if w0 < 0:
+        return 0.0, w_long / c_long
+    return round(w0, 12), round(w1, 12)
+
+
+def dp_fit(points):
+    """``(fixed, per_byte, per_tensor)`` seconds of the plane ``t = fixed + per_byte *
+    bytes + per_tensor * tensors`` through calibrated ``[[bytes, tensors, seconds],
+    ...]`` points (least squares), every coefficient >= 0: a negative one is dropped
+    (set to 0) and the others refitted. Points of two numbers ``[bytes, seconds]``
+    (older profiles) fit ``fixed + per_byte * bytes``.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.auto.cluster import dp_fit
+        >>> [round(v, 9) for v in dp_fit([[1e6, 4, 0.0031], [4e6, 4, 0.0061],
+        ...                                [4e5, 24, 0.0045]])]
+        [0.0017, 1e-09, 0.0001]
+    """
+    import numpy as np
+
+    rows = [(float(p[0]), float(p[1]) if len(p) > 2 else 0.0, float(p[-1])) for p in points]
+    if not rows:
+        return 0.0, 0.0, 0.0
+    a = np.array([[1.0, b, n] for b, n, _ in rows])
+    t = np.array([s for _, _, s in rows])
+    keep = [0, 1, 2] if len(rows) > 2 and len({n for _, n, _ in rows}) > 1 else [0, 1]
+    if len(rows) < 2:
+        keep = [1]
+    while keep:
+        coef, *_ = np.linalg.lstsq(a[:, keep], t, rcond=None)
+        if (coef >= 0).all():
+            out = [0.0, 0.0, 0.0]
+            for k, v in zip(keep, coef):
+                out[k] = float(v)
+            return tuple(out)
+        keep = [k for k, v in zip(keep, coef) if v >= 0] or []
+    return 0.0, 0.0, 0.0
 
 
 @dataclass
@@ -188,6 +267,20 @@ class Cluster:
             work between two synchronisations): ``n`` collectives over compute ``C``
             wait ``sync_wait * sqrt(n * C / sync_chunk)`` in all (``n * sync_wait``
             without a chunk).
+        sync_wait_short (dict, optional): ``{ranks: seconds}``: the same wait after a
+            short chunk of work, ``sync_chunk_short`` (``{ranks: seconds}``) long,
+            measured interleaved with the long one. With both, the wait of one
+            collective is the line through the two points, ``w(c) = w0 + w1 * c``
+            (``w0, w1 >= 0``) of the work ``c`` before it, and a step's ``n``
+            collectives over compute ``C`` wait ``n * w0 + w1 * C`` in all: a fixed
+            part per collective (on oversubscribed cores, a descheduled peer's
+            timeslice) and a part that grows with the work (jitter).
+        sync_chunk_short (dict, optional): see `sync_wait_short`.
+        dp_sync (dict, optional): ``{ranks: points}``:
+            what fw's ``DataParallel`` adds to an eager training step (bucket copies,
+            all-reduces, the used-parameter mask, the progress thread, the waits),
+            measured by `calibrate` in lockstep on that many ranks (``[[bytes,
+            tensors, seconds], ...]``); `dp_sync_cost` reads it through `dp_fit`.
         name (str): a label.
         source (str): where the figures come from (datasheets, a profile file).
 
@@ -211,6 +304,9 @@ class Cluster:
     collectives: dict = field(default_factory=dict)
     sync_wait: dict = field(default_factory=dict)
     sync_chunk: dict = field(default_factory=dict)
+    sync_wait_short: dict = field(default_factory=dict)
+    sync_chunk_short: dict = field(default_factory=dict)
+    dp_sync: dict = field(default_factory=dict)
     name: str = "cluster"
     source: str = ""
 
@@ -344,16 +440,44 @@ class Cluster:
         """
         if world <= 1 or n_syncs <= 0 or not self.sync_wait:
             return 0.0
-
-        def at(d):
-            pts = sorted((int(k), float(v)) for k, v in d.items())
-            below = [v for n, v in pts if n <= world]
-            return below[-1] if below else pts[0][1]
-        wait = at(self.sync_wait)
-        chunk = at(self.sync_chunk) if self.sync_chunk else 0.0
+        wait = _at(self.sync_wait, world)
+        chunk = _at(self.sync_chunk, world) if self.sync_chunk else 0.0
+        if self.sync_wait_short and self.sync_chunk_short and chunk > 0:
+            w0, w1 = wait_line(_at(self.sync_chunk_short, world),
+                               _at(self.sync_wait_short, world), chunk, wait)
+            return n_syncs * w0 + w1 * max(compute, 0.0)
         if chunk <= 0 or compute <= 0:
             return n_syncs * wait
         return wait * math.sqrt(n_syncs * compute / chunk)
+
+    def dp_sync_cost(self, world: int, grad_bytes: float, tensors: int = 1) -> float | None:
+        """Seconds fw's ``DataParallel`` adds to a step with `grad_bytes` of gradients
+        in `tensors` parameter tensors when `world` ranks run (the calibrated
+        ``dp_sync`` points of the nearest measured rank count at or below `world`,
+        read through `dp_fit`), or None when not calibrated.
+
+        Args:
+            world (int): the ranks running.
+            grad_bytes (float): bytes of gradients each rank averages.
+            tensors (int, optional): parameter tensors they are in. Default: 1.
+
+        Returns:
+            float | None: seconds.
+
+        Examples:
+            >>> import fw
+            >>> from fw.distributed.auto import Cluster
+            >>> c = Cluster.a100_dgx(1)
+            >>> c.dp_sync_cost(8, 1e6) is None
+            True
+        """
+        if world <= 1 or not self.dp_sync:
+            return None
+        pts = _at(self.dp_sync, world)
+        if not pts:
+            return None
+        a, b, c = dp_fit(pts)
+        return a + b * grad_bytes + c * tensors
 
     # ------------------------------------------------------------ (de)serialisation
     def to_dict(self) -> dict:
@@ -477,7 +601,7 @@ class Cluster:
             mem_bandwidth=0.8 * 2039e9, memory=80 * 2 ** 30, op_overhead=5e-6,
             peak_flops={"float16": 312e12, "bfloat16": 312e12, "float32": 19.5e12,
                         "float64": 9.7e12},
-            optimizer_overhead=0.0)
+            optimizer_overhead=0.0, fused_softmax=True)
         return cls(device=dev, nodes=nodes, devices_per_node=8,
                    intra=Link(0.8 * 300e9, 5e-6), inter=Link(0.8 * 200e9, 10e-6),
                    topology="auto", comm_overlap=1.0, name=f"{nodes} x DGX A100",
@@ -524,7 +648,8 @@ class Cluster:
             vector_flops={"float16": 0.8 * 31.4e12, "float32": 0.8 * 15.7e12,
                           "float64": 0.8 * 7.8e12},
             mem_bandwidth=0.8 * 900e9, memory=memory_gb * 2 ** 30, op_overhead=5e-6,
-            peak_flops={"float16": 125e12, "float32": 15.7e12, "float64": 7.8e12})
+            peak_flops={"float16": 125e12, "float32": 15.7e12, "float64": 7.8e12},
+            fused_softmax=True)
         return cls(device=dev, nodes=nodes, devices_per_node=8,
                    intra=Link(0.8 * 50e9, 5e-6), inter=Link(0.8 * 50e9, 10e-6),
                    topology="auto", comm_overlap=1.0, name=f"{nodes} x DGX-1 V100",
@@ -570,7 +695,9 @@ def cluster_from_profile(prof: dict, source: str = "") -> Cluster:
         matmul_flops=dict(k["matmul_flops"]), conv_flops=dict(k["conv_flops"]),
         vector_flops=dict(k["vector_flops"]), mem_bandwidth=float(k["mem_bandwidth"]),
         memory=float(prof["machine"]["memory_bytes"]), op_overhead=float(k["op_overhead"]),
-        optimizer_overhead=float(k.get("optimizer_overhead", 0.0)))
+        optimizer_overhead=float(k.get("optimizer_overhead", 0.0)),
+        bmm_flops=dict(k.get("bmm_flops", {})),
+        scatter_bandwidth=float(k.get("scatter_bandwidth", 0.0)))
     coll = dict(prof.get("collectives", {}).get("fits", {}))
     ar = coll.get("all_reduce")
     # the intra-node link: the all-reduce fit read as a 2-rank ring (2 alpha + n beta)
@@ -580,4 +707,8 @@ def cluster_from_profile(prof: dict, source: str = "") -> Cluster:
                    contention=dict(prof.get("contention", {})), collectives=coll,
                    sync_wait=dict(prof.get("collectives", {}).get("sync_wait", {})),
                    sync_chunk=dict(prof.get("collectives", {}).get("sync_chunk", {})),
+                   sync_wait_short=dict(prof.get("collectives", {}).get("sync_wait_short", {})),
+                   sync_chunk_short=dict(prof.get("collectives", {}).get("sync_chunk_short",
+                                                                         {})),
+                   dp_sync=dict(prof.get("collectives", {}).get("dp_sync", {})),
                    name="this machine", source=source)

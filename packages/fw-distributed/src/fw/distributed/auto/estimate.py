@@ -316,16 +316,43 @@ def _price(op):
 
 
 # ---------------------------------------------------------------- pricing
+def _kernel_time(c: OpCost, dev, amp) -> float:
+    """Roofline seconds of one kernel (no overhead)."""
+    if c.kind in ("view", "comm"):
+        return 0.0
+    dtype, nbytes = c.dtype, c.bytes
+    if c.kind == "scatter":  # one slice at a time: bounded by its own bandwidth
+        return nbytes / (dev.scatter_bandwidth or dev.mem_bandwidth)
+    kind = c.kind if c.kind in ("matmul", "bmm", "conv") else "vector"
+    if amp and kind in ("matmul", "bmm", "conv") and dtype == "float32":
+        dtype, nbytes = amp, nbytes / 2
+    return max(c.flops / dev.rate(kind, dtype), nbytes / dev.mem_bandwidth)
+
+
 def _op_time(c: OpCost | None, dev, amp, slow) -> float:
     t = dev.op_overhead
     if c is None or c.kind in ("view", "comm"):
         return t * slow
-    kind = c.kind if c.kind in ("matmul", "conv") else "vector"
-    dtype, nbytes = c.dtype, c.bytes
-    if amp and kind in ("matmul", "conv") and dtype == "float32":
-        dtype, nbytes = amp, nbytes / 2
-    work = max(c.flops / dev.rate(kind, dtype), nbytes / dev.mem_bandwidth)
+    # an op of several kernels (attention) is the sum of their rooflines
+    parts = c.parts
+    if parts and getattr(dev, "fused_softmax", False):
+        parts = _fuse_between_products(parts)
+    work = sum(_kernel_time(p, dev, amp) for p in parts) if parts else _kernel_time(
+        c, dev, amp)
     return (t + work) * slow
+
+
+def _fuse_between_products(parts):
+    """Attention on a device with a fused scale-mask-softmax: the vector passes
+    between the two batched products become one kernel that reads and writes the
+    scores once (the first of them, the scale, is exactly that read + write)."""
+    bmm = [i for i, p in enumerate(parts) if p.kind == "bmm"]
+    if len(bmm) < 2 or bmm[1] - bmm[0] < 2:
+        return parts
+    i, j = bmm[0], bmm[1]
+    mid = parts[i + 1:j]
+    fused = OpCost(sum(p.flops for p in mid), mid[0].bytes, "vector", mid[0].dtype)
+    return tuple(parts[:i + 1]) + (fused,) + tuple(parts[j:])
 
 
 def _tp_pairs(fwd):
@@ -718,19 +745,25 @@ def estimate(program_or_layer, strategy=None, cluster=None, *, input_spec=None, 
     bwd_crit = 0.0 if p > 1 else stage_b[worst]
     s = cfg.sharding
     opt_numel, opt_tensors = numel_local, len(local_params)
+    zero_dp = None
     if s > 1:
         opt_numel = numel_local / s
         opt_tensors = max(len(local_params) // s, 1)
         pbytes = numel_local * 4
+        # stages 1 and 2 reduce gradients through fw's DataParallel (its buckets hold
+        # one owner's parameters each at stage 2, reduced to that owner): on a
+        # calibrated machine, its measured cost (`Cluster.dp_sync_cost`), stage 2
+        # plus what its reduces cost beyond all-reduces
+        zero_dp = cluster.dp_sync_cost(cfg.world, grad_bytes, len(local_params))
+        ex_ar, tot = _bucket_exposed(cluster, grad_bytes, bwd_crit, s, dp_stride, share=share)
         if cfg.sharding_stage == 1:
-            ex, tot = _bucket_exposed(cluster, grad_bytes, bwd_crit, s, dp_stride, share=share)
-            comm["zero_grad_all_reduce"] = ex
+            comm["zero_grad_all_reduce"] = ex_ar if zero_dp is None else zero_dp
             comm["zero_param_broadcast"] = s * collective_time(cluster, "broadcast", pbytes / s,
                                                                s, dp_stride)
         elif cfg.sharding_stage == 2:
             ex, tot = _bucket_exposed(cluster, grad_bytes, bwd_crit, s, dp_stride, op="reduce",
                                        share=share)
-            comm["zero_grad_reduce"] = ex
+            comm["zero_grad_reduce"] = ex if zero_dp is None else zero_dp + max(ex - ex_ar, 0.0)
             comm["zero_param_broadcast"] = s * collective_time(cluster, "broadcast", pbytes / s,
                                                                s, dp_stride)
         else:
@@ -741,7 +774,20 @@ def estimate(program_or_layer, strategy=None, cluster=None, *, input_spec=None, 
             comm["zero3_grad_reduce_scatter"] = sum(
                 collective_time(cluster, "reduce_scatter", pnumel(v) * 4, s, dp_stride)
                 for v in local_params)
-    if cfg.dp > 1:
+    # on a calibrated machine, what fw's DataParallel adds to a step was measured as
+    # a whole (bucket copies in and out, the all-reduces, the used-parameter mask,
+    # the progress thread, the waits): about twice the bare all-reduce on shared
+    # cores, and more when ranks outnumber the cores
+    # the data-parallel group has dp ranks; when other ranks (tensor/pipeline
+    # parallel) share the cores as well, its cost at dp ranks is slowed by that
+    # sharing, as every collective is
+    dp_cal = (cluster.dp_sync_cost(cfg.dp, grad_bytes, len(local_params)) if cfg.dp > 1
+              else None)
+    if dp_cal is not None and cfg.world > cfg.dp:
+        dp_cal *= cluster.core_sharing(cfg.world) / cluster.core_sharing(cfg.dp)
+    if dp_cal is not None:
+        comm["dp_sync"] = dp_cal
+    elif cfg.dp > 1:
         ex, tot = _bucket_exposed(cluster, grad_bytes, bwd_crit, cfg.dp, dp_stride,
                                        share=share)
         comm["dp_grad_all_reduce"] = ex
@@ -763,7 +809,8 @@ def estimate(program_or_layer, strategy=None, cluster=None, *, input_spec=None, 
                                         if pair_stage.get(k, 0) == worst)
         if p > 1:
             syncs += 2 * len(cross) * m + 1
-        if cfg.dp > 1 or (s > 1 and cfg.sharding_stage < 3):
+        if (cfg.dp > 1 and dp_cal is None) or (s > 1 and cfg.sharding_stage < 3
+                                                and zero_dp is None):
             syncs += _n_buckets(grad_bytes)
         if s > 1 and cfg.sharding_stage < 3:
             syncs += s                                   # each owner's broadcast

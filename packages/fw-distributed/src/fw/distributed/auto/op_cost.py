@@ -6,8 +6,13 @@ A rule gets the op's name, its operand types (None for an absent optional
 input), its result types and its attributes, and returns an `OpCost`: FLOPs,
 bytes read + written, and the `kind` of unit that does the arithmetic
 ("matmul", "conv", "vector"), or "view" for ops that move no data, or "comm" for
-collectives (costed by the communication model, not here). The time of an op is
-then a roofline: ``overhead + max(flops / rate(kind, dtype), bytes / bandwidth)``.
+collectives (costed by the communication model, not here); "bmm" is a batched
+matmul (a stack of small products, priced at its own calibrated rate) and
+"scatter" a scatter-add (priced by its bytes at the scatter bandwidth). The time of
+an op is then a roofline: ``overhead + max(flops / rate(kind, dtype), bytes /
+bandwidth)``. An op that runs as a sequence of kernels of different kinds
+(attention: two batched matmuls and the softmax's memory passes between them)
+lists them as `parts`; its time is the sum of their rooflines (one overhead).
 
 Where to add an op's cost: a family rule covers every op of its family (an op
 added to ``fw/core/ops/<family>.py`` is costed at once); an op that needs its own
@@ -20,7 +25,7 @@ Counting conventions: a multiply-add is 2 FLOPs; a transcendental function
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fw.core.ops import OPS
 
@@ -37,8 +42,12 @@ class OpCost:
     Args:
         flops (float): floating-point operations.
         bytes (float): bytes read and written.
-        kind (str, optional): matmul, conv, vector, view or comm. Default: "vector".
+        kind (str, optional): matmul, bmm, conv, vector, scatter, view or comm.
+            Default: "vector".
         dtype (str, optional): the element type. Default: "float32".
+        parts (tuple, optional): the `OpCost` of each kernel the op runs in
+            sequence, priced one by one; empty when the op is one kernel.
+            Default: ().
 
     Examples:
         >>> import fw
@@ -49,11 +58,13 @@ class OpCost:
 
     flops: float
     bytes: float
-    kind: str = "vector"  # matmul | conv | vector | view | comm
+    kind: str = "vector"  # matmul | bmm | conv | vector | scatter | view | comm
     dtype: str = "float32"
+    parts: tuple = field(default=(), repr=False)
 
     def __add__(self, o):
-        return OpCost(self.flops + o.flops, self.bytes + o.bytes, self.kind, self.dtype)
+        parts = (self.parts or (self,)) + (o.parts or (o,)) if (self.parts or o.parts) else ()
+        return OpCost(self.flops + o.flops, self.bytes + o.bytes, self.kind, self.dtype, parts)
 
 
 FAMILY_RULES: dict = {}
@@ -240,7 +251,11 @@ def _matmul(name, ins, outs, attrs):
     flops = 2 * batch * m * k * n
     if len(ins) > 2 and ins[2] is not None:  # bias / fused epilogue
         flops += _numel(outs[0])
-    return OpCost(flops, _io_bytes(ins, outs), "matmul", _dtype(ins, outs))
+    # a stack of products (both operands batched: attention's per-head matmuls) runs
+    # one small GEMM per slice, slower than one large GEMM; a batched left operand
+    # against a plain matrix is one GEMM over the flattened rows
+    kind = "bmm" if batch > 1 and len(x.shape) > 2 and len(y.shape) > 2 else "matmul"
+    return OpCost(flops, _io_bytes(ins, outs), kind, _dtype(ins, outs))
 
 
 @register("linear", "weight_only_linear")
@@ -274,15 +289,65 @@ def _conv_t(name, ins, outs, attrs):
     return OpCost(2 * _numel(x) * taps, _io_bytes(ins, outs), "conv", _dtype(ins, outs))
 
 
+def attention_parts(b, h, tq, tk, d, dv, itemsize, dtype, causal=False, mask_bytes=0,
+                    qkv_bytes=0, out_bytes=0):
+    """The kernels of eager attention ``softmax(q k^T * scale + mask) v``, one `OpCost`
+    each, in the order fw's kernel runs them (fw.core.ops.nn_misc): the heads are
+    split (q, k, v copied to [B, H, T, D]), ``q k^T`` as a batched matmul, the scale,
+    the causal mask (a [Tq, Tk] triangle and a select) and/or the given mask, the
+    softmax's memory passes (max, subtract, exp, sum, divide), ``p v`` as a batched
+    matmul and the heads merged back (a copy of the output).
+
+    Args:
+        b, h, tq, tk, d, dv (int): batch, heads, query and key lengths, the q/k and
+            the v head dims.
+        itemsize (int): bytes per element; dtype (str): the element type.
+        causal (bool): a causal mask. mask_bytes (int): bytes of an explicit mask.
+        qkv_bytes, out_bytes (int): bytes of q + k + v and of the output.
+
+    Returns:
+        list: the parts' `OpCost` s.
+
+    Examples:
+        >>> import fw
+        >>> from fw.distributed.auto.op_cost import attention_parts
+        >>> [p.kind for p in attention_parts(1, 1, 4, 4, 2, 2, 4, "float32")][:3]
+        ['vector', 'bmm', 'vector']
+    """
+    n = b * h * tq * tk  # scores
+    sb = n * itemsize
+    parts = [OpCost(0, 2 * qkv_bytes, "vector", dtype),                   # head split
+             OpCost(2 * n * d, qkv_bytes * (2 * d) // max(2 * d + dv, 1) + sb, "bmm", dtype),
+             OpCost(n, 2 * sb, "vector", dtype)]                          # * scale
+    if causal:  # the boolean triangle, then where(tri, s, -inf)
+        parts.append(OpCost(n, 2 * sb + 2 * tq * tk, "vector", dtype))
+    if mask_bytes:
+        parts.append(OpCost(n, 2 * sb + mask_bytes, "vector", dtype))
+    # softmax: max (read), subtract (read + write), exp (read + write), sum (read),
+    # divide (read + write): 7 passes over the scores
+    parts.append(OpCost((TRANSCENDENTAL + 4) * n, 7 * sb, "vector", dtype))
+    parts.append(OpCost(2 * n * dv, sb + qkv_bytes * dv // max(2 * d + dv, 1) + out_bytes,
+                        "bmm", dtype))                                    # p v
+    parts.append(OpCost(0, 2 * out_bytes, "vector", dtype))               # heads merged
+    return parts
+
+
 @register("scaled_dot_product_attention")
 def _sdpa(name, ins, outs, attrs):
-    q, k = ins[0], ins[1]  # [B, T, H, D] (Paddle's layout)
-    b, tq, h, d = q.shape
-    tk = k.shape[1]
-    # QK^T and PV: 2 * 2*B*H*Tq*Tk*D; the softmax: (8 + 4) per score
-    flops = 4 * b * h * tq * tk * d + (TRANSCENDENTAL + 4) * b * h * tq * tk
-    scores = b * h * tq * tk * q.dtype.itemsize
-    return OpCost(flops, _io_bytes(ins, outs) + 2 * scores, "matmul", _dtype(ins, outs))
+    q, k, v = ins[0], ins[1], ins[2]  # [B, T, H, D] (Paddle's layout)
+    if len(q.shape) == 3:
+        (tq, h, d), b = q.shape, 1
+    else:
+        b, tq, h, d = q.shape
+    tk, dv = k.shape[-3], v.shape[-1]
+    mask = ins[3] if len(ins) > 3 else None
+    dt = _dtype(ins, outs)
+    parts = attention_parts(max(b, 1), h, tq, tk, d, dv, q.dtype.itemsize, dt,
+                            bool(attrs.get("is_causal", False)), _nbytes(mask),
+                            _nbytes(q) + _nbytes(k) + _nbytes(v), _nbytes(outs[0]))
+    total = OpCost(sum(p.flops for p in parts), sum(p.bytes for p in parts), "bmm", dt,
+                   tuple(parts))
+    return total
 
 
 @register("fused_attention")
@@ -315,6 +380,18 @@ def _einsum(name, ins, outs, attrs):
 def _embedding(name, ins, outs, attrs):
     # a gather: reads the ids and the selected rows, writes them
     return OpCost(0, _nbytes(ins[0]) + 2 * _nbytes(outs[0]), "vector", _dtype(ins, outs))
+
+
+@register("index_add")
+def _index_add(name, ins, outs, attrs):
+    # fw copies x, then adds each value slice into its row one at a time
+    # (np.add.at): a copy pass, then a scatter priced by the added values' bytes
+    x, value = ins[0], ins[2] if len(ins) > 2 else None
+    dt = _dtype(ins, outs)
+    parts = (OpCost(0, 2 * _nbytes(x), "vector", dt),
+             OpCost(_numel(value), _nbytes(value) + _nbytes(ins[1]), "scatter", dt))
+    return OpCost(sum(p.flops for p in parts), sum(p.bytes for p in parts), "scatter", dt,
+                  parts)
 
 
 @register("cholesky", "lu", "qr", "eigh", "eig", "svd", "householder_product", "ormqr",
