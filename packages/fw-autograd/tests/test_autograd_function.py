@@ -105,7 +105,8 @@ def test_bad_unpack_result_is_an_error():
         saved_tensors_hooks(1, 2)
 
 
-def test_docstring_examples():
+def test_docstring_examples(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # examples may write files: never into the checkout
     import doctest
 
     from fw.autograd import _saved_hooks

@@ -295,7 +295,8 @@ def test_the_chosen_strategy_trains_like_single_process_on_2_ranks(two_ranks, ta
         assert got[0]["chosen"] == want
 
 
-def test_docstring_examples_run():
+def test_docstring_examples_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # examples may write files: never into the checkout
     import doctest
 
     from fw.distributed.auto_parallel.static import auto_mode

@@ -818,7 +818,8 @@ def test_shard_dataloader_gives_batch_sharded_dist_tensors():
 
 
 @pytest.mark.parametrize("module", ["dist_model", "loader", "sim"])
-def test_docstring_examples_run(module):
+def test_docstring_examples_run(module, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # examples may write files: never into the checkout
     import doctest
     import importlib
 

@@ -16,6 +16,7 @@ MODULES = sorted(m.name for m in pkgutil.walk_packages(fw.hub.__path__, "fw.hub.
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # examples may write files: never into the checkout
     for v in ("FW_HUB_OFFLINE", "HF_HUB_OFFLINE", "FW_HUB_MIRRORS"):
         monkeypatch.delenv(v, raising=False)
     monkeypatch.setenv("FW_HUB_CACHE", str(tmp_path / "hub"))

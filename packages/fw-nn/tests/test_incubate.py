@@ -194,7 +194,8 @@ def test_model_average_clear_grad():
 
 @pytest.mark.parametrize("name", ["fw.incubate", "fw.incubate.optimizer", "fw.incubate.graph",
                                   "fw.incubate.functional"])
-def test_docstring_examples(name):
+def test_docstring_examples(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # examples may write files: never into the checkout
     import doctest
     import importlib
 

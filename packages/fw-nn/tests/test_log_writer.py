@@ -211,7 +211,8 @@ def test_dataloader_and_backward_events_in_the_profile(tmp_path, monkeypatch):
     assert " reader_cost: " in prof.step_info()  # DataLoader reads are the reader cost
 
 
-def test_docstring_examples_run():
+def test_docstring_examples_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # examples may write files: never into the checkout
     import doctest
 
     import fw.utils.log_writer as mod

@@ -387,7 +387,8 @@ def test_adaptive_log_softmax_layer():
                                  "fw.nn.functional.fractional_pool",
                                  "fw.nn.functional.margin_loss", "fw.nn.layer.fractional_pool",
                                  "fw.nn.layer.margin_loss"])
-def test_docstring_examples_run(mod):
+def test_docstring_examples_run(mod, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # examples may write files: never into the checkout
     import doctest
     import importlib
 

@@ -89,7 +89,8 @@ def test_set_param_groups_checks_and_leaves_the_old_groups_on_error():
 
 @pytest.mark.parametrize("name", ["get_parameter_list", "get_param_groups",
                                   "set_param_groups"])
-def test_docstring_examples_run(name):
+def test_docstring_examples_run(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # examples may write files: never into the checkout
     fn = getattr(optimizer_module.Optimizer, name)
     tests = doctest.DocTestFinder().find(fn, name, globs={})
     assert tests and tests[0].examples

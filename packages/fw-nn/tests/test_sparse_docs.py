@@ -12,7 +12,8 @@ MODULES = sorted(m.name for m in pkgutil.walk_packages(fw.sparse.__path__, "fw.s
 
 
 @pytest.mark.parametrize("name", MODULES)
-def test_docstring_examples(name):
+def test_docstring_examples(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # examples may write files: never into the checkout
     mod = importlib.import_module(name)
     result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     if result.attempted == 0:

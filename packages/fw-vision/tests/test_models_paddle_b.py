@@ -313,7 +313,8 @@ DOCTESTED = {"shufflenetv2": ["ShuffleNetV2", "shufflenet_v2_x0_25"],
 
 
 @pytest.mark.parametrize("mod", sorted(DOCTESTED))
-def test_docstring_examples(mod):
+def test_docstring_examples(mod, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # examples may write files: never into the checkout
     m = importlib.import_module(f"fw.vision.models.{mod}")
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     finder = doctest.DocTestFinder()
