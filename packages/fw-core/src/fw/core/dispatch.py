@@ -50,9 +50,8 @@ _SCALARS = (bool, int, float, complex)
 class _AmpState:
     """fw.amp fills this in: while `enabled`, `cast_args(op, args) -> args` may cast
     the inputs of an op (auto_cast's white/black lists) before it runs or is emitted.
-    The specialised fast paths of attribute-free elementwise ops step aside while it is
-    enabled, so every op reaches `cast_args` (a black-listed ``exp`` of float16 runs in
-    float32), eager and traced alike."""
+    Ops on the specialised fast paths (attribute-free elementwise ops) keep their
+    input dtypes, which is what auto_cast wants for them."""
 
     __slots__ = ("enabled", "cast_args")
 

@@ -10,13 +10,16 @@ an op; it casts the op's floating inputs per the lists in `fw.amp.lists`:
 
 Casts go through the differentiable ``cast`` op, so gradients reach float32
 parameters in float32. A parameter cast once in a region is reused for the rest of
-the region (until it changes). fw-core's specialised fast paths (plain elementwise
-arithmetic on Tensors) step aside while auto_cast is on, so every op reaches the hook.
+the region (until it changes). Ops on fw-core's specialised fast paths (plain
+elementwise arithmetic on Tensors) skip the hook and simply follow their inputs.
 
 Traced programs (``fw.jit.to_static``, ``fw.static``, ``dist.to_static``): while a
 program is being built the hook sees symbolic Values as well as captured tensors, and
-casts both alike, so the program records the casts eager auto_cast performs — the
-traced program computes what the eager region computes, op for op.
+casts both alike, so the program records the casts eager auto_cast performs. Every op
+reaches the hook there, including those eager execution sends down the fast paths:
+`_eager_fast_lane` tells which of them eager auto_cast never sees (a Value stands for
+a plain tensor), and those keep their inputs' dtypes in the program too — the traced
+program computes what the eager region computes, op for op.
 
 On CPU bfloat16 is the default low dtype: it keeps float32's range, so no loss
 scaling is needed. float16 works too but NumPy computes it slowly.
@@ -28,6 +31,8 @@ import contextlib
 import functools
 import threading
 import weakref
+
+import numpy as np
 
 from fw.amp import lists as _lists
 from fw.core import dtypes as _dt
@@ -121,12 +126,48 @@ def _cast_one(st, t, target):
     return out
 
 
+def _np_dtype(a):
+    """The NumPy dtype of `a` if eager execution would hand it to a fast lane as a plain
+    ndarray-backed Tensor (a Value stands for one), else None."""
+    if isinstance(a, Value):
+        return a.type.dtype.np
+    if type(a) is Tensor and type(a._data) is np.ndarray:
+        return a._data.dtype
+    return None
+
+
+def _eager_fast_lane(op, args):
+    """Whether fw-core's specialised eager lanes (`fw.core.ops._api`: ``_make_binary`` /
+    ``_make_unary``) would run `op` on `args` without consulting auto_cast. Mirrors their
+    conditions; asked only while a program is being built, where every op reaches the
+    hook (tests/test_amp_trace.py compares traced and eager regions op for op)."""
+    fast = getattr(op, "fast", None)
+    if fast is None or op.attrs:
+        return False
+    if fast == "unary" and len(args) == 1:
+        d = _np_dtype(args[0])
+        return d is not None and d.kind in ("fc" if op.to_float else "biufcV")
+    if fast == "binary" and len(args) == 2:
+        x, y = args
+        dx, dy = _np_dtype(x), _np_dtype(y)
+        if dx is not None and dy is not None:
+            return dx == dy and (not op.to_float or dx.kind in "fc")
+        if dx is not None and type(y) in (float, int):      # t op 2.0
+            return dx.kind == "f"
+        if dy is not None and type(x) in (float, int):      # 2.0 op t (reflected)
+            return dy.kind == "f"
+    return False
+
+
 def _cast_args(op, args):
     st = current_state()
     if st is None:
         return args
     target = _target(st, op)
     if target is None:
+        return args
+    if (build_state.builder is not None or any(isinstance(a, Value) for a in args)) \
+            and _eager_fast_lane(op, args):
         return args
     out = None
     for i, a in enumerate(args):

@@ -25,7 +25,7 @@ import keyword
 import numpy as np
 
 from fw.core import tensor as _tensor
-from fw.core.dispatch import amp_state, grad_state, invoke, observe_state
+from fw.core.dispatch import grad_state, invoke, observe_state
 from fw.core.ir.core import Value
 from fw.core.ir.core import _state as _build
 from fw.core.ops._codecache import CodeCache
@@ -206,7 +206,6 @@ def _make_binary(op, fname):
     gs = grad_state
     bs = _build
     obs = observe_state  # the profiler / NaN check send every op to `invoke`
-    amps = amp_state  # so does auto_cast: its lists decide the dtype (fp16 exp -> fp32)
     inv = invoke
     T = Tensor
     nd = _ndarray
@@ -216,8 +215,7 @@ def _make_binary(op, fname):
     float_only = op.to_float
 
     def f(x, y, name=None):
-        if type(x) is T and bs.builder is None and obs.hook is None \
-                and not amps.enabled:
+        if type(x) is T and bs.builder is None and obs.hook is None:
             a = x._data
             ty = type(y)
             if ty is T:
@@ -255,8 +253,7 @@ def _make_binary(op, fname):
 
     def rf(y, x):
         # reflected operator (``2.0 - t`` calls t.__rsub__(2.0)): computes x op y
-        if type(y) is T and bs.builder is None and obs.hook is None \
-                and not amps.enabled:
+        if type(y) is T and bs.builder is None and obs.hook is None:
             b = y._data
             tx = type(x)
             if (tx is float or tx is int) and type(b) is nd and b.dtype.kind == "f":
@@ -289,7 +286,6 @@ def _make_unary(op, fname):
     gs = grad_state
     bs = _build
     obs = observe_state  # the profiler / NaN check send every op to `invoke`
-    amps = amp_state  # so does auto_cast: its lists decide the dtype (fp16 exp -> fp32)
     inv = invoke
     T = Tensor
     nd = _ndarray
@@ -299,8 +295,7 @@ def _make_unary(op, fname):
     kinds = "fc" if op.to_float else "biufcV"
 
     def f(x, name=None):
-        if type(x) is T and bs.builder is None and obs.hook is None \
-                and not amps.enabled:
+        if type(x) is T and bs.builder is None and obs.hook is None:
             a = x._data
             if type(a) is nd and a.dtype.kind in kinds:
                 try:

@@ -161,7 +161,12 @@ def build_sharded_state_dict(state_dict, shard_rules=None, prefix=""):
                     len(shape):
                 raise ValueError(f"fw.distributed.{fn}: axis {ax!r} for {name!r} is not an "
                                  f"axis of its shape {shape}")
-            out[key] = shard_weight(key, t, ax % len(shape), group)
+            ax %= len(shape)
+            gshape = list(shape)
+            gshape[ax] *= group.nranks
+            off = [0] * len(shape)
+            off[ax] = max(group.rank, 0) * shape[ax]
+            out[key] = ShardedWeight(key, t, shape, gshape, off)
         else:
             out[key] = ShardedWeight(key, t, shape, shape, [0] * len(shape))
     return out
